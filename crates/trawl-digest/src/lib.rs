@@ -1,0 +1,306 @@
+//! Digest algorithms: names, hex widths, and incremental hashers over byte chunks.
+//!
+//! Every algorithm is a real, well-kept crate (`sha2`/`sha1`/`md-5` with SHA-NI detected at run time,
+//! `blake3` with its SIMD and optional rayon parallelism, `xxhash-rust`, `crc32c`); this module only
+//! gives them one shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
+
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::Digest as _;
+
+/// A digest algorithm trawl can compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Algorithm {
+    Md5,
+    Sha1,
+    Sha256,
+    Sha512,
+    Blake3,
+    /// XXH3 with a 128-bit result.
+    Xxh3,
+    Crc32c,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 7] = [
+        Algorithm::Md5,
+        Algorithm::Sha1,
+        Algorithm::Sha256,
+        Algorithm::Sha512,
+        Algorithm::Blake3,
+        Algorithm::Xxh3,
+        Algorithm::Crc32c,
+    ];
+
+    /// Lower-case name used on the command line, in JSON and in BagIt manifest names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Md5 => "md5",
+            Algorithm::Sha1 => "sha1",
+            Algorithm::Sha256 => "sha256",
+            Algorithm::Sha512 => "sha512",
+            Algorithm::Blake3 => "blake3",
+            Algorithm::Xxh3 => "xxh3",
+            Algorithm::Crc32c => "crc32c",
+        }
+    }
+
+    /// Upper-case tag used by BSD-style (`--tag`) manifest lines.
+    pub fn bsd_tag(self) -> &'static str {
+        match self {
+            Algorithm::Md5 => "MD5",
+            Algorithm::Sha1 => "SHA1",
+            Algorithm::Sha256 => "SHA256",
+            Algorithm::Sha512 => "SHA512",
+            Algorithm::Blake3 => "BLAKE3",
+            Algorithm::Xxh3 => "XXH128",
+            Algorithm::Crc32c => "CRC32C",
+        }
+    }
+
+    /// Parses a BSD tag (`SHA256`, `MD5`, ...), case-insensitively.
+    pub fn from_bsd_tag(tag: &str) -> Option<Algorithm> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.bsd_tag().eq_ignore_ascii_case(tag))
+            .or_else(|| tag.parse().ok())
+    }
+
+    /// Length of the digest in bytes.
+    pub fn output_len(self) -> usize {
+        match self {
+            Algorithm::Md5 => 16,
+            Algorithm::Sha1 => 20,
+            Algorithm::Sha256 => 32,
+            Algorithm::Sha512 => 64,
+            Algorithm::Blake3 => 32,
+            Algorithm::Xxh3 => 16,
+            Algorithm::Crc32c => 4,
+        }
+    }
+
+    /// Length of the digest in hex characters.
+    pub fn hex_len(self) -> usize {
+        self.output_len() * 2
+    }
+
+    /// A fresh incremental hasher.
+    pub fn hasher(self) -> Hasher {
+        let inner = match self {
+            Algorithm::Md5 => Inner::Md5(md5::Md5::new()),
+            Algorithm::Sha1 => Inner::Sha1(sha1::Sha1::new()),
+            Algorithm::Sha256 => Inner::Sha256(sha2::Sha256::new()),
+            Algorithm::Sha512 => Inner::Sha512(Box::new(sha2::Sha512::new())),
+            Algorithm::Blake3 => Inner::Blake3(Box::new(blake3::Hasher::new())),
+            Algorithm::Xxh3 => Inner::Xxh3(Box::new(xxhash_rust::xxh3::Xxh3::new())),
+            Algorithm::Crc32c => Inner::Crc32c(0),
+        };
+        Hasher {
+            inner,
+            parallel: false,
+        }
+    }
+
+    /// Relative cost per byte (higher is slower), used to balance work across threads.
+    pub fn cost(self) -> u32 {
+        match self {
+            Algorithm::Md5 => 24,
+            Algorithm::Sha1 => 10,
+            Algorithm::Sha256 => 11,
+            Algorithm::Sha512 => 22,
+            Algorithm::Blake3 => 4,
+            Algorithm::Xxh3 => 1,
+            Algorithm::Crc32c => 1,
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Error for an algorithm name trawl does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownAlgorithm(pub String);
+
+impl fmt::Display for UnknownAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown digest algorithm '{}' (known: md5, sha1, sha256, sha512, blake3, xxh3, crc32c)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownAlgorithm {}
+
+impl FromStr for Algorithm {
+    type Err = UnknownAlgorithm;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let l = s.trim().to_ascii_lowercase();
+        Ok(match l.as_str() {
+            "md5" => Algorithm::Md5,
+            "sha1" | "sha-1" => Algorithm::Sha1,
+            "sha256" | "sha-256" => Algorithm::Sha256,
+            "sha512" | "sha-512" => Algorithm::Sha512,
+            "blake3" | "b3" => Algorithm::Blake3,
+            "xxh3" | "xxh128" | "xxh3-128" => Algorithm::Xxh3,
+            "crc32c" => Algorithm::Crc32c,
+            _ => return Err(UnknownAlgorithm(s.to_string())),
+        })
+    }
+}
+
+/// Parses a comma-separated list, rejecting duplicates and keeping the given order.
+pub fn parse_list(s: &str) -> Result<Vec<Algorithm>, UnknownAlgorithm> {
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let a: Algorithm = part.parse()?;
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    if out.is_empty() {
+        return Err(UnknownAlgorithm(s.to_string()));
+    }
+    Ok(out)
+}
+
+enum Inner {
+    Md5(md5::Md5),
+    Sha1(sha1::Sha1),
+    Sha256(sha2::Sha256),
+    Sha512(Box<sha2::Sha512>),
+    Blake3(Box<blake3::Hasher>),
+    Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
+    Crc32c(u32),
+}
+
+/// An incremental hasher for one [`Algorithm`].
+pub struct Hasher {
+    inner: Inner,
+    parallel: bool,
+}
+
+/// Below this chunk size BLAKE3's multithreaded update costs more than it saves.
+const BLAKE3_PARALLEL_MIN: usize = 256 * 1024;
+
+impl Hasher {
+    /// Lets BLAKE3 spread one large chunk over the rayon pool (other algorithms are inherently
+    /// sequential and ignore this).
+    pub fn with_parallel(mut self, yes: bool) -> Self {
+        self.parallel = yes;
+        self
+    }
+
+    pub fn algorithm(&self) -> Algorithm {
+        match self.inner {
+            Inner::Md5(_) => Algorithm::Md5,
+            Inner::Sha1(_) => Algorithm::Sha1,
+            Inner::Sha256(_) => Algorithm::Sha256,
+            Inner::Sha512(_) => Algorithm::Sha512,
+            Inner::Blake3(_) => Algorithm::Blake3,
+            Inner::Xxh3(_) => Algorithm::Xxh3,
+            Inner::Crc32c(_) => Algorithm::Crc32c,
+        }
+    }
+
+    pub fn update(&mut self, data: &[u8]) {
+        match &mut self.inner {
+            Inner::Md5(h) => h.update(data),
+            Inner::Sha1(h) => h.update(data),
+            Inner::Sha256(h) => h.update(data),
+            Inner::Sha512(h) => h.update(data),
+            Inner::Blake3(h) => {
+                if self.parallel && data.len() >= BLAKE3_PARALLEL_MIN {
+                    h.update_rayon(data);
+                } else {
+                    h.update(data);
+                }
+            }
+            Inner::Xxh3(h) => h.update(data),
+            Inner::Crc32c(c) => *c = crc32c::crc32c_append(*c, data),
+        }
+    }
+
+    /// Finishes and returns the digest bytes (big-endian for XXH3-128 and CRC32C, matching
+    /// `xxhsum -H2` and the usual CRC32C hex rendering).
+    pub fn finish(self) -> Vec<u8> {
+        match self.inner {
+            Inner::Md5(h) => h.finalize().to_vec(),
+            Inner::Sha1(h) => h.finalize().to_vec(),
+            Inner::Sha256(h) => h.finalize().to_vec(),
+            Inner::Sha512(h) => h.finalize().to_vec(),
+            Inner::Blake3(h) => h.finalize().as_bytes().to_vec(),
+            Inner::Xxh3(h) => h.digest128().to_be_bytes().to_vec(),
+            Inner::Crc32c(c) => c.to_be_bytes().to_vec(),
+        }
+    }
+}
+
+/// Digests `data` in one call.
+pub fn digest(alg: Algorithm, data: &[u8]) -> Vec<u8> {
+    let mut h = alg.hasher();
+    h.update(data);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hx(a: Algorithm, d: &[u8]) -> String {
+        hex::encode(digest(a, d))
+    }
+
+    #[test]
+    fn known_vectors() {
+        // Published test vectors for "abc".
+        assert_eq!(
+            hx(Algorithm::Md5, b"abc"),
+            "900150983cd24fb0d6963f7d28e17f72"
+        );
+        assert_eq!(
+            hx(Algorithm::Sha1, b"abc"),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+        assert_eq!(
+            hx(Algorithm::Sha256, b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            hx(Algorithm::Blake3, b""),
+            "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+        );
+        // CRC-32C check value for "123456789".
+        assert_eq!(hx(Algorithm::Crc32c, b"123456789"), "e3069283");
+        // XXH128 of the empty input, as printed by `xxhsum -H2`.
+        assert_eq!(hx(Algorithm::Xxh3, b""), "99aa06d3014798d86001c324468d497f");
+    }
+
+    #[test]
+    fn incremental_equals_one_shot() {
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        for a in Algorithm::ALL {
+            let mut h = a.hasher().with_parallel(true);
+            for c in data.chunks(300_001) {
+                h.update(c);
+            }
+            assert_eq!(h.finish(), digest(a, &data), "{a}");
+        }
+    }
+
+    #[test]
+    fn parse_names() {
+        assert_eq!(
+            parse_list("md5,SHA-256,sha256").unwrap(),
+            vec![Algorithm::Md5, Algorithm::Sha256]
+        );
+        assert!(parse_list("sha3").is_err());
+        assert_eq!(Algorithm::from_bsd_tag("SHA512"), Some(Algorithm::Sha512));
+    }
+}

@@ -1,0 +1,129 @@
+//! Checksum manifests: writing and reading the formats other tools use.
+//!
+//! * GNU coreutils (`sha256sum`, `md5sum`, ..., `b3sum`): `HEX  NAME`. A name holding a backslash,
+//!   LF or CR is written with a leading `\` on the line and those bytes as `\\`, `\n`, `\r`
+//!   (coreutils 9 rules). With `-z` lines end in NUL and nothing is escaped.
+//! * BSD tag (`sha256sum --tag`): `SHA256 (NAME) = HEX`, with the same escaping.
+//! * hashdeep: the `%%%% HASHDEEP-1.0` header, a `size,ALG...,filename` column line, then CSV rows
+//!   whose last column is the name, unescaped (a name with LF/CR cannot be written: refused).
+//!
+//! Names are raw bytes: invalid UTF-8 round-trips exactly. On reading, lines that are ambiguous
+//! (an escaped line with an unknown escape, an empty name, a NUL in a name, a digest of a length no
+//! algorithm has) are rejected with the line number.
+
+mod parse;
+mod write;
+
+pub use parse::{ParsedManifest, detect_and_parse};
+pub use write::{Style, write_manifest};
+
+use trawl_digest::Algorithm;
+
+/// One file in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Path bytes as written in the manifest (relative to the manifest's root, `/`-separated).
+    pub path: Vec<u8>,
+    pub size: Option<u64>,
+    pub digests: Vec<(Algorithm, Vec<u8>)>,
+    /// 1-based line number it was read from (0 when built in memory).
+    pub line: usize,
+}
+
+/// Which format a manifest file is written in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    Gnu(Algorithm),
+    Bsd(Algorithm),
+    Hashdeep(Vec<Algorithm>),
+}
+
+impl Format {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Gnu(_) => "GNU coreutils",
+            Format::Bsd(_) => "BSD tag",
+            Format::Hashdeep(_) => "hashdeep",
+        }
+    }
+}
+
+/// The algorithms hashdeep itself knows, in the order it writes them.
+pub const HASHDEEP_ALGORITHMS: [Algorithm; 3] =
+    [Algorithm::Md5, Algorithm::Sha1, Algorithm::Sha256];
+
+/// A problem with one manifest line or with the whole manifest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    #[error("line {line}: {reason}")]
+    Line { line: usize, reason: String },
+    #[error("{0}")]
+    Whole(String),
+}
+
+/// Does `name` need GNU escaping?
+pub fn needs_escape(name: &[u8]) -> bool {
+    name.iter().any(|&b| b == b'\\' || b == b'\n' || b == b'\r')
+}
+
+/// GNU coreutils escaping of a name (the caller adds the leading `\` to the line).
+pub fn escape_name(name: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(name.len() + 4);
+    for &b in name {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
+/// Reverses [`escape_name`]; any other escape is ambiguous and refused.
+pub fn unescape_name(name: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut it = name.iter();
+    while let Some(&b) = it.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match it.next() {
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(&c) => {
+                return Err(format!(
+                    "unknown escape '\\{}' in an escaped name",
+                    c as char
+                ));
+            }
+            None => return Err("escaped name ends in a lone backslash".into()),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_round_trips() {
+        for name in [
+            &b"plain"[..],
+            b"a\\b",
+            b"new\nline",
+            b"cr\rx",
+            b"\\n literal",
+            b"\xff\xfe bytes",
+        ] {
+            let e = escape_name(name);
+            assert!(!e.contains(&b'\n'));
+            assert_eq!(unescape_name(&e).unwrap(), name);
+        }
+        assert!(unescape_name(b"bad\\t").is_err());
+        assert!(unescape_name(b"bad\\").is_err());
+    }
+}

@@ -1,0 +1,88 @@
+//! Writing manifests.
+
+use std::io::{self, Write};
+
+use crate::{Entry, Format};
+
+/// Options for writing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    /// NUL-terminated records, no escaping (like `sha256sum -z`).
+    pub zero: bool,
+}
+
+/// Writes `entries` (already sorted by the caller) in `format`. For hashdeep, `header_comment`
+/// lines are written as `## ` comments. Returns the names left out because the format cannot
+/// hold them (a line break in a hashdeep name), for the caller to report.
+pub fn write_manifest(
+    w: &mut dyn Write,
+    format: &Format,
+    entries: &[Entry],
+    style: Style,
+    header_comment: &[String],
+) -> io::Result<Vec<Vec<u8>>> {
+    let mut left_out = Vec::new();
+    let end: &[u8] = if style.zero { b"\0" } else { b"\n" };
+    match format {
+        Format::Gnu(alg) | Format::Bsd(alg) => {
+            for e in entries {
+                let hex = digest_hex(e, *alg)?;
+                let escape = !style.zero && crate::needs_escape(&e.path);
+                let name = if escape {
+                    crate::escape_name(&e.path)
+                } else {
+                    e.path.clone()
+                };
+                if escape {
+                    w.write_all(b"\\")?;
+                }
+                if matches!(format, Format::Gnu(_)) {
+                    w.write_all(hex.as_bytes())?;
+                    w.write_all(b"  ")?;
+                    w.write_all(&name)?;
+                } else {
+                    write!(w, "{} (", alg.bsd_tag())?;
+                    w.write_all(&name)?;
+                    write!(w, ") = {hex}")?;
+                }
+                w.write_all(end)?;
+            }
+        }
+        Format::Hashdeep(algs) => {
+            writeln!(w, "%%%% HASHDEEP-1.0")?;
+            let cols: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+            writeln!(w, "%%%% size,{},filename", cols.join(","))?;
+            for c in header_comment {
+                writeln!(w, "## {c}")?;
+            }
+            writeln!(w, "## ")?;
+            for e in entries {
+                if e.path.iter().any(|&b| b == b'\n' || b == b'\r') {
+                    left_out.push(e.path.clone());
+                    continue;
+                }
+                write!(w, "{}", e.size.unwrap_or(0))?;
+                for a in algs {
+                    write!(w, ",{}", digest_hex(e, *a)?)?;
+                }
+                w.write_all(b",")?;
+                w.write_all(&e.path)?;
+                w.write_all(b"\n")?;
+            }
+        }
+    }
+    Ok(left_out)
+}
+
+fn digest_hex(e: &Entry, alg: trawl_digest::Algorithm) -> io::Result<String> {
+    e.digests
+        .iter()
+        .find(|(a, _)| *a == alg)
+        .map(|(_, d)| hex::encode(d))
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "no {alg} digest for {}",
+                String::from_utf8_lossy(&e.path)
+            ))
+        })
+}

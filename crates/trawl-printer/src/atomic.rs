@@ -1,0 +1,83 @@
+//! A file that appears at its name only once completely written: data goes to a temporary file
+//! in the same directory, which is flushed, synced and renamed over the target on `commit`. If the
+//! writer is dropped without committing (an error, a full disk, Ctrl-C), the temporary file is
+//! removed and the target is untouched.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub struct AtomicFile {
+    target: PathBuf,
+    inner: Option<BufWriter<tempfile::NamedTempFile>>,
+}
+
+impl AtomicFile {
+    pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".trawl-tmp")
+            .tempfile_in(dir)?;
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            inner: Some(BufWriter::with_capacity(1 << 16, tmp)),
+        })
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes, syncs and renames into place.
+    pub fn commit(mut self) -> io::Result<()> {
+        let w = self.inner.take().expect("not yet committed");
+        let tmp = w.into_inner().map_err(|e| e.into_error())?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.target).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.as_mut().expect("not yet committed").write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner
+            .as_mut()
+            .expect("not yet committed")
+            .write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.as_mut().expect("not yet committed").flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_appears_until_commit_and_drop_cleans_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("out.txt");
+        let mut f = AtomicFile::create(&t).unwrap();
+        f.write_all(b"hello").unwrap();
+        assert!(!t.exists());
+        drop(f);
+        assert!(!t.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mut f = AtomicFile::create(&t).unwrap();
+        f.write_all(b"hello").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&t).unwrap(), b"hello");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,138 @@
+//! Opening a file for reading without changing it and without ever blocking on a FIFO or device.
+
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::ReadError;
+
+/// What identifies a file's state: compared before and after reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_sec: i64,
+    pub mtime_nsec: i64,
+    pub ino: u64,
+    pub dev: u64,
+}
+
+impl Stamp {
+    pub fn of(md: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            size: md.len(),
+            mtime_sec: md.mtime(),
+            mtime_nsec: md.mtime_nsec(),
+            ino: md.ino(),
+            dev: md.dev(),
+        }
+    }
+}
+
+/// An open regular file and its state when opened.
+pub struct OpenedFile {
+    pub file: File,
+    pub path: PathBuf,
+    pub stamp: Stamp,
+}
+
+/// Opens `path` read-only with `O_NOATIME` where permitted (so the scan changes nothing, not even
+/// access times) and `O_NONBLOCK` (so that a file replaced by a FIFO after the walk cannot block us),
+/// then checks with `fstat` that it is a regular file, and asks for sequential read-ahead.
+pub fn open_for_read(path: &Path) -> Result<OpenedFile, ReadError> {
+    let open = |flags: i32| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags)
+            .open(path)
+    };
+    let base = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    let file = match open(base | libc::O_NOATIME) {
+        Ok(f) => f,
+        // O_NOATIME is allowed only to the file's owner (or CAP_FOWNER).
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            open(base).map_err(|e| open_err(path, e))?
+        }
+        Err(e) => return Err(open_err(path, e)),
+    };
+    let md = file.metadata().map_err(|e| ReadError::Read {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let ft = md.file_type();
+    if !ft.is_file() {
+        let what = if ft.is_fifo() {
+            "FIFO (named pipe)"
+        } else if ft.is_socket() {
+            "socket"
+        } else if ft.is_block_device() {
+            "block device"
+        } else if ft.is_char_device() {
+            "character device"
+        } else if ft.is_dir() {
+            "directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
+    // SAFETY: plain advisory syscall on a valid descriptor; failure is harmless.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+    }
+    Ok(OpenedFile {
+        file,
+        path: path.to_path_buf(),
+        stamp: Stamp::of(&md),
+    })
+}
+
+fn open_err(path: &Path, e: std::io::Error) -> ReadError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ReadError::Vanished {
+            path: path.to_path_buf(),
+        }
+    } else {
+        ReadError::Open {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+impl OpenedFile {
+    /// Checks, after the last byte was read, that the file is as it was when opened and that
+    /// exactly `bytes_read` bytes were in it.
+    pub fn check_unchanged(&self, bytes_read: u64) -> Result<(), ReadError> {
+        let md = self.file.metadata().map_err(|e| ReadError::Read {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        let now = Stamp::of(&md);
+        let changed = |detail: String| {
+            Err(ReadError::Changed {
+                path: self.path.clone(),
+                detail,
+            })
+        };
+        if bytes_read != self.stamp.size {
+            return changed(format!(
+                "size was {} when opened, {} bytes were read",
+                self.stamp.size, bytes_read
+            ));
+        }
+        if now.size != self.stamp.size {
+            return changed(format!(
+                "size went from {} to {}",
+                self.stamp.size, now.size
+            ));
+        }
+        if (now.mtime_sec, now.mtime_nsec) != (self.stamp.mtime_sec, self.stamp.mtime_nsec) {
+            return changed("modification time changed".to_string());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! Chunked reading of one open file, by `read(2)` into pooled buffers or by mapped windows.
+
+use std::io::Read;
+use std::ops::Deref;
+
+use crate::{BufferPool, OpenedFile, PooledBuf, ReadError};
+
+/// How file contents are brought into memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMethod {
+    /// `read(2)` into buffers from the pool, with sequential read-ahead advice.
+    Read,
+    /// `mmap(2)` windows of the pool's buffer size, pre-faulted by the reader thread.
+    Mmap,
+}
+
+impl std::str::FromStr for IoMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "read" => Ok(IoMethod::Read),
+            "mmap" => Ok(IoMethod::Mmap),
+            _ => Err(format!("unknown I/O method '{s}' (expected read or mmap)")),
+        }
+    }
+}
+
+/// One piece of a file's contents, shared read-only by every consumer of the file.
+pub enum Chunk {
+    Buf(PooledBuf),
+    Map(memmap2::Mmap),
+}
+
+impl Deref for Chunk {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Chunk::Buf(b) => b,
+            Chunk::Map(m) => m,
+        }
+    }
+}
+
+/// Yields a file's contents chunk by chunk, then checks it did not change.
+pub struct ChunkSource<'a> {
+    file: OpenedFile,
+    pool: &'a BufferPool,
+    method: IoMethod,
+    offset: u64,
+    eof: bool,
+}
+
+impl<'a> ChunkSource<'a> {
+    pub fn new(file: OpenedFile, pool: &'a BufferPool, method: IoMethod) -> Self {
+        ChunkSource {
+            file,
+            pool,
+            method,
+            offset: 0,
+            eof: false,
+        }
+    }
+
+    pub fn file(&self) -> &OpenedFile {
+        &self.file
+    }
+
+    /// Bytes handed out so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The next chunk, or `None` at end of file. A short chunk does not mean end of file.
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk>, ReadError> {
+        if self.eof {
+            return Ok(None);
+        }
+        match self.method {
+            IoMethod::Mmap if self.offset < self.file.stamp.size => self.next_map(),
+            _ => self.next_read(),
+        }
+    }
+
+    fn next_read(&mut self) -> Result<Option<Chunk>, ReadError> {
+        let mut buf = self.pool.get();
+        let space = buf.space();
+        let mut filled = 0;
+        while filled < space.len() {
+            match self.file.file.read(&mut space[filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(ReadError::Read {
+                        path: self.file.path.clone(),
+                        source: e,
+                    });
+                }
+            }
+        }
+        buf.set_len(filled);
+        self.offset += filled as u64;
+        if filled == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Chunk::Buf(buf)))
+    }
+
+    fn next_map(&mut self) -> Result<Option<Chunk>, ReadError> {
+        let len = (self.file.stamp.size - self.offset).min(self.pool.buffer_size() as u64) as usize;
+        // SAFETY: the map is read-only. If another process truncates the file while it is mapped,
+        // touching the lost pages raises SIGBUS; that is why `--io read` is the default and this
+        // method is an explicit choice (see the README's I/O section).
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(self.offset)
+                .len(len)
+                .populate()
+                .map(&self.file.file)
+        }
+        .map_err(|e| ReadError::Read {
+            path: self.file.path.clone(),
+            source: e,
+        })?;
+        self.offset += len as u64;
+        if self.offset >= self.file.stamp.size {
+            // Position the descriptor so a trailing read notices growth past the mapped size.
+            use std::io::Seek;
+            let _ = self.file.file.seek(std::io::SeekFrom::Start(self.offset));
+        }
+        Ok(Some(Chunk::Map(map)))
+    }
+
+    /// Checks that the file did not change while it was read; consumes the source.
+    pub fn finish(self) -> Result<u64, ReadError> {
+        self.file.check_unchanged(self.offset)?;
+        Ok(self.offset)
+    }
+}

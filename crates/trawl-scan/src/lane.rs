@@ -1,0 +1,46 @@
+//! Lanes: the consumers of a file's bytes. Each sees every chunk of the file in order.
+
+use trawl_digest::{Algorithm, Hasher};
+
+/// What a lane produced for one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaneOutput {
+    Digest(Algorithm, Vec<u8>),
+}
+
+/// A consumer of one file's contents.
+pub trait Lane: Send {
+    fn update(&mut self, chunk: &[u8]);
+    fn finish(self: Box<Self>) -> LaneOutput;
+}
+
+/// Makes the lanes for each file.
+pub trait LaneFactory: Sync {
+    /// `large`: the file spans several buffers and each lane gets a thread of its own.
+    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>>;
+}
+
+impl Lane for Hasher {
+    fn update(&mut self, chunk: &[u8]) {
+        Hasher::update(self, chunk)
+    }
+    fn finish(self: Box<Self>) -> LaneOutput {
+        let alg = self.algorithm();
+        LaneOutput::Digest(alg, Hasher::finish(*self))
+    }
+}
+
+/// One digest lane per algorithm.
+#[derive(Debug, Clone)]
+pub struct DigestLanes(pub Vec<Algorithm>);
+
+impl LaneFactory for DigestLanes {
+    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>> {
+        // BLAKE3 may spread a large buffer over the rayon pool; small files are already
+        // spread over the workers.
+        self.0
+            .iter()
+            .map(|a| Box::new(a.hasher().with_parallel(large)) as Box<dyn Lane>)
+            .collect()
+    }
+}

@@ -1,0 +1,299 @@
+//! The scan engine: walk -> pooled reads -> per-file consumer lanes, as one visible pipeline.
+//!
+//! Stages are threads joined by bounded channels: the walker (itself parallel) feeds a queue of
+//! files; `threads` workers each open a file and read it into buffers from one bounded pool; a
+//! file that fits in one buffer is consumed right there (small files spread over the workers), a
+//! larger one is fanned out to one thread per lane (each lane a digest today; data-reduction and
+//! media consumers tomorrow), all sharing each buffer read-only, so that reading overlaps consuming
+//! and independent lanes run on different cores. Results go over a bounded channel to the caller's
+//! sink, on the caller's thread.
+
+pub mod lane;
+pub mod progress;
+
+pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput};
+pub use progress::{NoProgress, Progress};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::{Sender, bounded};
+use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read};
+use trawl_walk::{FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
+
+/// Everything the engine needs to know.
+#[derive(Debug, Clone)]
+pub struct ScanConfig {
+    pub roots: Vec<PathBuf>,
+    pub walk: WalkOptions,
+    /// Reader/worker threads (files read at once).
+    pub threads: usize,
+    pub io: IoMethod,
+    pub buffer_size: usize,
+    /// Buffers in the pool; bounds memory at `buffers * buffer_size`.
+    pub buffers: usize,
+}
+
+impl ScanConfig {
+    pub fn new(roots: Vec<PathBuf>) -> ScanConfig {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        ScanConfig {
+            roots,
+            walk: WalkOptions {
+                threads: threads.min(8),
+                ..WalkOptions::default()
+            },
+            threads,
+            io: IoMethod::Read,
+            buffer_size: 1 << 20,
+            buffers: threads * 4 + 4,
+        }
+    }
+}
+
+/// One file fully read.
+#[derive(Debug, Clone)]
+pub struct FileRecord {
+    pub path: PathBuf,
+    pub root: usize,
+    pub size: u64,
+    pub mtime_sec: i64,
+    pub mtime_nsec: i64,
+    pub outputs: Vec<LaneOutput>,
+}
+
+/// A failure during the scan, naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+impl ScanError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ScanError::Walk(WalkError::Loop { .. }) => "symlink-loop",
+            ScanError::Walk(_) => "walk",
+            ScanError::Read(r) => r.kind(),
+        }
+    }
+
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            ScanError::Walk(w) => w.path(),
+            ScanError::Read(r) => Some(r.path()),
+        }
+    }
+}
+
+/// What the sink receives, in no particular order.
+#[derive(Debug)]
+pub enum Event {
+    File(FileRecord),
+    Skipped { path: PathBuf, kind: SkipKind },
+    Failed(ScanError),
+}
+
+/// What to read.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// Walk `cfg.roots`.
+    Walk,
+    /// Exactly these files (symlinks followed), e.g. the entries of a manifest being verified.
+    /// A path that does not exist yields a [`ReadError::Vanished`] failure.
+    Files(&'a [PathBuf]),
+}
+
+/// Runs the scan; `sink` is called on this thread for every event. Returns early, with the
+/// events so far delivered, when `cancel` is set.
+pub fn scan(
+    cfg: &ScanConfig,
+    input: Input<'_>,
+    lanes: &dyn LaneFactory,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(Event),
+) {
+    let pool = BufferPool::new(cfg.buffers.max(cfg.threads + 1), cfg.buffer_size);
+    // Deep enough for the walk to run well ahead of the readers (the progress bar's ETA needs
+    // the total), bounded so that a huge tree does not pile up in memory.
+    let (walk_tx, walk_rx) = bounded::<WalkItem>(16 * 1024);
+    let (ev_tx, ev_rx) = bounded::<Event>(1024);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let observe = |item: &WalkItem| {
+                if let WalkItem::File(f) = item {
+                    progress.found(1, f.size);
+                }
+            };
+            match input {
+                Input::Walk => trawl_walk::walk(&cfg.roots, &cfg.walk, &walk_tx, cancel, &observe),
+                Input::Files(paths) => list_files(paths, &walk_tx, cancel, &observe),
+            }
+            progress.walk_done();
+        });
+        for _ in 0..cfg.threads.max(1) {
+            let walk_rx = walk_rx.clone();
+            let ev_tx = ev_tx.clone();
+            let pool = &pool;
+            s.spawn(move || {
+                for item in walk_rx {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let ev = match item {
+                        WalkItem::File(f) => {
+                            match read_file(&f, cfg.io, pool, lanes, progress, cancel) {
+                                Ok(Some(rec)) => Event::File(rec),
+                                Ok(None) => break,
+                                Err(e) => Event::Failed(e.into()),
+                            }
+                        }
+                        WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
+                        WalkItem::Error(e) => Event::Failed(e.into()),
+                    };
+                    if ev_tx.send(ev).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(ev_tx);
+        drop(walk_rx);
+        for ev in ev_rx {
+            sink(ev);
+        }
+    });
+}
+
+fn list_files(
+    paths: &[PathBuf],
+    tx: &Sender<WalkItem>,
+    cancel: &AtomicBool,
+    observe: &(dyn Fn(&WalkItem) + Sync),
+) {
+    use std::os::unix::fs::MetadataExt;
+    for path in paths {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let (size, dev, ino) = match std::fs::metadata(path) {
+            Ok(md) => (md.len(), md.dev(), md.ino()),
+            // Let the reader report it precisely (missing, permission, not regular).
+            Err(_) => (0, 0, 0),
+        };
+        let item = WalkItem::File(FileEntry {
+            path: path.clone(),
+            root: 0,
+            size,
+            dev,
+            ino,
+        });
+        observe(&item);
+        if tx.send(item).is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads one file through its lanes. `Ok(None)` means the scan was cancelled.
+fn read_file(
+    entry: &FileEntry,
+    io: IoMethod,
+    pool: &BufferPool,
+    factory: &dyn LaneFactory,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Option<FileRecord>, ReadError> {
+    let opened = open_for_read(&entry.path)?;
+    let stamp = opened.stamp;
+    progress.start_file(&entry.path, stamp.size);
+    let mut src = ChunkSource::new(opened, pool, io);
+    let large = stamp.size > pool.buffer_size() as u64;
+    let mut lanes = factory.lanes(large);
+    let outputs = if !large || lanes.is_empty() {
+        // Fits in one buffer (or nothing consumes it): consume on this thread.
+        while let Some(chunk) = src.next_chunk()? {
+            for l in lanes.iter_mut() {
+                l.update(&chunk);
+            }
+            progress.read(chunk.len() as u64);
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+        }
+        lanes.into_iter().map(|l| l.finish()).collect()
+    } else {
+        match fan_out(&mut src, lanes, progress, cancel)? {
+            Some(o) => o,
+            None => return Ok(None),
+        }
+    };
+    src.finish()?;
+    Ok(Some(FileRecord {
+        path: entry.path.clone(),
+        root: entry.root,
+        size: stamp.size,
+        mtime_sec: stamp.mtime_sec,
+        mtime_nsec: stamp.mtime_nsec,
+        outputs,
+    }))
+}
+
+/// This thread reads; each lane consumes on its own thread from a bounded channel of shared
+/// chunks (seed 000's reader/digester split, widened to several digesters).
+fn fan_out(
+    src: &mut ChunkSource<'_>,
+    lanes: Vec<Box<dyn Lane>>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Option<Vec<LaneOutput>>, ReadError> {
+    std::thread::scope(|s| {
+        let mut txs: Vec<Sender<Arc<Chunk>>> = Vec::with_capacity(lanes.len());
+        let mut handles = Vec::with_capacity(lanes.len());
+        for mut lane in lanes {
+            let (tx, rx) = bounded::<Arc<Chunk>>(4);
+            txs.push(tx);
+            handles.push(s.spawn(move || {
+                for chunk in rx {
+                    lane.update(&chunk);
+                }
+                lane.finish()
+            }));
+        }
+        let mut result = Ok(Some(()));
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                result = Ok(None);
+                break;
+            }
+            match src.next_chunk() {
+                Ok(Some(chunk)) => {
+                    let n = chunk.len() as u64;
+                    let chunk = Arc::new(chunk);
+                    for tx in &txs {
+                        // A lane thread only stops early by panicking, which propagates at join.
+                        let _ = tx.send(Arc::clone(&chunk));
+                    }
+                    progress.read(n);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(txs);
+        let outputs: Vec<LaneOutput> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        result.map(|r| r.map(|()| outputs))
+    })
+}

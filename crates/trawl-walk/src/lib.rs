@@ -1,0 +1,377 @@
+//! The walk: finds every regular file under the roots, in parallel, and says what it skipped.
+//!
+//! Built on the `ignore` crate's parallel walker (ripgrep's), with all of its filters turned off:
+//! this is fixity, so hidden files, `.gitignore`d files and VCS directories are all included.
+//! Entries that are not regular files (FIFOs, sockets, devices, unfollowed symlinks) are reported as
+//! skipped and are never opened.
+
+use std::fs::Metadata;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::Sender;
+
+/// What the walk found.
+#[derive(Debug)]
+pub enum WalkItem {
+    /// A regular file.
+    File(FileEntry),
+    /// Something that is not read, and why.
+    Skipped { path: PathBuf, kind: SkipKind },
+    /// A directory or entry that could not be listed or inspected.
+    Error(WalkError),
+}
+
+/// A regular file to read.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    /// The path to open (root joined with the relative part).
+    pub path: PathBuf,
+    /// Index of the root it was found under.
+    pub root: usize,
+    /// Size when walked (the reader checks it again).
+    pub size: u64,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// Why an entry was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipKind {
+    Fifo,
+    Socket,
+    BlockDevice,
+    CharDevice,
+    Symlink,
+    Other,
+}
+
+impl SkipKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipKind::Fifo => "FIFO (named pipe), not read",
+            SkipKind::Socket => "socket, not read",
+            SkipKind::BlockDevice => "block device, not read",
+            SkipKind::CharDevice => "character device, not read",
+            SkipKind::Symlink => "symbolic link, not followed (use --follow)",
+            SkipKind::Other => "not a regular file, not read",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipKind::Fifo => "fifo",
+            SkipKind::Socket => "socket",
+            SkipKind::BlockDevice => "block-device",
+            SkipKind::CharDevice => "char-device",
+            SkipKind::Symlink => "symlink",
+            SkipKind::Other => "other",
+        }
+    }
+
+    fn of(ft: &std::fs::FileType) -> SkipKind {
+        if ft.is_fifo() {
+            SkipKind::Fifo
+        } else if ft.is_socket() {
+            SkipKind::Socket
+        } else if ft.is_block_device() {
+            SkipKind::BlockDevice
+        } else if ft.is_char_device() {
+            SkipKind::CharDevice
+        } else if ft.is_symlink() {
+            SkipKind::Symlink
+        } else {
+            SkipKind::Other
+        }
+    }
+}
+
+/// A walk failure, always naming the path concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    #[error("{}: symbolic link loop (points back to {})", path.display(), ancestor.display())]
+    Loop { path: PathBuf, ancestor: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl WalkError {
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            WalkError::Loop { path, .. } | WalkError::Io { path, .. } => Some(path),
+            WalkError::Other(_) => None,
+        }
+    }
+}
+
+/// How to walk.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    pub follow_links: bool,
+    pub one_file_system: bool,
+    pub threads: usize,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            follow_links: false,
+            one_file_system: false,
+            threads: 2,
+        }
+    }
+}
+
+/// Walks `roots` with several threads, sending every item to `tx` (a bounded channel: the walk
+/// waits when the readers fall behind). Returns when the walk is complete or `cancel` is set.
+/// `observe` sees every item just before it is sent (the progress display counts what is found).
+pub fn walk(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    tx: &Sender<WalkItem>,
+    cancel: &AtomicBool,
+    observe: &(dyn Fn(&WalkItem) + Sync),
+) {
+    for (idx, root) in roots.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        walk_root(idx, root, opts, &Out { tx, observe }, cancel);
+    }
+}
+
+struct Out<'a> {
+    tx: &'a Sender<WalkItem>,
+    observe: &'a (dyn Fn(&WalkItem) + Sync),
+}
+
+impl Out<'_> {
+    fn send(&self, item: WalkItem) -> bool {
+        (self.observe)(&item);
+        self.tx.send(item).is_ok()
+    }
+}
+
+fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, cancel: &AtomicBool) {
+    // A root named on the command line is inspected first so that a missing root, or a root that
+    // is a FIFO, gets a precise message instead of a generic walk error.
+    match std::fs::symlink_metadata(root) {
+        Err(e) => {
+            tx.send(WalkItem::Error(WalkError::Io {
+                path: root.to_path_buf(),
+                source: e,
+            }));
+            return;
+        }
+        Ok(md) => {
+            let ft = md.file_type();
+            let target_md = if ft.is_symlink() {
+                std::fs::metadata(root).ok()
+            } else {
+                Some(md)
+            };
+            match target_md {
+                None => {
+                    tx.send(WalkItem::Skipped {
+                        path: root.to_path_buf(),
+                        kind: SkipKind::Symlink,
+                    });
+                    return;
+                }
+                Some(md) if md.is_file() => {
+                    tx.send(WalkItem::File(entry(root.to_path_buf(), idx, &md)));
+                    return;
+                }
+                Some(md) if !md.is_dir() => {
+                    tx.send(WalkItem::Skipped {
+                        path: root.to_path_buf(),
+                        kind: SkipKind::of(&md.file_type()),
+                    });
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    let mut b = ignore::WalkBuilder::new(root);
+    b.standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(false)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(opts.follow_links)
+        .same_file_system(opts.one_file_system)
+        .threads(opts.threads.max(1));
+    b.build_parallel().run(|| {
+        Box::new(move |res| {
+            if cancel.load(Ordering::Relaxed) {
+                return ignore::WalkState::Quit;
+            }
+            let item = match res {
+                Ok(de) => classify(idx, de, opts.follow_links),
+                Err(e) => Some(WalkItem::Error(convert_error(e, root))),
+            };
+            if let Some(item) = item
+                && !tx.send(item)
+            {
+                return ignore::WalkState::Quit;
+            }
+            ignore::WalkState::Continue
+        })
+    });
+}
+
+fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
+    FileEntry {
+        path,
+        root,
+        size: md.len(),
+        dev: md.dev(),
+        ino: md.ino(),
+    }
+}
+
+fn classify(root: usize, de: ignore::DirEntry, follow: bool) -> Option<WalkItem> {
+    let ft = de.file_type()?;
+    if ft.is_dir() {
+        return None;
+    }
+    if ft.is_file() {
+        return Some(match de.metadata() {
+            Ok(md) => WalkItem::File(entry(de.into_path(), root, &md)),
+            Err(e) => WalkItem::Error(convert_error(e, Path::new(""))),
+        });
+    }
+    if ft.is_symlink() && follow {
+        // A followed link whose target is gone: the walker hands it back as a symlink.
+        let path = de.into_path();
+        return Some(match std::fs::metadata(&path) {
+            Ok(_) => WalkItem::Skipped {
+                path,
+                kind: SkipKind::Other,
+            },
+            Err(e) => WalkItem::Error(WalkError::Io { path, source: e }),
+        });
+    }
+    Some(WalkItem::Skipped {
+        path: de.into_path(),
+        kind: SkipKind::of(&ft),
+    })
+}
+
+fn convert_error(e: ignore::Error, root: &Path) -> WalkError {
+    match e {
+        ignore::Error::WithPath { path, err } => match *err {
+            ignore::Error::Io(io) => WalkError::Io { path, source: io },
+            ignore::Error::Loop { ancestor, child } => WalkError::Loop {
+                path: child,
+                ancestor,
+            },
+            other => WalkError::Io {
+                path,
+                source: std::io::Error::other(other.to_string()),
+            },
+        },
+        ignore::Error::WithDepth { err, .. } => convert_error(*err, root),
+        ignore::Error::WithLineNumber { err, .. } => convert_error(*err, root),
+        ignore::Error::Loop { ancestor, child } => WalkError::Loop {
+            path: child,
+            ancestor,
+        },
+        ignore::Error::Io(io) => WalkError::Io {
+            path: root.to_path_buf(),
+            source: io,
+        },
+        other => WalkError::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn run(root: &Path, follow: bool) -> Vec<WalkItem> {
+        let (tx, rx) = crossbeam_channel::bounded(4);
+        let cancel = AtomicBool::new(false);
+        let roots = vec![root.to_path_buf()];
+        let opts = WalkOptions {
+            follow_links: follow,
+            ..Default::default()
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                walk(&roots, &opts, &tx, &cancel, &|_| {});
+                drop(tx);
+            });
+            rx.iter().collect()
+        })
+    }
+
+    #[test]
+    fn finds_hidden_and_ignored_files_and_skips_fifos() {
+        let d = std::env::temp_dir().join(format!("trawl-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join(".git/sub")).unwrap();
+        std::fs::write(d.join(".gitignore"), "*\n").unwrap();
+        std::fs::write(d.join(".git/sub/x"), "x").unwrap();
+        std::fs::write(d.join(".hidden"), "h").unwrap();
+        let fifo = d.join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink("nowhere", d.join("dangling")).unwrap();
+        let items = run(&d, false);
+        let files: BTreeSet<_> = items
+            .iter()
+            .filter_map(|i| match i {
+                WalkItem::File(f) => Some(f.path.strip_prefix(&d).unwrap().to_path_buf()),
+                _ => None,
+            })
+            .collect();
+        let want: BTreeSet<PathBuf> = [".gitignore", ".git/sub/x", ".hidden"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(files, want);
+        let skipped: BTreeSet<_> = items
+            .iter()
+            .filter_map(|i| match i {
+                WalkItem::Skipped { kind, .. } => Some(kind.name()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(skipped, ["fifo", "symlink"].into_iter().collect());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error_when_following() {
+        let d = std::env::temp_dir().join(format!("trawl-walk-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        std::os::unix::fs::symlink("..", d.join("a/up")).unwrap();
+        let items = run(&d, true);
+        assert!(
+            items
+                .iter()
+                .any(|i| matches!(i, WalkItem::Error(WalkError::Loop { .. }))),
+            "{items:?}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    unsafe extern "C" {
+        #[link_name = "mkfifo"]
+        fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+    }
+}

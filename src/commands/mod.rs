@@ -1,0 +1,26 @@
+//! The commands, one module each, plus the shared output plumbing.
+
+mod bag;
+mod output;
+mod scan;
+mod verify;
+
+use crate::Outcome;
+use crate::flags::LowArgs;
+use crate::flags::lowargs::Command;
+
+pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
+    match args.command {
+        Command::Scan(a) => scan::run(crate::flags::hiargs::ScanPlan::from_args(&a)?),
+        Command::Verify(a) => verify::run(a),
+        Command::Bag(b) => bag::run(b),
+    }
+}
+
+/// Peak resident set size of this process so far.
+pub fn peak_rss() -> Option<u64> {
+    // SAFETY: getrusage fills a plain struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0;
+    ok.then(|| ru.ru_maxrss as u64 * 1024)
+}

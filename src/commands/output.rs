@@ -1,0 +1,58 @@
+//! Output destinations: a file written atomically, or stdout ('-').
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use trawl_printer::AtomicFile;
+
+pub enum Output {
+    Stdout(io::BufWriter<io::Stdout>),
+    File(AtomicFile),
+}
+
+impl Output {
+    /// Opens now, so that a bad destination fails before any reading.
+    pub fn create(path: &Path) -> anyhow::Result<Output> {
+        if path.as_os_str() == "-" {
+            return Ok(Output::Stdout(io::BufWriter::new(io::stdout())));
+        }
+        AtomicFile::create(path)
+            .map(Output::File)
+            .with_context(|| format!("{}: cannot create", path.display()))
+    }
+
+    /// Makes the output visible (renames the temporary file into place).
+    pub fn commit(self) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout(mut s) => s.flush().context("stdout"),
+            Output::File(f) => {
+                let t = f.target().to_path_buf();
+                f.commit()
+                    .with_context(|| format!("{}: cannot write", t.display()))
+            }
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Output::Stdout(_) => "<stdout>".into(),
+            Output::File(f) => f.target().display().to_string(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
+}

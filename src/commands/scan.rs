@@ -1,0 +1,311 @@
+//! `trawl scan`: one read pass, digests, manifests, JSON, summary.
+
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Context;
+use trawl_digest::Algorithm;
+use trawl_manifest::{Entry, Format, Style};
+use trawl_printer::human;
+use trawl_printer::json::{ErrorJson, FileJson, JsonPath, ScanReport, Totals};
+use trawl_scan::{DigestLanes, Event, FileRecord, Input, LaneOutput};
+use trawl_walk::SkipKind;
+
+use super::output::Output;
+use crate::flags::hiargs::ScanPlan;
+use crate::{CANCEL, Outcome, messages};
+
+/// The name a file gets in manifests: relative to the root for a single directory root, else the
+/// path as walked; never with a leading `./`.
+pub fn manifest_name(path: &Path, roots: &[PathBuf], root: usize) -> Vec<u8> {
+    let r = &roots[root];
+    let rel = if roots.len() == 1 && r.is_dir() {
+        path.strip_prefix(r).unwrap_or(path)
+    } else {
+        path
+    };
+    let mut b = rel.as_os_str().as_bytes();
+    while let Some(rest) = b.strip_prefix(b"./") {
+        b = rest;
+    }
+    b.to_vec()
+}
+
+pub fn file_json(rec: &FileRecord) -> FileJson {
+    let mut digests = serde_json::Map::new();
+    for o in &rec.outputs {
+        let LaneOutput::Digest(a, d) = o;
+        digests.insert(a.name().to_string(), hex::encode(d).into());
+    }
+    FileJson {
+        path: JsonPath::new(&rec.path),
+        size: Some(rec.size),
+        mtime: Some(rec.mtime_sec as f64 + rec.mtime_nsec as f64 / 1e9),
+        digests,
+        skipped: None,
+        error: None,
+    }
+}
+
+fn problem_json(
+    path: Option<&Path>,
+    skipped: Option<SkipKind>,
+    error: Option<(&str, String)>,
+) -> FileJson {
+    FileJson {
+        path: JsonPath::new(path.unwrap_or(Path::new(""))),
+        size: None,
+        mtime: None,
+        digests: Default::default(),
+        skipped: skipped.map(|k| k.name().to_string()),
+        error: error.map(|(k, m)| ErrorJson {
+            kind: k.to_string(),
+            message: m,
+        }),
+    }
+}
+
+pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
+    // Open every destination first: a typo in an output path must not cost a full read.
+    let mut manifests: Vec<(Format, Output)> = Vec::new();
+    for m in &plan.manifests {
+        manifests.push((m.format.clone(), Output::create(&m.path)?));
+    }
+    let mut json = plan.json.as_deref().map(Output::create).transpose()?;
+    let mut jsonl = plan.jsonl.as_deref().map(Output::create).transpose()?;
+    let stdout_taken = plan.manifests.iter().any(|m| m.path.as_os_str() == "-")
+        || [&plan.json, &plan.jsonl]
+            .iter()
+            .any(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"));
+
+    let bar = crate::progress::Bar::new(plan.quiet);
+    let start = Instant::now();
+    let mut records: Vec<FileRecord> = Vec::new();
+    let mut skipped: Vec<(PathBuf, SkipKind)> = Vec::new();
+    let mut failed: Vec<FileJson> = Vec::new();
+    let mut failed_lines: Vec<String> = Vec::new();
+    let mut jsonl_err: Option<std::io::Error> = None;
+    let mut emit = |fj: &FileJson| {
+        if let (Some(out), None) = (jsonl.as_mut(), jsonl_err.as_ref()) {
+            let r = serde_json::to_writer(&mut *out, fj)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n"));
+            if let Err(e) = r {
+                jsonl_err = Some(e);
+                CANCEL.store(true, Ordering::SeqCst);
+            }
+        }
+    };
+    let lanes = DigestLanes(plan.algorithms.clone());
+    trawl_scan::scan(
+        &plan.cfg,
+        Input::Walk,
+        &lanes,
+        &bar,
+        &CANCEL,
+        &mut |ev| match ev {
+            Event::File(rec) => {
+                bar.file_done();
+                emit(&file_json(&rec));
+                records.push(rec);
+            }
+            Event::Skipped { path, kind } => {
+                if kind != SkipKind::Symlink {
+                    messages::warning(format_args!(
+                        "{}: skipped: {}",
+                        path.display(),
+                        kind.describe()
+                    ));
+                }
+                emit(&problem_json(Some(&path), Some(kind), None));
+                skipped.push((path, kind));
+            }
+            Event::Failed(e) => {
+                bar.file_done();
+                messages::error(format_args!("{e}"));
+                failed_lines.push(e.to_string());
+                let fj = problem_json(e.path(), None, Some((e.kind(), e.to_string())));
+                emit(&fj);
+                failed.push(fj);
+            }
+        },
+    );
+    drop(bar);
+    let elapsed = start.elapsed().as_secs_f64();
+    if let Some(e) = jsonl_err {
+        return Err(anyhow::Error::new(e)
+            .context(format!("{}: cannot write", plan.jsonl.unwrap().display())));
+    }
+    if CANCEL.load(Ordering::SeqCst) {
+        // Dropping the outputs removes their temporary files.
+        return Ok(Outcome::Interrupted);
+    }
+
+    records.sort_unstable_by(|a, b| {
+        a.path
+            .as_os_str()
+            .as_bytes()
+            .cmp(b.path.as_os_str().as_bytes())
+    });
+    let roots = &plan.cfg.roots;
+    let entries: Vec<Entry> = records
+        .iter()
+        .map(|r| Entry {
+            path: manifest_name(&r.path, roots, r.root),
+            size: Some(r.size),
+            digests: r
+                .outputs
+                .iter()
+                .map(|LaneOutput::Digest(a, d)| (*a, d.clone()))
+                .collect(),
+            line: 0,
+        })
+        .collect();
+    let mut entries = entries;
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let invoked = std::env::args().collect::<Vec<_>>().join(" ");
+    let comment = [format!("Invoked from: {cwd}"), format!("$ {invoked}")];
+    let mut unwritable = 0usize;
+    for (format, mut out) in manifests {
+        let formats: Vec<Format> = match &format {
+            Format::Bsd(_) => plan.algorithms.iter().map(|a| Format::Bsd(*a)).collect(),
+            f => vec![f.clone()],
+        };
+        for f in &formats {
+            let left_out = trawl_manifest::write_manifest(
+                &mut out,
+                f,
+                &entries,
+                Style { zero: plan.zero },
+                &comment,
+            )
+            .with_context(|| format!("{}: cannot write manifest", out.name()))?;
+            for name in left_out {
+                unwritable += 1;
+                messages::error(format_args!(
+                    "{}: left out of {} manifest {}: a line break in a name cannot be written in that format",
+                    String::from_utf8_lossy(&name).escape_debug(),
+                    f.name(),
+                    out.name()
+                ));
+            }
+        }
+        if CANCEL.load(Ordering::SeqCst) {
+            return Ok(Outcome::Interrupted);
+        }
+        out.commit()?;
+    }
+    let bytes: u64 = records.iter().map(|r| r.size).sum();
+    let rss = super::peak_rss();
+    if let Some(mut out) = json.take() {
+        let report = ScanReport {
+            schema_version: trawl_printer::json::SCHEMA_VERSION,
+            trawl_version: env!("CARGO_PKG_VERSION").to_string(),
+            roots: roots.iter().map(|r| JsonPath::new(r)).collect(),
+            algorithms: plan
+                .algorithms
+                .iter()
+                .map(|a| a.name().to_string())
+                .collect(),
+            io: format!("{:?}", plan.cfg.io).to_lowercase(),
+            threads: plan.cfg.threads,
+            totals: Totals {
+                files: records.len() as u64,
+                bytes,
+                skipped: skipped.len() as u64,
+                failed: failed.len() as u64,
+                seconds: elapsed,
+                bytes_per_second: if elapsed > 0.0 {
+                    bytes as f64 / elapsed
+                } else {
+                    0.0
+                },
+                peak_rss_bytes: rss,
+            },
+            cancelled: false,
+            files: records.iter().map(file_json).collect(),
+            skipped: skipped
+                .iter()
+                .map(|(p, k)| problem_json(Some(p), Some(*k), None))
+                .collect(),
+            failed,
+        };
+        serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .with_context(|| format!("{}: cannot write", out.name()))?;
+        out.commit()?;
+    }
+    if let Some(out) = jsonl.take() {
+        out.commit()?;
+    }
+
+    if !plan.quiet {
+        let mut s = String::new();
+        let nskip_special = skipped
+            .iter()
+            .filter(|(_, k)| *k != SkipKind::Symlink)
+            .count();
+        let nlinks = skipped.len() - nskip_special;
+        s.push_str(&format!(
+            "{} files, {} read in {:.2} s ({}); {} digest{}: {}\n",
+            records.len(),
+            human::bytes(bytes),
+            elapsed,
+            human::rate(bytes, elapsed),
+            plan.algorithms.len(),
+            if plan.algorithms.len() == 1 { "" } else { "s" },
+            plan.algorithms
+                .iter()
+                .map(|a| a.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if nskip_special + nlinks > 0 {
+            s.push_str(&format!(
+                "skipped: {nskip_special} special files, {nlinks} symbolic links not followed\n"
+            ));
+        }
+        if let Some(r) = rss {
+            s.push_str(&format!("peak memory: {}\n", human::bytes(r)));
+        }
+        if !failed_lines.is_empty() {
+            s.push_str(&format!(
+                "FAILED: {} files could not be read:\n",
+                failed_lines.len()
+            ));
+            for l in &failed_lines {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+        if stdout_taken {
+            eprint!("{s}");
+        } else {
+            std::io::stdout().write_all(s.as_bytes())?;
+        }
+    }
+    Ok(if failed_lines.is_empty() && unwritable == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Trouble
+    })
+}
+
+/// The algorithms a set of manifest entries uses, in first-seen order.
+pub fn algorithms_of(entries: &[Entry]) -> Vec<Algorithm> {
+    let mut out: Vec<Algorithm> = Vec::new();
+    for e in entries {
+        for (a, _) in &e.digests {
+            if !out.contains(a) {
+                out.push(*a);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,161 @@
+//! The plan: flags turned into plain values the commands use (engine config, outputs).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use trawl_digest::Algorithm;
+use trawl_manifest::Format;
+use trawl_read::IoMethod;
+use trawl_scan::ScanConfig;
+
+use super::lowargs::{ReadArgs, ScanArgs};
+
+/// Parses sizes like `1M`, `256K`, `4096`.
+pub fn parse_size(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_lowercase();
+            let m: u64 = match unit.trim_end_matches("ib").trim_end_matches('b') {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                "t" => 1 << 40,
+                _ => bail!("bad size '{s}' (use e.g. 4096, 256K, 1M, 2G)"),
+            };
+            (&t[..i], m)
+        }
+        None => (t, 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad size '{s}'"))?;
+    n.checked_mul(mult)
+        .with_context(|| format!("size '{s}' too large"))
+}
+
+/// Engine settings from the shared read flags.
+pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConfig> {
+    let mut cfg = ScanConfig::new(roots);
+    if let Some(t) = r.threads {
+        if t == 0 {
+            bail!("--threads must be at least 1");
+        }
+        cfg.threads = t;
+        cfg.buffers = t * 4 + 4;
+        cfg.walk.threads = t.min(8);
+    }
+    cfg.io = r.io.parse::<IoMethod>().map_err(anyhow::Error::msg)?;
+    let bs = parse_size(&r.buffer_size)?;
+    if !(4096..=(256 << 20)).contains(&bs) {
+        bail!("--buffer-size must be between 4K and 256M");
+    }
+    cfg.buffer_size = bs as usize;
+    cfg.walk.follow_links = r.follow;
+    cfg.walk.one_file_system = r.one_file_system;
+    Ok(cfg)
+}
+
+/// Where one manifest goes.
+#[derive(Debug, Clone)]
+pub struct ManifestSpec {
+    pub format: Format,
+    pub path: PathBuf,
+}
+
+/// Everything `trawl scan` will do.
+#[derive(Debug)]
+pub struct ScanPlan {
+    pub cfg: ScanConfig,
+    pub algorithms: Vec<Algorithm>,
+    pub manifests: Vec<ManifestSpec>,
+    pub zero: bool,
+    pub json: Option<PathBuf>,
+    pub jsonl: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl ScanPlan {
+    pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
+        let mut algorithms = trawl_digest::parse_list(&a.digest)?;
+        let mut manifests = Vec::new();
+        for spec in &a.manifest {
+            let (kind, file) = spec.split_once(':').with_context(|| {
+                format!("--manifest '{spec}': expected FORMAT:FILE, e.g. sha256sum:SHA256SUMS")
+            })?;
+            if file.is_empty() {
+                bail!("--manifest '{spec}': missing file name after ':'");
+            }
+            let format = match kind {
+                "md5sum" => Format::Gnu(Algorithm::Md5),
+                "sha1sum" => Format::Gnu(Algorithm::Sha1),
+                "sha256sum" => Format::Gnu(Algorithm::Sha256),
+                "sha512sum" => Format::Gnu(Algorithm::Sha512),
+                "b3sum" => Format::Gnu(Algorithm::Blake3),
+                "xxh128sum" => Format::Gnu(Algorithm::Xxh3),
+                // BSD tag lines: one per file per chosen algorithm.
+                "bsd" => Format::Bsd(algorithms[0]),
+                "hashdeep" => {
+                    let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
+                        .into_iter()
+                        .filter(|h| algorithms.contains(h))
+                        .collect();
+                    if hd.is_empty() {
+                        bail!(
+                            "--manifest hashdeep: hashdeep knows md5, sha1 and sha256; add one with --digest"
+                        );
+                    }
+                    Format::Hashdeep(hd)
+                }
+                other => bail!(
+                    "--manifest '{spec}': unknown format '{other}' (md5sum, sha1sum, sha256sum, sha512sum, b3sum, xxh128sum, bsd, hashdeep)"
+                ),
+            };
+            // A manifest's algorithm is computed even if --digest did not name it.
+            if let Format::Gnu(alg) = format
+                && !algorithms.contains(&alg)
+            {
+                algorithms.push(alg);
+            }
+            manifests.push(ManifestSpec {
+                format,
+                path: PathBuf::from(file),
+            });
+        }
+        let stdout_users = manifests
+            .iter()
+            .filter(|m| m.path.as_os_str() == "-")
+            .count()
+            + [&a.json, &a.jsonl]
+                .iter()
+                .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+                .count();
+        if stdout_users > 1 {
+            bail!("only one output may go to stdout ('-')");
+        }
+        Ok(ScanPlan {
+            cfg: scan_config(a.paths.clone(), &a.read)?,
+            algorithms,
+            manifests,
+            zero: a.zero,
+            json: a.json.clone(),
+            jsonl: a.jsonl.clone(),
+            quiet: a.read.quiet,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("256K").unwrap(), 256 << 10);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert!(parse_size("12Q").is_err());
+    }
+}

@@ -1,0 +1,86 @@
+//! trawl: reads every byte of a file tree once and answers whether it is intact.
+//!
+//! This binary stays thin: flags parse into [`flags::LowArgs`], become a plain plan in
+//! [`flags::hiargs`], and `main` dispatches to a command. Exit codes are decided once, at the end.
+
+mod commands;
+mod flags;
+mod messages;
+mod progress;
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by Ctrl-C: every stage checks it and stops promptly.
+pub static CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// The documented exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// 0: everything read and, where verifying, everything matched.
+    Ok,
+    /// 1: verification found a difference (corrupt, missing, extra file).
+    Difference,
+    /// 2: some files could not be read, or the input was malformed; the run still finished.
+    Trouble,
+    /// 130: interrupted by Ctrl-C; nothing half-written was left behind.
+    Interrupted,
+}
+
+impl Outcome {
+    fn code(self) -> u8 {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Difference => 1,
+            Outcome::Trouble => 2,
+            Outcome::Interrupted => 130,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // A file-size limit (ulimit -f) must make writes fail with EFBIG, like a full disk,
+    // rather than kill the process with half-written output.
+    // SAFETY: setting a signal disposition to SIG_IGN at startup, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: the user insists. Temporary files may remain (named *.trawl-tmp).
+            std::process::exit(130);
+        }
+    });
+    let args = match flags::parse() {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let outcome = match commands::run(args) {
+        Ok(o) => o,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            messages::error(format_args!("{e:#}"));
+            Outcome::Trouble
+        }
+    };
+    let outcome = if CANCEL.load(Ordering::SeqCst) {
+        Outcome::Interrupted
+    } else {
+        outcome
+    };
+    if outcome == Outcome::Interrupted {
+        messages::error(format_args!(
+            "interrupted; no manifest or report was left half-written"
+        ));
+    }
+    ExitCode::from(outcome.code())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

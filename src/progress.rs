@@ -1,0 +1,122 @@
+//! The terminal progress bar (indicatif): bytes done of bytes found, rate, ETA, current file.
+//! Off when stderr is not a terminal or with `--quiet`. The hot path only bumps atomics; a ticker
+//! thread moves the numbers to the bar ten times a second.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+static BAR: OnceLock<ProgressBar> = OnceLock::new();
+
+/// Prints a line on stderr without tearing the bar.
+pub fn println(line: &str) {
+    match BAR.get() {
+        Some(bar) if !bar.is_finished() => bar.suspend(|| eprintln!("{line}")),
+        _ => eprintln!("{line}"),
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    found_files: AtomicU64,
+    found_bytes: AtomicU64,
+    read_bytes: AtomicU64,
+    done_files: AtomicU64,
+    walk_done: AtomicBool,
+    current: Mutex<PathBuf>,
+}
+
+/// The engine-facing side of the bar.
+pub struct Bar {
+    counters: Arc<Counters>,
+    stop: Arc<AtomicBool>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Bar {
+    /// A bar if stderr is a terminal and the user did not ask for quiet; otherwise a no-op.
+    pub fn new(quiet: bool) -> Bar {
+        let counters = Arc::new(Counters::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let enabled = !quiet && std::io::stderr().is_terminal();
+        let ticker = enabled.then(|| {
+            let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(10));
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {prefix} {wide_msg}",
+                )
+                .expect("valid template"),
+            );
+            let _ = BAR.set(pb.clone());
+            let (c, s) = (counters.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !s.load(Ordering::Relaxed) {
+                    pb.set_length(c.found_bytes.load(Ordering::Relaxed));
+                    pb.set_position(c.read_bytes.load(Ordering::Relaxed));
+                    let found = c.found_files.load(Ordering::Relaxed);
+                    let more = if c.walk_done.load(Ordering::Relaxed) {
+                        ""
+                    } else {
+                        "+"
+                    };
+                    pb.set_prefix(format!(
+                        "{}/{found}{more} files",
+                        c.done_files.load(Ordering::Relaxed)
+                    ));
+                    if let Ok(p) = c.current.try_lock() {
+                        pb.set_message(p.display().to_string());
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                pb.finish_and_clear();
+            })
+        });
+        Bar {
+            counters,
+            stop,
+            ticker,
+        }
+    }
+
+    pub fn file_done(&self) {
+        self.counters.done_files.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.ticker.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl trawl_scan::Progress for Bar {
+    fn found(&self, files: u64, bytes: u64) {
+        self.counters
+            .found_files
+            .fetch_add(files, Ordering::Relaxed);
+        self.counters
+            .found_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+    }
+    fn walk_done(&self) {
+        self.counters.walk_done.store(true, Ordering::Relaxed);
+    }
+    fn start_file(&self, path: &Path, _size: u64) {
+        if self.ticker.is_some()
+            && let Ok(mut p) = self.counters.current.try_lock()
+        {
+            p.clear();
+            p.push(path);
+        }
+    }
+    fn read(&self, bytes: u64) {
+        self.counters.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
