@@ -1,8 +1,137 @@
 //! `trawl bag`: BagIt create, validate, update, recover.
 
-use crate::Outcome;
-use crate::flags::lowargs::BagCommand;
+use anyhow::{Context, bail};
+use trawl_bag::create::{self, CreateOptions};
+use trawl_bag::validate::{self, Report};
 
-pub fn run(_b: BagCommand) -> anyhow::Result<Outcome> {
-    anyhow::bail!("bag: work in progress")
+use crate::flags::hiargs::scan_config;
+use crate::flags::lowargs::BagCommand;
+use crate::{CANCEL, Outcome, messages};
+
+fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
+    for w in &r.warnings {
+        messages::warning(format_args!("{}: {w}", dir.display()));
+    }
+    for e in &r.errors {
+        messages::error(format_args!("{}: {e}", dir.display()));
+    }
+    for f in &r.to_fetch {
+        messages::error(format_args!(
+            "{}: {}: not present; fetch.txt says to fetch it from {} ({} bytes); trawl never fetches",
+            dir.display(),
+            f.path,
+            f.url,
+            f.length.map_or("unknown".into(), |l| l.to_string())
+        ));
+    }
+    if r.is_valid() {
+        if !quiet {
+            println!(
+                "{} is valid (BagIt {}, {} files, {} bytes checked)",
+                dir.display(),
+                r.version,
+                r.files_checked,
+                r.bytes_checked
+            );
+        }
+        Outcome::Ok
+    } else {
+        let holey = if r.to_fetch.is_empty() {
+            String::new()
+        } else {
+            format!(", {} files to fetch", r.to_fetch.len())
+        };
+        println!(
+            "{} is NOT valid: {} problems{holey}",
+            dir.display(),
+            r.errors.len()
+        );
+        if r.unreadable > 0 {
+            Outcome::Trouble
+        } else {
+            Outcome::Difference
+        }
+    }
+}
+
+pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
+    match cmd {
+        BagCommand::Create(a) => {
+            let algorithms = trawl_digest::parse_list(&a.digest)?;
+            let mut info = Vec::new();
+            for i in &a.info {
+                let (k, v) = i
+                    .split_once(':')
+                    .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
+                if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
+                    bail!(
+                        "--info '{i}': label must be non-empty and neither part may hold a line break"
+                    );
+                }
+                info.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+            let bar = crate::progress::Bar::new(a.read.quiet);
+            let opts = CreateOptions {
+                algorithms,
+                info,
+                out: a.out.as_deref(),
+            };
+            let res = create::create(&a.dir, &opts, &cfg, &bar, &CANCEL);
+            drop(bar);
+            let c = res?;
+            if !a.read.quiet {
+                let target = a.out.as_deref().unwrap_or(&a.dir);
+                print!(
+                    "bagged {} files ({} bytes) into {}",
+                    c.files,
+                    c.bytes,
+                    target.display()
+                );
+                if a.out.is_some() {
+                    print!(" ({} hard links, {} verified copies)", c.linked, c.copied);
+                }
+                println!();
+            }
+            Ok(Outcome::Ok)
+        }
+        BagCommand::Validate(a) => {
+            let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+            let bar = crate::progress::Bar::new(a.read.quiet);
+            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &CANCEL);
+            drop(bar);
+            Ok(print_report(&a.dir, &r?, a.read.quiet))
+        }
+        BagCommand::Update(a) => {
+            let algs = trawl_digest::parse_list(&a.digest)?;
+            let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+            let bar = crate::progress::Bar::new(a.read.quiet);
+            let r = create::update(&a.dir, &algs, &cfg, &bar, &CANCEL);
+            drop(bar);
+            let r = r?;
+            if !r.errors.is_empty() {
+                print_report(&a.dir, &r, a.read.quiet);
+                bail!(
+                    "{}: not updated: the bag does not validate",
+                    a.dir.display()
+                );
+            }
+            if !a.read.quiet {
+                println!(
+                    "{}: added {}",
+                    a.dir.display(),
+                    algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                );
+            }
+            Ok(Outcome::Ok)
+        }
+        BagCommand::Recover(a) => {
+            let n = create::recover(&a.dir)?;
+            println!(
+                "{}: moved {n} entries back; the directory is as it was before `bag create`",
+                a.dir.display()
+            );
+            Ok(Outcome::Ok)
+        }
+    }
 }

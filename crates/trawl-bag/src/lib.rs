@@ -1,5 +1,70 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! BagIt (RFC 8493): reading tag files in their declared encodings, validating bags of versions
+//! 0.93 to 1.0, and writing bags (in place, into a separate destination, or adding algorithms).
+//!
+//! Payload bytes are read by the scan engine (one pass, every algorithm at once); this crate
+//! decides what must be read and what the results mean.
+
+pub mod create;
+pub mod tagfile;
+pub mod validate;
+
+use std::path::PathBuf;
+
+/// A failure that stops a bag operation, naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum BagError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {msg}", path.display())]
+    Refused { path: PathBuf, msg: String },
+}
+
+pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> BagError + '_ {
+    move |source| BagError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Percent-encodes a payload path for a manifest line (RFC 8493 §2.1.3: CR, LF and `%`).
+pub fn encode_path(p: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len());
+    for &b in p {
+        match b {
+            b'%' => out.extend_from_slice(b"%25"),
+            b'\r' => out.extend_from_slice(b"%0D"),
+            b'\n' => out.extend_from_slice(b"%0A"),
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
+/// Reverses [`encode_path`] (case-insensitive hex); other `%` sequences are left as they are,
+/// as bagit-python does.
+pub fn decode_path(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut rest = p;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i + 1..i + 3).map(str::to_ascii_uppercase);
+        match code.as_deref() {
+            Some("25") => out.push('%'),
+            Some("0A") => out.push('\n'),
+            Some("0D") => out.push('\r'),
+            _ => {
+                out.push('%');
+                rest = &rest[i + 1..];
+                continue;
+            }
+        }
+        rest = &rest[i + 3..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -7,8 +72,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+    fn percent_round_trip() {
+        let name = b"data/100% new\nline\r.txt";
+        let enc = encode_path(name);
+        assert_eq!(enc, b"data/100%25 new%0Aline%0D.txt");
+        assert_eq!(
+            decode_path(std::str::from_utf8(&enc).unwrap()).as_bytes(),
+            name
+        );
+        assert_eq!(decode_path("a%0ab%2x"), "a\nb%2x");
     }
 }

@@ -45,6 +45,18 @@ impl AtomicFile {
     }
 }
 
+/// The process umask, read without changing it (Linux /proc; 022 if unavailable).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:").map(|v| v.trim().to_string()))
+        })
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0o022)
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.inner.as_mut().expect("not yet committed").write(buf)

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Corpus generator for trawl's benchmarks and tests (in the spirit of fclones gen-test-files).
+
+  gen_corpus.py big DIR SIZE_MIB          one file DIR/big.bin of SIZE_MIB MiB of random bytes
+  gen_corpus.py small DIR COUNT [SEED]    COUNT files of 1-64 KiB in nested directories
+  gen_corpus.py awkward DIR               names with spaces, newlines, backslashes, invalid UTF-8
+
+Deterministic for a given seed; never overwrites an existing complete corpus (a marker file
+records what was made).
+"""
+import os
+import random
+import sys
+
+
+def marker_ok(d, tag):
+    m = os.path.join(d, ".corpus-done")
+    return os.path.exists(m) and open(m).read() == tag
+
+
+def mark(d, tag):
+    with open(os.path.join(d, ".corpus-done"), "w") as f:
+        f.write(tag)
+
+
+def big(d, mib):
+    tag = f"big {mib}"
+    os.makedirs(d, exist_ok=True)
+    if marker_ok(d, tag):
+        return
+    rnd = random.Random(1)
+    with open(os.path.join(d, "big.bin"), "wb") as f:
+        for _ in range(mib):
+            f.write(rnd.randbytes(1 << 20))
+    mark(d, tag)
+
+
+def small(d, count, seed=2):
+    tag = f"small {count} {seed}"
+    os.makedirs(d, exist_ok=True)
+    if marker_ok(d, tag):
+        return
+    rnd = random.Random(seed)
+    for i in range(count):
+        sub = os.path.join(d, f"d{i % 40:02d}", f"e{(i // 40) % 25:02d}")
+        os.makedirs(sub, exist_ok=True)
+        size = rnd.randint(1024, 64 * 1024)
+        with open(os.path.join(sub, f"f{i:06d}.dat"), "wb") as f:
+            f.write(rnd.randbytes(size))
+    mark(d, tag)
+
+
+def awkward(d):
+    os.makedirs(d, exist_ok=True)
+    names = [b"plain.txt", b"with space.txt", b"new\nline.txt", b"back\\slash.txt", b"cr\rname",
+             b"bad\xffutf8.bin", b"caf\xc3\xa9.txt", b"sub dir/inner\nfile", b"empty"]
+    for n in names:
+        p = os.path.join(os.fsencode(d), n)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(b"" if n == b"empty" else b"content of " + n)
+
+
+if __name__ == "__main__":
+    kind, d = sys.argv[1], sys.argv[2]
+    if kind == "big":
+        big(d, int(sys.argv[3]))
+    elif kind == "small":
+        small(d, int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 2)
+    elif kind == "awkward":
+        awkward(d)
+    else:
+        sys.exit(__doc__)

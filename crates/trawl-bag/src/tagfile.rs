@@ -1,0 +1,203 @@
+//! Tag files: decoding by the declared encoding, `bagit.txt`, `bag-info.txt` and manifests.
+
+/// Decodes tag-file bytes in `encoding` (UTF-8, UTF-16 with or without BOM, ISO-8859-1; other
+/// labels through encoding_rs). A UTF-8 BOM is tolerated here (bagit.txt is checked separately).
+pub fn decode(bytes: &[u8], encoding: &str) -> Result<String, String> {
+    let label = encoding.trim().to_ascii_lowercase();
+    match label.as_str() {
+        "utf-8" | "utf8" => {
+            let b = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+            String::from_utf8(b.to_vec()).map_err(|e| format!("not valid UTF-8 ({e})"))
+        }
+        "iso-8859-1" | "iso8859-1" | "latin1" | "latin-1" | "iso_8859-1" => {
+            Ok(bytes.iter().map(|&b| b as char).collect())
+        }
+        "utf-16" | "utf16" | "utf-16le" | "utf-16be" => {
+            let (be, body) = if let Some(b) = bytes.strip_prefix(b"\xfe\xff") {
+                (true, b)
+            } else if let Some(b) = bytes.strip_prefix(b"\xff\xfe") {
+                (false, b)
+            } else {
+                // No BOM: RFC 2781 says big-endian unless the label says otherwise.
+                (label != "utf-16le", bytes)
+            };
+            if body.len() % 2 != 0 {
+                return Err("odd number of bytes for UTF-16".into());
+            }
+            let units: Vec<u16> = body
+                .chunks_exact(2)
+                .map(|c| {
+                    if be {
+                        u16::from_be_bytes([c[0], c[1]])
+                    } else {
+                        u16::from_le_bytes([c[0], c[1]])
+                    }
+                })
+                .collect();
+            String::from_utf16(&units).map_err(|e| format!("not valid UTF-16 ({e})"))
+        }
+        _ => match encoding_rs::Encoding::for_label(label.as_bytes()) {
+            Some(enc) => {
+                let (s, _, bad) = enc.decode(bytes);
+                if bad {
+                    Err(format!("not valid {encoding}"))
+                } else {
+                    Ok(s.into_owned())
+                }
+            }
+            None => Err(format!("unknown Tag-File-Character-Encoding '{encoding}'")),
+        },
+    }
+}
+
+/// Splits on LF, CRLF or CR (all allowed by RFC 8493).
+pub fn lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\n' || b[i] == b'\r' {
+            out.push(&text[start..i]);
+            if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    if start < b.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// `Label: value` records with continuation lines (leading whitespace), in order.
+pub fn parse_labels(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, line) in lines(text).into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            match out.last_mut() {
+                Some((_, v)) => {
+                    v.push(' ');
+                    v.push_str(line.trim());
+                }
+                None => {
+                    return Err(format!(
+                        "line {}: continuation line before any label",
+                        i + 1
+                    ));
+                }
+            }
+            continue;
+        }
+        let Some((k, v)) = line.split_once(':') else {
+            return Err(format!("line {}: expected 'Label: value'", i + 1));
+        };
+        out.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(out)
+}
+
+/// One manifest line: digest and decoded path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestLine {
+    pub line: usize,
+    pub digest: String,
+    pub path: String,
+}
+
+/// Parses `checksum<whitespace>filepath` lines, percent-decoding paths.
+pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<String>) {
+    let mut entries = Vec::new();
+    let mut errors = Vec::new();
+    for (i, line) in lines(text).into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t = line.trim_start();
+        match t.find([' ', '\t']) {
+            Some(sp) => {
+                let digest = t[..sp].to_ascii_lowercase();
+                let path = t[sp..].trim_start_matches([' ', '\t']);
+                // Trailing whitespace is part of no real path written by any BagIt tool, but a
+                // CR left by a mixed line ending would be: strip only CR.
+                if path.is_empty() {
+                    errors.push(format!("line {}: no file path after the digest", i + 1));
+                } else {
+                    entries.push(ManifestLine {
+                        line: i + 1,
+                        digest,
+                        path: crate::decode_path(path),
+                    });
+                }
+            }
+            None => errors.push(format!("line {}: expected 'CHECKSUM FILEPATH'", i + 1)),
+        }
+    }
+    (entries, errors)
+}
+
+/// Normalizes a manifest path: strips `./` prefixes; refuses absolute paths, `..`, `~` and
+/// empty components (paths that would escape the bag).
+pub fn safe_path(p: &str) -> Result<String, String> {
+    let mut s = p;
+    while let Some(r) = s.strip_prefix("./") {
+        s = r;
+    }
+    if s.starts_with('/') || s.starts_with('\\') || (s.len() > 1 && s.as_bytes()[1] == b':') {
+        return Err(format!("'{p}' is an absolute path"));
+    }
+    if s.starts_with('~') {
+        return Err(format!("'{p}' starts with '~'"));
+    }
+    let mut parts = Vec::new();
+    for c in s.split('/') {
+        match c {
+            "" | "." => continue,
+            ".." => return Err(format!("'{p}' contains '..'")),
+            c => parts.push(c),
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("'{p}' names no file"));
+    }
+    Ok(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings() {
+        assert_eq!(decode(b"\xff\xfea\x00b\x00", "UTF-16").unwrap(), "ab");
+        assert_eq!(decode(b"\x00a\x00b", "UTF-16").unwrap(), "ab");
+        assert_eq!(decode(b"caf\xe9", "ISO-8859-1").unwrap(), "café");
+        assert!(decode(b"caf\xe9", "UTF-8").is_err());
+    }
+
+    #[test]
+    fn label_lines_and_continuations() {
+        let l = parse_labels("A: 1\r\nB: two\n  lines\rC:3").unwrap();
+        assert_eq!(
+            l,
+            vec![
+                ("A".into(), "1".into()),
+                ("B".into(), "two lines".into()),
+                ("C".into(), "3".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn unsafe_paths() {
+        assert_eq!(safe_path("./data/x").unwrap(), "data/x");
+        for bad in ["/etc/passwd", "data/../../x", "~/x", "../x"] {
+            assert!(safe_path(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,567 @@
+//! Bag validation per RFC 8493, accepting bags of BagIt 0.93 to 1.0.
+//!
+//! A bag is *valid* when it is complete (every file of every payload manifest present, nothing in
+//! `data/` unlisted, every payload manifest listing the same files, Payload-Oxum right) and every
+//! digest matches. A holey bag (fetch.txt naming files not present) is reported with what would
+//! have to be fetched; trawl never fetches. SHOULD-level findings are warnings and do not make a
+//! bag invalid.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use trawl_digest::Algorithm;
+use trawl_scan::{DigestLanes, Event, Input, LaneOutput, Progress, ScanConfig, ScanError};
+
+use crate::tagfile::{self, ManifestLine};
+use crate::{BagError, io_err};
+
+/// BagIt versions whose bags trawl reads.
+pub const SUPPORTED_VERSIONS: [&str; 6] = ["0.93", "0.94", "0.95", "0.96", "0.97", "1.0"];
+
+/// One line of fetch.txt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchItem {
+    pub url: String,
+    pub length: Option<u64>,
+    pub path: String,
+}
+
+/// A manifest file as loaded.
+#[derive(Debug, Clone)]
+pub struct LoadedManifest {
+    pub file: String,
+    pub algorithm: Option<Algorithm>,
+    pub entries: Vec<ManifestLine>,
+}
+
+/// A bag's tag files, parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Bag {
+    pub root: PathBuf,
+    pub version: String,
+    pub encoding: String,
+    pub info: Vec<(String, String)>,
+    pub payload: Vec<LoadedManifest>,
+    pub tag: Vec<LoadedManifest>,
+    pub fetch: Vec<FetchItem>,
+}
+
+impl Bag {
+    pub fn info_value(&self, label: &str) -> Option<&str> {
+        self.info
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(label))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn payload_algorithms(&self) -> Vec<Algorithm> {
+        self.payload.iter().filter_map(|m| m.algorithm).collect()
+    }
+}
+
+/// What validation found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub version: String,
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+    pub to_fetch: Vec<FetchItem>,
+    pub files_checked: u64,
+    pub bytes_checked: u64,
+    /// Payload files that could not be read (permissions, I/O errors).
+    pub unreadable: u64,
+}
+
+impl Report {
+    pub fn is_valid(&self) -> bool {
+        self.errors.is_empty() && self.to_fetch.is_empty() && self.unreadable == 0
+    }
+}
+
+fn read_tag(root: &Path, name: &str) -> Result<Option<Vec<u8>>, BagError> {
+    let p = root.join(name);
+    match std::fs::read(&p) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(&p)(e)),
+    }
+}
+
+/// Loads and checks the tag files. Problems that do not stop loading go into `report`.
+pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
+    let mut bag = Bag {
+        root: root.to_path_buf(),
+        ..Default::default()
+    };
+    let md = std::fs::metadata(root).map_err(io_err(root))?;
+    if !md.is_dir() {
+        return Err(BagError::Refused {
+            path: root.to_path_buf(),
+            msg: "not a directory".into(),
+        });
+    }
+    let Some(raw) = read_tag(root, "bagit.txt")? else {
+        return Err(BagError::Refused {
+            path: root.join("bagit.txt"),
+            msg: "missing: not a bag".into(),
+        });
+    };
+    if raw.starts_with(b"\xef\xbb\xbf") {
+        report
+            .errors
+            .push("bagit.txt: begins with a byte-order mark, which RFC 8493 forbids".into());
+    }
+    let text = tagfile::decode(&raw, "UTF-8").map_err(|m| BagError::Refused {
+        path: root.join("bagit.txt"),
+        msg: m,
+    })?;
+    let labels = tagfile::parse_labels(&text).map_err(|m| BagError::Refused {
+        path: root.join("bagit.txt"),
+        msg: m,
+    })?;
+    let get = |k: &str| labels.iter().find(|(l, _)| l == k).map(|(_, v)| v.clone());
+    bag.version = get("BagIt-Version").unwrap_or_default();
+    bag.encoding = get("Tag-File-Character-Encoding").unwrap_or_default();
+    report.version = bag.version.clone();
+    if bag.version.is_empty() || bag.encoding.is_empty() {
+        report
+            .errors
+            .push("bagit.txt: must declare BagIt-Version and Tag-File-Character-Encoding".into());
+    }
+    if !bag.version.is_empty() && !SUPPORTED_VERSIONS.contains(&bag.version.as_str()) {
+        report.errors.push(format!(
+            "bagit.txt: unsupported BagIt-Version '{}' (supported: 0.93 to 1.0)",
+            bag.version
+        ));
+    }
+    if labels.len() != 2 || labels.first().map(|l| l.0.as_str()) != Some("BagIt-Version") {
+        report.warnings.push(
+            "bagit.txt: should hold exactly BagIt-Version then Tag-File-Character-Encoding".into(),
+        );
+    }
+    if bag.encoding.is_empty() {
+        bag.encoding = "UTF-8".into();
+    }
+    let enc = bag.encoding.clone();
+    let decode = |name: &str, raw: &[u8], report: &mut Report| -> Option<String> {
+        match tagfile::decode(raw, &enc) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                report
+                    .errors
+                    .push(format!("{name}: {e} (declared encoding {enc})"));
+                None
+            }
+        }
+    };
+    if !root.join("data").is_dir() {
+        report
+            .errors
+            .push("data/: payload directory is missing".into());
+    }
+    for info_name in ["bag-info.txt", "package-info.txt"] {
+        if let Some(raw) = read_tag(root, info_name)?
+            && let Some(t) = decode(info_name, &raw, report)
+        {
+            match tagfile::parse_labels(&t) {
+                Ok(l) => bag.info = l,
+                Err(e) => report.errors.push(format!("{info_name}: {e}")),
+            }
+            break;
+        }
+    }
+    // Manifests, sorted by name for stable messages.
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map_err(io_err(root))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    for name in names {
+        let (is_tag, alg_name) = if let Some(a) = name
+            .strip_prefix("tagmanifest-")
+            .and_then(|r| r.strip_suffix(".txt"))
+        {
+            (true, a)
+        } else if let Some(a) = name
+            .strip_prefix("manifest-")
+            .and_then(|r| r.strip_suffix(".txt"))
+        {
+            (false, a)
+        } else {
+            continue;
+        };
+        let algorithm: Option<Algorithm> = alg_name.parse().ok();
+        if algorithm.is_none() {
+            report.warnings.push(format!(
+                "{name}: algorithm '{alg_name}' is not supported by trawl; not checked"
+            ));
+        }
+        let raw = read_tag(root, &name)?.unwrap_or_default();
+        let Some(text) = decode(&name, &raw, report) else {
+            continue;
+        };
+        let (entries, errors) = tagfile::parse_manifest(&text);
+        for e in errors {
+            report.errors.push(format!("{name}: {e}"));
+        }
+        let mut ok = Vec::with_capacity(entries.len());
+        for mut e in entries {
+            match tagfile::safe_path(&e.path) {
+                Ok(p) => {
+                    if let Some(a) = algorithm
+                        && (e.digest.len() != a.hex_len()
+                            || !e.digest.bytes().all(|b| b.is_ascii_hexdigit()))
+                    {
+                        report.errors.push(format!(
+                            "{name}: line {}: '{}' is not a {a} digest",
+                            e.line, e.digest
+                        ));
+                        continue;
+                    }
+                    if !is_tag && !p.starts_with("data/") {
+                        report.errors.push(format!(
+                            "{name}: line {}: '{p}' is outside the payload directory data/",
+                            e.line
+                        ));
+                        continue;
+                    }
+                    e.path = p;
+                    ok.push(e);
+                }
+                Err(m) => report
+                    .errors
+                    .push(format!("{name}: line {}: unsafe path: {m}", e.line)),
+            }
+        }
+        let m = LoadedManifest {
+            file: name.clone(),
+            algorithm,
+            entries: ok,
+        };
+        if is_tag {
+            bag.tag.push(m)
+        } else {
+            bag.payload.push(m)
+        }
+    }
+    if bag.payload.iter().all(|m| m.algorithm.is_none()) {
+        report
+            .errors
+            .push("no payload manifest (manifest-ALGORITHM.txt) that trawl can check".into());
+    }
+    if let Some(raw) = read_tag(root, "fetch.txt")?
+        && let Some(t) = decode("fetch.txt", &raw, report)
+    {
+        for (i, line) in tagfile::lines(&t).into_iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut it = line.splitn(3, [' ', '\t']);
+            let (url, len, path) = (it.next(), it.next(), it.next());
+            match (url, len, path) {
+                (Some(url), Some(len), Some(path)) => {
+                    match tagfile::safe_path(&crate::decode_path(path.trim_start())) {
+                        Ok(p) if p.starts_with("data/") => bag.fetch.push(FetchItem {
+                            url: url.into(),
+                            length: len.parse().ok(),
+                            path: p,
+                        }),
+                        Ok(p) => report
+                            .errors
+                            .push(format!("fetch.txt: line {}: '{p}' is outside data/", i + 1)),
+                        Err(m) => report
+                            .errors
+                            .push(format!("fetch.txt: line {}: unsafe path: {m}", i + 1)),
+                    }
+                }
+                _ => report.errors.push(format!(
+                    "fetch.txt: line {}: expected 'URL LENGTH FILENAME'",
+                    i + 1
+                )),
+            }
+        }
+    }
+    Ok(bag)
+}
+
+/// Every regular file under `root/data`, as `data/...` strings, with sizes.
+pub fn payload_files(root: &Path, report: &mut Report) -> BTreeMap<String, u64> {
+    let data = root.join("data");
+    let (tx, rx) = crossbeam_channel::bounded(1024);
+    let stop = AtomicBool::new(false);
+    let roots = vec![data.clone()];
+    let opts = trawl_walk::WalkOptions::default();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            trawl_walk::walk(&roots, &opts, &tx, &stop, &|_| {});
+            drop(tx);
+        });
+        let mut out = BTreeMap::new();
+        for item in rx {
+            match item {
+                trawl_walk::WalkItem::File(f) => {
+                    let rel = f.path.strip_prefix(root).unwrap_or(&f.path);
+                    match rel.to_str() {
+                        Some(s) => {
+                            out.insert(s.to_string(), f.size);
+                        }
+                        None => report.errors.push(format!(
+                            "{}: name is not valid UTF-8 and cannot be listed in a manifest",
+                            rel.display()
+                        )),
+                    }
+                }
+                trawl_walk::WalkItem::Skipped { path, kind } => report.warnings.push(format!(
+                    "{}: {} in payload",
+                    path.display(),
+                    kind.describe()
+                )),
+                trawl_walk::WalkItem::Error(e) => report.errors.push(e.to_string()),
+            }
+        }
+        out
+    })
+}
+
+/// Digests `paths` (relative to `root`) with `algs` in one pass; returns digests by path and
+/// counts unreadable files into `report`.
+pub fn hash_files(
+    root: &Path,
+    paths: &[String],
+    algs: &[Algorithm],
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+    report: &mut Report,
+) -> HashMap<String, Vec<(Algorithm, Vec<u8>)>> {
+    let full: Vec<PathBuf> = paths.iter().map(|p| root.join(p)).collect();
+    let back: HashMap<PathBuf, &String> = full.iter().cloned().zip(paths.iter()).collect();
+    let mut out = HashMap::new();
+    trawl_scan::scan(
+        cfg,
+        Input::Files(&full),
+        &DigestLanes(algs.to_vec()),
+        progress,
+        cancel,
+        &mut |ev| match ev {
+            Event::File(rec) => {
+                report.files_checked += 1;
+                report.bytes_checked += rec.size;
+                let d = rec
+                    .outputs
+                    .into_iter()
+                    .map(|LaneOutput::Digest(a, d)| (a, d))
+                    .collect();
+                out.insert(back[&rec.path].clone(), d);
+            }
+            Event::Failed(ScanError::Read(e)) => {
+                report.unreadable += 1;
+                report.errors.push(e.to_string());
+            }
+            Event::Failed(e) => report.errors.push(e.to_string()),
+            Event::Skipped { path, kind } => {
+                report
+                    .errors
+                    .push(format!("{}: {}", path.display(), kind.describe()))
+            }
+        },
+    );
+    out
+}
+
+/// Validates the bag at `root`. `fast`: structure and Payload-Oxum only, no payload read.
+pub fn validate(
+    root: &Path,
+    fast: bool,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Report, BagError> {
+    let mut report = Report::default();
+    let bag = load(root, &mut report)?;
+    let on_disk = payload_files(root, &mut report);
+
+    // Payload-Oxum: octets.streams.
+    match bag.info_value("Payload-Oxum") {
+        Some(ox) => match ox
+            .split_once('.')
+            .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+        {
+            Some((bytes, count)) => {
+                let (b, c) = (on_disk.values().sum::<u64>(), on_disk.len() as u64);
+                // A holey bag's Oxum counts files not yet fetched.
+                if (b, c) != (bytes, count) && bag.fetch.is_empty() {
+                    report.errors.push(format!(
+                        "bag-info.txt: Payload-Oxum is {bytes}.{count} but the payload holds {b} bytes in {c} files"
+                    ));
+                }
+            }
+            None => report
+                .errors
+                .push(format!("bag-info.txt: malformed Payload-Oxum '{ox}'")),
+        },
+        None if fast => report
+            .errors
+            .push("fast validation needs a Payload-Oxum in bag-info.txt".into()),
+        None => report
+            .warnings
+            .push("bag-info.txt: no Payload-Oxum (RFC 8493 says it SHOULD be there)".into()),
+    }
+    if fast {
+        return Ok(report);
+    }
+
+    // Completeness: per manifest listings, duplicates, agreement between manifests.
+    let mut listed: BTreeMap<String, Vec<(usize, &ManifestLine)>> = BTreeMap::new();
+    for (mi, m) in bag.payload.iter().enumerate() {
+        let mut seen: HashMap<&str, &ManifestLine> = HashMap::new();
+        for e in &m.entries {
+            if let Some(prev) = seen.get(e.path.as_str()) {
+                if prev.digest != e.digest {
+                    report.errors.push(format!(
+                        "{}: '{}' is listed twice with different digests (lines {} and {})",
+                        m.file, e.path, prev.line, e.line
+                    ));
+                } else {
+                    report.warnings.push(format!(
+                        "{}: '{}' is listed twice (lines {} and {})",
+                        m.file, e.path, prev.line, e.line
+                    ));
+                }
+                continue;
+            }
+            seen.insert(&e.path, e);
+            listed.entry(e.path.clone()).or_default().push((mi, e));
+        }
+    }
+    for (path, ms) in &listed {
+        if ms.len() != bag.payload.len() {
+            let missing_from: Vec<&str> = bag
+                .payload
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !ms.iter().any(|(mi, _)| mi == i))
+                .map(|(_, m)| m.file.as_str())
+                .collect();
+            report.errors.push(format!(
+                "{path}: listed in some payload manifests but not in {}",
+                missing_from.join(", ")
+            ));
+        }
+    }
+    let fetch_paths: BTreeSet<&str> = bag.fetch.iter().map(|f| f.path.as_str()).collect();
+    for f in &bag.fetch {
+        if !listed.contains_key(&f.path) {
+            report
+                .errors
+                .push(format!("fetch.txt: '{}' is in no payload manifest", f.path));
+        }
+    }
+    for path in on_disk.keys() {
+        if !listed.contains_key(path) {
+            report
+                .errors
+                .push(format!("{path}: present in the payload but in no manifest"));
+        }
+    }
+    for path in listed.keys() {
+        if !on_disk.contains_key(path) {
+            if fetch_paths.contains(path.as_str()) {
+                report.to_fetch.push(
+                    bag.fetch
+                        .iter()
+                        .find(|f| &f.path == path)
+                        .cloned()
+                        .expect("in set"),
+                );
+            } else {
+                report
+                    .errors
+                    .push(format!("{path}: listed in the manifests but missing"));
+            }
+        }
+    }
+
+    // Digests: every present listed file, every algorithm, one read.
+    let algs = bag.payload_algorithms();
+    let present: Vec<String> = listed
+        .keys()
+        .filter(|p| on_disk.contains_key(*p))
+        .cloned()
+        .collect();
+    let got = hash_files(root, &present, &algs, cfg, progress, cancel, &mut report);
+    for (path, ms) in &listed {
+        let Some(d) = got.get(path) else { continue };
+        for (mi, e) in ms {
+            let m = &bag.payload[*mi];
+            let Some(alg) = m.algorithm else { continue };
+            let actual = d
+                .iter()
+                .find(|(a, _)| *a == alg)
+                .map(|(_, v)| hex::encode(v))
+                .unwrap_or_default();
+            if actual != e.digest {
+                report.errors.push(format!(
+                    "{path}: {alg} mismatch ({} line {}): manifest has {}, file has {actual}",
+                    m.file, e.line, e.digest
+                ));
+            }
+        }
+    }
+
+    // Tag manifests.
+    let mut tag_listed = BTreeSet::new();
+    for m in &bag.tag {
+        for e in &m.entries {
+            tag_listed.insert(e.path.clone());
+            if e.path.starts_with("data/") {
+                report.errors.push(format!(
+                    "{}: line {}: '{}' is a payload file",
+                    m.file, e.line, e.path
+                ));
+                continue;
+            }
+            let Some(alg) = m.algorithm else { continue };
+            match std::fs::read(root.join(&e.path)) {
+                Ok(bytes) => {
+                    let actual = hex::encode(trawl_digest::digest(alg, &bytes));
+                    if actual != e.digest {
+                        report.errors.push(format!(
+                            "{}: {alg} mismatch ({} line {}): manifest has {}, file has {actual}",
+                            e.path, m.file, e.line, e.digest
+                        ));
+                    }
+                }
+                Err(err) => report.errors.push(format!(
+                    "{}: listed in {} but cannot be read: {err}",
+                    e.path, m.file
+                )),
+            }
+        }
+    }
+    if !bag.tag.is_empty() {
+        for name in ["bagit.txt", "bag-info.txt", "fetch.txt"]
+            .into_iter()
+            .map(String::from)
+            .chain(bag.payload.iter().map(|m| m.file.clone()))
+        {
+            if root.join(&name).exists() && !tag_listed.contains(&name) {
+                report.warnings.push(format!(
+                    "{name}: not listed in the tag manifests (it SHOULD be)"
+                ));
+            }
+        }
+    }
+    if algs
+        .iter()
+        .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
+        && !algs.is_empty()
+    {
+        report.warnings.push(
+            "payload manifests use only md5/sha1; RFC 8493 recommends sha256 or sha512".into(),
+        );
+    }
+    Ok(report)
+}
