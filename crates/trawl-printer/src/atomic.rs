@@ -27,7 +27,8 @@ impl AtomicFile {
             .tempfile_in(dir)?;
         // tempfile creates 0600; the finished file gets the usual 0666 less the umask.
         use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))?;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))?;
         Ok(AtomicFile {
             target: target.to_path_buf(),
             inner: Some(BufWriter::with_capacity(1 << 16, tmp)),

@@ -1,0 +1,362 @@
+use std::path::Path;
+
+use crate::util::{Dir, Run};
+
+fn sha256_hex(b: &[u8]) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            std::io::Write::write_all(c.stdin.as_mut().unwrap(), b)?;
+            drop(c.stdin.take());
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// A hand-written bag (independent of trawl's writer) with the given tag-file bytes.
+fn handmade(
+    d: &Dir,
+    name: &str,
+    version: &str,
+    enc: &str,
+    payload: &[(&str, &[u8])],
+    encode: impl Fn(&str) -> Vec<u8>,
+) {
+    let root = d.join(name);
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    let mut manifest = String::new();
+    let mut bytes = 0;
+    for (p, c) in payload {
+        let path = root.join("data").join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, c).unwrap();
+        bytes += c.len();
+        let enc_name = p
+            .replace('%', "%25")
+            .replace('\n', "%0A")
+            .replace('\r', "%0D");
+        manifest.push_str(&format!("{}  data/{enc_name}\n", sha256_hex(c)));
+    }
+    std::fs::write(
+        root.join("bagit.txt"),
+        format!("BagIt-Version: {version}\nTag-File-Character-Encoding: {enc}\n"),
+    )
+    .unwrap();
+    std::fs::write(root.join("manifest-sha256.txt"), encode(&manifest)).unwrap();
+    std::fs::write(
+        root.join("bag-info.txt"),
+        encode(&format!("Payload-Oxum: {bytes}.{}\n", payload.len())),
+    )
+    .unwrap();
+}
+
+fn utf8(s: &str) -> Vec<u8> {
+    s.as_bytes().to_vec()
+}
+
+fn validate(d: &Dir, bag: &str) -> Run {
+    d.cmd().args(["bag", "validate", bag]).run()
+}
+
+#[test]
+fn create_in_place_then_validate() {
+    let d = Dir::new();
+    crate::util::make_awkward(&d, "b");
+    // Invalid UTF-8 cannot go in a UTF-8 manifest: refused, nothing moved.
+    let r = d.cmd().args(["bag", "create", "b"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("not valid UTF-8"), "{}", r.stderr);
+    assert!(d.join("b/plain.txt").exists() && !d.join("b/data").exists());
+    for e in std::fs::read_dir(d.join("b")).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_str().is_none() {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    d.create(b"b/100% done", b"pct");
+    d.cmd()
+        .args(["bag", "create", "b", "--info", "Source-Organization: Test"])
+        .run()
+        .code(0);
+    assert!(d.join("b/data/new\nline.txt").exists());
+    let m = std::fs::read_to_string(d.join("b/manifest-sha256.txt")).unwrap();
+    assert!(
+        m.contains("data/new%0Aline.txt") && m.contains("data/100%25 done"),
+        "{m}"
+    );
+    let info = std::fs::read_to_string(d.join("b/bag-info.txt")).unwrap();
+    assert!(
+        info.contains("Payload-Oxum: ")
+            && info.contains("Bagging-Date: ")
+            && info.contains("Source-Organization: Test")
+    );
+    let r = validate(&d, "b");
+    r.code(0);
+    assert!(r.stdout.contains("is valid"), "{}", r.stdout);
+    d.cmd()
+        .args(["bag", "validate", "b", "--fast"])
+        .run()
+        .code(0);
+    let r = d.cmd().args(["bag", "create", "b"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("already a bag"), "{}", r.stderr);
+}
+
+#[test]
+fn corruptions_are_rejected_precisely() {
+    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+        (
+            "changed byte",
+            Box::new(|b| std::fs::write(b.join("data/a"), b"x").unwrap()),
+            "data/a: sha256 mismatch",
+        ),
+        (
+            "missing file",
+            Box::new(|b| std::fs::remove_file(b.join("data/a")).unwrap()),
+            "data/a: listed in the manifests but missing",
+        ),
+        (
+            "extra file",
+            Box::new(|b| std::fs::write(b.join("data/extra"), b"e").unwrap()),
+            "data/extra: present in the payload but in no manifest",
+        ),
+        (
+            "wrong oxum",
+            Box::new(|b| std::fs::write(b.join("bag-info.txt"), "Payload-Oxum: 99.2\n").unwrap()),
+            "Payload-Oxum is 99.2",
+        ),
+        (
+            "manifests disagree",
+            Box::new(|b| {
+                let m = std::fs::read_to_string(b.join("manifest-sha256.txt")).unwrap();
+                let kept: String = m
+                    .lines()
+                    .filter(|l| !l.ends_with("data/a"))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                std::fs::write(b.join("manifest-sha256.txt"), kept).unwrap();
+            }),
+            "data/a: listed in some payload manifests but not in manifest-sha256.txt",
+        ),
+        (
+            "escape",
+            Box::new(|b| {
+                append(
+                    b,
+                    "manifest-sha256.txt",
+                    &format!("{}  data/../../etc/passwd\n", "0".repeat(64)),
+                )
+            }),
+            "contains '..'",
+        ),
+        (
+            "absolute",
+            Box::new(|b| {
+                append(
+                    b,
+                    "manifest-sha256.txt",
+                    &format!("{}  /etc/passwd\n", "0".repeat(64)),
+                )
+            }),
+            "absolute path",
+        ),
+        (
+            "tilde",
+            Box::new(|b| {
+                append(
+                    b,
+                    "manifest-sha256.txt",
+                    &format!("{}  ~/x\n", "0".repeat(64)),
+                )
+            }),
+            "starts with '~'",
+        ),
+        (
+            "listed twice",
+            Box::new(|b| {
+                append(
+                    b,
+                    "manifest-sha256.txt",
+                    &format!("{}  data/a\n", "0".repeat(64)),
+                )
+            }),
+            "'data/a' is listed twice with different digests",
+        ),
+        (
+            "bom",
+            Box::new(|b| {
+                let t = std::fs::read(b.join("bagit.txt")).unwrap();
+                std::fs::write(
+                    b.join("bagit.txt"),
+                    [b"\xef\xbb\xbf".as_slice(), &t].concat(),
+                )
+                .unwrap();
+            }),
+            "byte-order mark",
+        ),
+    ];
+    for (what, corrupt, expect) in cases {
+        let d = Dir::new();
+        d.create(b"b/a", b"alpha");
+        d.create(b"b/sub/b", b"beta");
+        d.cmd()
+            .args(["bag", "create", "b", "-d", "sha256,md5", "-q"])
+            .run()
+            .code(0);
+        corrupt(&d.join("b"));
+        let r = validate(&d, "b");
+        assert_eq!(r.code, 1, "{what}: {r:?}");
+        assert!(
+            r.stderr.contains(expect),
+            "{what}: expected '{expect}' in:\n{}",
+            r.stderr
+        );
+        assert!(r.stdout.contains("is NOT valid"), "{what}: {}", r.stdout);
+    }
+}
+
+fn append(root: &Path, file: &str, text: &str) {
+    let mut t = std::fs::read_to_string(root.join(file)).unwrap();
+    t.push_str(text);
+    std::fs::write(root.join(file), t).unwrap();
+}
+
+#[test]
+fn accepts_valid_bags_of_every_version_and_encoding() {
+    let d = Dir::new();
+    let payload: &[(&str, &[u8])] = &[
+        ("a.txt", b"one"),
+        ("new\nline", b"two"),
+        ("pct%", b"3"),
+        ("inner/bagit.txt", b"BagIt-Version: 1.0\n"),
+    ];
+    handmade(&d, "v097", "0.97", "UTF-8", payload, utf8);
+    handmade(&d, "v093", "0.93", "UTF-8", payload, utf8);
+    handmade(&d, "u16", "1.0", "UTF-16", payload, |s| {
+        let mut v = vec![0xfe, 0xff];
+        v.extend(s.encode_utf16().flat_map(|u| u.to_be_bytes()));
+        v
+    });
+    handmade(
+        &d,
+        "latin1",
+        "1.0",
+        "ISO-8859-1",
+        &[("caf\u{e9}", b"c")],
+        |s| s.chars().map(|c| c as u32 as u8).collect(),
+    );
+    // `./` prefixes and CRLF line endings.
+    handmade(&d, "dots", "1.0", "UTF-8", &[("a", b"a")], |s| {
+        s.replace("  data/", "  ./data/")
+            .replace('\n', "\r\n")
+            .into_bytes()
+    });
+    for b in ["v097", "v093", "u16", "latin1", "dots"] {
+        let r = validate(&d, b);
+        assert_eq!(r.code, 0, "{b}: {r:?}");
+    }
+}
+
+#[test]
+fn holey_bag_reports_what_to_fetch_and_never_fetches() {
+    let d = Dir::new();
+    handmade(
+        &d,
+        "h",
+        "1.0",
+        "UTF-8",
+        &[("here", b"h"), ("there", b"t")],
+        utf8,
+    );
+    std::fs::remove_file(d.join("h/data/there")).unwrap();
+    std::fs::write(
+        d.join("h/fetch.txt"),
+        "http://127.0.0.1:9/there 1 data/there\n",
+    )
+    .unwrap();
+    let r = validate(&d, "h");
+    r.code(1);
+    assert!(r.stderr.contains("data/there: not present; fetch.txt says to fetch it from http://127.0.0.1:9/there (1 bytes); trawl never fetches"), "{}", r.stderr);
+    assert!(r.stdout.contains("1 files to fetch"), "{}", r.stdout);
+}
+
+#[test]
+fn out_builds_a_separate_bag_and_leaves_the_source_alone() {
+    let d = Dir::new();
+    d.create(b"src/a", b"a");
+    d.create(b"src/d/b", b"b");
+    d.cmd()
+        .args(["bag", "create", "src", "--out", "dest", "-q"])
+        .run()
+        .code(0);
+    assert!(
+        d.join("src/a").exists()
+            && !d.join("src/data").exists()
+            && !d.join("src/bagit.txt").exists()
+    );
+    validate(&d, "dest").code(0);
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "dest"])
+        .run();
+    r.code(2);
+    assert!(r.stderr.contains("already exists"), "{}", r.stderr);
+}
+
+#[test]
+fn update_adds_algorithms_after_verifying() {
+    let d = Dir::new();
+    d.create(b"b/a", b"a");
+    d.cmd()
+        .args(["bag", "create", "b", "-d", "sha256", "-q"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["bag", "update", "b", "-d", "sha512,md5", "-q"])
+        .run()
+        .code(0);
+    assert!(d.join("b/manifest-sha512.txt").exists() && d.join("b/manifest-md5.txt").exists());
+    assert!(d.join("b/tagmanifest-md5.txt").exists());
+    validate(&d, "b").code(0);
+    std::fs::write(d.join("b/data/a"), b"changed").unwrap();
+    let r = d.cmd().args(["bag", "update", "b", "-d", "blake3"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("not updated"), "{}", r.stderr);
+    assert!(!d.join("b/manifest-blake3.txt").exists());
+}
+
+#[test]
+fn interrupted_creation_is_recoverable() {
+    let d = Dir::new();
+    d.create(b"b/x", b"x");
+    d.create(b"b/data", b"a file named data");
+    d.create(b"b/dir/y", b"y");
+    // The state an interruption between two moves leaves: journal written, one entry moved.
+    std::fs::write(
+        d.join("b/.trawl-bag-journal"),
+        "trawl bag create journal\ndata\ndir\nx\n",
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("b/.trawl-bag-payload")).unwrap();
+    std::fs::rename(d.join("b/data"), d.join("b/.trawl-bag-payload/data")).unwrap();
+    let r = d.cmd().args(["bag", "create", "b"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("trawl bag recover"), "{}", r.stderr);
+    d.cmd().args(["bag", "recover", "b"]).run().code(0);
+    let mut names: Vec<_> = std::fs::read_dir(d.join("b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["data", "dir", "x"]);
+    assert_eq!(
+        std::fs::read(d.join("b/data")).unwrap(),
+        b"a file named data"
+    );
+    // And after recovery, creation works.
+    d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
+    validate(&d, "b").code(0);
+}

@@ -1,0 +1,7 @@
+//! The binary driven as a user would: stdout, stderr and exit code.
+
+mod bag;
+mod interop;
+mod scan;
+mod util;
+mod verify;

@@ -1,0 +1,343 @@
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, is_root};
+
+fn coreutils(prog: &str, file: &std::path::Path) -> String {
+    let out = Command::new(prog).arg(file).output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn digests_equal_coreutils_for_every_algorithm_in_one_pass() {
+    let d = Dir::new();
+    let mut data: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    data.extend_from_slice(b"tail");
+    d.create(b"t/big.bin", &data); // several pooled buffers: the fanned-out path
+    d.create(b"t/small.txt", b"hello\n"); // one buffer: the inline path
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            "t",
+            "-d",
+            "md5,sha1,sha256,sha512",
+            "--json",
+            "r.json",
+            "-q",
+        ])
+        .run();
+    r.code(0);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    for f in files {
+        let path = d.path().join(f["path"].as_str().unwrap());
+        for (alg, prog) in [
+            ("md5", "md5sum"),
+            ("sha1", "sha1sum"),
+            ("sha256", "sha256sum"),
+            ("sha512", "sha512sum"),
+        ] {
+            assert_eq!(
+                f["digests"][alg].as_str().unwrap(),
+                coreutils(prog, &path),
+                "{alg} of {}",
+                path.display()
+            );
+        }
+    }
+    assert_eq!(report["totals"]["files"], 2);
+    assert_eq!(report["schema_version"], 1);
+}
+
+#[test]
+fn mmap_and_read_agree() {
+    let d = Dir::new();
+    let data: Vec<u8> = (0..5_000_000u32).map(|i| (i % 251) as u8).collect();
+    d.create(b"t/f", &data);
+    let a = d
+        .cmd()
+        .args([
+            "scan",
+            "t",
+            "-d",
+            "blake3",
+            "-m",
+            "b3sum:-",
+            "-q",
+            "--io",
+            "mmap",
+            "--buffer-size",
+            "64K",
+        ])
+        .run();
+    let b = d
+        .cmd()
+        .args([
+            "scan", "t", "-d", "blake3", "-m", "b3sum:-", "-q", "--io", "read",
+        ])
+        .run();
+    a.code(0);
+    b.code(0);
+    assert_eq!(a.stdout, b.stdout);
+    assert!(a.stdout.starts_with(&blake3_hex(&data)));
+}
+
+/// Ties the two I/O methods to a value; b3sum checks BLAKE3 independently in the interop tests.
+fn blake3_hex(data: &[u8]) -> String {
+    blake3::hash(data).to_hex().to_string()
+}
+
+#[test]
+fn fifo_socket_and_symlink_are_skipped_without_blocking() {
+    let d = Dir::new();
+    d.create(b"t/a", b"a");
+    let fifo = d.join("t/fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _sock = std::os::unix::net::UnixListener::bind(d.join("t/sock")).unwrap();
+    std::os::unix::fs::symlink("a", d.join("t/link")).unwrap();
+    let start = Instant::now();
+    let r = d.cmd().args(["scan", "t", "--jsonl", "out.jsonl"]).run();
+    assert!(start.elapsed() < Duration::from_secs(20));
+    r.code(0);
+    assert!(r.stderr.contains("t/fifo: skipped: FIFO"), "{}", r.stderr);
+    assert!(r.stderr.contains("t/sock: skipped: socket"), "{}", r.stderr);
+    assert!(r.stdout.contains("1 files"), "{}", r.stdout);
+    let jsonl = std::fs::read_to_string(d.join("out.jsonl")).unwrap();
+    assert!(jsonl.contains(r#""skipped":"symlink""#), "{jsonl}");
+}
+
+#[test]
+fn device_given_directly_is_skipped() {
+    let d = Dir::new();
+    let r = d.cmd().args(["scan", "/dev/null", "/dev/zero"]).run();
+    r.code(0);
+    assert!(
+        r.stderr.contains("/dev/zero: skipped: character device"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn unreadable_file_is_named_and_the_run_goes_on_with_exit_2() {
+    let d = Dir::new();
+    d.create(b"t/ok", b"ok");
+    let bad = d.create(b"t/secret", b"s");
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-m", "sha256sum:sums"])
+        .unprivileged()
+        .run();
+    r.code(2);
+    assert!(
+        r.stderr
+            .contains("trawl: t/secret: cannot open: Permission denied"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("FAILED: 1 files could not be read"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("t/secret"),
+        "summary names the file: {}",
+        r.stdout
+    );
+    let sums = std::fs::read_to_string(d.join("sums")).unwrap();
+    assert!(
+        sums.contains("  ok\n") && !sums.contains("secret"),
+        "{sums}"
+    );
+    if !is_root() {
+        eprintln!("note: ran as an ordinary user");
+    }
+}
+
+#[test]
+fn symlink_loop_is_reported_when_following() {
+    let d = Dir::new();
+    d.create(b"t/a/f", b"f");
+    std::os::unix::fs::symlink("..", d.join("t/a/up")).unwrap();
+    let r = d.cmd().args(["scan", "t", "--follow"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("symbolic link loop"), "{}", r.stderr);
+    // Without --follow the link is not followed, so there is no loop.
+    d.cmd().args(["scan", "t"]).run().code(0);
+}
+
+#[test]
+fn empty_file_and_empty_tree() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("none")).unwrap();
+    let r = d.cmd().args(["scan", "none", "-m", "sha256sum:sums"]).run();
+    r.code(0);
+    assert!(r.stdout.starts_with("0 files"), "{}", r.stdout);
+    assert_eq!(std::fs::read(d.join("sums")).unwrap(), b"");
+    d.create(b"e/empty", b"");
+    let r = d.cmd().args(["scan", "e", "-m", "sha256sum:-", "-q"]).run();
+    r.code(0);
+    assert_eq!(
+        r.stdout,
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty\n"
+    );
+}
+
+#[test]
+fn jsonl_keeps_invalid_utf8_bytes() {
+    let d = Dir::new();
+    d.create(b"t/a\xffb", b"x");
+    let r = d.cmd().args(["scan", "t", "--jsonl", "-", "-q"]).run();
+    r.code(0);
+    let rec: serde_json::Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["path"], "t/a\u{fffd}b");
+    assert_eq!(rec["path_hex"], "742f61ff62");
+    assert_eq!(rec["size"], 1);
+}
+
+#[test]
+fn full_disk_while_writing_a_manifest_leaves_no_partial_file() {
+    let d = Dir::new();
+    for i in 0..200 {
+        d.create(format!("t/file-{i:04}").as_bytes(), b"x");
+    }
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-m", "sha256sum:sums"])
+        .file_size_limit(4096)
+        .run();
+    r.code(2);
+    assert!(
+        r.stderr.contains("trawl: sums: cannot write"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("File too large"), "{}", r.stderr);
+    assert!(!d.join("sums").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        leftovers,
+        vec![std::ffi::OsString::from("t")],
+        "temporary files left: {leftovers:?}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_promptly_and_leaves_no_output() {
+    let d = Dir::new();
+    let chunk = vec![7u8; 1 << 20];
+    let mut f = std::fs::File::create(d.join("big")).unwrap();
+    for _ in 0..400 {
+        std::io::Write::write_all(&mut f, &chunk).unwrap();
+    }
+    drop(f);
+    let child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args([
+            "scan",
+            "big",
+            "-d",
+            "md5,sha512",
+            "-j1",
+            "-m",
+            "md5sum:sums",
+            "--json",
+            "r.json",
+        ])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?} to stop",
+        start.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("big")],
+        "left behind: {names:?}"
+    );
+}
+
+#[test]
+fn bad_flags_are_clear_errors() {
+    let d = Dir::new();
+    let r = d.cmd().args(["scan", ".", "-d", "sha3"]).run();
+    r.code(2);
+    assert!(
+        r.stderr.contains("unknown digest algorithm 'sha3'"),
+        "{}",
+        r.stderr
+    );
+    let r = d.cmd().args(["scan", ".", "-m", "nope:x"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("unknown format 'nope'"), "{}", r.stderr);
+    let r = d.cmd().args(["scan", "missing-dir"]).run();
+    r.code(2);
+    assert!(
+        r.stderr
+            .contains("trawl: missing-dir: No such file or directory"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn scanning_never_changes_the_tree() {
+    let d = Dir::new();
+    d.create(b"t/a", b"abc");
+    let before = std::fs::metadata(d.join("t/a")).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    d.cmd().args(["scan", "t", "-q"]).run().code(0);
+    let after = std::fs::metadata(d.join("t/a")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (before.mtime(), before.mtime_nsec()),
+        (after.mtime(), after.mtime_nsec())
+    );
+    assert_eq!(
+        (before.atime(), before.atime_nsec()),
+        (after.atime(), after.atime_nsec()),
+        "atime changed"
+    );
+    assert_eq!(std::fs::read_dir(d.join("t")).unwrap().count(), 1);
+}

@@ -1,0 +1,192 @@
+//! Test harness: a temporary directory, the trawl binary, and captured stdout/stderr/exit code
+//! (after ripgrep's tests/util.rs).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Dir {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Dir {
+    pub fn new() -> Dir {
+        let tmp = tempfile::Builder::new()
+            .prefix("trawl-test-")
+            .tempdir()
+            .unwrap();
+        // Readable by the unprivileged user some tests drop to.
+        std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        Dir { tmp }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
+        self.tmp.path().join(p)
+    }
+
+    /// Creates a file (and its parents) with `contents`; `name` is raw bytes.
+    pub fn create(&self, name: &[u8], contents: &[u8]) -> PathBuf {
+        let p = self.tmp.path().join(OsStr::from_bytes(name));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+
+    pub fn cmd(&self) -> TrawlCmd {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
+        c.current_dir(self.path());
+        TrawlCmd { cmd: c }
+    }
+}
+
+pub struct TrawlCmd {
+    pub cmd: Command,
+}
+
+impl TrawlCmd {
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    /// Runs as an unprivileged user when the tests run as root, so that permission bits matter.
+    pub fn unprivileged(mut self) -> Self {
+        if is_root() {
+            unsafe {
+                self.cmd.pre_exec(|| {
+                    if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        self
+    }
+
+    /// Limits the size of any file the process writes (writes past it fail like a full disk).
+    pub fn file_size_limit(mut self, bytes: u64) -> Self {
+        unsafe {
+            self.cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        self
+    }
+
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().unwrap();
+        Run::from(out)
+    }
+}
+
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stdout_bytes: Vec<u8>,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stdout_bytes: o.stdout,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn code(&self, want: i32) -> &Self {
+        assert_eq!(
+            self.code, want,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// An outside tool: `Some(path)` if installed. When absent the test prints why it is skipped,
+/// or fails if TRAWL_REQUIRE_INTEROP=1.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        if std::env::var("TRAWL_REQUIRE_INTEROP").as_deref() == Ok("1") {
+            panic!("{name} is required (TRAWL_REQUIRE_INTEROP=1) but not installed");
+        }
+        eprintln!("SKIPPED: {name} is not installed");
+    }
+    found
+}
+
+/// Runs an outside tool in `dir`.
+pub fn run_tool(dir: &Path, prog: &Path, args: &[&OsStr]) -> Run {
+    Command::new(prog)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .into()
+}
+
+/// Awkward names that every manifest format must round-trip (where the format can hold them).
+pub fn awkward_names() -> Vec<&'static [u8]> {
+    vec![
+        b"plain.txt",
+        b"with space.txt",
+        b"new\nline.txt",
+        b"back\\slash.txt",
+        b"sub dir/nested.bin",
+        b"bad\xffutf8.bin",
+        b"caf\xc3\xa9.txt",
+        b"empty",
+    ]
+}
+
+pub fn make_awkward(d: &Dir, under: &str) {
+    for n in awkward_names() {
+        let mut p = under.as_bytes().to_vec();
+        p.push(b'/');
+        p.extend_from_slice(n);
+        let content = if n == b"empty" {
+            Vec::new()
+        } else {
+            [b"content of ".as_slice(), n].concat()
+        };
+        d.create(&p, &content);
+    }
+}
