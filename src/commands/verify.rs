@@ -68,7 +68,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     // One entry per path; the same path listed twice must agree.
     let mut entries: Vec<Entry> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
-    for e in parsed.entries {
+    for mut e in parsed.entries {
+        // `./name` and `name` are the same file (find and hashdeep write the former).
+        while let Some(rest) = e.path.strip_prefix(b"./") {
+            e.path = rest.to_vec();
+        }
         match by_name.get(&e.path) {
             Some(&i) => {
                 let prev = &mut entries[i];

@@ -95,6 +95,13 @@ impl TrawlCmd {
         self
     }
 
+    /// Runs with the working directory `sub` of the test directory.
+    pub fn run_in(mut self, sub: &str) -> Run {
+        let cwd = self.cmd.get_current_dir().unwrap().join(sub);
+        self.cmd.current_dir(cwd);
+        self.run()
+    }
+
     pub fn run(mut self) -> Run {
         let out = self.cmd.output().unwrap();
         Run::from(out)
