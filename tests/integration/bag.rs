@@ -2,6 +2,9 @@ use std::path::Path;
 
 use crate::util::{Dir, Run};
 
+/// A way to damage a bag in place.
+pub type Corrupt = Box<dyn Fn(&Path)>;
+
 fn sha256_hex(b: &[u8]) -> String {
     let out = std::process::Command::new("sha256sum")
         .stdin(std::process::Stdio::piped())
@@ -107,7 +110,7 @@ fn create_in_place_then_validate() {
 
 #[test]
 fn corruptions_are_rejected_precisely() {
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    let cases: Vec<(&str, Corrupt, &str)> = vec![
         (
             "changed byte",
             Box::new(|b| std::fs::write(b.join("data/a"), b"x").unwrap()),

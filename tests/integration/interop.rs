@@ -223,7 +223,7 @@ fn bagit_python_and_trawl_accept_each_others_bags_and_reject_the_same_corruption
     let python_ok =
         |d: &Dir, name: &str| run_tool(d.path(), &bagit, &[os("--validate"), os(name)]).code == 0;
     let trawl_ok = |d: &Dir, name: &str| d.cmd().args(["bag", "validate", name]).run().code == 0;
-    let corruptions: Vec<(&str, Box<dyn Fn(&std::path::Path)>)> = vec![
+    let corruptions: Vec<(&str, crate::bag::Corrupt)> = vec![
         ("none", Box::new(|_| {})),
         (
             "changed byte",

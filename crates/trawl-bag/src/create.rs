@@ -24,6 +24,9 @@ use crate::{BagError, io_err};
 pub const JOURNAL: &str = ".trawl-bag-journal";
 pub const STAGING: &str = ".trawl-bag-payload";
 
+/// Size and digests by path relative to the directory being bagged.
+type SizedDigests = BTreeMap<String, (u64, Vec<(Algorithm, Vec<u8>)>)>;
+
 /// Digests by payload path (`data/...`).
 pub type Digests = BTreeMap<String, Vec<(Algorithm, Vec<u8>)>>;
 
@@ -52,13 +55,7 @@ fn digest_tree(
     cfg: &ScanConfig,
     progress: &dyn Progress,
     cancel: &AtomicBool,
-) -> Result<
-    (
-        BTreeMap<String, (u64, Vec<(Algorithm, Vec<u8>)>)>,
-        Vec<String>,
-    ),
-    BagError,
-> {
+) -> Result<(SizedDigests, Vec<String>), BagError> {
     let mut cfg = cfg.clone();
     cfg.roots = vec![dir.to_path_buf()];
     let mut files = BTreeMap::new();

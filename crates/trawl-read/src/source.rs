@@ -140,3 +140,82 @@ impl<'a> ChunkSource<'a> {
         Ok(self.offset)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::open_for_read;
+    use std::io::Write;
+
+    fn drain(src: &mut ChunkSource<'_>) -> Vec<u8> {
+        let mut all = Vec::new();
+        while let Some(c) = src.next_chunk().unwrap() {
+            all.extend_from_slice(&c);
+        }
+        all
+    }
+
+    #[test]
+    fn growth_and_shrinkage_during_the_read_are_detected() {
+        for method in [IoMethod::Read, IoMethod::Mmap] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("f");
+            std::fs::write(&p, vec![1u8; 10_000]).unwrap();
+            let pool = BufferPool::new(2, 4096);
+            // Grows after the first chunk.
+            let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
+            let first = src.next_chunk().unwrap().unwrap();
+            assert_eq!(first.len(), 4096);
+            drop(first);
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&p)
+                .unwrap()
+                .write_all(b"more")
+                .unwrap();
+            drain(&mut src);
+            let e = src.finish().unwrap_err();
+            assert_eq!(e.kind(), "changed-during-read", "{method:?}: {e}");
+            assert!(e.to_string().contains("no digest recorded"));
+            // Shrinks before the end (read only: a mapped file that shrinks is the SIGBUS case the
+            // README warns about, which is why read is the default).
+            if method == IoMethod::Read {
+                let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
+                drop(src.next_chunk().unwrap());
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_len(5000)
+                    .unwrap();
+                drain(&mut src);
+                assert_eq!(src.finish().unwrap_err().kind(), "changed-during-read");
+            }
+            // Unchanged: fine.
+            let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
+            let all = drain(&mut src);
+            assert_eq!(src.finish().unwrap(), all.len() as u64);
+        }
+    }
+
+    #[test]
+    fn a_vanished_file_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = open_for_read(&dir.path().join("gone")).err().unwrap();
+        assert_eq!(e.kind(), "vanished");
+        assert!(
+            e.to_string()
+                .ends_with("gone: vanished before it could be read")
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fifo");
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = open_for_read(&p).err().unwrap();
+        assert_eq!(e.kind(), "not-regular");
+    }
+}
