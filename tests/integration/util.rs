@@ -42,6 +42,30 @@ impl Dir {
         p
     }
 
+    /// The trawl binary run as an unprivileged user when the tests run as root (so that permission
+    /// bits matter); the binary is copied into the test directory so that user can execute it
+    /// wherever the checkout lives.
+    pub fn cmd_unprivileged(&self) -> TrawlCmd {
+        if !is_root() {
+            return self.cmd();
+        }
+        let bin = self.join(".trawl-bin");
+        if !bin.exists() {
+            std::fs::copy(env!("CARGO_BIN_EXE_trawl"), &bin).unwrap();
+        }
+        let mut c = Command::new(&bin);
+        c.current_dir(self.path());
+        unsafe {
+            c.pre_exec(|| {
+                if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        TrawlCmd { cmd: c }
+    }
+
     pub fn cmd(&self) -> TrawlCmd {
         let mut c = Command::new(env!("CARGO_BIN_EXE_trawl"));
         c.current_dir(self.path());
@@ -60,21 +84,6 @@ impl TrawlCmd {
         S: AsRef<OsStr>,
     {
         self.cmd.args(args);
-        self
-    }
-
-    /// Runs as an unprivileged user when the tests run as root, so that permission bits matter.
-    pub fn unprivileged(mut self) -> Self {
-        if is_root() {
-            unsafe {
-                self.cmd.pre_exec(|| {
-                    if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-        }
         self
     }
 
