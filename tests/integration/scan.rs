@@ -141,7 +141,10 @@ fn unreadable_file_is_named_and_the_run_goes_on_with_exit_2() {
     d.create(b"t/ok", b"ok");
     let bad = d.create(b"t/secret", b"s");
     std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let r = d.cmd_unprivileged().args(["scan", "t", "-m", "sha256sum:sums"]).run();
+    let r = d
+        .cmd_unprivileged()
+        .args(["scan", "t", "-m", "sha256sum:sums"])
+        .run();
     r.code(2);
     assert!(
         r.stderr
