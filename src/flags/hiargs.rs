@@ -36,35 +36,9 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
         .with_context(|| format!("size '{s}' too large"))
 }
 
-/// Is `path` on a spinning disk? (Linux sysfs; unknown counts as not.)
-fn on_rotational_disk(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(md) = std::fs::metadata(path) else {
-        return false;
-    };
-    let dev = md.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let base = format!("/sys/dev/block/{major}:{minor}");
-    // A partition's queue settings live on its parent disk.
-    [
-        format!("{base}/queue/rotational"),
-        format!("{base}/../queue/rotational"),
-    ]
-    .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
-    .is_some_and(|v| v.trim() == "1")
-}
-
 /// Engine settings from the shared read flags.
 pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConfig> {
-    // One reader for spinning disks (seeking between files costs more than it gains), one per CPU
-    // for SSDs, NVMe and page-cached data; -j overrides.
-    let spinning = !roots.is_empty() && roots.iter().all(|p| on_rotational_disk(p));
     let mut cfg = ScanConfig::new(roots);
-    if spinning && r.threads.is_none() {
-        cfg.threads = 1;
-        cfg.buffers = 8;
-    }
     if let Some(t) = r.threads {
         if t == 0 {
             bail!("--threads must be at least 1");
