@@ -34,6 +34,14 @@ impl Output {
         }
     }
 
+    /// Device and inode of the file being written, if it is one.
+    pub fn identity(&self) -> Option<(u64, u64)> {
+        match self {
+            Output::Stdout(_) => None,
+            Output::File(f) => f.identity(),
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             Output::Stdout(_) => "<stdout>".into(),

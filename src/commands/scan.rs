@@ -81,6 +81,14 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             .iter()
             .any(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"));
 
+    // Our own temporary outputs may sit inside the scanned tree: they are not part of it.
+    let own: Vec<(u64, u64)> = manifests
+        .iter()
+        .map(|(_, o)| o)
+        .chain(json.iter())
+        .chain(jsonl.iter())
+        .filter_map(Output::identity)
+        .collect();
     let bar = crate::progress::Bar::new(plan.quiet);
     let start = Instant::now();
     let mut records: Vec<FileRecord> = Vec::new();
@@ -107,6 +115,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         &bar,
         &CANCEL,
         &mut |ev| match ev {
+            Event::File(rec) if own.contains(&(rec.dev, rec.ino)) => {}
             Event::File(rec) => {
                 bar.file_done();
                 emit(&file_json(&rec));

@@ -241,7 +241,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
 fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) -> Vec<Vec<u8>> {
     let (tx, rx) = crossbeam_channel::bounded(1024);
     let stop = AtomicBool::new(false);
-    let manifest_canon = std::fs::canonicalize(manifest).ok();
+    // The manifest itself is not an unlisted file; compare by identity, not by name.
+    let manifest_id = std::fs::metadata(manifest).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        (m.dev(), m.ino())
+    });
     let roots = vec![root.to_path_buf()];
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -251,8 +255,7 @@ fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) 
         let mut names = Vec::new();
         for item in rx {
             if let trawl_walk::WalkItem::File(f) = item {
-                if manifest_canon.is_some() && std::fs::canonicalize(&f.path).ok() == manifest_canon
-                {
+                if manifest_id == Some((f.dev, f.ino)) {
                     continue;
                 }
                 names.push(super::scan::manifest_name(&f.path, &roots, 0));

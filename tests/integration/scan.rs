@@ -340,3 +340,31 @@ fn scanning_never_changes_the_tree() {
     );
     assert_eq!(std::fs::read_dir(d.join("t")).unwrap().count(), 1);
 }
+
+#[test]
+fn outputs_written_inside_the_scanned_tree_are_not_scanned() {
+    let d = Dir::new();
+    d.create(b"a", b"a");
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            ".",
+            "-m",
+            "sha256sum:sums",
+            "--json",
+            "r.json",
+            "--jsonl",
+            "j.jsonl",
+            "-q",
+        ])
+        .run();
+    r.code(0);
+    let sums = std::fs::read_to_string(d.join("sums")).unwrap();
+    assert_eq!(
+        sums,
+        "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb  a\n"
+    );
+    let j = std::fs::read_to_string(d.join("j.jsonl")).unwrap();
+    assert_eq!(j.lines().count(), 1, "{j}");
+}

@@ -39,6 +39,13 @@ impl AtomicFile {
         &self.target
     }
 
+    /// Device and inode of the temporary file (so a scan can leave its own outputs out).
+    pub fn identity(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let md = self.inner.as_ref()?.get_ref().as_file().metadata().ok()?;
+        Some((md.dev(), md.ino()))
+    }
+
     /// Flushes, syncs and renames into place.
     pub fn commit(mut self) -> io::Result<()> {
         let w = self.inner.take().expect("not yet committed");

@@ -62,6 +62,9 @@ pub struct FileRecord {
     pub size: u64,
     pub mtime_sec: i64,
     pub mtime_nsec: i64,
+    /// Device and inode, as read (identifies the file whatever path reached it).
+    pub dev: u64,
+    pub ino: u64,
     pub outputs: Vec<LaneOutput>,
 }
 
@@ -241,6 +244,8 @@ fn read_file(
         size: stamp.size,
         mtime_sec: stamp.mtime_sec,
         mtime_nsec: stamp.mtime_nsec,
+        dev: stamp.dev,
+        ino: stamp.ino,
         outputs,
     }))
 }
