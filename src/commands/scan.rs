@@ -160,7 +160,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             .cmp(b.path.as_os_str().as_bytes())
     });
     let roots = &plan.cfg.roots;
-    let entries: Vec<Entry> = records
+    let mut entries: Vec<Entry> = records
         .iter()
         .map(|r| Entry {
             path: manifest_name(&r.path, roots, r.root),
@@ -173,7 +173,6 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             line: 0,
         })
         .collect();
-    let mut entries = entries;
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let cwd = std::env::current_dir()
         .map(|p| p.display().to_string())
