@@ -1,6 +1,8 @@
 //! The commands, one module each, plus the shared output plumbing.
 
+mod audit;
 mod bag;
+mod catalog;
 mod output;
 mod scan;
 mod verify;
@@ -14,6 +16,8 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Scan(a) => scan::run(crate::flags::hiargs::ScanPlan::from_args(&a)?),
         Command::Verify(a) => verify::run(a),
         Command::Bag(b) => bag::run(b),
+        Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
+        Command::Catalog(c) => catalog::run(c),
     }
 }
 

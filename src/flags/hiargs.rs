@@ -8,7 +8,7 @@ use trawl_manifest::Format;
 use trawl_read::IoMethod;
 use trawl_scan::ScanConfig;
 
-use super::lowargs::{ReadArgs, ScanArgs};
+use super::lowargs::{AuditArgs, ReadArgs, ScanArgs};
 
 /// Parses sizes like `1M`, `256K`, `4096`.
 pub fn parse_size(s: &str) -> anyhow::Result<u64> {
@@ -53,6 +53,13 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
         bail!("--buffer-size must be between 4K and 256M");
     }
     cfg.buffer_size = bs as usize;
+    if let Some(rate) = &r.limit_rate {
+        let v = parse_size(rate.trim_end_matches("/s"))?;
+        if v == 0 {
+            bail!("--limit-rate must be more than 0");
+        }
+        cfg.rate_limit = Some(v);
+    }
     cfg.walk.follow_links = r.follow;
     cfg.walk.one_file_system = r.one_file_system;
     Ok(cfg)
@@ -142,6 +149,67 @@ impl ScanPlan {
             zero: a.zero,
             json: a.json.clone(),
             jsonl: a.jsonl.clone(),
+            quiet: a.read.quiet,
+        })
+    }
+}
+
+/// Parses durations like `30d`, `2h`, `90s`, `1h 30m`.
+pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<std::time::Duration> {
+    humantime::parse_duration(s.trim())
+        .with_context(|| format!("{flag} '{s}': expected a duration like 30d, 12h, 90s"))
+}
+
+/// Everything `trawl audit` will do.
+#[derive(Debug)]
+pub struct AuditPlan {
+    pub cfg: ScanConfig,
+    pub catalog: PathBuf,
+    /// As given with --digest (None: the catalog's, or sha256 for a new one).
+    pub algorithms: Option<Vec<Algorithm>>,
+    pub older_than: Option<std::time::Duration>,
+    pub max_bytes: Option<u64>,
+    pub max_time: Option<std::time::Duration>,
+    pub metadata_only: bool,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl AuditPlan {
+    pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
+        let algorithms = a
+            .digest
+            .as_deref()
+            .map(trawl_digest::parse_list)
+            .transpose()?;
+        if a.metadata_only && (a.older_than.is_some() || a.max_bytes.is_some()) {
+            bail!("--metadata-only reads no contents: --older-than and --max-bytes do not apply");
+        }
+        let mut roots = Vec::new();
+        for p in &a.paths {
+            let c = std::fs::canonicalize(p).with_context(|| format!("{}", p.display()))?;
+            if !c.is_dir() {
+                bail!("{}: not a directory (audit takes directories)", p.display());
+            }
+            roots.push(c);
+        }
+        Ok(AuditPlan {
+            cfg: scan_config(roots, &a.read)?,
+            catalog: a.catalog.clone(),
+            algorithms,
+            older_than: a
+                .older_than
+                .as_deref()
+                .map(|s| parse_duration("--older-than", s))
+                .transpose()?,
+            max_bytes: a.max_bytes.as_deref().map(parse_size).transpose()?,
+            max_time: a
+                .max_time
+                .as_deref()
+                .map(|s| parse_duration("--max-time", s))
+                .transpose()?,
+            metadata_only: a.metadata_only,
+            json: a.json.clone(),
             quiet: a.read.quiet,
         })
     }

@@ -24,6 +24,12 @@ pub enum Command {
     /// Create, validate or update BagIt bags (RFC 8493).
     #[command(subcommand)]
     Bag(BagCommand),
+    /// Register a collection in a catalog, then audit it again and again: ok, corrupt, modified,
+    /// missing, new, moved, unreadable.
+    Audit(AuditArgs),
+    /// Ask an audit catalog: report, history, export, verify.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
 }
 
 /// How files are found and read; shared by every command that reads.
@@ -47,6 +53,9 @@ pub struct ReadArgs {
     /// No progress bar and no summary; errors are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Read at most RATE bytes per second in all, e.g. 200M (spare production storage).
+    #[arg(long, value_name = "RATE")]
+    pub limit_rate: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -155,4 +164,89 @@ pub struct BagUpdateArgs {
 pub struct BagRecoverArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Directories to audit.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The catalog file (created by the first audit).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
+    /// Digests a new catalog records, the first one used to pair moves (default sha256); an
+    /// existing catalog keeps its own.
+    #[arg(long, short = 'd', value_name = "LIST")]
+    pub digest: Option<String>,
+    /// Read only files not verified within this time, e.g. 30d, 12h (new and changed files are
+    /// always read).
+    #[arg(long, value_name = "AGE")]
+    pub older_than: Option<String>,
+    /// Stop starting files after this many bytes, e.g. 500G; the next audit goes on from there.
+    #[arg(long, value_name = "SIZE")]
+    pub max_bytes: Option<String>,
+    /// Stop starting files after this long, e.g. 2h; the next audit goes on from there.
+    #[arg(long, value_name = "TIME")]
+    pub max_time: Option<String>,
+    /// Compare only sizes and mtimes (read no contents): a cheap daily check.
+    #[arg(long)]
+    pub metadata_only: bool,
+    /// Write the audit's result as JSON to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// The last audit, counts by state, the oldest verification.
+    Report(CatalogReportArgs),
+    /// What happened to one file across audits (following moves).
+    History(CatalogHistoryArgs),
+    /// Write the registered digests as a manifest: sha256sum (or md5sum, sha1sum, sha512sum,
+    /// b3sum, xxh128sum), hashdeep, or bagit (a BagIt payload manifest).
+    Export(CatalogExportArgs),
+    /// Recompute the hash chain that seals each audit run; name the first run that was altered.
+    Verify(CatalogVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogReportArgs {
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogHistoryArgs {
+    /// The file: a path under an audited root, or relative to one.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogExportArgs {
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
+    /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit.
+    #[arg(long, value_name = "FORMAT", default_value = "sha256sum")]
+    pub format: String,
+    /// For bagit: the algorithm of the payload manifest (default: the catalog's first).
+    #[arg(long, short = 'd', value_name = "ALG")]
+    pub digest: Option<String>,
+    /// Write to FILE instead of stdout (written whole, then renamed into place).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogVerifyArgs {
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
+    /// The head digest kept elsewhere from an earlier verify: fail unless the chain still ends
+    /// there or runs on from it.
+    #[arg(long, value_name = "HEX")]
+    pub expect: Option<String>,
 }

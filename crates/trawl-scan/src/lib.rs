@@ -10,6 +10,7 @@
 
 pub mod lane;
 pub mod progress;
+pub mod rate;
 
 pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput};
 pub use progress::{NoProgress, Progress};
@@ -33,6 +34,8 @@ pub struct ScanConfig {
     pub buffer_size: usize,
     /// Buffers in the pool; bounds memory at `buffers * buffer_size`.
     pub buffers: usize,
+    /// Read at most this many bytes per second, all readers together (`--limit-rate`).
+    pub rate_limit: Option<u64>,
 }
 
 impl ScanConfig {
@@ -50,6 +53,7 @@ impl ScanConfig {
             io: IoMethod::Read,
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
+            rate_limit: None,
         }
     }
 }
@@ -103,13 +107,16 @@ pub enum Event {
 }
 
 /// What to read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Input<'a> {
     /// Walk `cfg.roots`.
     Walk,
     /// Exactly these files (symlinks followed), e.g. the entries of a manifest being verified.
     /// A path that does not exist yields a [`ReadError::Vanished`] failure.
     Files(&'a [PathBuf]),
+    /// Files fed by the caller (e.g. an audit's plan, in the order it chose), until the sender
+    /// is dropped. The caller announces totals to the progress bar itself.
+    Stream(crossbeam_channel::Receiver<FileEntry>),
 }
 
 /// Runs the scan; `sink` is called on this thread for every event. Returns early, with the
@@ -123,6 +130,18 @@ pub fn scan(
     sink: &mut dyn FnMut(Event),
 ) {
     let pool = BufferPool::new(cfg.buffers.max(cfg.threads + 1), cfg.buffer_size);
+    let limiter = cfg.rate_limit.map(rate::RateLimiter::new);
+    let throttled;
+    let progress: &dyn Progress = match &limiter {
+        Some(l) => {
+            throttled = rate::Throttled {
+                inner: progress,
+                limiter: l,
+            };
+            &throttled
+        }
+        None => progress,
+    };
     // Deep enough for the walk to run well ahead of the readers (the progress bar's ETA needs
     // the total), bounded so that a huge tree does not pile up in memory.
     let (walk_tx, walk_rx) = bounded::<WalkItem>(16 * 1024);
@@ -137,6 +156,15 @@ pub fn scan(
             match input {
                 Input::Walk => trawl_walk::walk(&cfg.roots, &cfg.walk, &walk_tx, cancel, &observe),
                 Input::Files(paths) => list_files(paths, &walk_tx, cancel, &observe),
+                Input::Stream(rx) => {
+                    for f in rx {
+                        if cancel.load(Ordering::Relaxed)
+                            || walk_tx.send(WalkItem::File(f)).is_err()
+                        {
+                            break;
+                        }
+                    }
+                }
             }
             progress.walk_done();
         });
@@ -185,10 +213,15 @@ fn list_files(
         if cancel.load(Ordering::Relaxed) {
             return;
         }
-        let (size, dev, ino) = match std::fs::metadata(path) {
-            Ok(md) => (md.len(), md.dev(), md.ino()),
+        let (size, dev, ino, mtime_ns) = match std::fs::metadata(path) {
+            Ok(md) => (
+                md.len(),
+                md.dev(),
+                md.ino(),
+                md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+            ),
             // Let the reader report it precisely (missing, permission, not regular).
-            Err(_) => (0, 0, 0),
+            Err(_) => (0, 0, 0, 0),
         };
         let item = WalkItem::File(FileEntry {
             path: path.clone(),
@@ -196,6 +229,7 @@ fn list_files(
             size,
             dev,
             ino,
+            mtime_ns,
         });
         observe(&item);
         if tx.send(item).is_err() {

@@ -34,6 +34,8 @@ pub struct FileEntry {
     pub size: u64,
     pub dev: u64,
     pub ino: u64,
+    /// Modification time when walked, in nanoseconds since the epoch.
+    pub mtime_ns: i64,
 }
 
 /// Why an entry was not read.
@@ -238,6 +240,7 @@ fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
         size: md.len(),
         dev: md.dev(),
         ino: md.ino(),
+        mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
     }
 }
 

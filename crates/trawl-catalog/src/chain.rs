@@ -1,0 +1,249 @@
+//! The hash chain that seals each audit run (in the spirit of ACE's integrity tokens).
+//!
+//! When a run ends, three SHA-256 digests are stored in its row:
+//! - `events_digest` over the run's events (every non-ok verdict), in (root, path) order;
+//! - `state_digest` over the whole `files` table as the run left it (paths, sizes, mtimes,
+//!   registered digests, states), in (root, path) order;
+//! - `chain_digest` = SHA-256(previous sealed run's `chain_digest` || this run's record (id, times,
+//!   status, mode, roots, options, counts) || `events_digest` || `state_digest`).
+//!
+//! [`verify`] recomputes all of it and names the first run whose seal does not match. Every field
+//! is length-prefixed, so no two different inputs encode alike.
+//!
+//! What this protects against: any edit, insertion or deletion of an event row, of a run's record,
+//! or of a sealed run in the middle of the chain; any edit of the file table after the last seal
+//! (e.g. rewriting a registered digest so that corruption would pass as ok). What it does not: an
+//! adversary who rewrites the catalog and recomputes the chain with this code (there is no secret
+//! key), nor the removal of the newest runs. Against those, keep the head digest that
+//! `trawl catalog verify` prints somewhere else and pass it back with `--expect`.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use trawl_digest::{Algorithm, Hasher};
+
+/// Feeds length-prefixed fields to SHA-256.
+struct Enc(Hasher);
+
+impl Enc {
+    fn new() -> Enc {
+        Enc(Algorithm::Sha256.hasher())
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.update(&(b.len() as u64).to_le_bytes());
+        self.0.update(b);
+    }
+    fn opt(&mut self, b: Option<&[u8]>) {
+        match b {
+            None => self.0.update(&[0]),
+            Some(b) => {
+                self.0.update(&[1]);
+                self.bytes(b);
+            }
+        }
+    }
+    fn finish(self) -> Vec<u8> {
+        self.0.finish()
+    }
+}
+
+fn blob(v: rusqlite::types::ValueRef<'_>) -> Option<Vec<u8>> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_le_bytes().to_vec()),
+        ValueRef::Real(f) => Some(f.to_le_bytes().to_vec()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
+    }
+}
+
+/// Digest of every column of every row a query returns, in its order.
+fn digest_rows(conn: &Connection, sql: &str, run: Option<i64>) -> rusqlite::Result<Vec<u8>> {
+    let mut enc = Enc::new();
+    let mut st = conn.prepare(sql)?;
+    let n = st.column_count();
+    let mut rows = match run {
+        Some(r) => st.query([r])?,
+        None => st.query([])?,
+    };
+    while let Some(row) = rows.next()? {
+        for i in 0..n {
+            enc.opt(blob(row.get_ref(i)?).as_deref());
+        }
+    }
+    Ok(enc.finish())
+}
+
+pub fn events_digest(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
+    digest_rows(
+        conn,
+        "SELECT root, path, state, size, mtime_ns, expected, actual, other_root, other_path, detail
+         FROM events WHERE run = ?1 ORDER BY root, path",
+        Some(run),
+    )
+}
+
+pub fn state_digest(conn: &Connection) -> rusqlite::Result<Vec<u8>> {
+    digest_rows(
+        conn,
+        "SELECT r.path, f.path, f.size, f.mtime_ns, f.digests, f.state, f.present, f.version,
+                f.first_seen, f.last_verified
+         FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+        None,
+    )
+}
+
+/// The run's record and digests chained onto `prev`.
+fn chain_digest(
+    conn: &Connection,
+    run: i64,
+    prev: &[u8],
+    events: &[u8],
+    state: &[u8],
+) -> rusqlite::Result<Vec<u8>> {
+    let mut enc = Enc::new();
+    enc.bytes(b"trawl-catalog-run-v1");
+    enc.bytes(prev);
+    let mut st = conn.prepare(
+        "SELECT id, started, finished, status, mode, options, files_read, bytes_read, n_ok,
+                n_corrupt, n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred
+         FROM runs WHERE id = ?1",
+    )?;
+    let mut rows = st.query([run])?;
+    let row = rows.next()?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    for i in 0..16 {
+        enc.opt(blob(row.get_ref(i)?).as_deref());
+    }
+    let roots: String =
+        conn.query_row("SELECT roots FROM runs WHERE id = ?1", [run], |r| r.get(0))?;
+    for id in roots.split(',').filter(|s| !s.is_empty()) {
+        let p: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT path FROM roots WHERE id = ?1",
+                [id.parse::<i64>().unwrap_or(-1)],
+                |r| r.get(0),
+            )
+            .optional()?;
+        enc.opt(p.as_deref());
+    }
+    enc.bytes(events);
+    enc.bytes(state);
+    Ok(enc.finish())
+}
+
+/// The chain digest of the newest sealed run before `run` (all zeros for the first).
+fn prev_chain(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
+    let p: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT chain_digest FROM runs WHERE id < ?1 AND chain_digest IS NOT NULL
+             ORDER BY id DESC LIMIT 1",
+            [run],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(p.unwrap_or_else(|| vec![0; 32]))
+}
+
+/// Sets the run's final status and seals it.
+pub fn seal(conn: &Connection, run: i64, status: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE runs SET status = ?2, finished = coalesce(finished, ?3) WHERE id = ?1",
+        params![run, status, crate::now_secs()],
+    )?;
+    let events = events_digest(conn, run)?;
+    let state = state_digest(conn)?;
+    let prev = prev_chain(conn, run)?;
+    let chain = chain_digest(conn, run, &prev, &events, &state)?;
+    conn.execute(
+        "UPDATE runs SET events_digest = ?2, state_digest = ?3, prev_digest = ?4, chain_digest = ?5
+         WHERE id = ?1",
+        params![run, events, state, prev, chain],
+    )?;
+    Ok(())
+}
+
+/// What `catalog verify` found.
+#[derive(Debug, Default)]
+pub struct ChainReport {
+    /// Sealed runs whose seal matched.
+    pub runs_ok: u64,
+    /// The newest sealed run's chain digest.
+    pub head: Option<(i64, Vec<u8>)>,
+    /// The first problem: the run it names and what is wrong.
+    pub broken: Option<(i64, String)>,
+    /// Runs not sealed (running or interrupted): their events are not protected yet.
+    pub unsealed: Vec<i64>,
+}
+
+pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
+    let mut rep = ChainReport::default();
+    type Row = (
+        i64,
+        Option<Vec<u8>>,
+        Option<Vec<u8>>,
+        Option<Vec<u8>>,
+        Option<Vec<u8>>,
+    );
+    let runs: Vec<Row> = {
+        let mut st = conn.prepare(
+            "SELECT id, events_digest, state_digest, prev_digest, chain_digest FROM runs ORDER BY id",
+        )?;
+        st.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    let mut prev = vec![0u8; 32];
+    let last_sealed = runs.iter().rev().find(|r| r.4.is_some()).map(|r| r.0);
+    let newest = runs.last().map(|r| r.0);
+    for (expected_id, (id, ev, st, pv, ch)) in (1i64..).zip(&runs) {
+        let id = *id;
+        if id != expected_id {
+            rep.broken = Some((
+                id,
+                format!("runs {expected_id} to {} have been removed", id - 1),
+            ));
+            return Ok(rep);
+        }
+        let (Some(ev), Some(st), Some(pv), Some(ch)) = (ev, st, pv, ch) else {
+            if Some(id) < last_sealed {
+                rep.broken = Some((id, "its seal was removed".into()));
+                return Ok(rep);
+            }
+            rep.unsealed.push(id);
+            continue;
+        };
+        if *pv != prev {
+            rep.broken = Some((
+                id,
+                "it does not follow the run before it: a run was removed or altered".into(),
+            ));
+            return Ok(rep);
+        }
+        if events_digest(conn, id)? != *ev {
+            rep.broken = Some((
+                id,
+                "its events were altered after it was sealed (added, removed or edited)".into(),
+            ));
+            return Ok(rep);
+        }
+        if chain_digest(conn, id, pv, ev, st)? != *ch {
+            rep.broken = Some((
+                id,
+                "its record (status, times, counts or options) was altered after it was sealed"
+                    .into(),
+            ));
+            return Ok(rep);
+        }
+        if Some(id) == last_sealed && newest == last_sealed && state_digest(conn)? != *st {
+            rep.broken = Some((
+                id,
+                "the file table was altered after this run sealed it (registered digests, sizes or states differ)"
+                    .into(),
+            ));
+            return Ok(rep);
+        }
+        prev = ch.clone();
+        rep.runs_ok += 1;
+        rep.head = Some((id, ch.clone()));
+    }
+    Ok(rep)
+}

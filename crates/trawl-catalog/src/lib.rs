@@ -1,0 +1,205 @@
+//! The audit catalog: one SQLite file that registers a collection and records every audit of it.
+//!
+//! [`Catalog`] opens (or creates) the file, checks its schema version and holds the lock that keeps
+//! a second audit out; [`audit`] records one audit run as it streams by; [`chain`] seals each run
+//! into a hash chain and checks it; [`query`] answers the read-only questions (report, history,
+//! export). Nothing here holds the collection in memory: every per-file fact goes straight into
+//! the database, in batched transactions.
+
+pub mod audit;
+pub mod chain;
+pub mod lock;
+pub mod query;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use trawl_digest::Algorithm;
+
+pub use audit::{Audit, AuditMode, Planned, Verdict};
+pub use schema::SCHEMA_VERSION;
+
+/// Every way a catalog operation fails; each names the catalog file.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{}: catalog is in use by pid {pid} (another audit is running on it)", path.display())]
+    InUse { path: PathBuf, pid: String },
+    #[error("{}: no such catalog", path.display())]
+    Missing { path: PathBuf },
+    #[error("{}: not a trawl catalog", path.display())]
+    NotCatalog { path: PathBuf },
+    #[error(
+        "{}: catalog schema version {found} is not one this trawl reads (it reads version {supported}); use the trawl that wrote it",
+        path.display()
+    )]
+    Version {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{}: {source}", path.display())]
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {msg}", path.display())]
+    Invalid { path: PathBuf, msg: String },
+}
+
+pub type Result<T> = std::result::Result<T, CatalogError>;
+
+/// How a catalog is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create if absent, take the exclusive lock (audits).
+    Write,
+    /// Must exist; no lock, no writes (report, history, export, verify).
+    Read,
+}
+
+/// An open catalog.
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+    _lock: Option<lock::Lock>,
+}
+
+impl Catalog {
+    pub fn open(path: &Path, mode: OpenMode) -> Result<Catalog> {
+        let exists = path.exists();
+        if mode == OpenMode::Read && !exists {
+            return Err(CatalogError::Missing { path: path.into() });
+        }
+        let lock = match mode {
+            OpenMode::Write => Some(lock::Lock::acquire(path)?),
+            OpenMode::Read => None,
+        };
+        let flags = match mode {
+            OpenMode::Write => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            OpenMode::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql(path, e))?;
+        let mut cat = Catalog {
+            conn,
+            path: path.into(),
+            _lock: lock,
+        };
+        cat.conn
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| sql(path, e))?;
+        schema::prepare(&mut cat.conn, path, mode == OpenMode::Write)?;
+        if mode == OpenMode::Write {
+            // We hold the lock: a run still marked running belongs to a process that is gone.
+            cat.conn
+                .execute(
+                    "UPDATE runs SET status = 'interrupted' WHERE status = 'running'",
+                    [],
+                )
+                .map_err(|e| cat.err(e))?;
+        }
+        Ok(cat)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn err(&self, e: rusqlite::Error) -> CatalogError {
+        sql(&self.path, e)
+    }
+
+    /// The algorithms this catalog records, primary first; empty before the first audit.
+    pub fn algorithms(&self) -> Result<Vec<Algorithm>> {
+        let v: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'algorithms'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        match v {
+            None => Ok(Vec::new()),
+            Some(s) => trawl_digest::parse_list(&s).map_err(|e| CatalogError::Invalid {
+                path: self.path.clone(),
+                msg: format!("bad algorithm list in catalog: {e}"),
+            }),
+        }
+    }
+
+    /// Fixes the algorithms of a new catalog.
+    pub fn set_algorithms(&mut self, algs: &[Algorithm]) -> Result<()> {
+        let s = algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(",");
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('algorithms', ?1)",
+                [s],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The (dev, ino) of the catalog's own files, so that an audit of a tree holding the catalog
+    /// leaves them out.
+    pub fn own_files(&self) -> Vec<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let mut out = Vec::new();
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            if let Ok(md) = std::fs::metadata(&p) {
+                out.push((md.dev(), md.ino()));
+            }
+        }
+        out
+    }
+
+    /// The registered roots, by id.
+    pub fn roots(&self) -> Result<Vec<(i64, PathBuf)>> {
+        use std::os::unix::ffi::OsStringExt;
+        let mut st = self
+            .conn
+            .prepare("SELECT id, path FROM roots ORDER BY id")
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    PathBuf::from(std::ffi::OsString::from_vec(r.get::<_, Vec<u8>>(1)?)),
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+pub(crate) fn sql(path: &Path, e: rusqlite::Error) -> CatalogError {
+    CatalogError::Sqlite {
+        path: path.into(),
+        source: e,
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A Unix time as `2026-11-22T12:00:00Z`.
+pub fn format_time(secs: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
