@@ -83,6 +83,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
     let start = Instant::now();
     let registered_before = registered_under(&cat, &roots)?;
     let mut audit = cat.begin_audit(&roots, mode, &algorithms, &options)?;
+    audit.forget_missing(plan.forget_missing);
     if audit.resumed {
         messages::warning(format_args!(
             "audit run {} was interrupted; resuming it (files it already checked are not read again)",

@@ -171,6 +171,7 @@ pub struct AuditPlan {
     pub max_bytes: Option<u64>,
     pub max_time: Option<std::time::Duration>,
     pub metadata_only: bool,
+    pub forget_missing: bool,
     pub json: Option<PathBuf>,
     pub quiet: bool,
 }
@@ -209,6 +210,7 @@ impl AuditPlan {
                 .map(|s| parse_duration("--max-time", s))
                 .transpose()?,
             metadata_only: a.metadata_only,
+            forget_missing: a.forget_missing,
             json: a.json.clone(),
             quiet: a.read.quiet,
         })

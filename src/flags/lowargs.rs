@@ -191,6 +191,10 @@ pub struct AuditArgs {
     /// Compare only sizes and mtimes (read no contents): a cheap daily check.
     #[arg(long)]
     pub metadata_only: bool,
+    /// Accept deletions: files missing in this audit are reported, then dropped from the
+    /// collection (missing files are otherwise reported by every audit until they come back).
+    #[arg(long)]
+    pub forget_missing: bool,
     /// Write the audit's result as JSON to FILE ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

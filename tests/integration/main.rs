@@ -1,5 +1,6 @@
 //! The binary driven as a user would: stdout, stderr and exit code.
 
+mod audit;
 mod bag;
 mod interop;
 mod scan;

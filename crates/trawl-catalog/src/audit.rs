@@ -116,6 +116,7 @@ pub struct Audit<'c> {
     metadata_ok: u64,
     /// Sealed or interrupted: nothing left for `Drop` to do.
     closed: bool,
+    forget_missing: bool,
 }
 
 impl Catalog {
@@ -220,6 +221,7 @@ impl Catalog {
             last_commit: Instant::now(),
             metadata_ok: 0,
             closed: false,
+            forget_missing: false,
         })
     }
 }
@@ -244,6 +246,12 @@ impl Audit<'_> {
 
     pub fn mode(&self) -> AuditMode {
         self.mode
+    }
+
+    /// Files found missing in this run are reported once more and then dropped from the
+    /// collection (state `removed`): later audits no longer report them.
+    pub fn forget_missing(&mut self, yes: bool) {
+        self.forget_missing = yes;
     }
 
     /// Commits the batch when it is big or old enough.
@@ -495,7 +503,7 @@ impl Audit<'_> {
                         "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
                              digests = ?7, state = 'ok', present = 1, version = version + ?8,
                              last_verified = ?9, last_run = ?10, last_verdict = ?11,
-                             first_run = ?12
+                             first_run = ?12, missing_since = NULL
                          WHERE id = ?1",
                     )
                     .and_then(|mut st| {
@@ -628,7 +636,7 @@ impl Audit<'_> {
                     .prepare_cached(
                         "SELECT f.id, f.root, f.path, f.size, f.mtime_ns, f.dev, f.ino, f.digest, f.digests, w.kind
                          FROM files f LEFT JOIN walk w ON w.root = f.root AND w.path = f.path
-                         WHERE f.id > ?1 AND f.present = 1
+                         WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
                            AND instr(',' || ?2 || ',', ',' || f.root || ',') > 0
                            AND (w.kind IS NULL OR w.kind NOT IN ('file', 'dirfail'))
                            AND NOT EXISTS (SELECT 1 FROM walk d WHERE d.kind = 'dirfail' AND d.root = f.root
@@ -674,8 +682,8 @@ impl Audit<'_> {
                                 .and_then(|_| {
                                     conn.execute(
                                         "UPDATE files SET root = ?2, path = ?3, size = ?4, mtime_ns = ?5,
-                                             state = 'ok', last_verified = ?6, last_run = ?7,
-                                             last_verdict = 'moved'
+                                             state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
+                                             last_verdict = 'moved', missing_since = NULL
                                          WHERE id = ?1",
                                         params![id, trid, tpath, tsize, tmtime, self.now, self.run],
                                     )
@@ -698,17 +706,45 @@ impl Audit<'_> {
                         )?;
                     }
                     None => {
+                        let since: Option<i64> = self
+                            .cat
+                            .conn
+                            .query_row("SELECT missing_since FROM files WHERE id = ?1", [id], |r| {
+                                r.get(0)
+                            })
+                            .map_err(|e| self.err(e))?;
                         if self.mode == AuditMode::Full {
                             self.cat
                                 .conn
                                 .execute(
-                                    "UPDATE files SET present = 0, state = 'missing', last_run = ?2,
-                                         last_verdict = 'missing' WHERE id = ?1",
-                                    params![id, self.run],
+                                    "UPDATE files SET present = 0, state = ?3, last_run = ?2,
+                                         last_verdict = 'missing',
+                                         missing_since = coalesce(missing_since, ?2)
+                                     WHERE id = ?1",
+                                    params![
+                                        id,
+                                        self.run,
+                                        if self.forget_missing {
+                                            "removed"
+                                        } else {
+                                            "missing"
+                                        }
+                                    ],
                                 )
                                 .map_err(|e| self.err(e))?;
                         }
-                        let detail = kind.as_deref().and_then(kind_detail);
+                        let mut parts: Vec<String> = Vec::new();
+                        if let Some(d) = kind.as_deref().and_then(kind_detail) {
+                            parts.push(d.into());
+                        }
+                        if let Some(r) = since {
+                            parts.push(format!("missing since run {r}"));
+                        }
+                        if self.forget_missing {
+                            parts.push("forgotten (--forget-missing): not reported again".into());
+                        }
+                        let joined = parts.join("; ");
+                        let detail = (!parts.is_empty()).then_some(joined.as_str());
                         self.event(
                             rid,
                             &path,
@@ -946,7 +982,7 @@ impl Planner {
         let sql = format!(
             "SELECT w.root, w.path, w.size, w.dev, w.ino {PLAN_FROM}
              ORDER BY (f.id IS NOT NULL AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns),
-                      f.last_verified, w.root, w.path"
+                      f.last_verified, f.last_run, w.root, w.path"
         );
         let e = |err| crate::sql(&self.path, err);
         let mut st = self.conn.prepare(&sql).map_err(e)?;

@@ -57,6 +57,7 @@ CREATE TABLE files(
     first_run INTEGER NOT NULL,
     last_run INTEGER NOT NULL,
     last_verdict TEXT NOT NULL,
+    missing_since INTEGER,
     UNIQUE(root, path)
 );
 CREATE INDEX files_digest ON files(digest);
