@@ -3,6 +3,7 @@
 
   gen_corpus.py big DIR SIZE_MIB          one file DIR/big.bin of SIZE_MIB MiB of random bytes
   gen_corpus.py small DIR COUNT [SEED]    COUNT files of 1-64 KiB in nested directories
+  gen_corpus.py tiny DIR COUNT            COUNT files of 0-1 KiB, 500 to a directory
   gen_corpus.py awkward DIR               names with spaces, newlines, backslashes, invalid UTF-8
 
 Deterministic for a given seed; never overwrites an existing complete corpus (a marker file
@@ -50,6 +51,21 @@ def small(d, count, seed=2):
     mark(d, tag)
 
 
+def tiny(d, count, seed=3):
+    tag = f"tiny {count} {seed}"
+    os.makedirs(d, exist_ok=True)
+    if marker_ok(d, tag):
+        return
+    rnd = random.Random(seed)
+    for i in range(count):
+        sub = os.path.join(d, f"d{i // 500:04d}")
+        if i % 500 == 0:
+            os.makedirs(sub, exist_ok=True)
+        with open(os.path.join(sub, f"f{i:07d}"), "wb") as f:
+            f.write(rnd.randbytes(rnd.randint(0, 1024)))
+    mark(d, tag)
+
+
 def awkward(d):
     os.makedirs(d, exist_ok=True)
     names = [b"plain.txt", b"with space.txt", b"new\nline.txt", b"back\\slash.txt", b"cr\rname",
@@ -67,6 +83,8 @@ if __name__ == "__main__":
         big(d, int(sys.argv[3]))
     elif kind == "small":
         small(d, int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 2)
+    elif kind == "tiny":
+        tiny(d, int(sys.argv[3]))
     elif kind == "awkward":
         awkward(d)
     else:

@@ -639,7 +639,7 @@ impl Audit<'_> {
                          WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
                            AND instr(',' || ?2 || ',', ',' || f.root || ',') > 0
                            AND (w.kind IS NULL OR w.kind NOT IN ('file', 'dirfail'))
-                           AND NOT EXISTS (SELECT 1 FROM walk d WHERE d.kind = 'dirfail' AND d.root = f.root
+                           AND NOT EXISTS (SELECT 1 FROM walk d INDEXED BY walk_kind WHERE d.kind = 'dirfail' AND d.root = f.root
                                AND substr(f.path, 1, length(d.path)) = d.path
                                AND substr(f.path, length(d.path) + 1, 1) = x'2f')
                          ORDER BY f.id LIMIT 1000",

@@ -88,6 +88,7 @@ CREATE TABLE walk(
     PRIMARY KEY(root, path)
 ) WITHOUT ROWID;
 CREATE INDEX walk_size ON walk(size);
+CREATE INDEX walk_kind ON walk(kind, root);
 ";
 
 /// Sets the connection up and creates or checks the schema.
