@@ -296,7 +296,7 @@ fn kill_9_mid_audit_then_resume_accounts_for_every_file_once() {
         ])
         .cmd;
     let mut child = child.spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(3000));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 
