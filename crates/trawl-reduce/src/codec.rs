@@ -1,0 +1,194 @@
+//! The compression codecs measured per unit: LZ4 (lz4_flex, block format), zstd (libzstd through
+//! the `zstd` crate, single-shot frames) and gzip (flate2 on zlib-ng, raw deflate + gzip framing).
+
+use std::io::Write;
+
+/// A codec at a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    Lz4,
+    Zstd(i32),
+    Gzip(u32),
+}
+
+impl Codec {
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Lz4 => "lz4",
+            Codec::Zstd(_) => "zstd",
+            Codec::Gzip(_) => "gzip",
+        }
+    }
+
+    pub fn level(self) -> i64 {
+        match self {
+            Codec::Lz4 => 1,
+            Codec::Zstd(l) => l as i64,
+            Codec::Gzip(l) => l as i64,
+        }
+    }
+
+    /// The implementation and version whose output sizes are reported.
+    pub fn implementation(self) -> String {
+        match self {
+            Codec::Lz4 => "lz4_flex 0.14 (LZ4 block format)".into(),
+            Codec::Zstd(_) => {
+                let v = zstd::zstd_safe::version_number();
+                format!(
+                    "libzstd {}.{}.{} (frame, no checksum)",
+                    v / 10000,
+                    v / 100 % 100,
+                    v % 100
+                )
+            }
+            Codec::Gzip(_) => "flate2 on zlib-ng (gzip member)".into(),
+        }
+    }
+
+    /// Parses `lz4`, `zstd`, `zstd:3`, `gzip:6`.
+    pub fn parse(s: &str) -> Result<Codec, String> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (
+                n,
+                Some(
+                    l.parse::<i32>()
+                        .map_err(|_| format!("codec '{s}': bad level '{l}'"))?,
+                ),
+            ),
+            None => (s, None),
+        };
+        match name {
+            "lz4" => match level {
+                None | Some(1) => Ok(Codec::Lz4),
+                Some(_) => Err(format!("codec '{s}': lz4 has one level")),
+            },
+            "zstd" => {
+                let l = level.unwrap_or(1);
+                if !(-7..=22).contains(&l) {
+                    return Err(format!("codec '{s}': zstd levels are -7 to 22"));
+                }
+                Ok(Codec::Zstd(l))
+            }
+            "gzip" => {
+                let l = level.unwrap_or(6);
+                if !(1..=9).contains(&l) {
+                    return Err(format!("codec '{s}': gzip levels are 1 to 9"));
+                }
+                Ok(Codec::Gzip(l as u32))
+            }
+            _ => Err(format!("unknown codec '{s}' (lz4, zstd[:LEVEL], gzip[:LEVEL])")),
+        }
+    }
+}
+
+/// Reusable compression state for one thread.
+pub struct Compressor {
+    codec: Codec,
+    out: Vec<u8>,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl Compressor {
+    pub fn new(codec: Codec) -> Compressor {
+        let zstd = match codec {
+            Codec::Zstd(l) => {
+                let mut c = zstd::bulk::Compressor::new(l).expect("zstd context");
+                let _ = c.include_checksum(false);
+                let _ = c.include_contentsize(true);
+                Some(c)
+            }
+            _ => None,
+        };
+        Compressor {
+            codec,
+            out: Vec::new(),
+            zstd,
+        }
+    }
+
+    /// Compresses `data`; the compressed bytes stay in [`Compressor::output`].
+    pub fn compress(&mut self, data: &[u8]) -> usize {
+        self.out.clear();
+        match self.codec {
+            Codec::Lz4 => {
+                self.out
+                    .resize(lz4_flex::block::get_maximum_output_size(data.len()), 0);
+                let n = lz4_flex::block::compress_into(data, &mut self.out).expect("sized");
+                self.out.truncate(n);
+            }
+            Codec::Zstd(_) => {
+                let c = self.zstd.as_mut().expect("zstd context");
+                self.out.reserve(zstd::zstd_safe::compress_bound(data.len()));
+                c.compress_to_buffer(data, &mut self.out).expect("sized");
+            }
+            Codec::Gzip(l) => {
+                let mut e = flate2::write::GzEncoder::new(
+                    std::mem::take(&mut self.out),
+                    flate2::Compression::new(l),
+                );
+                e.write_all(data).expect("in memory");
+                self.out = e.finish().expect("in memory");
+            }
+        }
+        self.out.len()
+    }
+
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// Decompresses what [`Compressor`] produced (for the round-trip checks).
+pub fn decompress(codec: Codec, data: &[u8], len: usize) -> Vec<u8> {
+    match codec {
+        Codec::Lz4 => lz4_flex::block::decompress(data, len).expect("lz4"),
+        Codec::Zstd(_) => zstd::bulk::decompress(data, len).expect("zstd"),
+        Codec::Gzip(_) => {
+            let mut d = flate2::read::GzDecoder::new(data);
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut d, &mut out).expect("gzip");
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_what_was_counted() {
+        let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog. "
+            .iter()
+            .cycle()
+            .take(32768)
+            .copied()
+            .collect();
+        let mut x = 1u64;
+        let random: Vec<u8> = (0..32768)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        for codec in [Codec::Lz4, Codec::Zstd(1), Codec::Zstd(3), Codec::Gzip(6)] {
+            let mut c = Compressor::new(codec);
+            for data in [&text[..], &random[..], &[][..], &[0u8; 4096][..]] {
+                let n = c.compress(data);
+                assert_eq!(n, c.output().len());
+                assert_eq!(decompress(codec, c.output(), data.len()), data, "{codec:?}");
+            }
+            assert!(c.compress(&text) < 2000, "{codec:?} compresses text");
+        }
+    }
+
+    #[test]
+    fn parses_codec_specs() {
+        assert_eq!(Codec::parse("zstd:3").unwrap(), Codec::Zstd(3));
+        assert_eq!(Codec::parse("gzip").unwrap(), Codec::Gzip(6));
+        assert!(Codec::parse("brotli").is_err());
+        assert!(Codec::parse("gzip:12").is_err());
+    }
+}

@@ -1,0 +1,662 @@
+//! Data reduction from the scan's own buffers: fixed-block dedup at several block sizes from one
+//! hash pass, content-defined chunking (FastCDC 2020), compression per unit with real codecs, and
+//! the combined figure a deduplicating, compressing array would show.
+//!
+//! [`FileReducer`] consumes one file's bytes in order (it is a scan lane: it runs on the thread
+//! that owns the file) and returns a compact [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB
+//! block, per-unit compressed sizes, and CDC chunk fingerprints. [`Accumulator`] folds those into
+//! the global counts through the hand-written [`table::FpTable`]; its result is order-independent
+//! (a set of fingerprints, and sizes that depend only on content), so any scan order gives the
+//! same report. The counting rules are stated in the README ("Data reduction") and in
+//! [`Accumulator`].
+
+pub mod codec;
+pub mod table;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_128;
+
+pub use codec::{Codec, Compressor};
+use table::FpTable;
+
+/// The fingerprint granule: every fixed block size is a multiple of it.
+pub const BASE: usize = 4096;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct ReduceConfig {
+    /// Fixed block sizes, each a multiple of 4 KiB, ascending.
+    pub dedup_sizes: Vec<usize>,
+    /// Content-defined chunking at this average size (min = avg/4, max = avg*4).
+    pub cdc_avg: Option<usize>,
+    pub codecs: Vec<Codec>,
+    /// Compression unit (a multiple of 4 KiB).
+    pub unit: usize,
+    /// Allocation granule: each stored unit is rounded up to it.
+    pub sector: usize,
+    /// A unit is stored raw unless compression saves at least this fraction of it.
+    pub threshold: f64,
+}
+
+impl Default for ReduceConfig {
+    fn default() -> Self {
+        ReduceConfig {
+            dedup_sizes: vec![4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10],
+            cdc_avg: None,
+            codecs: vec![Codec::Lz4],
+            unit: 32 << 10,
+            sector: 4 << 10,
+            threshold: 0.125,
+        }
+    }
+}
+
+impl ReduceConfig {
+    pub fn check(&self) -> Result<(), String> {
+        for &b in &self.dedup_sizes {
+            if b == 0 || b % BASE != 0 {
+                return Err(format!("dedup block size {b}: must be a multiple of 4K"));
+            }
+        }
+        if self.unit == 0 || self.unit % BASE != 0 {
+            return Err(format!("unit {}: must be a multiple of 4K", self.unit));
+        }
+        if self.sector == 0 {
+            return Err("sector must be at least 1 byte".into());
+        }
+        if !(0.0..1.0).contains(&self.threshold) {
+            return Err("threshold must be in [0, 1)".into());
+        }
+        if let Some(a) = self.cdc_avg
+            && !(1024..=(4 << 20)).contains(&a)
+        {
+            return Err(format!("cdc average {a}: must be between 1K and 4M"));
+        }
+        Ok(())
+    }
+
+    fn cdc_bounds(&self) -> Option<(usize, usize, usize)> {
+        self.cdc_avg.map(|a| (a / 4, a, a * 4))
+    }
+
+    /// Bytes allocated for a unit of `len` bytes that compressed to `c` bytes.
+    pub fn allocated(&self, len: usize, c: usize) -> u64 {
+        let stored = if (c as f64) > len as f64 * (1.0 - self.threshold) {
+            len
+        } else {
+            c
+        };
+        stored.div_ceil(self.sector) as u64 * self.sector as u64
+    }
+}
+
+fn is_zero(b: &[u8]) -> bool {
+    b.iter().fold(0u8, |a, &x| a | x) == 0
+}
+
+/// One file's reduction facts, to be folded into an [`Accumulator`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileReduce {
+    pub size: u64,
+    /// XXH3-128 of each 4 KiB block (the last may be shorter), in order.
+    pub fps: Vec<u128>,
+    /// Whether each 4 KiB block is all zeros.
+    pub zero: Vec<bool>,
+    /// Per unit: (compressed bytes, allocated bytes) for each codec, codec-major.
+    pub units: Vec<(u32, u32)>,
+    /// CDC chunks: fingerprint, length, all zeros.
+    pub chunks: Vec<(u128, u32, bool)>,
+}
+
+/// Consumes one file's bytes in order.
+pub struct FileReducer {
+    cfg: Arc<ReduceConfig>,
+    out: FileReduce,
+    block: Vec<u8>,
+    unit: Vec<u8>,
+    compressors: Vec<Compressor>,
+    cdc: Vec<u8>,
+}
+
+impl FileReducer {
+    pub fn new(cfg: Arc<ReduceConfig>) -> FileReducer {
+        let compressors = cfg.codecs.iter().map(|c| Compressor::new(*c)).collect();
+        FileReducer {
+            cfg,
+            out: FileReduce::default(),
+            block: Vec::new(),
+            unit: Vec::new(),
+            compressors,
+            cdc: Vec::new(),
+        }
+    }
+
+    fn push_block(&mut self, b: &[u8]) {
+        self.out.fps.push(xxh3_128(b));
+        self.out.zero.push(is_zero(b));
+    }
+
+    fn push_unit(&mut self, u: &[u8]) {
+        let n = self.compressors.len();
+        let base = self.out.units.len();
+        self.out.units.resize(base + n, (0, 0));
+        for (i, c) in self.compressors.iter_mut().enumerate() {
+            let clen = c.compress(u);
+            let alloc = self.cfg.allocated(u.len(), clen);
+            self.out.units[base + i] = (clen as u32, alloc as u32);
+        }
+    }
+
+    /// Feeds `data` in fixed pieces of `size` through `buf` (holding a partial piece between
+    /// calls), calling `f` for every full piece.
+    fn pieces(buf: &mut Vec<u8>, size: usize, mut data: &[u8], f: &mut dyn FnMut(&[u8])) {
+        if !buf.is_empty() {
+            let take = (size - buf.len()).min(data.len());
+            buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if buf.len() == size {
+                f(buf);
+                buf.clear();
+            }
+        }
+        let mut it = data.chunks_exact(size);
+        for p in &mut it {
+            f(p);
+        }
+        buf.extend_from_slice(it.remainder());
+    }
+
+    pub fn update(&mut self, data: &[u8]) {
+        self.out.size += data.len() as u64;
+        let mut block = std::mem::take(&mut self.block);
+        Self::pieces(&mut block, BASE, data, &mut |b| {
+            self.out.fps.push(xxh3_128(b));
+            self.out.zero.push(is_zero(b));
+        });
+        self.block = block;
+        if !self.compressors.is_empty() {
+            let mut unit = std::mem::take(&mut self.unit);
+            let size = self.cfg.unit;
+            Self::pieces(&mut unit, size, data, &mut |u| self.push_unit(u));
+            self.unit = unit;
+        }
+        if let Some((min, avg, max)) = self.cfg.cdc_bounds() {
+            self.cdc.extend_from_slice(data);
+            if self.cdc.len() >= 4 * max {
+                self.cut_chunks(min, avg, max, false);
+            }
+        }
+    }
+
+    /// Cuts the CDC buffer; keeps the last (possibly unfinished) chunk unless at the end.
+    fn cut_chunks(&mut self, min: usize, avg: usize, max: usize, end: bool) {
+        let chunks: Vec<fastcdc::v2020::Chunk> =
+            fastcdc::v2020::FastCDC::new(&self.cdc, min, avg, max).collect();
+        let keep = if end { chunks.len() } else { chunks.len().saturating_sub(1) };
+        let mut consumed = 0;
+        for c in &chunks[..keep] {
+            let d = &self.cdc[c.offset..c.offset + c.length];
+            self.out
+                .chunks
+                .push((xxh3_128(d), c.length as u32, is_zero(d)));
+            consumed = c.offset + c.length;
+        }
+        self.cdc.drain(..consumed);
+    }
+
+    pub fn finish(mut self) -> FileReduce {
+        if !self.block.is_empty() {
+            let b = std::mem::take(&mut self.block);
+            self.push_block(&b);
+        }
+        if !self.unit.is_empty() && !self.compressors.is_empty() {
+            let u = std::mem::take(&mut self.unit);
+            self.push_unit(&u);
+        }
+        if let Some((min, avg, max)) = self.cfg.cdc_bounds()
+            && !self.cdc.is_empty()
+        {
+            self.cut_chunks(min, avg, max, true);
+        }
+        self.out
+    }
+}
+
+/// Counts for one way of cutting the data.
+#[derive(Default)]
+struct Dedup {
+    table: FpTable,
+    logical_bytes: u64,
+    blocks: u64,
+    unique_blocks: u64,
+    unique_bytes: u64,
+    zero_blocks: u64,
+    zero_bytes: u64,
+}
+
+impl Dedup {
+    fn add(&mut self, keys: &[u64], lens: &[u32], zero: &[bool], new: &mut Vec<bool>) {
+        // Zero blocks are thin-provisioned: counted apart, never indexed.
+        let mut k2 = Vec::with_capacity(keys.len());
+        for i in 0..keys.len() {
+            self.logical_bytes += lens[i] as u64;
+            self.blocks += 1;
+            if zero[i] {
+                self.zero_blocks += 1;
+                self.zero_bytes += lens[i] as u64;
+            } else {
+                k2.push(keys[i]);
+            }
+        }
+        let mut sub = Vec::new();
+        self.table.insert_batch(&k2, &mut sub);
+        new.clear();
+        let mut j = 0;
+        for i in 0..keys.len() {
+            if zero[i] {
+                new.push(false);
+            } else {
+                if sub[j] {
+                    self.unique_blocks += 1;
+                    self.unique_bytes += lens[i] as u64;
+                }
+                new.push(sub[j]);
+                j += 1;
+            }
+        }
+    }
+
+    fn json(&self, block_size: usize) -> DedupJson {
+        DedupJson {
+            block_size: block_size as u64,
+            logical_bytes: self.logical_bytes,
+            blocks: self.blocks,
+            unique_blocks: self.unique_blocks,
+            unique_bytes: self.unique_bytes,
+            zero_blocks: self.zero_blocks,
+            zero_bytes: self.zero_bytes,
+            ratio: ratio(self.logical_bytes, self.unique_bytes),
+            references: histogram(&self.table),
+            index_bytes: self.table.memory_bytes(),
+        }
+    }
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+/// How many distinct blocks are referenced 1, 2, 3-4, 5-8, ... times (4,095+ saturates).
+fn histogram(t: &FpTable) -> Vec<RefBucket> {
+    let mut counts = [0u64; 13];
+    t.for_each_count(&mut |c| {
+        let b = (64 - (c.max(1) - 1).leading_zeros()) as usize;
+        counts[b.min(12)] += 1;
+    });
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(b, n)| {
+            let (lo, hi) = if b == 0 {
+                (1, 1)
+            } else {
+                ((1u64 << (b - 1)) + 1, 1u64 << b)
+            };
+            RefBucket {
+                refs: if lo == hi {
+                    lo.to_string()
+                } else if b == 12 {
+                    format!("{lo}+")
+                } else {
+                    format!("{lo}-{hi}")
+                },
+                blocks: *n,
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RefBucket {
+    pub refs: String,
+    pub blocks: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DedupJson {
+    pub block_size: u64,
+    pub logical_bytes: u64,
+    pub blocks: u64,
+    pub unique_blocks: u64,
+    pub unique_bytes: u64,
+    pub zero_blocks: u64,
+    pub zero_bytes: u64,
+    pub ratio: Option<f64>,
+    pub references: Vec<RefBucket>,
+    pub index_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CdcJson {
+    pub avg_size: u64,
+    pub min_size: u64,
+    pub max_size: u64,
+    pub logical_bytes: u64,
+    pub blocks: u64,
+    pub unique_blocks: u64,
+    pub unique_bytes: u64,
+    pub zero_blocks: u64,
+    pub zero_bytes: u64,
+    pub ratio: Option<f64>,
+    /// Chunk lengths: how many chunks fall in [2^k, 2^(k+1)).
+    pub chunk_sizes: Vec<SizeBucket>,
+    pub references: Vec<RefBucket>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SizeBucket {
+    pub from: u64,
+    pub to: u64,
+    pub chunks: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CompressionJson {
+    pub codec: String,
+    pub level: i64,
+    pub implementation: String,
+    pub unit: u64,
+    pub sector: u64,
+    pub threshold: f64,
+    pub units: u64,
+    pub logical_bytes: u64,
+    pub compressed_bytes: u64,
+    pub allocated_bytes: u64,
+    pub ratio: Option<f64>,
+    pub combined_allocated_bytes: u64,
+    pub combined_ratio: Option<f64>,
+}
+
+/// The whole reduction report (`reduction` in the scan's JSON).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReductionJson {
+    pub fingerprint: String,
+    pub dedup: Vec<DedupJson>,
+    pub cdc: Option<CdcJson>,
+    pub compression: Vec<CompressionJson>,
+}
+
+/// Folds files into the global figures. Rules:
+/// - Blocks are cut from the start of each file; a file's last block is as long as what is left
+///   and is fingerprinted as it is (so it only matches an equally short block of equal bytes).
+/// - A block of any size is a zero block if all its bytes are zero; zero blocks are counted in
+///   `zero_blocks`/`zero_bytes` and are neither unique nor indexed.
+/// - `unique_blocks`/`unique_bytes`: distinct non-zero blocks and their bytes; `ratio` =
+///   `logical_bytes / unique_bytes`.
+/// - Compression: each unit (cut like blocks) is compressed alone; `allocated` = the compressed
+///   size, or the unit's size if compression saves less than `threshold`, rounded up to `sector`.
+///   `ratio` = logical / allocated. Combined: the allocated bytes of distinct non-zero units only
+///   (dedup at the unit size, then compression); `combined_ratio` = logical / that.
+pub struct Accumulator {
+    cfg: Arc<ReduceConfig>,
+    sizes: Vec<(usize, Dedup)>,
+    unit_index: usize,
+    cdc: Option<(Dedup, [u64; 64])>,
+    compressed: Vec<u64>,
+    allocated: Vec<u64>,
+    combined: Vec<u64>,
+    units: u64,
+    scratch_new: Vec<bool>,
+}
+
+impl Accumulator {
+    pub fn new(cfg: Arc<ReduceConfig>) -> Accumulator {
+        let mut sizes: Vec<(usize, Dedup)> = cfg
+            .dedup_sizes
+            .iter()
+            .map(|&s| (s, Dedup::default()))
+            .collect();
+        // The combined figure needs dedup at the unit size; measure it even if not asked for.
+        let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
+            Some(i) => i,
+            None => {
+                sizes.push((cfg.unit, Dedup::default()));
+                sizes.len() - 1
+            }
+        };
+        let n = cfg.codecs.len();
+        Accumulator {
+            cdc: cfg.cdc_avg.map(|_| (Dedup::default(), [0u64; 64])),
+            cfg,
+            sizes,
+            unit_index,
+            compressed: vec![0; n],
+            allocated: vec![0; n],
+            combined: vec![0; n],
+            units: 0,
+            scratch_new: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, f: &FileReduce) {
+        let n = f.fps.len();
+        let ncodec = self.cfg.codecs.len();
+        let last_len = if f.size as usize % BASE == 0 {
+            BASE
+        } else {
+            f.size as usize % BASE
+        };
+        let mut keys = Vec::new();
+        let mut lens = Vec::new();
+        let mut zero = Vec::new();
+        let mut buf = Vec::new();
+        for (idx, (size, d)) in self.sizes.iter_mut().enumerate() {
+            let k = *size / BASE;
+            keys.clear();
+            lens.clear();
+            zero.clear();
+            for (g, group) in f.fps.chunks(k).enumerate() {
+                let key = if k == 1 {
+                    (group[0] >> 64) as u64
+                } else {
+                    // The block's fingerprint from its 4 KiB fingerprints: 16 bytes each.
+                    buf.clear();
+                    for fp in group {
+                        buf.extend_from_slice(&fp.to_le_bytes());
+                    }
+                    (xxh3_128(&buf) >> 64) as u64
+                };
+                keys.push(key);
+                let first = g * k;
+                let len = if first + group.len() == n {
+                    (group.len() - 1) * BASE + last_len
+                } else {
+                    group.len() * BASE
+                };
+                lens.push(len as u32);
+                zero.push(f.zero[first..first + group.len()].iter().all(|z| *z));
+            }
+            d.add(&keys, &lens, &zero, &mut self.scratch_new);
+            if idx == self.unit_index && ncodec > 0 {
+                for (u, new) in self.scratch_new.iter().enumerate() {
+                    for c in 0..ncodec {
+                        let (clen, alloc) = f.units[u * ncodec + c];
+                        self.compressed[c] += clen as u64;
+                        self.allocated[c] += alloc as u64;
+                        if *new {
+                            self.combined[c] += alloc as u64;
+                        }
+                    }
+                }
+                self.units += self.scratch_new.len() as u64;
+            }
+        }
+        if let Some((d, sizes)) = &mut self.cdc {
+            keys.clear();
+            lens.clear();
+            zero.clear();
+            for (fp, len, z) in &f.chunks {
+                keys.push((fp >> 64) as u64);
+                lens.push(*len);
+                zero.push(*z);
+                sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
+            }
+            d.add(&keys, &lens, &zero, &mut self.scratch_new);
+        }
+    }
+
+    pub fn report(&self) -> ReductionJson {
+        let logical = self.sizes[0].1.logical_bytes;
+        let mut dedup: Vec<DedupJson> = self
+            .sizes
+            .iter()
+            .filter(|(s, _)| self.cfg.dedup_sizes.contains(s))
+            .map(|(s, d)| d.json(*s))
+            .collect();
+        dedup.sort_by_key(|d| d.block_size);
+        let cdc = self.cdc.as_ref().map(|(d, sizes)| {
+            let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
+            CdcJson {
+                avg_size: avg as u64,
+                min_size: min as u64,
+                max_size: max as u64,
+                logical_bytes: d.logical_bytes,
+                blocks: d.blocks,
+                unique_blocks: d.unique_blocks,
+                unique_bytes: d.unique_bytes,
+                zero_blocks: d.zero_blocks,
+                zero_bytes: d.zero_bytes,
+                ratio: ratio(d.logical_bytes, d.unique_bytes),
+                chunk_sizes: sizes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(k, n)| SizeBucket {
+                        from: 1 << k,
+                        to: (1u64 << (k + 1)) - 1,
+                        chunks: *n,
+                    })
+                    .collect(),
+                references: histogram(&d.table),
+            }
+        });
+        let compression = self
+            .cfg
+            .codecs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CompressionJson {
+                codec: c.name().into(),
+                level: c.level(),
+                implementation: c.implementation(),
+                unit: self.cfg.unit as u64,
+                sector: self.cfg.sector as u64,
+                threshold: self.cfg.threshold,
+                units: self.units,
+                logical_bytes: logical,
+                compressed_bytes: self.compressed[i],
+                allocated_bytes: self.allocated[i],
+                ratio: ratio(logical, self.allocated[i]),
+                combined_allocated_bytes: self.combined[i],
+                combined_ratio: ratio(logical, self.combined[i]),
+            })
+            .collect();
+        ReductionJson {
+            fingerprint: "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 64 bits kept (12 implied by the partition + 52 stored)".into(),
+            dedup,
+            cdc,
+            compression,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(cfg: &Arc<ReduceConfig>, data: &[u8], pieces: usize) -> FileReduce {
+        let mut r = FileReducer::new(cfg.clone());
+        for p in data.chunks(pieces.max(1)) {
+            r.update(p);
+        }
+        r.finish()
+    }
+
+    fn data(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_same_facts_whatever_the_read_sizes() {
+        let cfg = Arc::new(ReduceConfig {
+            cdc_avg: Some(8192),
+            codecs: vec![Codec::Lz4, Codec::Zstd(1)],
+            ..ReduceConfig::default()
+        });
+        let d = data(300_001, 5);
+        let a = reduce(&cfg, &d, 1 << 20);
+        for piece in [1, 1000, 4096, 65536] {
+            assert_eq!(reduce(&cfg, &d, piece), a, "pieces of {piece}");
+        }
+        assert_eq!(a.fps.len(), 300_001usize.div_ceil(4096));
+        assert_eq!(a.units.len(), 300_001usize.div_ceil(32768) * 2);
+        assert_eq!(
+            a.chunks.iter().map(|c| c.1 as u64).sum::<u64>(),
+            300_001,
+            "chunks cover the file"
+        );
+    }
+
+    #[test]
+    fn cdc_finds_shifted_duplicates_that_fixed_blocks_miss() {
+        let cfg = Arc::new(ReduceConfig {
+            dedup_sizes: vec![4096],
+            cdc_avg: Some(4096),
+            codecs: vec![],
+            ..ReduceConfig::default()
+        });
+        let d = data(1 << 20, 9);
+        let mut shifted = vec![1u8; 1000];
+        shifted.extend_from_slice(&d);
+        let mut acc = Accumulator::new(cfg.clone());
+        acc.add(&reduce(&cfg, &d, 1 << 16));
+        acc.add(&reduce(&cfg, &shifted, 1 << 16));
+        let r = acc.report();
+        let fixed = &r.dedup[0];
+        assert!(fixed.ratio.unwrap() < 1.01, "{fixed:?}");
+        let cdc = r.cdc.unwrap();
+        assert!(cdc.ratio.unwrap() > 1.8, "{cdc:?}");
+    }
+
+    #[test]
+    fn derived_fingerprints_match_direct_dedup_counts() {
+        // Two files made of the same 8 KiB blocks in other orders: at 8K all dedup, at 16K not.
+        let a = data(8192, 1);
+        let b = data(8192, 2);
+        let f1 = [a.clone(), b.clone(), a.clone(), b.clone()].concat();
+        let f2 = [b.clone(), a.clone(), b.clone(), a.clone()].concat();
+        let cfg = Arc::new(ReduceConfig {
+            dedup_sizes: vec![4096, 8192, 16384],
+            codecs: vec![],
+            ..ReduceConfig::default()
+        });
+        let mut acc = Accumulator::new(cfg.clone());
+        acc.add(&reduce(&cfg, &f1, 5000));
+        acc.add(&reduce(&cfg, &f2, 7000));
+        let r = acc.report();
+        assert_eq!(r.dedup[1].unique_blocks, 2);
+        assert_eq!(r.dedup[2].unique_blocks, 2, "ab and ba");
+        assert_eq!(r.dedup[0].unique_blocks, 4);
+    }
+}
