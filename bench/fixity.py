@@ -90,7 +90,7 @@ def main():
             pt, prss = measure(cmd, a.runs, shell)
             rows.append((label, name, pt, n / pt / 1e6, prss, pt / t))
 
-    quiet = ["-q"]
+    quiet = ["--no-reduce", "-q"]
     if a.only in (None, "a"):
         rate = openssl_rate("sha256") if have["openssl"] else None
         case("(a) sha256", big, [T, "scan", big, *quiet], [

@@ -15,7 +15,7 @@ use trawl_catalog::{AuditMode, Catalog, OpenMode, Verdict};
 use trawl_printer::human;
 use trawl_printer::json::JsonPath;
 use trawl_read::ReadError;
-use trawl_scan::{DigestLanes, Event, Input, LaneOutput, ScanError};
+use trawl_scan::{DigestLanes, Event, Input, ScanError};
 use trawl_walk::{FileEntry, SkipKind, WalkItem};
 
 use super::output::Output;
@@ -240,11 +240,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
                             bar.file_done();
                             files_read.fetch_add(1, Ordering::Relaxed);
                             bytes_read.fetch_add(rec.size, Ordering::Relaxed);
-                            let digests: Vec<_> = rec
-                                .outputs
-                                .iter()
-                                .map(|LaneOutput::Digest(a, d)| (*a, d.clone()))
-                                .collect();
+                            let digests = rec.digests();
                             audit
                                 .record_read(
                                     rec.root,

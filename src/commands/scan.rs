@@ -11,7 +11,7 @@ use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, Format, Style};
 use trawl_printer::human;
 use trawl_printer::json::{ErrorJson, FileJson, JsonPath, ScanReport, Totals};
-use trawl_scan::{DigestLanes, Event, FileRecord, Input, LaneOutput};
+use trawl_scan::{Event, FileRecord, Input, LaneOutput, ScanLanes};
 use trawl_walk::SkipKind;
 
 use super::output::Output;
@@ -36,8 +36,7 @@ pub fn manifest_name(path: &Path, roots: &[PathBuf], root: usize) -> Vec<u8> {
 
 pub fn file_json(rec: &FileRecord) -> FileJson {
     let mut digests = serde_json::Map::new();
-    for o in &rec.outputs {
-        let LaneOutput::Digest(a, d) = o;
+    for (a, d) in rec.outputs.iter().filter_map(LaneOutput::digest) {
         digests.insert(a.name().to_string(), hex::encode(d).into());
     }
     FileJson {
@@ -107,7 +106,12 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             }
         }
     };
-    let lanes = DigestLanes(plan.algorithms.clone());
+    let reduce_cfg = plan.reduce.clone().map(std::sync::Arc::new);
+    let mut acc = reduce_cfg.clone().map(trawl_reduce::Accumulator::new);
+    let lanes = ScanLanes {
+        digests: plan.algorithms.clone(),
+        reduce: reduce_cfg,
+    };
     trawl_scan::scan(
         &plan.cfg,
         Input::Walk,
@@ -116,8 +120,18 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         &CANCEL,
         &mut |ev| match ev {
             Event::File(rec) if own.contains(&(rec.dev, rec.ino)) => {}
-            Event::File(rec) => {
+            Event::File(mut rec) => {
                 bar.file_done();
+                // Fold the reduction facts in now; the record keeps only its digests.
+                rec.outputs.retain(|o| match o {
+                    LaneOutput::Reduce(fr) => {
+                        if let Some(acc) = acc.as_mut() {
+                            acc.add(fr);
+                        }
+                        false
+                    }
+                    _ => true,
+                });
                 emit(&file_json(&rec));
                 records.push(rec);
             }
@@ -165,11 +179,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         .map(|r| Entry {
             path: manifest_name(&r.path, roots, r.root),
             size: Some(r.size),
-            digests: r
-                .outputs
-                .iter()
-                .map(|LaneOutput::Digest(a, d)| (*a, d.clone()))
-                .collect(),
+            digests: r.digests(),
             line: 0,
         })
         .collect();
@@ -210,6 +220,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         out.commit()?;
     }
     let bytes: u64 = records.iter().map(|r| r.size).sum();
+    let reduction = acc.as_ref().map(|a| a.report());
     let rss = super::peak_rss();
     if let Some(mut out) = json.take() {
         let report = ScanReport {
@@ -236,6 +247,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 },
                 peak_rss_bytes: rss,
             },
+            reduction: reduction.as_ref().map(serde_json::to_value).transpose()?,
             cancelled: false,
             files: records.iter().map(file_json).collect(),
             skipped: skipped
@@ -279,6 +291,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             s.push_str(&format!(
                 "skipped: {nskip_special} special files, {nlinks} symbolic links not followed\n"
             ));
+        }
+        if let Some(red) = &reduction {
+            s.push_str(&trawl_printer::reduction::table(&serde_json::to_value(
+                red,
+            )?));
         }
         if let Some(r) = rss {
             s.push_str(&format!("peak memory: {}\n", human::bytes(r)));

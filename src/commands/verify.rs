@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use trawl_manifest::{Entry, ManifestError};
 use trawl_read::ReadError;
-use trawl_scan::{DigestLanes, Event, Input, LaneOutput, ScanError};
+use trawl_scan::{DigestLanes, Event, Input, ScanError};
 
 use super::scan::algorithms_of;
 use crate::flags::hiargs::scan_config;
@@ -134,8 +134,8 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
                             st =
                                 Status::Failed(format!("size is {}, manifest says {sz}", rec.size));
                         }
-                        for LaneOutput::Digest(alg, got) in &rec.outputs {
-                            let want = e.digests.iter().find(|(a, _)| a == alg).map(|(_, d)| d);
+                        for (alg, got) in rec.digests().iter().map(|(a, d)| (*a, d)) {
+                            let want = e.digests.iter().find(|(a, _)| *a == alg).map(|(_, d)| d);
                             if want.is_some_and(|w| w != got) && st == Status::Ok {
                                 st = Status::Failed(format!("{alg} differs"));
                             }

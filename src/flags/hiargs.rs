@@ -8,7 +8,7 @@ use trawl_manifest::Format;
 use trawl_read::IoMethod;
 use trawl_scan::ScanConfig;
 
-use super::lowargs::{AuditArgs, ReadArgs, ScanArgs};
+use super::lowargs::{AuditArgs, ReadArgs, ReduceArgs, ScanArgs};
 
 /// Parses sizes like `1M`, `256K`, `4096`.
 pub fn parse_size(s: &str) -> anyhow::Result<u64> {
@@ -65,6 +65,45 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
     Ok(cfg)
 }
 
+/// The data-reduction settings, or None with --no-reduce.
+pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::ReduceConfig>> {
+    if r.no_reduce {
+        return Ok(None);
+    }
+    let mut dedup_sizes = Vec::new();
+    for s in r.dedup.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        dedup_sizes.push(parse_size(s).with_context(|| format!("--dedup {}", r.dedup))? as usize);
+    }
+    dedup_sizes.sort_unstable();
+    dedup_sizes.dedup();
+    let codecs = if r.compress == "none" {
+        Vec::new()
+    } else {
+        r.compress
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(trawl_reduce::Codec::parse)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?
+    };
+    let cfg = trawl_reduce::ReduceConfig {
+        dedup_sizes,
+        cdc_avg: r
+            .cdc
+            .as_deref()
+            .map(parse_size)
+            .transpose()?
+            .map(|v| v as usize),
+        codecs,
+        unit: parse_size(&r.unit)? as usize,
+        sector: parse_size(&r.sector)? as usize,
+        threshold: r.threshold,
+    };
+    cfg.check().map_err(anyhow::Error::msg)?;
+    Ok(Some(cfg))
+}
+
 /// Where one manifest goes.
 #[derive(Debug, Clone)]
 pub struct ManifestSpec {
@@ -82,6 +121,7 @@ pub struct ScanPlan {
     pub json: Option<PathBuf>,
     pub jsonl: Option<PathBuf>,
     pub quiet: bool,
+    pub reduce: Option<trawl_reduce::ReduceConfig>,
 }
 
 impl ScanPlan {
@@ -150,6 +190,7 @@ impl ScanPlan {
             json: a.json.clone(),
             jsonl: a.jsonl.clone(),
             quiet: a.read.quiet,
+            reduce: reduce_config(&a.reduce)?,
         })
     }
 }

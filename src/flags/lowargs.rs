@@ -80,7 +80,35 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
     #[command(flatten)]
+    pub reduce: ReduceArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// Data reduction measured in the same pass.
+#[derive(Debug, Args, Clone)]
+pub struct ReduceArgs {
+    /// Fixed-block dedup at these block sizes (multiples of 4K), all from one hash pass.
+    #[arg(long, value_name = "SIZES", default_value = "4k,8k,16k,32k,64k,128k")]
+    pub dedup: String,
+    /// Content-defined chunking (FastCDC 2020) at this average chunk size, e.g. 16k.
+    #[arg(long, value_name = "AVG")]
+    pub cdc: Option<String>,
+    /// Codecs per compression unit: lz4, zstd[:LEVEL], gzip[:LEVEL] ('none' for no compression).
+    #[arg(long, value_name = "LIST", default_value = "lz4")]
+    pub compress: String,
+    /// Compression unit (a multiple of 4K).
+    #[arg(long, value_name = "SIZE", default_value = "32k")]
+    pub unit: String,
+    /// Allocation granule: every stored unit is rounded up to it.
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub sector: String,
+    /// Store a unit raw unless compression saves at least this fraction of it.
+    #[arg(long, value_name = "FRACTION", default_value = "0.125")]
+    pub threshold: f64,
+    /// Measure no data reduction (digests only).
+    #[arg(long)]
+    pub no_reduce: bool,
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 mod audit;
 mod bag;
 mod interop;
+mod reduce;
 mod scan;
 mod util;
 mod verify;

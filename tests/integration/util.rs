@@ -206,3 +206,20 @@ pub fn make_awkward(d: &Dir, under: &str) {
         d.create(&p, &content);
     }
 }
+
+/// Whether python3 with these modules is available; skips (printing why) or, under
+/// TRAWL_REQUIRE_INTEROP=1, fails when not.
+pub fn python_with(modules: &[&str]) -> bool {
+    let ok = Command::new("python3")
+        .arg("-c")
+        .arg(format!("import {}", modules.join(", ")))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("TRAWL_REQUIRE_INTEROP").as_deref() == Ok("1") {
+            panic!("python3 with {modules:?} is required (TRAWL_REQUIRE_INTEROP=1)");
+        }
+        eprintln!("SKIPPED: python3 with {modules:?} is not installed");
+    }
+    ok
+}

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use trawl_digest::Algorithm;
 use trawl_printer::AtomicFile;
-use trawl_scan::{DigestLanes, Event, Input, LaneOutput, Progress, ScanConfig};
+use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 
 use crate::validate::{self, Report};
 use crate::{BagError, io_err};
@@ -75,11 +75,7 @@ fn digest_tree(
                     .to_path_buf();
                 match rel.to_str() {
                     Some(s) => {
-                        let d = rec
-                            .outputs
-                            .into_iter()
-                            .map(|LaneOutput::Digest(a, d)| (a, d))
-                            .collect();
+                        let d = rec.digests().into_iter().collect();
                         files.insert(s.to_string(), (rec.size, d));
                     }
                     None => problems.push(format!(

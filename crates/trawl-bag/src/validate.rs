@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use trawl_digest::Algorithm;
-use trawl_scan::{DigestLanes, Event, Input, LaneOutput, Progress, ScanConfig, ScanError};
+use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 
 use crate::tagfile::{self, ManifestLine};
 use crate::{BagError, io_err};
@@ -349,11 +349,7 @@ pub fn hash_files(
             Event::File(rec) => {
                 report.files_checked += 1;
                 report.bytes_checked += rec.size;
-                let d = rec
-                    .outputs
-                    .into_iter()
-                    .map(|LaneOutput::Digest(a, d)| (a, d))
-                    .collect();
+                let d = rec.digests().into_iter().collect();
                 out.insert(back[&rec.path].clone(), d);
             }
             Event::Failed(ScanError::Read(e)) => {

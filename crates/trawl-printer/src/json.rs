@@ -75,6 +75,9 @@ pub struct ScanReport {
     pub io: String,
     pub threads: usize,
     pub totals: Totals,
+    /// Data reduction figures (see the README's "Data reduction"); absent with --no-reduce.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<serde_json::Value>,
     pub cancelled: bool,
     /// Every file read, sorted by path, then every skipped or failed entry.
     pub files: Vec<FileJson>,

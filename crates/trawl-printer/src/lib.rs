@@ -4,5 +4,6 @@
 pub mod atomic;
 pub mod human;
 pub mod json;
+pub mod reduction;
 
 pub use atomic::AtomicFile;

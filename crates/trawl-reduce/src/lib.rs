@@ -56,11 +56,11 @@ impl Default for ReduceConfig {
 impl ReduceConfig {
     pub fn check(&self) -> Result<(), String> {
         for &b in &self.dedup_sizes {
-            if b == 0 || b % BASE != 0 {
+            if b == 0 || !b.is_multiple_of(BASE) {
                 return Err(format!("dedup block size {b}: must be a multiple of 4K"));
             }
         }
-        if self.unit == 0 || self.unit % BASE != 0 {
+        if self.unit == 0 || !self.unit.is_multiple_of(BASE) {
             return Err(format!("unit {}: must be a multiple of 4K", self.unit));
         }
         if self.sector == 0 {
@@ -194,7 +194,11 @@ impl FileReducer {
     fn cut_chunks(&mut self, min: usize, avg: usize, max: usize, end: bool) {
         let chunks: Vec<fastcdc::v2020::Chunk> =
             fastcdc::v2020::FastCDC::new(&self.cdc, min, avg, max).collect();
-        let keep = if end { chunks.len() } else { chunks.len().saturating_sub(1) };
+        let keep = if end {
+            chunks.len()
+        } else {
+            chunks.len().saturating_sub(1)
+        };
         let mut consumed = 0;
         for c in &chunks[..keep] {
             let d = &self.cdc[c.offset..c.offset + c.length];
@@ -444,7 +448,7 @@ impl Accumulator {
     pub fn add(&mut self, f: &FileReduce) {
         let n = f.fps.len();
         let ncodec = self.cfg.codecs.len();
-        let last_len = if f.size as usize % BASE == 0 {
+        let last_len = if (f.size as usize).is_multiple_of(BASE) {
             BASE
         } else {
             f.size as usize % BASE

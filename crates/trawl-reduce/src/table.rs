@@ -194,7 +194,9 @@ mod tests {
         let mut x = seed;
         (0..n)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 xxhash_rust::xxh3::xxh3_64(&(x % distinct).to_le_bytes())
             })
             .collect()

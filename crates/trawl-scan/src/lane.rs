@@ -1,11 +1,24 @@
 //! Lanes: the consumers of a file's bytes. Each sees every chunk of the file in order.
 
+use std::sync::Arc;
+
 use trawl_digest::{Algorithm, Hasher};
+use trawl_reduce::{FileReduce, FileReducer, ReduceConfig};
 
 /// What a lane produced for one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LaneOutput {
     Digest(Algorithm, Vec<u8>),
+    Reduce(Box<FileReduce>),
+}
+
+impl LaneOutput {
+    pub fn digest(&self) -> Option<(Algorithm, &[u8])> {
+        match self {
+            LaneOutput::Digest(a, d) => Some((*a, d)),
+            _ => None,
+        }
+    }
 }
 
 /// A consumer of one file's contents.
@@ -27,6 +40,32 @@ impl Lane for Hasher {
     fn finish(self: Box<Self>) -> LaneOutput {
         let alg = self.algorithm();
         LaneOutput::Digest(alg, Hasher::finish(*self))
+    }
+}
+
+impl Lane for FileReducer {
+    fn update(&mut self, chunk: &[u8]) {
+        FileReducer::update(self, chunk)
+    }
+    fn finish(self: Box<Self>) -> LaneOutput {
+        LaneOutput::Reduce(Box::new(FileReducer::finish(*self)))
+    }
+}
+
+/// Digest lanes plus, if asked, one data-reduction lane.
+#[derive(Debug, Clone)]
+pub struct ScanLanes {
+    pub digests: Vec<Algorithm>,
+    pub reduce: Option<Arc<ReduceConfig>>,
+}
+
+impl LaneFactory for ScanLanes {
+    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>> {
+        let mut l = DigestLanes(self.digests.clone()).lanes(large);
+        if let Some(cfg) = &self.reduce {
+            l.push(Box::new(FileReducer::new(cfg.clone())));
+        }
+        l
     }
 }
 

@@ -12,7 +12,7 @@ pub mod lane;
 pub mod progress;
 pub mod rate;
 
-pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput};
+pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, ScanLanes};
 pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
@@ -70,6 +70,16 @@ pub struct FileRecord {
     pub dev: u64,
     pub ino: u64,
     pub outputs: Vec<LaneOutput>,
+}
+
+impl FileRecord {
+    /// The digests computed, in lane order.
+    pub fn digests(&self) -> Vec<(trawl_digest::Algorithm, Vec<u8>)> {
+        self.outputs
+            .iter()
+            .filter_map(|o| o.digest().map(|(a, d)| (a, d.to_vec())))
+            .collect()
+    }
 }
 
 /// A failure during the scan, naming the path.

@@ -1,0 +1,164 @@
+//! Data reduction in `trawl scan`: every dedup figure must equal an independent Python reference
+//! exactly; compressed sizes (other codec implementations) within 2%.
+
+use serde_json::Value;
+
+use crate::util::{Dir, python_with};
+
+fn rnd(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as u8
+        })
+        .collect()
+}
+
+fn text(n: usize, seed: u64) -> Vec<u8> {
+    let words = [
+        "storage ", "block ", "the ", "archive ", "fixity ", "data ", "of ", "and\n",
+    ];
+    let r = rnd(n, seed);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while out.len() < n {
+        out.extend_from_slice(words[r[i % r.len()] as usize % words.len()].as_bytes());
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+/// Random, text, duplicated files, duplicated blocks aligned and shifted, zero runs, sizes that
+/// are not block multiples, empty files.
+fn corpus(d: &Dir) {
+    let r1 = rnd(700_000, 1);
+    d.create(b"t/random.bin", &r1);
+    d.create(b"t/copy/random-copy.bin", &r1);
+    d.create(b"t/text.txt", &text(500_000, 2));
+    let mut shifted = b"xyz".to_vec();
+    shifted.extend_from_slice(&r1[..300_000]);
+    d.create(b"t/shifted.bin", &shifted);
+    let mut aligned = rnd(131_072, 3);
+    aligned.extend_from_slice(&r1[..262_144]);
+    d.create(b"t/aligned.bin", &aligned);
+    let mut zeros = text(10_000, 4);
+    zeros.extend(std::iter::repeat_n(0u8, 200_000));
+    zeros.extend_from_slice(&rnd(5_000, 5));
+    d.create(b"t/zero-run.bin", &zeros);
+    d.create(b"t/all-zero.bin", &vec![0u8; 65_536 + 100]);
+    d.create(b"t/odd.bin", &rnd(4097, 6));
+    d.create(b"t/tiny", b"x");
+    d.create(b"t/empty", b"");
+    d.create(b"t/sub/empty2", b"");
+}
+
+#[test]
+fn dedup_equals_the_python_reference_and_compression_is_within_two_percent() {
+    if !python_with(&["zstandard", "lz4"]) {
+        return;
+    }
+    let d = Dir::new();
+    corpus(&d);
+    let codecs = "lz4,zstd:1,zstd:3,gzip:6";
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            "out.json",
+            "--dedup",
+            "4k,8k,16k,32k,64k,128k",
+            "--compress",
+            codecs,
+            "--unit",
+            "32k",
+            "--sector",
+            "4k",
+        ])
+        .run()
+        .code(0);
+    let ours: Value = serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap();
+    let ours = &ours["reduction"];
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/reduce.py");
+    let out = std::process::Command::new("python3")
+        .args([
+            script,
+            d.join("t").to_str().unwrap(),
+            "4096,8192,16384,32768,65536,131072",
+            "32768",
+            "4096",
+            "0.125",
+            codecs,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let od = ours["dedup"].as_array().unwrap();
+    let td = theirs["dedup"].as_array().unwrap();
+    assert_eq!(od.len(), 6);
+    for (o, t) in od.iter().zip(td) {
+        for k in [
+            "block_size",
+            "logical_bytes",
+            "blocks",
+            "unique_blocks",
+            "unique_bytes",
+            "zero_blocks",
+            "zero_bytes",
+            "ratio",
+        ] {
+            assert_eq!(o[k], t[k], "{k} at block size {}", t["block_size"]);
+        }
+    }
+    // The corpus has duplicates the figures must show.
+    assert!(od[0]["ratio"].as_f64().unwrap() > 1.5);
+    assert!(od[0]["zero_blocks"].as_u64().unwrap() > 40);
+    let oc = ours["compression"].as_array().unwrap();
+    let tc = theirs["compression"].as_array().unwrap();
+    assert_eq!(oc.len(), 4);
+    for (o, t) in oc.iter().zip(tc) {
+        assert_eq!(o["codec"], t["codec"]);
+        assert_eq!(o["level"], t["level"]);
+        assert_eq!(o["units"], t["units"]);
+        assert_eq!(o["logical_bytes"], t["logical_bytes"]);
+        assert!(o["implementation"].as_str().unwrap().len() > 3);
+        for k in [
+            "compressed_bytes",
+            "allocated_bytes",
+            "combined_allocated_bytes",
+        ] {
+            let (a, b) = (o[k].as_f64().unwrap(), t[k].as_f64().unwrap());
+            assert!(
+                (a - b).abs() <= 0.02 * b,
+                "{} {}: trawl {a} vs reference {b}",
+                o["codec"],
+                k
+            );
+        }
+    }
+}
+
+#[test]
+fn no_reduce_leaves_the_figures_out_and_bad_settings_are_refused() {
+    let d = Dir::new();
+    d.create(b"t/a", b"abc");
+    let r = d.cmd().args(["scan", "t", "--no-reduce"]).run();
+    r.code(0);
+    assert!(!r.stdout.contains("data reduction"), "{}", r.stdout);
+    let r = d.cmd().args(["scan", "t", "--dedup", "3000"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("multiple of 4K"), "{}", r.stderr);
+    let r = d.cmd().args(["scan", "t", "--compress", "brotli"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("unknown codec 'brotli'"), "{}", r.stderr);
+}

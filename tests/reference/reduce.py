@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Independent reference for trawl's data-reduction figures (the README's counting rules), in
+plain Python: blocks identified by SHA-256 of their bytes (not trawl's XXH3), compression by
+zlib (gzip framing), python-zstandard and python-lz4.
+
+    reduce.py TREE BLOCK_SIZES UNIT SECTOR THRESHOLD CODECS   -> JSON on stdout
+"""
+import gzip
+import hashlib
+import json
+import os
+import sys
+
+import lz4.frame
+import zstandard
+
+
+def files(tree):
+    for d, _, fs in os.walk(tree):
+        for f in fs:
+            p = os.path.join(d, f)
+            if os.path.isfile(p) and not os.path.islink(p):
+                yield p
+
+
+def compress(codec, level, data):
+    if codec == "lz4":
+        # The LZ4 block inside a frame (lz4.block in python-lz4 does not call
+        # LZ4_compress_default): minus the 15 bytes of frame header, block size and end mark.
+        return len(lz4.frame.compress(data, content_checksum=False, block_checksum=False,
+                                      store_size=False)) - 15
+    if codec == "zstd":
+        c = zstandard.ZstdCompressor(level=level, write_checksum=False, write_content_size=True)
+        return len(c.compress(data))
+    if codec == "gzip":
+        return len(gzip.compress(data, compresslevel=level, mtime=0))
+    raise SystemExit(f"codec {codec}")
+
+
+def main():
+    tree, sizes, unit, sector, threshold, codecs = sys.argv[1:7]
+    sizes = [int(s) for s in sizes.split(",")]
+    unit, sector, threshold = int(unit), int(sector), float(threshold)
+    codecs = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else {"lz4": 1, "zstd": 1, "gzip": 6}[c.split(":")[0]])
+              for c in codecs.split(",") if c]
+    data = [open(p, "rb").read() for p in sorted(files(tree))]
+    out = {"dedup": [], "compression": []}
+    for b in sorted(set(sizes)):
+        seen = set()
+        d = dict(block_size=b, logical_bytes=0, blocks=0, unique_blocks=0, unique_bytes=0,
+                 zero_blocks=0, zero_bytes=0)
+        for f in data:
+            for off in range(0, len(f), b):
+                blk = f[off:off + b]
+                d["logical_bytes"] += len(blk)
+                d["blocks"] += 1
+                if blk.count(0) == len(blk):
+                    d["zero_blocks"] += 1
+                    d["zero_bytes"] += len(blk)
+                    continue
+                h = hashlib.sha256(blk).digest()
+                if h not in seen:
+                    seen.add(h)
+                    d["unique_blocks"] += 1
+                    d["unique_bytes"] += len(blk)
+        d["ratio"] = d["logical_bytes"] / d["unique_bytes"] if d["unique_bytes"] else None
+        if b in sizes:
+            out["dedup"].append(d)
+    for codec, level in codecs:
+        c = dict(codec=codec, level=level, unit=unit, sector=sector, units=0, logical_bytes=0,
+                 compressed_bytes=0, allocated_bytes=0, combined_allocated_bytes=0)
+        seen = set()
+        for f in data:
+            for off in range(0, len(f), unit):
+                u = f[off:off + unit]
+                n = compress(codec, level, u)
+                stored = len(u) if n > len(u) * (1 - threshold) else n
+                alloc = -(-stored // sector) * sector
+                c["units"] += 1
+                c["logical_bytes"] += len(u)
+                c["compressed_bytes"] += n
+                c["allocated_bytes"] += alloc
+                if u.count(0) != len(u):
+                    h = hashlib.sha256(u).digest()
+                    if h not in seen:
+                        seen.add(h)
+                        c["combined_allocated_bytes"] += alloc
+        out["compression"].append(c)
+    json.dump(out, sys.stdout, indent=1)
+
+
+if __name__ == "__main__":
+    main()
