@@ -1,0 +1,70 @@
+//! Inserts N random 64-bit fingerprints (a fraction repeated) into trawl's FpTable (batched) and
+//! into a std HashMap<u128, u32> (what one writes first), on one thread; prints inserts per second
+//! and bytes per distinct key. Driven by bench/table.py.
+//!
+//!     table_bench N DUP_PERCENT
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use trawl_reduce::table::FpTable;
+use xxhash_rust::xxh3::xxh3_64;
+
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .unwrap_or(0)
+        * 4096
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64_000_000);
+    let dup: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let which = args.get(3).map(String::as_str).unwrap_or("both");
+    // Key i repeats an earlier key with probability dup%.
+    let keys: Vec<u64> = (0..n as u64)
+        .map(|i| {
+            let r = xxh3_64(&i.to_le_bytes());
+            let src = if r % 100 < dup && i > 0 { r % i } else { i };
+            xxh3_64(&(src ^ 0x5eed).to_le_bytes())
+        })
+        .collect();
+    let base = rss();
+    if which != "hashmap" {
+        let mut t = FpTable::new();
+        let mut new = Vec::new();
+        let t0 = Instant::now();
+        for batch in keys.chunks(1 << 16) {
+            t.insert_batch(batch, &mut new);
+        }
+        let dt = t0.elapsed().as_secs_f64();
+        println!(
+            "fptable  keys {n} distinct {} seconds {dt:.3} inserts_per_s {:.1}M table_bytes_per_distinct {:.2} rss_bytes_per_distinct {:.2}",
+            t.distinct(),
+            n as f64 / dt / 1e6,
+            t.memory_bytes() as f64 / t.distinct() as f64,
+            (rss().saturating_sub(base)) as f64 / t.distinct() as f64
+        );
+        drop(t);
+    }
+    if which != "fptable" {
+        let base = rss();
+        let mut m: HashMap<u128, u32> = HashMap::new();
+        let t0 = Instant::now();
+        for &k in &keys {
+            *m.entry(((k as u128) << 64) | k as u128).or_insert(0) += 1;
+        }
+        let dt = t0.elapsed().as_secs_f64();
+        println!(
+            "hashmap  keys {n} distinct {} seconds {dt:.3} inserts_per_s {:.1}M rss_bytes_per_distinct {:.2}",
+            m.len(),
+            n as f64 / dt / 1e6,
+            (rss().saturating_sub(base)) as f64 / m.len() as f64
+        );
+    }
+}
