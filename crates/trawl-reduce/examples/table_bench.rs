@@ -36,7 +36,11 @@ fn main() {
         .collect();
     let base = rss();
     if which != "hashmap" {
-        let mut t = FpTable::new();
+        let mut t = if std::env::var_os("PRESIZE").is_some() {
+            FpTable::with_capacity(n as u64)
+        } else {
+            FpTable::new()
+        };
         let mut new = Vec::new();
         let t0 = Instant::now();
         for batch in keys.chunks(1 << 16) {
