@@ -38,6 +38,69 @@ pub struct ReduceConfig {
     pub sector: usize,
     /// A unit is stored raw unless compression saves at least this fraction of it.
     pub threshold: f64,
+    /// Sizes of units compressed lately, shared by all lanes (see [`SizeCache`]).
+    pub size_cache: Arc<SizeCache>,
+}
+
+/// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
+/// compressed again (the codecs are deterministic: equal bytes give equal sizes). A lossy,
+/// direct-mapped cache of 131,072 entries in 64 locked shards (about 6 MiB): a miss only costs a
+/// compression, so the results never depend on what it holds.
+pub struct SizeCache {
+    shards: Vec<std::sync::Mutex<Vec<(u128, [(u32, u32); CACHE_CODECS])>>>,
+}
+
+const CACHE_CODECS: usize = 4;
+const CACHE_SHARDS: usize = 64;
+const CACHE_WAYS: usize = 2048;
+
+impl Default for SizeCache {
+    fn default() -> Self {
+        SizeCache {
+            shards: (0..CACHE_SHARDS)
+                .map(|_| std::sync::Mutex::new(Vec::new()))
+                .collect(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SizeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SizeCache")
+    }
+}
+
+impl SizeCache {
+    fn slot(fp: u128) -> (usize, usize) {
+        let h = fp as u64;
+        (
+            (h % CACHE_SHARDS as u64) as usize,
+            ((h >> 6) % CACHE_WAYS as u64) as usize,
+        )
+    }
+
+    fn get(&self, fp: u128, out: &mut [(u32, u32)]) -> bool {
+        let (s, w) = Self::slot(fp);
+        let shard = self.shards[s].lock().unwrap_or_else(|p| p.into_inner());
+        match shard.get(w) {
+            Some((k, v)) if *k == fp && fp != 0 => {
+                out.copy_from_slice(&v[..out.len()]);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn put(&self, fp: u128, sizes: &[(u32, u32)]) {
+        let (s, w) = Self::slot(fp);
+        let mut shard = self.shards[s].lock().unwrap_or_else(|p| p.into_inner());
+        if shard.is_empty() {
+            shard.resize(CACHE_WAYS, (0, [(0, 0); CACHE_CODECS]));
+        }
+        let mut v = [(0, 0); CACHE_CODECS];
+        v[..sizes.len()].copy_from_slice(sizes);
+        shard[w] = (fp, v);
+    }
 }
 
 impl Default for ReduceConfig {
@@ -49,6 +112,7 @@ impl Default for ReduceConfig {
             unit: 32 << 10,
             sector: 4 << 10,
             threshold: 0.125,
+            size_cache: Arc::default(),
         }
     }
 }
@@ -142,10 +206,18 @@ impl FileReducer {
         let n = self.compressors.len();
         let base = self.out.units.len();
         self.out.units.resize(base + n, (0, 0));
+        let cached = n <= CACHE_CODECS;
+        let fp = if cached { xxh3_128(u) } else { 0 };
+        if cached && self.cfg.size_cache.get(fp, &mut self.out.units[base..]) {
+            return;
+        }
         for (i, c) in self.compressors.iter_mut().enumerate() {
             let clen = c.compress(u);
             let alloc = self.cfg.allocated(u.len(), clen);
             self.out.units[base + i] = (clen as u32, alloc as u32);
+        }
+        if cached {
+            self.cfg.size_cache.put(fp, &self.out.units[base..]);
         }
     }
 
