@@ -47,8 +47,11 @@ pub struct ReduceConfig {
 /// direct-mapped cache of 131,072 entries in 64 locked shards (about 6 MiB): a miss only costs a
 /// compression, so the results never depend on what it holds.
 pub struct SizeCache {
-    shards: Vec<std::sync::Mutex<Vec<(u128, [(u32, u32); CACHE_CODECS])>>>,
+    shards: Vec<std::sync::Mutex<Vec<CacheEntry>>>,
 }
+
+/// A unit fingerprint and its (compressed, allocated) sizes per codec.
+type CacheEntry = (u128, [(u32, u32); CACHE_CODECS]);
 
 const CACHE_CODECS: usize = 4;
 const CACHE_SHARDS: usize = 64;
