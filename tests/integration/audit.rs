@@ -720,3 +720,16 @@ fn hashdeep_audit_agrees_on_corrupt_missing_new_and_moved() {
         assert_eq!(&moved_from(&v, to), from);
     }
 }
+
+#[test]
+fn limit_rate_paces_the_reads() {
+    let d = Dir::new();
+    d.create(b"t/a", &vec![1u8; 3 << 20]);
+    let t0 = Instant::now();
+    let (r, v) = audit(&d, &["--limit-rate", "1M"]);
+    r.code(0);
+    assert_eq!(count(&v, "new"), 1);
+    // 3 MiB at 1 MiB/s, less the quarter-second burst allowance.
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(secs > 2.5, "3 MiB at 1M/s took {secs} s");
+}
