@@ -99,6 +99,7 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         unit: parse_size(&r.unit)? as usize,
         sector: parse_size(&r.sector)? as usize,
         threshold: r.threshold,
+        sample: r.sample,
         ..Default::default()
     };
     cfg.check().map_err(anyhow::Error::msg)?;

@@ -106,6 +106,10 @@ pub struct ReduceArgs {
     /// Store a unit raw unless compression saves at least this fraction of it.
     #[arg(long, value_name = "FRACTION", default_value = "0.125")]
     pub threshold: f64,
+    /// Estimate from a sample: index and compress only the blocks and units whose fingerprint
+    /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
+    #[arg(long, value_name = "RATE")]
+    pub sample: Option<f64>,
     /// Measure no data reduction (digests only).
     #[arg(long)]
     pub no_reduce: bool,

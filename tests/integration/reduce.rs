@@ -162,3 +162,47 @@ fn no_reduce_leaves_the_figures_out_and_bad_settings_are_refused() {
     r.code(2);
     assert!(r.stderr.contains("unknown codec 'brotli'"), "{}", r.stderr);
 }
+
+#[test]
+fn a_sampled_run_brackets_the_exact_figures() {
+    let d = Dir::new();
+    corpus(&d);
+    // More distinct data, so that a sample has something to estimate from.
+    for i in 0..6 {
+        d.create(format!("t/more{i}").as_bytes(), &text(400_000, 10 + i));
+        d.create(format!("t/rnd{i}").as_bytes(), &rnd(400_000, 20 + i));
+    }
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["scan", "t", "-q", "--json", "out.json", "--compress", "lz4"];
+        args.extend_from_slice(extra);
+        d.cmd().args(&args).run().code(0);
+        let v: Value = serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap();
+        v["reduction"].clone()
+    };
+    let exact = run(&[]);
+    assert!(exact["dedup"][0].get("sample").is_none());
+    let est = run(&["--sample", "0.5"]);
+    let s = &est["dedup"][0]["sample"];
+    assert_eq!(s["rate"], 0.5);
+    let truth = exact["dedup"][0]["unique_bytes"].as_u64().unwrap();
+    assert!(
+        s["low"].as_u64().unwrap() <= truth && truth <= s["high"].as_u64().unwrap(),
+        "dedup: {truth} not in {s}"
+    );
+    let c = &est["compression"][0];
+    let truth = exact["compression"][0]["allocated_bytes"].as_u64().unwrap();
+    assert!(
+        c["sample"]["low"].as_u64().unwrap() <= truth
+            && truth <= c["sample"]["high"].as_u64().unwrap(),
+        "compression: {truth} not in {}",
+        c["sample"]
+    );
+    // Logical figures are exact whatever the sample.
+    assert_eq!(
+        est["dedup"][0]["logical_bytes"],
+        exact["dedup"][0]["logical_bytes"]
+    );
+    let r = d.cmd().args(["scan", "t", "--sample", "0"]).run();
+    r.code(2);
+    assert!(r.stderr.contains("sample rate"), "{}", r.stderr);
+}

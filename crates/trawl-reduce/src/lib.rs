@@ -40,6 +40,9 @@ pub struct ReduceConfig {
     pub threshold: f64,
     /// Sizes of units compressed lately, shared by all lanes (see [`SizeCache`]).
     pub size_cache: Arc<SizeCache>,
+    /// Estimate from a sample: only blocks, chunks and units whose fingerprint falls under this
+    /// fraction of the hash space are indexed and compressed (`--sample`).
+    pub sample: Option<f64>,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -116,6 +119,7 @@ impl Default for ReduceConfig {
             sector: 4 << 10,
             threshold: 0.125,
             size_cache: Arc::default(),
+            sample: None,
         }
     }
 }
@@ -136,12 +140,24 @@ impl ReduceConfig {
         if !(0.0..1.0).contains(&self.threshold) {
             return Err("threshold must be in [0, 1)".into());
         }
+        if let Some(r) = self.sample
+            && !(r > 0.0 && r <= 1.0)
+        {
+            return Err(format!("sample rate {r}: must be in (0, 1]"));
+        }
         if let Some(a) = self.cdc_avg
             && !(1024..=(4 << 20)).contains(&a)
         {
             return Err(format!("cdc average {a}: must be between 1K and 4M"));
         }
         Ok(())
+    }
+
+    /// Keys below this are in the sample (hash-threshold sampling: equal content, equal fate).
+    pub fn sample_threshold(&self) -> Option<u64> {
+        self.sample
+            .filter(|r| *r < 1.0)
+            .map(|r| (r * u64::MAX as f64) as u64)
     }
 
     fn cdc_bounds(&self) -> Option<(usize, usize, usize)> {
@@ -157,6 +173,18 @@ impl ReduceConfig {
         };
         stored.div_ceil(self.sector) as u64 * self.sector as u64
     }
+}
+
+/// The key a block of several 4 KiB blocks is indexed by (see [`Accumulator`]).
+fn unit_key(fps: &[u128]) -> u64 {
+    if fps.len() == 1 {
+        return (fps[0] >> 64) as u64;
+    }
+    let mut buf = Vec::with_capacity(fps.len() * 16);
+    for fp in fps {
+        buf.extend_from_slice(&fp.to_le_bytes());
+    }
+    (xxh3_128(&buf) >> 64) as u64
 }
 
 fn is_zero(b: &[u8]) -> bool {
@@ -209,6 +237,19 @@ impl FileReducer {
         let n = self.compressors.len();
         let base = self.out.units.len();
         self.out.units.resize(base + n, (0, 0));
+        if let Some(t) = self.cfg.sample_threshold() {
+            let k = self.cfg.unit / BASE;
+            let u_idx = base / n.max(1);
+            let fps = &self.out.fps
+                [(u_idx * k).min(self.out.fps.len())..((u_idx + 1) * k).min(self.out.fps.len())];
+            if unit_key(fps) >= t && !is_zero(u) {
+                // Not in the sample: not compressed.
+                for x in &mut self.out.units[base..] {
+                    *x = (u32::MAX, u32::MAX);
+                }
+                return;
+            }
+        }
         let cached = n <= CACHE_CODECS;
         let fp = if cached { xxh3_128(u) } else { 0 };
         if cached && self.cfg.size_cache.get(fp, &mut self.out.units[base..]) {
@@ -313,9 +354,20 @@ struct Dedup {
     unique_bytes: u64,
     zero_blocks: u64,
     zero_bytes: u64,
+    /// Sampling: keys at or above it are left out.
+    threshold: Option<u64>,
+    rate: f64,
 }
 
 impl Dedup {
+    fn sampled(threshold: Option<u64>, rate: f64) -> Dedup {
+        Dedup {
+            threshold,
+            rate,
+            ..Dedup::default()
+        }
+    }
+
     fn add(&mut self, keys: &[u64], lens: &[u32], zero: &[bool], new: &mut Vec<bool>) {
         // Zero blocks are thin-provisioned: counted apart, never indexed.
         let mut k2 = Vec::with_capacity(keys.len());
@@ -325,7 +377,7 @@ impl Dedup {
             if zero[i] {
                 self.zero_blocks += 1;
                 self.zero_bytes += lens[i] as u64;
-            } else {
+            } else if self.threshold.is_none_or(|t| keys[i] < t) {
                 k2.push(keys[i]);
             }
         }
@@ -334,7 +386,7 @@ impl Dedup {
         new.clear();
         let mut j = 0;
         for i in 0..keys.len() {
-            if zero[i] {
+            if zero[i] || self.threshold.is_some_and(|t| keys[i] >= t) {
                 new.push(false);
             } else {
                 if sub[j] {
@@ -347,16 +399,37 @@ impl Dedup {
         }
     }
 
+    /// (unique blocks, unique bytes) and, when sampled, the 99% interval of the bytes.
+    fn estimate(&self) -> (u64, u64, Option<SampleJson>) {
+        if self.threshold.is_none() {
+            return (self.unique_blocks, self.unique_bytes, None);
+        }
+        let blocks = (self.unique_blocks as f64 / self.rate).round() as u64;
+        let bytes = self.unique_bytes as f64 / self.rate;
+        // Hash-threshold sampling: the kept count is binomial; relative error ~ 1/sqrt(kept).
+        let rel = 2.576 / (self.unique_blocks.max(1) as f64).sqrt();
+        let s = SampleJson {
+            rate: self.rate,
+            kept: self.unique_blocks,
+            confidence: 0.99,
+            low: (bytes * (1.0 - rel)).max(0.0).round() as u64,
+            high: (bytes * (1.0 + rel)).round() as u64,
+        };
+        (blocks, bytes.round() as u64, Some(s))
+    }
+
     fn json(&self, block_size: usize) -> DedupJson {
+        let (unique_blocks, unique_bytes, sample) = self.estimate();
         DedupJson {
             block_size: block_size as u64,
             logical_bytes: self.logical_bytes,
             blocks: self.blocks,
-            unique_blocks: self.unique_blocks,
-            unique_bytes: self.unique_bytes,
+            unique_blocks,
+            unique_bytes,
             zero_blocks: self.zero_blocks,
             zero_bytes: self.zero_bytes,
-            ratio: ratio(self.logical_bytes, self.unique_bytes),
+            ratio: ratio(self.logical_bytes, unique_bytes),
+            sample,
             references: histogram(&self.table),
             index_bytes: self.table.memory_bytes(),
         }
@@ -416,6 +489,20 @@ pub struct DedupJson {
     pub ratio: Option<f64>,
     pub references: Vec<RefBucket>,
     pub index_bytes: u64,
+    /// Present when estimated from a sample (`--sample`): the interval is of `unique_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleJson>,
+}
+
+/// How an estimate was sampled and its interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SampleJson {
+    pub rate: f64,
+    /// Distinct blocks (or units) kept in the sample.
+    pub kept: u64,
+    pub confidence: f64,
+    pub low: u64,
+    pub high: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -433,6 +520,8 @@ pub struct CdcJson {
     /// Chunk lengths: how many chunks fall in [2^k, 2^(k+1)).
     pub chunk_sizes: Vec<SizeBucket>,
     pub references: Vec<RefBucket>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleJson>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -457,6 +546,9 @@ pub struct CompressionJson {
     pub ratio: Option<f64>,
     pub combined_allocated_bytes: u64,
     pub combined_ratio: Option<f64>,
+    /// Present when estimated from a sample: the interval is of `allocated_bytes` (Hoeffding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleJson>,
 }
 
 /// The whole reduction report (`reduction` in the scan's JSON).
@@ -488,27 +580,46 @@ pub struct Accumulator {
     allocated: Vec<u64>,
     combined: Vec<u64>,
     units: u64,
+    /// Units compressed (all of them unless sampling) and their logical bytes.
+    sampled_units: u64,
+    sampled_logical: u64,
+    zero_logical: u64,
+    zero_compressed: Vec<u64>,
+    zero_allocated: Vec<u64>,
     scratch_new: Vec<bool>,
 }
 
 impl Accumulator {
     pub fn new(cfg: Arc<ReduceConfig>) -> Accumulator {
+        let threshold = cfg.sample_threshold();
+        let rate = if threshold.is_some() {
+            cfg.sample.unwrap_or(1.0)
+        } else {
+            1.0
+        };
         let mut sizes: Vec<(usize, Dedup)> = cfg
             .dedup_sizes
             .iter()
-            .map(|&s| (s, Dedup::default()))
+            .map(|&s| (s, Dedup::sampled(threshold, rate)))
             .collect();
         // The combined figure needs dedup at the unit size; measure it even if not asked for.
         let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
             Some(i) => i,
             None => {
-                sizes.push((cfg.unit, Dedup::default()));
+                sizes.push((cfg.unit, Dedup::sampled(threshold, rate)));
                 sizes.len() - 1
             }
         };
         let n = cfg.codecs.len();
         Accumulator {
-            cdc: cfg.cdc_avg.map(|_| (Dedup::default(), [0u64; 64])),
+            cdc: cfg
+                .cdc_avg
+                .map(|_| (Dedup::sampled(threshold, rate), [0u64; 64])),
+            sampled_units: 0,
+            sampled_logical: 0,
+            zero_logical: 0,
+            zero_compressed: vec![0; cfg.codecs.len()],
+            zero_allocated: vec![0; cfg.codecs.len()],
             cfg,
             sizes,
             unit_index,
@@ -561,8 +672,24 @@ impl Accumulator {
             d.add(&keys, &lens, &zero, &mut self.scratch_new);
             if idx == self.unit_index && ncodec > 0 {
                 for (u, new) in self.scratch_new.iter().enumerate() {
+                    if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
+                        continue; // not in the sample
+                    }
+                    // Zero units are always measured and kept apart, exactly.
+                    let z = zero[u];
+                    if z {
+                        self.zero_logical += lens[u] as u64;
+                    } else {
+                        self.sampled_units += 1;
+                        self.sampled_logical += lens[u] as u64;
+                    }
                     for c in 0..ncodec {
                         let (clen, alloc) = f.units[u * ncodec + c];
+                        if z {
+                            self.zero_compressed[c] += clen as u64;
+                            self.zero_allocated[c] += alloc as u64;
+                            continue;
+                        }
                         self.compressed[c] += clen as u64;
                         self.allocated[c] += alloc as u64;
                         if *new {
@@ -598,17 +725,19 @@ impl Accumulator {
         dedup.sort_by_key(|d| d.block_size);
         let cdc = self.cdc.as_ref().map(|(d, sizes)| {
             let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
+            let (unique_blocks, unique_bytes, sample) = d.estimate();
             CdcJson {
                 avg_size: avg as u64,
                 min_size: min as u64,
                 max_size: max as u64,
                 logical_bytes: d.logical_bytes,
                 blocks: d.blocks,
-                unique_blocks: d.unique_blocks,
-                unique_bytes: d.unique_bytes,
+                unique_blocks,
+                unique_bytes,
                 zero_blocks: d.zero_blocks,
                 zero_bytes: d.zero_bytes,
-                ratio: ratio(d.logical_bytes, d.unique_bytes),
+                ratio: ratio(d.logical_bytes, unique_bytes),
+                sample,
                 chunk_sizes: sizes
                     .iter()
                     .enumerate()
@@ -622,25 +751,59 @@ impl Accumulator {
                 references: histogram(&d.table),
             }
         });
+        let sampling = self.cfg.sample_threshold().is_some();
+        let rate = self.cfg.sample.unwrap_or(1.0);
+        // Scale sampled sums to the whole: by logical bytes for per-unit figures, by the rate for
+        // the combined figure (it counts distinct units, sampled by hash threshold).
+        let nonzero = logical - self.zero_logical;
+        let scale = if sampling && self.sampled_logical > 0 {
+            nonzero as f64 / self.sampled_logical as f64
+        } else {
+            1.0
+        };
         let compression = self
             .cfg
             .codecs
             .iter()
             .enumerate()
-            .map(|(i, c)| CompressionJson {
-                codec: c.name().into(),
-                level: c.level(),
-                implementation: c.implementation(),
-                unit: self.cfg.unit as u64,
-                sector: self.cfg.sector as u64,
-                threshold: self.cfg.threshold,
-                units: self.units,
-                logical_bytes: logical,
-                compressed_bytes: self.compressed[i],
-                allocated_bytes: self.allocated[i],
-                ratio: ratio(logical, self.allocated[i]),
-                combined_allocated_bytes: self.combined[i],
-                combined_ratio: ratio(logical, self.combined[i]),
+            .map(|(i, c)| {
+                let allocated =
+                    (self.allocated[i] as f64 * scale).round() as u64 + self.zero_allocated[i];
+                let combined = if sampling {
+                    (self.combined[i] as f64 / rate).round() as u64
+                } else {
+                    self.combined[i]
+                };
+                let sample = sampling.then(|| {
+                    // Hoeffding: the mean allocated fraction of m units, each in [0, r].
+                    let r = (self.cfg.unit + self.cfg.sector) as f64 / self.cfg.unit as f64;
+                    let m = self.sampled_units.max(1) as f64;
+                    let hw = r * ((2.0f64 / 0.01).ln() / (2.0 * m)).sqrt() * nonzero as f64;
+                    SampleJson {
+                        rate,
+                        kept: self.sampled_units,
+                        confidence: 0.99,
+                        low: (allocated as f64 - hw).max(0.0).round() as u64,
+                        high: (allocated as f64 + hw).round() as u64,
+                    }
+                });
+                CompressionJson {
+                    codec: c.name().into(),
+                    level: c.level(),
+                    implementation: c.implementation(),
+                    unit: self.cfg.unit as u64,
+                    sector: self.cfg.sector as u64,
+                    threshold: self.cfg.threshold,
+                    units: self.units,
+                    logical_bytes: logical,
+                    compressed_bytes: (self.compressed[i] as f64 * scale).round() as u64
+                        + self.zero_compressed[i],
+                    allocated_bytes: allocated,
+                    ratio: ratio(logical, allocated),
+                    combined_allocated_bytes: combined,
+                    combined_ratio: ratio(logical, combined),
+                    sample,
+                }
             })
             .collect();
         ReductionJson {
