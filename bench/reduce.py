@@ -65,6 +65,39 @@ def main():
     full = res[cases[0][0]]
     print(f"\ntrawl full vs zstd -1 -T1 alone: {res['zstd -1 -T1'] / full:.2f}x; vs lz4 -1: {res['lz4 -1'] / full:.2f}x")
 
+    # Sampled runs: time and error against the full run.
+    import json
+    import tempfile
+    base = cases[0][1]
+    reports = {}
+    times = {}
+    for rate in (None, 0.1, 0.01):
+        out = os.path.join(tempfile.gettempdir(), f"trawl-reduce-{rate}.json")
+        cmd = base + (f" --sample {rate}" if rate else "") + f" --json {out}"
+        times[rate], _ = timed(cmd, a.runs)
+        reports[rate] = json.load(open(out))["reduction"]
+    ex = reports[None]
+    print("\nsampled runs against the full run (error = estimate / exact - 1; interval 99%)")
+    print(f"{'rate':>6} {'time':>7} {'speedup':>8}  figure: error [interval contains exact?]")
+    for rate in (0.1, 0.01):
+        r = reports[rate]
+        figs = [
+            ("dedup 4k unique_bytes", ex["dedup"][0]["unique_bytes"], r["dedup"][0]),
+            ("dedup 128k unique_bytes", ex["dedup"][-1]["unique_bytes"], r["dedup"][-1]),
+            ("cdc unique_bytes", ex["cdc"]["unique_bytes"], r["cdc"]),
+        ]
+        for i, c in enumerate(ex["compression"]):
+            figs.append((f"{c['codec']}:{c['level']} allocated", c["allocated_bytes"], r["compression"][i]))
+        parts = []
+        for name, truth, e in figs:
+            est = e.get("unique_bytes", e.get("allocated_bytes"))
+            smp = e["sample"]
+            inside = smp["low"] <= truth <= smp["high"]
+            parts.append(f"{name}: {est / truth - 1:+.2%} [{'yes' if inside else 'NO'}]")
+        for i, c in enumerate(ex["compression"]):
+            parts.append(f"{c['codec']}:{c['level']} combined: {r['compression'][i]['combined_allocated_bytes'] / c['combined_allocated_bytes'] - 1:+.2%}")
+        print(f"{rate:>6} {times[rate]:7.2f} {times[None] / times[rate]:7.2f}x  " + "; ".join(parts))
+
 
 if __name__ == "__main__":
     main()
