@@ -108,6 +108,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     };
     let reduce_cfg = plan.reduce.clone().map(std::sync::Arc::new);
     let mut acc = reduce_cfg.clone().map(trawl_reduce::Accumulator::new);
+    let mut spill_err: Option<std::io::Error> = None;
     let lanes = ScanLanes {
         digests: plan.algorithms.clone(),
         reduce: reduce_cfg,
@@ -125,8 +126,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 // Fold the reduction facts in now; the record keeps only its digests.
                 rec.outputs.retain(|o| match o {
                     LaneOutput::Reduce(fr) => {
-                        if let Some(acc) = acc.as_mut() {
-                            acc.add(fr);
+                        if let (Some(acc), None) = (acc.as_mut(), spill_err.as_ref())
+                            && let Err(e) = acc.add(fr)
+                        {
+                            spill_err = Some(e);
+                            CANCEL.store(true, Ordering::SeqCst);
                         }
                         false
                     }
@@ -162,9 +166,24 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         return Err(anyhow::Error::new(e)
             .context(format!("{}: cannot write", plan.jsonl.unwrap().display())));
     }
+    if let Some(e) = spill_err {
+        CANCEL.store(false, Ordering::SeqCst);
+        return Err(anyhow::Error::new(e).context(format!(
+            "{}: cannot write the fingerprint spill files (--temp-dir)",
+            plan.reduce
+                .as_ref()
+                .and_then(|r| r.temp_dir.clone())
+                .unwrap_or_else(std::env::temp_dir)
+                .display()
+        )));
+    }
     if CANCEL.load(Ordering::SeqCst) {
         // Dropping the outputs removes their temporary files.
         return Ok(Outcome::Interrupted);
+    }
+    if let Some(a) = acc.as_mut() {
+        a.finish()
+            .context("cannot read back the fingerprint spill files")?;
     }
 
     records.sort_unstable_by(|a, b| {
@@ -296,6 +315,9 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             s.push_str(&trawl_printer::reduction::table(&serde_json::to_value(
                 red,
             )?));
+            if acc.as_ref().is_some_and(|a| a.spilled()) {
+                s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
+            }
         }
         if let Some(r) = rss {
             s.push_str(&format!("peak memory: {}\n", human::bytes(r)));

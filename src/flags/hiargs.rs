@@ -100,6 +100,8 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         sector: parse_size(&r.sector)? as usize,
         threshold: r.threshold,
         sample: r.sample,
+        memory: r.memory.as_deref().map(parse_size).transpose()?,
+        temp_dir: r.temp_dir.clone(),
         ..Default::default()
     };
     cfg.check().map_err(anyhow::Error::msg)?;

@@ -110,6 +110,13 @@ pub struct ReduceArgs {
     /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
+    /// Bound the fingerprint indexes to SIZE of RAM (e.g. 2G); past it they spill to partition
+    /// files under --temp-dir and are counted partition by partition, with the same results.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Where spill files go (default: the system temporary directory); removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
     /// Measure no data reduction (digests only).
     #[arg(long)]
     pub no_reduce: bool,

@@ -206,3 +206,46 @@ fn a_sampled_run_brackets_the_exact_figures() {
     r.code(2);
     assert!(r.stderr.contains("sample rate"), "{}", r.stderr);
 }
+
+#[test]
+fn a_spilled_run_equals_the_in_ram_run_and_leaves_no_spill_files() {
+    let d = Dir::new();
+    corpus(&d);
+    for i in 0..4 {
+        d.create(format!("t/rnd{i}").as_bytes(), &rnd(2_000_000, 30 + i));
+    }
+    std::fs::create_dir(d.join("spill")).unwrap();
+    let run = |extra: &[&str]| -> (Value, String) {
+        let mut args = vec![
+            "scan",
+            "t",
+            "--json",
+            "out.json",
+            "--compress",
+            "lz4,zstd:1",
+            "--cdc",
+            "8k",
+        ];
+        args.extend_from_slice(extra);
+        let r = d.cmd().args(&args).run();
+        r.code(0);
+        let v: Value = serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap();
+        (v["reduction"].clone(), r.stdout)
+    };
+    let (ram, _) = run(&[]);
+    // A budget far below what the indexes need (their empty tables alone are ~4 MiB).
+    let (spilled, out) = run(&["--memory", "1M", "--temp-dir", "spill"]);
+    assert_eq!(ram, spilled);
+    assert!(out.contains("spilled"), "{out}");
+    assert_eq!(
+        std::fs::read_dir(d.join("spill")).unwrap().count(),
+        0,
+        "spill files left behind"
+    );
+    let r = d
+        .cmd()
+        .args(["scan", "t", "--memory", "1M", "--temp-dir", "no/such/dir"])
+        .run();
+    r.code(2);
+    assert!(r.stderr.contains("no/such/dir"), "{}", r.stderr);
+}

@@ -11,6 +11,7 @@
 //! [`Accumulator`].
 
 pub mod codec;
+pub mod spill;
 pub mod table;
 
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub struct ReduceConfig {
     /// Estimate from a sample: only blocks, chunks and units whose fingerprint falls under this
     /// fraction of the hash space are indexed and compressed (`--sample`).
     pub sample: Option<f64>,
+    /// Bound on the fingerprint indexes in RAM; past it they spill to `temp_dir` (`--memory`).
+    pub memory: Option<u64>,
+    pub temp_dir: Option<std::path::PathBuf>,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -120,6 +124,8 @@ impl Default for ReduceConfig {
             threshold: 0.125,
             size_cache: Arc::default(),
             sample: None,
+            memory: None,
+            temp_dir: None,
         }
     }
 }
@@ -357,6 +363,10 @@ struct Dedup {
     /// Sampling: keys at or above it are left out.
     threshold: Option<u64>,
     rate: f64,
+    /// Past the memory budget: records go to partition files instead of the table.
+    spill: Option<spill::Spill>,
+    /// Reference-count histogram, when computed partition by partition after a spill.
+    refs: Option<[u64; 13]>,
 }
 
 impl Dedup {
@@ -368,7 +378,15 @@ impl Dedup {
         }
     }
 
-    fn add(&mut self, keys: &[u64], lens: &[u32], zero: &[bool], new: &mut Vec<bool>) {
+    /// `extra`: per block, values carried with a spilled record (the unit's allocated sizes).
+    fn add(
+        &mut self,
+        keys: &[u64],
+        lens: &[u32],
+        zero: &[bool],
+        extra: &dyn Fn(usize) -> Vec<u32>,
+        new: &mut Vec<bool>,
+    ) -> std::io::Result<()> {
         // Zero blocks are thin-provisioned: counted apart, never indexed.
         let mut k2 = Vec::with_capacity(keys.len());
         for i in 0..keys.len() {
@@ -379,7 +397,16 @@ impl Dedup {
                 self.zero_bytes += lens[i] as u64;
             } else if self.threshold.is_none_or(|t| keys[i] < t) {
                 k2.push(keys[i]);
+                if let Some(sp) = &mut self.spill {
+                    sp.write(keys[i], lens[i], &extra(i))?;
+                }
             }
+        }
+        if self.spill.is_some() {
+            // Decided when the partitions are counted.
+            new.clear();
+            new.resize(keys.len(), false);
+            return Ok(());
         }
         let mut sub = Vec::new();
         self.table.insert_batch(&k2, &mut sub);
@@ -395,6 +422,48 @@ impl Dedup {
                 }
                 new.push(sub[j]);
                 j += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the spilled records partition by partition (each partition's keys from the table
+    /// first, then its records), so that memory holds one partition at a time. `combined` gets
+    /// the carried sizes of records that are new.
+    fn settle_spill(&mut self, combined: &mut [u64]) -> std::io::Result<()> {
+        let Some(sp) = self.spill.take() else {
+            return Ok(());
+        };
+        let mut refs = [0u64; 13];
+        let table = std::mem::take(&mut self.table);
+        sp.for_each_partition(&mut |q, records| {
+            let mut t = FpTable::new();
+            table.for_each_with_prefix(spill::BITS, q as u64, &mut |k, c| {
+                t.insert_count(k, c);
+            });
+            for r in records {
+                if t.insert(r.key) {
+                    self.unique_blocks += 1;
+                    self.unique_bytes += r.len as u64;
+                    for (c, v) in combined.iter_mut().zip(&r.extra) {
+                        *c += *v as u64;
+                    }
+                }
+            }
+            t.for_each_count(&mut |c| refs[ref_bucket(c)] += 1);
+        })?;
+        self.refs = Some(refs);
+        Ok(())
+    }
+
+    fn references(&self) -> Vec<RefBucket> {
+        match &self.refs {
+            Some(r) => histogram(r),
+            None => {
+                let mut counts = [0u64; 13];
+                self.table
+                    .for_each_count(&mut |c| counts[ref_bucket(c)] += 1);
+                histogram(&counts)
             }
         }
     }
@@ -430,8 +499,7 @@ impl Dedup {
             zero_bytes: self.zero_bytes,
             ratio: ratio(self.logical_bytes, unique_bytes),
             sample,
-            references: histogram(&self.table),
-            index_bytes: self.table.memory_bytes(),
+            references: self.references(),
         }
     }
 }
@@ -440,13 +508,12 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
+fn ref_bucket(c: u64) -> usize {
+    ((64 - (c.max(1) - 1).leading_zeros()) as usize).min(12)
+}
+
 /// How many distinct blocks are referenced 1, 2, 3-4, 5-8, ... times (4,095+ saturates).
-fn histogram(t: &FpTable) -> Vec<RefBucket> {
-    let mut counts = [0u64; 13];
-    t.for_each_count(&mut |c| {
-        let b = (64 - (c.max(1) - 1).leading_zeros()) as usize;
-        counts[b.min(12)] += 1;
-    });
+fn histogram(counts: &[u64; 13]) -> Vec<RefBucket> {
     counts
         .iter()
         .enumerate()
@@ -488,7 +555,6 @@ pub struct DedupJson {
     pub zero_bytes: u64,
     pub ratio: Option<f64>,
     pub references: Vec<RefBucket>,
-    pub index_bytes: u64,
     /// Present when estimated from a sample (`--sample`): the interval is of `unique_bytes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<SampleJson>,
@@ -586,6 +652,7 @@ pub struct Accumulator {
     zero_logical: u64,
     zero_compressed: Vec<u64>,
     zero_allocated: Vec<u64>,
+    spilled: bool,
     scratch_new: Vec<bool>,
 }
 
@@ -620,6 +687,7 @@ impl Accumulator {
             zero_logical: 0,
             zero_compressed: vec![0; cfg.codecs.len()],
             zero_allocated: vec![0; cfg.codecs.len()],
+            spilled: false,
             cfg,
             sizes,
             unit_index,
@@ -631,7 +699,7 @@ impl Accumulator {
         }
     }
 
-    pub fn add(&mut self, f: &FileReduce) {
+    pub fn add(&mut self, f: &FileReduce) -> std::io::Result<()> {
         let n = f.fps.len();
         let ncodec = self.cfg.codecs.len();
         let last_len = if (f.size as usize).is_multiple_of(BASE) {
@@ -669,7 +737,15 @@ impl Accumulator {
                 lens.push(len as u32);
                 zero.push(f.zero[first..first + group.len()].iter().all(|z| *z));
             }
-            d.add(&keys, &lens, &zero, &mut self.scratch_new);
+            let is_unit = idx == self.unit_index;
+            let carry = |u: usize| -> Vec<u32> {
+                if is_unit {
+                    (0..ncodec).map(|c| f.units[u * ncodec + c].1).collect()
+                } else {
+                    Vec::new()
+                }
+            };
+            d.add(&keys, &lens, &zero, &carry, &mut self.scratch_new)?;
             if idx == self.unit_index && ncodec > 0 {
                 for (u, new) in self.scratch_new.iter().enumerate() {
                     if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
@@ -710,8 +786,60 @@ impl Accumulator {
                 zero.push(*z);
                 sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
             }
-            d.add(&keys, &lens, &zero, &mut self.scratch_new);
+            d.add(&keys, &lens, &zero, &|_| Vec::new(), &mut self.scratch_new)?;
         }
+        self.maybe_spill()
+    }
+
+    /// Past the memory budget, every index from now on spills to partition files.
+    fn maybe_spill(&mut self) -> std::io::Result<()> {
+        let Some(budget) = self.cfg.memory else {
+            return Ok(());
+        };
+        if self.sizes[0].1.spill.is_some() {
+            return Ok(());
+        }
+        let used: u64 = self
+            .sizes
+            .iter()
+            .map(|(_, d)| d.table.memory_bytes())
+            .chain(self.cdc.iter().map(|(d, _)| d.table.memory_bytes()))
+            .sum();
+        if used <= budget {
+            return Ok(());
+        }
+        let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let ncodec = self.cfg.codecs.len();
+        for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            let extra = if idx == self.unit_index { ncodec } else { 0 };
+            d.spill = Some(spill::Spill::new(&dir, extra)?);
+        }
+        if let Some((d, _)) = &mut self.cdc {
+            d.spill = Some(spill::Spill::new(&dir, 0)?);
+        }
+        self.spilled = true;
+        Ok(())
+    }
+
+    /// Whether the index went past `--memory` and was spilled.
+    pub fn spilled(&self) -> bool {
+        self.spilled
+    }
+
+    /// Counts whatever was spilled (call once, after the last [`Accumulator::add`]).
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let unit = self.unit_index;
+        for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            if idx == unit {
+                d.settle_spill(&mut self.combined)?;
+            } else {
+                d.settle_spill(&mut [])?;
+            }
+        }
+        if let Some((d, _)) = &mut self.cdc {
+            d.settle_spill(&mut [])?;
+        }
+        Ok(())
     }
 
     pub fn report(&self) -> ReductionJson {
@@ -748,7 +876,7 @@ impl Accumulator {
                         chunks: *n,
                     })
                     .collect(),
-                references: histogram(&d.table),
+                references: d.references(),
             }
         });
         let sampling = self.cfg.sample_threshold().is_some();
@@ -872,8 +1000,8 @@ mod tests {
         let mut shifted = vec![1u8; 1000];
         shifted.extend_from_slice(&d);
         let mut acc = Accumulator::new(cfg.clone());
-        acc.add(&reduce(&cfg, &d, 1 << 16));
-        acc.add(&reduce(&cfg, &shifted, 1 << 16));
+        acc.add(&reduce(&cfg, &d, 1 << 16)).unwrap();
+        acc.add(&reduce(&cfg, &shifted, 1 << 16)).unwrap();
         let r = acc.report();
         let fixed = &r.dedup[0];
         assert!(fixed.ratio.unwrap() < 1.01, "{fixed:?}");
@@ -894,8 +1022,8 @@ mod tests {
             ..ReduceConfig::default()
         });
         let mut acc = Accumulator::new(cfg.clone());
-        acc.add(&reduce(&cfg, &f1, 5000));
-        acc.add(&reduce(&cfg, &f2, 7000));
+        acc.add(&reduce(&cfg, &f1, 5000)).unwrap();
+        acc.add(&reduce(&cfg, &f2, 7000)).unwrap();
         let r = acc.report();
         assert_eq!(r.dedup[1].unique_blocks, 2);
         assert_eq!(r.dedup[2].unique_blocks, 2, "ab and ba");

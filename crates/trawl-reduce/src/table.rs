@@ -163,6 +163,31 @@ impl FpTable {
         self.distinct += distinct;
     }
 
+    /// Inserts a key with a reference count (e.g. carried over from another table).
+    pub fn insert_count(&mut self, key: u64, count: u64) -> bool {
+        let (p, rem) = Self::split(key);
+        let new = self.parts[p].insert(rem, count.max(1));
+        self.distinct += new as u64;
+        new
+    }
+
+    /// Calls `f(key, count)` for every key whose top `bits` bits equal `prefix`. The key comes
+    /// back whole (partition bits and remainder; a remainder of 0 was stored as 1), so that
+    /// inserting it again lands on the same slot content.
+    pub fn for_each_with_prefix(&self, bits: u32, prefix: u64, f: &mut dyn FnMut(u64, u64)) {
+        assert!(bits <= PART_BITS);
+        let per = 1usize << (PART_BITS - bits);
+        let first = prefix as usize * per;
+        for (i, part) in self.parts[first..first + per].iter().enumerate() {
+            let p = (first + i) as u64;
+            for &s in &part.slots {
+                if s != 0 {
+                    f((p << REM_BITS) | (s >> COUNT_BITS), s & COUNT_MAX);
+                }
+            }
+        }
+    }
+
     pub fn distinct(&self) -> u64 {
         self.distinct
     }

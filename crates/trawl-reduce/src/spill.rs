@@ -1,0 +1,110 @@
+//! Past the memory budget (`--memory`): fingerprint records are appended, sequentially, to one of
+//! 64 partition files by the top 6 bits of the key, under a private temporary directory that is
+//! removed when the run ends (normally, on error or on Ctrl-C). Each partition is then counted in
+//! RAM on its own, with the keys the in-RAM table already held for it, so the figures are exactly
+//! those of an in-RAM run.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+/// Partition-selecting bits of the key.
+pub const BITS: u32 = 6;
+const PARTS: usize = 1 << BITS;
+
+/// One spilled record: key, block length, carried values (a unit's allocated sizes).
+pub struct Record {
+    pub key: u64,
+    pub len: u32,
+    pub extra: Vec<u32>,
+}
+
+pub struct Spill {
+    dir: tempfile::TempDir,
+    files: Vec<BufWriter<File>>,
+    extra: usize,
+    pub bytes: u64,
+}
+
+impl Spill {
+    /// Creates the partition files under `parent`; every record carries `extra` values.
+    pub fn new(parent: &Path, extra: usize) -> std::io::Result<Spill> {
+        let dir = tempfile::Builder::new()
+            .prefix("trawl-spill-")
+            .tempdir_in(parent)?;
+        let files = (0..PARTS)
+            .map(|q| {
+                File::create(dir.path().join(format!("part-{q:02}")))
+                    .map(|f| BufWriter::with_capacity(64 << 10, f))
+            })
+            .collect::<std::io::Result<Vec<_>>>()?;
+        Ok(Spill {
+            dir,
+            files,
+            extra,
+            bytes: 0,
+        })
+    }
+
+    pub fn write(&mut self, key: u64, len: u32, extra: &[u32]) -> std::io::Result<()> {
+        let f = &mut self.files[(key >> (64 - BITS)) as usize];
+        f.write_all(&key.to_le_bytes())?;
+        f.write_all(&len.to_le_bytes())?;
+        for i in 0..self.extra {
+            f.write_all(&extra.get(i).copied().unwrap_or(0).to_le_bytes())?;
+        }
+        self.bytes += 12 + 4 * self.extra as u64;
+        Ok(())
+    }
+
+    /// Reads the partitions back one at a time (each file deleted once read).
+    pub fn for_each_partition(
+        self,
+        f: &mut dyn FnMut(usize, &mut dyn Iterator<Item = Record>),
+    ) -> std::io::Result<()> {
+        let Spill {
+            dir, files, extra, ..
+        } = self;
+        for w in files {
+            w.into_inner().map_err(|e| e.into_error())?.sync_data()?;
+        }
+        for q in 0..PARTS {
+            let path = dir.path().join(format!("part-{q:02}"));
+            let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
+            let mut err = None;
+            {
+                let mut it = std::iter::from_fn(|| {
+                    let mut head = [0u8; 12];
+                    match r.read_exact(&mut head) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
+                        Err(e) => {
+                            err = Some(e);
+                            return None;
+                        }
+                    }
+                    let mut ex = vec![0u32; extra];
+                    for v in ex.iter_mut() {
+                        let mut b = [0u8; 4];
+                        if let Err(e) = r.read_exact(&mut b) {
+                            err = Some(e);
+                            return None;
+                        }
+                        *v = u32::from_le_bytes(b);
+                    }
+                    Some(Record {
+                        key: u64::from_le_bytes(head[..8].try_into().expect("8 bytes")),
+                        len: u32::from_le_bytes(head[8..].try_into().expect("4 bytes")),
+                        extra: ex,
+                    })
+                });
+                f(q, &mut it);
+            }
+            if let Some(e) = err {
+                return Err(e);
+            }
+            std::fs::remove_file(&path)?;
+        }
+        Ok(())
+    }
+}
