@@ -19,12 +19,12 @@ pub fn table(r: &Value) -> String {
     let mut s = String::new();
     s.push_str("data reduction:\n");
     s.push_str(&format!(
-        "  {:<14} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
+        "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
         "dedup", "logical", "blocks", "unique", "zero blocks", "ratio"
     ));
     let mut row = |name: String, d: &Value| {
         s.push_str(&format!(
-            "  {:<14} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
+            "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
             name,
             human::bytes(u(&d["logical_bytes"])),
             u(&d["blocks"]),
@@ -45,12 +45,12 @@ pub fn table(r: &Value) -> String {
     let comp = r["compression"].as_array().cloned().unwrap_or_default();
     if !comp.is_empty() {
         s.push_str(&format!(
-            "  {:<14} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
+            "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
             "compression", "unit", "compressed", "allocated", "ratio", "dedup+compress"
         ));
         for c in &comp {
             s.push_str(&format!(
-                "  {:<14} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
+                "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
                 format!("{}:{}", c["codec"].as_str().unwrap_or("?"), c["level"]),
                 human::bytes(u(&c["unit"])),
                 human::bytes(u(&c["compressed_bytes"])),
