@@ -1,5 +1,5 @@
-//! Data reduction in `trawl scan`: every dedup figure must equal an independent Python reference
-//! exactly; compressed sizes (other codec implementations) within 2%.
+//! Data reduction in `trawl scan`: every dedup figure (fixed blocks and CDC) must equal an
+//! independent Python reference exactly; compressed sizes (other codec implementations) within 2%.
 
 use serde_json::Value;
 
@@ -79,6 +79,8 @@ fn dedup_equals_the_python_reference_and_compression_is_within_two_percent() {
             "32k",
             "--sector",
             "4k",
+            "--cdc",
+            "8k",
         ])
         .run()
         .code(0);
@@ -94,6 +96,7 @@ fn dedup_equals_the_python_reference_and_compression_is_within_two_percent() {
             "4096",
             "0.125",
             codecs,
+            "8192",
         ])
         .output()
         .unwrap();
@@ -119,6 +122,19 @@ fn dedup_equals_the_python_reference_and_compression_is_within_two_percent() {
         ] {
             assert_eq!(o[k], t[k], "{k} at block size {}", t["block_size"]);
         }
+    }
+    // Content-defined chunks, cut independently by the reference's own FastCDC 2020.
+    for k in [
+        "avg_size",
+        "logical_bytes",
+        "blocks",
+        "unique_blocks",
+        "unique_bytes",
+        "zero_blocks",
+        "zero_bytes",
+        "ratio",
+    ] {
+        assert_eq!(ours["cdc"][k], theirs["cdc"][k], "cdc {k}");
     }
     // The corpus has duplicates the figures must show.
     assert!(od[0]["ratio"].as_f64().unwrap() > 1.5);
