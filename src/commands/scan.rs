@@ -107,11 +107,14 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         }
     };
     let reduce_cfg = plan.reduce.clone().map(std::sync::Arc::new);
-    let mut acc = reduce_cfg.clone().map(trawl_reduce::Accumulator::new);
+    let acc = reduce_cfg
+        .clone()
+        .map(|c| std::sync::Arc::new(std::sync::Mutex::new(trawl_reduce::Accumulator::new(c))));
     let mut spill_err: Option<std::io::Error> = None;
     let lanes = ScanLanes {
         digests: plan.algorithms.clone(),
         reduce: reduce_cfg,
+        accumulator: acc.clone(),
     };
     trawl_scan::scan(
         &plan.cfg,
@@ -126,8 +129,8 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 // Fold the reduction facts in now; the record keeps only its digests.
                 rec.outputs.retain(|o| match o {
                     LaneOutput::Reduce(fr) => {
-                        if let (Some(acc), None) = (acc.as_mut(), spill_err.as_ref())
-                            && let Err(e) = acc.add(fr)
+                        if let (Some(acc), None) = (acc.as_ref(), spill_err.as_ref())
+                            && let Err(e) = acc.lock().unwrap_or_else(|p| p.into_inner()).add(fr)
                         {
                             spill_err = Some(e);
                             CANCEL.store(true, Ordering::SeqCst);
@@ -181,9 +184,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         // Dropping the outputs removes their temporary files.
         return Ok(Outcome::Interrupted);
     }
-    if let Some(a) = acc.as_mut() {
-        a.finish()
-            .context("cannot read back the fingerprint spill files")?;
+    if let Some(a) = acc.as_ref() {
+        a.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finish()
+            .context("fingerprint spill files (--temp-dir)")?;
     }
 
     records.sort_unstable_by(|a, b| {
@@ -239,7 +244,9 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         out.commit()?;
     }
     let bytes: u64 = records.iter().map(|r| r.size).sum();
-    let reduction = acc.as_ref().map(|a| a.report());
+    let reduction = acc
+        .as_ref()
+        .map(|a| a.lock().unwrap_or_else(|p| p.into_inner()).report());
     let rss = super::peak_rss();
     if let Some(mut out) = json.take() {
         let report = ScanReport {
@@ -315,7 +322,10 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             s.push_str(&trawl_printer::reduction::table(&serde_json::to_value(
                 red,
             )?));
-            if acc.as_ref().is_some_and(|a| a.spilled()) {
+            if acc
+                .as_ref()
+                .is_some_and(|a| a.lock().unwrap_or_else(|p| p.into_inner()).spilled())
+            {
                 s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
             }
         }

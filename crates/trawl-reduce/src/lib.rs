@@ -47,6 +47,9 @@ pub struct ReduceConfig {
     /// Bound on the fingerprint indexes in RAM; past it they spill to `temp_dir` (`--memory`).
     pub memory: Option<u64>,
     pub temp_dir: Option<std::path::PathBuf>,
+    /// A large file's facts are folded in every this many 4 KiB blocks (see
+    /// [`FileReducer::with_accumulator`]).
+    pub flush_blocks: usize,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -126,6 +129,7 @@ impl Default for ReduceConfig {
             sample: None,
             memory: None,
             temp_dir: None,
+            flush_blocks: 1 << 16,
         }
     }
 }
@@ -157,6 +161,19 @@ impl ReduceConfig {
             return Err(format!("cdc average {a}: must be between 1K and 4M"));
         }
         Ok(())
+    }
+
+    /// The 4 KiB-block count that every block size and the unit divide: flushing a file's facts
+    /// at its multiples cuts no block in two.
+    pub fn group(&self) -> usize {
+        fn gcd(a: usize, b: usize) -> usize {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        self.dedup_sizes
+            .iter()
+            .chain(std::iter::once(&self.unit))
+            .map(|s| s / BASE)
+            .fold(1, |l, k| l / gcd(l, k) * k)
     }
 
     /// Keys below this are in the sample (hash-threshold sampling: equal content, equal fate).
@@ -219,6 +236,7 @@ pub struct FileReducer {
     unit: Vec<u8>,
     compressors: Vec<Compressor>,
     cdc: Vec<u8>,
+    acc: Option<Arc<std::sync::Mutex<Accumulator>>>,
 }
 
 impl FileReducer {
@@ -231,6 +249,7 @@ impl FileReducer {
             unit: Vec::new(),
             compressors,
             cdc: Vec::new(),
+            acc: None,
         }
     }
 
@@ -290,6 +309,42 @@ impl FileReducer {
         buf.extend_from_slice(it.remainder());
     }
 
+    /// With a shared accumulator, a large file's facts are folded in every `flush_blocks`
+    /// blocks (at a boundary of every block size), so memory stays flat whatever the file size.
+    pub fn with_accumulator(mut self, acc: Arc<std::sync::Mutex<Accumulator>>) -> FileReducer {
+        self.acc = Some(acc);
+        self
+    }
+
+    fn maybe_flush(&mut self) {
+        let Some(acc) = &self.acc else { return };
+        if self.out.fps.len() < self.cfg.flush_blocks {
+            return;
+        }
+        let g = self.cfg.group();
+        let n = self.out.fps.len() / g * g;
+        if n == 0 {
+            return;
+        }
+        let ncodec = self.compressors.len();
+        let nunits = (n / (self.cfg.unit / BASE)) * ncodec;
+        let part = FileReduce {
+            size: (n * BASE) as u64,
+            fps: self.out.fps.drain(..n).collect(),
+            zero: self.out.zero.drain(..n).collect(),
+            units: self
+                .out
+                .units
+                .drain(..nunits.min(self.out.units.len()))
+                .collect(),
+            chunks: std::mem::take(&mut self.out.chunks),
+        };
+        self.out.size -= part.size;
+        acc.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add_part(&part);
+    }
+
     pub fn update(&mut self, data: &[u8]) {
         self.out.size += data.len() as u64;
         let mut block = std::mem::take(&mut self.block);
@@ -310,6 +365,7 @@ impl FileReducer {
                 self.cut_chunks(min, avg, max, false);
             }
         }
+        self.maybe_flush();
     }
 
     /// Cuts the CDC buffer; keeps the last (possibly unfinished) chunk unless at the end.
@@ -653,6 +709,7 @@ pub struct Accumulator {
     zero_compressed: Vec<u64>,
     zero_allocated: Vec<u64>,
     spilled: bool,
+    error: Option<std::io::Error>,
     scratch_new: Vec<bool>,
 }
 
@@ -688,6 +745,7 @@ impl Accumulator {
             zero_compressed: vec![0; cfg.codecs.len()],
             zero_allocated: vec![0; cfg.codecs.len()],
             spilled: false,
+            error: None,
             cfg,
             sizes,
             unit_index,
@@ -696,6 +754,16 @@ impl Accumulator {
             combined: vec![0; n],
             units: 0,
             scratch_new: Vec::new(),
+        }
+    }
+
+    /// Folds in part of a large file (whole groups of blocks, see [`ReduceConfig::group`]); an
+    /// I/O error is kept and returned by [`Accumulator::finish`].
+    pub fn add_part(&mut self, f: &FileReduce) {
+        if self.error.is_none()
+            && let Err(e) = self.add(f)
+        {
+            self.error = Some(e);
         }
     }
 
@@ -828,6 +896,9 @@ impl Accumulator {
 
     /// Counts whatever was spilled (call once, after the last [`Accumulator::add`]).
     pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
         let unit = self.unit_index;
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
             if idx == unit {
@@ -986,6 +1057,42 @@ mod tests {
             300_001,
             "chunks cover the file"
         );
+    }
+
+    #[test]
+    fn flushing_a_large_file_in_parts_changes_no_figure() {
+        let mk = |flush: usize| {
+            Arc::new(ReduceConfig {
+                dedup_sizes: vec![4096, 12288, 131072],
+                cdc_avg: Some(8192),
+                codecs: vec![Codec::Lz4],
+                flush_blocks: flush,
+                ..ReduceConfig::default()
+            })
+        };
+        let mut d = data(3_000_000, 11);
+        d.extend_from_slice(&d.clone()[..1_000_000]);
+        d.extend(std::iter::repeat_n(0u8, 300_001));
+        let whole = {
+            let cfg = mk(usize::MAX);
+            let mut acc = Accumulator::new(cfg.clone());
+            acc.add(&reduce(&cfg, &d, 100_000)).unwrap();
+            acc.finish().unwrap();
+            acc.report()
+        };
+        let cfg = mk(100);
+        let acc = Arc::new(std::sync::Mutex::new(Accumulator::new(cfg.clone())));
+        let mut r = FileReducer::new(cfg.clone()).with_accumulator(acc.clone());
+        for p in d.chunks(100_000) {
+            r.update(p);
+        }
+        let rest = r.finish();
+        assert!(rest.fps.len() < 1000, "flushed along the way");
+        let mut acc = acc.lock().unwrap();
+        acc.add(&rest).unwrap();
+        acc.finish().unwrap();
+        assert_eq!(acc.report(), whole);
+        assert_eq!(cfg.group(), 96);
     }
 
     #[test]

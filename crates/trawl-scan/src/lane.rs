@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use trawl_digest::{Algorithm, Hasher};
-use trawl_reduce::{FileReduce, FileReducer, ReduceConfig};
+use trawl_reduce::{Accumulator, FileReduce, FileReducer, ReduceConfig};
 
 /// What a lane produced for one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,17 +53,23 @@ impl Lane for FileReducer {
 }
 
 /// Digest lanes plus, if asked, one data-reduction lane.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ScanLanes {
     pub digests: Vec<Algorithm>,
     pub reduce: Option<Arc<ReduceConfig>>,
+    /// Where large files' reduction facts are folded in as they are read (flat memory).
+    pub accumulator: Option<Arc<std::sync::Mutex<Accumulator>>>,
 }
 
 impl LaneFactory for ScanLanes {
     fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>> {
         let mut l = DigestLanes(self.digests.clone()).lanes(large);
         if let Some(cfg) = &self.reduce {
-            l.push(Box::new(FileReducer::new(cfg.clone())));
+            let mut r = FileReducer::new(cfg.clone());
+            if let Some(acc) = &self.accumulator {
+                r = r.with_accumulator(acc.clone());
+            }
+            l.push(Box::new(r));
         }
         l
     }
