@@ -102,6 +102,7 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         sample: r.sample,
         memory: r.memory.as_deref().map(parse_size).transpose()?,
         temp_dir: r.temp_dir.clone(),
+        exact_keys: r.exact_keys,
         ..Default::default()
     };
     cfg.check().map_err(anyhow::Error::msg)?;

@@ -117,6 +117,10 @@ pub struct ReduceArgs {
     /// Where spill files go (default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
+    /// Index all 128 bits of each block fingerprint (about 40 bytes per distinct block in place
+    /// of about 10; see the README for the false-merge arithmetic of the default).
+    #[arg(long)]
+    pub exact_keys: bool,
     /// Measure no data reduction (digests only).
     #[arg(long)]
     pub no_reduce: bool,

@@ -50,6 +50,9 @@ pub struct ReduceConfig {
     /// A large file's facts are folded in every this many 4 KiB blocks (see
     /// [`FileReducer::with_accumulator`]).
     pub flush_blocks: usize,
+    /// Index all 128 bits of each fingerprint (no false merges in practice; ~40 bytes per
+    /// distinct block instead of ~10).
+    pub exact_keys: bool,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -130,6 +133,7 @@ impl Default for ReduceConfig {
             memory: None,
             temp_dir: None,
             flush_blocks: 1 << 16,
+            exact_keys: false,
         }
     }
 }
@@ -406,10 +410,93 @@ impl FileReducer {
     }
 }
 
+/// The set of distinct fingerprints: compact (64 bits kept, [`FpTable`]) or exact (all 128
+/// bits, a std HashMap at ~40 bytes per entry, for `--exact-keys`).
+enum Index {
+    Compact(FpTable),
+    Exact(std::collections::HashMap<u128, u64>),
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index::Compact(FpTable::new())
+    }
+}
+
+impl Index {
+    fn empty_like(&self) -> Index {
+        match self {
+            Index::Compact(_) => Index::Compact(FpTable::new()),
+            Index::Exact(_) => Index::Exact(Default::default()),
+        }
+    }
+
+    fn insert_batch(&mut self, keys: &[u128], new: &mut Vec<bool>) {
+        match self {
+            Index::Compact(t) => {
+                let k64: Vec<u64> = keys.iter().map(|k| (k >> 64) as u64).collect();
+                t.insert_batch(&k64, new);
+            }
+            Index::Exact(m) => {
+                new.clear();
+                for k in keys {
+                    let c = m.entry(*k).or_insert(0);
+                    new.push(*c == 0);
+                    *c = (*c + 1).min(4095);
+                }
+            }
+        }
+    }
+
+    fn insert_count(&mut self, key: u128, count: u64) -> bool {
+        match self {
+            Index::Compact(t) => t.insert_count((key >> 64) as u64, count),
+            Index::Exact(m) => {
+                let c = m.entry(key).or_insert(0);
+                let new = *c == 0;
+                *c = (*c + count.max(1)).min(4095);
+                new
+            }
+        }
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        match self {
+            Index::Compact(t) => t.memory_bytes(),
+            // Key, count and the map's control byte, over its load.
+            Index::Exact(m) => m.capacity() as u64 * 25,
+        }
+    }
+
+    fn for_each_count(&self, f: &mut dyn FnMut(u64)) {
+        match self {
+            Index::Compact(t) => t.for_each_count(f),
+            Index::Exact(m) => m.values().for_each(|c| f(*c)),
+        }
+    }
+
+    /// Entries whose key's top `spill::BITS` bits are `q`, with their counts.
+    fn for_each_in_partition(&self, q: u64, f: &mut dyn FnMut(u128, u64)) {
+        match self {
+            // The compact table gives back the 64 bits it keeps, in the key's top half.
+            Index::Compact(t) => {
+                t.for_each_with_prefix(spill::BITS, q, &mut |k, c| f((k as u128) << 64, c))
+            }
+            Index::Exact(m) => {
+                for (k, c) in m {
+                    if (k >> (128 - spill::BITS)) as u64 == q {
+                        f(*k, *c);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Counts for one way of cutting the data.
 #[derive(Default)]
 struct Dedup {
-    table: FpTable,
+    table: Index,
     logical_bytes: u64,
     blocks: u64,
     unique_blocks: u64,
@@ -426,10 +513,15 @@ struct Dedup {
 }
 
 impl Dedup {
-    fn sampled(threshold: Option<u64>, rate: f64) -> Dedup {
+    fn sampled(threshold: Option<u64>, rate: f64, exact: bool) -> Dedup {
         Dedup {
             threshold,
             rate,
+            table: if exact {
+                Index::Exact(Default::default())
+            } else {
+                Index::default()
+            },
             ..Dedup::default()
         }
     }
@@ -437,7 +529,7 @@ impl Dedup {
     /// `extra`: per block, values carried with a spilled record (the unit's allocated sizes).
     fn add(
         &mut self,
-        keys: &[u64],
+        keys: &[u128],
         lens: &[u32],
         zero: &[bool],
         extra: &dyn Fn(usize) -> Vec<u32>,
@@ -451,7 +543,7 @@ impl Dedup {
             if zero[i] {
                 self.zero_blocks += 1;
                 self.zero_bytes += lens[i] as u64;
-            } else if self.threshold.is_none_or(|t| keys[i] < t) {
+            } else if self.threshold.is_none_or(|t| ((keys[i] >> 64) as u64) < t) {
                 k2.push(keys[i]);
                 if let Some(sp) = &mut self.spill {
                     sp.write(keys[i], lens[i], &extra(i))?;
@@ -469,7 +561,11 @@ impl Dedup {
         new.clear();
         let mut j = 0;
         for i in 0..keys.len() {
-            if zero[i] || self.threshold.is_some_and(|t| keys[i] >= t) {
+            if zero[i]
+                || self
+                    .threshold
+                    .is_some_and(|t| ((keys[i] >> 64) as u64) >= t)
+            {
                 new.push(false);
             } else {
                 if sub[j] {
@@ -493,12 +589,12 @@ impl Dedup {
         let mut refs = [0u64; 13];
         let table = std::mem::take(&mut self.table);
         sp.for_each_partition(&mut |q, records| {
-            let mut t = FpTable::new();
-            table.for_each_with_prefix(spill::BITS, q as u64, &mut |k, c| {
+            let mut t = table.empty_like();
+            table.for_each_in_partition(q as u64, &mut |k, c| {
                 t.insert_count(k, c);
             });
             for r in records {
-                if t.insert(r.key) {
+                if t.insert_count(r.key, 1) {
                     self.unique_blocks += 1;
                     self.unique_bytes += r.len as u64;
                     for (c, v) in combined.iter_mut().zip(&r.extra) {
@@ -724,13 +820,13 @@ impl Accumulator {
         let mut sizes: Vec<(usize, Dedup)> = cfg
             .dedup_sizes
             .iter()
-            .map(|&s| (s, Dedup::sampled(threshold, rate)))
+            .map(|&s| (s, Dedup::sampled(threshold, rate, cfg.exact_keys)))
             .collect();
         // The combined figure needs dedup at the unit size; measure it even if not asked for.
         let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
             Some(i) => i,
             None => {
-                sizes.push((cfg.unit, Dedup::sampled(threshold, rate)));
+                sizes.push((cfg.unit, Dedup::sampled(threshold, rate, cfg.exact_keys)));
                 sizes.len() - 1
             }
         };
@@ -738,7 +834,7 @@ impl Accumulator {
         Accumulator {
             cdc: cfg
                 .cdc_avg
-                .map(|_| (Dedup::sampled(threshold, rate), [0u64; 64])),
+                .map(|_| (Dedup::sampled(threshold, rate, cfg.exact_keys), [0u64; 64])),
             sampled_units: 0,
             sampled_logical: 0,
             zero_logical: 0,
@@ -786,14 +882,14 @@ impl Accumulator {
             zero.clear();
             for (g, group) in f.fps.chunks(k).enumerate() {
                 let key = if k == 1 {
-                    (group[0] >> 64) as u64
+                    group[0]
                 } else {
                     // The block's fingerprint from its 4 KiB fingerprints: 16 bytes each.
                     buf.clear();
                     for fp in group {
                         buf.extend_from_slice(&fp.to_le_bytes());
                     }
-                    (xxh3_128(&buf) >> 64) as u64
+                    xxh3_128(&buf)
                 };
                 keys.push(key);
                 let first = g * k;
@@ -849,7 +945,7 @@ impl Accumulator {
             lens.clear();
             zero.clear();
             for (fp, len, z) in &f.chunks {
-                keys.push((fp >> 64) as u64);
+                keys.push(*fp);
                 lens.push(*len);
                 zero.push(*z);
                 sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
@@ -1006,7 +1102,12 @@ impl Accumulator {
             })
             .collect();
         ReductionJson {
-            fingerprint: "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 64 bits kept (12 implied by the partition + 52 stored)".into(),
+            fingerprint: if self.cfg.exact_keys {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
+            } else {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 64 bits kept (12 implied by the partition + 52 stored)"
+            }
+            .into(),
             dedup,
             cdc,
             compression,

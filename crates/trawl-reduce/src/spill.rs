@@ -14,7 +14,7 @@ const PARTS: usize = 1 << BITS;
 
 /// One spilled record: key, block length, carried values (a unit's allocated sizes).
 pub struct Record {
-    pub key: u64,
+    pub key: u128,
     pub len: u32,
     pub extra: Vec<u32>,
 }
@@ -46,14 +46,14 @@ impl Spill {
         })
     }
 
-    pub fn write(&mut self, key: u64, len: u32, extra: &[u32]) -> std::io::Result<()> {
-        let f = &mut self.files[(key >> (64 - BITS)) as usize];
+    pub fn write(&mut self, key: u128, len: u32, extra: &[u32]) -> std::io::Result<()> {
+        let f = &mut self.files[(key >> (128 - BITS)) as usize];
         f.write_all(&key.to_le_bytes())?;
         f.write_all(&len.to_le_bytes())?;
         for i in 0..self.extra {
             f.write_all(&extra.get(i).copied().unwrap_or(0).to_le_bytes())?;
         }
-        self.bytes += 12 + 4 * self.extra as u64;
+        self.bytes += 20 + 4 * self.extra as u64;
         Ok(())
     }
 
@@ -74,7 +74,7 @@ impl Spill {
             let mut err = None;
             {
                 let mut it = std::iter::from_fn(|| {
-                    let mut head = [0u8; 12];
+                    let mut head = [0u8; 20];
                     match r.read_exact(&mut head) {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
@@ -93,8 +93,8 @@ impl Spill {
                         *v = u32::from_le_bytes(b);
                     }
                     Some(Record {
-                        key: u64::from_le_bytes(head[..8].try_into().expect("8 bytes")),
-                        len: u32::from_le_bytes(head[8..].try_into().expect("4 bytes")),
+                        key: u128::from_le_bytes(head[..16].try_into().expect("16 bytes")),
+                        len: u32::from_le_bytes(head[16..].try_into().expect("4 bytes")),
                         extra: ex,
                     })
                 });
