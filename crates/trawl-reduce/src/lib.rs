@@ -974,12 +974,13 @@ impl Accumulator {
         }
         let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
         let ncodec = self.cfg.codecs.len();
+        let kb = if self.cfg.exact_keys { 16 } else { 8 };
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
             let extra = if idx == self.unit_index { ncodec } else { 0 };
-            d.spill = Some(spill::Spill::new(&dir, extra)?);
+            d.spill = Some(spill::Spill::new(&dir, extra, kb)?);
         }
         if let Some((d, _)) = &mut self.cdc {
-            d.spill = Some(spill::Spill::new(&dir, 0)?);
+            d.spill = Some(spill::Spill::new(&dir, 0, kb)?);
         }
         self.spilled = true;
         Ok(())

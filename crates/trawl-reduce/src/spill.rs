@@ -23,12 +23,15 @@ pub struct Spill {
     dir: tempfile::TempDir,
     files: Vec<BufWriter<File>>,
     extra: usize,
+    /// 8 (the top 64 bits, all a compact index keeps) or 16 (`--exact-keys`).
+    key_bytes: usize,
     pub bytes: u64,
 }
 
 impl Spill {
-    /// Creates the partition files under `parent`; every record carries `extra` values.
-    pub fn new(parent: &Path, extra: usize) -> std::io::Result<Spill> {
+    /// Creates the partition files under `parent`; every record carries `extra` values and
+    /// `key_bytes` (8 or 16) of the key, from its top.
+    pub fn new(parent: &Path, extra: usize, key_bytes: usize) -> std::io::Result<Spill> {
         let dir = tempfile::Builder::new()
             .prefix("trawl-spill-")
             .tempdir_in(parent)?;
@@ -42,18 +45,23 @@ impl Spill {
             dir,
             files,
             extra,
+            key_bytes,
             bytes: 0,
         })
     }
 
     pub fn write(&mut self, key: u128, len: u32, extra: &[u32]) -> std::io::Result<()> {
         let f = &mut self.files[(key >> (128 - BITS)) as usize];
-        f.write_all(&key.to_le_bytes())?;
+        if self.key_bytes == 8 {
+            f.write_all(&((key >> 64) as u64).to_le_bytes())?;
+        } else {
+            f.write_all(&key.to_le_bytes())?;
+        }
         f.write_all(&len.to_le_bytes())?;
         for i in 0..self.extra {
             f.write_all(&extra.get(i).copied().unwrap_or(0).to_le_bytes())?;
         }
-        self.bytes += 20 + 4 * self.extra as u64;
+        self.bytes += (self.key_bytes + 4 + 4 * self.extra) as u64;
         Ok(())
     }
 
@@ -63,7 +71,11 @@ impl Spill {
         f: &mut dyn FnMut(usize, &mut dyn Iterator<Item = Record>),
     ) -> std::io::Result<()> {
         let Spill {
-            dir, files, extra, ..
+            dir,
+            files,
+            extra,
+            key_bytes,
+            ..
         } = self;
         for w in files {
             w.into_inner().map_err(|e| e.into_error())?.sync_data()?;
@@ -75,7 +87,8 @@ impl Spill {
             {
                 let mut it = std::iter::from_fn(|| {
                     let mut head = [0u8; 20];
-                    match r.read_exact(&mut head) {
+                    let head = &mut head[..key_bytes + 4];
+                    match r.read_exact(head) {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
                         Err(e) => {
@@ -93,8 +106,13 @@ impl Spill {
                         *v = u32::from_le_bytes(b);
                     }
                     Some(Record {
-                        key: u128::from_le_bytes(head[..16].try_into().expect("16 bytes")),
-                        len: u32::from_le_bytes(head[16..].try_into().expect("4 bytes")),
+                        key: if key_bytes == 8 {
+                            (u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) as u128)
+                                << 64
+                        } else {
+                            u128::from_le_bytes(head[..16].try_into().expect("16 bytes"))
+                        },
+                        len: u32::from_le_bytes(head[key_bytes..].try_into().expect("4 bytes")),
                         extra: ex,
                     })
                 });
