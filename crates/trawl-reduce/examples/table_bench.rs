@@ -42,9 +42,22 @@ fn main() {
             FpTable::new()
         };
         let mut new = Vec::new();
+        let sorted: Option<usize> = std::env::var("SORTED_BATCH")
+            .ok()
+            .and_then(|v| v.parse().ok());
         let t0 = Instant::now();
-        for batch in keys.chunks(1 << 16) {
-            t.insert_batch(batch, &mut new);
+        match sorted {
+            Some(b) => {
+                let mut scratch = Vec::new();
+                for batch in keys.chunks(b) {
+                    t.insert_sorted(batch, &mut scratch);
+                }
+            }
+            None => {
+                for batch in keys.chunks(1 << 16) {
+                    t.insert_batch(batch, &mut new);
+                }
+            }
         }
         let dt = t0.elapsed().as_secs_f64();
         println!(
