@@ -292,6 +292,27 @@ mod tests {
     }
 
     #[test]
+    fn sorted_batches_count_the_same_keys() {
+        let ks = keys(200_000, 50_000, 11);
+        let mut a = FpTable::new();
+        let mut b = FpTable::new();
+        let (mut new, mut scratch) = (Vec::new(), Vec::new());
+        let mut n = 0;
+        for chunk in ks.chunks(30_000) {
+            a.insert_batch(chunk, &mut new);
+            n += b.insert_sorted(chunk, &mut scratch);
+        }
+        assert_eq!(a.distinct(), b.distinct());
+        assert_eq!(n, b.distinct());
+        let (mut ca, mut cb) = (Vec::new(), Vec::new());
+        a.for_each_count(&mut |c| ca.push(c));
+        b.for_each_count(&mut |c| cb.push(c));
+        ca.sort_unstable();
+        cb.sort_unstable();
+        assert_eq!(ca, cb);
+    }
+
+    #[test]
     fn the_count_saturates() {
         let mut t = FpTable::new();
         for _ in 0..5000 {
