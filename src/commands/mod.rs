@@ -3,6 +3,7 @@
 mod audit;
 mod bag;
 mod catalog;
+mod flv;
 mod output;
 mod scan;
 mod verify;
@@ -18,6 +19,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Bag(b) => bag::run(b),
         Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
         Command::Catalog(c) => catalog::run(c),
+        Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
     }
 }
 

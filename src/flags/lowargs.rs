@@ -30,6 +30,27 @@ pub enum Command {
     /// Ask an audit catalog: report, history, export, verify.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// FLV media: keyframe index.
+    #[command(subcommand)]
+    Flv(FlvCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FlvCommand {
+    /// Every keyframe's time and byte offset, found by seeking over tag payloads.
+    Index(FlvIndexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FlvIndexArgs {
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write the indexes as JSON to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print how many bytes were read to build each index, against the file size.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// How files are found and read; shared by every command that reads.

@@ -2,6 +2,7 @@
 
 mod audit;
 mod bag;
+mod flv;
 mod interop;
 mod reduce;
 mod scan;

@@ -1,0 +1,410 @@
+//! The FLV keyframe index (FLV 10.1 and Enhanced FLV/E-RTMP v2 video tag headers).
+//!
+//! A keyframe is a coded picture with the key flag: for AVC/HEVC (legacy codec ids 7 and 12) the
+//! AVC packet type must be 1 (NALU), so the sequence header (0) and end of sequence (2), which
+//! carry the key flag but are not pictures, are left out (as ffprobe does; flvmeta and yamdi list
+//! them). For Enhanced FLV (bit 7 of the first byte set: frame type in bits 4-6, packet type in
+//! the low nibble, then a FourCC) a keyframe is frame type 1 with packet type CodedFrames (1) or
+//! CodedFramesX (3); for Multitrack (6) the inner packet type is checked. Command frames (frame
+//! type 5) are not pictures.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FlvError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not an FLV file (no 'FLV' signature)", path.display())]
+    NotFlv { path: PathBuf },
+    #[error("{}: truncated FLV header ({size} bytes)", path.display())]
+    TruncatedHeader { path: PathBuf, size: u64 },
+    #[error("{}: bad FLV header: data offset {offset} (must be at least 9 and inside the file)", path.display())]
+    BadDataOffset { path: PathBuf, offset: u64 },
+}
+
+/// One keyframe: its time and the byte offset of its tag.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Keyframe {
+    /// Seconds (millisecond precision).
+    pub time: f64,
+    /// Offset of the tag's first byte in the file.
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TagCounts {
+    pub video: u64,
+    pub audio: u64,
+    pub script: u64,
+    pub other: u64,
+}
+
+/// What indexing one file found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlvIndex {
+    pub path: String,
+    pub size: u64,
+    /// Seconds: the largest tag timestamp seen.
+    pub duration: f64,
+    pub video_codec: Option<String>,
+    pub audio_codec: Option<String>,
+    pub keyframes: Vec<Keyframe>,
+    pub tags: TagCounts,
+    /// Where and why the index stops early, or anything odd; empty for a clean file.
+    pub problems: Vec<String>,
+    /// Bytes actually read to build the index.
+    pub bytes_read: u64,
+}
+
+fn legacy_video_codec(id: u8) -> String {
+    match id {
+        2 => "h263 (flv1)".into(),
+        3 => "screen video".into(),
+        4 => "vp6".into(),
+        5 => "vp6a".into(),
+        6 => "screen video 2".into(),
+        7 => "avc".into(),
+        12 => "hevc".into(),
+        n => format!("video codec {n}"),
+    }
+}
+
+fn audio_codec(id: u8) -> String {
+    match id {
+        0 => "pcm".into(),
+        1 => "adpcm".into(),
+        2 => "mp3".into(),
+        3 => "pcm le".into(),
+        4..=6 => "nellymoser".into(),
+        7 | 8 => "g711".into(),
+        9 => "enhanced audio".into(),
+        10 => "aac".into(),
+        11 => "speex".into(),
+        14 => "mp3 8khz".into(),
+        n => format!("audio codec {n}"),
+    }
+}
+
+/// Whether a video tag whose payload starts with `p` is a keyframe, and its codec name.
+fn video_tag(p: &[u8]) -> (bool, Option<String>) {
+    let Some(&b0) = p.first() else {
+        return (false, None);
+    };
+    if b0 & 0x80 != 0 {
+        // Enhanced FLV: [1][frame type:3][packet type:4] then FourCC (or multitrack byte first).
+        let frame_type = (b0 >> 4) & 7;
+        let mut packet_type = b0 & 0x0f;
+        let mut fourcc_at = 1;
+        if packet_type == 6 {
+            // Multitrack: [multitrack type:4][inner packet type:4], then FourCC.
+            let Some(&b1) = p.get(1) else {
+                return (false, None);
+            };
+            packet_type = b1 & 0x0f;
+            fourcc_at = 2;
+        }
+        let codec = p
+            .get(fourcc_at..fourcc_at + 4)
+            .map(|f| String::from_utf8_lossy(f).into_owned());
+        (
+            frame_type == 1 && (packet_type == 1 || packet_type == 3),
+            codec,
+        )
+    } else {
+        let frame_type = b0 >> 4;
+        let codec_id = b0 & 0x0f;
+        let key = frame_type == 1
+            && match codec_id {
+                // AVC/HEVC: only NALU packets are pictures.
+                7 | 12 => p.get(1) == Some(&1),
+                _ => true,
+            };
+        (key, Some(legacy_video_codec(codec_id)))
+    }
+}
+
+/// Indexes one FLV file by seeking from tag header to tag header.
+pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
+    let io = |source| FlvError::Io {
+        path: path.into(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let md = file.metadata().map_err(io)?;
+    if !md.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
+    let size = md.len();
+    let mut read = 0u64;
+    let mut head = [0u8; 9];
+    let n = read_at(&file, &mut head, 0).map_err(io)?;
+    read += n as u64;
+    if n >= 3 && &head[..3] != b"FLV" || n < 3 && !b"FLV".starts_with(&head[..n]) {
+        return Err(FlvError::NotFlv { path: path.into() });
+    }
+    if n < 9 {
+        return Err(FlvError::TruncatedHeader {
+            path: path.into(),
+            size,
+        });
+    }
+    let data_offset = u32::from_be_bytes(head[5..9].try_into().expect("4 bytes")) as u64;
+    if data_offset < 9 || data_offset > size {
+        return Err(FlvError::BadDataOffset {
+            path: path.into(),
+            offset: data_offset,
+        });
+    }
+    let mut idx = FlvIndex {
+        path: path.display().to_string(),
+        size,
+        duration: 0.0,
+        video_codec: None,
+        audio_codec: None,
+        keyframes: Vec::new(),
+        tags: TagCounts::default(),
+        problems: Vec::new(),
+        bytes_read: 0,
+    };
+    // After the header: PreviousTagSize0 (4 bytes), then tags each followed by its size.
+    let mut pos = data_offset + 4;
+    let mut max_ts: u32 = 0;
+    // Tag header (11) and the first 6 bytes of the payload, in one read.
+    let mut buf = [0u8; 17];
+    while pos < size {
+        if size - pos < 11 {
+            idx.problems.push(format!(
+                "truncated tag header at offset {pos} ({} bytes left); indexed up to there",
+                size - pos
+            ));
+            break;
+        }
+        let n = read_at(&file, &mut buf, pos).map_err(io)?;
+        read += n as u64;
+        let tag_type = buf[0] & 0x1f;
+        let data_size = u32::from_be_bytes([0, buf[1], buf[2], buf[3]]) as u64;
+        let ts = u32::from_be_bytes([buf[7], buf[4], buf[5], buf[6]]);
+        let end = pos + 11 + data_size;
+        if end > size {
+            idx.problems.push(format!(
+                "truncated tag at offset {pos}: its {data_size}-byte payload runs past the end of the file; indexed up to there"
+            ));
+            break;
+        }
+        let payload = &buf[11..n.min(11 + data_size as usize).max(11)];
+        match tag_type {
+            9 => {
+                idx.tags.video += 1;
+                let (key, codec) = video_tag(payload);
+                if idx.video_codec.is_none() {
+                    idx.video_codec = codec;
+                }
+                if key {
+                    idx.keyframes.push(Keyframe {
+                        time: ts as f64 / 1000.0,
+                        offset: pos,
+                    });
+                }
+            }
+            8 => {
+                idx.tags.audio += 1;
+                if idx.audio_codec.is_none()
+                    && let Some(b) = payload.first()
+                {
+                    idx.audio_codec = Some(audio_codec(b >> 4));
+                }
+            }
+            18 => idx.tags.script += 1,
+            _ => idx.tags.other += 1,
+        }
+        max_ts = max_ts.max(ts);
+        // Count only the bytes the index needed: the header and the payload bytes looked at.
+        read -= (n - (11 + payload.len())) as u64;
+        pos = end + 4;
+    }
+    idx.duration = max_ts as f64 / 1000.0;
+    idx.bytes_read = read;
+    Ok(idx)
+}
+
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], at + done as u64) {
+            Ok(0) => break,
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tag: type, payload, timestamp (with the extended byte).
+    fn tag(out: &mut Vec<u8>, t: u8, ts: u32, payload: &[u8]) -> u64 {
+        let at = out.len() as u64;
+        let n = payload.len() as u32;
+        out.push(t);
+        out.extend_from_slice(&n.to_be_bytes()[1..]);
+        out.extend_from_slice(&ts.to_be_bytes()[1..]);
+        out.push((ts >> 24) as u8);
+        out.extend_from_slice(&[0, 0, 0]);
+        out.extend_from_slice(payload);
+        out.extend_from_slice(&(n + 11).to_be_bytes());
+        at
+    }
+
+    fn header(data_offset: u32) -> Vec<u8> {
+        let mut v = b"FLV\x01\x05".to_vec();
+        v.extend_from_slice(&data_offset.to_be_bytes());
+        v.resize(data_offset as usize, 0);
+        v.extend_from_slice(&[0, 0, 0, 0]);
+        v
+    }
+
+    fn write(data: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, data).unwrap();
+        f
+    }
+
+    #[test]
+    fn avc_keyframes_leave_out_sequence_headers_and_end_of_sequence() {
+        let mut v = header(9);
+        tag(&mut v, 18, 0, b"\x02\x00\x0aonMetaData");
+        tag(&mut v, 9, 0, &[0x17, 0, 0, 0, 0, 1]); // sequence header: key flag, not a picture
+        tag(&mut v, 8, 0, &[0xaf, 0, 0x12]); // AAC config
+        let k1 = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9, 9]);
+        tag(&mut v, 9, 40, &[0x27, 1, 0, 0, 0, 9]);
+        let k2 = tag(&mut v, 9, 2000, &[0x17, 1, 0, 0, 0, 9, 9, 9, 9]);
+        tag(&mut v, 9, 2040, &[0x17, 2, 0, 0, 0]); // end of sequence
+        let f = write(&v);
+        let i = index_file(f.path()).unwrap();
+        assert_eq!(
+            i.keyframes,
+            vec![
+                Keyframe {
+                    time: 0.0,
+                    offset: k1
+                },
+                Keyframe {
+                    time: 2.0,
+                    offset: k2
+                }
+            ]
+        );
+        assert_eq!(i.video_codec.as_deref(), Some("avc"));
+        assert_eq!(i.audio_codec.as_deref(), Some("aac"));
+        assert_eq!(i.tags.video, 5);
+        assert!(i.problems.is_empty());
+        assert_eq!(i.duration, 2.04);
+    }
+
+    #[test]
+    fn enhanced_flv_extended_timestamps_and_a_data_offset_not_9() {
+        let mut v = header(13);
+        tag(&mut v, 9, 0, b"\x90hvc1"); // SequenceStart, key flag: not a picture
+        let k1 = tag(&mut v, 9, 0, b"\x91hvc1\x00\x00\x00x");
+        tag(&mut v, 9, 33, b"\xa1hvc1\x00\x00\x00x"); // inter frame
+        let big = 0x0100_0000 + 5; // needs the extended timestamp byte
+        let k2 = tag(&mut v, 9, big, b"\x93av01x"); // CodedFramesX
+        tag(&mut v, 9, big + 1, b"\xd1av01"); // command frame: not a picture
+        let k3 = tag(&mut v, 9, big + 2, b"\x96\x01vp09x"); // multitrack, inner CodedFrames
+        let f = write(&v);
+        let i = index_file(f.path()).unwrap();
+        let offs: Vec<u64> = i.keyframes.iter().map(|k| k.offset).collect();
+        assert_eq!(offs, vec![k1, k2, k3]);
+        assert_eq!(i.keyframes[1].time, big as f64 / 1000.0);
+        assert_eq!(i.video_codec.as_deref(), Some("hvc1"));
+    }
+
+    #[test]
+    fn truncated_and_hostile_files_are_indexed_up_to_where_they_break() {
+        let mut v = header(9);
+        let k1 = tag(&mut v, 9, 0, &[0x12, 0, 0]); // H.263 keyframe
+        let cut = v.len();
+        tag(&mut v, 9, 40, &[0x12; 100]);
+        // Cut inside the second tag's payload.
+        let f = write(&v[..cut + 30]);
+        let i = index_file(f.path()).unwrap();
+        assert_eq!(i.keyframes.len(), 1);
+        assert_eq!(i.keyframes[0].offset, k1);
+        assert!(
+            i.problems[0].contains(&format!("offset {cut}")),
+            "{:?}",
+            i.problems
+        );
+        // A size field claiming 16 MiB in a small file: no allocation, a clear stop.
+        let mut h = header(9);
+        h.extend_from_slice(&[9, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0x17, 1]);
+        let f = write(&h);
+        let i = index_file(f.path()).unwrap();
+        assert!(i.keyframes.is_empty());
+        assert!(
+            i.problems[0].contains("runs past the end"),
+            "{:?}",
+            i.problems
+        );
+        // Not FLV, truncated header, bad data offset.
+        let f = write(b"GIF89a....");
+        assert!(matches!(index_file(f.path()), Err(FlvError::NotFlv { .. })));
+        let f = write(b"FLV\x01");
+        assert!(matches!(
+            index_file(f.path()),
+            Err(FlvError::TruncatedHeader { .. })
+        ));
+        let f = write(b"FLV\x01\x05\x00\x00\x00\x03\x00\x00\x00\x00");
+        assert!(matches!(
+            index_file(f.path()),
+            Err(FlvError::BadDataOffset { .. })
+        ));
+    }
+
+    #[test]
+    fn enhanced_samples_have_keyframes_at_video_tags_and_reads_are_a_small_fraction() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/media/enhanced-flv"
+        );
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            eprintln!("SKIPPED: {dir} not present");
+            return;
+        };
+        let mut seen = 0;
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().and_then(|x| x.to_str()) != Some("flv") {
+                continue;
+            }
+            let i = index_file(&p).unwrap();
+            assert!(!i.keyframes.is_empty(), "{}: no keyframes", p.display());
+            assert!(i.problems.is_empty(), "{:?}", i.problems);
+            let data = std::fs::read(&p).unwrap();
+            for k in &i.keyframes {
+                let o = k.offset as usize;
+                assert_eq!(data[o] & 0x1f, 9, "keyframe offset {o} is a video tag");
+                assert_eq!(data[o + 11] & 0x80, 0x80, "an Enhanced FLV video tag");
+                assert_eq!((data[o + 11] >> 4) & 7, 1, "with the key frame type");
+            }
+            assert!(
+                i.bytes_read * 20 < i.size,
+                "read {} of {}",
+                i.bytes_read,
+                i.size
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, 3);
+    }
+}

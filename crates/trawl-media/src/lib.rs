@@ -1,0 +1,7 @@
+//! Media indexing: the byte offset and time of every keyframe of an FLV file, found by reading the
+//! 9-byte header and each 11-byte tag header (plus the first bytes of video payloads) and seeking
+//! over everything else (seed 004), so that only a small fraction of the file is read.
+
+pub mod flv;
+
+pub use flv::{FlvError, FlvIndex, Keyframe, index_file};
