@@ -33,6 +33,15 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
                         i.tags.audio,
                         i.tags.script
                     )?;
+                    if let (Some(w), Some(h)) = (i.width, i.height) {
+                        writeln!(
+                            out,
+                            "  {w}x{h}{}",
+                            i.frame_rate
+                                .map(|f| format!(" at {f} fps"))
+                                .unwrap_or_default()
+                        )?;
+                    }
                     for k in &i.keyframes {
                         writeln!(out, "  {:>12.3} s  offset {}", k.time, k.offset)?;
                     }

@@ -55,6 +55,11 @@ pub struct FlvIndex {
     pub duration: f64,
     pub video_codec: Option<String>,
     pub audio_codec: Option<String>,
+    /// From onMetaData, when present.
+    pub width: Option<f64>,
+    pub height: Option<f64>,
+    pub frame_rate: Option<f64>,
+    pub metadata_duration: Option<f64>,
     pub keyframes: Vec<Keyframe>,
     pub tags: TagCounts,
     /// Where and why the index stops early, or anything odd; empty for a clean file.
@@ -168,6 +173,10 @@ pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
         duration: 0.0,
         video_codec: None,
         audio_codec: None,
+        width: None,
+        height: None,
+        frame_rate: None,
+        metadata_duration: None,
         keyframes: Vec::new(),
         tags: TagCounts::default(),
         problems: Vec::new(),
@@ -221,7 +230,12 @@ pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
                     idx.audio_codec = Some(audio_codec(b >> 4));
                 }
             }
-            18 => idx.tags.script += 1,
+            18 => {
+                idx.tags.script += 1;
+                if idx.tags.script == 1 {
+                    read += read_metadata(&file, pos + 11, data_size, &mut idx).map_err(io)?;
+                }
+            }
             _ => idx.tags.other += 1,
         }
         max_ts = max_ts.max(ts);
@@ -232,6 +246,34 @@ pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
     idx.duration = max_ts as f64 / 1000.0;
     idx.bytes_read = read;
     Ok(idx)
+}
+
+/// Reads the first script tag (up to 1 MiB) for onMetaData's width, height, frame rate and
+/// duration; returns the bytes read.
+fn read_metadata(file: &File, at: u64, size: u64, idx: &mut FlvIndex) -> std::io::Result<u64> {
+    if size > 1 << 20 {
+        idx.problems.push(format!(
+            "script tag at offset {} larger than 1 MiB: not decoded",
+            at - 11
+        ));
+        return Ok(0);
+    }
+    let mut buf = vec![0u8; size as usize];
+    let n = read_at(file, &mut buf, at)?;
+    match crate::amf::script_tag(&buf[..n]) {
+        Ok((name, v)) if name == "onMetaData" => {
+            let num = |k: &str| v.get(k).and_then(crate::amf::Value::as_f64);
+            idx.width = num("width");
+            idx.height = num("height");
+            idx.frame_rate = num("framerate");
+            idx.metadata_duration = num("duration");
+        }
+        Ok(_) => {}
+        Err(e) => idx
+            .problems
+            .push(format!("script tag at offset {}: {e}", at - 11)),
+    }
+    Ok(n as u64)
 }
 
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
@@ -282,7 +324,15 @@ mod tests {
     #[test]
     fn avc_keyframes_leave_out_sequence_headers_and_end_of_sequence() {
         let mut v = header(9);
-        tag(&mut v, 18, 0, b"\x02\x00\x0aonMetaData");
+        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x02".to_vec();
+        for (k, n) in [("width", 320.0f64), ("height", 240.0)] {
+            meta.extend_from_slice(&(k.len() as u16).to_be_bytes());
+            meta.extend_from_slice(k.as_bytes());
+            meta.push(0);
+            meta.extend_from_slice(&n.to_be_bytes());
+        }
+        meta.extend_from_slice(&[0, 0, 9]);
+        tag(&mut v, 18, 0, &meta);
         tag(&mut v, 9, 0, &[0x17, 0, 0, 0, 0, 1]); // sequence header: key flag, not a picture
         tag(&mut v, 8, 0, &[0xaf, 0, 0x12]); // AAC config
         let k1 = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9, 9]);
@@ -309,6 +359,7 @@ mod tests {
         assert_eq!(i.tags.video, 5);
         assert!(i.problems.is_empty());
         assert_eq!(i.duration, 2.04);
+        assert_eq!((i.width, i.height), (Some(320.0), Some(240.0)));
     }
 
     #[test]

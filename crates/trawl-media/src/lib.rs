@@ -2,6 +2,7 @@
 //! 9-byte header and each 11-byte tag header (plus the first bytes of video payloads) and seeking
 //! over everything else (seed 004), so that only a small fraction of the file is read.
 
+pub mod amf;
 pub mod flv;
 
 pub use flv::{FlvError, FlvIndex, Keyframe, index_file};
