@@ -202,16 +202,17 @@ impl ReduceConfig {
     }
 }
 
-/// The key a block of several 4 KiB blocks is indexed by (see [`Accumulator`]).
-fn unit_key(fps: &[u128]) -> u64 {
-    if fps.len() == 1 {
-        return (fps[0] >> 64) as u64;
+/// The fingerprint of a block made of these 4 KiB blocks: its own for one, else XXH3-128 of
+/// their fingerprints, 16 bytes each (a 128 KiB block costs hashing 512 bytes).
+fn block_fp(fps: &[u128], buf: &mut Vec<u8>) -> u128 {
+    if let [one] = fps {
+        return *one;
     }
-    let mut buf = Vec::with_capacity(fps.len() * 16);
+    buf.clear();
     for fp in fps {
         buf.extend_from_slice(&fp.to_le_bytes());
     }
-    (xxh3_128(&buf) >> 64) as u64
+    xxh3_128(buf)
 }
 
 fn is_zero(b: &[u8]) -> bool {
@@ -266,21 +267,26 @@ impl FileReducer {
         let n = self.compressors.len();
         let base = self.out.units.len();
         self.out.units.resize(base + n, (0, 0));
-        if let Some(t) = self.cfg.sample_threshold() {
-            let k = self.cfg.unit / BASE;
-            let u_idx = base / n.max(1);
-            let fps = &self.out.fps
-                [(u_idx * k).min(self.out.fps.len())..((u_idx + 1) * k).min(self.out.fps.len())];
-            if unit_key(fps) >= t && !is_zero(u) {
-                // Not in the sample: not compressed.
-                for x in &mut self.out.units[base..] {
-                    *x = (u32::MAX, u32::MAX);
-                }
-                return;
+        // The unit's fingerprint, derived from its 4 KiB blocks' (already taken): it picks the
+        // sample and keys the size cache.
+        let k = self.cfg.unit / BASE;
+        let u_idx = base / n.max(1);
+        let len = self.out.fps.len();
+        let fp = block_fp(
+            &self.out.fps[(u_idx * k).min(len)..((u_idx + 1) * k).min(len)],
+            &mut Vec::with_capacity(k * 16),
+        );
+        if let Some(t) = self.cfg.sample_threshold()
+            && ((fp >> 64) as u64) >= t
+            && !is_zero(u)
+        {
+            // Not in the sample: not compressed.
+            for x in &mut self.out.units[base..] {
+                *x = (u32::MAX, u32::MAX);
             }
+            return;
         }
         let cached = n <= CACHE_CODECS;
-        let fp = if cached { xxh3_128(u) } else { 0 };
         if cached && self.cfg.size_cache.get(fp, &mut self.out.units[base..]) {
             return;
         }
@@ -639,10 +645,9 @@ impl Dedup {
         (blocks, bytes.round() as u64, Some(s))
     }
 
-    fn json(&self, block_size: usize) -> DedupJson {
+    fn counts(&self) -> DedupCounts {
         let (unique_blocks, unique_bytes, sample) = self.estimate();
-        DedupJson {
-            block_size: block_size as u64,
+        DedupCounts {
             logical_bytes: self.logical_bytes,
             blocks: self.blocks,
             unique_blocks,
@@ -650,8 +655,8 @@ impl Dedup {
             zero_blocks: self.zero_blocks,
             zero_bytes: self.zero_bytes,
             ratio: ratio(self.logical_bytes, unique_bytes),
-            sample,
             references: self.references(),
+            sample,
         }
     }
 }
@@ -696,9 +701,9 @@ pub struct RefBucket {
     pub blocks: u64,
 }
 
+/// The figures of one way of cutting the data (fixed blocks of one size, or CDC chunks).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DedupJson {
-    pub block_size: u64,
+pub struct DedupCounts {
     pub logical_bytes: u64,
     pub blocks: u64,
     pub unique_blocks: u64,
@@ -710,6 +715,13 @@ pub struct DedupJson {
     /// Present when estimated from a sample (`--sample`): the interval is of `unique_bytes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<SampleJson>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DedupJson {
+    pub block_size: u64,
+    #[serde(flatten)]
+    pub counts: DedupCounts,
 }
 
 /// How an estimate was sampled and its interval.
@@ -728,18 +740,10 @@ pub struct CdcJson {
     pub avg_size: u64,
     pub min_size: u64,
     pub max_size: u64,
-    pub logical_bytes: u64,
-    pub blocks: u64,
-    pub unique_blocks: u64,
-    pub unique_bytes: u64,
-    pub zero_blocks: u64,
-    pub zero_bytes: u64,
-    pub ratio: Option<f64>,
+    #[serde(flatten)]
+    pub counts: DedupCounts,
     /// Chunk lengths: how many chunks fall in [2^k, 2^(k+1)).
     pub chunk_sizes: Vec<SizeBucket>,
-    pub references: Vec<RefBucket>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sample: Option<SampleJson>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -881,17 +885,7 @@ impl Accumulator {
             lens.clear();
             zero.clear();
             for (g, group) in f.fps.chunks(k).enumerate() {
-                let key = if k == 1 {
-                    group[0]
-                } else {
-                    // The block's fingerprint from its 4 KiB fingerprints: 16 bytes each.
-                    buf.clear();
-                    for fp in group {
-                        buf.extend_from_slice(&fp.to_le_bytes());
-                    }
-                    xxh3_128(&buf)
-                };
-                keys.push(key);
+                keys.push(block_fp(group, &mut buf));
                 let first = g * k;
                 let len = if first + group.len() == n {
                     (group.len() - 1) * BASE + last_len
@@ -1016,24 +1010,19 @@ impl Accumulator {
             .sizes
             .iter()
             .filter(|(s, _)| self.cfg.dedup_sizes.contains(s))
-            .map(|(s, d)| d.json(*s))
+            .map(|(s, d)| DedupJson {
+                block_size: *s as u64,
+                counts: d.counts(),
+            })
             .collect();
         dedup.sort_by_key(|d| d.block_size);
         let cdc = self.cdc.as_ref().map(|(d, sizes)| {
             let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
-            let (unique_blocks, unique_bytes, sample) = d.estimate();
             CdcJson {
                 avg_size: avg as u64,
                 min_size: min as u64,
                 max_size: max as u64,
-                logical_bytes: d.logical_bytes,
-                blocks: d.blocks,
-                unique_blocks,
-                unique_bytes,
-                zero_blocks: d.zero_blocks,
-                zero_bytes: d.zero_bytes,
-                ratio: ratio(d.logical_bytes, unique_bytes),
-                sample,
+                counts: d.counts(),
                 chunk_sizes: sizes
                     .iter()
                     .enumerate()
@@ -1044,7 +1033,6 @@ impl Accumulator {
                         chunks: *n,
                     })
                     .collect(),
-                references: d.references(),
             }
         });
         let sampling = self.cfg.sample_threshold().is_some();
@@ -1213,9 +1201,9 @@ mod tests {
         acc.add(&reduce(&cfg, &shifted, 1 << 16)).unwrap();
         let r = acc.report();
         let fixed = &r.dedup[0];
-        assert!(fixed.ratio.unwrap() < 1.01, "{fixed:?}");
+        assert!(fixed.counts.ratio.unwrap() < 1.01, "{fixed:?}");
         let cdc = r.cdc.unwrap();
-        assert!(cdc.ratio.unwrap() > 1.8, "{cdc:?}");
+        assert!(cdc.counts.ratio.unwrap() > 1.8, "{cdc:?}");
     }
 
     #[test]
@@ -1234,8 +1222,8 @@ mod tests {
         acc.add(&reduce(&cfg, &f1, 5000)).unwrap();
         acc.add(&reduce(&cfg, &f2, 7000)).unwrap();
         let r = acc.report();
-        assert_eq!(r.dedup[1].unique_blocks, 2);
-        assert_eq!(r.dedup[2].unique_blocks, 2, "ab and ba");
-        assert_eq!(r.dedup[0].unique_blocks, 4);
+        assert_eq!(r.dedup[1].counts.unique_blocks, 2);
+        assert_eq!(r.dedup[2].counts.unique_blocks, 2, "ab and ba");
+        assert_eq!(r.dedup[0].counts.unique_blocks, 4);
     }
 }
