@@ -1,8 +1,14 @@
 //! Media indexing: the byte offset and time of every keyframe of an FLV file, found by reading the
 //! 9-byte header and each 11-byte tag header (plus the first bytes of video payloads) and seeking
-//! over everything else (seed 004), so that only a small fraction of the file is read.
+//! over everything else (seed 004), so that only a small fraction of the file is read; the same
+//! index from a scan's buffers; metadata injection.
 
 pub mod amf;
+pub mod avc;
 pub mod flv;
+pub mod inject;
+pub mod stream;
+pub mod walker;
 
-pub use flv::{FlvError, FlvIndex, Keyframe, index_file};
+pub use flv::{FlvError, FlvIndex, Keyframe, TagSpan, index_file};
+pub use stream::FlvStream;

@@ -46,6 +46,14 @@ impl AtomicFile {
         Some((md.dev(), md.ino()))
     }
 
+    /// The temporary file itself, with everything written so far flushed to it (for copies
+    /// the kernel can do, such as `copy_file_range`).
+    pub fn file_mut(&mut self) -> io::Result<&mut std::fs::File> {
+        let w = self.inner.as_mut().expect("not yet committed");
+        w.flush()?;
+        Ok(w.get_mut().as_file_mut())
+    }
+
     /// Flushes, syncs and renames into place.
     pub fn commit(mut self) -> io::Result<()> {
         let w = self.inner.take().expect("not yet committed");

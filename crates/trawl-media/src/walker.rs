@@ -1,0 +1,357 @@
+//! The demand-driven FLV tag walker: it says which byte range it needs next, and a driver hands
+//! exactly those bytes over, so that one parser serves both seeking reads (`flv::index_file`,
+//! which skips every payload) and the scan's buffers (`stream::FlvStream`, which sees every byte
+//! anyway and copies out only the ranges asked for).
+//!
+//! For each tag it asks for the 4-byte PreviousTagSize before it, the 11-byte header and the
+//! first bytes of the payload in one range; it asks for a whole payload only for the first
+//! onMetaData script tag (at most 1 MiB) and the first video configuration record (at most
+//! 64 KiB). Sizes are checked against the file size before anything is asked for, so a hostile
+//! size field never causes a large read or allocation.
+
+use std::path::{Path, PathBuf};
+
+use crate::flv::{FlvError, FlvIndex, Keyframe, TagSpan};
+
+/// Payload bytes looked at for every tag: enough for an Enhanced FLV multitrack video header
+/// (type byte, track byte, FourCC) and the AVC packet type.
+pub const PREFIX: usize = 6;
+/// The largest onMetaData payload decoded.
+pub const META_MAX: u64 = 1 << 20;
+/// The largest video configuration record decoded (an AVC record is well under 1 KiB).
+pub const CONFIG_MAX: u64 = 64 << 10;
+/// Problems listed one by one per file; past this they are counted.
+const MAX_PROBLEMS: usize = 16;
+/// A forward jump between two tags of one track larger than this is reported (ms).
+const JUMP_MS: u32 = 30_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Header {
+    pos: u64,
+    kind: u8,
+    size: u32,
+    ts: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    /// The 9-byte file header.
+    Start,
+    /// The tag at this offset (preceded by its PreviousTagSize).
+    Tag(u64),
+    /// A tag whose whole payload is needed.
+    Payload(Header),
+    Done,
+}
+
+/// One file's walk.
+pub struct Walker {
+    path: PathBuf,
+    size: u64,
+    state: State,
+    idx: FlvIndex,
+    /// The PreviousTagSize the next tag should be preceded by.
+    expect_prev: u32,
+    last_ts: [Option<u32>; 2],
+    problems_over: u64,
+    scripts_decoded: u32,
+}
+
+impl Walker {
+    pub fn new(path: &Path, size: u64) -> Walker {
+        Walker {
+            path: path.into(),
+            size,
+            state: State::Start,
+            idx: FlvIndex::empty(path, size),
+            expect_prev: 0,
+            last_ts: [None; 2],
+            problems_over: 0,
+            scripts_decoded: 0,
+        }
+    }
+
+    /// The byte range needed next (offset, length), or `None` when the walk is over. The length
+    /// never reaches past the file size given to [`Walker::new`].
+    pub fn want(&self) -> Option<(u64, usize)> {
+        match self.state {
+            State::Start => Some((0, self.size.min(9) as usize)),
+            State::Tag(pos) => {
+                let at = pos - 4;
+                Some((at, (self.size - at).min(4 + 11 + PREFIX as u64) as usize))
+            }
+            State::Payload(h) => {
+                let limit = if h.kind == 18 { META_MAX } else { CONFIG_MAX };
+                Some((h.pos + 11, (h.size as u64).min(limit) as usize))
+            }
+            State::Done => None,
+        }
+    }
+
+    /// Hands over the bytes asked for by [`Walker::want`]; fewer means the file ended there.
+    /// An error means the file is not a (usable) FLV file at all.
+    pub fn give(&mut self, data: &[u8]) -> Result<(), FlvError> {
+        self.idx.bytes_read += data.len() as u64;
+        match self.state {
+            State::Start => self.file_header(data),
+            State::Tag(pos) => {
+                self.tag_header(pos, data);
+                Ok(())
+            }
+            State::Payload(h) => {
+                if data.len() < self.want().map_or(0, |w| w.1) {
+                    self.problem(format!(
+                        "the file ends inside the tag at offset {}; indexed up to there",
+                        h.pos
+                    ));
+                    self.state = State::Done;
+                } else {
+                    self.tag(h, data);
+                    self.next_tag(h.pos + 11 + h.size as u64 + 4);
+                }
+                Ok(())
+            }
+            State::Done => Ok(()),
+        }
+    }
+
+    pub fn finish(mut self) -> FlvIndex {
+        if let State::Tag(pos) | State::Payload(Header { pos, .. }) = self.state {
+            self.problem(format!(
+                "the data ended before the tag at offset {pos}; indexed up to there"
+            ));
+        }
+        if self.problems_over > 0 {
+            let n = self.problems_over;
+            self.idx.problems.push(format!("... and {n} more problems"));
+        }
+        self.idx
+    }
+
+    fn problem(&mut self, p: String) {
+        if self.idx.problems.len() < MAX_PROBLEMS {
+            self.idx.problems.push(p);
+        } else {
+            self.problems_over += 1;
+        }
+    }
+
+    fn file_header(&mut self, head: &[u8]) -> Result<(), FlvError> {
+        let path = || self.path.clone();
+        let n = head.len();
+        if n >= 3 && &head[..3] != b"FLV" || n < 3 && !b"FLV".starts_with(head) {
+            return Err(FlvError::NotFlv { path: path() });
+        }
+        if n < 9 {
+            return Err(FlvError::TruncatedHeader {
+                path: path(),
+                size: self.size,
+            });
+        }
+        let data_offset = u32::from_be_bytes(head[5..9].try_into().expect("4 bytes")) as u64;
+        if data_offset < 9 || data_offset > self.size {
+            return Err(FlvError::BadDataOffset {
+                path: path(),
+                offset: data_offset,
+            });
+        }
+        self.idx.data_offset = data_offset;
+        self.idx.flags = head[4];
+        self.idx.end = data_offset;
+        self.next_tag(data_offset + 4);
+        Ok(())
+    }
+
+    fn next_tag(&mut self, pos: u64) {
+        self.state = if pos - 4 >= self.size {
+            State::Done
+        } else {
+            State::Tag(pos)
+        };
+    }
+
+    fn tag_header(&mut self, pos: u64, data: &[u8]) {
+        self.state = State::Done;
+        if data.len() >= 4 {
+            let prev = u32::from_be_bytes(data[..4].try_into().expect("4 bytes"));
+            if prev != self.expect_prev {
+                self.problem(format!(
+                    "PreviousTagSize at offset {} is {prev}, expected {}",
+                    pos - 4,
+                    self.expect_prev
+                ));
+            }
+        }
+        let rest = data.get(4..).unwrap_or_default();
+        if rest.is_empty() {
+            return; // the file ends cleanly after the last PreviousTagSize
+        }
+        if rest.len() < 11 {
+            self.problem(format!(
+                "truncated tag header at offset {pos} ({} bytes left); indexed up to there",
+                rest.len()
+            ));
+            return;
+        }
+        let h = Header {
+            pos,
+            kind: rest[0] & 0x1f,
+            size: u32::from_be_bytes([0, rest[1], rest[2], rest[3]]),
+            ts: u32::from_be_bytes([rest[7], rest[4], rest[5], rest[6]]),
+        };
+        let end = pos + 11 + h.size as u64;
+        if end > self.size {
+            self.problem(format!(
+                "truncated tag at offset {pos}: its {}-byte payload runs past the end of the file; indexed up to there",
+                h.size
+            ));
+            return;
+        }
+        let prefix = &rest[11..rest.len().min(11 + h.size as usize)];
+        let whole = match h.kind {
+            18 => {
+                let want = self.idx.metadata.is_none() && self.scripts_decoded < 8 && h.size > 0;
+                if want && h.size as u64 > META_MAX {
+                    self.problem(format!(
+                        "script tag at offset {pos} larger than 1 MiB: not decoded"
+                    ));
+                    false
+                } else {
+                    want
+                }
+            }
+            9 => {
+                self.idx.video_config.is_none()
+                    && is_video_config(prefix)
+                    && h.size as u64 <= CONFIG_MAX
+            }
+            _ => false,
+        };
+        if whole && prefix.len() < h.size as usize {
+            self.state = State::Payload(h);
+        } else {
+            self.tag(h, prefix);
+            self.next_tag(end + 4);
+        }
+    }
+
+    /// One complete tag; `payload` is its start (or all of it when it was asked for).
+    fn tag(&mut self, h: Header, payload: &[u8]) {
+        self.expect_prev = 11 + h.size;
+        self.idx.end = (h.pos + 11 + h.size as u64 + 4).min(self.size);
+        self.idx.last_timestamp = h.ts as f64 / 1000.0;
+        self.idx.duration = self.idx.duration.max(h.ts as f64 / 1000.0);
+        let span = TagSpan {
+            offset: h.pos,
+            size: 11 + h.size as u64,
+        };
+        let names = ["video", "audio", "script"];
+        let name = match h.kind {
+            9 => names[0],
+            8 => names[1],
+            18 => names[2],
+            _ => "",
+        };
+        if h.size == 0 && !name.is_empty() {
+            self.problem(format!("zero-size {name} tag at offset {}", h.pos));
+        }
+        // Configuration tags often carry timestamp 0 in files whose pictures start later
+        // (an offset stream): they are left out of the continuity checks.
+        let config = match h.kind {
+            9 => is_video_config(payload),
+            8 => is_audio_config(payload),
+            _ => false,
+        };
+        if let Some(track) = [9, 8].iter().position(|&k| k == h.kind)
+            && !config
+        {
+            if let Some(last) = self.last_ts[track] {
+                if h.ts < last {
+                    self.problem(format!(
+                        "{name} timestamp goes backwards at offset {}: {} ms after {last} ms",
+                        h.pos, h.ts
+                    ));
+                } else if h.ts - last > JUMP_MS {
+                    self.problem(format!(
+                        "{name} timestamp jumps at offset {}: {} ms after {last} ms",
+                        h.pos, h.ts
+                    ));
+                }
+            }
+            self.last_ts[track] = Some(h.ts);
+        }
+        match h.kind {
+            9 => {
+                self.idx.tags.video += 1;
+                let (key, codec) = crate::flv::video_tag(payload);
+                if self.idx.video_codec.is_none() {
+                    self.idx.video_codec = codec;
+                }
+                if key {
+                    self.idx.keyframes.push(Keyframe {
+                        time: h.ts as f64 / 1000.0,
+                        offset: h.pos,
+                    });
+                }
+                if self.idx.video_config.is_none() && config {
+                    self.idx.video_config = Some(span);
+                    if payload[0] & 0x0f == 7
+                        && let Some(v) = payload.get(5..).and_then(crate::avc::config_record)
+                    {
+                        self.idx.coded_width = Some(v.width);
+                        self.idx.coded_height = Some(v.height);
+                        self.idx.coded_frame_rate = v.frame_rate;
+                    }
+                }
+            }
+            8 => {
+                self.idx.tags.audio += 1;
+                if let Some(&b) = payload.first()
+                    && self.idx.audio_codec.is_none()
+                {
+                    self.idx.audio_codec = Some(crate::flv::audio_codec(b >> 4));
+                }
+                if config && self.idx.audio_config.is_none() {
+                    self.idx.audio_config = Some(span);
+                }
+            }
+            18 => {
+                self.idx.tags.script += 1;
+                if self.idx.metadata.is_none() && payload.len() == h.size as usize && h.size > 0 {
+                    self.scripts_decoded += 1;
+                    match crate::amf::script_tag(payload) {
+                        Ok((name, v)) if name == "onMetaData" => {
+                            let num = |k: &str| v.get(k).and_then(crate::amf::Value::as_f64);
+                            self.idx.width = num("width");
+                            self.idx.height = num("height");
+                            self.idx.frame_rate = num("framerate");
+                            self.idx.metadata_duration = num("duration");
+                            self.idx.metadata = Some(span);
+                        }
+                        Ok(_) => {}
+                        Err(e) => self.problem(format!("script tag at offset {}: {e}", h.pos)),
+                    }
+                }
+            }
+            _ => self.idx.tags.other += 1,
+        }
+    }
+}
+
+/// A video configuration tag: AVC/HEVC sequence header or Enhanced FLV SequenceStart.
+fn is_video_config(p: &[u8]) -> bool {
+    match p.first() {
+        Some(&b) if b & 0x80 != 0 => b & 0x0f == 0,
+        Some(&b) => matches!(b & 0x0f, 7 | 12) && p.get(1) == Some(&0),
+        None => false,
+    }
+}
+
+/// An audio configuration tag: AAC sequence header or Enhanced audio SequenceStart.
+fn is_audio_config(p: &[u8]) -> bool {
+    match p.first() {
+        Some(&b) if b >> 4 == 10 => p.get(1) == Some(&0),
+        Some(&b) if b >> 4 == 9 => b & 0x0f == 0,
+        _ => false,
+    }
+}
