@@ -46,6 +46,29 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
         digests,
         skipped: None,
         error: None,
+        flv: rec.outputs.iter().find_map(|o| match o {
+            LaneOutput::Media(Some(m)) => Some(flv_summary(m)),
+            _ => None,
+        }),
+    }
+}
+
+/// What a scan's JSON says of an FLV file (the full index goes to --media-index).
+fn flv_summary(m: &Result<trawl_media::FlvIndex, String>) -> serde_json::Value {
+    match m {
+        Ok(i) => serde_json::json!({
+            "duration": i.duration,
+            "video_codec": i.video_codec,
+            "audio_codec": i.audio_codec,
+            "width": i.width.or(i.coded_width.map(f64::from)),
+            "height": i.height.or(i.coded_height.map(f64::from)),
+            "keyframes": i.keyframes.len(),
+            "first_keyframe": i.keyframes.first(),
+            "last_keyframe": i.keyframes.last(),
+            "tags": i.tags,
+            "problems": i.problems,
+        }),
+        Err(e) => serde_json::json!({ "error": e }),
     }
 }
 
@@ -64,6 +87,7 @@ fn problem_json(
             kind: k.to_string(),
             message: m,
         }),
+        flv: None,
     }
 }
 
@@ -115,6 +139,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         digests: plan.algorithms.clone(),
         reduce: reduce_cfg,
         accumulator: acc.clone(),
+        media: plan.media,
     };
     trawl_scan::scan(
         &plan.cfg,
@@ -136,6 +161,18 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                             CANCEL.store(true, Ordering::SeqCst);
                         }
                         false
+                    }
+                    LaneOutput::Media(None) => false,
+                    LaneOutput::Media(Some(m)) => {
+                        match &**m {
+                            Ok(i) => {
+                                for p in &i.problems {
+                                    messages::warning(format_args!("{}: {p}", rec.path.display()));
+                                }
+                            }
+                            Err(e) => messages::warning(format_args!("{e}")),
+                        }
+                        true
                     }
                     _ => true,
                 });
@@ -243,6 +280,38 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         }
         out.commit()?;
     }
+    let media: Vec<(&FileRecord, &trawl_media::FlvIndex)> = records
+        .iter()
+        .filter_map(|r| {
+            r.outputs.iter().find_map(|o| match o {
+                LaneOutput::Media(Some(m)) => m.as_ref().as_ref().ok().map(|i| (r, i)),
+                _ => None,
+            })
+        })
+        .collect();
+    if let Some(dir) = &plan.media_index {
+        for (r, i) in &media {
+            let mut name = manifest_name(&r.path, roots, r.root);
+            name.extend_from_slice(b".keyframes.json");
+            let target = dir.join(std::ffi::OsStr::from_bytes(&name));
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("{}: cannot create", parent.display()))?;
+            }
+            let mut out = Output::create(&target)?;
+            serde_json::to_writer_pretty(
+                &mut out,
+                &serde_json::json!({
+                    "schema_version": trawl_printer::json::SCHEMA_VERSION,
+                    "files": [i],
+                }),
+            )
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .with_context(|| format!("{}: cannot write", out.name()))?;
+            out.commit()?;
+        }
+    }
     let bytes: u64 = records.iter().map(|r| r.size).sum();
     let reduction = acc
         .as_ref()
@@ -328,6 +397,17 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             {
                 s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
             }
+        }
+        if !media.is_empty() {
+            s.push_str(&format!(
+                "media: {} FLV files indexed, {} keyframes{}\n",
+                media.len(),
+                media.iter().map(|(_, i)| i.keyframes.len()).sum::<usize>(),
+                match media.iter().filter(|(_, i)| !i.problems.is_empty()).count() {
+                    0 => String::new(),
+                    n => format!(", {n} with problems (listed above)"),
+                }
+            ));
         }
         if let Some(r) = rss {
             s.push_str(&format!("peak memory: {}\n", human::bytes(r)));

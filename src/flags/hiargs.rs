@@ -127,6 +127,9 @@ pub struct ScanPlan {
     pub jsonl: Option<PathBuf>,
     pub quiet: bool,
     pub reduce: Option<trawl_reduce::ReduceConfig>,
+    /// Index FLV files from the scan's buffers.
+    pub media: bool,
+    pub media_index: Option<PathBuf>,
 }
 
 impl ScanPlan {
@@ -196,6 +199,8 @@ impl ScanPlan {
             jsonl: a.jsonl.clone(),
             quiet: a.read.quiet,
             reduce: reduce_config(&a.reduce)?,
+            media: !a.no_media,
+            media_index: a.media_index.clone(),
         })
     }
 }

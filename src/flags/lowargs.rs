@@ -100,6 +100,13 @@ pub struct ScanArgs {
     /// Write one JSON record per file to FILE ('-' streams to stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
+    /// Do not index FLV files met during the scan (they are found by their signature).
+    #[arg(long)]
+    pub no_media: bool,
+    /// Write each FLV file's full keyframe index to DIR (as PATH.keyframes.json, PATH relative
+    /// to the root as in manifests).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_media")]
+    pub media_index: Option<PathBuf>,
     #[command(flatten)]
     pub reduce: ReduceArgs,
     #[command(flatten)]

@@ -240,11 +240,11 @@ fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod synth {
+    //! Hand-made FLV files for unit tests.
 
     /// A tag: type, payload, timestamp (with the extended byte).
-    fn tag(out: &mut Vec<u8>, t: u8, ts: u32, payload: &[u8]) -> u64 {
+    pub fn tag(out: &mut Vec<u8>, t: u8, ts: u32, payload: &[u8]) -> u64 {
         let at = out.len() as u64;
         let n = payload.len() as u32;
         out.push(t);
@@ -257,7 +257,7 @@ mod tests {
         at
     }
 
-    fn header(data_offset: u32) -> Vec<u8> {
+    pub fn header(data_offset: u32) -> Vec<u8> {
         let mut v = b"FLV\x01\x05".to_vec();
         v.extend_from_slice(&data_offset.to_be_bytes());
         v.resize(data_offset as usize, 0);
@@ -265,11 +265,18 @@ mod tests {
         v
     }
 
-    fn write(data: &[u8]) -> tempfile::NamedTempFile {
+    pub fn write(data: &[u8]) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut f, data).unwrap();
         f
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::synth::*;
 
     #[test]
     fn avc_keyframes_leave_out_sequence_headers_and_end_of_sequence() {

@@ -84,3 +84,58 @@ impl FlvStream {
         self.walker.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flv::synth::*;
+
+    #[test]
+    fn buffers_of_any_size_give_the_index_a_seeking_read_gives() {
+        let mut v = header(9);
+        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x01".to_vec();
+        meta.extend_from_slice(b"\x00\x05width\x00");
+        meta.extend_from_slice(&640f64.to_be_bytes());
+        meta.extend_from_slice(&[0, 0, 9]);
+        tag(&mut v, 18, 0, &meta);
+        tag(&mut v, 9, 0, &[0x17, 0, 0, 0, 0, 1, 2, 3]);
+        tag(&mut v, 8, 0, &[0xaf, 0, 0x12, 0x10]);
+        for i in 0..40u32 {
+            let key = i % 10 == 0;
+            let mut p = vec![if key { 0x17 } else { 0x27 }, 1, 0, 0, 0];
+            p.resize(5 + (i as usize * 37) % 300, i as u8);
+            tag(&mut v, 9, i * 40, &p);
+            tag(&mut v, 8, i * 40, &[0xaf, 1, 7, 7]);
+        }
+        let f = write(&v);
+        let mut want = crate::index_file(f.path()).unwrap();
+        assert_eq!(want.keyframes.len(), 4);
+        assert!(want.metadata.is_some() && want.video_config.is_some());
+        want.bytes_read = 0;
+        for chunk in [1, 2, 5, 11, 21, 64, 1000, v.len()] {
+            let mut s = FlvStream::new(f.path(), v.len() as u64);
+            for c in v.chunks(chunk) {
+                s.update(c);
+            }
+            let mut got = s.finish().unwrap().unwrap();
+            got.bytes_read = 0;
+            assert_eq!(got, want, "chunks of {chunk}");
+        }
+        // Not FLV: nothing; truncated: the same problems as a seeking read.
+        let mut s = FlvStream::new(f.path(), 10);
+        s.update(b"GIF89a....");
+        assert!(s.is_not_flv());
+        assert!(s.finish().is_none());
+        let cut = &v[..v.len() - 30];
+        let g = write(cut);
+        let seek = crate::index_file(g.path()).unwrap();
+        let mut s = FlvStream::new(g.path(), cut.len() as u64);
+        for c in cut.chunks(100) {
+            s.update(c);
+        }
+        let got = s.finish().unwrap().unwrap();
+        assert_eq!(got.problems, seek.problems);
+        assert_eq!(got.keyframes, seek.keyframes);
+        assert!(!got.problems.is_empty());
+    }
+}

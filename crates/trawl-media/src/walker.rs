@@ -55,6 +55,10 @@ pub struct Walker {
     last_ts: [Option<u32>; 2],
     problems_over: u64,
     scripts_decoded: u32,
+    /// Bytes already read at the start of the next range (the start of a payload read with its
+    /// header, or the next tag's first bytes read with a short tag), so that wanted ranges only
+    /// move forward, which a streaming driver relies on.
+    partial: Vec<u8>,
 }
 
 impl Walker {
@@ -68,22 +72,27 @@ impl Walker {
             last_ts: [None; 2],
             problems_over: 0,
             scripts_decoded: 0,
+            partial: Vec::new(),
         }
     }
 
     /// The byte range needed next (offset, length), or `None` when the walk is over. The length
     /// never reaches past the file size given to [`Walker::new`].
     pub fn want(&self) -> Option<(u64, usize)> {
+        let (at, len) = self.range()?;
+        let have = self.partial.len();
+        Some((at + have as u64, len - have))
+    }
+
+    /// The whole range the next step looks at.
+    fn range(&self) -> Option<(u64, usize)> {
         match self.state {
             State::Start => Some((0, self.size.min(9) as usize)),
             State::Tag(pos) => {
                 let at = pos - 4;
                 Some((at, (self.size - at).min(4 + 11 + PREFIX as u64) as usize))
             }
-            State::Payload(h) => {
-                let limit = if h.kind == 18 { META_MAX } else { CONFIG_MAX };
-                Some((h.pos + 11, (h.size as u64).min(limit) as usize))
-            }
+            State::Payload(h) => Some((h.pos + 11, h.size as usize)),
             State::Done => None,
         }
     }
@@ -92,6 +101,15 @@ impl Walker {
     /// An error means the file is not a (usable) FLV file at all.
     pub fn give(&mut self, data: &[u8]) -> Result<(), FlvError> {
         self.idx.bytes_read += data.len() as u64;
+        let joined;
+        let data = if self.partial.is_empty() {
+            data
+        } else {
+            let mut v = std::mem::take(&mut self.partial);
+            v.extend_from_slice(data);
+            joined = v;
+            &joined[..]
+        };
         match self.state {
             State::Start => self.file_header(data),
             State::Tag(pos) => {
@@ -99,7 +117,7 @@ impl Walker {
                 Ok(())
             }
             State::Payload(h) => {
-                if data.len() < self.want().map_or(0, |w| w.1) {
+                if data.len() < h.size as usize {
                     self.problem(format!(
                         "the file ends inside the tag at offset {}; indexed up to there",
                         h.pos
@@ -228,10 +246,14 @@ impl Walker {
             _ => false,
         };
         if whole && prefix.len() < h.size as usize {
+            self.partial = prefix.to_vec();
             self.state = State::Payload(h);
         } else {
             self.tag(h, prefix);
             self.next_tag(end + 4);
+            if let (State::Tag(_), Some(next)) = (self.state, rest.get(11 + h.size as usize..)) {
+                self.partial = next.to_vec();
+            }
         }
     }
 

@@ -47,6 +47,10 @@ pub struct FileJson {
     pub skipped: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorJson>,
+    /// For an FLV file: a summary of its keyframe index (see the README's "FLV keyframe
+    /// index").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flv: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize, Clone)]

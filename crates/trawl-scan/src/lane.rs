@@ -1,15 +1,20 @@
 //! Lanes: the consumers of a file's bytes. Each sees every chunk of the file in order.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use trawl_digest::{Algorithm, Hasher};
+use trawl_media::{FlvIndex, FlvStream};
 use trawl_reduce::{Accumulator, FileReduce, FileReducer, ReduceConfig};
 
 /// What a lane produced for one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LaneOutput {
     Digest(Algorithm, Vec<u8>),
     Reduce(Box<FileReduce>),
+    /// The FLV keyframe index, or why a file with the FLV signature could not be indexed;
+    /// `None` for a file that is not FLV.
+    Media(Option<Box<Result<FlvIndex, String>>>),
 }
 
 impl LaneOutput {
@@ -29,8 +34,9 @@ pub trait Lane: Send {
 
 /// Makes the lanes for each file.
 pub trait LaneFactory: Sync {
-    /// `large`: the file spans several buffers and each lane gets a thread of its own.
-    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>>;
+    /// For the file at `path` of `size` bytes; `large`: it spans several buffers and each lane
+    /// gets a thread of its own.
+    fn lanes(&self, path: &Path, size: u64, large: bool) -> Vec<Box<dyn Lane>>;
 }
 
 impl Lane for Hasher {
@@ -52,24 +58,48 @@ impl Lane for FileReducer {
     }
 }
 
-/// Digest lanes plus, if asked, one data-reduction lane.
+/// The FLV index from the bytes as they pass (files that are not FLV cost one look at their
+/// first bytes).
+pub struct MediaLane(FlvStream);
+
+impl Lane for MediaLane {
+    fn update(&mut self, chunk: &[u8]) {
+        if !self.0.is_not_flv() {
+            self.0.update(chunk)
+        }
+    }
+    fn finish(self: Box<Self>) -> LaneOutput {
+        LaneOutput::Media(
+            self.0
+                .finish()
+                .map(|r| Box::new(r.map_err(|e| e.to_string()))),
+        )
+    }
+}
+
+/// Digest lanes plus, if asked, one data-reduction lane and one media lane.
 #[derive(Clone)]
 pub struct ScanLanes {
     pub digests: Vec<Algorithm>,
     pub reduce: Option<Arc<ReduceConfig>>,
     /// Where large files' reduction facts are folded in as they are read (flat memory).
     pub accumulator: Option<Arc<std::sync::Mutex<Accumulator>>>,
+    /// Index FLV files.
+    pub media: bool,
 }
 
 impl LaneFactory for ScanLanes {
-    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>> {
-        let mut l = DigestLanes(self.digests.clone()).lanes(large);
+    fn lanes(&self, path: &Path, size: u64, large: bool) -> Vec<Box<dyn Lane>> {
+        let mut l = DigestLanes(self.digests.clone()).lanes(path, size, large);
         if let Some(cfg) = &self.reduce {
             let mut r = FileReducer::new(cfg.clone());
             if let Some(acc) = &self.accumulator {
                 r = r.with_accumulator(acc.clone());
             }
             l.push(Box::new(r));
+        }
+        if self.media && size > 0 {
+            l.push(Box::new(MediaLane(FlvStream::new(path, size))));
         }
         l
     }
@@ -80,7 +110,7 @@ impl LaneFactory for ScanLanes {
 pub struct DigestLanes(pub Vec<Algorithm>);
 
 impl LaneFactory for DigestLanes {
-    fn lanes(&self, large: bool) -> Vec<Box<dyn Lane>> {
+    fn lanes(&self, _path: &Path, _size: u64, large: bool) -> Vec<Box<dyn Lane>> {
         // BLAKE3 may spread a large buffer over the rayon pool; small files are already
         // spread over the workers.
         self.0

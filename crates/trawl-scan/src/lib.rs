@@ -12,7 +12,7 @@ pub mod lane;
 pub mod progress;
 pub mod rate;
 
-pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, ScanLanes};
+pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, MediaLane, ScanLanes};
 pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
@@ -262,7 +262,7 @@ fn read_file(
     progress.start_file(&entry.path, stamp.size);
     let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
-    let mut lanes = factory.lanes(large);
+    let mut lanes = factory.lanes(&entry.path, stamp.size, large);
     let outputs = if !large || lanes.is_empty() {
         // Fits in one buffer (or nothing consumes it): consume on this thread.
         while let Some(chunk) = src.next_chunk()? {
