@@ -1,16 +1,24 @@
-//! `trawl flv index`: keyframe tables (or JSON) for FLV files.
+//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files) and `trawl flv inject`.
 
 use std::io::Write;
 
 use anyhow::Context;
 
 use super::output::Output;
-use crate::flags::lowargs::FlvIndexArgs;
+use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs};
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     let mut json = a.json.as_deref().map(Output::create).transpose()?;
-    let to_stdout = a.json.as_ref().is_none_or(|p| p.as_os_str() != "-");
+    let mut csv = a.csv.as_deref().map(Output::create).transpose()?;
+    let dash = |p: &Option<std::path::PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if dash(&a.json) && dash(&a.csv) {
+        anyhow::bail!("only one output may go to stdout ('-')");
+    }
+    let to_stdout = !dash(&a.json) && !dash(&a.csv);
+    if let Some(c) = csv.as_mut() {
+        c.write_all(b"path,time,offset\n")?;
+    }
     let mut out = std::io::stdout().lock();
     let mut all = Vec::new();
     let mut trouble = false;
@@ -55,6 +63,14 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
                         )?;
                     }
                 }
+                if let Some(c) = csv.as_mut() {
+                    // RFC 4180: quote the path, doubling any quote in it.
+                    let q = format!("\"{}\"", i.path.replace('"', "\"\""));
+                    for k in &i.keyframes {
+                        writeln!(c, "{q},{:.3},{}", k.time, k.offset)
+                            .with_context(|| format!("{}: cannot write", c.name()))?;
+                    }
+                }
                 all.push(i);
             }
             Err(e) => {
@@ -62,6 +78,9 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
                 messages::error(format_args!("{e}"));
             }
         }
+    }
+    if let Some(c) = csv.take() {
+        c.commit()?;
     }
     if let Some(mut j) = json.take() {
         serde_json::to_writer_pretty(
@@ -81,4 +100,58 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
+    use std::os::unix::fs::MetadataExt;
+    let i = trawl_media::index_file(&a.input)?;
+    let src = std::fs::File::open(&a.input)
+        .with_context(|| format!("{}: cannot open", a.input.display()))?;
+    let before = src.metadata()?;
+    if let Ok(o) = std::fs::metadata(&a.output)
+        && (o.dev(), o.ino()) == (before.dev(), before.ino())
+    {
+        anyhow::bail!(
+            "{}: OUT is IN; inject writes a copy and never modifies its input",
+            a.output.display()
+        );
+    }
+    for p in &i.problems {
+        messages::warning(format_args!("{}: {p}", a.input.display()));
+    }
+    let mut out = trawl_printer::AtomicFile::create(&a.output)
+        .with_context(|| format!("{}: cannot create", a.output.display()))?;
+    let file = out
+        .file_mut()
+        .with_context(|| format!("{}: cannot write", a.output.display()))?;
+    let r = trawl_media::inject::inject(&i, &src, file)
+        .with_context(|| format!("{}: cannot write", a.output.display()))?;
+    let after = src.metadata()?;
+    if (after.len(), after.mtime(), after.mtime_nsec())
+        != (before.len(), before.mtime(), before.mtime_nsec())
+    {
+        anyhow::bail!(
+            "{}: changed while it was copied; {} not written",
+            a.input.display(),
+            a.output.display()
+        );
+    }
+    out.commit()
+        .with_context(|| format!("{}: cannot write", a.output.display()))?;
+    if r.dropped_tail > 0 {
+        messages::warning(format_args!(
+            "{}: the last {} bytes are not complete tags and were left out of {}",
+            a.input.display(),
+            r.dropped_tail,
+            a.output.display()
+        ));
+    }
+    println!(
+        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag",
+        a.output.display(),
+        r.size,
+        r.keyframes,
+        r.metadata_tag
+    );
+    Ok(Outcome::Ok)
 }

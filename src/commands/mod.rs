@@ -20,6 +20,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
         Command::Catalog(c) => catalog::run(c),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
+        Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => flv::inject(a),
     }
 }
 

@@ -39,6 +39,17 @@ pub enum Command {
 pub enum FlvCommand {
     /// Every keyframe's time and byte offset, found by seeking over tag payloads.
     Index(FlvIndexArgs),
+    /// Write a copy of IN with an onMetaData tag carrying the keyframe index (as yamdi and
+    /// flvmeta do); IN is never modified.
+    Inject(FlvInjectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FlvInjectArgs {
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -48,6 +59,9 @@ pub struct FlvIndexArgs {
     /// Write the indexes as JSON to FILE ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write every keyframe as CSV (path,time,offset) to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// Print how many bytes were read to build each index, against the file size.
     #[arg(long)]
     pub stats: bool,

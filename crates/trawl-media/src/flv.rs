@@ -85,6 +85,8 @@ pub struct FlvIndex {
     pub flags: u8,
     /// Seconds: the timestamp of the last tag.
     pub last_timestamp: f64,
+    /// Offset of the last video tag.
+    pub last_video_tag: Option<u64>,
     /// The first onMetaData script tag.
     pub metadata: Option<TagSpan>,
     /// The first video configuration tag (AVC/HEVC sequence header, Enhanced SequenceStart).
@@ -188,6 +190,7 @@ impl FlvIndex {
             data_offset: 0,
             flags: 0,
             last_timestamp: 0.0,
+            last_video_tag: None,
             metadata: None,
             video_config: None,
             audio_config: None,

@@ -73,7 +73,11 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
             ("hasVideo".into(), Value::Bool(idx.tags.video > 0)),
             ("hasAudio".into(), Value::Bool(idx.tags.audio > 0)),
             ("hasMetadata".into(), Value::Bool(true)),
-            ("canSeekToEnd".into(), Value::Bool(last.is_some())),
+            // As flvmeta checks it: the last video picture is a keyframe.
+            (
+                "canSeekToEnd".into(),
+                Value::Bool(last.is_some_and(|k| Some(k.offset) == idx.last_video_tag)),
+            ),
             ("duration".into(), num(idx.duration)),
             ("filesize".into(), num(filesize as f64)),
             ("lasttimestamp".into(), num(idx.last_timestamp)),

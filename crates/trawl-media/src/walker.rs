@@ -305,6 +305,9 @@ impl Walker {
         match h.kind {
             9 => {
                 self.idx.tags.video += 1;
+                if !config {
+                    self.idx.last_video_tag = Some(h.pos);
+                }
                 let (key, codec) = crate::flv::video_tag(payload);
                 if self.idx.video_codec.is_none() {
                     self.idx.video_codec = codec;
