@@ -1,11 +1,12 @@
-//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files) and `trawl flv inject`.
+//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files), `trawl flv inject` and
+//! `trawl serve`.
 
 use std::io::Write;
 
 use anyhow::Context;
 
 use super::output::Output;
-use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs};
+use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs, ServeArgs};
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
@@ -153,5 +154,22 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
         r.keyframes,
         r.metadata_tag
     );
+    Ok(Outcome::Ok)
+}
+
+pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
+    let dir = a.dir.clone();
+    trawl_serve::serve(
+        trawl_serve::ServeConfig {
+            root: a.dir,
+            listen: a.listen,
+            threads: a.threads,
+        },
+        &crate::CANCEL,
+        |addr| {
+            println!("serving {} at http://{addr}/", dir.display());
+            let _ = std::io::stdout().flush();
+        },
+    )?;
     Ok(Outcome::Ok)
 }

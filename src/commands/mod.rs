@@ -21,6 +21,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Catalog(c) => catalog::run(c),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => flv::inject(a),
+        Command::Serve(a) => flv::serve(a),
     }
 }
 

@@ -33,6 +33,20 @@ pub enum Command {
     /// FLV media: keyframe index.
     #[command(subcommand)]
     Flv(FlvCommand),
+    /// Serve the FLV files under DIR over HTTP, seekable with ?start=SECONDS (or bytes).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Address and port to listen on (port 0 picks a free one; the address is printed).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Worker threads (default: the number of CPUs).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -305,7 +305,7 @@ impl Walker {
         match h.kind {
             9 => {
                 self.idx.tags.video += 1;
-                if !config {
+                if is_picture(payload) {
                     self.idx.last_video_tag = Some(h.pos);
                 }
                 let (key, codec) = crate::flv::video_tag(payload);
@@ -378,5 +378,16 @@ fn is_audio_config(p: &[u8]) -> bool {
         Some(&b) if b >> 4 == 10 => p.get(1) == Some(&0),
         Some(&b) if b >> 4 == 9 => b & 0x0f == 0,
         _ => false,
+    }
+}
+
+/// A video tag that carries a coded picture (not a configuration, end-of-sequence, metadata or
+/// command frame).
+fn is_picture(p: &[u8]) -> bool {
+    match p.first() {
+        Some(&b) if b & 0x80 != 0 => matches!(b & 0x0f, 1 | 3 | 6) && (b >> 4) & 7 != 5,
+        Some(&b) if matches!(b & 0x0f, 7 | 12) => p.get(1) == Some(&1),
+        Some(&b) => b >> 4 != 5,
+        None => false,
     }
 }

@@ -1,0 +1,162 @@
+//! What `?start=` means and the stream that answers it: the FLV header, the onMetaData tag (or a
+//! synthesized one), the codec configuration tags a decoder needs, then the file from the
+//! chosen keyframe's tag.
+//!
+//! Telling seconds from bytes: players that seek by bytes (nginx's flv module, lighttpd's
+//! mod_flv_streaming) send an offset taken from `keyframes.filepositions`, so an integer that is
+//! the offset of a keyframe tag is bytes; so is an integer larger than the duration in seconds
+//! and smaller than the file (the stream then starts at the last keyframe at or before that
+//! byte). Anything else (`12`, `12.5`) is seconds.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use trawl_media::amf::{self, Value};
+use trawl_media::{FlvIndex, Keyframe};
+
+/// Where a seek starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Start {
+    Seconds(f64),
+    Bytes(u64),
+}
+
+/// Reads a `start` value against the file's index; `None` when it is not a number.
+pub fn parse_start(v: &str, idx: &FlvIndex) -> Option<Start> {
+    if let Ok(n) = v.parse::<u64>() {
+        let is_key = idx.keyframes.iter().any(|k| k.offset == n);
+        if n > 0 && (is_key || (n as f64 > idx.duration && n < idx.size)) {
+            return Some(Start::Bytes(n));
+        }
+    }
+    let s: f64 = v.parse().ok()?;
+    (s.is_finite() && s >= 0.0).then_some(Start::Seconds(s))
+}
+
+/// The keyframe a seek starts at: the last one at or before the time or byte.
+pub fn keyframe_for(start: Start, idx: &FlvIndex) -> Option<Keyframe> {
+    match start {
+        Start::Seconds(s) => idx.keyframe_at(s),
+        Start::Bytes(b) => {
+            let i = idx.keyframes.partition_point(|k| k.offset <= b);
+            idx.keyframes.get(i.saturating_sub(1)).copied()
+        }
+    }
+}
+
+/// A seek's answer: `prefix`, then the file's bytes `from..to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeekBody {
+    pub prefix: Vec<u8>,
+    pub from: u64,
+    pub to: u64,
+    pub keyframe: Keyframe,
+}
+
+impl SeekBody {
+    pub fn len(&self) -> u64 {
+        self.prefix.len() as u64 + self.to - self.from
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Builds the answer for a seek to keyframe `k`; `None` when it is the first keyframe (or
+/// there is none): then the whole file is the answer.
+pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Option<SeekBody>> {
+    let Some(k) = k else { return Ok(None) };
+    if idx.keyframes.first() == Some(&k) {
+        return Ok(None);
+    }
+    let mut prefix = b"FLV\x01".to_vec();
+    prefix.push(idx.flags & 5);
+    prefix.extend_from_slice(&9u32.to_be_bytes());
+    prefix.extend_from_slice(&0u32.to_be_bytes());
+    match idx.metadata {
+        Some(m) if m.offset < k.offset => copy_tag(file, m.offset, m.size, &mut prefix)?,
+        _ => synthesize_metadata(idx, &mut prefix),
+    }
+    for span in [idx.video_config, idx.audio_config].into_iter().flatten() {
+        if span.offset < k.offset {
+            copy_tag(file, span.offset, span.size, &mut prefix)?;
+        }
+    }
+    Ok(Some(SeekBody {
+        prefix,
+        from: k.offset,
+        to: idx.end.max(k.offset),
+        keyframe: k,
+    }))
+}
+
+fn copy_tag(file: &File, at: u64, size: u64, out: &mut Vec<u8>) -> io::Result<()> {
+    let start = out.len();
+    out.resize(start + size as usize, 0);
+    file.read_exact_at(&mut out[start..], at)?;
+    out.extend_from_slice(&(size as u32).to_be_bytes());
+    Ok(())
+}
+
+/// An onMetaData tag for a file that has none: what the index knows.
+fn synthesize_metadata(idx: &FlvIndex, out: &mut Vec<u8>) {
+    let mut kv = vec![("duration".to_string(), Value::Number(idx.duration))];
+    let w = idx.width.or(idx.coded_width.map(f64::from));
+    let h = idx.height.or(idx.coded_height.map(f64::from));
+    if let (Some(w), Some(h)) = (w, h) {
+        kv.push(("width".into(), Value::Number(w)));
+        kv.push(("height".into(), Value::Number(h)));
+    }
+    let payload = amf::script_payload("onMetaData", &Value::EcmaArray(kv));
+    let size = 11 + payload.len() as u32;
+    out.push(18);
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    out.extend_from_slice(&[0; 7]);
+    out.extend_from_slice(&payload);
+    out.extend_from_slice(&size.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idx() -> FlvIndex {
+        let mut i = FlvIndex::empty(std::path::Path::new("x.flv"), 1_000_000);
+        i.duration = 60.0;
+        i.keyframes = vec![
+            Keyframe {
+                time: 0.0,
+                offset: 400,
+            },
+            Keyframe {
+                time: 2.0,
+                offset: 90_000,
+            },
+            Keyframe {
+                time: 4.0,
+                offset: 180_000,
+            },
+        ];
+        i
+    }
+
+    #[test]
+    fn seconds_and_bytes_are_told_apart_and_snap_to_the_keyframe_before() {
+        let i = idx();
+        assert_eq!(parse_start("3", &i), Some(Start::Seconds(3.0)));
+        assert_eq!(parse_start("3.5", &i), Some(Start::Seconds(3.5)));
+        assert_eq!(parse_start("90000", &i), Some(Start::Bytes(90_000)));
+        assert_eq!(parse_start("100000", &i), Some(Start::Bytes(100_000)));
+        assert_eq!(parse_start("-1", &i), None);
+        assert_eq!(parse_start("abc", &i), None);
+        assert_eq!(parse_start("NaN", &i), None);
+        let k = |s| keyframe_for(s, &i).unwrap().offset;
+        assert_eq!(k(Start::Seconds(3.0)), 90_000);
+        assert_eq!(k(Start::Seconds(4.0)), 180_000);
+        assert_eq!(k(Start::Seconds(1e9)), 180_000);
+        assert_eq!(k(Start::Bytes(100_000)), 90_000);
+        assert_eq!(k(Start::Bytes(90_000)), 90_000);
+    }
+}
