@@ -1,8 +1,11 @@
 //! `trawl flv index`: table, JSON and errors through the binary.
 
+use std::ffi::OsStr;
+use std::path::Path;
+
 use serde_json::Value;
 
-use crate::util::Dir;
+use crate::util::{Dir, python_with, run_tool, tool};
 
 fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
@@ -43,4 +46,324 @@ fn index_prints_keyframes_and_json_and_refuses_non_flv() {
     assert_eq!(f["duration"], 1.0);
     assert_eq!(f["keyframes"][1]["time"], 1.0);
     assert_eq!(f["keyframes"][1]["offset"], 57);
+}
+
+/// Test files made by ffmpeg (lavfi testsrc2 + sine), as the issue lists them; `None` (skipped)
+/// without ffmpeg and ffprobe.
+fn ffmpeg_files(d: &Dir) -> Option<Vec<&'static str>> {
+    let ffmpeg = tool("ffmpeg")?;
+    tool("ffprobe")?;
+    let src = [
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=320x240:r=25",
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=f=440",
+        "-t",
+        "6",
+    ];
+    let jobs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "avc_aac.flv",
+            vec!["-c:v", "libx264", "-g", "50", "-c:a", "aac"],
+        ),
+        (
+            "flv1_mp3.flv",
+            vec!["-c:v", "flv", "-g", "30", "-c:a", "libmp3lame"],
+        ),
+        ("video_only.flv", vec!["-c:v", "libx264", "-g", "40", "-an"]),
+        ("audio_only.flv", vec!["-vn", "-c:a", "aac"]),
+    ];
+    let mut names = Vec::new();
+    for (name, codec) in jobs {
+        let mut args: Vec<&str> = vec!["-v", "error", "-y"];
+        args.extend(src);
+        args.extend(codec);
+        args.push(name);
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        run_tool(d.path(), &ffmpeg, &args).code(0);
+        names.push(name);
+    }
+    // Extended timestamps: past 2^24 ms, the 8-bit upper part is needed.
+    let args = [
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        "avc_aac.flv",
+        "-c",
+        "copy",
+        "-output_ts_offset",
+        "16770",
+        "ext_ts.flv",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_tool(d.path(), &ffmpeg, &args).code(0);
+    names.push("ext_ts.flv");
+    Some(names)
+}
+
+/// ffprobe's video keyframes: (dts in ms, byte offset of the tag), and every video packet.
+fn ffprobe_video(dir: &Path, file: &str) -> (Vec<(u64, u64)>, Vec<(u64, bool)>) {
+    let ffprobe = tool("ffprobe").unwrap();
+    let args = [
+        "-v",
+        "error",
+        "-select_streams",
+        "v",
+        "-show_packets",
+        "-show_entries",
+        "packet=flags,pos,dts_time",
+        "-of",
+        "json",
+        file,
+    ];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let r = run_tool(dir, &ffprobe, &args);
+    r.code(0);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut keys = Vec::new();
+    let mut all = Vec::new();
+    for p in v["packets"].as_array().into_iter().flatten() {
+        let ms = (p["dts_time"].as_str().unwrap().parse::<f64>().unwrap() * 1000.0).round() as u64;
+        let key = p["flags"].as_str().unwrap().starts_with('K');
+        if key {
+            keys.push((ms, p["pos"].as_str().unwrap().parse().unwrap()));
+        }
+        all.push((ms, key));
+    }
+    (keys, all)
+}
+
+fn trawl_keyframes(f: &Value) -> Vec<(u64, u64)> {
+    f["keyframes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                (k["time"].as_f64().unwrap() * 1000.0).round() as u64,
+                k["offset"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn keyframes_equal_ffprobes_from_a_seeking_read_and_from_a_scan() {
+    let d = Dir::new();
+    let Some(files) = ffmpeg_files(&d) else {
+        return;
+    };
+    let r = d
+        .cmd()
+        .args(["scan", ".", "--no-reduce", "--media-index", "../idx", "-q"])
+        .run();
+    r.code(0);
+    for name in &files {
+        let (want, _) = ffprobe_video(d.path(), name);
+        if *name != "audio_only.flv" {
+            assert!(want.len() >= 2, "{name}: ffprobe found {want:?}");
+        }
+        let r = d.cmd().args(["flv", "index", name, "--json", "-"]).run();
+        r.code(0);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let f = &v["files"][0];
+        assert_eq!(
+            trawl_keyframes(f),
+            want,
+            "{name}: flv index against ffprobe"
+        );
+        assert!(f["problems"].as_array().unwrap().is_empty(), "{f}");
+        if name.starts_with("avc") || name.starts_with("video") {
+            assert_eq!(
+                (f["coded_width"].as_u64(), f["coded_height"].as_u64()),
+                (Some(320), Some(240))
+            );
+        }
+        let idx = d
+            .path()
+            .parent()
+            .unwrap()
+            .join("idx")
+            .join(format!("{name}.keyframes.json"));
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(&idx).unwrap()).unwrap();
+        assert_eq!(
+            trawl_keyframes(&s["files"][0]),
+            want,
+            "{name}: scan against ffprobe"
+        );
+    }
+    std::fs::remove_dir_all(d.path().parent().unwrap().join("idx")).ok();
+}
+
+#[test]
+fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() {
+    let d = Dir::new();
+    let Some(files) = ffmpeg_files(&d) else {
+        return;
+    };
+    let flvmeta = tool("flvmeta");
+    for name in files {
+        let before = std::fs::read(d.join(name)).unwrap();
+        let out = format!("inj_{name}");
+        d.cmd().args(["flv", "inject", name, &out]).run().code(0);
+        assert_eq!(
+            std::fs::read(d.join(name)).unwrap(),
+            before,
+            "{name} changed"
+        );
+        let (keys_in, all_in) = ffprobe_video(d.path(), name);
+        let (keys_out, all_out) = ffprobe_video(d.path(), &out);
+        assert_eq!(
+            all_in, all_out,
+            "{name}: the same video packets after injection"
+        );
+        assert_eq!(keys_in.len(), keys_out.len());
+        let Some(flvmeta) = &flvmeta else { continue };
+        let r = run_tool(
+            d.path(),
+            flvmeta,
+            &[OsStr::new("-D"), OsStr::new("-j"), OsStr::new(&out)],
+        );
+        r.code(0);
+        let m: Value = serde_json::from_str(&r.stdout).unwrap();
+        let pos: Vec<u64> = m["keyframes"]["filepositions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_f64().unwrap() as u64)
+            .collect();
+        let times: Vec<u64> = m["keyframes"]["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t.as_f64().unwrap() * 1000.0).round() as u64)
+            .collect();
+        assert_eq!(
+            pos.iter()
+                .copied()
+                .zip(times)
+                .map(|(p, t)| (t, p))
+                .collect::<Vec<_>>(),
+            keys_out,
+            "{name}: filepositions/times are ffprobe's keyframes in the new file"
+        );
+        assert_eq!(
+            m["filesize"].as_u64(),
+            Some(std::fs::metadata(d.join(&out)).unwrap().len())
+        );
+        assert_eq!(
+            m["encoder"].as_str().map(|s| s.starts_with("Lavf")),
+            Some(true),
+            "existing keys kept"
+        );
+    }
+    // OUT may not be IN.
+    let r = d
+        .cmd()
+        .args(["flv", "inject", "avc_aac.flv", "avc_aac.flv"])
+        .run();
+    r.code(2);
+    assert!(
+        r.stderr.contains("never modifies its input"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `trawl serve` on a loopback port; killed on drop.
+struct Server {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Server {
+    fn start(d: &Dir) -> Server {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args(["serve", ".", "--listen", "127.0.0.1:0"])
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .split(" at ")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
+        Server { child, base }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn served_seeks_start_at_the_right_keyframe_decode_and_survive_200_concurrent_requests() {
+    let d = Dir::new();
+    let Some(_) = ffmpeg_files(&d) else { return };
+    if !python_with(&["urllib.request", "concurrent.futures"]) {
+        return;
+    }
+    let ffmpeg = tool("ffmpeg").unwrap();
+    // Twenty copies: different files for the concurrent seeks, and fresh ones for the
+    // single-flight check.
+    let src = std::fs::read(d.join("avc_aac.flv")).unwrap();
+    std::fs::create_dir(d.join("many")).unwrap();
+    for i in 0..20 {
+        std::fs::write(d.join(format!("many/c{i}.flv")), &src).unwrap();
+    }
+    std::fs::write(d.path().parent().unwrap().join("secret.txt"), b"s").ok();
+    std::os::unix::fs::symlink("/etc/hostname", d.join("out_link")).unwrap();
+    let (keys, _) = ffprobe_video(d.path(), "avc_aac.flv");
+    let srv = Server::start(&d);
+    let checker = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/reference/serve_check.py"
+    );
+    let r = std::process::Command::new("python3")
+        .args([checker, &srv.base, &d.path().display().to_string()])
+        .arg(serde_json::to_string(&keys).unwrap())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // Each saved seek decodes.
+    for n in ["0", "3", "4.5"] {
+        let f = d.join(format!("seek_{n}.flv"));
+        assert!(f.exists(), "{out}");
+        run_tool(
+            d.path(),
+            &ffmpeg,
+            &[
+                OsStr::new("-v"),
+                OsStr::new("error"),
+                OsStr::new("-xerror"),
+                OsStr::new("-i"),
+                f.as_os_str(),
+                OsStr::new("-f"),
+                OsStr::new("null"),
+                OsStr::new("-"),
+            ],
+        )
+        .code(0);
+    }
 }
