@@ -391,3 +391,98 @@ fn is_picture(p: &[u8]) -> bool {
         None => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::flv::synth::*;
+    use crate::index_file;
+
+    #[test]
+    fn odd_tags_are_reported_and_the_walk_goes_on() {
+        let mut v = header(9);
+        tag(&mut v, 9, 0, &[0x12, 0]); // H.263 keyframe
+        // A wrong PreviousTagSize after this tag.
+        let at = tag(&mut v, 8, 0, &[0x2f, 1]);
+        let n = v.len();
+        v[n - 4..].copy_from_slice(&999u32.to_be_bytes());
+        tag(&mut v, 9, 0, &[]); // zero-size video tag
+        tag(&mut v, 9, 80, &[0x22, 0]);
+        tag(&mut v, 9, 40, &[0x22, 0]); // backwards
+        let k = tag(&mut v, 9, 100_000, &[0x14, 0]); // VP6 keyframe (codec 4), after a jump
+        // onMetaData not first.
+        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x01".to_vec();
+        meta.extend_from_slice(b"\x00\x06height\x00");
+        meta.extend_from_slice(&480f64.to_be_bytes());
+        meta.extend_from_slice(&[0, 0, 9]);
+        let m = tag(&mut v, 18, 100_000, &meta);
+        let f = write(&v);
+        let i = index_file(f.path()).unwrap();
+        assert_eq!(i.keyframes.len(), 2);
+        assert_eq!(i.keyframes[1].offset, k);
+        assert_eq!(i.video_codec.as_deref(), Some("h263 (flv1)"));
+        assert_eq!(i.height, Some(480.0));
+        assert_eq!(i.metadata.map(|s| s.offset), Some(m));
+        let p = i.problems.join("\n");
+        assert!(
+            p.contains(&format!("PreviousTagSize at offset {} is 999", at + 13)),
+            "{p}"
+        );
+        assert!(p.contains("zero-size video tag"), "{p}");
+        assert!(p.contains("goes backwards"), "{p}");
+        assert!(p.contains("jumps"), "{p}");
+        assert_eq!(i.tags.video, 5);
+    }
+
+    #[test]
+    fn a_flood_of_problems_is_counted_not_listed() {
+        let mut v = header(9);
+        for _ in 0..1000 {
+            tag(&mut v, 9, 0, &[0x22, 0]);
+            let n = v.len();
+            v[n - 4..].copy_from_slice(&1u32.to_be_bytes());
+        }
+        let f = write(&v);
+        let i = index_file(f.path()).unwrap();
+        assert_eq!(i.tags.video, 1000);
+        assert_eq!(i.problems.len(), 17);
+        // 1000 mismatches: after each tag, the last one checked at the end of the file.
+        assert_eq!(i.problems[16], "... and 984 more problems");
+    }
+
+    #[test]
+    fn offsets_past_4_gib_in_a_sparse_file() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.flv");
+        let file = std::fs::File::create(&path).unwrap();
+        let head = header(9);
+        file.write_all_at(&head, 0).unwrap();
+        // 320 video tags of 16 MiB - 1 payload each (holes): 5.4 GB; keyframe every 10th.
+        let size: u32 = (1 << 24) - 1;
+        let mut pos = head.len() as u64;
+        let mut keys = Vec::new();
+        for i in 0..320u32 {
+            let mut t = vec![9];
+            t.extend_from_slice(&size.to_be_bytes()[1..]);
+            let ts = i * 1000;
+            t.extend_from_slice(&ts.to_be_bytes()[1..]);
+            t.extend_from_slice(&[(ts >> 24) as u8, 0, 0, 0]);
+            t.push(if i % 10 == 0 { 0x12 } else { 0x22 });
+            file.write_all_at(&t, pos).unwrap();
+            file.write_all_at(&(size + 11).to_be_bytes(), pos + 11 + size as u64)
+                .unwrap();
+            if i % 10 == 0 {
+                keys.push(pos);
+            }
+            pos += 11 + size as u64 + 4;
+        }
+        drop(file);
+        let i = index_file(&path).unwrap();
+        assert!(i.size > 5 << 30);
+        assert!(i.problems.is_empty(), "{:?}", i.problems);
+        let got: Vec<u64> = i.keyframes.iter().map(|k| k.offset).collect();
+        assert_eq!(got, keys);
+        assert!(*got.last().unwrap() > 1 << 32);
+        assert_eq!(i.end, i.size);
+    }
+}
