@@ -24,7 +24,12 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     let mut trouble = false;
     for f in &a.files {
-        match trawl_media::index_file(f) {
+        let method = match a.io.as_str() {
+            "read" => trawl_media::SeekMethod::Pread,
+            "mmap" => trawl_media::SeekMethod::Mmap,
+            _ => trawl_media::SeekMethod::Auto,
+        };
+        match trawl_media::index_file_with(f, method) {
             Ok(i) => {
                 for p in &i.problems {
                     messages::warning(format_args!("{}: {p}", f.display()));

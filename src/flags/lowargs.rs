@@ -79,6 +79,10 @@ pub struct FlvIndexArgs {
     /// Print how many bytes were read to build each index, against the file size.
     #[arg(long)]
     pub stats: bool,
+    /// How tag headers are reached: read (one pread a tag), mmap, or auto (read for large
+    /// tags, mmap for small ones; by measurement, see the README).
+    #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = ["auto", "mmap", "read"])]
+    pub io: String,
 }
 
 /// How files are found and read; shared by every command that reads.

@@ -10,5 +10,5 @@ pub mod inject;
 pub mod stream;
 pub mod walker;
 
-pub use flv::{FlvError, FlvIndex, Keyframe, TagSpan, index_file};
+pub use flv::{FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_file, index_file_with};
 pub use stream::FlvStream;

@@ -61,7 +61,11 @@ impl IndexCache {
                 let _permit = self.permits.acquire().await.expect("never closed");
                 self.computed.fetch_add(1, Ordering::Relaxed);
                 let p = path.to_path_buf();
-                match tokio::task::spawn_blocking(move || trawl_media::index_file(&p)).await {
+                match tokio::task::spawn_blocking(move || {
+                    trawl_media::index_file_with(&p, trawl_media::SeekMethod::Pread)
+                })
+                .await
+                {
                     Ok(Ok(i)) => Ok(Arc::new(i)),
                     Ok(Err(e)) => Err(e.to_string()),
                     Err(e) => Err(format!("indexing failed: {e}")),

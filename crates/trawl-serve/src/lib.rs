@@ -47,6 +47,9 @@ pub struct ServeConfig {
     pub threads: Option<usize>,
 }
 
+/// Bytes read per step of a response body (each step is one hop to tokio's blocking pool).
+const BODY_CHUNK: usize = 256 << 10;
+
 struct AppState {
     root: PathBuf,
     cache: IndexCache,
@@ -195,7 +198,7 @@ async fn respond(
                 f.seek(std::io::SeekFrom::Start(body.from)).await?;
                 let reader =
                     std::io::Cursor::new(body.prefix.clone()).chain(f.take(body.to - body.from));
-                Body::from_stream(ReaderStream::with_capacity(reader, 64 << 10))
+                Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))
             });
             let h = r.headers_mut();
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
@@ -242,7 +245,7 @@ async fn whole(
     } else {
         let mut f = tokio::fs::File::from_std(file);
         f.seek(std::io::SeekFrom::Start(from)).await?;
-        Body::from_stream(ReaderStream::with_capacity(f.take(to - from), 64 << 10))
+        Body::from_stream(ReaderStream::with_capacity(f.take(to - from), BODY_CHUNK))
     });
     *r.status_mut() = status;
     let h = r.headers_mut();
