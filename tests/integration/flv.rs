@@ -106,8 +106,13 @@ fn ffmpeg_files(d: &Dir) -> Option<Vec<&'static str>> {
     Some(names)
 }
 
-/// ffprobe's video keyframes: (dts in ms, byte offset of the tag), and every video packet.
-fn ffprobe_video(dir: &Path, file: &str) -> (Vec<(u64, u64)>, Vec<(u64, bool)>) {
+/// (dts in ms, byte offset of the tag) of each keyframe.
+type Keys = Vec<(u64, u64)>;
+/// (dts in ms, key flag) of each video packet.
+type Packets = Vec<(u64, bool)>;
+
+/// ffprobe's video keyframes and every video packet.
+fn ffprobe_video(dir: &Path, file: &str) -> (Keys, Packets) {
     let ffprobe = tool("ffprobe").unwrap();
     let args = [
         "-v",
