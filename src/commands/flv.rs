@@ -142,7 +142,7 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
             a.output.display()
         );
     }
-    out.commit()
+    out.commit_with(a.fsync)
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
     if r.dropped_tail > 0 {
         messages::warning(format_args!(

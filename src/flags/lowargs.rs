@@ -64,6 +64,10 @@ pub struct FlvInjectArgs {
     pub input: PathBuf,
     #[arg(value_name = "OUT")]
     pub output: PathBuf,
+    /// Wait for OUT to reach the disk before renaming it into place (as a catalog or manifest
+    /// always does); without it, like cp and yamdi, the copy is renamed in when written.
+    #[arg(long)]
+    pub fsync: bool,
 }
 
 #[derive(Debug, Args)]

@@ -55,10 +55,18 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames into place.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        self.commit_with(true)
+    }
+
+    /// Flushes and renames into place; `sync`: first wait for the data to reach the disk (a
+    /// crash after the rename then cannot leave an empty or partial file under the name).
+    pub fn commit_with(mut self, sync: bool) -> io::Result<()> {
         let w = self.inner.take().expect("not yet committed");
         let tmp = w.into_inner().map_err(|e| e.into_error())?;
-        tmp.as_file().sync_all()?;
+        if sync {
+            tmp.as_file().sync_all()?;
+        }
         tmp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
     }
