@@ -264,7 +264,7 @@ const AUTO_MMAP_BELOW: u64 = 10 << 10;
 
 /// The rest of a walk through a read-only map of the file.
 fn walk_mapped(
-    mut w: Walker,
+    w: Walker,
     file: &File,
     io: impl Fn(std::io::Error) -> FlvError,
 ) -> Result<FlvIndex, FlvError> {
@@ -275,12 +275,22 @@ fn walk_mapped(
     let map = unsafe { memmap2::MmapOptions::new().map(file) }.map_err(io)?;
     // No read-ahead: only the pages holding tag headers are wanted.
     let _ = map.advise(memmap2::Advice::Random);
+    walk_slice(w, &map)
+}
+
+/// The rest of a walk over bytes in memory (`data` is the whole file).
+fn walk_slice(mut w: Walker, data: &[u8]) -> Result<FlvIndex, FlvError> {
     while let Some((at, len)) = w.want() {
-        let at = (at as usize).min(map.len());
-        let end = (at + len).min(map.len());
-        w.give(&map[at..end])?;
+        let at = (at as usize).min(data.len());
+        let end = (at + len).min(data.len());
+        w.give(&data[at..end])?;
     }
     Ok(w.finish())
+}
+
+/// Indexes an FLV file held in memory (`name` is the path reported).
+pub fn index_bytes(name: &Path, data: &[u8]) -> Result<FlvIndex, FlvError> {
+    walk_slice(Walker::new(name, data.len() as u64), data)
 }
 
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {

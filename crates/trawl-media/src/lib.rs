@@ -10,5 +10,7 @@ pub mod inject;
 pub mod stream;
 pub mod walker;
 
-pub use flv::{FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_file, index_file_with};
+pub use flv::{
+    FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_file, index_file_with,
+};
 pub use stream::FlvStream;
