@@ -227,6 +227,21 @@ pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
 
 /// Indexes one FLV file; the [`Walker`] asks for the ranges, `method` fetches them.
 pub fn index_file_with(path: &Path, method: SeekMethod) -> Result<FlvIndex, FlvError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    index_file_on(path, method, threads)
+}
+
+/// Files at least this large are cut into segments indexed at once (see `parallel`).
+const PARALLEL_MIN: u64 = 64 << 20;
+/// The smallest segment.
+const SEGMENT_MIN: u64 = 32 << 20;
+
+/// As [`index_file_with`], on at most `threads` threads.
+pub fn index_file_on(
+    path: &Path,
+    method: SeekMethod,
+    threads: usize,
+) -> Result<FlvIndex, FlvError> {
     let io = |source| FlvError::Io {
         path: path.into(),
         source,
@@ -236,23 +251,28 @@ pub fn index_file_with(path: &Path, method: SeekMethod) -> Result<FlvIndex, FlvE
     if !md.is_file() {
         return Err(io(std::io::Error::other("not a regular file")));
     }
-    let mut w = Walker::new(path, md.len());
-    let mut buf = Vec::new();
-    let mut tags = 0u64;
-    let mut mapped = method == SeekMethod::Mmap;
-    while let Some((at, len)) = w.want() {
-        if !mapped && method == SeekMethod::Auto && tags == AUTO_PROBE {
-            // Small tags: a page fault per 64 KiB beats a system call per tag.
-            mapped = at / tags < AUTO_MMAP_BELOW;
+    let size = md.len();
+    // SAFETY: the map is only read and dropped before returning. Its one hazard: another
+    // process truncating the file during the walk makes a touched page raise SIGBUS, which
+    // ends the process. The command line accepts that (as b3sum and ripgrep do for their
+    // mapped reads); the long-running server (`trawl serve`) uses `Pread`.
+    let map = match method {
+        SeekMethod::Pread => None,
+        _ if size == 0 => None,
+        _ => {
+            let m = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(io)?;
+            // No read-ahead: only the pages holding tag headers are wanted.
+            let _ = m.advise(memmap2::Advice::Random);
+            Some(m)
         }
-        if mapped {
-            return walk_mapped(w, &file, io);
-        }
-        buf.resize(len, 0);
-        let n = read_at(&file, &mut buf, at).map_err(io)?;
-        w.give(&buf[..n])?;
-        tags += 1;
+    };
+    let map_ref = map.as_deref();
+    let parts = (size / SEGMENT_MIN).min(threads as u64) as usize;
+    if size >= PARALLEL_MIN && parts > 1 {
+        return crate::parallel::index(path, &file, map_ref, method, size, parts);
     }
+    let mut w = Walker::new(path, size);
+    drive(&mut w, &mut Fetch::new(&file, map_ref, method)).map_err(io)??;
     Ok(w.finish())
 }
 
@@ -262,20 +282,63 @@ const AUTO_PROBE: u64 = 64;
 /// bench/media, a `pread` costs about 0.75 us and mapped access about 75 ms per GB.
 const AUTO_MMAP_BELOW: u64 = 10 << 10;
 
-/// The rest of a walk through a read-only map of the file.
-fn walk_mapped(
-    w: Walker,
-    file: &File,
-    io: impl Fn(std::io::Error) -> FlvError,
-) -> Result<FlvIndex, FlvError> {
-    // SAFETY: the map is only read and dropped before returning. Its one hazard: another
-    // process truncating the file during the walk makes a touched page raise SIGBUS, which
-    // ends the process. The command line accepts that (as b3sum and ripgrep do for their
-    // mapped reads); the long-running server (`trawl serve`) uses `Pread`.
-    let map = unsafe { memmap2::MmapOptions::new().map(file) }.map_err(io)?;
-    // No read-ahead: only the pages holding tag headers are wanted.
-    let _ = map.advise(memmap2::Advice::Random);
-    walk_slice(w, &map)
+/// Fetches the ranges a walk asks for: `pread` or the map, as the method says (`Auto`
+/// decides after `AUTO_PROBE` reads by their average spacing).
+pub(crate) struct Fetch<'a> {
+    file: &'a File,
+    map: Option<&'a [u8]>,
+    mapped: bool,
+    auto: bool,
+    first: Option<u64>,
+    reads: u64,
+    buf: Vec<u8>,
+}
+
+impl<'a> Fetch<'a> {
+    pub(crate) fn new(file: &'a File, map: Option<&'a [u8]>, method: SeekMethod) -> Fetch<'a> {
+        Fetch {
+            file,
+            map,
+            mapped: method == SeekMethod::Mmap && map.is_some(),
+            auto: method == SeekMethod::Auto && map.is_some(),
+            first: None,
+            reads: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Up to `len` bytes at `at` (fewer at the end of the file).
+    pub(crate) fn get(&mut self, at: u64, len: usize) -> std::io::Result<&[u8]> {
+        let first = *self.first.get_or_insert(at);
+        if self.auto && self.reads == AUTO_PROBE {
+            // Small tags: a page fault per 64 KiB beats a system call per tag.
+            self.mapped = (at - first) / AUTO_PROBE < AUTO_MMAP_BELOW;
+            self.auto = false;
+        }
+        self.reads += 1;
+        if let (true, Some(m)) = (self.mapped, self.map) {
+            let at = (at as usize).min(m.len());
+            let end = at.saturating_add(len).min(m.len());
+            return Ok(&m[at..end]);
+        }
+        self.buf.resize(len, 0);
+        let n = read_at(self.file, &mut self.buf, at)?;
+        Ok(&self.buf[..n])
+    }
+}
+
+/// Runs a walk to its end.
+pub(crate) fn drive(
+    w: &mut Walker,
+    fetch: &mut Fetch<'_>,
+) -> std::io::Result<Result<(), FlvError>> {
+    while let Some((at, len)) = w.want() {
+        let data = fetch.get(at, len)?;
+        if let Err(e) = w.give(data) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(()))
 }
 
 /// The rest of a walk over bytes in memory (`data` is the whole file).

@@ -7,10 +7,12 @@ pub mod amf;
 pub mod avc;
 pub mod flv;
 pub mod inject;
+mod parallel;
 pub mod stream;
 pub mod walker;
 
 pub use flv::{
-    FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_file, index_file_with,
+    FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_file, index_file_on,
+    index_file_with,
 };
 pub use stream::FlvStream;

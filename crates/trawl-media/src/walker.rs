@@ -44,17 +44,54 @@ enum State {
     Done,
 }
 
+/// A problem found, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Problem {
+    Text(String),
+    /// In a segment walk: the first timestamp of a track (0 video, 1 audio), to be checked
+    /// against the previous segment's last one when the segments are joined.
+    FirstTs {
+        track: usize,
+        ts: u32,
+        pos: u64,
+    },
+}
+
+/// What a segment walk leaves for the join (see `parallel`).
+#[derive(Debug)]
+pub(crate) struct Segment {
+    pub idx: FlvIndex,
+    pub problems: Vec<Problem>,
+    pub problems_over: u64,
+    /// Where the first tag started.
+    pub start: u64,
+    /// The PreviousTagSize read before the first tag.
+    pub first_prev: Option<u32>,
+    /// Where the next tag would start (at or past the segment's end); `None` when the file
+    /// ended (or stopped being indexable) inside the segment.
+    pub stopped_at: Option<u64>,
+    /// The size (with header) of the last tag: the PreviousTagSize the next tag should have.
+    pub expect_prev: Option<u32>,
+    pub last_ts: [Option<u32>; 2],
+}
+
 /// One file's walk.
 pub struct Walker {
     path: PathBuf,
     size: u64,
     state: State,
     idx: FlvIndex,
-    /// The PreviousTagSize the next tag should be preceded by.
-    expect_prev: u32,
+    /// The PreviousTagSize the next tag should be preceded by (`None`: unknown, at the start of
+    /// a segment).
+    expect_prev: Option<u32>,
     last_ts: [Option<u32>; 2],
+    problems: Vec<Problem>,
     problems_over: u64,
-    scripts_decoded: u32,
+    /// A segment walk: stop at the first tag starting at or past this offset.
+    stop_at: Option<u64>,
+    stopped_at: Option<u64>,
+    first_prev: Option<u32>,
+    start: u64,
     /// Bytes already read at the start of the next range (the start of a payload read with its
     /// header, or the next tag's first bytes read with a short tag), so that wanted ranges only
     /// move forward, which a streaming driver relies on.
@@ -68,12 +105,32 @@ impl Walker {
             size,
             state: State::Start,
             idx: FlvIndex::empty(path, size),
-            expect_prev: 0,
+            expect_prev: Some(0),
             last_ts: [None; 2],
+            problems: Vec::new(),
             problems_over: 0,
-            scripts_decoded: 0,
+            stop_at: None,
+            stopped_at: None,
+            first_prev: None,
+            start: 0,
             partial: Vec::new(),
         }
+    }
+
+    /// A walk of the tags starting at `start` (a tag's offset, known or guessed) up to the first
+    /// tag at or past `stop_at`.
+    pub(crate) fn segment(path: &Path, size: u64, start: u64, stop_at: u64) -> Walker {
+        let mut w = Walker::new(path, size).stop_at(stop_at);
+        w.expect_prev = None;
+        w.start = start;
+        w.next_tag(start);
+        w
+    }
+
+    /// Stops the walk at the first tag at or past `stop_at` (the first segment of a file).
+    pub(crate) fn stop_at(mut self, stop_at: u64) -> Walker {
+        self.stop_at = Some(stop_at);
+        self
     }
 
     /// The byte range needed next (offset, length), or `None` when the walk is over. The length
@@ -139,16 +196,37 @@ impl Walker {
                 "the data ended before the tag at offset {pos}; indexed up to there"
             ));
         }
-        if self.problems_over > 0 {
-            let n = self.problems_over;
-            self.idx.problems.push(format!("... and {n} more problems"));
-        }
+        let over = self.problems_over;
+        let texts = self.problems.into_iter().filter_map(|p| match p {
+            Problem::Text(t) => Some(t),
+            Problem::FirstTs { .. } => None,
+        });
+        self.idx.problems = problem_list(texts, over);
         self.idx
     }
 
+    /// The end of a segment walk (the whole segment was handed over).
+    pub(crate) fn finish_segment(self) -> Segment {
+        Segment {
+            idx: self.idx,
+            problems: self.problems,
+            problems_over: self.problems_over,
+            start: self.start,
+            first_prev: self.first_prev,
+            stopped_at: self.stopped_at,
+            expect_prev: self.expect_prev,
+            last_ts: self.last_ts,
+        }
+    }
+
     fn problem(&mut self, p: String) {
-        if self.idx.problems.len() < MAX_PROBLEMS {
-            self.idx.problems.push(p);
+        let texts = self
+            .problems
+            .iter()
+            .filter(|p| matches!(p, Problem::Text(_)))
+            .count();
+        if texts < MAX_PROBLEMS {
+            self.problems.push(Problem::Text(p));
         } else {
             self.problems_over += 1;
         }
@@ -183,6 +261,9 @@ impl Walker {
     fn next_tag(&mut self, pos: u64) {
         self.state = if pos - 4 >= self.size {
             State::Done
+        } else if self.stop_at.is_some_and(|s| pos >= s) {
+            self.stopped_at = Some(pos);
+            State::Done
         } else {
             State::Tag(pos)
         };
@@ -192,12 +273,10 @@ impl Walker {
         self.state = State::Done;
         if data.len() >= 4 {
             let prev = u32::from_be_bytes(data[..4].try_into().expect("4 bytes"));
-            if prev != self.expect_prev {
-                self.problem(format!(
-                    "PreviousTagSize at offset {} is {prev}, expected {}",
-                    pos - 4,
-                    self.expect_prev
-                ));
+            match self.expect_prev {
+                Some(e) if e != prev => self.problem(prev_mismatch(pos - 4, prev, e)),
+                Some(_) => {}
+                None => self.first_prev = Some(prev),
             }
         }
         let rest = data.get(4..).unwrap_or_default();
@@ -228,7 +307,9 @@ impl Walker {
         let prefix = &rest[11..rest.len().min(11 + h.size as usize)];
         let whole = match h.kind {
             18 => {
-                let want = self.idx.metadata.is_none() && self.scripts_decoded < 8 && h.size > 0;
+                // Only a tag named onMetaData is read whole (its name, an AMF0 string of 10
+                // bytes, starts the payload).
+                let want = self.idx.metadata.is_none() && prefix.starts_with(b"\x02\x00\x0aonM");
                 if want && h.size as u64 > META_MAX {
                     self.problem(format!(
                         "script tag at offset {pos} larger than 1 MiB: not decoded"
@@ -259,7 +340,7 @@ impl Walker {
 
     /// One complete tag; `payload` is its start (or all of it when it was asked for).
     fn tag(&mut self, h: Header, payload: &[u8]) {
-        self.expect_prev = 11 + h.size;
+        self.expect_prev = Some(11 + h.size);
         self.idx.end = (h.pos + 11 + h.size as u64 + 4).min(self.size);
         self.idx.last_timestamp = h.ts as f64 / 1000.0;
         self.idx.duration = self.idx.duration.max(h.ts as f64 / 1000.0);
@@ -274,9 +355,6 @@ impl Walker {
             18 => names[2],
             _ => "",
         };
-        if h.size == 0 && !name.is_empty() {
-            self.problem(format!("zero-size {name} tag at offset {}", h.pos));
-        }
         // Configuration tags often carry timestamp 0 in files whose pictures start later
         // (an offset stream): they are left out of the continuity checks.
         let config = match h.kind {
@@ -287,20 +365,23 @@ impl Walker {
         if let Some(track) = [9, 8].iter().position(|&k| k == h.kind)
             && !config
         {
-            if let Some(last) = self.last_ts[track] {
-                if h.ts < last {
-                    self.problem(format!(
-                        "{name} timestamp goes backwards at offset {}: {} ms after {last} ms",
-                        h.pos, h.ts
-                    ));
-                } else if h.ts - last > JUMP_MS {
-                    self.problem(format!(
-                        "{name} timestamp jumps at offset {}: {} ms after {last} ms",
-                        h.pos, h.ts
-                    ));
+            match self.last_ts[track] {
+                Some(last) => {
+                    if let Some(p) = ts_problem(track, last, h.ts, h.pos) {
+                        self.problem(p);
+                    }
                 }
+                None if self.stop_at.is_some() => self.problems.push(Problem::FirstTs {
+                    track,
+                    ts: h.ts,
+                    pos: h.pos,
+                }),
+                None => {}
             }
             self.last_ts[track] = Some(h.ts);
+        }
+        if h.size == 0 && !name.is_empty() {
+            self.problem(format!("zero-size {name} tag at offset {}", h.pos));
         }
         match h.kind {
             9 => {
@@ -342,8 +423,10 @@ impl Walker {
             }
             18 => {
                 self.idx.tags.script += 1;
-                if self.idx.metadata.is_none() && payload.len() == h.size as usize && h.size > 0 {
-                    self.scripts_decoded += 1;
+                if self.idx.metadata.is_none()
+                    && payload.len() == h.size as usize
+                    && payload.starts_with(b"\x02\x00\x0aonM")
+                {
                     match crate::amf::script_tag(payload) {
                         Ok((name, v)) if name == "onMetaData" => {
                             let num = |k: &str| v.get(k).and_then(crate::amf::Value::as_f64);
@@ -361,6 +444,43 @@ impl Walker {
             _ => self.idx.tags.other += 1,
         }
     }
+}
+
+pub(crate) fn prev_mismatch(at: u64, prev: u32, expected: u32) -> String {
+    format!("PreviousTagSize at offset {at} is {prev}, expected {expected}")
+}
+
+/// A timestamp going backwards or jumping within a track (0 video, 1 audio).
+pub(crate) fn ts_problem(track: usize, last: u32, ts: u32, pos: u64) -> Option<String> {
+    let name = ["video", "audio"][track];
+    if ts < last {
+        Some(format!(
+            "{name} timestamp goes backwards at offset {pos}: {ts} ms after {last} ms"
+        ))
+    } else if ts - last > JUMP_MS {
+        Some(format!(
+            "{name} timestamp jumps at offset {pos}: {ts} ms after {last} ms"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The first `MAX_PROBLEMS` problems, then a count of the rest.
+pub(crate) fn problem_list(texts: impl Iterator<Item = String>, over: u64) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    let mut extra = over;
+    for t in texts {
+        if v.len() < MAX_PROBLEMS {
+            v.push(t);
+        } else {
+            extra += 1;
+        }
+    }
+    if extra > 0 {
+        v.push(format!("... and {extra} more problems"));
+    }
+    v
 }
 
 /// A video configuration tag: AVC/HEVC sequence header or Enhanced FLV SequenceStart.

@@ -1,0 +1,304 @@
+//! One large FLV file indexed on several cores. The walk is a chain (each tag header gives the
+//! next tag's offset), so the file is cut into segments; each segment after the first finds its
+//! first tag by resynchronising (a run of tags whose sizes and PreviousTagSizes agree), then
+//! walks its tags on its own thread. The joins are checked: a segment is used only when it starts
+//! exactly where the walk of the previous one stopped; otherwise that stretch is walked again
+//! from where the previous one stopped, so a false resynchronisation costs time, never a wrong
+//! index. Timestamp and PreviousTagSize checks across a join are made when joining, so the result
+//! equals a single walk's, problems included (tests and the fuzz target compare them).
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::flv::{Fetch, FlvError, FlvIndex, SeekMethod};
+use crate::walker::{Problem, Segment, Walker, prev_mismatch, problem_list, ts_problem};
+
+/// Tags in a row that must agree before a guessed offset is taken as a tag.
+const RESYNC_CHAIN: usize = 3;
+/// Bytes searched for the first tag of a segment.
+const RESYNC_WINDOW: usize = 1 << 20;
+
+/// Whether the 11 bytes at `h` can start a tag: audio, video or script, no reserved or filter
+/// bits, stream id 0.
+fn plausible(h: &[u8]) -> bool {
+    h.len() >= 11 && matches!(h[0], 8 | 9 | 18) && h[8..11] == [0, 0, 0]
+}
+
+/// A run of `RESYNC_CHAIN` tags from `p` whose PreviousTagSizes match (or that reaches the end
+/// of the file exactly).
+fn chain_ok(fetch: &mut Fetch<'_>, mut p: u64, size: u64) -> std::io::Result<bool> {
+    for _ in 0..RESYNC_CHAIN {
+        if p == size || p + 4 == size {
+            return Ok(true);
+        }
+        let h = fetch.get(p, 11)?;
+        if !plausible(h) {
+            return Ok(false);
+        }
+        let s = u32::from_be_bytes([0, h[1], h[2], h[3]]) as u64;
+        let after = p + 11 + s;
+        if after + 4 > size {
+            return Ok(false);
+        }
+        let prev = fetch.get(after, 4)?;
+        if u32::from_be_bytes(prev.try_into().expect("4 bytes")) as u64 != 11 + s {
+            return Ok(false);
+        }
+        p = after + 4;
+    }
+    Ok(true)
+}
+
+/// The first offset in `from..to` that looks like the start of a tag.
+fn resync(fetch: &mut Fetch<'_>, from: u64, to: u64, size: u64) -> std::io::Result<Option<u64>> {
+    let len = ((to - from) as usize).min(RESYNC_WINDOW) + 10;
+    let window = fetch.get(from, len.min((size - from) as usize))?.to_vec();
+    for i in 0..window.len().saturating_sub(10) {
+        let p = from + i as u64;
+        if p >= to {
+            break;
+        }
+        if plausible(&window[i..]) && chain_ok(fetch, p, size)? {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
+}
+
+/// Walks one segment.
+fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, FlvError> {
+    crate::flv::drive(&mut w, fetch).map_err(|source| FlvError::Io {
+        path: path.into(),
+        source,
+    })??;
+    Ok(w.finish_segment())
+}
+
+/// Indexes `file` (of `size` bytes) in `parts` segments at once.
+pub(crate) fn index(
+    path: &Path,
+    file: &File,
+    map: Option<&[u8]>,
+    method: SeekMethod,
+    size: u64,
+    parts: usize,
+) -> Result<FlvIndex, FlvError> {
+    let io = |source| FlvError::Io {
+        path: path.into(),
+        source,
+    };
+    let bounds: Vec<u64> = (0..=parts)
+        .map(|i| size * i as u64 / parts as u64)
+        .collect();
+    let results: Vec<Result<Option<Segment>, FlvError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..parts)
+            .map(|i| {
+                let (from, to) = (bounds[i], bounds[i + 1]);
+                s.spawn(move || -> Result<Option<Segment>, FlvError> {
+                    let mut fetch = Fetch::new(file, map, method);
+                    if i == 0 {
+                        let w = Walker::new(path, size).stop_at(to);
+                        return walk(path, &mut fetch, w).map(Some);
+                    }
+                    match resync(&mut fetch, from, to, size).map_err(io)? {
+                        Some(p) => {
+                            walk(path, &mut fetch, Walker::segment(path, size, p, to)).map(Some)
+                        }
+                        None => Ok(None),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut segs = results.into_iter();
+    let mut cur = segs
+        .next()
+        .expect("one part at least")?
+        .expect("the first part");
+    let mut texts: Vec<String> = Vec::new();
+    let mut over = 0u64;
+    take_problems(&mut cur, &mut texts, &mut over, [None; 2]);
+    for (i, seg) in segs.enumerate() {
+        let Some(stop) = cur.stopped_at else { break };
+        let end = bounds[i + 2];
+        if stop >= end {
+            continue; // a tag of the previous segment covers all of this one
+        }
+        let seg = match seg? {
+            Some(s) if s.start == stop => s,
+            // A false or missed resynchronisation: walk this stretch from where the previous
+            // walk stopped.
+            _ => walk(
+                path,
+                &mut Fetch::new(file, map, method),
+                Walker::segment(path, size, stop, end),
+            )?,
+        };
+        join(&mut cur, seg, &mut texts, &mut over);
+    }
+    let mut idx = cur.idx;
+    idx.problems = problem_list(texts.into_iter(), over);
+    Ok(idx)
+}
+
+/// Moves a segment's problems into the running list, resolving its first-timestamp checks
+/// against the last timestamps before it.
+fn take_problems(
+    seg: &mut Segment,
+    texts: &mut Vec<String>,
+    over: &mut u64,
+    last: [Option<u32>; 2],
+) {
+    for p in std::mem::take(&mut seg.problems) {
+        match p {
+            Problem::Text(t) => texts.push(t),
+            Problem::FirstTs { track, ts, pos } => {
+                if let Some(t) = last[track].and_then(|l| ts_problem(track, l, ts, pos)) {
+                    texts.push(t);
+                }
+            }
+        }
+    }
+    *over += seg.problems_over;
+}
+
+/// Appends the segment that starts where `cur` stopped.
+fn join(cur: &mut Segment, mut seg: Segment, texts: &mut Vec<String>, over: &mut u64) {
+    if let (Some(e), Some(p)) = (cur.expect_prev, seg.first_prev)
+        && e != p
+    {
+        texts.push(prev_mismatch(seg.start - 4, p, e));
+    }
+    take_problems(&mut seg, texts, over, cur.last_ts);
+    let (a, b) = (&mut cur.idx, seg.idx);
+    a.keyframes.extend(b.keyframes);
+    a.tags.video += b.tags.video;
+    a.tags.audio += b.tags.audio;
+    a.tags.script += b.tags.script;
+    a.tags.other += b.tags.other;
+    a.duration = a.duration.max(b.duration);
+    a.bytes_read += b.bytes_read;
+    if b.end > a.end {
+        a.end = b.end;
+        a.last_timestamp = b.last_timestamp;
+    }
+    a.video_codec = a.video_codec.take().or(b.video_codec);
+    a.audio_codec = a.audio_codec.take().or(b.audio_codec);
+    a.last_video_tag = b.last_video_tag.or(a.last_video_tag);
+    if a.metadata.is_none() && b.metadata.is_some() {
+        a.metadata = b.metadata;
+        a.width = b.width;
+        a.height = b.height;
+        a.frame_rate = b.frame_rate;
+        a.metadata_duration = b.metadata_duration;
+    }
+    if a.video_config.is_none() && b.video_config.is_some() {
+        a.video_config = b.video_config;
+        a.coded_width = b.coded_width;
+        a.coded_height = b.coded_height;
+        a.coded_frame_rate = b.coded_frame_rate;
+    }
+    a.audio_config = a.audio_config.or(b.audio_config);
+    for t in 0..2 {
+        cur.last_ts[t] = seg.last_ts[t].or(cur.last_ts[t]);
+    }
+    cur.expect_prev = seg.expect_prev.or(cur.expect_prev);
+    cur.stopped_at = seg.stopped_at;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flv::synth::*;
+
+    fn sequential(path: &Path) -> FlvIndex {
+        let mut i = crate::index_file_with(path, SeekMethod::Pread).unwrap();
+        i.bytes_read = 0;
+        i
+    }
+
+    fn in_parts(path: &Path, parts: usize, method: SeekMethod) -> FlvIndex {
+        let file = File::open(path).unwrap();
+        let size = file.metadata().unwrap().len();
+        let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
+        let mut i = index(path, &file, Some(&map), method, size, parts).unwrap();
+        i.bytes_read = 0;
+        i
+    }
+
+    /// Tags of every kind, problems here and there, and payloads that hold whole FLV tag runs
+    /// (a false resynchronisation must be caught at the join).
+    fn tricky() -> Vec<u8> {
+        let mut v = header(9);
+        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x01".to_vec();
+        meta.extend_from_slice(b"\x00\x05width\x00");
+        meta.extend_from_slice(&320f64.to_be_bytes());
+        meta.extend_from_slice(&[0, 0, 9]);
+        tag(&mut v, 18, 0, &meta);
+        tag(&mut v, 9, 0, &[0x17, 0, 0, 0, 0]);
+        tag(&mut v, 8, 0, &[0xaf, 0, 0x12, 0x10]);
+        // A fake run of tags to hide inside payloads.
+        let mut fake = Vec::new();
+        for k in 0..5u32 {
+            tag(&mut fake, 9, 7_000_000 + k, &[0x17, 1, 0, 0, 0, 1, 2, 3]);
+        }
+        let mut x = 12345u32;
+        for i in 0..3000u32 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let key = i % 25 == 0;
+            let mut p = vec![if key { 0x17 } else { 0x27 }, 1, 0, 0, 0];
+            p.resize(p.len() + (x % 3000) as usize, (x >> 8) as u8);
+            if i % 2 == 0 {
+                // Filler, then the fake run: a cut in the filler resynchronises on the fake.
+                p.extend_from_slice(&fake);
+            }
+            let ts = if i == 1500 { 10 } else { i * 40 }; // one backwards step
+            tag(&mut v, 9, ts, &p);
+            if i % 3 == 0 {
+                tag(&mut v, 8, i * 40, &[0xaf, 1, 5, 5]);
+            }
+            if i == 2000 {
+                // A wrong PreviousTagSize in the middle.
+                let n = v.len();
+                v[n - 4..].copy_from_slice(&7u32.to_be_bytes());
+            }
+            if i == 2500 {
+                tag(&mut v, 9, i * 40 + 100_000, &[0x27, 1, 0, 0, 0]); // a jump
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn segments_joined_equal_one_walk() {
+        let v = tricky();
+        let f = write(&v);
+        let want = sequential(f.path());
+        assert_eq!(want.keyframes.len(), 120);
+        assert!(want.problems.len() >= 3, "{:?}", want.problems);
+        for parts in [2, 3, 5, 8, 13] {
+            for m in [SeekMethod::Pread, SeekMethod::Mmap, SeekMethod::Auto] {
+                assert_eq!(in_parts(f.path(), parts, m), want, "{parts} parts, {m:?}");
+            }
+        }
+        // Truncated in the middle of the last segment and in the middle of the file.
+        for cut in [v.len() - 1000, v.len() / 2 + 17] {
+            let g = write(&v[..cut]);
+            let want = sequential(g.path());
+            assert!(want.problems.iter().any(|p| p.contains("truncated")));
+            for parts in [2, 4, 7] {
+                assert_eq!(
+                    in_parts(g.path(), parts, SeekMethod::Auto),
+                    want,
+                    "cut {cut}"
+                );
+            }
+        }
+    }
+}
