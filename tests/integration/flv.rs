@@ -266,6 +266,35 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
             Some(true),
             "existing keys kept"
         );
+        // yamdi, where installed: its keyframe times hold ours, plus at most the sequence header
+        // and end-of-sequence tags it counts (and ffprobe and trawl do not).
+        if let Some(yamdi) = tool("yamdi") {
+            let y = format!("yamdi_{name}");
+            let a = [
+                OsStr::new("-i"),
+                OsStr::new(name),
+                OsStr::new("-o"),
+                OsStr::new(&y),
+            ];
+            run_tool(d.path(), &yamdi, &a).code(0);
+            let a = [OsStr::new("-D"), OsStr::new("-j"), OsStr::new(&y)];
+            let ym: Value = serde_json::from_str(&run_tool(d.path(), flvmeta, &a).stdout).unwrap();
+            let ytimes: Vec<u64> = ym["keyframes"]["times"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| (t.as_f64().unwrap() * 1000.0).round() as u64)
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (t, _) in &keys_out {
+                assert!(ytimes.contains(t), "{name}: yamdi lacks {t} ms: {ytimes:?}");
+            }
+            assert!(
+                ytimes.len() <= keys_out.len() + 2,
+                "{name}: yamdi {ytimes:?}, {keys_out:?}"
+            );
+        }
     }
     // OUT may not be IN.
     let r = d
