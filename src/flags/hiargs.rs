@@ -103,6 +103,7 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         memory: r.memory.as_deref().map(parse_size).transpose()?,
         temp_dir: r.temp_dir.clone(),
         exact_keys: r.exact_keys,
+        top_files: r.top_files,
         ..Default::default()
     };
     cfg.check().map_err(anyhow::Error::msg)?;

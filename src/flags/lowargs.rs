@@ -152,6 +152,10 @@ pub struct ScanArgs {
 /// Data reduction measured in the same pass.
 #[derive(Debug, Args, Clone)]
 pub struct ReduceArgs {
+    /// List the N files that contribute most duplicate bytes (at the smallest block size; 0:
+    /// none).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top_files: usize,
     /// Fixed-block dedup at these block sizes (multiples of 4K), all from one hash pass.
     #[arg(long, value_name = "SIZES", default_value = "4k,8k,16k,32k,64k,128k")]
     pub dedup: String,

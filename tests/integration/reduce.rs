@@ -106,6 +106,32 @@ fn dedup_equals_the_python_reference_and_compression_is_within_two_percent() {
         String::from_utf8_lossy(&out.stderr)
     );
     let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The files contributing most duplicate bytes: the reference's top ten by saved share, each
+    // with the same duplicate bytes and share (rounded).
+    let tops = ours["top_files"].as_array().unwrap();
+    let mut ref_saved: Vec<f64> = theirs["top_files"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v[1].as_f64().unwrap())
+        .collect();
+    ref_saved.sort_by(|a, b| b.total_cmp(a));
+    assert!(!tops.is_empty());
+    assert_eq!(tops.len(), ref_saved.len().min(10), "{tops:?}");
+    for (t, want) in tops.iter().zip(&ref_saved) {
+        let rel = t["path"].as_str().unwrap().strip_prefix("t/").unwrap();
+        let r = &theirs["top_files"][rel];
+        assert_eq!(t["duplicate_bytes"].as_u64(), r[0].as_u64(), "{rel}");
+        let saved = t["saved_bytes"].as_f64().unwrap();
+        assert!(
+            (saved - r[1].as_f64().unwrap()).abs() <= 0.5,
+            "{rel}: {saved} vs {r}"
+        );
+        assert!(
+            (saved - want).abs() <= 0.5,
+            "{rel}: not in the reference's order"
+        );
+    }
     let od = ours["dedup"].as_array().unwrap();
     let td = theirs["dedup"].as_array().unwrap();
     assert_eq!(od.len(), 6);

@@ -86,8 +86,32 @@ def main():
     unit, sector, threshold = int(unit), int(sector), float(threshold)
     codecs = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else {"lz4": 1, "zstd": 1, "gzip": 6}[c.split(":")[0]])
               for c in codecs.split(",") if c]
-    data = [open(p, "rb").read() for p in sorted(files(tree))]
+    paths = sorted(files(tree))
+    data = [open(p, "rb").read() for p in paths]
     out = {"dedup": [], "compression": []}
+    # Per file, at the smallest block size: bytes of blocks that occur more than once, and the
+    # file's share of the saving (a block stored c times saves (c-1)*len, shared by its c copies).
+    b = min(sizes)
+    counts = {}
+    for f in data:
+        for off in range(0, len(f), b):
+            blk = f[off:off + b]
+            if blk.count(0) != len(blk):
+                h = hashlib.sha256(blk).digest()
+                counts[h] = counts.get(h, 0) + 1
+    top = {}
+    for p, f in zip(paths, data):
+        dup, saved = 0, 0.0
+        for off in range(0, len(f), b):
+            blk = f[off:off + b]
+            if blk.count(0) != len(blk):
+                c = counts[hashlib.sha256(blk).digest()]
+                if c >= 2:
+                    dup += len(blk)
+                    saved += len(blk) * (c - 1) / c
+        if dup:
+            top[os.path.relpath(p, tree)] = [dup, saved]
+    out["top_files"] = top
     for b in sorted(set(sizes)):
         seen = set()
         d = dict(block_size=b, logical_bytes=0, blocks=0, unique_blocks=0, unique_bytes=0,

@@ -60,5 +60,29 @@ pub fn table(r: &Value) -> String {
             ));
         }
     }
+    let top = r["top_files"].as_array().cloned().unwrap_or_default();
+    if let Some(first) = top.first() {
+        s.push_str(&format!(
+            "  files contributing most duplicate bytes ({} blocks):
+  {:>12} {:>12}  path
+",
+            human::bytes(u(&first["block_size"])),
+            "duplicate",
+            "saved share"
+        ));
+        for t in &top {
+            s.push_str(&format!(
+                "  {:>12} {:>12}  {}\n",
+                human::bytes(u(&t["duplicate_bytes"])),
+                human::bytes(u(&t["saved_bytes"])),
+                t["path"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    if let Some(note) = r["top_files_note"].as_str() {
+        s.push_str(&format!(
+            "  files contributing most duplicate bytes: {note}\n"
+        ));
+    }
     s
 }

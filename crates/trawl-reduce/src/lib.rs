@@ -53,6 +53,8 @@ pub struct ReduceConfig {
     /// Index all 128 bits of each fingerprint (no false merges in practice; ~40 bytes per
     /// distinct block instead of ~10).
     pub exact_keys: bool,
+    /// List this many files that contribute most duplicate bytes (0: none).
+    pub top_files: usize,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -134,6 +136,7 @@ impl Default for ReduceConfig {
             temp_dir: None,
             flush_blocks: 1 << 16,
             exact_keys: false,
+            top_files: 10,
         }
     }
 }
@@ -231,6 +234,9 @@ pub struct FileReduce {
     pub units: Vec<(u32, u32)>,
     /// CDC chunks: fingerprint, length, all zeros.
     pub chunks: Vec<(u128, u32, bool)>,
+    /// The file's number from [`Accumulator::register`], for the files contributing most
+    /// duplicate bytes.
+    pub file: Option<u32>,
 }
 
 /// Consumes one file's bytes in order.
@@ -326,6 +332,12 @@ impl FileReducer {
         self
     }
 
+    /// The file's number from [`Accumulator::register`].
+    pub fn with_file(mut self, id: u32) -> FileReducer {
+        self.out.file = Some(id);
+        self
+    }
+
     fn maybe_flush(&mut self) {
         let Some(acc) = &self.acc else { return };
         if self.out.fps.len() < self.cfg.flush_blocks {
@@ -348,6 +360,7 @@ impl FileReducer {
                 .drain(..nunits.min(self.out.units.len()))
                 .collect(),
             chunks: std::mem::take(&mut self.out.chunks),
+            file: self.out.file,
         };
         self.out.size -= part.size;
         acc.lock()
@@ -451,6 +464,14 @@ impl Index {
                     *c = (*c + 1).min(4095);
                 }
             }
+        }
+    }
+
+    /// The reference count of a key (0 if absent).
+    fn count(&self, key: u128) -> u64 {
+        match self {
+            Index::Compact(t) => t.count((key >> 64) as u64),
+            Index::Exact(m) => m.get(&key).copied().unwrap_or(0),
         }
     }
 
@@ -588,12 +609,17 @@ impl Dedup {
     /// Counts the spilled records partition by partition (each partition's keys from the table
     /// first, then its records), so that memory holds one partition at a time. `combined` gets
     /// the carried sizes of records that are new.
-    fn settle_spill(&mut self, combined: &mut [u64]) -> std::io::Result<()> {
+    fn settle_spill(
+        &mut self,
+        combined: &mut [u64],
+        hook: &mut dyn FnMut(usize, &Index) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let Some(sp) = self.spill.take() else {
             return Ok(());
         };
         let mut refs = [0u64; 13];
         let table = std::mem::take(&mut self.table);
+        let mut hook_err = None;
         sp.for_each_partition(&mut |q, records| {
             let mut t = table.empty_like();
             table.for_each_in_partition(q as u64, &mut |k, c| {
@@ -609,7 +635,15 @@ impl Dedup {
                 }
             }
             t.for_each_count(&mut |c| refs[ref_bucket(c)] += 1);
+            if hook_err.is_none()
+                && let Err(e) = hook(q, &t)
+            {
+                hook_err = Some(e);
+            }
         })?;
+        if let Some(e) = hook_err {
+            return Err(e);
+        }
         self.refs = Some(refs);
         Ok(())
     }
@@ -780,6 +814,72 @@ pub struct ReductionJson {
     pub dedup: Vec<DedupJson>,
     pub cdc: Option<CdcJson>,
     pub compression: Vec<CompressionJson>,
+    /// The files contributing most duplicate bytes at the smallest block size, most first;
+    /// `None` when not computed (see `top_files_note`).
+    pub top_files: Option<Vec<TopFile>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_files_note: Option<String>,
+}
+
+/// One file's part in the duplication, at the smallest dedup block size (zero blocks left out):
+/// `duplicate_bytes` are the bytes of its blocks that occur more than once in the scan (in it or
+/// elsewhere); `saved_bytes` is its share of what dedup saves, each block stored `c` times
+/// saving `(c - 1) x len` shared equally by its `c` occurrences, so that the shares add up to
+/// `logical_bytes - zero_bytes - unique_bytes` whatever the order files were read in.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TopFile {
+    pub path: String,
+    pub block_size: u64,
+    pub duplicate_bytes: u64,
+    pub saved_bytes: u64,
+}
+
+/// Appends (key, length, file) of each non-zero block to the key log (made on first use).
+fn log_keys(
+    log: &mut Option<spill::Spill>,
+    cfg: &ReduceConfig,
+    file: u32,
+    keys: &[u128],
+    lens: &[u32],
+    zero: &[bool],
+) -> std::io::Result<()> {
+    if log.is_none() {
+        let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        *log = Some(spill::Spill::new(
+            &dir,
+            1,
+            if cfg.exact_keys { 16 } else { 8 },
+        )?);
+    }
+    let w = log.as_mut().expect("just made");
+    for i in 0..keys.len() {
+        if !zero[i] {
+            w.write(keys[i], lens[i], &[file])?;
+        }
+    }
+    Ok(())
+}
+
+/// Per file: (duplicate bytes, share of the saving).
+type Shares = Vec<(u64, f64)>;
+
+/// Attributes one partition of the key log against the final counts of its keys.
+fn attribute_partition(
+    reader: &spill::SpillReader,
+    q: usize,
+    counts: &Index,
+    per: &mut Shares,
+) -> std::io::Result<()> {
+    reader.read(q, &mut |records| {
+        for r in records {
+            let c = counts.count(r.key);
+            if c >= 2 {
+                let f = &mut per[r.extra[0] as usize];
+                f.0 += r.len as u64;
+                f.1 += r.len as f64 * (c - 1) as f64 / c as f64;
+            }
+        }
+    })
 }
 
 /// Folds files into the global figures. Rules:
@@ -811,6 +911,13 @@ pub struct Accumulator {
     spilled: bool,
     error: Option<std::io::Error>,
     scratch_new: Vec<bool>,
+    /// Registered files (see [`Accumulator::register`]).
+    files: Vec<String>,
+    /// Per non-zero block at the smallest size: key, length and file, for the attribution at
+    /// the end, in partition files like a spill's (16 or 24 bytes per block, sequential writes,
+    /// each partition read back once against that partition's final counts).
+    keylog: Option<spill::Spill>,
+    top: Option<Vec<TopFile>>,
 }
 
 impl Accumulator {
@@ -854,7 +961,45 @@ impl Accumulator {
             combined: vec![0; n],
             units: 0,
             scratch_new: Vec::new(),
+            files: Vec::new(),
+            keylog: None,
+            top: None,
         }
+    }
+
+    /// Numbers a file for [`FileReducer::with_file`].
+    pub fn register(&mut self, path: &std::path::Path) -> u32 {
+        self.files.push(path.display().to_string());
+        (self.files.len() - 1) as u32
+    }
+
+    /// Whether per-file attribution is on: asked for, and exact (not sampled).
+    fn attributing(&self) -> bool {
+        self.cfg.top_files > 0 && self.cfg.sample_threshold().is_none()
+    }
+
+    /// The top files from the per-file shares.
+    fn rank(&mut self, per: &Shares) {
+        let mut order: Vec<usize> = (0..per.len()).filter(|&i| per[i].0 > 0).collect();
+        order.sort_by(|&a, &b| {
+            per[b]
+                .1
+                .total_cmp(&per[a].1)
+                .then_with(|| self.files[a].cmp(&self.files[b]))
+        });
+        let block_size = self.sizes[0].0 as u64;
+        self.top = Some(
+            order
+                .into_iter()
+                .take(self.cfg.top_files)
+                .map(|i| TopFile {
+                    path: self.files[i].clone(),
+                    block_size,
+                    duplicate_bytes: per[i].0,
+                    saved_bytes: per[i].1.round() as u64,
+                })
+                .collect(),
+        );
     }
 
     /// Folds in part of a large file (whole groups of blocks, see [`ReduceConfig::group`]); an
@@ -904,6 +1049,14 @@ impl Accumulator {
                 }
             };
             d.add(&keys, &lens, &zero, &carry, &mut self.scratch_new)?;
+            if idx == 0
+                && let Some(id) = f.file
+                && self.cfg.top_files > 0
+                && self.cfg.sample_threshold().is_none()
+            {
+                // (Borrowing `self` whole here would clash with `self.sizes`; the log is apart.)
+                log_keys(&mut self.keylog, &self.cfg, id, &keys, &lens, &zero)?;
+            }
             if idx == self.unit_index && ncodec > 0 {
                 for (u, new) in self.scratch_new.iter().enumerate() {
                     if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
@@ -990,16 +1143,38 @@ impl Accumulator {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // The key log is read partition by partition against each partition's final counts:
+        // from the table in RAM, or, after a spill, while the smallest size's partitions are
+        // counted.
+        let attributing = self.attributing();
+        let keylog = self.keylog.take().map(|k| k.into_reader()).transpose()?;
+        let mut per: Shares = vec![(0, 0.0); self.files.len()];
         let unit = self.unit_index;
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            let mut hook = |q: usize, t: &Index| -> std::io::Result<()> {
+                match (&keylog, idx) {
+                    (Some(r), 0) => attribute_partition(r, q, t, &mut per),
+                    _ => Ok(()),
+                }
+            };
             if idx == unit {
-                d.settle_spill(&mut self.combined)?;
+                d.settle_spill(&mut self.combined, &mut hook)?;
             } else {
-                d.settle_spill(&mut [])?;
+                d.settle_spill(&mut [], &mut hook)?;
             }
         }
         if let Some((d, _)) = &mut self.cdc {
-            d.settle_spill(&mut [])?;
+            d.settle_spill(&mut [], &mut |_, _| Ok(()))?;
+        }
+        if attributing {
+            if let Some(r) = &keylog
+                && !self.spilled
+            {
+                for q in 0..spill::PARTITIONS {
+                    attribute_partition(r, q, &self.sizes[0].1.table, &mut per)?;
+                }
+            }
+            self.rank(&per);
         }
         Ok(())
     }
@@ -1100,6 +1275,9 @@ impl Accumulator {
             dedup,
             cdc,
             compression,
+            top_files: self.top.clone(),
+            top_files_note: (self.cfg.top_files > 0 && !self.attributing())
+                .then(|| "not computed for a sampled run".into()),
         }
     }
 }

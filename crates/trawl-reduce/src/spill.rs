@@ -70,6 +70,15 @@ impl Spill {
         self,
         f: &mut dyn FnMut(usize, &mut dyn Iterator<Item = Record>),
     ) -> std::io::Result<()> {
+        let r = self.into_reader()?;
+        for q in 0..PARTS {
+            r.read(q, &mut |it| f(q, it))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the writing; the partitions can then be read in any order.
+    pub fn into_reader(self) -> std::io::Result<SpillReader> {
         let Spill {
             dir,
             files,
@@ -80,7 +89,30 @@ impl Spill {
         for w in files {
             w.into_inner().map_err(|e| e.into_error())?.sync_data()?;
         }
-        for q in 0..PARTS {
+        Ok(SpillReader {
+            dir,
+            extra,
+            key_bytes,
+        })
+    }
+}
+
+/// A finished [`Spill`], read partition by partition.
+pub struct SpillReader {
+    dir: tempfile::TempDir,
+    extra: usize,
+    key_bytes: usize,
+}
+
+impl SpillReader {
+    /// Reads partition `q` (its file is deleted once read).
+    pub fn read(
+        &self,
+        q: usize,
+        f: &mut dyn FnMut(&mut dyn Iterator<Item = Record>),
+    ) -> std::io::Result<()> {
+        let (dir, extra, key_bytes) = (&self.dir, self.extra, self.key_bytes);
+        {
             let path = dir.path().join(format!("part-{q:02}"));
             let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
             let mut err = None;
@@ -116,7 +148,7 @@ impl Spill {
                         extra: ex,
                     })
                 });
-                f(q, &mut it);
+                f(&mut it);
             }
             if let Some(e) = err {
                 return Err(e);
@@ -126,3 +158,6 @@ impl Spill {
         Ok(())
     }
 }
+
+/// Partitions in a spill.
+pub const PARTITIONS: usize = PARTS;

@@ -191,6 +191,27 @@ impl FpTable {
         distinct
     }
 
+    /// The reference count of `key` (0 if it is not in the table).
+    pub fn count(&self, key: u64) -> u64 {
+        let (p, rem) = Self::split(key);
+        let part = &self.parts[p];
+        let cap = part.slots.len();
+        let mut i = part.home(rem);
+        loop {
+            let s = part.slots[i];
+            if s == 0 {
+                return 0;
+            }
+            if s >> COUNT_BITS == rem {
+                return s & COUNT_MAX;
+            }
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
+        }
+    }
+
     /// Inserts a key with a reference count (e.g. carried over from another table).
     pub fn insert_count(&mut self, key: u64, count: u64) -> bool {
         let (p, rem) = Self::split(key);

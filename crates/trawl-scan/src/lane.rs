@@ -94,6 +94,10 @@ impl LaneFactory for ScanLanes {
         if let Some(cfg) = &self.reduce {
             let mut r = FileReducer::new(cfg.clone());
             if let Some(acc) = &self.accumulator {
+                if cfg.top_files > 0 {
+                    let id = acc.lock().unwrap_or_else(|p| p.into_inner()).register(path);
+                    r = r.with_file(id);
+                }
                 r = r.with_accumulator(acc.clone());
             }
             l.push(Box::new(r));
