@@ -87,7 +87,9 @@ impl Spill {
             ..
         } = self;
         for w in files {
-            w.into_inner().map_err(|e| e.into_error())?.sync_data()?;
+            // Flushed, not synced: the files are read back from the page cache and deleted;
+            // a write error (a full disk) surfaces here or in the writes before.
+            w.into_inner().map_err(|e| e.into_error())?;
         }
         Ok(SpillReader {
             dir,
