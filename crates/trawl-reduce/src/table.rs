@@ -183,8 +183,14 @@ impl FpTable {
             counts[p] += 1;
         }
         let mut distinct = 0;
-        for &k in scratch.iter() {
-            let (p, rem) = Self::split(k);
+        const AHEAD: usize = 16;
+        for i in 0..scratch.len() {
+            if let Some(&k) = scratch.get(i + AHEAD) {
+                let (p, rem) = Self::split(k);
+                let part = &self.parts[p];
+                prefetch(part.slots.as_ptr().wrapping_add(part.home(rem)));
+            }
+            let (p, rem) = Self::split(scratch[i]);
             distinct += self.parts[p].insert(rem, 1) as u64;
         }
         self.distinct += distinct;
