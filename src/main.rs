@@ -61,7 +61,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            messages::error(format_args!("{e:#}"));
+            messages::error(format_args!("{}", describe(&e)));
             Outcome::Trouble
         }
     };
@@ -76,6 +76,23 @@ fn main() -> ExitCode {
         ));
     }
     ExitCode::from(outcome.code())
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text is already there
+/// (library errors name their path and include their I/O cause, which is also their source).
+fn describe(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if out.contains(&s) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&s);
+    }
+    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -176,5 +176,9 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
             let _ = std::io::stdout().flush();
         },
     )?;
+    // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
+    // flight, so this is a normal end.
+    crate::CANCEL.store(false, std::sync::atomic::Ordering::SeqCst);
+    messages::warning(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

@@ -401,3 +401,27 @@ fn served_seeks_start_at_the_right_keyframe_decode_and_survive_200_concurrent_re
         .code(0);
     }
 }
+
+#[test]
+fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
+    let d = Dir::new();
+    let r = d
+        .cmd()
+        .args(["serve", "nope", "--listen", "127.0.0.1:0"])
+        .run();
+    r.code(2);
+    assert!(
+        r.stderr.contains("nope: No such file or directory"),
+        "{}",
+        r.stderr
+    );
+    // The cause is named once, not repeated by the error chain.
+    assert_eq!(r.stderr.matches("No such file").count(), 1, "{}", r.stderr);
+    let mut srv = Server::start(&d);
+    // SAFETY: sending SIGINT to our own child.
+    unsafe {
+        libc::kill(srv.child.id() as i32, libc::SIGINT);
+    }
+    let status = srv.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
