@@ -171,7 +171,11 @@ mod tests {
             let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
             let first = src.next_chunk().unwrap().unwrap();
             // Reads fill a pool buffer; a mapped window is at least 4 MiB (here the whole file).
-            let want = if method == IoMethod::Read { 4096 } else { 10_000 };
+            let want = if method == IoMethod::Read {
+                4096
+            } else {
+                10_000
+            };
             assert_eq!(first.len(), want);
             drop(first);
             std::fs::OpenOptions::new()
