@@ -269,10 +269,10 @@ pub fn index_file_on(
     let map_ref = map.as_deref();
     let parts = (size / SEGMENT_MIN).min(threads as u64) as usize;
     if size >= PARALLEL_MIN && parts > 1 {
-        return crate::parallel::index(path, &file, map_ref, method, size, parts);
+        return crate::parallel::index(path, Some(&file), map_ref, method, size, parts);
     }
     let mut w = Walker::new(path, size);
-    drive(&mut w, &mut Fetch::new(&file, map_ref, method)).map_err(io)??;
+    drive(&mut w, &mut Fetch::new(Some(&file), map_ref, method)).map_err(io)??;
     Ok(w.finish())
 }
 
@@ -285,7 +285,8 @@ const AUTO_MMAP_BELOW: u64 = 10 << 10;
 /// Fetches the ranges a walk asks for: `pread` or the map, as the method says (`Auto`
 /// decides after `AUTO_PROBE` reads by their average spacing).
 pub(crate) struct Fetch<'a> {
-    file: &'a File,
+    /// `None`: the whole file is `map` (bytes in memory).
+    file: Option<&'a File>,
     map: Option<&'a [u8]>,
     mapped: bool,
     auto: bool,
@@ -295,11 +296,15 @@ pub(crate) struct Fetch<'a> {
 }
 
 impl<'a> Fetch<'a> {
-    pub(crate) fn new(file: &'a File, map: Option<&'a [u8]>, method: SeekMethod) -> Fetch<'a> {
+    pub(crate) fn new(
+        file: Option<&'a File>,
+        map: Option<&'a [u8]>,
+        method: SeekMethod,
+    ) -> Fetch<'a> {
         Fetch {
             file,
             map,
-            mapped: method == SeekMethod::Mmap && map.is_some(),
+            mapped: (method == SeekMethod::Mmap || file.is_none()) && map.is_some(),
             auto: method == SeekMethod::Auto && map.is_some(),
             first: None,
             reads: 0,
@@ -321,8 +326,11 @@ impl<'a> Fetch<'a> {
             let end = at.saturating_add(len).min(m.len());
             return Ok(&m[at..end]);
         }
+        let Some(file) = self.file else {
+            return Ok(&[]);
+        };
         self.buf.resize(len, 0);
-        let n = read_at(self.file, &mut self.buf, at)?;
+        let n = read_at(file, &mut self.buf, at)?;
         Ok(&self.buf[..n])
     }
 }
@@ -354,6 +362,16 @@ fn walk_slice(mut w: Walker, data: &[u8]) -> Result<FlvIndex, FlvError> {
 /// Indexes an FLV file held in memory (`name` is the path reported).
 pub fn index_bytes(name: &Path, data: &[u8]) -> Result<FlvIndex, FlvError> {
     walk_slice(Walker::new(name, data.len() as u64), data)
+}
+
+/// The segmented walk of a large file (see `parallel`) over bytes in memory, in `parts`
+/// segments whatever the size: for tests and fuzzing, which compare it with [`index_bytes`].
+pub fn index_bytes_in_parts(name: &Path, data: &[u8], parts: usize) -> Result<FlvIndex, FlvError> {
+    let size = data.len() as u64;
+    if size == 0 || parts < 2 {
+        return index_bytes(name, data);
+    }
+    crate::parallel::index(name, None, Some(data), SeekMethod::Mmap, size, parts)
 }
 
 fn read_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {

@@ -12,7 +12,7 @@ pub mod stream;
 pub mod walker;
 
 pub use flv::{
-    FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_file, index_file_on,
-    index_file_with,
+    FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_bytes_in_parts,
+    index_file, index_file_on, index_file_with,
 };
 pub use stream::FlvStream;

@@ -51,6 +51,11 @@ fn chain_ok(fetch: &mut Fetch<'_>, mut p: u64, size: u64) -> std::io::Result<boo
 
 /// The first offset in `from..to` that looks like the start of a tag.
 fn resync(fetch: &mut Fetch<'_>, from: u64, to: u64, size: u64) -> std::io::Result<Option<u64>> {
+    // No tag starts before the 9-byte header and the first PreviousTagSize.
+    let from = from.max(13);
+    if from >= to {
+        return Ok(None);
+    }
     let len = ((to - from) as usize).min(RESYNC_WINDOW) + 10;
     let window = fetch.get(from, len.min((size - from) as usize))?.to_vec();
     for i in 0..window.len().saturating_sub(10) {
@@ -77,7 +82,7 @@ fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, Fl
 /// Indexes `file` (of `size` bytes) in `parts` segments at once.
 pub(crate) fn index(
     path: &Path,
-    file: &File,
+    file: Option<&File>,
     map: Option<&[u8]>,
     method: SeekMethod,
     size: u64,
@@ -225,7 +230,7 @@ mod tests {
         let file = File::open(path).unwrap();
         let size = file.metadata().unwrap().len();
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
-        let mut i = index(path, &file, Some(&map), method, size, parts).unwrap();
+        let mut i = index(path, Some(&file), Some(&map), method, size, parts).unwrap();
         i.bytes_read = 0;
         i
     }
