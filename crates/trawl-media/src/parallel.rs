@@ -292,6 +292,21 @@ mod tests {
                 assert_eq!(in_parts(f.path(), parts, m), want, "{parts} parts, {m:?}");
             }
         }
+        // A wrong last PreviousTagSize (found by the fuzz target: the last segment stopped
+        // before checking it).
+        let mut w = v.clone();
+        let n = w.len();
+        w[n - 4..].copy_from_slice(&1u32.to_be_bytes());
+        let g = write(&w);
+        let want = sequential(g.path());
+        assert!(want.problems.iter().any(|p| p.contains("is 1, expected")));
+        for parts in [2, 3, 6] {
+            assert_eq!(
+                in_parts(g.path(), parts, SeekMethod::Auto),
+                want,
+                "last size"
+            );
+        }
         // Truncated in the middle of the last segment and in the middle of the file.
         for cut in [v.len() - 1000, v.len() / 2 + 17] {
             let g = write(&v[..cut]);

@@ -261,7 +261,9 @@ impl Walker {
     fn next_tag(&mut self, pos: u64) {
         self.state = if pos - 4 >= self.size {
             State::Done
-        } else if self.stop_at.is_some_and(|s| pos >= s) {
+        } else if self.stop_at.is_some_and(|s| pos >= s) && pos < self.size {
+            // (A segment that reaches the end of the file still checks the last
+            // PreviousTagSize, as a single walk does.)
             self.stopped_at = Some(pos);
             State::Done
         } else {
