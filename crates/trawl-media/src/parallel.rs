@@ -276,6 +276,11 @@ mod tests {
             if i == 2500 {
                 tag(&mut v, 9, i * 40 + 100_000, &[0x27, 1, 0, 0, 0]); // a jump
             }
+            if i == 1800 {
+                // A second, corrupt onMetaData (found by the fuzz target: a segment that had
+                // not seen the first one decoded it).
+                tag(&mut v, 18, i * 40, &meta[..meta.len() - 6]);
+            }
         }
         v
     }
@@ -286,7 +291,12 @@ mod tests {
         let f = write(&v);
         let want = sequential(f.path());
         assert_eq!(want.keyframes.len(), 120);
-        assert!(want.problems.len() >= 3, "{:?}", want.problems);
+        assert!(want.problems.len() >= 4, "{:?}", want.problems);
+        assert!(
+            want.problems.iter().any(|p| p.contains("AMF0")),
+            "{:?}",
+            want.problems
+        );
         for parts in [2, 3, 5, 8, 13] {
             for m in [SeekMethod::Pread, SeekMethod::Mmap, SeekMethod::Auto] {
                 assert_eq!(in_parts(f.path(), parts, m), want, "{parts} parts, {m:?}");

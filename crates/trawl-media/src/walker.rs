@@ -309,9 +309,11 @@ impl Walker {
         let prefix = &rest[11..rest.len().min(11 + h.size as usize)];
         let whole = match h.kind {
             18 => {
-                // Only a tag named onMetaData is read whole (its name, an AMF0 string of 10
-                // bytes, starts the payload).
-                let want = self.idx.metadata.is_none() && prefix.starts_with(b"\x02\x00\x0aonM");
+                // Only tags named onMetaData are read whole (the name, an AMF0 string of 10
+                // bytes, starts the payload), every one of them, so that a corrupt one is
+                // reported wherever it is (and a segmented walk sees what a single one sees);
+                // the first that decodes is the file's metadata.
+                let want = prefix.starts_with(b"\x02\x00\x0aonM");
                 if want && h.size as u64 > META_MAX {
                     self.problem(format!(
                         "script tag at offset {pos} larger than 1 MiB: not decoded"
@@ -425,12 +427,9 @@ impl Walker {
             }
             18 => {
                 self.idx.tags.script += 1;
-                if self.idx.metadata.is_none()
-                    && payload.len() == h.size as usize
-                    && payload.starts_with(b"\x02\x00\x0aonM")
-                {
+                if payload.len() == h.size as usize && payload.starts_with(b"\x02\x00\x0aonM") {
                     match crate::amf::script_tag(payload) {
-                        Ok((name, v)) if name == "onMetaData" => {
+                        Ok((name, v)) if name == "onMetaData" && self.idx.metadata.is_none() => {
                             let num = |k: &str| v.get(k).and_then(crate::amf::Value::as_f64);
                             self.idx.width = num("width");
                             self.idx.height = num("height");
