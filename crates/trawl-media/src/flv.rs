@@ -87,7 +87,7 @@ pub struct FlvIndex {
     pub last_timestamp: f64,
     /// Offset of the last video tag.
     pub last_video_tag: Option<u64>,
-    /// The first onMetaData script tag.
+    /// The first onMetaData script tag that decodes.
     pub metadata: Option<TagSpan>,
     /// The first video configuration tag (AVC/HEVC sequence header, Enhanced SequenceStart).
     pub video_config: Option<TagSpan>,

@@ -4,9 +4,9 @@
 //! anyway and copies out only the ranges asked for).
 //!
 //! For each tag it asks for the 4-byte PreviousTagSize before it, the 11-byte header and the
-//! first bytes of the payload in one range; it asks for a whole payload only for the first
-//! onMetaData script tag (at most 1 MiB) and the first video configuration record (at most
-//! 64 KiB). Sizes are checked against the file size before anything is asked for, so a hostile
+//! first bytes of the payload in one range; it asks for a whole payload only for script tags
+//! named onMetaData (at most 1 MiB each; the first that decodes is the file's metadata) and the
+//! first video configuration record (at most 64 KiB). Sizes are checked against the file size before anything is asked for, so a hostile
 //! size field never causes a large read or allocation.
 
 use std::path::{Path, PathBuf};
