@@ -11,13 +11,18 @@ and ffmpeg read, made in seconds instead of an hour of encoding.
 
 Timed (median of RUNS, after one warm-up):
   trawl flv index F          ffprobe -show_packets (keyframes listed)    flvmeta -C F    cat F
-  trawl flv inject F OUT     yamdi -i F -o OUT
+  trawl flv inject F OUT     yamdi -i F -o OUT    cp F OUT    (to tmpfs, and with --reflink-dir
+                             also on a filesystem with reflinks, where trawl and cp share extents)
 Then the server: `ab` (apache2-utils) requests per second for one ?start= seek near the end of
 the 2 Mbit/s clip, trawl serve (?start=SECONDS) against nginx's flv module (?start=BYTES of the
 same keyframe), and whether ffmpeg decodes each answer (nginx sends no codec headers after a
 seek).
 
-    python3 bench/media.py [--runs N] [--trawl PATH]
+    python3 bench/media.py [--runs N] [--trawl PATH] [--only index|serve] [--reflink-dir DIR]
+
+A reflink filesystem for --reflink-dir, as root:
+    truncate -s 8G /tmp/xfs.img && mkfs.xfs -m reflink=1 /tmp/xfs.img
+    mkdir -p /mnt/x && mount -o loop /tmp/xfs.img /mnt/x
 """
 import argparse
 import json
@@ -146,6 +151,8 @@ def main():
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
     ap.add_argument("--only", choices=["index", "serve"],
                     help="time just the index and inject tools, or just the servers")
+    ap.add_argument("--reflink-dir", metavar="DIR",
+                    help="also time inject on a filesystem that shares extents (XFS, btrfs)")
     a = ap.parse_args()
     for t in ["ffmpeg", "ffprobe", "flvmeta", "yamdi", "nginx", "ab", "curl"]:
         if not shutil.which(t):
@@ -180,22 +187,37 @@ def main():
         t_cat = median(f"cat '{f}' > /dev/null", a.runs, shell=True)
         print(f"{label:<18} {total_tags:>8} {t_trawl:>7.3f}s {t_probe:>7.3f}s {t_meta:>9.3f}s"
               f" {t_cat:>6.3f}s {t_probe / t_trawl:>9.1f}x {t_meta / t_trawl:>9.2f}x {frac:>7}")
-        # Copies go to tmpfs where there is one: on disk, dirty-page writeback of earlier runs
-        # throttles later ones and the figures measure the disk, not the tools.
-        out_dir = "/dev/shm" if os.path.isdir("/dev/shm") else tmp
-        out_t = os.path.join(out_dir, "trawl-bench-t.flv")
-        out_y = os.path.join(out_dir, "trawl-bench-y.flv")
-        ti = median([a.trawl, "flv", "inject", f, out_t], a.runs)
-        ty = median(["yamdi", "-i", f, "-o", out_y], a.runs)
-        tc = median(["cp", f, out_y], a.runs)
-        inject_rows.append((label, ti, ty, tc, nkeys))
-        os.remove(out_t)
-        os.remove(out_y)
-    if inject_rows:
-        print(f"\n{'inject (to ' + out_dir + ')':<18} {'trawl':>8} {'yamdi':>8} {'cp':>8}"
-              f" {'ratio':>7} {'keyframes':>10}")
-    for label, ti, ty, tc, n in inject_rows:
-        print(f"{label:<18} {ti:>7.3f}s {ty:>7.3f}s {tc:>7.3f}s {ty / ti:>6.2f}x {n:>10}")
+        inject_rows.append((label, f, nkeys))
+
+    # Copies go to tmpfs where there is one: on disk, dirty-page writeback of earlier runs
+    # throttles later ones and the figures measure the disk, not the tools. With --reflink-dir,
+    # also to a filesystem that shares extents (XFS, btrfs), inputs copied there first.
+    dests = [("/dev/shm" if os.path.isdir("/dev/shm") else tmp, False)]
+    if a.reflink_dir:
+        dests.append((a.reflink_dir, True))
+    for out_dir, reflink in dests if inject_rows else []:
+        print(f"\n{'inject to ' + out_dir:<18} {'trawl':>8} {'yamdi':>8} {'cp':>8}"
+              f" {'ratio':>7} {'keyframes':>10}"
+              + (f" {'trawl --reflink never':>22}" if reflink else ""))
+        for label, f, n in inject_rows:
+            if reflink:
+                src = os.path.join(out_dir, "trawl-bench-in.flv")
+                shutil.copyfile(f, src)
+                f = src
+            out_t = os.path.join(out_dir, "trawl-bench-t.flv")
+            out_y = os.path.join(out_dir, "trawl-bench-y.flv")
+            ti = median([a.trawl, "flv", "inject", f, out_t], a.runs)
+            ty = median(["yamdi", "-i", f, "-o", out_y], a.runs)
+            tc = median(["cp", f, out_y], a.runs)
+            extra = ""
+            if reflink:
+                tn = median([a.trawl, "flv", "inject", "--reflink", "never", f, out_t], a.runs)
+                extra = f" {tn:>21.3f}s"
+                os.remove(f)
+            print(f"{label:<18} {ti:>7.3f}s {ty:>7.3f}s {tc:>7.3f}s {ty / ti:>6.2f}x {n:>10}"
+                  + extra)
+            os.remove(out_t)
+            os.remove(out_y)
 
     if a.only == "index":
         shutil.rmtree(tmp)

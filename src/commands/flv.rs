@@ -130,7 +130,12 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     let file = out
         .file_mut()
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let r = trawl_media::inject::inject(&i, &src, file)
+    let reflink = match a.reflink.as_str() {
+        "always" => trawl_media::inject::Reflink::Always,
+        "never" => trawl_media::inject::Reflink::Never,
+        _ => trawl_media::inject::Reflink::Auto,
+    };
+    let r = trawl_media::inject::inject(&i, &src, file, reflink)
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
     let after = src.metadata()?;
     if (after.len(), after.mtime(), after.mtime_nsec())
@@ -153,11 +158,16 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
         ));
     }
     println!(
-        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag",
+        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}",
         a.output.display(),
         r.size,
         r.keyframes,
-        r.metadata_tag
+        r.metadata_tag,
+        if r.shared > 0 {
+            format!(", {} bytes shared with IN (reflink)", r.shared)
+        } else {
+            String::new()
+        }
     );
     Ok(Outcome::Ok)
 }

@@ -68,6 +68,11 @@ pub struct FlvInjectArgs {
     /// always does); without it, like cp and yamdi, the copy is renamed in when written.
     #[arg(long)]
     pub fsync: bool,
+    /// Share IN's blocks instead of copying them where OUT's filesystem can (XFS, btrfs), as
+    /// `cp --reflink`: auto (for inputs of 1 MiB or more), always (or fail), never. A shared
+    /// copy's onMetaData carries a `trawlpadding` string that aligns the body to a block.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub reflink: String,
 }
 
 #[derive(Debug, Args)]

@@ -1,11 +1,12 @@
 //! `trawl flv index`: table, JSON and errors through the binary.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{Dir, python_with, run_tool, tool};
+use crate::util::{Dir, is_root, python_with, run_tool, tool};
 
 fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
@@ -205,13 +206,64 @@ fn keyframes_equal_ffprobes_from_a_seeking_read_and_from_a_scan() {
     std::fs::remove_dir_all(d.path().parent().unwrap().join("idx")).ok();
 }
 
+/// An injected copy `out` of `name` (paths in `d`): ffprobe finds the same video packets in
+/// both, and flvmeta (where installed, returned) reads `filepositions`/`times` equal to ffprobe's
+/// keyframes in the copy, the right `filesize`, and the keys ffmpeg wrote.
+fn check_injected(d: &Dir, name: &str, out: &str) -> Option<PathBuf> {
+    let (keys_in, all_in) = ffprobe_video(d.path(), name);
+    let (keys_out, all_out) = ffprobe_video(d.path(), out);
+    assert_eq!(
+        all_in, all_out,
+        "{name}: the same video packets after injection"
+    );
+    assert_eq!(keys_in.len(), keys_out.len());
+    let flvmeta = tool("flvmeta")?;
+    let r = run_tool(
+        d.path(),
+        &flvmeta,
+        &[OsStr::new("-D"), OsStr::new("-j"), OsStr::new(out)],
+    );
+    r.code(0);
+    let m: Value = serde_json::from_str(&r.stdout).unwrap();
+    let pos: Vec<u64> = m["keyframes"]["filepositions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap() as u64)
+        .collect();
+    let times: Vec<u64> = m["keyframes"]["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t.as_f64().unwrap() * 1000.0).round() as u64)
+        .collect();
+    assert_eq!(
+        pos.iter()
+            .copied()
+            .zip(times)
+            .map(|(p, t)| (t, p))
+            .collect::<Vec<_>>(),
+        keys_out,
+        "{name}: filepositions/times are ffprobe's keyframes in the new file"
+    );
+    assert_eq!(
+        m["filesize"].as_u64(),
+        Some(std::fs::metadata(d.join(out)).unwrap().len())
+    );
+    assert_eq!(
+        m["encoder"].as_str().map(|s| s.starts_with("Lavf")),
+        Some(true),
+        "existing keys kept"
+    );
+    Some(flvmeta)
+}
+
 #[test]
 fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() {
     let d = Dir::new();
     let Some(files) = ffmpeg_files(&d) else {
         return;
     };
-    let flvmeta = tool("flvmeta");
     for name in files {
         let before = std::fs::read(d.join(name)).unwrap();
         let out = format!("inj_{name}");
@@ -221,51 +273,10 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
             before,
             "{name} changed"
         );
-        let (keys_in, all_in) = ffprobe_video(d.path(), name);
-        let (keys_out, all_out) = ffprobe_video(d.path(), &out);
-        assert_eq!(
-            all_in, all_out,
-            "{name}: the same video packets after injection"
-        );
-        assert_eq!(keys_in.len(), keys_out.len());
-        let Some(flvmeta) = &flvmeta else { continue };
-        let r = run_tool(
-            d.path(),
-            flvmeta,
-            &[OsStr::new("-D"), OsStr::new("-j"), OsStr::new(&out)],
-        );
-        r.code(0);
-        let m: Value = serde_json::from_str(&r.stdout).unwrap();
-        let pos: Vec<u64> = m["keyframes"]["filepositions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p.as_f64().unwrap() as u64)
-            .collect();
-        let times: Vec<u64> = m["keyframes"]["times"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t.as_f64().unwrap() * 1000.0).round() as u64)
-            .collect();
-        assert_eq!(
-            pos.iter()
-                .copied()
-                .zip(times)
-                .map(|(p, t)| (t, p))
-                .collect::<Vec<_>>(),
-            keys_out,
-            "{name}: filepositions/times are ffprobe's keyframes in the new file"
-        );
-        assert_eq!(
-            m["filesize"].as_u64(),
-            Some(std::fs::metadata(d.join(&out)).unwrap().len())
-        );
-        assert_eq!(
-            m["encoder"].as_str().map(|s| s.starts_with("Lavf")),
-            Some(true),
-            "existing keys kept"
-        );
+        let Some(flvmeta) = check_injected(&d, name, &out) else {
+            continue;
+        };
+        let (keys_out, _) = ffprobe_video(d.path(), &out);
         // yamdi, where installed: its keyframe times hold ours, plus at most the sequence header
         // and end-of-sequence tags it counts (and ffprobe and trawl do not).
         if let Some(yamdi) = tool("yamdi") {
@@ -278,7 +289,7 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
             ];
             run_tool(d.path(), &yamdi, &a).code(0);
             let a = [OsStr::new("-D"), OsStr::new("-j"), OsStr::new(&y)];
-            let ym: Value = serde_json::from_str(&run_tool(d.path(), flvmeta, &a).stdout).unwrap();
+            let ym: Value = serde_json::from_str(&run_tool(d.path(), &flvmeta, &a).stdout).unwrap();
             let ytimes: Vec<u64> = ym["keyframes"]["times"]
                 .as_array()
                 .map(|a| {
@@ -307,6 +318,144 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
         "{}",
         r.stderr
     );
+}
+
+/// An XFS filesystem with reflinks, loop-mounted at `DIR/xfs` and unmounted on drop; `None`
+/// (skipped, with the reason printed) where the tests cannot mount one: not root, no
+/// `mkfs.xfs` (xfsprogs), or mounting refused (a container without the right).
+struct XfsMount {
+    at: PathBuf,
+}
+
+impl XfsMount {
+    fn new(d: &Dir) -> Option<XfsMount> {
+        if !is_root() {
+            eprintln!("SKIPPED: mounting a reflink filesystem needs root");
+            return None;
+        }
+        let mkfs = tool("mkfs.xfs")?;
+        let img = d.join("xfs.img");
+        // 300 MB is XFS's smallest; the image is sparse.
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(320 << 20)
+            .unwrap();
+        let r = run_tool(
+            d.path(),
+            &mkfs,
+            &[
+                OsStr::new("-q"),
+                OsStr::new("-m"),
+                OsStr::new("reflink=1"),
+                img.as_os_str(),
+            ],
+        );
+        r.code(0);
+        let at = d.join("xfs");
+        std::fs::create_dir(&at).unwrap();
+        let r = Command::new("mount")
+            .args([
+                OsStr::new("-o"),
+                OsStr::new("loop"),
+                img.as_os_str(),
+                at.as_os_str(),
+            ])
+            .output()
+            .unwrap();
+        if !r.status.success() {
+            eprintln!(
+                "SKIPPED: cannot loop-mount an XFS image here: {}",
+                String::from_utf8_lossy(&r.stderr).trim()
+            );
+            return None;
+        }
+        Some(XfsMount { at })
+    }
+}
+
+impl Drop for XfsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+#[test]
+fn inject_shares_the_body_with_a_reflink_where_the_filesystem_can() {
+    let d = Dir::new();
+    let Some(files) = ffmpeg_files(&d) else {
+        return;
+    };
+    let Some(xfs) = XfsMount::new(&d) else {
+        return;
+    };
+    for name in files {
+        let input = format!("xfs/{name}");
+        std::fs::copy(d.join(name), d.join(&input)).unwrap();
+        let out = format!("xfs/inj_{name}");
+        let r = d
+            .cmd()
+            .args(["flv", "inject", "--reflink", "always", &input, &out])
+            .run();
+        r.code(0);
+        assert!(
+            r.stdout.contains("shared with IN (reflink)"),
+            "{}",
+            r.stdout
+        );
+        // The body, byte for byte: the input after its onMetaData tag (ffmpeg writes one, first,
+        // at offset 13) ends the copy.
+        let src = std::fs::read(d.join(&input)).unwrap();
+        let copy = std::fs::read(d.join(&out)).unwrap();
+        assert_eq!(src[13], 18, "{name}: ffmpeg's onMetaData first");
+        let meta = u32::from_be_bytes([0, src[14], src[15], src[16]]) as usize;
+        let body = &src[13 + 11 + meta + 4..];
+        assert!(copy.ends_with(body), "{name}: the body is the input's");
+        check_injected(&d, &input, &out);
+        // The kernel says the copy's extents are shared (filefrag, from e2fsprogs).
+        if let Some(filefrag) = tool("filefrag") {
+            let r = run_tool(d.path(), &filefrag, &[OsStr::new("-v"), OsStr::new(&out)]);
+            r.code(0);
+            if body.len() >= 2 * 4096 {
+                assert!(r.stdout.contains("shared"), "{name}: {}", r.stdout);
+            }
+        }
+    }
+    // Never: a plain copy, no padding key.
+    let r = d
+        .cmd()
+        .args([
+            "flv",
+            "inject",
+            "--reflink",
+            "never",
+            "xfs/avc_aac.flv",
+            "xfs/plain.flv",
+        ])
+        .run();
+    r.code(0);
+    assert!(!r.stdout.contains("reflink"), "{}", r.stdout);
+    let plain = std::fs::read(d.join("xfs/plain.flv")).unwrap();
+    assert!(!plain.windows(12).any(|w| w == b"trawlpadding"));
+    // Always, where OUT is on another filesystem than IN: a clear error, and no OUT.
+    let r = d
+        .cmd()
+        .args([
+            "flv",
+            "inject",
+            "--reflink",
+            "always",
+            "xfs/avc_aac.flv",
+            "other.flv",
+        ])
+        .run();
+    r.code(2);
+    assert!(
+        r.stderr.contains("other.flv") && r.stderr.contains("reflink"),
+        "{}",
+        r.stderr
+    );
+    assert!(!d.join("other.flv").exists());
+    drop(xfs);
 }
 
 /// `trawl serve` on a loopback port; killed on drop.

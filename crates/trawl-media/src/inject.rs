@@ -7,9 +7,18 @@
 //! of the input in order except its old onMetaData tag. The existing onMetaData keys are kept in
 //! their order; the keys listed in [`SET_KEYS`] are replaced. AMF0 numbers are 8 bytes whatever
 //! their value, so the new tag's size is known before the offsets that go into it.
+//!
+//! Reflinks (`cp --reflink`): where OUT's filesystem can share extents with IN (XFS, btrfs), the
+//! body is not copied but cloned (FICLONERANGE). A clone needs the source and destination
+//! offsets on the same block boundary, so the new onMetaData gets a `trawlpadding` value that
+//! makes the body's shift a whole number of blocks (an array of strings of spaces: ffmpeg
+//! rejects metadata strings over 255 bytes); the few bytes before the first block boundary are
+//! copied. Without reflinks (ext4, tmpfs, another filesystem) nothing is padded and the body
+//! goes through `copy_file_range`.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 
 use crate::amf::{self, Value};
 use crate::flv::FlvIndex;
@@ -30,6 +39,25 @@ pub const SET_KEYS: &[&str] = &[
     "keyframes",
 ];
 
+/// The key whose value pads the onMetaData tag for a reflinked copy; an existing one is
+/// dropped, like the keys in [`SET_KEYS`].
+pub const PADDING_KEY: &str = "trawlpadding";
+
+/// Whether the copy may share IN's blocks, as `cp --reflink`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reflink {
+    /// Where OUT's filesystem can, for inputs of 1 MiB or more.
+    #[default]
+    Auto,
+    /// Or fail.
+    Always,
+    /// Copy every byte.
+    Never,
+}
+
+/// Below this body size, `Reflink::Auto` copies: a padding of up to a block is not worth it.
+const REFLINK_MIN: u64 = 1 << 20;
+
 /// What was written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Injected {
@@ -39,10 +67,62 @@ pub struct Injected {
     pub metadata_tag: u64,
     /// Bytes at the end of the input that were not complete tags and were left out.
     pub dropped_tail: u64,
+    /// Bytes of the copy that share IN's blocks (reflink) rather than being copied.
+    pub shared: u64,
+}
+
+/// An AMF0 strict array that encodes to exactly `n` bytes more than an empty one: strings of
+/// spaces (3 + up to 255 bytes each: ffmpeg refuses longer strings in metadata) and, for a
+/// remainder under 3 bytes, nulls (1 byte each).
+fn padding(n: usize) -> Value {
+    const MOST: usize = 3 + 255;
+    let mut items = vec![Value::String(" ".repeat(255)); n / MOST];
+    match n % MOST {
+        r @ 3.. => items.push(Value::String(" ".repeat(r - 3))),
+        r => items.extend(std::iter::repeat_n(Value::Null, r)),
+    }
+    Value::Array(items)
+}
+
+/// Whether `out` (empty) can share `src`'s blocks, and the filesystem's block size if so.
+/// FICLONE shares all of `src` with `out`: it is constant time where it works and the plainest
+/// test of whether it works; `out` is emptied again at once.
+fn clone_block(src: &File, out: &File) -> io::Result<u64> {
+    // SAFETY: FICLONE takes the source descriptor as its argument; both descriptors are open.
+    if unsafe { libc::ioctl(out.as_raw_fd(), libc::FICLONE, src.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    out.set_len(0)?;
+    // SAFETY: statvfs is plain data, filled in by the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatvfs(out.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.f_bsize as u64).max(512))
+}
+
+/// Shares `src` from `src_offset` to its end with `out` at `dest_offset` (both block-aligned).
+fn clone_range(src: &File, src_offset: u64, out: &File, dest_offset: u64) -> io::Result<()> {
+    let arg = libc::file_clone_range {
+        src_fd: src.as_raw_fd() as i64,
+        src_offset,
+        src_length: 0, // to the end of `src`
+        dest_offset,
+    };
+    // SAFETY: FICLONERANGE reads the struct, which lives across the call.
+    if unsafe { libc::ioctl(out.as_raw_fd(), libc::FICLONERANGE, &arg) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Writes the copy of `src` (indexed as `idx`) to `out`.
-pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected> {
+pub fn inject(
+    idx: &FlvIndex,
+    src: &File,
+    out: &mut File,
+    reflink: Reflink,
+) -> io::Result<Injected> {
     let mut kept: Vec<(String, Value)> = Vec::new();
     if let Some(m) = idx.metadata {
         let mut payload = vec![0u8; (m.size - 11) as usize];
@@ -51,7 +131,7 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
         if let Ok((_, Value::EcmaArray(kv) | Value::Object(kv))) = amf::script_tag(&payload) {
             kept = kv
                 .into_iter()
-                .filter(|(k, _)| !SET_KEYS.contains(&k.as_str()))
+                .filter(|(k, _)| !SET_KEYS.contains(&k.as_str()) && k != PADDING_KEY)
                 .collect();
         }
     }
@@ -59,9 +139,37 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
     let end = idx.end.max(first);
     let removed = idx.metadata.map_or(0, |m| m.size + 4);
     let body = end - first - removed;
+    // The input's stretches that are copied, in order: the tags before and after the old
+    // onMetaData tag (which is left out).
+    let segments: Vec<(u64, u64)> = match idx.metadata {
+        Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
+        None => vec![(first, end)],
+    };
+    let block = match reflink {
+        Reflink::Never => None,
+        Reflink::Auto if body < REFLINK_MIN => None,
+        _ => match clone_block(src, out) {
+            Ok(b) if b <= 1 << 16 => Some(b),
+            Ok(b) => {
+                if reflink == Reflink::Always {
+                    return Err(io::Error::other(format!(
+                        "cannot share IN's blocks: a {b}-byte block is more than a padding string holds"
+                    )));
+                }
+                None
+            }
+            Err(e) if reflink == Reflink::Always => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot share IN's blocks (reflink): {e}"),
+                ));
+            }
+            Err(_) => None,
+        },
+    };
     // Offsets in the copy: the tags move by `shift`, and those after the old metadata tag by
     // its size more.
-    let meta_for = |positions: &dyn Fn(u64) -> u64, filesize: u64| {
+    let meta_for = |positions: &dyn Fn(u64) -> u64, filesize: u64, pad: Option<usize>| {
         let last = idx.keyframes.last();
         let num = Value::Number;
         let mut kv = kept.clone();
@@ -112,9 +220,38 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
                 ]),
             ),
         ]);
+        if let Some(n) = pad {
+            kv.push((PADDING_KEY.into(), padding(n)));
+        }
         amf::script_payload("onMetaData", &Value::EcmaArray(kv))
     };
-    let tag_len = 11 + meta_for(&|_| 0, 0).len() as u64;
+    // Where each segment lands for a given start of the body.
+    let placed = |shift_base: u64| {
+        let mut at = shift_base;
+        segments
+            .iter()
+            .map(|&(from, to)| {
+                let here = at;
+                at += to - from;
+                (from, to, here)
+            })
+            .collect::<Vec<_>>()
+    };
+    let bare = 11 + meta_for(&|_| 0, 0, block.map(|_| 0)).len() as u64;
+    // For a clone, pad so that the largest segment moves by a whole number of blocks.
+    let (pad, biggest) = match block {
+        Some(b) => {
+            let (i, &(from, _, at)) = placed(13 + bare + 4)
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, (from, to, _))| to - from)
+                .expect("at least one segment");
+            let shift = at as i128 - from as i128;
+            ((-shift).rem_euclid(b as i128) as u64, Some(i))
+        }
+        None => (0, None),
+    };
+    let tag_len = bare + pad;
     let shift_base = 13 + tag_len + 4;
     let positions = |o: u64| {
         let moved = shift_base + (o - first);
@@ -124,7 +261,7 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
         }
     };
     let size = shift_base + body;
-    let payload = meta_for(&positions, size);
+    let payload = meta_for(&positions, size, block.map(|_| pad as usize));
     debug_assert_eq!(11 + payload.len() as u64, tag_len);
     if payload.len() >= 1 << 24 {
         return Err(io::Error::other(format!(
@@ -146,11 +283,41 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
     head.extend_from_slice(&[0; 7]); // timestamp 0, extended 0, stream id 0
     head.extend_from_slice(&payload);
     head.extend_from_slice(&(tag_len as u32).to_be_bytes());
+    // The clone first: the header and the bytes before the first block boundary are then
+    // written over the start of it (copy-on-write of one block).
+    let mut cloned: Option<(usize, u64)> = None;
+    if let (Some(b), Some(i)) = (block, biggest) {
+        let (from, to, at) = placed(shift_base)[i];
+        let up = from.div_ceil(b) * b;
+        if up < to {
+            debug_assert_eq!((at + (up - from)) % b, 0);
+            match clone_range(src, up, out, at + (up - from)) {
+                Ok(()) => cloned = Some((i, up)),
+                Err(e) if reflink == Reflink::Always => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot share IN's blocks (reflink): {e}"),
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    out.seek(SeekFrom::Start(0))?;
     out.write_all(&head)?;
-    let mut copy = |from: u64, to: u64| -> io::Result<()> {
+    let mut shared = 0;
+    for (i, (from, to, at)) in placed(shift_base).into_iter().enumerate() {
+        let to = match cloned {
+            Some((c, up)) if c == i => {
+                shared = to - up;
+                up
+            }
+            _ => to,
+        };
         if to > from {
+            out.seek(SeekFrom::Start(at))?;
             (&*src).seek(SeekFrom::Start(from))?;
-            let n = io::copy(&mut (&*src).take(to - from), out)?;
+            let n = io::copy(&mut src.take(to - from), out)?;
             if n != to - from {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -158,19 +325,37 @@ pub fn inject(idx: &FlvIndex, src: &File, out: &mut File) -> io::Result<Injected
                 ));
             }
         }
-        Ok(())
-    };
-    match idx.metadata {
-        Some(m) => {
-            copy(first, m.offset)?;
-            copy(m.offset + m.size + 4, end)?;
-        }
-        None => copy(first, end)?,
     }
+    // A clone runs to IN's end: cut what is past the last complete tag.
+    out.set_len(size)?;
     Ok(Injected {
         size,
         keyframes: idx.keyframes.len(),
         metadata_tag: tag_len,
         dropped_tail: idx.size - end,
+        shared,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_adds_exactly_the_bytes_asked_for() {
+        let mut empty = Vec::new();
+        amf::encode(&Value::Array(Vec::new()), &mut empty);
+        for n in (0..3000).chain([65535]) {
+            let mut v = Vec::new();
+            amf::encode(&padding(n), &mut v);
+            assert_eq!(v.len(), empty.len() + n, "padding({n})");
+            // ffmpeg reads strings of up to 255 bytes only.
+            if let Value::Array(items) = padding(n) {
+                assert!(items.iter().all(|i| match i {
+                    Value::String(s) => s.len() <= 255,
+                    i => *i == Value::Null,
+                }));
+            }
+        }
+    }
 }
