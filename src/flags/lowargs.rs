@@ -88,8 +88,8 @@ pub struct FlvIndexArgs {
     /// Print how many bytes were read to build each index, against the file size.
     #[arg(long)]
     pub stats: bool,
-    /// How tag headers are reached: read (one pread a tag), mmap, or auto (read for large
-    /// tags, mmap for small ones; by measurement, see the README).
+    /// How tag headers are reached: read (one pread a tag), mmap, or auto (both timed on the
+    /// file as it is indexed, the cheaper kept; see the README).
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = ["auto", "mmap", "read"])]
     pub io: String,
 }
