@@ -8,18 +8,45 @@ use std::ops::Deref;
 /// The pool. Cloning shares it.
 #[derive(Clone)]
 pub struct BufferPool {
-    tx: Sender<Vec<u8>>,
-    rx: Receiver<Vec<u8>>,
+    tx: Sender<Colored>,
+    rx: Receiver<Colored>,
     size: usize,
 }
+
+/// A buffer and where its usable part starts.
+///
+/// Buffers of a power-of-two size come back from the allocator at addresses a multiple of that
+/// size apart (plus a constant), so their first bytes all fall in the same sets of the CPU's
+/// caches: with a FIFO pool of 1 MiB buffers, a tree of small files was read through 16 starts
+/// that evict each other from an 8-way L2, and the kernel's copy into them took 0.78 s of
+/// system time where 64 KiB buffers took 0.40 (bench/fixity (b), xxh3). Each buffer therefore
+/// starts `COLOR_STEP` further past a `COLOR_SPAN` boundary than the one before, across
+/// `COLORS` steps.
+struct Colored {
+    mem: Vec<u8>,
+    start: usize,
+    size: usize,
+}
+
+const COLORS: usize = 16;
+/// The span the starts are spread over: one way of a 1 MiB 8-way L2 (a 512 KiB one repeats
+/// every 64 KiB, which the steps cover twice).
+const COLOR_SPAN: usize = 128 << 10;
+/// 8 KiB and a cache line: 16 starts spread over `COLOR_SPAN`.
+const COLOR_STEP: usize = (8 << 10) + 64;
 
 impl BufferPool {
     /// `count` buffers of `size` bytes, all allocated now.
     pub fn new(count: usize, size: usize) -> BufferPool {
         let count = count.max(1);
         let (tx, rx) = bounded(count);
-        for _ in 0..count {
-            tx.send(vec![0u8; size]).expect("pool has room");
+        for i in 0..count {
+            // Room to move the start to a `COLOR_SPAN` boundary, then `i` steps on.
+            let mem = vec![0u8; COLOR_SPAN + COLORS * COLOR_STEP + size];
+            let to_boundary = mem.as_ptr().align_offset(COLOR_SPAN);
+            let start = to_boundary + (i % COLORS) * COLOR_STEP;
+            tx.send(Colored { mem, start, size })
+                .expect("pool has room");
         }
         BufferPool { tx, rx, size }
     }
@@ -44,19 +71,20 @@ impl BufferPool {
 
 /// A buffer on loan from a [`BufferPool`], holding `len` valid bytes.
 pub struct PooledBuf {
-    buf: Option<Vec<u8>>,
+    buf: Option<Colored>,
     len: usize,
-    home: Sender<Vec<u8>>,
+    home: Sender<Colored>,
 }
 
 impl PooledBuf {
     /// The whole buffer, to read into.
     pub fn space(&mut self) -> &mut [u8] {
-        self.buf.as_mut().expect("present until drop")
+        let b = self.buf.as_mut().expect("present until drop");
+        &mut b.mem[b.start..b.start + b.size]
     }
 
     pub fn set_len(&mut self, len: usize) {
-        assert!(len <= self.buf.as_ref().map_or(0, Vec::len));
+        assert!(len <= self.buf.as_ref().map_or(0, |b| b.size));
         self.len = len;
     }
 }
@@ -64,7 +92,8 @@ impl PooledBuf {
 impl Deref for PooledBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.buf.as_ref().expect("present until drop")[..self.len]
+        let b = self.buf.as_ref().expect("present until drop");
+        &b.mem[b.start..b.start + self.len]
     }
 }
 
@@ -94,5 +123,26 @@ mod tests {
         drop(b);
         drop(c);
         assert_eq!(pool.rx.len(), 2);
+    }
+
+    #[test]
+    fn buffer_starts_fall_in_different_cache_sets() {
+        // 1 MiB buffers: without colouring their starts share the same offset modulo 128 KiB.
+        let pool = BufferPool::new(COLORS, 1 << 20);
+        let mut bufs: Vec<PooledBuf> = (0..COLORS).map(|_| pool.get()).collect();
+        let mut sets: Vec<usize> = bufs
+            .iter_mut()
+            .map(|b| (b.space().as_ptr() as usize % (128 << 10)) / 4096)
+            .collect();
+        sets.sort();
+        sets.dedup();
+        assert_eq!(
+            sets.len(),
+            COLORS,
+            "starts by 4 KiB slot mod 128 KiB: {sets:?}"
+        );
+        for b in &mut bufs {
+            assert_eq!(b.space().len(), 1 << 20);
+        }
     }
 }
