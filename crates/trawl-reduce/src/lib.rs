@@ -429,7 +429,7 @@ impl FileReducer {
     }
 }
 
-/// The set of distinct fingerprints: compact (64 bits kept, [`FpTable`]) or exact (all 128
+/// The set of distinct fingerprints: compact (60 bits kept, [`FpTable`]) or exact (all 128
 /// bits, a std HashMap at ~40 bytes per entry, for `--exact-keys`).
 enum Index {
     Compact(FpTable),
@@ -933,9 +933,12 @@ impl Accumulator {
             .iter()
             .map(|&s| (s, Dedup::sampled(threshold, rate, cfg.exact_keys)))
             .collect();
-        // The combined figure needs dedup at the unit size; measure it even if not asked for.
+        // The combined figure needs dedup at the unit size; measure it even if not asked for
+        // (but not without codecs: then there is no combined figure, and the index would only
+        // cost memory; `usize::MAX` matches no size).
         let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
             Some(i) => i,
+            None if cfg.codecs.is_empty() && !sizes.is_empty() => usize::MAX,
             None => {
                 sizes.push((cfg.unit, Dedup::sampled(threshold, rate, cfg.exact_keys)));
                 sizes.len() - 1
@@ -1269,7 +1272,7 @@ impl Accumulator {
             fingerprint: if self.cfg.exact_keys {
                 "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
             } else {
-                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 64 bits kept (12 implied by the partition + 52 stored)"
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 60 bits kept (12 implied by the partition + 48 stored)"
             }
             .into(),
             dedup,
@@ -1325,6 +1328,25 @@ mod tests {
             300_001,
             "chunks cover the file"
         );
+    }
+
+    #[test]
+    fn without_codecs_no_index_is_kept_for_the_unit_size() {
+        let d = data(1_000_000, 3);
+        for (codecs, tables) in [(vec![], 1), (vec![Codec::Lz4], 2)] {
+            let cfg = Arc::new(ReduceConfig {
+                dedup_sizes: vec![4096],
+                codecs,
+                ..ReduceConfig::default()
+            });
+            let mut acc = Accumulator::new(cfg.clone());
+            acc.add(&reduce(&cfg, &d, 65536)).unwrap();
+            acc.finish().unwrap();
+            assert_eq!(acc.sizes.len(), tables);
+            let r = acc.report();
+            assert_eq!(r.dedup.len(), 1);
+            assert_eq!(r.dedup[0].counts.unique_blocks, 1_000_000u64.div_ceil(4096));
+        }
     }
 
     #[test]
