@@ -4,18 +4,23 @@
 Runs crates/trawl-reduce/examples/table_bench.rs (release) RUNS times for each and prints the
 median inserts per second, bytes per distinct key and the ratio.
 
-    python3 bench/table.py [--keys N] [--dup PERCENT] [--runs R]
+    python3 bench/table.py [--keys N] [--dup PERCENT] [--runs R] [--before BIN]
+
+--before BIN: also run another build of table_bench (e.g. from an older commit, built with
+`git worktree add /tmp/old REV && cargo build --release --example table_bench`) in the same
+run, runs interleaved with this build's, to compare a change.
 """
 import argparse
 import statistics
 import subprocess
 
 
-def run(keys, dup, which, env=None):
+def run(keys, dup, which, env=None, binary=None):
     import os
     e = dict(os.environ, **(env or {}))
-    out = subprocess.run(["cargo", "run", "-q", "--release", "-p", "trawl-reduce", "--example",
-                          "table_bench", "--", str(keys), str(dup), which],
+    cmd = ([binary] if binary else ["cargo", "run", "-q", "--release", "-p", "trawl-reduce",
+                                    "--example", "table_bench", "--"])
+    out = subprocess.run(cmd + [str(keys), str(dup), which],
                          capture_output=True, text=True, check=True, env=e).stdout.split()
     return {out[i]: out[i + 1] for i in range(1, len(out) - 1, 2)}
 
@@ -25,6 +30,7 @@ def main():
     ap.add_argument("--keys", type=int, default=64_000_000)
     ap.add_argument("--dup", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--before", help="another table_bench binary to compare, same run")
     a = ap.parse_args()
     res = {}
     variants = [
@@ -32,14 +38,27 @@ def main():
         ("sorted", "fptable", {"SORTED_BATCH": str(8 << 20)}, "batches of 8 Mi keys sorted by partition first"),
         ("hashmap", "hashmap", None, "std HashMap<u128, u32>"),
     ]
+    if a.before:
+        variants.insert(1, ("before", "fptable", None, f"{a.before}, arrival order"))
+        variants.insert(3, ("bsorted", "fptable", {"SORTED_BATCH": str(8 << 20)}, f"{a.before}, sorted batches"))
+    binaries = {"before": a.before, "bsorted": a.before}
+    # Runs interleaved (each round runs every variant once), so that drift on a shared machine
+    # falls on all of them alike.
+    runs = {label: [] for label, *_ in variants}
+    for _ in range(a.runs):
+        for label, which, env, _what in variants:
+            runs[label].append(run(a.keys, a.dup, which, env, binaries.get(label)))
     for label, which, env, what in variants:
-        rs = [run(a.keys, a.dup, which, env) for _ in range(a.runs)]
+        rs = runs[label]
         rate = statistics.median(float(r["inserts_per_s"].rstrip("M")) for r in rs)
         bpd = statistics.median(float(r["rss_bytes_per_distinct"]) for r in rs)
         res[label] = rate
         print(f"{label:<8} ({what}) {a.keys:,} keys ({a.dup}% repeats, {rs[0]['distinct']} distinct): "
               f"median {rate:.1f} M inserts/s, {bpd:.2f} B of RSS per distinct key"
               + (f", table slots {float(rs[0]['table_bytes_per_distinct']):.2f} B" if which == "fptable" else ""))
+    if a.before:
+        print(f"fptable / before: {res['fptable'] / res['before']:.2f}x; "
+              f"sorted / before sorted: {res['sorted'] / res['bsorted']:.2f}x")
     print(f"fptable / hashmap: {res['fptable'] / res['hashmap']:.2f}x; sorted / hashmap: {res['sorted'] / res['hashmap']:.2f}x")
 
 
