@@ -140,6 +140,12 @@ struct Part {
     map_min: usize,
 }
 
+/// Writes slot `i` of `bytes`.
+#[inline]
+fn write_slot(bytes: &mut [u8], i: usize, s: u64) {
+    bytes[i * SLOT..(i + 1) * SLOT].copy_from_slice(&s.to_le_bytes()[..SLOT]);
+}
+
 /// Where `rem` belongs among `cap` home slots: the remainder's top bits scaled onto the
 /// capacity, monotone in `rem`.
 #[inline]
@@ -172,7 +178,7 @@ impl Part {
 
     #[inline]
     fn set(&mut self, i: usize, s: u64) {
-        self.store.bytes_mut()[i * SLOT..(i + 1) * SLOT].copy_from_slice(&s.to_le_bytes()[..SLOT]);
+        write_slot(self.store.bytes_mut(), i, s);
     }
 
     /// The slot holding `rem`, or where it belongs (`self.slots` if past the end).
@@ -232,7 +238,6 @@ impl Part {
         if (self.len + 1) * 100 > self.cap * MAX_LOAD_NUM {
             self.grow(side);
         }
-        let big = &mut side.big;
         loop {
             let i = self.seek(rem);
             if i == self.slots {
@@ -242,16 +247,8 @@ impl Part {
             let s = self.get(i);
             if s != 0 {
                 if s >> 8 == rem {
-                    let b = s & 0xff;
-                    if b == BYTE_MAX {
-                        let e = big.entry(key).or_insert(BYTE_MAX as u16);
-                        *e = (*e as u64 + add).min(COUNT_MAX) as u16;
-                    } else if b + add < BYTE_MAX {
-                        self.set(i, s + add);
-                    } else {
-                        self.set(i, (rem << 8) | BYTE_MAX);
-                        big.insert(key, (b + add).min(COUNT_MAX) as u16);
-                    }
+                    let had = side.count(s & 0xff, key);
+                    self.put_count(i, rem, had + add, key, &mut side.big);
                     return false;
                 }
                 // Make room: shift the rest of the run one slot right.
@@ -263,15 +260,22 @@ impl Part {
                     .bytes_mut()
                     .copy_within(i * SLOT..j * SLOT, (i + 1) * SLOT);
             }
-            let c = add.min(COUNT_MAX);
-            if c < BYTE_MAX {
-                self.set(i, (rem << 8) | c);
-            } else {
-                self.set(i, (rem << 8) | BYTE_MAX);
-                big.insert(key, c as u16);
-            }
+            self.put_count(i, rem, add, key, &mut side.big);
             self.len += 1;
             return true;
+        }
+    }
+
+    /// Writes `rem` with count `c` (saturated) at slot `i`: in the count byte below 255, else
+    /// in the side map under `key`.
+    #[inline]
+    fn put_count(&mut self, i: usize, rem: u64, c: u64, key: u64, big: &mut HashMap<u64, u16>) {
+        let c = c.min(COUNT_MAX);
+        if c < BYTE_MAX {
+            self.set(i, (rem << 8) | c);
+        } else {
+            self.set(i, (rem << 8) | BYTE_MAX);
+            big.insert(key, c as u16);
         }
     }
 
@@ -304,8 +308,7 @@ impl Part {
                     let s = self.get(i);
                     if s != 0 {
                         let at = home_in(cap, s >> 8).max(next);
-                        store.bytes_mut()[at * SLOT..(at + 1) * SLOT]
-                            .copy_from_slice(&s.to_le_bytes()[..SLOT]);
+                        write_slot(store.bytes_mut(), at, s);
                         next = at + 1;
                     }
                 }
@@ -373,6 +376,16 @@ struct Side {
 }
 
 impl Side {
+    /// The count behind a slot's count byte (`id`: the key in the side map).
+    #[inline]
+    fn count(&self, byte: u64, id: u64) -> u64 {
+        if byte == BYTE_MAX {
+            self.big.get(&id).map_or(BYTE_MAX, |&c| c as u64)
+        } else {
+            byte
+        }
+    }
+
     /// Every eighth of the partitions moved into mappings: the heap blocks they left are given
     /// back (glibc keeps freed blocks in the middle of its heaps resident until asked).
     fn moved_to_map(&mut self) {
@@ -517,20 +530,10 @@ impl FpTable {
         distinct
     }
 
-    /// The count behind a slot's count byte.
-    #[inline]
-    fn full_count(&self, byte: u64, id: u64) -> u64 {
-        if byte == BYTE_MAX {
-            self.side.big.get(&id).map_or(BYTE_MAX, |&c| c as u64)
-        } else {
-            byte
-        }
-    }
-
     /// The reference count of `key` (0 if it is not in the table).
     pub fn count(&self, key: u64) -> u64 {
         let (p, rem, id) = Self::split(key);
-        self.full_count(self.parts[p].count_byte(rem), id)
+        self.side.count(self.parts[p].count_byte(rem), id)
     }
 
     /// Inserts a key with a reference count (e.g. carried over from another table).
@@ -549,7 +552,7 @@ impl FpTable {
                 if s != 0 {
                     let rem = s >> 8;
                     let id = ((p as u64) << REM_BITS) | rem;
-                    f(p as u64, rem, self.full_count(s & 0xff, id));
+                    f(p as u64, rem, self.side.count(s & 0xff, id));
                 }
             }
         }
@@ -574,8 +577,9 @@ impl FpTable {
     /// Bytes held by the slots (mappings in whole pages) and the side map.
     pub fn memory_bytes(&self) -> u64 {
         let slots: usize = self.parts.iter().map(|p| p.store.held()).sum();
-        // Key, count and the map's control byte.
-        (slots + self.side.big.capacity() * 11) as u64
+        // An entry (key, count) and the map's control byte.
+        let per = std::mem::size_of::<(u64, u16)>() + 1;
+        (slots + self.side.big.capacity() * per) as u64
     }
 
     /// Calls `f` with every distinct key's reference count (saturated at 4,095).
