@@ -36,8 +36,8 @@ fn main() {
         .collect();
     let base = rss();
     if which != "hashmap" {
-        let mut t = if let Some(v) = std::env::var_os("PRESIZE") {
-            FpTable::with_capacity(v.to_str().and_then(|v| v.parse().ok()).unwrap_or(n as u64))
+        let mut t = if std::env::var_os("PRESIZE").is_some() {
+            FpTable::with_capacity(n as u64)
         } else {
             FpTable::new()
         };

@@ -1,5 +1,5 @@
 //! The fingerprint table: the set of distinct block fingerprints with a small reference count, in
-//! 7-byte slots, nine to a cache line, about 8 bytes per distinct block at any size.
+//! 7 bytes per slot and about 8-9 bytes per distinct block at any size.
 //!
 //! Why by hand: a `HashMap<u128, u32>` costs 32+ bytes per entry plus its control bytes and
 //! doubling slack (the seed's Java map ~54 B, restic ~56 B, duperemove ~82 B per block), which is
@@ -14,24 +14,21 @@
 //!   different blocks to agree on 60 bits, about n^2 / 2^61 expected in n distinct blocks (0.001
 //!   at 50 million, 0.4 at 10^9, 43 in 10^10, each an undercount of one unique block;
 //!   `--exact-keys` keeps all 128 bits).
-//! - Each partition is a bucketized cuckoo table: a bucket is one 64-byte cache line holding nine
-//!   slots and, in its last byte, how many are used. A remainder has two candidate buckets (its
-//!   top bits, and a mix of all its bits, each scaled onto the bucket count); it goes into the
-//!   first while that has room, into the second only when the first is full, and when both are
-//!   full it displaces a key into that key's other bucket (a bounded random walk). Buckets never
-//!   lose a key, so a remainder whose first bucket is not full is not in its second: most
-//!   lookups read one line, none more than two. With nine slots a bucket and two choices, tables
-//!   fill past 95% before walks grow long, so partitions grow by 1.25x at 95% load and the load
-//!   stays between 0.76 and 0.95: about 8.3 bytes per distinct block on average.
-//!   (The table it replaces, ordered linear probing, kept the partition sorted but shifted runs
-//!   that at these loads span several cache lines; inserts stalled on those misses: 6-7 M/s.)
-//! - Partitions start at staggered sizes so that they do not all grow at once, and grow one at a
-//!   time by rebuilding into a fresh store (a partition is ~100 KB at 50 million keys, so the
-//!   rebuild runs in cache). A partition of 32 KiB or more lives in an anonymous mapping of its
-//!   own, sized to whole pages, which goes straight back to the kernel when replaced: partitions
-//!   growing on glibc's heaps, from several threads, left freed blocks that later sizes could not
-//!   reuse (RSS 17.8 bytes per distinct block at 50 million, for 10 in the slots).
-//! - Inserts come in batches; each key's two buckets are prefetched a few keys ahead, so that the
+//! - Each partition is an ordered open-addressing table with linear probing (every run kept
+//!   sorted, so the partition is sorted and growing it is one sequential pass), indexed by the
+//!   remainder's high bits (a multiply-shift range reduction, monotone, so capacities need not be
+//!   powers of two), grown by 1.25x at 90% load. Partitions start at staggered capacities so that
+//!   they do not all grow at once: the average load stays near 0.8, about 8.8 bytes per distinct
+//!   block, in place of a doubling table's 2x swings.
+//! - Memory that the allocator cannot give back is memory lost: partitions growing by 1.25x on
+//!   the heap, from several threads, left freed blocks that later sizes could not reuse (RSS
+//!   17.8 bytes per distinct block at 50 million, for 10 in the slots). So a partition of 32 KiB
+//!   or more lives in an anonymous mapping of its own, sized to whole pages, and grows in place:
+//!   `mremap` extends it (the kernel moves page tables, not bytes), then the keys are packed to
+//!   the far end and placed forward at their new homes, which never lie after where they were
+//!   packed. The heap only ever holds the small partitions (at most 128 MiB in all), and what they
+//!   leave there is given back as they move out.
+//! - Inserts come in batches; each key's home slot is prefetched a few keys ahead, so that the
 //!   cache misses of a table far larger than the CPU caches overlap instead of queueing.
 
 use std::collections::HashMap;
@@ -43,329 +40,318 @@ const PARTS: usize = 1 << PART_BITS;
 const REM_BITS: u32 = 48;
 /// Key bits below the remainder, not kept.
 const LOW_BITS: u32 = 64 - PART_BITS - REM_BITS;
-/// Slots per bucket (9 x 7 = 63 bytes), and the byte that counts the used ones.
-const WAYS: usize = 9;
-const FILL: usize = 63;
+/// Bytes per slot: the remainder and the count byte.
+const SLOT: usize = 7;
+const SLOT_MASK: u64 = (1 << (8 * SLOT)) - 1;
 /// A slot's count byte at this value means: the count is in the side map.
 const BYTE_MAX: u64 = 255;
 /// Reference counts saturate here.
 pub const COUNT_MAX: u64 = 4095;
-/// Grow past this load (percent of the slots).
-const MAX_LOAD_PCT: usize = 95;
-/// Displacements tried before a partition grows instead.
-const MAX_KICKS: usize = 256;
+const MAX_LOAD_NUM: usize = 90;
 /// A partition this large (bytes) gets a mapping of its own.
 const MAP_MIN: usize = 32 << 10;
 const PAGE: usize = 4096;
 
-/// One cache line: nine slots and the number used (the first ones). A slot's 48-bit remainder
-/// is stored split, so that a lookup compares the nine high parts at once: bytes 0..18 hold the
-/// remainders' top 16 bits, 18..54 their low 32 bits, 54..63 the count bytes, 63 the fill.
-#[repr(C, align(64))]
-#[derive(Clone, Copy)]
-struct Bucket([u8; 64]);
+/// Slots past the home range, where the last run may spill over (no wrap-around: the order
+/// below needs none); the tail is lengthened when a run reaches its end.
+const TAIL: usize = 8;
 
-const TAGS: usize = 0;
-const LOWS: usize = 2 * WAYS;
-const COUNTS: usize = 6 * WAYS;
-
-impl Bucket {
-    #[inline]
-    fn fill(&self) -> usize {
-        self.0[FILL] as usize
-    }
-
-    #[inline]
-    fn tag(&self, j: usize) -> u16 {
-        u16::from_le_bytes([self.0[TAGS + 2 * j], self.0[TAGS + 2 * j + 1]])
-    }
-
-    /// Slot `j` (remainder << 8 | count byte); `j < WAYS`.
-    #[inline]
-    fn slot(&self, j: usize) -> u64 {
-        let low = u32::from_le_bytes(self.0[LOWS + 4 * j..LOWS + 4 * j + 4].try_into().unwrap());
-        let rem = ((self.tag(j) as u64) << 32) | low as u64;
-        (rem << 8) | self.0[COUNTS + j] as u64
-    }
-
-    #[inline]
-    fn set(&mut self, j: usize, s: u64) {
-        let rem = s >> 8;
-        self.0[TAGS + 2 * j..TAGS + 2 * j + 2].copy_from_slice(&((rem >> 32) as u16).to_le_bytes());
-        self.0[LOWS + 4 * j..LOWS + 4 * j + 4].copy_from_slice(&(rem as u32).to_le_bytes());
-        self.0[COUNTS + j] = s as u8;
-    }
-
-    /// The slot holding `rem`, if any: the nine tags are compared without branches (the loop
-    /// vectorises), then the few matches are checked in full.
-    #[inline]
-    fn find(&self, rem: u64) -> Option<usize> {
-        let tag = (rem >> 32) as u16;
-        let mut hits = 0u32;
-        for j in 0..WAYS {
-            hits |= ((self.tag(j) == tag) as u32) << j;
-        }
-        hits &= (1u32 << self.fill()) - 1;
-        while hits != 0 {
-            let j = hits.trailing_zeros() as usize;
-            if self.slot(j) >> 8 == rem {
-                return Some(j);
-            }
-            hits &= hits - 1;
-        }
-        None
-    }
-
-    /// Appends a slot; the bucket has room.
-    #[inline]
-    fn push(&mut self, s: u64) {
-        let n = self.fill();
-        debug_assert!(n < WAYS);
-        self.set(n, s);
-        self.0[FILL] = n as u8 + 1;
-    }
-}
-
-/// A partition's buckets: on the heap while small, in a mapping of its own once large.
+/// A partition's bytes: on the heap while small, in a mapping of its own once large.
 enum Store {
-    Heap(Vec<Bucket>),
+    Heap(Vec<u8>),
     Map(memmap2::MmapMut),
 }
 
 impl Store {
-    /// `n` empty buckets.
-    fn new(n: usize, map_min: usize) -> Store {
-        let bytes = n * 64;
+    /// Zeroed bytes for `slots` slots (plus one byte, so that every slot can be read as a u64).
+    fn new(slots: usize, map_min: usize) -> Store {
+        let bytes = slots * SLOT + 1;
         if bytes < map_min {
-            Store::Heap(vec![Bucket([0; 64]); n])
+            Store::Heap(vec![0; bytes])
         } else {
-            // Populated: the rebuild that fills it touches every page, and faulting them one by
-            // one (a read maps the zero page, the write copies it) was a tenth of insert time.
-            Store::Map(
-                memmap2::MmapOptions::new()
-                    .len(bytes)
-                    .populate()
-                    .map_anon()
-                    .expect("fingerprint table: out of memory"),
-            )
+            Store::Map(memmap2::MmapMut::map_anon(bytes).expect("fingerprint table: out of memory"))
         }
     }
 
     #[inline]
-    fn buckets(&self) -> &[Bucket] {
+    fn bytes(&self) -> &[u8] {
         match self {
             Store::Heap(v) => v,
-            // SAFETY: a mapping is page-aligned and its length a multiple of 64 (`new`), so it
-            // is a slice of 64-byte-aligned buckets of plain bytes, borrowed as long as `self`.
-            Store::Map(m) => unsafe {
-                std::slice::from_raw_parts(m.as_ptr().cast::<Bucket>(), m.len() / 64)
-            },
+            Store::Map(m) => m,
         }
     }
 
     #[inline]
-    fn buckets_mut(&mut self) -> &mut [Bucket] {
+    fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             Store::Heap(v) => v,
-            // SAFETY: as in `buckets`, borrowed mutably as long as `self`.
-            Store::Map(m) => unsafe {
-                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<Bucket>(), m.len() / 64)
-            },
+            Store::Map(m) => m,
+        }
+    }
+
+    /// Resizes to `slots` slots; new bytes are zero.
+    fn resize(&mut self, slots: usize) {
+        let bytes = slots * SLOT + 1;
+        match self {
+            Store::Heap(v) => {
+                // Exactly: a doubled capacity would be memory the table never uses.
+                v.reserve_exact(bytes.saturating_sub(v.len()));
+                v.resize(bytes, 0)
+            }
+            #[cfg(target_os = "linux")]
+            Store::Map(m) => {
+                // SAFETY: an anonymous private mapping: the added pages are zero-filled memory
+                // of the process, and no reference into the old range outlives `&mut self`.
+                unsafe { m.remap(bytes, memmap2::RemapOptions::new().may_move(true)) }
+                    .expect("fingerprint table: out of memory");
+            }
+            #[cfg(not(target_os = "linux"))]
+            Store::Map(m) => {
+                let mut n =
+                    memmap2::MmapMut::map_anon(bytes).expect("fingerprint table: out of memory");
+                let keep = m.len().min(bytes);
+                n[..keep].copy_from_slice(&m[..keep]);
+                *m = n;
+            }
         }
     }
 
     /// Bytes held: mappings in whole pages.
     fn held(&self) -> usize {
         match self {
-            Store::Heap(v) => v.capacity() * 64,
+            Store::Heap(v) => v.capacity(),
             Store::Map(m) => m.len().next_multiple_of(PAGE),
         }
     }
 }
 
-/// A remainder's first bucket: its top bits scaled onto `n` buckets.
-#[inline]
-fn first_bucket(n: usize, rem: u64) -> usize {
-    (((rem << (64 - REM_BITS)) as u128 * n as u128) >> 64) as usize
-}
-
-/// A remainder's second bucket: all its bits mixed (splitmix64's finalizer), scaled onto `n`.
-#[inline]
-fn second_bucket(n: usize, rem: u64) -> usize {
-    let mut x = rem;
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
-    x ^= x >> 31;
-    ((x as u128 * n as u128) >> 64) as usize
-}
-
-/// One partition: a bucketized cuckoo table (see the module notes).
+/// One partition: an ordered linear-probing table (Amble and Knuth's ordered hash table). The
+/// home of a remainder is a monotone function of it, and every run of occupied slots is kept
+/// sorted, so the whole partition is sorted by remainder: a lookup stops at the first larger
+/// remainder, growing is one sequential pass (each key lands at the larger of its new home and
+/// the slot after the previous key), and keys inserted in sorted order walk the slots forward.
 struct Part {
     store: Store,
-    /// Buckets in the store.
-    n: usize,
-    /// The size it grows from, unrounded: the partitions' sizes stay staggered (rounding each
-    /// step up would bring them into step, all growing at once).
-    size: f64,
+    /// Slots in the store: the home range (`cap`) and the tail.
+    slots: usize,
+    cap: usize,
     len: usize,
     /// Size (bytes) from which the partition lives in a mapping ([`MAP_MIN`]; lower in tests).
     map_min: usize,
-    /// State of the victim choice of displacement walks (xorshift).
-    rng: u32,
+}
+
+/// Writes slot `i` of `bytes`.
+#[inline]
+fn write_slot(bytes: &mut [u8], i: usize, s: u64) {
+    bytes[i * SLOT..(i + 1) * SLOT].copy_from_slice(&s.to_le_bytes()[..SLOT]);
+}
+
+/// Where `rem` belongs among `cap` home slots: the remainder's top bits scaled onto the
+/// capacity, monotone in `rem`.
+#[inline]
+fn home_in(cap: usize, rem: u64) -> usize {
+    (((rem << (64 - REM_BITS)) as u128 * cap as u128) >> 64) as usize
 }
 
 impl Part {
-    /// A partition of `size` buckets (rounded up).
-    fn with_buckets(size: f64, map_min: usize) -> Part {
-        let n = Self::round((size.ceil() as usize).max(1), map_min);
+    fn with_capacity(cap: usize, map_min: usize) -> Part {
         Part {
-            store: Store::new(n, map_min),
-            n,
-            size,
+            store: Store::new(cap + TAIL, map_min),
+            slots: cap + TAIL,
+            cap,
             len: 0,
             map_min,
-            rng: 0x9e37_79b9,
         }
     }
 
-    /// `n` buckets, or whole pages of them for a partition that gets a mapping (the rest of the
-    /// last page is capacity too).
-    fn round(n: usize, map_min: usize) -> usize {
-        if n * 64 >= map_min {
-            n.next_multiple_of(PAGE / 64)
-        } else {
-            n
-        }
-    }
-
-    /// The slot of `rem`: (bucket, slot) if present.
     #[inline]
-    fn find(&self, rem: u64) -> Option<(usize, usize)> {
-        let b = self.store.buckets();
-        let a = first_bucket(self.n, rem);
-        if let Some(j) = b[a].find(rem) {
-            return Some((a, j));
+    fn home(&self, rem: u64) -> usize {
+        home_in(self.cap, rem)
+    }
+
+    /// Slot `i` (remainder << 8 | count byte; 0 when empty); `i < self.slots`.
+    #[inline]
+    fn get(&self, i: usize) -> u64 {
+        let b = &self.store.bytes()[i * SLOT..i * SLOT + 8];
+        u64::from_le_bytes(b.try_into().unwrap()) & SLOT_MASK
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, s: u64) {
+        write_slot(self.store.bytes_mut(), i, s);
+    }
+
+    /// The slot holding `rem`, or where it belongs (`self.slots` if past the end).
+    #[inline]
+    fn seek(&self, rem: u64) -> usize {
+        let p = self.store.bytes().as_ptr();
+        let mut i = self.home(rem);
+        while i < self.slots {
+            // SAFETY: i < self.slots, and the store holds self.slots * SLOT + 1 bytes, so the
+            // 8 bytes read at i * SLOT are in bounds (the hot loop of every insert: the
+            // checked read was measured 20% slower).
+            let s = unsafe { p.add(i * SLOT).cast::<u64>().read_unaligned() } & SLOT_MASK;
+            if s == 0 || s >> 8 >= rem {
+                break;
+            }
+            i += 1;
         }
-        let c = second_bucket(self.n, rem);
-        b[c].find(rem).map(|j| (c, j))
+        i
+    }
+
+    /// The first empty slot at or after `i`. (An occupied slot's count byte, its first, is
+    /// never 0.)
+    #[inline]
+    fn next_empty(&self, mut i: usize) -> Option<usize> {
+        let p = self.store.bytes().as_ptr();
+        while i < self.slots {
+            // SAFETY: as in `seek`.
+            if unsafe { *p.add(i * SLOT) } == 0 {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
     }
 
     /// The slot's count byte for `rem` (0 if absent).
     fn count_byte(&self, rem: u64) -> u64 {
-        self.find(rem)
-            .map_or(0, |(a, j)| self.store.buckets()[a].slot(j) & 0xff)
+        let i = self.seek(rem);
+        if i < self.slots {
+            let s = self.get(i);
+            if s != 0 && s >> 8 == rem {
+                return s & 0xff;
+            }
+        }
+        0
+    }
+
+    fn extend(&mut self, by: usize) {
+        self.slots += by;
+        self.store.resize(self.slots);
     }
 
     /// Adds `add` to the count of `rem` (non-zero, 48 bits; `key` names it in the side map);
     /// returns true if it was not there.
     #[inline]
     fn insert(&mut self, rem: u64, add: u64, key: u64, side: &mut Side) -> bool {
-        if let Some((a, j)) = self.find(rem) {
-            let bucket = &mut self.store.buckets_mut()[a];
-            let had = side.count(bucket.slot(j) & 0xff, key);
-            bucket.set(j, slot_with_count(rem, had + add, key, &mut side.big));
-            return false;
+        if (self.len + 1) * 100 > self.cap * MAX_LOAD_NUM {
+            self.grow(side);
         }
-        let s = slot_with_count(rem, add, key, &mut side.big);
-        if (self.len + 1) * 100 > self.n * WAYS * MAX_LOAD_PCT {
-            self.grow(side, None);
+        loop {
+            let i = self.seek(rem);
+            if i == self.slots {
+                self.extend(TAIL);
+                continue;
+            }
+            let s = self.get(i);
+            if s != 0 {
+                if s >> 8 == rem {
+                    let had = side.count(s & 0xff, key);
+                    self.put_count(i, rem, had + add, key, &mut side.big);
+                    return false;
+                }
+                // Make room: shift the rest of the run one slot right.
+                let Some(j) = self.next_empty(i) else {
+                    self.extend(TAIL);
+                    continue;
+                };
+                self.store
+                    .bytes_mut()
+                    .copy_within(i * SLOT..j * SLOT, (i + 1) * SLOT);
+            }
+            self.put_count(i, rem, add, key, &mut side.big);
+            self.len += 1;
+            return true;
         }
-        if let Err(homeless) = self.place(s) {
-            self.grow(side, Some(homeless));
-        }
-        self.len += 1;
-        true
     }
 
-    /// Puts a slot for a remainder known to be absent: into its first bucket if that has room,
-    /// else its second, else displaces keys along a bounded random walk. On failure every key is
-    /// in place except the one returned (not necessarily `s`).
-    fn place(&mut self, mut s: u64) -> Result<(), u64> {
-        let n = self.n;
-        let rem = s >> 8;
-        let b = self.store.buckets_mut();
-        let (a, c) = (first_bucket(n, rem), second_bucket(n, rem));
-        // The emptier of the two (two choices keep the buckets even).
-        let mut at = if b[c].fill() < b[a].fill() { c } else { a };
-        for _ in 0..MAX_KICKS {
-            if b[at].fill() < WAYS {
-                b[at].push(s);
-                return Ok(());
-            }
-            // Displace a victim: `at` stays full, and the victim goes to its other bucket (if
-            // that is its second, its first is `at`, full).
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 17;
-            self.rng ^= self.rng << 5;
-            let j = self.rng as usize % WAYS;
-            let victim = b[at].slot(j);
-            b[at].set(j, s);
-            s = victim;
-            let r = s >> 8;
-            let first = first_bucket(n, r);
-            at = if first == at {
-                second_bucket(n, r)
-            } else {
-                first
-            };
+    /// Writes `rem` with count `c` (saturated) at slot `i`: in the count byte below 255, else
+    /// in the side map under `key`.
+    #[inline]
+    fn put_count(&mut self, i: usize, rem: u64, c: u64, key: u64, big: &mut HashMap<u64, u16>) {
+        let c = c.min(COUNT_MAX);
+        if c < BYTE_MAX {
+            self.set(i, (rem << 8) | c);
+        } else {
+            self.set(i, (rem << 8) | BYTE_MAX);
+            big.insert(key, c as u16);
         }
-        Err(s)
     }
 
-    /// Grows by 1.25x (more if a rebuild cannot place every key): every key is placed again in
-    /// a fresh store, plus `extra`, a key left without a slot by a failed walk. The old store
-    /// is dropped: a mapping goes straight back to the kernel.
-    #[inline(never)]
-    fn grow(&mut self, side: &mut Side, extra: Option<u64>) {
-        let mut size = self.size;
-        let fresh = 'rebuild: loop {
-            size *= 1.25;
-            let n = Self::round((size.ceil() as usize).max(self.n + 1), self.map_min);
-            let mut p = Part {
-                store: Store::new(n, self.map_min),
-                n,
-                size,
-                len: self.len,
-                map_min: self.map_min,
-                rng: self.rng,
-            };
-            // Pull the fresh (zero) lines into the cache first: the kernel's page clearing can
-            // leave them out of it, and the placing below reads them in random order.
-            for b in p.store.buckets_mut() {
-                b.0[FILL] = 0;
+    fn grow(&mut self, side: &mut Side) {
+        // x1.25, rounded up: keeps the partitions' staggered sizes staggered.
+        let mut cap = (self.cap * 5).div_ceil(4);
+        if (cap + TAIL) * SLOT + 1 >= self.map_min {
+            // Whole pages: the rest of the last page is capacity too.
+            cap = ((cap + TAIL) * SLOT + 1)
+                .next_multiple_of(PAGE)
+                .saturating_sub(1)
+                / SLOT
+                - TAIL;
+        }
+        // Where the last key will land, so that the new slots hold every key.
+        let mut next = 0;
+        for i in 0..self.slots {
+            let s = self.get(i);
+            if s != 0 {
+                next = home_in(cap, s >> 8).max(next) + 1;
             }
-            for bucket in self.store.buckets() {
-                for j in 0..bucket.fill() {
-                    if p.place(bucket.slot(j)).is_err() {
-                        continue 'rebuild;
+        }
+        let slots = cap.max(next) + TAIL;
+        match &self.store {
+            Store::Map(_) => self.grow_in_place(cap, slots),
+            Store::Heap(_) => {
+                let mut store = Store::new(slots, self.map_min);
+                let mut next = 0;
+                for i in 0..self.slots {
+                    let s = self.get(i);
+                    if s != 0 {
+                        let at = home_in(cap, s >> 8).max(next);
+                        write_slot(store.bytes_mut(), at, s);
+                        next = at + 1;
                     }
                 }
+                let moved = matches!(store, Store::Map(_));
+                self.store = store;
+                if moved {
+                    side.moved_to_map();
+                }
             }
-            if let Some(s) = extra
-                && p.place(s).is_err()
-            {
-                continue 'rebuild;
-            }
-            break p;
-        };
-        let moved = matches!(self.store, Store::Heap(_)) && matches!(fresh.store, Store::Map(_));
-        *self = fresh;
-        if moved {
-            side.moved_to_map();
         }
+        self.cap = cap;
+        self.slots = slots;
     }
-}
 
-/// A slot for `rem` with count `c` (saturated): in the count byte below 255, else in the side
-/// map under `key`.
-#[inline]
-fn slot_with_count(rem: u64, c: u64, key: u64, big: &mut HashMap<u64, u16>) -> u64 {
-    let c = c.min(COUNT_MAX);
-    if c < BYTE_MAX {
-        (rem << 8) | c
-    } else {
-        big.insert(key, c as u16);
-        (rem << 8) | BYTE_MAX
+    /// The store is a mapping: extend it, pack the keys against its far end (walking backward,
+    /// each key moves right or stays), then place them forward at their new homes. A key's new
+    /// place is never after its packed place, since the slots were sized for the last key plus
+    /// the tail, so placing never overwrites a key not yet placed.
+    fn grow_in_place(&mut self, cap: usize, slots: usize) {
+        let old = self.slots;
+        self.store.resize(slots);
+        let mut j = slots;
+        for i in (0..old).rev() {
+            let s = self.get(i);
+            if s != 0 {
+                j -= 1;
+                if j != i {
+                    self.set(j, s);
+                }
+            }
+        }
+        self.store.bytes_mut()[..j * SLOT].fill(0);
+        let mut next = 0;
+        for q in j..slots {
+            let s = self.get(q);
+            let at = home_in(cap, s >> 8).max(next);
+            debug_assert!(at <= q);
+            if at != q {
+                self.set(at, s);
+                self.set(q, 0);
+            }
+            next = at + 1;
+        }
     }
 }
 
@@ -439,12 +425,12 @@ impl FpTable {
 
     /// As [`FpTable::with_capacity`], with partitions of `map_min` bytes or more in mappings.
     fn with_map_min(distinct: u64, map_min: usize) -> FpTable {
-        // Buckets for a load of 0.8, at least two (18 slots).
-        let base = ((distinct as f64 / PARTS as f64) / 0.8 / WAYS as f64).max(2.0);
+        let base = ((distinct as f64 / PARTS as f64) / 0.8).max(16.0);
         let parts = (0..PARTS)
             .map(|i| {
                 // Staggered: base * 1.25^(i/PARTS), so growth steps are spread over the partitions.
-                Part::with_buckets(base * 1.25f64.powf(i as f64 / PARTS as f64), map_min)
+                let cap = (base * 1.25f64.powf(i as f64 / PARTS as f64)).ceil() as usize;
+                Part::with_capacity(cap, map_min)
             })
             .collect();
         FpTable {
@@ -463,15 +449,19 @@ impl FpTable {
         (part, rem, ((part as u64) << REM_BITS) | rem)
     }
 
-    /// Prefetches both of a key's buckets (the second is needed when the first is full, which
-    /// is most of them near the top of the load range).
     #[inline]
     fn prefetch_home(&self, key: u64) {
         let (p, rem, _) = Self::split(key);
         let part = &self.parts[p];
-        let b = part.store.buckets().as_ptr();
-        prefetch(b.wrapping_add(first_bucket(part.n, rem)).cast());
-        prefetch(b.wrapping_add(second_bucket(part.n, rem)).cast());
+        let at = part
+            .store
+            .bytes()
+            .as_ptr()
+            .wrapping_add(part.home(rem) * SLOT);
+        prefetch(at);
+        // Two lines: a run crosses into the next line about half the time at these loads
+        // (measured: 1.08x inserts/s over one line; three lines no better).
+        prefetch(at.wrapping_add(64));
     }
 
     #[inline]
@@ -510,7 +500,8 @@ impl FpTable {
     /// Inserts a batch in partition order (a counting sort by partition first), so that each
     /// partition's share is inserted while the partition is hot in cache, with each key's home
     /// prefetched a few keys ahead; worth it when the batch is large against the number of
-    /// partitions (millions of keys). Only the number of new keys is returned.
+    /// partitions (millions of keys). (Sorting within partitions too was measured slower: runs
+    /// of ascending keys lengthen the shifts.) Only the number of new keys is returned.
     pub fn insert_sorted(&mut self, keys: &[u64], scratch: &mut Vec<u64>) -> u64 {
         let mut starts = vec![0usize; PARTS + 1];
         for &k in keys {
@@ -555,9 +546,10 @@ impl FpTable {
     /// Calls `f(part, rem, count)` for every key of these partitions.
     fn for_each_in(&self, parts: std::ops::Range<usize>, f: &mut dyn FnMut(u64, u64, u64)) {
         for p in parts {
-            for bucket in self.parts[p].store.buckets() {
-                for j in 0..bucket.fill() {
-                    let s = bucket.slot(j);
+            let part = &self.parts[p];
+            for i in 0..part.slots {
+                let s = part.get(i);
+                if s != 0 {
                     let rem = s >> 8;
                     let id = ((p as u64) << REM_BITS) | rem;
                     f(p as u64, rem, self.side.count(s & 0xff, id));
@@ -636,28 +628,19 @@ mod tests {
         assert_eq!(a, b);
     }
 
-    /// Every key in one of its two buckets and there once, every bucket's fill within its
-    /// nine slots, every count found, absent keys not found.
-    fn check_against(t: &FpTable, m: &HashMap<u64, u64>) {
+    /// Every partition sorted, every key at or after its home, every count found.
+    fn check_ordered_against(t: &FpTable, m: &HashMap<u64, u64>) {
         for (pi, p) in t.parts.iter().enumerate() {
-            let mut seen = std::collections::HashSet::new();
-            for (i, b) in p.store.buckets().iter().enumerate() {
-                assert!(b.fill() <= WAYS);
-                for j in 0..b.fill() {
-                    let rem = b.slot(j) >> 8;
-                    assert!(
-                        i == first_bucket(p.n, rem) || i == second_bucket(p.n, rem),
-                        "partition {pi} bucket {i}: a key in neither of its buckets"
-                    );
-                    assert!(seen.insert(rem), "partition {pi}: a key twice");
-                }
-                // Free slots are zero (a slot is read only below the fill, but a stale one
-                // would mean a push that wrote past it).
-                for j in b.fill()..WAYS {
-                    assert_eq!(b.slot(j), 0, "partition {pi} bucket {i} slot {j}");
+            let mut last = 0;
+            for i in 0..p.slots {
+                let s = p.get(i);
+                if s != 0 {
+                    let rem = s >> 8;
+                    assert!(rem > last, "partition {pi} slot {i}: not in order");
+                    assert!(i >= p.home(rem), "partition {pi} slot {i}: before its home");
+                    last = rem;
                 }
             }
-            assert_eq!(seen.len(), p.len);
         }
         for (k, c) in m {
             assert_eq!(t.count(*k), (*c).min(COUNT_MAX), "key {k:x}");
@@ -669,7 +652,7 @@ mod tests {
         }
     }
 
-    fn checked_run(mut t: FpTable) -> FpTable {
+    fn ordered_run(mut t: FpTable) -> FpTable {
         let ks = keys(500_000, 150_000, 5);
         let mut m: HashMap<u64, u64> = HashMap::new();
         let (mut new, mut scratch) = (Vec::new(), Vec::new());
@@ -684,89 +667,38 @@ mod tests {
             }
         }
         assert_eq!(t.distinct(), m.len() as u64);
-        check_against(&t, &m);
+        check_ordered_against(&t, &m);
         t
     }
 
     #[test]
-    fn keys_stay_in_their_buckets_and_lookups_find_every_count() {
-        checked_run(FpTable::new());
+    fn partitions_stay_ordered_and_lookups_find_every_count() {
+        ordered_run(FpTable::new());
     }
 
     #[test]
-    fn partitions_moved_into_their_own_mappings_keep_every_key_and_fill_whole_pages() {
-        // A 256-byte threshold: partitions move from the heap to mappings after a growth or
-        // two, then are rebuilt into fresh mappings many times over.
-        let t = checked_run(FpTable::with_map_min(0, 256));
+    fn partitions_grown_in_place_in_their_own_mappings_stay_ordered() {
+        // A 256-byte threshold: partitions move from the heap to mappings after a few growths,
+        // then grow in place many times over.
+        let t = ordered_run(FpTable::with_map_min(0, 256));
         let mapped = t
             .parts
             .iter()
             .filter(|p| matches!(p.store, Store::Map(_)))
             .count();
-        // All started on the heap (two buckets are 128 bytes); most have moved.
+        // All started on the heap (24 slots are 169 bytes); most have moved.
         assert!(
             mapped > PARTS * 3 / 4,
             "{mapped} partitions moved to mappings"
         );
-        // Whole pages: the buckets fill the last page (these partitions are ~300 bytes of
+        // Whole pages: the capacity fills the last page (these partitions are ~400 bytes of
         // keys, so without that most of each page would lie unused).
-        let mapped = || t.parts.iter().filter(|p| matches!(p.store, Store::Map(_)));
-        let used: usize = mapped().map(|p| p.n * 64).sum();
-        let held: usize = mapped().map(|p| p.store.held()).sum();
-        assert_eq!(used, held);
-    }
-
-    #[test]
-    fn full_buckets_displace_keys_and_a_failed_walk_grows_the_partition() {
-        // One partition, filled far past where walks start: every key must stay findable
-        // through displacements and growths forced by failed walks.
-        let mut t = FpTable::new();
-        let mut m: HashMap<u64, u64> = HashMap::new();
-        let mut new = Vec::new();
-        // Keys of partition 0 only (top 12 bits zero).
-        let ks: Vec<u64> = keys(60_000, u64::MAX, 31)
-            .into_iter()
-            .map(|k| k >> PART_BITS)
-            .collect();
-        for chunk in ks.chunks(1000) {
-            t.insert_batch(chunk, &mut new);
-            for k in chunk {
-                *m.entry(*k).or_insert(0) += 1;
-            }
-        }
-        let p = &t.parts[0];
-        let displaced = p
-            .store
-            .buckets()
-            .iter()
-            .enumerate()
-            .flat_map(|(i, b)| (0..b.fill()).map(move |j| (i, b.slot(j) >> 8)))
-            .filter(|&(i, rem)| i != first_bucket(p.n, rem))
-            .count();
+        let used: usize = t.parts.iter().map(|p| p.store.bytes().len()).sum();
+        let held: usize = t.parts.iter().map(|p| p.store.held()).sum();
         assert!(
-            displaced > 10_000,
-            "{displaced} keys in their second bucket"
+            used as f64 > 0.95 * held as f64,
+            "{used} of {held} bytes used"
         );
-        check_against(&t, &m);
-        // A failed walk leaves one key homeless; growing must place it.
-        let mut p = Part::with_buckets(1.0, MAP_MIN);
-        let mut side = Side::default();
-        for rem in 1..=(WAYS as u64) {
-            assert!(p.place(rem << 8 | 1).is_ok());
-        }
-        let homeless = p.place(100 << 8 | 1).unwrap_err();
-        p.grow(&mut side, Some(homeless));
-        p.len = WAYS + 1;
-        let mut all: Vec<u64> = p
-            .store
-            .buckets()
-            .iter()
-            .flat_map(|b| (0..b.fill()).map(|j| b.slot(j) >> 8))
-            .collect();
-        all.sort_unstable();
-        let mut want: Vec<u64> = (1..=WAYS as u64).chain([100]).collect();
-        want.sort_unstable();
-        assert_eq!(all, want);
     }
 
     #[test]
@@ -791,7 +723,7 @@ mod tests {
             }
             assert!(m[&hot[3]] < 255 && m[&hot[9]] > 255 && m[&hot[9]] < COUNT_MAX);
             assert!(m[&hot[39]] > COUNT_MAX);
-            check_against(&t, &m);
+            check_ordered_against(&t, &m);
             assert!(!t.side.big.is_empty());
             // Carried over with their counts (what a spill does), they stay exact.
             let mut u = FpTable::with_map_min(0, map_min);
@@ -801,14 +733,14 @@ mod tests {
                 });
             }
             assert_eq!(u.distinct(), t.distinct());
-            check_against(&u, &m);
+            check_ordered_against(&u, &m);
             u.insert_count(hot[9], 300);
             assert_eq!(u.count(hot[9]), (m[&hot[9]] + 300).min(COUNT_MAX));
         }
     }
 
     #[test]
-    fn stays_near_eight_bytes_per_distinct_key() {
+    fn stays_near_ten_bytes_per_distinct_key() {
         let mut t = FpTable::new();
         let mut new = Vec::new();
         let mut worst: f64 = 0.0;
@@ -818,8 +750,7 @@ mod tests {
                 worst = worst.max(t.memory_bytes() as f64 / t.distinct() as f64);
             }
         }
-        eprintln!("worst {worst}");
-        assert!(worst <= 9.0, "{worst} bytes per distinct key");
+        assert!(worst <= 9.5, "{worst} bytes per distinct key");
     }
 
     #[test]
