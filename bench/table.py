@@ -5,6 +5,10 @@ Runs crates/trawl-reduce/examples/table_bench.rs (release) RUNS times for each a
 median inserts per second, bytes per distinct key and the ratio.
 
     python3 bench/table.py [--keys N] [--dup PERCENT] [--runs R] [--before BIN]
+    python3 bench/table.py --sweep [--runs R] [--before BIN]
+
+--sweep: instead, the table alone at 0.5 to 32 million keys (same repeats), to show the bytes of
+RSS per distinct key at every scale (the index's bound holds "at any scale", not only at the top).
 
 --before BIN: also run another build of table_bench (e.g. from an older commit, built with
 `git worktree add /tmp/old REV && cargo build --release --example table_bench`) in the same
@@ -31,7 +35,10 @@ def main():
     ap.add_argument("--dup", type=int, default=20)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", help="another table_bench binary to compare, same run")
+    ap.add_argument("--sweep", action="store_true")
     a = ap.parse_args()
+    if a.sweep:
+        return sweep(a)
     res = {}
     variants = [
         ("fptable", "fptable", None, "batches of 65,536 in arrival order, prefetch (what the scan does)"),
@@ -60,6 +67,32 @@ def main():
         print(f"fptable / before: {res['fptable'] / res['before']:.2f}x; "
               f"sorted / before sorted: {res['sorted'] / res['bsorted']:.2f}x")
     print(f"fptable / hashmap: {res['fptable'] / res['hashmap']:.2f}x; sorted / hashmap: {res['sorted'] / res['hashmap']:.2f}x")
+
+
+def sweep(a):
+    builds = [("this", None)] + ([("before", a.before)] if a.before else [])
+    sizes = [500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000, 12_000_000, 16_000_000,
+             24_000_000, 32_000_000]
+    print(f"{'keys':>11} {'distinct':>11}  " + "  ".join(
+        f"{name + ' M/s':>12} {name + ' RSS B':>12} {name + ' slots B':>13}" for name, _ in builds))
+    worst = {name: 0.0 for name, _ in builds}
+    for n in sizes:
+        runs = {name: [] for name, _ in builds}
+        for _ in range(a.runs):
+            for name, binary in builds:
+                runs[name].append(run(n, a.dup, "fptable", None, binary))
+        cols = []
+        for name, _ in builds:
+            rs = runs[name]
+            rate = statistics.median(float(r["inserts_per_s"].rstrip("M")) for r in rs)
+            rss = statistics.median(float(r["rss_bytes_per_distinct"]) for r in rs)
+            slots = float(rs[0]["table_bytes_per_distinct"])
+            if n >= 2_000_000:
+                worst[name] = max(worst[name], rss)
+            cols.append(f"{rate:>12.1f} {rss:>12.2f} {slots:>13.2f}")
+        print(f"{n:>11,} {runs[builds[0][0]][0]['distinct']:>11}  " + "  ".join(cols))
+    print("worst RSS per distinct key from 2 million keys up: " +
+          ", ".join(f"{name} {w:.2f} B" for name, w in worst.items()))
 
 
 if __name__ == "__main__":

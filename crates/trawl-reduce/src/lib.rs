@@ -429,7 +429,7 @@ impl FileReducer {
     }
 }
 
-/// The set of distinct fingerprints: compact (60 bits kept, [`FpTable`]) or exact (all 128
+/// The set of distinct fingerprints: compact (56 bits kept, [`FpTable`]) or exact (all 128
 /// bits, a std HashMap at ~40 bytes per entry, for `--exact-keys`).
 enum Index {
     Compact(FpTable),
@@ -1272,7 +1272,7 @@ impl Accumulator {
             fingerprint: if self.cfg.exact_keys {
                 "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
             } else {
-                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 60 bits kept (12 implied by the partition + 48 stored)"
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 56 bits kept (8 implied by the partition + 48 stored)"
             }
             .into(),
             dedup,
