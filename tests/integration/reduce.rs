@@ -275,8 +275,8 @@ fn a_spilled_run_equals_the_in_ram_run_and_leaves_no_spill_files() {
         (v["reduction"].clone(), r.stdout)
     };
     let (ram, _) = run(&[]);
-    // A budget far below what the indexes need (their empty tables alone are ~4 MiB).
-    let (spilled, out) = run(&["--memory", "1M", "--temp-dir", "spill"]);
+    // A budget far below what the indexes need (their empty tables alone are ~300 KiB).
+    let (spilled, out) = run(&["--memory", "64K", "--temp-dir", "spill"]);
     assert_eq!(ram, spilled);
     assert!(out.contains("spilled"), "{out}");
     // Full 128-bit keys give the same figures here (no 64-bit collisions in so few blocks), in
