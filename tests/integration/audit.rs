@@ -143,13 +143,9 @@ fn audit_reports_each_verdict_and_says_it_in_the_exit_code() {
     // The text report says the same, loudly for corruption.
     let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
     r.code(1);
-    assert!(r.stdout.contains("corrupt     t/f0.txt"), "{}", r.stdout);
-    assert!(r.stdout.contains("CORRUPT: 2 files"), "{}", r.stdout);
-    assert!(
-        r.stderr.contains("trawl: t/f0.txt: CORRUPT"),
-        "{}",
-        r.stderr
-    );
+    r.stdout_has("corrupt     t/f0.txt");
+    r.stdout_has("CORRUPT: 2 files");
+    r.stderr_has("trawl: t/f0.txt: CORRUPT");
     // Corruption and missing files are reported again until dealt with; the rest is settled.
     assert!(
         r.stdout
@@ -220,8 +216,8 @@ fn identical_files_one_moved_is_one_move_from_its_own_path() {
         .args(["catalog", "history", "t/z", "-c", "cat.db"])
         .run();
     h.code(0);
-    assert!(h.stdout.contains("moved"), "{}", h.stdout);
-    assert!(h.stdout.contains("new "), "{}", h.stdout);
+    h.stdout_has("moved");
+    h.stdout_has("new ");
 }
 
 #[test]
@@ -302,14 +298,10 @@ fn kill_9_mid_audit_then_resume_accounts_for_every_file_once() {
 
     let rep = d.cmd().args(["catalog", "report", "-c", "cat.db"]).run();
     rep.code(0);
-    assert!(
-        rep.stdout.contains("run 2 was interrupted"),
-        "{}",
-        rep.stdout
-    );
+    rep.stdout_has("run 2 was interrupted");
     let (r, v) = audit(&d, &[]);
     r.code(1);
-    assert!(r.stderr.contains("resuming"), "{}", r.stderr);
+    r.stderr_has("resuming");
     assert_eq!(v["run"], 2, "the interrupted run is resumed, not restarted");
     assert_eq!(paths(&v, "corrupt"), set(&["d1/f005", "d3/f155"]));
     let total: u64 = [
@@ -511,11 +503,7 @@ fn catalog_export_is_read_by_sha256sum() {
         .args(["catalog", "export", "-c", "cat.db", "--format", "bagit"])
         .run();
     bag.code(0);
-    assert!(
-        bag.stdout.contains("  data/sub/deep.bin\n"),
-        "{}",
-        bag.stdout
-    );
+    bag.stdout_has("  data/sub/deep.bin\n");
 }
 
 #[test]
@@ -538,8 +526,8 @@ fn catalog_verify_names_the_run_whose_rows_were_tampered_with() {
     sql("UPDATE events SET state = 'ok' WHERE run = 2").code(0);
     let r = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
     r.code(1);
-    assert!(r.stderr.contains("run 2"), "{}", r.stderr);
-    assert!(r.stdout.contains("BROKEN at run 2"), "{}", r.stdout);
+    r.stderr_has("run 2");
+    r.stdout_has("BROKEN at run 2");
     sql("UPDATE events SET state = 'modified' WHERE run = 2").code(0);
     d.cmd()
         .args(["catalog", "verify", "-c", "cat.db"])
@@ -595,11 +583,7 @@ fn unknown_schema_version_and_foreign_files_are_clear_errors() {
     .code(0);
     let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
     r.code(2);
-    assert!(
-        r.stderr.contains("cat.db: catalog schema version 99"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("cat.db: catalog schema version 99");
     d.cmd()
         .args(["catalog", "report", "-c", "cat.db"])
         .run()
@@ -607,11 +591,7 @@ fn unknown_schema_version_and_foreign_files_are_clear_errors() {
     std::fs::write(d.join("notes.db"), "just text, not SQLite at all, long enough to look like a header..........................................................").unwrap();
     let r = d.cmd().args(["audit", "t", "-c", "notes.db"]).run();
     r.code(2);
-    assert!(
-        r.stderr.contains("notes.db: not a trawl catalog"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("notes.db: not a trawl catalog");
     run_tool(
         d.path(),
         &sqlite,
@@ -620,11 +600,7 @@ fn unknown_schema_version_and_foreign_files_are_clear_errors() {
     .code(0);
     let r = d.cmd().args(["audit", "t", "-c", "other.db"]).run();
     r.code(2);
-    assert!(
-        r.stderr.contains("other.db: not a trawl catalog"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("other.db: not a trawl catalog");
 }
 
 #[test]

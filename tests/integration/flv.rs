@@ -29,18 +29,14 @@ fn index_prints_keyframes_and_json_and_refuses_non_flv() {
     d.create(b"not.flv", b"<html>not a video</html>");
     let r = d.cmd().args(["flv", "index", "a.flv", "--stats"]).run();
     r.code(0);
-    assert!(r.stdout.contains("2 keyframes, video avc"), "{}", r.stdout);
-    assert!(r.stdout.contains("1.000 s  offset 57"), "{}", r.stdout);
+    r.stdout_has("2 keyframes, video avc");
+    r.stdout_has("1.000 s  offset 57");
     let r = d
         .cmd()
         .args(["flv", "index", "a.flv", "not.flv", "--json", "-"])
         .run();
     r.code(2);
-    assert!(
-        r.stderr.contains("not.flv: not an FLV file"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("not.flv: not an FLV file");
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let f = &v["files"][0];
     assert_eq!(f["path"], "a.flv");
@@ -313,11 +309,7 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
         .args(["flv", "inject", "avc_aac.flv", "avc_aac.flv"])
         .run();
     r.code(2);
-    assert!(
-        r.stderr.contains("never modifies its input"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("never modifies its input");
 }
 
 /// An XFS filesystem with reflinks, loop-mounted at `DIR/xfs` and unmounted on drop; `None`
@@ -559,11 +551,7 @@ fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
         .args(["serve", "nope", "--listen", "127.0.0.1:0"])
         .run();
     r.code(2);
-    assert!(
-        r.stderr.contains("nope: No such file or directory"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("nope: No such file or directory");
     // The cause is named once, not repeated by the error chain.
     assert_eq!(r.stderr.matches("No such file").count(), 1, "{}", r.stderr);
     let mut srv = Server::start(&d);

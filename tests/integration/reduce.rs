@@ -199,10 +199,10 @@ fn no_reduce_leaves_the_figures_out_and_bad_settings_are_refused() {
     assert!(!r.stdout.contains("data reduction"), "{}", r.stdout);
     let r = d.cmd().args(["scan", "t", "--dedup", "3000"]).run();
     r.code(2);
-    assert!(r.stderr.contains("multiple of 4K"), "{}", r.stderr);
+    r.stderr_has("multiple of 4K");
     let r = d.cmd().args(["scan", "t", "--compress", "brotli"]).run();
     r.code(2);
-    assert!(r.stderr.contains("unknown codec 'brotli'"), "{}", r.stderr);
+    r.stderr_has("unknown codec 'brotli'");
 }
 
 #[test]
@@ -246,7 +246,7 @@ fn a_sampled_run_brackets_the_exact_figures() {
     );
     let r = d.cmd().args(["scan", "t", "--sample", "0"]).run();
     r.code(2);
-    assert!(r.stderr.contains("sample rate"), "{}", r.stderr);
+    r.stderr_has("sample rate");
 }
 
 #[test]
@@ -306,5 +306,5 @@ fn a_spilled_run_equals_the_in_ram_run_and_leaves_no_spill_files() {
         .args(["scan", "t", "--memory", "1M", "--temp-dir", "no/such/dir"])
         .run();
     r.code(2);
-    assert!(r.stderr.contains("no/such/dir"), "{}", r.stderr);
+    r.stderr_has("no/such/dir");
 }

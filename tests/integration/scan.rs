@@ -116,9 +116,9 @@ fn fifo_socket_and_symlink_are_skipped_without_blocking() {
     let r = d.cmd().args(["scan", "t", "--jsonl", "out.jsonl"]).run();
     assert!(start.elapsed() < Duration::from_secs(20));
     r.code(0);
-    assert!(r.stderr.contains("t/fifo: skipped: FIFO"), "{}", r.stderr);
-    assert!(r.stderr.contains("t/sock: skipped: socket"), "{}", r.stderr);
-    assert!(r.stdout.contains("1 files"), "{}", r.stdout);
+    r.stderr_has("t/fifo: skipped: FIFO");
+    r.stderr_has("t/sock: skipped: socket");
+    r.stdout_has("1 files");
     let jsonl = std::fs::read_to_string(d.join("out.jsonl")).unwrap();
     assert!(jsonl.contains(r#""skipped":"symlink""#), "{jsonl}");
 }
@@ -128,11 +128,7 @@ fn device_given_directly_is_skipped() {
     let d = Dir::new();
     let r = d.cmd().args(["scan", "/dev/null", "/dev/zero"]).run();
     r.code(0);
-    assert!(
-        r.stderr.contains("/dev/zero: skipped: character device"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("/dev/zero: skipped: character device");
 }
 
 #[test]
@@ -152,11 +148,7 @@ fn unreadable_file_is_named_and_the_run_goes_on_with_exit_2() {
         "{}",
         r.stderr
     );
-    assert!(
-        r.stdout.contains("FAILED: 1 files could not be read"),
-        "{}",
-        r.stdout
-    );
+    r.stdout_has("FAILED: 1 files could not be read");
     assert!(
         r.stdout.contains("t/secret"),
         "summary names the file: {}",
@@ -179,7 +171,7 @@ fn symlink_loop_is_reported_when_following() {
     std::os::unix::fs::symlink("..", d.join("t/a/up")).unwrap();
     let r = d.cmd().args(["scan", "t", "--follow"]).run();
     r.code(2);
-    assert!(r.stderr.contains("symbolic link loop"), "{}", r.stderr);
+    r.stderr_has("symbolic link loop");
     // Without --follow the link is not followed, so there is no loop.
     d.cmd().args(["scan", "t"]).run().code(0);
 }
@@ -225,12 +217,8 @@ fn full_disk_while_writing_a_manifest_leaves_no_partial_file() {
         .file_size_limit(4096)
         .run();
     r.code(2);
-    assert!(
-        r.stderr.contains("trawl: sums: cannot write"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.stderr.contains("File too large"), "{}", r.stderr);
+    r.stderr_has("trawl: sums: cannot write");
+    r.stderr_has("File too large");
     assert!(!d.join("sums").exists());
     let leftovers: Vec<_> = std::fs::read_dir(d.path())
         .unwrap()
@@ -302,14 +290,10 @@ fn bad_flags_are_clear_errors() {
     let d = Dir::new();
     let r = d.cmd().args(["scan", ".", "-d", "sha3"]).run();
     r.code(2);
-    assert!(
-        r.stderr.contains("unknown digest algorithm 'sha3'"),
-        "{}",
-        r.stderr
-    );
+    r.stderr_has("unknown digest algorithm 'sha3'");
     let r = d.cmd().args(["scan", ".", "-m", "nope:x"]).run();
     r.code(2);
-    assert!(r.stderr.contains("unknown format 'nope'"), "{}", r.stderr);
+    r.stderr_has("unknown format 'nope'");
     let r = d.cmd().args(["scan", "missing-dir"]).run();
     r.code(2);
     assert!(

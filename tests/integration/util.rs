@@ -150,6 +150,28 @@ impl Run {
         );
         self
     }
+
+    /// Asserts that stdout contains `want`; the message shows all of stdout.
+    #[track_caller]
+    pub fn stdout_has(&self, want: &str) -> &Self {
+        assert!(
+            self.stdout.contains(want),
+            "stdout lacks {want:?}:\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    /// Asserts that stderr contains `want`; the message shows all of stderr.
+    #[track_caller]
+    pub fn stderr_has(&self, want: &str) -> &Self {
+        assert!(
+            self.stderr.contains(want),
+            "stderr lacks {want:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
 }
 
 /// An outside tool: `Some(path)` if installed. When absent the test prints why it is skipped,

@@ -96,12 +96,8 @@ fn malformed_manifest_lines_are_named() {
     .unwrap();
     let r = d.cmd().args(["verify", "sums"]).run();
     r.code(2);
-    assert!(
-        r.stderr.contains("trawl: sums:2: not a checksum line"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.stderr.contains("trawl: sums:3:"), "{}", r.stderr);
+    r.stderr_has("trawl: sums:2: not a checksum line");
+    r.stderr_has("trawl: sums:3:");
     assert!(
         r.stdout.contains("a: OK"),
         "the good line is still checked: {}",
