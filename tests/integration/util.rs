@@ -154,24 +154,21 @@ impl Run {
     /// Asserts that stdout contains `want`; the message shows all of stdout.
     #[track_caller]
     pub fn stdout_has(&self, want: &str) -> &Self {
-        assert!(
-            self.stdout.contains(want),
-            "stdout lacks {want:?}:\n{}",
-            self.stdout
-        );
+        has("stdout", &self.stdout, want);
         self
     }
 
     /// Asserts that stderr contains `want`; the message shows all of stderr.
     #[track_caller]
     pub fn stderr_has(&self, want: &str) -> &Self {
-        assert!(
-            self.stderr.contains(want),
-            "stderr lacks {want:?}:\n{}",
-            self.stderr
-        );
+        has("stderr", &self.stderr, want);
         self
     }
+}
+
+#[track_caller]
+fn has(stream: &str, text: &str, want: &str) {
+    assert!(text.contains(want), "{stream} lacks {want:?}:\n{text}");
 }
 
 /// An outside tool: `Some(path)` if installed. When absent the test prints why it is skipped,

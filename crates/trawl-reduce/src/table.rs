@@ -18,8 +18,8 @@
 //!   (below that a whole page of its own would cost more than the heap's holes), and while they
 //!   are on the heap, partitions growing by 1.25x leave holes that later, larger sizes cannot
 //!   reuse (about 18% of the heap, measured with `mallinfo2`). With 4,096 partitions the heap
-//!   phase lasted until about 15 million distinct blocks and RSS was 10.4-11.6 bytes per distinct
-//!   block from 1 to 12 million; with 256 it ends near 1 million and RSS is 9.2-9.5 from 1.7
+//!   phase lasted until about 15 million distinct blocks and RSS was 10.6-11.7 bytes per distinct
+//!   block from 1 to 12 million; with 256 it ends near 1 million and RSS is at most 9.6 from 1.7
 //!   million up (`bench/table.py --sweep`). Four implied bits fewer is the price.
 //! - Each partition is an ordered open-addressing table with linear probing (every run kept
 //!   sorted, so the partition is sorted and growing it is one sequential pass), indexed by the
