@@ -296,6 +296,13 @@ fn a_spilled_run_equals_the_in_ram_run_and_leaves_no_spill_files() {
     let (exact_spilled, out) = run(&["--exact-keys", "--memory", "16K", "--temp-dir", "spill"]);
     assert!(out.contains("spilled"), "{out}");
     assert_eq!(exact_spilled, exact);
+    // Sampled, the spill keeps exactly the sampled blocks and units (and their carried sizes).
+    let (sampled, _) = run(&["--sample", "0.5"]);
+    assert!(sampled["dedup"][0]["sample"].is_object(), "{sampled}");
+    let (sampled_spilled, out) =
+        run(&["--sample", "0.5", "--memory", "16K", "--temp-dir", "spill"]);
+    assert!(out.contains("spilled"), "{out}");
+    assert_eq!(sampled_spilled, sampled);
     assert_eq!(
         std::fs::read_dir(d.join("spill")).unwrap().count(),
         0,
