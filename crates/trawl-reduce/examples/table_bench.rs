@@ -1,4 +1,4 @@
-//! Inserts N random 64-bit fingerprints (a fraction repeated) into trawl's FpTable (batched) and
+//! Inserts N random 64-bit fingerprints (a fraction repeated) into trawl's FpTable (staged, merged in sorted batches) and
 //! into a std HashMap<u128, u32> (what one writes first), on one thread; prints inserts per second
 //! and bytes per distinct key. Driven by bench/table.py.
 //!
@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use trawl_reduce::table::FpTable;
+use trawl_reduce::table::{FpTable, stage_word};
 use xxhash_rust::xxh3::xxh3_64;
 
 fn rss() -> u64 {
@@ -36,29 +36,18 @@ fn main() {
         .collect();
     let base = rss();
     if which != "hashmap" {
-        let mut t = if std::env::var_os("PRESIZE").is_some() {
-            FpTable::with_capacity(n as u64)
-        } else {
-            FpTable::new()
-        };
-        let mut new = Vec::new();
-        let sorted: Option<usize> = std::env::var("SORTED_BATCH")
-            .ok()
-            .and_then(|v| v.parse().ok());
+        let mut t = FpTable::new();
+        let mut new = 0u64;
         let t0 = Instant::now();
-        match sorted {
-            Some(b) => {
-                let mut scratch = Vec::new();
-                for batch in keys.chunks(b) {
-                    t.insert_sorted(batch, &mut scratch);
-                }
+        // Staged one by one as a scan does; each key that turns out new is reported at a flush.
+        for &k in &keys {
+            if t.is_full() {
+                t.flush(&mut |_| new += 1);
             }
-            None => {
-                for batch in keys.chunks(1 << 16) {
-                    t.insert_batch(batch, &mut new);
-                }
-            }
+            t.stage(stage_word(k, 0));
         }
+        t.flush(&mut |_| new += 1);
+        assert_eq!(new, t.distinct());
         let dt = t0.elapsed().as_secs_f64();
         println!(
             "fptable  keys {n} distinct {} seconds {dt:.3} inserts_per_s {:.1}M table_bytes_per_distinct {:.2} rss_bytes_per_distinct {:.2}",

@@ -443,47 +443,50 @@ impl Default for Index {
 }
 
 impl Index {
-    fn empty_like(&self) -> Index {
+    /// What identifies a key in [`Pending`] (the bits the index keeps, or the top half of an
+    /// exact key, whose records are settled as soon as they are staged).
+    fn ident(&self, key: u128) -> u64 {
         match self {
-            Index::Compact(_) => Index::Compact(FpTable::new()),
-            Index::Exact(_) => Index::Exact(Default::default()),
+            Index::Compact(_) => table::stage_word((key >> 64) as u64, 0) >> 8,
+            Index::Exact(_) => (key >> 64) as u64,
         }
     }
 
-    fn insert_batch(&mut self, keys: &[u128], new: &mut Vec<bool>) {
+    /// Whether the staging is full (flush before staging more).
+    fn is_full(&self) -> bool {
         match self {
-            Index::Compact(t) => {
-                let k64: Vec<u64> = keys.iter().map(|k| (k >> 64) as u64).collect();
-                t.insert_batch(&k64, new);
-            }
+            Index::Compact(t) => t.is_full(),
+            Index::Exact(_) => false,
+        }
+    }
+
+    /// Stages a key with a tag (0: a whole block with nothing carried; 1: its record is in
+    /// [`Pending`]). The exact index inserts it at once and calls `on_new(ident, tag)` if new.
+    fn stage(&mut self, key: u128, tag: u8, on_new: &mut dyn FnMut(u64, u8)) {
+        match self {
+            Index::Compact(t) => t.stage(table::stage_word((key >> 64) as u64, tag)),
             Index::Exact(m) => {
-                new.clear();
-                for k in keys {
-                    let c = m.entry(*k).or_insert(0);
-                    new.push(*c == 0);
-                    *c = (*c + 1).min(4095);
+                let c = m.entry(key).or_insert(0);
+                if *c == 0 {
+                    on_new((key >> 64) as u64, tag);
                 }
+                *c = (*c + 1).min(table::COUNT_MAX);
             }
         }
     }
 
-    /// The reference count of a key (0 if absent).
+    /// Merges what is staged; `on_new(ident, tag)` for each key that was new.
+    fn flush(&mut self, on_new: &mut dyn FnMut(u64, u8)) {
+        if let Index::Compact(t) = self {
+            t.flush(&mut |w| on_new(w >> 8, w as u8));
+        }
+    }
+
+    /// The reference count of a (flushed) key (0 if absent).
     fn count(&self, key: u128) -> u64 {
         match self {
             Index::Compact(t) => t.count((key >> 64) as u64),
             Index::Exact(m) => m.get(&key).copied().unwrap_or(0),
-        }
-    }
-
-    fn insert_count(&mut self, key: u128, count: u64) -> bool {
-        match self {
-            Index::Compact(t) => t.insert_count((key >> 64) as u64, count),
-            Index::Exact(m) => {
-                let c = m.entry(key).or_insert(0);
-                let new = *c == 0;
-                *c = (*c + count.max(1)).min(4095);
-                new
-            }
         }
     }
 
@@ -502,21 +505,106 @@ impl Index {
         }
     }
 
-    /// Entries whose key's top `spill::BITS` bits are `q`, with their counts.
-    fn for_each_in_partition(&self, q: u64, f: &mut dyn FnMut(u128, u64)) {
+    /// Moves the (flushed) entries whose key's top `spill::BITS` bits are `q` into an index of
+    /// their own.
+    fn take_partition(&mut self, q: u64) -> Index {
         match self {
-            // The compact table gives back the 64 bits it keeps, in the key's top half.
-            Index::Compact(t) => {
-                t.for_each_with_prefix(spill::BITS, q, &mut |k, c| f((k as u128) << 64, c))
-            }
-            Index::Exact(m) => {
-                for (k, c) in m {
-                    if (k >> (128 - spill::BITS)) as u64 == q {
-                        f(*k, *c);
-                    }
-                }
-            }
+            Index::Compact(t) => Index::Compact(t.take_prefix(spill::BITS, q)),
+            Index::Exact(m) => Index::Exact(
+                m.extract_if(|k, _| (k >> (128 - spill::BITS)) as u64 == q)
+                    .collect(),
+            ),
         }
+    }
+}
+
+/// What the flushes found: distinct keys, their bytes, and the sums of what new records carried.
+#[derive(Default)]
+struct Found {
+    blocks: u64,
+    bytes: u64,
+    carried: Vec<u64>,
+}
+
+/// Staged records that are not plain whole blocks (a file's last, shorter block, a chunk, a unit
+/// carrying its allocated sizes): their length and carried values, kept until the flush says
+/// whether their key is new. Whole blocks carrying nothing are staged with tag 0 and cost
+/// nothing here.
+#[derive(Default)]
+struct Pending {
+    /// (ident, length, record number) per record staged with tag 1.
+    recs: Vec<(u64, u32, u32)>,
+    /// `carry` values per record, by record number.
+    carried: Vec<u32>,
+    sorted: bool,
+    /// Length of a whole block (0 for chunks: every chunk's length is kept).
+    full: u32,
+    /// Values carried per record.
+    carry: usize,
+}
+
+impl Pending {
+    fn clear(&mut self) {
+        self.recs.clear();
+        self.carried.clear();
+        self.sorted = false;
+    }
+
+    /// Counts a new key from its staged word's ident and tag.
+    fn new_key(&mut self, found: &mut Found, ident: u64, tag: u8) {
+        found.blocks += 1;
+        if tag == 0 {
+            found.bytes += self.full as u64;
+            return;
+        }
+        // Settled at once (exact keys): the record just staged. Else sorted once per flush.
+        let i = match self.recs.last() {
+            Some(r) if !self.sorted && r.0 == ident => self.recs.len() - 1,
+            _ => {
+                if !self.sorted {
+                    self.recs.sort_unstable_by_key(|r| r.0);
+                    self.sorted = true;
+                }
+                self.recs
+                    .binary_search_by_key(&ident, |r| r.0)
+                    .expect("a new key has its staged record")
+            }
+        };
+        let (_, len, n) = self.recs[i];
+        found.bytes += len as u64;
+        let at = n as usize * self.carry;
+        for (c, v) in found
+            .carried
+            .iter_mut()
+            .zip(&self.carried[at..at + self.carry])
+        {
+            debug_assert!(*v != u32::MAX, "an unsampled unit was staged");
+            *c += *v as u64;
+        }
+    }
+
+    /// Stages one non-zero record in `index`, flushing first when the staging is full.
+    fn stage(&mut self, index: &mut Index, found: &mut Found, key: u128, len: u32, carry: &[u32]) {
+        if index.is_full() {
+            self.flush(index, found);
+        }
+        let tag = if len == self.full && carry.is_empty() {
+            0
+        } else {
+            let n = u32::try_from(self.recs.len()).expect("under 2^32 records staged");
+            self.recs.push((index.ident(key), len, n));
+            self.carried.extend_from_slice(carry);
+            1
+        };
+        index.stage(key, tag, &mut |ident, tag| self.new_key(found, ident, tag));
+        if matches!(index, Index::Exact(_)) {
+            self.clear();
+        }
+    }
+
+    fn flush(&mut self, index: &mut Index, found: &mut Found) {
+        index.flush(&mut |ident, tag| self.new_key(found, ident, tag));
+        self.clear();
     }
 }
 
@@ -524,10 +612,11 @@ impl Index {
 #[derive(Default)]
 struct Dedup {
     table: Index,
+    pending: Pending,
+    /// Unique blocks and bytes, and (for the unit size) the allocated sizes of unique units.
+    found: Found,
     logical_bytes: u64,
     blocks: u64,
-    unique_blocks: u64,
-    unique_bytes: u64,
     zero_blocks: u64,
     zero_bytes: u64,
     /// Sampling: keys at or above it are left out.
@@ -540,7 +629,9 @@ struct Dedup {
 }
 
 impl Dedup {
-    fn sampled(threshold: Option<u64>, rate: f64, exact: bool) -> Dedup {
+    /// `full`: the block size (0 for chunks); `carry`: values carried per record (the unit
+    /// size's allocated sizes, one per codec), summed over unique records.
+    fn new(full: u32, carry: usize, threshold: Option<u64>, rate: f64, exact: bool) -> Dedup {
         Dedup {
             threshold,
             rate,
@@ -549,91 +640,89 @@ impl Dedup {
             } else {
                 Index::default()
             },
+            pending: Pending {
+                full,
+                carry,
+                ..Pending::default()
+            },
+            found: Found {
+                carried: vec![0; carry],
+                ..Found::default()
+            },
             ..Dedup::default()
         }
     }
 
-    /// `extra`: per block, values carried with a spilled record (the unit's allocated sizes).
+    /// `carry(i, out)` appends the values carried by record `i` (those of a unique record are
+    /// summed in `found.carried`; they also travel with a spilled record).
     fn add(
         &mut self,
         keys: &[u128],
         lens: &[u32],
         zero: &[bool],
-        extra: &dyn Fn(usize) -> Vec<u32>,
-        new: &mut Vec<bool>,
+        carry: &dyn Fn(usize, &mut Vec<u32>),
     ) -> std::io::Result<()> {
-        // Zero blocks are thin-provisioned: counted apart, never indexed.
-        let mut k2 = Vec::with_capacity(keys.len());
+        let mut carried = Vec::with_capacity(self.pending.carry);
         for i in 0..keys.len() {
             self.logical_bytes += lens[i] as u64;
             self.blocks += 1;
+            // Zero blocks are thin-provisioned: counted apart, never indexed.
             if zero[i] {
                 self.zero_blocks += 1;
                 self.zero_bytes += lens[i] as u64;
-            } else if self.threshold.is_none_or(|t| ((keys[i] >> 64) as u64) < t) {
-                k2.push(keys[i]);
-                if let Some(sp) = &mut self.spill {
-                    sp.write(keys[i], lens[i], &extra(i))?;
-                }
+                continue;
             }
-        }
-        if self.spill.is_some() {
-            // Decided when the partitions are counted.
-            new.clear();
-            new.resize(keys.len(), false);
-            return Ok(());
-        }
-        let mut sub = Vec::new();
-        self.table.insert_batch(&k2, &mut sub);
-        new.clear();
-        let mut j = 0;
-        for i in 0..keys.len() {
-            if zero[i]
-                || self
-                    .threshold
-                    .is_some_and(|t| ((keys[i] >> 64) as u64) >= t)
+            if self
+                .threshold
+                .is_some_and(|t| ((keys[i] >> 64) as u64) >= t)
             {
-                new.push(false);
+                continue;
+            }
+            carried.clear();
+            carry(i, &mut carried);
+            if let Some(sp) = &mut self.spill {
+                // Decided when the partitions are counted.
+                sp.write(keys[i], lens[i], &carried)?;
             } else {
-                if sub[j] {
-                    self.unique_blocks += 1;
-                    self.unique_bytes += lens[i] as u64;
-                }
-                new.push(sub[j]);
-                j += 1;
+                self.pending
+                    .stage(&mut self.table, &mut self.found, keys[i], lens[i], &carried);
             }
         }
         Ok(())
     }
 
-    /// Counts the spilled records partition by partition (each partition's keys from the table
-    /// first, then its records), so that memory holds one partition at a time. `combined` gets
-    /// the carried sizes of records that are new.
+    /// The index's bytes, with the records kept aside until the next flush.
+    fn memory_bytes(&self) -> u64 {
+        let p = &self.pending;
+        self.table.memory_bytes() + (p.recs.capacity() * 16 + p.carried.capacity() * 4) as u64
+    }
+
+    /// Merges what is staged (before a spill starts, and at the end).
+    fn flush(&mut self) {
+        self.pending.flush(&mut self.table, &mut self.found);
+    }
+
+    /// Counts the spilled records partition by partition (each partition's keys taken from the
+    /// table, then its records staged and merged), so that memory holds one partition at a
+    /// time. The table was flushed when the spill began.
     fn settle_spill(
         &mut self,
-        combined: &mut [u64],
         hook: &mut dyn FnMut(usize, &Index) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let Some(sp) = self.spill.take() else {
+            self.flush();
             return Ok(());
         };
         let mut refs = [0u64; 13];
-        let table = std::mem::take(&mut self.table);
+        let mut table = std::mem::take(&mut self.table);
         let mut hook_err = None;
         sp.for_each_partition(&mut |q, records| {
-            let mut t = table.empty_like();
-            table.for_each_in_partition(q as u64, &mut |k, c| {
-                t.insert_count(k, c);
-            });
+            let mut t = table.take_partition(q as u64);
             for r in records {
-                if t.insert_count(r.key, 1) {
-                    self.unique_blocks += 1;
-                    self.unique_bytes += r.len as u64;
-                    for (c, v) in combined.iter_mut().zip(&r.extra) {
-                        *c += *v as u64;
-                    }
-                }
+                self.pending
+                    .stage(&mut t, &mut self.found, r.key, r.len, &r.extra);
             }
+            self.pending.flush(&mut t, &mut self.found);
             t.for_each_count(&mut |c| refs[ref_bucket(c)] += 1);
             if hook_err.is_none()
                 && let Err(e) = hook(q, &t)
@@ -662,16 +751,17 @@ impl Dedup {
 
     /// (unique blocks, unique bytes) and, when sampled, the 99% interval of the bytes.
     fn estimate(&self) -> (u64, u64, Option<SampleJson>) {
+        let (unique_blocks, unique_bytes) = (self.found.blocks, self.found.bytes);
         if self.threshold.is_none() {
-            return (self.unique_blocks, self.unique_bytes, None);
+            return (unique_blocks, unique_bytes, None);
         }
-        let blocks = (self.unique_blocks as f64 / self.rate).round() as u64;
-        let bytes = self.unique_bytes as f64 / self.rate;
+        let blocks = (unique_blocks as f64 / self.rate).round() as u64;
+        let bytes = unique_bytes as f64 / self.rate;
         // Hash-threshold sampling: the kept count is binomial; relative error ~ 1/sqrt(kept).
-        let rel = 2.576 / (self.unique_blocks.max(1) as f64).sqrt();
+        let rel = 2.576 / (unique_blocks.max(1) as f64).sqrt();
         let s = SampleJson {
             rate: self.rate,
-            kept: self.unique_blocks,
+            kept: unique_blocks,
             confidence: 0.99,
             low: (bytes * (1.0 - rel)).max(0.0).round() as u64,
             high: (bytes * (1.0 + rel)).round() as u64,
@@ -900,7 +990,6 @@ pub struct Accumulator {
     cdc: Option<(Dedup, [u64; 64])>,
     compressed: Vec<u64>,
     allocated: Vec<u64>,
-    combined: Vec<u64>,
     units: u64,
     /// Units compressed (all of them unless sampling) and their logical bytes.
     sampled_units: u64,
@@ -910,7 +999,6 @@ pub struct Accumulator {
     zero_allocated: Vec<u64>,
     spilled: bool,
     error: Option<std::io::Error>,
-    scratch_new: Vec<bool>,
     /// Registered files (see [`Accumulator::register`]).
     files: Vec<String>,
     /// Per non-zero block at the smallest size: key, length and file, for the attribution at
@@ -931,8 +1019,9 @@ impl Accumulator {
         let mut sizes: Vec<(usize, Dedup)> = cfg
             .dedup_sizes
             .iter()
-            .map(|&s| (s, Dedup::sampled(threshold, rate, cfg.exact_keys)))
+            .map(|&s| (s, Dedup::new(s as u32, 0, threshold, rate, cfg.exact_keys)))
             .collect();
+        let n = cfg.codecs.len();
         // The combined figure needs dedup at the unit size; measure it even if not asked for
         // (but not without codecs: then there is no combined figure, and the index would only
         // cost memory; `usize::MAX` matches no size).
@@ -940,15 +1029,21 @@ impl Accumulator {
             Some(i) => i,
             None if cfg.codecs.is_empty() && !sizes.is_empty() => usize::MAX,
             None => {
-                sizes.push((cfg.unit, Dedup::sampled(threshold, rate, cfg.exact_keys)));
+                sizes.push((cfg.unit, Dedup::default()));
                 sizes.len() - 1
             }
         };
-        let n = cfg.codecs.len();
+        if let Some((s, d)) = sizes.get_mut(unit_index) {
+            // The unit size carries each unit's allocated sizes, summed over unique units.
+            *d = Dedup::new(*s as u32, n, threshold, rate, cfg.exact_keys);
+        }
         Accumulator {
-            cdc: cfg
-                .cdc_avg
-                .map(|_| (Dedup::sampled(threshold, rate, cfg.exact_keys), [0u64; 64])),
+            cdc: cfg.cdc_avg.map(|_| {
+                (
+                    Dedup::new(0, 0, threshold, rate, cfg.exact_keys),
+                    [0u64; 64],
+                )
+            }),
             sampled_units: 0,
             sampled_logical: 0,
             zero_logical: 0,
@@ -961,9 +1056,7 @@ impl Accumulator {
             unit_index,
             compressed: vec![0; n],
             allocated: vec![0; n],
-            combined: vec![0; n],
             units: 0,
-            scratch_new: Vec::new(),
             files: Vec::new(),
             keylog: None,
             top: None,
@@ -1044,14 +1137,12 @@ impl Accumulator {
                 zero.push(f.zero[first..first + group.len()].iter().all(|z| *z));
             }
             let is_unit = idx == self.unit_index;
-            let carry = |u: usize| -> Vec<u32> {
+            let carry = |u: usize, out: &mut Vec<u32>| {
                 if is_unit {
-                    (0..ncodec).map(|c| f.units[u * ncodec + c].1).collect()
-                } else {
-                    Vec::new()
+                    out.extend((0..ncodec).map(|c| f.units[u * ncodec + c].1));
                 }
             };
-            d.add(&keys, &lens, &zero, &carry, &mut self.scratch_new)?;
+            d.add(&keys, &lens, &zero, &carry)?;
             if idx == 0
                 && let Some(id) = f.file
                 && self.cfg.top_files > 0
@@ -1061,7 +1152,7 @@ impl Accumulator {
                 log_keys(&mut self.keylog, &self.cfg, id, &keys, &lens, &zero)?;
             }
             if idx == self.unit_index && ncodec > 0 {
-                for (u, new) in self.scratch_new.iter().enumerate() {
+                for u in 0..keys.len() {
                     if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
                         continue; // not in the sample
                     }
@@ -1082,12 +1173,9 @@ impl Accumulator {
                         }
                         self.compressed[c] += clen as u64;
                         self.allocated[c] += alloc as u64;
-                        if *new {
-                            self.combined[c] += alloc as u64;
-                        }
                     }
                 }
-                self.units += self.scratch_new.len() as u64;
+                self.units += keys.len() as u64;
             }
         }
         if let Some((d, sizes)) = &mut self.cdc {
@@ -1100,7 +1188,7 @@ impl Accumulator {
                 zero.push(*z);
                 sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
             }
-            d.add(&keys, &lens, &zero, &|_| Vec::new(), &mut self.scratch_new)?;
+            d.add(&keys, &lens, &zero, &|_, _| {})?;
         }
         self.maybe_spill()
     }
@@ -1116,8 +1204,8 @@ impl Accumulator {
         let used: u64 = self
             .sizes
             .iter()
-            .map(|(_, d)| d.table.memory_bytes())
-            .chain(self.cdc.iter().map(|(d, _)| d.table.memory_bytes()))
+            .map(|(_, d)| d.memory_bytes())
+            .chain(self.cdc.iter().map(|(d, _)| d.memory_bytes()))
             .sum();
         if used <= budget {
             return Ok(());
@@ -1126,10 +1214,13 @@ impl Accumulator {
         let ncodec = self.cfg.codecs.len();
         let kb = if self.cfg.exact_keys { 16 } else { 8 };
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            // What is staged goes into the table first: the spill holds what comes after.
+            d.flush();
             let extra = if idx == self.unit_index { ncodec } else { 0 };
             d.spill = Some(spill::Spill::new(&dir, extra, kb)?);
         }
         if let Some((d, _)) = &mut self.cdc {
+            d.flush();
             d.spill = Some(spill::Spill::new(&dir, 0, kb)?);
         }
         self.spilled = true;
@@ -1152,7 +1243,6 @@ impl Accumulator {
         let attributing = self.attributing();
         let keylog = self.keylog.take().map(|k| k.into_reader()).transpose()?;
         let mut per: Shares = vec![(0, 0.0); self.files.len()];
-        let unit = self.unit_index;
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
             let mut hook = |q: usize, t: &Index| -> std::io::Result<()> {
                 match (&keylog, idx) {
@@ -1160,14 +1250,10 @@ impl Accumulator {
                     _ => Ok(()),
                 }
             };
-            if idx == unit {
-                d.settle_spill(&mut self.combined, &mut hook)?;
-            } else {
-                d.settle_spill(&mut [], &mut hook)?;
-            }
+            d.settle_spill(&mut hook)?;
         }
         if let Some((d, _)) = &mut self.cdc {
-            d.settle_spill(&mut [], &mut |_, _| Ok(()))?;
+            d.settle_spill(&mut |_, _| Ok(()))?;
         }
         if attributing {
             if let Some(r) = &keylog
@@ -1231,10 +1317,12 @@ impl Accumulator {
             .map(|(i, c)| {
                 let allocated =
                     (self.allocated[i] as f64 * scale).round() as u64 + self.zero_allocated[i];
+                // Codecs imply a unit index (see `new`).
+                let unique = self.sizes[self.unit_index].1.found.carried[i];
                 let combined = if sampling {
-                    (self.combined[i] as f64 / rate).round() as u64
+                    (unique as f64 / rate).round() as u64
                 } else {
-                    self.combined[i]
+                    unique
                 };
                 let sample = sampling.then(|| {
                     // Hoeffding: the mean allocated fraction of m units, each in [0, r].
@@ -1331,6 +1419,55 @@ mod tests {
     }
 
     #[test]
+    fn unique_figures_settled_at_flushes_do_not_depend_on_repeats() {
+        // Under test the staging flushes every few hundred keys, so these files cross many
+        // flushes, with short last blocks, chunks and units kept aside until each one.
+        for exact_keys in [false, true] {
+            let cfg = Arc::new(ReduceConfig {
+                dedup_sizes: vec![4096, 65536],
+                cdc_avg: Some(8192),
+                codecs: vec![Codec::Lz4],
+                exact_keys,
+                ..ReduceConfig::default()
+            });
+            let a = data(3_000_001, 1);
+            let b = data(2_500_003, 2);
+            let run = |files: &[&[u8]]| {
+                let mut acc = Accumulator::new(cfg.clone());
+                for f in files {
+                    acc.add(&reduce(&cfg, f, 1 << 16)).unwrap();
+                }
+                acc.finish().unwrap();
+                acc.report()
+            };
+            let once = run(&[&a, &b]);
+            let again = run(&[&a, &b, &b, &a, &b]);
+            // Random data: every block, chunk and unit of a and b is unique.
+            for d in &once.dedup {
+                assert_eq!(d.counts.unique_blocks, d.counts.blocks);
+                assert_eq!(d.counts.unique_bytes, 5_500_004);
+            }
+            let c = &once.compression[0];
+            assert_eq!(c.combined_allocated_bytes, c.allocated_bytes);
+            // Repeats add logical bytes and nothing unique.
+            for (x, y) in once.dedup.iter().zip(&again.dedup) {
+                assert_eq!(y.counts.logical_bytes, 2 * 3_000_001 + 3 * 2_500_003);
+                assert_eq!(
+                    (y.counts.unique_blocks, y.counts.unique_bytes),
+                    (x.counts.unique_blocks, x.counts.unique_bytes),
+                );
+            }
+            let (x, y) = (once.cdc.as_ref().unwrap(), again.cdc.as_ref().unwrap());
+            assert_eq!(y.counts.unique_bytes, x.counts.unique_bytes);
+            assert_eq!(y.counts.unique_blocks, x.counts.unique_blocks);
+            assert_eq!(
+                again.compression[0].combined_allocated_bytes,
+                c.combined_allocated_bytes
+            );
+        }
+    }
+
+    #[test]
     fn without_codecs_no_index_is_kept_for_the_unit_size() {
         let d = data(1_000_000, 3);
         for (codecs, tables) in [(vec![], 1), (vec![Codec::Lz4], 2)] {
@@ -1399,6 +1536,7 @@ mod tests {
         let mut acc = Accumulator::new(cfg.clone());
         acc.add(&reduce(&cfg, &d, 1 << 16)).unwrap();
         acc.add(&reduce(&cfg, &shifted, 1 << 16)).unwrap();
+        acc.finish().unwrap();
         let r = acc.report();
         let fixed = &r.dedup[0];
         assert!(fixed.counts.ratio.unwrap() < 1.01, "{fixed:?}");
@@ -1421,6 +1559,7 @@ mod tests {
         let mut acc = Accumulator::new(cfg.clone());
         acc.add(&reduce(&cfg, &f1, 5000)).unwrap();
         acc.add(&reduce(&cfg, &f2, 7000)).unwrap();
+        acc.finish().unwrap();
         let r = acc.report();
         assert_eq!(r.dedup[1].counts.unique_blocks, 2);
         assert_eq!(r.dedup[2].counts.unique_blocks, 2, "ab and ba");
