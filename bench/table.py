@@ -60,9 +60,12 @@ def main():
         rs = runs[label]
         rate = statistics.median(float(r["inserts_per_s"].rstrip("M")) for r in rs)
         bpd = statistics.median(float(r["rss_bytes_per_distinct"]) for r in rs)
+        # Peak RSS while inserting (builds before 4272194 do not print it).
+        pk = ([float(r["peak_rss_bytes_per_distinct"]) for r in rs if "peak_rss_bytes_per_distinct" in r])
+        peak = f", peak {statistics.median(pk):.2f} B" if pk else ""
         res[label] = rate
         print(f"{label:<8} ({what}) {a.keys:,} keys ({a.dup}% repeats, {rs[0]['distinct']} distinct): "
-              f"median {rate:.1f} M inserts/s, {bpd:.2f} B of RSS per distinct key"
+              f"median {rate:.1f} M inserts/s, {bpd:.2f} B of RSS per distinct key at the end{peak}"
               + (f", table slots {float(rs[0]['table_bytes_per_distinct']):.2f} B" if which == "fptable" else ""))
     if a.before:
         print(f"fptable / before: {res['fptable'] / res['before']:.2f}x; "
@@ -75,7 +78,8 @@ def sweep(a):
     sizes = [500_000, 1_000_000, 2_000_000, 4_000_000, 8_000_000, 12_000_000, 16_000_000,
              24_000_000, 32_000_000]
     print(f"{'keys':>11} {'distinct':>11}  " + "  ".join(
-        f"{name + ' M/s':>12} {name + ' RSS B':>12} {name + ' slots B':>13}" for name, _ in builds))
+        f"{name + ' M/s':>12} {name + ' RSS B':>12} {name + ' peak B':>12} {name + ' held B':>12}"
+        for name, _ in builds))
     worst = {name: 0.0 for name, _ in builds}
     for n in sizes:
         runs = {name: [] for name, _ in builds}
@@ -88,10 +92,12 @@ def sweep(a):
             rate = statistics.median(float(r["inserts_per_s"].rstrip("M")) for r in rs)
             rss = statistics.median(float(r["rss_bytes_per_distinct"]) for r in rs)
             slots = float(rs[0]["table_bytes_per_distinct"])
-            worst[name] = max(worst[name], rss)
-            cols.append(f"{rate:>12.1f} {rss:>12.2f} {slots:>13.2f}")
+            pk = [float(r["peak_rss_bytes_per_distinct"]) for r in rs if "peak_rss_bytes_per_distinct" in r]
+            peak = statistics.median(pk) if pk else None
+            worst[name] = max(worst[name], rss, peak or 0)
+            cols.append(f"{rate:>12.1f} {rss:>12.2f} {peak if peak is not None else float('nan'):>12.2f} {slots:>12.2f}")
         print(f"{n:>11,} {runs[builds[0][0]][0]['distinct']:>11}  " + "  ".join(cols))
-    print("worst RSS per distinct key, any size: " +
+    print("worst RSS (end or peak) per distinct key, any size: " +
           ", ".join(f"{name} {w:.2f} B" for name, w in worst.items()))
 
 

@@ -93,8 +93,9 @@ impl Store {
         }
     }
 
-    /// Resizes to `bytes` (new bytes are zero); moves into a mapping at `map_min` bytes.
-    fn resize(&mut self, bytes: usize, map_min: usize) {
+    /// Resizes to `bytes` (new bytes are zero); moves into a mapping at `map_min` bytes, and
+    /// then returns true.
+    fn resize(&mut self, bytes: usize, map_min: usize) -> bool {
         match self {
             Store::Heap(v) if bytes >= map_min => {
                 let mut m = memmap2::MmapMut::map_anon(bytes.next_multiple_of(PAGE))
@@ -102,6 +103,7 @@ impl Store {
                 let keep = v.len().min(bytes);
                 m[..keep].copy_from_slice(&v[..keep]);
                 *self = Store::Map(m);
+                return true;
             }
             Store::Heap(v) => {
                 // Exactly: a doubled capacity would be memory the table never uses.
@@ -131,6 +133,7 @@ impl Store {
                 *m = n;
             }
         }
+        false
     }
 
     /// Bytes held: heap capacity, mappings in whole pages.
@@ -180,13 +183,15 @@ impl Part {
     }
 
     /// Merges `b` (staged words of this partition, sorted) into the slots, from the back, in
-    /// place; calls `on_new` with the first word of each key that was not there.
+    /// place; calls `on_new` with the first word of each key that was not there. Sets `moved`
+    /// if the partition moved from the heap into a mapping.
     fn merge(
         &mut self,
         part: u64,
         b: &[u64],
         side: &mut Side,
         map_min: usize,
+        moved: &mut bool,
         on_new: &mut dyn FnMut(u64),
     ) -> usize {
         // Room for every distinct key of the batch, as if all were new.
@@ -198,7 +203,7 @@ impl Part {
         }
         let old = self.len;
         let total = old + groups;
-        self.store.resize(total * SLOT + 1, map_min);
+        *moved |= self.store.resize(total * SLOT + 1, map_min);
         let bytes = self.store.bytes_mut();
         let p = bytes.as_mut_ptr();
         // SAFETY (the reads and writes below): every index is below `total`, and the store holds
@@ -295,11 +300,16 @@ impl Side {
 /// Sorts `b` ascending, whose top `skip` bits are all equal and whose next bits are uniformly
 /// distributed (one partition's share of hashed keys): a counting sort on the next bits into
 /// `tmp`, about one key per bucket, then an insertion pass that moves little. In cache: a share
-/// is an eighth of a partition.
-fn sort_share(b: &mut [u64], skip: u32, tmp: &mut Vec<u64>, hist: &mut Vec<u32>) {
-    let n = b.len();
+/// is an eighth of a partition. `share` is the staged words' bytes; `tmp` gets them sorted.
+fn sort_share(share: &[u8], skip: u32, tmp: &mut Vec<u64>, hist: &mut Vec<u32>) {
+    let words = share
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
+    let n = share.len() / 8;
+    tmp.clear();
     if n < 64 {
-        b.sort_unstable();
+        tmp.extend(words);
+        tmp.sort_unstable();
         return;
     }
     let bits = (usize::BITS - (n - 1).leading_zeros()).min(20);
@@ -307,15 +317,14 @@ fn sort_share(b: &mut [u64], skip: u32, tmp: &mut Vec<u64>, hist: &mut Vec<u32>)
     let mask = (1usize << bits) - 1;
     hist.clear();
     hist.resize((1 << bits) + 1, 0);
-    for &w in b.iter() {
+    for w in words.clone() {
         hist[((w >> shift) as usize & mask) + 1] += 1;
     }
     for i in 1..hist.len() {
         hist[i] += hist[i - 1];
     }
-    tmp.clear();
     tmp.resize(n, 0);
-    for &w in b.iter() {
+    for w in words {
         let h = (w >> shift) as usize & mask;
         tmp[hist[h] as usize] = w;
         hist[h] += 1;
@@ -329,7 +338,6 @@ fn sort_share(b: &mut [u64], skip: u32, tmp: &mut Vec<u64>, hist: &mut Vec<u32>)
         }
         tmp[j] = x;
     }
-    b.copy_from_slice(tmp);
 }
 
 /// The set of distinct fingerprints with saturating reference counts.
@@ -340,7 +348,7 @@ pub struct FpTable {
     /// The staging: `PARTS` regions of `region` words, one per partition (words are sorted to
     /// their partition as they come: 256 write heads stay in cache, where sorting them all at
     /// the flush was a cache miss per word), each filled to `fill[p]`.
-    staged: Vec<u64>,
+    staged: Store,
     fill: Vec<u32>,
     region: usize,
     /// Whether a region is full.
@@ -367,7 +375,7 @@ impl FpTable {
             parts: (0..PARTS).map(|_| Part::new()).collect(),
             side: Side::default(),
             distinct: 0,
-            staged: Vec::new(),
+            staged: Store::Heap(Vec::new()),
             fill: vec![0; PARTS],
             region: 0,
             full: true,
@@ -385,10 +393,14 @@ impl FpTable {
         let mean = words / PARTS;
         let region = mean + 4 * mean.isqrt() + 16;
         if region > self.region {
-            // Exactly: the staging is part of the table's memory. (Pages not yet written are
-            // not yet memory.)
-            self.staged = Vec::new();
-            self.staged = vec![0; region * PARTS];
+            // A new mapping of its own: pages not yet written are not yet memory, and the old
+            // one goes back to the kernel whole. (Grown in place instead, every page it ever
+            // had stayed resident, though the regions move: 8.0 bytes per distinct key at the
+            // end instead of 7.1. On the heap, the sizes it left behind were holes.)
+            self.staged = Store::Map(
+                memmap2::MmapMut::map_anon(region * PARTS * 8)
+                    .expect("fingerprint table: out of memory"),
+            );
             self.region = region;
         }
         self.full = false;
@@ -413,7 +425,8 @@ impl FpTable {
         }
         let p = (word >> (64 - PART_BITS)) as usize;
         let f = &mut self.fill[p];
-        self.staged[p * self.region + *f as usize] = word;
+        let at = (p * self.region + *f as usize) * 8;
+        self.staged.bytes_mut()[at..at + 8].copy_from_slice(&word.to_le_bytes());
         *f += 1;
         if *f as usize == self.region {
             self.full = true;
@@ -427,16 +440,34 @@ impl FpTable {
         if self.region == 0 {
             return;
         }
+        let mut moved = false;
         for p in 0..PARTS {
-            let at = p * self.region;
-            let share = &mut self.staged[at..at + self.fill[p] as usize];
-            self.fill[p] = 0;
-            if share.is_empty() {
+            let at = p * self.region * 8;
+            let n = std::mem::take(&mut self.fill[p]) as usize;
+            if n == 0 {
                 continue;
             }
+            let share = &self.staged.bytes()[at..at + n * 8];
             sort_share(share, PART_BITS, &mut self.tmp, &mut self.hist);
-            let new = self.parts[p].merge(p as u64, share, &mut self.side, self.map_min, on_new);
+            let new = self.parts[p].merge(
+                p as u64,
+                &self.tmp,
+                &mut self.side,
+                self.map_min,
+                &mut moved,
+                on_new,
+            );
             self.distinct += new as u64;
+        }
+        if moved {
+            // Partitions that moved into mappings left their heap blocks free; glibc keeps
+            // freed blocks in the middle of its heap resident until asked (measured: 11.1 bytes
+            // of peak RSS per distinct key at 1.7 million keys without this).
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            // SAFETY: malloc_trim only returns free heap pages to the kernel.
+            unsafe {
+                libc::malloc_trim(0);
+            }
         }
         self.size_staging();
     }
@@ -505,7 +536,7 @@ impl FpTable {
         let slots: usize = self.parts.iter().map(|p| p.store.held()).sum();
         // An entry (key, count) and the map's control byte.
         let per = std::mem::size_of::<(u64, u16)>() + 1;
-        let staging = (self.staged.capacity() + self.tmp.capacity()) * 8 + self.hist.capacity() * 4;
+        let staging = self.staged.held() + self.tmp.capacity() * 8 + self.hist.capacity() * 4;
         (slots + staging + self.side.big.capacity() * per) as u64
     }
 
@@ -672,11 +703,12 @@ mod tests {
     fn sorting_a_share_sorts() {
         let (mut tmp, mut hist) = (Vec::new(), Vec::new());
         for n in [0, 1, 63, 64, 1000, 100_000] {
-            let mut b: Vec<u64> = keys(n, 5000, n as u64).iter().map(|k| k >> 8).collect();
+            let b: Vec<u64> = keys(n, 5000, n as u64).iter().map(|k| k >> 8).collect();
+            let bytes: Vec<u8> = b.iter().flat_map(|w| w.to_le_bytes()).collect();
             let mut want = b.clone();
             want.sort_unstable();
-            sort_share(&mut b, 8, &mut tmp, &mut hist);
-            assert_eq!(b, want);
+            sort_share(&bytes, 8, &mut tmp, &mut hist);
+            assert_eq!(tmp, want);
         }
     }
 }
