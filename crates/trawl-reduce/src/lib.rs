@@ -539,8 +539,6 @@ struct Pending {
     sorted: bool,
     /// Length of a whole block (0 for chunks: every chunk's length is kept).
     full: u32,
-    /// Values carried per record.
-    carry: usize,
 }
 
 impl Pending {
@@ -572,12 +570,10 @@ impl Pending {
         };
         let (_, len, n) = self.recs[i];
         found.bytes += len as u64;
-        let at = n as usize * self.carry;
-        for (c, v) in found
-            .carried
-            .iter_mut()
-            .zip(&self.carried[at..at + self.carry])
-        {
+        // Values carried per record: as many as `found` sums.
+        let carry = found.carried.len();
+        let at = n as usize * carry;
+        for (c, v) in found.carried.iter_mut().zip(&self.carried[at..at + carry]) {
             debug_assert!(*v != u32::MAX, "an unsampled unit was staged");
             *c += *v as u64;
         }
@@ -642,7 +638,6 @@ impl Dedup {
             },
             pending: Pending {
                 full,
-                carry,
                 ..Pending::default()
             },
             found: Found {
@@ -662,7 +657,7 @@ impl Dedup {
         zero: &[bool],
         carry: &dyn Fn(usize, &mut Vec<u32>),
     ) -> std::io::Result<()> {
-        let mut carried = Vec::with_capacity(self.pending.carry);
+        let mut carried = Vec::with_capacity(self.found.carried.len());
         for i in 0..keys.len() {
             self.logical_bytes += lens[i] as u64;
             self.blocks += 1;

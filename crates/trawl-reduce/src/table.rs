@@ -416,7 +416,8 @@ impl FpTable {
     #[inline]
     pub fn stage(&mut self, word: u64) {
         if self.full {
-            // Only until the first flush: the staging is sized then.
+            // Only in a fresh table (full until its staging is sized, so that a caller's
+            // first flush is of nothing): the staging is sized at the first word.
             assert!(
                 self.region == 0,
                 "fingerprint table: staged into a full staging"
