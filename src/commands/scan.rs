@@ -327,6 +327,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 .iter()
                 .map(|a| a.name().to_string())
                 .collect(),
+            digest_implementations: plan
+                .algorithms
+                .iter()
+                .map(|a| (a.name().to_string(), a.implementation()))
+                .collect(),
             io: format!("{:?}", plan.cfg.io).to_lowercase(),
             threads: plan.cfg.threads,
             totals: Totals {

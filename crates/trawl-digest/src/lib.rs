@@ -1,13 +1,18 @@
 //! Digest algorithms: names, hex widths, and incremental hashers over byte chunks.
 //!
 //! Every algorithm is a real, well-kept crate (`sha2`/`sha1`/`md-5` with SHA-NI detected at run time,
-//! `blake3` with its SIMD and optional rayon parallelism, `xxhash-rust`, `crc32c`); this module only
-//! gives them one shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
+//! `blake3` with its SIMD and optional rayon parallelism, `xxhash-rust`, `crc32c`); with the default
+//! `openssl` feature, MD5 and SHA-512 come from the system's OpenSSL, which is faster at both (see
+//! `ossl.rs`), and fall back to RustCrypto where OpenSSL refuses them. This module only gives them one
+//! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 
 use std::fmt;
 use std::str::FromStr;
 
 use sha2::Digest as _;
+
+#[cfg(feature = "openssl")]
+mod ossl;
 
 /// A digest algorithm trawl can compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +92,13 @@ impl Algorithm {
 
     /// A fresh incremental hasher.
     pub fn hasher(self) -> Hasher {
+        #[cfg(feature = "openssl")]
+        if let Some(h) = ossl::OsslHasher::new(self) {
+            return Hasher {
+                inner: Inner::Ossl(h),
+                parallel: false,
+            };
+        }
         let inner = match self {
             Algorithm::Md5 => Inner::Md5(md5::Md5::new()),
             Algorithm::Sha1 => Inner::Sha1(sha1::Sha1::new()),
@@ -102,17 +114,22 @@ impl Algorithm {
         }
     }
 
-    /// Relative cost per byte (higher is slower), used to balance work across threads.
-    pub fn cost(self) -> u32 {
-        match self {
-            Algorithm::Md5 => 24,
-            Algorithm::Sha1 => 10,
-            Algorithm::Sha256 => 11,
-            Algorithm::Sha512 => 22,
-            Algorithm::Blake3 => 4,
-            Algorithm::Xxh3 => 1,
-            Algorithm::Crc32c => 1,
+    /// The library (and, where it is known at run time, its version) that computes this
+    /// algorithm in this build, for reports.
+    pub fn implementation(self) -> String {
+        #[cfg(feature = "openssl")]
+        if let Some(name) = ossl::implementation(self) {
+            return name;
         }
+        match self {
+            Algorithm::Md5 => "RustCrypto md-5",
+            Algorithm::Sha1 => "RustCrypto sha1",
+            Algorithm::Sha256 | Algorithm::Sha512 => "RustCrypto sha2",
+            Algorithm::Blake3 => "blake3",
+            Algorithm::Xxh3 => "xxhash-rust",
+            Algorithm::Crc32c => "crc32c",
+        }
+        .to_string()
     }
 }
 
@@ -178,6 +195,8 @@ enum Inner {
     Blake3(Box<blake3::Hasher>),
     Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
     Crc32c(u32),
+    #[cfg(feature = "openssl")]
+    Ossl(ossl::OsslHasher),
 }
 
 /// An incremental hasher for one [`Algorithm`].
@@ -198,7 +217,7 @@ impl Hasher {
     }
 
     pub fn algorithm(&self) -> Algorithm {
-        match self.inner {
+        match &self.inner {
             Inner::Md5(_) => Algorithm::Md5,
             Inner::Sha1(_) => Algorithm::Sha1,
             Inner::Sha256(_) => Algorithm::Sha256,
@@ -206,6 +225,8 @@ impl Hasher {
             Inner::Blake3(_) => Algorithm::Blake3,
             Inner::Xxh3(_) => Algorithm::Xxh3,
             Inner::Crc32c(_) => Algorithm::Crc32c,
+            #[cfg(feature = "openssl")]
+            Inner::Ossl(h) => h.algorithm(),
         }
     }
 
@@ -224,6 +245,8 @@ impl Hasher {
             }
             Inner::Xxh3(h) => h.update(data),
             Inner::Crc32c(c) => *c = crc32c::crc32c_append(*c, data),
+            #[cfg(feature = "openssl")]
+            Inner::Ossl(h) => h.update(data),
         }
     }
 
@@ -238,6 +261,8 @@ impl Hasher {
             Inner::Blake3(h) => h.finalize().as_bytes().to_vec(),
             Inner::Xxh3(h) => h.digest128().to_be_bytes().to_vec(),
             Inner::Crc32c(c) => c.to_be_bytes().to_vec(),
+            #[cfg(feature = "openssl")]
+            Inner::Ossl(h) => h.finish(),
         }
     }
 }
@@ -273,6 +298,11 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(
+            hx(Algorithm::Sha512, b"abc"),
+            "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a\
+             2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+        );
+        assert_eq!(
             hx(Algorithm::Blake3, b""),
             "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
         );
@@ -291,6 +321,38 @@ mod tests {
                 h.update(c);
             }
             assert_eq!(h.finish(), digest(a, &data), "{a}");
+        }
+    }
+
+    /// OpenSSL's MD5 and SHA-512 against RustCrypto's, an independent implementation, over
+    /// lengths around the block boundaries (64 and 128 bytes, padding spilling into another
+    /// block) fed in chunks of every shape.
+    #[cfg(feature = "openssl")]
+    #[test]
+    fn openssl_agrees_with_rustcrypto() {
+        let data: Vec<u8> = (0..300_007u32).map(|i| (i * 31 + i / 7) as u8).collect();
+        for a in [Algorithm::Md5, Algorithm::Sha512] {
+            assert!(
+                matches!(a.hasher().inner, Inner::Ossl(_)),
+                "{a} is not computed by OpenSSL"
+            );
+            assert!(a.implementation().starts_with("openssl (OpenSSL "), "{a}");
+            for len in [
+                0, 1, 55, 56, 63, 64, 65, 111, 112, 127, 128, 129, 1000, 300_007,
+            ] {
+                let d = &data[..len];
+                let want = match a {
+                    Algorithm::Md5 => md5::Md5::digest(d).to_vec(),
+                    _ => sha2::Sha512::digest(d).to_vec(),
+                };
+                for chunk in [1, 7, 64, 4096, len.max(1)] {
+                    let mut h = a.hasher();
+                    for c in d.chunks(chunk) {
+                        h.update(c);
+                    }
+                    assert_eq!(h.finish(), want, "{a} len {len} chunk {chunk}");
+                }
+            }
         }
     }
 

@@ -76,6 +76,9 @@ pub struct ScanReport {
     pub trawl_version: String,
     pub roots: Vec<JsonPath>,
     pub algorithms: Vec<String>,
+    /// For each of `algorithms`, the library that computed it (`"openssl (OpenSSL 3.0.19 ...)"`,
+    /// `"RustCrypto sha2"`, ...).
+    pub digest_implementations: std::collections::BTreeMap<String, String>,
     pub io: String,
     pub threads: usize,
     pub totals: Totals,
