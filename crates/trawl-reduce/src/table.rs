@@ -25,7 +25,7 @@
 //!   and merges it into the partition's array from the back, in place, in one sequential pass.
 //!   A flush costs a pass over the table, so the staging holds an eighth of the distinct keys
 //!   (at least 65,536): about 1 byte per distinct key more, and each key is rewritten about nine
-//!   times in all, sequentially (22 M inserts/s at 53 M distinct keys, `bench/table.py`; a
+//!   times in all, sequentially (23 M inserts/s at 53 M distinct keys, `bench/table.py`; a
 //!   quarter was no faster, a sixteenth 0.8x). Whether a key is new is known at the flush, not
 //!   when it is staged: the flush reports each new key's first staged word.
 //! - Memory that the allocator cannot give back is memory lost: partitions growing on the heap
@@ -204,65 +204,150 @@ impl Part {
         let old = self.len;
         let total = old + groups;
         *moved |= self.store.resize(total * SLOT + 1, map_min);
-        let bytes = self.store.bytes_mut();
-        let p = bytes.as_mut_ptr();
-        // SAFETY (the reads and writes below): every index is below `total`, and the store holds
-        // `total * SLOT + 1` bytes, so each 8-byte access at `i * SLOT` is in bounds. A write
-        // stores 8 bytes, the eighth over the first byte of the slot after, which is already in
-        // its place (slots are placed from the back): the write carries that byte, from
-        // `after`, the slot value last placed. (Reading it back instead, from where the last
-        // write was, stalled every write on a failed store-to-load forward: 62% of the time.)
-        let rd = |i: usize| unsafe { p.add(i * SLOT).cast::<u64>().read_unaligned() } & SLOT_MASK;
-        let wr = |i: usize, s: u64, after: u64| unsafe {
-            p.add(i * SLOT)
-                .cast::<u64>()
-                .write_unaligned(s | (after << (8 * SLOT)));
+        let m = Merge {
+            p: self.store.bytes_mut().as_mut_ptr(),
+            total,
         };
-        let (mut i, mut w, mut k) = (old, total, b.len());
-        // The slot after `w` (the byte past the last slot is padding).
-        let mut after = 0u64;
+        let (mut i, mut k) = (old, b.len());
         let mut new = 0;
+        // Until the first new key (from the back), nothing moves: keys that are already there
+        // get their counts in place.
         while k > 0 {
-            let rem = b[k - 1] >> 8 & REM_MASK;
-            let mut j = k - 1;
-            while j > 0 && b[j - 1] >> 8 & REM_MASK == rem {
-                j -= 1;
-            }
-            let add = (k - j) as u64;
-            // Larger keys of the table move up (or stay, before the first new key).
-            while i > 0 {
-                let s = rd(i - 1);
-                if s >> 8 <= rem {
-                    break;
-                }
-                w -= 1;
-                i -= 1;
-                if w != i {
-                    wr(w, s, after);
-                }
-                after = s;
-            }
+            let (rem, j) = group(b, k);
             let id = (part << REM_BITS) | rem;
-            let s = if i > 0 && rd(i - 1) >> 8 == rem {
-                let s = rd(i - 1);
+            let add = (k - j) as u64;
+            while i > 0 && m.rd(i - 1) & SLOT_MASK > (rem << 8 | 0xff) {
                 i -= 1;
-                side.put(rem, side.count(s & 0xff, id) + add, id)
-            } else {
-                new += 1;
-                on_new(b[j]);
-                side.put(rem, add, id)
-            };
-            w -= 1;
-            wr(w, s, after);
-            after = s;
+            }
+            if i > 0 && (m.rd(i - 1) & SLOT_MASK) >> 8 == rem {
+                let c = side.count(m.rd(i - 1) & 0xff, id);
+                m.put(i - 1, side.put(rem, c + add, id));
+                k = j;
+                continue;
+            }
+            new += 1;
+            on_new(b[j]);
+            // The first new key: the slots above it move up by the room made for every staged
+            // key (`total - old`), it goes below them, and the rest of the merge moves what it
+            // passes.
+            let mut w = i + (total - old) - 1;
+            m.shift_up(i, old, w + 1);
+            m.put(w, side.put(rem, add, id));
             k = j;
-        }
-        // Keys that were already there leave a gap of as many slots below the merged ones.
-        if w > i {
-            bytes.copy_within(w * SLOT..total * SLOT, i * SLOT);
+            while k > 0 {
+                let (rem, j) = group(b, k);
+                let id = (part << REM_BITS) | rem;
+                let add = (k - j) as u64;
+                // Larger slots move up by the room left, `w - i`, constant through the run.
+                let d = w - i;
+                i = m.move_above(i, d, rem);
+                w = i + d;
+                let s = if i > 0 && (m.rd(i - 1) & SLOT_MASK) >> 8 == rem {
+                    i -= 1;
+                    let c = side.count(m.rd(i) & 0xff, id);
+                    side.put(rem, c + add, id)
+                } else {
+                    new += 1;
+                    on_new(b[j]);
+                    side.put(rem, add, id)
+                };
+                w -= 1;
+                m.put(w, s);
+                k = j;
+            }
+            // Keys that were already there leave a gap of as many slots below the merged ones.
+            if w > i {
+                self.store
+                    .bytes_mut()
+                    .copy_within(w * SLOT..total * SLOT, i * SLOT);
+            }
+            break;
         }
         self.len = old + new;
         new
+    }
+}
+
+/// The staged group ending at `k` (words with one key): its remainder and its first index.
+#[inline]
+fn group(b: &[u64], k: usize) -> (u64, usize) {
+    let rem = b[k - 1] >> 8 & REM_MASK;
+    let mut j = k - 1;
+    while j > 0 && b[j - 1] >> 8 & REM_MASK == rem {
+        j -= 1;
+    }
+    (rem, j)
+}
+
+/// Slot access during one merge: the store's bytes at `p`, holding `total * SLOT + 1` bytes.
+struct Merge {
+    p: *mut u8,
+    total: usize,
+}
+
+impl Merge {
+    /// Slot `i` and the next slot's first byte.
+    #[inline]
+    fn rd(&self, i: usize) -> u64 {
+        debug_assert!(i < self.total);
+        // SAFETY: `i * SLOT + 8 <= total * SLOT + 1`, within the store.
+        unsafe { self.p.add(i * SLOT).cast::<u64>().read_unaligned() }
+    }
+
+    /// Writes slot `i` as 8 bytes from its start, the eighth the next slot's first byte as it is.
+    #[inline]
+    fn put(&self, i: usize, s: u64) {
+        debug_assert!(i < self.total);
+        // SAFETY: as in `rd`.
+        unsafe {
+            let next = self.p.add((i + 1) * SLOT).read() as u64;
+            self.p
+                .add(i * SLOT)
+                .cast::<u64>()
+                .write_unaligned(s | (next << (8 * SLOT)));
+        }
+    }
+
+    /// Moves slots `from..to` to start at slot `at` (ranges may overlap).
+    fn shift_up(&self, from: usize, to: usize, at: usize) {
+        debug_assert!(at + (to - from) <= self.total);
+        // SAFETY: both ranges lie within `total * SLOT` bytes; `copy` allows overlap.
+        unsafe {
+            std::ptr::copy(
+                self.p.add(from * SLOT),
+                self.p.add(at * SLOT),
+                (to - from) * SLOT,
+            )
+        }
+    }
+
+    /// Moves the slots below `i` whose remainder is above `rem` up by `d` (at least 1: the
+    /// room left for the staged keys not yet placed), the hot loop of a merge; returns the new
+    /// `i`. Each slot is written as 8 bytes ending where the slot ends, the first over the last
+    /// byte of the slot below its destination, which is at or above `i`: read already and to be
+    /// written later. So the loop carries no value from slot to slot and its stores never
+    /// overlap its next loads (reading back a byte written by the store before stalled every
+    /// iteration on a failed store-to-load forward).
+    #[inline]
+    fn move_above(&self, mut i: usize, d: usize, rem: u64) -> usize {
+        debug_assert!(d >= 1 && i + d <= self.total);
+        let lim = rem << 8 | 0xff;
+        while i > 0 {
+            let v = self.rd(i - 1);
+            if v & SLOT_MASK <= lim {
+                break;
+            }
+            i -= 1;
+            // SAFETY: `(i + d) * SLOT - 1 >= 0` as `d >= 1`, and `(i + d) * SLOT + 7 <= total
+            // * SLOT` as `i + d < total`.
+            unsafe {
+                self.p
+                    .add((i + d) * SLOT - 1)
+                    .cast::<u64>()
+                    .write_unaligned(v << 8);
+            }
+        }
+        i
     }
 }
 
