@@ -204,10 +204,10 @@ impl Part {
         let old = self.len;
         let total = old + groups;
         *moved |= self.store.resize(total * SLOT + 1, map_min);
-        let m = Merge {
-            p: self.store.bytes_mut().as_mut_ptr(),
-            total,
-        };
+        let m = Merge::new(self.store.bytes_mut(), total);
+        // SAFETY (each `m.` call below): every slot index is below `total` (`i <= old`,
+        // `w < total`), and `move_above` is given `d = w - i >= 1` with `i + d <= total`: the
+        // room left for the staged groups not yet placed is at least one.
         let (mut i, mut k) = (old, b.len());
         let mut new = 0;
         // Until the first new key (from the back), nothing moves: keys that are already there
@@ -216,12 +216,12 @@ impl Part {
             let (rem, j) = group(b, k);
             let id = (part << REM_BITS) | rem;
             let add = (k - j) as u64;
-            while i > 0 && m.rd(i - 1) & SLOT_MASK > (rem << 8 | 0xff) {
+            while i > 0 && unsafe { m.rd(i - 1) } & SLOT_MASK > (rem << 8 | 0xff) {
                 i -= 1;
             }
-            if i > 0 && (m.rd(i - 1) & SLOT_MASK) >> 8 == rem {
-                let c = side.count(m.rd(i - 1) & 0xff, id);
-                m.put(i - 1, side.put(rem, c + add, id));
+            if i > 0 && (unsafe { m.rd(i - 1) } & SLOT_MASK) >> 8 == rem {
+                let c = side.count(unsafe { m.rd(i - 1) } & 0xff, id);
+                unsafe { m.put(i - 1, side.put(rem, c + add, id)) };
                 k = j;
                 continue;
             }
@@ -231,8 +231,10 @@ impl Part {
             // key (`total - old`), it goes below them, and the rest of the merge moves what it
             // passes.
             let mut w = i + (total - old) - 1;
-            m.shift_up(i, old, w + 1);
-            m.put(w, side.put(rem, add, id));
+            unsafe {
+                m.shift_up(i, old, w + 1);
+                m.put(w, side.put(rem, add, id));
+            }
             k = j;
             while k > 0 {
                 let (rem, j) = group(b, k);
@@ -240,11 +242,11 @@ impl Part {
                 let add = (k - j) as u64;
                 // Larger slots move up by the room left, `w - i`, constant through the run.
                 let d = w - i;
-                i = m.move_above(i, d, rem);
+                i = unsafe { m.move_above(i, d, rem) };
                 w = i + d;
-                let s = if i > 0 && (m.rd(i - 1) & SLOT_MASK) >> 8 == rem {
+                let s = if i > 0 && (unsafe { m.rd(i - 1) } & SLOT_MASK) >> 8 == rem {
                     i -= 1;
-                    let c = side.count(m.rd(i) & 0xff, id);
+                    let c = side.count(unsafe { m.rd(i) } & 0xff, id);
                     side.put(rem, c + add, id)
                 } else {
                     new += 1;
@@ -252,7 +254,7 @@ impl Part {
                     side.put(rem, add, id)
                 };
                 w -= 1;
-                m.put(w, s);
+                unsafe { m.put(w, s) };
                 k = j;
             }
             // Keys that were already there leave a gap of as many slots below the merged ones.
@@ -279,24 +281,41 @@ fn group(b: &[u64], k: usize) -> (u64, usize) {
     (rem, j)
 }
 
-/// Slot access during one merge: the store's bytes at `p`, holding `total * SLOT + 1` bytes.
-struct Merge {
+/// Slot access during one merge, unchecked in release builds (the merge's hot loop): a
+/// partition's bytes, `total * SLOT + 1` of them or more.
+struct Merge<'a> {
     p: *mut u8,
     total: usize,
+    _bytes: std::marker::PhantomData<&'a mut [u8]>,
 }
 
-impl Merge {
+impl<'a> Merge<'a> {
+    fn new(bytes: &'a mut [u8], total: usize) -> Merge<'a> {
+        assert!(bytes.len() > total * SLOT);
+        Merge {
+            p: bytes.as_mut_ptr(),
+            total,
+            _bytes: std::marker::PhantomData,
+        }
+    }
+
     /// Slot `i` and the next slot's first byte.
+    ///
+    /// # Safety
+    /// `i < total`.
     #[inline]
-    fn rd(&self, i: usize) -> u64 {
+    unsafe fn rd(&self, i: usize) -> u64 {
         debug_assert!(i < self.total);
-        // SAFETY: `i * SLOT + 8 <= total * SLOT + 1`, within the store.
+        // SAFETY: `i * SLOT + 8 <= total * SLOT + 1`, within the bytes.
         unsafe { self.p.add(i * SLOT).cast::<u64>().read_unaligned() }
     }
 
     /// Writes slot `i` as 8 bytes from its start, the eighth the next slot's first byte as it is.
+    ///
+    /// # Safety
+    /// `i < total`.
     #[inline]
-    fn put(&self, i: usize, s: u64) {
+    unsafe fn put(&self, i: usize, s: u64) {
         debug_assert!(i < self.total);
         // SAFETY: as in `rd`.
         unsafe {
@@ -309,7 +328,10 @@ impl Merge {
     }
 
     /// Moves slots `from..to` to start at slot `at` (ranges may overlap).
-    fn shift_up(&self, from: usize, to: usize, at: usize) {
+    ///
+    /// # Safety
+    /// `from <= to` and `at + (to - from) <= total`.
+    unsafe fn shift_up(&self, from: usize, to: usize, at: usize) {
         debug_assert!(at + (to - from) <= self.total);
         // SAFETY: both ranges lie within `total * SLOT` bytes; `copy` allows overlap.
         unsafe {
@@ -328,12 +350,16 @@ impl Merge {
     /// written later. So the loop carries no value from slot to slot and its stores never
     /// overlap its next loads (reading back a byte written by the store before stalled every
     /// iteration on a failed store-to-load forward).
+    ///
+    /// # Safety
+    /// `d >= 1` and `i + d <= total`.
     #[inline]
-    fn move_above(&self, mut i: usize, d: usize, rem: u64) -> usize {
+    unsafe fn move_above(&self, mut i: usize, d: usize, rem: u64) -> usize {
         debug_assert!(d >= 1 && i + d <= self.total);
         let lim = rem << 8 | 0xff;
         while i > 0 {
-            let v = self.rd(i - 1);
+            // SAFETY: `i - 1 < i + d <= total`.
+            let v = unsafe { self.rd(i - 1) };
             if v & SLOT_MASK <= lim {
                 break;
             }
