@@ -221,8 +221,14 @@ impl Part {
             while i > 0 && unsafe { m.rd(i - 1) } & SLOT_MASK > (rem << 8 | 0xff) {
                 i -= 1;
             }
-            if i > 0 && (unsafe { m.rd(i - 1) } & SLOT_MASK) >> 8 == rem {
-                let c = side.count(unsafe { m.rd(i - 1) } & 0xff, id);
+            // The slot below, or 0, which holds no key (a remainder is never 0: `stage_word`).
+            let below = if i > 0 {
+                (unsafe { m.rd(i - 1) }) & SLOT_MASK
+            } else {
+                0
+            };
+            if below >> 8 == rem {
+                let c = side.count(below & 0xff, id);
                 unsafe { m.put(i - 1, side.put(rem, c + add, id)) };
                 k = j;
                 continue;
@@ -246,9 +252,14 @@ impl Part {
                 let d = w - i;
                 i = unsafe { m.move_above(i, d, rem) };
                 w = i + d;
-                let s = if i > 0 && (unsafe { m.rd(i - 1) } & SLOT_MASK) >> 8 == rem {
+                let below = if i > 0 {
+                    (unsafe { m.rd(i - 1) }) & SLOT_MASK
+                } else {
+                    0
+                };
+                let s = if below >> 8 == rem {
                     i -= 1;
-                    let c = side.count(unsafe { m.rd(i) } & 0xff, id);
+                    let c = side.count(below & 0xff, id);
                     side.put(rem, c + add, id)
                 } else {
                     new += 1;
