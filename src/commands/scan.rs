@@ -373,19 +373,24 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             .filter(|(_, k)| *k != SkipKind::Symlink)
             .count();
         let nlinks = skipped.len() - nskip_special;
+        let digests = match plan.algorithms.len() {
+            0 => "no digests".to_string(),
+            n => format!(
+                "{n} digest{}: {}",
+                if n == 1 { "" } else { "s" },
+                plan.algorithms
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         s.push_str(&format!(
-            "{} files, {} read in {:.2} s ({}); {} digest{}: {}\n",
+            "{} files, {} read in {:.2} s ({}); {digests}\n",
             records.len(),
             human::bytes(bytes),
             elapsed,
             human::rate(bytes, elapsed),
-            plan.algorithms.len(),
-            if plan.algorithms.len() == 1 { "" } else { "s" },
-            plan.algorithms
-                .iter()
-                .map(|a| a.name())
-                .collect::<Vec<_>>()
-                .join(", ")
         ));
         if nskip_special + nlinks > 0 {
             s.push_str(&format!(

@@ -135,7 +135,12 @@ pub struct ScanPlan {
 
 impl ScanPlan {
     pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
-        let mut algorithms = trawl_digest::parse_list(&a.digest)?;
+        // `none`: no digest (a data-reduction or media scan only), unless a manifest needs one.
+        let mut algorithms = if a.digest.trim() == "none" {
+            Vec::new()
+        } else {
+            trawl_digest::parse_list(&a.digest)?
+        };
         let mut manifests = Vec::new();
         for spec in &a.manifest {
             let (kind, file) = spec.split_once(':').with_context(|| {
@@ -152,7 +157,10 @@ impl ScanPlan {
                 "b3sum" => Format::Gnu(Algorithm::Blake3),
                 "xxh128sum" => Format::Gnu(Algorithm::Xxh3),
                 // BSD tag lines: one per file per chosen algorithm.
-                "bsd" => Format::Bsd(algorithms[0]),
+                "bsd" => match algorithms.first() {
+                    Some(&alg) => Format::Bsd(alg),
+                    None => bail!("--manifest bsd: name the digest with --digest (not 'none')"),
+                },
                 "hashdeep" => {
                     let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
                         .into_iter()

@@ -125,7 +125,8 @@ pub struct ScanArgs {
     /// Files and directories to scan.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Digests to compute in one pass: md5, sha1, sha256, sha512, blake3, xxh3, crc32c (comma-separated).
+    /// Digests to compute in one pass: md5, sha1, sha256, sha512, blake3, xxh3, crc32c (comma-separated),
+    /// or none (data reduction or media only).
     #[arg(long, short = 'd', value_name = "LIST", default_value = "sha256")]
     pub digest: String,
     /// Write a manifest: FORMAT:FILE with FORMAT one of md5sum, sha1sum, sha256sum, sha512sum, b3sum,

@@ -206,6 +206,53 @@ fn no_reduce_leaves_the_figures_out_and_bad_settings_are_refused() {
 }
 
 #[test]
+fn digest_none_measures_the_reduction_alone() {
+    let d = Dir::new();
+    // Three copies of one 4 KiB block and a block of another byte: 2 unique 4 KiB blocks.
+    let mut data = vec![b'a'; 3 * 4096];
+    data.extend(vec![b'b'; 4096]);
+    d.create(b"t/f", &data);
+    let r = d
+        .cmd()
+        .args([
+            "scan", "t", "--digest", "none", "--jsonl", "-", "--json", "out.json",
+        ])
+        .run();
+    r.code(0);
+    let rec: Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    let keys: Vec<&String> = rec.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["mtime", "path", "size"], "{rec}");
+    let j: Value = serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap();
+    let d4 = &j["reduction"]["dedup"][0];
+    assert_eq!(d4["block_size"], 4096);
+    assert_eq!(d4["blocks"], 4);
+    assert_eq!(d4["unique_blocks"], 2);
+    let r = d.cmd().args(["scan", "t", "--digest", "none"]).run();
+    r.code(0)
+        .stdout_has("; no digests\n")
+        .stdout_has("data reduction");
+    // A manifest still gets its digest; a BSD manifest must be told which.
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-q", "--digest", "none", "-m", "sha1sum:-"])
+        .run();
+    r.code(0);
+    let theirs = std::process::Command::new("sha1sum")
+        .arg("f")
+        .current_dir(d.join("t"))
+        .output()
+        .unwrap();
+    assert_eq!(r.stdout, String::from_utf8(theirs.stdout).unwrap());
+    let r = d
+        .cmd()
+        .args(["scan", "t", "--digest", "none", "-m", "bsd:x"])
+        .run();
+    r.code(2)
+        .stderr_has("--manifest bsd: name the digest with --digest");
+    assert!(!d.join("x").exists());
+}
+
+#[test]
 fn a_sampled_run_brackets_the_exact_figures() {
     let d = Dir::new();
     corpus(&d);
