@@ -382,33 +382,51 @@ impl FileReducer {
             Self::pieces(&mut unit, size, data, &mut |u| self.push_unit(u));
             self.unit = unit;
         }
-        if let Some((min, avg, max)) = self.cfg.cdc_bounds() {
-            self.cdc.extend_from_slice(data);
-            if self.cdc.len() >= 4 * max {
-                self.cut_chunks(min, avg, max, false);
-            }
+        if let Some(bounds) = self.cfg.cdc_bounds() {
+            self.cut_chunks(data, bounds);
         }
         self.maybe_flush();
     }
 
-    /// Cuts the CDC buffer; keeps the last (possibly unfinished) chunk unless at the end.
-    fn cut_chunks(&mut self, min: usize, avg: usize, max: usize, end: bool) {
-        let chunks: Vec<fastcdc::v2020::Chunk> =
-            fastcdc::v2020::FastCDC::new(&self.cdc, min, avg, max).collect();
-        let keep = if end {
-            chunks.len()
-        } else {
-            chunks.len().saturating_sub(1)
-        };
-        let mut consumed = 0;
-        for c in &chunks[..keep] {
-            let d = &self.cdc[c.offset..c.offset + c.length];
-            self.out
-                .chunks
-                .push((xxh3_128(d), c.length as u32, is_zero(d)));
-            consumed = c.offset + c.length;
+    /// Content-defined chunking of the next `data`, cut where it lies: a chunk is known once
+    /// a cut point is found before the end of the bytes seen or it reaches `max`, so only the
+    /// unfinished last chunk (under `max` bytes) is kept in `self.cdc`, and it is topped up from
+    /// the next data by at most `max` bytes until its cut is known. (Copying every byte into
+    /// the buffer and draining it was 4% of a reduction scan's time.) The chunks are those of
+    /// one FastCDC pass over the whole file.
+    fn cut_chunks(&mut self, mut data: &[u8], (min, avg, max): (usize, usize, usize)) {
+        let chunks = &mut self.out.chunks;
+        let mut push = |d: &[u8]| chunks.push((xxh3_128(d), d.len() as u32, is_zero(d)));
+        while !self.cdc.is_empty() && !data.is_empty() {
+            let old = self.cdc.len();
+            let take = max.saturating_sub(old).min(data.len());
+            self.cdc.extend_from_slice(&data[..take]);
+            let len = fastcdc::v2020::FastCDC::new(&self.cdc, min, avg, max)
+                .next()
+                .map_or(0, |c| c.length);
+            if len < self.cdc.len() || len == max {
+                push(&self.cdc[..len]);
+                if len >= old {
+                    data = &data[len - old..];
+                    self.cdc.clear();
+                } else {
+                    self.cdc.truncate(old);
+                    self.cdc.drain(..len);
+                }
+            } else {
+                // No cut yet, and under `max`: all of `data` was taken.
+                data = &[];
+            }
         }
-        self.cdc.drain(..consumed);
+        let mut done = 0;
+        for c in fastcdc::v2020::FastCDC::new(data, min, avg, max) {
+            if c.offset + c.length == data.len() && c.length < max {
+                break;
+            }
+            push(&data[c.offset..c.offset + c.length]);
+            done = c.offset + c.length;
+        }
+        self.cdc.extend_from_slice(&data[done..]);
     }
 
     pub fn finish(mut self) -> FileReduce {
@@ -420,10 +438,14 @@ impl FileReducer {
             let u = std::mem::take(&mut self.unit);
             self.push_unit(&u);
         }
-        if let Some((min, avg, max)) = self.cfg.cdc_bounds()
-            && !self.cdc.is_empty()
-        {
-            self.cut_chunks(min, avg, max, true);
+        if let Some((min, avg, max)) = self.cfg.cdc_bounds() {
+            // The end of the file ends the last chunks.
+            for c in fastcdc::v2020::FastCDC::new(&self.cdc, min, avg, max) {
+                let d = &self.cdc[c.offset..c.offset + c.length];
+                self.out
+                    .chunks
+                    .push((xxh3_128(d), c.length as u32, is_zero(d)));
+            }
         }
         self.out
     }
@@ -1390,6 +1412,46 @@ mod tests {
                 x as u8
             })
             .collect()
+    }
+
+    #[test]
+    fn chunks_are_those_of_one_fastcdc_pass_over_the_file_whatever_the_read_sizes() {
+        let cfg = Arc::new(ReduceConfig {
+            cdc_avg: Some(4096),
+            codecs: vec![],
+            ..ReduceConfig::default()
+        });
+        let (min, avg, max) = cfg.cdc_bounds().unwrap();
+        // Random bytes (cuts by content), zeros (cuts at `min`), a byte that never cuts (every
+        // chunk `max` long), and all three one after another.
+        let mut mixed = data(100_000, 7);
+        mixed.extend(vec![0u8; 50_000]);
+        mixed.extend(vec![0x7bu8; 70_003]);
+        mixed.extend(data(33_333, 8));
+        let files = [
+            data(200_001, 9),
+            vec![0u8; 100_000],
+            vec![0x7bu8; 70_003],
+            mixed,
+            data(100, 1),
+            vec![],
+        ];
+        for f in &files {
+            let want: Vec<(u128, u32, bool)> = fastcdc::v2020::FastCDC::new(f, min, avg, max)
+                .map(|c| {
+                    let d = &f[c.offset..c.offset + c.length];
+                    (xxh3_128(d), c.length as u32, is_zero(d))
+                })
+                .collect();
+            for piece in [1, 7, 1000, 1024, 4096, 16384, 16385, 65536, 1 << 20] {
+                assert_eq!(reduce(&cfg, f, piece).chunks, want, "pieces of {piece}");
+            }
+        }
+        let steady = fastcdc::v2020::FastCDC::new(&files[2], min, avg, max);
+        assert!(
+            steady.take(4).all(|c| c.length == max),
+            "a chunk reaches max"
+        );
     }
 
     #[test]
