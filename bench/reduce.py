@@ -4,6 +4,7 @@
 Data: a ~2 GiB mixed tree (text, structured binaries, random, exact and shifted duplicates, half-zero
 files) made by gen_corpus.py under bench/data/mixed; page cache warm; median of RUNS.
 
+The five commands below run in interleaved rounds (each round runs each once):
   trawl scan  --dedup 4k,8k,16k,32k,64k,128k --cdc 16k --compress lz4,zstd:1 --digest none
               the same with the default sha256 digest as well (the spilled and sampled runs too)
   cat         every file to /dev/null
@@ -23,8 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def timed(cmd, runs):
-    subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def timed(cmd, runs, warm=True):
+    if warm:
+        subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ts, rss = [], 0
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -57,11 +59,14 @@ def main():
         ("lz4 -1", f"{files} | lz4 -1 > /dev/null"),
         ("zstd -1 -T1", f"{files} | zstd -1 -T1 > /dev/null"),
     ]
-    print(f"{size / 1e9:.2f} GB mixed tree, {cpus} CPUs, median of {a.runs}\n")
+    print(f"{size / 1e9:.2f} GB mixed tree, {cpus} CPUs, median of {a.runs} (runs interleaved)\n")
     print(f"{'command':<62} {'s':>7} {'MB/s':>8} {'MB/s/core':>10} {'RSS':>9}")
     res = {}
-    for name, cmd in cases:
-        t, rss = timed(cmd, a.runs)
+    # Interleaved: each round runs every command once, so that the VM's drift falls on all alike.
+    rounds = [[timed(cmd, 1, warm=i == 0) for _, cmd in cases] for i in range(a.runs)]
+    for n, (name, cmd) in enumerate(cases):
+        t = statistics.median(r[n][0] for r in rounds)
+        rss = max(r[n][1] for r in rounds)
         res[name] = t
         per_core = size / t / 1e6 / (cpus if name.startswith("trawl") else 1)
         print(f"{name:<62} {t:7.2f} {size / t / 1e6:8.0f} {per_core:10.0f} {rss / 2**20:7.0f}MiB")
