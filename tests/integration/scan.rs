@@ -107,6 +107,56 @@ fn mmap_and_read_agree() {
     assert!(a.stdout.starts_with(&blake3_hex(&data)));
 }
 
+#[test]
+fn a_big_file_truncated_while_mapped_is_reported_and_the_run_goes_on() {
+    let d = Dir::new();
+    // 40 MiB: mapped by the default `--io auto` (32 MiB windows).
+    let big = d.create(b"t/big", b"");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(40 << 20)
+        .unwrap();
+    d.create(b"t/small", b"hello\n");
+    // The rate limit holds the reader ~4 s after the first window; the file shrinks meanwhile,
+    // so the pages of a mapped window lie past its end when they are touched (SIGBUS).
+    let truncate = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&big)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+    });
+    let t0 = Instant::now();
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-m", "sha256sum:-", "--limit-rate", "8M"])
+        .run();
+    truncate.join().unwrap();
+    assert!(
+        t0.elapsed() > Duration::from_millis(700),
+        "the file shrank during the run"
+    );
+    r.code(2)
+        .stderr_has("trawl: t/big: changed while being read (");
+    assert!(
+        !r.stdout.contains(" big\n"),
+        "no digest for the shrunken file: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "{}  small\n",
+            coreutils("sha256sum", &d.join("t/small"))
+        )),
+        "{}",
+        r.stdout
+    );
+}
+
 /// Ties the two I/O methods to a value; b3sum checks BLAKE3 independently in the interop tests.
 fn blake3_hex(data: &[u8]) -> String {
     blake3::hash(data).to_hex().to_string()

@@ -11,6 +11,8 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -253,11 +255,11 @@ pub fn index_file_on(
         return Err(io(std::io::Error::other("not a regular file")));
     }
     let size = md.len();
-    // SAFETY: the map is only read and dropped before returning. Its one hazard: another
-    // process truncating the file during the walk makes a touched page raise SIGBUS, which
-    // ends the process. The command line accepts that (as b3sum and ripgrep do for their
-    // mapped reads); the long-running server (`trawl serve`) uses `Pread`.
-    let map = match method {
+    // SAFETY: the map is only read and dropped before returning. Its one hazard, another
+    // process truncating the file during the walk (a touched page past the new end raises
+    // SIGBUS), is caught by the guard registered below before any page is touched: such pages
+    // read as zeros and the index is refused. The server (`trawl serve`) uses `Pread`.
+    let mut map = match method {
         SeekMethod::Pread => None,
         _ if size == 0 => None,
         _ => {
@@ -267,14 +269,34 @@ pub fn index_file_on(
             Some(m)
         }
     };
+    let shrank = Arc::new(AtomicBool::new(false));
+    // Declared after the map, so dropped before it.
+    let guard = map
+        .as_deref()
+        .and_then(|m| trawl_read::sigbus::guard(m, &shrank));
+    let method = if map.is_some() && guard.is_none() {
+        // No guard to be had: no map either.
+        map = None;
+        SeekMethod::Pread
+    } else {
+        method
+    };
     let map_ref = map.as_deref();
     let parts = (size / SEGMENT_MIN).min(threads as u64) as usize;
-    if size >= PARALLEL_MIN && parts > 1 {
-        return crate::parallel::index(path, Some(&file), map_ref, method, size, parts);
+    let index = if size >= PARALLEL_MIN && parts > 1 {
+        crate::parallel::index(path, Some(&file), map_ref, method, size, parts)
+    } else {
+        let mut w = Walker::new(path, size);
+        drive(&mut w, &mut Fetch::new(Some(&file), map_ref, method))
+            .map_err(io)?
+            .map(|()| w.finish())
+    };
+    if shrank.load(Ordering::SeqCst) {
+        return Err(io(std::io::Error::other(
+            "the file shrank while it was indexed (pages past its new end read as zeros); no index",
+        )));
     }
-    let mut w = Walker::new(path, size);
-    drive(&mut w, &mut Fetch::new(Some(&file), map_ref, method)).map_err(io)??;
-    Ok(w.finish())
+    index
 }
 
 /// Tag headers fetched with each method, timed, before `Auto` decides.

@@ -1,9 +1,10 @@
 //! Reading: opening files without side effects, a bounded pool of reusable buffers, chunked
-//! reads by plain `read(2)` or by memory-mapped windows, and detection of files that change
-//! while they are read.
+//! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
+//! and detection of files that change while they are read.
 
 pub mod open;
 pub mod pool;
+pub mod sigbus;
 pub mod source;
 
 pub use open::{OpenedFile, Stamp, open_for_read};

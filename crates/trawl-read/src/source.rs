@@ -11,9 +11,16 @@ pub enum IoMethod {
     /// `read(2)` into buffers from the pool, with sequential read-ahead advice.
     Read,
     /// `mmap(2)` windows of 32 MiB (or the buffer size if larger), faulted in by whoever reads
-    /// them.
+    /// them, each guarded against the file shrinking ([`crate::sigbus`]).
     Mmap,
+    /// Mapped windows for files of [`AUTO_MAP_MIN`] bytes or more, reads for smaller ones (the
+    /// default; the README's I/O section has the figures).
+    Auto,
 }
+
+/// The size from which [`IoMethod::Auto`] maps a file: one whole window.
+pub const AUTO_MAP_MIN: u64 = MAP_WINDOW as u64;
+const MAP_WINDOW: usize = 32 << 20;
 
 impl std::str::FromStr for IoMethod {
     type Err = String;
@@ -21,15 +28,25 @@ impl std::str::FromStr for IoMethod {
         match s {
             "read" => Ok(IoMethod::Read),
             "mmap" => Ok(IoMethod::Mmap),
-            _ => Err(format!("unknown I/O method '{s}' (expected read or mmap)")),
+            "auto" => Ok(IoMethod::Auto),
+            _ => Err(format!(
+                "unknown I/O method '{s}' (expected auto, read or mmap)"
+            )),
         }
     }
+}
+
+/// A mapped window of a file, registered with the SIGBUS guard while it is mapped.
+pub struct Window {
+    // Dropped first: unregistered before the unmap.
+    _guard: crate::sigbus::MapGuard,
+    map: memmap2::Mmap,
 }
 
 /// One piece of a file's contents, shared read-only by every consumer of the file.
 pub enum Chunk {
     Buf(PooledBuf),
-    Map(memmap2::Mmap),
+    Map(Window),
 }
 
 impl Deref for Chunk {
@@ -37,7 +54,7 @@ impl Deref for Chunk {
     fn deref(&self) -> &[u8] {
         match self {
             Chunk::Buf(b) => b,
-            Chunk::Map(m) => m,
+            Chunk::Map(w) => &w.map,
         }
     }
 }
@@ -49,17 +66,30 @@ pub struct ChunkSource<'a> {
     method: IoMethod,
     offset: u64,
     eof: bool,
+    /// Set by the SIGBUS guard if a mapped page was past the file's end when touched.
+    shrank: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<'a> ChunkSource<'a> {
     pub fn new(file: OpenedFile, pool: &'a BufferPool, method: IoMethod) -> Self {
+        let method = match method {
+            IoMethod::Auto if file.stamp.size >= AUTO_MAP_MIN => IoMethod::Mmap,
+            IoMethod::Auto => IoMethod::Read,
+            m => m,
+        };
         ChunkSource {
             file,
             pool,
             method,
             offset: 0,
             eof: false,
+            shrank: Default::default(),
         }
+    }
+
+    /// The method this file is read by (`Auto` resolved).
+    pub fn method(&self) -> IoMethod {
+        self.method
     }
 
     pub fn file(&self) -> &OpenedFile {
@@ -111,7 +141,6 @@ impl<'a> ChunkSource<'a> {
     }
 
     fn next_map(&mut self) -> Result<Option<Chunk>, ReadError> {
-        const MAP_WINDOW: usize = 32 << 20;
         // Windows of 32 MiB, not populated up front (bench/fixity, 2 GiB file, BLAKE3):
         // - each window costs an mmap and an munmap; at 1 MiB that was a third of the run;
         // - MAP_POPULATE faults the whole window in on the reader thread alone, while without it
@@ -122,8 +151,8 @@ impl<'a> ChunkSource<'a> {
         let window = self.pool.buffer_size().max(MAP_WINDOW) as u64;
         let len = (self.file.stamp.size - self.offset).min(window) as usize;
         // SAFETY: the map is read-only. If another process truncates the file while it is mapped,
-        // touching the lost pages raises SIGBUS; that is why `--io read` is the default and this
-        // method is an explicit choice (see the README's I/O section).
+        // touching the lost pages raises SIGBUS: the window is registered with the guard before
+        // anyone touches it, which turns that into zeros and `shrank` (reported by `finish`).
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(self.offset)
@@ -134,17 +163,37 @@ impl<'a> ChunkSource<'a> {
             path: self.file.path.clone(),
             source: e,
         })?;
+        let Some(guard) = crate::sigbus::guard(&map, &self.shrank) else {
+            // No guard (the handler could not be installed, or too many windows at once): the
+            // rest of the file is read instead.
+            drop(map);
+            self.method = IoMethod::Read;
+            self.seek_to_offset();
+            return self.next_read();
+        };
         self.offset += len as u64;
         if self.offset >= self.file.stamp.size {
             // Position the descriptor so a trailing read notices growth past the mapped size.
-            use std::io::Seek;
-            let _ = self.file.file.seek(std::io::SeekFrom::Start(self.offset));
+            self.seek_to_offset();
         }
-        Ok(Some(Chunk::Map(map)))
+        Ok(Some(Chunk::Map(Window { _guard: guard, map })))
     }
 
-    /// Checks that the file did not change while it was read; consumes the source.
+    fn seek_to_offset(&mut self) {
+        use std::io::Seek;
+        let _ = self.file.file.seek(std::io::SeekFrom::Start(self.offset));
+    }
+
+    /// Checks that the file did not change while it was read; consumes the source. Call it
+    /// after every chunk has been consumed and dropped: a mapped page found past the file's
+    /// end is only known once it has been touched.
     pub fn finish(self) -> Result<u64, ReadError> {
+        if self.shrank.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ReadError::Changed {
+                path: self.file.path.clone(),
+                detail: "it shrank while mapped: pages past its new end read as zeros".into(),
+            });
+        }
         self.file.check_unchanged(self.offset)?;
         Ok(self.offset)
     }
@@ -162,6 +211,24 @@ mod tests {
             all.extend_from_slice(&c);
         }
         all
+    }
+
+    #[test]
+    fn auto_maps_files_of_a_whole_window_and_reads_smaller_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = BufferPool::new(2, 4096);
+        for (size, want) in [
+            (AUTO_MAP_MIN, IoMethod::Mmap),
+            (AUTO_MAP_MIN - 1, IoMethod::Read),
+            (0, IoMethod::Read),
+        ] {
+            let p = dir.path().join(format!("f{size}"));
+            std::fs::File::create(&p).unwrap().set_len(size).unwrap();
+            let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, IoMethod::Auto);
+            assert_eq!(src.method(), want, "{size}");
+            assert_eq!(drain(&mut src).len() as u64, size);
+            assert_eq!(src.finish().unwrap(), size);
+        }
     }
 
     #[test]
@@ -192,19 +259,24 @@ mod tests {
             let e = src.finish().unwrap_err();
             assert_eq!(e.kind(), "changed-during-read", "{method:?}: {e}");
             assert!(e.to_string().contains("no digest recorded"));
-            // Shrinks before the end (read only: a mapped file that shrinks is the SIGBUS case the
-            // README warns about, which is why read is the default).
-            if method == IoMethod::Read {
-                let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
-                drop(src.next_chunk().unwrap());
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&p)
-                    .unwrap()
-                    .set_len(5000)
-                    .unwrap();
-                drain(&mut src);
-                assert_eq!(src.finish().unwrap_err().kind(), "changed-during-read");
+            // Shrinks while a chunk is held and before it is read (mapped: the pages past the
+            // new end raise SIGBUS when touched, which the guard turns into zeros and a report).
+            let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);
+            let first = src.next_chunk().unwrap().unwrap();
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_len(5000)
+                .unwrap();
+            let sum: u64 = first.iter().map(|&b| b as u64).sum();
+            drop(first);
+            drain(&mut src);
+            let e = src.finish().unwrap_err();
+            assert_eq!(e.kind(), "changed-during-read", "{method:?}: {e}");
+            if method == IoMethod::Mmap {
+                assert_eq!(sum, 5000, "mapped bytes past the new end read as zeros");
+                assert!(e.to_string().contains("shrank while mapped"), "{e}");
             }
             // Unchanged: fine.
             let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, method);

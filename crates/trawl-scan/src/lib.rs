@@ -50,7 +50,7 @@ impl ScanConfig {
                 ..WalkOptions::default()
             },
             threads,
-            io: IoMethod::Read,
+            io: IoMethod::Auto,
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
             rate_limit: None,
