@@ -112,23 +112,14 @@ fn a_big_file_truncated_while_mapped_is_reported_and_the_run_goes_on() {
     let d = Dir::new();
     // 40 MiB: mapped by the default `--io auto` (32 MiB windows).
     let big = d.create(b"t/big", b"");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&big)
-        .unwrap()
-        .set_len(40 << 20)
-        .unwrap();
+    let set_len = move |n: u64| std::fs::File::options().write(true).open(&big)?.set_len(n);
+    set_len(40 << 20).unwrap();
     d.create(b"t/small", b"hello\n");
     // The rate limit holds the reader ~4 s after the first window; the file shrinks meanwhile,
     // so the pages of a mapped window lie past its end when they are touched (SIGBUS).
     let truncate = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(700));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&big)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
+        set_len(1 << 20).unwrap();
     });
     let t0 = Instant::now();
     let r = d
