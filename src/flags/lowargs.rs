@@ -100,8 +100,9 @@ pub struct ReadArgs {
     /// Files read at once (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
-    /// How file contents are read: auto (mapped windows for files of 32 MiB or more, read(2)
-    /// for smaller ones), read (read(2) into pooled buffers) or mmap (mapped windows).
+    /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
+    /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
+    /// buffers) or mmap (mapped windows).
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     pub io: String,
     /// Size of each pooled read buffer, e.g. 1M, 256K.

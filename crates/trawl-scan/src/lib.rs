@@ -260,6 +260,12 @@ fn read_file(
     let opened = open_for_read(&entry.path)?;
     let stamp = opened.stamp;
     progress.start_file(&entry.path, stamp.size);
+    // `auto` maps large files only where the lanes would be slowed by the copy (see
+    // `LaneFactory::busy_cores`).
+    let io = match io {
+        IoMethod::Auto if !factory.busy_cores() => IoMethod::Read,
+        io => io,
+    };
     let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
     let mut lanes = factory.lanes(&entry.path, stamp.size, large);
