@@ -52,7 +52,9 @@ pub trait LaneFactory: Sync {
 /// Whether lanes doing `algorithms` (and `others` more busy lanes) keep all cores busy: BLAKE3
 /// hashes a large file on all cores itself; otherwise one core a lane.
 fn fill_cores(algorithms: &[Algorithm], others: usize) -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Asked once: `available_parallelism` reads the cgroup's files each time.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     algorithms.contains(&Algorithm::Blake3) || algorithms.len() + others >= cores
 }
 

@@ -263,6 +263,7 @@ fn read_file(
     // `auto` maps large files only where the lanes would be slowed by the copy (see
     // `LaneFactory::busy_cores`).
     let io = match io {
+        IoMethod::Auto if stamp.size < trawl_read::source::AUTO_MAP_MIN => IoMethod::Read,
         IoMethod::Auto if !factory.busy_cores() => IoMethod::Read,
         io => io,
     };
