@@ -270,7 +270,7 @@ fn read_file(
     let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
     let mut lanes = factory.lanes(&entry.path, stamp.size, large);
-    src.share_windows(lanes.len());
+    src.share_windows(lanes.iter().filter(|l| l.reads_all()).count());
     let outputs = if !large || lanes.is_empty() {
         // Fits in one buffer (or nothing consumes it): consume on this thread.
         while let Some(chunk) = src.next_chunk()? {
