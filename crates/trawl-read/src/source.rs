@@ -10,11 +10,13 @@ use crate::{BufferPool, OpenedFile, PooledBuf, ReadError};
 pub enum IoMethod {
     /// `read(2)` into buffers from the pool, with sequential read-ahead advice.
     Read,
-    /// `mmap(2)` windows of 32 MiB (or the buffer size if larger), faulted in by whoever reads
-    /// them, each guarded against the file shrinking ([`crate::sigbus`]).
+    /// `mmap(2)` windows of 32 MiB, or a share of that with several consumers
+    /// ([`ChunkSource::share_windows`]), or the buffer size if larger, faulted in by whoever
+    /// reads them, each guarded against the file shrinking ([`crate::sigbus`]).
     Mmap,
     /// Mapped windows for files of [`AUTO_MAP_MIN`] bytes or more, reads for smaller ones (the
-    /// default; the README's I/O section has the figures).
+    /// default; the scan narrows it further to files whose consumers keep every core busy; the
+    /// README's I/O section has the figures).
     Auto,
 }
 

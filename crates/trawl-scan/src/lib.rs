@@ -260,11 +260,14 @@ fn read_file(
     let opened = open_for_read(&entry.path)?;
     let stamp = opened.stamp;
     progress.start_file(&entry.path, stamp.size);
-    // `auto` maps large files only where the lanes would be slowed by the copy (see
-    // `LaneFactory::busy_cores`).
+    // `auto` (which the source resolves by size) maps a large file only where its lanes keep
+    // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
     let io = match io {
-        IoMethod::Auto if stamp.size < trawl_read::source::AUTO_MAP_MIN => IoMethod::Read,
-        IoMethod::Auto if !factory.busy_cores() => IoMethod::Read,
+        IoMethod::Auto
+            if stamp.size >= trawl_read::source::AUTO_MAP_MIN && !factory.busy_cores() =>
+        {
+            IoMethod::Read
+        }
         io => io,
     };
     let mut src = ChunkSource::new(opened, pool, io);
