@@ -33,16 +33,6 @@ def run_once(cmd, shell=False):
     return dt, ru.ru_maxrss * 1024
 
 
-def measure(cmd, runs, shell=False):
-    run_once(cmd, shell)  # warm-up: page cache and binaries
-    times, rss = [], 0
-    for _ in range(runs):
-        dt, r = run_once(cmd, shell)
-        times.append(dt)
-        rss = max(rss, r)
-    return statistics.median(times), rss
-
-
 def openssl_rate(alg):
     out = subprocess.run(["openssl", "speed", "-bytes", "1048576", "-seconds", "3", alg],
                          capture_output=True, text=True).stdout
@@ -80,15 +70,29 @@ def main():
     rows = []
 
     def case(label, data_path, trawl_cmd, peers):
+        # Runs interleaved (each round runs trawl and then every peer once), so that the VM's
+        # drift during a case falls on all of them alike.
         n = tree_bytes(data_path)
-        t, rss = measure(trawl_cmd, a.runs)
-        rows.append((label, "trawl", t, n / t / 1e6, rss, None))
+        cmds = [(trawl_cmd, False)] + [(cmd, shell) for _, cmd, shell in peers if cmd is not None]
+        for cmd, shell in cmds:
+            run_once(cmd, shell)  # warm-up: page cache and binaries
+        times = [[] for _ in cmds]
+        rss = [0 for _ in cmds]
+        for _ in range(a.runs):
+            for i, (cmd, shell) in enumerate(cmds):
+                dt, r = run_once(cmd, shell)
+                times[i].append(dt)
+                rss[i] = max(rss[i], r)
+        t = statistics.median(times[0])
+        rows.append((label, "trawl", t, n / t / 1e6, rss[0], None))
+        i = 1
         for name, cmd, shell in peers:
             if cmd is None:
                 rows.append((label, name, None, None, None, None))
                 continue
-            pt, prss = measure(cmd, a.runs, shell)
-            rows.append((label, name, pt, n / pt / 1e6, prss, pt / t))
+            pt = statistics.median(times[i])
+            rows.append((label, name, pt, n / pt / 1e6, rss[i], pt / t))
+            i += 1
 
     quiet = ["--no-reduce", "-q"]
     if a.only in (None, "a"):
