@@ -79,6 +79,32 @@ fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, Fl
     Ok(w.finish_segment())
 }
 
+/// Lets go of the mapped pages of `from..to` (the whole pages inside it) once this segment's
+/// walk is done, so that taking down their page table entries runs on every core, beside the
+/// other walks, and not in one `munmap` at the end (1.1 GB cached 4 KiB at a time: about 0.03 s
+/// of one core). The pages stay in the page cache; one touched again (a join walked again, a
+/// tag header just past `to`) is faulted in again.
+fn release(map: Option<&[u8]>, from: u64, to: u64) {
+    let Some(m) = map else { return };
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    let lo = from.next_multiple_of(page);
+    let hi = (to / page * page).min(m.len() as u64 / page * page);
+    if hi > lo {
+        // SAFETY: `lo..hi` is whole pages of a shared, read-only file mapping (it starts on a
+        // page: the map is of the whole file). MADV_DONTNEED only removes their page table
+        // entries: a later read of them faults the same page-cache pages in again, so what the
+        // other threads read through `m` does not change.
+        unsafe {
+            libc::madvise(
+                m.as_ptr().add(lo as usize) as *mut libc::c_void,
+                (hi - lo) as usize,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+}
+
 /// Indexes `file` (of `size` bytes) in `parts` segments at once.
 pub(crate) fn index(
     path: &Path,
@@ -101,16 +127,19 @@ pub(crate) fn index(
                 let (from, to) = (bounds[i], bounds[i + 1]);
                 s.spawn(move || -> Result<Option<Segment>, FlvError> {
                     let mut fetch = Fetch::new(file, map, method);
-                    if i == 0 {
+                    let seg = if i == 0 {
                         let w = Walker::new(path, size).stop_at(to);
-                        return walk(path, &mut fetch, w).map(Some);
-                    }
-                    match resync(&mut fetch, from, to, size).map_err(io)? {
-                        Some(p) => {
-                            walk(path, &mut fetch, Walker::segment(path, size, p, to)).map(Some)
+                        walk(path, &mut fetch, w).map(Some)
+                    } else {
+                        match resync(&mut fetch, from, to, size).map_err(io)? {
+                            Some(p) => {
+                                walk(path, &mut fetch, Walker::segment(path, size, p, to)).map(Some)
+                            }
+                            None => Ok(None),
                         }
-                        None => Ok(None),
-                    }
+                    };
+                    release(map, from, to);
+                    seg
                 })
             })
             .collect();
