@@ -84,8 +84,9 @@ fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, Fl
 /// other walks, and not in one `munmap` at the end (1.1 GB cached 4 KiB at a time: about 0.03 s
 /// of one core). The pages stay in the page cache; one touched again (a join walked again, a
 /// tag header just past `to`) is faulted in again.
-fn release(map: Option<&[u8]>, from: u64, to: u64) {
-    let Some(m) = map else { return };
+/// `m` must be a shared mapping of a file: on memory of the process's own (bytes indexed in
+/// memory), `MADV_DONTNEED` would zero the pages.
+fn release(m: &[u8], from: u64, to: u64) {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
     let lo = from.next_multiple_of(page);
@@ -105,7 +106,9 @@ fn release(map: Option<&[u8]>, from: u64, to: u64) {
     }
 }
 
-/// Indexes `file` (of `size` bytes) in `parts` segments at once.
+/// Indexes `file` (of `size` bytes) in `parts` segments at once. `map`: the whole file's bytes;
+/// with `file`, its shared mapping, whose pages each segment lets go of when its walk is done;
+/// without, bytes in memory, left alone.
 pub(crate) fn index(
     path: &Path,
     file: Option<&File>,
@@ -138,7 +141,9 @@ pub(crate) fn index(
                             None => Ok(None),
                         }
                     };
-                    release(map, from, to);
+                    if let Some(m) = file.and(map) {
+                        release(m, from, to);
+                    }
                     seg
                 })
             })
@@ -359,5 +364,72 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn segments_let_go_of_a_file_mapping_and_leave_bytes_in_memory_alone() {
+        let v = tricky();
+        assert!(v.len() > 64 * 4096, "several pages a segment");
+        // Bytes in memory: a segment must not give their pages back (that would zero them).
+        // Page-aligned memory of the process's own, as a large allocation may be.
+        let mut mem = memmap2::MmapMut::map_anon(v.len()).unwrap();
+        mem.copy_from_slice(&v);
+        let want = crate::index_bytes(Path::new("m"), &v).unwrap();
+        for parts in [2, 5] {
+            let got = crate::index_bytes_in_parts(Path::new("m"), &mem, parts).unwrap();
+            assert!(
+                mem[..] == v[..],
+                "{parts} parts: the bytes in memory changed"
+            );
+            assert_eq!(got.keyframes, want.keyframes);
+        }
+        // A file's mapping: its pages are let go of, and read back as they were. (Plain tags:
+        // `tricky`'s false resynchronisations have most joins walked again, which maps their
+        // pages again.)
+        let mut v = header(9);
+        for i in 0..4000u32 {
+            let mut p = vec![if i % 50 == 0 { 0x17 } else { 0x27 }, 1, 0, 0, 0];
+            p.resize(1500 + (i % 7) as usize * 100, i as u8);
+            tag(&mut v, 9, i * 40, &p);
+        }
+        let want = crate::index_bytes(Path::new("m"), &v).unwrap();
+        let f = write(&v);
+        let file = File::open(f.path()).unwrap();
+        let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
+        let i = index(
+            f.path(),
+            Some(&file),
+            Some(&map),
+            SeekMethod::Mmap,
+            v.len() as u64,
+            4,
+        )
+        .unwrap();
+        assert_eq!(i.keyframes, want.keyframes);
+        // The walk touched a page for nearly every tag header; what stays mapped is at most
+        // the pages at the segments' edges.
+        let rss = mapping_rss(map.as_ptr());
+        assert!(
+            rss < v.len() as u64 / 10,
+            "{rss} bytes of a {} byte file still mapped",
+            v.len()
+        );
+        assert!(map[..] == v[..], "the mapping reads back the file");
+    }
+
+    /// Resident bytes of the mapping starting at `at` (/proc/self/smaps).
+    fn mapping_rss(at: *const u8) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let start = format!("{:x}-", at as usize);
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start)).skip(1);
+        let rss = lines
+            .find(|l| l.starts_with("Rss:"))
+            .expect("the mapping in smaps");
+        rss.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            * 1024
     }
 }
