@@ -556,6 +556,48 @@ mod tests {
     }
 
     #[test]
+    fn metadata_numbers_that_are_not_finite_are_left_out_and_reported() {
+        // Found by the fuzz target: a NaN duration made two equal indexes compare unequal; nor
+        // has it a JSON form.
+        let mut v = header(9);
+        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x03".to_vec();
+        for (k, n) in [
+            ("duration", f64::NAN),
+            ("width", f64::INFINITY),
+            ("height", 240.0),
+        ] {
+            meta.extend_from_slice(&(k.len() as u16).to_be_bytes());
+            meta.extend_from_slice(k.as_bytes());
+            meta.push(0);
+            meta.extend_from_slice(&n.to_be_bytes());
+        }
+        meta.extend_from_slice(&[0, 0, 9]);
+        tag(&mut v, 18, 0, &meta);
+        let k = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9]);
+        let i = index_bytes(Path::new("nan.flv"), &v).unwrap();
+        assert_eq!(i.metadata_duration, None);
+        assert_eq!((i.width, i.height), (None, Some(240.0)));
+        assert_eq!(
+            i.keyframes,
+            vec![Keyframe {
+                time: 0.0,
+                offset: k
+            }]
+        );
+        assert_eq!(
+            i.problems,
+            vec![
+                "onMetaData at offset 13: `width` is not a finite number; ignored",
+                "onMetaData at offset 13: `duration` is not a finite number; ignored",
+            ]
+        );
+        assert_eq!(
+            index_bytes_in_parts(Path::new("nan.flv"), &v, 2).unwrap(),
+            i
+        );
+    }
+
+    #[test]
     fn avc_keyframes_leave_out_sequence_headers_and_end_of_sequence() {
         let mut v = header(9);
         let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x02".to_vec();

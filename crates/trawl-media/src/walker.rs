@@ -430,12 +430,29 @@ impl Walker {
                 if payload.len() == h.size as usize && payload.starts_with(b"\x02\x00\x0aonM") {
                     match crate::amf::script_tag(payload) {
                         Ok((name, v)) if name == "onMetaData" && self.idx.metadata.is_none() => {
-                            let num = |k: &str| v.get(k).and_then(crate::amf::Value::as_f64);
+                            // A number that is not finite (NaN, infinity) means nothing here and
+                            // has no JSON form: left out, and said.
+                            let mut odd = Vec::new();
+                            let mut num = |k: &'static str| {
+                                let x = v.get(k).and_then(crate::amf::Value::as_f64)?;
+                                if x.is_finite() {
+                                    Some(x)
+                                } else {
+                                    odd.push(k);
+                                    None
+                                }
+                            };
                             self.idx.width = num("width");
                             self.idx.height = num("height");
                             self.idx.frame_rate = num("framerate");
                             self.idx.metadata_duration = num("duration");
                             self.idx.metadata = Some(span);
+                            for k in odd {
+                                self.problem(format!(
+                                    "onMetaData at offset {}: `{k}` is not a finite number; ignored",
+                                    h.pos
+                                ));
+                            }
                         }
                         Ok(_) => {}
                         Err(e) => self.problem(format!("script tag at offset {}: {e}", h.pos)),
