@@ -555,23 +555,30 @@ mod tests {
         }
     }
 
-    #[test]
-    fn metadata_numbers_that_are_not_finite_are_left_out_and_reported() {
-        // Found by the fuzz target: a NaN duration made two equal indexes compare unequal; nor
-        // has it a JSON form.
-        let mut v = header(9);
-        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x03".to_vec();
-        for (k, n) in [
-            ("duration", f64::NAN),
-            ("width", f64::INFINITY),
-            ("height", 240.0),
-        ] {
+    /// An onMetaData script tag's payload: an ECMA array of these numbers.
+    fn on_metadata(numbers: &[(&str, f64)]) -> Vec<u8> {
+        let mut meta = b"\x02\x00\x0aonMetaData\x08".to_vec();
+        meta.extend_from_slice(&(numbers.len() as u32).to_be_bytes());
+        for (k, n) in numbers {
             meta.extend_from_slice(&(k.len() as u16).to_be_bytes());
             meta.extend_from_slice(k.as_bytes());
             meta.push(0);
             meta.extend_from_slice(&n.to_be_bytes());
         }
         meta.extend_from_slice(&[0, 0, 9]);
+        meta
+    }
+
+    #[test]
+    fn metadata_numbers_that_are_not_finite_are_left_out_and_reported() {
+        // Found by the fuzz target: a NaN duration made two equal indexes compare unequal; nor
+        // has it a JSON form.
+        let mut v = header(9);
+        let meta = on_metadata(&[
+            ("duration", f64::NAN),
+            ("width", f64::INFINITY),
+            ("height", 240.0),
+        ]);
         tag(&mut v, 18, 0, &meta);
         let k = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9]);
         let i = index_bytes(Path::new("nan.flv"), &v).unwrap();
@@ -600,15 +607,12 @@ mod tests {
     #[test]
     fn avc_keyframes_leave_out_sequence_headers_and_end_of_sequence() {
         let mut v = header(9);
-        let mut meta = b"\x02\x00\x0aonMetaData\x08\x00\x00\x00\x02".to_vec();
-        for (k, n) in [("width", 320.0f64), ("height", 240.0)] {
-            meta.extend_from_slice(&(k.len() as u16).to_be_bytes());
-            meta.extend_from_slice(k.as_bytes());
-            meta.push(0);
-            meta.extend_from_slice(&n.to_be_bytes());
-        }
-        meta.extend_from_slice(&[0, 0, 9]);
-        tag(&mut v, 18, 0, &meta);
+        tag(
+            &mut v,
+            18,
+            0,
+            &on_metadata(&[("width", 320.0), ("height", 240.0)]),
+        );
         tag(&mut v, 9, 0, &[0x17, 0, 0, 0, 0, 1]); // sequence header: key flag, not a picture
         tag(&mut v, 8, 0, &[0xaf, 0, 0x12]); // AAC config
         let k1 = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9, 9]);
