@@ -84,6 +84,7 @@ fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, Fl
 /// other walks, and not in one `munmap` at the end (1.1 GB cached 4 KiB at a time: about 0.03 s
 /// of one core). The pages stay in the page cache; one touched again (a join walked again, a
 /// tag header just past `to`) is faulted in again.
+///
 /// `m` must be a shared mapping of a file: on memory of the process's own (bytes indexed in
 /// memory), `MADV_DONTNEED` would zero the pages.
 fn release(m: &[u8], from: u64, to: u64) {
