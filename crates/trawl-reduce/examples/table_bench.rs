@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use trawl_reduce::table::{FpTable, stage_word};
-use xxhash_rust::xxh3::xxh3_64;
+
+#[path = "common/keys.rs"]
+mod keys;
 
 fn rss() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
@@ -38,20 +40,9 @@ fn peak() -> u64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args
-        .get(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64_000_000);
-    let dup: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let keys = keys::from_args(&args);
+    let n = keys.len();
     let which = args.get(3).map(String::as_str).unwrap_or("both");
-    // Key i repeats an earlier key with probability dup%.
-    let keys: Vec<u64> = (0..n as u64)
-        .map(|i| {
-            let r = xxh3_64(&i.to_le_bytes());
-            let src = if r % 100 < dup && i > 0 { r % i } else { i };
-            xxh3_64(&(src ^ 0x5eed).to_le_bytes())
-        })
-        .collect();
     reset_peak();
     let base = rss();
     if which != "hashmap" {
