@@ -203,6 +203,17 @@ fn no_reduce_leaves_the_figures_out_and_bad_settings_are_refused() {
     let r = d.cmd().args(["scan", "t", "--compress", "brotli"]).run();
     r.code(2);
     r.stderr_has("unknown codec 'brotli'");
+    let r = d
+        .cmd()
+        .args(["scan", "t", "--unit", "32k", "--sector", "64k"])
+        .run();
+    r.code(2);
+    r.stderr_has("sector 65536 is larger than the unit 32768");
+    let r = d
+        .cmd()
+        .args(["scan", "t", "--unit", "32k", "--sector", "32k"])
+        .run();
+    r.code(0);
 }
 
 #[test]

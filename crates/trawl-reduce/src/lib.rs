@@ -154,6 +154,14 @@ impl ReduceConfig {
         if self.sector == 0 {
             return Err("sector must be at least 1 byte".into());
         }
+        // A unit takes whole sectors: one larger than the unit would count every unit as a
+        // sector, more than its bytes, a layout no array stores.
+        if self.sector > self.unit {
+            return Err(format!(
+                "sector {} is larger than the unit {}: a unit is stored in whole sectors",
+                self.sector, self.unit
+            ));
+        }
         if !(0.0..1.0).contains(&self.threshold) {
             return Err("threshold must be in [0, 1)".into());
         }
