@@ -35,8 +35,10 @@ fn table(lines: usize) -> memmap2::MmapMut {
     m
 }
 
+/// Asks for line `line` of `m` ahead of its use.
 #[inline]
-fn prefetch(p: *const u8) {
+fn prefetch(m: &[u8], line: usize) {
+    let p = m[line * 64..].as_ptr();
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; it never faults.
     unsafe {
@@ -60,12 +62,10 @@ fn main() {
     let home = |k: u64| (((k >> 8 & REM_MASK) as u128 * (lines - 64) as u128) >> 48) as usize;
 
     let mut m = table(lines);
-    let p = m.as_mut_ptr();
     let t0 = Instant::now();
     for i in 0..n {
-        if i + dist < n {
-            // SAFETY: `home(k) < lines`.
-            prefetch(unsafe { p.add(home(keys[i + dist]) * 64) } as *const u8);
+        if let Some(&ahead) = keys.get(i + dist) {
+            prefetch(&m, home(ahead));
         }
         let k = keys[i];
         m[home(k) * 64 + (k & 63) as usize] += 1;
@@ -74,13 +74,11 @@ fn main() {
     drop(m);
 
     let mut m = table(lines);
-    let p = m.as_mut_ptr();
     let (mut new, mut extra_lines) = (0u64, 0u64);
     let t0 = Instant::now();
     for i in 0..n {
-        if i + dist < n {
-            // SAFETY: `home(k) < lines`.
-            prefetch(unsafe { p.add(home(keys[i + dist]) * 64) } as *const u8);
+        if let Some(&ahead) = keys.get(i + dist) {
+            prefetch(&m, home(ahead));
         }
         let k = keys[i];
         let rem = (k >> 8 & REM_MASK).max(1);
