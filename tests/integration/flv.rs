@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::util::{Dir, is_root, python_with, run_tool, tool};
 
-fn flv_with_keyframes() -> Vec<u8> {
+pub fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
     for (ts, key) in [(0u32, true), (40, false), (1000, true)] {
         let payload = [if key { 0x17 } else { 0x27 }, 1, 0, 0, 0, 7, 7];

@@ -5,6 +5,7 @@ mod bag;
 mod flv;
 mod interop;
 mod reduce;
+mod safety;
 mod scan;
 mod util;
 mod verify;

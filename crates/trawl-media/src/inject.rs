@@ -145,7 +145,15 @@ pub fn inject(
         Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
         None => vec![(first, end)],
     };
+    // A device or FIFO as OUT (a stream) is written front to back: no clone, no seek, no truncate.
+    let seekable = out.metadata()?.is_file();
+    if !seekable && reflink == Reflink::Always {
+        return Err(io::Error::other(
+            "cannot share IN's blocks (reflink): OUT is not a regular file",
+        ));
+    }
     let block = match reflink {
+        _ if !seekable => None,
         Reflink::Never => None,
         Reflink::Auto if body < REFLINK_MIN => None,
         _ => match clone_block(src, out) {
@@ -303,7 +311,9 @@ pub fn inject(
             }
         }
     }
-    out.seek(SeekFrom::Start(0))?;
+    if seekable {
+        out.seek(SeekFrom::Start(0))?;
+    }
     out.write_all(&head)?;
     let mut shared = 0;
     for (i, (from, to, at)) in placed(shift_base).into_iter().enumerate() {
@@ -315,7 +325,9 @@ pub fn inject(
             _ => to,
         };
         if to > from {
-            out.seek(SeekFrom::Start(at))?;
+            if seekable {
+                out.seek(SeekFrom::Start(at))?;
+            }
             (&*src).seek(SeekFrom::Start(from))?;
             let n = io::copy(&mut src.take(to - from), out)?;
             if n != to - from {
@@ -327,7 +339,9 @@ pub fn inject(
         }
     }
     // A clone runs to IN's end: cut what is past the last complete tag.
-    out.set_len(size)?;
+    if seekable {
+        out.set_len(size)?;
+    }
     Ok(Injected {
         size,
         keyframes: idx.keyframes.len(),

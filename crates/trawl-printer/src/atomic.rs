@@ -1,23 +1,97 @@
-//! A file that appears at its name only once completely written: data goes to a temporary file
-//! in the same directory, which is flushed, synced and renamed over the target on `commit`. If the
-//! writer is dropped without committing (an error, a full disk, Ctrl-C), the temporary file is
-//! removed and the target is untouched.
+//! Where an output goes and how it gets there without clobbering anything: a regular file (or a
+//! name not yet taken) appears only once completely written (temporary file in the same directory,
+//! flushed, synced and renamed over the target on `commit`); a character device or FIFO is written
+//! to directly as a stream, never replaced; a symbolic link is followed and its destination gets
+//! the same rule; a block device, socket or directory is refused.
 
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+/// An output being written; see the module documentation for the rule per kind of target.
 pub struct AtomicFile {
+    /// The name the user gave.
     target: PathBuf,
-    inner: Option<BufWriter<tempfile::NamedTempFile>>,
+    inner: Option<Dest>,
+}
+
+enum Dest {
+    /// A temporary file renamed over `to` on commit.
+    Replace {
+        to: PathBuf,
+        w: BufWriter<tempfile::NamedTempFile>,
+    },
+    /// A character device or FIFO, written in place.
+    Stream(BufWriter<std::fs::File>),
+}
+
+/// How many symbolic links are followed before giving up (as the kernel's ELOOP limit).
+const MAX_LINKS: usize = 40;
+
+/// Follows `target` through symbolic links to the name that would really be written. Done by
+/// hand rather than with `canonicalize` because a link may point at a name that does not exist
+/// yet, which is a valid output.
+fn follow_links(target: &Path) -> io::Result<PathBuf> {
+    let mut p = target.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = if to.is_absolute() {
+                    to
+                } else {
+                    p.parent().unwrap_or(Path::new(".")).join(to)
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ELOOP))
 }
 
 impl AtomicFile {
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
-        let dir = match target.parent() {
+        let to = follow_links(target)?;
+        let dest = match std::fs::symlink_metadata(&to) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replace(to)?,
+            Err(e) => return Err(e),
+            Ok(m) => {
+                let ft = m.file_type();
+                if ft.is_file() {
+                    Self::replace(to)?
+                } else if ft.is_char_device() || ft.is_fifo() {
+                    // No O_CREAT, no O_TRUNC: the node is used as it is, never replaced.
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY)
+                        .open(&to)?;
+                    Dest::Stream(BufWriter::with_capacity(1 << 16, f))
+                } else {
+                    let what = if ft.is_dir() {
+                        "is a directory"
+                    } else if ft.is_block_device() {
+                        "is a block device; trawl never writes to one"
+                    } else if ft.is_socket() {
+                        "is a socket"
+                    } else {
+                        "is not a regular file"
+                    };
+                    return Err(io::Error::other(what));
+                }
+            }
+        };
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            inner: Some(dest),
+        })
+    }
+
+    fn replace(to: PathBuf) -> io::Result<Dest> {
+        let dir = match to.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let name = target
+        let name = to
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -29,32 +103,59 @@ impl AtomicFile {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()))?;
-        Ok(AtomicFile {
-            target: target.to_path_buf(),
-            inner: Some(BufWriter::with_capacity(1 << 16, tmp)),
+        Ok(Dest::Replace {
+            to,
+            w: BufWriter::with_capacity(1 << 16, tmp),
         })
     }
 
+    /// The name the user gave.
     pub fn target(&self) -> &Path {
         &self.target
     }
 
-    /// Device and inode of the temporary file (so a scan can leave its own outputs out).
+    /// Whether this output is written in place (a device or FIFO) rather than renamed into place.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.inner, Some(Dest::Stream(_)))
+    }
+
+    fn file(&self) -> &std::fs::File {
+        match self.inner.as_ref().expect("not yet committed") {
+            Dest::Replace { w, .. } => w.get_ref().as_file(),
+            Dest::Stream(w) => w.get_ref(),
+        }
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self.inner.as_mut().expect("not yet committed") {
+            Dest::Replace { w, .. } => w,
+            Dest::Stream(w) => w,
+        }
+    }
+
+    /// Device and inode of the file being written (so a scan can leave its own outputs out).
     pub fn identity(&self) -> Option<(u64, u64)> {
         use std::os::unix::fs::MetadataExt;
-        let md = self.inner.as_ref()?.get_ref().as_file().metadata().ok()?;
+        let md = self.inner.as_ref().and(self.file().metadata().ok())?;
         Some((md.dev(), md.ino()))
     }
 
-    /// The temporary file itself, with everything written so far flushed to it (for copies
-    /// the kernel can do, such as `copy_file_range`).
+    /// The file being written, with everything written so far flushed to it (for copies the
+    /// kernel can do, such as `copy_file_range`).
     pub fn file_mut(&mut self) -> io::Result<&mut std::fs::File> {
-        let w = self.inner.as_mut().expect("not yet committed");
-        w.flush()?;
-        Ok(w.get_mut().as_file_mut())
+        match self.inner.as_mut().expect("not yet committed") {
+            Dest::Replace { w, .. } => {
+                w.flush()?;
+                Ok(w.get_mut().as_file_mut())
+            }
+            Dest::Stream(w) => {
+                w.flush()?;
+                Ok(w.get_mut())
+            }
+        }
     }
 
-    /// Flushes, syncs and renames into place.
+    /// Flushes, syncs and renames into place (a stream is flushed only).
     pub fn commit(self) -> io::Result<()> {
         self.commit_with(true)
     }
@@ -62,12 +163,18 @@ impl AtomicFile {
     /// Flushes and renames into place; `sync`: first wait for the data to reach the disk (a
     /// crash after the rename then cannot leave an empty or partial file under the name).
     pub fn commit_with(mut self, sync: bool) -> io::Result<()> {
-        let w = self.inner.take().expect("not yet committed");
-        let tmp = w.into_inner().map_err(|e| e.into_error())?;
-        if sync {
-            tmp.as_file().sync_all()?;
+        match self.inner.take().expect("not yet committed") {
+            Dest::Replace { to, w } => {
+                let tmp = w.into_inner().map_err(|e| e.into_error())?;
+                if sync {
+                    tmp.as_file().sync_all()?;
+                }
+                tmp.persist(&to).map_err(|e| e.error)?;
+            }
+            Dest::Stream(w) => {
+                w.into_inner().map_err(|e| e.into_error())?;
+            }
         }
-        tmp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
     }
 }
@@ -86,16 +193,13 @@ fn umask() -> u32 {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.as_mut().expect("not yet committed").write(buf)
+        self.writer().write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.inner
-            .as_mut()
-            .expect("not yet committed")
-            .write_all(buf)
+        self.writer().write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.as_mut().expect("not yet committed").flush()
+        self.writer().flush()
     }
 }
 
@@ -118,5 +222,62 @@ mod tests {
         f.commit().unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"hello");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_symlink_is_kept_and_its_destination_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let dest = dir.path().join("real/out.txt");
+        std::fs::write(&dest, b"old").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("real/out.txt", &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+        // A dangling link names the file to create.
+        std::os::unix::fs::symlink("real/fresh.txt", dir.path().join("dangling")).unwrap();
+        let mut f = AtomicFile::create(&dir.path().join("dangling")).unwrap();
+        f.write_all(b"x").unwrap();
+        f.commit().unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("real/fresh.txt")).unwrap(),
+            b"x"
+        );
+        // A loop is an error, not a hang.
+        std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
+        assert!(AtomicFile::create(&dir.path().join("loop")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_and_a_directory_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo on a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut f = AtomicFile::create(&fifo).unwrap();
+        assert!(f.is_stream());
+        f.write_all(b"through the pipe").unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert!(AtomicFile::create(dir.path()).is_err());
     }
 }
