@@ -110,9 +110,11 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
 
 pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     use std::os::unix::fs::MetadataExt;
-    let i = trawl_media::index_file(&a.input)?;
-    let src = std::fs::File::open(&a.input)
+    // One open, never blocking (a FIFO is refused), for both the index and the copy.
+    let src = trawl_media::open_regular(&a.input)
         .with_context(|| format!("{}: cannot open", a.input.display()))?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let i = trawl_media::index_open(&a.input, &src, trawl_media::SeekMethod::Auto, threads)?;
     let before = src.metadata()?;
     if let Ok(o) = std::fs::metadata(&a.output)
         && (o.dev(), o.ino()) == (before.dev(), before.ino())

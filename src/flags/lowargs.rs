@@ -47,6 +47,9 @@ pub struct ServeArgs {
     /// Worker threads (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<usize>,
+    /// No access log (one line per request on stderr, common log format).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

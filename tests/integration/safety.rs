@@ -180,3 +180,127 @@ fn a_symlinked_output_replaces_its_destination_and_keeps_the_link() {
         );
     }
 }
+
+/// `trawl serve DIR` on a loopback port, killed on drop.
+pub struct Serve {
+    pub child: std::process::Child,
+    pub addr: String,
+}
+
+impl Serve {
+    pub fn start(d: &Dir, dir: &str, extra: &[&str]) -> Serve {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args(["serve", dir, "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
+        Serve { child, addr }
+    }
+
+    /// One request (HTTP/1.1, `Connection: close`); the whole answer, head and body.
+    pub fn get(&self, path: &str, headers: &str) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serve_never_leaks_an_outside_file_through_a_swapped_symlink() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("www")).unwrap();
+    let outside = b"OUTSIDE-SECRET-CONTENT";
+    d.create(b"secret.txt", outside);
+    d.create(b"www/inside.bin", b"inside content, served freely");
+    let srv = Serve::start(&d, "www", &["--quiet"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Swaps www/v between a regular file and a link to ../secret.txt, each by an atomic rename.
+    let swapper = {
+        let stop = stop.clone();
+        let www = d.join("www");
+        let secret = d.join("secret.txt");
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::remove_file(www.join(".l"));
+                std::os::unix::fs::symlink(&secret, www.join(".l")).unwrap();
+                std::fs::rename(www.join(".l"), www.join("v")).unwrap();
+                std::fs::write(www.join(".f"), b"regular").unwrap();
+                std::fs::rename(www.join(".f"), www.join("v")).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let t0 = std::time::Instant::now();
+    let (mut served, mut leaked, mut requests) = (0, 0, 0);
+    while t0.elapsed() < std::time::Duration::from_secs(3) {
+        let r = self::Serve::get(&srv, "/v", "");
+        requests += 1;
+        if r.windows(outside.len()).any(|w| w == outside) {
+            leaked += 1;
+        }
+        if r.starts_with(b"HTTP/1.1 200") {
+            served += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    eprintln!("{requests} requests, {served} served, {swaps} swaps, {leaked} leaked");
+    assert!(
+        swaps > 100 && served > 10,
+        "the race did not run: {swaps} swaps, {served} served"
+    );
+    assert_eq!(
+        leaked, 0,
+        "outside bytes served in {leaked} of {requests} requests"
+    );
+}
+
+#[test]
+fn flv_index_and_inject_refuse_a_fifo_instead_of_waiting_on_it() {
+    let d = Dir::new();
+    mkfifo(&d.join("f.flv"));
+    d.cmd()
+        .args(["flv", "index", "f.flv"])
+        .run_within(10)
+        .code(2)
+        .stderr_has("f.flv: a FIFO (named pipe), not a regular file");
+    d.cmd()
+        .args(["flv", "inject", "f.flv", "out.flv"])
+        .run_within(10)
+        .code(2)
+        .stderr_has("f.flv: cannot open: a FIFO (named pipe), not a regular file");
+    assert!(!d.join("out.flv").exists());
+}

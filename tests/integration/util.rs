@@ -111,6 +111,33 @@ impl TrawlCmd {
         self.run()
     }
 
+    /// Runs, killing the process if it has not ended within `secs` (then the exit code is -1
+    /// and stderr says so): for tests of what must never hang.
+    pub fn run_within(mut self, secs: u64) -> Run {
+        use std::process::Stdio;
+        let mut child = self
+            .cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > std::time::Duration::from_secs(secs) {
+                let _ = child.kill();
+                let mut r = Run::from(child.wait_with_output().unwrap());
+                r.code = -1;
+                r.stderr.push_str(&format!(
+                    "\n[test harness: still running after {secs} s, killed]"
+                ));
+                return r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Run::from(child.wait_with_output().unwrap())
+    }
+
     pub fn run(mut self) -> Run {
         let out = self.cmd.output().unwrap();
         Run::from(out)

@@ -249,7 +249,43 @@ pub fn index_file_on(
         path: path.into(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
+    let file = open_regular(path).map_err(io)?;
+    index_open(path, &file, method, threads)
+}
+
+/// Opens `path` for reading without ever blocking (`O_NONBLOCK`: a FIFO put where a file was
+/// expected fails here instead of waiting for a writer) and checks with `fstat` that it is a
+/// regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let ft = file.metadata()?.file_type();
+    if !ft.is_file() {
+        return Err(std::io::Error::other(if ft.is_fifo() {
+            "a FIFO (named pipe), not a regular file"
+        } else if ft.is_dir() {
+            "a directory, not a regular file"
+        } else {
+            "not a regular file"
+        }));
+    }
+    Ok(file)
+}
+
+/// As [`index_file_on`], for a file already open (`path` names it in the index and errors).
+pub fn index_open(
+    path: &Path,
+    file: &File,
+    method: SeekMethod,
+    threads: usize,
+) -> Result<FlvIndex, FlvError> {
+    let io = |source| FlvError::Io {
+        path: path.into(),
+        source,
+    };
     let md = file.metadata().map_err(io)?;
     if !md.is_file() {
         return Err(io(std::io::Error::other("not a regular file")));
@@ -263,7 +299,7 @@ pub fn index_file_on(
         SeekMethod::Pread => None,
         _ if size == 0 => None,
         _ => {
-            let m = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(io)?;
+            let m = unsafe { memmap2::MmapOptions::new().map(file) }.map_err(io)?;
             // No read-ahead: only the pages holding tag headers are wanted.
             let _ = m.advise(memmap2::Advice::Random);
             Some(m)
@@ -284,10 +320,10 @@ pub fn index_file_on(
     let map_ref = map.as_deref();
     let parts = (size / SEGMENT_MIN).min(threads as u64) as usize;
     let index = if size >= PARALLEL_MIN && parts > 1 {
-        crate::parallel::index(path, Some(&file), map_ref, method, size, parts)
+        crate::parallel::index(path, Some(file), map_ref, method, size, parts)
     } else {
         let mut w = Walker::new(path, size);
-        drive(&mut w, &mut Fetch::new(Some(&file), map_ref, method))
+        drive(&mut w, &mut Fetch::new(Some(file), map_ref, method))
             .map_err(io)?
             .map(|()| w.finish())
     };

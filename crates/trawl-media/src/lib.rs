@@ -13,6 +13,6 @@ pub mod walker;
 
 pub use flv::{
     FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_bytes_in_parts,
-    index_file, index_file_on, index_file_with,
+    index_file, index_file_on, index_file_with, index_open, open_regular,
 };
 pub use stream::FlvStream;

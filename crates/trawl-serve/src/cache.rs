@@ -3,7 +3,8 @@
 //! and computed again when the file's size or modification time changes.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -15,11 +16,14 @@ pub type Stamp = (u64, i64, i64);
 
 type Cell = Arc<OnceCell<Result<Arc<FlvIndex>, String>>>;
 
+/// Device and inode: a file is cached as itself, whatever name reached it.
+pub type FileId = (u64, u64);
+
 /// Entries kept; past this the map is emptied (indexes are cheap to compute again).
 const MAX_ENTRIES: usize = 100_000;
 
 pub struct IndexCache {
-    map: Mutex<HashMap<PathBuf, (Stamp, Cell)>>,
+    map: Mutex<HashMap<FileId, (Stamp, Cell)>>,
     /// Caps the indexing done at once.
     permits: Semaphore,
     computed: AtomicU64,
@@ -39,16 +43,22 @@ impl IndexCache {
         self.computed.load(Ordering::Relaxed)
     }
 
-    /// The index of `path` as it is at `stamp`, and whether this call computed it.
-    pub async fn get(&self, path: &Path, stamp: Stamp) -> (Result<Arc<FlvIndex>, String>, bool) {
+    /// The index of the open `file` (`id`, named `path` in errors) as it is at `stamp`, and
+    /// whether this call computed it. The index is computed from the descriptor, never by
+    /// opening a name again.
+    pub async fn get(
+        &self,
+        id: FileId,
+        path: &Path,
+        file: &File,
+        stamp: Stamp,
+    ) -> (Result<Arc<FlvIndex>, String>, bool) {
         let cell = {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
             if map.len() >= MAX_ENTRIES {
                 map.clear();
             }
-            let e = map
-                .entry(path.to_path_buf())
-                .or_insert_with(|| (stamp, Cell::default()));
+            let e = map.entry(id).or_insert_with(|| (stamp, Cell::default()));
             if e.0 != stamp {
                 *e = (stamp, Cell::default());
             }
@@ -61,8 +71,13 @@ impl IndexCache {
                 let _permit = self.permits.acquire().await.expect("never closed");
                 self.computed.fetch_add(1, Ordering::Relaxed);
                 let p = path.to_path_buf();
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let f = match file.try_clone() {
+                    Ok(f) => f,
+                    Err(e) => return Err(format!("{}: {e}", p.display())),
+                };
                 match tokio::task::spawn_blocking(move || {
-                    trawl_media::index_file_with(&p, trawl_media::SeekMethod::Pread)
+                    trawl_media::index_open(&p, &f, trawl_media::SeekMethod::Pread, threads)
                 })
                 .await
                 {

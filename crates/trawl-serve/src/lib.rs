@@ -51,7 +51,7 @@ pub struct ServeConfig {
 const BODY_CHUNK: usize = 256 << 10;
 
 struct AppState {
-    root: PathBuf,
+    root: resolve::Root,
     cache: IndexCache,
 }
 
@@ -61,16 +61,14 @@ pub fn serve(
     stop: &'static AtomicBool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let root = cfg.root.canonicalize().map_err(|source| ServeError::Root {
+    let root = resolve::Root::open(&cfg.root).map_err(|source| ServeError::Root {
         path: cfg.root.clone(),
-        source,
+        source: if source.raw_os_error() == Some(libc::ENOTDIR) {
+            std::io::Error::other("not a directory")
+        } else {
+            source
+        },
     })?;
-    if !root.is_dir() {
-        return Err(ServeError::Root {
-            path: cfg.root,
-            source: std::io::Error::other("not a directory"),
-        });
-    }
     let threads = cfg.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -137,28 +135,40 @@ async fn handle(
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
     }
-    let path = match resolve::resolve(&st.root, uri.path()) {
-        Ok(p) => p,
+    let file = match resolve::open(&st.root, uri.path()) {
+        Ok(f) => f,
         Err(Refused::Outside) => {
             return plain(StatusCode::FORBIDDEN, "outside the served directory");
         }
         Err(Refused::NotFound) => return plain(StatusCode::NOT_FOUND, "no such file"),
     };
     let head = method == Method::HEAD;
-    match respond(&st, &path, start_param(&uri), &headers, head).await {
+    let name = percent_encoding::percent_decode_str(uri.path()).decode_utf8_lossy();
+    match respond(
+        &st,
+        file,
+        Path::new(&*name),
+        start_param(&uri),
+        &headers,
+        head,
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => plain(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
 
+/// Answers from `file`, opened beneath the root; `path` is the request's path, used only for
+/// its extension and as the index's name (never a server path, so errors reveal none).
 async fn respond(
     st: &AppState,
+    file: std::fs::File,
     path: &Path,
     start: Option<String>,
     headers: &HeaderMap,
     head: bool,
 ) -> std::io::Result<Response> {
-    let file = std::fs::File::open(path)?;
     let md = file.metadata()?;
     let size = md.len();
     let is_flv = path
@@ -171,7 +181,7 @@ async fn respond(
     };
     if let Some(v) = start {
         let stamp = (size, md.mtime(), md.mtime_nsec());
-        let (idx, computed) = st.cache.get(path, stamp).await;
+        let (idx, computed) = st.cache.get((md.dev(), md.ino()), path, &file, stamp).await;
         let idx = match idx {
             Ok(i) => i,
             Err(e) => return Ok(plain(StatusCode::UNPROCESSABLE_ENTITY, e)),
