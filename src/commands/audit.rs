@@ -52,7 +52,14 @@ fn rel<'a>(path: &'a Path, root: &Path) -> &'a [u8] {
 
 pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> {
     let mut json = plan.json.as_deref().map(Output::create).transpose()?;
-    let mut cat = Catalog::open(&plan.catalog, OpenMode::Write)?;
+    let mut cat = Catalog::open(
+        &plan.catalog,
+        if plan.init {
+            OpenMode::Init
+        } else {
+            OpenMode::Write
+        },
+    )?;
     let existing = cat.algorithms()?;
     let algorithms = match (&plan.algorithms, existing.is_empty()) {
         (Some(a), true) => a.clone(),

@@ -225,6 +225,8 @@ pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<std::time::Duration
 pub struct AuditPlan {
     pub cfg: ScanConfig,
     pub catalog: PathBuf,
+    /// `--init`: an existing empty file may become the catalog.
+    pub init: bool,
     /// As given with --digest (None: the catalog's, or sha256 for a new one).
     pub algorithms: Option<Vec<Algorithm>>,
     pub older_than: Option<std::time::Duration>,
@@ -257,6 +259,7 @@ impl AuditPlan {
         Ok(AuditPlan {
             cfg: scan_config(roots, &a.read)?,
             catalog: a.catalog.clone(),
+            init: a.init,
             algorithms,
             older_than: a
                 .older_than

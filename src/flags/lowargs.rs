@@ -293,9 +293,14 @@ pub struct AuditArgs {
     /// Directories to audit.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// The catalog file (created by the first audit).
+    /// The catalog file (created by the first audit where no file exists; an existing file
+    /// must be a trawl catalog).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
+    /// Make an existing empty file the catalog (otherwise an empty file is refused: it may be a
+    /// catalog whose contents were lost).
+    #[arg(long)]
+    pub init: bool,
     /// Digests a new catalog records, the first one used to pair moves (default sha256); an
     /// existing catalog keeps its own.
     #[arg(long, short = 'd', value_name = "LIST")]

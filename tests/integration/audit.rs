@@ -328,46 +328,109 @@ fn kill_9_mid_audit_then_resume_accounts_for_every_file_once() {
         .code(0);
 }
 
+/// Waits until `pid` holds an exclusive `flock` (the catalog's writer lock).
+fn wait_for_flock(pid: u32) {
+    let t0 = Instant::now();
+    let want = format!(" FLOCK  ADVISORY  WRITE {pid} ");
+    while !std::fs::read_to_string("/proc/locks")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(&want))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the first audit never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
-fn a_second_audit_on_the_same_catalog_is_refused_naming_the_pid() {
+fn a_second_audit_on_the_same_catalog_is_refused_naming_the_pid_through_any_link() {
     let d = Dir::new();
     slow_tree(&d);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    // The same catalog by other names: the lock belongs to the file, not to a name.
+    std::os::unix::fs::symlink("cat.db", d.join("sym.db")).unwrap();
+    std::fs::hard_link(d.join("cat.db"), d.join("hard.db")).unwrap();
     let mut first = d
         .cmd()
         .args(["audit", "t", "-c", "cat.db", "-q", "--limit-rate", "2M"])
         .cmd
         .spawn()
         .unwrap();
-    // Wait until the first holds the lock (its pid is in the lock file).
     let pid = first.id();
-    let t0 = Instant::now();
-    while std::fs::read_to_string(d.join("cat.db.lock"))
-        .unwrap_or_default()
-        .trim()
-        != pid.to_string()
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "first audit never took the lock"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let second = d.cmd().args(["audit", "t", "-c", "cat.db", "-q"]).run();
+    wait_for_flock(pid);
+    let seconds: Vec<_> = ["cat.db", "sym.db", "hard.db"]
+        .iter()
+        .map(|c| (c, d.cmd().args(["audit", "t", "-c", c, "-q"]).run()))
+        .collect();
     first.kill().unwrap();
     first.wait().unwrap();
-    second.code(2);
-    assert!(
-        second
-            .stderr
-            .contains(&format!("catalog is in use by pid {pid}")),
-        "{}",
-        second.stderr
-    );
+    for (c, second) in seconds {
+        second.code(2);
+        assert!(
+            second
+                .stderr
+                .contains(&format!("{c}: catalog is in use by pid {pid}")),
+            "{}",
+            second.stderr
+        );
+    }
     // The killed holder leaves no stale lock.
     d.cmd()
         .args(["audit", "t", "-c", "cat.db", "-q"])
         .run()
         .code(0);
+    d.cmd()
+        .args(["catalog", "verify", "-c", "hard.db"])
+        .run()
+        .code(0);
+}
+
+#[test]
+fn an_existing_file_that_is_not_a_catalog_is_never_started_over() {
+    let d = Dir::new();
+    tree(&d);
+    d.create(b"empty.db", b"");
+    d.create(b"notes.db", b"my notes, not a database\n");
+    d.cmd()
+        .args(["audit", "t", "-c", "empty.db", "-q"])
+        .run()
+        .code(2)
+        .stderr_has("empty.db: an empty file, not a trawl catalog");
+    assert_eq!(std::fs::read(d.join("empty.db")).unwrap(), b"");
+    d.cmd()
+        .args(["audit", "t", "-c", "notes.db", "-q"])
+        .run()
+        .code(2)
+        .stderr_has("notes.db: not a trawl catalog");
+    assert_eq!(
+        std::fs::read(d.join("notes.db")).unwrap(),
+        b"my notes, not a database\n"
+    );
+    // --init makes the empty file a catalog, explicitly; it never takes a non-empty one.
+    d.cmd()
+        .args(["audit", "t", "-c", "empty.db", "-q", "--init"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["audit", "t", "-c", "notes.db", "-q", "--init"])
+        .run()
+        .code(2);
+    d.cmd()
+        .args(["catalog", "verify", "-c", "empty.db"])
+        .run()
+        .code(0);
+    // A path that does not exist is created, and nothing is left if it cannot be.
+    d.cmd()
+        .args(["audit", "t", "-c", "new.db", "-q"])
+        .run()
+        .code(0);
+    assert!(!d.join("new.db.lock").exists());
 }
 
 #[test]

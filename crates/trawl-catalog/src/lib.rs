@@ -57,8 +57,10 @@ pub type Result<T> = std::result::Result<T, CatalogError>;
 /// How a catalog is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
-    /// Create if absent, take the exclusive lock (audits).
+    /// Take the exclusive lock (audits); a catalog is created only where no file exists.
     Write,
+    /// As `Write`, and an existing empty file may be made a catalog (an explicit `--init`).
+    Init,
     /// Must exist; no lock, no writes (report, history, export, verify).
     Read,
 }
@@ -71,20 +73,72 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Opens the catalog at `path`. A symbolic link is resolved first, so that SQLite's
+    /// write-ahead log and lock files sit beside the real file whatever name reached it. An
+    /// existing file is never started over: it must be a trawl catalog (an empty file is
+    /// refused unless the mode is `Init`).
     pub fn open(path: &Path, mode: OpenMode) -> Result<Catalog> {
-        let exists = path.exists();
-        if mode == OpenMode::Read && !exists {
-            return Err(CatalogError::Missing { path: path.into() });
-        }
-        let lock = match mode {
-            OpenMode::Write => Some(lock::Lock::acquire(path)?),
-            OpenMode::Read => None,
+        use std::os::unix::fs::OpenOptionsExt;
+        let io = |source| CatalogError::Io {
+            path: path.into(),
+            source,
         };
-        let flags = match mode {
-            OpenMode::Write => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-            OpenMode::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        let real = match path.canonicalize() {
+            Ok(p) => p,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if mode == OpenMode::Read {
+                    return Err(CatalogError::Missing { path: path.into() });
+                }
+                path.to_path_buf()
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let write = mode != OpenMode::Read;
+        let (lock, created) = if write {
+            // Create only where nothing exists (O_EXCL), so that "new" is known, not guessed.
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .mode(0o666)
+                .open(&real);
+            let created = match created {
+                Ok(_) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+                Err(e) => return Err(io(e)),
+            };
+            // Opened without following a link (`real` has none left) and without blocking.
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&real)
+                .map_err(io)?;
+            let md = file.metadata().map_err(io)?;
+            if !md.is_file() {
+                return Err(CatalogError::Invalid {
+                    path: path.into(),
+                    msg: "not a regular file; a catalog is one".into(),
+                });
+            }
+            let lock = lock::Lock::acquire(path, file)?;
+            if !created && md.len() == 0 && mode != OpenMode::Init {
+                return Err(CatalogError::Invalid {
+                    path: path.into(),
+                    msg: "an empty file, not a trawl catalog; a catalog is created only where \
+                          no file exists (or pass --init to make this empty file one)"
+                        .into(),
+                });
+            }
+            (Some(lock), created || md.len() == 0)
+        } else {
+            (None, false)
+        };
+        let flags = if write {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql(path, e))?;
+        let conn = Connection::open_with_flags(&real, flags).map_err(|e| sql(path, e))?;
         let mut cat = Catalog {
             conn,
             path: path.into(),
@@ -93,8 +147,16 @@ impl Catalog {
         cat.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| sql(path, e))?;
-        schema::prepare(&mut cat.conn, path, mode == OpenMode::Write)?;
-        if mode == OpenMode::Write {
+        let res = schema::prepare(&mut cat.conn, path, write, created);
+        if let Err(e) = res {
+            if created {
+                // Leave nothing behind for a catalog that never came to be.
+                drop(cat);
+                let _ = std::fs::remove_file(&real);
+            }
+            return Err(e);
+        }
+        if write {
             // We hold the lock: a run still marked running belongs to a process that is gone.
             cat.conn
                 .execute(
@@ -149,8 +211,9 @@ impl Catalog {
     pub fn own_files(&self) -> Vec<(u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         let mut out = Vec::new();
-        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
-            let mut p = self.path.clone().into_os_string();
+        let real = self.path.canonicalize().unwrap_or_else(|_| self.path.clone());
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = real.clone().into_os_string();
             p.push(suffix);
             if let Ok(md) = std::fs::metadata(&p) {
                 out.push((md.dev(), md.ino()));

@@ -1,11 +1,14 @@
-//! The writer's lock: `CATALOG.lock` beside the catalog, held with `flock` for the life of the
-//! process and holding its pid. The kernel drops the lock when the process dies (even by
-//! `kill -9`), so a stale lock file never blocks anyone; a live holder is named in the error.
+//! The writer's lock: an exclusive `flock` on the catalog file itself, held for the life of the
+//! process. It belongs to the file (its inode), not to a name, so a second audit reaching the same
+//! catalog through a symbolic or hard link is kept out just the same. The kernel drops it when the
+//! process dies (even by `kill -9`), so nothing stale ever blocks anyone; a live holder's pid is
+//! read from `/proc/locks` and named in the error. (`flock` and SQLite's own `fcntl` locks do
+//! not interact on Linux.)
 
 use std::fs::File;
-use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use crate::{CatalogError, Result};
 
@@ -13,63 +16,64 @@ pub struct Lock {
     _file: File,
 }
 
-pub fn lock_path(catalog: &Path) -> PathBuf {
-    let mut p = catalog.as_os_str().to_owned();
-    p.push(".lock");
-    PathBuf::from(p)
-}
-
 impl Lock {
-    pub fn acquire(catalog: &Path) -> Result<Lock> {
-        let path = lock_path(catalog);
-        let io = |source| CatalogError::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+    /// Takes the lock on the open catalog file `file` (named `path` in errors).
+    pub fn acquire(path: &Path, file: File) -> Result<Lock> {
         // SAFETY: flock on a descriptor we own.
         let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                let mut s = String::new();
-                let _ = file.read_to_string(&mut s);
-                let pid = s.trim();
                 return Err(CatalogError::InUse {
-                    path: catalog.into(),
-                    pid: if pid.is_empty() {
-                        "?".into()
-                    } else {
-                        pid.into()
-                    },
+                    path: path.into(),
+                    pid: file
+                        .metadata()
+                        .ok()
+                        .and_then(|m| flock_holder(&m))
+                        .unwrap_or_else(|| "?".into()),
                 });
             }
-            return Err(io(err));
+            return Err(CatalogError::Io {
+                path: path.into(),
+                source: err,
+            });
         }
-        file.set_len(0).map_err(io)?;
-        file.rewind().map_err(io)?;
-        writeln!(file, "{}", std::process::id()).map_err(io)?;
         Ok(Lock { _file: file })
     }
 
-    /// The pid holding the lock on `catalog`, if a live process holds it.
+    /// The pid holding the writer's lock on `catalog`, if a live process holds it.
     pub fn holder(catalog: &Path) -> Option<String> {
-        let path = lock_path(catalog);
-        let mut file = File::open(&path).ok()?;
+        let file = File::open(catalog).ok()?;
         // A shared, non-blocking probe: fails only while a writer holds it.
         // SAFETY: flock on a descriptor we own; released when `file` closes.
         let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
         if r == 0 {
             return None;
         }
-        let mut s = String::new();
-        let _ = file.read_to_string(&mut s);
-        Some(s.trim().to_string())
+        Some(
+            file.metadata()
+                .ok()
+                .and_then(|m| flock_holder(&m))
+                .unwrap_or_else(|| "?".into()),
+        )
     }
+}
+
+/// The pid of an exclusive `flock` on the file `md` describes, from `/proc/locks` (lines such as
+/// `1: FLOCK  ADVISORY  WRITE 4242 00:2a:123456 0 EOF`).
+fn flock_holder(md: &std::fs::Metadata) -> Option<String> {
+    let dev = md.dev();
+    let want = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(dev),
+        libc::minor(dev),
+        md.ino()
+    );
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // A blocked waiter's line has "->" after the number; holders do not.
+        (f.len() >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && f[5] == want)
+            .then(|| f[4].to_string())
+    })
 }

@@ -91,8 +91,9 @@ CREATE INDEX walk_size ON walk(size);
 CREATE INDEX walk_kind ON walk(kind, root);
 ";
 
-/// Sets the connection up and creates or checks the schema.
-pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool) -> Result<()> {
+/// Sets the connection up and creates (only where `create`: a file this process made, or an
+/// empty one the user asked to initialize) or checks the schema.
+pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool, create: bool) -> Result<()> {
     let e = |err| sql(path, err);
     let app: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -109,7 +110,7 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool) -> Result
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(e)?;
     if tables == 0 && app == 0 {
-        if !write {
+        if !write || !create {
             return Err(CatalogError::NotCatalog { path: path.into() });
         }
         conn.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
