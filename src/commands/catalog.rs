@@ -300,6 +300,17 @@ fn verify(a: CatalogVerifyArgs) -> anyhow::Result<Outcome> {
     let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
     let rep = cat.verify_chain()?;
     let mut out = std::io::stdout().lock();
+    if !rep.integrity.is_empty() {
+        for p in rep.integrity.iter().take(20) {
+            crate::messages::error(format_args!("{}: {p}", a.catalog.display()));
+        }
+        writeln!(
+            out,
+            "catalog file DAMAGED: SQLite's integrity check found {} problems; the chain was not checked",
+            rep.integrity.len()
+        )?;
+        return Ok(Outcome::Difference);
+    }
     if let Some((run, why)) = &rep.broken {
         let when = cat
             .run_summary(*run)

@@ -631,6 +631,54 @@ fn catalog_verify_names_the_run_whose_rows_were_tampered_with() {
 }
 
 #[test]
+fn catalog_verify_catches_edits_of_every_column_an_audit_decides_by_and_a_malformed_file() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    for edit in [
+        "UPDATE files SET digest = zeroblob(32) WHERE path = CAST('f0.txt' AS BLOB)",
+        "UPDATE files SET ino = ino + 1 WHERE path = CAST('f0.txt' AS BLOB)",
+        "UPDATE files SET dev = dev + 1 WHERE path = CAST('f0.txt' AS BLOB)",
+        "UPDATE meta SET value = 'md5' WHERE key = 'algorithms'",
+        "UPDATE files SET last_verdict = 'ok', missing_since = NULL",
+    ] {
+        let d = Dir::new();
+        tree(&d);
+        audit(&d, &[]).0.code(0);
+        d.cmd()
+            .args(["catalog", "verify", "-c", "cat.db"])
+            .run()
+            .code(0);
+        run_tool(d.path(), &sqlite, &[OsStr::new("cat.db"), OsStr::new(edit)]).code(0);
+        let r = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
+        r.code(1);
+        assert!(r.stdout.contains("BROKEN at run 1"), "{edit}: {}", r.stdout);
+    }
+    // Bytes of an index page overwritten: SQLite's integrity check finds it before any digest.
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    let q = |s: &str| {
+        run_tool(d.path(), &sqlite, &[OsStr::new("cat.db"), OsStr::new(s)])
+            .stdout
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let page = q("PRAGMA page_size");
+    let root = q("SELECT rootpage FROM sqlite_master WHERE name = 'files_digest'");
+    let mut bytes = std::fs::read(d.join("cat.db")).unwrap();
+    let end = (root * page) as usize;
+    for b in &mut bytes[end - 200..end] {
+        *b = 0x5a;
+    }
+    std::fs::write(d.join("cat.db"), bytes).unwrap();
+    let r = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
+    r.code(1);
+    r.stdout_has("catalog file DAMAGED");
+}
+
+#[test]
 fn unknown_schema_version_and_foreign_files_are_clear_errors() {
     let Some(sqlite) = tool("sqlite3") else {
         return;

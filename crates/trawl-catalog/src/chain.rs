@@ -2,13 +2,17 @@
 //!
 //! When a run ends, three SHA-256 digests are stored in its row:
 //! - `events_digest` over the run's events (every non-ok verdict), in (root, path) order;
-//! - `state_digest` over the whole `files` table as the run left it (paths, sizes, mtimes,
-//!   registered digests, states), in (root, path) order;
+//! - `state_digest` over every column an audit decides by, as the run left them: each row of the
+//!   `files` table (paths, sizes, mtimes, device and inode, the primary and all registered
+//!   digests, states, versions, times, verdicts) in (root, path) order, then the `roots` and
+//!   `meta` tables (the algorithms the digests are read as);
 //! - `chain_digest` = SHA-256(previous sealed run's `chain_digest` || this run's record (id, times,
 //!   status, mode, roots, options, counts) || `events_digest` || `state_digest`).
 //!
-//! [`verify`] recomputes all of it and names the first run whose seal does not match. Every field
-//! is length-prefixed, so no two different inputs encode alike.
+//! [`verify`] first runs SQLite's `integrity_check` (a malformed file is reported as such, never
+//! as a chain that matches), then recomputes all of it and names the first run whose seal does
+//! not match. Every field is length-prefixed, so no two different inputs encode alike. Runs
+//! sealed by an older trawl (`v1`: fewer file columns, no `roots`/`meta`) still verify as sealed.
 //!
 //! What this protects against: any edit, insertion or deletion of an event row, of a run's record,
 //! or of a sealed run in the middle of the chain; any edit of the file table after the last seal
@@ -81,26 +85,72 @@ pub fn events_digest(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
     )
 }
 
+/// How a run was sealed: `V1` by trawl before the seal covered every column an audit decides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SealVersion {
+    V1,
+    V2,
+}
+
+impl SealVersion {
+    fn tag(self) -> &'static [u8] {
+        match self {
+            SealVersion::V1 => b"trawl-catalog-run-v1",
+            SealVersion::V2 => b"trawl-catalog-run-v2",
+        }
+    }
+}
+
+fn state_digest_of(conn: &Connection, v: SealVersion) -> rusqlite::Result<Vec<u8>> {
+    match v {
+        SealVersion::V1 => digest_rows(
+            conn,
+            "SELECT r.path, f.path, f.size, f.mtime_ns, f.digests, f.state, f.present, f.version,
+                    f.first_seen, f.last_verified
+             FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+            None,
+        ),
+        SealVersion::V2 => {
+            let mut enc = Enc::new();
+            enc.bytes(&digest_rows(
+                conn,
+                "SELECT r.path, f.path, f.size, f.mtime_ns, f.dev, f.ino, f.digest, f.digests,
+                        f.state, f.present, f.version, f.first_seen, f.last_verified,
+                        f.first_run, f.last_run, f.last_verdict, f.missing_since
+                 FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+                None,
+            )?);
+            enc.bytes(&digest_rows(
+                conn,
+                "SELECT id, path FROM roots ORDER BY id",
+                None,
+            )?);
+            enc.bytes(&digest_rows(
+                conn,
+                "SELECT key, value FROM meta ORDER BY key",
+                None,
+            )?);
+            Ok(enc.finish())
+        }
+    }
+}
+
+/// The state digest a run sealed now records.
 pub fn state_digest(conn: &Connection) -> rusqlite::Result<Vec<u8>> {
-    digest_rows(
-        conn,
-        "SELECT r.path, f.path, f.size, f.mtime_ns, f.digests, f.state, f.present, f.version,
-                f.first_seen, f.last_verified
-         FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
-        None,
-    )
+    state_digest_of(conn, SealVersion::V2)
 }
 
 /// The run's record and digests chained onto `prev`.
 fn chain_digest(
     conn: &Connection,
+    v: SealVersion,
     run: i64,
     prev: &[u8],
     events: &[u8],
     state: &[u8],
 ) -> rusqlite::Result<Vec<u8>> {
     let mut enc = Enc::new();
-    enc.bytes(b"trawl-catalog-run-v1");
+    enc.bytes(v.tag());
     enc.bytes(prev);
     let mut st = conn.prepare(
         "SELECT id, started, finished, status, mode, options, files_read, bytes_read, n_ok,
@@ -151,7 +201,7 @@ pub fn seal(conn: &Connection, run: i64, status: &str) -> rusqlite::Result<()> {
     let events = events_digest(conn, run)?;
     let state = state_digest(conn)?;
     let prev = prev_chain(conn, run)?;
-    let chain = chain_digest(conn, run, &prev, &events, &state)?;
+    let chain = chain_digest(conn, SealVersion::V2, run, &prev, &events, &state)?;
     conn.execute(
         "UPDATE runs SET events_digest = ?2, state_digest = ?3, prev_digest = ?4, chain_digest = ?5
          WHERE id = ?1",
@@ -171,10 +221,33 @@ pub struct ChainReport {
     pub broken: Option<(i64, String)>,
     /// Runs not sealed (running or interrupted): their events are not protected yet.
     pub unsealed: Vec<i64>,
+    /// What SQLite's `integrity_check` found wrong with the file (empty: nothing); when not
+    /// empty, nothing else was checked.
+    pub integrity: Vec<String>,
+}
+
+fn integrity_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare("PRAGMA integrity_check")?;
+    st.query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<_>>()
 }
 
 pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
     let mut rep = ChainReport::default();
+    // A malformed file first: its rows cannot be trusted to say anything about the chain.
+    let problems: Vec<String> = match integrity_check(conn) {
+        Ok(p) => p,
+        Err(rusqlite::Error::SqliteFailure(f, msg))
+            if f.code == rusqlite::ErrorCode::DatabaseCorrupt =>
+        {
+            vec![msg.unwrap_or_else(|| "database disk image is malformed".into())]
+        }
+        Err(e) => return Err(e),
+    };
+    if problems.iter().any(|p| p != "ok") {
+        rep.integrity = problems;
+        return Ok(rep);
+    }
     type Row = (
         i64,
         Option<Vec<u8>>,
@@ -225,18 +298,25 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
             ));
             return Ok(rep);
         }
-        if chain_digest(conn, id, pv, ev, st)? != *ch {
+        let version = if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
+            SealVersion::V2
+        } else if chain_digest(conn, SealVersion::V1, id, pv, ev, st)? == *ch {
+            SealVersion::V1
+        } else {
             rep.broken = Some((
                 id,
                 "its record (status, times, counts or options) was altered after it was sealed"
                     .into(),
             ));
             return Ok(rep);
-        }
-        if Some(id) == last_sealed && newest == last_sealed && state_digest(conn)? != *st {
+        };
+        if Some(id) == last_sealed
+            && newest == last_sealed
+            && state_digest_of(conn, version)? != *st
+        {
             rep.broken = Some((
                 id,
-                "the file table was altered after this run sealed it (registered digests, sizes or states differ)"
+                "the file table, roots or settings were altered after this run sealed it (registered digests, sizes, inodes, states or algorithms differ)"
                     .into(),
             ));
             return Ok(rep);

@@ -211,7 +211,10 @@ impl Catalog {
     pub fn own_files(&self) -> Vec<(u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         let mut out = Vec::new();
-        let real = self.path.canonicalize().unwrap_or_else(|_| self.path.clone());
+        let real = self
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| self.path.clone());
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut p = real.clone().into_os_string();
             p.push(suffix);
