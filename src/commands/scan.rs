@@ -34,6 +34,45 @@ pub fn manifest_name(path: &Path, roots: &[PathBuf], root: usize) -> Vec<u8> {
     b.to_vec()
 }
 
+/// Where a file's keyframe index goes under `--media-index DIR`: always a relative path of
+/// plain names, so that it lands under DIR whatever the roots look like (`../x`, `/abs`). With
+/// one directory root it is the path below that root; otherwise each root gets its own
+/// `N-NAME` (its position among the roots and its last name), so that equal names from two roots
+/// do not collide.
+pub fn media_index_name(path: &Path, roots: &[PathBuf], root: usize) -> PathBuf {
+    use std::path::Component;
+    let r = &roots[root];
+    let below = path.strip_prefix(r).unwrap_or(Path::new(""));
+    let plain = |p: &Path| -> PathBuf {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut out = if roots.len() == 1 && r.is_dir() {
+        PathBuf::new()
+    } else {
+        let last = r
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_else(|| "root".into());
+        PathBuf::from(format!("{}-{last}", root + 1))
+    };
+    let below = plain(below);
+    if !below.as_os_str().is_empty() {
+        out.push(below);
+    }
+    let mut name = out.into_os_string();
+    name.push(".keyframes.json");
+    PathBuf::from(name)
+}
+
 pub fn file_json(rec: &FileRecord) -> FileJson {
     let mut digests = serde_json::Map::new();
     for (a, d) in rec.outputs.iter().filter_map(LaneOutput::digest) {
@@ -291,9 +330,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         .collect();
     if let Some(dir) = &plan.media_index {
         for (r, i) in &media {
-            let mut name = manifest_name(&r.path, roots, r.root);
-            name.extend_from_slice(b".keyframes.json");
-            let target = dir.join(std::ffi::OsStr::from_bytes(&name));
+            let target = dir.join(media_index_name(&r.path, roots, r.root));
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent)
                     .with_context(|| format!("{}: cannot create", parent.display()))?;

@@ -304,3 +304,42 @@ fn flv_index_and_inject_refuse_a_fifo_instead_of_waiting_on_it() {
         .stderr_has("f.flv: cannot open: a FIFO (named pipe), not a regular file");
     assert!(!d.join("out.flv").exists());
 }
+
+#[test]
+fn media_indexes_land_under_their_directory_whatever_the_roots() {
+    let d = Dir::new();
+    let flv = crate::flv::flv_with_keyframes();
+    d.create(b"x/a.flv", &flv);
+    d.create(b"y/a.flv", &flv);
+    d.create(b"z/b.flv", &flv);
+    std::fs::create_dir(d.join("work")).unwrap();
+    d.cmd()
+        .args(["scan", "../x", "../y", "../z/b.flv", "--no-reduce", "-q"])
+        .args(["--media-index", "../idx"])
+        .run_in("work")
+        .code(0);
+    let mut found: Vec<String> = Vec::new();
+    fn walk(p: &Path, base: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), base, out);
+            } else {
+                out.push(e.path().strip_prefix(base).unwrap().display().to_string());
+            }
+        }
+    }
+    walk(d.path(), d.path(), &mut found);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "idx/1-x/a.flv.keyframes.json",
+            "idx/2-y/a.flv.keyframes.json",
+            "idx/3-b.flv.keyframes.json",
+            "x/a.flv",
+            "y/a.flv",
+            "z/b.flv",
+        ]
+    );
+}
