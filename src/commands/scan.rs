@@ -287,7 +287,10 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let cwd = std::env::current_dir()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let invoked = std::env::args().collect::<Vec<_>>().join(" ");
+    let invoked = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
     let comment = [format!("Invoked from: {cwd}"), format!("$ {invoked}")];
     let mut unwritable = 0usize;
     for (format, mut out) in manifests {

@@ -343,3 +343,44 @@ fn media_indexes_land_under_their_directory_whatever_the_roots() {
         ]
     );
 }
+
+#[test]
+fn a_line_break_in_an_argument_cannot_forge_a_hashdeep_record() {
+    let d = Dir::new();
+    let evil = "evil\n3,00000000000000000000000000000000,0000000000000000000000000000000000000000000000000000000000000000,/etc/hostname\n## x";
+    d.create(format!("{evil}/a.txt").as_bytes(), b"abc");
+    d.cmd()
+        .args([
+            "scan",
+            evil,
+            "-q",
+            "-d",
+            "md5,sha256",
+            "-m",
+            "hashdeep:hd.txt",
+        ])
+        .run()
+        .code(0);
+    let text = std::fs::read_to_string(d.join("hd.txt")).unwrap();
+    let records: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        records,
+        [
+            "3,900150983cd24fb0d6963f7d28e17f72,ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad,a.txt"
+        ],
+        "{text}"
+    );
+    assert!(text.contains("evil\\x0a3,"), "{text}");
+    // verify sees one record, not the forged one.
+    let r = d.cmd().args(["verify", "hd.txt", "--root", evil]).run();
+    r.code(0);
+    assert!(
+        !r.stdout.contains("hostname") && !r.stderr.contains("hostname"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}

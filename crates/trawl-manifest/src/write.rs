@@ -53,7 +53,7 @@ pub fn write_manifest(
             let cols: Vec<&str> = algs.iter().map(|a| a.name()).collect();
             writeln!(w, "%%%% size,{},filename", cols.join(","))?;
             for c in header_comment {
-                writeln!(w, "## {c}")?;
+                writeln!(w, "## {}", escape_controls(c))?;
             }
             writeln!(w, "## ")?;
             for e in entries {
@@ -72,6 +72,26 @@ pub fn write_manifest(
         }
     }
     Ok(left_out)
+}
+
+/// `s` with every control character (a line break above all) written as `\xNN`, and a
+/// backslash as `\\`, so that a user's string in a header or comment line stays on that line
+/// and cannot forge a record.
+pub fn escape_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    out.push_str(&format!("\\x{byte:02x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn digest_hex(e: &Entry, alg: trawl_digest::Algorithm) -> io::Result<String> {
