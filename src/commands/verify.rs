@@ -38,6 +38,23 @@ fn display_name(name: &[u8]) -> Vec<u8> {
     }
 }
 
+/// `./name` and `name` are the same file (find and hashdeep write the former); `.//etc/x` is
+/// `etc/x` below the root, as sha256sum opens it, never `/etc/x`.
+fn strip_dot_slash(mut name: &[u8]) -> &[u8] {
+    while let Some(rest) = name.strip_prefix(b"./") {
+        name = rest;
+        while let Some(rest) = name.strip_prefix(b"/") {
+            name = rest;
+        }
+    }
+    name
+}
+
+/// Whether a manifest name could lead outside the root: absolute, or with a `..` component.
+fn leaves_root(name: &[u8]) -> bool {
+    name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
+}
+
 pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     let data = std::fs::read(&a.manifest)
         .with_context(|| format!("{}: cannot read manifest", a.manifest.display()))?;
@@ -68,10 +85,18 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     // One entry per path; the same path listed twice must agree.
     let mut entries: Vec<Entry> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
+    let confine = a.confine || (a.root.is_some() && !a.no_confine);
     for mut e in parsed.entries {
-        // `./name` and `name` are the same file (find and hashdeep write the former).
-        while let Some(rest) = e.path.strip_prefix(b"./") {
-            e.path = rest.to_vec();
+        e.path = strip_dot_slash(&e.path).to_vec();
+        if confine && leaves_root(&e.path) {
+            trouble = true;
+            messages::error(format_args!(
+                "{}:{}: {}: refused: absolute or '..' names may lead outside the root (--confine; --no-confine checks them as sha256sum does)",
+                a.manifest.display(),
+                e.line,
+                String::from_utf8_lossy(&e.path)
+            ));
+            continue;
         }
         match by_name.get(&e.path) {
             Some(&i) => {

@@ -210,9 +210,18 @@ pub struct VerifyArgs {
     /// The manifest to check.
     #[arg(value_name = "MANIFEST")]
     pub manifest: PathBuf,
-    /// Directory the manifest's paths are relative to (default: the current directory).
+    /// Directory the manifest's paths are relative to (default: the current directory). Implies
+    /// --confine.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Refuse (and report) entries that are absolute or hold a `..` component, so that a
+    /// manifest from someone else cannot make trawl read outside the root. On by default with
+    /// --root.
+    #[arg(long, overrides_with = "no_confine")]
+    pub confine: bool,
+    /// Check absolute and `..` entries as sha256sum -c does, even with --root.
+    #[arg(long, overrides_with = "confine")]
+    pub no_confine: bool,
     /// Also report files under the root that the manifest does not list (and fail on them).
     #[arg(long)]
     pub strict: bool,

@@ -384,3 +384,69 @@ fn a_line_break_in_an_argument_cannot_forge_a_hashdeep_record() {
         r.stderr
     );
 }
+
+fn sha256_hex(b: &[u8]) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+#[test]
+fn verify_resolves_names_as_sha256sum_does_and_confines_them_under_root() {
+    let d = Dir::new();
+    d.create(b"r/etc/hostname", b"inside the root\n");
+    d.create(b"secret", b"outside\n");
+    let inside = sha256_hex(b"inside the root\n");
+    d.create(b"r/SUMS", format!("{inside}  .//etc/hostname\n").as_bytes());
+    // sha256sum -c, run in the root, reads ROOT/etc/hostname.
+    let gnu = std::process::Command::new("sha256sum")
+        .args(["-c", "SUMS"])
+        .current_dir(d.join("r"))
+        .output()
+        .unwrap();
+    assert!(gnu.status.success(), "{gnu:?}");
+    d.cmd()
+        .args(["verify", "r/SUMS", "--root", "r"])
+        .run()
+        .code(0)
+        .stdout_has("etc/hostname: OK");
+    d.cmd().args(["verify", "SUMS"]).run_in("r").code(0);
+    // A received manifest that reaches out: refused under --root, named, nothing read.
+    let out = sha256_hex(b"outside\n");
+    d.create(
+        b"r/EVIL",
+        format!(
+            "{out}  ../secret\n{out}  {}\n{inside}  etc/hostname\n",
+            d.join("secret").display()
+        )
+        .as_bytes(),
+    );
+    let r = d.cmd().args(["verify", "r/EVIL", "--root", "r"]).run();
+    r.code(2)
+        .stderr_has("r/EVIL:1: ../secret: refused")
+        .stderr_has("r/EVIL:2: ")
+        .stdout_has("etc/hostname: OK");
+    assert!(!r.stdout.contains("secret: OK"), "{}", r.stdout);
+    // Without --root (or with --no-confine) they are checked as sha256sum -c checks them.
+    d.cmd()
+        .args(["verify", "EVIL"])
+        .run_in("r")
+        .code(0)
+        .stdout_has("../secret: OK");
+    d.cmd()
+        .args(["verify", "EVIL", "--confine"])
+        .run_in("r")
+        .code(2);
+    d.cmd()
+        .args(["verify", "r/EVIL", "--root", "r", "--no-confine"])
+        .run()
+        .code(0);
+}
