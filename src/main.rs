@@ -7,12 +7,11 @@ mod commands;
 mod flags;
 mod messages;
 mod progress;
+mod stop;
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set by Ctrl-C: every stage checks it and stops promptly.
-pub static CANCEL: AtomicBool = AtomicBool::new(false);
+use stop::{Reason, STOP};
 
 /// The documented exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -23,7 +22,8 @@ pub enum Outcome {
     Difference,
     /// 2: some files could not be read, or the input was malformed; the run still finished.
     Trouble,
-    /// 130: interrupted by Ctrl-C; nothing half-written was left behind.
+    /// 128 + the signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing
+    /// half-written was left behind.
     Interrupted,
 }
 
@@ -33,7 +33,10 @@ impl Outcome {
             Outcome::Ok => 0,
             Outcome::Difference => 1,
             Outcome::Trouble => 2,
-            Outcome::Interrupted => 130,
+            Outcome::Interrupted => match STOP.reason() {
+                Some(Reason::Signal(s)) => (128 + s) as u8,
+                _ => 130,
+            },
         }
     }
 }
@@ -45,12 +48,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
-    let _ = ctrlc::set_handler(|| {
-        if CANCEL.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: the user insists. Temporary files may remain (named *.trawl-tmp).
-            std::process::exit(130);
-        }
-    });
+    stop::install_handlers();
     let args = match flags::parse() {
         Ok(a) => a,
         Err(code) => return code,
@@ -65,10 +63,11 @@ fn main() -> ExitCode {
             Outcome::Trouble
         }
     };
-    let outcome = if CANCEL.load(Ordering::SeqCst) {
-        Outcome::Interrupted
-    } else {
-        outcome
+    // A signal decides the outcome whatever the command returned; an error stop has already
+    // made the command return its error (exit 2).
+    let outcome = match STOP.reason() {
+        Some(Reason::Signal(_)) => Outcome::Interrupted,
+        _ => outcome,
     };
     if outcome == Outcome::Interrupted {
         messages::error(format_args!(

@@ -20,7 +20,8 @@ use trawl_walk::{FileEntry, SkipKind, WalkItem};
 
 use super::output::Output;
 use crate::flags::hiargs::AuditPlan;
-use crate::{CANCEL, Outcome, messages};
+use crate::stop::STOP;
+use crate::{Outcome, messages};
 
 /// How a path is shown: under the root as the user typed it.
 pub struct Shown {
@@ -105,7 +106,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
     let walk_result: anyhow::Result<()> = std::thread::scope(|s| {
         let walk_opts = &plan.cfg.walk;
         let roots = &roots;
-        s.spawn(move || trawl_walk::walk(roots, walk_opts, &tx, &CANCEL, &|_| {}));
+        s.spawn(move || trawl_walk::walk(roots, walk_opts, &tx, STOP.flag(), &|_| {}));
         for item in rx {
             match item {
                 WalkItem::File(f) => {
@@ -158,7 +159,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         drop(bar);
         return Err(e);
     }
-    if CANCEL.load(Ordering::SeqCst) {
+    if STOP.is_stopping() {
         drop(bar);
         audit.interrupt(0, 0)?;
         return Ok(Outcome::Interrupted);
@@ -225,7 +226,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
             let watcher_done = &watcher_done;
             let watcher = s.spawn(move || {
                 while !watcher_done.load(Ordering::Relaxed) {
-                    if CANCEL.load(Ordering::Relaxed) {
+                    if STOP.is_stopping() {
                         stop.store(true, Ordering::Relaxed);
                         break;
                     }
@@ -318,7 +319,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
                 "the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes",
             ));
         }
-        if CANCEL.load(Ordering::SeqCst) {
+        if STOP.is_stopping() {
             drop(bar);
             audit.interrupt(fr, br)?;
             return Ok(Outcome::Interrupted);

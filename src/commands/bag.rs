@@ -6,7 +6,8 @@ use trawl_bag::validate::{self, Report};
 
 use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::BagCommand;
-use crate::{CANCEL, Outcome, messages};
+use crate::stop::STOP;
+use crate::{Outcome, messages};
 
 fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
     for w in &r.warnings {
@@ -77,7 +78,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 info,
                 out: a.out.as_deref(),
             };
-            let res = create::create(&a.dir, &opts, &cfg, &bar, &CANCEL);
+            let res = create::create(&a.dir, &opts, &cfg, &bar, STOP.flag());
             drop(bar);
             let c = res?;
             if !a.read.quiet {
@@ -98,7 +99,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
         BagCommand::Validate(a) => {
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &CANCEL);
+            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, STOP.flag());
             drop(bar);
             Ok(print_report(&a.dir, &r?, a.read.quiet))
         }
@@ -106,7 +107,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let algs = trawl_digest::parse_list(&a.digest)?;
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = create::update(&a.dir, &algs, &cfg, &bar, &CANCEL);
+            let r = create::update(&a.dir, &algs, &cfg, &bar, STOP.flag());
             drop(bar);
             let r = r?;
             if !r.errors.is_empty() {

@@ -182,7 +182,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
             listen: a.listen,
             threads: a.threads,
         },
-        &crate::CANCEL,
+        crate::stop::STOP.flag(),
         |addr| {
             println!("serving {} at http://{addr}/", dir.display());
             let _ = std::io::stdout().flush();
@@ -190,7 +190,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
     )?;
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
     // flight, so this is a normal end.
-    crate::CANCEL.store(false, std::sync::atomic::Ordering::SeqCst);
+    crate::stop::STOP.handled();
     messages::warning(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

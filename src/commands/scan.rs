@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -16,7 +15,8 @@ use trawl_walk::SkipKind;
 
 use super::output::Output;
 use crate::flags::hiargs::ScanPlan;
-use crate::{CANCEL, Outcome, messages};
+use crate::stop::{Reason, STOP};
+use crate::{Outcome, messages};
 
 /// The name a file gets in manifests: relative to the root for a single directory root, else the
 /// path as walked; never with a leading `./`.
@@ -165,7 +165,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 .and_then(|()| out.write_all(b"\n"));
             if let Err(e) = r {
                 jsonl_err = Some(e);
-                CANCEL.store(true, Ordering::SeqCst);
+                STOP.request(Reason::Error);
             }
         }
     };
@@ -185,7 +185,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         Input::Walk,
         &lanes,
         &bar,
-        &CANCEL,
+        STOP.flag(),
         &mut |ev| match ev {
             Event::File(rec) if own.contains(&(rec.dev, rec.ino)) => {}
             Event::File(mut rec) => {
@@ -197,7 +197,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                             && let Err(e) = acc.lock().unwrap_or_else(|p| p.into_inner()).add(fr)
                         {
                             spill_err = Some(e);
-                            CANCEL.store(true, Ordering::SeqCst);
+                            STOP.request(Reason::Error);
                         }
                         false
                     }
@@ -246,7 +246,6 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             .context(format!("{}: cannot write", plan.jsonl.unwrap().display())));
     }
     if let Some(e) = spill_err {
-        CANCEL.store(false, Ordering::SeqCst);
         return Err(anyhow::Error::new(e).context(format!(
             "{}: cannot write the fingerprint spill files (--temp-dir)",
             plan.reduce
@@ -256,7 +255,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 .display()
         )));
     }
-    if CANCEL.load(Ordering::SeqCst) {
+    if STOP.is_stopping() {
         // Dropping the outputs removes their temporary files.
         return Ok(Outcome::Interrupted);
     }
@@ -317,7 +316,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 ));
             }
         }
-        if CANCEL.load(Ordering::SeqCst) {
+        if STOP.is_stopping() {
             return Ok(Outcome::Interrupted);
         }
         out.commit()?;

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use trawl_manifest::{Entry, ManifestError};
@@ -15,7 +15,8 @@ use trawl_scan::{DigestLanes, Event, Input, ScanError};
 use super::scan::algorithms_of;
 use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::VerifyArgs;
-use crate::{CANCEL, Outcome, messages};
+use crate::stop::STOP;
+use crate::{Outcome, messages};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Status {
@@ -145,7 +146,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
             Input::Files(&paths),
             &DigestLanes(algorithms),
             &bar,
-            &CANCEL,
+            STOP.flag(),
             &mut |ev| {
                 let (path, st) = match ev {
                     Event::File(rec) => {
@@ -188,7 +189,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         );
     }
     drop(bar);
-    if CANCEL.load(Ordering::SeqCst) {
+    if STOP.is_stopping() {
         return Ok(Outcome::Interrupted);
     }
 

@@ -298,56 +298,88 @@ fn full_disk_while_writing_a_manifest_leaves_no_partial_file() {
 }
 
 #[test]
-fn ctrl_c_stops_promptly_and_leaves_no_output() {
+fn ctrl_c_sigterm_and_sighup_stop_promptly_and_leave_no_output() {
     let d = Dir::new();
-    let chunk = vec![7u8; 1 << 20];
+    let chunk: Vec<u8> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761) as u8).collect();
     let mut f = std::fs::File::create(d.join("big")).unwrap();
     for _ in 0..400 {
         std::io::Write::write_all(&mut f, &chunk).unwrap();
     }
     drop(f);
-    let child = Command::new(env!("CARGO_BIN_EXE_trawl"))
-        .args([
-            "scan",
-            "big",
-            "-d",
-            "md5,sha512",
-            "-j1",
-            "-m",
-            "md5sum:sums",
-            "--json",
-            "r.json",
-        ])
-        .current_dir(d.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(150));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "took {:?} to stop",
-        start.elapsed()
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
-    let names: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(
-        names,
-        vec![std::ffi::OsString::from("big")],
-        "left behind: {names:?}"
-    );
+    std::fs::create_dir(d.join("spill")).unwrap();
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
+        let child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args([
+                "scan",
+                "big",
+                "-d",
+                "md5,sha512",
+                "-j1",
+                "-m",
+                "md5sum:sums",
+                "--json",
+                "r.json",
+                "--memory",
+                "1M",
+                "--temp-dir",
+                "spill",
+            ])
+            .current_dir(d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "took {:?} to stop",
+            start.elapsed()
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "signal {sig}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+        let mut names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["big", "spill"], "left behind: {names:?}");
+        assert_eq!(
+            std::fs::read_dir(d.join("spill")).unwrap().count(),
+            0,
+            "spill files left behind after signal {sig}"
+        );
+    }
+}
+
+#[test]
+fn a_jsonl_write_error_mid_scan_is_exit_2_not_interrupted() {
+    let d = Dir::new();
+    for i in 0..3000 {
+        d.create(
+            format!("t/file-with-a-long-name-{i:05}.txt").as_bytes(),
+            b"x",
+        );
+    }
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-q", "--no-reduce", "--jsonl", "out.jsonl"])
+        .file_size_limit(100_000)
+        .run();
+    r.code(2).stderr_has("out.jsonl: cannot write");
+    assert!(!r.stderr.contains("interrupted"), "{}", r.stderr);
+    assert!(!d.join("out.jsonl").exists());
 }
 
 #[test]
