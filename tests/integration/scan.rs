@@ -300,7 +300,9 @@ fn full_disk_while_writing_a_manifest_leaves_no_partial_file() {
 #[test]
 fn ctrl_c_sigterm_and_sighup_stop_promptly_and_leave_no_output() {
     let d = Dir::new();
-    let chunk: Vec<u8> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761) as u8).collect();
+    let chunk: Vec<u8> = (0..1u32 << 20)
+        .map(|i| i.wrapping_mul(2654435761) as u8)
+        .collect();
     let mut f = std::fs::File::create(d.join("big")).unwrap();
     for _ in 0..400 {
         std::io::Write::write_all(&mut f, &chunk).unwrap();

@@ -114,6 +114,7 @@ impl TrawlCmd {
     /// Runs, killing the process if it has not ended within `secs` (then the exit code is -1
     /// and stderr says so): for tests of what must never hang.
     pub fn run_within(mut self, secs: u64) -> Run {
+        use std::io::Read;
         use std::process::Stdio;
         let mut child = self
             .cmd
@@ -122,20 +123,40 @@ impl TrawlCmd {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Drained on threads of their own, so that a full pipe cannot stall the child.
+        let drain = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = r.read_to_end(&mut v);
+                v
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().unwrap()));
+        let err = drain(Box::new(child.stderr.take().unwrap()));
         let t0 = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
+        let mut killed = false;
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
             if t0.elapsed() > std::time::Duration::from_secs(secs) {
                 let _ = child.kill();
-                let mut r = Run::from(child.wait_with_output().unwrap());
-                r.code = -1;
-                r.stderr.push_str(&format!(
-                    "\n[test harness: still running after {secs} s, killed]"
-                ));
-                return r;
+                killed = true;
+                break child.wait().unwrap();
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut r = Run::from(Output {
+            status,
+            stdout: out.join().unwrap(),
+            stderr: err.join().unwrap(),
+        });
+        if killed {
+            r.code = -1;
+            r.stderr
+                .push_str(&format!("\n[test harness: still running after {secs} s, killed]"));
         }
-        Run::from(child.wait_with_output().unwrap())
+        r
     }
 
     pub fn run(mut self) -> Run {

@@ -13,6 +13,8 @@ use std::sync::atomic::AtomicBool;
 use trawl_digest::Algorithm;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 
+use trawl_read::beneath::{self, Refused, Root};
+
 use crate::tagfile::{self, ManifestLine};
 use crate::{BagError, io_err};
 
@@ -79,13 +81,68 @@ impl Report {
     }
 }
 
-fn read_tag(root: &Path, name: &str) -> Result<Option<Vec<u8>>, BagError> {
-    let p = root.join(name);
-    match std::fs::read(&p) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_err(&p)(e)),
+/// The most a tag file is read into memory, by kind: what is past it is refused with a message
+/// naming the limit (a manifest linked to an endless device, a hostile 300 MB bag-info line).
+const BAGIT_TXT_MAX: u64 = 64 << 10;
+const INFO_MAX: u64 = 16 << 20;
+const MANIFEST_MAX: u64 = 1 << 30;
+
+fn cap_for(name: &str) -> u64 {
+    match name {
+        "bagit.txt" => BAGIT_TXT_MAX,
+        "bag-info.txt" | "package-info.txt" => INFO_MAX,
+        _ => MANIFEST_MAX,
     }
+}
+
+/// Reads the tag file `name` (relative to the bag) as payload files are opened: beneath the bag
+/// only (a symbolic link that leaves it is refused), never blocking (a FIFO is refused), a
+/// regular file only, and at most `cap_for(name)` bytes. `None`: no such file.
+fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagError> {
+    use std::io::Read;
+    let p = root.join(name);
+    let refused = |msg: String| BagError::Refused {
+        path: p.clone(),
+        msg,
+    };
+    let Some(segs) = beneath::plain_segments(name.as_bytes()) else {
+        return Err(refused("names a file outside the bag".into()));
+    };
+    let file = match beneath::open_beneath(bag, segs) {
+        Ok(f) => f,
+        Err(Refused::Outside) => {
+            return Err(refused(
+                "a symbolic link that leaves the bag; not followed".into(),
+            ));
+        }
+        Err(Refused::NotFound) => {
+            return match std::fs::symlink_metadata(&p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Ok(m) if !m.file_type().is_symlink() && !m.is_file() => {
+                    Err(refused("not a regular file; not read".into()))
+                }
+                _ => Err(refused(
+                    "cannot be opened as a regular file in the bag".into(),
+                )),
+            };
+        }
+    };
+    let cap = cap_for(name);
+    let mut out = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut out)
+        .map_err(io_err(&p))?;
+    if out.len() as u64 > cap {
+        let limit = if cap >= 1 << 20 {
+            format!("{} MiB", cap >> 20)
+        } else {
+            format!("{} KiB", cap >> 10)
+        };
+        return Err(refused(format!(
+            "larger than the {limit} trawl reads for a tag file of this kind; not read"
+        )));
+    }
+    Ok(Some(out))
 }
 
 /// Loads and checks the tag files. Problems that do not stop loading go into `report`.
@@ -101,7 +158,8 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             msg: "not a directory".into(),
         });
     }
-    let Some(raw) = read_tag(root, "bagit.txt")? else {
+    let dir = Root::open(root).map_err(io_err(root))?;
+    let Some(raw) = read_tag(root, &dir, "bagit.txt")? else {
         return Err(BagError::Refused {
             path: root.join("bagit.txt"),
             msg: "missing: not a bag".into(),
@@ -155,13 +213,18 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             }
         }
     };
-    if !root.join("data").is_dir() {
-        report
+    match std::fs::symlink_metadata(root.join("data")) {
+        Ok(m) if m.is_dir() => {}
+        Ok(m) if m.file_type().is_symlink() => report.errors.push(
+            "data/: a symbolic link; the payload directory must be a directory of the bag (not followed)"
+                .into(),
+        ),
+        _ => report
             .errors
-            .push("data/: payload directory is missing".into());
+            .push("data/: payload directory is missing".into()),
     }
     for info_name in ["bag-info.txt", "package-info.txt"] {
-        if let Some(raw) = read_tag(root, info_name)?
+        if let Some(raw) = read_tag(root, &dir, info_name)?
             && let Some(t) = decode(info_name, &raw, report)
         {
             match tagfile::parse_labels(&t) {
@@ -198,7 +261,7 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
                 "{name}: algorithm '{alg_name}' is not supported by trawl; not checked"
             ));
         }
-        let raw = read_tag(root, &name)?.unwrap_or_default();
+        let raw = read_tag(root, &dir, &name)?.unwrap_or_default();
         let Some(text) = decode(&name, &raw, report) else {
             continue;
         };
@@ -251,7 +314,7 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             .errors
             .push("no payload manifest (manifest-ALGORITHM.txt) that trawl can check".into());
     }
-    if let Some(raw) = read_tag(root, "fetch.txt")?
+    if let Some(raw) = read_tag(root, &dir, "fetch.txt")?
         && let Some(t) = decode("fetch.txt", &raw, report)
     {
         for (i, line) in tagfile::lines(&t).into_iter().enumerate() {
@@ -447,7 +510,9 @@ pub fn validate(
             ));
         }
     }
-    let fetch_paths: BTreeSet<&str> = bag.fetch.iter().map(|f| f.path.as_str()).collect();
+    // By path, for the lookups below: one pass, not one search per listed file.
+    let fetch_by_path: HashMap<&str, &FetchItem> =
+        bag.fetch.iter().map(|f| (f.path.as_str(), f)).collect();
     for f in &bag.fetch {
         if !listed.contains_key(&f.path) {
             report
@@ -464,14 +529,8 @@ pub fn validate(
     }
     for path in listed.keys() {
         if !on_disk.contains_key(path) {
-            if fetch_paths.contains(path.as_str()) {
-                report.to_fetch.push(
-                    bag.fetch
-                        .iter()
-                        .find(|f| &f.path == path)
-                        .cloned()
-                        .expect("in set"),
-                );
+            if let Some(f) = fetch_by_path.get(path.as_str()) {
+                report.to_fetch.push((*f).clone());
             } else {
                 report
                     .errors
@@ -508,6 +567,7 @@ pub fn validate(
     }
 
     // Tag manifests.
+    let tag_dir = Root::open(root).map_err(io_err(root))?;
     let mut tag_listed = BTreeSet::new();
     for m in &bag.tag {
         for e in &m.entries {
@@ -520,8 +580,8 @@ pub fn validate(
                 continue;
             }
             let Some(alg) = m.algorithm else { continue };
-            match std::fs::read(root.join(&e.path)) {
-                Ok(bytes) => {
+            match read_tag(root, &tag_dir, &e.path) {
+                Ok(Some(bytes)) => {
                     let actual = hex::encode(trawl_digest::digest(alg, &bytes));
                     if actual != e.digest {
                         report.errors.push(format!(
@@ -530,6 +590,9 @@ pub fn validate(
                         ));
                     }
                 }
+                Ok(None) => report
+                    .errors
+                    .push(format!("{}: listed in {} but missing", e.path, m.file)),
                 Err(err) => report.errors.push(format!(
                     "{}: listed in {} but cannot be read: {err}",
                     e.path, m.file

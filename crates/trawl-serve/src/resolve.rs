@@ -1,96 +1,10 @@
-//! A request path to an open regular file beneath the served directory, resolved and opened in
-//! one step that cannot leave it: `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` from the
-//! directory's descriptor, or, where the kernel lacks it or refuses (an absolute symbolic link),
-//! a walk one component at a time with `openat(O_NOFOLLOW)` from held directory descriptors,
-//! following a symbolic link only after checking that its target stays beneath. A name swapped
-//! for a link between a check and an open therefore cannot reach outside: there is no separate
-//! check. Requests with `..` segments (also percent-encoded) or NUL bytes are refused outright.
+//! A request path to an open regular file beneath the served directory (see
+//! [`trawl_read::beneath`] for how the open cannot leave it). Requests with `..` segments (also
+//! percent-encoded) or NUL bytes are refused outright.
 
-use std::collections::VecDeque;
-use std::ffi::CString;
 use std::fs::File;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
 
-/// Why a path is not served.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
-    /// 403: it would leave the directory.
-    Outside,
-    /// 404.
-    NotFound,
-}
-
-/// Symbolic links followed in one request before giving up (the kernel's own limit).
-const MAX_LINKS: usize = 40;
-
-/// The served directory: its canonical path and a descriptor every lookup starts from.
-pub struct Root {
-    path: PathBuf,
-    fd: OwnedFd,
-}
-
-impl Root {
-    /// `path` must be a directory; it is canonicalized once, here.
-    pub fn open(path: &Path) -> io::Result<Root> {
-        let path = path.canonicalize()?;
-        let fd = open_at(
-            libc::AT_FDCWD,
-            path.as_os_str().as_bytes(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )?;
-        Ok(Root { path, fd })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-fn cstr(b: &[u8]) -> io::Result<CString> {
-    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-fn open_at(dir: libc::c_int, name: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
-    let c = cstr(name)?;
-    // SAFETY: openat with a valid C string; the returned descriptor is owned here.
-    let fd = unsafe { libc::openat(dir, c.as_ptr(), flags, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Flags of the final open: read only, never a controlling terminal, never blocking on a FIFO.
-const FILE_FLAGS: libc::c_int =
-    libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
-
-/// `openat2` beneath `dir`; `ENOSYS` where the kernel (or a seccomp filter) lacks it.
-fn openat2_beneath(dir: &OwnedFd, rel: &[u8]) -> io::Result<OwnedFd> {
-    let c = cstr(rel)?;
-    // SAFETY: open_how is plain data; zeroed then filled.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = FILE_FLAGS as u64;
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: the syscall reads the C string and the struct, both alive across the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
-}
+pub use trawl_read::beneath::{Refused, Root};
 
 /// The request's path segments after percent-decoding, or why it is refused.
 fn segments(raw_path: &str) -> Result<Vec<Vec<u8>>, Refused> {
@@ -111,132 +25,23 @@ fn segments(raw_path: &str) -> Result<Vec<Vec<u8>>, Refused> {
 
 /// Opens the regular file `raw_path` (a request path) names beneath `root`.
 pub fn open(root: &Root, raw_path: &str) -> Result<File, Refused> {
-    let segs = segments(raw_path)?;
-    if segs.is_empty() {
-        return Err(Refused::NotFound);
-    }
-    let rel = segs.join(&b'/');
-    let fd = match openat2_beneath(&root.fd, &rel) {
-        Ok(fd) => fd,
-        // No openat2 (ENOSYS; EPERM from a seccomp filter), or it refused something the walk
-        // decides precisely: EXDEV (a link that leaves, or an absolute link that may stay
-        // beneath), ELOOP (a magic link or too many links).
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::ENOSYS | libc::EPERM | libc::EXDEV | libc::ELOOP)
-            ) =>
-        {
-            walk(root, segs)?
-        }
-        Err(_) => return Err(Refused::NotFound),
-    };
-    let file = File::from(fd);
-    match file.metadata() {
-        Ok(m) if m.is_file() => Ok(file),
-        _ => Err(Refused::NotFound),
-    }
-}
-
-/// The component-by-component resolution (see the module documentation).
-fn walk(root: &Root, segs: Vec<Vec<u8>>) -> Result<OwnedFd, Refused> {
-    let dup = root.fd.try_clone().map_err(|_| Refused::NotFound)?;
-    // The directories opened so far, root first: `..` in a link's target pops one, and can
-    // never pop the root.
-    let mut dirs: Vec<OwnedFd> = vec![dup];
-    let mut todo: VecDeque<Vec<u8>> = segs.into();
-    let mut links = 0;
-    while let Some(c) = todo.pop_front() {
-        match c.as_slice() {
-            b"" | b"." => continue,
-            b".." => {
-                if dirs.len() == 1 {
-                    return Err(Refused::Outside);
-                }
-                dirs.pop();
-                continue;
-            }
-            _ => {}
-        }
-        let dir = dirs.last().expect("root stays").as_raw_fd();
-        let last = todo.iter().all(|s| s.is_empty() || s == b".");
-        let flags = if last {
-            FILE_FLAGS | libc::O_NOFOLLOW
-        } else {
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC
-        };
-        match open_at(dir, &c, flags) {
-            Ok(fd) if last => return Ok(fd),
-            Ok(fd) => dirs.push(fd),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
-                // Perhaps a symbolic link: read it where it is now, and go on from its target.
-                let target = readlink_at(dir, &c).map_err(|_| Refused::NotFound)?;
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err(Refused::NotFound);
-                }
-                let rest = if target.first() == Some(&b'/') {
-                    let inside = Path::new(std::ffi::OsStr::from_bytes(&target))
-                        .strip_prefix(&root.path)
-                        .map_err(|_| Refused::Outside)?;
-                    dirs.truncate(1);
-                    inside.as_os_str().as_bytes().to_vec()
-                } else {
-                    target
-                };
-                for s in rest.split(|&b| b == b'/').rev() {
-                    todo.push_front(s.to_vec());
-                }
-            }
-            Err(_) => return Err(Refused::NotFound),
-        }
-    }
-    Err(Refused::NotFound)
-}
-
-fn readlink_at(dir: libc::c_int, name: &[u8]) -> io::Result<Vec<u8>> {
-    let c = cstr(name)?;
-    let mut buf = vec![0u8; libc::PATH_MAX as usize];
-    // SAFETY: readlinkat writes at most buf.len() bytes into buf.
-    let n = unsafe { libc::readlinkat(dir, c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    buf.truncate(n as usize);
-    Ok(buf)
+    trawl_read::beneath::open_beneath(root, segments(raw_path)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fixture() -> (tempfile::TempDir, Root) {
+    #[test]
+    fn traversal_in_every_spelling_is_refused() {
         let top = tempfile::tempdir().unwrap();
         let root = top.path().join("served");
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/a b.flv"), b"x").unwrap();
         std::fs::write(top.path().join("secret"), b"s").unwrap();
         std::os::unix::fs::symlink(top.path().join("secret"), root.join("out")).unwrap();
-        std::os::unix::fs::symlink("../secret", root.join("out_rel")).unwrap();
-        std::os::unix::fs::symlink("sub/../../secret", root.join("out_dots")).unwrap();
-        std::os::unix::fs::symlink(root.join("sub/a b.flv"), root.join("in")).unwrap();
-        std::os::unix::fs::symlink("sub/../sub/a b.flv", root.join("in_rel")).unwrap();
-        std::os::unix::fs::symlink("/proc/self/root/etc/hostname", root.join("magic")).unwrap();
-        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
-        let r = Root::open(&root).unwrap();
-        (top, r)
-    }
-
-    fn check(root: &Root, open: &dyn Fn(&Root, &str) -> Result<File, Refused>) {
-        use std::io::Read;
-        let mut s = String::new();
-        open(root, "/sub/a%20b.flv")
-            .unwrap()
-            .read_to_string(&mut s)
-            .unwrap();
-        assert_eq!(s, "x");
-        assert!(open(root, "/in").is_ok());
-        assert!(open(root, "/in_rel").is_ok());
+        let root = Root::open(&root).unwrap();
+        assert!(open(&root, "/sub/a%20b.flv").is_ok());
         for bad in [
             "/../secret",
             "/sub/../../secret",
@@ -244,45 +49,11 @@ mod tests {
             "/sub/%2E%2E/%2e%2e/secret",
             "/..%2fsecret",
             "/out",
-            "/out_rel",
-            "/out_dots",
-            "/magic",
             "/sub/a%00b",
         ] {
-            assert_eq!(open(root, bad).err(), Some(Refused::Outside), "{bad}");
+            assert_eq!(open(&root, bad).err(), Some(Refused::Outside), "{bad}");
         }
-        assert_eq!(open(root, "/nope.flv").err(), Some(Refused::NotFound));
-        assert_eq!(open(root, "/sub").err(), Some(Refused::NotFound));
-        assert_eq!(open(root, "/").err(), Some(Refused::NotFound));
-        assert_eq!(open(root, "/loop").err(), Some(Refused::NotFound));
-    }
-
-    #[test]
-    fn traversal_in_every_spelling_is_refused() {
-        let (_top, root) = fixture();
-        check(&root, &open);
-    }
-
-    #[test]
-    fn the_walk_alone_refuses_the_same() {
-        // The fallback for kernels without openat2, checked on its own.
-        let (_top, root) = fixture();
-        check(&root, &|r, p| {
-            let fd = walk(r, segments(p)?)?;
-            let f = File::from(fd);
-            match f.metadata() {
-                Ok(m) if m.is_file() => Ok(f),
-                _ => Err(Refused::NotFound),
-            }
-        });
-    }
-
-    #[test]
-    fn a_fifo_is_not_waited_on() {
-        let (_top, root) = fixture();
-        let c = CString::new(root.path().join("fifo").as_os_str().as_bytes()).unwrap();
-        // SAFETY: mkfifo on a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-        assert_eq!(open(&root, "/fifo").err(), Some(Refused::NotFound));
+        assert_eq!(open(&root, "/nope.flv").err(), Some(Refused::NotFound));
+        assert_eq!(open(&root, "/").err(), Some(Refused::NotFound));
     }
 }
