@@ -127,10 +127,20 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         }
         BagCommand::Recover(a) => {
-            let n = create::recover(&a.dir)?;
+            let r = create::recover(&a.dir)?;
+            let removed = if r.removed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", removed {} files it had written ({})",
+                    r.removed.len(),
+                    r.removed.join(", ")
+                )
+            };
             println!(
-                "{}: moved {n} entries back; the directory is as it was before `bag create`",
-                a.dir.display()
+                "{}: moved {} entries back{removed}; the directory is as it was before `bag create`",
+                a.dir.display(),
+                r.moved
             );
             Ok(Outcome::Ok)
         }

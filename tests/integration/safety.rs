@@ -579,3 +579,54 @@ fn a_large_fetch_txt_is_checked_in_linear_time() {
     assert_ne!(r.code, -1, "still running after 120 s: {}", r.stderr);
     r.code(1);
 }
+
+#[test]
+fn bag_recover_removes_exactly_what_creation_wrote() {
+    let d = Dir::new();
+    d.create(b"b/x", b"x");
+    d.create(
+        b"b/manifest-sha256.txt",
+        b"the user's own file of this name",
+    );
+    // The state an interruption while writing tag files leaves: every entry moved into data/,
+    // the payload manifests written, bag-info.txt half-written as a temporary file.
+    std::fs::write(
+        d.join("b/.trawl-bag-journal"),
+        "trawl bag create journal v2: these entries were moved into data/; tag files written: \
+         manifest-sha256.txt bag-info.txt bagit.txt tagmanifest-sha256.txt\nmanifest-sha256.txt\nx\n",
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("b/data")).unwrap();
+    std::fs::rename(d.join("b/x"), d.join("b/data/x")).unwrap();
+    std::fs::rename(
+        d.join("b/manifest-sha256.txt"),
+        d.join("b/data/manifest-sha256.txt"),
+    )
+    .unwrap();
+    d.create(b"b/manifest-sha256.txt", b"0000  data/x\n");
+    d.create(b"b/.bag-info.txt.Ab12Cd.trawl-tmp", b"Payload-Ox");
+    // Written by someone else after the interruption: not trawl's to remove.
+    d.create(b"b/manifest-md5.txt", b"another tool's manifest");
+    let r = d.cmd().args(["bag", "recover", "b"]).run();
+    r.code(0)
+        .stdout_has("moved 2 entries back")
+        .stdout_has(".bag-info.txt.Ab12Cd.trawl-tmp");
+    let mut names: Vec<_> = std::fs::read_dir(d.join("b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["manifest-md5.txt", "manifest-sha256.txt", "x"]);
+    assert_eq!(
+        std::fs::read(d.join("b/manifest-sha256.txt")).unwrap(),
+        b"the user's own file of this name"
+    );
+    // The next creation bags exactly the user's files.
+    d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
+    let mut payload: Vec<_> = std::fs::read_dir(d.join("b/data"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    payload.sort();
+    assert_eq!(payload, ["manifest-md5.txt", "manifest-sha256.txt", "x"]);
+}

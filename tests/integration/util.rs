@@ -153,8 +153,9 @@ impl TrawlCmd {
         });
         if killed {
             r.code = -1;
-            r.stderr
-                .push_str(&format!("\n[test harness: still running after {secs} s, killed]"));
+            r.stderr.push_str(&format!(
+                "\n[test harness: still running after {secs} s, killed]"
+            ));
         }
         r
     }

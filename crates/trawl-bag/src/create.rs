@@ -23,6 +23,30 @@ use crate::{BagError, io_err};
 
 pub const JOURNAL: &str = ".trawl-bag-journal";
 pub const STAGING: &str = ".trawl-bag-payload";
+/// The journal's first line, followed by the tag files the creation writes (space-separated);
+/// the lines after it name the entries moved into `data/`.
+const JOURNAL_V2: &str =
+    "trawl bag create journal v2: these entries were moved into data/; tag files written: ";
+
+/// The tag files an in-place creation with `algs` writes, in the order it writes them.
+fn tag_file_names(algs: &[Algorithm]) -> Vec<String> {
+    let mut v: Vec<String> = algs
+        .iter()
+        .map(|a| format!("manifest-{}.txt", a.name()))
+        .collect();
+    v.push("bag-info.txt".into());
+    v.push("bagit.txt".into());
+    v.extend(algs.iter().map(|a| format!("tagmanifest-{}.txt", a.name())));
+    v
+}
+
+/// Whether `file` is a temporary file `AtomicFile` made for `name` (`.NAME.XXXXXX.trawl-tmp`).
+fn is_temp_of(file: &str, name: &str) -> bool {
+    file.strip_prefix('.')
+        .and_then(|r| r.strip_prefix(name))
+        .and_then(|r| r.strip_prefix('.'))
+        .is_some_and(|r| r.ends_with(".trawl-tmp") && !r[..r.len() - 10].contains('/'))
+}
 
 /// Size and digests by path relative to the directory being bagged.
 type SizedDigests = BTreeMap<String, (u64, Vec<(Algorithm, Vec<u8>)>)>;
@@ -262,8 +286,11 @@ pub fn create(
                 .filter(|n| n != JOURNAL && n != STAGING)
                 .collect();
             top.sort();
-            let mut journal =
-                b"trawl bag create journal: these entries were moved into data/\n".to_vec();
+            let mut journal = format!(
+                "{JOURNAL_V2}{}\n",
+                tag_file_names(&opts.algorithms).join(" ")
+            )
+            .into_bytes();
             for n in &top {
                 journal.extend(crate::encode_path(n.as_bytes()));
                 journal.push(b'\n');
@@ -358,57 +385,108 @@ pub fn create(
     Ok(created)
 }
 
-/// Undoes an interrupted in-place creation. Returns how many entries were moved back.
-pub fn recover(dir: &Path) -> Result<usize, BagError> {
+/// What [`recover`] did.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Entries moved back from the payload directory.
+    pub moved: usize,
+    /// Files trawl had written (tag files, their temporary files) that were removed.
+    pub removed: Vec<String>,
+}
+
+/// Undoes an interrupted in-place creation: moves every entry the journal names back, and removes
+/// exactly the files the creation wrote (the tag files its journal names and their temporary
+/// files), nothing else.
+pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
+    let mut done = Recovered::default();
+    let top_names = |dir: &Path| -> Result<Vec<String>, BagError> {
+        Ok(std::fs::read_dir(dir)
+            .map_err(io_err(dir))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect())
+    };
+    let remove = |name: &str, done: &mut Recovered| -> Result<(), BagError> {
+        let p = dir.join(name);
+        std::fs::remove_file(&p).map_err(io_err(&p))?;
+        done.removed.push(name.to_string());
+        Ok(())
+    };
     let jpath = dir.join(JOURNAL);
     let journal = match std::fs::read(&jpath) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(refused(
-                dir,
-                "no interrupted bag creation here (no journal)",
-            ));
+            // Interrupted while the journal itself was being written: nothing was moved yet.
+            let temps: Vec<String> = top_names(dir)?
+                .into_iter()
+                .filter(|n| is_temp_of(n, JOURNAL))
+                .collect();
+            if temps.is_empty() {
+                return Err(refused(
+                    dir,
+                    "no interrupted bag creation here (no journal)",
+                ));
+            }
+            for t in temps {
+                remove(&t, &mut done)?;
+            }
+            return Ok(done);
         }
         Err(e) => return Err(io_err(&jpath)(e)),
     };
     let text = String::from_utf8_lossy(&journal);
-    let names: Vec<String> = text.lines().skip(1).map(crate::decode_path).collect();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    let names: Vec<String> = lines.map(crate::decode_path).collect();
+    // The tag files the creation wrote: named by a v2 journal; an older journal did not name
+    // them, and a creation then wrote the standard ones only.
+    let tags: Vec<String> = match header.strip_prefix(JOURNAL_V2) {
+        Some(list) => list
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        None => top_names(dir)?
+            .into_iter()
+            .filter(|n| {
+                n == "bagit.txt"
+                    || n == "bag-info.txt"
+                    || (n.starts_with("manifest-") || n.starts_with("tagmanifest-"))
+                        && n.ends_with(".txt")
+            })
+            .collect(),
+    };
     let staging = dir.join(STAGING);
     let from = if staging.is_dir() {
         staging.clone()
     } else {
         dir.join("data")
     };
-    let mut moved = 0;
-    if from.is_dir() {
-        // Tag files written before the interruption are removed first so that a payload entry
-        // of the same name is never overwritten.
-        if from != staging {
-            for e in std::fs::read_dir(dir)
-                .map_err(io_err(dir))?
-                .filter_map(|e| e.ok())
-            {
-                let n = e.file_name().to_string_lossy().into_owned();
-                let ours = n == "bagit.txt"
-                    || n == "bag-info.txt"
-                    || (n.starts_with("manifest-") || n.starts_with("tagmanifest-"))
-                        && n.ends_with(".txt");
-                if ours && !names.contains(&n) {
-                    std::fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
-                }
-            }
+    for n in top_names(dir)? {
+        if tags.iter().any(|t| is_temp_of(&n, t)) {
+            remove(&n, &mut done)?;
         }
+    }
+    for t in &tags {
+        // A tag file of ours sits at the top only once its name's payload entry (if the user had
+        // one) was moved away; an entry of that name still at the top is the user's.
+        let theirs_still_here = names.contains(t) && !from.join(t).exists();
+        if !theirs_still_here && dir.join(t).symlink_metadata().is_ok() {
+            remove(t, &mut done)?;
+        }
+    }
+    if from.is_dir() {
         for n in &names {
             let src = from.join(n);
             if src.symlink_metadata().is_ok() {
                 std::fs::rename(&src, dir.join(n)).map_err(io_err(&src))?;
-                moved += 1;
+                done.moved += 1;
             }
         }
         std::fs::remove_dir(&from).map_err(io_err(&from))?;
     }
     std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
-    Ok(moved)
+    Ok(done)
 }
 
 /// Adds payload manifests for `new_algs` to a valid bag, verifying the existing manifests in the
