@@ -241,7 +241,9 @@ mod tests {
         plain_segments(p.as_bytes()).unwrap()
     }
 
-    fn check(root: &Root, open: &dyn Fn(&Root, Vec<Vec<u8>>) -> Result<File, Refused>) {
+    type Opener<'a> = &'a dyn Fn(&Root, Vec<Vec<u8>>) -> Result<File, Refused>;
+
+    fn check(root: &Root, open: Opener<'_>) {
         use std::io::Read;
         let mut s = String::new();
         open(root, segs("sub/a b.flv"))
