@@ -174,6 +174,13 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+fn seconds(flag: &str, v: f64) -> anyhow::Result<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(v)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| anyhow::anyhow!("{flag} {v}: expected a positive number of seconds"))
+}
+
 pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
     let dir = a.dir.clone();
     trawl_serve::serve(
@@ -181,6 +188,16 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
             root: a.dir,
             listen: a.listen,
             threads: a.threads,
+            limits: trawl_serve::conn::Limits {
+                max_connections: a
+                    .max_connections
+                    .unwrap_or_else(trawl_serve::conn::default_max_connections)
+                    .max(1),
+                header_timeout: seconds("--header-timeout", a.header_timeout)?,
+                idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
+                grace: seconds("--grace", a.grace)?,
+            },
+            access_log: !a.quiet,
         },
         crate::stop::STOP.flag(),
         |addr| {

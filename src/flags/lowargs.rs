@@ -50,6 +50,19 @@ pub struct ServeArgs {
     /// No access log (one line per request on stderr, common log format).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Connections open at once; past it new clients wait (default: 1024, or less where the
+    /// open-file limit is lower).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds a connection may move no byte either way before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub idle_timeout: f64,
+    /// Seconds responses in flight get to finish once the server is told to stop.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub grace: f64,
 }
 
 #[derive(Debug, Subcommand)]

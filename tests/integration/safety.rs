@@ -630,3 +630,214 @@ fn bag_recover_removes_exactly_what_creation_wrote() {
     payload.sort();
     assert_eq!(payload, ["manifest-md5.txt", "manifest-sha256.txt", "x"]);
 }
+
+fn head_of(resp: &[u8]) -> String {
+    let end = resp
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(resp.len());
+    String::from_utf8_lossy(&resp[..end]).into_owned()
+}
+
+fn body_of(resp: &[u8]) -> &[u8] {
+    let end = resp
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(resp.len(), |p| p + 4);
+    &resp[end..]
+}
+
+/// What the server wrote to stderr, once it has been stopped.
+fn stderr_after_kill(mut srv: Serve) -> String {
+    use std::io::Read;
+    let _ = srv.child.kill();
+    let _ = srv.child.wait();
+    let mut s = String::new();
+    srv.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+#[test]
+fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
+    let d = Dir::new();
+    let body: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    d.create(b"www/f.bin", &body);
+    let srv = Serve::start(&d, "www", &[]);
+    let whole = srv.get("/f.bin", "");
+    let h = head_of(&whole);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    let etag = h
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .expect("an ETag")
+        .to_string();
+    let modified = h
+        .lines()
+        .find_map(|l| l.strip_prefix("last-modified: "))
+        .expect("a Last-Modified")
+        .to_string();
+    // An end past the file is clamped.
+    let r = srv.get("/f.bin", "Range: bytes=990-5000\r\n");
+    assert!(head_of(&r).starts_with("HTTP/1.1 206"), "{}", head_of(&r));
+    assert!(head_of(&r).contains("content-range: bytes 990-999/1000"));
+    assert_eq!(body_of(&r), &body[990..]);
+    // If-Range with our validators: the range; with anything else: the whole file.
+    for (if_range, partial) in [
+        (etag.clone(), true),
+        (modified.clone(), true),
+        ("\"something-else\"".to_string(), false),
+        ("W/".to_string() + &etag, false),
+        ("Tue, 01 Jan 2002 00:00:00 GMT".to_string(), false),
+    ] {
+        let r = srv.get(
+            "/f.bin",
+            &format!("Range: bytes=0-9\r\nIf-Range: {if_range}\r\n"),
+        );
+        let status = if partial {
+            "HTTP/1.1 206"
+        } else {
+            "HTTP/1.1 200"
+        };
+        assert!(
+            head_of(&r).starts_with(status),
+            "If-Range {if_range}: {}",
+            head_of(&r)
+        );
+        assert_eq!(body_of(&r).len(), if partial { 10 } else { 1000 });
+    }
+    // Not a valid range: ignored.
+    let r = srv.get("/f.bin", "Range: bytes=+1-2\r\n");
+    assert!(head_of(&r).starts_with("HTTP/1.1 200"), "{}", head_of(&r));
+    // Error bodies name no server path.
+    let root = d.join("www").canonicalize().unwrap();
+    for p in ["/nope", "/../x", "/f.bin/x"] {
+        let r = srv.get(p, "");
+        let text = String::from_utf8_lossy(&r);
+        assert!(!text.contains(&*root.to_string_lossy()), "{text}");
+        assert!(!text.contains(&*d.path().to_string_lossy()), "{text}");
+    }
+    let log = stderr_after_kill(srv);
+    let line = log
+        .lines()
+        .find(|l| l.contains("\"GET /f.bin HTTP/1.1\" 206 10"))
+        .unwrap_or_else(|| panic!("no access log line for the range request:\n{log}"));
+    // 127.0.0.1 - - [23/Nov/2026:21:15:00 +0000] "GET /f.bin HTTP/1.1" 206 10
+    assert!(line.starts_with("127.0.0.1 - - ["), "{line}");
+    assert!(line.contains(" +0000] "), "{line}");
+    assert!(log.contains("\"GET /nope HTTP/1.1\" 404 "), "{log}");
+    // --quiet: no access log.
+    let srv = Serve::start(&d, "www", &["--quiet"]);
+    srv.get("/f.bin", "");
+    assert!(!stderr_after_kill(srv).contains("GET /f.bin"));
+}
+
+#[test]
+fn serve_outlasts_clients_that_hold_connections_open() {
+    use std::io::Write;
+    let d = Dir::new();
+    d.create(b"www/f.bin", b"served");
+    // Few descriptors, as a busy machine's limit would leave: without a cap and timeouts, held
+    // connections use them all and new clients wait forever.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
+    cmd.args(["serve", "www", "--listen", "127.0.0.1:0", "-q"])
+        .args(["--header-timeout", "1", "--idle-timeout", "2"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 64,
+                rlim_max: 64,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let srv = Serve {
+        child,
+        addr: line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .trim_end_matches('/')
+            .into(),
+    };
+    // 120 clients that send half a request and then nothing.
+    let mut held = Vec::new();
+    for _ in 0..120 {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        let _ = s.write_all(b"GET /f.bin HTTP/1.1\r\nHost: x\r\n");
+        held.push(s);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Past the cap a client is told 503 at once; once the held connections time out, served.
+    let t0 = std::time::Instant::now();
+    let mut r = srv.get("/f.bin", "");
+    let mut refusals = 0;
+    while head_of(&r).starts_with("HTTP/1.1 503")
+        && t0.elapsed() < std::time::Duration::from_secs(8)
+    {
+        assert!(head_of(&r).contains("retry-after: 1") || head_of(&r).contains("Retry-After: 1"));
+        refusals += 1;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        r = srv.get("/f.bin", "");
+    }
+    eprintln!("{refusals} refusals before being served");
+    assert!(
+        head_of(&r).starts_with("HTTP/1.1 200") && body_of(&r) == b"served",
+        "a new client was not served while {} connections were held: {:?}",
+        held.len(),
+        String::from_utf8_lossy(&r)
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(8));
+    drop(held);
+    let log = stderr_after_kill(srv);
+    assert!(log.contains("the limit (--max-connections)"), "{log}");
+}
+
+#[test]
+fn serve_stops_within_its_grace_period_while_a_client_stalls() {
+    use std::io::Write;
+    let d = Dir::new();
+    let big = vec![0x42u8; 64 << 20];
+    d.create(b"www/big.bin", &big);
+    let srv = Serve::start(&d, "www", &["-q", "--grace", "1"]);
+    // A client that asks for 64 MiB and reads none of it.
+    let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+    s.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut srv = srv;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(srv.child.id() as i32, libc::SIGINT) };
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = srv.child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    drop(s);
+    let status = status.expect("the server was still running 10 s after Ctrl-C");
+    assert_eq!(status.code(), Some(0));
+}

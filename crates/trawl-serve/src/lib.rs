@@ -1,22 +1,27 @@
-//! `trawl serve`: FLV files under a directory over HTTP (axum on tokio). `GET /f.flv?start=N`
+//! `trawl serve`: FLV files under a directory over HTTP (hyper on tokio). `GET /f.flv?start=N`
 //! answers a playable stream from the last keyframe at or before N (see [`seek`] for how seconds
-//! and bytes are told apart); plain GET and HEAD serve whole files, with single byte ranges.
+//! and bytes are told apart); plain GET and HEAD serve whole files, with single byte ranges
+//! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request is logged in
+//! common log format on stderr unless the log is off.
 
 pub mod cache;
+pub mod conn;
 pub mod range;
 pub mod resolve;
 pub mod seek;
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
 use axum::response::Response;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_util::io::ReaderStream;
 
@@ -45,6 +50,9 @@ pub struct ServeConfig {
     pub listen: String,
     /// Worker threads (default: the number of CPUs).
     pub threads: Option<usize>,
+    pub limits: conn::Limits,
+    /// One common-log-format line per request on stderr.
+    pub access_log: bool,
 }
 
 /// Bytes read per step of a response body (each step is one hop to tokio's blocking pool).
@@ -53,12 +61,15 @@ const BODY_CHUNK: usize = 256 << 10;
 struct AppState {
     root: resolve::Root,
     cache: IndexCache,
+    access_log: bool,
 }
 
 /// Serves until `stop` is set; `ready` is told the bound address (port 0 picks a free one).
+/// Then no new connection is taken, responses in flight get `limits.grace` to finish, and the
+/// rest are closed.
 pub fn serve(
     cfg: ServeConfig,
-    stop: &'static AtomicBool,
+    stop: &AtomicBool,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let root = resolve::Root::open(&cfg.root).map_err(|source| ServeError::Root {
@@ -78,7 +89,8 @@ pub fn serve(
         .worker_threads(threads)
         .enable_all()
         .build()?;
-    rt.block_on(async move {
+    let limits = cfg.limits;
+    let res = rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&cfg.listen)
             .await
             .map_err(|source| ServeError::Listen {
@@ -89,17 +101,97 @@ pub fn serve(
         let state = Arc::new(AppState {
             root,
             cache: IndexCache::new(threads * 2),
+            access_log: cfg.access_log,
         });
-        let app = axum::Router::new().fallback(handle).with_state(state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                while !stop.load(Ordering::Relaxed) {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-            })
-            .await?;
+        accept_loop(listener, state, limits, stop).await;
         Ok(())
-    })
+    });
+    // Blocking reads still running belong to connections already given up on.
+    rt.shutdown_timeout(Duration::from_millis(500));
+    res
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    limits: conn::Limits,
+    stop: &AtomicBool,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let stopped = async {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::pin!(stopped);
+    let mut at_cap = false;
+    loop {
+        let (stream, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) or a connection reset while queued: wait a
+                    // moment rather than spin.
+                    eprintln!("trawl: serve: accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut stopped => break,
+        };
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(s) => {
+                at_cap = false;
+                s
+            }
+            Err(_) => {
+                if !at_cap {
+                    eprintln!(
+                        "trawl: serve: {} connections open, the limit (--max-connections); new clients get 503 until one closes",
+                        limits.max_connections
+                    );
+                    at_cap = true;
+                }
+                // Told at once rather than left waiting in the backlog behind clients that
+                // may be holding their connections on purpose.
+                let _ = stream.try_write(
+                    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                continue;
+            }
+        };
+        let activity = conn::Activity::new();
+        let io = TokioIo::new(conn::Watched::new(stream, activity.clone()));
+        let st = state.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let st = st.clone();
+            async move { Ok::<_, Infallible>(handle(st, peer, req).await) }
+        });
+        let connection = graceful.watch(http.serve_connection(io, svc));
+        let idle = limits.idle_timeout;
+        tokio::spawn(async move {
+            let _slot = slot;
+            tokio::select! {
+                _ = connection => {}
+                // Dropping the connection closes the socket.
+                _ = activity.idle(idle) => {}
+            }
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(limits.grace) => {
+            eprintln!(
+                "trawl: serve: responses still in flight after {} s were cut off",
+                limits.grace.as_secs_f64()
+            );
+        }
+    }
 }
 
 fn plain(status: StatusCode, msg: impl Into<String>) -> Response {
@@ -123,12 +215,34 @@ fn start_param(uri: &Uri) -> Option<String> {
     })
 }
 
-async fn handle(
-    State(st): State<Arc<AppState>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Response {
+    let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
+    let r = answer(&st, &method, &uri, req.headers()).await;
+    if st.access_log {
+        let bytes = match r.headers().get(header::CONTENT_LENGTH) {
+            Some(n) if method != Method::HEAD => n.to_str().unwrap_or("-").to_string(),
+            _ => "-".into(),
+        };
+        eprintln!(
+            "{} - - [{}] \"{method} {uri} {version:?}\" {} {bytes}",
+            peer.ip(),
+            clf_time(SystemTime::now()),
+            r.status().as_u16()
+        );
+    }
+    r
+}
+
+/// A time as the common log format writes it: `23/Nov/2026:21:15:00 +0000`.
+fn clf_time(t: SystemTime) -> String {
+    let t: time::OffsetDateTime = t.into();
+    t.format(time::macros::format_description!(
+        "[day]/[month repr:short]/[year]:[hour]:[minute]:[second] +0000"
+    ))
+    .unwrap_or_default()
+}
+
+async fn answer(st: &AppState, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
     if method != Method::GET && method != Method::HEAD {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
         r.headers_mut()
@@ -144,18 +258,13 @@ async fn handle(
     };
     let head = method == Method::HEAD;
     let name = percent_encoding::percent_decode_str(uri.path()).decode_utf8_lossy();
-    match respond(
-        &st,
-        file,
-        Path::new(&*name),
-        start_param(&uri),
-        &headers,
-        head,
-    )
-    .await
-    {
+    match respond(st, file, Path::new(&*name), start_param(uri), headers, head).await {
         Ok(r) => r,
-        Err(e) => plain(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => {
+            // The detail goes to the log; the client learns nothing of the server's files.
+            eprintln!("trawl: serve: {}: {e}", uri.path());
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+        }
     }
 }
 
@@ -226,8 +335,62 @@ async fn respond(
             .insert("x-trawl-index", HeaderValue::from_static(cache_note));
         return Ok(r);
     }
-    let range = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
-    whole(file, size, ctype, range, head).await
+    let validators = Validators::of(&md);
+    let range = headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| {
+            headers
+                .get(header::IF_RANGE)
+                .is_none_or(|v| v.to_str().is_ok_and(|v| validators.matches(v)))
+        });
+    let mut r = whole(file, size, ctype, range, head).await?;
+    validators.insert(r.headers_mut());
+    Ok(r)
+}
+
+/// A file's validators: a strong entity tag from its identity, size and modification time,
+/// and the modification time as an HTTP date.
+struct Validators {
+    etag: String,
+    modified: SystemTime,
+}
+
+impl Validators {
+    fn of(md: &std::fs::Metadata) -> Validators {
+        Validators {
+            etag: format!(
+                "\"{:x}-{:x}-{:x}.{:x}\"",
+                md.ino(),
+                md.len(),
+                md.mtime(),
+                md.mtime_nsec()
+            ),
+            modified: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        }
+    }
+
+    /// Whether an `If-Range` value names this version of the file (RFC 9110 13.1.5: a strong
+    /// entity tag equal to ours, or a date equal to our Last-Modified).
+    fn matches(&self, v: &str) -> bool {
+        let v = v.trim();
+        if v.starts_with('"') {
+            return v == self.etag;
+        }
+        match httpdate::parse_http_date(v) {
+            Ok(t) => httpdate::fmt_http_date(t) == httpdate::fmt_http_date(self.modified),
+            Err(_) => false,
+        }
+    }
+
+    fn insert(&self, h: &mut HeaderMap) {
+        if let Ok(v) = HeaderValue::from_str(&self.etag) {
+            h.insert(header::ETAG, v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(self.modified)) {
+            h.insert(header::LAST_MODIFIED, v);
+        }
+    }
 }
 
 /// The whole file, or one range of it.

@@ -22,11 +22,18 @@ pub fn parse(header: Option<&str>, size: u64) -> Ranged {
     let Some((a, b)) = spec.trim().split_once('-') else {
         return Ranged::Whole;
     };
-    let num = |s: &str| s.trim().parse::<u64>().ok();
+    // Digits only: Rust's parser would also take `+1`, which RFC 9110 does not allow.
+    let num = |s: &str| {
+        let s = s.trim();
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
     match (a.trim().is_empty(), num(a), num(b)) {
         // bytes=-N: the last N bytes.
         (true, _, Some(n)) if n > 0 && size > 0 => Ranged::Part(size.saturating_sub(n), size - 1),
-        (true, _, _) => Ranged::Unsatisfiable,
+        (true, _, Some(_)) => Ranged::Unsatisfiable,
+        (true, _, None) => Ranged::Whole,
         (false, Some(s), _) if s >= size => Ranged::Unsatisfiable,
         (false, Some(s), None) if b.trim().is_empty() => Ranged::Part(s, size - 1),
         (false, Some(s), Some(e)) if e >= s => Ranged::Part(s, e.min(size - 1)),
@@ -51,5 +58,15 @@ mod tests {
         assert_eq!(parse(Some("bytes=5-2"), 100), Ranged::Whole);
         assert_eq!(parse(Some("bytes=0-1,5-6"), 100), Ranged::Whole);
         assert_eq!(parse(Some("items=0-1"), 100), Ranged::Whole);
+        // Not valid byte ranges: ignored, the whole file is sent.
+        assert_eq!(parse(Some("bytes=+1-2"), 100), Ranged::Whole);
+        assert_eq!(parse(Some("bytes=1-+2"), 100), Ranged::Whole);
+        assert_eq!(parse(Some("bytes=-+5"), 100), Ranged::Whole);
+        assert_eq!(
+            parse(Some("bytes=99999999999999999999-"), 100),
+            Ranged::Whole
+        );
+        // An end past the file is clamped to its last byte.
+        assert_eq!(parse(Some("bytes=50-100000"), 100), Ranged::Part(50, 99));
     }
 }
