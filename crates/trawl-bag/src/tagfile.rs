@@ -201,3 +201,42 @@ mod tests {
         }
     }
 }
+
+/// One line of fetch.txt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchItem {
+    pub url: String,
+    pub length: Option<u64>,
+    pub path: String,
+}
+
+/// Parses fetch.txt (`URL LENGTH FILENAME` lines, LENGTH a number or `-`), in one pass over the
+/// text: items whose path is safe and under `data/`, and a message per rejected line.
+pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<String>) {
+    let mut items = Vec::new();
+    let mut errors = Vec::new();
+    for (i, line) in lines(text).into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut it = line.splitn(3, [' ', '\t']);
+        match (it.next(), it.next(), it.next()) {
+            (Some(url), Some(len), Some(path)) => {
+                match safe_path(&crate::decode_path(path.trim_start())) {
+                    Ok(p) if p.starts_with("data/") => items.push(FetchItem {
+                        url: url.into(),
+                        length: len.parse().ok(),
+                        path: p,
+                    }),
+                    Ok(p) => errors.push(format!("line {}: '{p}' is outside data/", i + 1)),
+                    Err(m) => errors.push(format!("line {}: unsafe path: {m}", i + 1)),
+                }
+            }
+            _ => errors.push(format!(
+                "line {}: expected 'URL LENGTH FILENAME'",
+                i + 1
+            )),
+        }
+    }
+    (items, errors)
+}

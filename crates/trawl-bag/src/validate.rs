@@ -21,13 +21,7 @@ use crate::{BagError, io_err};
 /// BagIt versions whose bags trawl reads.
 pub const SUPPORTED_VERSIONS: [&str; 6] = ["0.93", "0.94", "0.95", "0.96", "0.97", "1.0"];
 
-/// One line of fetch.txt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchItem {
-    pub url: String,
-    pub length: Option<u64>,
-    pub path: String,
-}
+pub use crate::tagfile::FetchItem;
 
 /// A manifest file as loaded.
 #[derive(Debug, Clone)]
@@ -317,34 +311,11 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
     if let Some(raw) = read_tag(root, &dir, "fetch.txt")?
         && let Some(t) = decode("fetch.txt", &raw, report)
     {
-        for (i, line) in tagfile::lines(&t).into_iter().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut it = line.splitn(3, [' ', '\t']);
-            let (url, len, path) = (it.next(), it.next(), it.next());
-            match (url, len, path) {
-                (Some(url), Some(len), Some(path)) => {
-                    match tagfile::safe_path(&crate::decode_path(path.trim_start())) {
-                        Ok(p) if p.starts_with("data/") => bag.fetch.push(FetchItem {
-                            url: url.into(),
-                            length: len.parse().ok(),
-                            path: p,
-                        }),
-                        Ok(p) => report
-                            .errors
-                            .push(format!("fetch.txt: line {}: '{p}' is outside data/", i + 1)),
-                        Err(m) => report
-                            .errors
-                            .push(format!("fetch.txt: line {}: unsafe path: {m}", i + 1)),
-                    }
-                }
-                _ => report.errors.push(format!(
-                    "fetch.txt: line {}: expected 'URL LENGTH FILENAME'",
-                    i + 1
-                )),
-            }
-        }
+        let (items, errors) = tagfile::parse_fetch(&t);
+        bag.fetch = items;
+        report
+            .errors
+            .extend(errors.into_iter().map(|e| format!("fetch.txt: {e}")));
     }
     Ok(bag)
 }
