@@ -9,7 +9,14 @@ use trawl_bag::tagfile;
 fuzz_target!(|data: &[u8]| {
     let (enc, body) = match data.split_first() {
         Some((e, rest)) => (
-            ["UTF-8", "UTF-16", "UTF-16LE", "ISO-8859-1", "windows-1252", "bogus"][*e as usize % 6],
+            [
+                "UTF-8",
+                "UTF-16",
+                "UTF-16LE",
+                "ISO-8859-1",
+                "windows-1252",
+                "bogus",
+            ][*e as usize % 6],
             rest,
         ),
         None => ("UTF-8", data),
@@ -25,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
     let (entries, _) = tagfile::parse_manifest(&text);
     for e in entries {
         if let Ok(p) = tagfile::safe_path(&e.path) {
-            assert!(!p.starts_with('/') && !p.split('/').any(|c| c == ".."), "{p}");
+            assert!(
+                !p.starts_with('/') && !p.split('/').any(|c| c == ".."),
+                "{p}"
+            );
             assert_eq!(tagfile::safe_path(&p).as_deref(), Ok(p.as_str()));
         }
     }

@@ -12,7 +12,11 @@ fuzz_target!(|data: &[u8]| {
     let (items, errors) = tagfile::parse_fetch(text);
     for it in &items {
         assert!(it.path.starts_with("data/"), "{}", it.path);
-        assert!(!it.path.split('/').any(|c| c == ".." || c.is_empty()), "{}", it.path);
+        assert!(
+            !it.path.split('/').any(|c| c == ".." || c.is_empty()),
+            "{}",
+            it.path
+        );
     }
     let lines = tagfile::lines(text)
         .into_iter()

@@ -9,7 +9,10 @@ use trawl_manifest::{Format, Style, detect_and_parse, write_manifest};
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the name hint, as a manifest's file name would.
     let (hint, body) = match data.split_first() {
-        Some((h, rest)) => (["SUMS", "x.b3", "x.xxh", "hashdeep.txt"][*h as usize % 4], rest),
+        Some((h, rest)) => (
+            ["SUMS", "x.b3", "x.xxh", "hashdeep.txt"][*h as usize % 4],
+            rest,
+        ),
         None => ("SUMS", data),
     };
     let Ok(parsed) = detect_and_parse(body, &[], hint) else {

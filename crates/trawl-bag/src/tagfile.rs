@@ -232,10 +232,7 @@ pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<String>) {
                     Err(m) => errors.push(format!("line {}: unsafe path: {m}", i + 1)),
                 }
             }
-            _ => errors.push(format!(
-                "line {}: expected 'URL LENGTH FILENAME'",
-                i + 1
-            )),
+            _ => errors.push(format!("line {}: expected 'URL LENGTH FILENAME'", i + 1)),
         }
     }
     (items, errors)
