@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{Dir, is_root, python_with, run_tool, tool};
+use crate::util::{Dir, Serve, is_root, python_with, run_tool, tool};
 
 pub fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
@@ -450,43 +450,6 @@ fn inject_shares_the_body_with_a_reflink_where_the_filesystem_can() {
     drop(xfs);
 }
 
-/// `trawl serve` on a loopback port; killed on drop.
-struct Server {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Server {
-    fn start(d: &Dir) -> Server {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
-            .args(["serve", ".", "--listen", "127.0.0.1:0"])
-            .current_dir(d.path())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .split(" at ")
-            .nth(1)
-            .unwrap()
-            .trim()
-            .trim_end_matches('/')
-            .to_string();
-        Server { child, base }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn served_seeks_start_at_the_right_keyframe_decode_and_survive_200_concurrent_requests() {
     let d = Dir::new();
@@ -505,13 +468,13 @@ fn served_seeks_start_at_the_right_keyframe_decode_and_survive_200_concurrent_re
     std::fs::write(d.path().parent().unwrap().join("secret.txt"), b"s").ok();
     std::os::unix::fs::symlink("/etc/hostname", d.join("out_link")).unwrap();
     let (keys, _) = ffprobe_video(d.path(), "avc_aac.flv");
-    let srv = Server::start(&d);
+    let srv = Serve::start(&d, ".", &[]);
     let checker = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/reference/serve_check.py"
     );
     let r = std::process::Command::new("python3")
-        .args([checker, &srv.base, &d.path().display().to_string()])
+        .args([checker, &srv.base(), &d.path().display().to_string()])
         .arg(serde_json::to_string(&keys).unwrap())
         .output()
         .unwrap();
@@ -554,7 +517,7 @@ fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
     r.stderr_has("nope: No such file or directory");
     // The cause is named once, not repeated by the error chain.
     assert_eq!(r.stderr.matches("No such file").count(), 1, "{}", r.stderr);
-    let mut srv = Server::start(&d);
+    let mut srv = Serve::start(&d, ".", &[]);
     // SAFETY: sending SIGINT to our own child.
     unsafe {
         libc::kill(srv.child.id() as i32, libc::SIGINT);

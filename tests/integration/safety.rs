@@ -4,7 +4,7 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::util::{Dir, is_root};
+use crate::util::{Dir, Serve, is_root};
 
 fn mknod_char(path: &Path, major: u32, minor: u32) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -178,61 +178,6 @@ fn a_symlinked_output_replaces_its_destination_and_keeps_the_link() {
                 .file_type()
                 .is_block_device()
         );
-    }
-}
-
-/// `trawl serve DIR` on a loopback port, killed on drop.
-pub struct Serve {
-    pub child: std::process::Child,
-    pub addr: String,
-}
-
-impl Serve {
-    pub fn start(d: &Dir, dir: &str, extra: &[&str]) -> Serve {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
-            .args(["serve", dir, "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .current_dir(d.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .unwrap()
-            .trim()
-            .trim_end_matches('/')
-            .to_string();
-        Serve { child, addr }
-    }
-
-    /// One request (HTTP/1.1, `Connection: close`); the whole answer, head and body.
-    pub fn get(&self, path: &str, headers: &str) -> Vec<u8> {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
-            .unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        let _ = s.read_to_end(&mut out);
-        out
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -647,21 +592,6 @@ fn body_of(resp: &[u8]) -> &[u8] {
     &resp[end..]
 }
 
-/// What the server wrote to stderr, once it has been stopped.
-fn stderr_after_kill(mut srv: Serve) -> String {
-    use std::io::Read;
-    let _ = srv.child.kill();
-    let _ = srv.child.wait();
-    let mut s = String::new();
-    srv.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut s)
-        .unwrap();
-    s
-}
-
 #[test]
 fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
     let d = Dir::new();
@@ -721,7 +651,7 @@ fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
         assert!(!text.contains(&*root.to_string_lossy()), "{text}");
         assert!(!text.contains(&*d.path().to_string_lossy()), "{text}");
     }
-    let log = stderr_after_kill(srv);
+    let log = srv.stop();
     let line = log
         .lines()
         .find(|l| l.contains("\"GET /f.bin HTTP/1.1\" 206 10"))
@@ -733,7 +663,7 @@ fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
     // --quiet: no access log.
     let srv = Serve::start(&d, "www", &["--quiet"]);
     srv.get("/f.bin", "");
-    assert!(!stderr_after_kill(srv).contains("GET /f.bin"));
+    assert!(!srv.stop().contains("GET /f.bin"));
 }
 
 #[test]
@@ -746,9 +676,7 @@ fn serve_outlasts_clients_that_hold_connections_open() {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
     cmd.args(["serve", "www", "--listen", "127.0.0.1:0", "-q"])
         .args(["--header-timeout", "1", "--idle-timeout", "2"])
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .current_dir(d.path());
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
@@ -762,23 +690,7 @@ fn serve_outlasts_clients_that_hold_connections_open() {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let srv = Serve {
-        child,
-        addr: line
-            .split("http://")
-            .nth(1)
-            .unwrap()
-            .trim()
-            .trim_end_matches('/')
-            .into(),
-    };
+    let srv = Serve::spawn(cmd);
     // 120 clients that send half a request and then nothing.
     let mut held = Vec::new();
     for _ in 0..120 {
@@ -808,7 +720,7 @@ fn serve_outlasts_clients_that_hold_connections_open() {
     );
     assert!(t0.elapsed() < std::time::Duration::from_secs(8));
     drop(held);
-    let log = stderr_after_kill(srv);
+    let log = srv.stop();
     assert!(log.contains("the limit (--max-connections)"), "{log}");
 }
 

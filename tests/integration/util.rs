@@ -291,3 +291,79 @@ pub fn python_with(modules: &[&str]) -> bool {
     }
     ok
 }
+
+/// `trawl serve DIR` on a loopback port, killed on drop; its stderr goes to a file (a pipe
+/// nobody reads could fill up and stall the server's access log).
+pub struct Serve {
+    pub child: std::process::Child,
+    pub addr: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl Serve {
+    pub fn start(d: &Dir, dir: &str, extra: &[&str]) -> Serve {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_trawl"));
+        cmd.args(["serve", dir, "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(d.path());
+        Serve::spawn(cmd)
+    }
+
+    /// Starts a prepared `trawl serve` command (which must listen on a loopback port).
+    pub fn spawn(mut cmd: Command) -> Serve {
+        use std::io::BufRead;
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
+        Serve { child, addr, log }
+    }
+
+    /// `http://ADDR`, for clients that take a URL.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server; what it wrote to stderr.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(self.log.path()).unwrap()
+    }
+
+    /// One request (HTTP/1.1, `Connection: close`); the whole answer, head and body.
+    pub fn get(&self, path: &str, headers: &str) -> Vec<u8> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        out
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
