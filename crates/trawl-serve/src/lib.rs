@@ -111,6 +111,30 @@ pub fn serve(
     res
 }
 
+/// Connections being turned away (503) at once, past the cap; more are closed without a word.
+const REFUSING: usize = 32;
+
+/// Answers 503 to a client past the connection cap: the answer, then a short drain of what it
+/// sent (bounded in time and bytes), then close.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let _ = stream
+        .write_all(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        .await;
+    let _ = stream.shutdown().await;
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        let mut seen = 0;
+        while seen < 64 << 10 {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => seen += n,
+            }
+        }
+    })
+    .await;
+}
+
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
@@ -118,6 +142,7 @@ async fn accept_loop(
     stop: &AtomicBool,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let refusing = Arc::new(tokio::sync::Semaphore::new(REFUSING));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -157,10 +182,15 @@ async fn accept_loop(
                     at_cap = true;
                 }
                 // Told at once rather than left waiting in the backlog behind clients that
-                // may be holding their connections on purpose.
-                let _ = stream.try_write(
-                    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
+                // may be holding their connections on purpose. The request is drained for a
+                // moment so that closing does not reset the connection before the client has
+                // read the answer; at most `REFUSING` such goodbyes are in progress at once.
+                if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        refuse(stream).await;
+                    });
+                }
                 continue;
             }
         };
