@@ -4,6 +4,7 @@ mod audit;
 mod bag;
 mod catalog;
 mod flv;
+mod lanes;
 mod output;
 mod scan;
 mod verify;

@@ -8,9 +8,12 @@ use std::time::Instant;
 use anyhow::Context;
 use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, Format, Style};
+use trawl_media::MediaOutput;
 use trawl_printer::human;
 use trawl_printer::json::{ErrorJson, FileJson, JsonPath, ScanReport, Totals};
-use trawl_scan::{Event, FileRecord, Input, LaneOutput, ScanLanes};
+use trawl_scan::{Event, FileRecord, Input, LaneOutput};
+
+use super::lanes::ScanLanes;
 use trawl_walk::SkipKind;
 
 use super::output::Output;
@@ -85,10 +88,11 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
         digests,
         skipped: None,
         error: None,
-        flv: rec.outputs.iter().find_map(|o| match o {
-            LaneOutput::Media(Some(m)) => Some(flv_summary(m)),
-            _ => None,
-        }),
+        flv: rec
+            .outputs
+            .iter()
+            .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
+            .map(flv_summary),
     }
 }
 
@@ -191,29 +195,34 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             Event::File(mut rec) => {
                 bar.file_done();
                 // Fold the reduction facts in now; the record keeps only its digests.
-                rec.outputs.retain(|o| match o {
-                    LaneOutput::Reduce(fr) => {
+                rec.outputs.retain(|o| {
+                    if let Some(fr) = o.other::<trawl_reduce::FileReduce>() {
                         if let (Some(acc), None) = (acc.as_ref(), spill_err.as_ref())
                             && let Err(e) = acc.lock().unwrap_or_else(|p| p.into_inner()).add(fr)
                         {
                             spill_err = Some(e);
                             STOP.request(Reason::Error);
                         }
-                        false
+                        return false;
                     }
-                    LaneOutput::Media(None) => false,
-                    LaneOutput::Media(Some(m)) => {
-                        match &**m {
-                            Ok(i) => {
-                                for p in &i.problems {
-                                    messages::warning(format_args!("{}: {p}", rec.path.display()));
+                    match o.other::<MediaOutput>() {
+                        None => true,
+                        Some(None) => false,
+                        Some(Some(m)) => {
+                            match m {
+                                Ok(i) => {
+                                    for p in &i.problems {
+                                        messages::warning(format_args!(
+                                            "{}: {p}",
+                                            rec.path.display()
+                                        ));
+                                    }
                                 }
+                                Err(e) => messages::warning(format_args!("{e}")),
                             }
-                            Err(e) => messages::warning(format_args!("{e}")),
+                            true
                         }
-                        true
                     }
-                    _ => true,
                 });
                 emit(&file_json(&rec));
                 records.push(rec);
@@ -324,10 +333,12 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let media: Vec<(&FileRecord, &trawl_media::FlvIndex)> = records
         .iter()
         .filter_map(|r| {
-            r.outputs.iter().find_map(|o| match o {
-                LaneOutput::Media(Some(m)) => m.as_ref().as_ref().ok().map(|i| (r, i)),
-                _ => None,
-            })
+            r.outputs
+                .iter()
+                .find_map(|o| match o.other::<MediaOutput>() {
+                    Some(Some(Ok(i))) => Some((r, i)),
+                    _ => None,
+                })
         })
         .collect();
     if let Some(dir) = &plan.media_index {

@@ -7,6 +7,7 @@ pub mod amf;
 pub mod avc;
 pub mod flv;
 pub mod inject;
+pub mod lane;
 mod parallel;
 pub mod stream;
 pub mod walker;
@@ -15,4 +16,5 @@ pub use flv::{
     FlvError, FlvIndex, Keyframe, SeekMethod, TagSpan, index_bytes, index_bytes_in_parts,
     index_file, index_file_on, index_file_with, index_open, open_regular,
 };
+pub use lane::{MediaLane, MediaOutput};
 pub use stream::FlvStream;

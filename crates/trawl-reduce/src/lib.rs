@@ -11,6 +11,7 @@
 //! [`Accumulator`].
 
 pub mod codec;
+pub mod lane;
 pub mod spill;
 pub mod table;
 

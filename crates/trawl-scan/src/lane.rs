@@ -1,20 +1,28 @@
-//! Lanes: the consumers of a file's bytes. Each sees every chunk of the file in order.
+//! Lanes: the consumers of a file's bytes, the scan's extension point. Each sees every chunk of
+//! the file in order. The digest lanes live here; other crates implement [`Lane`] for their own
+//! consumers (data reduction, media indexes) and a caller assembles them in a [`LaneFactory`],
+//! so this crate knows none of them.
 
+use std::any::Any;
 use std::path::Path;
-use std::sync::Arc;
 
 use trawl_digest::{Algorithm, Hasher};
-use trawl_media::{FlvIndex, FlvStream};
-use trawl_reduce::{Accumulator, FileReduce, FileReducer, ReduceConfig};
 
 /// What a lane produced for one file.
-#[derive(Debug, Clone, PartialEq)]
 pub enum LaneOutput {
     Digest(Algorithm, Vec<u8>),
-    Reduce(Box<FileReduce>),
-    /// The FLV keyframe index, or why a file with the FLV signature could not be indexed;
-    /// `None` for a file that is not FLV.
-    Media(Option<Box<Result<FlvIndex, String>>>),
+    /// The product of a lane defined elsewhere; the crate that defines the lane names its type
+    /// (see [`LaneOutput::other`]).
+    Other(Box<dyn Any + Send>),
+}
+
+impl std::fmt::Debug for LaneOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaneOutput::Digest(a, d) => write!(f, "Digest({a}, {})", hex::encode(d)),
+            LaneOutput::Other(_) => f.write_str("Other(..)"),
+        }
+    }
 }
 
 impl LaneOutput {
@@ -22,6 +30,22 @@ impl LaneOutput {
         match self {
             LaneOutput::Digest(a, d) => Some((*a, d)),
             _ => None,
+        }
+    }
+
+    /// The product of another crate's lane, if it is a `T`.
+    pub fn other<T: 'static>(&self) -> Option<&T> {
+        match self {
+            LaneOutput::Other(b) => b.downcast_ref(),
+            _ => None,
+        }
+    }
+
+    /// As [`LaneOutput::other`], by value; `Err(self)` when it is not a `T`.
+    pub fn into_other<T: 'static>(self) -> Result<Box<T>, LaneOutput> {
+        match self {
+            LaneOutput::Other(b) => b.downcast().map_err(LaneOutput::Other),
+            o => Err(o),
         }
     }
 }
@@ -57,7 +81,7 @@ pub trait LaneFactory: Sync {
 
 /// Whether lanes doing `algorithms` (and `others` more busy lanes) keep all cores busy: BLAKE3
 /// hashes a large file on all cores itself; otherwise one core a lane.
-fn fill_cores(algorithms: &[Algorithm], others: usize) -> bool {
+pub fn fill_cores(algorithms: &[Algorithm], others: usize) -> bool {
     // Asked once: `available_parallelism` reads the cgroup's files each time.
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -71,76 +95,6 @@ impl Lane for Hasher {
     fn finish(self: Box<Self>) -> LaneOutput {
         let alg = self.algorithm();
         LaneOutput::Digest(alg, Hasher::finish(*self))
-    }
-}
-
-impl Lane for FileReducer {
-    fn update(&mut self, chunk: &[u8]) {
-        FileReducer::update(self, chunk)
-    }
-    fn finish(self: Box<Self>) -> LaneOutput {
-        LaneOutput::Reduce(Box::new(FileReducer::finish(*self)))
-    }
-}
-
-/// The FLV index from the bytes as they pass (files that are not FLV cost one look at their
-/// first bytes).
-pub struct MediaLane(FlvStream);
-
-impl Lane for MediaLane {
-    fn update(&mut self, chunk: &[u8]) {
-        if !self.0.is_not_flv() {
-            self.0.update(chunk)
-        }
-    }
-    fn finish(self: Box<Self>) -> LaneOutput {
-        LaneOutput::Media(
-            self.0
-                .finish()
-                .map(|r| Box::new(r.map_err(|e| e.to_string()))),
-        )
-    }
-
-    fn reads_all(&self) -> bool {
-        // Tag headers and the few payloads it parses.
-        false
-    }
-}
-
-/// Digest lanes plus, if asked, one data-reduction lane and one media lane.
-#[derive(Clone)]
-pub struct ScanLanes {
-    pub digests: Vec<Algorithm>,
-    pub reduce: Option<Arc<ReduceConfig>>,
-    /// Where large files' reduction facts are folded in as they are read (flat memory).
-    pub accumulator: Option<Arc<std::sync::Mutex<Accumulator>>>,
-    /// Index FLV files.
-    pub media: bool,
-}
-
-impl LaneFactory for ScanLanes {
-    fn lanes(&self, path: &Path, size: u64, large: bool) -> Vec<Box<dyn Lane>> {
-        let mut l = DigestLanes(self.digests.clone()).lanes(path, size, large);
-        if let Some(cfg) = &self.reduce {
-            let mut r = FileReducer::new(cfg.clone());
-            if let Some(acc) = &self.accumulator {
-                if cfg.top_files > 0 {
-                    let id = acc.lock().unwrap_or_else(|p| p.into_inner()).register(path);
-                    r = r.with_file(id);
-                }
-                r = r.with_accumulator(acc.clone());
-            }
-            l.push(Box::new(r));
-        }
-        if self.media && size > 0 {
-            l.push(Box::new(MediaLane(FlvStream::new(path, size))));
-        }
-        l
-    }
-
-    fn busy_cores(&self) -> bool {
-        // The media lane only looks at most files' first bytes.
-        fill_cores(&self.digests, self.reduce.is_some() as usize)
     }
 }
 
@@ -179,17 +133,5 @@ mod tests {
             DigestLanes(Algorithm::ALL.to_vec()).busy_cores(),
             cores <= Algorithm::ALL.len()
         );
-        let scan = |digests: Vec<Algorithm>, reduce: bool| ScanLanes {
-            digests,
-            reduce: reduce.then(|| Arc::new(ReduceConfig::default())),
-            accumulator: None,
-            media: true,
-        };
-        // The media lane is not counted; the reduction lane is.
-        assert_eq!(
-            scan(vec![Algorithm::Sha256], false).busy_cores(),
-            cores == 1
-        );
-        assert_eq!(scan(vec![Algorithm::Sha256], true).busy_cores(), cores <= 2);
     }
 }

@@ -12,7 +12,7 @@ pub mod lane;
 pub mod progress;
 pub mod rate;
 
-pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, MediaLane, ScanLanes};
+pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
@@ -59,7 +59,7 @@ impl ScanConfig {
 }
 
 /// One file fully read.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct FileRecord {
     pub path: PathBuf,
     pub root: usize,
