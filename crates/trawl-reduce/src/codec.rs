@@ -1,7 +1,7 @@
 //! The compression codecs measured per unit: LZ4 (liblz4 1.9.4 through `lz4-sys`, block format,
 //! `LZ4_compress_default`: the reference implementation at the version most systems ship; 1.10
 //! and lz4_flex emit streams up to ~15% different on some text), zstd (libzstd through
-//! the `zstd` crate, single-shot frames) and gzip (flate2 on zlib-ng, raw deflate + gzip framing).
+//! the `zstd` crate, single-shot frames) and gzip (flate2 on zlib-rs, raw deflate + gzip framing).
 
 use std::io::Write;
 
@@ -43,7 +43,7 @@ impl Codec {
                     v % 100
                 )
             }
-            Codec::Gzip(_) => "flate2 on zlib-ng (gzip member)".into(),
+            Codec::Gzip(_) => "flate2 on zlib-rs (gzip member)".into(),
         }
     }
 
