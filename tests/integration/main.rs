@@ -3,6 +3,7 @@
 mod audit;
 mod bag;
 mod flv;
+mod golden;
 mod interop;
 mod reduce;
 mod safety;
