@@ -81,10 +81,6 @@ impl Bar {
             ticker,
         }
     }
-
-    pub fn file_done(&self) {
-        self.counters.done_files.fetch_add(1, Ordering::Relaxed);
-    }
 }
 
 impl Drop for Bar {
@@ -118,5 +114,8 @@ impl trawl_scan::Progress for Bar {
     }
     fn read(&self, bytes: u64) {
         self.counters.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+    fn file_done(&self) {
+        self.counters.done_files.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -78,7 +78,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 info,
                 out: a.out.as_deref(),
             };
-            let res = create::create(&a.dir, &opts, &cfg, &bar, STOP.flag());
+            let res = create::create(&a.dir, &opts, &cfg, &bar, &STOP);
             drop(bar);
             let c = res?;
             if !a.read.quiet {
@@ -99,7 +99,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
         BagCommand::Validate(a) => {
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, STOP.flag());
+            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &STOP);
             drop(bar);
             Ok(print_report(&a.dir, &r?, a.read.quiet))
         }
@@ -107,7 +107,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let algs = trawl_digest::parse_list(&a.digest)?;
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = create::update(&a.dir, &algs, &cfg, &bar, STOP.flag());
+            let r = create::update(&a.dir, &algs, &cfg, &bar, &STOP);
             drop(bar);
             let r = r?;
             if !r.errors.is_empty() {

@@ -10,12 +10,12 @@ use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, Format, Style};
 use trawl_printer::human;
 
-use super::audit::{Shown, event_line};
 use super::output::Output;
 use crate::Outcome;
 use crate::flags::lowargs::{
     CatalogCommand, CatalogExportArgs, CatalogHistoryArgs, CatalogReportArgs, CatalogVerifyArgs,
 };
+use trawl_printer::audit::{Shown, event_line};
 
 pub fn run(c: CatalogCommand) -> anyhow::Result<Outcome> {
     match c {
@@ -162,7 +162,13 @@ fn history(a: CatalogHistoryArgs) -> anyhow::Result<Outcome> {
                 "  run {:<4} {}  {}\n",
                 ev.run,
                 format_time(ev.started),
-                event_line(ev, &shown)
+                event_line(
+                    ev.verdict.name(),
+                    &ev.path,
+                    ev.other_path.as_deref(),
+                    ev.detail.as_deref(),
+                    &shown
+                )
             ));
         }
     }

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use anyhow::Context;
+use trawl_report::media::IndexFile;
 
 use super::output::Output;
 use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs, ServeArgs};
@@ -89,16 +90,7 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
         c.commit()?;
     }
     if let Some(mut j) = json.take() {
-        serde_json::to_writer_pretty(
-            &mut j,
-            &serde_json::json!({
-                "schema_version": trawl_printer::json::SCHEMA_VERSION,
-                "files": all,
-            }),
-        )
-        .map_err(std::io::Error::from)
-        .and_then(|()| j.write_all(b"\n"))
-        .with_context(|| format!("{}: cannot write", j.name()))?;
+        super::output::write_json(&mut j, &IndexFile::new(all))?;
         j.commit()?;
     }
     Ok(if trouble {
@@ -199,7 +191,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
             },
             access_log: !a.quiet,
         },
-        crate::stop::STOP.flag(),
+        &crate::stop::STOP,
         |addr| {
             println!("serving {} at http://{addr}/", dir.display());
             let _ = std::io::stdout().flush();
@@ -207,7 +199,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
     )?;
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
     // flight, so this is a normal end.
-    crate::stop::STOP.handled();
+    crate::stop::STOP.clear();
     messages::warning(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

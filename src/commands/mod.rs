@@ -4,7 +4,6 @@ mod audit;
 mod bag;
 mod catalog;
 mod flv;
-mod lanes;
 mod output;
 mod scan;
 mod verify;
@@ -24,12 +23,4 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => flv::inject(a),
         Command::Serve(a) => flv::serve(a),
     }
-}
-
-/// Peak resident set size of this process so far.
-pub fn peak_rss() -> Option<u64> {
-    // SAFETY: getrusage fills a plain struct we own.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0;
-    ok.then(|| ru.ru_maxrss as u64 * 1024)
 }

@@ -34,6 +34,10 @@ impl Output {
         }
     }
 
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Output::Stdout(_))
+    }
+
     /// Device and inode of the file being written, if it is one.
     pub fn identity(&self) -> Option<(u64, u64)> {
         match self {
@@ -63,4 +67,24 @@ impl Write for Output {
             Output::File(f) => f.flush(),
         }
     }
+}
+
+/// Writes `v` as pretty JSON and a final newline.
+pub fn write_json<T: serde::Serialize>(out: &mut Output, v: &T) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, v)
+        .map_err(io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .with_context(|| format!("{}: cannot write", out.name()))
+}
+
+/// The comment lines a manifest starts with: where and how trawl was run.
+pub fn invocation_comment() -> [String; 2] {
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let invoked = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    [format!("Invoked from: {cwd}"), format!("$ {invoked}")]
 }

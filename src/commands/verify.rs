@@ -5,18 +5,17 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use trawl_manifest::{Entry, ManifestError};
 use trawl_read::ReadError;
 use trawl_scan::{DigestLanes, Event, Input, ScanError};
 
-use super::scan::algorithms_of;
 use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::VerifyArgs;
 use crate::stop::STOP;
 use crate::{Outcome, messages};
+use trawl_manifest::algorithms_of;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Status {
@@ -146,11 +145,10 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
             Input::Files(&paths),
             &DigestLanes(algorithms),
             &bar,
-            STOP.flag(),
+            &STOP,
             &mut |ev| {
                 let (path, st) = match ev {
                     Event::File(rec) => {
-                        bar.file_done();
                         let i = index[&rec.path];
                         let e = &entries[i];
                         let mut st = Status::Ok;
@@ -266,7 +264,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
 /// Every regular file under `root`, as manifest names, except the manifest itself.
 fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) -> Vec<Vec<u8>> {
     let (tx, rx) = crossbeam_channel::bounded(1024);
-    let stop = AtomicBool::new(false);
+    let stop = trawl_stop::Stop::new();
     // The manifest itself is not an unlisted file; compare by identity, not by name.
     let manifest_id = std::fs::metadata(manifest).ok().map(|m| {
         use std::os::unix::fs::MetadataExt;
@@ -284,7 +282,7 @@ fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) 
                 if manifest_id == Some((f.dev, f.ino)) {
                     continue;
                 }
-                names.push(super::scan::manifest_name(&f.path, &roots, 0));
+                names.push(trawl_engine::manifest_name(&f.path, &roots, 0));
             }
         }
         names

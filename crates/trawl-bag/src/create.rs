@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use trawl_stop::Stop;
 
 use trawl_digest::Algorithm;
 use trawl_printer::AtomicFile;
@@ -78,7 +78,7 @@ fn digest_tree(
     algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<(SizedDigests, Vec<String>), BagError> {
     let mut cfg = cfg.clone();
     cfg.roots = vec![dir.to_path_buf()];
@@ -89,7 +89,7 @@ fn digest_tree(
         Input::Walk,
         &DigestLanes(algs.to_vec()),
         progress,
-        cancel,
+        stop,
         &mut |ev| match ev {
             Event::File(rec) => {
                 let rel = rec
@@ -114,7 +114,7 @@ fn digest_tree(
             Event::Failed(e) => problems.push(e.to_string()),
         },
     );
-    if cancel.load(Ordering::SeqCst) {
+    if stop.is_stopping() {
         return Err(refused(dir, "interrupted before anything was changed"));
     }
     Ok((files, problems))
@@ -231,7 +231,7 @@ pub fn create(
     opts: &CreateOptions<'_>,
     cfg: &ScanConfig,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Created, BagError> {
     if !dir.is_dir() {
         return Err(refused(dir, "not a directory"));
@@ -251,7 +251,7 @@ pub fn create(
             "already a bag (bagit.txt exists); use `trawl bag update` to add algorithms",
         ));
     }
-    let (files, problems) = digest_tree(dir, &opts.algorithms, cfg, progress, cancel)?;
+    let (files, problems) = digest_tree(dir, &opts.algorithms, cfg, progress, stop)?;
     if !problems.is_empty() {
         let list = problems
             .iter()
@@ -344,7 +344,7 @@ pub fn create(
                         created.copied += 1;
                         copied.push(format!("data/{rel}"));
                     }
-                    if cancel.load(Ordering::SeqCst) {
+                    if stop.is_stopping() {
                         return Err(refused(out, "interrupted; nothing was created"));
                     }
                 }
@@ -356,7 +356,7 @@ pub fn create(
                     &opts.algorithms,
                     cfg,
                     progress,
-                    cancel,
+                    stop,
                     &mut report,
                 );
                 for p in &copied {
@@ -496,7 +496,7 @@ pub fn update(
     new_algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Report, BagError> {
     let mut report = Report::default();
     let bag = validate::load(root, &mut report)?;
@@ -509,8 +509,8 @@ pub fn update(
         }
     }
     let listed: Vec<String> = on_disk.keys().cloned().collect();
-    let got = validate::hash_files(root, &listed, &all, cfg, progress, cancel, &mut report);
-    if cancel.load(Ordering::SeqCst) {
+    let got = validate::hash_files(root, &listed, &all, cfg, progress, stop, &mut report);
+    if stop.is_stopping() {
         return Err(refused(root, "interrupted; nothing was changed"));
     }
     for m in &bag.payload {

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use trawl_stop::Stop;
 
 use trawl_digest::Algorithm;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
@@ -324,7 +324,7 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
 pub fn payload_files(root: &Path, report: &mut Report) -> BTreeMap<String, u64> {
     let data = root.join("data");
     let (tx, rx) = crossbeam_channel::bounded(1024);
-    let stop = AtomicBool::new(false);
+    let stop = Stop::new();
     let roots = vec![data.clone()];
     let opts = trawl_walk::WalkOptions::default();
     std::thread::scope(|s| {
@@ -367,7 +367,7 @@ pub fn hash_files(
     algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
     report: &mut Report,
 ) -> HashMap<String, Vec<(Algorithm, Vec<u8>)>> {
     let full: Vec<PathBuf> = paths.iter().map(|p| root.join(p)).collect();
@@ -378,7 +378,7 @@ pub fn hash_files(
         Input::Files(&full),
         &DigestLanes(algs.to_vec()),
         progress,
-        cancel,
+        stop,
         &mut |ev| match ev {
             Event::File(rec) => {
                 report.files_checked += 1;
@@ -407,7 +407,7 @@ pub fn validate(
     fast: bool,
     cfg: &ScanConfig,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Report, BagError> {
     let mut report = Report::default();
     let bag = load(root, &mut report)?;
@@ -517,7 +517,7 @@ pub fn validate(
         .filter(|p| on_disk.contains_key(*p))
         .cloned()
         .collect();
-    let got = hash_files(root, &present, &algs, cfg, progress, cancel, &mut report);
+    let got = hash_files(root, &present, &algs, cfg, progress, stop, &mut report);
     for (path, ms) in &listed {
         let Some(d) = got.get(path) else { continue };
         for (mi, e) in ms {

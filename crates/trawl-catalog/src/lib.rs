@@ -10,7 +10,10 @@ pub mod audit;
 pub mod chain;
 pub mod lock;
 pub mod query;
+pub mod run;
 mod schema;
+pub mod summary;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +21,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use trawl_digest::Algorithm;
 
 pub use audit::{Audit, AuditMode, Planned, Verdict};
+pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit};
 pub use schema::SCHEMA_VERSION;
 
 /// Every way a catalog operation fails; each names the catalog file.
@@ -242,6 +246,22 @@ impl Catalog {
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))
+    }
+
+    /// How many files are registered under these roots (exactly these root paths).
+    pub fn files_under(&self, roots: &[PathBuf]) -> Result<i64> {
+        let mut n = 0;
+        for (id, path) in self.roots()? {
+            if roots.contains(&path) {
+                n += self
+                    .conn
+                    .query_row("SELECT count(*) FROM files WHERE root = ?1", [id], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(n)
     }
 
     pub fn connection(&self) -> &Connection {

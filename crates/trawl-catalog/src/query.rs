@@ -3,42 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
-use crate::audit::{RunSummary, Verdict};
+use crate::summary::{RunSummary, run_summary};
+use crate::verdict::Verdict;
 use crate::{Catalog, Result};
-
-pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSummary> {
-    conn.query_row(
-        "SELECT id, started, finished, status, mode, files_read, bytes_read, n_ok, n_corrupt,
-                n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred, chain_digest
-         FROM runs WHERE id = ?1",
-        [run],
-        |r| {
-            let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
-            Ok(RunSummary {
-                id: r.get(0)?,
-                started: r.get(1)?,
-                finished: r.get(2)?,
-                status: r.get(3)?,
-                mode: r.get(4)?,
-                files_read: n(5)?,
-                bytes_read: n(6)?,
-                counts: vec![
-                    (Verdict::Ok, n(7)?),
-                    (Verdict::Corrupt, n(8)?),
-                    (Verdict::Modified, n(9)?),
-                    (Verdict::Missing, n(10)?),
-                    (Verdict::New, n(11)?),
-                    (Verdict::Moved, n(12)?),
-                    (Verdict::Unreadable, n(13)?),
-                ],
-                deferred: n(14)?,
-                chain_digest: r.get(15)?,
-            })
-        },
-    )
-}
 
 /// One recorded event, with paths made absolute (root joined).
 #[derive(Debug, Clone)]

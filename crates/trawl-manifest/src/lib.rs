@@ -30,6 +30,19 @@ pub struct Entry {
     pub line: usize,
 }
 
+/// The algorithms a set of entries uses, in first-seen order.
+pub fn algorithms_of(entries: &[Entry]) -> Vec<Algorithm> {
+    let mut out: Vec<Algorithm> = Vec::new();
+    for e in entries {
+        for (a, _) in &e.digests {
+            if !out.contains(a) {
+                out.push(*a);
+            }
+        }
+    }
+    out
+}
+
 /// Which format a manifest file is written in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {

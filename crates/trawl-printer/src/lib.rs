@@ -1,9 +1,10 @@
-//! Output writers, apart from computing: files that appear whole or not at all, the JSON and
-//! JSON Lines records, and the human summary.
+//! Renderers, apart from computing: human text built from the typed report model
+//! (`trawl-report`), and files that appear whole or not at all.
 
 pub mod atomic;
+pub mod audit;
 pub mod human;
-pub mod json;
 pub mod reduction;
+pub mod scan;
 
 pub use atomic::AtomicFile;

@@ -1,85 +1,73 @@
-//! The data-reduction summary as a readable table, written from the report's JSON form.
+//! The data-reduction summary as a readable table, from the typed report.
 
-use serde_json::Value;
+use trawl_report::reduction::{DedupCounts, ReductionJson};
 
 use crate::human;
 
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
+fn ratio(v: Option<f64>) -> String {
+    v.map(|r| format!("{r:.2}:1")).unwrap_or_else(|| "-".into())
 }
 
-fn ratio(v: &Value) -> String {
-    v.as_f64()
-        .map(|r| format!("{r:.2}:1"))
-        .unwrap_or_else(|| "-".into())
-}
-
-/// `reduction` (as in the JSON report) as a table.
-pub fn table(r: &Value) -> String {
+/// `reduction` as a table.
+pub fn table(r: &ReductionJson) -> String {
     let mut s = String::new();
     s.push_str("data reduction:\n");
     s.push_str(&format!(
         "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
         "dedup", "logical", "blocks", "unique", "zero blocks", "ratio"
     ));
-    let mut row = |name: String, d: &Value| {
+    let mut row = |name: String, d: &DedupCounts| {
         s.push_str(&format!(
             "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
             name,
-            human::bytes(u(&d["logical_bytes"])),
-            u(&d["blocks"]),
-            human::bytes(u(&d["unique_bytes"])),
-            u(&d["zero_blocks"]),
-            ratio(&d["ratio"])
+            human::bytes(d.logical_bytes),
+            d.blocks,
+            human::bytes(d.unique_bytes),
+            d.zero_blocks,
+            ratio(d.ratio)
         ));
     };
-    for d in r["dedup"].as_array().into_iter().flatten() {
-        row(format!("{} blocks", human::bytes(u(&d["block_size"]))), d);
+    for d in &r.dedup {
+        row(format!("{} blocks", human::bytes(d.block_size)), &d.counts);
     }
-    if r["cdc"].is_object() {
-        row(
-            format!("cdc ~{}", human::bytes(u(&r["cdc"]["avg_size"]))),
-            &r["cdc"],
-        );
+    if let Some(c) = &r.cdc {
+        row(format!("cdc ~{}", human::bytes(c.avg_size)), &c.counts);
     }
-    let comp = r["compression"].as_array().cloned().unwrap_or_default();
-    if !comp.is_empty() {
+    if !r.compression.is_empty() {
         s.push_str(&format!(
             "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
             "compression", "unit", "compressed", "allocated", "ratio", "dedup+compress"
         ));
-        for c in &comp {
+        for c in &r.compression {
             s.push_str(&format!(
                 "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
-                format!("{}:{}", c["codec"].as_str().unwrap_or("?"), c["level"]),
-                human::bytes(u(&c["unit"])),
-                human::bytes(u(&c["compressed_bytes"])),
-                human::bytes(u(&c["allocated_bytes"])),
-                ratio(&c["ratio"]),
-                ratio(&c["combined_ratio"])
+                format!("{}:{}", c.codec, c.level),
+                human::bytes(c.unit),
+                human::bytes(c.compressed_bytes),
+                human::bytes(c.allocated_bytes),
+                ratio(c.ratio),
+                ratio(c.combined_ratio)
             ));
         }
     }
-    let top = r["top_files"].as_array().cloned().unwrap_or_default();
+    let top = r.top_files.as_deref().unwrap_or_default();
     if let Some(first) = top.first() {
         s.push_str(&format!(
-            "  files contributing most duplicate bytes ({} blocks):
-  {:>12} {:>12}  path
-",
-            human::bytes(u(&first["block_size"])),
+            "  files contributing most duplicate bytes ({} blocks):\n  {:>12} {:>12}  path\n",
+            human::bytes(first.block_size),
             "duplicate",
             "saved share"
         ));
-        for t in &top {
+        for t in top {
             s.push_str(&format!(
                 "  {:>12} {:>12}  {}\n",
-                human::bytes(u(&t["duplicate_bytes"])),
-                human::bytes(u(&t["saved_bytes"])),
-                t["path"].as_str().unwrap_or("?")
+                human::bytes(t.duplicate_bytes),
+                human::bytes(t.saved_bytes),
+                t.path
             ));
         }
     }
-    if let Some(note) = r["top_files_note"].as_str() {
+    if let Some(note) = &r.top_files_note {
         s.push_str(&format!(
             "  files contributing most duplicate bytes: {note}\n"
         ));

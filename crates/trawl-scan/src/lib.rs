@@ -17,7 +17,7 @@ pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use trawl_stop::Stop;
 
 use crossbeam_channel::{Sender, bounded};
 use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read};
@@ -130,13 +130,13 @@ pub enum Input<'a> {
 }
 
 /// Runs the scan; `sink` is called on this thread for every event. Returns early, with the
-/// events so far delivered, when `cancel` is set.
+/// events so far delivered, when `stop` is set.
 pub fn scan(
     cfg: &ScanConfig,
     input: Input<'_>,
     lanes: &dyn LaneFactory,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
     sink: &mut dyn FnMut(Event),
 ) {
     let pool = BufferPool::new(cfg.buffers.max(cfg.threads + 1), cfg.buffer_size);
@@ -164,13 +164,11 @@ pub fn scan(
                 }
             };
             match input {
-                Input::Walk => trawl_walk::walk(&cfg.roots, &cfg.walk, &walk_tx, cancel, &observe),
-                Input::Files(paths) => list_files(paths, &walk_tx, cancel, &observe),
+                Input::Walk => trawl_walk::walk(&cfg.roots, &cfg.walk, &walk_tx, stop, &observe),
+                Input::Files(paths) => list_files(paths, &walk_tx, stop, &observe),
                 Input::Stream(rx) => {
                     for f in rx {
-                        if cancel.load(Ordering::Relaxed)
-                            || walk_tx.send(WalkItem::File(f)).is_err()
-                        {
+                        if stop.is_stopping() || walk_tx.send(WalkItem::File(f)).is_err() {
                             break;
                         }
                     }
@@ -184,12 +182,12 @@ pub fn scan(
             let pool = &pool;
             s.spawn(move || {
                 for item in walk_rx {
-                    if cancel.load(Ordering::Relaxed) {
+                    if stop.is_stopping() {
                         break;
                     }
                     let ev = match item {
                         WalkItem::File(f) => {
-                            match read_file(&f, cfg.io, pool, lanes, progress, cancel) {
+                            match read_file(&f, cfg.io, pool, lanes, progress, stop) {
                                 Ok(Some(rec)) => Event::File(rec),
                                 Ok(None) => break,
                                 Err(e) => Event::Failed(e.into()),
@@ -207,6 +205,9 @@ pub fn scan(
         drop(ev_tx);
         drop(walk_rx);
         for ev in ev_rx {
+            if !matches!(ev, Event::Skipped { .. }) {
+                progress.file_done();
+            }
             sink(ev);
         }
     });
@@ -215,12 +216,12 @@ pub fn scan(
 fn list_files(
     paths: &[PathBuf],
     tx: &Sender<WalkItem>,
-    cancel: &AtomicBool,
+    stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
     use std::os::unix::fs::MetadataExt;
     for path in paths {
-        if cancel.load(Ordering::Relaxed) {
+        if stop.is_stopping() {
             return;
         }
         let (size, dev, ino, mtime_ns) = match std::fs::metadata(path) {
@@ -255,7 +256,7 @@ fn read_file(
     pool: &BufferPool,
     factory: &dyn LaneFactory,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Option<FileRecord>, ReadError> {
     let opened = open_for_read(&entry.path)?;
     let stamp = opened.stamp;
@@ -281,13 +282,13 @@ fn read_file(
                 l.update(&chunk);
             }
             progress.read(chunk.len() as u64);
-            if cancel.load(Ordering::Relaxed) {
+            if stop.is_stopping() {
                 return Ok(None);
             }
         }
         lanes.into_iter().map(|l| l.finish()).collect()
     } else {
-        match fan_out(&mut src, lanes, progress, cancel)? {
+        match fan_out(&mut src, lanes, progress, stop)? {
             Some(o) => o,
             None => return Ok(None),
         }
@@ -317,7 +318,7 @@ fn fan_out(
     src: &mut ChunkSource<'_>,
     lanes: Vec<Box<dyn Lane>>,
     progress: &dyn Progress,
-    cancel: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Option<Vec<LaneOutput>>, ReadError> {
     // Windows handed back and not yet unmapped: at most one per window in flight, so a full
     // channel is unlikely; a lane that finds it full unmaps the window itself.
@@ -345,7 +346,7 @@ fn fan_out(
         drop(unmap_tx);
         let mut result = Ok(Some(()));
         loop {
-            if cancel.load(Ordering::Relaxed) {
+            if stop.is_stopping() {
                 result = Ok(None);
                 break;
             }

@@ -8,6 +8,8 @@ pub trait Progress: Sync {
     fn walk_done(&self) {}
     fn start_file(&self, _path: &Path, _size: u64) {}
     fn read(&self, _bytes: u64) {}
+    /// A file was read to its end, or failed.
+    fn file_done(&self) {}
 }
 
 /// Reports nothing.

@@ -68,6 +68,9 @@ impl Progress for Throttled<'_> {
         self.inner.read(bytes);
         self.limiter.consume(bytes);
     }
+    fn file_done(&self) {
+        self.inner.file_done()
+    }
 }
 
 #[cfg(test)]

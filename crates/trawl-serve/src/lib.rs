@@ -15,8 +15,8 @@ use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
+use trawl_stop::Stop;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
@@ -69,7 +69,7 @@ struct AppState {
 /// rest are closed.
 pub fn serve(
     cfg: ServeConfig,
-    stop: &AtomicBool,
+    stop: &Stop,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let root = resolve::Root::open(&cfg.root).map_err(|source| ServeError::Root {
@@ -139,7 +139,7 @@ async fn accept_loop(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
     limits: conn::Limits,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let refusing = Arc::new(tokio::sync::Semaphore::new(REFUSING));
@@ -148,7 +148,7 @@ async fn accept_loop(
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
     let stopped = async {
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.is_stopping() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     };

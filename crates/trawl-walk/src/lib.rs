@@ -8,7 +8,7 @@
 use std::fs::Metadata;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use trawl_stop::Stop;
 
 use crossbeam_channel::Sender;
 
@@ -131,20 +131,20 @@ impl Default for WalkOptions {
 }
 
 /// Walks `roots` with several threads, sending every item to `tx` (a bounded channel: the walk
-/// waits when the readers fall behind). Returns when the walk is complete or `cancel` is set.
+/// waits when the readers fall behind). Returns when the walk is complete or `stop` is set.
 /// `observe` sees every item just before it is sent (the progress display counts what is found).
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
     tx: &Sender<WalkItem>,
-    cancel: &AtomicBool,
+    stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
     for (idx, root) in roots.iter().enumerate() {
-        if cancel.load(Ordering::Relaxed) {
+        if stop.is_stopping() {
             return;
         }
-        walk_root(idx, root, opts, &Out { tx, observe }, cancel);
+        walk_root(idx, root, opts, &Out { tx, observe }, stop);
     }
 }
 
@@ -160,7 +160,7 @@ impl Out<'_> {
     }
 }
 
-fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, cancel: &AtomicBool) {
+fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &Stop) {
     // A root named on the command line is inspected first so that a missing root, or a root that
     // is a FIFO, gets a precise message instead of a generic walk error.
     match std::fs::symlink_metadata(root) {
@@ -216,7 +216,7 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, cancel: 
         .threads(opts.threads.max(1));
     b.build_parallel().run(|| {
         Box::new(move |res| {
-            if cancel.load(Ordering::Relaxed) {
+            if stop.is_stopping() {
                 return ignore::WalkState::Quit;
             }
             let item = match res {
@@ -306,7 +306,7 @@ mod tests {
 
     fn run(root: &Path, follow: bool) -> Vec<WalkItem> {
         let (tx, rx) = crossbeam_channel::bounded(4);
-        let cancel = AtomicBool::new(false);
+        let stop = Stop::new();
         let roots = vec![root.to_path_buf()];
         let opts = WalkOptions {
             follow_links: follow,
@@ -314,7 +314,7 @@ mod tests {
         };
         std::thread::scope(|s| {
             s.spawn(|| {
-                walk(&roots, &opts, &tx, &cancel, &|_| {});
+                walk(&roots, &opts, &tx, &stop, &|_| {});
                 drop(tx);
             });
             rx.iter().collect()

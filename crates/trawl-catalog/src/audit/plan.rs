@@ -1,0 +1,126 @@
+//! What an audit reads and in which order: new and changed files first, then the least
+//! recently verified, within the filter's age.
+
+use std::path::PathBuf;
+
+use rusqlite::params;
+
+use super::Audit;
+use crate::Result;
+
+/// A file the audit should read, in the order it should be read.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub root: usize,
+    pub path: PathBuf,
+    pub size: u64,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// Which registered, unchanged files to read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanFilter {
+    /// Only those last verified before this Unix time (new and changed files are always read).
+    pub verified_before: Option<i64>,
+}
+
+impl Audit<'_> {
+    /// The files and bytes a plan with `filter` will read, and the registered, unchanged files it
+    /// leaves for a later run.
+    pub fn plan_totals(&mut self, filter: PlanFilter) -> Result<(u64, u64, u64)> {
+        self.commit()?;
+        let sql = format!("SELECT count(*), coalesce(sum(w.size), 0) {}", PLAN_FROM);
+        let before = filter.verified_before;
+        let (n, b): (i64, i64) = self
+            .cat
+            .conn
+            .query_row(&sql, params![self.run, before], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.err(e))?;
+        let deferred: i64 = if before.is_some() {
+            let all = self
+                .cat
+                .conn
+                .query_row(
+                    &format!("SELECT count(*) {}", PLAN_FROM),
+                    params![self.run, Option::<i64>::None],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(|e| self.err(e))?;
+            all - n
+        } else {
+            0
+        };
+        Ok((n as u64, b as u64, deferred as u64))
+    }
+
+    /// Streams the plan to `f`, in reading order (new and changed files first, then the least
+    /// recently verified), from a second connection so that this one can write meanwhile.
+    /// Stops when `f` returns false.
+    pub fn planner(&mut self, filter: PlanFilter) -> Result<Planner> {
+        self.commit()?;
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.cat.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(Planner {
+            conn,
+            path: self.cat.path.clone(),
+            run: self.run,
+            filter,
+            roots: self.roots.clone(),
+        })
+    }
+}
+
+const PLAN_FROM: &str = "FROM walk w LEFT JOIN files f ON f.root = w.root AND f.path = w.path
+     WHERE w.kind = 'file'
+       AND (f.id IS NULL OR f.last_run IS NOT ?1)
+       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.root = w.root AND e.path = w.path)
+       AND (f.id IS NULL OR f.present = 0 OR f.size != w.size OR f.mtime_ns != w.mtime_ns
+            OR ?2 IS NULL OR f.last_verified IS NULL OR f.last_verified < ?2)";
+
+/// Streams an audit's plan from its own connection (see [`Audit::planner`]).
+pub struct Planner {
+    conn: rusqlite::Connection,
+    path: PathBuf,
+    run: i64,
+    filter: PlanFilter,
+    roots: Vec<(i64, PathBuf)>,
+}
+
+impl Planner {
+    pub fn run(self, f: &mut dyn FnMut(Planned) -> bool) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let sql = format!(
+            "SELECT w.root, w.path, w.size, w.dev, w.ino {PLAN_FROM}
+             ORDER BY (f.id IS NOT NULL AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns),
+                      f.last_verified, f.last_run, w.root, w.path"
+        );
+        let e = |err| crate::sql(&self.path, err);
+        let mut st = self.conn.prepare(&sql).map_err(e)?;
+        let mut rows = st
+            .query(params![self.run, self.filter.verified_before])
+            .map_err(e)?;
+        while let Some(r) = rows.next().map_err(e)? {
+            let rid: i64 = r.get(0).map_err(e)?;
+            let rel: Vec<u8> = r.get(1).map_err(e)?;
+            let root = self.roots.iter().position(|(i, _)| *i == rid).unwrap_or(0);
+            let path = self.roots[root].1.join(std::ffi::OsStr::from_bytes(&rel));
+            let p = Planned {
+                root,
+                path,
+                size: r.get::<_, i64>(2).map_err(e)? as u64,
+                dev: r.get::<_, i64>(3).map_err(e)? as u64,
+                ino: r.get::<_, i64>(4).map_err(e)? as u64,
+            };
+            if !f(p) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! One verdict per file read: the read compared with its registered row, written at once.
+
+use rusqlite::{OptionalExtension, params};
+use trawl_digest::Algorithm;
+
+use super::Audit;
+use crate::Result;
+use crate::verdict::Verdict;
+
+impl Audit<'_> {
+    /// A file read in full: compares it with its registered row and records the verdict.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_read(
+        &mut self,
+        root: usize,
+        rel: &[u8],
+        size: u64,
+        mtime_ns: i64,
+        dev: u64,
+        ino: u64,
+        digests: &[(Algorithm, Vec<u8>)],
+    ) -> Result<(Verdict, Option<String>)> {
+        let rid = self.roots[root].0;
+        let all = self.concat(digests);
+        let primary = all[..self.algorithms[0].output_len()].to_vec();
+        let now = self.now;
+        let run = self.run;
+        type Row = (i64, i64, i64, Vec<u8>, bool, i64);
+        let row: Option<Row> = self
+            .cat
+            .conn
+            .prepare_cached(
+                "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE root = ?1 AND path = ?2",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![rid, rel], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        let conn = &self.cat.conn;
+        let (verdict, detail, expected) = match row {
+            None => {
+                conn.prepare_cached(
+                    "INSERT INTO files(root, path, size, mtime_ns, dev, ino, digest, digests, state,
+                         present, version, first_seen, last_verified, first_run, last_run, last_verdict)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'ok', 1, 1, ?9, ?9, ?10, ?10, 'new')",
+                )
+                .and_then(|mut st| {
+                    st.execute(params![
+                        rid,
+                        rel,
+                        size as i64,
+                        mtime_ns,
+                        dev as i64,
+                        ino as i64,
+                        primary,
+                        all,
+                        now,
+                        run
+                    ])
+                })
+                .map_err(|e| self.err(e))?;
+                (Verdict::New, None, None)
+            }
+            Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
+                let same_meta = old_size == size as i64 && old_mtime == mtime_ns;
+                let (verdict, detail) = if !present {
+                    let d = if old_digests == all {
+                        "back after being missing, with its registered content"
+                    } else {
+                        "back after being missing, with different content (recorded as a new version)"
+                    };
+                    (Verdict::New, Some(d.to_string()))
+                } else if old_digests == all {
+                    (Verdict::Ok, None)
+                } else if same_meta {
+                    (
+                        Verdict::Corrupt,
+                        Some("content changed but size and mtime did not".to_string()),
+                    )
+                } else {
+                    let mut d = Vec::new();
+                    if old_size != size as i64 {
+                        d.push(format!("size {old_size} -> {size}"));
+                    }
+                    if old_mtime != mtime_ns {
+                        d.push("mtime changed".to_string());
+                    }
+                    (Verdict::Modified, Some(d.join(", ")))
+                };
+                if verdict == Verdict::Corrupt {
+                    // Keep the registered digests and metadata: they are the reference.
+                    conn.prepare_cached(
+                        "UPDATE files SET state = 'corrupt', last_run = ?2, last_verdict = 'corrupt' WHERE id = ?1",
+                    )
+                    .and_then(|mut st| st.execute(params![id, run]))
+                    .map_err(|e| self.err(e))?;
+                } else {
+                    let bump = i64::from(old_digests != all);
+                    conn.prepare_cached(
+                        "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
+                             digests = ?7, state = 'ok', present = 1, version = version + ?8,
+                             last_verified = ?9, last_run = ?10, last_verdict = ?11,
+                             first_run = ?12, missing_since = NULL
+                         WHERE id = ?1",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![
+                            id,
+                            size as i64,
+                            mtime_ns,
+                            dev as i64,
+                            ino as i64,
+                            primary,
+                            all,
+                            bump,
+                            now,
+                            run,
+                            verdict.name(),
+                            if present { first_run } else { run }
+                        ])
+                    })
+                    .map_err(|e| self.err(e))?;
+                }
+                (verdict, detail, Some(old_digests))
+            }
+        };
+        if verdict != Verdict::Ok {
+            self.event(
+                rid,
+                rel,
+                verdict,
+                Some((size, mtime_ns)),
+                expected.as_deref(),
+                Some(&all),
+                None,
+                detail.as_deref(),
+            )?;
+        }
+        self.tick()?;
+        Ok((verdict, detail))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn event(
+        &mut self,
+        rid: i64,
+        rel: &[u8],
+        verdict: Verdict,
+        meta: Option<(u64, i64)>,
+        expected: Option<&[u8]>,
+        actual: Option<&[u8]>,
+        other: Option<(i64, &[u8])>,
+        detail: Option<&str>,
+    ) -> Result<()> {
+        self.cat
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO events(run, root, path, state, size, mtime_ns, expected,
+                     actual, other_root, other_path, detail)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    self.run,
+                    rid,
+                    rel,
+                    verdict.name(),
+                    meta.map(|m| m.0 as i64),
+                    meta.map(|m| m.1),
+                    expected,
+                    actual,
+                    other.map(|o| o.0),
+                    other.map(|o| o.1),
+                    detail
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A file that could not be read (it stays registered as it was).
+    pub fn record_unreadable(&mut self, root: usize, rel: &[u8], reason: &str) -> Result<()> {
+        let rid = self.roots[root].0;
+        self.event(
+            rid,
+            rel,
+            Verdict::Unreadable,
+            None,
+            None,
+            None,
+            None,
+            Some(reason),
+        )?;
+        self.tick()
+    }
+
+    /// A file the walk found that was gone when it came to be read.
+    pub fn record_gone(&mut self, root: usize, rel: &[u8]) -> Result<()> {
+        let rid = self.roots[root].0;
+        self.cat
+            .conn
+            .prepare_cached("UPDATE walk SET kind = 'gone' WHERE root = ?1 AND path = ?2")
+            .and_then(|mut st| st.execute(params![rid, rel]))
+            .map_err(|e| self.err(e))?;
+        self.tick()
+    }
+}

@@ -1,0 +1,69 @@
+//! The walk table: every path the walk found, and what kind of thing was there.
+
+use rusqlite::params;
+
+use super::Audit;
+use crate::Result;
+
+pub(super) fn kind_detail(kind: &str) -> Option<&'static str> {
+    match kind {
+        "symlink" => Some("replaced by a symbolic link"),
+        "special" => Some("replaced by a special file (FIFO, socket or device)"),
+        "gone" => Some("vanished while the audit ran"),
+        _ => None,
+    }
+}
+
+impl Audit<'_> {
+    /// A regular file found by the walk.
+    pub fn walk_file(
+        &mut self,
+        root: usize,
+        rel: &[u8],
+        size: u64,
+        mtime_ns: i64,
+        dev: u64,
+        ino: u64,
+    ) -> Result<()> {
+        self.walk_row(root, rel, size, mtime_ns, dev, ino, "file")
+    }
+
+    /// Something else at a path: `symlink`, `special`, or `dirfail` (a directory that could
+    /// not be listed: registered files under it are not called missing).
+    pub fn walk_other(&mut self, root: usize, rel: &[u8], kind: &'static str) -> Result<()> {
+        self.walk_row(root, rel, 0, 0, 0, 0, kind)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_row(
+        &mut self,
+        root: usize,
+        rel: &[u8],
+        size: u64,
+        mtime_ns: i64,
+        dev: u64,
+        ino: u64,
+        kind: &str,
+    ) -> Result<()> {
+        let rid = self.roots[root].0;
+        self.cat
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO walk(root, path, size, mtime_ns, dev, ino, kind)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    rid,
+                    rel,
+                    size as i64,
+                    mtime_ns,
+                    dev as i64,
+                    ino as i64,
+                    kind
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        self.tick()
+    }
+}

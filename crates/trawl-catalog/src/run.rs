@@ -1,0 +1,342 @@
+//! An audit from start to end, as one call: the walk into the catalog, the reads in the plan's
+//! order through the scan engine within a budget, a verdict recorded per file as it comes,
+//! missing and moved files settled, the run sealed. What a caller sees on the way comes as
+//! [`Notice`]s; what it gets at the end is an [`AuditOutcome`].
+//!
+//! Three stop tokens nest: the caller's (a signal), the engine's (also stopped by a catalog
+//! error, so that the caller's run does not look interrupted) and the feed's (also stopped when
+//! the budget is spent: no file is started after it, and the reads under way finish).
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::bounded;
+use trawl_digest::Algorithm;
+use trawl_read::ReadError;
+use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_stop::{Reason, Stop};
+use trawl_walk::{FileEntry, SkipKind, WalkItem};
+
+use crate::audit::PlanFilter;
+use crate::summary::RunSummary;
+use crate::verdict::{AuditMode, Verdict};
+use crate::{Catalog, CatalogError};
+
+/// What an audit does, apart from where its catalog is.
+#[derive(Debug, Clone)]
+pub struct AuditOptions {
+    /// The engine settings; `scan.roots` are the audited directories, absolute and canonical.
+    pub scan: ScanConfig,
+    /// The digests a new catalog records (None: sha256); an existing catalog keeps its own, and
+    /// a different list given here is an error.
+    pub algorithms: Option<Vec<Algorithm>>,
+    pub mode: AuditMode,
+    /// Read only registered, unchanged files not verified within this age.
+    pub older_than: Option<Duration>,
+    /// Start no file after this many bytes were started.
+    pub max_bytes: Option<u64>,
+    /// Start no file after this long.
+    pub max_time: Option<Duration>,
+    /// Drop files found missing from the collection after reporting them.
+    pub forget_missing: bool,
+    /// The command line, recorded with the run.
+    pub invocation: String,
+}
+
+/// What happens on the way, for the caller to show.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    /// The last run of these roots was interrupted; this one resumes it.
+    Resumed { run: i64 },
+    /// The walk met something that is not a regular file (symbolic links are not reported).
+    Skipped { path: &'a Path, kind: SkipKind },
+    /// A directory could not be listed, or a file could not be read.
+    Failed(&'a ScanError),
+    /// Same size and mtime as registered, different content.
+    Corrupt { path: &'a Path },
+}
+
+/// An audit that ran to its end (complete, or partial when a budget stopped it).
+#[derive(Debug, Clone)]
+pub struct AuditReport {
+    pub summary: RunSummary,
+    pub algorithms: Vec<Algorithm>,
+    /// The roots held no registered file before: this run registered the collection.
+    pub registration: bool,
+    /// The budget (`max_bytes`/`max_time`) stopped the reads before the plan's end.
+    pub budget_spent: bool,
+    /// A directory could not be listed or a file could not be read.
+    pub trouble: bool,
+    pub seconds: f64,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum AuditOutcome {
+    Finished(AuditReport),
+    /// Stopped by the caller's token; what was recorded is kept and the next audit resumes.
+    Stopped(Reason),
+}
+
+/// Why an audit could not run or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error(
+        "{}: this catalog records {recorded}; --digest {asked} differs (start a new catalog to change algorithms)",
+        path.display()
+    )]
+    Algorithms {
+        path: PathBuf,
+        recorded: String,
+        asked: String,
+    },
+    /// The catalog failed while the reads were under way.
+    #[error(
+        "{source}: the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes"
+    )]
+    Stopped { source: CatalogError },
+}
+
+fn names(a: &[Algorithm]) -> String {
+    a.iter().map(|a| a.name()).collect::<Vec<_>>().join(",")
+}
+
+fn rel<'a>(path: &'a Path, root: &Path) -> &'a [u8] {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .as_os_str()
+        .as_bytes()
+}
+
+fn root_of(roots: &[PathBuf], p: &Path) -> Option<usize> {
+    roots.iter().position(|r| p.starts_with(r))
+}
+
+/// Runs one audit of `opts.scan.roots` into `cat`.
+pub fn audit(
+    cat: &mut Catalog,
+    opts: &AuditOptions,
+    progress: &dyn Progress,
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Result<AuditOutcome, AuditError> {
+    let existing = cat.algorithms()?;
+    let algorithms = match (&opts.algorithms, existing.is_empty()) {
+        (Some(a), true) => a.clone(),
+        (None, true) => vec![Algorithm::Sha256],
+        (Some(a), false) if *a != existing => {
+            return Err(AuditError::Algorithms {
+                path: cat.path().to_path_buf(),
+                recorded: names(&existing),
+                asked: names(a),
+            });
+        }
+        (_, false) => existing,
+    };
+    let own = cat.own_files();
+    let roots = opts.scan.roots.clone();
+    let start = Instant::now();
+    let registration = cat.files_under(&roots)? == 0;
+    let mut audit = cat.begin_audit(&roots, opts.mode, &algorithms, &opts.invocation)?;
+    audit.forget_missing(opts.forget_missing);
+    if audit.resumed {
+        notice(Notice::Resumed { run: audit.run });
+    }
+    let mut trouble = false;
+
+    // 1. The walk, into the catalog's walk table.
+    let (tx, rx) = bounded::<WalkItem>(16 * 1024);
+    std::thread::scope(|s| -> Result<(), CatalogError> {
+        let walk_opts = &opts.scan.walk;
+        let roots = &roots;
+        s.spawn(move || trawl_walk::walk(roots, walk_opts, &tx, stop, &|_| {}));
+        for item in rx {
+            match item {
+                WalkItem::File(f) => {
+                    if own.contains(&(f.dev, f.ino)) {
+                        continue;
+                    }
+                    let r = rel(&f.path, &roots[f.root]);
+                    audit.walk_file(f.root, r, f.size, f.mtime_ns, f.dev, f.ino)?;
+                }
+                WalkItem::Skipped { path, kind } => {
+                    let Some(root) = root_of(roots, &path) else {
+                        continue;
+                    };
+                    if kind != SkipKind::Symlink {
+                        notice(Notice::Skipped { path: &path, kind });
+                    }
+                    let k = if kind == SkipKind::Symlink {
+                        "symlink"
+                    } else {
+                        "special"
+                    };
+                    audit.walk_other(root, rel(&path, &roots[root]), k)?;
+                }
+                WalkItem::Error(e) => {
+                    trouble = true;
+                    let path = e.path().map(Path::to_path_buf);
+                    let text = e.to_string();
+                    notice(Notice::Failed(&ScanError::Walk(e)));
+                    if let Some(p) = path
+                        && let Some(root) = root_of(roots, &p)
+                    {
+                        let r = rel(&p, &roots[root]);
+                        audit.walk_other(root, r, "dirfail")?;
+                        audit.record_unreadable(root, r, &text)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(r) = stop.reason() {
+        audit.interrupt(0, 0)?;
+        return Ok(AuditOutcome::Stopped(r));
+    }
+
+    // 2. The reads, in the plan's order, within the budget.
+    let files_read = AtomicU64::new(0);
+    let bytes_read = AtomicU64::new(0);
+    let mut budget_spent = false;
+    if opts.mode == AuditMode::Full {
+        let filter = PlanFilter {
+            verified_before: opts
+                .older_than
+                .map(|d| crate::now_secs() - d.as_secs() as i64),
+        };
+        let (n, bytes, _deferred) = audit.plan_totals(filter)?;
+        let bytes = opts.max_bytes.map_or(bytes, |m| bytes.min(m));
+        progress.found(n, bytes);
+        progress.walk_done();
+        let planner = audit.planner(filter)?;
+        let engine = stop.child();
+        let feed = engine.child();
+        let (ftx, frx) = bounded::<FileEntry>(1024);
+        let mut db_error: Option<CatalogError> = None;
+        std::thread::scope(|s| {
+            let feed = &feed;
+            let (max_bytes, max_time) = (opts.max_bytes, opts.max_time);
+            let feeder = s.spawn(move || {
+                let mut sent = 0u64;
+                let r = planner.run(&mut |p| {
+                    if feed.is_stopping() {
+                        return false;
+                    }
+                    if max_bytes.is_some_and(|m| sent >= m)
+                        || max_time.is_some_and(|t| start.elapsed() >= t)
+                    {
+                        feed.request(Reason::Budget);
+                        return false;
+                    }
+                    sent += p.size;
+                    let entry = FileEntry {
+                        path: p.path,
+                        root: p.root,
+                        size: p.size,
+                        dev: p.dev,
+                        ino: p.ino,
+                        mtime_ns: 0,
+                    };
+                    ftx.send(entry).is_ok()
+                });
+                drop(ftx);
+                r
+            });
+            let lanes = DigestLanes(algorithms.clone());
+            trawl_scan::scan(
+                &opts.scan,
+                Input::Stream(frx),
+                &lanes,
+                progress,
+                &engine,
+                &mut |ev| {
+                    if db_error.is_some() {
+                        return;
+                    }
+                    let r = match ev {
+                        Event::File(rec) => {
+                            files_read.fetch_add(1, Ordering::Relaxed);
+                            bytes_read.fetch_add(rec.size, Ordering::Relaxed);
+                            let digests = rec.digests();
+                            let mtime_ns = rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec;
+                            let r = rel(&rec.path, &roots[rec.root]);
+                            audit
+                                .record_read(
+                                    rec.root, r, rec.size, mtime_ns, rec.dev, rec.ino, &digests,
+                                )
+                                .map(|(v, _)| {
+                                    if v == Verdict::Corrupt {
+                                        notice(Notice::Corrupt { path: &rec.path });
+                                    }
+                                })
+                        }
+                        Event::Failed(ScanError::Read(ReadError::Vanished { path, .. })) => {
+                            match root_of(&roots, &path) {
+                                Some(i) => audit.record_gone(i, rel(&path, &roots[i])),
+                                None => Ok(()),
+                            }
+                        }
+                        Event::Failed(e) => {
+                            trouble = true;
+                            notice(Notice::Failed(&e));
+                            match e.path().and_then(|p| root_of(&roots, p).map(|i| (p, i))) {
+                                Some((p, i)) => {
+                                    audit.record_unreadable(i, rel(p, &roots[i]), &e.to_string())
+                                }
+                                None => Ok(()),
+                            }
+                        }
+                        Event::Skipped { .. } => Ok(()),
+                    };
+                    if let Err(e) = r {
+                        db_error = Some(e);
+                        engine.request(Reason::Failed);
+                    }
+                },
+            );
+            // The engine has stopped reading: release a feeder blocked on a full channel.
+            feed.request(Reason::Failed);
+            match feeder.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if db_error.is_none() => db_error = Some(e),
+                Ok(Err(_)) => {}
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        });
+        budget_spent = feed.own_reason() == Some(Reason::Budget);
+        let (fr, br) = (
+            files_read.load(Ordering::Relaxed),
+            bytes_read.load(Ordering::Relaxed),
+        );
+        if let Some(e) = db_error {
+            let _ = audit.interrupt(fr, br);
+            return Err(AuditError::Stopped { source: e });
+        }
+        if let Some(r) = stop.reason() {
+            audit.interrupt(fr, br)?;
+            return Ok(AuditOutcome::Stopped(r));
+        }
+    }
+
+    // 3. Missing and moved, then the seal.
+    audit.settle(!budget_spent)?;
+    let status = if budget_spent { "partial" } else { "complete" };
+    let summary = audit.seal(
+        status,
+        files_read.load(Ordering::Relaxed),
+        bytes_read.load(Ordering::Relaxed),
+    )?;
+    Ok(AuditOutcome::Finished(AuditReport {
+        summary,
+        algorithms,
+        registration,
+        budget_spent,
+        trouble,
+        seconds: start.elapsed().as_secs_f64(),
+    }))
+}

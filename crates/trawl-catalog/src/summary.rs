@@ -1,0 +1,61 @@
+//! What one audit run recorded: its status, counts and chain digest.
+
+use rusqlite::Connection;
+
+use crate::verdict::Verdict;
+
+/// One run as recorded.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub id: i64,
+    pub started: i64,
+    pub finished: Option<i64>,
+    pub status: String,
+    pub mode: String,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub counts: Vec<(Verdict, u64)>,
+    pub deferred: u64,
+    pub chain_digest: Option<Vec<u8>>,
+}
+
+impl RunSummary {
+    pub fn count(&self, v: Verdict) -> u64 {
+        self.counts
+            .iter()
+            .find(|(w, _)| *w == v)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSummary> {
+    conn.query_row(
+        "SELECT id, started, finished, status, mode, files_read, bytes_read, n_ok, n_corrupt,
+                n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred, chain_digest
+         FROM runs WHERE id = ?1",
+        [run],
+        |r| {
+            let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+            Ok(RunSummary {
+                id: r.get(0)?,
+                started: r.get(1)?,
+                finished: r.get(2)?,
+                status: r.get(3)?,
+                mode: r.get(4)?,
+                files_read: n(5)?,
+                bytes_read: n(6)?,
+                counts: vec![
+                    (Verdict::Ok, n(7)?),
+                    (Verdict::Corrupt, n(8)?),
+                    (Verdict::Modified, n(9)?),
+                    (Verdict::Missing, n(10)?),
+                    (Verdict::New, n(11)?),
+                    (Verdict::Moved, n(12)?),
+                    (Verdict::Unreadable, n(13)?),
+                ],
+                deferred: n(14)?,
+                chain_digest: r.get(15)?,
+            })
+        },
+    )
+}

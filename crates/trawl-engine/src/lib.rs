@@ -1,0 +1,22 @@
+//! The scan as one call, with every lane the workspace has: the layer the `trawl` binary and
+//! the Python bindings both stand on. It assembles the lanes (digests from `trawl-scan`, data
+//! reduction from `trawl-reduce`, the FLV index from `trawl-media`), runs the engine, folds the
+//! results into the typed report of `trawl-report`, and says how each file is named in a
+//! manifest and where its keyframe index goes. It writes nothing: rendering is the caller's.
+
+pub mod lanes;
+pub mod names;
+pub mod scan;
+
+pub use lanes::ScanLanes;
+pub use names::{manifest_name, media_index_name};
+pub use scan::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
+
+/// Peak resident set size of this process so far (`getrusage`).
+pub fn peak_rss() -> Option<u64> {
+    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only into the struct we own and pass by pointer.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0;
+    ok.then(|| ru.ru_maxrss as u64 * 1024)
+}

@@ -1,0 +1,58 @@
+//! How a scanned file is named in a manifest, and where its keyframe index goes.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// The name a file gets in manifests: relative to the root for a single directory root, else the
+/// path as walked; never with a leading `./`.
+pub fn manifest_name(path: &Path, roots: &[PathBuf], root: usize) -> Vec<u8> {
+    let r = &roots[root];
+    let rel = if roots.len() == 1 && r.is_dir() {
+        path.strip_prefix(r).unwrap_or(path)
+    } else {
+        path
+    };
+    let mut b = rel.as_os_str().as_bytes();
+    while let Some(rest) = b.strip_prefix(b"./") {
+        b = rest;
+    }
+    b.to_vec()
+}
+
+/// Where a file's keyframe index goes under `--media-index DIR`: always a relative path of
+/// plain names, so that it lands under DIR whatever the roots look like (`../x`, `/abs`). With
+/// one directory root it is the path below that root; otherwise each root gets its own
+/// `N-NAME` (its position among the roots and its last name), so that equal names from two roots
+/// do not collide.
+pub fn media_index_name(path: &Path, roots: &[PathBuf], root: usize) -> PathBuf {
+    let r = &roots[root];
+    let below = path.strip_prefix(r).unwrap_or(Path::new(""));
+    let plain = |p: &Path| -> PathBuf {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut out = if roots.len() == 1 && r.is_dir() {
+        PathBuf::new()
+    } else {
+        let last = r
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_else(|| "root".into());
+        PathBuf::from(format!("{}-{last}", root + 1))
+    };
+    let below = plain(below);
+    if !below.as_os_str().is_empty() {
+        out.push(below);
+    }
+    let mut name = out.into_os_string();
+    name.push(".keyframes.json");
+    PathBuf::from(name)
+}

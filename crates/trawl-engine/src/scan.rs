@@ -1,0 +1,367 @@
+//! `Scan`: one read pass over the roots with digests, data reduction and the FLV index, folded
+//! into a [`ScanReport`]. Files are reported as they finish ([`Notice`]), so that a caller can
+//! stream them (JSON Lines) and show problems at once; the report comes at the end.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use trawl_digest::Algorithm;
+use trawl_manifest::Entry;
+use trawl_media::{FlvIndex, MediaOutput};
+use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
+use trawl_report::media::{FlvSummary, KeyframeAt, TagCounts};
+use trawl_report::scan::{ErrorJson, FileJson, ScanReport, Totals};
+use trawl_report::{JsonPath, SCHEMA_VERSION};
+use trawl_scan::{Event, FileRecord, Input, LaneOutput, Progress, ScanConfig, ScanError};
+use trawl_stop::{Reason, Stop};
+use trawl_walk::SkipKind;
+
+use crate::lanes::ScanLanes;
+use crate::names::{manifest_name, media_index_name};
+
+/// What a scan computes.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    pub cfg: ScanConfig,
+    pub algorithms: Vec<Algorithm>,
+    /// Data reduction, or None for none.
+    pub reduce: Option<ReduceConfig>,
+    /// Index FLV files from the scan's buffers.
+    pub media: bool,
+    /// Files (device, inode) that are not part of the tree: the caller's own outputs, which may
+    /// sit inside it.
+    pub exclude: Vec<(u64, u64)>,
+}
+
+/// What happens on the way, on the caller's thread, as it happens.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    /// A file read to its end (the record a JSON Lines stream carries).
+    File(&'a FileJson),
+    /// Not a regular file, or a symbolic link not followed (the record carries `skipped`).
+    Skipped {
+        path: &'a Path,
+        kind: SkipKind,
+        record: &'a FileJson,
+    },
+    /// A file or directory that could not be read (the record carries `error`).
+    Failed {
+        error: &'a ScanError,
+        record: &'a FileJson,
+    },
+    /// Something odd in an FLV file (the index is still written, up to where it stops).
+    MediaProblem { path: &'a Path, problem: &'a str },
+    /// A file that looked like FLV could not be indexed.
+    MediaFailed { message: &'a str },
+}
+
+/// A scan that ran to its end.
+#[derive(Debug)]
+pub struct ScanResult {
+    pub report: ScanReport,
+    /// Every file read, sorted by path (bytes), with its lanes' outputs.
+    pub records: Vec<FileRecord>,
+    /// The fingerprint index passed its memory bound and spilled to disk.
+    pub spilled: bool,
+    /// The roots as given (what manifest names are made relative to).
+    pub roots: Vec<PathBuf>,
+}
+
+/// How a scan ended.
+#[derive(Debug)]
+pub enum ScanOutcome {
+    Finished(Box<ScanResult>),
+    /// Stopped by the token; nothing is complete.
+    Stopped(Reason),
+}
+
+/// Why a scan could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanRunError {
+    #[error("{}: cannot write the fingerprint spill files (--temp-dir): {source}", dir.display())]
+    Spill {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A scan, ready to run.
+pub struct Scan {
+    opts: ScanOptions,
+}
+
+impl Scan {
+    pub fn new(opts: ScanOptions) -> Scan {
+        Scan { opts }
+    }
+
+    /// Reads everything once. `notice` is called on this thread; a caller that cannot keep up
+    /// with what it is told (an output failed) requests `stop` with a reason.
+    pub fn run(
+        &self,
+        stop: &Stop,
+        progress: &dyn Progress,
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> Result<ScanOutcome, ScanRunError> {
+        let o = &self.opts;
+        let spill_dir = || {
+            o.reduce
+                .as_ref()
+                .and_then(|r| r.temp_dir.clone())
+                .unwrap_or_else(std::env::temp_dir)
+        };
+        let start = Instant::now();
+        let reduce_cfg = o.reduce.clone().map(Arc::new);
+        let acc = reduce_cfg
+            .clone()
+            .map(|c| Arc::new(Mutex::new(Accumulator::new(c))));
+        let lanes = ScanLanes {
+            digests: o.algorithms.clone(),
+            reduce: reduce_cfg,
+            accumulator: acc.clone(),
+            media: o.media,
+        };
+        let mut records: Vec<FileRecord> = Vec::new();
+        let mut skipped: Vec<FileJson> = Vec::new();
+        let mut failed: Vec<FileJson> = Vec::new();
+        let mut spill_err: Option<std::io::Error> = None;
+        trawl_scan::scan(
+            &o.cfg,
+            Input::Walk,
+            &lanes,
+            progress,
+            stop,
+            &mut |ev| match ev {
+                Event::File(rec) if o.exclude.contains(&(rec.dev, rec.ino)) => {}
+                Event::File(mut rec) => {
+                    // Fold the reduction facts in now; the record keeps only its digests and index.
+                    rec.outputs.retain(|out| {
+                        if let Some(fr) = out.other::<FileReduce>() {
+                            if let (Some(acc), None) = (acc.as_ref(), spill_err.as_ref())
+                                && let Err(e) = lock(acc).add(fr)
+                            {
+                                spill_err = Some(e);
+                                stop.request(Reason::Failed);
+                            }
+                            return false;
+                        }
+                        match out.other::<MediaOutput>() {
+                            None => true,
+                            Some(None) => false,
+                            Some(Some(Ok(i))) => {
+                                for p in &i.problems {
+                                    notice(Notice::MediaProblem {
+                                        path: &rec.path,
+                                        problem: p,
+                                    });
+                                }
+                                true
+                            }
+                            Some(Some(Err(e))) => {
+                                notice(Notice::MediaFailed { message: e });
+                                true
+                            }
+                        }
+                    });
+                    notice(Notice::File(&file_json(&rec)));
+                    records.push(rec);
+                }
+                Event::Skipped { path, kind } => {
+                    let record = problem_json(&path, Some(kind), None);
+                    notice(Notice::Skipped {
+                        path: &path,
+                        kind,
+                        record: &record,
+                    });
+                    skipped.push(record);
+                }
+                Event::Failed(e) => {
+                    let record = problem_json(
+                        e.path().unwrap_or(Path::new("")),
+                        None,
+                        Some(ErrorJson {
+                            kind: e.kind().to_string(),
+                            message: e.to_string(),
+                        }),
+                    );
+                    notice(Notice::Failed {
+                        error: &e,
+                        record: &record,
+                    });
+                    failed.push(record);
+                }
+            },
+        );
+        let seconds = start.elapsed().as_secs_f64();
+        if let Some(source) = spill_err {
+            return Err(ScanRunError::Spill {
+                dir: spill_dir(),
+                source,
+            });
+        }
+        if let Some(r) = stop.reason() {
+            return Ok(ScanOutcome::Stopped(r));
+        }
+        if let Some(a) = acc.as_ref() {
+            lock(a).finish().map_err(|source| ScanRunError::Spill {
+                dir: spill_dir(),
+                source,
+            })?;
+        }
+        records.sort_unstable_by(|a, b| {
+            a.path
+                .as_os_str()
+                .as_bytes()
+                .cmp(b.path.as_os_str().as_bytes())
+        });
+        let (reduction, spilled) = match acc.as_ref() {
+            Some(a) => {
+                let g = lock(a);
+                (Some(g.report()), g.spilled())
+            }
+            None => (None, false),
+        };
+        let bytes: u64 = records.iter().map(|r| r.size).sum();
+        let report = ScanReport {
+            schema_version: SCHEMA_VERSION,
+            trawl_version: env!("CARGO_PKG_VERSION").to_string(),
+            roots: o.cfg.roots.iter().map(|r| JsonPath::new(r)).collect(),
+            algorithms: o.algorithms.iter().map(|a| a.name().to_string()).collect(),
+            digest_implementations: o
+                .algorithms
+                .iter()
+                .map(|a| (a.name().to_string(), a.implementation()))
+                .collect(),
+            io: format!("{:?}", o.cfg.io).to_lowercase(),
+            threads: o.cfg.threads,
+            totals: Totals {
+                files: records.len() as u64,
+                bytes,
+                skipped: skipped.len() as u64,
+                failed: failed.len() as u64,
+                seconds,
+                bytes_per_second: if seconds > 0.0 {
+                    bytes as f64 / seconds
+                } else {
+                    0.0
+                },
+                peak_rss_bytes: crate::peak_rss(),
+            },
+            reduction,
+            cancelled: false,
+            files: records.iter().map(file_json).collect(),
+            skipped,
+            failed,
+        };
+        Ok(ScanOutcome::Finished(Box::new(ScanResult {
+            report,
+            records,
+            spilled,
+            roots: o.cfg.roots.clone(),
+        })))
+    }
+}
+
+impl ScanResult {
+    /// The manifest entries of the files read, sorted by name.
+    pub fn manifest_entries(&self) -> Vec<Entry> {
+        let roots = &self.roots;
+        let mut entries: Vec<Entry> = self
+            .records
+            .iter()
+            .map(|r| Entry {
+                path: manifest_name(&r.path, roots, r.root),
+                size: Some(r.size),
+                digests: r.digests(),
+                line: 0,
+            })
+            .collect();
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        entries
+    }
+
+    /// Each FLV file indexed, with where its index goes under `--media-index`.
+    pub fn media_indexes(&self) -> Vec<(PathBuf, &FlvIndex)> {
+        let roots = &self.roots;
+        self.records
+            .iter()
+            .filter_map(|r| {
+                r.outputs
+                    .iter()
+                    .find_map(|o| match o.other::<MediaOutput>() {
+                        Some(Some(Ok(i))) => Some((media_index_name(&r.path, roots, r.root), i)),
+                        _ => None,
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The accumulator, even if a lane panicked while holding it (its counts are then still whole
+/// files: a lane adds a file's facts in one call).
+fn lock(a: &Mutex<Accumulator>) -> std::sync::MutexGuard<'_, Accumulator> {
+    a.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One file read, as a report record.
+pub fn file_json(rec: &FileRecord) -> FileJson {
+    let mut digests = serde_json::Map::new();
+    for (a, d) in rec.outputs.iter().filter_map(LaneOutput::digest) {
+        digests.insert(a.name().to_string(), hex::encode(d).into());
+    }
+    FileJson {
+        path: JsonPath::new(&rec.path),
+        size: Some(rec.size),
+        mtime: Some(rec.mtime_sec as f64 + rec.mtime_nsec as f64 / 1e9),
+        digests,
+        skipped: None,
+        error: None,
+        flv: rec
+            .outputs
+            .iter()
+            .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
+            .map(flv_summary),
+    }
+}
+
+/// What a scan's report says of an FLV file.
+fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
+    let at = |k: &trawl_media::Keyframe| KeyframeAt {
+        time: k.time,
+        offset: k.offset,
+    };
+    match m {
+        Ok(i) => FlvSummary::Indexed {
+            duration: i.duration,
+            video_codec: i.video_codec.clone(),
+            audio_codec: i.audio_codec.clone(),
+            width: i.width.or(i.coded_width.map(f64::from)),
+            height: i.height.or(i.coded_height.map(f64::from)),
+            keyframes: i.keyframes.len(),
+            first_keyframe: i.keyframes.first().map(at),
+            last_keyframe: i.keyframes.last().map(at),
+            tags: TagCounts {
+                video: i.tags.video,
+                audio: i.tags.audio,
+                script: i.tags.script,
+                other: i.tags.other,
+            },
+            problems: i.problems.clone(),
+        },
+        Err(e) => FlvSummary::Failed { error: e.clone() },
+    }
+}
+
+fn problem_json(path: &Path, skipped: Option<SkipKind>, error: Option<ErrorJson>) -> FileJson {
+    FileJson {
+        path: JsonPath::new(path),
+        size: None,
+        mtime: None,
+        digests: Default::default(),
+        skipped: skipped.map(|k| k.name().to_string()),
+        error,
+        flv: None,
+    }
+}

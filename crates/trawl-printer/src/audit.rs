@@ -1,0 +1,113 @@
+//! An audit's human output: one line per event, and the run's summary, from the typed report.
+
+use std::path::{Path, PathBuf};
+
+use trawl_report::audit::AuditHead;
+
+use crate::human;
+
+/// How a path is shown: under the root as the user typed it (the catalog keeps canonical
+/// roots), escaped so that a name cannot forge a line.
+pub struct Shown {
+    /// (canonical root, as typed).
+    pub roots: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Shown {
+    pub fn path(&self, p: &Path) -> String {
+        for (canon, typed) in &self.roots {
+            if let Ok(rel) = p.strip_prefix(canon) {
+                return typed
+                    .join(rel)
+                    .display()
+                    .to_string()
+                    .escape_debug()
+                    .to_string();
+            }
+        }
+        p.display().to_string().escape_debug().to_string()
+    }
+}
+
+/// `corrupt     path: detail`, or `moved       path (moved from old)`.
+pub fn event_line(
+    state: &str,
+    path: &Path,
+    moved_from: Option<&Path>,
+    detail: Option<&str>,
+    shown: &Shown,
+) -> String {
+    let mut s = format!("{state:<11} {}", shown.path(path));
+    match (state, moved_from) {
+        ("moved", Some(from)) => s.push_str(&format!(" (moved from {})", shown.path(from))),
+        _ => {
+            if let Some(d) = detail {
+                s.push_str(": ");
+                s.push_str(d);
+            }
+        }
+    }
+    s
+}
+
+/// The summary after an audit: the run, what registration did, counts, what was left for
+/// later and why, corrupt and missing files called out, the chain head, memory.
+pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String {
+    let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
+    let mut t = String::new();
+    t.push_str(&format!(
+        "audit run {} ({}, {}): {} files, {} read in {:.2} s ({})\n",
+        h.run,
+        h.mode,
+        h.status,
+        h.files_read,
+        human::bytes(h.bytes_read),
+        h.seconds,
+        human::rate(h.bytes_read, h.seconds)
+    ));
+    if registration {
+        t.push_str(&format!(
+            "registered {} files in {}\n",
+            count("new"),
+            h.catalog.path
+        ));
+    }
+    let counts: Vec<String> = h
+        .counts_in_order()
+        .map(|(v, n)| format!("{v} {n}"))
+        .collect();
+    t.push_str(&counts.join(", "));
+    t.push('\n');
+    if h.not_read > 0 {
+        let why = if budget_spent {
+            "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"
+        } else {
+            "verified recently enough (--older-than)"
+        };
+        t.push_str(&format!(
+            "not read this time: {} files ({why})\n",
+            h.not_read
+        ));
+    }
+    let corrupt = count("corrupt");
+    if corrupt > 0 {
+        t.push_str(&format!(
+            "CORRUPT: {corrupt} file{} changed content while size and mtime stayed the same: silent corruption; restore from a good copy\n",
+            if corrupt == 1 { "" } else { "s" }
+        ));
+    }
+    let missing = count("missing");
+    if missing > 0 {
+        t.push_str(&format!(
+            "MISSING: {missing} registered file{} no longer there\n",
+            if missing == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(c) = &h.chain_digest {
+        t.push_str(&format!("catalog head: run {} {c}\n", h.run));
+    }
+    if let Some(r) = h.peak_rss_bytes {
+        t.push_str(&format!("peak memory: {}\n", human::bytes(r)));
+    }
+    t
+}

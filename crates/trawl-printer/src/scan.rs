@@ -1,0 +1,83 @@
+//! A scan's human summary, from its typed report.
+
+use trawl_report::media::FlvSummary;
+use trawl_report::scan::ScanReport;
+
+use crate::human;
+
+/// The lines printed after a scan: totals, what was skipped, the reduction table, media,
+/// memory, and every failure named.
+pub fn summary(r: &ScanReport, spilled: bool) -> String {
+    let mut s = String::new();
+    let t = &r.totals;
+    let digests = match r.algorithms.len() {
+        0 => "no digests".to_string(),
+        n => format!(
+            "{n} digest{}: {}",
+            if n == 1 { "" } else { "s" },
+            r.algorithms.join(", ")
+        ),
+    };
+    s.push_str(&format!(
+        "{} files, {} read in {:.2} s ({}); {digests}\n",
+        t.files,
+        human::bytes(t.bytes),
+        t.seconds,
+        human::rate(t.bytes, t.seconds),
+    ));
+    let links = r
+        .skipped
+        .iter()
+        .filter(|f| f.skipped.as_deref() == Some("symlink"))
+        .count();
+    let special = r.skipped.len() - links;
+    if !r.skipped.is_empty() {
+        s.push_str(&format!(
+            "skipped: {special} special files, {links} symbolic links not followed\n"
+        ));
+    }
+    if let Some(red) = &r.reduction {
+        s.push_str(&crate::reduction::table(red));
+        if spilled {
+            s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
+        }
+    }
+    let media: Vec<(usize, bool)> = r
+        .files
+        .iter()
+        .filter_map(|f| match &f.flv {
+            Some(FlvSummary::Indexed {
+                keyframes,
+                problems,
+                ..
+            }) => Some((*keyframes, !problems.is_empty())),
+            _ => None,
+        })
+        .collect();
+    if !media.is_empty() {
+        s.push_str(&format!(
+            "media: {} FLV files indexed, {} keyframes{}\n",
+            media.len(),
+            media.iter().map(|(k, _)| k).sum::<usize>(),
+            match media.iter().filter(|(_, p)| *p).count() {
+                0 => String::new(),
+                n => format!(", {n} with problems (listed above)"),
+            }
+        ));
+    }
+    if let Some(rss) = t.peak_rss_bytes {
+        s.push_str(&format!("peak memory: {}\n", human::bytes(rss)));
+    }
+    if !r.failed.is_empty() {
+        s.push_str(&format!(
+            "FAILED: {} files could not be read:\n",
+            r.failed.len()
+        ));
+        for f in &r.failed {
+            if let Some(e) = &f.error {
+                s.push_str(&format!("  {}\n", e.message));
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,81 @@
+//! The typed report model: what every run of trawl finds, as plain data that serializes to the
+//! documented JSON (schema version [`SCHEMA_VERSION`]). Computing fills these types; the
+//! renderers (JSON, human text, and later HTML) only read them.
+//!
+//! One module per domain: [`scan`] (files, totals, failures), [`reduction`] (dedup, CDC,
+//! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events).
+//! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
+//! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
+
+#![forbid(unsafe_code)]
+
+pub mod audit;
+pub mod media;
+pub mod reduction;
+pub mod scan;
+
+use serde::{Serialize, Serializer};
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Version of the JSON report layout; bumped on any incompatible change (fields are only ever
+/// added within a version).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Clone)]
+pub struct JsonPath {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_hex: Option<String>,
+}
+
+impl JsonPath {
+    pub fn new(p: &Path) -> JsonPath {
+        let bytes = p.as_os_str().as_bytes();
+        match std::str::from_utf8(bytes) {
+            Ok(s) => JsonPath {
+                path: s.to_string(),
+                path_hex: None,
+            },
+            Err(_) => JsonPath {
+                path: String::from_utf8_lossy(bytes).into_owned(),
+                path_hex: Some(hex::encode(bytes)),
+            },
+        }
+    }
+}
+
+/// Serializes a value with its object keys in byte order, at every depth: how schema 1 writes
+/// the `reduction` object and a file's `flv` summary.
+pub fn sorted_keys<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(v)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
+}
+
+/// As [`sorted_keys`], for an optional value.
+pub fn sorted_keys_opt<T: Serialize, S: Serializer>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => sorted_keys(v, s),
+        None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn invalid_utf8_keeps_its_bytes() {
+        let p = Path::new(OsStr::from_bytes(b"a\xffb"));
+        let j = JsonPath::new(p);
+        assert_eq!(j.path, "a\u{fffd}b");
+        assert_eq!(j.path_hex.as_deref(), Some("61ff62"));
+        assert!(JsonPath::new(Path::new("ok")).path_hex.is_none());
+    }
+}

@@ -1,0 +1,61 @@
+//! What a scan's report says of one FLV file: a summary of its keyframe index (the full index
+//! goes to `--media-index`, in the media crate's own `FlvIndex` form).
+
+use serde::Serialize;
+
+/// One keyframe: its time in seconds and the offset of its tag.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KeyframeAt {
+    pub time: f64,
+    pub offset: u64,
+}
+
+/// Tags by type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TagCounts {
+    pub video: u64,
+    pub audio: u64,
+    pub script: u64,
+    pub other: u64,
+}
+
+/// The `flv` object of a file in a scan's report (keys written sorted, as schema 1 has them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FlvSummary {
+    Indexed {
+        /// Seconds: the largest tag timestamp seen.
+        duration: f64,
+        video_codec: Option<String>,
+        audio_codec: Option<String>,
+        /// From onMetaData, else from the video's sequence header.
+        width: Option<f64>,
+        height: Option<f64>,
+        keyframes: usize,
+        first_keyframe: Option<KeyframeAt>,
+        last_keyframe: Option<KeyframeAt>,
+        tags: TagCounts,
+        /// Where and why the index stops early, or anything odd; empty for a clean file.
+        problems: Vec<String>,
+    },
+    /// The file starts like FLV but could not be indexed.
+    Failed { error: String },
+}
+
+/// A keyframe index file (`flv index --json`, `scan --media-index`): `files` are the media
+/// crate's full indexes, written with their keys sorted, as schema 1 has them.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexFile<T: Serialize> {
+    #[serde(serialize_with = "crate::sorted_keys")]
+    pub files: Vec<T>,
+    pub schema_version: u32,
+}
+
+impl<T: Serialize> IndexFile<T> {
+    pub fn new(files: Vec<T>) -> IndexFile<T> {
+        IndexFile {
+            files,
+            schema_version: crate::SCHEMA_VERSION,
+        }
+    }
+}

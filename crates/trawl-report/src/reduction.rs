@@ -1,0 +1,109 @@
+//! The data-reduction report (`reduction` in a scan's JSON): dedup per block size, CDC,
+//! compression per codec, the combined figure, and the files contributing most duplicates.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RefBucket {
+    pub refs: String,
+    pub blocks: u64,
+}
+
+/// The figures of one way of cutting the data (fixed blocks of one size, or CDC chunks).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DedupCounts {
+    pub logical_bytes: u64,
+    pub blocks: u64,
+    pub unique_blocks: u64,
+    pub unique_bytes: u64,
+    pub zero_blocks: u64,
+    pub zero_bytes: u64,
+    pub ratio: Option<f64>,
+    pub references: Vec<RefBucket>,
+    /// Present when estimated from a sample (`--sample`): the interval is of `unique_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleJson>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DedupJson {
+    pub block_size: u64,
+    #[serde(flatten)]
+    pub counts: DedupCounts,
+}
+
+/// How an estimate was sampled and its interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SampleJson {
+    pub rate: f64,
+    /// Distinct blocks (or units) kept in the sample.
+    pub kept: u64,
+    pub confidence: f64,
+    pub low: u64,
+    pub high: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CdcJson {
+    pub avg_size: u64,
+    pub min_size: u64,
+    pub max_size: u64,
+    #[serde(flatten)]
+    pub counts: DedupCounts,
+    /// Chunk lengths: how many chunks fall in [2^k, 2^(k+1)).
+    pub chunk_sizes: Vec<SizeBucket>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SizeBucket {
+    pub from: u64,
+    pub to: u64,
+    pub chunks: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CompressionJson {
+    pub codec: String,
+    pub level: i64,
+    pub implementation: String,
+    pub unit: u64,
+    pub sector: u64,
+    pub threshold: f64,
+    pub units: u64,
+    pub logical_bytes: u64,
+    pub compressed_bytes: u64,
+    pub allocated_bytes: u64,
+    pub ratio: Option<f64>,
+    pub combined_allocated_bytes: u64,
+    pub combined_ratio: Option<f64>,
+    /// Present when estimated from a sample: the interval is of `allocated_bytes` (Hoeffding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleJson>,
+}
+
+/// The whole reduction report (`reduction` in the scan's JSON).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReductionJson {
+    pub fingerprint: String,
+    pub dedup: Vec<DedupJson>,
+    pub cdc: Option<CdcJson>,
+    pub compression: Vec<CompressionJson>,
+    /// The files contributing most duplicate bytes at the smallest block size, most first;
+    /// `None` when not computed (see `top_files_note`).
+    pub top_files: Option<Vec<TopFile>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_files_note: Option<String>,
+}
+
+/// One file's part in the duplication, at the smallest dedup block size (zero blocks left out):
+/// `duplicate_bytes` are the bytes of its blocks that occur more than once in the scan (in it or
+/// elsewhere); `saved_bytes` is its share of what dedup saves, each block stored `c` times
+/// saving `(c - 1) x len` shared equally by its `c` occurrences, so that the shares add up to
+/// `logical_bytes - zero_bytes - unique_bytes` whatever the order files were read in.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TopFile {
+    pub path: String,
+    pub block_size: u64,
+    pub duplicate_bytes: u64,
+    pub saved_bytes: u64,
+}
