@@ -1,5 +1,4 @@
-//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files), `trawl flv inject` and
-//! `trawl serve`.
+//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files) and `trawl flv inject`.
 
 use std::io::Write;
 
@@ -7,7 +6,7 @@ use anyhow::Context;
 use trawl_report::media::IndexFile;
 
 use super::output::Output;
-use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs, ServeArgs};
+use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs};
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
@@ -163,43 +162,5 @@ pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
             String::new()
         }
     );
-    Ok(Outcome::Ok)
-}
-
-fn seconds(flag: &str, v: f64) -> anyhow::Result<std::time::Duration> {
-    std::time::Duration::try_from_secs_f64(v)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| anyhow::anyhow!("{flag} {v}: expected a positive number of seconds"))
-}
-
-pub fn serve(a: ServeArgs) -> anyhow::Result<Outcome> {
-    let dir = a.dir.clone();
-    trawl_serve::serve(
-        trawl_serve::ServeConfig {
-            root: a.dir,
-            listen: a.listen,
-            threads: a.threads,
-            limits: trawl_serve::conn::Limits {
-                max_connections: a
-                    .max_connections
-                    .unwrap_or_else(trawl_serve::conn::default_max_connections)
-                    .max(1),
-                header_timeout: seconds("--header-timeout", a.header_timeout)?,
-                idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
-                grace: seconds("--grace", a.grace)?,
-            },
-            access_log: !a.quiet,
-        },
-        &crate::stop::STOP,
-        |addr| {
-            println!("serving {} at http://{addr}/", dir.display());
-            let _ = std::io::stdout().flush();
-        },
-    )?;
-    // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
-    // flight, so this is a normal end.
-    crate::stop::STOP.clear();
-    messages::warning(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

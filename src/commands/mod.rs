@@ -6,6 +6,8 @@ mod catalog;
 mod flv;
 mod output;
 mod scan;
+#[cfg(feature = "serve")]
+mod serve;
 mod verify;
 
 use crate::Outcome;
@@ -21,6 +23,11 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Catalog(c) => catalog::run(c),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => flv::inject(a),
-        Command::Serve(a) => flv::serve(a),
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => serve::run(a),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => anyhow::bail!(
+            "serve: this trawl was built without the `serve` feature (cargo build --features serve)"
+        ),
     }
 }

@@ -677,6 +677,7 @@ fn serve_outlasts_clients_that_hold_connections_open() {
     cmd.args(["serve", "www", "--listen", "127.0.0.1:0", "-q"])
         .args(["--header-timeout", "1", "--idle-timeout", "2"])
         .current_dir(d.path());
+    // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe functions.
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {

@@ -336,6 +336,7 @@ fn ctrl_c_sigterm_and_sighup_stop_promptly_and_leave_no_output() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill has no memory effects in this process.
         unsafe { libc::kill(child.id() as i32, sig) };
         let start = Instant::now();
         let out = child.wait_with_output().unwrap();

@@ -55,6 +55,7 @@ impl Dir {
         }
         let mut c = Command::new(&bin);
         c.current_dir(self.path());
+        // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe functions.
         unsafe {
             c.pre_exec(|| {
                 if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
@@ -89,6 +90,7 @@ impl TrawlCmd {
 
     /// Limits the size of any file the process writes (writes past it fail like a full disk).
     pub fn file_size_limit(mut self, bytes: u64) -> Self {
+        // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe functions.
         unsafe {
             self.cmd.pre_exec(move || {
                 let lim = libc::rlimit {
@@ -167,6 +169,7 @@ impl TrawlCmd {
 }
 
 pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
 

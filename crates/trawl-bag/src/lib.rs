@@ -4,6 +4,8 @@
 //! Payload bytes are read by the scan engine (one pass, every algorithm at once); this crate
 //! decides what must be read and what the results mean.
 
+#![forbid(unsafe_code)]
+
 pub mod create;
 pub mod tagfile;
 pub mod validate;

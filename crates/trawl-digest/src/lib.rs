@@ -6,6 +6,8 @@
 //! `ossl.rs`), and fall back to RustCrypto where OpenSSL refuses them. This module only gives them one
 //! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::str::FromStr;
 

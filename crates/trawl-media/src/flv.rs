@@ -299,6 +299,7 @@ pub fn index_open(
         SeekMethod::Pread => None,
         _ if size == 0 => None,
         _ => {
+            // SAFETY: the file may change under the map; the SIGBUS guard registered below, before any page is touched, turns a truncation into zeros and a refused index (see above).
             let m = unsafe { memmap2::MmapOptions::new().map(file) }.map_err(io)?;
             // No read-ahead: only the pages holding tag headers are wanted.
             let _ = m.advise(memmap2::Advice::Random);
@@ -560,6 +561,7 @@ mod tests {
             .collect();
         std::fs::write(&p, &data).unwrap();
         let file = File::open(&p).unwrap();
+        // SAFETY: a test file of our own that nothing else changes while it is mapped.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
         // Spacings both sides of AUTO_MMAP_BELOW; enough headers for several re-measurements;
         // now and then a long (untimed) request, as for an onMetaData payload.

@@ -95,6 +95,7 @@ fn clone_block(src: &File, out: &File) -> io::Result<u64> {
     out.set_len(0)?;
     // SAFETY: statvfs is plain data, filled in by the call.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatvfs writes only into `st`, which we own.
     if unsafe { libc::fstatvfs(out.as_raw_fd(), &mut st) } != 0 {
         return Err(io::Error::last_os_error());
     }

@@ -264,6 +264,7 @@ mod tests {
     fn in_parts(path: &Path, parts: usize, method: SeekMethod) -> FlvIndex {
         let file = File::open(path).unwrap();
         let size = file.metadata().unwrap().len();
+        // SAFETY: a test file of our own that nothing else changes while it is mapped.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
         let mut i = index(path, Some(&file), Some(&map), method, size, parts).unwrap();
         i.bytes_read = 0;
@@ -396,6 +397,7 @@ mod tests {
         let want = crate::index_bytes(Path::new("m"), &v).unwrap();
         let f = write(&v);
         let file = File::open(f.path()).unwrap();
+        // SAFETY: a test file of our own that nothing else changes while it is mapped.
         let map = unsafe { memmap2::MmapOptions::new().map(&file) }.unwrap();
         let i = index(
             f.path(),

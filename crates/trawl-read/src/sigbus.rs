@@ -188,6 +188,7 @@ mod tests {
             .write_all(&vec![7u8; 64 << 10])
             .unwrap();
         let file = std::fs::File::open(&p).unwrap();
+        // SAFETY: a test file of our own; the test itself truncates it to provoke the fault it checks.
         let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
         let flag = Arc::new(AtomicBool::new(false));
         let g = guard(&map, &flag).expect("registered");
@@ -220,6 +221,7 @@ mod tests {
         drop(guard(b"x", &flag));
         assert!(INSTALLED.load(Ordering::SeqCst));
         let file = std::fs::File::open(&p).unwrap();
+        // SAFETY: a test file of our own; the test itself truncates it to provoke the fault it checks.
         let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
         std::fs::OpenOptions::new()
             .write(true)
@@ -230,10 +232,13 @@ mod tests {
         // SAFETY: the child only reads memory and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // SAFETY: offset 40,000 is inside the 64 KiB map; the page is gone, which is the point: the child dies of SIGBUS.
             let v = unsafe { std::ptr::read_volatile(map.as_ptr().add(40_000)) };
+            // SAFETY: _exit ends the forked child without running the parent's destructors.
             unsafe { libc::_exit(v as i32) };
         }
         let mut status = 0;
+        // SAFETY: waits for our own child, writing only `status`.
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
         assert!(
             libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGBUS,

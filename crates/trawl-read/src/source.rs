@@ -338,6 +338,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("fifo");
         let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path from a CString that outlives the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let e = open_for_read(&p).err().unwrap();
         assert_eq!(e.kind(), "not-regular");

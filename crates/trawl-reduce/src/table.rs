@@ -218,17 +218,20 @@ impl Part {
             let (rem, j) = group(b, k);
             let id = (part << REM_BITS) | rem;
             let add = (k - j) as u64;
+            // SAFETY: slot indices stay below `total` (see the note above this loop).
             while i > 0 && unsafe { m.rd(i - 1) } & SLOT_MASK > (rem << 8 | 0xff) {
                 i -= 1;
             }
             // The slot below, or 0, which holds no key (a remainder is never 0: `stage_word`).
             let below = if i > 0 {
+                // SAFETY: slot indices stay below `total` (see the note above this loop).
                 (unsafe { m.rd(i - 1) }) & SLOT_MASK
             } else {
                 0
             };
             if below >> 8 == rem {
                 let c = side.count(below & 0xff, id);
+                // SAFETY: slot indices stay below `total` (see the note above this loop).
                 unsafe { m.put(i - 1, side.put(rem, c + add, id)) };
                 k = j;
                 continue;
@@ -239,6 +242,7 @@ impl Part {
             // key (`total - old`), it goes below them, and the rest of the merge moves what it
             // passes.
             let mut w = i + (total - old) - 1;
+            // SAFETY: slot indices stay below `total` (see the note above this loop).
             unsafe {
                 m.shift_up(i, old, w + 1);
                 m.put(w, side.put(rem, add, id));
@@ -250,9 +254,11 @@ impl Part {
                 let add = (k - j) as u64;
                 // Larger slots move up by the room left, `w - i`, constant through the run.
                 let d = w - i;
+                // SAFETY: `d = w - i >= 1` and `i + d <= total` (see the note above this loop).
                 i = unsafe { m.move_above(i, d, rem) };
                 w = i + d;
                 let below = if i > 0 {
+                    // SAFETY: slot indices stay below `total` (see the note above this loop).
                     (unsafe { m.rd(i - 1) }) & SLOT_MASK
                 } else {
                     0
@@ -267,6 +273,7 @@ impl Part {
                     side.put(rem, add, id)
                 };
                 w -= 1;
+                // SAFETY: slot indices stay below `total` (see the note above this loop).
                 unsafe { m.put(w, s) };
                 k = j;
             }

@@ -8,6 +8,8 @@
 //! and independent lanes run on different cores. Results go over a bounded channel to the caller's
 //! sink, on the caller's thread.
 
+#![forbid(unsafe_code)]
+
 pub mod lane;
 pub mod progress;
 pub mod rate;

@@ -5,6 +5,9 @@
 //! Entries that are not regular files (FIFOs, sockets, devices, unfollowed symlinks) are reported as
 //! skipped and are never opened.
 
+// Unsafe code only in tests (to make FIFOs).
+#![cfg_attr(not(test), forbid(unsafe_code))]
+
 use std::fs::Metadata;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -331,6 +334,7 @@ mod tests {
         std::fs::write(d.join(".hidden"), "h").unwrap();
         let fifo = d.join("pipe");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path from a CString that outlives the call.
         assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o644) }, 0);
         std::os::unix::fs::symlink("nowhere", d.join("dangling")).unwrap();
         let items = run(&d, false);

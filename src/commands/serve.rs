@@ -1,0 +1,44 @@
+//! `trawl serve`: the FLV files under a directory over HTTP, seekable; stopped by a signal.
+
+use std::io::Write;
+
+use crate::flags::lowargs::ServeArgs;
+use crate::{Outcome, messages};
+
+fn seconds(flag: &str, v: f64) -> anyhow::Result<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(v)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| anyhow::anyhow!("{flag} {v}: expected a positive number of seconds"))
+}
+
+pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
+    let dir = a.dir.clone();
+    trawl_serve::serve(
+        trawl_serve::ServeConfig {
+            root: a.dir,
+            listen: a.listen,
+            threads: a.threads,
+            limits: trawl_serve::conn::Limits {
+                max_connections: a
+                    .max_connections
+                    .unwrap_or_else(trawl_serve::conn::default_max_connections)
+                    .max(1),
+                header_timeout: seconds("--header-timeout", a.header_timeout)?,
+                idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
+                grace: seconds("--grace", a.grace)?,
+            },
+            access_log: !a.quiet,
+        },
+        &crate::stop::STOP,
+        |addr| {
+            println!("serving {} at http://{addr}/", dir.display());
+            let _ = std::io::stdout().flush();
+        },
+    )?;
+    // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
+    // flight, so this is a normal end.
+    crate::stop::STOP.clear();
+    messages::warning(format_args!("serve: stopped"));
+    Ok(Outcome::Ok)
+}
