@@ -21,7 +21,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 
 use crate::amf::{self, Value};
-use crate::flv::FlvIndex;
+use crate::index::FlvIndex;
 
 /// The keys written (any existing value is replaced).
 pub const SET_KEYS: &[&str] = &[

@@ -10,7 +10,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::flv::{Fetch, FlvError, FlvIndex, SeekMethod};
+use crate::fetch::{Fetch, SeekMethod};
+use crate::index::{FlvError, FlvIndex};
 use crate::walker::{Problem, Segment, Walker, prev_mismatch, problem_list, ts_problem};
 
 /// Tags in a row that must agree before a guessed offset is taken as a tag.
@@ -72,7 +73,7 @@ fn resync(fetch: &mut Fetch<'_>, from: u64, to: u64, size: u64) -> std::io::Resu
 
 /// Walks one segment.
 fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, FlvError> {
-    crate::flv::drive(&mut w, fetch).map_err(|source| FlvError::Io {
+    crate::fetch::drive(&mut w, fetch).map_err(|source| FlvError::Io {
         path: path.into(),
         source,
     })??;

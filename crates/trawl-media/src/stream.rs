@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::flv::{FlvError, FlvIndex};
+use crate::index::{FlvError, FlvIndex};
 use crate::walker::Walker;
 
 /// One file's bytes, in order.

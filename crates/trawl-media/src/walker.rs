@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::flv::{FlvError, FlvIndex, Keyframe, TagSpan};
+use crate::index::{FlvError, FlvIndex, Keyframe, TagSpan};
 
 /// Payload bytes looked at for every tag: enough for an Enhanced FLV multitrack video header
 /// (type byte, track byte, FourCC) and the AVC packet type.
@@ -393,7 +393,7 @@ impl Walker {
                 if is_picture(payload) {
                     self.idx.last_video_tag = Some(h.pos);
                 }
-                let (key, codec) = crate::flv::video_tag(payload);
+                let (key, codec) = crate::codecs::video_tag(payload);
                 if self.idx.video_codec.is_none() {
                     self.idx.video_codec = codec;
                 }
@@ -419,7 +419,7 @@ impl Walker {
                 if let Some(&b) = payload.first()
                     && self.idx.audio_codec.is_none()
                 {
-                    self.idx.audio_codec = Some(crate::flv::audio_codec(b >> 4));
+                    self.idx.audio_codec = Some(crate::codecs::audio_codec(b >> 4));
                 }
                 if config && self.idx.audio_config.is_none() {
                     self.idx.audio_config = Some(span);

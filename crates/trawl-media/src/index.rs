@@ -1,0 +1,130 @@
+//! What indexing an FLV file finds ([`FlvIndex`]: keyframes, codecs, tag counts, problems) and
+//! how it fails ([`FlvError`]).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FlvError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not an FLV file (no 'FLV' signature)", path.display())]
+    NotFlv { path: PathBuf },
+    #[error("{}: truncated FLV header ({size} bytes)", path.display())]
+    TruncatedHeader { path: PathBuf, size: u64 },
+    #[error("{}: bad FLV header: data offset {offset} (must be at least 9 and inside the file)", path.display())]
+    BadDataOffset { path: PathBuf, offset: u64 },
+}
+
+/// One keyframe: its time and the byte offset of its tag.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Keyframe {
+    /// Seconds (millisecond precision).
+    pub time: f64,
+    /// Offset of the tag's first byte in the file.
+    pub offset: u64,
+}
+
+/// Where a tag lies: its offset and its size with the 11-byte header (without the 4-byte
+/// PreviousTagSize that follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TagSpan {
+    pub offset: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TagCounts {
+    pub video: u64,
+    pub audio: u64,
+    pub script: u64,
+    pub other: u64,
+}
+
+/// What indexing one file found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlvIndex {
+    pub path: String,
+    pub size: u64,
+    /// Seconds: the largest tag timestamp seen.
+    pub duration: f64,
+    pub video_codec: Option<String>,
+    pub audio_codec: Option<String>,
+    /// From onMetaData, when present.
+    pub width: Option<f64>,
+    pub height: Option<f64>,
+    pub frame_rate: Option<f64>,
+    pub metadata_duration: Option<f64>,
+    /// From the AVC sequence header's SPS, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coded_width: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coded_height: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coded_frame_rate: Option<f64>,
+    pub keyframes: Vec<Keyframe>,
+    pub tags: TagCounts,
+    /// The header's data offset (9 in files that follow the spec to the letter).
+    pub data_offset: u64,
+    /// The header's flags byte (4: audio, 1: video).
+    pub flags: u8,
+    /// Seconds: the timestamp of the last tag.
+    pub last_timestamp: f64,
+    /// Offset of the last video tag.
+    pub last_video_tag: Option<u64>,
+    /// The first onMetaData script tag that decodes.
+    pub metadata: Option<TagSpan>,
+    /// The first video configuration tag (AVC/HEVC sequence header, Enhanced SequenceStart).
+    pub video_config: Option<TagSpan>,
+    /// The first audio configuration tag (AAC sequence header, Enhanced SequenceStart).
+    pub audio_config: Option<TagSpan>,
+    /// Bytes from the start of the file that hold complete tags (less than `size` when the
+    /// index stopped early).
+    pub end: u64,
+    /// Where and why the index stops early, or anything odd; empty for a clean file.
+    pub problems: Vec<String>,
+    /// Bytes actually read to build the index.
+    pub bytes_read: u64,
+}
+
+impl FlvIndex {
+    /// Nothing found yet.
+    pub fn empty(path: &Path, size: u64) -> FlvIndex {
+        FlvIndex {
+            path: path.display().to_string(),
+            size,
+            duration: 0.0,
+            video_codec: None,
+            audio_codec: None,
+            width: None,
+            height: None,
+            frame_rate: None,
+            metadata_duration: None,
+            coded_width: None,
+            coded_height: None,
+            coded_frame_rate: None,
+            keyframes: Vec::new(),
+            tags: TagCounts::default(),
+            data_offset: 0,
+            flags: 0,
+            last_timestamp: 0.0,
+            last_video_tag: None,
+            metadata: None,
+            video_config: None,
+            audio_config: None,
+            end: 0,
+            problems: Vec::new(),
+            bytes_read: 0,
+        }
+    }
+
+    /// The last keyframe at or before `seconds` (the first one when all are later).
+    pub fn keyframe_at(&self, seconds: f64) -> Option<Keyframe> {
+        let i = self.keyframes.partition_point(|k| k.time <= seconds);
+        self.keyframes.get(i.saturating_sub(1)).copied()
+    }
+}

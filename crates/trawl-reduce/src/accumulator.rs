@@ -1,0 +1,416 @@
+//! Every file's facts folded into the global figures and the report.
+
+use crate::config::BASE;
+use crate::dedup::ratio;
+use crate::fingerprint::block_fp;
+use std::sync::Arc;
+
+use trawl_report::reduction::*;
+
+use crate::attribution::{Shares, attribute_partition, log_keys};
+use crate::config::ReduceConfig;
+use crate::dedup::Dedup;
+use crate::facts::FileReduce;
+use crate::index::Index;
+use crate::spill;
+
+/// Folds files into the global figures. Rules:
+/// - Blocks are cut from the start of each file; a file's last block is as long as what is left
+///   and is fingerprinted as it is (so it only matches an equally short block of equal bytes).
+/// - A block of any size is a zero block if all its bytes are zero; zero blocks are counted in
+///   `zero_blocks`/`zero_bytes` and are neither unique nor indexed.
+/// - `unique_blocks`/`unique_bytes`: distinct non-zero blocks and their bytes; `ratio` =
+///   `logical_bytes / unique_bytes`.
+/// - Compression: each unit (cut like blocks) is compressed alone; `allocated` = the compressed
+///   size, or the unit's size if compression saves less than `threshold`, rounded up to `sector`.
+///   `ratio` = logical / allocated. Combined: the allocated bytes of distinct non-zero units only
+///   (dedup at the unit size, then compression); `combined_ratio` = logical / that.
+pub struct Accumulator {
+    cfg: Arc<ReduceConfig>,
+    pub(crate) sizes: Vec<(usize, Dedup)>,
+    unit_index: usize,
+    cdc: Option<(Dedup, [u64; 64])>,
+    compressed: Vec<u64>,
+    allocated: Vec<u64>,
+    units: u64,
+    /// Units compressed (all of them unless sampling) and their logical bytes.
+    sampled_units: u64,
+    sampled_logical: u64,
+    zero_logical: u64,
+    zero_compressed: Vec<u64>,
+    zero_allocated: Vec<u64>,
+    spilled: bool,
+    error: Option<std::io::Error>,
+    /// Registered files (see [`Accumulator::register`]).
+    files: Vec<String>,
+    /// Per non-zero block at the smallest size: key, length and file, for the attribution at
+    /// the end, in partition files like a spill's (16 or 24 bytes per block, sequential writes,
+    /// each partition read back once against that partition's final counts).
+    keylog: Option<spill::Spill>,
+    top: Option<Vec<TopFile>>,
+}
+
+impl Accumulator {
+    pub fn new(cfg: Arc<ReduceConfig>) -> Accumulator {
+        let threshold = cfg.sample_threshold();
+        let rate = if threshold.is_some() {
+            cfg.sample.unwrap_or(1.0)
+        } else {
+            1.0
+        };
+        let mut sizes: Vec<(usize, Dedup)> = cfg
+            .dedup_sizes
+            .iter()
+            .map(|&s| (s, Dedup::new(s as u32, 0, threshold, rate, cfg.exact_keys)))
+            .collect();
+        let n = cfg.codecs.len();
+        // The combined figure needs dedup at the unit size; measure it even if not asked for
+        // (but not without codecs: then there is no combined figure, and the index would only
+        // cost memory; `usize::MAX` matches no size).
+        let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
+            Some(i) => i,
+            None if cfg.codecs.is_empty() && !sizes.is_empty() => usize::MAX,
+            None => {
+                sizes.push((cfg.unit, Dedup::default()));
+                sizes.len() - 1
+            }
+        };
+        if let Some((s, d)) = sizes.get_mut(unit_index) {
+            // The unit size carries each unit's allocated sizes, summed over unique units.
+            *d = Dedup::new(*s as u32, n, threshold, rate, cfg.exact_keys);
+        }
+        Accumulator {
+            cdc: cfg.cdc_avg.map(|_| {
+                (
+                    Dedup::new(0, 0, threshold, rate, cfg.exact_keys),
+                    [0u64; 64],
+                )
+            }),
+            sampled_units: 0,
+            sampled_logical: 0,
+            zero_logical: 0,
+            zero_compressed: vec![0; cfg.codecs.len()],
+            zero_allocated: vec![0; cfg.codecs.len()],
+            spilled: false,
+            error: None,
+            cfg,
+            sizes,
+            unit_index,
+            compressed: vec![0; n],
+            allocated: vec![0; n],
+            units: 0,
+            files: Vec::new(),
+            keylog: None,
+            top: None,
+        }
+    }
+
+    /// Numbers a file for [`FileReducer::with_file`].
+    pub fn register(&mut self, path: &std::path::Path) -> u32 {
+        self.files.push(path.display().to_string());
+        (self.files.len() - 1) as u32
+    }
+
+    /// Whether per-file attribution is on: asked for, and exact (not sampled).
+    pub(crate) fn attributing(&self) -> bool {
+        self.cfg.top_files > 0 && self.cfg.sample_threshold().is_none()
+    }
+
+    /// The top files from the per-file shares.
+    pub(crate) fn rank(&mut self, per: &Shares) {
+        let mut order: Vec<usize> = (0..per.len()).filter(|&i| per[i].0 > 0).collect();
+        order.sort_by(|&a, &b| {
+            per[b]
+                .1
+                .total_cmp(&per[a].1)
+                .then_with(|| self.files[a].cmp(&self.files[b]))
+        });
+        let block_size = self.sizes[0].0 as u64;
+        self.top = Some(
+            order
+                .into_iter()
+                .take(self.cfg.top_files)
+                .map(|i| TopFile {
+                    path: self.files[i].clone(),
+                    block_size,
+                    duplicate_bytes: per[i].0,
+                    saved_bytes: per[i].1.round() as u64,
+                })
+                .collect(),
+        );
+    }
+
+    /// Folds in part of a large file (whole groups of blocks, see [`ReduceConfig::group`]); an
+    /// I/O error is kept and returned by [`Accumulator::finish`].
+    pub fn add_part(&mut self, f: &FileReduce) {
+        if self.error.is_none()
+            && let Err(e) = self.add(f)
+        {
+            self.error = Some(e);
+        }
+    }
+
+    pub fn add(&mut self, f: &FileReduce) -> std::io::Result<()> {
+        let n = f.fps.len();
+        let ncodec = self.cfg.codecs.len();
+        let last_len = if (f.size as usize).is_multiple_of(BASE) {
+            BASE
+        } else {
+            f.size as usize % BASE
+        };
+        let mut keys = Vec::new();
+        let mut lens = Vec::new();
+        let mut zero = Vec::new();
+        let mut buf = Vec::new();
+        for (idx, (size, d)) in self.sizes.iter_mut().enumerate() {
+            let k = *size / BASE;
+            keys.clear();
+            lens.clear();
+            zero.clear();
+            for (g, group) in f.fps.chunks(k).enumerate() {
+                keys.push(block_fp(group, &mut buf));
+                let first = g * k;
+                let len = if first + group.len() == n {
+                    (group.len() - 1) * BASE + last_len
+                } else {
+                    group.len() * BASE
+                };
+                lens.push(len as u32);
+                zero.push(f.zero[first..first + group.len()].iter().all(|z| *z));
+            }
+            let is_unit = idx == self.unit_index;
+            let carry = |u: usize, out: &mut Vec<u32>| {
+                if is_unit {
+                    out.extend((0..ncodec).map(|c| f.units[u * ncodec + c].1));
+                }
+            };
+            d.add(&keys, &lens, &zero, &carry)?;
+            if idx == 0
+                && let Some(id) = f.file
+                && self.cfg.top_files > 0
+                && self.cfg.sample_threshold().is_none()
+            {
+                // (Borrowing `self` whole here would clash with `self.sizes`; the log is apart.)
+                log_keys(&mut self.keylog, &self.cfg, id, &keys, &lens, &zero)?;
+            }
+            if idx == self.unit_index && ncodec > 0 {
+                for u in 0..keys.len() {
+                    if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
+                        continue; // not in the sample
+                    }
+                    // Zero units are always measured and kept apart, exactly.
+                    let z = zero[u];
+                    if z {
+                        self.zero_logical += lens[u] as u64;
+                    } else {
+                        self.sampled_units += 1;
+                        self.sampled_logical += lens[u] as u64;
+                    }
+                    for c in 0..ncodec {
+                        let (clen, alloc) = f.units[u * ncodec + c];
+                        if z {
+                            self.zero_compressed[c] += clen as u64;
+                            self.zero_allocated[c] += alloc as u64;
+                            continue;
+                        }
+                        self.compressed[c] += clen as u64;
+                        self.allocated[c] += alloc as u64;
+                    }
+                }
+                self.units += keys.len() as u64;
+            }
+        }
+        if let Some((d, sizes)) = &mut self.cdc {
+            keys.clear();
+            lens.clear();
+            zero.clear();
+            for (fp, len, z) in &f.chunks {
+                keys.push(*fp);
+                lens.push(*len);
+                zero.push(*z);
+                sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
+            }
+            d.add(&keys, &lens, &zero, &|_, _| {})?;
+        }
+        self.maybe_spill()
+    }
+
+    /// Past the memory budget, every index from now on spills to partition files.
+    pub(crate) fn maybe_spill(&mut self) -> std::io::Result<()> {
+        let Some(budget) = self.cfg.memory else {
+            return Ok(());
+        };
+        if self.sizes[0].1.spill.is_some() {
+            return Ok(());
+        }
+        let used: u64 = self
+            .sizes
+            .iter()
+            .map(|(_, d)| d.memory_bytes())
+            .chain(self.cdc.iter().map(|(d, _)| d.memory_bytes()))
+            .sum();
+        if used <= budget {
+            return Ok(());
+        }
+        let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let ncodec = self.cfg.codecs.len();
+        let kb = if self.cfg.exact_keys { 16 } else { 8 };
+        for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            // What is staged goes into the table first: the spill holds what comes after.
+            d.flush();
+            let extra = if idx == self.unit_index { ncodec } else { 0 };
+            d.spill = Some(spill::Spill::new(&dir, extra, kb)?);
+        }
+        if let Some((d, _)) = &mut self.cdc {
+            d.flush();
+            d.spill = Some(spill::Spill::new(&dir, 0, kb)?);
+        }
+        self.spilled = true;
+        Ok(())
+    }
+
+    /// Whether the index went past `--memory` and was spilled.
+    pub fn spilled(&self) -> bool {
+        self.spilled
+    }
+
+    /// Counts whatever was spilled (call once, after the last [`Accumulator::add`]).
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        // The key log is read partition by partition against each partition's final counts:
+        // from the table in RAM, or, after a spill, while the smallest size's partitions are
+        // counted.
+        let attributing = self.attributing();
+        let keylog = self.keylog.take().map(|k| k.into_reader()).transpose()?;
+        let mut per: Shares = vec![(0, 0.0); self.files.len()];
+        for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
+            let mut hook = |q: usize, t: &Index| -> std::io::Result<()> {
+                match (&keylog, idx) {
+                    (Some(r), 0) => attribute_partition(r, q, t, &mut per),
+                    _ => Ok(()),
+                }
+            };
+            d.settle_spill(&mut hook)?;
+        }
+        if let Some((d, _)) = &mut self.cdc {
+            d.settle_spill(&mut |_, _| Ok(()))?;
+        }
+        if attributing {
+            if let Some(r) = &keylog
+                && !self.spilled
+            {
+                for q in 0..spill::PARTITIONS {
+                    attribute_partition(r, q, &self.sizes[0].1.table, &mut per)?;
+                }
+            }
+            self.rank(&per);
+        }
+        Ok(())
+    }
+
+    pub fn report(&self) -> ReductionJson {
+        let logical = self.sizes[0].1.logical_bytes;
+        let mut dedup: Vec<DedupJson> = self
+            .sizes
+            .iter()
+            .filter(|(s, _)| self.cfg.dedup_sizes.contains(s))
+            .map(|(s, d)| DedupJson {
+                block_size: *s as u64,
+                counts: d.counts(),
+            })
+            .collect();
+        dedup.sort_by_key(|d| d.block_size);
+        let cdc = self.cdc.as_ref().map(|(d, sizes)| {
+            let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
+            CdcJson {
+                avg_size: avg as u64,
+                min_size: min as u64,
+                max_size: max as u64,
+                counts: d.counts(),
+                chunk_sizes: sizes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(k, n)| SizeBucket {
+                        from: 1 << k,
+                        to: (1u64 << (k + 1)) - 1,
+                        chunks: *n,
+                    })
+                    .collect(),
+            }
+        });
+        let sampling = self.cfg.sample_threshold().is_some();
+        let rate = self.cfg.sample.unwrap_or(1.0);
+        // Scale sampled sums to the whole: by logical bytes for per-unit figures, by the rate for
+        // the combined figure (it counts distinct units, sampled by hash threshold).
+        let nonzero = logical - self.zero_logical;
+        let scale = if sampling && self.sampled_logical > 0 {
+            nonzero as f64 / self.sampled_logical as f64
+        } else {
+            1.0
+        };
+        let compression = self
+            .cfg
+            .codecs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let allocated =
+                    (self.allocated[i] as f64 * scale).round() as u64 + self.zero_allocated[i];
+                // Codecs imply a unit index (see `new`).
+                let unique = self.sizes[self.unit_index].1.found.carried[i];
+                let combined = if sampling {
+                    (unique as f64 / rate).round() as u64
+                } else {
+                    unique
+                };
+                let sample = sampling.then(|| {
+                    // Hoeffding: the mean allocated fraction of m units, each in [0, r].
+                    let r = (self.cfg.unit + self.cfg.sector) as f64 / self.cfg.unit as f64;
+                    let m = self.sampled_units.max(1) as f64;
+                    let hw = r * ((2.0f64 / 0.01).ln() / (2.0 * m)).sqrt() * nonzero as f64;
+                    SampleJson {
+                        rate,
+                        kept: self.sampled_units,
+                        confidence: 0.99,
+                        low: (allocated as f64 - hw).max(0.0).round() as u64,
+                        high: (allocated as f64 + hw).round() as u64,
+                    }
+                });
+                CompressionJson {
+                    codec: c.name().into(),
+                    level: c.level(),
+                    implementation: c.implementation(),
+                    unit: self.cfg.unit as u64,
+                    sector: self.cfg.sector as u64,
+                    threshold: self.cfg.threshold,
+                    units: self.units,
+                    logical_bytes: logical,
+                    compressed_bytes: (self.compressed[i] as f64 * scale).round() as u64
+                        + self.zero_compressed[i],
+                    allocated_bytes: allocated,
+                    ratio: ratio(logical, allocated),
+                    combined_allocated_bytes: combined,
+                    combined_ratio: ratio(logical, combined),
+                    sample,
+                }
+            })
+            .collect();
+        ReductionJson {
+            fingerprint: if self.cfg.exact_keys {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
+            } else {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 56 bits kept (8 implied by the partition + 48 stored)"
+            }
+            .into(),
+            dedup,
+            cdc,
+            compression,
+            top_files: self.top.clone(),
+            top_files_note: (self.cfg.top_files > 0 && !self.attributing())
+                .then(|| "not computed for a sampled run".into()),
+        }
+    }
+}
