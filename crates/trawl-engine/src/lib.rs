@@ -2,15 +2,18 @@
 //! the Python bindings both stand on. It assembles the lanes (digests from `trawl-scan`, data
 //! reduction from `trawl-reduce`, the FLV index from `trawl-media`), runs the engine, folds the
 //! results into the typed report of `trawl-report`, and says how each file is named in a
-//! manifest and where its keyframe index goes. It writes nothing: rendering is the caller's.
+//! manifest and where its keyframe index goes; and verification against a manifest. It writes
+//! nothing: rendering is the caller's.
 
 pub mod lanes;
 pub mod names;
 pub mod scan;
+pub mod verify;
 
 pub use lanes::ScanLanes;
 pub use names::{manifest_name, media_index_name};
 pub use scan::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
+pub use verify::{VerifyError, VerifyOptions, VerifyOutcome, verify};
 
 /// Peak resident set size of this process so far (`getrusage`).
 pub fn peak_rss() -> Option<u64> {

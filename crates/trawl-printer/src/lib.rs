@@ -9,5 +9,6 @@ pub mod audit;
 pub mod human;
 pub mod reduction;
 pub mod scan;
+pub mod verify;
 
 pub use atomic::AtomicFile;

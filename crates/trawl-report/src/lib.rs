@@ -3,7 +3,8 @@
 //! renderers (JSON, human text, and later HTML) only read them.
 //!
 //! One module per domain: [`scan`] (files, totals, failures), [`reduction`] (dedup, CDC,
-//! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events).
+//! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events),
+//! [`verify`] (manifest entries and their states).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
@@ -13,6 +14,7 @@ pub mod audit;
 pub mod media;
 pub mod reduction;
 pub mod scan;
+pub mod verify;
 
 use serde::{Serialize, Serializer};
 
@@ -52,6 +54,20 @@ pub fn sorted_keys<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S:
     serde_json::to_value(v)
         .map_err(serde::ser::Error::custom)?
         .serialize(s)
+}
+
+/// Serializes path bytes as a [`JsonPath`] (flattened: `path`, and `path_hex` when needed).
+pub fn bytes_as_path<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    JsonPath::new(Path::new(std::ffi::OsStr::from_bytes(b))).serialize(s)
+}
+
+/// As [`bytes_as_path`], for a list.
+pub fn bytes_list_as_paths<S: Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+    let paths: Vec<JsonPath> = v
+        .iter()
+        .map(|b| JsonPath::new(Path::new(std::ffi::OsStr::from_bytes(b))))
+        .collect();
+    paths.serialize(s)
 }
 
 /// As [`sorted_keys`], for an optional value.

@@ -1,0 +1,61 @@
+//! A verification's output, as `sha256sum -c` prints it: `name: OK`, `name: FAILED (why)`, and
+//! the counts.
+
+use std::io::{self, Write};
+
+use trawl_report::verify::{VerifyReport, VerifyState};
+
+/// A name as sha256sum -c prints it: with a leading `\` and escapes when it holds a line break
+/// or backslash.
+fn display_name(name: &[u8]) -> Vec<u8> {
+    if trawl_manifest::needs_escape(name) {
+        let mut v = b"\\".to_vec();
+        v.extend(trawl_manifest::escape_name(name));
+        v
+    } else {
+        name.to_vec()
+    }
+}
+
+/// One line per entry (only the ones that are not OK with `failures_only`), then one per file
+/// not listed.
+pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::Result<()> {
+    for e in &r.entries {
+        let (word, detail): (&str, Option<&str>) = match &e.state {
+            VerifyState::Ok if failures_only => continue,
+            VerifyState::Ok => ("OK", None),
+            VerifyState::Failed(why) => ("FAILED", Some(why)),
+            VerifyState::Missing => ("MISSING", None),
+            VerifyState::Unreadable(why) => ("FAILED open or read", Some(why)),
+        };
+        out.write_all(&display_name(&e.name))?;
+        write!(out, ": {word}")?;
+        if let Some(d) = detail {
+            write!(out, " ({d})")?;
+        }
+        writeln!(out)?;
+    }
+    for name in &r.not_listed {
+        out.write_all(&display_name(name))?;
+        writeln!(out, ": NOT IN MANIFEST")?;
+    }
+    Ok(())
+}
+
+/// `N listed: a OK, b FAILED, c missing, d unreadable[, e not in manifest]`.
+pub fn summary(r: &VerifyReport) -> String {
+    let c = r.counts();
+    format!(
+        "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}",
+        r.entries.len(),
+        c.ok,
+        c.failed,
+        c.missing,
+        c.unreadable,
+        if r.strict {
+            format!(", {} not in manifest", r.not_listed.len())
+        } else {
+            String::new()
+        }
+    )
+}
