@@ -4,7 +4,7 @@ mod audit;
 mod bag;
 mod catalog;
 mod flv;
-mod output;
+pub(crate) mod output;
 mod scan;
 #[cfg(feature = "serve")]
 mod serve;

@@ -10,6 +10,7 @@ pub mod audit;
 pub mod chain;
 pub mod lock;
 pub mod query;
+pub mod report;
 pub mod run;
 mod schema;
 pub mod summary;
@@ -23,6 +24,20 @@ use trawl_digest::Algorithm;
 pub use audit::{Audit, AuditMode, Planned, Verdict};
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit};
 pub use schema::SCHEMA_VERSION;
+
+/// Splits a catalog's concatenated digests (in the catalog's algorithm order) by algorithm.
+pub fn split_digests(algs: &[Algorithm], d: &[u8]) -> Vec<(Algorithm, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    for a in algs {
+        let n = a.output_len();
+        if off + n <= d.len() {
+            out.push((*a, d[off..off + n].to_vec()));
+        }
+        off += n;
+    }
+    out
+}
 
 /// Every way a catalog operation fails; each names the catalog file.
 #[derive(Debug, thiserror::Error)]

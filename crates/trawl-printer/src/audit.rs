@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use trawl_report::audit::AuditHead;
+use trawl_report::audit::{AuditEvent, AuditHead};
 
 use crate::human;
 
@@ -110,4 +110,40 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
         t.push_str(&format!("peak memory: {}\n", human::bytes(r)));
     }
     t
+}
+
+/// Calls its argument once per event, in order; returns its source's first error.
+pub type EachEvent<'a, E> = dyn FnMut(&mut dyn FnMut(&AuditEvent)) -> Result<(), E> + 'a;
+
+/// The audit's JSON: the head, then the events one by one, one line each, as `each_event`
+/// yields them (streamed from the catalog, so that memory stays flat whatever the run's size).
+/// `each_event` returns the first error of its source; a write error ends the stream.
+pub fn write_json<E: From<std::io::Error>>(
+    out: &mut dyn std::io::Write,
+    head: &AuditHead,
+    each_event: &mut EachEvent<'_, E>,
+) -> Result<(), E> {
+    let text = serde_json::to_string_pretty(head).map_err(std::io::Error::from)?;
+    // Reopen the object to append the events array.
+    out.write_all(&text.as_bytes()[..text.len() - 2])?;
+    out.write_all(b",\n  \"events\": [")?;
+    let mut first = true;
+    let mut err: Option<std::io::Error> = None;
+    each_event(&mut |ev| {
+        if err.is_some() {
+            return;
+        }
+        let r = out
+            .write_all(if first { b"\n    " } else { b",\n    " })
+            .and_then(|()| serde_json::to_writer(&mut *out, ev).map_err(std::io::Error::from));
+        first = false;
+        if let Err(e) = r {
+            err = Some(e);
+        }
+    })?;
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    out.write_all(b"\n  ]\n}\n")?;
+    Ok(())
 }

@@ -1,0 +1,103 @@
+//! A run and its events in the typed report model (`trawl-report`'s audit schema), and the
+//! catalog's files as manifest entries (for `catalog export`).
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use trawl_digest::Algorithm;
+use trawl_manifest::Entry;
+use trawl_report::JsonPath;
+use trawl_report::audit::{AuditEvent, AuditHead, Digests};
+
+use crate::query::Event;
+use crate::run::AuditReport;
+use crate::{Catalog, Result, split_digests};
+
+impl AuditReport {
+    /// The head of the run's report; `catalog` as the user named it, `peak_rss` measured by the
+    /// caller as late as it can.
+    pub fn head(
+        &self,
+        catalog: &Path,
+        roots: &[std::path::PathBuf],
+        peak_rss: Option<u64>,
+    ) -> AuditHead {
+        let s = &self.summary;
+        AuditHead {
+            algorithms: self
+                .algorithms
+                .iter()
+                .map(|a| a.name().to_string())
+                .collect(),
+            bytes_read: s.bytes_read,
+            catalog: JsonPath::new(catalog),
+            chain_digest: s.chain_digest.as_ref().map(hex::encode),
+            counts: s
+                .counts
+                .iter()
+                .map(|(v, n)| (v.name().to_string(), *n))
+                .collect(),
+            files_read: s.files_read,
+            mode: s.mode.clone(),
+            not_read: s.deferred,
+            peak_rss_bytes: peak_rss,
+            roots: roots.iter().map(|r| JsonPath::new(r)).collect(),
+            run: s.id,
+            schema_version: trawl_report::SCHEMA_VERSION,
+            seconds: self.seconds,
+            status: s.status.clone(),
+            trawl_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+fn digests(algs: &[Algorithm], d: &Option<Vec<u8>>) -> Option<Digests> {
+    let d = d.as_ref()?;
+    Some(
+        split_digests(algs, d)
+            .into_iter()
+            .map(|(a, v)| (a.name().to_string(), hex::encode(v)))
+            .collect(),
+    )
+}
+
+impl Event {
+    /// This event in the report model; `algs` are the catalog's algorithms.
+    pub fn to_report(&self, algs: &[Algorithm]) -> AuditEvent {
+        AuditEvent {
+            actual: digests(algs, &self.actual),
+            detail: self.detail.clone(),
+            expected: digests(algs, &self.expected),
+            moved_from: self.other_path.as_ref().map(|p| JsonPath::new(p)),
+            path: JsonPath::new(&self.path),
+            size: self.size,
+            state: self.verdict.name().to_string(),
+        }
+    }
+}
+
+impl Catalog {
+    /// Every registered file as a manifest entry: paths relative to the root with one root,
+    /// else absolute.
+    pub fn manifest_entries(&self) -> Result<Vec<Entry>> {
+        let algs = self.algorithms()?;
+        let roots = self.roots()?;
+        let single = roots.len() == 1;
+        let mut entries = Vec::new();
+        self.for_each_file(&mut |rid, rel, size, d| {
+            let mut path = Vec::new();
+            if !single && let Some((_, r)) = roots.iter().find(|(i, _)| *i == rid) {
+                path.extend_from_slice(r.as_os_str().as_bytes());
+                path.push(b'/');
+            }
+            path.extend_from_slice(rel);
+            entries.push(Entry {
+                path,
+                size: Some(size),
+                digests: split_digests(&algs, d),
+                line: 0,
+            });
+        })?;
+        Ok(entries)
+    }
+}

@@ -1,0 +1,104 @@
+//! `trawl catalog export`: the registered files as a manifest other tools read.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use trawl_catalog::{Catalog, OpenMode};
+use trawl_digest::Algorithm;
+use trawl_manifest::{Format, Style};
+
+use crate::Outcome;
+use crate::commands::output::Output;
+use crate::flags::lowargs::CatalogExportArgs;
+
+pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
+    let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
+    let algs = cat.algorithms()?;
+    if algs.is_empty() {
+        bail!("{}: nothing registered yet", a.catalog.display());
+    }
+    let need = |alg: Algorithm| -> anyhow::Result<Algorithm> {
+        if algs.contains(&alg) {
+            Ok(alg)
+        } else {
+            bail!(
+                "{}: the catalog records {}, not {}",
+                a.catalog.display(),
+                algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
+                alg.name()
+            )
+        }
+    };
+    enum Kind {
+        Manifest(Format),
+        Bagit(Algorithm),
+    }
+    let kind = match a.format.as_str() {
+        "md5sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Md5)?)),
+        "sha1sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha1)?)),
+        "sha256sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha256)?)),
+        "sha512sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha512)?)),
+        "b3sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Blake3)?)),
+        "xxh128sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Xxh3)?)),
+        "hashdeep" => {
+            let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
+                .into_iter()
+                .filter(|h| algs.contains(h))
+                .collect();
+            if hd.is_empty() {
+                bail!("hashdeep takes md5, sha1 or sha256; the catalog records none of them");
+            }
+            Kind::Manifest(Format::Hashdeep(hd))
+        }
+        "bagit" => {
+            let alg = match &a.digest {
+                Some(d) => need(d.parse::<Algorithm>().map_err(anyhow::Error::msg)?)?,
+                None => algs[0],
+            };
+            Kind::Bagit(alg)
+        }
+        other => bail!(
+            "--format {other}: expected sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit"
+        ),
+    };
+    let entries = cat.manifest_entries()?;
+    let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let mut out = Output::create(&dest)?;
+    match kind {
+        Kind::Manifest(f) => {
+            let comment = [format!("Exported from catalog {}", a.catalog.display())];
+            let left_out = trawl_manifest::write_manifest(
+                &mut out,
+                &f,
+                &entries,
+                Style { zero: false },
+                &comment,
+            )
+            .with_context(|| format!("{}: cannot write", out.name()))?;
+            if !left_out.is_empty() {
+                bail!(
+                    "{} names have line breaks, which {} cannot hold; nothing written",
+                    left_out.len(),
+                    f.name()
+                );
+            }
+        }
+        Kind::Bagit(alg) => {
+            // A BagIt payload manifest (manifest-ALG.txt): paths under data/, percent-encoded.
+            for e in &entries {
+                let Some((_, d)) = e.digests.iter().find(|(a, _)| *a == alg) else {
+                    continue;
+                };
+                let mut line = hex::encode(d).into_bytes();
+                line.extend_from_slice(b"  data/");
+                line.extend_from_slice(&trawl_bag::encode_path(&e.path));
+                line.push(b'\n');
+                out.write_all(&line)
+                    .with_context(|| format!("{}: cannot write", out.name()))?;
+            }
+        }
+    }
+    out.commit()?;
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,32 @@
+//! `trawl catalog report|history|export|verify`: read-only questions to an audit catalog, one
+//! module each.
+
+mod export;
+mod history;
+mod report;
+mod verify;
+
+use trawl_catalog::Catalog;
+use trawl_printer::audit::Shown;
+
+use crate::Outcome;
+use crate::flags::lowargs::CatalogCommand;
+
+pub fn run(c: CatalogCommand) -> anyhow::Result<Outcome> {
+    match c {
+        CatalogCommand::Report(a) => report::run(a),
+        CatalogCommand::History(a) => history::run(a),
+        CatalogCommand::Export(a) => export::run(a),
+        CatalogCommand::Verify(a) => verify::run(a),
+    }
+}
+
+pub(super) fn shown_as_is(cat: &Catalog) -> anyhow::Result<Shown> {
+    Ok(Shown {
+        roots: cat
+            .roots()?
+            .into_iter()
+            .map(|(_, p)| (p.clone(), p))
+            .collect(),
+    })
+}
