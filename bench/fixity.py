@@ -6,7 +6,10 @@ Data (generated once under bench/data by gen_corpus.py): (a) one 2 GiB file; (b)
 table gives the median wall time, throughput, peak RSS (from wait4) and trawl's speed ratio
 against each peer (>1 means trawl is faster).
 
-    python3 bench/fixity.py [--runs N] [--only a|b] [--trawl PATH]
+    python3 bench/fixity.py [--runs N] [--only a|b] [--trawl PATH] [--baseline PATH]
+
+With --baseline, every case also runs that other build of trawl (e.g. one built from an older
+commit), interleaved like the peers; its row's ratio is the baseline's time over this build's.
 """
 import argparse
 import os
@@ -54,6 +57,7 @@ def main():
     ap.add_argument("--only", choices=["a", "b"])
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
     ap.add_argument("--big-mib", type=int, default=2048)
+    ap.add_argument("--baseline", help="another trawl binary, run beside this one in every case")
     a = ap.parse_args()
     if not os.path.exists(a.trawl):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
@@ -66,13 +70,17 @@ def main():
     have = {t: shutil.which(t) for t in ["rhash", "b3sum", "hashdeep", "xxhsum", "sha256sum", "openssl"]}
     T = a.trawl
     print(f"machine: {os.cpu_count()} CPUs, {open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}")
-    print(f"trawl: {subprocess.run([T, '--version'], capture_output=True, text=True).stdout.strip()}; runs: {a.runs} (median)")
+    print(f"trawl: {T}: {subprocess.run([T, '--version'], capture_output=True, text=True).stdout.strip()}; runs: {a.runs} (median)")
+    if a.baseline:
+        print(f"baseline: {a.baseline}")
     rows = []
 
     def case(label, data_path, trawl_cmd, peers):
         # Runs interleaved (each round runs trawl and then every peer once), so that the VM's
         # drift during a case falls on all of them alike.
         n = tree_bytes(data_path)
+        if a.baseline:
+            peers = peers + [("trawl --baseline", [a.baseline if x == T else x for x in trawl_cmd], False)]
         cmds = [(trawl_cmd, False)] + [(cmd, shell) for _, cmd, shell in peers if cmd is not None]
         for cmd, shell in cmds:
             run_once(cmd, shell)  # warm-up: page cache and binaries

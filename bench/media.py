@@ -2,7 +2,7 @@
 """bench/media: FLV keyframe indexing, injection and seeking, trawl against ffprobe, flvmeta,
 yamdi, cat and nginx's flv module, side by side in one run (page cache warm).
 
-Data (bench/data/media, made once): two H.264 + AAC FLV files of about 1 GB, as in the issue:
+Data (bench/data/media, made once): two H.264 + AAC FLV files of about 1 GB:
   dense.flv   ~35,000 tags (16 Mbit/s video at 25 fps + AAC, tags ~29 KB)
   sparse.flv  ~290,000 tags (2 Mbit/s video at 25 fps + AAC, tags ~4 KB)
 Each is a short ffmpeg encoding (lavfi testsrc2 + sine, libx264 -g 50, aac) whose tags are

@@ -43,6 +43,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    ap.add_argument("--baseline", help="another trawl binary: its three scans run beside this build's")
+    ap.add_argument("--compare-only", action="store_true", help="only the interleaved table (no spill or sampling runs)")
     a = ap.parse_args()
     tree = os.path.join(HERE, "data", "mixed")
     subprocess.check_call([sys.executable, os.path.join(HERE, "gen_corpus.py"), "mixed", tree, "2048"])
@@ -51,15 +53,21 @@ def main():
     files = f"find {tree} -type f -print0 | sort -z | xargs -0 cat"
     reduce = f"{a.trawl} scan {tree} -q --dedup 4k,8k,16k,32k,64k,128k --cdc 16k --compress lz4,zstd:1"
     cases = [
-        # The configuration: the reduction alone (no fixity digest).
+        # The reduction alone (no fixity digest).
         ("trawl scan (dedup 6 sizes + cdc 16k + lz4 + zstd:1)", reduce + " --digest none"),
         ("trawl scan (dedup 6 sizes + cdc 16k + lz4 + zstd:1 + sha256)", reduce),
         ("trawl scan (default: dedup 6 sizes + lz4 + sha256)", f"{a.trawl} scan {tree} -q"),
+    ]
+    if a.baseline:
+        cases += [(f"baseline {name[len('trawl '):]}", cmd.replace(a.trawl, a.baseline, 1)) for name, cmd in cases[:3]]
+    cases += [
         ("cat > /dev/null", f"{files} > /dev/null"),
         ("lz4 -1", f"{files} | lz4 -1 > /dev/null"),
         ("zstd -1 -T1", f"{files} | zstd -1 -T1 > /dev/null"),
     ]
     print(f"{size / 1e9:.2f} GB mixed tree, {cpus} CPUs, median of {a.runs} (runs interleaved)\n")
+    if a.baseline:
+        print(f"trawl: {a.trawl}; baseline: {a.baseline}")
     print(f"{'command':<62} {'s':>7} {'MB/s':>8} {'MB/s/core':>10} {'RSS':>9}")
     res = {}
     # Interleaved: each round runs every command once, so that the VM's drift falls on all alike.
@@ -68,12 +76,18 @@ def main():
         t = statistics.median(r[n][0] for r in rounds)
         rss = max(r[n][1] for r in rounds)
         res[name] = t
-        per_core = size / t / 1e6 / (cpus if name.startswith("trawl") else 1)
+        per_core = size / t / 1e6 / (cpus if name.startswith(("trawl", "baseline")) else 1)
         print(f"{name:<62} {t:7.2f} {size / t / 1e6:8.0f} {per_core:10.0f} {rss / 2**20:7.0f}MiB")
     print()
     for name, _ in cases[:2]:
         full = res[name]
         print(f"{name} vs zstd -1 -T1 alone: {res['zstd -1 -T1'] / full:.2f}x; vs lz4 -1: {res['lz4 -1'] / full:.2f}x")
+    if a.baseline:
+        for name, _ in cases[:3]:
+            b = "baseline " + name[len("trawl "):]
+            print(f"{name}: this build {res[name]:.2f} s, baseline {res[b]:.2f} s: {res[b] / res[name]:.2f}x")
+    if a.compare_only:
+        return
 
     import json
     import tempfile

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/scale: the fingerprint index at tens of millions of distinct blocks, in RAM and spilled.
 
-The issue's figure: bytes of RAM per unique block (peak RSS over unique blocks) at >= 50 million
+The figure: bytes of RAM per unique block (peak RSS over unique blocks) at >= 50 million
 unique 4 KiB blocks, in RAM and with --memory at a quarter of what the index needs; the spilled
 run's throughput against the in-RAM one; identical reduction JSON.
 

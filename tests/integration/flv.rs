@@ -45,7 +45,7 @@ fn index_prints_keyframes_and_json_and_refuses_non_flv() {
     assert_eq!(f["keyframes"][1]["offset"], 57);
 }
 
-/// Test files made by ffmpeg (lavfi testsrc2 + sine), as the issue lists them; `None` (skipped)
+/// Test files made by ffmpeg (lavfi testsrc2 + sine), one per codec pairing; `None` (skipped)
 /// without ffmpeg and ffprobe.
 fn ffmpeg_files(d: &Dir) -> Option<Vec<&'static str>> {
     let ffmpeg = tool("ffmpeg")?;

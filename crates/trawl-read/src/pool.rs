@@ -1,4 +1,4 @@
-//! A bounded pool of pre-allocated read buffers (seed 000): readers take an empty buffer, fill it
+//! A bounded pool of pre-allocated read buffers: readers take an empty buffer, fill it
 //! and pass it on; when the last consumer drops it, it goes back to the pool. No allocation per
 //! read, and memory is `count * size` whatever the number or size of files.
 

@@ -9,7 +9,7 @@
 //!   the home line taken from the remainder; sized once for all the distinct keys (load 0.75 at
 //!   the end), so it never grows: growth, the staging API and its callbacks are left out, and
 //!   what is printed is an upper bound for such a table;
-//! - `radix`: the anchor, every key partitioned first, then each partition counted in a
+//! - `radix`: the reference design: every key partitioned first, then each partition counted in a
 //!   cache-sized table: 8 bytes per key scanned, whatever the number of distinct keys.
 //!
 //!     hash_probe N DUP_PERCENT [DIST]
@@ -113,7 +113,7 @@ fn main() {
     assert_eq!(new as usize, distinct);
     drop(m);
 
-    // The anchor: every key, repeats included, partitioned first by its top 12 bits,
+    // The reference design: every key, repeats included, partitioned first by its top 12 bits,
     // then each partition counted in an open-addressing table that fits the cache (remainder
     // and count in a u64, load at most 0.5). It holds 8 bytes per key scanned, not per distinct
     // key, until the last partition is counted.

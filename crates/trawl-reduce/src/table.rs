@@ -2,8 +2,8 @@
 //! stored dense and sorted in 7 bytes per distinct block, filled by merging sorted batches.
 //!
 //! Why by hand: a `HashMap<u128, u32>` costs 32+ bytes per entry plus its control bytes and
-//! doubling slack (the seed's Java map ~54 B, restic ~56 B, duperemove ~82 B per block), which is
-//! what made seed 001's scanner choke and stop at RAM. Here nothing but the fingerprint's bits are
+//! doubling slack (a Java map ~54 B, restic ~56 B, duperemove ~82 B per block), which is what
+//! makes a per-block map stop at RAM long before the data ends. Here nothing but the fingerprint's bits are
 //! stored, the top bits are not stored at all, and there are no empty slots:
 //!
 //! - The 64-bit key (the top half of a block's XXH3-128) is split: its top `PART_BITS` (8) bits

@@ -309,7 +309,7 @@ fn read_file(
 }
 
 /// This thread reads; each lane consumes on its own thread from a bounded channel of shared
-/// chunks (seed 000's reader/digester split, widened to several digesters).
+/// chunks (readers and digesters apart, with several digesters per file).
 ///
 /// A mapped window is unmapped by this thread, not by the lane that drops it last: that lane
 /// hands it back (the `unmap` channel) and this thread drops it while the lanes go on with the
