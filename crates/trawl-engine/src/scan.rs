@@ -52,7 +52,10 @@ pub enum Notice<'a> {
         record: &'a FileJson,
     },
     /// Something odd in an FLV file (the index is still written, up to where it stops).
-    MediaProblem { path: &'a Path, problem: &'a str },
+    MediaProblem {
+        path: &'a Path,
+        problem: &'a trawl_media::FlvProblem,
+    },
     /// A file that looked like FLV could not be indexed.
     MediaFailed { message: &'a str },
 }
@@ -348,7 +351,7 @@ fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
                 script: i.tags.script,
                 other: i.tags.other,
             },
-            problems: i.problems.clone(),
+            problems: i.problems.iter().map(|p| p.message.clone()).collect(),
         },
         Err(e) => FlvSummary::Failed { error: e.clone() },
     }

@@ -274,7 +274,10 @@ mod tests {
             }]
         );
         assert_eq!(
-            i.problems,
+            i.problems
+                .iter()
+                .map(|p| p.message.as_str())
+                .collect::<Vec<_>>(),
             vec![
                 "onMetaData at offset 13: `width` is not a finite number; ignored",
                 "onMetaData at offset 13: `duration` is not a finite number; ignored",
@@ -354,7 +357,7 @@ mod tests {
         assert_eq!(i.keyframes.len(), 1);
         assert_eq!(i.keyframes[0].offset, k1);
         assert!(
-            i.problems[0].contains(&format!("offset {cut}")),
+            i.problems[0].message.contains(&format!("offset {cut}")),
             "{:?}",
             i.problems
         );
@@ -365,7 +368,7 @@ mod tests {
         let i = index_file(f.path()).unwrap();
         assert!(i.keyframes.is_empty());
         assert!(
-            i.problems[0].contains("runs past the end"),
+            i.problems[0].message.contains("runs past the end"),
             "{:?}",
             i.problems
         );

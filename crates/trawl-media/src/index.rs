@@ -86,7 +86,7 @@ pub struct FlvIndex {
     /// index stopped early).
     pub end: u64,
     /// Where and why the index stops early, or anything odd; empty for a clean file.
-    pub problems: Vec<String>,
+    pub problems: Vec<FlvProblem>,
     /// Bytes actually read to build the index.
     pub bytes_read: u64,
 }
@@ -126,5 +126,27 @@ impl FlvIndex {
     pub fn keyframe_at(&self, seconds: f64) -> Option<Keyframe> {
         let i = self.keyframes.partition_point(|k| k.time <= seconds);
         self.keyframes.get(i.saturating_sub(1)).copied()
+    }
+}
+
+/// Something odd in a file, where it is: written in reports as its message (which names the
+/// offset too), so that the JSON keeps a list of strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlvProblem {
+    /// The offset of the tag (or PreviousTagSize) concerned; `None` for a count of problems
+    /// left out.
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl std::fmt::Display for FlvProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Serialize for FlvProblem {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
     }
 }

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::path::Path;
 
 use crate::fetch::{Fetch, SeekMethod};
-use crate::index::{FlvError, FlvIndex};
+use crate::index::{FlvError, FlvIndex, FlvProblem};
 use crate::walker::{Problem, Segment, Walker, prev_mismatch, problem_list, ts_problem};
 
 /// Tags in a row that must agree before a guessed offset is taken as a tag.
@@ -160,7 +160,7 @@ pub(crate) fn index(
         .next()
         .expect("one part at least")?
         .expect("the first part");
-    let mut texts: Vec<String> = Vec::new();
+    let mut texts: Vec<FlvProblem> = Vec::new();
     let mut over = 0u64;
     take_problems(&mut cur, &mut texts, &mut over, [None; 2]);
     for (i, seg) in segs.enumerate() {
@@ -190,7 +190,7 @@ pub(crate) fn index(
 /// against the last timestamps before it.
 fn take_problems(
     seg: &mut Segment,
-    texts: &mut Vec<String>,
+    texts: &mut Vec<FlvProblem>,
     over: &mut u64,
     last: [Option<u32>; 2],
 ) {
@@ -208,7 +208,7 @@ fn take_problems(
 }
 
 /// Appends the segment that starts where `cur` stopped.
-fn join(cur: &mut Segment, mut seg: Segment, texts: &mut Vec<String>, over: &mut u64) {
+fn join(cur: &mut Segment, mut seg: Segment, texts: &mut Vec<FlvProblem>, over: &mut u64) {
     if let (Some(e), Some(p)) = (cur.expect_prev, seg.first_prev)
         && e != p
     {
@@ -330,7 +330,7 @@ mod tests {
         assert_eq!(want.keyframes.len(), 120);
         assert!(want.problems.len() >= 4, "{:?}", want.problems);
         assert!(
-            want.problems.iter().any(|p| p.contains("AMF0")),
+            want.problems.iter().any(|p| p.message.contains("AMF0")),
             "{:?}",
             want.problems
         );
@@ -346,7 +346,11 @@ mod tests {
         w[n - 4..].copy_from_slice(&1u32.to_be_bytes());
         let g = write(&w);
         let want = sequential(g.path());
-        assert!(want.problems.iter().any(|p| p.contains("is 1, expected")));
+        assert!(
+            want.problems
+                .iter()
+                .any(|p| p.message.contains("is 1, expected"))
+        );
         for parts in [2, 3, 6] {
             assert_eq!(
                 in_parts(g.path(), parts, SeekMethod::Auto),
@@ -358,7 +362,11 @@ mod tests {
         for cut in [v.len() - 1000, v.len() / 2 + 17] {
             let g = write(&v[..cut]);
             let want = sequential(g.path());
-            assert!(want.problems.iter().any(|p| p.contains("truncated")));
+            assert!(
+                want.problems
+                    .iter()
+                    .any(|p| p.message.contains("truncated"))
+            );
             for parts in [2, 4, 7] {
                 assert_eq!(
                     in_parts(g.path(), parts, SeekMethod::Auto),

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::index::{FlvError, FlvIndex, Keyframe, TagSpan};
+use crate::index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagSpan};
 
 /// Payload bytes looked at for every tag: enough for an Enhanced FLV multitrack video header
 /// (type byte, track byte, FourCC) and the AVC packet type.
@@ -47,7 +47,7 @@ enum State {
 /// A problem found, in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Problem {
-    Text(String),
+    Text(FlvProblem),
     /// In a segment walk: the first timestamp of a track (0 video, 1 audio), to be checked
     /// against the previous segment's last one when the segments are joined.
     FirstTs {
@@ -175,10 +175,13 @@ impl Walker {
             }
             State::Payload(h) => {
                 if data.len() < h.size as usize {
-                    self.problem(format!(
-                        "the file ends inside the tag at offset {}; indexed up to there",
-                        h.pos
-                    ));
+                    self.problem(
+                        h.pos,
+                        format!(
+                            "the file ends inside the tag at offset {}; indexed up to there",
+                            h.pos
+                        ),
+                    );
                     self.state = State::Done;
                 } else {
                     self.tag(h, data);
@@ -192,9 +195,10 @@ impl Walker {
 
     pub fn finish(mut self) -> FlvIndex {
         if let State::Tag(pos) | State::Payload(Header { pos, .. }) = self.state {
-            self.problem(format!(
-                "the data ended before the tag at offset {pos}; indexed up to there"
-            ));
+            self.problem(
+                pos,
+                format!("the data ended before the tag at offset {pos}; indexed up to there"),
+            );
         }
         let over = self.problems_over;
         let texts = self.problems.into_iter().filter_map(|p| match p {
@@ -219,7 +223,14 @@ impl Walker {
         }
     }
 
-    fn problem(&mut self, p: String) {
+    fn problem(&mut self, offset: u64, message: String) {
+        self.push_problem(FlvProblem {
+            offset: Some(offset),
+            message,
+        });
+    }
+
+    fn push_problem(&mut self, p: FlvProblem) {
         let texts = self
             .problems
             .iter()
@@ -276,7 +287,7 @@ impl Walker {
         if data.len() >= 4 {
             let prev = u32::from_be_bytes(data[..4].try_into().expect("4 bytes"));
             match self.expect_prev {
-                Some(e) if e != prev => self.problem(prev_mismatch(pos - 4, prev, e)),
+                Some(e) if e != prev => self.push_problem(prev_mismatch(pos - 4, prev, e)),
                 Some(_) => {}
                 None => self.first_prev = Some(prev),
             }
@@ -286,10 +297,13 @@ impl Walker {
             return; // the file ends cleanly after the last PreviousTagSize
         }
         if rest.len() < 11 {
-            self.problem(format!(
-                "truncated tag header at offset {pos} ({} bytes left); indexed up to there",
-                rest.len()
-            ));
+            let left = rest.len();
+            self.problem(
+                pos,
+                format!(
+                    "truncated tag header at offset {pos} ({left} bytes left); indexed up to there"
+                ),
+            );
             return;
         }
         let h = Header {
@@ -300,10 +314,13 @@ impl Walker {
         };
         let end = pos + 11 + h.size as u64;
         if end > self.size {
-            self.problem(format!(
-                "truncated tag at offset {pos}: its {}-byte payload runs past the end of the file; indexed up to there",
-                h.size
-            ));
+            let size = h.size;
+            self.problem(
+                pos,
+                format!(
+                    "truncated tag at offset {pos}: its {size}-byte payload runs past the end of the file; indexed up to there"
+                ),
+            );
             return;
         }
         let prefix = &rest[11..rest.len().min(11 + h.size as usize)];
@@ -315,9 +332,10 @@ impl Walker {
                 // the first that decodes is the file's metadata.
                 let want = prefix.starts_with(b"\x02\x00\x0aonM");
                 if want && h.size as u64 > META_MAX {
-                    self.problem(format!(
-                        "script tag at offset {pos} larger than 1 MiB: not decoded"
-                    ));
+                    self.problem(
+                        pos,
+                        format!("script tag at offset {pos} larger than 1 MiB: not decoded"),
+                    );
                     false
                 } else {
                     want
@@ -372,7 +390,7 @@ impl Walker {
             match self.last_ts[track] {
                 Some(last) => {
                     if let Some(p) = ts_problem(track, last, h.ts, h.pos) {
-                        self.problem(p);
+                        self.push_problem(p);
                     }
                 }
                 None if self.stop_at.is_some() => self.problems.push(Problem::FirstTs {
@@ -385,7 +403,7 @@ impl Walker {
             self.last_ts[track] = Some(h.ts);
         }
         if h.size == 0 && !name.is_empty() {
-            self.problem(format!("zero-size {name} tag at offset {}", h.pos));
+            self.problem(h.pos, format!("zero-size {name} tag at offset {}", h.pos));
         }
         match h.kind {
             9 => {
@@ -448,14 +466,19 @@ impl Walker {
                             self.idx.metadata_duration = num("duration");
                             self.idx.metadata = Some(span);
                             for k in odd {
-                                self.problem(format!(
-                                    "onMetaData at offset {}: `{k}` is not a finite number; ignored",
-                                    h.pos
-                                ));
+                                self.problem(
+                                    h.pos,
+                                    format!(
+                                        "onMetaData at offset {}: `{k}` is not a finite number; ignored",
+                                        h.pos
+                                    ),
+                                );
                             }
                         }
                         Ok(_) => {}
-                        Err(e) => self.problem(format!("script tag at offset {}: {e}", h.pos)),
+                        Err(e) => {
+                            self.problem(h.pos, format!("script tag at offset {}: {e}", h.pos))
+                        }
                     }
                 }
             }
@@ -464,29 +487,32 @@ impl Walker {
     }
 }
 
-pub(crate) fn prev_mismatch(at: u64, prev: u32, expected: u32) -> String {
-    format!("PreviousTagSize at offset {at} is {prev}, expected {expected}")
-}
-
-/// A timestamp going backwards or jumping within a track (0 video, 1 audio).
-pub(crate) fn ts_problem(track: usize, last: u32, ts: u32, pos: u64) -> Option<String> {
-    let name = ["video", "audio"][track];
-    if ts < last {
-        Some(format!(
-            "{name} timestamp goes backwards at offset {pos}: {ts} ms after {last} ms"
-        ))
-    } else if ts - last > JUMP_MS {
-        Some(format!(
-            "{name} timestamp jumps at offset {pos}: {ts} ms after {last} ms"
-        ))
-    } else {
-        None
+pub(crate) fn prev_mismatch(at: u64, prev: u32, expected: u32) -> FlvProblem {
+    FlvProblem {
+        offset: Some(at),
+        message: format!("PreviousTagSize at offset {at} is {prev}, expected {expected}"),
     }
 }
 
+/// A timestamp going backwards or jumping within a track (0 video, 1 audio).
+pub(crate) fn ts_problem(track: usize, last: u32, ts: u32, pos: u64) -> Option<FlvProblem> {
+    let name = ["video", "audio"][track];
+    let message = if ts < last {
+        format!("{name} timestamp goes backwards at offset {pos}: {ts} ms after {last} ms")
+    } else if ts - last > JUMP_MS {
+        format!("{name} timestamp jumps at offset {pos}: {ts} ms after {last} ms")
+    } else {
+        return None;
+    };
+    Some(FlvProblem {
+        offset: Some(pos),
+        message,
+    })
+}
+
 /// The first `MAX_PROBLEMS` problems, then a count of the rest.
-pub(crate) fn problem_list(texts: impl Iterator<Item = String>, over: u64) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
+pub(crate) fn problem_list(texts: impl Iterator<Item = FlvProblem>, over: u64) -> Vec<FlvProblem> {
+    let mut v: Vec<FlvProblem> = Vec::new();
     let mut extra = over;
     for t in texts {
         if v.len() < MAX_PROBLEMS {
@@ -496,7 +522,10 @@ pub(crate) fn problem_list(texts: impl Iterator<Item = String>, over: u64) -> Ve
         }
     }
     if extra > 0 {
-        v.push(format!("... and {extra} more problems"));
+        v.push(FlvProblem {
+            offset: None,
+            message: format!("... and {extra} more problems"),
+        });
     }
     v
 }
@@ -560,7 +589,12 @@ mod tests {
         assert_eq!(i.video_codec.as_deref(), Some("h263 (flv1)"));
         assert_eq!(i.height, Some(480.0));
         assert_eq!(i.metadata.map(|s| s.offset), Some(m));
-        let p = i.problems.join("\n");
+        let p = i
+            .problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(
             p.contains(&format!("PreviousTagSize at offset {} is 999", at + 13)),
             "{p}"
@@ -584,7 +618,9 @@ mod tests {
         assert_eq!(i.tags.video, 1000);
         assert_eq!(i.problems.len(), 17);
         // 1000 mismatches: after each tag, the last one checked at the end of the file.
-        assert_eq!(i.problems[16], "... and 984 more problems");
+        assert_eq!(i.problems[16].message, "... and 984 more problems");
+        assert_eq!(i.problems[16].offset, None);
+        assert!(i.problems[0].offset.is_some());
     }
 
     #[test]
