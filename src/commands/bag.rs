@@ -10,48 +10,22 @@ use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
-    for w in &r.warnings {
-        messages::warning(format_args!("{}: {w}", dir.display()));
-    }
-    for e in &r.errors {
-        messages::error(format_args!("{}: {e}", dir.display()));
-    }
-    for f in &r.to_fetch {
-        messages::error(format_args!(
-            "{}: {}: not present; fetch.txt says to fetch it from {} ({} bytes); trawl never fetches",
-            dir.display(),
-            f.path,
-            f.url,
-            f.length.map_or("unknown".into(), |l| l.to_string())
-        ));
-    }
-    if r.is_valid() {
-        if !quiet {
-            println!(
-                "{} is valid (BagIt {}, {} files, {} bytes checked)",
-                dir.display(),
-                r.version,
-                r.files_checked,
-                r.bytes_checked
-            );
-        }
-        Outcome::Ok
-    } else {
-        let holey = if r.to_fetch.is_empty() {
-            String::new()
+    let dir = dir.display().to_string();
+    for (is_error, text) in trawl_printer::bag::findings(&dir, r) {
+        if is_error {
+            messages::error(format_args!("{text}"));
         } else {
-            format!(", {} files to fetch", r.to_fetch.len())
-        };
-        println!(
-            "{} is NOT valid: {} problems{holey}",
-            dir.display(),
-            r.errors.len()
-        );
-        if r.unreadable > 0 {
-            Outcome::Trouble
-        } else {
-            Outcome::Difference
+            messages::warning(format_args!("{text}"));
         }
+    }
+    let valid = r.is_valid();
+    if !valid || !quiet {
+        println!("{}", trawl_printer::bag::verdict(&dir, r));
+    }
+    match (valid, r.unreadable > 0) {
+        (true, _) => Outcome::Ok,
+        (false, true) => Outcome::Trouble,
+        (false, false) => Outcome::Difference,
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use trawl_report::bag::BagFinding;
 use trawl_stop::Stop;
 
 use trawl_digest::Algorithm;
@@ -524,21 +525,20 @@ pub fn update(
                 .map(|(_, v)| hex::encode(v));
             match actual {
                 Some(a) if a == e.digest => {}
-                Some(_) => report.errors.push(format!(
-                    "{}: {alg} mismatch ({} line {})",
-                    e.path, m.file, e.line
+                Some(_) => report.errors.push(BagFinding::about(
+                    &e.path,
+                    format!("{alg} mismatch ({} line {})", m.file, e.line),
                 )),
-                None => report.errors.push(format!(
-                    "{}: listed in {} but missing or unreadable",
-                    e.path, m.file
+                None => report.errors.push(BagFinding::about(
+                    &e.path,
+                    format!("listed in {} but missing or unreadable", m.file),
                 )),
             }
         }
         if seen != on_disk.len() {
-            report.errors.push(format!(
-                "{}: lists {seen} files but the payload holds {}",
-                m.file,
-                on_disk.len()
+            report.errors.push(BagFinding::about(
+                &m.file,
+                format!("lists {seen} files but the payload holds {}", on_disk.len()),
             ));
         }
     }

@@ -111,7 +111,7 @@ pub struct ManifestLine {
 }
 
 /// Parses `checksum<whitespace>filepath` lines, percent-decoding paths.
-pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<String>) {
+pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<(usize, String)>) {
     let mut entries = Vec::new();
     let mut errors = Vec::new();
     for (i, line) in lines(text).into_iter().enumerate() {
@@ -126,7 +126,7 @@ pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<String>) {
                 // Trailing whitespace is part of no real path written by any BagIt tool, but a
                 // CR left by a mixed line ending would be: strip only CR.
                 if path.is_empty() {
-                    errors.push(format!("line {}: no file path after the digest", i + 1));
+                    errors.push((i + 1, "no file path after the digest".to_string()));
                 } else {
                     entries.push(ManifestLine {
                         line: i + 1,
@@ -135,7 +135,7 @@ pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<String>) {
                     });
                 }
             }
-            None => errors.push(format!("line {}: expected 'CHECKSUM FILEPATH'", i + 1)),
+            None => errors.push((i + 1, "expected 'CHECKSUM FILEPATH'".to_string())),
         }
     }
     (entries, errors)
@@ -212,7 +212,7 @@ pub struct FetchItem {
 
 /// Parses fetch.txt (`URL LENGTH FILENAME` lines, LENGTH a number or `-`), in one pass over the
 /// text: items whose path is safe and under `data/`, and a message per rejected line.
-pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<String>) {
+pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<(usize, String)>) {
     let mut items = Vec::new();
     let mut errors = Vec::new();
     for (i, line) in lines(text).into_iter().enumerate() {
@@ -228,11 +228,11 @@ pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<String>) {
                         length: len.parse().ok(),
                         path: p,
                     }),
-                    Ok(p) => errors.push(format!("line {}: '{p}' is outside data/", i + 1)),
-                    Err(m) => errors.push(format!("line {}: unsafe path: {m}", i + 1)),
+                    Ok(p) => errors.push((i + 1, format!("'{p}' is outside data/"))),
+                    Err(m) => errors.push((i + 1, format!("unsafe path: {m}"))),
                 }
             }
-            _ => errors.push(format!("line {}: expected 'URL LENGTH FILENAME'", i + 1)),
+            _ => errors.push((i + 1, "expected 'URL LENGTH FILENAME'".to_string())),
         }
     }
     (items, errors)

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use trawl_report::bag::{BagFinding, BagReport, ToFetch};
 use trawl_stop::Stop;
 
 use trawl_digest::Algorithm;
@@ -57,23 +58,7 @@ impl Bag {
 }
 
 /// What validation found.
-#[derive(Debug, Default)]
-pub struct Report {
-    pub version: String,
-    pub errors: Vec<String>,
-    pub warnings: Vec<String>,
-    pub to_fetch: Vec<FetchItem>,
-    pub files_checked: u64,
-    pub bytes_checked: u64,
-    /// Payload files that could not be read (permissions, I/O errors).
-    pub unreadable: u64,
-}
-
-impl Report {
-    pub fn is_valid(&self) -> bool {
-        self.errors.is_empty() && self.to_fetch.is_empty() && self.unreadable == 0
-    }
-}
+pub type Report = BagReport;
 
 /// The most a tag file is read into memory, by kind: what is past it is refused with a message
 /// naming the limit (a manifest linked to an endless device, a hostile 300 MB bag-info line).
@@ -160,9 +145,10 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         });
     };
     if raw.starts_with(b"\xef\xbb\xbf") {
-        report
-            .errors
-            .push("bagit.txt: begins with a byte-order mark, which RFC 8493 forbids".into());
+        report.errors.push(BagFinding::about(
+            "bagit.txt",
+            "begins with a byte-order mark, which RFC 8493 forbids",
+        ));
     }
     let text = tagfile::decode(&raw, "UTF-8").map_err(|m| BagError::Refused {
         path: root.join("bagit.txt"),
@@ -177,20 +163,25 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
     bag.encoding = get("Tag-File-Character-Encoding").unwrap_or_default();
     report.version = bag.version.clone();
     if bag.version.is_empty() || bag.encoding.is_empty() {
-        report
-            .errors
-            .push("bagit.txt: must declare BagIt-Version and Tag-File-Character-Encoding".into());
+        report.errors.push(BagFinding::about(
+            "bagit.txt",
+            "must declare BagIt-Version and Tag-File-Character-Encoding",
+        ));
     }
     if !bag.version.is_empty() && !SUPPORTED_VERSIONS.contains(&bag.version.as_str()) {
-        report.errors.push(format!(
-            "bagit.txt: unsupported BagIt-Version '{}' (supported: 0.93 to 1.0)",
-            bag.version
+        report.errors.push(BagFinding::about(
+            "bagit.txt",
+            format!(
+                "unsupported BagIt-Version '{}' (supported: 0.93 to 1.0)",
+                bag.version
+            ),
         ));
     }
     if labels.len() != 2 || labels.first().map(|l| l.0.as_str()) != Some("BagIt-Version") {
-        report.warnings.push(
-            "bagit.txt: should hold exactly BagIt-Version then Tag-File-Character-Encoding".into(),
-        );
+        report.warnings.push(BagFinding::about(
+            "bagit.txt",
+            "should hold exactly BagIt-Version then Tag-File-Character-Encoding",
+        ));
     }
     if bag.encoding.is_empty() {
         bag.encoding = "UTF-8".into();
@@ -200,22 +191,23 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         match tagfile::decode(raw, &enc) {
             Ok(t) => Some(t),
             Err(e) => {
-                report
-                    .errors
-                    .push(format!("{name}: {e} (declared encoding {enc})"));
+                report.errors.push(BagFinding::about(
+                    name,
+                    format!("{e} (declared encoding {enc})"),
+                ));
                 None
             }
         }
     };
     match std::fs::symlink_metadata(root.join("data")) {
         Ok(m) if m.is_dir() => {}
-        Ok(m) if m.file_type().is_symlink() => report.errors.push(
-            "data/: a symbolic link; the payload directory must be a directory of the bag (not followed)"
-                .into(),
-        ),
+        Ok(m) if m.file_type().is_symlink() => report.errors.push(BagFinding::about(
+            "data/",
+            "a symbolic link; the payload directory must be a directory of the bag (not followed)",
+        )),
         _ => report
             .errors
-            .push("data/: payload directory is missing".into()),
+            .push(BagFinding::about("data/", "payload directory is missing")),
     }
     for info_name in ["bag-info.txt", "package-info.txt"] {
         if let Some(raw) = read_tag(root, &dir, info_name)?
@@ -223,7 +215,9 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         {
             match tagfile::parse_labels(&t) {
                 Ok(l) => bag.info = l,
-                Err(e) => report.errors.push(format!("{info_name}: {e}")),
+                Err(e) => report
+                    .errors
+                    .push(BagFinding::about(info_name, e.to_string())),
             }
             break;
         }
@@ -251,8 +245,9 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         };
         let algorithm: Option<Algorithm> = alg_name.parse().ok();
         if algorithm.is_none() {
-            report.warnings.push(format!(
-                "{name}: algorithm '{alg_name}' is not supported by trawl; not checked"
+            report.warnings.push(BagFinding::about(
+                &name,
+                format!("algorithm '{alg_name}' is not supported by trawl; not checked"),
             ));
         }
         let raw = read_tag(root, &dir, &name)?.unwrap_or_default();
@@ -260,8 +255,8 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             continue;
         };
         let (entries, errors) = tagfile::parse_manifest(&text);
-        for e in errors {
-            report.errors.push(format!("{name}: {e}"));
+        for (line, e) in errors {
+            report.errors.push(BagFinding::at_line(&name, line, e));
         }
         let mut ok = Vec::with_capacity(entries.len());
         for mut e in entries {
@@ -271,25 +266,29 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
                         && (e.digest.len() != a.hex_len()
                             || !e.digest.bytes().all(|b| b.is_ascii_hexdigit()))
                     {
-                        report.errors.push(format!(
-                            "{name}: line {}: '{}' is not a {a} digest",
-                            e.line, e.digest
+                        report.errors.push(BagFinding::at_line(
+                            &name,
+                            e.line,
+                            format!("'{}' is not a {a} digest", e.digest),
                         ));
                         continue;
                     }
                     if !is_tag && !p.starts_with("data/") {
-                        report.errors.push(format!(
-                            "{name}: line {}: '{p}' is outside the payload directory data/",
-                            e.line
+                        report.errors.push(BagFinding::at_line(
+                            &name,
+                            e.line,
+                            format!("'{p}' is outside the payload directory data/"),
                         ));
                         continue;
                     }
                     e.path = p;
                     ok.push(e);
                 }
-                Err(m) => report
-                    .errors
-                    .push(format!("{name}: line {}: unsafe path: {m}", e.line)),
+                Err(m) => report.errors.push(BagFinding::at_line(
+                    &name,
+                    e.line,
+                    format!("unsafe path: {m}"),
+                )),
             }
         }
         let m = LoadedManifest {
@@ -304,18 +303,20 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         }
     }
     if bag.payload.iter().all(|m| m.algorithm.is_none()) {
-        report
-            .errors
-            .push("no payload manifest (manifest-ALGORITHM.txt) that trawl can check".into());
+        report.errors.push(BagFinding::bag(
+            "no payload manifest (manifest-ALGORITHM.txt) that trawl can check",
+        ));
     }
     if let Some(raw) = read_tag(root, &dir, "fetch.txt")?
         && let Some(t) = decode("fetch.txt", &raw, report)
     {
         let (items, errors) = tagfile::parse_fetch(&t);
         bag.fetch = items;
-        report
-            .errors
-            .extend(errors.into_iter().map(|e| format!("fetch.txt: {e}")));
+        report.errors.extend(
+            errors
+                .into_iter()
+                .map(|(l, e)| BagFinding::at_line("fetch.txt", l, e)),
+        );
     }
     Ok(bag)
 }
@@ -341,18 +342,16 @@ pub fn payload_files(root: &Path, report: &mut Report) -> BTreeMap<String, u64> 
                         Some(s) => {
                             out.insert(s.to_string(), f.size);
                         }
-                        None => report.errors.push(format!(
-                            "{}: name is not valid UTF-8 and cannot be listed in a manifest",
-                            rel.display()
+                        None => report.errors.push(BagFinding::about(
+                            rel.display(),
+                            "name is not valid UTF-8 and cannot be listed in a manifest",
                         )),
                     }
                 }
-                trawl_walk::WalkItem::Skipped { path, kind } => report.warnings.push(format!(
-                    "{}: {} in payload",
-                    path.display(),
-                    kind.describe()
-                )),
-                trawl_walk::WalkItem::Error(e) => report.errors.push(e.to_string()),
+                trawl_walk::WalkItem::Skipped { path, kind } => report.warnings.push(
+                    BagFinding::about(path.display(), format!("{} in payload", kind.describe())),
+                ),
+                trawl_walk::WalkItem::Error(e) => report.errors.push(BagFinding::from_error(&e)),
             }
         }
         out
@@ -388,14 +387,13 @@ pub fn hash_files(
             }
             Event::Failed(ScanError::Read(e)) => {
                 report.unreadable += 1;
-                report.errors.push(e.to_string());
+                report.errors.push(BagFinding::from_error(&e));
             }
-            Event::Failed(e) => report.errors.push(e.to_string()),
-            Event::Skipped { path, kind } => {
-                report
-                    .errors
-                    .push(format!("{}: {}", path.display(), kind.describe()))
-            }
+            Event::Failed(e) => report.errors.push(BagFinding::from_error(&e)),
+            Event::Skipped { path, kind } => report.errors.push(BagFinding::about(
+                path.display(),
+                kind.describe().to_string(),
+            )),
         },
     );
     out
@@ -423,21 +421,21 @@ pub fn validate(
                 let (b, c) = (on_disk.values().sum::<u64>(), on_disk.len() as u64);
                 // A holey bag's Oxum counts files not yet fetched.
                 if (b, c) != (bytes, count) && bag.fetch.is_empty() {
-                    report.errors.push(format!(
-                        "bag-info.txt: Payload-Oxum is {bytes}.{count} but the payload holds {b} bytes in {c} files"
-                    ));
+                    report.errors.push(BagFinding::about("bag-info.txt", format!("Payload-Oxum is {bytes}.{count} but the payload holds {b} bytes in {c} files")));
                 }
             }
-            None => report
-                .errors
-                .push(format!("bag-info.txt: malformed Payload-Oxum '{ox}'")),
+            None => report.errors.push(BagFinding::about(
+                "bag-info.txt",
+                format!("malformed Payload-Oxum '{ox}'"),
+            )),
         },
-        None if fast => report
-            .errors
-            .push("fast validation needs a Payload-Oxum in bag-info.txt".into()),
-        None => report
-            .warnings
-            .push("bag-info.txt: no Payload-Oxum (RFC 8493 says it SHOULD be there)".into()),
+        None if fast => report.errors.push(BagFinding::bag(
+            "fast validation needs a Payload-Oxum in bag-info.txt",
+        )),
+        None => report.warnings.push(BagFinding::about(
+            "bag-info.txt",
+            "no Payload-Oxum (RFC 8493 says it SHOULD be there)",
+        )),
     }
     if fast {
         return Ok(report);
@@ -450,14 +448,20 @@ pub fn validate(
         for e in &m.entries {
             if let Some(prev) = seen.get(e.path.as_str()) {
                 if prev.digest != e.digest {
-                    report.errors.push(format!(
-                        "{}: '{}' is listed twice with different digests (lines {} and {})",
-                        m.file, e.path, prev.line, e.line
+                    report.errors.push(BagFinding::about(
+                        &m.file,
+                        format!(
+                            "'{}' is listed twice with different digests (lines {} and {})",
+                            e.path, prev.line, e.line
+                        ),
                     ));
                 } else {
-                    report.warnings.push(format!(
-                        "{}: '{}' is listed twice (lines {} and {})",
-                        m.file, e.path, prev.line, e.line
+                    report.warnings.push(BagFinding::about(
+                        &m.file,
+                        format!(
+                            "'{}' is listed twice (lines {} and {})",
+                            e.path, prev.line, e.line
+                        ),
                     ));
                 }
                 continue;
@@ -475,9 +479,12 @@ pub fn validate(
                 .filter(|(i, _)| !ms.iter().any(|(mi, _)| mi == i))
                 .map(|(_, m)| m.file.as_str())
                 .collect();
-            report.errors.push(format!(
-                "{path}: listed in some payload manifests but not in {}",
-                missing_from.join(", ")
+            report.errors.push(BagFinding::about(
+                path,
+                format!(
+                    "listed in some payload manifests but not in {}",
+                    missing_from.join(", ")
+                ),
             ));
         }
     }
@@ -486,26 +493,33 @@ pub fn validate(
         bag.fetch.iter().map(|f| (f.path.as_str(), f)).collect();
     for f in &bag.fetch {
         if !listed.contains_key(&f.path) {
-            report
-                .errors
-                .push(format!("fetch.txt: '{}' is in no payload manifest", f.path));
+            report.errors.push(BagFinding::about(
+                "fetch.txt",
+                format!("'{}' is in no payload manifest", f.path),
+            ));
         }
     }
     for path in on_disk.keys() {
         if !listed.contains_key(path) {
-            report
-                .errors
-                .push(format!("{path}: present in the payload but in no manifest"));
+            report.errors.push(BagFinding::about(
+                path,
+                "present in the payload but in no manifest",
+            ));
         }
     }
     for path in listed.keys() {
         if !on_disk.contains_key(path) {
             if let Some(f) = fetch_by_path.get(path.as_str()) {
-                report.to_fetch.push((*f).clone());
+                report.to_fetch.push(ToFetch {
+                    url: f.url.clone(),
+                    length: f.length,
+                    path: f.path.clone(),
+                });
             } else {
-                report
-                    .errors
-                    .push(format!("{path}: listed in the manifests but missing"));
+                report.errors.push(BagFinding::about(
+                    path,
+                    "listed in the manifests but missing",
+                ));
             }
         }
     }
@@ -529,9 +543,12 @@ pub fn validate(
                 .map(|(_, v)| hex::encode(v))
                 .unwrap_or_default();
             if actual != e.digest {
-                report.errors.push(format!(
-                    "{path}: {alg} mismatch ({} line {}): manifest has {}, file has {actual}",
-                    m.file, e.line, e.digest
+                report.errors.push(BagFinding::about(
+                    path,
+                    format!(
+                        "{alg} mismatch ({} line {}): manifest has {}, file has {actual}",
+                        m.file, e.line, e.digest
+                    ),
                 ));
             }
         }
@@ -544,9 +561,10 @@ pub fn validate(
         for e in &m.entries {
             tag_listed.insert(e.path.clone());
             if e.path.starts_with("data/") {
-                report.errors.push(format!(
-                    "{}: line {}: '{}' is a payload file",
-                    m.file, e.line, e.path
+                report.errors.push(BagFinding::at_line(
+                    &m.file,
+                    e.line,
+                    format!("'{}' is a payload file", e.path),
                 ));
                 continue;
             }
@@ -555,18 +573,22 @@ pub fn validate(
                 Ok(Some(bytes)) => {
                     let actual = hex::encode(trawl_digest::digest(alg, &bytes));
                     if actual != e.digest {
-                        report.errors.push(format!(
-                            "{}: {alg} mismatch ({} line {}): manifest has {}, file has {actual}",
-                            e.path, m.file, e.line, e.digest
+                        report.errors.push(BagFinding::about(
+                            &e.path,
+                            format!(
+                                "{alg} mismatch ({} line {}): manifest has {}, file has {actual}",
+                                m.file, e.line, e.digest
+                            ),
                         ));
                     }
                 }
-                Ok(None) => report
-                    .errors
-                    .push(format!("{}: listed in {} but missing", e.path, m.file)),
-                Err(err) => report.errors.push(format!(
-                    "{}: listed in {} but cannot be read: {err}",
-                    e.path, m.file
+                Ok(None) => report.errors.push(BagFinding::about(
+                    &e.path,
+                    format!("listed in {} but missing", m.file),
+                )),
+                Err(err) => report.errors.push(BagFinding::about(
+                    &e.path,
+                    format!("listed in {} but cannot be read: {err}", m.file),
                 )),
             }
         }
@@ -578,8 +600,9 @@ pub fn validate(
             .chain(bag.payload.iter().map(|m| m.file.clone()))
         {
             if root.join(&name).exists() && !tag_listed.contains(&name) {
-                report.warnings.push(format!(
-                    "{name}: not listed in the tag manifests (it SHOULD be)"
+                report.warnings.push(BagFinding::about(
+                    &name,
+                    "not listed in the tag manifests (it SHOULD be)",
                 ));
             }
         }
@@ -589,9 +612,9 @@ pub fn validate(
         .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
         && !algs.is_empty()
     {
-        report.warnings.push(
-            "payload manifests use only md5/sha1; RFC 8493 recommends sha256 or sha512".into(),
-        );
+        report.warnings.push(BagFinding::bag(
+            "payload manifests use only md5/sha1; RFC 8493 recommends sha256 or sha512",
+        ));
     }
     Ok(report)
 }

@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod audit;
+pub mod bag;
 pub mod human;
 pub mod reduction;
 pub mod scan;

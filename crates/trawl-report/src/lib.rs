@@ -4,13 +4,14 @@
 //!
 //! One module per domain: [`scan`] (files, totals, failures), [`reduction`] (dedup, CDC,
 //! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events),
-//! [`verify`] (manifest entries and their states).
+//! [`verify`] (manifest entries and their states), [`bag`] (findings of a bag validation).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod bag;
 pub mod media;
 pub mod reduction;
 pub mod scan;

@@ -1,0 +1,39 @@
+//! A bag validation's human output: each finding on stderr, prefixed with the bag, then one
+//! verdict line.
+
+use trawl_report::bag::BagReport;
+
+/// The messages to print on stderr, warnings first: `(is_error, text)`.
+pub fn findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    out.extend(r.warnings.iter().map(|w| (false, format!("{dir}: {w}"))));
+    out.extend(r.errors.iter().map(|e| (true, format!("{dir}: {e}"))));
+    out.extend(r.to_fetch.iter().map(|f| {
+        let len = f.length.map_or("unknown".into(), |l| l.to_string());
+        (
+            true,
+            format!(
+                "{dir}: {}: not present; fetch.txt says to fetch it from {} ({len} bytes); trawl never fetches",
+                f.path, f.url
+            ),
+        )
+    }));
+    out
+}
+
+/// `DIR is valid (...)` or `DIR is NOT valid: N problems[, M files to fetch]`.
+pub fn verdict(dir: &str, r: &BagReport) -> String {
+    if r.is_valid() {
+        format!(
+            "{dir} is valid (BagIt {}, {} files, {} bytes checked)",
+            r.version, r.files_checked, r.bytes_checked
+        )
+    } else {
+        let holey = if r.to_fetch.is_empty() {
+            String::new()
+        } else {
+            format!(", {} files to fetch", r.to_fetch.len())
+        };
+        format!("{dir} is NOT valid: {} problems{holey}", r.errors.len())
+    }
+}

@@ -1,0 +1,116 @@
+//! A bag validation's report: findings (errors and warnings) that name what they are about, the
+//! files a holey bag has yet to fetch, and what was checked.
+
+use serde::Serialize;
+
+/// One finding: what it is about (a tag file, a payload path, the payload directory), the line
+/// of a tag file where it applies, and what is wrong. Shown as `SUBJECT: line N: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BagFinding {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl BagFinding {
+    /// About the bag as a whole.
+    pub fn bag(message: impl Into<String>) -> BagFinding {
+        BagFinding {
+            subject: None,
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    /// About a file (a tag file or a payload path).
+    pub fn about(subject: impl std::fmt::Display, message: impl Into<String>) -> BagFinding {
+        BagFinding {
+            subject: Some(subject.to_string()),
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    /// From an error whose text starts with the path it names (`PATH: reason`): the path
+    /// becomes the subject.
+    pub fn from_error<E: std::fmt::Display + ?Sized>(e: &E) -> BagFinding {
+        let text = e.to_string();
+        match text.split_once(": ") {
+            Some((subject, message)) => BagFinding::about(subject, message),
+            None => BagFinding::bag(text),
+        }
+    }
+
+    /// About one line of a tag file.
+    pub fn at_line(
+        file: impl std::fmt::Display,
+        line: usize,
+        message: impl Into<String>,
+    ) -> BagFinding {
+        BagFinding {
+            subject: Some(file.to_string()),
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for BagFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(s) = &self.subject {
+            write!(f, "{s}: ")?;
+        }
+        if let Some(l) = self.line {
+            write!(f, "line {l}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// A payload file a holey bag lists in fetch.txt and does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToFetch {
+    pub url: String,
+    pub length: Option<u64>,
+    pub path: String,
+}
+
+/// What validating a bag found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BagReport {
+    pub version: String,
+    pub errors: Vec<BagFinding>,
+    pub warnings: Vec<BagFinding>,
+    pub to_fetch: Vec<ToFetch>,
+    pub files_checked: u64,
+    pub bytes_checked: u64,
+    /// Payload files that could not be read (permissions, I/O errors).
+    pub unreadable: u64,
+}
+
+impl BagReport {
+    /// Complete, every digest matching, nothing unreadable.
+    pub fn is_valid(&self) -> bool {
+        self.errors.is_empty() && self.to_fetch.is_empty() && self.unreadable == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_shows_its_subject_and_line() {
+        assert_eq!(
+            BagFinding::at_line("manifest-sha256.txt", 3, "'x' is not a sha256 digest").to_string(),
+            "manifest-sha256.txt: line 3: 'x' is not a sha256 digest"
+        );
+        assert_eq!(
+            BagFinding::about("data/a", "missing").to_string(),
+            "data/a: missing"
+        );
+        assert_eq!(BagFinding::bag("no manifest").to_string(), "no manifest");
+    }
+}
