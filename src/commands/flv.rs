@@ -1,4 +1,4 @@
-//! `trawl flv index` (keyframe tables, JSON or CSV for FLV files) and `trawl flv inject`.
+//! `trawl flv index`: keyframe tables, JSON or CSV for FLV files.
 
 use std::io::Write;
 
@@ -6,7 +6,7 @@ use anyhow::Context;
 use trawl_report::media::IndexFile;
 
 use super::output::Output;
-use crate::flags::lowargs::{FlvIndexArgs, FlvInjectArgs};
+use crate::flags::lowargs::FlvIndexArgs;
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
@@ -97,70 +97,4 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
-}
-
-pub fn inject(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
-    use std::os::unix::fs::MetadataExt;
-    // One open, never blocking (a FIFO is refused), for both the index and the copy.
-    let src = trawl_media::open_regular(&a.input)
-        .with_context(|| format!("{}: cannot open", a.input.display()))?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let i = trawl_media::index_open(&a.input, &src, trawl_media::SeekMethod::Auto, threads)?;
-    let before = src.metadata()?;
-    if let Ok(o) = std::fs::metadata(&a.output)
-        && (o.dev(), o.ino()) == (before.dev(), before.ino())
-    {
-        anyhow::bail!(
-            "{}: OUT is IN; inject writes a copy and never modifies its input",
-            a.output.display()
-        );
-    }
-    for p in &i.problems {
-        messages::warning(format_args!("{}: {p}", a.input.display()));
-    }
-    let mut out = trawl_printer::AtomicFile::create(&a.output)
-        .with_context(|| format!("{}: cannot create", a.output.display()))?;
-    let file = out
-        .file_mut()
-        .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let reflink = match a.reflink.as_str() {
-        "always" => trawl_media::inject::Reflink::Always,
-        "never" => trawl_media::inject::Reflink::Never,
-        _ => trawl_media::inject::Reflink::Auto,
-    };
-    let r = trawl_media::inject::inject(&i, &src, file, reflink)
-        .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let after = src.metadata()?;
-    if (after.len(), after.mtime(), after.mtime_nsec())
-        != (before.len(), before.mtime(), before.mtime_nsec())
-    {
-        anyhow::bail!(
-            "{}: changed while it was copied; {} not written",
-            a.input.display(),
-            a.output.display()
-        );
-    }
-    out.commit_with(a.fsync)
-        .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    if r.dropped_tail > 0 {
-        messages::warning(format_args!(
-            "{}: the last {} bytes are not complete tags and were left out of {}",
-            a.input.display(),
-            r.dropped_tail,
-            a.output.display()
-        ));
-    }
-    println!(
-        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}",
-        a.output.display(),
-        r.size,
-        r.keyframes,
-        r.metadata_tag,
-        if r.shared > 0 {
-            format!(", {} bytes shared with IN (reflink)", r.shared)
-        } else {
-            String::new()
-        }
-    );
-    Ok(Outcome::Ok)
 }

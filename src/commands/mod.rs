@@ -4,6 +4,7 @@ mod audit;
 mod bag;
 mod catalog;
 mod flv;
+mod inject;
 pub(crate) mod output;
 mod scan;
 #[cfg(feature = "serve")]
@@ -22,7 +23,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
         Command::Catalog(c) => catalog::run(c),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
-        Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => flv::inject(a),
+        Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => inject::run(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(a),
         #[cfg(not(feature = "serve"))]
