@@ -452,3 +452,31 @@ fn outputs_written_inside_the_scanned_tree_are_not_scanned() {
     let j = std::fs::read_to_string(d.join("j.jsonl")).unwrap();
     assert_eq!(j.lines().count(), 1, "{j}");
 }
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_is_not_an_error() {
+    use std::io::Read;
+    let d = Dir::new();
+    for i in 0..3000 {
+        d.create(
+            format!("t/file-with-a-long-name-{i:05}.txt").as_bytes(),
+            b"x",
+        );
+    }
+    // `trawl scan t -m sha256sum:- | head -c 100`: the reader goes away after 100 bytes of
+    // about 300 KB; the manifest's writer meets EPIPE.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["scan", "t", "-q", "--no-reduce", "-m", "sha256sum:-"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(head.starts_with(b"# Invoked from") || head[0].is_ascii_hexdigit());
+}
