@@ -35,13 +35,19 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         reduce: plan.reduce.clone(),
         media: plan.media,
         exclude: exclude.filter_map(Output::identity).collect(),
+        file_records: json.is_some(),
     });
 
     let bar = crate::progress::Bar::new(plan.quiet);
     let mut jsonl_err: Option<std::io::Error> = None;
     let outcome = scan.run(&STOP, &bar, &mut |n| {
+        let file;
         let record = match n {
-            Notice::File(r) => r,
+            Notice::File(rec) if jsonl.is_some() => {
+                file = trawl_engine::scan::file_json(rec);
+                &file
+            }
+            Notice::File(_) => return,
             Notice::Skipped { path, kind, record } => {
                 if kind != SkipKind::Symlink {
                     let why = kind.describe();

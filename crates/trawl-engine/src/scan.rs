@@ -11,7 +11,7 @@ use trawl_digest::Algorithm;
 use trawl_manifest::Entry;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
-use trawl_report::media::{FlvSummary, KeyframeAt, TagCounts};
+use trawl_report::media::{FlvSummary, KeyframeAt, MediaTotals, TagCounts};
 use trawl_report::scan::{ErrorJson, FileJson, ScanReport, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
 use trawl_scan::{Event, FileRecord, Input, LaneOutput, Progress, ScanConfig, ScanError};
@@ -33,13 +33,17 @@ pub struct ScanOptions {
     /// Files (device, inode) that are not part of the tree: the caller's own outputs, which may
     /// sit inside it.
     pub exclude: Vec<(u64, u64)>,
+    /// Fill the report's `files` (a record per file read, kept until the end); without it the
+    /// report has the totals, skipped and failed entries only, and the records stay in
+    /// [`ScanResult::records`].
+    pub file_records: bool,
 }
 
 /// What happens on the way, on the caller's thread, as it happens.
 #[derive(Debug)]
 pub enum Notice<'a> {
-    /// A file read to its end (the record a JSON Lines stream carries).
-    File(&'a FileJson),
+    /// A file read to its end; [`file_json`] makes the record a JSON Lines stream carries.
+    File(&'a FileRecord),
     /// Not a regular file, or a symbolic link not followed (the record carries `skipped`).
     Skipped {
         path: &'a Path,
@@ -168,7 +172,7 @@ impl Scan {
                             }
                         }
                     });
-                    notice(Notice::File(&file_json(&rec)));
+                    notice(Notice::File(&rec));
                     records.push(rec);
                 }
                 Event::Skipped { path, kind } => {
@@ -254,7 +258,12 @@ impl Scan {
             },
             reduction,
             cancelled: false,
-            files: records.iter().map(file_json).collect(),
+            files: if o.file_records {
+                records.iter().map(file_json).collect()
+            } else {
+                Vec::new()
+            },
+            media: media_totals(&records),
             skipped,
             failed,
         };
@@ -327,6 +336,26 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
             .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
             .map(flv_summary),
     }
+}
+
+/// How many FLV files were indexed, their keyframes, and how many had problems.
+fn media_totals(records: &[FileRecord]) -> MediaTotals {
+    let mut t = MediaTotals::default();
+    for r in records {
+        if let Some(i) = r
+            .outputs
+            .iter()
+            .find_map(|o| match o.other::<MediaOutput>() {
+                Some(Some(Ok(i))) => Some(i),
+                _ => None,
+            })
+        {
+            t.files += 1;
+            t.keyframes += i.keyframes.len() as u64;
+            t.with_problems += u64::from(!i.problems.is_empty());
+        }
+    }
+    t
 }
 
 /// What a scan's report says of an FLV file.

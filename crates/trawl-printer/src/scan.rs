@@ -1,6 +1,5 @@
 //! A scan's human summary, from its typed report.
 
-use trawl_report::media::FlvSummary;
 use trawl_report::scan::ScanReport;
 
 use crate::human;
@@ -42,24 +41,13 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
         }
     }
-    let media: Vec<(usize, bool)> = r
-        .files
-        .iter()
-        .filter_map(|f| match &f.flv {
-            Some(FlvSummary::Indexed {
-                keyframes,
-                problems,
-                ..
-            }) => Some((*keyframes, !problems.is_empty())),
-            _ => None,
-        })
-        .collect();
-    if !media.is_empty() {
+    let m = &r.media;
+    if m.files > 0 {
         s.push_str(&format!(
             "media: {} FLV files indexed, {} keyframes{}\n",
-            media.len(),
-            media.iter().map(|(k, _)| k).sum::<usize>(),
-            match media.iter().filter(|(_, p)| *p).count() {
+            m.files,
+            m.keyframes,
+            match m.with_problems {
                 0 => String::new(),
                 n => format!(", {n} with problems (listed above)"),
             }

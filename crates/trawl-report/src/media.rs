@@ -59,3 +59,11 @@ impl<T: Serialize> IndexFile<T> {
         }
     }
 }
+
+/// The FLV files a scan indexed, in sum (for summaries; not part of the JSON of schema 1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediaTotals {
+    pub files: u64,
+    pub keyframes: u64,
+    pub with_problems: u64,
+}

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::JsonPath;
-use crate::media::FlvSummary;
+use crate::media::{FlvSummary, MediaTotals};
 use crate::reduction::ReductionJson;
 
 /// One file, as a JSON Lines record and as an element of the report's `files`.
@@ -69,6 +69,9 @@ pub struct ScanReport {
     pub cancelled: bool,
     /// Every file read, sorted by path, then every skipped or failed entry.
     pub files: Vec<FileJson>,
+    /// The FLV files indexed, in sum (not written in the JSON).
+    #[serde(skip)]
+    pub media: MediaTotals,
     pub skipped: Vec<FileJson>,
     pub failed: Vec<FileJson>,
 }
