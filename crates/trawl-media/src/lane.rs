@@ -7,8 +7,9 @@ use trawl_scan::{Lane, LaneOutput};
 
 use crate::{FlvIndex, FlvStream};
 
-/// What the media lane yields for one file, as [`LaneOutput::Other`]: `None` for a file that is
-/// not FLV; the index, or why a file with the FLV signature could not be indexed.
+/// What the media lane yields for an FLV file, as [`LaneOutput::Other`]: the index, or why a file
+/// with the FLV signature could not be indexed (always `Some`; a file that is not FLV yields
+/// [`LaneOutput::Nothing`]).
 pub type MediaOutput = Option<Result<FlvIndex, String>>;
 
 pub struct MediaLane(FlvStream);
@@ -27,8 +28,13 @@ impl Lane for MediaLane {
     }
 
     fn finish(self: Box<Self>) -> LaneOutput {
-        let out: MediaOutput = self.0.finish().map(|r| r.map_err(|e| e.to_string()));
-        LaneOutput::Other(Box::new(out))
+        match self.0.finish() {
+            None => LaneOutput::Nothing,
+            Some(r) => {
+                let out: MediaOutput = Some(r.map_err(|e| e.to_string()));
+                LaneOutput::Other(Box::new(out))
+            }
+        }
     }
 
     fn reads_all(&self) -> bool {

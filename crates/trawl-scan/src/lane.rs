@@ -14,6 +14,9 @@ pub enum LaneOutput {
     /// The product of a lane defined elsewhere; the crate that defines the lane names its type
     /// (see [`LaneOutput::other`]).
     Other(Box<dyn Any + Send>),
+    /// The lane has nothing to say of this file (e.g. the media lane of a file that is not
+    /// media): no allocation, which matters at a few microseconds per small file.
+    Nothing,
 }
 
 impl std::fmt::Debug for LaneOutput {
@@ -21,6 +24,7 @@ impl std::fmt::Debug for LaneOutput {
         match self {
             LaneOutput::Digest(a, d) => write!(f, "Digest({a}, {})", hex::encode(d)),
             LaneOutput::Other(_) => f.write_str("Other(..)"),
+            LaneOutput::Nothing => f.write_str("Nothing"),
         }
     }
 }
