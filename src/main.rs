@@ -22,6 +22,9 @@ pub enum Outcome {
     Difference,
     /// 2: some files could not be read, or the input was malformed; the run still finished.
     Trouble,
+    /// 3: nothing could be checked: a bag whose payload manifests all use algorithms trawl
+    /// cannot compute.
+    Unchecked,
     /// 128 + the signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing
     /// half-written was left behind.
     Interrupted,
@@ -33,6 +36,7 @@ impl Outcome {
             Outcome::Ok => 0,
             Outcome::Difference => 1,
             Outcome::Trouble => 2,
+            Outcome::Unchecked => 3,
             Outcome::Interrupted => match STOP.reason() {
                 Some(Reason::Signal(s)) => (128 + s) as u8,
                 _ => 130,

@@ -22,6 +22,9 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
     if !valid || !quiet {
         println!("{}", trawl_printer::bag::verdict(&dir, r));
     }
+    if r.is_unchecked() {
+        return Outcome::Unchecked;
+    }
     match (valid, r.unreadable > 0) {
         (true, _) => Outcome::Ok,
         (false, true) => Outcome::Trouble,
@@ -33,6 +36,13 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
     match cmd {
         BagCommand::Create(a) => {
             let algorithms = trawl_digest::parse_list(&a.digest)?;
+            for alg in algorithms.iter().filter(|a| !a.is_bagit_standard()) {
+                messages::warning(format_args!(
+                    "{}: {alg} is trawl's own: other BagIt tools (bagit-python) will not check manifest-{}.txt",
+                    a.dir.display(),
+                    alg.bagit_name()
+                ));
+            }
             let mut info = Vec::new();
             for i in &a.info {
                 let (k, v) = i
@@ -51,6 +61,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 algorithms,
                 info,
                 out: a.out.as_deref(),
+                copy: a.copy,
             };
             let res = create::create(&a.dir, &opts, &cfg, &bar, &STOP);
             drop(bar);
@@ -64,7 +75,15 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                     target.display()
                 );
                 if a.out.is_some() {
-                    print!(" ({} hard links, {} verified copies)", c.linked, c.copied);
+                    let how = if a.copy {
+                        "copied (--copy)"
+                    } else {
+                        "hard-linked where possible (--copy to copy)"
+                    };
+                    print!(
+                        " ({} hard links, {} verified copies; {how})",
+                        c.linked, c.copied
+                    );
                 }
                 println!();
             }
@@ -83,20 +102,36 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let bar = crate::progress::Bar::new(a.read.quiet);
             let r = create::update(&a.dir, &algs, &cfg, &bar, &STOP);
             drop(bar);
-            let r = r?;
+            let u = r?;
+            let r = &u.report;
+            for w in &r.warnings {
+                messages::warning(format_args!("{}: {w}", a.dir.display()));
+            }
             if !r.errors.is_empty() {
-                print_report(&a.dir, &r, a.read.quiet);
+                print_report(&a.dir, r, a.read.quiet);
                 bail!(
                     "{}: not updated: the bag does not validate",
                     a.dir.display()
                 );
             }
             if !a.read.quiet {
-                println!(
-                    "{}: added {}",
-                    a.dir.display(),
-                    algs.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
-                );
+                let list = |v: &[trawl_digest::Algorithm]| {
+                    v.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                };
+                match (u.added.is_empty(), u.present.is_empty()) {
+                    (false, true) => println!("{}: added {}", a.dir.display(), list(&u.added)),
+                    (false, false) => println!(
+                        "{}: added {}; {} already there",
+                        a.dir.display(),
+                        list(&u.added),
+                        list(&u.present)
+                    ),
+                    (true, _) => println!(
+                        "{}: nothing to add: {} already there; the bag validates",
+                        a.dir.display(),
+                        list(&u.present)
+                    ),
+                }
             }
             Ok(Outcome::Ok)
         }

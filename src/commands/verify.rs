@@ -27,6 +27,11 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     let outcome = trawl_engine::verify(&opts, &bar, &STOP, &mut |n| match n {
         Notice::Manifest(p) => messages::error(format_args!("{p}")),
         Notice::Failed(e) => messages::error(format_args!("{e}")),
+        Notice::AlgorithmFound { assumed, found } => messages::warning(format_args!(
+            "{}: digests of {} hex digits are {found}, not {assumed}: the first files match {found}; checking with it (-d {found} says so)",
+            a.manifest.display(),
+            found.hex_len()
+        )),
     });
     drop(bar);
     let report = match outcome? {

@@ -150,12 +150,9 @@ impl ScanPlan {
                 bail!("--manifest '{spec}': missing file name after ':'");
             }
             let format = match kind {
-                "md5sum" => Format::Gnu(Algorithm::Md5),
-                "sha1sum" => Format::Gnu(Algorithm::Sha1),
-                "sha256sum" => Format::Gnu(Algorithm::Sha256),
-                "sha512sum" => Format::Gnu(Algorithm::Sha512),
-                "b3sum" => Format::Gnu(Algorithm::Blake3),
-                "xxh128sum" => Format::Gnu(Algorithm::Xxh3),
+                k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
+                    Format::Gnu(trawl_manifest::gnu_tool_algorithm(k).expect("just checked"))
+                }
                 // BSD tag lines: one per file per chosen algorithm.
                 "bsd" => match algorithms.first() {
                     Some(&alg) => Format::Bsd(alg),
@@ -174,7 +171,8 @@ impl ScanPlan {
                     Format::Hashdeep(hd)
                 }
                 other => bail!(
-                    "--manifest '{spec}': unknown format '{other}' (md5sum, sha1sum, sha256sum, sha512sum, b3sum, xxh128sum, bsd, hashdeep)"
+                    "--manifest '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
+                    trawl_manifest::GNU_TOOL_NAMES
                 ),
             };
             // A manifest's algorithm is computed even if --digest did not name it.

@@ -143,12 +143,14 @@ pub struct ScanArgs {
     /// Files and directories to scan.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Digests to compute in one pass: md5, sha1, sha256, sha512, blake3, xxh3, crc32c (comma-separated),
-    /// or none (data reduction or media only).
+    /// Digests to compute in one pass (comma-separated): md5, sha1, sha224, sha256, sha384, sha512,
+    /// sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2s, blake3, xxh3, crc32c; or none (data
+    /// reduction or media only).
     #[arg(long, short = 'd', value_name = "LIST", default_value = "sha256")]
     pub digest: String,
-    /// Write a manifest: FORMAT:FILE with FORMAT one of md5sum, sha1sum, sha256sum, sha512sum, b3sum,
-    /// xxh128sum, bsd, hashdeep (repeatable; '-' as FILE writes to stdout).
+    /// Write a manifest: FORMAT:FILE with FORMAT a checksum tool's name (md5sum, sha1sum, sha224sum,
+    /// sha256sum, sha384sum, sha512sum, b2sum, b3sum, xxh128sum, or ALGsum for any other digest),
+    /// bsd or hashdeep (repeatable; '-' as FILE writes to stdout).
     #[arg(long, short = 'm', value_name = "FORMAT:FILE")]
     pub manifest: Vec<String>,
     /// End manifest lines with NUL instead of newline, without escaping (like sha256sum -z).
@@ -252,7 +254,7 @@ pub struct VerifyArgs {
 pub enum BagCommand {
     /// Turn DIR into a bag in place (or build the bag at --out, leaving DIR untouched).
     Create(BagCreateArgs),
-    /// Validate a bag per RFC 8493 (--fast: Payload-Oxum only).
+    /// Validate a bag per RFC 8493 (--fast: the file list and Payload-Oxum, no payload read).
     Validate(BagValidateArgs),
     /// Add manifests for more algorithms to an existing bag, verifying the existing ones in the same pass.
     Update(BagUpdateArgs),
@@ -264,9 +266,13 @@ pub enum BagCommand {
 pub struct BagCreateArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Build the bag in this new directory (hard links where possible, else verified copies).
+    /// Build the bag in this new directory, outside DIR (hard links where possible, else verified
+    /// copies); DIR is left untouched.
     #[arg(long, value_name = "DEST")]
     pub out: Option<PathBuf>,
+    /// With --out: copy every file (verified), so that the bag shares nothing with DIR.
+    #[arg(long, requires = "out")]
+    pub copy: bool,
     /// Payload manifest algorithms.
     #[arg(
         long,

@@ -2,6 +2,7 @@
 
 mod audit;
 mod bag;
+mod fixity;
 mod flv;
 mod golden;
 mod interop;

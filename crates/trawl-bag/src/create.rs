@@ -33,11 +33,14 @@ const JOURNAL_V2: &str =
 fn tag_file_names(algs: &[Algorithm]) -> Vec<String> {
     let mut v: Vec<String> = algs
         .iter()
-        .map(|a| format!("manifest-{}.txt", a.name()))
+        .map(|a| format!("manifest-{}.txt", a.bagit_name()))
         .collect();
     v.push("bag-info.txt".into());
     v.push("bagit.txt".into());
-    v.extend(algs.iter().map(|a| format!("tagmanifest-{}.txt", a.name())));
+    v.extend(
+        algs.iter()
+            .map(|a| format!("tagmanifest-{}.txt", a.bagit_name())),
+    );
     v
 }
 
@@ -167,7 +170,10 @@ pub fn write_tag_files(
             text.extend_from_slice(&crate::encode_path(path.as_bytes()));
             text.push(b'\n');
         }
-        write_atomic(&root.join(format!("manifest-{}.txt", alg.name())), &text)?;
+        write_atomic(
+            &root.join(format!("manifest-{}.txt", alg.bagit_name())),
+            &text,
+        )?;
     }
     if let Some(info) = info {
         let mut text = String::new();
@@ -199,7 +205,7 @@ pub fn write_tag_files(
             ));
         }
         write_atomic(
-            &root.join(format!("tagmanifest-{}.txt", alg.name())),
+            &root.join(format!("tagmanifest-{}.txt", alg.bagit_name())),
             text.as_bytes(),
         )?;
     }
@@ -224,6 +230,37 @@ pub struct CreateOptions<'a> {
     pub algorithms: Vec<Algorithm>,
     pub info: Vec<(String, String)>,
     pub out: Option<&'a Path>,
+    /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
+    /// of hard-linking where possible.
+    pub copy: bool,
+}
+
+/// Whether `inner` is `outer` or lies under it, comparing canonical paths (the deepest
+/// existing ancestor of `inner`, for a directory not made yet).
+fn is_within(inner: &Path, outer: &Path) -> bool {
+    let Ok(outer) = std::fs::canonicalize(outer) else {
+        return false;
+    };
+    let mut probe = inner.to_path_buf();
+    let mut rest = Vec::new();
+    let base = loop {
+        match std::fs::canonicalize(&probe) {
+            Ok(c) => break c,
+            Err(_) => match (probe.parent(), probe.file_name()) {
+                (Some(p), Some(n)) => {
+                    rest.push(n.to_os_string());
+                    probe = if p.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        p.to_path_buf()
+                    };
+                }
+                _ => return false,
+            },
+        }
+    };
+    let full: PathBuf = rest.iter().rev().fold(base, |acc, n| acc.join(n));
+    full.starts_with(&outer)
 }
 
 /// Creates a bag from `dir`: in place, or at `opts.out` leaving `dir` untouched.
@@ -242,6 +279,17 @@ pub fn create(
             dir,
             format!(
                 "an interrupted bag creation left {JOURNAL}; run `trawl bag recover {}` first",
+                dir.display()
+            ),
+        ));
+    }
+    if let Some(out) = opts.out
+        && is_within(out, dir)
+    {
+        return Err(refused(
+            out,
+            format!(
+                "inside the source {}: --out must be outside it, which it leaves untouched",
                 dir.display()
             ),
         ));
@@ -338,7 +386,7 @@ pub fn create(
                     if let Some(p) = dst.parent() {
                         std::fs::create_dir_all(p).map_err(io_err(p))?;
                     }
-                    if std::fs::hard_link(&src, &dst).is_ok() {
+                    if !opts.copy && std::fs::hard_link(&src, &dst).is_ok() {
                         created.linked += 1;
                     } else {
                         std::fs::copy(&src, &dst).map_err(io_err(&src))?;
@@ -492,13 +540,26 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
 
 /// Adds payload manifests for `new_algs` to a valid bag, verifying the existing manifests in the
 /// same read pass; refuses (changing nothing) if the bag does not validate.
+/// What [`update`] did: the validation of the bag as it was, and the algorithms it added (none
+/// when the bag does not validate, or when every one asked for was there already).
+#[derive(Debug)]
+pub struct Updated {
+    pub report: Report,
+    pub added: Vec<Algorithm>,
+    /// Asked for, and already in the bag.
+    pub present: Vec<Algorithm>,
+}
+
+/// Adds payload (and tag) manifests for `new_algs` to the bag at `root`, reading the payload
+/// once to compute them and to verify the manifests it has; changes nothing unless the bag
+/// validates.
 pub fn update(
     root: &Path,
     new_algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
-) -> Result<Report, BagError> {
+) -> Result<Updated, BagError> {
     let mut report = Report::default();
     let bag = validate::load(root, &mut report)?;
     let on_disk = validate::payload_files(root, &mut report);
@@ -542,15 +603,29 @@ pub fn update(
             ));
         }
     }
+    let (present, add): (Vec<Algorithm>, Vec<Algorithm>) =
+        new_algs.iter().partition(|a| existing.contains(a));
     if !report.errors.is_empty() {
-        return Ok(report);
+        return Ok(Updated {
+            report,
+            added: Vec::new(),
+            present,
+        });
+    }
+    for a in add.iter().filter(|a| !a.is_bagit_standard()) {
+        report.warnings.push(BagFinding::about(
+            format!("manifest-{}.txt", a.bagit_name()),
+            format!("{a} is trawl's own: other BagIt tools (bagit-python) will not check it"),
+        ));
+    }
+    if add.is_empty() {
+        return Ok(Updated {
+            report,
+            added: add,
+            present,
+        });
     }
     let digests: Digests = got.into_iter().collect();
-    let add: Vec<Algorithm> = new_algs
-        .iter()
-        .copied()
-        .filter(|a| !existing.contains(a))
-        .collect();
     let mut tag_algs: Vec<Algorithm> = bag.tag.iter().filter_map(|m| m.algorithm).collect();
     for a in &add {
         if !tag_algs.contains(a) {
@@ -558,5 +633,9 @@ pub fn update(
         }
     }
     write_tag_files(root, &digests, &add, None, &tag_algs)?;
-    Ok(report)
+    Ok(Updated {
+        report,
+        added: add,
+        present,
+    })
 }

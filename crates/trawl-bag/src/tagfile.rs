@@ -110,7 +110,9 @@ pub struct ManifestLine {
     pub path: String,
 }
 
-/// Parses `checksum<whitespace>filepath` lines, percent-decoding paths.
+/// Parses `checksum<whitespace>filepath` lines, percent-decoding paths. `HEX *name` (one space,
+/// then `*`) is GNU's binary-mode marker, written by `md5sum -b` and tools that follow it: the
+/// `*` is not part of the name (a name that starts with `*` is written after two spaces).
 pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<(usize, String)>) {
     let mut entries = Vec::new();
     let mut errors = Vec::new();
@@ -122,7 +124,10 @@ pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<(usize, String)>) {
         match t.find([' ', '\t']) {
             Some(sp) => {
                 let digest = t[..sp].to_ascii_lowercase();
-                let path = t[sp..].trim_start_matches([' ', '\t']);
+                let path = match t[sp..].strip_prefix(" *") {
+                    Some(binary) => binary,
+                    None => t[sp..].trim_start_matches([' ', '\t']),
+                };
                 // Trailing whitespace is part of no real path written by any BagIt tool, but a
                 // CR left by a mixed line ending would be: strip only CR.
                 if path.is_empty() {
@@ -178,6 +183,14 @@ mod tests {
         assert_eq!(decode(b"\x00a\x00b", "UTF-16").unwrap(), "ab");
         assert_eq!(decode(b"caf\xe9", "ISO-8859-1").unwrap(), "café");
         assert!(decode(b"caf\xe9", "UTF-8").is_err());
+    }
+
+    #[test]
+    fn gnu_binary_marker_is_not_part_of_the_name() {
+        let (e, errors) = parse_manifest("ab12 *data/a.txt\ncd34  *data/star\nef56\tdata/t\n");
+        assert!(errors.is_empty(), "{errors:?}");
+        let paths: Vec<&str> = e.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(paths, ["data/a.txt", "*data/star", "data/t"]);
     }
 
     #[test]

@@ -302,10 +302,23 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             bag.payload.push(m)
         }
     }
-    if bag.payload.iter().all(|m| m.algorithm.is_none()) {
+    if bag.payload.is_empty() {
         report.errors.push(BagFinding::bag(
-            "no payload manifest (manifest-ALGORITHM.txt) that trawl can check",
+            "no payload manifest (manifest-ALGORITHM.txt): RFC 8493 requires one",
         ));
+    } else if bag.payload.iter().all(|m| m.algorithm.is_none()) {
+        // Not invalid: valid for a tool that has the algorithm. Said apart, so that the caller
+        // can tell "cannot check" from both "valid" and "invalid".
+        report.cannot_check = bag
+            .payload
+            .iter()
+            .map(|m| {
+                m.file
+                    .trim_start_matches("manifest-")
+                    .trim_end_matches(".txt")
+                    .to_string()
+            })
+            .collect();
     }
     if let Some(raw) = read_tag(root, &dir, "fetch.txt")?
         && let Some(t) = decode("fetch.txt", &raw, report)
@@ -399,7 +412,8 @@ pub fn hash_files(
     out
 }
 
-/// Validates the bag at `root`. `fast`: structure and Payload-Oxum only, no payload read.
+/// Validates the bag at `root`. `fast`: everything but the payload's digests (structure, the
+/// file list against every manifest and fetch.txt, Payload-Oxum): no payload byte is read.
 pub fn validate(
     root: &Path,
     fast: bool,
@@ -407,7 +421,10 @@ pub fn validate(
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Result<Report, BagError> {
-    let mut report = Report::default();
+    let mut report = Report {
+        fast,
+        ..Report::default()
+    };
     let bag = load(root, &mut report)?;
     let on_disk = payload_files(root, &mut report);
 
@@ -437,10 +454,6 @@ pub fn validate(
             "no Payload-Oxum (RFC 8493 says it SHOULD be there)",
         )),
     }
-    if fast {
-        return Ok(report);
-    }
-
     // Completeness: per manifest listings, duplicates, agreement between manifests.
     let mut listed: BTreeMap<String, Vec<(usize, &ManifestLine)>> = BTreeMap::new();
     for (mi, m) in bag.payload.iter().enumerate() {
@@ -522,6 +535,10 @@ pub fn validate(
                 ));
             }
         }
+    }
+
+    if fast {
+        return Ok(report);
     }
 
     // Digests: every present listed file, every algorithm, one read.

@@ -1,9 +1,10 @@
 //! Digest algorithms: names, hex widths, and incremental hashers over byte chunks.
 //!
 //! Every algorithm is a real, well-kept crate (`sha2`/`sha1`/`md-5` with SHA-NI detected at run time,
-//! `blake3` with its SIMD and optional rayon parallelism, `xxhash-rust`, `crc32c`); with the default
-//! `openssl` feature, MD5 and SHA-512 come from the system's OpenSSL, which is faster at both (see
-//! `ossl.rs`), and fall back to RustCrypto where OpenSSL refuses them. This module only gives them one
+//! `sha3`, `blake2`, `blake3` with its SIMD and optional rayon parallelism, `xxhash-rust`,
+//! `crc32c`); with the default `openssl` feature, MD5 and SHA-512 come from OpenSSL built from
+//! source, which is faster at both (see `ossl.rs`), and fall back to RustCrypto where OpenSSL
+//! refuses them. This module only gives them one
 //! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 
 #![forbid(unsafe_code)]
@@ -21,8 +22,18 @@ mod ossl;
 pub enum Algorithm {
     Md5,
     Sha1,
+    Sha224,
     Sha256,
+    Sha384,
     Sha512,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    /// BLAKE2b with a 512-bit result (`b2sum`'s default).
+    Blake2b,
+    /// BLAKE2s with a 256-bit result.
+    Blake2s,
     Blake3,
     /// XXH3 with a 128-bit result.
     Xxh3,
@@ -30,27 +41,64 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 7] = [
+    pub const ALL: [Algorithm; 15] = [
         Algorithm::Md5,
         Algorithm::Sha1,
+        Algorithm::Sha224,
         Algorithm::Sha256,
+        Algorithm::Sha384,
         Algorithm::Sha512,
+        Algorithm::Sha3_224,
+        Algorithm::Sha3_256,
+        Algorithm::Sha3_384,
+        Algorithm::Sha3_512,
+        Algorithm::Blake2b,
+        Algorithm::Blake2s,
         Algorithm::Blake3,
         Algorithm::Xxh3,
         Algorithm::Crc32c,
     ];
 
-    /// Lower-case name used on the command line, in JSON and in BagIt manifest names.
+    /// Lower-case name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Md5 => "md5",
             Algorithm::Sha1 => "sha1",
+            Algorithm::Sha224 => "sha224",
             Algorithm::Sha256 => "sha256",
+            Algorithm::Sha384 => "sha384",
             Algorithm::Sha512 => "sha512",
+            Algorithm::Sha3_224 => "sha3-224",
+            Algorithm::Sha3_256 => "sha3-256",
+            Algorithm::Sha3_384 => "sha3-384",
+            Algorithm::Sha3_512 => "sha3-512",
+            Algorithm::Blake2b => "blake2b",
+            Algorithm::Blake2s => "blake2s",
             Algorithm::Blake3 => "blake3",
             Algorithm::Xxh3 => "xxh3",
             Algorithm::Crc32c => "crc32c",
         }
+    }
+
+    /// The name in a BagIt manifest's file name (`manifest-NAME.txt`): Python's `hashlib` names,
+    /// which bagit-python and most BagIt tools look for (`sha3_256`, not `sha3-256`).
+    pub fn bagit_name(self) -> &'static str {
+        match self {
+            Algorithm::Sha3_224 => "sha3_224",
+            Algorithm::Sha3_256 => "sha3_256",
+            Algorithm::Sha3_384 => "sha3_384",
+            Algorithm::Sha3_512 => "sha3_512",
+            a => a.name(),
+        }
+    }
+
+    /// Whether BagIt tools other than trawl are expected to check it (the `hashlib`-guaranteed
+    /// algorithms); BLAKE3, XXH3 and CRC32C are trawl's own.
+    pub fn is_bagit_standard(self) -> bool {
+        !matches!(
+            self,
+            Algorithm::Blake3 | Algorithm::Xxh3 | Algorithm::Crc32c
+        )
     }
 
     /// Upper-case tag used by BSD-style (`--tag`) manifest lines.
@@ -58,8 +106,16 @@ impl Algorithm {
         match self {
             Algorithm::Md5 => "MD5",
             Algorithm::Sha1 => "SHA1",
+            Algorithm::Sha224 => "SHA224",
             Algorithm::Sha256 => "SHA256",
+            Algorithm::Sha384 => "SHA384",
             Algorithm::Sha512 => "SHA512",
+            Algorithm::Sha3_224 => "SHA3-224",
+            Algorithm::Sha3_256 => "SHA3-256",
+            Algorithm::Sha3_384 => "SHA3-384",
+            Algorithm::Sha3_512 => "SHA3-512",
+            Algorithm::Blake2b => "BLAKE2b",
+            Algorithm::Blake2s => "BLAKE2s",
             Algorithm::Blake3 => "BLAKE3",
             Algorithm::Xxh3 => "XXH128",
             Algorithm::Crc32c => "CRC32C",
@@ -79,8 +135,10 @@ impl Algorithm {
         match self {
             Algorithm::Md5 => 16,
             Algorithm::Sha1 => 20,
-            Algorithm::Sha256 => 32,
-            Algorithm::Sha512 => 64,
+            Algorithm::Sha224 | Algorithm::Sha3_224 => 28,
+            Algorithm::Sha256 | Algorithm::Sha3_256 | Algorithm::Blake2s => 32,
+            Algorithm::Sha384 | Algorithm::Sha3_384 => 48,
+            Algorithm::Sha512 | Algorithm::Sha3_512 | Algorithm::Blake2b => 64,
             Algorithm::Blake3 => 32,
             Algorithm::Xxh3 => 16,
             Algorithm::Crc32c => 4,
@@ -106,6 +164,14 @@ impl Algorithm {
             Algorithm::Sha1 => Inner::Sha1(sha1::Sha1::new()),
             Algorithm::Sha256 => Inner::Sha256(sha2::Sha256::new()),
             Algorithm::Sha512 => Inner::Sha512(Box::new(sha2::Sha512::new())),
+            Algorithm::Sha224 => Inner::Other(Box::new(sha2::Sha224::new()), self),
+            Algorithm::Sha384 => Inner::Other(Box::new(sha2::Sha384::new()), self),
+            Algorithm::Sha3_224 => Inner::Other(Box::new(sha3::Sha3_224::new()), self),
+            Algorithm::Sha3_256 => Inner::Other(Box::new(sha3::Sha3_256::new()), self),
+            Algorithm::Sha3_384 => Inner::Other(Box::new(sha3::Sha3_384::new()), self),
+            Algorithm::Sha3_512 => Inner::Other(Box::new(sha3::Sha3_512::new()), self),
+            Algorithm::Blake2b => Inner::Other(Box::new(blake2::Blake2b512::new()), self),
+            Algorithm::Blake2s => Inner::Other(Box::new(blake2::Blake2s256::new()), self),
             Algorithm::Blake3 => Inner::Blake3(Box::new(blake3::Hasher::new())),
             Algorithm::Xxh3 => Inner::Xxh3(Box::new(xxhash_rust::xxh3::Xxh3::new())),
             Algorithm::Crc32c => Inner::Crc32c(0),
@@ -126,7 +192,14 @@ impl Algorithm {
         match self {
             Algorithm::Md5 => "RustCrypto md-5",
             Algorithm::Sha1 => "RustCrypto sha1",
-            Algorithm::Sha256 | Algorithm::Sha512 => "RustCrypto sha2",
+            Algorithm::Sha224 | Algorithm::Sha256 | Algorithm::Sha384 | Algorithm::Sha512 => {
+                "RustCrypto sha2"
+            }
+            Algorithm::Sha3_224
+            | Algorithm::Sha3_256
+            | Algorithm::Sha3_384
+            | Algorithm::Sha3_512 => "RustCrypto sha3",
+            Algorithm::Blake2b | Algorithm::Blake2s => "RustCrypto blake2",
             Algorithm::Blake3 => "blake3",
             Algorithm::Xxh3 => "xxhash-rust",
             Algorithm::Crc32c => "crc32c",
@@ -149,7 +222,7 @@ impl fmt::Display for UnknownAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown digest algorithm '{}' (known: md5, sha1, sha256, sha512, blake3, xxh3, crc32c)",
+            "unknown digest algorithm '{}' (known: md5, sha1, sha224, sha256, sha384, sha512, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2s, blake3, xxh3, crc32c)",
             self.0
         )
     }
@@ -164,8 +237,16 @@ impl FromStr for Algorithm {
         Ok(match l.as_str() {
             "md5" => Algorithm::Md5,
             "sha1" | "sha-1" => Algorithm::Sha1,
+            "sha224" | "sha-224" => Algorithm::Sha224,
             "sha256" | "sha-256" => Algorithm::Sha256,
+            "sha384" | "sha-384" => Algorithm::Sha384,
             "sha512" | "sha-512" => Algorithm::Sha512,
+            "sha3-224" | "sha3_224" => Algorithm::Sha3_224,
+            "sha3-256" | "sha3_256" => Algorithm::Sha3_256,
+            "sha3-384" | "sha3_384" => Algorithm::Sha3_384,
+            "sha3-512" | "sha3_512" => Algorithm::Sha3_512,
+            "blake2b" | "blake2b-512" | "blake2b512" | "b2" => Algorithm::Blake2b,
+            "blake2s" | "blake2s-256" | "blake2s256" => Algorithm::Blake2s,
             "blake3" | "b3" => Algorithm::Blake3,
             "xxh3" | "xxh128" | "xxh3-128" => Algorithm::Xxh3,
             "crc32c" => Algorithm::Crc32c,
@@ -197,6 +278,8 @@ enum Inner {
     Blake3(Box<blake3::Hasher>),
     Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
     Crc32c(u32),
+    /// The algorithms with no special handling, through RustCrypto's common trait.
+    Other(Box<dyn digest::DynDigest + Send>, Algorithm),
     #[cfg(feature = "openssl")]
     Ossl(ossl::OsslHasher),
 }
@@ -227,6 +310,7 @@ impl Hasher {
             Inner::Blake3(_) => Algorithm::Blake3,
             Inner::Xxh3(_) => Algorithm::Xxh3,
             Inner::Crc32c(_) => Algorithm::Crc32c,
+            Inner::Other(_, a) => *a,
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.algorithm(),
         }
@@ -247,6 +331,7 @@ impl Hasher {
             }
             Inner::Xxh3(h) => h.update(data),
             Inner::Crc32c(c) => *c = crc32c::crc32c_append(*c, data),
+            Inner::Other(h, _) => h.update(data),
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.update(data),
         }
@@ -263,6 +348,7 @@ impl Hasher {
             Inner::Blake3(h) => h.finalize().as_bytes().to_vec(),
             Inner::Xxh3(h) => h.digest128().to_be_bytes().to_vec(),
             Inner::Crc32c(c) => c.to_be_bytes().to_vec(),
+            Inner::Other(h, _) => h.finalize().to_vec(),
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.finish(),
         }
@@ -310,6 +396,29 @@ mod tests {
         );
         // CRC-32C check value for "123456789".
         assert_eq!(hx(Algorithm::Crc32c, b"123456789"), "e3069283");
+        // FIPS 180-4, FIPS 202 and RFC 7693 vectors for "abc".
+        assert_eq!(
+            hx(Algorithm::Sha224, b"abc"),
+            "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7"
+        );
+        assert_eq!(
+            hx(Algorithm::Sha384, b"abc"),
+            "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed\
+             8086072ba1e7cc2358baeca134c825a7"
+        );
+        assert_eq!(
+            hx(Algorithm::Sha3_256, b"abc"),
+            "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"
+        );
+        assert_eq!(
+            hx(Algorithm::Blake2b, b"abc"),
+            "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1\
+             7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+        );
+        assert_eq!(
+            hx(Algorithm::Blake2s, b"abc"),
+            "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982"
+        );
         // XXH128 of the empty input, as printed by `xxhsum -H2`.
         assert_eq!(hx(Algorithm::Xxh3, b""), "99aa06d3014798d86001c324468d497f");
     }
@@ -365,6 +474,20 @@ mod tests {
             vec![Algorithm::Md5, Algorithm::Sha256]
         );
         assert!(parse_list("sha3").is_err());
+        assert_eq!(
+            parse_list("sha3_256,SHA3-512,b2,blake2s").unwrap(),
+            vec![
+                Algorithm::Sha3_256,
+                Algorithm::Sha3_512,
+                Algorithm::Blake2b,
+                Algorithm::Blake2s
+            ]
+        );
+        for a in Algorithm::ALL {
+            assert_eq!(a.name().parse::<Algorithm>().unwrap(), a);
+            assert_eq!(a.bagit_name().parse::<Algorithm>().unwrap(), a);
+            assert_eq!(Algorithm::from_bsd_tag(a.bsd_tag()), Some(a));
+        }
         assert_eq!(Algorithm::from_bsd_tag("SHA512"), Some(Algorithm::Sha512));
     }
 }

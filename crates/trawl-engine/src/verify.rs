@@ -70,6 +70,12 @@ pub enum ManifestProblem {
 #[derive(Debug)]
 pub enum Notice<'a> {
     Manifest(&'a ManifestProblem),
+    /// Digests of this length were taken for `assumed` by their length alone; the first files
+    /// that could be read match `found` instead, and are checked with it.
+    AlgorithmFound {
+        assumed: Algorithm,
+        found: Algorithm,
+    },
     /// A failure that is not one entry's (e.g. a directory that could not be listed).
     Failed(&'a ScanError),
 }
@@ -132,6 +138,22 @@ pub fn verify(
             reason: e.to_string(),
         }
     })?;
+    let mut parsed = parsed;
+    for assumed in std::mem::take(&mut parsed.guessed) {
+        if let Some(found) = probe(&parsed.entries, assumed, &opts.root, opts.confine, stop)
+            && found != assumed
+        {
+            notice(Notice::AlgorithmFound { assumed, found });
+            for e in &mut parsed.entries {
+                for (a, _) in &mut e.digests {
+                    if *a == assumed {
+                        *a = found;
+                    }
+                }
+            }
+        }
+    }
+
     let mut problems = 0;
     let mut problem = |p: ManifestProblem| {
         problems += 1;
@@ -258,6 +280,71 @@ pub fn verify(
         strict: opts.strict,
         manifest_problems: problems,
     }))
+}
+
+/// How many listed files a probe reads at most.
+const PROBE_FILES: usize = 3;
+
+/// Which algorithm of `assumed`'s length the digests taken for it really are: the candidates
+/// ([`trawl_manifest::same_length`]) are computed over the first few listed files that can be
+/// read (at most [`PROBE_FILES`]), and the one matching most of them wins, `assumed` on a tie.
+/// `None` when no file could be read. A real mismatch (corruption) matches no candidate and
+/// leaves `assumed` in place, so that it is reported as FAILED.
+fn probe(
+    entries: &[Entry],
+    assumed: Algorithm,
+    root: &Path,
+    confine: bool,
+    stop: &Stop,
+) -> Option<Algorithm> {
+    use std::io::Read;
+    let candidates = trawl_manifest::same_length(assumed.hex_len());
+    let mut score = vec![0usize; candidates.len()];
+    let mut read = 0;
+    for e in entries {
+        if read == PROBE_FILES || stop.is_stopping() {
+            break;
+        }
+        let Some((_, want)) = e.digests.iter().find(|(a, _)| *a == assumed) else {
+            continue;
+        };
+        let name = strip_dot_slash(&e.path);
+        if confine && leaves_root(name) {
+            continue;
+        }
+        let path = root.join(OsStr::from_bytes(name));
+        let Ok(mut f) = trawl_read::open_for_read(&path).map(|o| o.file) else {
+            continue;
+        };
+        let mut hashers: Vec<_> = candidates.iter().map(|a| a.hasher()).collect();
+        let mut buf = vec![0u8; 1 << 16];
+        let ok = loop {
+            match f.read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => hashers.iter_mut().for_each(|h| h.update(&buf[..n])),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break false,
+            }
+        };
+        if !ok {
+            continue;
+        }
+        read += 1;
+        for (i, h) in hashers.into_iter().enumerate() {
+            if h.finish() == *want {
+                score[i] += 1;
+            }
+        }
+    }
+    if read == 0 {
+        return None;
+    }
+    let best = (0..candidates.len()).max_by_key(|&i| (score[i], usize::MAX - i))?;
+    Some(if score[best] > score[0] {
+        candidates[best]
+    } else {
+        assumed
+    })
 }
 
 /// A file read against its entry: the size first, then the first digest that differs.

@@ -16,7 +16,7 @@
 mod parse;
 mod write;
 
-pub use parse::{ParsedManifest, detect_and_parse};
+pub use parse::{ParsedManifest, algorithms_named_in, detect_and_parse, same_length};
 pub use write::{Style, write_manifest};
 
 use trawl_digest::Algorithm;
@@ -62,6 +62,20 @@ impl Format {
         }
     }
 }
+
+/// The algorithm of a coreutils-style checksum tool named `name` (`sha256sum`, `b2sum`, `b3sum`,
+/// `xxh128sum`, and `ALGsum` for every other algorithm trawl has, e.g. `sha3-256sum`).
+pub fn gnu_tool_algorithm(name: &str) -> Option<Algorithm> {
+    match name {
+        "b2sum" => Some(Algorithm::Blake2b),
+        "b3sum" => Some(Algorithm::Blake3),
+        "xxh128sum" => Some(Algorithm::Xxh3),
+        _ => name.strip_suffix("sum")?.parse().ok(),
+    }
+}
+
+/// The names [`gnu_tool_algorithm`] knows, for messages.
+pub const GNU_TOOL_NAMES: &str = "md5sum, sha1sum, sha224sum, sha256sum, sha384sum, sha512sum, b2sum, blake2ssum, sha3-224sum, sha3-256sum, sha3-384sum, sha3-512sum, b3sum, xxh128sum, crc32csum";
 
 /// The algorithms hashdeep itself knows, in the order it writes them.
 pub const HASHDEEP_ALGORITHMS: [Algorithm; 3] =

@@ -10,11 +10,100 @@ pub struct ParsedManifest {
     pub format: Format,
     pub entries: Vec<Entry>,
     pub errors: Vec<ManifestError>,
+    /// Algorithms assumed from a digest's length alone (neither `-d` nor the manifest's name
+    /// said which, and several algorithms have that length): a caller can check them against
+    /// the files before trusting them (see [`same_length`]).
+    pub guessed: Vec<Algorithm>,
 }
 
-/// Reads a manifest of any supported format. `prefer` resolves digest lengths shared by two
-/// algorithms in GNU lines (32 hex: md5 or xxh3; 64 hex: sha256 or blake3); without it, the name
-/// hint (`b3`/`blake3`/`xxh` in the manifest's file name) then md5 and sha256 are assumed.
+/// The algorithms whose digests have this many hex digits, the usual one first.
+pub fn same_length(hex_len: usize) -> Vec<Algorithm> {
+    let mut v: Vec<Algorithm> = Algorithm::ALL
+        .into_iter()
+        .filter(|a| a.hex_len() == hex_len)
+        .collect();
+    if let Some(d) = default_for_length(hex_len) {
+        v.retain(|a| *a != d);
+        v.insert(0, d);
+    }
+    v
+}
+
+/// The algorithm a GNU line of this length is taken for when nothing says otherwise: what
+/// coreutils' `*sum` tools write.
+fn default_for_length(hex_len: usize) -> Option<Algorithm> {
+    Some(match hex_len {
+        8 => Algorithm::Crc32c,
+        32 => Algorithm::Md5,
+        40 => Algorithm::Sha1,
+        56 => Algorithm::Sha224,
+        64 => Algorithm::Sha256,
+        96 => Algorithm::Sha384,
+        128 => Algorithm::Sha512,
+        _ => return None,
+    })
+}
+
+/// The algorithms a manifest's file name names (`SHA256SUMS`, `B2SUMS`, `files.sha3-256`,
+/// `checksums.b3`), in no particular order; empty when it names none.
+pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
+    let n = name.to_ascii_lowercase();
+    // Longer names first, so that `sha3-256` is not also read as `sha256`... and each match is
+    // blanked out before the shorter names are looked for.
+    const NAMES: [(&str, Algorithm); 22] = [
+        ("sha3-224", Algorithm::Sha3_224),
+        ("sha3_224", Algorithm::Sha3_224),
+        ("sha3-256", Algorithm::Sha3_256),
+        ("sha3_256", Algorithm::Sha3_256),
+        ("sha3-384", Algorithm::Sha3_384),
+        ("sha3_384", Algorithm::Sha3_384),
+        ("sha3-512", Algorithm::Sha3_512),
+        ("sha3_512", Algorithm::Sha3_512),
+        ("blake2s", Algorithm::Blake2s),
+        ("blake2b", Algorithm::Blake2b),
+        ("blake3", Algorithm::Blake3),
+        ("b2", Algorithm::Blake2b),
+        ("b3", Algorithm::Blake3),
+        ("xxh", Algorithm::Xxh3),
+        ("sha224", Algorithm::Sha224),
+        ("sha256", Algorithm::Sha256),
+        ("sha384", Algorithm::Sha384),
+        ("sha512", Algorithm::Sha512),
+        ("sha1", Algorithm::Sha1),
+        ("md5", Algorithm::Md5),
+        ("crc32c", Algorithm::Crc32c),
+        ("sha3", Algorithm::Sha3_256),
+    ];
+    let mut rest = n.clone();
+    let mut out = Vec::new();
+    for (token, alg) in NAMES {
+        while let Some(i) = rest.find(token) {
+            if !out.contains(&alg) {
+                out.push(alg);
+            }
+            rest.replace_range(i..i + token.len(), &" ".repeat(token.len()));
+        }
+    }
+    // A bare `sha3` names the family: any of its lengths.
+    if out.contains(&Algorithm::Sha3_256) && !n.contains("256") {
+        for a in [
+            Algorithm::Sha3_224,
+            Algorithm::Sha3_384,
+            Algorithm::Sha3_512,
+        ] {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// Reads a manifest of any supported format. A GNU line's digest length is resolved by `prefer`
+/// (`-d`) when given: a length none of those algorithms has is an error on that line. Else by
+/// the algorithms the manifest's name names ([`algorithms_named_in`]): a length none of them has
+/// is an error too. Else by what coreutils writes for that length ([`same_length`] lists the
+/// others), and the algorithm goes into [`ParsedManifest::guessed`] when another shares it.
 pub fn detect_and_parse(
     data: &[u8],
     prefer: &[Algorithm],
@@ -29,6 +118,8 @@ pub fn detect_and_parse(
     let mut entries = Vec::new();
     let mut errors = Vec::new();
     let mut format: Option<Format> = None;
+    let named = algorithms_named_in(name_hint);
+    let mut guessed: Vec<Algorithm> = Vec::new();
     for (i, raw) in data.split(|&b| b == sep).enumerate() {
         let line_no = i + 1;
         let line = if zero {
@@ -39,8 +130,11 @@ pub fn detect_and_parse(
         if line.is_empty() || (!zero && line.starts_with(b"#")) {
             continue;
         }
-        match parse_line(line, zero, prefer, name_hint) {
-            Ok((fmt, path, alg, digest)) => {
+        match parse_line(line, zero, prefer, &named) {
+            Ok((fmt, path, alg, digest, guess)) => {
+                if guess && !guessed.contains(&alg) {
+                    guessed.push(alg);
+                }
                 if format.is_none() {
                     format = Some(fmt);
                 }
@@ -68,12 +162,20 @@ pub fn detect_and_parse(
         format,
         entries,
         errors,
+        guessed,
     })
 }
 
-type Parsed = (Format, Vec<u8>, Algorithm, Vec<u8>);
+/// A line's format, name, algorithm, digest, and whether the algorithm was guessed from the
+/// digest's length among several.
+type Parsed = (Format, Vec<u8>, Algorithm, Vec<u8>, bool);
 
-fn parse_line(line: &[u8], zero: bool, prefer: &[Algorithm], hint: &str) -> Result<Parsed, String> {
+fn parse_line(
+    line: &[u8],
+    zero: bool,
+    prefer: &[Algorithm],
+    named: &[Algorithm],
+) -> Result<Parsed, String> {
     let (escaped, body) = match line.strip_prefix(b"\\") {
         Some(rest) if !zero => (true, rest),
         _ => (false, line),
@@ -84,7 +186,7 @@ fn parse_line(line: &[u8], zero: bool, prefer: &[Algorithm], hint: &str) -> Resu
             Algorithm::from_bsd_tag(tag).ok_or_else(|| format!("unknown algorithm tag '{tag}'"))?;
         let digest = decode_hex(hex, alg)?;
         let name = finish_name(name, escaped)?;
-        return Ok((Format::Bsd(alg), name, alg, digest));
+        return Ok((Format::Bsd(alg), name, alg, digest, false));
     }
     let hex_end = body
         .iter()
@@ -103,14 +205,60 @@ fn parse_line(line: &[u8], zero: bool, prefer: &[Algorithm], hint: &str) -> Resu
         }
     };
     let hex = std::str::from_utf8(&body[..hex_end]).expect("hex digits are ASCII");
-    let alg = guess_algorithm(hex.len(), prefer, hint).ok_or_else(|| {
-        format!(
-            "a digest of {} hex digits matches no known algorithm",
-            hex.len()
-        )
-    })?;
+    let (alg, guess) = resolve_algorithm(hex.len(), prefer, named)?;
     let digest = decode_hex(hex, alg)?;
-    Ok((Format::Gnu(alg), finish_name(name, escaped)?, alg, digest))
+    Ok((
+        Format::Gnu(alg),
+        finish_name(name, escaped)?,
+        alg,
+        digest,
+        guess,
+    ))
+}
+
+fn names(algs: &[Algorithm]) -> String {
+    algs.iter()
+        .map(|a| format!("{a} ({} hex digits)", a.hex_len()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Which algorithm a GNU line's digest of `len` hex digits is (see [`detect_and_parse`]).
+fn resolve_algorithm(
+    len: usize,
+    prefer: &[Algorithm],
+    named: &[Algorithm],
+) -> Result<(Algorithm, bool), String> {
+    if !prefer.is_empty() {
+        return prefer
+            .iter()
+            .find(|a| a.hex_len() == len)
+            .map(|a| (*a, false))
+            .ok_or_else(|| {
+                format!(
+                    "a digest of {len} hex digits cannot be {} as -d says",
+                    names(prefer)
+                )
+            });
+    }
+    if !named.is_empty() {
+        return named
+            .iter()
+            .find(|a| a.hex_len() == len)
+            .map(|a| (*a, false))
+            .ok_or_else(|| {
+                format!(
+                    "a digest of {len} hex digits cannot be {} as the manifest's name says (-d names the algorithm)",
+                    names(named)
+                )
+            });
+    }
+    match default_for_length(len) {
+        Some(a) => Ok((a, same_length(len).len() > 1)),
+        None => Err(format!(
+            "a digest of {len} hex digits matches no known algorithm"
+        )),
+    }
 }
 
 fn finish_name(name: &[u8], escaped: bool) -> Result<Vec<u8>, String> {
@@ -142,23 +290,6 @@ fn try_bsd(body: &[u8]) -> Option<(&str, &[u8], &str)> {
         return None;
     }
     Some((tag, &rest[..close], hex))
-}
-
-fn guess_algorithm(hex_len: usize, prefer: &[Algorithm], hint: &str) -> Option<Algorithm> {
-    if let Some(a) = prefer.iter().find(|a| a.hex_len() == hex_len) {
-        return Some(*a);
-    }
-    let hint = hint.to_ascii_lowercase();
-    Some(match hex_len {
-        8 => Algorithm::Crc32c,
-        32 if hint.contains("xxh") => Algorithm::Xxh3,
-        32 => Algorithm::Md5,
-        40 => Algorithm::Sha1,
-        64 if hint.contains("b3") || hint.contains("blake3") => Algorithm::Blake3,
-        64 => Algorithm::Sha256,
-        128 => Algorithm::Sha512,
-        _ => return None,
-    })
 }
 
 fn decode_hex(hex: &str, alg: Algorithm) -> Result<Vec<u8>, String> {
@@ -268,6 +399,7 @@ fn parse_hashdeep(data: &[u8]) -> Result<ParsedManifest, ManifestError> {
         format: Format::Hashdeep(algs),
         entries,
         errors,
+        guessed: Vec::new(),
     })
 }
 

@@ -23,7 +23,17 @@ pub fn findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
 
 /// `DIR is valid (...)` or `DIR is NOT valid: N problems[, M files to fetch]`.
 pub fn verdict(dir: &str, r: &BagReport) -> String {
-    if r.is_valid() {
+    if r.is_unchecked() {
+        format!(
+            "{dir} was NOT CHECKED: its payload manifests use {}, which trawl cannot compute; a tool that can (bagit-python) may find it valid",
+            r.cannot_check.join(", ")
+        )
+    } else if r.is_valid() && r.fast {
+        format!(
+            "{dir} is valid according to Payload-Oxum and file list (BagIt {}; --fast read no payload)",
+            r.version
+        )
+    } else if r.is_valid() {
         format!(
             "{dir} is valid (BagIt {}, {} files, {} bytes checked)",
             r.version, r.files_checked, r.bytes_checked

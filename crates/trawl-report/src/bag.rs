@@ -88,12 +88,25 @@ pub struct BagReport {
     pub bytes_checked: u64,
     /// Payload files that could not be read (permissions, I/O errors).
     pub unreadable: u64,
+    /// The algorithms of the payload manifests when trawl computes none of them: the bag was
+    /// not checked (it is neither valid nor invalid as far as trawl can tell).
+    pub cannot_check: Vec<String>,
+    /// Validated without reading the payload (`--fast`): the file list and Payload-Oxum only.
+    pub fast: bool,
 }
 
 impl BagReport {
     /// Complete, every digest matching, nothing unreadable.
     pub fn is_valid(&self) -> bool {
-        self.errors.is_empty() && self.to_fetch.is_empty() && self.unreadable == 0
+        self.errors.is_empty()
+            && self.to_fetch.is_empty()
+            && self.unreadable == 0
+            && self.cannot_check.is_empty()
+    }
+
+    /// Nothing wrong was found, but no payload manifest could be checked.
+    pub fn is_unchecked(&self) -> bool {
+        self.errors.is_empty() && !self.cannot_check.is_empty()
     }
 }
 

@@ -35,12 +35,9 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
         Bagit(Algorithm),
     }
     let kind = match a.format.as_str() {
-        "md5sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Md5)?)),
-        "sha1sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha1)?)),
-        "sha256sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha256)?)),
-        "sha512sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Sha512)?)),
-        "b3sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Blake3)?)),
-        "xxh128sum" => Kind::Manifest(Format::Gnu(need(Algorithm::Xxh3)?)),
+        k if trawl_manifest::gnu_tool_algorithm(k).is_some() => Kind::Manifest(Format::Gnu(need(
+            trawl_manifest::gnu_tool_algorithm(k).expect("just checked"),
+        )?)),
         "hashdeep" => {
             let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
                 .into_iter()
@@ -59,7 +56,8 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
             Kind::Bagit(alg)
         }
         other => bail!(
-            "--format {other}: expected sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit"
+            "--format {other}: expected {}, hashdeep or bagit",
+            trawl_manifest::GNU_TOOL_NAMES
         ),
     };
     let entries = cat.manifest_entries()?;

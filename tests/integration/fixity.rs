@@ -1,0 +1,317 @@
+//! Fixity correctness where other tools disagree: every standard algorithm against an
+//! independent implementation, digest lengths shared by several algorithms, GNU's binary-mode
+//! marker, bags whose algorithms trawl lacks, and the bag commands' promises.
+
+use std::ffi::OsStr;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::{Dir, python_with, run_tool, tool};
+
+/// Every algorithm trawl has that Python's hashlib also has, with hashlib's name.
+const HASHLIB: [(&str, &str); 12] = [
+    ("md5", "md5"),
+    ("sha1", "sha1"),
+    ("sha224", "sha224"),
+    ("sha256", "sha256"),
+    ("sha384", "sha384"),
+    ("sha512", "sha512"),
+    ("sha3-224", "sha3_224"),
+    ("sha3-256", "sha3_256"),
+    ("sha3-384", "sha3_384"),
+    ("sha3-512", "sha3_512"),
+    ("blake2b", "blake2b"),
+    ("blake2s", "blake2s"),
+];
+
+fn hashlib(alg: &str, path: &std::path::Path) -> String {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import hashlib,sys; print(hashlib.{alg}(open(sys.argv[1],'rb').read()).hexdigest())"
+        ))
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn every_standard_algorithm_equals_pythons_hashlib() {
+    if !python_with(&["hashlib"]) {
+        return;
+    }
+    let d = Dir::new();
+    d.create(b"t/empty", b"");
+    d.create(b"t/small", b"abc");
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    d.create(b"t/big", &big);
+    let list = HASHLIB.map(|(n, _)| n).join(",");
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-q", "--no-reduce", "-d", &list, "--json", "-"])
+        .run();
+    r.code(0);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    for f in v["files"].as_array().unwrap() {
+        let path = d.join(f["path"].as_str().unwrap());
+        for (ours, theirs) in HASHLIB {
+            assert_eq!(
+                f["digests"][ours].as_str().unwrap(),
+                hashlib(theirs, &path),
+                "{ours} of {}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn manifests_for_the_new_algorithms_are_read_by_coreutils() {
+    let (Some(b2sum), Some(sha224sum), Some(sha384sum)) =
+        (tool("b2sum"), tool("sha224sum"), tool("sha384sum"))
+    else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    d.create(b"t/sub/b.bin", &[7u8; 100_000]);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "-m",
+            "b2sum:B2SUMS",
+            "-m",
+            "sha224sum:S224",
+            "-m",
+            "sha384sum:S384",
+        ])
+        .run()
+        .code(0);
+    for (prog, file) in [
+        (&b2sum, "B2SUMS"),
+        (&sha224sum, "S224"),
+        (&sha384sum, "S384"),
+    ] {
+        let r = run_tool(
+            &d.join("t"),
+            prog,
+            &[OsStr::new("-c"), d.join(file).as_os_str()],
+        );
+        r.code(0);
+        assert!(r.stdout.contains("a.txt: OK"), "{}", r.stdout);
+    }
+}
+
+#[test]
+fn a_b2sum_manifest_is_no_false_alarm_whatever_its_name() {
+    let Some(b2sum) = tool("b2sum") else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"a.txt", b"alpha\n");
+    d.create(b"b.txt", b"beta\n");
+    d.create(b"c.txt", b"gamma\n");
+    let r = run_tool(
+        d.path(),
+        &b2sum,
+        &[
+            OsStr::new("a.txt"),
+            OsStr::new("b.txt"),
+            OsStr::new("c.txt"),
+        ],
+    );
+    r.code(0);
+    std::fs::write(d.join("B2SUMS"), &r.stdout).unwrap();
+    // The name says blake2b.
+    let v = d.cmd().args(["verify", "B2SUMS"]).run();
+    v.code(0);
+    assert_eq!(v.stdout.matches(": OK").count(), 3, "{}", v.stdout);
+    // A name that says nothing: 128 hex digits are sha512 by default, but the files say
+    // blake2b.
+    std::fs::write(d.join("checksums.txt"), &r.stdout).unwrap();
+    let v = d.cmd().args(["verify", "checksums.txt"]).run();
+    v.code(0).stderr_has("are blake2b, not sha512");
+    assert_eq!(v.stdout.matches(": OK").count(), 3, "{}", v.stdout);
+    // Real corruption is still FAILED, and only where it is.
+    std::fs::write(d.join("b.txt"), b"BETA\n").unwrap();
+    let v = d.cmd().args(["verify", "checksums.txt"]).run();
+    v.code(1);
+    assert!(
+        v.stdout.contains("b.txt: FAILED (blake2b differs)"),
+        "{}",
+        v.stdout
+    );
+    assert_eq!(v.stdout.matches(": OK").count(), 2, "{}", v.stdout);
+}
+
+#[test]
+fn a_digest_length_the_named_algorithm_lacks_is_an_error_not_a_failure() {
+    let d = Dir::new();
+    d.create(b"a.txt", b"alpha\n");
+    let sha256 = "a6e4b4df7b1b2a6e1d2e1e0a3c2a2f8b1e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b";
+    std::fs::write(d.join("SHA256SUMS"), format!("{sha256}  a.txt\n")).unwrap();
+    // -d says sha512 (128 hex digits); the line has 64.
+    let r = d.cmd().args(["verify", "-d", "sha512", "SHA256SUMS"]).run();
+    r.code(2)
+        .stderr_has("SHA256SUMS:1: a digest of 64 hex digits cannot be sha512 (128 hex digits)");
+    assert!(!r.stdout.contains("FAILED"), "{}", r.stdout);
+    // The name says sha512; the line has 64 digits.
+    std::fs::write(d.join("SHA512SUMS"), format!("{sha256}  a.txt\n")).unwrap();
+    let r = d.cmd().args(["verify", "SHA512SUMS"]).run();
+    r.code(2)
+        .stderr_has("SHA512SUMS:1: a digest of 64 hex digits cannot be sha512");
+    assert!(!r.stdout.contains("FAILED"), "{}", r.stdout);
+}
+
+/// A bag written by hand: `lines` of manifest-`alg`.txt, Payload-Oxum for `data/a`.
+fn hand_bag(d: &Dir, alg: &str, line: &str) {
+    d.create(b"bag/data/a", b"hello\n");
+    d.create(
+        b"bag/bagit.txt",
+        b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
+    );
+    d.create(b"bag/bag-info.txt", b"Payload-Oxum: 6.1\n");
+    d.create(
+        format!("bag/manifest-{alg}.txt").as_bytes(),
+        line.as_bytes(),
+    );
+}
+
+#[test]
+fn the_gnu_binary_marker_is_accepted_in_bag_manifests() {
+    let d = Dir::new();
+    // md5("hello\n"), written as `md5sum -b` writes it.
+    hand_bag(&d, "md5", "b1946ac92492d2347c6235b4d2611184 *data/a\n");
+    let r = d.cmd().args(["bag", "validate", "bag"]).run();
+    r.code(0).stdout_has("bag is valid");
+}
+
+#[test]
+fn a_bag_with_only_algorithms_trawl_lacks_is_not_called_invalid() {
+    let d = Dir::new();
+    // shake_128 is in hashlib (bagit-python can check it); trawl cannot.
+    hand_bag(
+        &d,
+        "shake_128",
+        "0123456789abcdef0123456789abcdef  data/a\n",
+    );
+    let r = d.cmd().args(["bag", "validate", "bag"]).run();
+    r.code(3)
+        .stdout_has("bag was NOT CHECKED: its payload manifests use shake_128");
+    assert!(!r.stdout.contains("NOT valid"), "{}", r.stdout);
+}
+
+#[test]
+fn bags_with_every_hashlib_algorithm_pass_between_bagit_python_and_trawl() {
+    let Some(bagit) = tool("bagit.py") else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"py/a.txt", b"alpha\n");
+    d.create(b"py/sub/b.bin", &[3u8; 70_000]);
+    let mut args: Vec<String> = HASHLIB.iter().map(|(_, h)| format!("--{h}")).collect();
+    args.push("py".into());
+    let argv: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_tool(d.path(), &bagit, &argv).code(0);
+    d.cmd().args(["bag", "validate", "py"]).run().code(0);
+
+    d.create(b"tr/a.txt", b"alpha\n");
+    d.create(b"tr/sub/b.bin", &[3u8; 70_000]);
+    let list = HASHLIB.map(|(n, _)| n).join(",");
+    d.cmd()
+        .args(["bag", "create", "tr", "-q", "-d", &list])
+        .run()
+        .code(0);
+    for (_, h) in HASHLIB {
+        assert!(d.join(format!("tr/manifest-{h}.txt")).exists(), "{h}");
+    }
+    run_tool(
+        d.path(),
+        &bagit,
+        &[OsStr::new("--validate"), OsStr::new("tr")],
+    )
+    .code(0);
+}
+
+#[test]
+fn bag_create_out_refuses_a_destination_inside_the_source_and_copy_shares_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "src/inside"])
+        .run();
+    r.code(2).stderr_has("inside the source");
+    assert!(!d.join("src/inside").exists());
+    assert!(!d.join("src/bagit.txt").exists());
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "bag", "--copy"])
+        .run();
+    r.code(0).stdout_has("copied (--copy)");
+    let (a, b) = (
+        std::fs::metadata(d.join("src/a.txt")).unwrap(),
+        std::fs::metadata(d.join("bag/data/a.txt")).unwrap(),
+    );
+    assert_ne!((a.dev(), a.ino()), (b.dev(), b.ino()));
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "bag2"])
+        .run();
+    r.code(0).stdout_has("hard-linked where possible");
+}
+
+#[test]
+fn bag_update_says_what_it_added_and_warns_of_trawls_own_algorithms() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"alpha\n");
+    d.cmd()
+        .args(["bag", "create", "b", "-q", "-d", "sha256"])
+        .run()
+        .code(0);
+    let r = d.cmd().args(["bag", "update", "b", "-d", "sha256"]).run();
+    r.code(0).stdout_has("nothing to add: sha256 already there");
+    assert!(!r.stdout.contains("added"), "{}", r.stdout);
+    let r = d
+        .cmd()
+        .args(["bag", "update", "b", "-d", "sha256,xxh3"])
+        .run();
+    r.code(0)
+        .stdout_has("added xxh3; sha256 already there")
+        .stderr_has("xxh3 is trawl's own");
+}
+
+#[test]
+fn bag_validate_fast_checks_the_file_list_and_fetch_txt() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"alpha\n");
+    d.create(b"b/c.txt", b"gamma\n");
+    d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
+    d.cmd()
+        .args(["bag", "validate", "b", "--fast"])
+        .run()
+        .code(0)
+        .stdout_has("valid according to Payload-Oxum and file list");
+    // A renamed payload file: same bytes and count, so Payload-Oxum still agrees.
+    std::fs::rename(d.join("b/data/a.txt"), d.join("b/data/z.txt")).unwrap();
+    let r = d.cmd().args(["bag", "validate", "b", "--fast"]).run();
+    r.code(1)
+        .stderr_has("data/a.txt: listed in the manifests but missing")
+        .stderr_has("data/z.txt: present in the payload but in no manifest");
+    std::fs::rename(d.join("b/data/z.txt"), d.join("b/data/a.txt")).unwrap();
+    // A holey bag: c.txt is to be fetched.
+    std::fs::remove_file(d.join("b/data/c.txt")).unwrap();
+    std::fs::write(
+        d.join("b/fetch.txt"),
+        "https://example.org/c.txt 6 data/c.txt\n",
+    )
+    .unwrap();
+    let r = d.cmd().args(["bag", "validate", "b", "--fast"]).run();
+    r.code(1).stdout_has("1 files to fetch");
+}
