@@ -1,16 +1,20 @@
 //! `trawl verify`: checks files against a manifest, like `sha256sum -c` and `hashdeep -a -k`.
 
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use trawl_engine::verify::{Notice, VerifyOptions, VerifyOutcome};
+use trawl_report::verify::VerifyJson;
 
+use super::output::{Output, write_json};
 use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::VerifyArgs;
 use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
+    let mut json = a.json.as_deref().map(Output::create).transpose()?;
     let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let opts = VerifyOptions {
         manifest: a.manifest.clone(),
@@ -20,8 +24,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         },
         confine: a.confine || (a.root.is_some() && !a.no_confine),
         strict: a.strict,
+        ignore_missing: a.ignore_missing,
         cfg: scan_config(vec![root.clone()], &a.read)?,
-        root,
+        root: root.clone(),
     };
     let bar = crate::progress::Bar::new(a.read.quiet);
     let outcome = trawl_engine::verify(&opts, &bar, &STOP, &mut |n| match n {
@@ -38,18 +43,41 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         VerifyOutcome::Finished(r) => r,
         VerifyOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    trawl_printer::verify::lines(&mut out, &report, a.failures_only)?;
-    out.flush()?;
-    drop(out);
+    let to_stdout = !json.as_ref().is_some_and(Output::is_stdout);
+    if to_stdout {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let failures_only = a.failures_only || a.read.quiet;
+        trawl_printer::verify::lines(&mut out, &report, failures_only)?;
+        out.flush()?;
+    }
+    if let Some(mut j) = json.take() {
+        let doc = VerifyJson {
+            schema_version: trawl_report::SCHEMA_VERSION,
+            trawl_version: env!("CARGO_PKG_VERSION"),
+            manifest: a.manifest.as_os_str().as_bytes().to_vec(),
+            root: root.as_os_str().as_bytes().to_vec(),
+            totals: report.totals(),
+            entries: &report.entries,
+            not_listed: &report.not_listed,
+        };
+        write_json(&mut j, &doc)?;
+        j.commit()?;
+    }
     let c = report.counts();
     let different = c.failed + c.missing + report.not_listed.len() as u64;
+    let nothing_verified = a.ignore_missing && report.entries.is_empty();
+    if nothing_verified {
+        messages::error(format_args!(
+            "{}: no file was verified (every listed file is missing)",
+            a.manifest.display()
+        ));
+    }
     if different + c.unreadable > 0 || !a.read.quiet {
         messages::error(format_args!("{}", trawl_printer::verify::summary(&report)));
     }
     Ok(if c.unreadable > 0 || report.manifest_problems > 0 {
         Outcome::Trouble
-    } else if different > 0 {
+    } else if different > 0 || nothing_verified {
         Outcome::Difference
     } else {
         Outcome::Ok

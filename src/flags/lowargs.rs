@@ -222,7 +222,7 @@ pub struct ReduceArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The manifest to check.
+    /// The manifest to check ('-' reads it from stdin).
     #[arg(value_name = "MANIFEST")]
     pub manifest: PathBuf,
     /// Directory the manifest's paths are relative to (default: the current directory). Implies
@@ -240,12 +240,21 @@ pub struct VerifyArgs {
     /// Also report files under the root that the manifest does not list (and fail on them).
     #[arg(long)]
     pub strict: bool,
-    /// Algorithm of GNU-format lines whose length two algorithms share (md5/xxh3, sha256/blake3).
+    /// The algorithm of GNU-format lines (needed where several share a length: md5/xxh3,
+    /// sha256/blake3/sha3-256/blake2s, sha512/blake2b/sha3-512); a line of another length is
+    /// an error.
     #[arg(long, short = 'd', value_name = "ALG")]
     pub digest: Option<String>,
-    /// Print only problems, not every OK file.
+    /// Print only problems, not every OK file (also with -q).
     #[arg(long)]
     pub failures_only: bool,
+    /// Say nothing of listed files that do not exist, as sha256sum --ignore-missing (it is an
+    /// error when no listed file exists).
+    #[arg(long)]
+    pub ignore_missing: bool,
+    /// Write the result as JSON to FILE ('-' for stdout): one record per entry, then the totals.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
 }

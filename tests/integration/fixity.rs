@@ -315,3 +315,115 @@ fn bag_validate_fast_checks_the_file_list_and_fetch_txt() {
     let r = d.cmd().args(["bag", "validate", "b", "--fast"]).run();
     r.code(1).stdout_has("1 files to fetch");
 }
+
+/// `a.txt` and `b.txt` with their sha256sum lines, `b.txt` listed but absent.
+fn manifest_with_a_missing_file(d: &Dir) {
+    d.create(b"a.txt", b"alpha\n");
+    std::fs::write(
+        d.join("SHA256SUMS"),
+        "6ab2e0f1d9e8b02d0b2ad2e86ba6e4bf44eb1d5b2adbd1e8e34bf0a9e8b2a1f0  b.txt\n",
+    )
+    .unwrap();
+    let r = d
+        .cmd()
+        .args(["scan", "a.txt", "-q", "-m", "sha256sum:-"])
+        .run();
+    let mut m = r.stdout.clone();
+    m.push_str(&std::fs::read_to_string(d.join("SHA256SUMS")).unwrap());
+    std::fs::write(d.join("SHA256SUMS"), m).unwrap();
+}
+
+#[test]
+fn verify_quiet_prints_only_problems_and_ignore_missing_leaves_them_out() {
+    let d = Dir::new();
+    manifest_with_a_missing_file(&d);
+    let r = d.cmd().args(["verify", "SHA256SUMS", "-q"]).run();
+    r.code(1).stdout_has("b.txt: MISSING");
+    assert!(!r.stdout.contains("a.txt: OK"), "{}", r.stdout);
+    // As sha256sum --ignore-missing: a missing file is neither reported nor a failure.
+    let r = d
+        .cmd()
+        .args(["verify", "SHA256SUMS", "--ignore-missing"])
+        .run();
+    r.code(0)
+        .stdout_has("a.txt: OK")
+        .stderr_has("(1 missing ignored)");
+    assert!(!r.stdout.contains("b.txt"), "{}", r.stdout);
+    // ... unless nothing at all was verified.
+    std::fs::remove_file(d.join("a.txt")).unwrap();
+    let r = d
+        .cmd()
+        .args(["verify", "SHA256SUMS", "--ignore-missing"])
+        .run();
+    r.code(1).stderr_has("no file was verified");
+}
+
+#[test]
+fn verify_reads_a_manifest_from_stdin_and_writes_json() {
+    use std::io::Write;
+    let d = Dir::new();
+    manifest_with_a_missing_file(&d);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["verify", "-", "--json", "v.json"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(d.join("SHA256SUMS")).unwrap())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.txt: OK"));
+    let v: Value = serde_json::from_slice(&std::fs::read(d.join("v.json")).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["totals"]["ok"], 1);
+    assert_eq!(v["totals"]["missing"], 1);
+    assert_eq!(v["entries"][0]["path"], "a.txt");
+    assert_eq!(v["entries"][0]["state"], "ok");
+    assert_eq!(v["entries"][1]["state"], "missing");
+}
+
+#[test]
+fn verify_with_a_root_that_does_not_exist_is_one_error() {
+    let d = Dir::new();
+    manifest_with_a_missing_file(&d);
+    let r = d
+        .cmd()
+        .args(["verify", "SHA256SUMS", "--root", "nowhere"])
+        .run();
+    r.code(2)
+        .stderr_has("nowhere: the root (--root) is not a directory");
+    assert!(!r.stdout.contains("MISSING"), "{}", r.stdout);
+}
+
+#[test]
+fn verify_keeps_a_file_and_a_directory_name_apart_and_a_stray_nul_on_its_line() {
+    let d = Dir::new();
+    manifest_with_a_missing_file(&d);
+    let text = std::fs::read_to_string(d.join("SHA256SUMS")).unwrap();
+    let a_line = text.lines().next().unwrap().to_string();
+    // `a.txt/` after `a.txt`: the valid a.txt stays OK; the directory name is refused.
+    std::fs::write(
+        d.join("M1"),
+        format!("{a_line}\n{}/\n", a_line.replace("a.txt", "a.txt")),
+    )
+    .unwrap();
+    let r = d.cmd().args(["verify", "M1"]).run();
+    r.code(2)
+        .stdout_has("a.txt: OK")
+        .stderr_has("M1:2: 'a.txt/' names a directory, not a file");
+    // A NUL in line 3 of a text manifest: lines 1 and 2 are read as lines, line 3 is refused.
+    let mut m = format!("{a_line}\n{a_line}\n").into_bytes();
+    m.extend_from_slice(&a_line.as_bytes()[..70]);
+    m.extend_from_slice(b"\0x\n");
+    std::fs::write(d.join("M2"), m).unwrap();
+    let r = d.cmd().args(["verify", "M2"]).run();
+    r.code(2).stdout_has("a.txt: OK").stderr_has("M2:3:");
+    assert!(!r.stderr.contains("M2:1:"), "{}", r.stderr);
+}

@@ -27,6 +27,9 @@ pub struct VerifyOptions {
     pub confine: bool,
     /// Also list the files under the root that the manifest does not.
     pub strict: bool,
+    /// Leave listed files that do not exist out of the report (counted in
+    /// `VerifyReport::missing_ignored`).
+    pub ignore_missing: bool,
     /// The engine settings (`roots` is ignored: the manifest says what to read).
     pub cfg: ScanConfig,
 }
@@ -90,6 +93,8 @@ pub enum VerifyError {
     },
     #[error("{}: {reason}", path.display())]
     Unusable { path: PathBuf, reason: String },
+    #[error("{}: the root (--root) is not a directory: {reason}", path.display())]
+    Root { path: PathBuf, reason: String },
 }
 
 /// How a verification ended.
@@ -111,6 +116,27 @@ fn strip_dot_slash(mut name: &[u8]) -> &[u8] {
     name
 }
 
+/// A name as the file system resolves it below the root: `./` prefixes and `.` components
+/// dropped, repeated slashes made one, so that `a//b`, `./a/b` and `a/./b` are one entry (a
+/// leading `/` stays: an absolute name).
+fn normalize(name: &[u8]) -> Vec<u8> {
+    let name = strip_dot_slash(name);
+    let mut out: Vec<u8> = Vec::with_capacity(name.len());
+    if name.first() == Some(&b'/') {
+        out.push(b'/');
+    }
+    for c in name
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+    {
+        if !out.is_empty() && out != b"/" {
+            out.push(b'/');
+        }
+        out.extend_from_slice(c);
+    }
+    out
+}
+
 /// Whether a manifest name could lead outside the root: absolute, or with a `..` component.
 fn leaves_root(name: &[u8]) -> bool {
     name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
@@ -124,7 +150,28 @@ pub fn verify(
     notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<VerifyOutcome, VerifyError> {
     let manifest = &opts.manifest;
-    let data = std::fs::read(manifest).map_err(|source| VerifyError::Read {
+    match std::fs::metadata(&opts.root) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(VerifyError::Root {
+                path: opts.root.clone(),
+                reason: "not a directory".into(),
+            });
+        }
+        Err(e) => {
+            return Err(VerifyError::Root {
+                path: opts.root.clone(),
+                reason: e.to_string(),
+            });
+        }
+    }
+    let data = if manifest.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v).map(|_| v)
+    } else {
+        std::fs::read(manifest)
+    }
+    .map_err(|source| VerifyError::Read {
         path: manifest.clone(),
         source,
     })?;
@@ -177,7 +224,18 @@ pub fn verify(
     let mut entries: Vec<Entry> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
     for mut e in parsed.entries {
-        e.path = strip_dot_slash(&e.path).to_vec();
+        if e.path.ends_with(b"/") {
+            problem(ManifestProblem::Line {
+                manifest: manifest.clone(),
+                line: e.line,
+                reason: format!(
+                    "'{}' names a directory, not a file",
+                    String::from_utf8_lossy(&e.path)
+                ),
+            });
+            continue;
+        }
+        e.path = normalize(&e.path);
         if opts.confine && leaves_root(&e.path) {
             problem(ManifestProblem::LeavesRoot {
                 manifest: manifest.clone(),
@@ -265,9 +323,14 @@ pub fn verify(
             .collect();
         not_listed.sort();
     }
-    let entries = entries
+    let before = entries.len();
+    let mut pairs: Vec<(Entry, VerifyState)> = entries.into_iter().zip(states).collect();
+    if opts.ignore_missing {
+        pairs.retain(|(_, st)| *st != VerifyState::Missing);
+    }
+    let missing_ignored = (before - pairs.len()) as u64;
+    let entries = pairs
         .into_iter()
-        .zip(states)
         .map(|(e, state)| VerifyEntry {
             name: e.path,
             line: e.line,
@@ -279,6 +342,7 @@ pub fn verify(
         not_listed,
         strict: opts.strict,
         manifest_problems: problems,
+        missing_ignored,
     }))
 }
 

@@ -113,7 +113,10 @@ pub fn detect_and_parse(
     if data.starts_with(b"%%%% HASHDEEP-1.0") {
         return parse_hashdeep(data);
     }
-    let zero = data.contains(&0);
+    // `sha256sum -z` ends every record, the last included, with NUL (names may hold line
+    // breaks); a text manifest with a stray NUL stays a text manifest, and the line holding it
+    // is refused by its number.
+    let zero = data.last() == Some(&0) || (data.contains(&0) && !data.contains(&b'\n'));
     let sep = if zero { 0u8 } else { b'\n' };
     let mut entries = Vec::new();
     let mut errors = Vec::new();

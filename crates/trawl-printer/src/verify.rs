@@ -57,5 +57,9 @@ pub fn summary(r: &VerifyReport) -> String {
         } else {
             String::new()
         }
-    )
+    ) + &if r.missing_ignored > 0 {
+        format!(" ({} missing ignored)", r.missing_ignored)
+    } else {
+        String::new()
+    }
 }
