@@ -409,11 +409,7 @@ fn verify_keeps_a_file_and_a_directory_name_apart_and_a_stray_nul_on_its_line() 
     let text = std::fs::read_to_string(d.join("SHA256SUMS")).unwrap();
     let a_line = text.lines().next().unwrap().to_string();
     // `a.txt/` after `a.txt`: the valid a.txt stays OK; the directory name is refused.
-    std::fs::write(
-        d.join("M1"),
-        format!("{a_line}\n{}/\n", a_line.replace("a.txt", "a.txt")),
-    )
-    .unwrap();
+    std::fs::write(d.join("M1"), format!("{a_line}\n{a_line}/\n")).unwrap();
     let r = d.cmd().args(["verify", "M1"]).run();
     r.code(2)
         .stdout_has("a.txt: OK")
