@@ -36,6 +36,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         media: plan.media,
         exclude: exclude.filter_map(Output::identity).collect(),
         file_records: json.is_some(),
+        count_links: plan.count_links,
     });
 
     let bar = crate::progress::Bar::new(plan.quiet);

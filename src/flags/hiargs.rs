@@ -131,6 +131,45 @@ pub struct ScanPlan {
     /// Index FLV files from the scan's buffers.
     pub media: bool,
     pub media_index: Option<PathBuf>,
+    /// Count every name of a hard-linked file in the reduction.
+    pub count_links: bool,
+}
+
+/// The roots with a path given twice, or one inside another given root, left out (each with a
+/// warning): every file is scanned once.
+pub fn distinct_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let canon: Vec<Option<PathBuf>> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let mut out = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        let Some(c) = &canon[i] else {
+            // Reported when it is walked.
+            out.push(p.clone());
+            continue;
+        };
+        let same = canon[..i].iter().position(|o| o.as_ref() == Some(c));
+        let within = canon.iter().enumerate().position(|(j, o)| {
+            j != i
+                && o.as_ref()
+                    .is_some_and(|o| c != o && c.starts_with(o) && o.is_dir())
+        });
+        match (same, within) {
+            (Some(j), _) => crate::messages::warning(format_args!(
+                "{}: given twice (as {}); scanned once",
+                p.display(),
+                paths[j].display()
+            )),
+            (None, Some(j)) => crate::messages::warning(format_args!(
+                "{}: inside {}, which is scanned too; scanned once, as part of it",
+                p.display(),
+                paths[j].display()
+            )),
+            (None, None) => out.push(p.clone()),
+        }
+    }
+    out
 }
 
 impl ScanPlan {
@@ -198,7 +237,7 @@ impl ScanPlan {
             bail!("only one output may go to stdout ('-')");
         }
         Ok(ScanPlan {
-            cfg: scan_config(a.paths.clone(), &a.read)?,
+            cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
             algorithms,
             manifests,
             zero: a.zero,
@@ -208,6 +247,7 @@ impl ScanPlan {
             reduce: reduce_config(&a.reduce)?,
             media: !a.no_media,
             media_index: a.media_index.clone(),
+            count_links: a.reduce.count_links,
         })
     }
 }

@@ -218,6 +218,10 @@ pub struct ReduceArgs {
     /// Measure no data reduction (digests only).
     #[arg(long)]
     pub no_reduce: bool,
+    /// Count every name of a hard-linked file in the reduction figures (by default an inode's
+    /// data is counted once, as `du` counts it; the other names are in `hardlinks`).
+    #[arg(long)]
+    pub count_links: bool,
 }
 
 #[derive(Debug, Args)]

@@ -373,3 +373,72 @@ fn a_spilled_run_equals_the_in_ram_run_and_leaves_no_spill_files() {
     r.code(2);
     r.stderr_has("no/such/dir");
 }
+
+#[test]
+fn a_hard_linked_file_is_counted_once_as_du_counts_it() {
+    let Some(du) = crate::util::tool("du") else {
+        return;
+    };
+    let d = Dir::new();
+    let mut x: u64 = 88172645463325252;
+    let data: Vec<u8> = (0..65_536)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    d.create(b"t/a.bin", &data);
+    std::fs::hard_link(d.join("t/a.bin"), d.join("t/also-a.bin")).unwrap();
+    let du_bytes: u64 = {
+        let r = crate::util::run_tool(
+            d.path(),
+            &du,
+            &[std::ffi::OsStr::new("-sb"), std::ffi::OsStr::new("t")],
+        );
+        r.stdout.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let scan = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["scan", "t", "-q", "--dedup", "4k", "--json", "-"];
+        args.extend_from_slice(extra);
+        let r = d.cmd().args(args).run();
+        r.code(0);
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    let v = scan(&[]);
+    let red = &v["reduction"];
+    let logical = red["dedup"][0]["logical_bytes"].as_u64().unwrap();
+    // du counts the directory's own size too: the data is what is below it.
+    assert!(
+        du_bytes >= logical && du_bytes < logical + 65_536,
+        "du {du_bytes}, trawl {logical}"
+    );
+    assert_eq!(logical, 65_536);
+    assert_eq!(red["dedup"][0]["ratio"], 1.0);
+    assert_eq!(red["hardlinks"]["names"], 1);
+    assert_eq!(red["hardlinks"]["bytes"], 65_536);
+    // Fixity still lists every name.
+    assert_eq!(v["files"].as_array().unwrap().len(), 2);
+    let v = scan(&["--count-links"]);
+    assert_eq!(v["reduction"]["dedup"][0]["logical_bytes"], 131_072);
+    assert_eq!(v["reduction"]["dedup"][0]["ratio"], 2.0);
+    assert_eq!(v["reduction"]["hardlinks"]["names"], 0);
+}
+
+#[test]
+fn a_path_given_twice_is_scanned_once_with_a_warning() {
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    d.create(b"t/sub/b.txt", b"beta\n");
+    let r = d
+        .cmd()
+        .args(["scan", "t", "t", "t/sub", "-q", "--json", "-"])
+        .run();
+    r.code(0)
+        .stderr_has("t: given twice (as t); scanned once")
+        .stderr_has("t/sub: inside t, which is scanned too");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["totals"]["files"], 2);
+    assert_eq!(v["reduction"]["dedup"][0]["logical_bytes"], 11);
+}

@@ -1,13 +1,14 @@
 //! The lanes a scan runs, assembled from the crates that own them: digests (`trawl-scan`), data
 //! reduction (`trawl-reduce`) and the FLV index (`trawl-media`).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use trawl_digest::Algorithm;
 use trawl_media::MediaLane;
 use trawl_reduce::{Accumulator, FileReducer, ReduceConfig};
-use trawl_scan::{DigestLanes, Lane, LaneFactory, fill_cores};
+use trawl_scan::{DigestLanes, FileInfo, Lane, LaneFactory, fill_cores};
 
 /// Digest lanes plus, if asked, one data-reduction lane and one media lane.
 #[derive(Clone)]
@@ -18,12 +19,46 @@ pub struct ScanLanes {
     pub accumulator: Option<Arc<std::sync::Mutex<Accumulator>>>,
     /// Index FLV files.
     pub media: bool,
+    /// The inodes with several names met so far: a name after the first gets no reduction lane
+    /// (its data is counted once, as `du` counts it). `None` counts every name
+    /// (`--count-links`).
+    pub links: Option<Arc<Links>>,
+}
+
+/// Hard links met during a scan: the inodes seen (only those with several names, so that the
+/// set stays small), and the names beyond the first with their bytes.
+#[derive(Debug, Default)]
+pub struct Links {
+    seen: Mutex<HashSet<(u64, u64)>>,
+    pub names: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+impl Links {
+    /// Whether this name is the first of its inode met in this scan (always, for one name).
+    pub fn first_name(&self, file: &FileInfo<'_>) -> bool {
+        if file.nlink < 2 {
+            return true;
+        }
+        let first = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((file.dev, file.ino));
+        if !first {
+            self.names.fetch_add(1, Ordering::Relaxed);
+            self.bytes.fetch_add(file.size, Ordering::Relaxed);
+        }
+        first
+    }
 }
 
 impl LaneFactory for ScanLanes {
-    fn lanes(&self, path: &Path, size: u64, large: bool) -> Vec<Box<dyn Lane>> {
-        let mut l = DigestLanes(self.digests.clone()).lanes(path, size, large);
-        if let Some(cfg) = &self.reduce {
+    fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
+        let (path, size) = (file.path, file.size);
+        let mut l = DigestLanes(self.digests.clone()).lanes(file);
+        let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
+        if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
             let mut r = FileReducer::new(cfg.clone());
             if let Some(acc) = &self.accumulator {
                 if cfg.top_files > 0 {
@@ -58,6 +93,7 @@ mod tests {
             reduce: reduce.then(|| Arc::new(ReduceConfig::default())),
             accumulator: None,
             media: true,
+            links: None,
         };
         assert_eq!(
             scan(vec![Algorithm::Sha256], false).busy_cores(),

@@ -4,6 +4,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -12,6 +13,7 @@ use trawl_manifest::Entry;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
 use trawl_report::media::{FlvSummary, KeyframeAt, MediaTotals, TagCounts};
+use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, ScanReport, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
 use trawl_scan::{Event, FileRecord, Input, LaneOutput, Progress, ScanConfig, ScanError};
@@ -33,6 +35,9 @@ pub struct ScanOptions {
     /// Files (device, inode) that are not part of the tree: the caller's own outputs, which may
     /// sit inside it.
     pub exclude: Vec<(u64, u64)>,
+    /// Count every name of a file with hard links in the reduction (by default an inode's data
+    /// is counted once, as `du` does).
+    pub count_links: bool,
     /// Fill the report's `files` (a record per file read, kept until the end); without it the
     /// report has the totals, skipped and failed entries only, and the records stay in
     /// [`ScanResult::records`].
@@ -129,6 +134,8 @@ impl Scan {
             reduce: reduce_cfg,
             accumulator: acc.clone(),
             media: o.media,
+            links: (o.reduce.is_some() && !o.count_links)
+                .then(|| Arc::new(crate::lanes::Links::default())),
         };
         let mut records: Vec<FileRecord> = Vec::new();
         let mut skipped: Vec<FileJson> = Vec::new();
@@ -226,7 +233,14 @@ impl Scan {
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
                 let g = lock(a);
-                (Some(g.report()), g.spilled())
+                let mut r = g.report();
+                if let Some(k) = &lanes.links {
+                    r.hardlinks = HardLinks {
+                        names: k.names.load(Ordering::Relaxed),
+                        bytes: k.bytes.load(Ordering::Relaxed),
+                    };
+                }
+                (Some(r), g.spilled())
             }
             None => (None, false),
         };

@@ -67,6 +67,13 @@ pub fn table(r: &ReductionJson) -> String {
             ));
         }
     }
+    if r.hardlinks.names > 0 {
+        s.push_str(&format!(
+            "  hard links: {} more names of files already counted ({}), counted once (--count-links counts each)\n",
+            r.hardlinks.names,
+            human::bytes(r.hardlinks.bytes)
+        ));
+    }
     if let Some(note) = &r.top_files_note {
         s.push_str(&format!(
             "  files contributing most duplicate bytes: {note}\n"

@@ -33,6 +33,8 @@ pub struct OpenedFile {
     pub file: File,
     pub path: PathBuf,
     pub stamp: Stamp,
+    /// Names the inode had when opened (more than 1: hard links).
+    pub nlink: u64,
 }
 
 /// Opens `path` read-only with `O_NOATIME` where permitted (so the scan changes nothing, not even
@@ -87,6 +89,7 @@ pub fn open_for_read(path: &Path) -> Result<OpenedFile, ReadError> {
         file,
         path: path.to_path_buf(),
         stamp: Stamp::of(&md),
+        nlink: md.nlink(),
     })
 }
 

@@ -411,6 +411,7 @@ impl Accumulator {
             top_files: self.top.clone(),
             top_files_note: (self.cfg.top_files > 0 && !self.attributing())
                 .then(|| "not computed for a sampled run".into()),
+            hardlinks: HardLinks::default(),
         }
     }
 }

@@ -93,6 +93,16 @@ pub struct ReductionJson {
     pub top_files: Option<Vec<TopFile>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_files_note: Option<String>,
+    /// Names of an inode beyond the first met (hard links): their data is counted once, in
+    /// no figure above (with `--count-links`, every name counts and this stays 0).
+    pub hardlinks: HardLinks,
+}
+
+/// Hard links left out of the reduction: how many names, and their bytes.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct HardLinks {
+    pub names: u64,
+    pub bytes: u64,
 }
 
 /// One file's part in the duplication, at the smallest dedup block size (zero blocks left out):

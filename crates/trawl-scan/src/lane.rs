@@ -66,11 +66,22 @@ pub trait Lane: Send {
     }
 }
 
+/// The file a factory makes lanes for, as it was opened.
+#[derive(Debug, Clone, Copy)]
+pub struct FileInfo<'a> {
+    pub path: &'a Path,
+    pub size: u64,
+    /// It spans several buffers and each lane gets a thread of its own.
+    pub large: bool,
+    pub dev: u64,
+    pub ino: u64,
+    /// Names of the inode: more than 1 for a file with hard links.
+    pub nlink: u64,
+}
+
 /// Makes the lanes for each file.
 pub trait LaneFactory: Sync {
-    /// For the file at `path` of `size` bytes; `large`: it spans several buffers and each lane
-    /// gets a thread of its own.
-    fn lanes(&self, path: &Path, size: u64, large: bool) -> Vec<Box<dyn Lane>>;
+    fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>>;
 
     /// Whether a large file's lanes keep every core busy by themselves, so that `--io auto`
     /// maps it: the copy out of the page cache that `read(2)` costs is then work taken from
@@ -107,12 +118,12 @@ impl Lane for Hasher {
 pub struct DigestLanes(pub Vec<Algorithm>);
 
 impl LaneFactory for DigestLanes {
-    fn lanes(&self, _path: &Path, _size: u64, large: bool) -> Vec<Box<dyn Lane>> {
+    fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
         // BLAKE3 may spread a large buffer over the rayon pool; small files are already
         // spread over the workers.
         self.0
             .iter()
-            .map(|a| Box::new(a.hasher().with_parallel(large)) as Box<dyn Lane>)
+            .map(|a| Box::new(a.hasher().with_parallel(file.large)) as Box<dyn Lane>)
             .collect()
     }
 

@@ -14,7 +14,7 @@ pub mod lane;
 pub mod progress;
 pub mod rate;
 
-pub use lane::{DigestLanes, Lane, LaneFactory, LaneOutput, fill_cores};
+pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
@@ -262,6 +262,7 @@ fn read_file(
 ) -> Result<Option<FileRecord>, ReadError> {
     let opened = open_for_read(&entry.path)?;
     let stamp = opened.stamp;
+    let nlink = opened.nlink;
     progress.start_file(&entry.path, stamp.size);
     // `auto` (which the source resolves by size) maps a large file only where its lanes keep
     // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
@@ -275,7 +276,14 @@ fn read_file(
     };
     let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
-    let mut lanes = factory.lanes(&entry.path, stamp.size, large);
+    let mut lanes = factory.lanes(&FileInfo {
+        path: &entry.path,
+        size: stamp.size,
+        large,
+        dev: stamp.dev,
+        ino: stamp.ino,
+        nlink,
+    });
     src.share_windows(lanes.iter().filter(|l| l.reads_all()).count());
     let outputs = if !large || lanes.is_empty() {
         // Fits in one buffer (or nothing consumes it): consume on this thread.
