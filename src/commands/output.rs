@@ -88,3 +88,43 @@ pub fn invocation_comment() -> [String; 2] {
         .join(" ");
     [format!("Invoked from: {cwd}"), format!("$ {invoked}")]
 }
+
+/// Writes each manifest from the sorted entries; `None` if a signal came meanwhile. Returns how
+/// many names a format could not hold (each reported).
+pub fn write_manifests(
+    manifests: Vec<(trawl_manifest::Format, Output)>,
+    entries: &[trawl_manifest::Entry],
+    algorithms: &[trawl_digest::Algorithm],
+    zero: bool,
+) -> anyhow::Result<Option<usize>> {
+    let comment = super::output::invocation_comment();
+    let mut unwritable = 0usize;
+    for (format, mut out) in manifests {
+        let formats: Vec<trawl_manifest::Format> = match &format {
+            trawl_manifest::Format::Bsd(_) => algorithms
+                .iter()
+                .map(|a| trawl_manifest::Format::Bsd(*a))
+                .collect(),
+            f => vec![f.clone()],
+        };
+        for f in &formats {
+            let style = trawl_manifest::Style { zero };
+            let left_out = trawl_manifest::write_manifest(&mut out, f, entries, style, &comment)
+                .with_context(|| format!("{}: cannot write manifest", out.name()))?;
+            for name in left_out {
+                unwritable += 1;
+                crate::messages::error(format_args!(
+                    "{}: left out of {} manifest {}: a line break in a name cannot be written in that format",
+                    String::from_utf8_lossy(&name).escape_debug(),
+                    f.name(),
+                    out.name()
+                ));
+            }
+        }
+        if crate::stop::STOP.is_stopping() {
+            return Ok(None);
+        }
+        out.commit()?;
+    }
+    Ok(Some(unwritable))
+}

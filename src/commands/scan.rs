@@ -5,10 +5,10 @@ use std::io::Write;
 
 use anyhow::Context;
 use trawl_engine::{Notice, Scan, ScanOptions, ScanOutcome};
-use trawl_manifest::{Format, Style};
+use trawl_manifest::Format;
 use trawl_walk::SkipKind;
 
-use super::output::{Output, write_json};
+use super::output::{Output, write_json, write_manifests};
 use crate::flags::hiargs::ScanPlan;
 use crate::stop::{Reason, STOP};
 use crate::{Outcome, messages};
@@ -80,39 +80,17 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         let name = jsonl.as_ref().map(Output::name).unwrap_or_default();
         return Err(anyhow::Error::new(e).context(format!("{name}: cannot write")));
     }
-    let result = match outcome? {
+    let mut result = match outcome? {
         ScanOutcome::Finished(r) => r,
         // Dropping the outputs removes their temporary files.
         ScanOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
 
     let entries = result.manifest_entries();
-    let comment = super::output::invocation_comment();
-    let mut unwritable = 0usize;
-    for (format, mut out) in manifests {
-        let formats: Vec<Format> = match &format {
-            Format::Bsd(_) => plan.algorithms.iter().map(|a| Format::Bsd(*a)).collect(),
-            f => vec![f.clone()],
-        };
-        for f in &formats {
-            let style = Style { zero: plan.zero };
-            let left_out = trawl_manifest::write_manifest(&mut out, f, &entries, style, &comment)
-                .with_context(|| format!("{}: cannot write manifest", out.name()))?;
-            for name in left_out {
-                unwritable += 1;
-                messages::error(format_args!(
-                    "{}: left out of {} manifest {}: a line break in a name cannot be written in that format",
-                    String::from_utf8_lossy(&name).escape_debug(),
-                    f.name(),
-                    out.name()
-                ));
-            }
-        }
-        if STOP.is_stopping() {
-            return Ok(Outcome::Interrupted);
-        }
-        out.commit()?;
-    }
+    let Some(unwritable) = write_manifests(manifests, &entries, &plan.algorithms, plan.zero)?
+    else {
+        return Ok(Outcome::Interrupted);
+    };
     if let Some(dir) = &plan.media_index {
         for (name, index) in result.media_indexes() {
             let target = dir.join(name);
@@ -127,12 +105,19 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         }
     }
     if let Some(mut out) = json.take() {
+        // The peak must include the report itself: made once to measure, again with the figure.
+        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        let first = serde_json::to_vec_pretty(&result.report)?;
+        drop(first);
+        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
         write_json(&mut out, &result.report)?;
         out.commit()?;
     }
     if let Some(out) = jsonl.take() {
         out.commit()?;
     }
+    // The summary's figure is the process's peak with every output written.
+    result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
     if !plan.quiet {
         let s = trawl_printer::scan::summary(&result.report, result.spilled);
         if stdout_taken {

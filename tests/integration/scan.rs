@@ -2,6 +2,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::util::{Dir, is_root};
 
 fn coreutils(prog: &str, file: &std::path::Path) -> String {
@@ -479,4 +481,39 @@ fn a_reader_that_closes_the_pipe_early_is_not_an_error() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
     assert!(head.starts_with(b"# Invoked from") || head[0].is_ascii_hexdigit());
+}
+
+#[test]
+fn the_reported_peak_memory_is_the_process_peak_with_the_json_written() {
+    let d = Dir::new();
+    for i in 0..20_000 {
+        d.create(format!("t/{}/f{i}", i % 100).as_bytes(), b"x");
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            "r.json",
+            "-m",
+            "sha256sum:m.txt",
+        ])
+        .current_dir(d.path())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of that plain struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing only `status` and `ru`.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    assert_eq!(status, 0);
+    let measured = ru.ru_maxrss as u64 * 1024;
+    let v: Value = serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let reported = v["totals"]["peak_rss_bytes"].as_u64().unwrap();
+    assert!(
+        reported * 100 >= measured * 95 && reported <= measured,
+        "reported {reported}, measured by wait4 {measured}"
+    );
 }
