@@ -484,6 +484,8 @@ fn a_reader_that_closes_the_pipe_early_is_not_an_error() {
 }
 
 #[test]
+// The child is reaped by wait4 below, which also gives its peak memory.
+#[allow(clippy::zombie_processes)]
 fn the_reported_peak_memory_is_the_process_peak_with_the_json_written() {
     let d = Dir::new();
     for i in 0..20_000 {
