@@ -43,6 +43,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         max_time: plan.max_time,
         forget_missing: plan.forget_missing,
         invocation: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        exclude: json.iter().filter_map(Output::identity).collect(),
     };
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit(&mut cat, &opts, &bar, &STOP, &mut |n| match n {
@@ -59,13 +60,24 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
             "{}: CORRUPT: content changed but size and mtime did not",
             shown.path(path)
         )),
+        Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
+            "{}: inside the registered root {}; auditing {} (its files are registered once)",
+            shown.path(root),
+            registered.display(),
+            registered.display()
+        )),
+        Notice::ContainsRegistered { root, registered } => messages::warning(format_args!(
+            "{}: holds the registered root {}, which is audited as itself",
+            shown.path(root),
+            registered.display()
+        )),
     });
     drop(bar);
     let report = match outcome? {
         AuditOutcome::Finished(r) => r,
         AuditOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
-    let head = report.head(&plan.catalog, &plan.cfg.roots, trawl_engine::peak_rss());
+    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
 
     // The events, streamed from the catalog: as lines, then as JSON.
     let mut out = std::io::stdout().lock();

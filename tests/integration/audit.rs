@@ -820,3 +820,67 @@ fn limit_rate_paces_the_reads() {
     let secs = t0.elapsed().as_secs_f64();
     assert!(secs > 2.5, "3 MiB at 1M/s took {secs} s");
 }
+
+#[test]
+fn a_folder_inside_a_registered_root_is_audited_as_part_of_it_never_registered_again() {
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    flip_byte(&d.join("t/sub/deep.bin"), 10);
+    // Auditing the folder alone: the corruption is found against the registered digest.
+    let r = d
+        .cmd()
+        .args(["audit", "t/sub", "-c", "cat.db", "--json", "sub.json"])
+        .run();
+    r.code(1)
+        .stderr_has("inside the registered root")
+        .stderr_has("CORRUPT");
+    let v: Value = serde_json::from_slice(&std::fs::read(d.join("sub.json")).unwrap()).unwrap();
+    assert_eq!(count(&v, "new"), 0, "{v}");
+    assert_eq!(count(&v, "corrupt"), 1, "{v}");
+    // Still corrupt the next time, not "ok" with the corrupt digest as the reference.
+    audit(&d, &[]).0.code(1);
+    // A root that holds the registered one: its own files are new, the registered ones stay
+    // under their root, and the export lists every file once.
+    d.create(b"outside.txt", b"outside\n");
+    let r = d
+        .cmd()
+        .args(["audit", ".", "-c", "cat.db", "--json", "all.json"])
+        .run();
+    r.stderr_has("holds the registered root");
+    let v: Value = serde_json::from_slice(&std::fs::read(d.join("all.json")).unwrap()).unwrap();
+    let new: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["state"] == "new")
+        .map(|e| e["path"]["path"].as_str().unwrap())
+        .collect();
+    assert!(new.iter().all(|p| !p.contains("/t/")), "{new:?}");
+    assert!(new.iter().any(|p| p.ends_with("outside.txt")), "{new:?}");
+    let r = d
+        .cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "sha256sum"])
+        .run();
+    r.code(0);
+    let names: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_once("  ").unwrap().1)
+        .collect();
+    let distinct: BTreeSet<&str> = names
+        .iter()
+        .map(|n| n.rsplit('/').next().unwrap())
+        .collect();
+    // The 9 files of t, outside.txt and sub.json (an earlier run's report); never the report
+    // being written.
+    assert_eq!(names.len(), 9 + 2, "{names:?}");
+    assert!(names.iter().all(|n| !n.contains("trawl-tmp")), "{names:?}");
+    assert!(distinct.contains("deep.bin"));
+    assert_eq!(
+        names.iter().filter(|n| n.ends_with("deep.bin")).count(),
+        1,
+        "{names:?}"
+    );
+}

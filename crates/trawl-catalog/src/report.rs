@@ -16,12 +16,7 @@ use crate::{Catalog, Result, split_digests};
 impl AuditReport {
     /// The head of the run's report; `catalog` as the user named it, `peak_rss` measured by the
     /// caller as late as it can.
-    pub fn head(
-        &self,
-        catalog: &Path,
-        roots: &[std::path::PathBuf],
-        peak_rss: Option<u64>,
-    ) -> AuditHead {
+    pub fn head(&self, catalog: &Path, peak_rss: Option<u64>) -> AuditHead {
         let s = &self.summary;
         AuditHead {
             algorithms: self
@@ -41,7 +36,7 @@ impl AuditReport {
             mode: s.mode.clone(),
             not_read: s.deferred,
             peak_rss_bytes: peak_rss,
-            roots: roots.iter().map(|r| JsonPath::new(r)).collect(),
+            roots: self.roots.iter().map(|r| JsonPath::new(r)).collect(),
             run: s.id,
             schema_version: trawl_report::SCHEMA_VERSION,
             seconds: self.seconds,

@@ -43,6 +43,9 @@ pub struct AuditOptions {
     pub forget_missing: bool,
     /// The command line, recorded with the run.
     pub invocation: String,
+    /// Files (device, inode) that are not part of the collection: the caller's own outputs,
+    /// which may sit inside it (the catalog's own files are always left out).
+    pub exclude: Vec<(u64, u64)>,
 }
 
 /// What happens on the way, for the caller to show.
@@ -56,6 +59,57 @@ pub enum Notice<'a> {
     Failed(&'a ScanError),
     /// Same size and mtime as registered, different content.
     Corrupt { path: &'a Path },
+    /// A root given lies inside a registered root: that root is audited instead (its files
+    /// are never registered a second time under another root).
+    WithinRegistered {
+        root: &'a Path,
+        registered: &'a Path,
+    },
+    /// A root given contains a registered root: that root is audited as itself, and the walk
+    /// of the given one leaves it out.
+    ContainsRegistered {
+        root: &'a Path,
+        registered: &'a Path,
+    },
+}
+
+/// The roots to audit: a root inside a registered one is replaced by it; a registered root
+/// inside a given one is audited as itself and left out of the given one's walk.
+fn place_roots(
+    given: &[PathBuf],
+    registered: &[PathBuf],
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let mut exclude: Vec<PathBuf> = Vec::new();
+    let add = |r: PathBuf, roots: &mut Vec<PathBuf>| {
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    };
+    for g in given {
+        match registered.iter().find(|p| g != *p && g.starts_with(p)) {
+            Some(p) => {
+                notice(Notice::WithinRegistered {
+                    root: g,
+                    registered: p,
+                });
+                add(p.clone(), &mut roots);
+            }
+            None => add(g.clone(), &mut roots),
+        }
+    }
+    for p in registered {
+        if let Some(g) = roots.iter().find(|g| p != *g && p.starts_with(g)).cloned() {
+            notice(Notice::ContainsRegistered {
+                root: &g,
+                registered: p,
+            });
+            exclude.push(p.clone());
+            add(p.clone(), &mut roots);
+        }
+    }
+    (roots, exclude)
 }
 
 /// An audit that ran to its end (complete, or partial when a budget stopped it).
@@ -70,6 +124,9 @@ pub struct AuditReport {
     /// A directory could not be listed or a file could not be read.
     pub trouble: bool,
     pub seconds: f64,
+    /// The roots audited: the ones given, with registered roots taking the place of those
+    /// inside them (see [`Notice::WithinRegistered`]).
+    pub roots: Vec<PathBuf>,
 }
 
 /// How a run ended.
@@ -137,8 +194,17 @@ pub fn audit(
         }
         (_, false) => existing,
     };
-    let own = cat.own_files();
-    let roots = opts.scan.roots.clone();
+    let mut own = cat.own_files();
+    own.extend(opts.exclude.iter().copied());
+    let registered: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, p)| p).collect();
+    let (roots, exclude) = place_roots(&opts.scan.roots, &registered, notice);
+    let mut scan = opts.scan.clone();
+    scan.roots = roots.clone();
+    scan.walk.exclude.extend(exclude);
+    let opts = &AuditOptions {
+        scan,
+        ..opts.clone()
+    };
     let start = Instant::now();
     let registration = cat.files_under(&roots)? == 0;
     let mut audit = cat.begin_audit(&roots, opts.mode, &algorithms, &opts.invocation)?;
@@ -338,5 +404,6 @@ pub fn audit(
         budget_spent,
         trouble,
         seconds: start.elapsed().as_secs_f64(),
+        roots,
     }))
 }

@@ -121,6 +121,9 @@ pub struct WalkOptions {
     pub follow_links: bool,
     pub one_file_system: bool,
     pub threads: usize,
+    /// Directories not to enter (compared with the walked paths as they are spelled: give them
+    /// under the same spelling as the roots, e.g. both canonical).
+    pub exclude: Vec<PathBuf>,
 }
 
 impl Default for WalkOptions {
@@ -129,6 +132,7 @@ impl Default for WalkOptions {
             follow_links: false,
             one_file_system: false,
             threads: 2,
+            exclude: Vec::new(),
         }
     }
 }
@@ -217,6 +221,10 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
         .follow_links(opts.follow_links)
         .same_file_system(opts.one_file_system)
         .threads(opts.threads.max(1));
+    if !opts.exclude.is_empty() {
+        let exclude = opts.exclude.clone();
+        b.filter_entry(move |de| !exclude.iter().any(|x| x == de.path()));
+    }
     b.build_parallel().run(|| {
         Box::new(move |res| {
             if stop.is_stopping() {
