@@ -132,7 +132,7 @@ pub struct AuditReport {
 /// How a run ended.
 #[derive(Debug)]
 pub enum AuditOutcome {
-    Finished(AuditReport),
+    Finished(Box<AuditReport>),
     /// Stopped by the caller's token; what was recorded is kept and the next audit resumes.
     Stopped(Reason),
 }
@@ -397,7 +397,7 @@ pub fn audit(
         files_read.load(Ordering::Relaxed),
         bytes_read.load(Ordering::Relaxed),
     )?;
-    Ok(AuditOutcome::Finished(AuditReport {
+    Ok(AuditOutcome::Finished(Box::new(AuditReport {
         summary,
         algorithms,
         registration,
@@ -405,5 +405,5 @@ pub fn audit(
         trouble,
         seconds: start.elapsed().as_secs_f64(),
         roots,
-    }))
+    })))
 }
