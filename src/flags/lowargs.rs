@@ -387,6 +387,10 @@ pub enum CatalogCommand {
 pub struct CatalogReportArgs {
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
+    /// Also list the registered files in these states (comma-separated): corrupt, missing,
+    /// modified, unreadable, new, moved, ok, removed.
+    #[arg(long, value_name = "STATES")]
+    pub list: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -71,6 +71,9 @@ pub struct CollectionReport {
     pub catalog_bytes: u64,
 }
 
+/// Sees a registered file: its root's path, its path below it, its size and its state.
+pub type StateVisitor<'a> = dyn FnMut(&Path, &[u8], u64, &str) + 'a;
+
 impl Catalog {
     pub fn run_summary(&self, run: i64) -> Result<RunSummary> {
         run_summary(&self.conn, run).map_err(|e| self.err(e))
@@ -260,6 +263,40 @@ impl Catalog {
             let d = r.get_ref(3).and_then(|v| Ok(v.as_blob()?.to_vec()));
             let d = d.map_err(|e| self.err(e))?;
             f(rid, &path, size as u64, &d);
+        }
+        Ok(())
+    }
+
+    /// The registered files in these states (`corrupt`, `missing`, ...), in path order: the
+    /// root's path, the file's path below it, its size and its state.
+    pub fn files_in_states(&self, states: &[&str], f: &mut StateVisitor<'_>) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT r.path, f.path, f.size, f.state FROM files f JOIN roots r ON r.id = f.root
+                 WHERE f.state = ?1 ORDER BY r.path, f.path",
+            )
+            .map_err(|e| self.err(e))?;
+        for state in states {
+            let mut rows = st.query([state]).map_err(|e| self.err(e))?;
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let blob = |i| {
+                    r.get_ref(i)
+                        .and_then(|v| Ok(v.as_blob()?.to_vec()))
+                        .map_err(|e| self.err(e))
+                };
+                use std::os::unix::ffi::OsStrExt;
+                let root = blob(0)?;
+                let path = blob(1)?;
+                let size: i64 = r.get(2).map_err(|e| self.err(e))?;
+                let state: String = r.get(3).map_err(|e| self.err(e))?;
+                f(
+                    Path::new(std::ffi::OsStr::from_bytes(&root)),
+                    &path,
+                    size as u64,
+                    &state,
+                );
+            }
         }
         Ok(())
     }

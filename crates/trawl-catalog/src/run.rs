@@ -9,7 +9,6 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
@@ -261,13 +260,11 @@ pub fn audit(
         Ok(())
     })?;
     if let Some(r) = stop.reason() {
-        audit.interrupt(0, 0)?;
+        audit.interrupt()?;
         return Ok(AuditOutcome::Stopped(r));
     }
 
     // 2. The reads, in the plan's order, within the budget.
-    let files_read = AtomicU64::new(0);
-    let bytes_read = AtomicU64::new(0);
     let mut budget_spent = false;
     if opts.mode == AuditMode::Full {
         let filter = PlanFilter {
@@ -326,8 +323,6 @@ pub fn audit(
                     }
                     let r = match ev {
                         Event::File(rec) => {
-                            files_read.fetch_add(1, Ordering::Relaxed);
-                            bytes_read.fetch_add(rec.size, Ordering::Relaxed);
                             let digests = rec.digests();
                             let mtime_ns = rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec;
                             let r = rel(&rec.path, &roots[rec.root]);
@@ -375,16 +370,12 @@ pub fn audit(
             }
         });
         budget_spent = feed.own_reason() == Some(Reason::Budget);
-        let (fr, br) = (
-            files_read.load(Ordering::Relaxed),
-            bytes_read.load(Ordering::Relaxed),
-        );
         if let Some(e) = db_error {
-            let _ = audit.interrupt(fr, br);
+            let _ = audit.interrupt();
             return Err(AuditError::Stopped { source: e });
         }
         if let Some(r) = stop.reason() {
-            audit.interrupt(fr, br)?;
+            audit.interrupt()?;
             return Ok(AuditOutcome::Stopped(r));
         }
     }
@@ -392,11 +383,7 @@ pub fn audit(
     // 3. Missing and moved, then the seal.
     audit.settle(!budget_spent)?;
     let status = if budget_spent { "partial" } else { "complete" };
-    let summary = audit.seal(
-        status,
-        files_read.load(Ordering::Relaxed),
-        bytes_read.load(Ordering::Relaxed),
-    )?;
+    let summary = audit.seal(status)?;
     Ok(AuditOutcome::Finished(Box::new(AuditReport {
         summary,
         algorithms,

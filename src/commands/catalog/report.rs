@@ -10,7 +10,30 @@ use trawl_printer::human;
 use crate::Outcome;
 use crate::flags::lowargs::CatalogReportArgs;
 
+/// The states a registered file can be in.
+const STATES: [&str; 8] = [
+    "corrupt",
+    "missing",
+    "modified",
+    "unreadable",
+    "new",
+    "moved",
+    "ok",
+    "removed",
+];
+
 pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
+    let list: Vec<&str> = match &a.list {
+        None => Vec::new(),
+        Some(l) => l
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+    };
+    if let Some(bad) = list.iter().find(|s| !STATES.contains(s)) {
+        anyhow::bail!("--list {bad}: not a state ({})", STATES.join(", "));
+    }
     let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
     let r = cat.report()?;
     let mut s = String::new();
@@ -82,6 +105,11 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     if r.never_verified > 0 {
         s.push_str(&format!("never verified: {}\n", r.never_verified));
     }
+    cat.files_in_states(&list, &mut |root, rel, size, state| {
+        let path = root.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
+        let shown = path.display().to_string().escape_debug().to_string();
+        s.push_str(&format!("{state:<11} {shown} ({size} bytes)\n"));
+    })?;
     std::io::stdout().write_all(s.as_bytes())?;
     Ok(Outcome::Ok)
 }

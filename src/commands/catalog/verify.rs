@@ -9,6 +9,14 @@ use crate::Outcome;
 use crate::flags::lowargs::CatalogVerifyArgs;
 
 pub fn run(a: CatalogVerifyArgs) -> anyhow::Result<Outcome> {
+    if let Some(e) = &a.expect {
+        let e = e.trim();
+        if e.len() != 64 || !e.bytes().all(|b| b.is_ascii_hexdigit()) {
+            anyhow::bail!(
+                "--expect '{e}': not a chain digest (64 hex digits, as `audit` and `catalog verify` print after 'head')"
+            );
+        }
+    }
     let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
     let rep = cat.verify_chain()?;
     let mut out = std::io::stdout().lock();

@@ -49,6 +49,8 @@ pub struct Audit<'c> {
     algorithms: Vec<Algorithm>,
     now: i64,
     pending: usize,
+    /// Files and bytes read since the last commit.
+    read: (u64, u64),
     last_commit: Instant,
     metadata_ok: u64,
     /// Sealed or interrupted: nothing left for `Drop` to do.
@@ -128,7 +130,7 @@ impl Catalog {
                     } else {
                         AuditMode::Full
                     };
-                    update_counts(&self.conn, id, mode, 0, 0, 0)
+                    update_counts(&self.conn, id, mode, 0)
                         .and_then(|()| chain::seal(&self.conn, id, "interrupted"))
                         .map_err(|e| self.err(e))?;
                 }
@@ -155,6 +157,7 @@ impl Catalog {
             algorithms: algs,
             now,
             pending: 0,
+            read: (0, 0),
             last_commit: Instant::now(),
             metadata_ok: 0,
             closed: false,
@@ -193,10 +196,16 @@ impl Audit<'_> {
 
     /// Makes everything recorded so far durable (kill -9 after this loses none of it).
     pub fn commit(&mut self) -> Result<()> {
-        self.cat
-            .conn
-            .execute_batch("COMMIT; BEGIN")
-            .map_err(|e| self.err(e))?;
+        // The files and bytes read go into the run's record with the verdicts they belong to,
+        // so that a run resumed after `kill -9` counts every segment.
+        let (files, bytes) = std::mem::take(&mut self.read);
+        let conn = &self.cat.conn;
+        conn.execute(
+            "UPDATE runs SET files_read = files_read + ?2, bytes_read = bytes_read + ?3 WHERE id = ?1",
+            params![self.run, files as i64, bytes as i64],
+        )
+        .and_then(|_| conn.execute_batch("COMMIT; BEGIN"))
+        .map_err(|e| self.err(e))?;
         self.pending = 0;
         self.last_commit = Instant::now();
         Ok(())
@@ -230,19 +239,12 @@ impl Audit<'_> {
 
     /// Seals the run: counts, status, hash chain; clears the walk. `status` is `complete` or
     /// `partial` (a budget stopped it).
-    pub fn seal(mut self, status: &str, files_read: u64, bytes_read: u64) -> Result<RunSummary> {
+    pub fn seal(mut self, status: &str) -> Result<RunSummary> {
         self.commit()?;
         let run = self.run;
         let conn = &self.cat.conn;
         let r = (|| -> rusqlite::Result<()> {
-            update_counts(
-                conn,
-                run,
-                self.mode,
-                self.metadata_ok,
-                files_read,
-                bytes_read,
-            )?;
+            update_counts(conn, run, self.mode, self.metadata_ok)?;
             chain::seal(conn, run, status)?;
             conn.execute_batch("DELETE FROM walk; COMMIT")?;
             let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -255,19 +257,19 @@ impl Audit<'_> {
 
     /// Stops here (Ctrl-C or an error): keeps what was recorded, marks the run interrupted; the
     /// next audit of the same roots resumes it.
-    pub fn interrupt(mut self, files_read: u64, bytes_read: u64) -> Result<()> {
+    pub fn interrupt(mut self) -> Result<()> {
         self.closed = true;
-        self.interrupt_inner(files_read, bytes_read)
+        self.interrupt_inner()
     }
 
-    pub(super) fn interrupt_inner(&mut self, files_read: u64, bytes_read: u64) -> Result<()> {
+    pub(super) fn interrupt_inner(&mut self) -> Result<()> {
+        self.commit()?;
         let conn = &self.cat.conn;
         conn.execute_batch("COMMIT")
             .and_then(|_| {
                 conn.execute(
-                    "UPDATE runs SET status = 'interrupted', files_read = files_read + ?2,
-                         bytes_read = bytes_read + ?3 WHERE id = ?1",
-                    params![self.run, files_read as i64, bytes_read as i64],
+                    "UPDATE runs SET status = 'interrupted' WHERE id = ?1",
+                    params![self.run],
                 )
             })
             .map(|_| ())
@@ -279,7 +281,7 @@ impl Drop for Audit<'_> {
     /// Dropped without seal or interrupt (an error on the way): keep what is committed.
     fn drop(&mut self) {
         if !self.closed {
-            let _ = self.interrupt_inner(0, 0);
+            let _ = self.interrupt_inner();
         }
     }
 }
@@ -290,8 +292,6 @@ pub(crate) fn update_counts(
     run: i64,
     mode: AuditMode,
     metadata_ok: u64,
-    files_read: u64,
-    bytes_read: u64,
 ) -> rusqlite::Result<()> {
     let count = |sql: &str| -> rusqlite::Result<i64> { conn.query_row(sql, [run], |r| r.get(0)) };
     let n_ok = match mode {
@@ -310,7 +310,7 @@ pub(crate) fn update_counts(
     };
     conn.execute(
         "UPDATE runs SET n_ok = ?2, n_deferred = ?3,
-             files_read = files_read + ?4, bytes_read = bytes_read + ?5, finished = ?6,
+             finished = ?4,
              n_corrupt = (SELECT count(*) FROM events WHERE run = ?1 AND state = 'corrupt'),
              n_modified = (SELECT count(*) FROM events WHERE run = ?1 AND state = 'modified'),
              n_missing = (SELECT count(*) FROM events WHERE run = ?1 AND state = 'missing'),
@@ -318,14 +318,7 @@ pub(crate) fn update_counts(
              n_moved = (SELECT count(*) FROM events WHERE run = ?1 AND state = 'moved'),
              n_unreadable = (SELECT count(*) FROM events WHERE run = ?1 AND state = 'unreadable')
          WHERE id = ?1",
-        params![
-            run,
-            n_ok,
-            deferred,
-            files_read as i64,
-            bytes_read as i64,
-            now_secs()
-        ],
+        params![run, n_ok, deferred, now_secs()],
     )?;
     Ok(())
 }

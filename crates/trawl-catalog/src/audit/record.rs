@@ -20,6 +20,8 @@ impl Audit<'_> {
         ino: u64,
         digests: &[(Algorithm, Vec<u8>)],
     ) -> Result<(Verdict, Option<String>)> {
+        self.read.0 += 1;
+        self.read.1 += size;
         let rid = self.roots[root].0;
         let all = self.concat(digests);
         let primary = all[..self.algorithms[0].output_len()].to_vec();
