@@ -423,3 +423,50 @@ fn verify_keeps_a_file_and_a_directory_name_apart_and_a_stray_nul_on_its_line() 
     r.code(2).stdout_has("a.txt: OK").stderr_has("M2:3:");
     assert!(!r.stderr.contains("M2:1:"), "{}", r.stderr);
 }
+
+#[test]
+fn bagit_txt_must_be_exactly_its_two_lines_in_a_1_0_bag_and_should_be_in_older_ones() {
+    let d = Dir::new();
+    hand_bag(&d, "md5", "b1946ac92492d2347c6235b4d2611184  data/a\n");
+    d.cmd().args(["bag", "validate", "bag"]).run().code(0);
+    let cases: [(&[u8], &str); 4] = [
+        (
+            b"BagIt-Version : 1.0\nTag-File-Character-Encoding: UTF-8\n",
+            "no space may come before the colon",
+        ),
+        (
+            b"BagIt-Version:1.0\nTag-File-Character-Encoding: UTF-8\n",
+            "exactly one space must follow the colon",
+        ),
+        (
+            b"Tag-File-Character-Encoding: UTF-8\nBagIt-Version: 1.0\n",
+            "'Tag-File-Character-Encoding' where 'BagIt-Version' must be",
+        ),
+        (
+            b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\nExtra: x\n",
+            "must hold exactly two lines",
+        ),
+    ];
+    for (decl, why) in cases {
+        std::fs::write(d.join("bag/bagit.txt"), decl).unwrap();
+        let r = d.cmd().args(["bag", "validate", "bag"]).run();
+        r.code(1).stderr_has(why).stdout_has("NOT valid");
+        // The same deviation in a 0.97 bag is a warning.
+        let old = String::from_utf8_lossy(decl).replace("1.0", "0.97");
+        std::fs::write(d.join("bag/bagit.txt"), old).unwrap();
+        let r = d.cmd().args(["bag", "validate", "bag"]).run();
+        r.code(0).stderr_has(why).stdout_has("is valid");
+    }
+    // bag-info.txt stays tolerant: no space after the colon, continuation lines.
+    std::fs::write(
+        d.join("bag/bagit.txt"),
+        "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("bag/bag-info.txt"),
+        "Payload-Oxum:6.1\nExternal-Description: one\n  two\n",
+    )
+    .unwrap();
+    d.cmd().args(["bag", "validate", "bag"]).run().code(0);
+}

@@ -177,11 +177,16 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
             ),
         ));
     }
-    if labels.len() != 2 || labels.first().map(|l| l.0.as_str()) != Some("BagIt-Version") {
-        report.warnings.push(BagFinding::about(
-            "bagit.txt",
-            "should hold exactly BagIt-Version then Tag-File-Character-Encoding",
-        ));
+    // RFC 8493 2.1.1: exactly these two lines, in this order, in this form. A MUST for 1.0
+    // bags (an error); earlier drafts were read leniently by the tools of their day (a
+    // warning). See docs/commands/bag.md for the table of rules.
+    for (line, msg) in declaration_deviations(&text) {
+        let f = BagFinding::at_line("bagit.txt", line, msg);
+        if bag.version == "1.0" {
+            report.errors.push(f);
+        } else {
+            report.warnings.push(f);
+        }
     }
     if bag.encoding.is_empty() {
         bag.encoding = "UTF-8".into();
@@ -410,6 +415,63 @@ pub fn hash_files(
         },
     );
     out
+}
+
+/// How `bagit.txt` departs from RFC 8493's form: exactly `BagIt-Version: M.N` then
+/// `Tag-File-Character-Encoding: ENCODING`, one space after each colon and none before it, no
+/// other line (line ends LF, CRLF or CR; a final line end is optional).
+pub fn declaration_deviations(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text
+        .split_inclusive(['\n', '\r'])
+        .map(|l| l.trim_end_matches(['\n', '\r']))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let want = ["BagIt-Version", "Tag-File-Character-Encoding"];
+    for (i, l) in lines.iter().enumerate() {
+        let n = i + 1;
+        let Some(expected) = want.get(i) else {
+            out.push((n, format!("'{l}': bagit.txt must hold exactly two lines")));
+            continue;
+        };
+        match l.split_once(':') {
+            None => out.push((n, format!("'{l}': expected '{expected}: VALUE'"))),
+            Some((label, value)) => {
+                if label != *expected {
+                    let found = label.trim();
+                    if found == *expected {
+                        out.push((n, format!("'{l}': no space may come before the colon")));
+                    } else {
+                        out.push((n, format!("'{found}' where '{expected}' must be")));
+                    }
+                }
+                if !value.starts_with(' ') || value.starts_with("  ") || value.trim().is_empty() {
+                    out.push((
+                        n,
+                        format!("'{l}': exactly one space must follow the colon, then the value"),
+                    ));
+                } else if i == 0 && !is_version(value.trim()) {
+                    out.push((n, format!("'{}': the version must be M.N", value.trim())));
+                }
+            }
+        }
+    }
+    if lines.len() < 2 {
+        out.push((
+            lines.len() + 1,
+            "bagit.txt must hold BagIt-Version then Tag-File-Character-Encoding".into(),
+        ));
+    }
+    out
+}
+
+fn is_version(v: &str) -> bool {
+    v.split_once('.').is_some_and(|(m, n)| {
+        !m.is_empty()
+            && !n.is_empty()
+            && m.bytes().all(|b| b.is_ascii_digit())
+            && n.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// Validates the bag at `root`. `fast`: everything but the payload's digests (structure, the
