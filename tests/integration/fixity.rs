@@ -470,3 +470,41 @@ fn bagit_txt_must_be_exactly_its_two_lines_in_a_1_0_bag_and_should_be_in_older_o
     .unwrap();
     d.cmd().args(["bag", "validate", "bag"]).run().code(0);
 }
+
+#[test]
+fn bag_create_follow_never_writes_a_link_into_a_bag() {
+    let d = Dir::new();
+    d.create(b"elsewhere/real.txt", b"real\n");
+    d.create(b"src/plain.txt", b"plain\n");
+    std::os::unix::fs::symlink("../elsewhere/real.txt", d.join("src/link.txt")).unwrap();
+    // In place the link would be moved as a link: refused, nothing changed.
+    let r = d.cmd().args(["bag", "create", "src", "-L"]).run();
+    r.code(2).stderr_has("reached through a symbolic link (-L)");
+    assert!(!d.join("src/data").exists());
+    assert!(
+        std::fs::symlink_metadata(d.join("src/link.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // With --out, what the link points to goes in as a regular file.
+    d.cmd()
+        .args(["bag", "create", "src", "-L", "--out", "bag"])
+        .run()
+        .code(0);
+    let m = std::fs::symlink_metadata(d.join("bag/data/link.txt")).unwrap();
+    assert!(m.file_type().is_file());
+    assert_eq!(
+        std::fs::read(d.join("bag/data/link.txt")).unwrap(),
+        b"real\n"
+    );
+    d.cmd().args(["bag", "validate", "bag"]).run().code(0);
+    if let Some(bagit) = tool("bagit.py") {
+        run_tool(
+            d.path(),
+            &bagit,
+            &[OsStr::new("--validate"), OsStr::new("bag")],
+        )
+        .code(0);
+    }
+}

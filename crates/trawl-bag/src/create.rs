@@ -300,7 +300,24 @@ pub fn create(
             "already a bag (bagit.txt exists); use `trawl bag update` to add algorithms",
         ));
     }
-    let (files, problems) = digest_tree(dir, &opts.algorithms, cfg, progress, stop)?;
+    let (files, mut problems) = digest_tree(dir, &opts.algorithms, cfg, progress, stop)?;
+    // With -L a name may reach its file through a symbolic link. In place, the link itself
+    // would be moved into data/, and a bag holds no links: refuse before anything moves. With
+    // --out the target's content goes in as a regular file.
+    if opts.out.is_none() && cfg.walk.follow_links {
+        let base = std::fs::canonicalize(dir).map_err(io_err(dir))?;
+        for rel in files.keys() {
+            let through_link = std::fs::canonicalize(dir.join(rel))
+                .map(|c| c != base.join(rel))
+                .unwrap_or(true);
+            if through_link {
+                problems.push(format!(
+                    "{}: reached through a symbolic link (-L); in place it would go into data/ as a link, which no bag may hold: use --out, which copies what it points to",
+                    dir.join(rel).display()
+                ));
+            }
+        }
+    }
     if !problems.is_empty() {
         let list = problems
             .iter()
@@ -386,7 +403,11 @@ pub fn create(
                     if let Some(p) = dst.parent() {
                         std::fs::create_dir_all(p).map_err(io_err(p))?;
                     }
-                    if !opts.copy && std::fs::hard_link(&src, &dst).is_ok() {
+                    // A link itself is never put in the bag: what it points to is copied.
+                    let is_link = std::fs::symlink_metadata(&src)
+                        .map(|m| m.file_type().is_symlink())
+                        .unwrap_or(false);
+                    if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
                         created.linked += 1;
                     } else {
                         std::fs::copy(&src, &dst).map_err(io_err(&src))?;
