@@ -1,4 +1,5 @@
-//! The terminal progress bar (indicatif): bytes done of bytes found, rate, ETA, current file.
+//! The terminal progress bar (indicatif): bytes done of bytes found, the recent rate and the
+//! ETA from it, files done, and the current file on a line of its own.
 //! Off when stderr is not a terminal or with `--quiet`. The hot path only bumps atomics; a ticker
 //! thread moves the numbers to the bar ten times a second.
 
@@ -9,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use trawl_printer::human;
 
 static BAR: OnceLock<ProgressBar> = OnceLock::new();
 
@@ -44,27 +46,38 @@ impl Bar {
         let stop = Arc::new(AtomicBool::new(false));
         let enabled = !quiet && std::io::stderr().is_terminal();
         let ticker = enabled.then(|| {
-            let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(10));
+            let pb = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
+            // Two lines, so that the current file shows whole at 80 columns: the figures, then
+            // the file (cut from the left by the terminal's width).
             pb.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {prefix} {wide_msg}",
-                )
-                .expect("valid template"),
+                ProgressStyle::with_template("{bar:24} {prefix}\n{wide_msg}")
+                    .expect("valid template"),
             );
             let _ = BAR.set(pb.clone());
             let (c, s) = (counters.clone(), stop.clone());
             std::thread::spawn(move || {
+                let mut recent = Recent::default();
                 while !s.load(Ordering::Relaxed) {
-                    pb.set_length(c.found_bytes.load(Ordering::Relaxed));
-                    pb.set_position(c.read_bytes.load(Ordering::Relaxed));
-                    let found = c.found_files.load(Ordering::Relaxed);
-                    let more = if c.walk_done.load(Ordering::Relaxed) {
-                        ""
-                    } else {
-                        "+"
+                    let found = c.found_bytes.load(Ordering::Relaxed);
+                    let read = c.read_bytes.load(Ordering::Relaxed);
+                    // Nothing found yet is an empty bar, not a full one.
+                    pb.set_length(found.max(1));
+                    pb.set_position(read.min(found));
+                    let rate = recent.rate(read);
+                    let walk_done = c.walk_done.load(Ordering::Relaxed);
+                    let eta = match (rate, walk_done) {
+                        (Some(r), true) if r > 0.0 => {
+                            human::duration(found.saturating_sub(read) as f64 / r)
+                        }
+                        _ => "-".into(),
                     };
+                    let files = c.found_files.load(Ordering::Relaxed);
+                    let more = if walk_done { "" } else { "+" };
                     pb.set_prefix(format!(
-                        "{}/{found}{more} files",
+                        "{}/{}{more}  {}  ETA {eta}  {}/{files}{more} files",
+                        human::bytes(read),
+                        human::bytes(found),
+                        rate.map_or("-".into(), |r| human::rate(r as u64, 1.0)),
                         c.done_files.load(Ordering::Relaxed)
                     ));
                     if let Ok(p) = c.current.try_lock() {
@@ -80,6 +93,32 @@ impl Bar {
             stop,
             ticker,
         }
+    }
+}
+
+/// The read rate over the last few seconds (not the average since the start, which a pause,
+/// a cold cache or `--limit-rate` would skew).
+#[derive(Default)]
+struct Recent {
+    samples: std::collections::VecDeque<(std::time::Instant, u64)>,
+}
+
+impl Recent {
+    const WINDOW: Duration = Duration::from_secs(5);
+
+    fn rate(&mut self, bytes: u64) -> Option<f64> {
+        let now = std::time::Instant::now();
+        self.samples.push_back((now, bytes));
+        while self
+            .samples
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(*t) > Self::WINDOW)
+        {
+            self.samples.pop_front();
+        }
+        let (t0, b0) = *self.samples.front()?;
+        let secs = now.duration_since(t0).as_secs_f64();
+        (secs >= 0.5).then(|| bytes.saturating_sub(b0) as f64 / secs)
     }
 }
 

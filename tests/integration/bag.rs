@@ -283,7 +283,7 @@ fn holey_bag_reports_what_to_fetch_and_never_fetches() {
     let r = validate(&d, "h");
     r.code(1);
     assert!(r.stderr.contains("data/there: not present; fetch.txt says to fetch it from http://127.0.0.1:9/there (1 bytes); trawl never fetches"), "{}", r.stderr);
-    r.stdout_has("1 files to fetch");
+    r.stdout_has("1 file to fetch");
 }
 
 #[test]

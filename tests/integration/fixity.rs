@@ -313,7 +313,7 @@ fn bag_validate_fast_checks_the_file_list_and_fetch_txt() {
     )
     .unwrap();
     let r = d.cmd().args(["bag", "validate", "b", "--fast"]).run();
-    r.code(1).stdout_has("1 files to fetch");
+    r.code(1).stdout_has("1 file to fetch");
 }
 
 /// `a.txt` and `b.txt` with their sha256sum lines, `b.txt` listed but absent.

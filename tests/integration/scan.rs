@@ -185,7 +185,7 @@ fn fifo_socket_and_symlink_are_skipped_without_blocking() {
     r.code(0);
     r.stderr_has("t/fifo: skipped: FIFO");
     r.stderr_has("t/sock: skipped: socket");
-    r.stdout_has("1 files");
+    r.stdout_has("1 file, ");
     let jsonl = std::fs::read_to_string(d.join("out.jsonl")).unwrap();
     assert!(jsonl.contains(r#""skipped":"symlink""#), "{jsonl}");
 }
@@ -215,7 +215,7 @@ fn unreadable_file_is_named_and_the_run_goes_on_with_exit_2() {
         "{}",
         r.stderr
     );
-    r.stdout_has("FAILED: 1 files could not be read");
+    r.stdout_has("FAILED: 1 file could not be read");
     assert!(
         r.stdout.contains("t/secret"),
         "summary names the file: {}",
@@ -518,4 +518,20 @@ fn the_reported_peak_memory_is_the_process_peak_with_the_json_written() {
         reported * 100 >= measured * 95 && reported <= measured,
         "reported {reported}, measured by wait4 {measured}"
     );
+}
+
+#[test]
+fn a_root_that_does_not_exist_is_an_error_without_a_table_of_zeros() {
+    let d = Dir::new();
+    let r = d.cmd().args(["scan", "nowhere"]).run();
+    r.code(2)
+        .stderr_has("nowhere")
+        .stdout_has("FAILED: 1 file could not be read");
+    assert!(!r.stdout.contains("data reduction"), "{}", r.stdout);
+    assert!(!r.stdout.contains("0 B read"), "{}", r.stdout);
+    // Rates are in the binary units the sizes are in.
+    d.create(b"t/a", b"abc");
+    let r = d.cmd().args(["scan", "t"]).run();
+    r.code(0).stdout_has("B/s)");
+    assert!(!r.stdout.contains("MB/s"), "{}", r.stdout);
 }

@@ -56,19 +56,19 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
     let mut t = String::new();
     t.push_str(&format!(
-        "audit run {} ({}, {}): {} files, {} read in {:.2} s ({})\n",
+        "audit run {} ({}, {}): {}, {} read in {:.2} s ({})\n",
         h.run,
         h.mode,
         h.status,
-        h.files_read,
+        human::count(h.files_read, "file", "files"),
         human::bytes(h.bytes_read),
         h.seconds,
         human::rate(h.bytes_read, h.seconds)
     ));
     if registration {
         t.push_str(&format!(
-            "registered {} files in {}\n",
-            count("new"),
+            "registered {} in {}\n",
+            human::count(count("new"), "file", "files"),
             h.catalog.path
         ));
     }

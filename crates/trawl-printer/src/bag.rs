@@ -35,15 +35,23 @@ pub fn verdict(dir: &str, r: &BagReport) -> String {
         )
     } else if r.is_valid() {
         format!(
-            "{dir} is valid (BagIt {}, {} files, {} bytes checked)",
-            r.version, r.files_checked, r.bytes_checked
+            "{dir} is valid (BagIt {}, {}, {} checked)",
+            r.version,
+            crate::human::count(r.files_checked, "file", "files"),
+            crate::human::count(r.bytes_checked, "byte", "bytes")
         )
     } else {
         let holey = if r.to_fetch.is_empty() {
             String::new()
         } else {
-            format!(", {} files to fetch", r.to_fetch.len())
+            format!(
+                ", {} to fetch",
+                crate::human::count(r.to_fetch.len() as u64, "file", "files")
+            )
         };
-        format!("{dir} is NOT valid: {} problems{holey}", r.errors.len())
+        format!(
+            "{dir} is NOT valid: {}{holey}",
+            crate::human::count(r.errors.len() as u64, "problem", "problems")
+        )
     }
 }

@@ -16,12 +16,27 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// Decimal megabytes per second, the unit the benchmarks use.
+/// Bytes per second in the same binary units as [`bytes`] (`512.0 MiB/s`).
 pub fn rate(bytes: u64, secs: f64) -> String {
     if secs <= 0.0 {
         return "-".into();
     }
-    format!("{:.0} MB/s", bytes as f64 / secs / 1e6)
+    format!("{}/s", self::bytes((bytes as f64 / secs) as u64))
+}
+
+/// `75` -> `1m15s`; `3725` -> `1h02m`.
+pub fn duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `1 file`, `2 files`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
@@ -30,6 +45,10 @@ mod tests {
     fn formats() {
         assert_eq!(super::bytes(10), "10 B");
         assert_eq!(super::bytes(1536), "1.5 KiB");
-        assert_eq!(super::rate(2_000_000, 1.0), "2 MB/s");
+        assert_eq!(super::rate(2 << 20, 1.0), "2.0 MiB/s");
+        assert_eq!(super::duration(75.0), "1m15s");
+        assert_eq!(super::duration(3725.0), "1h02m");
+        assert_eq!(super::count(1, "file", "files"), "1 file");
+        assert_eq!(super::count(2, "file", "files"), "2 files");
     }
 }

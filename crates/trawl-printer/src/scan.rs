@@ -17,13 +17,16 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
             r.algorithms.join(", ")
         ),
     };
-    s.push_str(&format!(
-        "{} files, {} read in {:.2} s ({}); {digests}\n",
-        t.files,
-        human::bytes(t.bytes),
-        t.seconds,
-        human::rate(t.bytes, t.seconds),
-    ));
+    let nothing_read = t.files == 0 && r.skipped.is_empty() && !r.failed.is_empty();
+    if !nothing_read {
+        s.push_str(&format!(
+            "{}, {} read in {:.2} s ({}); {digests}\n",
+            human::count(t.files, "file", "files"),
+            human::bytes(t.bytes),
+            t.seconds,
+            human::rate(t.bytes, t.seconds),
+        ));
+    }
     let links = r
         .skipped
         .iter()
@@ -32,10 +35,13 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
     let special = r.skipped.len() - links;
     if !r.skipped.is_empty() {
         s.push_str(&format!(
-            "skipped: {special} special files, {links} symbolic links not followed\n"
+            "skipped: {}, {} not followed\n",
+            human::count(special as u64, "special file", "special files"),
+            human::count(links as u64, "symbolic link", "symbolic links")
         ));
     }
-    if let Some(red) = &r.reduction {
+    // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
+    if let Some(red) = r.reduction.as_ref().filter(|_| t.files > 0) {
         s.push_str(&crate::reduction::table(red));
         if spilled {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
@@ -44,9 +50,9 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
     let m = &r.media;
     if m.files > 0 {
         s.push_str(&format!(
-            "media: {} FLV files indexed, {} keyframes{}\n",
-            m.files,
-            m.keyframes,
+            "media: {} indexed, {}{}\n",
+            human::count(m.files, "FLV file", "FLV files"),
+            human::count(m.keyframes, "keyframe", "keyframes"),
             match m.with_problems {
                 0 => String::new(),
                 n => format!(", {n} with problems (listed above)"),
@@ -58,8 +64,8 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
     }
     if !r.failed.is_empty() {
         s.push_str(&format!(
-            "FAILED: {} files could not be read:\n",
-            r.failed.len()
+            "FAILED: {} could not be read:\n",
+            human::count(r.failed.len() as u64, "file", "files")
         ));
         for f in &r.failed {
             if let Some(e) = &f.error {
