@@ -39,6 +39,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// The directory whose FLV files are served (nothing outside it is).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Address and port to listen on (port 0 picks a free one; the address is printed).
@@ -76,8 +77,10 @@ pub enum FlvCommand {
 
 #[derive(Debug, Args)]
 pub struct FlvInjectArgs {
+    /// The FLV file to read (never modified).
     #[arg(value_name = "IN")]
     pub input: PathBuf,
+    /// Where the copy with the keyframe index goes (a new file; not IN).
     #[arg(value_name = "OUT")]
     pub output: PathBuf,
     /// Wait for OUT to reach the disk before renaming it into place (as a catalog or manifest
@@ -93,6 +96,7 @@ pub struct FlvInjectArgs {
 
 #[derive(Debug, Args)]
 pub struct FlvIndexArgs {
+    /// FLV files to index.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write the indexes as JSON to FILE ('-' for stdout).
@@ -277,6 +281,7 @@ pub enum BagCommand {
 
 #[derive(Debug, Args)]
 pub struct BagCreateArgs {
+    /// The directory to make a bag of (in place, unless --out).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Build the bag in this new directory, outside DIR (hard links where possible, else verified
@@ -303,6 +308,7 @@ pub struct BagCreateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagValidateArgs {
+    /// The bag (a directory holding bagit.txt).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Only check completeness and Payload-Oxum, read no payload bytes.
@@ -314,6 +320,7 @@ pub struct BagValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagUpdateArgs {
+    /// The bag to add manifests to.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Algorithms to add.
@@ -325,6 +332,7 @@ pub struct BagUpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagRecoverArgs {
+    /// The directory an interrupted `bag create` left half-made.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 }
@@ -385,6 +393,7 @@ pub enum CatalogCommand {
 
 #[derive(Debug, Args)]
 pub struct CatalogReportArgs {
+    /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
     /// Also list the registered files in these states (comma-separated): corrupt, missing,
@@ -398,12 +407,14 @@ pub struct CatalogHistoryArgs {
     /// The file: a path under an audited root, or relative to one.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct CatalogExportArgs {
+    /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
     /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit.
@@ -419,6 +430,7 @@ pub struct CatalogExportArgs {
 
 #[derive(Debug, Args)]
 pub struct CatalogVerifyArgs {
+    /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
     /// The head digest kept elsewhere from an earlier verify: fail unless the chain still ends
