@@ -232,13 +232,18 @@ fn unreadable_file_is_named_and_the_run_goes_on_with_exit_2() {
 }
 
 #[test]
-fn symlink_loop_is_reported_when_following() {
+fn symlink_loops_under_follow_are_skipped_entries_not_failures() {
     let d = Dir::new();
     d.create(b"t/a/f", b"f");
+    d.create(b"t/b/g", b"g");
     std::os::unix::fs::symlink("..", d.join("t/a/up")).unwrap();
-    let r = d.cmd().args(["scan", "t", "--follow"]).run();
-    r.code(2);
-    r.stderr_has("symbolic link loop");
+    std::os::unix::fs::symlink("..", d.join("t/b/top")).unwrap();
+    let r = d.cmd().args(["scan", "t", "--follow", "--json", "-"]).run();
+    r.code(0).stderr_has("symbolic link loop");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["totals"]["failed"], 0, "{v}");
+    assert_eq!(v["totals"]["skipped"], 2, "{v}");
+    assert_eq!(v["skipped"][0]["skipped"], "symlink-loop");
     // Without --follow the link is not followed, so there is no loop.
     d.cmd().args(["scan", "t"]).run().code(0);
 }

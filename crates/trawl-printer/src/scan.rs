@@ -27,18 +27,26 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
             human::rate(t.bytes, t.seconds),
         ));
     }
-    let links = r
-        .skipped
-        .iter()
-        .filter(|f| f.skipped.as_deref() == Some("symlink"))
-        .count();
-    let special = r.skipped.len() - links;
+    let kind = |k: &str| {
+        r.skipped
+            .iter()
+            .filter(|f| f.skipped.as_deref() == Some(k))
+            .count()
+    };
+    let (links, loops) = (kind("symlink"), kind("symlink-loop"));
+    let special = r.skipped.len() - links - loops;
     if !r.skipped.is_empty() {
-        s.push_str(&format!(
-            "skipped: {}, {} not followed\n",
+        let mut parts = vec![
             human::count(special as u64, "special file", "special files"),
-            human::count(links as u64, "symbolic link", "symbolic links")
-        ));
+            format!(
+                "{} not followed",
+                human::count(links as u64, "symbolic link", "symbolic links")
+            ),
+        ];
+        if loops > 0 {
+            parts.push(human::count(loops as u64, "link loop", "link loops"));
+        }
+        s.push_str(&format!("skipped: {}\n", parts.join(", ")));
     }
     // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
     if let Some(red) = r.reduction.as_ref().filter(|_| t.files > 0) {

@@ -49,6 +49,8 @@ pub enum SkipKind {
     BlockDevice,
     CharDevice,
     Symlink,
+    /// With `--follow`: a link back to a directory being walked (walked once, not again).
+    SymlinkLoop,
     Other,
 }
 
@@ -60,6 +62,9 @@ impl SkipKind {
             SkipKind::BlockDevice => "block device, not read",
             SkipKind::CharDevice => "character device, not read",
             SkipKind::Symlink => "symbolic link, not followed (use --follow)",
+            SkipKind::SymlinkLoop => {
+                "symbolic link loop: leads back to a directory above it, walked once"
+            }
             SkipKind::Other => "not a regular file, not read",
         }
     }
@@ -71,6 +76,7 @@ impl SkipKind {
             SkipKind::BlockDevice => "block-device",
             SkipKind::CharDevice => "char-device",
             SkipKind::Symlink => "symlink",
+            SkipKind::SymlinkLoop => "symlink-loop",
             SkipKind::Other => "other",
         }
     }
@@ -232,7 +238,15 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
             }
             let item = match res {
                 Ok(de) => classify(idx, de, opts.follow_links),
-                Err(e) => Some(WalkItem::Error(convert_error(e, root))),
+                // A loop under --follow is an ordinary thing in a tree (`a/up -> ..`): what it
+                // leads to is walked once, and the link is a skipped entry, not a failure.
+                Err(e) => Some(match convert_error(e, root) {
+                    WalkError::Loop { path, .. } => WalkItem::Skipped {
+                        path,
+                        kind: SkipKind::SymlinkLoop,
+                    },
+                    other => WalkItem::Error(other),
+                }),
             };
             if let Some(item) = item
                 && !tx.send(item)
@@ -370,16 +384,20 @@ mod tests {
     }
 
     #[test]
-    fn symlink_loop_is_an_error_when_following() {
+    fn symlink_loop_is_a_skipped_entry_when_following() {
         let d = std::env::temp_dir().join(format!("trawl-walk-loop-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("a")).unwrap();
         std::os::unix::fs::symlink("..", d.join("a/up")).unwrap();
         let items = run(&d, true);
         assert!(
-            items
-                .iter()
-                .any(|i| matches!(i, WalkItem::Error(WalkError::Loop { .. }))),
+            items.iter().any(|i| matches!(
+                i,
+                WalkItem::Skipped {
+                    kind: SkipKind::SymlinkLoop,
+                    ..
+                }
+            )),
             "{items:?}"
         );
         std::fs::remove_dir_all(&d).unwrap();
