@@ -123,7 +123,7 @@ def main():
             ("cdc unique_bytes", ex["cdc"]["unique_bytes"], r["cdc"]),
         ]
         for i, c in enumerate(ex["compression"]):
-            figs.append((f"{c['codec']}:{c['level']} allocated", c["allocated_bytes"], r["compression"][i]))
+            figs.append((f"{c['codec']}{'' if c['level'] is None else ':' + str(c['level'])} allocated", c["allocated_bytes"], r["compression"][i]))
         parts = []
         for name, truth, e in figs:
             est = e.get("unique_bytes", e.get("allocated_bytes"))
@@ -131,7 +131,7 @@ def main():
             inside = smp["low"] <= truth <= smp["high"]
             parts.append(f"{name}: {est / truth - 1:+.2%} [{'yes' if inside else 'NO'}]")
         for i, c in enumerate(ex["compression"]):
-            parts.append(f"{c['codec']}:{c['level']} combined: {r['compression'][i]['combined_allocated_bytes'] / c['combined_allocated_bytes'] - 1:+.2%}")
+            parts.append(f"{c['codec']}{'' if c['level'] is None else ':' + str(c['level'])} combined: {r['compression'][i]['combined_allocated_bytes'] / c['combined_allocated_bytes'] - 1:+.2%}")
         print(f"{rate:>6} {times[rate]:7.2f} {times[None] / times[rate]:7.2f}x  " + "; ".join(parts))
 
 

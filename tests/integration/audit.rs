@@ -42,7 +42,7 @@ fn paths(v: &Value, state: &str) -> BTreeSet<String> {
         .iter()
         .filter(|e| e["state"] == state)
         .map(|e| {
-            e["path"]["path"]
+            e["path"]
                 .as_str()
                 .unwrap()
                 .strip_prefix(&root)
@@ -58,9 +58,9 @@ fn moved_from(v: &Value, dest: &str) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["state"] == "moved" && e["path"]["path"].as_str().unwrap().ends_with(dest))
+        .find(|e| e["state"] == "moved" && e["path"].as_str().unwrap().ends_with(dest))
         .map(|e| {
-            e["moved_from"]["path"]
+            e["moved_from"]
                 .as_str()
                 .unwrap()
                 .strip_prefix(&root)
@@ -122,7 +122,7 @@ fn audit_reports_each_verdict_and_says_it_in_the_exit_code() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e["path"]["path"].as_str().unwrap().ends_with("/f4.txt"))
+        .find(|e| e["path"].as_str().unwrap().ends_with("/f4.txt"))
         .unwrap();
     assert_eq!(f4["detail"], "replaced by a symbolic link");
     // The corrupt file's expected digest is the registered one, its actual the one read now.
@@ -132,7 +132,7 @@ fn audit_reports_each_verdict_and_says_it_in_the_exit_code() {
         .unwrap()
         .iter()
         .find(|e| {
-            e["state"] == "corrupt" && e["path"]["path"].as_str().unwrap().ends_with("f0.txt")
+            e["state"] == "corrupt" && e["path"].as_str().unwrap().ends_with("f0.txt")
         })
         .unwrap();
     assert_eq!(c["actual"]["sha256"], sha256_hex(&f0));
@@ -853,7 +853,7 @@ fn a_folder_inside_a_registered_root_is_audited_as_part_of_it_never_registered_a
         .unwrap()
         .iter()
         .filter(|e| e["state"] == "new")
-        .map(|e| e["path"]["path"].as_str().unwrap())
+        .map(|e| e["path"].as_str().unwrap())
         .collect();
     assert!(new.iter().all(|p| !p.contains("/t/")), "{new:?}");
     assert!(new.iter().any(|p| p.ends_with("outside.txt")), "{new:?}");

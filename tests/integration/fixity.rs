@@ -381,7 +381,7 @@ fn verify_reads_a_manifest_from_stdin_and_writes_json() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("a.txt: OK"));
     let v: Value = serde_json::from_slice(&std::fs::read(d.join("v.json")).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["totals"]["ok"], 1);
     assert_eq!(v["totals"]["missing"], 1);
     assert_eq!(v["entries"][0]["path"], "a.txt");

@@ -84,7 +84,8 @@ def main():
     cdc_avg = int(sys.argv[7]) if len(sys.argv) > 7 else None
     sizes = [int(s) for s in sizes.split(",")]
     unit, sector, threshold = int(unit), int(sector), float(threshold)
-    codecs = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else {"lz4": 1, "zstd": 1, "gzip": 6}[c.split(":")[0]])
+    # lz4 has one level: the JSON says null.
+    codecs = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else {"lz4": None, "zstd": 1, "gzip": 6}[c.split(":")[0]])
               for c in codecs.split(",") if c]
     paths = sorted(files(tree))
     data = [open(p, "rb").read() for p in paths]

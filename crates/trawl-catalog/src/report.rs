@@ -59,11 +59,13 @@ fn digests(algs: &[Algorithm], d: &Option<Vec<u8>>) -> Option<Digests> {
 impl Event {
     /// This event in the report model; `algs` are the catalog's algorithms.
     pub fn to_report(&self, algs: &[Algorithm]) -> AuditEvent {
+        let moved = self.other_path.as_ref().map(|p| JsonPath::new(p));
         AuditEvent {
             actual: digests(algs, &self.actual),
             detail: self.detail.clone(),
             expected: digests(algs, &self.expected),
-            moved_from: self.other_path.as_ref().map(|p| JsonPath::new(p)),
+            moved_from: moved.as_ref().map(|j| j.path.clone()),
+            moved_from_hex: moved.and_then(|j| j.path_hex),
             path: JsonPath::new(&self.path),
             size: self.size,
             state: self.verdict.name().to_string(),

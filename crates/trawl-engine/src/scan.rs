@@ -338,7 +338,7 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
         digests.insert(a.name().to_string(), hex::encode(d).into());
     }
     FileJson {
-        path: JsonPath::new(&rec.path),
+        path: JsonPath::shown(&rec.path),
         size: Some(rec.size),
         mtime: Some(rec.mtime_sec as f64 + rec.mtime_nsec as f64 / 1e9),
         digests,
@@ -383,8 +383,8 @@ fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
             duration: i.duration,
             video_codec: i.video_codec.clone(),
             audio_codec: i.audio_codec.clone(),
-            width: i.width.or(i.coded_width.map(f64::from)),
-            height: i.height.or(i.coded_height.map(f64::from)),
+            width: i.width.or(i.coded_width),
+            height: i.height.or(i.coded_height),
             keyframes: i.keyframes.len(),
             first_keyframe: i.keyframes.first().map(at),
             last_keyframe: i.keyframes.last().map(at),
@@ -402,7 +402,7 @@ fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
 
 fn problem_json(path: &Path, skipped: Option<SkipKind>, error: Option<ErrorJson>) -> FileJson {
     FileJson {
-        path: JsonPath::new(path),
+        path: JsonPath::shown(path),
         size: None,
         mtime: None,
         digests: Default::default(),

@@ -265,7 +265,7 @@ mod tests {
         let k = tag(&mut v, 9, 0, &[0x17, 1, 0, 0, 0, 9]);
         let i = index_bytes(Path::new("nan.flv"), &v).unwrap();
         assert_eq!(i.metadata_duration, None);
-        assert_eq!((i.width, i.height), (None, Some(240.0)));
+        assert_eq!((i.width, i.height), (None, Some(240)));
         assert_eq!(
             i.keyframes,
             vec![Keyframe {
@@ -324,7 +324,7 @@ mod tests {
         assert_eq!(i.tags.video, 5);
         assert!(i.problems.is_empty());
         assert_eq!(i.duration, 2.04);
-        assert_eq!((i.width, i.height), (Some(320.0), Some(240.0)));
+        assert_eq!((i.width, i.height), (Some(320), Some(240)));
     }
 
     #[test]

@@ -55,8 +55,9 @@ pub struct FlvIndex {
     pub video_codec: Option<String>,
     pub audio_codec: Option<String>,
     /// From onMetaData, when present.
-    pub width: Option<f64>,
-    pub height: Option<f64>,
+    /// Pixels, rounded (onMetaData holds them as numbers).
+    pub width: Option<u32>,
+    pub height: Option<u32>,
     pub frame_rate: Option<f64>,
     pub metadata_duration: Option<f64>,
     /// From the AVC sequence header's SPS, when there is one.

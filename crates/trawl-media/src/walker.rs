@@ -460,8 +460,12 @@ impl Walker {
                                     None
                                 }
                             };
-                            self.idx.width = num("width");
-                            self.idx.height = num("height");
+                            let pixels = |v: Option<f64>| {
+                                v.filter(|v| (0.0..=f64::from(u32::MAX)).contains(v))
+                                    .map(|v| v.round() as u32)
+                            };
+                            self.idx.width = pixels(num("width"));
+                            self.idx.height = pixels(num("height"));
                             self.idx.frame_rate = num("framerate");
                             self.idx.metadata_duration = num("duration");
                             self.idx.metadata = Some(span);
@@ -587,7 +591,7 @@ mod tests {
         assert_eq!(i.keyframes.len(), 2);
         assert_eq!(i.keyframes[1].offset, k);
         assert_eq!(i.video_codec.as_deref(), Some("h263 (flv1)"));
-        assert_eq!(i.height, Some(480.0));
+        assert_eq!(i.height, Some(480));
         assert_eq!(i.metadata.map(|s| s.offset), Some(m));
         let p = i
             .problems

@@ -41,7 +41,10 @@ pub fn table(r: &ReductionJson) -> String {
         for c in &r.compression {
             s.push_str(&format!(
                 "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
-                format!("{}:{}", c.codec, c.level),
+                match c.level {
+                    Some(l) => format!("{}:{l}", c.codec),
+                    None => c.codec.clone(),
+                },
                 human::bytes(c.unit),
                 human::bytes(c.compressed_bytes),
                 human::bytes(c.allocated_bytes),

@@ -107,7 +107,15 @@ impl Accumulator {
 
     /// Numbers a file for [`FileReducer::with_file`].
     pub fn register(&mut self, path: &std::path::Path) -> u32 {
-        self.files.push(path.display().to_string());
+        // As reports spell paths: without a leading `./`.
+        let mut shown = path;
+        while let Ok(rest) = shown.strip_prefix(".") {
+            if rest == shown || rest.as_os_str().is_empty() {
+                break;
+            }
+            shown = rest;
+        }
+        self.files.push(shown.display().to_string());
         (self.files.len() - 1) as u32
     }
 

@@ -22,11 +22,12 @@ impl Codec {
         }
     }
 
-    pub fn level(self) -> i64 {
+    /// The level; `None` for LZ4, which has one (its default, `LZ4_compress_default`).
+    pub fn level(self) -> Option<i64> {
         match self {
-            Codec::Lz4 => 1,
-            Codec::Zstd(l) => l as i64,
-            Codec::Gzip(l) => l as i64,
+            Codec::Lz4 => None,
+            Codec::Zstd(l) => Some(l as i64),
+            Codec::Gzip(l) => Some(l as i64),
         }
     }
 

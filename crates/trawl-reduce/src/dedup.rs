@@ -210,13 +210,8 @@ pub(crate) fn histogram(counts: &[u64; 13]) -> Vec<RefBucket> {
                 ((1u64 << (b - 1)) + 1, 1u64 << b)
             };
             RefBucket {
-                refs: if lo == hi {
-                    lo.to_string()
-                } else if b == 12 {
-                    format!("{lo}+")
-                } else {
-                    format!("{lo}-{hi}")
-                },
+                from: lo,
+                to: (b < 12).then_some(hi),
                 blocks: *n,
             }
         })

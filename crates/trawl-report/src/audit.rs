@@ -40,7 +40,11 @@ pub struct AuditEvent {
     pub actual: Option<Digests>,
     pub detail: Option<String>,
     pub expected: Option<Digests>,
-    pub moved_from: Option<JsonPath>,
+    pub moved_from: Option<String>,
+    /// The exact bytes of `moved_from`, in hex, when they are not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from_hex: Option<String>,
+    #[serde(flatten)]
     pub path: JsonPath,
     pub size: Option<u64>,
     /// The verdict: ok, corrupt, modified, missing, new, moved, unreadable.

@@ -23,8 +23,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Version of the JSON report layout; bumped on any incompatible change (fields are only ever
-/// added within a version).
-pub const SCHEMA_VERSION: u32 = 1;
+/// added within a version). docs/json.md lists what changed from version 1 to 2.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize, Clone)]
 pub struct JsonPath {
@@ -34,6 +34,19 @@ pub struct JsonPath {
 }
 
 impl JsonPath {
+    /// A path as reports spell it: as given or walked, without a leading `./` (as manifests
+    /// write it).
+    pub fn shown(p: &Path) -> JsonPath {
+        let mut b = p.as_os_str().as_bytes();
+        while let Some(rest) = b.strip_prefix(b"./") {
+            b = rest;
+        }
+        if b.is_empty() {
+            b = b".";
+        }
+        JsonPath::new(Path::new(std::ffi::OsStr::from_bytes(b)))
+    }
+
     pub fn new(p: &Path) -> JsonPath {
         let bytes = p.as_os_str().as_bytes();
         match std::str::from_utf8(bytes) {

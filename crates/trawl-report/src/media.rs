@@ -28,9 +28,9 @@ pub enum FlvSummary {
         duration: f64,
         video_codec: Option<String>,
         audio_codec: Option<String>,
-        /// From onMetaData, else from the video's sequence header.
-        width: Option<f64>,
-        height: Option<f64>,
+        /// Pixels: from onMetaData, else from the video's sequence header.
+        width: Option<u32>,
+        height: Option<u32>,
         keyframes: usize,
         first_keyframe: Option<KeyframeAt>,
         last_keyframe: Option<KeyframeAt>,

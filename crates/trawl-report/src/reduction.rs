@@ -5,7 +5,9 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RefBucket {
-    pub refs: String,
+    /// Distinct blocks referenced from `from` to `to` times (`to` null: or more).
+    pub from: u64,
+    pub to: Option<u64>,
     pub blocks: u64,
 }
 
@@ -64,7 +66,8 @@ pub struct SizeBucket {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CompressionJson {
     pub codec: String,
-    pub level: i64,
+    /// Null for a codec without levels (lz4).
+    pub level: Option<i64>,
     pub implementation: String,
     pub unit: u64,
     pub sector: u64,

@@ -103,8 +103,8 @@ fn copy_tag(file: &File, at: u64, size: u64, out: &mut Vec<u8>) -> io::Result<()
 /// An onMetaData tag for a file that has none: what the index knows.
 fn synthesize_metadata(idx: &FlvIndex, out: &mut Vec<u8>) {
     let mut kv = vec![("duration".to_string(), Value::Number(idx.duration))];
-    let w = idx.width.or(idx.coded_width.map(f64::from));
-    let h = idx.height.or(idx.coded_height.map(f64::from));
+    let w = idx.width.or(idx.coded_width).map(f64::from);
+    let h = idx.height.or(idx.coded_height).map(f64::from);
     if let (Some(w), Some(h)) = (w, h) {
         kv.push(("width".into(), Value::Number(w)));
         kv.push(("height".into(), Value::Number(h)));
