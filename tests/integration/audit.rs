@@ -131,9 +131,7 @@ fn audit_reports_each_verdict_and_says_it_in_the_exit_code() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| {
-            e["state"] == "corrupt" && e["path"].as_str().unwrap().ends_with("f0.txt")
-        })
+        .find(|e| e["state"] == "corrupt" && e["path"].as_str().unwrap().ends_with("f0.txt"))
         .unwrap();
     assert_eq!(c["actual"]["sha256"], sha256_hex(&f0));
     let mut orig = f0.clone();
@@ -928,4 +926,54 @@ fn catalog_report_lists_files_by_state_and_verify_expect_wants_a_digest() {
         .run()
         .code(2)
         .stderr_has("not a chain digest (64 hex digits");
+}
+
+#[test]
+fn an_audit_records_and_checks_the_new_algorithms() {
+    let d = Dir::new();
+    tree(&d);
+    let r = d
+        .cmd()
+        .args([
+            "audit",
+            "t",
+            "-c",
+            "cat.db",
+            "-q",
+            "-d",
+            "sha3-256,blake2b",
+            "--json",
+            "a.json",
+        ])
+        .run();
+    r.code(0);
+    flip_byte(&d.join("t/f3.txt"), 2);
+    let (r, v) = audit(&d, &[]);
+    r.code(1);
+    assert_eq!(v["algorithms"], serde_json::json!(["sha3-256", "blake2b"]));
+    let e = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["state"] == "corrupt")
+        .unwrap();
+    assert_eq!(e["expected"]["blake2b"].as_str().unwrap().len(), 128);
+    assert_eq!(e["expected"]["sha3-256"].as_str().unwrap().len(), 64);
+    // The catalog exports what it records, as b2sum reads it.
+    if let Some(b2sum) = tool("b2sum") {
+        let r = d
+            .cmd()
+            .args([
+                "catalog", "export", "-c", "cat.db", "--format", "b2sum", "-o", "B2",
+            ])
+            .run();
+        r.code(0);
+        let r = run_tool(
+            &d.join("t"),
+            &b2sum,
+            &[OsStr::new("-c"), d.join("B2").as_os_str()],
+        );
+        assert!(r.stdout.contains("f3.txt: FAILED"), "{}", r.stdout);
+        assert!(r.stdout.contains("f4.txt: OK"), "{}", r.stdout);
+    }
 }
