@@ -86,7 +86,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         ScanOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
 
-    let entries = result.manifest_entries();
+    let entries = if manifests.is_empty() {
+        Vec::new()
+    } else {
+        result.manifest_entries()
+    };
     let Some(unwritable) = write_manifests(manifests, &entries, &plan.algorithms, plan.zero)?
     else {
         return Ok(Outcome::Interrupted);

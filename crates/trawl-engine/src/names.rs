@@ -5,18 +5,38 @@ use std::path::{Component, Path, PathBuf};
 
 /// The name a file gets in manifests: relative to the root for a single directory root, else the
 /// path as walked; never with a leading `./`.
-pub fn manifest_name(path: &Path, roots: &[PathBuf], root: usize) -> Vec<u8> {
-    let r = &roots[root];
-    let rel = if roots.len() == 1 && r.is_dir() {
-        path.strip_prefix(r).unwrap_or(path)
-    } else {
-        path
-    };
-    let mut b = rel.as_os_str().as_bytes();
-    while let Some(rest) = b.strip_prefix(b"./") {
-        b = rest;
+pub fn manifest_name(path: &Path, roots: &[PathBuf], _root: usize) -> Vec<u8> {
+    ManifestNames::new(roots).name(path)
+}
+
+/// [`manifest_name`] for many files of one scan: whether the roots are one directory is asked
+/// of the file system once, not once per file.
+#[derive(Debug, Clone)]
+pub struct ManifestNames {
+    /// The one directory root names are relative to, if there is one.
+    base: Option<PathBuf>,
+}
+
+impl ManifestNames {
+    pub fn new(roots: &[PathBuf]) -> ManifestNames {
+        let base = match roots {
+            [r] if r.is_dir() => Some(r.clone()),
+            _ => None,
+        };
+        ManifestNames { base }
     }
-    b.to_vec()
+
+    pub fn name(&self, path: &Path) -> Vec<u8> {
+        let rel = match &self.base {
+            Some(r) => path.strip_prefix(r).unwrap_or(path),
+            None => path,
+        };
+        let mut b = rel.as_os_str().as_bytes();
+        while let Some(rest) = b.strip_prefix(b"./") {
+            b = rest;
+        }
+        b.to_vec()
+    }
 }
 
 /// Where a file's keyframe index goes under `--media-index DIR`: always a relative path of

@@ -21,7 +21,7 @@ use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
 
 use crate::lanes::ScanLanes;
-use crate::names::{manifest_name, media_index_name};
+use crate::names::{ManifestNames, media_index_name};
 
 /// What a scan computes.
 #[derive(Debug, Clone)]
@@ -293,12 +293,12 @@ impl Scan {
 impl ScanResult {
     /// The manifest entries of the files read, sorted by name.
     pub fn manifest_entries(&self) -> Vec<Entry> {
-        let roots = &self.roots;
+        let names = ManifestNames::new(&self.roots);
         let mut entries: Vec<Entry> = self
             .records
             .iter()
             .map(|r| Entry {
-                path: manifest_name(&r.path, roots, r.root),
+                path: names.name(&r.path),
                 size: Some(r.size),
                 digests: r.digests(),
                 line: 0,

@@ -13,8 +13,6 @@ use trawl_report::verify::{VerifyEntry, VerifyReport, VerifyState};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 
-use crate::names::manifest_name;
-
 /// What to verify.
 #[derive(Debug, Clone)]
 pub struct VerifyOptions {
@@ -437,20 +435,21 @@ fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) 
         (m.dev(), m.ino())
     });
     let roots = vec![root.to_path_buf()];
+    let names = crate::names::ManifestNames::new(&roots);
     std::thread::scope(|s| {
         s.spawn(|| {
             trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {});
             drop(tx);
         });
-        let mut names = Vec::new();
+        let mut out = Vec::new();
         for item in rx {
             if let trawl_walk::WalkItem::File(f) = item {
                 if manifest_id == Some((f.dev, f.ino)) {
                     continue;
                 }
-                names.push(manifest_name(&f.path, &roots, 0));
+                out.push(names.name(&f.path));
             }
         }
-        names
+        out
     })
 }

@@ -37,6 +37,9 @@ pub struct OpenedFile {
     pub nlink: u64,
 }
 
+/// Files up to this size get no read-ahead advice (they are read in one call).
+const SMALL_FILE: u64 = 256 << 10;
+
 /// Opens `path` read-only with `O_NOATIME` where permitted (so the scan changes nothing, not even
 /// access times) and `O_NONBLOCK` (so that a file replaced by a FIFO after the walk cannot block us),
 /// then checks with `fstat` that it is a regular file, and asks for sequential read-ahead.
@@ -80,10 +83,14 @@ pub fn open_for_read(path: &Path) -> Result<OpenedFile, ReadError> {
             what,
         });
     }
-    // SAFETY: plain advisory syscall on a valid descriptor; failure is harmless.
-    unsafe {
-        use std::os::fd::AsRawFd;
-        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+    // Read-ahead advice pays only for a file that takes several reads (a buffer is 1 MiB at
+    // least 4 KiB); a small file is one read, and the advice one more system call.
+    if md.len() > SMALL_FILE {
+        // SAFETY: plain advisory syscall on a valid descriptor; failure is harmless.
+        unsafe {
+            use std::os::fd::AsRawFd;
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
     }
     Ok(OpenedFile {
         file,

@@ -131,7 +131,11 @@ impl<'a> ChunkSource<'a> {
         let mut buf = self.pool.get();
         let space = buf.space();
         let mut filled = 0;
-        while filled < space.len() {
+        // Every byte `fstat` counted at open is in: no read just to meet the end (one system
+        // call per small file). A file that grew meanwhile is caught by `finish`, whose `fstat`
+        // sees the new size.
+        let want = self.file.stamp.size.saturating_sub(self.offset);
+        while filled < space.len() && (filled as u64) < want.max(1) {
             match self.file.file.read(&mut space[filled..]) {
                 Ok(0) => {
                     self.eof = true;
@@ -149,6 +153,9 @@ impl<'a> ChunkSource<'a> {
         }
         buf.set_len(filled);
         self.offset += filled as u64;
+        if self.offset == self.file.stamp.size {
+            self.eof = true;
+        }
         if filled == 0 {
             return Ok(None);
         }
