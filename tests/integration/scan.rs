@@ -540,3 +540,16 @@ fn a_root_that_does_not_exist_is_an_error_without_a_table_of_zeros() {
     r.code(0).stdout_has("B/s)");
     assert!(!r.stdout.contains("MB/s"), "{}", r.stdout);
 }
+
+#[test]
+fn a_tiny_file_starting_with_f_is_not_called_a_truncated_flv() {
+    let d = Dir::new();
+    d.create(b"t/one", b"F");
+    d.create(b"t/two", b"FL");
+    d.create(b"t/cut.flv", b"FLV\x01");
+    let r = d.cmd().args(["scan", "t", "-q"]).run();
+    r.code(0);
+    assert!(!r.stderr.contains("t/one"), "{}", r.stderr);
+    assert!(!r.stderr.contains("t/two"), "{}", r.stderr);
+    r.stderr_has("t/cut.flv");
+}

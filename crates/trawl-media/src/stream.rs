@@ -15,6 +15,8 @@ pub struct FlvStream {
     pos: u64,
     /// A wanted range that straddles buffers, as far as it has arrived.
     staged: Vec<u8>,
+    /// The file's first bytes, up to the length of the signature.
+    head: Vec<u8>,
 }
 
 impl FlvStream {
@@ -24,11 +26,16 @@ impl FlvStream {
             error: None,
             pos: 0,
             staged: Vec::new(),
+            head: Vec::new(),
         }
     }
 
     /// The next bytes of the file.
     pub fn update(&mut self, chunk: &[u8]) {
+        if self.head.len() < 3 {
+            let take = (3 - self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+        }
         let start = self.pos;
         let end = start + chunk.len() as u64;
         self.pos = end;
@@ -71,6 +78,11 @@ impl FlvStream {
             // An empty file (or one that was never fed): not media.
             return None;
         }
+        // FLV only if the file starts with the whole signature: a 1-byte file holding `F` is
+        // not a truncated FLV file.
+        if self.head != *b"FLV" {
+            return None;
+        }
         match (self.walker.take(), self.error.take()) {
             (_, Some(FlvError::NotFlv { .. })) => None,
             (_, Some(e)) => Some(Err(e)),
@@ -89,6 +101,21 @@ impl FlvStream {
 mod tests {
     use super::*;
     use crate::flv::synth::*;
+
+    #[test]
+    fn a_file_shorter_than_the_signature_is_not_flv() {
+        for bytes in [&b"F"[..], b"FL", b"FLX"] {
+            let mut s = FlvStream::new(Path::new("x"), bytes.len() as u64);
+            s.update(bytes);
+            assert!(s.finish().is_none(), "{bytes:?}");
+        }
+        let mut s = FlvStream::new(Path::new("x"), 4);
+        s.update(b"FLV\x01");
+        assert!(
+            matches!(s.finish(), Some(Err(_))),
+            "a truncated FLV header is one"
+        );
+    }
 
     #[test]
     fn buffers_of_any_size_give_the_index_a_seeking_read_gives() {
