@@ -122,6 +122,14 @@ impl Recent {
     }
 }
 
+impl Bar {
+    /// Whether the bar is drawn (stderr is a terminal and not `--quiet`): only then are the
+    /// totals found by the walk (which cost a `stat` per file) worth having.
+    pub fn is_drawn(&self) -> bool {
+        self.ticker.is_some()
+    }
+}
+
 impl Drop for Bar {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

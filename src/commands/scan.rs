@@ -29,8 +29,11 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         .any(Output::is_stdout);
     // Our own temporary outputs may sit inside the scanned tree: they are not part of it.
     let exclude = manifests.iter().map(|(_, o)| o).chain(&json).chain(&jsonl);
+    let bar = crate::progress::Bar::new(plan.quiet);
+    let mut cfg = plan.cfg.clone();
+    cfg.walk.metadata = bar.is_drawn();
     let scan = Scan::new(ScanOptions {
-        cfg: plan.cfg.clone(),
+        cfg,
         algorithms: plan.algorithms.clone(),
         reduce: plan.reduce.clone(),
         media: plan.media,
@@ -39,7 +42,6 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         count_links: plan.count_links,
     });
 
-    let bar = crate::progress::Bar::new(plan.quiet);
     let mut jsonl_err: Option<std::io::Error> = None;
     let outcome = scan.run(&STOP, &bar, &mut |n| {
         let file;

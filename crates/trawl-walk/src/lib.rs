@@ -130,6 +130,11 @@ pub struct WalkOptions {
     /// Directories not to enter (compared with the walked paths as they are spelled: give them
     /// under the same spelling as the roots, e.g. both canonical).
     pub exclude: Vec<PathBuf>,
+    /// Stat every file as it is found, for its size, mtime, device and inode. Without it a
+    /// file is known by its name and type alone (from the directory listing) and its
+    /// `FileEntry` has zeros there: one system call less per file, for a reader that stats
+    /// what it opens anyway.
+    pub metadata: bool,
 }
 
 impl Default for WalkOptions {
@@ -139,6 +144,7 @@ impl Default for WalkOptions {
             one_file_system: false,
             threads: 2,
             exclude: Vec::new(),
+            metadata: true,
         }
     }
 }
@@ -237,7 +243,7 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
                 return ignore::WalkState::Quit;
             }
             let item = match res {
-                Ok(de) => classify(idx, de, opts.follow_links),
+                Ok(de) => classify(idx, de, opts.follow_links, opts.metadata),
                 // A loop under --follow is an ordinary thing in a tree (`a/up -> ..`): what it
                 // leads to is walked once, and the link is a skipped entry, not a failure.
                 Err(e) => Some(match convert_error(e, root) {
@@ -269,10 +275,20 @@ fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
     }
 }
 
-fn classify(root: usize, de: ignore::DirEntry, follow: bool) -> Option<WalkItem> {
+fn classify(root: usize, de: ignore::DirEntry, follow: bool, stat: bool) -> Option<WalkItem> {
     let ft = de.file_type()?;
     if ft.is_dir() {
         return None;
+    }
+    if ft.is_file() && !stat {
+        return Some(WalkItem::File(FileEntry {
+            path: de.into_path(),
+            root,
+            size: 0,
+            dev: 0,
+            ino: 0,
+            mtime_ns: 0,
+        }));
     }
     if ft.is_file() {
         return Some(match de.metadata() {
