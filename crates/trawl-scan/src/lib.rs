@@ -23,7 +23,7 @@ use trawl_stop::Stop;
 
 use crossbeam_channel::{Sender, bounded};
 use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read};
-use trawl_walk::{FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
+use trawl_walk::{BATCH, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
 /// Everything the engine needs to know.
 #[derive(Debug, Clone)]
@@ -155,9 +155,11 @@ pub fn scan(
         None => progress,
     };
     // Deep enough for the walk to run well ahead of the readers (the progress bar's ETA needs
-    // the total), bounded so that a huge tree does not pile up in memory.
-    let (walk_tx, walk_rx) = bounded::<WalkItem>(16 * 1024);
-    let (ev_tx, ev_rx) = bounded::<Event>(1024);
+    // the total), bounded so that a huge tree does not pile up in memory. Files travel in
+    // batches (`trawl_walk::BATCH`) both ways: a message per small file made the channels'
+    // locking, spinning and waking a large part of its cost.
+    let (walk_tx, walk_rx) = bounded::<Vec<WalkItem>>(16 * 1024 / BATCH);
+    let (ev_tx, ev_rx) = bounded::<Vec<Event>>(1024 / BATCH);
     std::thread::scope(|s| {
         s.spawn(move || {
             let observe = |item: &WalkItem| {
@@ -166,11 +168,23 @@ pub fn scan(
                 }
             };
             match input {
-                Input::Walk => trawl_walk::walk(&cfg.roots, &cfg.walk, &walk_tx, stop, &observe),
+                Input::Walk => {
+                    trawl_walk::walk_batched(&cfg.roots, &cfg.walk, &walk_tx, stop, &observe)
+                }
                 Input::Files(paths) => list_files(paths, &walk_tx, stop, &observe),
                 Input::Stream(rx) => {
-                    for f in rx {
-                        if stop.is_stopping() || walk_tx.send(WalkItem::File(f)).is_err() {
+                    // Sent as they come when the feeder is slower than the readers, in batches
+                    // when it is ahead.
+                    let mut batch = Vec::new();
+                    for f in rx.iter() {
+                        batch.push(WalkItem::File(f));
+                        while batch.len() < BATCH
+                            && let Ok(f) = rx.try_recv()
+                        {
+                            batch.push(WalkItem::File(f));
+                        }
+                        let full = std::mem::take(&mut batch);
+                        if stop.is_stopping() || walk_tx.send(full).is_err() {
                             break;
                         }
                     }
@@ -183,22 +197,25 @@ pub fn scan(
             let ev_tx = ev_tx.clone();
             let pool = &pool;
             s.spawn(move || {
-                for item in walk_rx {
-                    if stop.is_stopping() {
-                        break;
-                    }
-                    let ev = match item {
-                        WalkItem::File(f) => {
-                            match read_file(&f, cfg.io, pool, lanes, progress, stop) {
-                                Ok(Some(rec)) => Event::File(rec),
-                                Ok(None) => break,
-                                Err(e) => Event::Failed(e.into()),
-                            }
+                'batches: for batch in walk_rx {
+                    let mut events = Vec::with_capacity(batch.len());
+                    for item in batch {
+                        if stop.is_stopping() {
+                            break 'batches;
                         }
-                        WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
-                        WalkItem::Error(e) => Event::Failed(e.into()),
-                    };
-                    if ev_tx.send(ev).is_err() {
+                        events.push(match item {
+                            WalkItem::File(f) => {
+                                match read_file(&f, cfg.io, pool, lanes, progress, stop) {
+                                    Ok(Some(rec)) => Event::File(rec),
+                                    Ok(None) => break 'batches,
+                                    Err(e) => Event::Failed(e.into()),
+                                }
+                            }
+                            WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
+                            WalkItem::Error(e) => Event::Failed(e.into()),
+                        });
+                    }
+                    if ev_tx.send(events).is_err() {
                         break;
                     }
                 }
@@ -206,7 +223,7 @@ pub fn scan(
         }
         drop(ev_tx);
         drop(walk_rx);
-        for ev in ev_rx {
+        for ev in ev_rx.into_iter().flatten() {
             if !matches!(ev, Event::Skipped { .. }) {
                 progress.file_done();
             }
@@ -217,11 +234,12 @@ pub fn scan(
 
 fn list_files(
     paths: &[PathBuf],
-    tx: &Sender<WalkItem>,
+    tx: &Sender<Vec<WalkItem>>,
     stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
     use std::os::unix::fs::MetadataExt;
+    let mut batch = Vec::with_capacity(BATCH);
     for path in paths {
         if stop.is_stopping() {
             return;
@@ -245,9 +263,13 @@ fn list_files(
             mtime_ns,
         });
         observe(&item);
-        if tx.send(item).is_err() {
+        batch.push(item);
+        if batch.len() == BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
             return;
         }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
     }
 }
 
