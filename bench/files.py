@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""bench/files: the cost per small file, trawl against the simplest peers, in one run.
+
+Generates (once, under bench/data/) a tree of 200,000 files of 1-200 bytes in 200 directories,
+then runs, interleaved round by round, `trawl scan -d xxh3 --no-reduce`, `trawl scan -d sha256
+--no-reduce` and the default scan against `find -print0 | xargs -0 -P2 xxhsum -H3`, `xargs -P2
+sha256sum` and `rhash --sha256 -r`; prints medians and ratios (peer time over trawl's: above 1,
+trawl is faster), then the system calls per file of trawl's xxh3 scan on 20,000 of those files
+(`strace -c -f`) and the peak RSS of each command (wait4).
+
+    python3 bench/files.py [--runs N] [--trawl PATH] [--files N]
+"""
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def make_tree(path, n):
+    stamp = os.path.join(path, ".complete")
+    if os.path.exists(stamp):
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    rng = random.Random(20261124)
+    for i in range(n):
+        d = os.path.join(path, f"d{i % 200:03d}")
+        if i < 200:
+            os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"f{i:07d}"), "wb") as f:
+            f.write(rng.randbytes(rng.randint(1, 200)))
+    open(stamp, "w").close()
+
+
+def run_once(cmd, shell):
+    start = time.perf_counter()
+    p = subprocess.Popen(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    took = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {cmd}")
+    return took, ru.ru_maxrss * 1024
+
+
+def syscalls_per_file(trawl, tree, n):
+    if not shutil.which("strace"):
+        return None
+    with tempfile.TemporaryDirectory() as t:
+        out = os.path.join(t, "strace.txt")
+        subprocess.run(["strace", "-c", "-f", "-o", out, trawl, "scan", tree, "-q", "--no-reduce",
+                        "-d", "xxh3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True)
+        calls = 0
+        for line in open(out):
+            parts = line.split()
+            if len(parts) >= 5 and parts[0][0].isdigit() and parts[3].isdigit() and parts[-1] != "total":
+                calls += int(parts[3])
+        return calls / n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--files", type=int, default=200_000)
+    ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    a = ap.parse_args()
+    if not os.path.exists(a.trawl):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    tree = os.path.join(HERE, "data", f"files{a.files}")
+    make_tree(tree, a.files)
+    small = os.path.join(HERE, "data", "files20000")
+    make_tree(small, 20_000)
+    T = a.trawl
+    q = f"'{tree}'"
+    cases = [
+        ("trawl -d xxh3 --no-reduce", [T, "scan", tree, "-q", "-d", "xxh3", "--no-reduce"], False),
+        ("xargs -P2 xxhsum -H3", f"find {q} -type f -print0 | xargs -0 -P2 xxhsum -H3", True),
+        ("trawl -d sha256 --no-reduce", [T, "scan", tree, "-q", "--no-reduce"], False),
+        ("xargs -P2 sha256sum", f"find {q} -type f -print0 | xargs -0 -P2 sha256sum", True),
+        ("rhash --sha256 -r", ["rhash", "--sha256", "-r", tree] if shutil.which("rhash") else None, False),
+        ("trawl (default scan)", [T, "scan", tree, "-q"], False),
+    ]
+    cases = [c for c in cases if c[1] is not None]
+    print(f"{a.files:,} files of 1-200 bytes in 200 directories; {os.cpu_count()} CPUs; "
+          f"median of {a.runs}, rounds interleaved")
+    for _, cmd, shell in cases:
+        run_once(cmd, shell)  # warm-up: page cache, dentries
+    times = {name: [] for name, _, _ in cases}
+    rss = {name: 0 for name, _, _ in cases}
+    for _ in range(a.runs):
+        for name, cmd, shell in cases:
+            t, r = run_once(cmd, shell)
+            times[name].append(t)
+            rss[name] = max(rss[name], r)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"\n| {'command':<30} | {'median s':>9} | {'us/file':>8} | {'peak RSS':>9} |")
+    print(f"|{'-' * 32}|{'-' * 11}|{'-' * 10}|{'-' * 11}|")
+    for name, _, _ in cases:
+        print(f"| {name:<30} | {med[name]:9.3f} | {med[name] / a.files * 1e6:8.2f} | "
+              f"{rss[name] / 2**20:7.0f} MiB |")
+    print()
+    pairs = [
+        ("trawl -d xxh3 --no-reduce", "xargs -P2 xxhsum -H3", 1.2),
+        ("trawl -d sha256 --no-reduce", "xargs -P2 sha256sum", 1.5),
+        ("trawl -d sha256 --no-reduce", "rhash --sha256 -r", 1.5),
+        ("trawl (default scan)", "xargs -P2 xxhsum -H3", 1.0),
+    ]
+    for ours, theirs, goal in pairs:
+        if theirs in med:
+            print(f"{ours} vs {theirs}: {med[theirs] / med[ours]:.2f}x (goal {goal}x)")
+    per = syscalls_per_file(T, small, 20_000)
+    if per is not None:
+        print(f"system calls per file (strace -c -f, 20,000 files, -d xxh3 --no-reduce): {per:.1f}")
+    else:
+        print("system calls per file: SKIPPED (strace is not installed)")
+
+
+if __name__ == "__main__":
+    main()
