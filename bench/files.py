@@ -8,7 +8,12 @@ sha256sum` and `rhash --sha256 -r`; prints medians and ratios (peer time over tr
 trawl is faster), then the system calls per file of trawl's xxh3 scan on 20,000 of those files
 (`strace -c -f`) and the peak RSS of each command (wait4).
 
-    python3 bench/files.py [--runs N] [--trawl PATH] [--files N]
+    python3 bench/files.py [--runs N] [--trawl PATH] [--files N] [--slope 10000,1000000]
+
+`--slope` also scans trees of those sizes (files of 0-4 KiB in 1,000 directories, made once)
+with `-d xxh3 --no-reduce -m sha256sum:F`, and prints the time per file and the peak RSS of
+each, and the bytes of RSS per file between the smallest and the largest (where the disk lacks
+the inodes for a size, it says so and skips it).
 """
 
 import argparse
@@ -38,6 +43,25 @@ def make_tree(path, n):
         with open(os.path.join(d, f"f{i:07d}"), "wb") as f:
             f.write(rng.randbytes(rng.randint(1, 200)))
     open(stamp, "w").close()
+
+
+def make_slope_tree(path, n):
+    stamp = os.path.join(path, ".complete")
+    if os.path.exists(stamp):
+        return True
+    st = os.statvfs(os.path.dirname(path))
+    if st.f_favail < n + 10_000:
+        print(f"SKIPPED: {n:,} files: the disk has {st.f_favail:,} free inodes")
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    rng = random.Random(n)
+    for d in range(1000):
+        os.makedirs(os.path.join(path, f"d{d:03d}"), exist_ok=True)
+    for i in range(n):
+        with open(os.path.join(path, f"d{i % 1000:03d}", f"f{i:08d}"), "wb") as f:
+            f.write(rng.randbytes(rng.randint(0, 4096)))
+    open(stamp, "w").close()
+    return True
 
 
 def run_once(cmd, shell):
@@ -71,6 +95,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--files", type=int, default=200_000)
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    ap.add_argument("--slope", help="tree sizes for the memory and time slope, e.g. 10000,1000000")
     a = ap.parse_args()
     if not os.path.exists(a.trawl):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
@@ -116,6 +141,26 @@ def main():
     for ours, theirs, goal in pairs:
         if theirs in med:
             print(f"{ours} vs {theirs}: {med[theirs] / med[ours]:.2f}x (goal {goal}x)")
+    if a.slope:
+        print("\nslope: scan -d xxh3 --no-reduce -m sha256sum:F (one warm-up, median of 3)")
+        got = []
+        for n in [int(x) for x in a.slope.split(",")]:
+            t = os.path.join(HERE, "data", f"slope{n}")
+            if not make_slope_tree(t, n):
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                cmd = [T, "scan", t, "-q", "-d", "xxh3", "--no-reduce", "-m",
+                       f"sha256sum:{os.path.join(tmp, 'm')}"]
+                run_once(cmd, False)
+                runs = [run_once(cmd, False) for _ in range(3)]
+            sec = statistics.median(r[0] for r in runs)
+            rss = max(r[1] for r in runs)
+            got.append((n, sec, rss))
+            print(f"  {n:>10,} files: {sec:7.2f} s, {sec / n * 1e6:6.2f} us/file, "
+                  f"peak RSS {rss / 2**20:6.0f} MiB")
+        if len(got) >= 2:
+            (n0, _, r0), (n1, _, r1) = got[0], got[-1]
+            print(f"  RSS slope: {(r1 - r0) / (n1 - n0):.0f} bytes per file (goal < 4)")
     per = syscalls_per_file(T, small, 20_000)
     if per is not None:
         print(f"system calls per file (strace -c -f, 20,000 files, -d xxh3 --no-reduce): {per:.1f}")

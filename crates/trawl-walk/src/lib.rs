@@ -159,16 +159,7 @@ pub fn walk(
     stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
-    let out = Out {
-        tx: Tx::One(tx),
-        observe,
-    };
-    for (idx, root) in roots.iter().enumerate() {
-        if stop.is_stopping() {
-            return;
-        }
-        walk_root(idx, root, opts, &out, stop);
-    }
+    walk_roots(roots, opts, Tx::One(tx), stop, observe);
 }
 
 /// Items per message of [`walk_batched`]: one message per file made channel traffic (and the
@@ -184,10 +175,17 @@ pub fn walk_batched(
     stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
-    let out = Out {
-        tx: Tx::Batch(tx),
-        observe,
-    };
+    walk_roots(roots, opts, Tx::Batch(tx), stop, observe);
+}
+
+fn walk_roots(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    tx: Tx<'_>,
+    stop: &Stop,
+    observe: &(dyn Fn(&WalkItem) + Sync),
+) {
+    let out = Out { tx, observe };
     for (idx, root) in roots.iter().enumerate() {
         if stop.is_stopping() {
             return;
