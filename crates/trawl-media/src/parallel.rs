@@ -322,6 +322,27 @@ mod tests {
         v
     }
 
+    /// Found by the fuzz target: a second onMetaData tag, in a later segment, holding a
+    /// number that is not finite. The whole walk and the segmented walk must report the same.
+    #[test]
+    fn a_later_metadata_tag_is_reported_alike_by_both_walks() {
+        let data = include_bytes!("../../../fuzz/corpus/flv_walker/regress-later-metadata-nan");
+        let (&c, file) = data.split_first().unwrap();
+        let whole = crate::index_bytes(Path::new("m"), file).unwrap();
+        let mut parts =
+            crate::index_bytes_in_parts(Path::new("m"), file, 2 + c as usize % 6).unwrap();
+        parts.bytes_read = whole.bytes_read;
+        assert_eq!(whole, parts);
+        assert!(
+            whole
+                .problems
+                .iter()
+                .any(|p| p.message.contains("not a finite number")),
+            "{:?}",
+            whole.problems
+        );
+    }
+
     #[test]
     fn segments_joined_equal_one_walk() {
         let v = tricky();

@@ -447,9 +447,11 @@ impl Walker {
                 self.idx.tags.script += 1;
                 if payload.len() == h.size as usize && payload.starts_with(b"\x02\x00\x0aonM") {
                     match crate::amf::script_tag(payload) {
-                        Ok((name, v)) if name == "onMetaData" && self.idx.metadata.is_none() => {
+                        Ok((name, v)) if name == "onMetaData" => {
                             // A number that is not finite (NaN, infinity) means nothing here and
-                            // has no JSON form: left out, and said.
+                            // has no JSON form: left out, and said, in every onMetaData tag (so
+                            // that a segmented walk reports what a single one does); the first
+                            // tag that decodes is the file's metadata.
                             let mut odd = Vec::new();
                             let mut num = |k: &'static str| {
                                 let x = v.get(k).and_then(crate::amf::Value::as_f64)?;
@@ -464,11 +466,15 @@ impl Walker {
                                 v.filter(|v| (0.0..=f64::from(u32::MAX)).contains(v))
                                     .map(|v| v.round() as u32)
                             };
-                            self.idx.width = pixels(num("width"));
-                            self.idx.height = pixels(num("height"));
-                            self.idx.frame_rate = num("framerate");
-                            self.idx.metadata_duration = num("duration");
-                            self.idx.metadata = Some(span);
+                            let (width, height) = (pixels(num("width")), pixels(num("height")));
+                            let (frame_rate, duration) = (num("framerate"), num("duration"));
+                            if self.idx.metadata.is_none() {
+                                self.idx.width = width;
+                                self.idx.height = height;
+                                self.idx.frame_rate = frame_rate;
+                                self.idx.metadata_duration = duration;
+                                self.idx.metadata = Some(span);
+                            }
                             for k in odd {
                                 self.problem(
                                     h.pos,
