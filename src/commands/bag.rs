@@ -115,23 +115,12 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 );
             }
             if !a.read.quiet {
-                let list = |v: &[trawl_digest::Algorithm]| {
-                    v.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                let names = |v: &[trawl_digest::Algorithm]| -> Vec<&str> {
+                    v.iter().map(|a| a.name()).collect()
                 };
-                match (u.added.is_empty(), u.present.is_empty()) {
-                    (false, true) => println!("{}: added {}", a.dir.display(), list(&u.added)),
-                    (false, false) => println!(
-                        "{}: added {}; {} already there",
-                        a.dir.display(),
-                        list(&u.added),
-                        list(&u.present)
-                    ),
-                    (true, _) => println!(
-                        "{}: nothing to add: {} already there; the bag validates",
-                        a.dir.display(),
-                        list(&u.present)
-                    ),
-                }
+                let dir = a.dir.display().to_string();
+                let line = trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present));
+                println!("{line}");
             }
             Ok(Outcome::Ok)
         }

@@ -55,3 +55,19 @@ pub fn verdict(dir: &str, r: &BagReport) -> String {
         )
     }
 }
+
+/// What `bag update` did: `DIR: added A[; B already there]`, or that nothing was to add.
+pub fn updated(dir: &str, added: &[&str], present: &[&str]) -> String {
+    match (added.is_empty(), present.is_empty()) {
+        (false, true) => format!("{dir}: added {}", added.join(", ")),
+        (false, false) => format!(
+            "{dir}: added {}; {} already there",
+            added.join(", "),
+            present.join(", ")
+        ),
+        (true, _) => format!(
+            "{dir}: nothing to add: {} already there; the bag validates",
+            present.join(", ")
+        ),
+    }
+}
