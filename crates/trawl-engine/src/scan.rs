@@ -12,7 +12,7 @@ use trawl_digest::Algorithm;
 use trawl_manifest::Entry;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
-use trawl_report::media::{FlvSummary, KeyframeAt, MediaTotals, TagCounts};
+use trawl_report::media::{FlvSummary, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, ScanReport, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
@@ -374,10 +374,6 @@ fn media_totals(records: &[FileRecord]) -> MediaTotals {
 
 /// What a scan's report says of an FLV file.
 fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
-    let at = |k: &trawl_media::Keyframe| KeyframeAt {
-        time: k.time,
-        offset: k.offset,
-    };
     match m {
         Ok(i) => FlvSummary::Indexed {
             duration: i.duration,
@@ -386,14 +382,9 @@ fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
             width: i.width.or(i.coded_width),
             height: i.height.or(i.coded_height),
             keyframes: i.keyframes.len(),
-            first_keyframe: i.keyframes.first().map(at),
-            last_keyframe: i.keyframes.last().map(at),
-            tags: TagCounts {
-                video: i.tags.video,
-                audio: i.tags.audio,
-                script: i.tags.script,
-                other: i.tags.other,
-            },
+            first_keyframe: i.keyframes.first().copied(),
+            last_keyframe: i.keyframes.last().copied(),
+            tags: i.tags.clone(),
             problems: i.problems.iter().map(|p| p.message.clone()).collect(),
         },
         Err(e) => FlvSummary::Failed { error: e.clone() },

@@ -20,14 +20,7 @@ pub enum FlvError {
     BadDataOffset { path: PathBuf, offset: u64 },
 }
 
-/// One keyframe: its time and the byte offset of its tag.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Keyframe {
-    /// Seconds (millisecond precision).
-    pub time: f64,
-    /// Offset of the tag's first byte in the file.
-    pub offset: u64,
-}
+pub use trawl_report::media::{Keyframe, TagCounts};
 
 /// Where a tag lies: its offset and its size with the 11-byte header (without the 4-byte
 /// PreviousTagSize that follows it).
@@ -35,14 +28,6 @@ pub struct Keyframe {
 pub struct TagSpan {
     pub offset: u64,
     pub size: u64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct TagCounts {
-    pub video: u64,
-    pub audio: u64,
-    pub script: u64,
-    pub other: u64,
 }
 
 /// What indexing one file found.

@@ -3,10 +3,13 @@
 
 use serde::Serialize;
 
-/// One keyframe: its time in seconds and the offset of its tag.
+/// One keyframe: its time and the byte offset of its tag (the media crate's indexes hold
+/// these too).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct KeyframeAt {
+pub struct Keyframe {
+    /// Seconds (millisecond precision).
     pub time: f64,
+    /// Offset of the tag's first byte in the file.
     pub offset: u64,
 }
 
@@ -32,8 +35,8 @@ pub enum FlvSummary {
         width: Option<u32>,
         height: Option<u32>,
         keyframes: usize,
-        first_keyframe: Option<KeyframeAt>,
-        last_keyframe: Option<KeyframeAt>,
+        first_keyframe: Option<Keyframe>,
+        last_keyframe: Option<Keyframe>,
         tags: TagCounts,
         /// Where and why the index stops early, or anything odd; empty for a clean file.
         problems: Vec<String>,
