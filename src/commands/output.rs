@@ -89,11 +89,16 @@ pub fn invocation_comment() -> [String; 2] {
     [format!("Invoked from: {cwd}"), format!("$ {invoked}")]
 }
 
+/// Passes each manifest entry, sorted by name, to the function it is given; called once per
+/// manifest written (the entries are read again each time rather than held).
+pub type EntrySource<'a> =
+    dyn FnMut(&mut dyn FnMut(&trawl_manifest::Entry) -> io::Result<()>) -> io::Result<()> + 'a;
+
 /// Writes each manifest from the sorted entries; `None` if a signal came meanwhile. Returns how
 /// many names a format could not hold (each reported).
 pub fn write_manifests(
     manifests: Vec<(trawl_manifest::Format, Output)>,
-    entries: &[trawl_manifest::Entry],
+    entries: &mut EntrySource<'_>,
     algorithms: &[trawl_digest::Algorithm],
     zero: bool,
 ) -> anyhow::Result<Option<usize>> {
@@ -109,8 +114,21 @@ pub fn write_manifests(
         };
         for f in &formats {
             let style = trawl_manifest::Style { zero };
-            let left_out = trawl_manifest::write_manifest(&mut out, f, entries, style, &comment)
-                .with_context(|| format!("{}: cannot write manifest", out.name()))?;
+            let name = out.name();
+            let left_out = (|| {
+                let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
+                entries(&mut |e| {
+                    if crate::stop::STOP.is_stopping() {
+                        return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
+                    }
+                    w.entry(e)
+                })?;
+                Ok::<_, io::Error>(w.finish())
+            })();
+            let left_out = match left_out {
+                Err(_) if crate::stop::STOP.is_stopping() => return Ok(None),
+                r => r.with_context(|| format!("{name}: cannot write manifest"))?,
+            };
             for name in left_out {
                 unwritable += 1;
                 crate::messages::error(format_args!(

@@ -40,6 +40,9 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         exclude: exclude.filter_map(Output::identity).collect(),
         file_records: json.is_some(),
         count_links: plan.count_links,
+        record_memory: plan.record_memory,
+        temp_dir: plan.temp_dir.clone(),
+        media_indexes: plan.media_index.is_some(),
     });
 
     let mut jsonl_err: Option<std::io::Error> = None;
@@ -88,12 +91,13 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         ScanOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
 
-    let entries = if manifests.is_empty() {
-        Vec::new()
-    } else {
-        result.manifest_entries()
-    };
-    let Some(unwritable) = write_manifests(manifests, &entries, &plan.algorithms, plan.zero)?
+    let records = &mut result.records;
+    let Some(unwritable) = write_manifests(
+        manifests,
+        &mut |f| records.for_each_entry(|e| f(e)),
+        &plan.algorithms,
+        plan.zero,
+    )?
     else {
         return Ok(Outcome::Interrupted);
     };
@@ -111,10 +115,8 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         }
     }
     if let Some(mut out) = json.take() {
-        // The peak must include the report itself: made once to measure, again with the figure.
-        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-        let first = serde_json::to_vec_pretty(&result.report)?;
-        drop(first);
+        // The figure is the peak so far: the files that follow are read back from the records
+        // within their budget.
         result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
         write_json(&mut out, &result.report)?;
         out.commit()?;
@@ -125,7 +127,13 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     // The summary's figure is the process's peak with every output written.
     result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
     if !plan.quiet {
-        let s = trawl_printer::scan::summary(&result.report, result.spilled);
+        let s = trawl_printer::scan::summary(
+            &result.report,
+            trawl_printer::scan::Spilled {
+                fingerprints: result.spilled,
+                records: result.records.spilled(),
+            },
+        );
         if stdout_taken {
             eprint!("{s}");
         } else {

@@ -133,6 +133,9 @@ pub struct ScanPlan {
     pub media_index: Option<PathBuf>,
     /// Count every name of a hard-linked file in the reduction.
     pub count_links: bool,
+    /// Bytes of per-file records held in RAM before they wait on disk.
+    pub record_memory: usize,
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// The roots with a path given twice, or one inside another given root, left out (each with a
@@ -236,6 +239,18 @@ impl ScanPlan {
         if stdout_users > 1 {
             bail!("only one output may go to stdout ('-')");
         }
+        // One budget (--memory) for the records and the fingerprints: a quarter to the records
+        // (all of it without a reduction), the rest to the fingerprint indexes.
+        let memory = a.reduce.memory.as_deref().map(parse_size).transpose()?;
+        let mut reduce = reduce_config(&a.reduce)?;
+        let record_memory = match memory {
+            None => trawl_engine::RECORD_MEMORY,
+            Some(m) if reduce.is_none() => m as usize,
+            Some(m) => (m / 4) as usize,
+        };
+        if let (Some(r), Some(m)) = (reduce.as_mut(), memory) {
+            r.memory = Some(m - m / 4);
+        }
         Ok(ScanPlan {
             cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
             algorithms,
@@ -244,10 +259,12 @@ impl ScanPlan {
             json: a.json.clone(),
             jsonl: a.jsonl.clone(),
             quiet: a.read.quiet,
-            reduce: reduce_config(&a.reduce)?,
+            reduce,
             media: !a.no_media,
             media_index: a.media_index.clone(),
             count_links: a.reduce.count_links,
+            record_memory,
+            temp_dir: a.reduce.temp_dir.clone(),
         })
     }
 }

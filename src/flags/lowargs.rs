@@ -208,11 +208,13 @@ pub struct ReduceArgs {
     /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
-    /// Bound the fingerprint indexes to SIZE of RAM (e.g. 2G); past it they spill to partition
-    /// files under --temp-dir and are counted partition by partition, with the same results.
+    /// Bound the RAM for per-file records and fingerprint indexes to SIZE (e.g. 2G): a quarter
+    /// for the records (default 32M), the rest for the fingerprints (default unbounded). Past
+    /// their share both go to files under --temp-dir, with the same results.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
-    /// Where spill files go (default: the system temporary directory); removed at the end.
+    /// Where spilled records and fingerprints go (default: the system temporary directory);
+    /// removed at the end.
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
     /// Index all 128 bits of each block fingerprint (about 40 bytes per distinct block in place

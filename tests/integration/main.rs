@@ -8,6 +8,7 @@ mod golden;
 mod interop;
 mod reduce;
 mod safety;
+mod scale;
 mod scan;
 mod util;
 mod verify;

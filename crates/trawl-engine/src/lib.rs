@@ -7,12 +7,14 @@
 
 pub mod lanes;
 pub mod names;
+pub mod records;
 pub mod scan;
 pub mod verify;
 
 pub use lanes::ScanLanes;
 pub use names::{manifest_name, media_index_name};
-pub use scan::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
+pub use records::{Records, StoredFile};
+pub use scan::{Notice, RECORD_MEMORY, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
 pub use verify::{VerifyError, VerifyOptions, VerifyOutcome, verify};
 
 /// Peak resident set size of this process so far (`getrusage`).

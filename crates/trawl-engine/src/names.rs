@@ -26,6 +26,16 @@ impl ManifestNames {
         ManifestNames { base }
     }
 
+    /// Whether names sort as the paths they come from do: always under one directory root (a
+    /// common prefix comes off), and with several roots unless one of them is spelled with a
+    /// leading `./` (which names drop).
+    pub fn keeps_order(&self, roots: &[PathBuf]) -> bool {
+        self.base.is_some()
+            || !roots
+                .iter()
+                .any(|r| r.as_os_str().as_bytes().starts_with(b"./"))
+    }
+
     pub fn name(&self, path: &Path) -> Vec<u8> {
         let rel = match &self.base {
             Some(r) => path.strip_prefix(r).unwrap_or(path),

@@ -9,19 +9,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use trawl_digest::Algorithm;
-use trawl_manifest::Entry;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
 use trawl_report::media::{FlvSummary, MediaTotals};
 use trawl_report::reduction::HardLinks;
-use trawl_report::scan::{ErrorJson, FileJson, ScanReport, Totals};
+use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
 use trawl_scan::{Event, FileRecord, Input, LaneOutput, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
 
 use crate::lanes::ScanLanes;
-use crate::names::{ManifestNames, media_index_name};
+use crate::names::media_index_name;
+use crate::records::{RecordSink, Records};
 
 /// What a scan computes.
 #[derive(Debug, Clone)]
@@ -38,11 +38,21 @@ pub struct ScanOptions {
     /// Count every name of a file with hard links in the reduction (by default an inode's data
     /// is counted once, as `du` does).
     pub count_links: bool,
-    /// Fill the report's `files` (a record per file read, kept until the end); without it the
+    /// Fill the report's `files` (streamed from the records when it is written); without it the
     /// report has the totals, skipped and failed entries only, and the records stay in
     /// [`ScanResult::records`].
     pub file_records: bool,
+    /// Bytes of per-file records held in RAM; past it they wait in sorted runs on disk.
+    pub record_memory: usize,
+    /// Where records (and the fingerprint spill) go past their budgets; default the system's.
+    pub temp_dir: Option<PathBuf>,
+    /// Keep each FLV file's full keyframe index for [`ScanResult::media_indexes`] (one per FLV
+    /// file, in RAM until the end).
+    pub media_indexes: bool,
 }
+
+/// Default bound on the records in RAM.
+pub const RECORD_MEMORY: usize = 32 << 20;
 
 /// What happens on the way, on the caller's thread, as it happens.
 #[derive(Debug)]
@@ -73,8 +83,10 @@ pub enum Notice<'a> {
 #[derive(Debug)]
 pub struct ScanResult {
     pub report: ScanReport,
-    /// Every file read, sorted by path (bytes), with its lanes' outputs.
-    pub records: Vec<FileRecord>,
+    /// Every file read, sorted by path (bytes).
+    pub records: Records,
+    /// Each FLV file indexed, with its full index (with [`ScanOptions::media_indexes`]).
+    pub media: Vec<(PathBuf, usize, FlvIndex)>,
     /// The fingerprint index passed its memory bound and spilled to disk.
     pub spilled: bool,
     /// The roots as given (what manifest names are made relative to).
@@ -94,6 +106,11 @@ pub enum ScanOutcome {
 pub enum ScanRunError {
     #[error("{}: cannot write the fingerprint spill files (--temp-dir): {source}", dir.display())]
     Spill {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: cannot keep the scan's records (--temp-dir): {source}", dir.display())]
+    Records {
         dir: PathBuf,
         source: std::io::Error,
     },
@@ -119,9 +136,9 @@ impl Scan {
     ) -> Result<ScanOutcome, ScanRunError> {
         let o = &self.opts;
         let spill_dir = || {
-            o.reduce
-                .as_ref()
-                .and_then(|r| r.temp_dir.clone())
+            o.temp_dir
+                .clone()
+                .or_else(|| o.reduce.as_ref().and_then(|r| r.temp_dir.clone()))
                 .unwrap_or_else(std::env::temp_dir)
         };
         let start = Instant::now();
@@ -137,7 +154,11 @@ impl Scan {
             links: (o.reduce.is_some() && !o.count_links)
                 .then(|| Arc::new(crate::lanes::Links::default())),
         };
-        let mut records: Vec<FileRecord> = Vec::new();
+        let mut sink = RecordSink::new(&spill_dir(), o.record_memory);
+        let mut record_err: Option<std::io::Error> = None;
+        let mut media: Vec<(PathBuf, usize, FlvIndex)> = Vec::new();
+        let mut media_totals = MediaTotals::default();
+        let mut bytes = 0u64;
         let mut skipped: Vec<FileJson> = Vec::new();
         let mut failed: Vec<FileJson> = Vec::new();
         let mut spill_err: Option<std::io::Error> = None;
@@ -180,7 +201,24 @@ impl Scan {
                         }
                     });
                     notice(Notice::File(&rec));
-                    records.push(rec);
+                    bytes += rec.size;
+                    let m = take_media(&mut rec);
+                    if let Some(Ok(i)) = &m {
+                        media_totals.files += 1;
+                        media_totals.keyframes += i.keyframes.len() as u64;
+                        media_totals.with_problems += u64::from(!i.problems.is_empty());
+                    }
+                    if record_err.is_none()
+                        && let Err(e) = sink.add(&rec, m.as_ref().map(flv_summary))
+                    {
+                        record_err = Some(e);
+                        stop.request(Reason::Failed);
+                    }
+                    if o.media_indexes
+                        && let Some(Ok(i)) = m
+                    {
+                        media.push((rec.path, rec.root, i));
+                    }
                 }
                 Event::Skipped { path, kind } => {
                     let record = problem_json(&path, Some(kind), None);
@@ -215,6 +253,12 @@ impl Scan {
                 source,
             });
         }
+        if let Some(source) = record_err {
+            return Err(ScanRunError::Records {
+                dir: spill_dir(),
+                source,
+            });
+        }
         if let Some(r) = stop.reason() {
             return Ok(ScanOutcome::Stopped(r));
         }
@@ -224,12 +268,13 @@ impl Scan {
                 source,
             })?;
         }
-        records.sort_unstable_by(|a, b| {
-            a.path
-                .as_os_str()
-                .as_bytes()
-                .cmp(b.path.as_os_str().as_bytes())
-        });
+        let records = sink
+            .finish(&o.cfg.roots)
+            .map_err(|source| ScanRunError::Records {
+                dir: spill_dir(),
+                source,
+            })?;
+        media.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
                 let g = lock(a);
@@ -244,7 +289,6 @@ impl Scan {
             }
             None => (None, false),
         };
-        let bytes: u64 = records.iter().map(|r| r.size).sum();
         let report = ScanReport {
             schema_version: SCHEMA_VERSION,
             trawl_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -258,7 +302,7 @@ impl Scan {
             io: format!("{:?}", o.cfg.io).to_lowercase(),
             threads: o.cfg.threads,
             totals: Totals {
-                files: records.len() as u64,
+                files: records.len(),
                 bytes,
                 skipped: skipped.len() as u64,
                 failed: failed.len() as u64,
@@ -273,17 +317,23 @@ impl Scan {
             reduction,
             cancelled: false,
             files: if o.file_records {
-                records.iter().map(file_json).collect()
+                records
+                    .file_list()
+                    .map_err(|source| ScanRunError::Records {
+                        dir: spill_dir(),
+                        source,
+                    })?
             } else {
-                Vec::new()
+                FileList::default()
             },
-            media: media_totals(&records),
+            media: media_totals,
             skipped,
             failed,
         };
         Ok(ScanOutcome::Finished(Box::new(ScanResult {
             report,
             records,
+            media,
             spilled,
             roots: o.cfg.roots.clone(),
         })))
@@ -291,38 +341,24 @@ impl Scan {
 }
 
 impl ScanResult {
-    /// The manifest entries of the files read, sorted by name.
-    pub fn manifest_entries(&self) -> Vec<Entry> {
-        let names = ManifestNames::new(&self.roots);
-        let mut entries: Vec<Entry> = self
-            .records
-            .iter()
-            .map(|r| Entry {
-                path: names.name(&r.path),
-                size: Some(r.size),
-                digests: r.digests(),
-                line: 0,
-            })
-            .collect();
-        entries.sort_by(|a, b| a.path.cmp(&b.path));
-        entries
-    }
-
-    /// Each FLV file indexed, with where its index goes under `--media-index`.
+    /// Each FLV file indexed (with [`ScanOptions::media_indexes`]), with where its index goes
+    /// under `--media-index`.
     pub fn media_indexes(&self) -> Vec<(PathBuf, &FlvIndex)> {
-        let roots = &self.roots;
-        self.records
+        self.media
             .iter()
-            .filter_map(|r| {
-                r.outputs
-                    .iter()
-                    .find_map(|o| match o.other::<MediaOutput>() {
-                        Some(Some(Ok(i))) => Some((media_index_name(&r.path, roots, r.root), i)),
-                        _ => None,
-                    })
-            })
+            .map(|(p, root, i)| (media_index_name(p, &self.roots, *root), i))
             .collect()
     }
+}
+
+/// The FLV lane's product for a record, taken out of it.
+fn take_media(rec: &mut FileRecord) -> Option<Result<FlvIndex, String>> {
+    let at = rec
+        .outputs
+        .iter()
+        .position(|o| o.other::<MediaOutput>().is_some())?;
+    let out = rec.outputs.swap_remove(at);
+    out.into_other::<MediaOutput>().ok().and_then(|b| *b)
 }
 
 /// The accumulator, even if a lane panicked while holding it (its counts are then still whole
@@ -350,26 +386,6 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
             .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
             .map(flv_summary),
     }
-}
-
-/// How many FLV files were indexed, their keyframes, and how many had problems.
-fn media_totals(records: &[FileRecord]) -> MediaTotals {
-    let mut t = MediaTotals::default();
-    for r in records {
-        if let Some(i) = r
-            .outputs
-            .iter()
-            .find_map(|o| match o.other::<MediaOutput>() {
-                Some(Some(Ok(i))) => Some(i),
-                _ => None,
-            })
-        {
-            t.files += 1;
-            t.keyframes += i.keyframes.len() as u64;
-            t.with_problems += u64::from(!i.problems.is_empty());
-        }
-    }
-    t
 }
 
 /// What a scan's report says of an FLV file.

@@ -17,7 +17,7 @@ mod parse;
 mod write;
 
 pub use parse::{ParsedManifest, algorithms_named_in, detect_and_parse, same_length};
-pub use write::{Style, write_manifest};
+pub use write::{ManifestWriter, Style, write_manifest};
 
 use trawl_digest::Algorithm;
 

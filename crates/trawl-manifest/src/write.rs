@@ -21,22 +21,64 @@ pub fn write_manifest(
     style: Style,
     header_comment: &[String],
 ) -> io::Result<Vec<Vec<u8>>> {
-    let mut left_out = Vec::new();
-    let end: &[u8] = if style.zero { b"\0" } else { b"\n" };
-    match format {
-        Format::Gnu(alg) | Format::Bsd(alg) => {
-            for e in entries {
+    let mut m = ManifestWriter::begin(w, format, style, header_comment)?;
+    for e in entries {
+        m.entry(e)?;
+    }
+    Ok(m.finish())
+}
+
+/// A manifest written one entry at a time (entries come sorted from the caller), so that a
+/// manifest of any length is written without holding its entries.
+pub struct ManifestWriter<'a> {
+    w: &'a mut dyn Write,
+    format: &'a Format,
+    style: Style,
+    left_out: Vec<Vec<u8>>,
+}
+
+impl<'a> ManifestWriter<'a> {
+    /// Writes the header the format has (hashdeep's, with `header_comment` as `## ` lines).
+    pub fn begin(
+        w: &'a mut dyn Write,
+        format: &'a Format,
+        style: Style,
+        header_comment: &[String],
+    ) -> io::Result<ManifestWriter<'a>> {
+        if let Format::Hashdeep(algs) = format {
+            writeln!(w, "%%%% HASHDEEP-1.0")?;
+            let cols: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+            writeln!(w, "%%%% size,{},filename", cols.join(","))?;
+            for c in header_comment {
+                writeln!(w, "## {}", escape_controls(c))?;
+            }
+            writeln!(w, "## ")?;
+        }
+        Ok(ManifestWriter {
+            w,
+            format,
+            style,
+            left_out: Vec::new(),
+        })
+    }
+
+    /// Writes one entry, or notes it as left out when the format cannot hold its name.
+    pub fn entry(&mut self, e: &Entry) -> io::Result<()> {
+        let w = &mut *self.w;
+        let end: &[u8] = if self.style.zero { b"\0" } else { b"\n" };
+        match self.format {
+            Format::Gnu(alg) | Format::Bsd(alg) => {
                 let hex = digest_hex(e, *alg)?;
-                let escape = !style.zero && crate::needs_escape(&e.path);
+                let escape = !self.style.zero && crate::needs_escape(&e.path);
                 let name = if escape {
-                    crate::escape_name(&e.path)
+                    std::borrow::Cow::Owned(crate::escape_name(&e.path))
                 } else {
-                    e.path.clone()
+                    std::borrow::Cow::Borrowed(e.path.as_slice())
                 };
                 if escape {
                     w.write_all(b"\\")?;
                 }
-                if matches!(format, Format::Gnu(_)) {
+                if matches!(self.format, Format::Gnu(_)) {
                     w.write_all(hex.as_bytes())?;
                     w.write_all(b"  ")?;
                     w.write_all(&name)?;
@@ -47,19 +89,10 @@ pub fn write_manifest(
                 }
                 w.write_all(end)?;
             }
-        }
-        Format::Hashdeep(algs) => {
-            writeln!(w, "%%%% HASHDEEP-1.0")?;
-            let cols: Vec<&str> = algs.iter().map(|a| a.name()).collect();
-            writeln!(w, "%%%% size,{},filename", cols.join(","))?;
-            for c in header_comment {
-                writeln!(w, "## {}", escape_controls(c))?;
-            }
-            writeln!(w, "## ")?;
-            for e in entries {
+            Format::Hashdeep(algs) => {
                 if e.path.iter().any(|&b| b == b'\n' || b == b'\r') {
-                    left_out.push(e.path.clone());
-                    continue;
+                    self.left_out.push(e.path.clone());
+                    return Ok(());
                 }
                 write!(w, "{}", e.size.unwrap_or(0))?;
                 for a in algs {
@@ -70,8 +103,13 @@ pub fn write_manifest(
                 w.write_all(b"\n")?;
             }
         }
+        Ok(())
     }
-    Ok(left_out)
+
+    /// The names left out, for the caller to report.
+    pub fn finish(self) -> Vec<Vec<u8>> {
+        self.left_out
+    }
 }
 
 /// `s` with every control character (a line break above all) written as `\xNN`, and a

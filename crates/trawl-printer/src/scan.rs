@@ -4,9 +4,18 @@ use trawl_report::scan::ScanReport;
 
 use crate::human;
 
+/// What went to disk past `--memory`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spilled {
+    /// The fingerprint indexes.
+    pub fingerprints: bool,
+    /// The per-file records.
+    pub records: bool,
+}
+
 /// The lines printed after a scan: totals, what was skipped, the reduction table, media,
 /// memory, and every failure named.
-pub fn summary(r: &ScanReport, spilled: bool) -> String {
+pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
     let mut s = String::new();
     let t = &r.totals;
     let digests = match r.algorithms.len() {
@@ -51,7 +60,7 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
     // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
     if let Some(red) = r.reduction.as_ref().filter(|_| t.files > 0) {
         s.push_str(&crate::reduction::table(red));
-        if spilled {
+        if spilled.fingerprints {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
         }
     }
@@ -68,7 +77,15 @@ pub fn summary(r: &ScanReport, spilled: bool) -> String {
         ));
     }
     if let Some(rss) = t.peak_rss_bytes {
-        s.push_str(&format!("peak memory: {}\n", human::bytes(rss)));
+        s.push_str(&format!(
+            "peak memory: {}{}\n",
+            human::bytes(rss),
+            if spilled.records {
+                " (the file records passed their share of --memory and waited on disk)"
+            } else {
+                ""
+            }
+        ));
     }
     if !r.failed.is_empty() {
         s.push_str(&format!(

@@ -1,11 +1,11 @@
 //! What a scan's report says of one FLV file: a summary of its keyframe index (the full index
 //! goes to `--media-index`, in the media crate's own `FlvIndex` form).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One keyframe: its time and the byte offset of its tag (the media crate's indexes hold
 /// these too).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Keyframe {
     /// Seconds (millisecond precision).
     pub time: f64,
@@ -14,7 +14,7 @@ pub struct Keyframe {
 }
 
 /// Tags by type.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TagCounts {
     pub video: u64,
     pub audio: u64,
@@ -23,7 +23,8 @@ pub struct TagCounts {
 }
 
 /// The `flv` object of a file in a scan's report (keys written sorted, as schema 1 has them).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// It is read back too: a scan's records keep it, as JSON, while they wait on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum FlvSummary {
     Indexed {

@@ -1,6 +1,9 @@
 //! A scan's report: per file, totals, what was skipped or failed.
 
-use serde::Serialize;
+use std::sync::Mutex;
+
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Serialize, Serializer};
 
 use crate::JsonPath;
 use crate::media::{FlvSummary, MediaTotals};
@@ -67,11 +70,80 @@ pub struct ScanReport {
     )]
     pub reduction: Option<ReductionJson>,
     pub cancelled: bool,
-    /// Every file read, sorted by path, then every skipped or failed entry.
-    pub files: Vec<FileJson>,
+    /// Every file read, sorted by path (streamed from wherever the records wait).
+    pub files: FileList,
     /// The FLV files indexed, in sum (not written in the JSON).
     #[serde(skip)]
     pub media: MediaTotals,
     pub skipped: Vec<FileJson>,
     pub failed: Vec<FileJson>,
+}
+
+/// A source of the records of `files`, in order; an error ends it.
+pub type FileSource = Box<dyn FnMut() -> std::io::Result<Option<FileJson>> + Send>;
+
+/// The report's `files`: either a list in RAM or records read back as they are written, so
+/// that a report of 10^8 files is written without ever holding them. A streamed list is
+/// written once; writing it again gives an error.
+pub struct FileList(Mutex<Files>);
+
+enum Files {
+    InRam(Vec<FileJson>),
+    Stream(FileSource),
+    Written,
+}
+
+impl FileList {
+    pub fn new(files: Vec<FileJson>) -> FileList {
+        FileList(Mutex::new(Files::InRam(files)))
+    }
+
+    /// Records made by `next` as the list is written.
+    pub fn stream(next: FileSource) -> FileList {
+        FileList(Mutex::new(Files::Stream(next)))
+    }
+
+    /// The list, if it is in RAM.
+    pub fn in_ram(&self) -> Option<Vec<FileJson>> {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Files::InRam(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl Default for FileList {
+    fn default() -> FileList {
+        FileList::new(Vec::new())
+    }
+}
+
+impl std::fmt::Debug for FileList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Files::InRam(v) => f.debug_list().entries(v).finish(),
+            Files::Stream(_) => f.write_str("FileList(stream)"),
+            Files::Written => f.write_str("FileList(written)"),
+        }
+    }
+}
+
+impl Serialize for FileList {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *g {
+            Files::InRam(v) => v.serialize(s),
+            Files::Written => Err(S::Error::custom(
+                "the streamed file list was written already",
+            )),
+            Files::Stream(next) => {
+                let mut seq = s.serialize_seq(None)?;
+                while let Some(f) = next().map_err(S::Error::custom)? {
+                    seq.serialize_element(&f)?;
+                }
+                *g = Files::Written;
+                seq.end()
+            }
+        }
+    }
 }

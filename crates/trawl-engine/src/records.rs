@@ -1,0 +1,266 @@
+//! A scan's per-file records, kept in path order in a [`Spool`]: each file encoded in a few
+//! dozen bytes plus its path, in RAM up to the budget and in sorted runs on disk past it, and
+//! read back at the end as the report's `files` and as manifest entries, in their documented
+//! orders, without ever holding them all.
+
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use trawl_digest::Algorithm;
+use trawl_manifest::Entry;
+use trawl_report::JsonPath;
+use trawl_report::media::FlvSummary;
+use trawl_report::scan::{FileJson, FileList};
+use trawl_scan::FileRecord;
+use trawl_spool::{Sorted, Spool};
+
+use crate::names::ManifestNames;
+
+/// One file read, as the records keep it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredFile {
+    pub path: PathBuf,
+    /// Which of the scan's roots it was found under.
+    pub root: usize,
+    pub size: u64,
+    pub mtime_sec: i64,
+    pub mtime_nsec: i64,
+    pub digests: Vec<(Algorithm, Vec<u8>)>,
+    pub flv: Option<FlvSummary>,
+}
+
+impl StoredFile {
+    /// The record of the report's `files` and of a JSON Lines stream.
+    pub fn to_json(&self) -> FileJson {
+        let mut digests = serde_json::Map::new();
+        for (a, d) in &self.digests {
+            digests.insert(a.name().to_string(), hex::encode(d).into());
+        }
+        FileJson {
+            path: JsonPath::shown(&self.path),
+            size: Some(self.size),
+            mtime: Some(self.mtime_sec as f64 + self.mtime_nsec as f64 / 1e9),
+            digests,
+            skipped: None,
+            error: None,
+            flv: self.flv.clone(),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&(self.root as u32).to_le_bytes());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&self.mtime_sec.to_le_bytes());
+        out.extend_from_slice(&(self.mtime_nsec as u32).to_le_bytes());
+        out.push(self.digests.len() as u8);
+        for (a, d) in &self.digests {
+            out.push(algorithm_code(*a));
+            out.push(d.len() as u8);
+            out.extend_from_slice(d);
+        }
+        if let Some(f) = &self.flv {
+            serde_json::to_writer(&mut *out, f).expect("a summary serializes");
+        }
+    }
+
+    fn decode(key: &[u8], v: &[u8]) -> io::Result<StoredFile> {
+        let bad = || io::Error::new(io::ErrorKind::InvalidData, "a scan record is damaged");
+        let take = |v: &mut &[u8], n: usize| -> io::Result<Vec<u8>> {
+            if v.len() < n {
+                return Err(bad());
+            }
+            let (h, t) = v.split_at(n);
+            *v = t;
+            Ok(h.to_vec())
+        };
+        let mut v = v;
+        let u32_at = |b: Vec<u8>| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        let root = u32_at(take(&mut v, 4)?) as usize;
+        let size = u64::from_le_bytes(take(&mut v, 8)?.try_into().expect("8 bytes"));
+        let mtime_sec = i64::from_le_bytes(take(&mut v, 8)?.try_into().expect("8 bytes"));
+        let mtime_nsec = i64::from(u32_at(take(&mut v, 4)?));
+        let n = take(&mut v, 1)?[0];
+        let mut digests = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let h = take(&mut v, 2)?;
+            let a = algorithm_of(h[0]).ok_or_else(bad)?;
+            digests.push((a, take(&mut v, h[1] as usize)?));
+        }
+        let flv = if v.is_empty() {
+            None
+        } else {
+            Some(serde_json::from_slice(v).map_err(|_| bad())?)
+        };
+        Ok(StoredFile {
+            path: PathBuf::from(std::ffi::OsString::from_vec(key.to_vec())),
+            root,
+            size,
+            mtime_sec,
+            mtime_nsec,
+            digests,
+            flv,
+        })
+    }
+}
+
+/// The code of an algorithm in a record: its place in [`Algorithm::ALL`].
+fn algorithm_code(a: Algorithm) -> u8 {
+    Algorithm::ALL
+        .iter()
+        .position(|&x| x == a)
+        .expect("every algorithm is in ALL") as u8
+}
+
+fn algorithm_of(code: u8) -> Option<Algorithm> {
+    Algorithm::ALL.get(code as usize).copied()
+}
+
+/// Records being added during a scan.
+pub struct RecordSink {
+    spool: Spool,
+    buf: Vec<u8>,
+    temp_dir: PathBuf,
+    budget: usize,
+}
+
+impl RecordSink {
+    /// Up to `budget` bytes of records in RAM; past it, runs under `temp_dir`.
+    pub fn new(temp_dir: &Path, budget: usize) -> RecordSink {
+        RecordSink {
+            spool: Spool::new(temp_dir, budget),
+            buf: Vec::new(),
+            temp_dir: temp_dir.to_path_buf(),
+            budget,
+        }
+    }
+
+    pub fn add(&mut self, rec: &FileRecord, flv: Option<FlvSummary>) -> io::Result<()> {
+        let s = StoredFile {
+            path: PathBuf::new(),
+            root: rec.root,
+            size: rec.size,
+            mtime_sec: rec.mtime_sec,
+            mtime_nsec: rec.mtime_nsec,
+            digests: rec.digests(),
+            flv,
+        };
+        s.encode(&mut self.buf);
+        self.spool.push(rec.path.as_os_str().as_bytes(), &self.buf)
+    }
+
+    pub fn finish(self, roots: &[PathBuf]) -> io::Result<Records> {
+        Ok(Records {
+            sorted: Arc::new(self.spool.finish()?),
+            by_name: None,
+            names: ManifestNames::new(roots),
+            roots: roots.to_vec(),
+            temp_dir: self.temp_dir,
+            budget: self.budget,
+        })
+    }
+}
+
+/// Every file a scan read, in path order (bytes), on disk past the budget.
+pub struct Records {
+    sorted: Arc<Sorted>,
+    /// The manifest entries, when their order (by manifest name) is not the paths' order.
+    by_name: Option<Arc<Sorted>>,
+    names: ManifestNames,
+    roots: Vec<PathBuf>,
+    temp_dir: PathBuf,
+    budget: usize,
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Records({} files)", self.sorted.len())
+    }
+}
+
+impl Records {
+    pub fn len(&self) -> u64 {
+        self.sorted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// Whether some records went to disk.
+    pub fn spilled(&self) -> bool {
+        self.sorted.spilled()
+    }
+
+    /// Calls `f` with each file in path order.
+    pub fn for_each<E: From<io::Error>>(
+        &self,
+        mut f: impl FnMut(StoredFile) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.sorted.for_each(|k, v| f(StoredFile::decode(k, v)?))
+    }
+
+    /// The report's `files`, read back as they are written.
+    pub fn file_list(&self) -> io::Result<FileList> {
+        let mut it = self.sorted.iter()?;
+        Ok(FileList::stream(Box::new(move || {
+            it.next_record()?
+                .map(|(k, v)| StoredFile::decode(k, v).map(|s| s.to_json()))
+                .transpose()
+        })))
+    }
+
+    /// Calls `f` with each manifest entry, sorted by name.
+    pub fn for_each_entry<E: From<io::Error>>(
+        &mut self,
+        mut f: impl FnMut(&Entry) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let entry = |names: &ManifestNames, s: StoredFile| Entry {
+            path: names.name(&s.path),
+            size: Some(s.size),
+            digests: s.digests,
+            line: 0,
+        };
+        if self.names.keeps_order(&self.roots) {
+            let names = &self.names;
+            return self
+                .sorted
+                .for_each(|k, v| f(&entry(names, StoredFile::decode(k, v)?)));
+        }
+        if self.by_name.is_none() {
+            // A root spelled `./x` next to others: the names' order is not the paths'.
+            let mut spool = Spool::new(&self.temp_dir, self.budget);
+            let names = &self.names;
+            let mut pair = Vec::new();
+            self.sorted.for_each(|k, v| {
+                pair.clear();
+                pair.extend_from_slice(&(k.len() as u32).to_le_bytes());
+                pair.extend_from_slice(k);
+                pair.extend_from_slice(v);
+                let name = names.name(Path::new(std::ffi::OsStr::from_bytes(k)));
+                spool.push(&name, &pair)
+            })?;
+            self.by_name = Some(Arc::new(spool.finish()?));
+        }
+        let by_name = self.by_name.as_ref().expect("made above");
+        by_name.for_each(|name, kv| {
+            let s = split_pair(kv)?;
+            let mut e = entry(&self.names, StoredFile::decode(s.0, s.1)?);
+            e.path = name.to_vec();
+            f(&e)
+        })
+    }
+}
+
+/// The path and the record of a by-name spool's value: `[path length][path][record]`.
+fn split_pair(kv: &[u8]) -> io::Result<(&[u8], &[u8])> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "a scan record is damaged");
+    let n = u32::from_le_bytes(kv.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
+    let rest = &kv[4..];
+    if rest.len() < n {
+        return Err(bad());
+    }
+    Ok(rest.split_at(n))
+}

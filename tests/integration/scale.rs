@@ -1,0 +1,167 @@
+//! Many files in bounded memory: the per-file records spill to disk past `--memory` and come
+//! back in the same order with the same content.
+
+use std::path::Path;
+
+use crate::util::Dir;
+
+/// A tree of `n` files in nested directories, with names that sort in tricky ways (a backslash,
+/// a byte that is not UTF-8, `.` and `-` beside `/`), one FLV file, and sizes that vary.
+fn tree(d: &Dir, top: &str, n: usize) {
+    for i in 0..n {
+        let name = match i % 7 {
+            0 => format!("{top}/d{}/f{i}.txt", i % 13),
+            1 => format!("{top}/d{}.x/f{i}", i % 5),
+            2 => format!("{top}/d{}-y/{i}", i % 3),
+            3 => format!("{top}/back\\slash {i}"),
+            4 => format!("{top}/d{}/e/f{i}", i % 11),
+            _ => format!("{top}/f{i}"),
+        };
+        let mut bytes = name.into_bytes();
+        if i % 97 == 0 {
+            bytes.extend_from_slice(b"\xff");
+        }
+        let body: Vec<u8> = (0..(i % 300) as u32)
+            .map(|k| (k.wrapping_mul(31) ^ i as u32) as u8)
+            .collect();
+        d.create(&bytes, &body);
+    }
+    d.create(
+        format!("{top}/media/clip.flv").as_bytes(),
+        &crate::flv::flv_with_keyframes(),
+    );
+}
+
+/// The pretty JSON report with the figures that differ from run to run (time, memory) cut out.
+fn steady_json(p: &Path) -> String {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            !["\"seconds\"", "\"bytes_per_second\"", "\"peak_rss_bytes\""]
+                .iter()
+                .any(|k| l.trim_start().starts_with(k))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every file below `dir`, with its bytes, sorted.
+fn files_below(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((
+                    e.path().strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(e.path()).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Scans `roots` with every output, once with the defaults and once with a budget of a few
+/// records, and compares what each wrote.
+fn same_outputs_when_spilled(d: &Dir, roots: &[&str]) {
+    let scratch = d.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut outputs = Vec::new();
+    for (tag, extra) in [
+        ("ram", vec![]),
+        ("disk", vec!["--memory", "8K", "--temp-dir", "scratch"]),
+    ] {
+        let out = format!("out-{tag}");
+        std::fs::create_dir_all(d.join(&out)).unwrap();
+        let mut args: Vec<String> = vec!["scan".into()];
+        args.extend(roots.iter().map(|r| r.to_string()));
+        for a in [
+            "-d",
+            "md5,sha256",
+            "-m",
+            &format!("sha256sum:{out}/SHA256SUMS"),
+            "-m",
+            &format!("bsd:{out}/BSD"),
+            "-m",
+            &format!("hashdeep:{out}/HASHDEEP"),
+            "--json",
+            &format!("{out}/report.json"),
+            "--media-index",
+            &format!("{out}/index"),
+        ] {
+            args.push(a.to_string());
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let r = d.cmd().args(&args).run();
+        r.code(0);
+        if tag == "disk" {
+            r.stdout_has("the file records passed their share of --memory and waited on disk");
+        } else {
+            assert!(!r.stdout.contains("waited on disk"), "{}", r.stdout);
+        }
+        outputs.push(out);
+    }
+    let (a, b) = (d.join(&outputs[0]), d.join(&outputs[1]));
+    for m in ["SHA256SUMS", "BSD"] {
+        let (x, y) = (
+            std::fs::read(a.join(m)).unwrap(),
+            std::fs::read(b.join(m)).unwrap(),
+        );
+        assert!(x.len() > 1000, "{m} is nearly empty");
+        assert!(x == y, "{m} differs when the records spill");
+    }
+    // hashdeep's header names the command line, which differs by the --memory flags.
+    let body = |p: &Path| -> Vec<u8> {
+        std::fs::read(p)
+            .unwrap()
+            .split(|&c| c == b'\n')
+            .filter(|l| !l.starts_with(b"## "))
+            .flat_map(|l| l.iter().copied().chain([b'\n']))
+            .collect()
+    };
+    assert!(body(&a.join("HASHDEEP")) == body(&b.join("HASHDEEP")));
+    let (x, y) = (
+        steady_json(&a.join("report.json")),
+        steady_json(&b.join("report.json")),
+    );
+    assert!(x.contains("clip.flv") && x.contains("\"keyframes\""));
+    assert!(x == y, "the JSON report differs when the records spill");
+    let (x, y) = (files_below(&a.join("index")), files_below(&b.join("index")));
+    assert_eq!(x.len(), roots.len());
+    assert!(x == y, "the keyframe indexes differ");
+    // The runs are gone.
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
+#[test]
+fn records_spilled_under_a_tiny_memory_give_byte_identical_manifests_and_json() {
+    let d = Dir::new();
+    tree(&d, "t", 2500);
+    same_outputs_when_spilled(&d, &["t"]);
+}
+
+#[test]
+fn spilled_records_keep_the_manifest_order_when_names_and_paths_sort_apart() {
+    // `./z` is named `z/...` in manifests but sorts before `a` as a path: the manifest is
+    // ordered by name, the report by path, and both survive the spill.
+    let d = Dir::new();
+    tree(&d, "z", 600);
+    tree(&d, "a", 600);
+    same_outputs_when_spilled(&d, &["./z", "a"]);
+    let sums = std::fs::read(d.join("out-disk/SHA256SUMS")).unwrap();
+    let names: Vec<&[u8]> = sums
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| &l[l.windows(2).position(|w| w == b"  ").unwrap() + 2..])
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert!(names == sorted, "the manifest is sorted by name");
+    assert!(names[0].starts_with(b"a/"));
+}
