@@ -14,6 +14,13 @@ trawl is faster), then the system calls per file of trawl's xxh3 scan on 20,000 
 with `-d xxh3 --no-reduce -m sha256sum:F`, and prints the time per file and the peak RSS of
 each, and the bytes of RSS per file between the smallest and the largest (where the disk lacks
 the inodes for a size, it says so and skips it).
+
+`--scale` measures memory at scale (each tree made once; skipped with a message where the disk
+lacks the inodes): the peak RSS of the default scan with `-m sha256sum:F --json J` at 10^4 and
+10^6 files of 0-4 KiB (1,000 directories) and at 5x10^6 empty files (1,000 directories), with
+the slope in bytes per file; `verify` of the 5x10^6-line manifest that scan wrote; an audit
+registration and a re-audit of the 10^6 files, with the catalog's bytes per file; and a scan of
+one directory holding 10^6 empty files. `--scale-sizes` changes the three tree sizes.
 """
 
 import argparse
@@ -64,6 +71,83 @@ def make_slope_tree(path, n):
     return True
 
 
+def make_empty_tree(path, n, dirs):
+    """n empty files in `dirs` directories (os.mknod: one system call a file)."""
+    stamp = os.path.join(path, ".complete")
+    if os.path.exists(stamp):
+        return True
+    st = os.statvfs(os.path.dirname(path))
+    if st.f_favail < n + 10_000:
+        print(f"SKIPPED: {n:,} files: the disk has {st.f_favail:,} free inodes")
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    for d in range(dirs):
+        os.makedirs(os.path.join(path, f"d{d:04d}"), exist_ok=True)
+    for i in range(n):
+        os.mknod(os.path.join(path, f"d{i % dirs:04d}", f"f{i:08d}"))
+    open(stamp, "w").close()
+    return True
+
+
+def scale(T, sizes):
+    """Peak RSS of scan, verify and audit as the file count grows."""
+    small, mid, big = sizes
+    trees = []
+    for n, kind in [(small, "0-4 KiB"), (mid, "0-4 KiB"), (big, "empty")]:
+        if kind == "empty":
+            t = os.path.join(HERE, "data", f"empty{n}")
+            ok = make_empty_tree(t, n, 1000)
+        else:
+            t = os.path.join(HERE, "data", f"slope{n}")
+            ok = make_slope_tree(t, n)
+        if ok:
+            trees.append((n, kind, t))
+    print("\nscale: peak RSS (wait4) of each command, one run after a warm-up")
+    print(f"| {'command':<52} | {'files':>10} | {'seconds':>8} | {'us/file':>8} | {'peak RSS':>9} |")
+    print(f"|{'-' * 54}|{'-' * 12}|{'-' * 10}|{'-' * 10}|{'-' * 11}|")
+
+    def row(name, n, took, rss):
+        print(f"| {name:<52} | {n:>10,} | {took:8.2f} | {took / n * 1e6:8.2f} | "
+              f"{rss / 2**20:5.0f} MiB |", flush=True)
+
+    scans = []
+    with tempfile.TemporaryDirectory(dir=os.path.join(HERE, "data")) as tmp:
+        for n, kind, t in trees:
+            m, j = os.path.join(tmp, f"m{n}"), os.path.join(tmp, f"j{n}")
+            cmd = [T, "scan", t, "-q", "-m", f"sha256sum:{m}", "--json", j]
+            run_once(cmd, False)
+            took, rss = run_once(cmd, False)
+            scans.append((n, took, rss))
+            row(f"scan -m sha256sum:F --json J ({kind})", n, took, rss)
+        if len(scans) >= 2:
+            (n0, s0, r0), (n1, s1, r1) = scans[0], scans[-1]
+            print(f"scan RSS slope {n0:,} -> {n1:,} files: {(r1 - r0) / (n1 - n0):.1f} bytes per "
+                  f"file (goal < 4); {(r1 - r0) / 2**20:.0f} MiB apart (goal within 64)")
+            for (na, sa, _), (nb, sb, _) in zip(scans, scans[1:2]):
+                print(f"time per file {nb:,} vs {na:,} files (same kind of tree): "
+                      f"{sb / nb * 1e6:.2f} vs {sa / na * 1e6:.2f} us")
+        for n, kind, t in trees[-1:]:
+            m = os.path.join(tmp, f"m{n}")
+            cmd = [T, "verify", m, "--root", t, "-q"]
+            took, rss = run_once(cmd, False)
+            row(f"verify of the {n:,}-line manifest ({kind})", n, took, rss)
+        for n, kind, t in [x for x in trees if x[0] == mid]:
+            cat = os.path.join(tmp, "catalog.db")
+            took, rss = run_once([T, "audit", t, "--catalog", cat, "-q"], False)
+            row("audit (registration)", n, took, rss)
+            took, rss = run_once([T, "audit", t, "--catalog", cat, "-q"], False)
+            row("audit (re-audit, nothing changed)", n, took, rss)
+            size = sum(os.path.getsize(cat + x) for x in ["", "-wal", "-shm"]
+                       if os.path.exists(cat + x))
+            print(f"catalog: {size / n:.0f} bytes per file ({size / 2**20:.0f} MiB; goal <= 250)")
+    flat = os.path.join(HERE, "data", f"onedir{mid}")
+    if make_empty_tree(flat, mid, 1):
+        cmd = [T, "scan", flat, "-q", "-d", "xxh3", "--no-reduce"]
+        run_once(cmd, False)
+        took, rss = run_once(cmd, False)
+        row("scan -d xxh3 --no-reduce (one directory)", mid, took, rss)
+
+
 def run_once(cmd, shell):
     start = time.perf_counter()
     p = subprocess.Popen(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -90,20 +174,11 @@ def syscalls_per_file(trawl, tree, n):
         return calls / n
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--files", type=int, default=200_000)
-    ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
-    ap.add_argument("--slope", help="tree sizes for the memory and time slope, e.g. 10000,1000000")
-    a = ap.parse_args()
-    if not os.path.exists(a.trawl):
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+def peers(a, T):
     tree = os.path.join(HERE, "data", f"files{a.files}")
     make_tree(tree, a.files)
     small = os.path.join(HERE, "data", "files20000")
     make_tree(small, 20_000)
-    T = a.trawl
     q = f"'{tree}'"
     cases = [
         ("trawl -d xxh3 --no-reduce", [T, "scan", tree, "-q", "-d", "xxh3", "--no-reduce"], False),
@@ -141,6 +216,32 @@ def main():
     for ours, theirs, goal in pairs:
         if theirs in med:
             print(f"{ours} vs {theirs}: {med[theirs] / med[ours]:.2f}x (goal {goal}x)")
+
+    per = syscalls_per_file(T, small, 20_000)
+    if per is not None:
+        print(f"system calls per file (strace -c -f, 20,000 files, -d xxh3 --no-reduce): {per:.1f}")
+    else:
+        print("system calls per file: SKIPPED (strace is not installed)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--files", type=int, default=200_000)
+    ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    ap.add_argument("--slope", help="tree sizes for the memory and time slope, e.g. 10000,1000000")
+    ap.add_argument("--scale", action="store_true", help="memory of scan, verify and audit at scale")
+    ap.add_argument("--scale-sizes", default="10000,1000000,5000000",
+                    help="the three tree sizes of --scale")
+    ap.add_argument("--skip-peers", action="store_true", help="only the --slope/--scale parts")
+    a = ap.parse_args()
+    if not os.path.exists(a.trawl):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    T = a.trawl
+    if not a.skip_peers:
+        peers(a, T)
+    if a.scale:
+        scale(T, [int(x) for x in a.scale_sizes.split(",")])
     if a.slope:
         print("\nslope: scan -d xxh3 --no-reduce -m sha256sum:F (one warm-up, median of 3)")
         got = []
@@ -161,11 +262,6 @@ def main():
         if len(got) >= 2:
             (n0, _, r0), (n1, _, r1) = got[0], got[-1]
             print(f"  RSS slope: {(r1 - r0) / (n1 - n0):.0f} bytes per file (goal < 4)")
-    per = syscalls_per_file(T, small, 20_000)
-    if per is not None:
-        print(f"system calls per file (strace -c -f, 20,000 files, -d xxh3 --no-reduce): {per:.1f}")
-    else:
-        print("system calls per file: SKIPPED (strace is not installed)")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use trawl_report::reduction::*;
 
-use crate::attribution::{Shares, attribute_partition, log_keys};
+use crate::attribution::{NameLog, Shares, attribute_partition, log_keys};
 use crate::config::ReduceConfig;
 use crate::dedup::Dedup;
 use crate::facts::FileReduce;
@@ -41,8 +41,8 @@ pub struct Accumulator {
     zero_allocated: Vec<u64>,
     spilled: bool,
     error: Option<std::io::Error>,
-    /// Registered files (see [`Accumulator::register`]).
-    files: Vec<String>,
+    /// Registered files' names, on disk (see [`Accumulator::register`]).
+    names: Option<NameLog>,
     /// Per non-zero block at the smallest size: key, length and file, for the attribution at
     /// the end, in partition files like a spill's (16 or 24 bytes per block, sequential writes,
     /// each partition read back once against that partition's final counts).
@@ -99,7 +99,7 @@ impl Accumulator {
             compressed: vec![0; n],
             allocated: vec![0; n],
             units: 0,
-            files: Vec::new(),
+            names: None,
             keylog: None,
             top: None,
         }
@@ -115,37 +115,25 @@ impl Accumulator {
             }
             shown = rest;
         }
-        self.files.push(shown.display().to_string());
-        (self.files.len() - 1) as u32
+        let name = shown.display().to_string();
+        let r = match &mut self.names {
+            Some(n) => n.add(&name),
+            None => NameLog::new(&self.cfg).and_then(|mut n| {
+                let id = n.add(&name);
+                self.names = Some(n);
+                id
+            }),
+        };
+        r.unwrap_or_else(|e| {
+            // Kept, and returned by `finish`: the attribution cannot be made without the name.
+            self.error.get_or_insert(e);
+            0
+        })
     }
 
     /// Whether per-file attribution is on: asked for, and exact (not sampled).
     pub(crate) fn attributing(&self) -> bool {
         self.cfg.top_files > 0 && self.cfg.sample_threshold().is_none()
-    }
-
-    /// The top files from the per-file shares.
-    pub(crate) fn rank(&mut self, per: &Shares) {
-        let mut order: Vec<usize> = (0..per.len()).filter(|&i| per[i].0 > 0).collect();
-        order.sort_by(|&a, &b| {
-            per[b]
-                .1
-                .total_cmp(&per[a].1)
-                .then_with(|| self.files[a].cmp(&self.files[b]))
-        });
-        let block_size = self.sizes[0].0 as u64;
-        self.top = Some(
-            order
-                .into_iter()
-                .take(self.cfg.top_files)
-                .map(|i| TopFile {
-                    path: self.files[i].clone(),
-                    block_size,
-                    duplicate_bytes: per[i].0,
-                    saved_bytes: per[i].1.round() as u64,
-                })
-                .collect(),
-        );
     }
 
     /// Folds in part of a large file (whole groups of blocks, see [`ReduceConfig::group`]); an
@@ -292,7 +280,7 @@ impl Accumulator {
         // counted.
         let attributing = self.attributing();
         let keylog = self.keylog.take().map(|k| k.into_reader()).transpose()?;
-        let mut per: Shares = vec![(0, 0.0); self.files.len()];
+        let mut per = Shares::new(&self.cfg);
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
             let mut hook = |q: usize, t: &Index| -> std::io::Result<()> {
                 match (&keylog, idx) {
@@ -313,7 +301,15 @@ impl Accumulator {
                     attribute_partition(r, q, &self.sizes[0].1.table, &mut per)?;
                 }
             }
-            self.rank(&per);
+            self.top = Some(match self.names.take() {
+                Some(names) => crate::attribution::rank(
+                    per,
+                    names,
+                    self.cfg.top_files,
+                    self.sizes[0].0 as u64,
+                )?,
+                None => Vec::new(),
+            });
         }
         Ok(())
     }
