@@ -117,6 +117,9 @@ pub struct ManifestSpec {
     pub path: PathBuf,
 }
 
+/// `--memory` when it is not given.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
+
 /// Everything `trawl scan` will do.
 #[derive(Debug)]
 pub struct ScanPlan {
@@ -239,18 +242,20 @@ impl ScanPlan {
         if stdout_users > 1 {
             bail!("only one output may go to stdout ('-')");
         }
-        // One budget (--memory) for the records and the fingerprints: a quarter to the records
-        // (all of it without a reduction), the rest to the fingerprint indexes.
-        let memory = a.reduce.memory.as_deref().map(parse_size).transpose()?;
-        let mut reduce = reduce_config(&a.reduce)?;
-        let record_memory = match memory {
-            None => trawl_engine::RECORD_MEMORY,
-            Some(m) if reduce.is_none() => m as usize,
-            Some(m) => (m / 4) as usize,
+        // One budget (--memory, default 1 GiB) for the records and the fingerprints: the records
+        // get a quarter of it up to 16 MiB (more buys little: past it they are written once
+        // and read back once, sequentially), the fingerprint indexes the rest.
+        let memory = match a.reduce.memory.as_deref() {
+            Some(m) => parse_size(m)?,
+            None => DEFAULT_MEMORY,
         };
-        if let (Some(r), Some(m)) = (reduce.as_mut(), memory) {
-            r.memory = Some(m - m / 4);
+        let mut reduce = reduce_config(&a.reduce)?;
+        let share = if reduce.is_some() { memory / 4 } else { memory };
+        let record_memory = share.min(trawl_engine::RECORD_MEMORY as u64);
+        if let Some(r) = reduce.as_mut() {
+            r.memory = Some(memory - record_memory);
         }
+        let record_memory = record_memory as usize;
         Ok(ScanPlan {
             cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
             algorithms,

@@ -208,9 +208,9 @@ pub struct ReduceArgs {
     /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
-    /// Bound the RAM for per-file records and fingerprint indexes to SIZE (e.g. 2G): a quarter
-    /// for the records (default 32M), the rest for the fingerprints (default unbounded). Past
-    /// their share both go to files under --temp-dir, with the same results.
+    /// Bound the RAM for per-file records and fingerprint indexes to SIZE (default 1G): a
+    /// quarter of it, at most 16M, for the records, the rest for the fingerprints. Past their
+    /// share both go to files under --temp-dir, with the same results.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// Where spilled records and fingerprints go (default: the system temporary directory);

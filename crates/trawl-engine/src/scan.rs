@@ -52,7 +52,7 @@ pub struct ScanOptions {
 }
 
 /// Default bound on the records in RAM.
-pub const RECORD_MEMORY: usize = 32 << 20;
+pub const RECORD_MEMORY: usize = 16 << 20;
 
 /// What happens on the way, on the caller's thread, as it happens.
 #[derive(Debug)]

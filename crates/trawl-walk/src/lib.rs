@@ -1,9 +1,8 @@
 //! The walk: finds every regular file under the roots, in parallel, and says what it skipped.
 //!
-//! Built on the `ignore` crate's parallel walker (ripgrep's), with all of its filters turned off:
-//! this is fixity, so hidden files, `.gitignore`d files and VCS directories are all included.
-//! Entries that are not regular files (FIFOs, sockets, devices, unfollowed symlinks) are reported as
-//! skipped and are never opened.
+//! Nothing is filtered: this is fixity, so hidden files, `.gitignore`d files and VCS directories
+//! are all included. Entries that are not regular files (FIFOs, sockets, devices, unfollowed
+//! symlinks) are reported as skipped and are never opened. The walk itself is in [`tree`].
 
 // Unsafe code only in tests (to make FIFOs).
 #![cfg_attr(not(test), forbid(unsafe_code))]
@@ -14,6 +13,8 @@ use std::path::{Path, PathBuf};
 use trawl_stop::Stop;
 
 use crossbeam_channel::Sender;
+
+mod tree;
 
 /// What the walk found.
 #[derive(Debug)]
@@ -301,48 +302,7 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
         }
     }
 
-    let mut b = ignore::WalkBuilder::new(root);
-    b.standard_filters(false)
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(false)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(opts.follow_links)
-        .same_file_system(opts.one_file_system)
-        .threads(opts.threads.max(1));
-    if !opts.exclude.is_empty() {
-        let exclude = opts.exclude.clone();
-        b.filter_entry(move |de| !exclude.iter().any(|x| x == de.path()));
-    }
-    b.build_parallel().run(|| {
-        let mut batcher = tx.batcher();
-        Box::new(move |res| {
-            if stop.is_stopping() {
-                return ignore::WalkState::Quit;
-            }
-            let item = match res {
-                Ok(de) => classify(idx, de, opts.follow_links, opts.metadata),
-                // A loop under --follow is an ordinary thing in a tree (`a/up -> ..`): what it
-                // leads to is walked once, and the link is a skipped entry, not a failure.
-                Err(e) => Some(match convert_error(e, root) {
-                    WalkError::Loop { path, .. } => WalkItem::Skipped {
-                        path,
-                        kind: SkipKind::SymlinkLoop,
-                    },
-                    other => WalkItem::Error(other),
-                }),
-            };
-            if let Some(item) = item
-                && !batcher.push(item)
-            {
-                return ignore::WalkState::Quit;
-            }
-            ignore::WalkState::Continue
-        })
-    });
+    tree::walk_dir(idx, root, opts, tx, stop);
 }
 
 fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
@@ -353,71 +313,6 @@ fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
         dev: md.dev(),
         ino: md.ino(),
         mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
-    }
-}
-
-fn classify(root: usize, de: ignore::DirEntry, follow: bool, stat: bool) -> Option<WalkItem> {
-    let ft = de.file_type()?;
-    if ft.is_dir() {
-        return None;
-    }
-    if ft.is_file() && !stat {
-        return Some(WalkItem::File(FileEntry {
-            path: de.into_path(),
-            root,
-            size: 0,
-            dev: 0,
-            ino: 0,
-            mtime_ns: 0,
-        }));
-    }
-    if ft.is_file() {
-        return Some(match de.metadata() {
-            Ok(md) => WalkItem::File(entry(de.into_path(), root, &md)),
-            Err(e) => WalkItem::Error(convert_error(e, Path::new(""))),
-        });
-    }
-    if ft.is_symlink() && follow {
-        // A followed link whose target is gone: the walker hands it back as a symlink.
-        let path = de.into_path();
-        return Some(match std::fs::metadata(&path) {
-            Ok(_) => WalkItem::Skipped {
-                path,
-                kind: SkipKind::Other,
-            },
-            Err(e) => WalkItem::Error(WalkError::Io { path, source: e }),
-        });
-    }
-    Some(WalkItem::Skipped {
-        path: de.into_path(),
-        kind: SkipKind::of(&ft),
-    })
-}
-
-fn convert_error(e: ignore::Error, root: &Path) -> WalkError {
-    match e {
-        ignore::Error::WithPath { path, err } => match *err {
-            ignore::Error::Io(io) => WalkError::Io { path, source: io },
-            ignore::Error::Loop { ancestor, child } => WalkError::Loop {
-                path: child,
-                ancestor,
-            },
-            other => WalkError::Io {
-                path,
-                source: std::io::Error::other(other.to_string()),
-            },
-        },
-        ignore::Error::WithDepth { err, .. } => convert_error(*err, root),
-        ignore::Error::WithLineNumber { err, .. } => convert_error(*err, root),
-        ignore::Error::Loop { ancestor, child } => WalkError::Loop {
-            path: child,
-            ancestor,
-        },
-        ignore::Error::Io(io) => WalkError::Io {
-            path: root.to_path_buf(),
-            source: io,
-        },
-        other => WalkError::Other(other.to_string()),
     }
 }
 
