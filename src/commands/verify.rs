@@ -27,6 +27,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         ignore_missing: a.ignore_missing,
         cfg: scan_config(vec![root.clone()], &a.read)?,
         root: root.clone(),
+        temp_dir: a.temp_dir.clone(),
     };
     let bar = crate::progress::Bar::new(a.read.quiet);
     let outcome = trawl_engine::verify(&opts, &bar, &STOP, &mut |n| match n {
@@ -65,7 +66,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     }
     let c = report.counts();
     let different = c.failed + c.missing + report.not_listed.len() as u64;
-    let nothing_verified = a.ignore_missing && report.entries.is_empty();
+    let nothing_verified = a.ignore_missing && report.listed == 0;
     if nothing_verified {
         messages::error(format_args!(
             "{}: no file was verified (every listed file is missing)",

@@ -265,6 +265,10 @@ pub struct VerifyArgs {
     /// Write the result as JSON to FILE ('-' for stdout): one record per entry, then the totals.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Where the manifest's entries wait, sorted, when there are more than RAM holds
+    /// (default: the system temporary directory); removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
 }

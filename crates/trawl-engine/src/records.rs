@@ -107,14 +107,14 @@ impl StoredFile {
 }
 
 /// The code of an algorithm in a record: its place in [`Algorithm::ALL`].
-fn algorithm_code(a: Algorithm) -> u8 {
+pub(crate) fn algorithm_code(a: Algorithm) -> u8 {
     Algorithm::ALL
         .iter()
         .position(|&x| x == a)
         .expect("every algorithm is in ALL") as u8
 }
 
-fn algorithm_of(code: u8) -> Option<Algorithm> {
+pub(crate) fn algorithm_of(code: u8) -> Option<Algorithm> {
     Algorithm::ALL.get(code as usize).copied()
 }
 

@@ -1,15 +1,17 @@
 //! `verify`: files checked against a manifest (sha256sum, b3sum, BSD, hashdeep and the other
 //! formats `trawl-manifest` reads), read through the scan engine, one state per entry.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use trawl_digest::Algorithm;
-use trawl_manifest::{Entry, ManifestError, algorithms_of};
+use trawl_manifest::{Entry, ManifestError, PiecesError};
 use trawl_read::ReadError;
-use trawl_report::verify::{VerifyEntry, VerifyReport, VerifyState};
+use trawl_report::verify::{VerifyCounts, VerifyEntries, VerifyEntry, VerifyReport, VerifyState};
+use trawl_spool::{Sorted, Spool};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 
@@ -30,6 +32,8 @@ pub struct VerifyOptions {
     pub ignore_missing: bool,
     /// The engine settings (`roots` is ignored: the manifest says what to read).
     pub cfg: ScanConfig,
+    /// Where the entries wait, sorted, past what RAM holds (default: the system's).
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// Something wrong with the manifest itself, naming its line.
@@ -93,6 +97,11 @@ pub enum VerifyError {
     Unusable { path: PathBuf, reason: String },
     #[error("{}: the root (--root) is not a directory: {reason}", path.display())]
     Root { path: PathBuf, reason: String },
+    #[error("{}: cannot keep the manifest's entries (--temp-dir): {source}", dir.display())]
+    Spool {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// How a verification ended.
@@ -163,185 +172,415 @@ pub fn verify(
             });
         }
     }
-    let data = if manifest.as_os_str() == "-" {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v).map(|_| v)
-    } else {
-        std::fs::read(manifest)
-    }
-    .map_err(|source| VerifyError::Read {
+    let temp = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let spool_err = |source: std::io::Error| VerifyError::Spool {
+        dir: temp.clone(),
+        source,
+    };
+    let read_err = |source: std::io::Error| VerifyError::Read {
         path: manifest.clone(),
         source,
-    })?;
+    };
+    // A manifest on stdin is copied to an unnamed temporary file first: it is read twice.
+    let mut file = if manifest.as_os_str() == "-" {
+        let mut f = tempfile::tempfile_in(&temp).map_err(spool_err)?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut f).map_err(read_err)?;
+        f
+    } else {
+        std::fs::File::open(manifest).map_err(read_err)?
+    };
     let hint = manifest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let parsed = trawl_manifest::detect_and_parse(&data, &opts.prefer, &hint).map_err(|e| {
-        VerifyError::Unusable {
-            path: manifest.clone(),
-            reason: e.to_string(),
-        }
-    })?;
-    let mut parsed = parsed;
-    for assumed in std::mem::take(&mut parsed.guessed) {
-        if let Some(found) = probe(&parsed.entries, assumed, &opts.root, opts.confine, stop)
-            && found != assumed
-        {
-            notice(Notice::AlgorithmFound { assumed, found });
-            for e in &mut parsed.entries {
-                for (a, _) in &mut e.digests {
-                    if *a == assumed {
-                        *a = found;
-                    }
-                }
-            }
-        }
-    }
 
+    // Pass 1: every line parsed, checked, and put by name into a spool.
     let mut problems = 0;
-    let mut problem = |p: ManifestProblem| {
+    let mut problem = |p: ManifestProblem, notice: &mut dyn FnMut(Notice<'_>)| {
         problems += 1;
         notice(Notice::Manifest(&p));
     };
-    for e in &parsed.errors {
-        problem(match e {
-            ManifestError::Line { line, reason } => ManifestProblem::Line {
-                manifest: manifest.clone(),
-                line: *line,
-                reason: reason.clone(),
-            },
-            ManifestError::Whole(reason) => ManifestProblem::Whole {
-                manifest: manifest.clone(),
-                reason: reason.clone(),
-            },
-        });
+    let mut by_name = Spool::new(&temp, SPOOL_MEMORY);
+    let mut sample: Vec<Entry> = Vec::new();
+    let mut algorithms: Vec<Algorithm> = Vec::new();
+    let mut spool_failed: Option<std::io::Error> = None;
+    let mut buf = Vec::new();
+    let parsed = trawl_manifest::parse_pieces(
+        &mut file,
+        &opts.prefer,
+        &hint,
+        PIECE,
+        &mut |entries, errors| {
+            for e in errors {
+                problem(
+                    match e {
+                        ManifestError::Line { line, reason } => ManifestProblem::Line {
+                            manifest: manifest.clone(),
+                            line,
+                            reason,
+                        },
+                        ManifestError::Whole(reason) => ManifestProblem::Whole {
+                            manifest: manifest.clone(),
+                            reason,
+                        },
+                    },
+                    notice,
+                );
+            }
+            for mut e in entries {
+                if sample.len() < PROBE_SAMPLE {
+                    sample.push(e.clone());
+                }
+                for (a, _) in &e.digests {
+                    if !algorithms.contains(a) {
+                        algorithms.push(*a);
+                    }
+                }
+                if e.path.ends_with(b"/") {
+                    let reason = format!(
+                        "'{}' names a directory, not a file",
+                        String::from_utf8_lossy(&e.path)
+                    );
+                    problem(
+                        ManifestProblem::Line {
+                            manifest: manifest.clone(),
+                            line: e.line,
+                            reason,
+                        },
+                        notice,
+                    );
+                    continue;
+                }
+                e.path = normalize(&e.path);
+                if opts.confine && leaves_root(&e.path) {
+                    problem(
+                        ManifestProblem::LeavesRoot {
+                            manifest: manifest.clone(),
+                            line: e.line,
+                            name: e.path,
+                        },
+                        notice,
+                    );
+                    continue;
+                }
+                encode_entry(&e, &mut buf);
+                if let Err(err) = by_name.push(&e.path, &buf) {
+                    spool_failed = Some(err);
+                    return Err(std::io::Error::other("spool"));
+                }
+            }
+            Ok(())
+        },
+    );
+    if let Some(e) = spool_failed {
+        return Err(spool_err(e));
     }
+    let parsed = parsed.map_err(|e| match e {
+        PiecesError::Io(source) => VerifyError::Read {
+            path: manifest.clone(),
+            source,
+        },
+        PiecesError::Manifest(e) => VerifyError::Unusable {
+            path: manifest.clone(),
+            reason: e.to_string(),
+        },
+    })?;
+    let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
+    for assumed in parsed.guessed {
+        if let Some(found) = probe(&sample, assumed, &opts.root, opts.confine, stop)
+            && found != assumed
+        {
+            notice(Notice::AlgorithmFound { assumed, found });
+            remap.push((assumed, found));
+            algorithms.retain(|a| *a != assumed);
+            if !algorithms.contains(&found) {
+                algorithms.push(found);
+            }
+        }
+    }
+    drop(sample);
 
-    // One entry per path; the same path listed twice must agree.
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
-    for mut e in parsed.entries {
-        if e.path.ends_with(b"/") {
-            problem(ManifestProblem::Line {
-                manifest: manifest.clone(),
-                line: e.line,
-                reason: format!(
-                    "'{}' names a directory, not a file",
-                    String::from_utf8_lossy(&e.path)
-                ),
-            });
-            continue;
+    // Pass 2: one entry per name (the same name listed twice must agree), in name order.
+    let by_name = Arc::new(by_name.finish().map_err(spool_err)?);
+    let mut unique = Spool::new(&temp, SPOOL_MEMORY);
+    let mut pending: Option<Entry> = None;
+    let mut flush = |e: Entry, unique: &mut Spool| -> std::io::Result<()> {
+        encode_entry(&e, &mut buf);
+        unique.push(&e.path, &buf)
+    };
+    let merged = by_name.for_each(|name, v| {
+        let mut e = decode_entry(name, v)?;
+        for (a, _) in &mut e.digests {
+            if let Some((_, found)) = remap.iter().find(|(x, _)| x == a) {
+                *a = *found;
+            }
         }
-        e.path = normalize(&e.path);
-        if opts.confine && leaves_root(&e.path) {
-            problem(ManifestProblem::LeavesRoot {
-                manifest: manifest.clone(),
-                line: e.line,
-                name: e.path,
-            });
-            continue;
-        }
-        let Some(&i) = by_name.get(&e.path) else {
-            by_name.insert(e.path.clone(), entries.len());
-            entries.push(e);
-            continue;
+        let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
+            if let Some(done) = pending.replace(e) {
+                flush(done, &mut unique)?;
+            }
+            return Ok(());
         };
-        let prev = &mut entries[i];
         for (alg, d) in e.digests {
             match prev.digests.iter().find(|(a, _)| *a == alg) {
-                Some((_, pd)) if *pd != d => problem(ManifestProblem::Conflict {
-                    manifest: manifest.clone(),
-                    line: e.line,
-                    first: prev.line,
-                    name: e.path.clone(),
-                    algorithm: alg,
-                }),
+                Some((_, pd)) if *pd != d => problem(
+                    ManifestProblem::Conflict {
+                        manifest: manifest.clone(),
+                        line: e.line,
+                        first: prev.line,
+                        name: e.path.clone(),
+                        algorithm: alg,
+                    },
+                    notice,
+                ),
                 Some(_) => {}
                 None => prev.digests.push((alg, d)),
             }
         }
-    }
+        Ok::<(), std::io::Error>(())
+    });
+    merged
+        .and_then(|()| match pending.take() {
+            Some(e) => flush(e, &mut unique),
+            None => Ok(()),
+        })
+        .map_err(spool_err)?;
+    drop(by_name);
+    let unique = Arc::new(unique.finish().map_err(spool_err)?);
 
+    // Pass 3: the files read, fed to the engine as the entries come; each result goes into a
+    // spool by line, so that the report is in manifest order.
     let root = &opts.root;
-    let paths: Vec<PathBuf> = entries
-        .iter()
-        .map(|e| root.join(OsStr::from_bytes(&e.path)))
-        .collect();
-    let index: HashMap<&Path, usize> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.as_path(), i))
-        .collect();
-    let algorithms = algorithms_of(&entries);
-    let not_read = || VerifyState::Unreadable("not read".into());
-    let mut states: Vec<VerifyState> = vec![not_read(); entries.len()];
     let mut cfg = opts.cfg.clone();
     cfg.roots = vec![root.clone()];
-    if !algorithms.is_empty() {
-        let lanes = DigestLanes(algorithms);
-        trawl_scan::scan(
-            &cfg,
-            Input::Files(&paths),
-            &lanes,
-            progress,
-            stop,
-            &mut |ev| {
-                let (path, st) = match ev {
-                    Event::File(rec) => {
-                        let st = compare(&entries[index[rec.path.as_path()]], &rec);
-                        (rec.path, st)
-                    }
-                    Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
-                        (path, VerifyState::Missing)
-                    }
-                    Event::Failed(ScanError::Read(r)) => {
-                        (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
-                    }
-                    Event::Failed(other) => return notice(Notice::Failed(&other)),
-                    Event::Skipped { path, kind } => {
-                        (path, VerifyState::Unreadable(kind.describe().to_string()))
-                    }
-                };
-                if let Some(&i) = index.get(path.as_path()) {
-                    states[i] = st;
+    let in_flight: Mutex<HashMap<PathBuf, (Vec<u8>, usize, Entry)>> = Mutex::new(HashMap::new());
+    let mut results = Spool::new(&temp, SPOOL_MEMORY);
+    let mut counts = VerifyCounts::default();
+    let (mut listed, mut missing_ignored) = (0u64, 0u64);
+    let mut result_err: Option<std::io::Error> = None;
+    let mut record = |name: &[u8], line: usize, state: VerifyState| {
+        if opts.ignore_missing && state == VerifyState::Missing {
+            missing_ignored += 1;
+            return;
+        }
+        listed += 1;
+        counts.add(&state);
+        encode_result(name, &state, &mut buf);
+        if result_err.is_none()
+            && let Err(e) = results.push(&(line as u64).to_be_bytes(), &buf)
+        {
+            result_err = Some(e);
+            stop.request(Reason::Failed);
+        }
+    };
+    let lanes = DigestLanes(algorithms);
+    let fed = std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
+        let in_flight = &in_flight;
+        let unique = &unique;
+        let feeder = s.spawn(move || {
+            unique.for_each(|name, v| {
+                if stop.is_stopping() {
+                    return Ok(());
                 }
-            },
-        );
+                let e = decode_entry(name, v)?;
+                let path = root.join(OsStr::from_bytes(&e.path));
+                let f = file_entry(&path);
+                progress.found(1, f.size);
+                lock(in_flight).insert(path, (e.path.clone(), e.line, e));
+                // The engine gone (stopped): nothing more to feed.
+                let _ = tx.send(f);
+                Ok::<(), std::io::Error>(())
+            })
+        });
+        trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
+            let (path, st) = match ev {
+                Event::File(rec) => {
+                    let Some((name, line, e)) = lock(in_flight).remove(rec.path.as_path()) else {
+                        return;
+                    };
+                    return record(&name, line, compare(&e, &rec));
+                }
+                Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
+                    (path, VerifyState::Missing)
+                }
+                Event::Failed(ScanError::Read(r)) => {
+                    (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
+                }
+                Event::Failed(other) => return notice(Notice::Failed(&other)),
+                Event::Skipped { path, kind } => {
+                    (path, VerifyState::Unreadable(kind.describe().to_string()))
+                }
+            };
+            if let Some((name, line, _)) = lock(in_flight).remove(path.as_path()) {
+                record(&name, line, st);
+            }
+        });
+        feeder.join().unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
+    });
+    // Whatever the engine did not report on (none, unless stopped) was not read.
+    let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
+    for (name, line, _) in left {
+        record(&name, line, VerifyState::Unreadable("not read".into()));
     }
+    if let Some(e) = result_err {
+        return Err(spool_err(e));
+    }
+    fed.map_err(spool_err)?;
     if let Some(r) = stop.reason() {
         return Ok(VerifyOutcome::Stopped(r));
     }
     let mut not_listed = Vec::new();
     if opts.strict {
-        let listed: HashSet<&[u8]> = entries.iter().map(|e| e.path.as_slice()).collect();
-        not_listed = unlisted_files(root, &cfg.walk, manifest)
-            .into_iter()
-            .filter(|n| !listed.contains(n.as_slice()))
-            .collect();
-        not_listed.sort();
+        not_listed = unlisted_files(root, &cfg.walk, manifest, &unique, &temp).map_err(spool_err)?;
     }
-    let before = entries.len();
-    let mut pairs: Vec<(Entry, VerifyState)> = entries.into_iter().zip(states).collect();
-    if opts.ignore_missing {
-        pairs.retain(|(_, st)| *st != VerifyState::Missing);
-    }
-    let missing_ignored = (before - pairs.len()) as u64;
-    let entries = pairs
-        .into_iter()
-        .map(|(e, state)| VerifyEntry {
-            name: e.path,
-            line: e.line,
-            state,
+    let results = Arc::new(results.finish().map_err(spool_err)?);
+    let entries = VerifyEntries::source(Box::new(move |f| {
+        results.for_each(|k, v| {
+            let mut e = decode_result(v)?;
+            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
+            f(&e)
         })
-        .collect();
+    }));
     Ok(VerifyOutcome::Finished(VerifyReport {
         entries,
+        listed,
+        counts,
         not_listed,
         strict: opts.strict,
         manifest_problems: problems,
         missing_ignored,
     }))
+}
+
+/// Bytes a manifest is parsed by.
+const PIECE: usize = 8 << 20;
+/// Bytes of entries each spool holds in RAM before it writes to disk.
+const SPOOL_MEMORY: usize = 16 << 20;
+/// Files handed to the engine and not yet reported on, at most (the channel's bound).
+const IN_FLIGHT: usize = 256;
+/// Entries kept from the top of the manifest for [`probe`].
+const PROBE_SAMPLE: usize = 256;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the engine needs to read a listed file: its path and, for the progress display, its
+/// size (zeros where it cannot be looked at: the reader says why).
+fn file_entry(path: &Path) -> trawl_walk::FileEntry {
+    use std::os::unix::fs::MetadataExt;
+    let (size, dev, ino, mtime_ns) = match std::fs::metadata(path) {
+        Ok(md) => (
+            md.len(),
+            md.dev(),
+            md.ino(),
+            md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+        ),
+        Err(_) => (0, 0, 0, 0),
+    };
+    trawl_walk::FileEntry {
+        path: path.to_path_buf(),
+        root: 0,
+        size,
+        dev,
+        ino,
+        mtime_ns,
+    }
+}
+
+/// An entry as a spool keeps it (the name is the key): line, size, digests.
+fn encode_entry(e: &Entry, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&(e.line as u64).to_le_bytes());
+    match e.size {
+        Some(s) => {
+            out.push(1);
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        None => out.push(0),
+    }
+    out.push(e.digests.len() as u8);
+    for (a, d) in &e.digests {
+        out.push(crate::records::algorithm_code(*a));
+        out.push(d.len() as u8);
+        out.extend_from_slice(d);
+    }
+}
+
+fn damaged() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, "a spooled entry is damaged")
+}
+
+fn decode_entry(name: &[u8], v: &[u8]) -> std::io::Result<Entry> {
+    let mut r = Cursor(v);
+    let line = u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes")) as usize;
+    let size = match r.take(1)?[0] {
+        1 => Some(u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
+        _ => None,
+    };
+    let n = r.take(1)?[0];
+    let mut digests = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let h = r.take(2)?;
+        let a = crate::records::algorithm_of(h[0]).ok_or_else(damaged)?;
+        let len = h[1] as usize;
+        digests.push((a, r.take(len)?.to_vec()));
+    }
+    Ok(Entry {
+        path: name.to_vec(),
+        size,
+        digests,
+        line,
+    })
+}
+
+/// A result as the results spool keeps it (the line is the key): name, state, detail.
+fn encode_result(name: &[u8], state: &VerifyState, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    out.extend_from_slice(name);
+    let (code, detail) = match state {
+        VerifyState::Ok => (0u8, ""),
+        VerifyState::Failed(d) => (1, d.as_str()),
+        VerifyState::Missing => (2, ""),
+        VerifyState::Unreadable(d) => (3, d.as_str()),
+    };
+    out.push(code);
+    out.extend_from_slice(detail.as_bytes());
+}
+
+fn decode_result(v: &[u8]) -> std::io::Result<VerifyEntry> {
+    let mut r = Cursor(v);
+    let n = u32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes")) as usize;
+    let name = r.take(n)?.to_vec();
+    let code = r.take(1)?[0];
+    let detail = String::from_utf8_lossy(r.0).into_owned();
+    let state = match code {
+        0 => VerifyState::Ok,
+        1 => VerifyState::Failed(detail),
+        2 => VerifyState::Missing,
+        _ => VerifyState::Unreadable(detail),
+    };
+    Ok(VerifyEntry {
+        name,
+        line: 0,
+        state,
+    })
+}
+
+/// Reads a spooled value from the front.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> std::io::Result<&'a [u8]> {
+        if self.0.len() < n {
+            return Err(damaged());
+        }
+        let (h, t) = self.0.split_at(n);
+        self.0 = t;
+        Ok(h)
+    }
 }
 
 /// How many listed files a probe reads at most.
@@ -425,8 +664,15 @@ fn compare(e: &Entry, rec: &trawl_scan::FileRecord) -> VerifyState {
     VerifyState::Ok
 }
 
-/// Every regular file under `root`, as manifest names, except the manifest itself.
-fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) -> Vec<Vec<u8>> {
+/// Every regular file under `root` that no entry names (as manifest names, sorted), except the
+/// manifest itself: the walk's names are sorted in a spool and merged with the entries'.
+fn unlisted_files(
+    root: &Path,
+    opts: &trawl_walk::WalkOptions,
+    manifest: &Path,
+    listed: &Arc<Sorted>,
+    temp: &Path,
+) -> std::io::Result<Vec<Vec<u8>>> {
     let (tx, rx) = crossbeam_channel::bounded(1024);
     let stop = Stop::new();
     // The manifest itself is not an unlisted file; compare by identity, not by name.
@@ -436,20 +682,37 @@ fn unlisted_files(root: &Path, opts: &trawl_walk::WalkOptions, manifest: &Path) 
     });
     let roots = vec![root.to_path_buf()];
     let names = crate::names::ManifestNames::new(&roots);
+    let mut found = Spool::new(temp, SPOOL_MEMORY);
     std::thread::scope(|s| {
         s.spawn(|| {
             trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {});
             drop(tx);
         });
-        let mut out = Vec::new();
         for item in rx {
             if let trawl_walk::WalkItem::File(f) = item {
                 if manifest_id == Some((f.dev, f.ino)) {
                     continue;
                 }
-                out.push(names.name(&f.path));
+                if let Err(e) = found.push(&names.name(&f.path), &[]) {
+                    stop.request(Reason::Failed);
+                    return Err(e);
+                }
             }
         }
-        out
-    })
+        Ok(())
+    })?;
+    let found = Arc::new(found.finish()?);
+    let mut listed = listed.iter()?;
+    let mut next_listed = listed.next_record()?.map(|(k, _)| k.to_vec());
+    let mut out = Vec::new();
+    found.for_each(|name, _| {
+        while next_listed.as_deref().is_some_and(|l| l < name) {
+            next_listed = listed.next_record()?.map(|(k, _)| k.to_vec());
+        }
+        if next_listed.as_deref() != Some(name) {
+            out.push(name.to_vec());
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
+    Ok(out)
 }

@@ -16,7 +16,10 @@
 mod parse;
 mod write;
 
-pub use parse::{ParsedManifest, algorithms_named_in, detect_and_parse, same_length};
+pub use parse::{
+    ParsedManifest, PiecesError, PiecesSummary, algorithms_named_in, detect_and_parse,
+    parse_pieces, same_length,
+};
 pub use write::{ManifestWriter, Style, write_manifest};
 
 use trawl_digest::Algorithm;

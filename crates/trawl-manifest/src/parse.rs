@@ -117,56 +117,80 @@ pub fn detect_and_parse(
     // breaks); a text manifest with a stray NUL stays a text manifest, and the line holding it
     // is refused by its number.
     let zero = data.last() == Some(&0) || (data.contains(&0) && !data.contains(&b'\n'));
-    let sep = if zero { 0u8 } else { b'\n' };
-    let mut entries = Vec::new();
-    let mut errors = Vec::new();
-    let mut format: Option<Format> = None;
     let named = algorithms_named_in(name_hint);
-    let mut guessed: Vec<Algorithm> = Vec::new();
-    for (i, raw) in data.split(|&b| b == sep).enumerate() {
-        let line_no = i + 1;
-        let line = if zero {
-            raw
-        } else {
-            raw.strip_suffix(b"\r").unwrap_or(raw)
-        };
-        if line.is_empty() || (!zero && line.starts_with(b"#")) {
-            continue;
-        }
-        match parse_line(line, zero, prefer, &named) {
-            Ok((fmt, path, alg, digest, guess)) => {
-                if guess && !guessed.contains(&alg) {
-                    guessed.push(alg);
-                }
-                if format.is_none() {
-                    format = Some(fmt);
-                }
-                entries.push(Entry {
-                    path,
-                    size: None,
-                    digests: vec![(alg, digest)],
-                    line: line_no,
-                });
+    let mut p = Text::default();
+    p.lines(data, zero, prefer, &named, 0);
+    p.finish()
+}
+
+/// Lines of a GNU or BSD manifest, parsed a piece at a time.
+#[derive(Default)]
+struct Text {
+    entries: Vec<Entry>,
+    errors: Vec<ManifestError>,
+    format: Option<Format>,
+    guessed: Vec<Algorithm>,
+}
+
+impl Text {
+    /// Parses whole records (`data` split by the separator), the first being line `before + 1`.
+    fn lines(
+        &mut self,
+        data: &[u8],
+        zero: bool,
+        prefer: &[Algorithm],
+        named: &[Algorithm],
+        before: usize,
+    ) {
+        let sep = if zero { 0u8 } else { b'\n' };
+        for (i, raw) in data.split(|&b| b == sep).enumerate() {
+            let line_no = before + i + 1;
+            let line = if zero {
+                raw
+            } else {
+                raw.strip_suffix(b"\r").unwrap_or(raw)
+            };
+            if line.is_empty() || (!zero && line.starts_with(b"#")) {
+                continue;
             }
-            Err(reason) => errors.push(ManifestError::Line {
-                line: line_no,
-                reason,
-            }),
+            match parse_line(line, zero, prefer, named) {
+                Ok((fmt, path, alg, digest, guess)) => {
+                    if guess && !self.guessed.contains(&alg) {
+                        self.guessed.push(alg);
+                    }
+                    if self.format.is_none() {
+                        self.format = Some(fmt);
+                    }
+                    self.entries.push(Entry {
+                        path,
+                        size: None,
+                        digests: vec![(alg, digest)],
+                        line: line_no,
+                    });
+                }
+                Err(reason) => self.errors.push(ManifestError::Line {
+                    line: line_no,
+                    reason,
+                }),
+            }
         }
     }
-    let format = match format {
-        Some(f) => f,
-        None if errors.is_empty() => {
-            return Err(ManifestError::Whole("no checksum lines found".into()));
-        }
-        None => Format::Gnu(Algorithm::Sha256),
-    };
-    Ok(ParsedManifest {
-        format,
-        entries,
-        errors,
-        guessed,
-    })
+
+    fn finish(self) -> Result<ParsedManifest, ManifestError> {
+        let format = match self.format {
+            Some(f) => f,
+            None if self.errors.is_empty() => {
+                return Err(ManifestError::Whole("no checksum lines found".into()));
+            }
+            None => Format::Gnu(Algorithm::Sha256),
+        };
+        Ok(ParsedManifest {
+            format,
+            entries: self.entries,
+            errors: self.errors,
+            guessed: self.guessed,
+        })
+    }
 }
 
 /// A line's format, name, algorithm, digest, and whether the algorithm was guessed from the
@@ -307,102 +331,266 @@ fn decode_hex(hex: &str, alg: Algorithm) -> Result<Vec<u8>, String> {
 }
 
 fn parse_hashdeep(data: &[u8]) -> Result<ParsedManifest, ManifestError> {
-    let mut cols: Option<Vec<Option<Algorithm>>> = None;
-    let mut entries = Vec::new();
-    let mut errors = Vec::new();
-    for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
-        let line_no = i + 1;
-        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if line.is_empty() || line.starts_with(b"##") || line == b"%%%% HASHDEEP-1.0" {
-            continue;
-        }
-        if let Some(spec) = line.strip_prefix(b"%%%% ") {
-            let spec = String::from_utf8_lossy(spec);
-            let names: Vec<&str> = spec.split(',').map(str::trim).collect();
-            if names.first() != Some(&"size")
-                || names.last() != Some(&"filename")
-                || names.len() < 3
-            {
+    let mut h = Hashdeep::default();
+    h.lines(data, 0)?;
+    h.finish()
+}
+
+/// Rows of a hashdeep manifest, parsed a piece at a time (the column line comes first).
+#[derive(Default)]
+struct Hashdeep {
+    cols: Option<Vec<Option<Algorithm>>>,
+    entries: Vec<Entry>,
+    errors: Vec<ManifestError>,
+}
+
+impl Hashdeep {
+    fn lines(&mut self, data: &[u8], before: usize) -> Result<(), ManifestError> {
+        let cols = &mut self.cols;
+        let entries = &mut self.entries;
+        let errors = &mut self.errors;
+        for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
+            let line_no = before + i + 1;
+            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if line.is_empty() || line.starts_with(b"##") || line == b"%%%% HASHDEEP-1.0" {
+                continue;
+            }
+            if let Some(spec) = line.strip_prefix(b"%%%% ") {
+                let spec = String::from_utf8_lossy(spec);
+                let names: Vec<&str> = spec.split(',').map(str::trim).collect();
+                if names.first() != Some(&"size")
+                    || names.last() != Some(&"filename")
+                    || names.len() < 3
+                {
+                    return Err(ManifestError::Line {
+                        line: line_no,
+                        reason: format!(
+                            "hashdeep column line must be 'size,ALG...,filename', found '{spec}'"
+                        ),
+                    });
+                }
+                // Columns of algorithms trawl does not compute (tiger, whirlpool) are kept as None.
+                *cols = Some(
+                    names[1..names.len() - 1]
+                        .iter()
+                        .map(|n| n.parse().ok())
+                        .collect(),
+                );
+                continue;
+            }
+            let Some(cols) = cols.as_ref() else {
                 return Err(ManifestError::Line {
                     line: line_no,
-                    reason: format!(
-                        "hashdeep column line must be 'size,ALG...,filename', found '{spec}'"
-                    ),
+                    reason: "hashdeep data before the column line".into(),
                 });
-            }
-            // Columns of algorithms trawl does not compute (tiger, whirlpool) are kept as None.
-            cols = Some(
-                names[1..names.len() - 1]
-                    .iter()
-                    .map(|n| n.parse().ok())
-                    .collect(),
-            );
-            continue;
-        }
-        let Some(cols) = cols.as_ref() else {
-            return Err(ManifestError::Line {
-                line: line_no,
-                reason: "hashdeep data before the column line".into(),
-            });
-        };
-        let mut parts = line.splitn(cols.len() + 2, |&b| b == b',');
-        let size = parts
-            .next()
-            .and_then(|s| std::str::from_utf8(s).ok())
-            .and_then(|s| s.parse::<u64>().ok());
-        let Some(size) = size else {
-            errors.push(ManifestError::Line {
-                line: line_no,
-                reason: "hashdeep row: bad size column".into(),
-            });
-            continue;
-        };
-        let mut digests = Vec::new();
-        let mut bad = None;
-        for col in cols {
-            let Some(field) = parts.next() else {
-                bad = Some("hashdeep row: too few columns".to_string());
-                break;
             };
-            if let Some(alg) = col {
-                match std::str::from_utf8(field)
-                    .map_err(|e| e.to_string())
-                    .and_then(|h| decode_hex(h, *alg))
-                {
-                    Ok(d) => digests.push((*alg, d)),
-                    Err(e) => bad = Some(format!("hashdeep row: {e}")),
+            let mut parts = line.splitn(cols.len() + 2, |&b| b == b',');
+            let size = parts
+                .next()
+                .and_then(|s| std::str::from_utf8(s).ok())
+                .and_then(|s| s.parse::<u64>().ok());
+            let Some(size) = size else {
+                errors.push(ManifestError::Line {
+                    line: line_no,
+                    reason: "hashdeep row: bad size column".into(),
+                });
+                continue;
+            };
+            let mut digests = Vec::new();
+            let mut bad = None;
+            for col in cols {
+                let Some(field) = parts.next() else {
+                    bad = Some("hashdeep row: too few columns".to_string());
+                    break;
+                };
+                if let Some(alg) = col {
+                    match std::str::from_utf8(field)
+                        .map_err(|e| e.to_string())
+                        .and_then(|h| decode_hex(h, *alg))
+                    {
+                        Ok(d) => digests.push((*alg, d)),
+                        Err(e) => bad = Some(format!("hashdeep row: {e}")),
+                    }
                 }
             }
+            let name = match (bad, parts.next()) {
+                (Some(b), _) => Err(b),
+                (None, None) => Err("hashdeep row: no filename column".into()),
+                (None, Some(n)) => finish_name(n, false),
+            };
+            match name {
+                Ok(path) => entries.push(Entry {
+                    path,
+                    size: Some(size),
+                    digests,
+                    line: line_no,
+                }),
+                Err(reason) => errors.push(ManifestError::Line {
+                    line: line_no,
+                    reason,
+                }),
+            }
         }
-        let name = match (bad, parts.next()) {
-            (Some(b), _) => Err(b),
-            (None, None) => Err("hashdeep row: no filename column".into()),
-            (None, Some(n)) => finish_name(n, false),
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ParsedManifest, ManifestError> {
+        let (entries, errors) = (self.entries, self.errors);
+        let algs: Vec<Algorithm> = self
+            .cols
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .collect();
+        if algs.is_empty() {
+            return Err(ManifestError::Whole(
+                "hashdeep manifest has no algorithm trawl can compute".into(),
+            ));
+        }
+        Ok(ParsedManifest {
+            format: Format::Hashdeep(algs),
+            entries,
+            errors,
+            guessed: Vec::new(),
+        })
+    }
+}
+
+/// What [`parse_pieces`] learned of the whole manifest.
+#[derive(Debug, Clone)]
+pub struct PiecesSummary {
+    pub format: Format,
+    /// As [`ParsedManifest::guessed`].
+    pub guessed: Vec<Algorithm>,
+}
+
+/// Why [`parse_pieces`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum PiecesError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+}
+
+/// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
+/// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
+/// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
+/// held. The file is read twice (first for the record separator, which the last byte decides).
+pub fn parse_pieces(
+    f: &mut std::fs::File,
+    prefer: &[Algorithm],
+    name_hint: &str,
+    piece: usize,
+    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::io::Result<()>,
+) -> Result<PiecesSummary, PiecesError> {
+    use std::io::{Read, Seek};
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    // The separator: as `detect_and_parse` decides it from the whole.
+    f.rewind()?;
+    let (mut has_nl, mut has_nul, mut last) = (false, false, None);
+    let mut head = Vec::new();
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        let n = match f.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
         };
-        match name {
-            Ok(path) => entries.push(Entry {
-                path,
-                size: Some(size),
-                digests,
-                line: line_no,
-            }),
-            Err(reason) => errors.push(ManifestError::Line {
-                line: line_no,
-                reason,
-            }),
+        let b = &block[..n];
+        has_nl |= b.contains(&b'\n');
+        has_nul |= b.contains(&0);
+        last = b.last().copied();
+        if head.len() < 32 {
+            head.extend_from_slice(&b[..n.min(32 - head.len())]);
         }
     }
-    let algs: Vec<Algorithm> = cols.unwrap_or_default().into_iter().flatten().collect();
-    if algs.is_empty() {
-        return Err(ManifestError::Whole(
-            "hashdeep manifest has no algorithm trawl can compute".into(),
-        ));
+    let head = head.strip_prefix(BOM).unwrap_or(&head);
+    let hashdeep = head.starts_with(b"%%%% HASHDEEP-1.0");
+    let zero = !hashdeep && (last == Some(0) || (has_nul && !has_nl));
+    let sep = if zero { 0u8 } else { b'\n' };
+    let named = algorithms_named_in(name_hint);
+
+    f.rewind()?;
+    let mut text = Text::default();
+    let mut hd = Hashdeep::default();
+    let (mut entries_seen, mut errors_seen) = (0usize, 0usize);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut before = 0usize;
+    let mut first = true;
+    let mut eof = false;
+    while !eof {
+        // Fill to at least `piece` bytes, or to the end.
+        while buf.len() < piece {
+            let start = buf.len();
+            buf.resize(start + (piece - start).max(64 << 10), 0);
+            let n = loop {
+                match f.read(&mut buf[start..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    r => break r?,
+                }
+            };
+            buf.truncate(start + n);
+            if n == 0 {
+                eof = true;
+                break;
+            }
+        }
+        // Whole lines only, unless this is the end.
+        let upto = if eof {
+            buf.len()
+        } else {
+            match buf.iter().rposition(|&b| b == sep) {
+                Some(p) => p + 1,
+                // One line longer than a piece: read on.
+                None => continue,
+            }
+        };
+        let mut data = &buf[..upto];
+        if first {
+            data = data.strip_prefix(BOM).unwrap_or(data);
+            first = false;
+        }
+        if hashdeep {
+            hd.lines(data, before)?;
+        } else {
+            text.lines(data, zero, prefer, &named, before);
+        }
+        before += data.iter().filter(|&&b| b == sep).count();
+        let (entries, errors) = if hashdeep {
+            (
+                std::mem::take(&mut hd.entries),
+                std::mem::take(&mut hd.errors),
+            )
+        } else {
+            (
+                std::mem::take(&mut text.entries),
+                std::mem::take(&mut text.errors),
+            )
+        };
+        entries_seen += entries.len();
+        errors_seen += errors.len();
+        on(entries, errors)?;
+        buf.drain(..upto);
     }
-    Ok(ParsedManifest {
-        format: Format::Hashdeep(algs),
-        entries,
-        errors,
-        guessed: Vec::new(),
+    if hashdeep {
+        let p = hd.finish()?;
+        return Ok(PiecesSummary {
+            format: p.format,
+            guessed: Vec::new(),
+        });
+    }
+    let format = match text.format.take() {
+        Some(f) => f,
+        None if errors_seen == 0 && entries_seen == 0 => {
+            return Err(ManifestError::Whole("no checksum lines found".into()).into());
+        }
+        None => Format::Gnu(Algorithm::Sha256),
+    };
+    Ok(PiecesSummary {
+        format,
+        guessed: text.guessed,
     })
 }
 
@@ -517,5 +705,43 @@ mod tests {
                 .format,
             Format::Gnu(Algorithm::Blake3)
         );
+    }
+
+    #[test]
+    fn pieces_read_what_the_whole_reads_with_the_same_line_numbers() {
+        use std::io::Write;
+        let mut text = Vec::new();
+        for i in 0..500u32 {
+            let name = format!("dir/file {i}");
+            match i % 5 {
+                0 => text.extend_from_slice(b"# a comment\n"),
+                1 => text.extend_from_slice(b"not a line\r\n"),
+                _ => {}
+            }
+            let d = trawl_digest::digest(Algorithm::Sha256, name.as_bytes());
+            writeln!(text, "{}  {name}", hex::encode(d)).unwrap();
+        }
+        let mut hd = b"%%%% HASHDEEP-1.0\n%%%% size,md5,filename\n## x\n".to_vec();
+        for i in 0..300u32 {
+            let d = trawl_digest::digest(Algorithm::Md5, &i.to_le_bytes());
+            writeln!(hd, "{i},{},f{i}", hex::encode(d)).unwrap();
+        }
+        for data in [text, hd] {
+            let whole = detect_and_parse(&data, &[], "").unwrap();
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(&data).unwrap();
+            for piece in [100, 4096, 1 << 20] {
+                let (mut entries, mut errors) = (Vec::new(), Vec::new());
+                let sum = parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
+                    entries.extend(e);
+                    errors.extend(r);
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(entries, whole.entries, "piece {piece}");
+                assert_eq!(errors, whole.errors, "piece {piece}");
+                assert_eq!(sum.format, whole.format);
+            }
+        }
     }
 }

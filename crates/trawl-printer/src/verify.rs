@@ -20,9 +20,9 @@ fn display_name(name: &[u8]) -> Vec<u8> {
 /// One line per entry (only the ones that are not OK with `failures_only`), then one per file
 /// not listed.
 pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::Result<()> {
-    for e in &r.entries {
+    r.entries.for_each(&mut |e| {
         let (word, detail): (&str, Option<&str>) = match &e.state {
-            VerifyState::Ok if failures_only => continue,
+            VerifyState::Ok if failures_only => return Ok(()),
             VerifyState::Ok => ("OK", None),
             VerifyState::Failed(why) => ("FAILED", Some(why)),
             VerifyState::Missing => ("MISSING", None),
@@ -33,8 +33,8 @@ pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::
         if let Some(d) = detail {
             write!(out, " ({d})")?;
         }
-        writeln!(out)?;
-    }
+        writeln!(out)
+    })?;
     for name in &r.not_listed {
         out.write_all(&display_name(name))?;
         writeln!(out, ": NOT IN MANIFEST")?;
@@ -47,7 +47,7 @@ pub fn summary(r: &VerifyReport) -> String {
     let c = r.counts();
     format!(
         "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}",
-        r.entries.len(),
+        r.listed,
         c.ok,
         c.failed,
         c.missing,

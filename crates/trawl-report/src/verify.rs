@@ -48,10 +48,84 @@ impl Serialize for VerifyEntry {
     }
 }
 
+/// The entries of a report, in manifest order: a list in RAM, or a source that reads them back
+/// from disk each time they are gone through (a manifest of 10^8 lines is never held).
+pub struct VerifyEntries(Entries);
+
+/// Goes through the entries once, calling the function with each.
+pub type EntrySource =
+    Box<dyn Fn(&mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>) -> std::io::Result<()> + Send + Sync>;
+
+enum Entries {
+    InRam(Vec<VerifyEntry>),
+    Source(EntrySource),
+}
+
+impl VerifyEntries {
+    pub fn new(v: Vec<VerifyEntry>) -> VerifyEntries {
+        VerifyEntries(Entries::InRam(v))
+    }
+
+    pub fn source(s: EntrySource) -> VerifyEntries {
+        VerifyEntries(Entries::Source(s))
+    }
+
+    /// Calls `f` with each entry in manifest order; stops at the first error.
+    pub fn for_each(
+        &self,
+        f: &mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match &self.0 {
+            Entries::InRam(v) => v.iter().try_for_each(f),
+            Entries::Source(s) => s(f),
+        }
+    }
+}
+
+impl Default for VerifyEntries {
+    fn default() -> VerifyEntries {
+        VerifyEntries::new(Vec::new())
+    }
+}
+
+impl std::fmt::Debug for VerifyEntries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Entries::InRam(v) => f.debug_list().entries(v).finish(),
+            Entries::Source(_) => f.write_str("VerifyEntries(on disk)"),
+        }
+    }
+}
+
+impl Serialize for VerifyEntries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        let mut err = None;
+        let r = self.for_each(&mut |e| {
+            seq.serialize_element(e).map_err(|x| {
+                let msg = x.to_string();
+                err = Some(x);
+                std::io::Error::other(msg)
+            })
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        r.map_err(S::Error::custom)?;
+        seq.end()
+    }
+}
+
 /// Everything a verification found.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct VerifyReport {
-    pub entries: Vec<VerifyEntry>,
+    pub entries: VerifyEntries,
+    /// How many entries, and how many in each state.
+    #[serde(skip)]
+    pub listed: u64,
+    #[serde(skip)]
+    pub counts: VerifyCounts,
     /// Files under the root that the manifest does not list (`--strict` only), sorted.
     #[serde(serialize_with = "crate::bytes_list_as_paths")]
     pub not_listed: Vec<Vec<u8>>,
@@ -72,7 +146,7 @@ pub struct VerifyJson<'a> {
     #[serde(serialize_with = "crate::bytes_as_path")]
     pub root: Vec<u8>,
     pub totals: VerifyTotals,
-    pub entries: &'a [VerifyEntry],
+    pub entries: &'a VerifyEntries,
     #[serde(serialize_with = "crate::bytes_list_as_paths")]
     pub not_listed: &'a [Vec<u8>],
 }
@@ -94,7 +168,7 @@ impl VerifyReport {
     pub fn totals(&self) -> VerifyTotals {
         let c = self.counts();
         VerifyTotals {
-            listed: self.entries.len() as u64,
+            listed: self.listed,
             ok: c.ok,
             failed: c.failed,
             missing: c.missing,
@@ -117,15 +191,18 @@ pub struct VerifyCounts {
 
 impl VerifyReport {
     pub fn counts(&self) -> VerifyCounts {
-        let mut c = VerifyCounts::default();
-        for e in &self.entries {
-            match e.state {
-                VerifyState::Ok => c.ok += 1,
-                VerifyState::Failed(_) => c.failed += 1,
-                VerifyState::Missing => c.missing += 1,
-                VerifyState::Unreadable(_) => c.unreadable += 1,
-            }
+        self.counts
+    }
+}
+
+impl VerifyCounts {
+    /// Counts one more entry in `state`.
+    pub fn add(&mut self, state: &VerifyState) {
+        match state {
+            VerifyState::Ok => self.ok += 1,
+            VerifyState::Failed(_) => self.failed += 1,
+            VerifyState::Missing => self.missing += 1,
+            VerifyState::Unreadable(_) => self.unreadable += 1,
         }
-        c
     }
 }
