@@ -28,6 +28,10 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         cfg: scan_config(vec![root.clone()], &a.read)?,
         root: root.clone(),
         temp_dir: a.temp_dir.clone(),
+        memory: match a.memory.as_deref() {
+            Some(m) => crate::flags::hiargs::parse_size(m)? as usize,
+            None => trawl_engine::VERIFY_MEMORY,
+        },
     };
     let bar = crate::progress::Bar::new(a.read.quiet);
     let outcome = trawl_engine::verify(&opts, &bar, &STOP, &mut |n| match n {

@@ -265,6 +265,10 @@ pub struct VerifyArgs {
     /// Write the result as JSON to FILE ('-' for stdout): one record per entry, then the totals.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Bound the RAM for the manifest's entries to SIZE (default 48M); past it they wait,
+    /// sorted, in files under --temp-dir, with the same results.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
     /// Where the manifest's entries wait, sorted, when there are more than RAM holds
     /// (default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]

@@ -220,3 +220,83 @@ fn one_directory_of_many_files_is_walked_in_the_memory_of_a_spread_tree() {
         spread >> 20
     );
 }
+
+#[test]
+fn verify_with_a_tiny_memory_reports_byte_for_byte_what_it_reports_in_ram() {
+    let d = Dir::new();
+    tree(&d, "t", 1500);
+    d.cmd()
+        .args(["scan", "t", "-q", "-m", "sha256sum:M"])
+        .run()
+        .code(0);
+    // Every kind of outcome: a changed file, a missing one, an unlisted one, a name listed twice
+    // (once agreeing, once not), a malformed line, a name written `./x`.
+    std::fs::write(d.join("t/f5"), b"changed").unwrap();
+    std::fs::remove_file(d.join("t/f6")).unwrap();
+    d.create(b"t/unlisted", b"new");
+    let mut m = std::fs::read(d.join("M")).unwrap();
+    let line_of = |name: &[u8]| -> Vec<u8> {
+        m.split(|&c| c == b'\n')
+            .find(|l| l.ends_with(name))
+            .unwrap()
+            .to_vec()
+    };
+    let (f12, f13) = (line_of(b"  f12"), line_of(b"  f13"));
+    let mut conflict = f12.clone();
+    conflict[0] = if conflict[0] == b'0' { b'1' } else { b'0' };
+    for l in [
+        &f12[..],
+        &conflict,
+        b"not a checksum line",
+        &f13[..64],
+        b"  ./f13",
+    ] {
+        m.extend_from_slice(l);
+        if l != &f13[..64] {
+            m.push(b'\n');
+        }
+    }
+    std::fs::write(d.join("M"), &m).unwrap();
+    std::fs::create_dir_all(d.join("scratch")).unwrap();
+    let mut runs = Vec::new();
+    for extra in [&[][..], &["--memory", "2K", "--temp-dir", "scratch"][..]] {
+        let json = format!("v{}.json", runs.len());
+        let mut args = vec!["verify", "M", "--root", "t", "--strict", "--json", &json];
+        args.extend_from_slice(extra);
+        let r = d.cmd().args(&args).run();
+        let j = std::fs::read(d.join(&json)).unwrap();
+        runs.push((r, j));
+    }
+    let (a, b) = (&runs[0], &runs[1]);
+    assert_eq!(a.0.code, 2, "{}", a.0.stderr);
+    assert_eq!(a.0.code, b.0.code);
+    assert!(a.0.stdout_bytes == b.0.stdout_bytes, "stdout differs");
+    assert_eq!(a.0.stderr, b.0.stderr);
+    assert!(a.1 == b.1, "the JSON differs");
+    for want in [
+        "f5: FAILED",
+        "f6: MISSING",
+        "unlisted: NOT IN MANIFEST",
+        "f13: OK",
+    ] {
+        a.0.stdout_has(want);
+    }
+    a.0.stderr_has("with a different sha256 digest");
+    a.0.stderr_has("not a checksum line");
+    let v: serde_json::Value = serde_json::from_slice(&a.1).unwrap();
+    // 1500 files and the FLV file (one of them removed, still listed); the added unlisted.
+    assert_eq!(v["totals"]["listed"], 1501);
+    assert_eq!(v["totals"]["manifest_problems"], 2);
+    assert_eq!(v["totals"]["not_listed"], 1);
+    let lines: Vec<u64> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["line"].as_u64().unwrap())
+        .collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] < w[1]),
+        "entries in manifest order"
+    );
+    assert_eq!(std::fs::read_dir(d.join("scratch")).unwrap().count(), 0);
+}

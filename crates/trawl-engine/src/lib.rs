@@ -15,7 +15,7 @@ pub use lanes::ScanLanes;
 pub use names::{manifest_name, media_index_name};
 pub use records::{Records, StoredFile};
 pub use scan::{Notice, RECORD_MEMORY, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
-pub use verify::{VerifyError, VerifyOptions, VerifyOutcome, verify};
+pub use verify::{VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify};
 
 /// Peak resident set size of this process so far (`getrusage`).
 pub fn peak_rss() -> Option<u64> {

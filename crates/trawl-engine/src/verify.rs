@@ -2,17 +2,17 @@
 //! formats `trawl-manifest` reads), read through the scan engine, one state per entry.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
 use trawl_read::ReadError;
 use trawl_report::verify::{VerifyCounts, VerifyEntries, VerifyEntry, VerifyReport, VerifyState};
-use trawl_spool::{Sorted, Spool};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
 
 /// What to verify.
@@ -34,7 +34,12 @@ pub struct VerifyOptions {
     pub cfg: ScanConfig,
     /// Where the entries wait, sorted, past what RAM holds (default: the system's).
     pub temp_dir: Option<PathBuf>,
+    /// Bytes of entries held in RAM, over the three spools (names, merged, results).
+    pub memory: usize,
 }
+
+/// Default [`VerifyOptions::memory`].
+pub const VERIFY_MEMORY: usize = 48 << 20;
 
 /// Something wrong with the manifest itself, naming its line.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -200,7 +205,7 @@ pub fn verify(
         problems += 1;
         notice(Notice::Manifest(&p));
     };
-    let mut by_name = Spool::new(&temp, SPOOL_MEMORY);
+    let mut by_name = Spool::new(&temp, opts.memory / 3);
     let mut sample: Vec<Entry> = Vec::new();
     let mut algorithms: Vec<Algorithm> = Vec::new();
     let mut spool_failed: Option<std::io::Error> = None;
@@ -302,7 +307,7 @@ pub fn verify(
 
     // Pass 2: one entry per name (the same name listed twice must agree), in name order.
     let by_name = Arc::new(by_name.finish().map_err(spool_err)?);
-    let mut unique = Spool::new(&temp, SPOOL_MEMORY);
+    let mut unique = Spool::new(&temp, opts.memory / 3);
     let mut pending: Option<Entry> = None;
     let mut flush = |e: Entry, unique: &mut Spool| -> std::io::Result<()> {
         encode_entry(&e, &mut buf);
@@ -353,8 +358,8 @@ pub fn verify(
     let root = &opts.root;
     let mut cfg = opts.cfg.clone();
     cfg.roots = vec![root.clone()];
-    let in_flight: Mutex<HashMap<PathBuf, (Vec<u8>, usize, Entry)>> = Mutex::new(HashMap::new());
-    let mut results = Spool::new(&temp, SPOOL_MEMORY);
+    let in_flight: Mutex<HashMap<PathBuf, Entry>> = Mutex::new(HashMap::new());
+    let mut results = Spool::new(&temp, opts.memory / 3);
     let mut counts = VerifyCounts::default();
     let (mut listed, mut missing_ignored) = (0u64, 0u64);
     let mut result_err: Option<std::io::Error> = None;
@@ -387,7 +392,7 @@ pub fn verify(
                 let path = root.join(OsStr::from_bytes(&e.path));
                 let f = file_entry(&path);
                 progress.found(1, f.size);
-                lock(in_flight).insert(path, (e.path.clone(), e.line, e));
+                lock(in_flight).insert(path, e);
                 // The engine gone (stopped): nothing more to feed.
                 let _ = tx.send(f);
                 Ok::<(), std::io::Error>(())
@@ -396,10 +401,10 @@ pub fn verify(
         trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
             let (path, st) = match ev {
                 Event::File(rec) => {
-                    let Some((name, line, e)) = lock(in_flight).remove(rec.path.as_path()) else {
+                    let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
                         return;
                     };
-                    return record(&name, line, compare(&e, &rec));
+                    return record(&e.path, e.line, compare(&e, &rec));
                 }
                 Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
                     (path, VerifyState::Missing)
@@ -412,16 +417,18 @@ pub fn verify(
                     (path, VerifyState::Unreadable(kind.describe().to_string()))
                 }
             };
-            if let Some((name, line, _)) = lock(in_flight).remove(path.as_path()) {
-                record(&name, line, st);
+            if let Some(e) = lock(in_flight).remove(path.as_path()) {
+                record(&e.path, e.line, st);
             }
         });
-        feeder.join().unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
+        feeder
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
     });
     // Whatever the engine did not report on (none, unless stopped) was not read.
     let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
-    for (name, line, _) in left {
-        record(&name, line, VerifyState::Unreadable("not read".into()));
+    for e in left {
+        record(&e.path, e.line, VerifyState::Unreadable("not read".into()));
     }
     if let Some(e) = result_err {
         return Err(spool_err(e));
@@ -432,7 +439,8 @@ pub fn verify(
     }
     let mut not_listed = Vec::new();
     if opts.strict {
-        not_listed = unlisted_files(root, &cfg.walk, manifest, &unique, &temp).map_err(spool_err)?;
+        not_listed = unlisted_files(root, &cfg.walk, manifest, &unique, &temp, opts.memory / 3)
+            .map_err(spool_err)?;
     }
     let results = Arc::new(results.finish().map_err(spool_err)?);
     let entries = VerifyEntries::source(Box::new(move |f| {
@@ -455,8 +463,6 @@ pub fn verify(
 
 /// Bytes a manifest is parsed by.
 const PIECE: usize = 8 << 20;
-/// Bytes of entries each spool holds in RAM before it writes to disk.
-const SPOOL_MEMORY: usize = 16 << 20;
 /// Files handed to the engine and not yet reported on, at most (the channel's bound).
 const IN_FLIGHT: usize = 256;
 /// Entries kept from the top of the manifest for [`probe`].
@@ -509,7 +515,10 @@ fn encode_entry(e: &Entry, out: &mut Vec<u8>) {
 }
 
 fn damaged() -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidData, "a spooled entry is damaged")
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "a spooled entry is damaged",
+    )
 }
 
 fn decode_entry(name: &[u8], v: &[u8]) -> std::io::Result<Entry> {
@@ -672,6 +681,7 @@ fn unlisted_files(
     manifest: &Path,
     listed: &Arc<Sorted>,
     temp: &Path,
+    memory: usize,
 ) -> std::io::Result<Vec<Vec<u8>>> {
     let (tx, rx) = crossbeam_channel::bounded(1024);
     let stop = Stop::new();
@@ -682,7 +692,7 @@ fn unlisted_files(
     });
     let roots = vec![root.to_path_buf()];
     let names = crate::names::ManifestNames::new(&roots);
-    let mut found = Spool::new(temp, SPOOL_MEMORY);
+    let mut found = Spool::new(temp, memory);
     std::thread::scope(|s| {
         s.spawn(|| {
             trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {});

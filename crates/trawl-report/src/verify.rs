@@ -53,8 +53,11 @@ impl Serialize for VerifyEntry {
 pub struct VerifyEntries(Entries);
 
 /// Goes through the entries once, calling the function with each.
-pub type EntrySource =
-    Box<dyn Fn(&mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>) -> std::io::Result<()> + Send + Sync>;
+pub type EntrySource = Box<
+    dyn Fn(&mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>) -> std::io::Result<()>
+        + Send
+        + Sync,
+>;
 
 enum Entries {
     InRam(Vec<VerifyEntry>),
