@@ -119,6 +119,14 @@ def scale(T, sizes):
             took, rss = run_once(cmd, False)
             scans.append((n, took, rss))
             row(f"scan -m sha256sum:F --json J ({kind})", n, took, rss)
+        for n, kind, t in [x for x in trees if x[0] == mid]:
+            # The fingerprint index of 10^6 distinct files is most of that tree's RSS: with
+            # one budget for records and fingerprints it stays within it.
+            m, j = os.path.join(tmp, f"m{n}"), os.path.join(tmp, f"j{n}")
+            cmd = [T, "scan", t, "-q", "-m", f"sha256sum:{m}", "--json", j, "--memory", "64M",
+                   "--temp-dir", tmp]
+            took, rss = run_once(cmd, False)
+            row(f"scan -m sha256sum:F --json J --memory 64M ({kind})", n, took, rss)
         if len(scans) >= 2:
             (n0, s0, r0), (n1, s1, r1) = scans[0], scans[-1]
             print(f"scan RSS slope {n0:,} -> {n1:,} files: {(r1 - r0) / (n1 - n0):.1f} bytes per "
@@ -126,11 +134,14 @@ def scale(T, sizes):
             for (na, sa, _), (nb, sb, _) in zip(scans, scans[1:2]):
                 print(f"time per file {nb:,} vs {na:,} files (same kind of tree): "
                       f"{sb / nb * 1e6:.2f} vs {sa / na * 1e6:.2f} us")
-        for n, kind, t in trees[-1:]:
+        for n, kind, t in [trees[0], trees[-1]] if len(trees) > 1 else trees:
             m = os.path.join(tmp, f"m{n}")
             cmd = [T, "verify", m, "--root", t, "-q"]
             took, rss = run_once(cmd, False)
             row(f"verify of the {n:,}-line manifest ({kind})", n, took, rss)
+            if kind == "empty":
+                took, rss = run_once(cmd + ["--strict"], False)
+                row(f"verify --strict of the {n:,}-line manifest ({kind})", n, took, rss)
         for n, kind, t in [x for x in trees if x[0] == mid]:
             cat = os.path.join(tmp, "catalog.db")
             took, rss = run_once([T, "audit", t, "--catalog", cat, "-q"], False)

@@ -265,7 +265,7 @@ pub struct VerifyArgs {
     /// Write the result as JSON to FILE ('-' for stdout): one record per entry, then the totals.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Bound the RAM for the manifest's entries to SIZE (default 48M); past it they wait,
+    /// Bound the RAM for the manifest's entries to SIZE (default 24M); past it they wait,
     /// sorted, in files under --temp-dir, with the same results.
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,

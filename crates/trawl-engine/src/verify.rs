@@ -39,7 +39,7 @@ pub struct VerifyOptions {
 }
 
 /// Default [`VerifyOptions::memory`].
-pub const VERIFY_MEMORY: usize = 48 << 20;
+pub const VERIFY_MEMORY: usize = 24 << 20;
 
 /// Something wrong with the manifest itself, naming its line.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -462,7 +462,7 @@ pub fn verify(
 }
 
 /// Bytes a manifest is parsed by.
-const PIECE: usize = 8 << 20;
+const PIECE: usize = 1 << 20;
 /// Files handed to the engine and not yet reported on, at most (the channel's bound).
 const IN_FLIGHT: usize = 256;
 /// Entries kept from the top of the manifest for [`probe`].
