@@ -216,7 +216,7 @@ def peers(a, T):
     print(f"|{'-' * 32}|{'-' * 11}|{'-' * 10}|{'-' * 11}|")
     for name, _, _ in cases:
         print(f"| {name:<30} | {med[name]:9.3f} | {med[name] / a.files * 1e6:8.2f} | "
-              f"{rss[name] / 2**20:7.0f} MiB |")
+              f"{rss[name] / 2**20:5.0f} MiB |")
     print()
     pairs = [
         ("trawl -d xxh3 --no-reduce", "xargs -P2 xxhsum -H3", 1.2),

@@ -8,6 +8,10 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
+/// Write buffer per partition file: 64 of them per spill, and a scan has a spill per block size,
+/// one for the chunks and the key log (16 KiB each: 8 MiB in all; 64 KiB made it 32 MiB).
+const WRITE_BUFFER: usize = 16 << 10;
+
 /// Partition-selecting bits of the key.
 pub const BITS: u32 = 6;
 const PARTS: usize = 1 << BITS;
@@ -38,7 +42,7 @@ impl Spill {
         let files = (0..PARTS)
             .map(|q| {
                 File::create(dir.path().join(format!("part-{q:02}")))
-                    .map(|f| BufWriter::with_capacity(64 << 10, f))
+                    .map(|f| BufWriter::with_capacity(WRITE_BUFFER, f))
             })
             .collect::<std::io::Result<Vec<_>>>()?;
         Ok(Spill {
