@@ -48,7 +48,12 @@ pub struct Accumulator {
     /// each partition read back once against that partition's final counts).
     keylog: Option<spill::Spill>,
     top: Option<Vec<TopFile>>,
+    /// Blocks added since the indexes' memory was last measured.
+    unmeasured: u64,
 }
+
+/// Blocks added between two measurements of the indexes' memory against the budget.
+const MEASURE_EVERY: u64 = 4096;
 
 impl Accumulator {
     pub fn new(cfg: Arc<ReduceConfig>) -> Accumulator {
@@ -102,6 +107,7 @@ impl Accumulator {
             names: None,
             keylog: None,
             top: None,
+            unmeasured: 0,
         }
     }
 
@@ -228,7 +234,14 @@ impl Accumulator {
             }
             d.add(&keys, &lens, &zero, &|_, _| {})?;
         }
-        self.maybe_spill()
+        // Measuring the indexes walks every part of every table: done every few thousand
+        // blocks, not per file (a budget is passed by at most that many entries).
+        self.unmeasured += n as u64;
+        if self.unmeasured >= MEASURE_EVERY {
+            self.unmeasured = 0;
+            return self.maybe_spill();
+        }
+        Ok(())
     }
 
     /// Past the memory budget, every index from now on spills to partition files.
