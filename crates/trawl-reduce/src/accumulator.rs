@@ -48,8 +48,9 @@ pub struct Accumulator {
     /// each partition read back once against that partition's final counts).
     keylog: Option<spill::Spill>,
     top: Option<Vec<TopFile>>,
-    /// Blocks added since the indexes' memory was last measured.
+    /// Blocks added since the indexes' memory was last measured, and in all.
     unmeasured: u64,
+    blocks_seen: u64,
 }
 
 /// Blocks added between two measurements of the indexes' memory against the budget.
@@ -108,6 +109,7 @@ impl Accumulator {
             keylog: None,
             top: None,
             unmeasured: 0,
+            blocks_seen: 0,
         }
     }
 
@@ -234,10 +236,12 @@ impl Accumulator {
             }
             d.add(&keys, &lens, &zero, &|_, _| {})?;
         }
-        // Measuring the indexes walks every part of every table: done every few thousand
-        // blocks, not per file (a budget is passed by at most that many entries).
+        // Measuring the indexes walks every part of every table: done after a sixteenth more
+        // blocks, at most every few thousand (a budget is passed by at most that many entries),
+        // not after every file.
         self.unmeasured += n as u64;
-        if self.unmeasured >= MEASURE_EVERY {
+        self.blocks_seen += n as u64;
+        if self.unmeasured >= (self.blocks_seen / 16).min(MEASURE_EVERY) {
             self.unmeasured = 0;
             return self.maybe_spill();
         }
