@@ -74,27 +74,34 @@ impl Event {
 }
 
 impl Catalog {
-    /// Every registered file as a manifest entry: paths relative to the root with one root,
-    /// else absolute.
-    pub fn manifest_entries(&self) -> Result<Vec<Entry>> {
+    /// Every registered file as a manifest entry, in path order, one at a time (a catalog of
+    /// any size is exported without holding it): paths relative to the root with one root, else
+    /// absolute. Stops at the first error `f` returns, and returns it.
+    pub fn for_each_manifest_entry(
+        &self,
+        f: &mut dyn FnMut(&Entry) -> std::io::Result<()>,
+    ) -> Result<std::io::Result<()>> {
         let algs = self.algorithms()?;
         let roots = self.roots()?;
         let single = roots.len() == 1;
-        let mut entries = Vec::new();
+        let mut failed: std::io::Result<()> = Ok(());
         self.for_each_file(&mut |rid, rel, size, d| {
+            if failed.is_err() {
+                return;
+            }
             let mut path = Vec::new();
             if !single && let Some((_, r)) = roots.iter().find(|(i, _)| *i == rid) {
                 path.extend_from_slice(r.as_os_str().as_bytes());
                 path.push(b'/');
             }
             path.extend_from_slice(rel);
-            entries.push(Entry {
+            failed = f(&Entry {
                 path,
                 size: Some(size),
                 digests: split_digests(&algs, d),
                 line: 0,
             });
         })?;
-        Ok(entries)
+        Ok(failed)
     }
 }

@@ -60,21 +60,24 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
             trawl_manifest::GNU_TOOL_NAMES
         ),
     };
-    let entries = cat.manifest_entries()?;
     let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let mut out = Output::create(&dest)?;
+    let name = out.name();
     match kind {
         Kind::Manifest(f) => {
             let comment = [format!("Exported from catalog {}", a.catalog.display())];
-            let left_out = trawl_manifest::write_manifest(
+            let mut w = trawl_manifest::ManifestWriter::begin(
                 &mut out,
                 &f,
-                &entries,
                 Style { zero: false },
                 &comment,
             )
-            .with_context(|| format!("{}: cannot write", out.name()))?;
+            .with_context(|| format!("{name}: cannot write"))?;
+            cat.for_each_manifest_entry(&mut |e| w.entry(e))?
+                .with_context(|| format!("{name}: cannot write"))?;
+            let left_out = w.finish();
             if !left_out.is_empty() {
+                // The output is dropped, not committed: nothing is written.
                 bail!(
                     "{} names have line breaks, which {} cannot hold; nothing written",
                     left_out.len(),
@@ -84,17 +87,17 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
         }
         Kind::Bagit(alg) => {
             // A BagIt payload manifest (manifest-ALG.txt): paths under data/, percent-encoded.
-            for e in &entries {
+            cat.for_each_manifest_entry(&mut |e| {
                 let Some((_, d)) = e.digests.iter().find(|(a, _)| *a == alg) else {
-                    continue;
+                    return Ok(());
                 };
                 let mut line = hex::encode(d).into_bytes();
                 line.extend_from_slice(b"  data/");
                 line.extend_from_slice(&trawl_bag::encode_path(&e.path));
                 line.push(b'\n');
                 out.write_all(&line)
-                    .with_context(|| format!("{}: cannot write", out.name()))?;
-            }
+            })?
+            .with_context(|| format!("{name}: cannot write"))?;
         }
     }
     out.commit()?;
