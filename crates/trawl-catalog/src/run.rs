@@ -298,6 +298,7 @@ pub fn audit(
                     }
                     sent += p.size;
                     let entry = FileEntry {
+                        dir: None,
                         path: p.path,
                         root: p.root,
                         size: p.size,

@@ -486,6 +486,7 @@ fn file_entry(path: &Path) -> trawl_walk::FileEntry {
         Err(_) => (0, 0, 0, 0),
     };
     trawl_walk::FileEntry {
+        dir: None,
         path: path.to_path_buf(),
         root: 0,
         size,

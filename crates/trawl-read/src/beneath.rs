@@ -54,7 +54,7 @@ fn cstr(b: &[u8]) -> io::Result<CString> {
     CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-fn open_at(dir: libc::c_int, name: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
+pub(crate) fn open_at(dir: libc::c_int, name: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
     let c = cstr(name)?;
     // SAFETY: openat with a valid C string; the returned descriptor is owned here.
     let fd = unsafe { libc::openat(dir, c.as_ptr(), flags, 0) };

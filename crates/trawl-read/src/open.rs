@@ -44,11 +44,27 @@ const SMALL_FILE: u64 = 256 << 10;
 /// access times) and `O_NONBLOCK` (so that a file replaced by a FIFO after the walk cannot block us),
 /// then checks with `fstat` that it is a regular file, and asks for sequential read-ahead.
 pub fn open_for_read(path: &Path) -> Result<OpenedFile, ReadError> {
-    let open = |flags: i32| {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(flags)
-            .open(path)
+    open_for_read_in(None, path)
+}
+
+/// [`open_for_read`], by the file's name alone in `dir` when it is given: `dir` is the directory
+/// `path` was listed from, so the kernel looks up one name instead of every component of the
+/// path (a tenth of the cost of a small file).
+pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, ReadError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let name = dir.zip(path.file_name());
+    let open = |flags: i32| -> std::io::Result<File> {
+        match name {
+            Some((d, n)) => {
+                crate::beneath::open_at(d.as_raw_fd(), n.as_bytes(), flags | libc::O_RDONLY)
+                    .map(File::from)
+            }
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(flags)
+                .open(path),
+        }
     };
     let base = libc::O_NONBLOCK | libc::O_CLOEXEC;
     let file = match open(base | libc::O_NOATIME) {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use trawl_stop::Stop;
 
 use crossbeam_channel::{Sender, bounded};
-use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read};
+use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read_in};
 use trawl_walk::{BATCH, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
 /// Everything the engine needs to know.
@@ -255,6 +255,7 @@ fn list_files(
             Err(_) => (0, 0, 0, 0),
         };
         let item = WalkItem::File(FileEntry {
+            dir: None,
             path: path.clone(),
             root: 0,
             size,
@@ -282,7 +283,7 @@ fn read_file(
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Result<Option<FileRecord>, ReadError> {
-    let opened = open_for_read(&entry.path)?;
+    let opened = open_for_read_in(entry.dir.as_deref(), &entry.path)?;
     let stamp = opened.stamp;
     let nlink = opened.nlink;
     progress.start_file(&entry.path, stamp.size);

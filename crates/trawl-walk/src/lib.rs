@@ -40,6 +40,9 @@ pub struct FileEntry {
     pub ino: u64,
     /// Modification time when walked, in nanoseconds since the epoch.
     pub mtime_ns: i64,
+    /// The directory it was listed from (an `O_PATH` descriptor), for opening it by its name
+    /// alone; None where it was not listed (a root, a manifest's entry).
+    pub dir: Option<std::sync::Arc<std::fs::File>>,
 }
 
 /// Why an entry was not read.
@@ -307,6 +310,7 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
 
 fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
     FileEntry {
+        dir: None,
         path,
         root,
         size: md.len(),

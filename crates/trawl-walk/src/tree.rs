@@ -8,8 +8,8 @@
 //! about 300 bytes per entry of the largest directory (300 MB for 10^6 files) and holds the
 //! readers back until the listing ends.
 
-use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
+use std::fs::{File, Metadata};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -172,6 +172,13 @@ impl Walker<'_> {
             Ok(rd) => rd,
             Err(e) => return out.push(io_error(&dir.path, e)),
         };
+        // The files are opened by name in this descriptor (where it opens: else by path).
+        let fd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&dir.path)
+            .ok()
+            .map(Arc::new);
         for ent in rd {
             if self.stop.is_stopping() {
                 return false;
@@ -204,8 +211,10 @@ impl Walker<'_> {
                     self.q.push(DirWork { path, ancestors });
                     None
                 }
-                Ok(ft) if ft.is_file() => Some(self.file(path, || ent.metadata())),
-                Ok(ft) if ft.is_symlink() && self.opts.follow_links => self.followed(&dir, path),
+                Ok(ft) if ft.is_file() => Some(self.file(path, &fd, || ent.metadata())),
+                Ok(ft) if ft.is_symlink() && self.opts.follow_links => {
+                    self.followed(&dir, path, &fd)
+                }
                 Ok(ft) => Some(WalkItem::Skipped {
                     path,
                     kind: SkipKind::of(&ft),
@@ -221,7 +230,12 @@ impl Walker<'_> {
     }
 
     /// A regular file: stat only when the walk is to say its size.
-    fn file(&self, path: PathBuf, stat: impl FnOnce() -> std::io::Result<Metadata>) -> WalkItem {
+    fn file(
+        &self,
+        path: PathBuf,
+        dir: &Option<Arc<File>>,
+        stat: impl FnOnce() -> std::io::Result<Metadata>,
+    ) -> WalkItem {
         if !self.opts.metadata {
             return WalkItem::File(FileEntry {
                 path,
@@ -230,16 +244,20 @@ impl Walker<'_> {
                 dev: 0,
                 ino: 0,
                 mtime_ns: 0,
+                dir: dir.clone(),
             });
         }
         match stat() {
-            Ok(md) => WalkItem::File(entry(path, self.idx, &md)),
+            Ok(md) => WalkItem::File(FileEntry {
+                dir: dir.clone(),
+                ..entry(path, self.idx, &md)
+            }),
             Err(e) => io_error(&path, e),
         }
     }
 
     /// A symbolic link under `--follow`: what it points to.
-    fn followed(&self, dir: &DirWork, path: PathBuf) -> Option<WalkItem> {
+    fn followed(&self, dir: &DirWork, path: PathBuf, fd: &Option<Arc<File>>) -> Option<WalkItem> {
         let md = match std::fs::metadata(&path) {
             Ok(md) => md,
             // Dangling, or a loop of links.
@@ -258,7 +276,10 @@ impl Walker<'_> {
             return None;
         }
         if md.is_file() {
-            return Some(WalkItem::File(entry(path, self.idx, &md)));
+            return Some(WalkItem::File(FileEntry {
+                dir: fd.clone(),
+                ..entry(path, self.idx, &md)
+            }));
         }
         Some(WalkItem::Skipped {
             path,
