@@ -27,7 +27,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         ignore_missing: a.ignore_missing,
         cfg: scan_config(vec![root.clone()], &a.read)?,
         root: root.clone(),
-        temp_dir: a.temp_dir.clone(),
+        temp_dir: crate::flags::hiargs::check_temp_dir(a.temp_dir.as_deref())?,
         memory: match a.memory.as_deref() {
             Some(m) => crate::flags::hiargs::parse_size(m)? as usize,
             None => trawl_engine::VERIFY_MEMORY,

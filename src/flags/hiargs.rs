@@ -117,6 +117,16 @@ pub struct ManifestSpec {
     pub path: PathBuf,
 }
 
+/// `--temp-dir`, checked before anything is read: a typo must not cost a read up to the spill.
+pub fn check_temp_dir(dir: Option<&std::path::Path>) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(d) = dir
+        && !d.is_dir()
+    {
+        bail!("--temp-dir {}: not a directory", d.display());
+    }
+    Ok(dir.map(PathBuf::from))
+}
+
 /// `--memory` when it is not given.
 pub const DEFAULT_MEMORY: u64 = 1 << 30;
 
@@ -269,7 +279,7 @@ impl ScanPlan {
             media_index: a.media_index.clone(),
             count_links: a.reduce.count_links,
             record_memory,
-            temp_dir: a.reduce.temp_dir.clone(),
+            temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,
         })
     }
 }

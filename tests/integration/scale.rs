@@ -300,3 +300,35 @@ fn verify_with_a_tiny_memory_reports_byte_for_byte_what_it_reports_in_ram() {
     );
     assert_eq!(std::fs::read_dir(d.join("scratch")).unwrap().count(), 0);
 }
+
+#[test]
+fn a_temp_dir_that_is_not_there_is_refused_before_anything_is_read() {
+    let d = Dir::new();
+    d.create(b"t/a", b"a");
+    d.cmd()
+        .args(["scan", "t", "-q", "-m", "sha256sum:M"])
+        .run()
+        .code(0);
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            "t",
+            "--no-reduce",
+            "-m",
+            "sha256sum:N",
+            "--temp-dir",
+            "nope",
+        ])
+        .run();
+    r.code(2);
+    r.stderr_has("--temp-dir nope: not a directory");
+    assert!(!d.join("N").exists());
+    let r = d
+        .cmd()
+        .args(["verify", "M", "--root", "t", "--temp-dir", "nope"])
+        .run();
+    r.code(2);
+    r.stderr_has("--temp-dir nope: not a directory");
+    assert!(!r.stdout.contains("OK"), "{}", r.stdout);
+}
