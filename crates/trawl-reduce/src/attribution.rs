@@ -57,10 +57,10 @@ impl NameLog {
         })
     }
 
-    /// Writes a name; returns its number.
-    pub(crate) fn add(&mut self, name: &str) -> std::io::Result<u32> {
+    /// Writes a name (bytes: made text, lossily, only for the files ranked); returns its number.
+    pub(crate) fn add(&mut self, name: &[u8]) -> std::io::Result<u32> {
         self.w.write_all(&(name.len() as u32).to_le_bytes())?;
-        self.w.write_all(name.as_bytes())?;
+        self.w.write_all(name)?;
         self.count += 1;
         Ok(self.count - 1)
     }

@@ -52,7 +52,8 @@ impl FileReducer {
         let len = self.out.fps.len();
         let fp = block_fp(
             &self.out.fps[(u_idx * k).min(len)..((u_idx + 1) * k).min(len)],
-            &mut Vec::with_capacity(k * 16),
+            // Allocates only for a unit of several blocks.
+            &mut Vec::new(),
         );
         if let Some(t) = self.cfg.sample_threshold()
             && ((fp >> 64) as u64) >= t
