@@ -32,6 +32,27 @@ pub struct StoredFile {
 }
 
 impl StoredFile {
+    /// A file read, with its FLV summary if it has one.
+    pub fn of(rec: &FileRecord, flv: Option<FlvSummary>) -> StoredFile {
+        StoredFile {
+            path: rec.path.clone(),
+            ..StoredFile::without_path(rec, flv)
+        }
+    }
+
+    /// As [`StoredFile::of`] with an empty path (a spool keeps the path as the key).
+    fn without_path(rec: &FileRecord, flv: Option<FlvSummary>) -> StoredFile {
+        StoredFile {
+            path: PathBuf::new(),
+            root: rec.root,
+            size: rec.size,
+            mtime_sec: rec.mtime_sec,
+            mtime_nsec: rec.mtime_nsec,
+            digests: rec.digests(),
+            flv,
+        }
+    }
+
     /// The record of the report's `files` and of a JSON Lines stream.
     pub fn to_json(&self) -> FileJson {
         let mut digests = serde_json::Map::new();
@@ -138,16 +159,8 @@ impl RecordSink {
     }
 
     pub fn add(&mut self, rec: &FileRecord, flv: Option<FlvSummary>) -> io::Result<()> {
-        let s = StoredFile {
-            path: PathBuf::new(),
-            root: rec.root,
-            size: rec.size,
-            mtime_sec: rec.mtime_sec,
-            mtime_nsec: rec.mtime_nsec,
-            digests: rec.digests(),
-            flv,
-        };
-        s.encode(&mut self.buf);
+        // The path is the key, not part of the encoded value.
+        StoredFile::without_path(rec, flv).encode(&mut self.buf);
         self.spool.push(rec.path.as_os_str().as_bytes(), &self.buf)
     }
 

@@ -15,13 +15,13 @@ use trawl_report::media::{FlvSummary, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
-use trawl_scan::{Event, FileRecord, Input, LaneOutput, Progress, ScanConfig, ScanError};
+use trawl_scan::{Event, FileRecord, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
 
 use crate::lanes::ScanLanes;
 use crate::names::media_index_name;
-use crate::records::{RecordSink, Records};
+use crate::records::{RecordSink, Records, StoredFile};
 
 /// What a scan computes.
 #[derive(Debug, Clone)]
@@ -369,23 +369,12 @@ fn lock(a: &Mutex<Accumulator>) -> std::sync::MutexGuard<'_, Accumulator> {
 
 /// One file read, as a report record.
 pub fn file_json(rec: &FileRecord) -> FileJson {
-    let mut digests = serde_json::Map::new();
-    for (a, d) in rec.outputs.iter().filter_map(LaneOutput::digest) {
-        digests.insert(a.name().to_string(), hex::encode(d).into());
-    }
-    FileJson {
-        path: JsonPath::shown(&rec.path),
-        size: Some(rec.size),
-        mtime: Some(rec.mtime_sec as f64 + rec.mtime_nsec as f64 / 1e9),
-        digests,
-        skipped: None,
-        error: None,
-        flv: rec
-            .outputs
-            .iter()
-            .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
-            .map(flv_summary),
-    }
+    let flv = rec
+        .outputs
+        .iter()
+        .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
+        .map(flv_summary);
+    StoredFile::of(rec, flv).to_json()
 }
 
 /// What a scan's report says of an FLV file.

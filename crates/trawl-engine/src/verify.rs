@@ -390,7 +390,7 @@ pub fn verify(
                 }
                 let e = decode_entry(name, v)?;
                 let path = root.join(OsStr::from_bytes(&e.path));
-                let f = file_entry(&path);
+                let f = trawl_walk::FileEntry::named(&path);
                 progress.found(1, f.size);
                 lock(in_flight).insert(path, e);
                 // The engine gone (stopped): nothing more to feed.
@@ -470,30 +470,6 @@ const PROBE_SAMPLE: usize = 256;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// What the engine needs to read a listed file: its path and, for the progress display, its
-/// size (zeros where it cannot be looked at: the reader says why).
-fn file_entry(path: &Path) -> trawl_walk::FileEntry {
-    use std::os::unix::fs::MetadataExt;
-    let (size, dev, ino, mtime_ns) = match std::fs::metadata(path) {
-        Ok(md) => (
-            md.len(),
-            md.dev(),
-            md.ino(),
-            md.mtime() * 1_000_000_000 + md.mtime_nsec(),
-        ),
-        Err(_) => (0, 0, 0, 0),
-    };
-    trawl_walk::FileEntry {
-        dir: None,
-        path: path.to_path_buf(),
-        root: 0,
-        size,
-        dev,
-        ino,
-        mtime_ns,
-    }
 }
 
 /// An entry as a spool keeps it (the name is the key): line, size, digests.

@@ -238,31 +238,12 @@ fn list_files(
     stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
-    use std::os::unix::fs::MetadataExt;
     let mut batch = Vec::with_capacity(BATCH);
     for path in paths {
         if stop.is_stopping() {
             return;
         }
-        let (size, dev, ino, mtime_ns) = match std::fs::metadata(path) {
-            Ok(md) => (
-                md.len(),
-                md.dev(),
-                md.ino(),
-                md.mtime() * 1_000_000_000 + md.mtime_nsec(),
-            ),
-            // Let the reader report it precisely (missing, permission, not regular).
-            Err(_) => (0, 0, 0, 0),
-        };
-        let item = WalkItem::File(FileEntry {
-            dir: None,
-            path: path.clone(),
-            root: 0,
-            size,
-            dev,
-            ino,
-            mtime_ns,
-        });
+        let item = WalkItem::File(FileEntry::named(path));
         observe(&item);
         batch.push(item);
         if batch.len() == BATCH && tx.send(std::mem::take(&mut batch)).is_err() {

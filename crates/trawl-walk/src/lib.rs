@@ -308,6 +308,26 @@ fn walk_root(idx: usize, root: &Path, opts: &WalkOptions, tx: &Out<'_>, stop: &S
     tree::walk_dir(idx, root, opts, tx, stop);
 }
 
+impl FileEntry {
+    /// A file named by the caller rather than walked (root 0): its size, identity and time as
+    /// `stat` gives them following links, or zeros where it cannot be looked at, for the reader
+    /// to report precisely (missing, permission, not regular).
+    pub fn named(path: &Path) -> FileEntry {
+        match std::fs::metadata(path) {
+            Ok(md) => entry(path.to_path_buf(), 0, &md),
+            Err(_) => FileEntry {
+                path: path.to_path_buf(),
+                root: 0,
+                size: 0,
+                dev: 0,
+                ino: 0,
+                mtime_ns: 0,
+                dir: None,
+            },
+        }
+    }
+}
+
 fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
     FileEntry {
         dir: None,
