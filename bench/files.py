@@ -52,7 +52,9 @@ def make_tree(path, n):
     open(stamp, "w").close()
 
 
-def make_slope_tree(path, n):
+def make_once(path, n, fill):
+    """Makes a tree of n files at `path` with fill() unless a finished one is there; False (with
+    a message) where the disk lacks the inodes."""
     stamp = os.path.join(path, ".complete")
     if os.path.exists(stamp):
         return True
@@ -61,32 +63,31 @@ def make_slope_tree(path, n):
         print(f"SKIPPED: {n:,} files: the disk has {st.f_favail:,} free inodes")
         return False
     shutil.rmtree(path, ignore_errors=True)
-    rng = random.Random(n)
-    for d in range(1000):
-        os.makedirs(os.path.join(path, f"d{d:03d}"), exist_ok=True)
-    for i in range(n):
-        with open(os.path.join(path, f"d{i % 1000:03d}", f"f{i:08d}"), "wb") as f:
-            f.write(rng.randbytes(rng.randint(0, 4096)))
+    fill()
     open(stamp, "w").close()
     return True
+
+
+def make_slope_tree(path, n):
+    """n files of 0-4 KiB in 1,000 directories."""
+    def fill():
+        rng = random.Random(n)
+        for d in range(1000):
+            os.makedirs(os.path.join(path, f"d{d:03d}"), exist_ok=True)
+        for i in range(n):
+            with open(os.path.join(path, f"d{i % 1000:03d}", f"f{i:08d}"), "wb") as f:
+                f.write(rng.randbytes(rng.randint(0, 4096)))
+    return make_once(path, n, fill)
 
 
 def make_empty_tree(path, n, dirs):
     """n empty files in `dirs` directories (os.mknod: one system call a file)."""
-    stamp = os.path.join(path, ".complete")
-    if os.path.exists(stamp):
-        return True
-    st = os.statvfs(os.path.dirname(path))
-    if st.f_favail < n + 10_000:
-        print(f"SKIPPED: {n:,} files: the disk has {st.f_favail:,} free inodes")
-        return False
-    shutil.rmtree(path, ignore_errors=True)
-    for d in range(dirs):
-        os.makedirs(os.path.join(path, f"d{d:04d}"), exist_ok=True)
-    for i in range(n):
-        os.mknod(os.path.join(path, f"d{i % dirs:04d}", f"f{i:08d}"))
-    open(stamp, "w").close()
-    return True
+    def fill():
+        for d in range(dirs):
+            os.makedirs(os.path.join(path, f"d{d:04d}"), exist_ok=True)
+        for i in range(n):
+            os.mknod(os.path.join(path, f"d{i % dirs:04d}", f"f{i:08d}"))
+    return make_once(path, n, fill)
 
 
 def scale(T, sizes):

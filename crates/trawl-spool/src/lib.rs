@@ -128,12 +128,14 @@ impl Spool {
         }
         let dir = self.dir.as_ref().expect("made above").path().to_path_buf();
         let path = dir.join(format!("run-{:06}", self.runs.len()));
-        let mut w = BufWriter::with_capacity(256 << 10, File::create(&path)?);
-        for &s in &self.mem.starts {
-            let (k, v) = self.mem.record(s);
-            write_record(&mut w, k, v)?;
-        }
-        w.into_inner().map_err(|e| e.into_error())?;
+        let mem = &self.mem;
+        write_run_file(&path, &mut |put| {
+            for &s in &mem.starts {
+                let (k, v) = mem.record(s);
+                put(k, v)?;
+            }
+            Ok(())
+        })?;
         self.spilled_bytes += self.mem.arena.len() as u64;
         self.runs.push(path);
         self.mem = Memory::default();
@@ -147,11 +149,12 @@ impl Spool {
     fn merge_runs(&mut self, dir: &Path) -> io::Result<()> {
         let path = dir.join(format!("merged-{:06}", self.count));
         let mut merge = Merge::new(&self.runs, None)?;
-        let mut w = BufWriter::with_capacity(256 << 10, File::create(&path)?);
-        while let Some((k, v)) = merge.next_record()? {
-            write_record(&mut w, k, v)?;
-        }
-        w.into_inner().map_err(|e| e.into_error())?;
+        write_run_file(&path, &mut |put| {
+            while let Some((k, v)) = merge.next_record()? {
+                put(k, v)?;
+            }
+            Ok(())
+        })?;
         for r in self.runs.drain(..) {
             std::fs::remove_file(r)?;
         }
@@ -170,6 +173,20 @@ impl Spool {
             count: self.count,
         })
     }
+}
+
+/// A record writer, handed to the function that fills a run.
+type Put<'a> = dyn FnMut(&[u8], &[u8]) -> io::Result<()> + 'a;
+
+/// The records `fill` puts, in the order it puts them, as a run file at `path`.
+fn write_run_file(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut Put<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(256 << 10, File::create(path)?);
+    fill(&mut |k, v| write_record(&mut w, k, v))?;
+    w.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
 }
 
 fn write_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<()> {
