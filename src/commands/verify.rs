@@ -70,7 +70,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     }
     let c = report.counts();
     let different = c.failed + c.missing + report.not_listed.len() as u64;
-    let nothing_verified = a.ignore_missing && report.listed == 0;
+    let nothing_verified = a.ignore_missing && report.listed() == 0;
     if nothing_verified {
         messages::error(format_args!(
             "{}: no file was verified (every listed file is missing)",

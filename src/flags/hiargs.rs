@@ -100,7 +100,7 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         sector: parse_size(&r.sector)? as usize,
         threshold: r.threshold,
         sample: r.sample,
-        memory: r.memory.as_deref().map(parse_size).transpose()?,
+        // The fingerprints' share of --memory is set by the scan plan, which splits it.
         temp_dir: r.temp_dir.clone(),
         exact_keys: r.exact_keys,
         top_files: r.top_files,

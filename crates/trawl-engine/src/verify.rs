@@ -361,14 +361,13 @@ pub fn verify(
     let in_flight: Mutex<HashMap<PathBuf, Entry>> = Mutex::new(HashMap::new());
     let mut results = Spool::new(&temp, opts.memory / 3);
     let mut counts = VerifyCounts::default();
-    let (mut listed, mut missing_ignored) = (0u64, 0u64);
+    let mut missing_ignored = 0u64;
     let mut result_err: Option<std::io::Error> = None;
     let mut record = |name: &[u8], line: usize, state: VerifyState| {
         if opts.ignore_missing && state == VerifyState::Missing {
             missing_ignored += 1;
             return;
         }
-        listed += 1;
         counts.add(&state);
         encode_result(name, &state, &mut buf);
         if result_err.is_none()
@@ -452,7 +451,6 @@ pub fn verify(
     }));
     Ok(VerifyOutcome::Finished(VerifyReport {
         entries,
-        listed,
         counts,
         not_listed,
         strict: opts.strict,

@@ -47,7 +47,7 @@ pub fn summary(r: &VerifyReport) -> String {
     let c = r.counts();
     format!(
         "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}",
-        r.listed,
+        r.listed(),
         c.ok,
         c.failed,
         c.missing,

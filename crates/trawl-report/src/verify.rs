@@ -124,9 +124,7 @@ impl Serialize for VerifyEntries {
 #[derive(Debug, Default, Serialize)]
 pub struct VerifyReport {
     pub entries: VerifyEntries,
-    /// How many entries, and how many in each state.
-    #[serde(skip)]
-    pub listed: u64,
+    /// How many entries are in each state.
     #[serde(skip)]
     pub counts: VerifyCounts,
     /// Files under the root that the manifest does not list (`--strict` only), sorted.
@@ -171,7 +169,7 @@ impl VerifyReport {
     pub fn totals(&self) -> VerifyTotals {
         let c = self.counts();
         VerifyTotals {
-            listed: self.listed,
+            listed: self.listed(),
             ok: c.ok,
             failed: c.failed,
             missing: c.missing,
@@ -195,6 +193,12 @@ pub struct VerifyCounts {
 impl VerifyReport {
     pub fn counts(&self) -> VerifyCounts {
         self.counts
+    }
+
+    /// How many entries the report has.
+    pub fn listed(&self) -> u64 {
+        let c = self.counts;
+        c.ok + c.failed + c.missing + c.unreadable
     }
 }
 
