@@ -19,7 +19,7 @@ the inodes for a size, it says so and skips it).
 lacks the inodes): the peak RSS of the default scan with `-m sha256sum:F --json J` at 10^4 and
 10^6 files of 0-4 KiB (1,000 directories) and at 5x10^6 empty files (1,000 directories), with
 the slope in bytes per file; `verify` of the 5x10^6-line manifest that scan wrote; an audit
-registration and a re-audit of the 10^6 files, with the catalog's bytes per file; and a scan of
+registration of each tree and a re-audit of the 10^6 files, with the catalog's bytes per file; and a scan of
 one directory holding 10^6 empty files. `--scale-sizes` changes the three tree sizes.
 """
 
@@ -143,15 +143,19 @@ def scale(T, sizes):
             if kind == "empty":
                 took, rss = run_once(cmd + ["--strict"], False)
                 row(f"verify --strict of the {n:,}-line manifest ({kind})", n, took, rss)
-        for n, kind, t in [x for x in trees if x[0] == mid]:
-            cat = os.path.join(tmp, "catalog.db")
-            took, rss = run_once([T, "audit", t, "--catalog", cat, "-q"], False)
-            row("audit (registration)", n, took, rss)
-            took, rss = run_once([T, "audit", t, "--catalog", cat, "-q"], False)
-            row("audit (re-audit, nothing changed)", n, took, rss)
+        for n, kind, t in trees:
+            cat = os.path.join(tmp, f"catalog{n}.db")
+            took, rss = run_once([T, "audit", t, "--catalog", cat, "-q", "--temp-dir", tmp], False)
+            row(f"audit (registration, {kind})", n, took, rss)
+            if n == mid:
+                took, rss = run_once([T, "audit", t, "--catalog", cat, "-q", "--temp-dir", tmp],
+                                     False)
+                row(f"audit (re-audit, nothing changed, {kind})", n, took, rss)
             size = sum(os.path.getsize(cat + x) for x in ["", "-wal", "-shm"]
                        if os.path.exists(cat + x))
-            print(f"catalog: {size / n:.0f} bytes per file ({size / 2**20:.0f} MiB; goal <= 250)")
+            print(f"catalog of {n:,} files: {size / n:.0f} bytes per file ({size / 2**20:.0f} MiB;"
+                  f" goal <= 250 at 10^6)", flush=True)
+            os.remove(cat)
     flat = os.path.join(HERE, "data", f"onedir{mid}")
     if make_empty_tree(flat, mid, 1):
         cmd = [T, "scan", flat, "-q", "-d", "xxh3", "--no-reduce"]

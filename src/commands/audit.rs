@@ -22,6 +22,13 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         OpenMode::Write
     };
     let mut cat = Catalog::open(&plan.catalog, mode)?;
+    if let Some(v) = cat.upgraded_from() {
+        messages::warning(format_args!(
+            "{}: catalog upgraded from schema {v} to {}",
+            plan.catalog.display(),
+            trawl_catalog::SCHEMA_VERSION
+        ));
+    }
     let roots = plan.cfg.roots.clone();
     let shown = Shown {
         roots: roots
@@ -43,6 +50,7 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         max_time: plan.max_time,
         forget_missing: plan.forget_missing,
         invocation: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        temp_dir: plan.temp_dir.clone(),
         exclude: json.iter().filter_map(Output::identity).collect(),
     };
     let bar = crate::progress::Bar::new(plan.quiet);

@@ -384,6 +384,10 @@ pub struct AuditArgs {
     /// Write the audit's result as JSON to FILE ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Where the run's walk is kept while it runs (a scratch database, about 70 bytes per file;
+    /// default: the system temporary directory); removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
 }
@@ -399,6 +403,16 @@ pub enum CatalogCommand {
     Export(CatalogExportArgs),
     /// Recompute the hash chain that seals each audit run; name the first run that was altered.
     Verify(CatalogVerifyArgs),
+    /// Upgrade a catalog written by an older trawl to this trawl's schema, in place (in one
+    /// transaction: it is upgraded whole or not at all); the next audit does the same.
+    Upgrade(CatalogUpgradeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogUpgradeArgs {
+    /// The audit catalog (a SQLite file written by `trawl audit`).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub catalog: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -595,7 +595,7 @@ fn catalog_verify_names_the_run_whose_rows_were_tampered_with() {
         .code(0);
 
     // Rewrite a registered digest so that a corruption would pass: the last seal catches it.
-    sql("UPDATE files SET digests = zeroblob(32) WHERE path = CAST('f0.txt' AS BLOB)").code(0);
+    sql("UPDATE files SET digests = zeroblob(32) WHERE name = CAST('f0.txt' AS BLOB)").code(0);
     let r = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
     r.code(1);
     assert!(
@@ -633,9 +633,10 @@ fn catalog_verify_catches_edits_of_every_column_an_audit_decides_by_and_a_malfor
         return;
     };
     for edit in [
-        "UPDATE files SET digest = zeroblob(32) WHERE path = CAST('f0.txt' AS BLOB)",
-        "UPDATE files SET ino = ino + 1 WHERE path = CAST('f0.txt' AS BLOB)",
-        "UPDATE files SET dev = dev + 1 WHERE path = CAST('f0.txt' AS BLOB)",
+        "UPDATE files SET ino = ino + 1 WHERE name = CAST('f0.txt' AS BLOB)",
+        "UPDATE files SET dev = dev + 1 WHERE name = CAST('f0.txt' AS BLOB)",
+        // A directory's row renamed: every file under it has another path.
+        "UPDATE dirs SET path = CAST('elsewhere/' AS BLOB) WHERE path = x''",
         "UPDATE meta SET value = 'md5' WHERE key = 'algorithms'",
         "UPDATE files SET last_verdict = 'ok', missing_since = NULL",
     ] {
@@ -663,7 +664,7 @@ fn catalog_verify_catches_edits_of_every_column_an_audit_decides_by_and_a_malfor
             .unwrap()
     };
     let page = q("PRAGMA page_size");
-    let root = q("SELECT rootpage FROM sqlite_master WHERE name = 'files_digest'");
+    let root = q("SELECT rootpage FROM sqlite_master WHERE name = 'events_path'");
     let mut bytes = std::fs::read(d.join("cat.db")).unwrap();
     let end = (root * page) as usize;
     for b in &mut bytes[end - 200..end] {
@@ -976,4 +977,93 @@ fn an_audit_records_and_checks_the_new_algorithms() {
         assert!(r.stdout.contains("f3.txt: FAILED"), "{}", r.stdout);
         assert!(r.stdout.contains("f4.txt: OK"), "{}", r.stdout);
     }
+}
+
+/// A catalog written by the trawl before schema 2, with what that trawl printed for it.
+fn v1_reference(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/catalog-v1");
+    String::from_utf8_lossy(&std::fs::read(p.join(name)).unwrap()).into_owned()
+}
+
+#[test]
+fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
+    let d = Dir::new();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/catalog-v1/cat.db");
+    std::fs::copy(&src, d.join("cat.db")).unwrap();
+    let read = |args: &[&str]| {
+        let mut a = vec!["catalog"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["-c", "cat.db"]);
+        d.cmd().args(&a).run()
+    };
+
+    // Read-only commands do not upgrade; they say how.
+    let r = read(&["report"]);
+    r.code(2);
+    r.stderr_has("catalog schema version 1 is older than this trawl's (2)");
+    r.stderr_has("`trawl catalog upgrade -c cat.db`");
+
+    let r = read(&["upgrade"]);
+    r.code(0);
+    r.stdout_has("cat.db: upgraded from schema 1 to 2");
+    read(&["upgrade"])
+        .code(0)
+        .stdout_has("schema 2 already; nothing to do");
+
+    // The chain sealed under schema 1 verifies, to the same head: every value came across.
+    let v = read(&["verify"]);
+    v.code(0);
+    assert_eq!(v.stdout, v1_reference("verify.txt"));
+    let mut exp = read(&["export"]);
+    exp.code(0);
+    assert_eq!(exp.stdout, v1_reference("export.sha256"));
+    // And that export is coreutils' view of the tree, but for the corrupt file, whose
+    // registered digest stays the reference.
+    let theirs = v1_reference("sha256sum.txt");
+    let differ: Vec<_> = exp
+        .stdout
+        .lines()
+        .zip(theirs.lines())
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.to_string())
+        .collect();
+    assert_eq!(differ.len(), 1, "{differ:?}");
+    assert!(differ[0].ends_with("  top.txt"), "{differ:?}");
+    exp = read(&["export", "--format", "hashdeep"]);
+    assert_eq!(exp.stdout, v1_reference("export.hashdeep"));
+    let report = read(&["report", "--list", "corrupt,missing,modified,new,moved,ok"]);
+    report.code(0);
+    report.stdout_has("(schema 2, 4 runs");
+    let body = report.stdout.split_once('\n').unwrap().1;
+    assert_eq!(body, v1_reference("report.txt"));
+    for (file, name) in [
+        ("data/a/g-moved", "history-moved.txt"),
+        ("data/top.txt", "history-corrupt.txt"),
+        ("data/gone.txt", "history-gone.txt"),
+    ] {
+        let at = format!("/tmp/trawl-v1-fixture/{file}");
+        let h = d
+            .cmd()
+            .args(["catalog", "history", "-c", "cat.db", at.as_str()])
+            .run();
+        h.code(0);
+        assert_eq!(h.stdout, v1_reference(name), "{file}");
+    }
+
+    // An audit upgrades a schema 1 catalog by itself, says so, and chains on from its head.
+    let d2 = Dir::new();
+    std::fs::copy(&src, d2.join("cat.db")).unwrap();
+    tree(&d2);
+    let (r, _) = audit(&d2, &[]);
+    r.code(0);
+    r.stderr_has("cat.db: catalog upgraded from schema 1 to 2");
+    let v = d2.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
+    v.code(0);
+    v.stdout_has("5 sealed runs");
+    let head = v1_reference("verify.txt");
+    let head = head.split_whitespace().last().unwrap();
+    d2.cmd()
+        .args(["catalog", "verify", "-c", "cat.db", "--expect", head])
+        .run()
+        .code(0);
 }

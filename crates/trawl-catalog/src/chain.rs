@@ -60,11 +60,11 @@ fn blob(v: rusqlite::types::ValueRef<'_>) -> Option<Vec<u8>> {
 }
 
 /// Digest of every column of every row a query returns, in its order.
-fn digest_rows(conn: &Connection, sql: &str, run: Option<i64>) -> rusqlite::Result<Vec<u8>> {
+fn digest_rows(conn: &Connection, sql: &str, param: Option<i64>) -> rusqlite::Result<Vec<u8>> {
     let mut enc = Enc::new();
     let mut st = conn.prepare(sql)?;
     let n = st.column_count();
-    let mut rows = match run {
+    let mut rows = match param {
         Some(r) => st.query([r])?,
         None => st.query([])?,
     };
@@ -80,7 +80,7 @@ pub fn events_digest(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
     digest_rows(
         conn,
         "SELECT root, path, state, size, mtime_ns, expected, actual, other_root, other_path, detail
-         FROM events WHERE run = ?1 ORDER BY root, path",
+         FROM event_paths WHERE run = ?1 ORDER BY root, path",
         Some(run),
     )
 }
@@ -101,24 +101,38 @@ impl SealVersion {
     }
 }
 
+/// The length of the primary digest: the first algorithm's (the primary digest is stored as the
+/// first bytes of the concatenated digests, and sealed as a column of its own).
+fn primary_len(conn: &Connection) -> rusqlite::Result<i64> {
+    let algs: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'algorithms'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(algs
+        .and_then(|s| trawl_digest::parse_list(&s).ok())
+        .and_then(|a| a.first().map(|a| a.output_len() as i64))
+        .unwrap_or(0))
+}
+
 fn state_digest_of(conn: &Connection, v: SealVersion) -> rusqlite::Result<Vec<u8>> {
     match v {
         SealVersion::V1 => digest_rows(
             conn,
             "SELECT r.path, f.path, f.size, f.mtime_ns, f.digests, f.state, f.present, f.version,
                     f.first_seen, f.last_verified
-             FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+             FROM file_paths f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
             None,
         ),
         SealVersion::V2 => {
             let mut enc = Enc::new();
             enc.bytes(&digest_rows(
                 conn,
-                "SELECT r.path, f.path, f.size, f.mtime_ns, f.dev, f.ino, f.digest, f.digests,
-                        f.state, f.present, f.version, f.first_seen, f.last_verified,
+                "SELECT r.path, f.path, f.size, f.mtime_ns, f.dev, f.ino, substr(f.digests, 1, ?1),
+                        f.digests, f.state, f.present, f.version, f.first_seen, f.last_verified,
                         f.first_run, f.last_run, f.last_verdict, f.missing_since
-                 FROM files f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
-                None,
+                 FROM file_paths f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+                Some(primary_len(conn)?),
             )?);
             enc.bytes(&digest_rows(
                 conn,

@@ -8,7 +8,9 @@
 
 pub mod audit;
 pub mod chain;
+mod dirs;
 pub mod lock;
+mod migrate;
 pub mod query;
 pub mod report;
 pub mod run;
@@ -49,6 +51,15 @@ pub enum CatalogError {
     #[error("{}: not a trawl catalog", path.display())]
     NotCatalog { path: PathBuf },
     #[error(
+        "{}: catalog schema version {found} is older than this trawl's ({supported}); `trawl catalog upgrade -c {}` upgrades it in place (so does the next `trawl audit`)",
+        path.display(), path.display()
+    )]
+    Old {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error(
         "{}: catalog schema version {found} is not one this trawl reads (it reads version {supported}); use the trawl that wrote it",
         path.display()
     )]
@@ -82,12 +93,16 @@ pub enum OpenMode {
     Init,
     /// Must exist; no lock, no writes (report, history, export, verify).
     Read,
+    /// Must exist; as `Write` otherwise (an upgrade of an older catalog).
+    Upgrade,
 }
 
 /// An open catalog.
 pub struct Catalog {
     conn: Connection,
     path: PathBuf,
+    /// The schema version this open upgraded the catalog from.
+    upgraded_from: Option<i64>,
     _lock: Option<lock::Lock>,
 }
 
@@ -105,7 +120,7 @@ impl Catalog {
         let real = match path.canonicalize() {
             Ok(p) => p,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if mode == OpenMode::Read {
+                if matches!(mode, OpenMode::Read | OpenMode::Upgrade) {
                     return Err(CatalogError::Missing { path: path.into() });
                 }
                 path.to_path_buf()
@@ -161,19 +176,22 @@ impl Catalog {
         let mut cat = Catalog {
             conn,
             path: path.into(),
+            upgraded_from: None,
             _lock: lock,
         };
         cat.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| sql(path, e))?;
-        let res = schema::prepare(&mut cat.conn, path, write, created);
-        if let Err(e) = res {
-            if created {
-                // Leave nothing behind for a catalog that never came to be.
-                drop(cat);
-                let _ = std::fs::remove_file(&real);
+        match schema::prepare(&mut cat.conn, path, write, created) {
+            Ok(from) => cat.upgraded_from = from,
+            Err(e) => {
+                if created {
+                    // Leave nothing behind for a catalog that never came to be.
+                    drop(cat);
+                    let _ = std::fs::remove_file(&real);
+                }
+                return Err(e);
             }
-            return Err(e);
         }
         if write {
             // We hold the lock: a run still marked running belongs to a process that is gone.
@@ -189,6 +207,11 @@ impl Catalog {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The schema version this open upgraded the catalog from (None: it was current).
+    pub fn upgraded_from(&self) -> Option<i64> {
+        self.upgraded_from
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> CatalogError {
@@ -270,9 +293,11 @@ impl Catalog {
             if roots.contains(&path) {
                 n += self
                     .conn
-                    .query_row("SELECT count(*) FROM files WHERE root = ?1", [id], |r| {
-                        r.get::<_, i64>(0)
-                    })
+                    .query_row(
+                        "SELECT count(*) FROM files f JOIN dirs d ON d.id = f.dir WHERE d.root = ?1",
+                        [id],
+                        |r| r.get::<_, i64>(0),
+                    )
                     .map_err(|e| self.err(e))?;
             }
         }

@@ -33,7 +33,7 @@ fn join(root: Vec<u8>, rel: Vec<u8>) -> PathBuf {
 
 const EVENT_SELECT: &str = "SELECT e.run, ru.started, e.state, r.path, e.path, e.size, e.expected,
         e.actual, o.path, e.other_path, e.detail
-    FROM events e JOIN roots r ON r.id = e.root JOIN runs ru ON ru.id = e.run
+    FROM event_paths e JOIN roots r ON r.id = e.root JOIN runs ru ON ru.id = e.run
     LEFT JOIN roots o ON o.id = e.other_root";
 
 fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
@@ -125,9 +125,9 @@ impl Catalog {
             )?;
             let oldest = c
                 .query_row(
-                    "SELECT f.last_verified, r.path, f.path FROM files f JOIN roots r ON r.id = f.root
+                    "SELECT f.last_verified, r.path, f.path FROM file_paths f JOIN roots r ON r.id = f.root
                      WHERE f.present = 1 AND f.last_verified IS NOT NULL
-                     ORDER BY f.last_verified LIMIT 1",
+                     ORDER BY f.last_verified, f.id LIMIT 1",
                     [],
                     |r| Ok((r.get::<_, i64>(0)?, join(r.get(1)?, r.get(2)?))),
                 )
@@ -180,23 +180,28 @@ impl Catalog {
 
     /// Everything that happened to one path, oldest first, following moves back to earlier paths.
     pub fn history(&self, root: i64, rel: &[u8]) -> Result<Vec<Event>> {
-        let sql = format!("{EVENT_SELECT} WHERE e.root = ?1 AND e.path = ?2 ORDER BY e.run");
+        let sql = format!("{EVENT_SELECT} WHERE e.dir = ?1 AND e.name = ?2 ORDER BY e.run");
         let mut out: Vec<Event> = Vec::new();
         let mut cur = (root, rel.to_vec());
         let mut seen = std::collections::HashSet::new();
         // Follow "moved from" links backwards; `seen` stops a cycle (a file moved back and forth).
         while seen.insert(cur.clone()) {
+            let (d, name) = crate::dirs::split(&cur.1);
+            let Some(dir) = crate::dirs::find(&self.conn, cur.0, d).map_err(|e| self.err(e))?
+            else {
+                break;
+            };
             let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
             let mut evs: Vec<Event> = st
-                .query_map(params![cur.0, cur.1], event_row)
+                .query_map(params![dir, name], event_row)
                 .and_then(|it| it.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(|e| self.err(e))?;
             let prev: Option<(i64, Vec<u8>, i64)> = self
                 .conn
                 .query_row(
-                    "SELECT other_root, other_path, run FROM events
-                     WHERE root = ?1 AND path = ?2 AND state = 'moved' ORDER BY run LIMIT 1",
-                    params![cur.0, cur.1],
+                    "SELECT other_root, other_path, run FROM event_paths
+                     WHERE dir = ?1 AND name = ?2 AND state = 'moved' ORDER BY run LIMIT 1",
+                    params![dir, name],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()
@@ -223,11 +228,15 @@ impl Catalog {
         root: i64,
         rel: &[u8],
     ) -> Result<Option<(u64, Vec<u8>, String, bool, i64, i64, Option<i64>)>> {
+        let (d, name) = crate::dirs::split(rel);
+        let Some(dir) = crate::dirs::find(&self.conn, root, d).map_err(|e| self.err(e))? else {
+            return Ok(None);
+        };
         self.conn
             .query_row(
                 "SELECT size, digests, state, present, version, first_seen, last_verified
-                 FROM files WHERE root = ?1 AND path = ?2",
-                params![root, rel],
+                 FROM files WHERE dir = ?1 AND name = ?2",
+                params![dir, name],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)? as u64,
@@ -250,7 +259,7 @@ impl Catalog {
         let mut st = self
             .conn
             .prepare(
-                "SELECT f.root, f.path, f.size, f.digests FROM files f JOIN roots r ON r.id = f.root
+                "SELECT f.root, f.path, f.size, f.digests FROM file_paths f JOIN roots r ON r.id = f.root
                  WHERE f.present = 1 ORDER BY r.path, f.path",
             )
             .map_err(|e| self.err(e))?;
@@ -273,7 +282,7 @@ impl Catalog {
         let mut st = self
             .conn
             .prepare(
-                "SELECT r.path, f.path, f.size, f.state FROM files f JOIN roots r ON r.id = f.root
+                "SELECT r.path, f.path, f.size, f.state FROM file_paths f JOIN roots r ON r.id = f.root
                  WHERE f.state = ?1 ORDER BY r.path, f.path",
             )
             .map_err(|e| self.err(e))?;

@@ -42,6 +42,8 @@ pub struct AuditOptions {
     pub forget_missing: bool,
     /// The command line, recorded with the run.
     pub invocation: String,
+    /// Where the run's scratch database goes (None: the system's temporary directory).
+    pub temp_dir: Option<PathBuf>,
     /// Files (device, inode) that are not part of the collection: the caller's own outputs,
     /// which may sit inside it (the catalog's own files are always left out).
     pub exclude: Vec<(u64, u64)>,
@@ -206,7 +208,13 @@ pub fn audit(
     };
     let start = Instant::now();
     let registration = cat.files_under(&roots)? == 0;
-    let mut audit = cat.begin_audit(&roots, opts.mode, &algorithms, &opts.invocation)?;
+    let mut audit = cat.begin_audit(
+        &roots,
+        opts.mode,
+        &algorithms,
+        &opts.invocation,
+        opts.temp_dir.as_deref(),
+    )?;
     audit.forget_missing(opts.forget_missing);
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });

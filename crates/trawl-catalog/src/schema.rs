@@ -6,13 +6,16 @@ use rusqlite::Connection;
 
 use crate::{CatalogError, Result, sql};
 
-/// The schema this trawl writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema this trawl writes and reads (`PRAGMA user_version`). Version 1 (paths stored
+/// whole in every row, the primary digest twice, the walk inside the catalog) is upgraded in
+/// place by the first write ([`crate::migrate`]).
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id`: "trwl", so that other SQLite files are told apart from catalogs.
 const APPLICATION_ID: i64 = 0x7472_776c;
 
-const DDL: &str = "
+/// The tables every schema version has, unchanged since version 1.
+pub(crate) const DDL_RUNS: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE roots(id INTEGER PRIMARY KEY, path BLOB NOT NULL UNIQUE);
 CREATE TABLE runs(
@@ -39,15 +42,29 @@ CREATE TABLE runs(
     prev_digest BLOB,
     chain_digest BLOB
 );
-CREATE TABLE files(
+";
+
+/// The per-file tables of version 2. A path below a root is a directory row (its path with a
+/// trailing `/`, empty at the root, stored once however many files it holds) plus a name. The
+/// primary digest is the first bytes of `digests`. No index on digests or verification times:
+/// moves are paired through an index built for the run that needs it (see `audit::settle`),
+/// and the oldest verification is found by one pass. The views give back the whole path (and
+/// the root), so that what reads paths reads them as version 1 stored them.
+pub(crate) const DDL_FILES: &str = "
+CREATE TABLE dirs(
     id INTEGER PRIMARY KEY,
     root INTEGER NOT NULL,
     path BLOB NOT NULL,
+    UNIQUE(root, path)
+);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY,
+    dir INTEGER NOT NULL,
+    name BLOB NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     dev INTEGER NOT NULL,
     ino INTEGER NOT NULL,
-    digest BLOB NOT NULL,
     digests BLOB NOT NULL,
     state TEXT NOT NULL,
     present INTEGER NOT NULL,
@@ -58,43 +75,46 @@ CREATE TABLE files(
     last_run INTEGER NOT NULL,
     last_verdict TEXT NOT NULL,
     missing_since INTEGER,
-    UNIQUE(root, path)
+    UNIQUE(dir, name)
 );
-CREATE INDEX files_digest ON files(digest);
-CREATE INDEX files_verified ON files(last_verified);
 CREATE TABLE events(
     run INTEGER NOT NULL,
-    root INTEGER NOT NULL,
-    path BLOB NOT NULL,
+    dir INTEGER NOT NULL,
+    name BLOB NOT NULL,
     state TEXT NOT NULL,
     size INTEGER,
     mtime_ns INTEGER,
     expected BLOB,
     actual BLOB,
-    other_root INTEGER,
-    other_path BLOB,
+    other_dir INTEGER,
+    other_name BLOB,
     detail TEXT,
-    PRIMARY KEY(run, root, path)
+    PRIMARY KEY(run, dir, name)
 ) WITHOUT ROWID;
-CREATE INDEX events_path ON events(root, path);
-CREATE TABLE walk(
-    root INTEGER NOT NULL,
-    path BLOB NOT NULL,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    dev INTEGER NOT NULL,
-    ino INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    PRIMARY KEY(root, path)
-) WITHOUT ROWID;
-CREATE INDEX walk_size ON walk(size);
-CREATE INDEX walk_kind ON walk(kind, root);
+CREATE INDEX events_path ON events(dir, name);
+CREATE VIEW file_paths AS
+    SELECT f.id, d.root AS root, CAST(d.path || f.name AS BLOB) AS path, f.dir, f.name, f.size,
+           f.mtime_ns, f.dev, f.ino, f.digests, f.state, f.present, f.version, f.first_seen,
+           f.last_verified, f.first_run, f.last_run, f.last_verdict, f.missing_since
+    FROM files f JOIN dirs d ON d.id = f.dir;
+CREATE VIEW event_paths AS
+    SELECT e.run, d.root AS root, CAST(d.path || e.name AS BLOB) AS path, e.state, e.size,
+           e.mtime_ns, e.expected, e.actual, o.root AS other_root,
+           CAST(o.path || e.other_name AS BLOB) AS other_path, e.detail, e.dir, e.name
+    FROM events e JOIN dirs d ON d.id = e.dir LEFT JOIN dirs o ON o.id = e.other_dir;
 ";
 
 /// Sets the connection up and creates (only where `create`: a file this process made, or an
 /// empty one the user asked to initialize) or checks the schema.
-pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool, create: bool) -> Result<()> {
+/// Returns the version a catalog was upgraded from, if it was.
+pub(crate) fn prepare(
+    conn: &mut Connection,
+    path: &Path,
+    write: bool,
+    create: bool,
+) -> Result<Option<i64>> {
     let e = |err| sql(path, err);
+    let mut migrated = false;
     let app: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|err| match err {
@@ -115,7 +135,8 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool, create: b
         }
         conn.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
         let tx = conn.transaction().map_err(e)?;
-        tx.execute_batch(DDL).map_err(e)?;
+        tx.execute_batch(DDL_RUNS).map_err(e)?;
+        tx.execute_batch(DDL_FILES).map_err(e)?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(e)?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -128,6 +149,15 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool, create: b
         tx.commit().map_err(e)?;
     } else if app != APPLICATION_ID {
         return Err(CatalogError::NotCatalog { path: path.into() });
+    } else if version == 1 && write {
+        crate::migrate::from_v1(conn).map_err(e)?;
+        migrated = true;
+    } else if version < SCHEMA_VERSION {
+        return Err(CatalogError::Old {
+            path: path.into(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
     } else if version != SCHEMA_VERSION {
         return Err(CatalogError::Version {
             path: path.into(),
@@ -143,5 +173,10 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path, write: bool, create: b
             .map_err(e)?;
     }
     conn.pragma_update(None, "cache_size", -16_000).map_err(e)?;
-    Ok(())
+    if migrated {
+        // Give the space the old layout took back to the file system: the upgrade is committed,
+        // and a VACUUM that fails (a full disk) leaves it as it is, only larger.
+        let _ = conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    Ok(migrated.then_some(version))
 }

@@ -1,9 +1,10 @@
-//! `trawl catalog report|history|export|verify`: read-only questions to an audit catalog, one
-//! module each.
+//! `trawl catalog report|history|export|verify|upgrade`: read-only questions to an audit
+//! catalog, and its upgrade, one module each.
 
 mod export;
 mod history;
 mod report;
+mod upgrade;
 mod verify;
 
 use trawl_catalog::Catalog;
@@ -18,6 +19,7 @@ pub fn run(c: CatalogCommand) -> anyhow::Result<Outcome> {
         CatalogCommand::History(a) => history::run(a),
         CatalogCommand::Export(a) => export::run(a),
         CatalogCommand::Verify(a) => verify::run(a),
+        CatalogCommand::Upgrade(a) => upgrade::run(a),
     }
 }
 

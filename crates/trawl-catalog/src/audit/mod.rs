@@ -27,12 +27,13 @@ mod record;
 mod settle;
 mod walk;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{OptionalExtension, params};
 use trawl_digest::Algorithm;
 
+use crate::dirs::DirIds;
 use crate::{Catalog, CatalogError, Result, chain, now_secs};
 
 pub use crate::summary::RunSummary;
@@ -56,20 +57,76 @@ pub struct Audit<'c> {
     /// Sealed or interrupted: nothing left for `Drop` to do.
     closed: bool,
     forget_missing: bool,
+    dirs: DirIds,
+    /// The scratch database (attached as `scratch`) that holds this run's walk; it goes with
+    /// the run.
+    scratch: tempfile::TempDir,
+    /// This run's new files indexed by digest, for pairing moves (built when first needed).
+    fresh: bool,
+}
+
+/// The scratch tables of one run: the walk (every path found, and what was there) and the
+/// directories that could not be listed (paths with their trailing `/`).
+const SCRATCH_DDL: &str = "
+PRAGMA journal_mode = WAL;
+CREATE TABLE walk(
+    dir INTEGER NOT NULL,
+    name BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    PRIMARY KEY(dir, name)
+) WITHOUT ROWID;
+CREATE INDEX walk_size ON walk(size);
+CREATE TABLE failed_dirs(root INTEGER NOT NULL, path BLOB NOT NULL);
+";
+
+/// Creates the scratch database at `path` (the catalog's connections cannot: an attached file
+/// is opened with their flags, which do not create).
+fn create_scratch(path: &Path) -> rusqlite::Result<()> {
+    rusqlite::Connection::open(path)?.execute_batch(SCRATCH_DDL)
+}
+
+/// Attaches the scratch database at `path` to `conn` as `scratch`.
+pub(crate) fn attach_scratch(conn: &rusqlite::Connection, path: &Path) -> rusqlite::Result<()> {
+    let name = path
+        .to_str()
+        .ok_or_else(|| rusqlite::Error::InvalidPath(path.to_path_buf()))?;
+    conn.execute("ATTACH DATABASE ?1 AS scratch", [name])?;
+    // A scratch file lost in a crash costs nothing: the next audit walks again.
+    conn.execute_batch("PRAGMA scratch.synchronous = OFF")
 }
 
 impl Catalog {
     /// Starts an audit of `roots` (absolute, canonical directories), resuming the last run if it
     /// was interrupted with the same roots and mode. `algorithms` is used only for a new catalog;
-    /// an existing catalog keeps its own.
+    /// an existing catalog keeps its own. The run's walk is kept in a scratch database in a
+    /// private directory under `temp_dir` (default: the system's), removed when the run ends.
     pub fn begin_audit(
         &mut self,
         roots: &[PathBuf],
         mode: AuditMode,
         algorithms: &[Algorithm],
         options: &str,
+        temp_dir: Option<&Path>,
     ) -> Result<Audit<'_>> {
         use std::os::unix::ffi::OsStrExt;
+        let tmp = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let scratch = tempfile::Builder::new()
+            .prefix("trawl-audit-")
+            .tempdir_in(&tmp)
+            .map_err(|source| CatalogError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
+        // A scratch left attached by an audit that failed to start on this connection.
+        let _ = self.conn.execute_batch("DETACH DATABASE scratch");
+        let walk_db = scratch.path().join("walk.db");
+        create_scratch(&walk_db)
+            .and_then(|()| attach_scratch(&self.conn, &walk_db))
+            .map_err(|e| self.err(e))?;
         let mut algs = self.algorithms()?;
         if algs.is_empty() {
             self.set_algorithms(algorithms)?;
@@ -144,9 +201,7 @@ impl Catalog {
                 (self.conn.last_insert_rowid(), false)
             }
         };
-        self.conn
-            .execute_batch("DELETE FROM walk; BEGIN")
-            .map_err(|e| self.err(e))?;
+        self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
         Ok(Audit {
             cat: self,
             run,
@@ -162,6 +217,9 @@ impl Catalog {
             metadata_ok: 0,
             closed: false,
             forget_missing: false,
+            dirs: DirIds::default(),
+            scratch,
+            fresh: false,
         })
     }
 }
@@ -215,6 +273,16 @@ impl Audit<'_> {
         self.roots.iter().position(|(i, _)| *i == rid).unwrap_or(0)
     }
 
+    /// The directory id (created where missing) and name of a path below root `rid`.
+    pub(super) fn place<'p>(&mut self, rid: i64, rel: &'p [u8]) -> Result<(i64, &'p [u8])> {
+        let (d, name) = crate::dirs::split(rel);
+        let dir = self
+            .dirs
+            .id(&self.cat.conn, rid, d)
+            .map_err(|e| self.cat.err(e))?;
+        Ok((dir, name))
+    }
+
     pub(super) fn joined(&self, rid: i64, rel: &[u8]) -> Vec<u8> {
         use std::os::unix::ffi::OsStrExt;
         let mut p = self.roots[self.root_index(rid)]
@@ -246,7 +314,7 @@ impl Audit<'_> {
         let r = (|| -> rusqlite::Result<()> {
             update_counts(conn, run, self.mode, self.metadata_ok)?;
             chain::seal(conn, run, status)?;
-            conn.execute_batch("DELETE FROM walk; COMMIT")?;
+            conn.execute_batch("COMMIT; DETACH DATABASE scratch")?;
             let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)");
             Ok(())
         })();
@@ -272,7 +340,7 @@ impl Audit<'_> {
                     params![self.run],
                 )
             })
-            .map(|_| ())
+            .and_then(|_| conn.execute_batch("DETACH DATABASE scratch"))
             .map_err(|e| self.err(e))
     }
 }
@@ -303,8 +371,8 @@ pub(crate) fn update_counts(
     let deferred = match mode {
         AuditMode::Full => count(
             "SELECT count(*) FROM walk w WHERE w.kind = 'file'
-             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.root = w.root AND e.path = w.path)
-             AND NOT EXISTS (SELECT 1 FROM files f WHERE f.root = w.root AND f.path = w.path AND f.last_run = ?1)",
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.dir = w.dir AND e.name = w.name)
+             AND NOT EXISTS (SELECT 1 FROM files f WHERE f.dir = w.dir AND f.name = w.name AND f.last_run = ?1)",
         )?,
         AuditMode::Metadata => 0,
     };

@@ -66,6 +66,8 @@ impl Audit<'_> {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| self.err(e))?;
+        super::attach_scratch(&conn, &self.scratch.path().join("walk.db"))
+            .map_err(|e| self.err(e))?;
         Ok(Planner {
             conn,
             path: self.cat.path.clone(),
@@ -76,10 +78,11 @@ impl Audit<'_> {
     }
 }
 
-const PLAN_FROM: &str = "FROM walk w LEFT JOIN files f ON f.root = w.root AND f.path = w.path
+const PLAN_FROM: &str = "FROM walk w JOIN dirs d ON d.id = w.dir
+     LEFT JOIN files f ON f.dir = w.dir AND f.name = w.name
      WHERE w.kind = 'file'
        AND (f.id IS NULL OR f.last_run IS NOT ?1)
-       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.root = w.root AND e.path = w.path)
+       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.dir = w.dir AND e.name = w.name)
        AND (f.id IS NULL OR f.present = 0 OR f.size != w.size OR f.mtime_ns != w.mtime_ns
             OR ?2 IS NULL OR f.last_verified IS NULL OR f.last_verified < ?2)";
 
@@ -96,9 +99,9 @@ impl Planner {
     pub fn run(self, f: &mut dyn FnMut(Planned) -> bool) -> Result<()> {
         use std::os::unix::ffi::OsStrExt;
         let sql = format!(
-            "SELECT w.root, w.path, w.size, w.dev, w.ino {PLAN_FROM}
+            "SELECT d.root, CAST(d.path || w.name AS BLOB), w.size, w.dev, w.ino {PLAN_FROM}
              ORDER BY (f.id IS NOT NULL AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns),
-                      f.last_verified, f.last_run, w.root, w.path"
+                      f.last_verified, f.last_run, d.root, CAST(d.path || w.name AS BLOB)"
         );
         let e = |err| crate::sql(&self.path, err);
         let mut st = self.conn.prepare(&sql).map_err(e)?;

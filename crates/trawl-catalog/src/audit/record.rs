@@ -23,8 +23,8 @@ impl Audit<'_> {
         self.read.0 += 1;
         self.read.1 += size;
         let rid = self.roots[root].0;
+        let (dir, name) = self.place(rid, rel)?;
         let all = self.concat(digests);
-        let primary = all[..self.algorithms[0].output_len()].to_vec();
         let now = self.now;
         let run = self.run;
         type Row = (i64, i64, i64, Vec<u8>, bool, i64);
@@ -32,10 +32,10 @@ impl Audit<'_> {
             .cat
             .conn
             .prepare_cached(
-                "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE root = ?1 AND path = ?2",
+                "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE dir = ?1 AND name = ?2",
             )
             .and_then(|mut st| {
-                st.query_row(params![rid, rel], |r| {
+                st.query_row(params![dir, name], |r| {
                     Ok((
                         r.get(0)?,
                         r.get(1)?,
@@ -52,19 +52,18 @@ impl Audit<'_> {
         let (verdict, detail, expected) = match row {
             None => {
                 conn.prepare_cached(
-                    "INSERT INTO files(root, path, size, mtime_ns, dev, ino, digest, digests, state,
+                    "INSERT INTO files(dir, name, size, mtime_ns, dev, ino, digests, state,
                          present, version, first_seen, last_verified, first_run, last_run, last_verdict)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'ok', 1, 1, ?9, ?9, ?10, ?10, 'new')",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ok', 1, 1, ?8, ?8, ?9, ?9, 'new')",
                 )
                 .and_then(|mut st| {
                     st.execute(params![
-                        rid,
-                        rel,
+                        dir,
+                        name,
                         size as i64,
                         mtime_ns,
                         dev as i64,
                         ino as i64,
-                        primary,
                         all,
                         now,
                         run
@@ -109,10 +108,10 @@ impl Audit<'_> {
                 } else {
                     let bump = i64::from(old_digests != all);
                     conn.prepare_cached(
-                        "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5, digest = ?6,
-                             digests = ?7, state = 'ok', present = 1, version = version + ?8,
-                             last_verified = ?9, last_run = ?10, last_verdict = ?11,
-                             first_run = ?12, missing_since = NULL
+                        "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
+                             digests = ?6, state = 'ok', present = 1, version = version + ?7,
+                             last_verified = ?8, last_run = ?9, last_verdict = ?10,
+                             first_run = ?11, missing_since = NULL
                          WHERE id = ?1",
                     )
                     .and_then(|mut st| {
@@ -122,7 +121,6 @@ impl Audit<'_> {
                             mtime_ns,
                             dev as i64,
                             ino as i64,
-                            primary,
                             all,
                             bump,
                             now,
@@ -138,8 +136,7 @@ impl Audit<'_> {
         };
         if verdict != Verdict::Ok {
             self.event(
-                rid,
-                rel,
+                (dir, name),
                 verdict,
                 Some((size, mtime_ns)),
                 expected.as_deref(),
@@ -152,11 +149,11 @@ impl Audit<'_> {
         Ok((verdict, detail))
     }
 
+    /// Records an event at `at` (a directory id and a name); `other` is where a moved file was.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn event(
         &mut self,
-        rid: i64,
-        rel: &[u8],
+        at: (i64, &[u8]),
         verdict: Verdict,
         meta: Option<(u64, i64)>,
         expected: Option<&[u8]>,
@@ -167,15 +164,15 @@ impl Audit<'_> {
         self.cat
             .conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO events(run, root, path, state, size, mtime_ns, expected,
-                     actual, other_root, other_path, detail)
+                "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, expected,
+                     actual, other_dir, other_name, detail)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )
             .and_then(|mut st| {
                 st.execute(params![
                     self.run,
-                    rid,
-                    rel,
+                    at.0,
+                    at.1,
                     verdict.name(),
                     meta.map(|m| m.0 as i64),
                     meta.map(|m| m.1),
@@ -193,9 +190,9 @@ impl Audit<'_> {
     /// A file that could not be read (it stays registered as it was).
     pub fn record_unreadable(&mut self, root: usize, rel: &[u8], reason: &str) -> Result<()> {
         let rid = self.roots[root].0;
+        let at = self.place(rid, rel)?;
         self.event(
-            rid,
-            rel,
+            at,
             Verdict::Unreadable,
             None,
             None,
@@ -209,10 +206,11 @@ impl Audit<'_> {
     /// A file the walk found that was gone when it came to be read.
     pub fn record_gone(&mut self, root: usize, rel: &[u8]) -> Result<()> {
         let rid = self.roots[root].0;
+        let (dir, name) = self.place(rid, rel)?;
         self.cat
             .conn
-            .prepare_cached("UPDATE walk SET kind = 'gone' WHERE root = ?1 AND path = ?2")
-            .and_then(|mut st| st.execute(params![rid, rel]))
+            .prepare_cached("UPDATE walk SET kind = 'gone' WHERE dir = ?1 AND name = ?2")
+            .and_then(|mut st| st.execute(params![dir, name]))
             .map_err(|e| self.err(e))?;
         self.tick()
     }

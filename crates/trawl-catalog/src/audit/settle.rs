@@ -7,8 +7,9 @@ use super::walk::kind_detail;
 use crate::Result;
 use crate::verdict::{AuditMode, Verdict};
 
-/// Where a missing file went: root, path, size, mtime, files row id (0 when not registered).
-type MoveTarget = (i64, Vec<u8>, i64, i64, i64);
+/// Where a missing file went: directory id, name, root, size, mtime, files row id (0 when not
+/// registered).
+type MoveTarget = (i64, Vec<u8>, i64, i64, i64, i64);
 
 impl Audit<'_> {
     /// After the reads: decides missing files and pairs them with new ones into moves. With
@@ -26,9 +27,9 @@ impl Audit<'_> {
                 Vec<u8>,
                 i64,
                 i64,
+                i64,
                 u64,
                 u64,
-                Vec<u8>,
                 Vec<u8>,
                 Option<String>,
             );
@@ -37,14 +38,14 @@ impl Audit<'_> {
                     .cat
                     .conn
                     .prepare_cached(
-                        "SELECT f.id, f.root, f.path, f.size, f.mtime_ns, f.dev, f.ino, f.digest, f.digests, w.kind
-                         FROM files f LEFT JOIN walk w ON w.root = f.root AND w.path = f.path
+                        "SELECT f.id, f.dir, f.name, d.root, f.size, f.mtime_ns, f.dev, f.ino, f.digests, w.kind
+                         FROM files f JOIN dirs d ON d.id = f.dir
+                         LEFT JOIN walk w ON w.dir = f.dir AND w.name = f.name
                          WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
-                           AND instr(',' || ?2 || ',', ',' || f.root || ',') > 0
+                           AND instr(',' || ?2 || ',', ',' || d.root || ',') > 0
                            AND (w.kind IS NULL OR w.kind NOT IN ('file', 'dirfail'))
-                           AND NOT EXISTS (SELECT 1 FROM walk d INDEXED BY walk_kind WHERE d.kind = 'dirfail' AND d.root = f.root
-                               AND substr(f.path, 1, length(d.path)) = d.path
-                               AND substr(f.path, length(d.path) + 1, 1) = x'2f')
+                           AND NOT EXISTS (SELECT 1 FROM failed_dirs x WHERE x.root = d.root
+                               AND substr(d.path, 1, length(x.path)) = x.path)
                          ORDER BY f.id LIMIT 1000",
                     )
                     .map_err(|e| self.err(e))?;
@@ -55,9 +56,9 @@ impl Audit<'_> {
                         r.get(2)?,
                         r.get(3)?,
                         r.get(4)?,
-                        r.get::<_, i64>(5)? as u64,
+                        r.get(5)?,
                         r.get::<_, i64>(6)? as u64,
-                        r.get(7)?,
+                        r.get::<_, i64>(7)? as u64,
                         r.get(8)?,
                         r.get(9)?,
                     ))
@@ -67,16 +68,16 @@ impl Audit<'_> {
             };
             let Some(last) = rows.last() else { break };
             after = last.0;
-            for (id, rid, path, size, mtime, dev, ino, digest, digests, kind) in rows {
+            for (id, dir, name, rid, size, mtime, dev, ino, digests, kind) in rows {
                 if !complete && self.unread_new_of_size(size)? {
                     continue;
                 }
                 let target = match self.mode {
-                    AuditMode::Full => self.move_target_full(size, &digest, &digests)?,
+                    AuditMode::Full => self.move_target_full(size, &digests)?,
                     AuditMode::Metadata => self.move_target_inode(size, mtime, dev, ino)?,
                 };
                 match target {
-                    Some((trid, tpath, tsize, tmtime, tid)) => {
+                    Some((tdir, tname, _troot, tsize, tmtime, tid)) => {
                         if self.mode == AuditMode::Full {
                             // The file keeps its identity (id, first seen, version) under its new path.
                             let conn = &self.cat.conn;
@@ -84,27 +85,27 @@ impl Audit<'_> {
                                 .execute("DELETE FROM files WHERE id = ?1", [tid])
                                 .and_then(|_| {
                                     conn.execute(
-                                        "UPDATE files SET root = ?2, path = ?3, size = ?4, mtime_ns = ?5,
+                                        "UPDATE files SET dir = ?2, name = ?3, size = ?4, mtime_ns = ?5,
                                              state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
                                              last_verdict = 'moved', missing_since = NULL
                                          WHERE id = ?1",
-                                        params![id, trid, tpath, tsize, tmtime, self.now, self.run],
+                                        params![id, tdir, tname, tsize, tmtime, self.now, self.run],
                                     )
                                 });
                             r.map_err(|e| self.err(e))?;
                         }
+                        let from = self.whole_path(dir, &name)?;
                         let detail = format!(
                             "moved from {}",
-                            String::from_utf8_lossy(&self.joined(rid, &path))
+                            String::from_utf8_lossy(&self.joined(rid, &from))
                         );
                         self.event(
-                            trid,
-                            &tpath,
+                            (tdir, &tname),
                             Verdict::Moved,
                             Some((tsize as u64, tmtime)),
                             Some(&digests),
                             Some(&digests),
-                            Some((rid, &path)),
+                            Some((dir, &name)),
                             Some(&detail),
                         )?;
                     }
@@ -149,8 +150,7 @@ impl Audit<'_> {
                         let joined = parts.join("; ");
                         let detail = (!parts.is_empty()).then_some(joined.as_str());
                         self.event(
-                            rid,
-                            &path,
+                            (dir, &name),
                             Verdict::Missing,
                             Some((size as u64, mtime)),
                             Some(&digests),
@@ -171,30 +171,68 @@ impl Audit<'_> {
             .conn
             .prepare_cached(
                 "SELECT EXISTS(SELECT 1 FROM walk w WHERE w.size = ?1 AND w.kind = 'file'
-                     AND NOT EXISTS (SELECT 1 FROM files f WHERE f.root = w.root AND f.path = w.path AND f.present = 1))",
+                     AND NOT EXISTS (SELECT 1 FROM files f WHERE f.dir = w.dir AND f.name = w.name AND f.present = 1))",
             )
             .and_then(|mut st| st.query_row([size], |r| r.get(0)))
             .map_err(|e| self.err(e))
     }
 
-    /// A file registered by this run as new with the same size and digests, not yet claimed.
+    /// The path below its root of directory `dir` and name `name`.
+    fn whole_path(&self, dir: i64, name: &[u8]) -> Result<Vec<u8>> {
+        let mut p: Vec<u8> = self
+            .cat
+            .conn
+            .prepare_cached("SELECT path FROM dirs WHERE id = ?1")
+            .and_then(|mut st| st.query_row([dir], |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        p.extend_from_slice(name);
+        Ok(p)
+    }
+
+    /// A file registered by this run as new with the same size and digests, not yet claimed;
+    /// the first in (root, path) order.
+    ///
+    /// The catalog keeps no index on digests (a third of its size, for a question asked only
+    /// when files go missing): the first time a run asks, its own new files are indexed by
+    /// their primary digest's first bytes in the scratch database.
     pub(super) fn move_target_full(
-        &self,
+        &mut self,
         size: i64,
-        digest: &[u8],
         digests: &[u8],
     ) -> Result<Option<MoveTarget>> {
+        if !self.fresh {
+            self.cat
+                .conn
+                .execute_batch(&format!(
+                    "CREATE TABLE scratch.fresh(key BLOB NOT NULL, size INTEGER NOT NULL, id INTEGER NOT NULL);
+                     INSERT INTO scratch.fresh SELECT substr(digests, 1, 8), size, id FROM files
+                         WHERE first_run = {run} AND last_run = {run} AND last_verdict = 'new' AND present = 1;
+                     CREATE INDEX scratch.fresh_key ON fresh(key, size);",
+                    run = self.run
+                ))
+                .map_err(|e| self.err(e))?;
+            self.fresh = true;
+        }
         self.cat
             .conn
             .prepare_cached(
-                "SELECT root, path, size, mtime_ns, id FROM files
-                 WHERE digest = ?1 AND size = ?2 AND digests = ?3 AND first_run = ?4
-                   AND last_run = ?4 AND last_verdict = 'new' AND present = 1
-                 ORDER BY root, path LIMIT 1",
+                "SELECT f.dir, f.name, d.root, f.size, f.mtime_ns, f.id
+                 FROM fresh n JOIN files f ON f.id = n.id JOIN dirs d ON d.id = f.dir
+                 WHERE n.key = substr(?1, 1, 8) AND n.size = ?2 AND f.digests = ?1
+                   AND f.first_run = ?3 AND f.last_run = ?3 AND f.last_verdict = 'new'
+                   AND f.present = 1
+                 ORDER BY d.root, CAST(d.path || f.name AS BLOB) LIMIT 1",
             )
             .and_then(|mut st| {
-                st.query_row(params![digest, size, digests, self.run], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                st.query_row(params![digests, size, self.run], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
                 })
                 .optional()
             })
@@ -212,14 +250,22 @@ impl Audit<'_> {
         self.cat
             .conn
             .prepare_cached(
-                "SELECT w.root, w.path, w.size, w.mtime_ns, 0 FROM walk w
-                 JOIN events e ON e.run = ?5 AND e.root = w.root AND e.path = w.path AND e.state = 'new'
+                "SELECT w.dir, w.name, d.root, w.size, w.mtime_ns, 0 FROM walk w
+                 JOIN dirs d ON d.id = w.dir
+                 JOIN events e ON e.run = ?5 AND e.dir = w.dir AND e.name = w.name AND e.state = 'new'
                  WHERE w.kind = 'file' AND w.size = ?1 AND w.mtime_ns = ?2 AND w.dev = ?3 AND w.ino = ?4
-                 ORDER BY w.root, w.path LIMIT 1",
+                 ORDER BY d.root, CAST(d.path || w.name AS BLOB) LIMIT 1",
             )
             .and_then(|mut st| {
                 st.query_row(params![size, mtime, dev as i64, ino as i64, self.run], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
                 })
                 .optional()
             })
@@ -231,19 +277,19 @@ impl Audit<'_> {
         let conn = &self.cat.conn;
         let r = conn
             .execute(
-                "INSERT OR REPLACE INTO events(run, root, path, state, size, mtime_ns, detail)
-                 SELECT ?1, w.root, w.path, 'new', w.size, w.mtime_ns,
+                "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, detail)
+                 SELECT ?1, w.dir, w.name, 'new', w.size, w.mtime_ns,
                         'not registered yet (a metadata-only audit reads nothing; the next full audit registers it)'
-                 FROM walk w LEFT JOIN files f ON f.root = w.root AND f.path = w.path
+                 FROM walk w LEFT JOIN files f ON f.dir = w.dir AND f.name = w.name
                  WHERE w.kind = 'file' AND (f.id IS NULL OR f.present = 0)",
                 [self.run],
             )
             .and_then(|_| {
                 conn.execute(
-                    "INSERT OR REPLACE INTO events(run, root, path, state, size, mtime_ns, expected, detail)
-                     SELECT ?1, w.root, w.path, 'modified', w.size, w.mtime_ns, f.digests,
+                    "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, expected, detail)
+                     SELECT ?1, w.dir, w.name, 'modified', w.size, w.mtime_ns, f.digests,
                             'size or mtime changed (metadata-only audit: content not compared)'
-                     FROM walk w JOIN files f ON f.root = w.root AND f.path = w.path
+                     FROM walk w JOIN files f ON f.dir = w.dir AND f.name = w.name
                      WHERE w.kind = 'file' AND f.present = 1
                        AND (f.size != w.size OR f.mtime_ns != w.mtime_ns)",
                     [self.run],
@@ -251,7 +297,7 @@ impl Audit<'_> {
             })
             .and_then(|_| {
                 conn.query_row(
-                    "SELECT count(*) FROM walk w JOIN files f ON f.root = w.root AND f.path = w.path
+                    "SELECT count(*) FROM walk w JOIN files f ON f.dir = w.dir AND f.name = w.name
                      WHERE w.kind = 'file' AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns",
                     [],
                     |r| r.get::<_, i64>(0),

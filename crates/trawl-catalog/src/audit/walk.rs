@@ -46,16 +46,24 @@ impl Audit<'_> {
         kind: &str,
     ) -> Result<()> {
         let rid = self.roots[root].0;
+        let (dir, name) = self.place(rid, rel)?;
+        if kind == "dirfail" {
+            self.cat
+                .conn
+                .prepare_cached("INSERT INTO failed_dirs(root, path) VALUES (?1, ?2)")
+                .and_then(|mut st| st.execute(params![rid, crate::dirs::as_dir(rel)]))
+                .map_err(|e| self.err(e))?;
+        }
         self.cat
             .conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO walk(root, path, size, mtime_ns, dev, ino, kind)
+                "INSERT OR REPLACE INTO walk(dir, name, size, mtime_ns, dev, ino, kind)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .and_then(|mut st| {
                 st.execute(params![
-                    rid,
-                    rel,
+                    dir,
+                    name,
                     size as i64,
                     mtime_ns,
                     dev as i64,
