@@ -4,7 +4,7 @@ use anyhow::{Context, bail};
 use trawl_bag::create::{self, CreateOptions};
 use trawl_bag::validate::{self, Report};
 
-use crate::flags::hiargs::scan_config;
+use crate::flags::hiargs::{bag_spools, scan_config};
 use crate::flags::lowargs::BagCommand;
 use crate::stop::STOP;
 use crate::{Outcome, messages};
@@ -62,6 +62,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 info,
                 out: a.out.as_deref(),
                 copy: a.copy,
+                spools: bag_spools(&a.spool)?,
             };
             let res = create::create(&a.dir, &opts, &cfg, &bar, &STOP);
             drop(bar);
@@ -91,16 +92,18 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
         }
         BagCommand::Validate(a) => {
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+            let spools = bag_spools(&a.spool)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &STOP);
+            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &STOP, &spools);
             drop(bar);
             Ok(print_report(&a.dir, &r?, a.read.quiet))
         }
         BagCommand::Update(a) => {
             let algs = trawl_digest::parse_list(&a.digest)?;
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+            let spools = bag_spools(&a.spool)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = create::update(&a.dir, &algs, &cfg, &bar, &STOP);
+            let r = create::update(&a.dir, &algs, &cfg, &bar, &STOP, &spools);
             drop(bar);
             let u = r?;
             let r = &u.report;

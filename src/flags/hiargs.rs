@@ -117,6 +117,20 @@ pub struct ManifestSpec {
     pub path: PathBuf,
 }
 
+/// A bag command's spools from `--memory` and `--temp-dir`.
+pub fn bag_spools(
+    a: &crate::flags::lowargs::BagSpoolArgs,
+) -> anyhow::Result<trawl_bag::payload::Spools> {
+    let mut s = trawl_bag::payload::Spools::default();
+    if let Some(m) = &a.memory {
+        s.memory = usize::try_from(parse_size(m)?).unwrap_or(usize::MAX);
+    }
+    if let Some(d) = check_temp_dir(a.temp_dir.as_deref())? {
+        s.dir = d;
+    }
+    Ok(s)
+}
+
 /// `--temp-dir`, checked before anything is read: a typo must not cost a read up to the spill.
 pub fn check_temp_dir(dir: Option<&std::path::Path>) -> anyhow::Result<Option<PathBuf>> {
     if let Some(d) = dir

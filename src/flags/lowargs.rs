@@ -313,6 +313,8 @@ pub struct BagCreateArgs {
     #[arg(long, value_name = "LABEL:VALUE")]
     pub info: Vec<String>,
     #[command(flatten)]
+    pub spool: BagSpoolArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
 }
 
@@ -324,6 +326,8 @@ pub struct BagValidateArgs {
     /// Only check completeness and Payload-Oxum, read no payload bytes.
     #[arg(long)]
     pub fast: bool,
+    #[command(flatten)]
+    pub spool: BagSpoolArgs,
     #[command(flatten)]
     pub read: ReadArgs,
 }
@@ -337,7 +341,21 @@ pub struct BagUpdateArgs {
     #[arg(long, short = 'd', value_name = "LIST", required = true)]
     pub digest: String,
     #[command(flatten)]
+    pub spool: BagSpoolArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// Where a bag command keeps its per-file state (paths with digests or sizes) past its memory.
+#[derive(Debug, Args)]
+pub struct BagSpoolArgs {
+    /// RAM for the per-file lists (default 32M); past it they are sorted into files under
+    /// --temp-dir, with the same results.
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Where those files go (default: the system temporary directory); removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

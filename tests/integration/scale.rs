@@ -332,3 +332,159 @@ fn a_temp_dir_that_is_not_there_is_refused_before_anything_is_read() {
     r.stderr_has("--temp-dir nope: not a directory");
     assert!(!r.stdout.contains("OK"), "{}", r.stdout);
 }
+
+/// `find DIR/data -type f | sort | xargs SUM` in DIR: coreutils' manifest of a bag's payload.
+fn coreutils_manifest(dir: &Path, sum: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "find data -type f -print0 | LC_ALL=C sort -z | xargs -0 {sum}"
+        ))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{sum}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The error and warning lines of a run, sorted (the order of findings is not part of the
+/// contract; their set is).
+fn findings(r: &crate::util::Run) -> Vec<String> {
+    let mut v: Vec<String> = r.stderr.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bags_made_validated_and_updated_under_a_tiny_memory_are_byte_identical() {
+    let d = Dir::new();
+    for top in ["a", "b"] {
+        for i in 0..3000 {
+            d.create(
+                format!("{top}/d{}/s-{}/f{i}.txt", i % 37, i % 3).as_bytes(),
+                format!("file {i}\n").repeat(i % 5).as_bytes(),
+            );
+        }
+    }
+    d.cmd()
+        .args(["bag", "create", "a", "-d", "sha256,md5", "-q"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args([
+            "bag",
+            "create",
+            "b",
+            "-d",
+            "sha256,md5",
+            "-q",
+            "--memory",
+            "2K",
+        ])
+        .run()
+        .code(0);
+    for f in [
+        "manifest-sha256.txt",
+        "manifest-md5.txt",
+        "bag-info.txt",
+        "bagit.txt",
+        "tagmanifest-sha256.txt",
+        "tagmanifest-md5.txt",
+    ] {
+        let a = std::fs::read(d.join("a").join(f)).unwrap();
+        assert_eq!(a, std::fs::read(d.join("b").join(f)).unwrap(), "{f}");
+    }
+    let m = std::fs::read_to_string(d.join("b/manifest-sha256.txt")).unwrap();
+    assert_eq!(m, coreutils_manifest(&d.join("b"), "sha256sum"));
+    assert_eq!(m.lines().count(), 3000);
+
+    // A copy built elsewhere, every file copied and checked, under the same tiny memory.
+    d.cmd()
+        .args(["bag", "create", "a/data", "--out", "c", "--copy", "-q"])
+        .args(["-d", "sha256,md5", "--memory", "2K"])
+        .run()
+        .code(0);
+    let c = std::fs::read(d.join("c/manifest-md5.txt")).unwrap();
+    assert_eq!(c, std::fs::read(d.join("a/manifest-md5.txt")).unwrap());
+
+    for bag in ["a", "b"] {
+        d.cmd()
+            .args(["bag", "validate", bag, "--memory", "2K"])
+            .run()
+            .code(0)
+            .stdout_has("is valid");
+    }
+    // Damage: a file gone, one unlisted, one changed, a line listed twice, one manifest short.
+    std::fs::remove_file(d.join("b/data/d1/s-1/f1.txt")).unwrap();
+    d.create(b"b/data/d2/extra.txt", b"not listed\n");
+    std::fs::write(d.join("b/data/d3/s-0/f3.txt"), "changed\n").unwrap();
+    let md5 = std::fs::read_to_string(d.join("b/manifest-md5.txt")).unwrap();
+    let mut lines: Vec<&str> = md5.lines().collect();
+    let dup = lines[10];
+    lines.push(dup);
+    lines.remove(20);
+    std::fs::write(d.join("b/manifest-md5.txt"), lines.join("\n") + "\n").unwrap();
+    let in_ram = d.cmd().args(["bag", "validate", "b"]).run();
+    let spilled = d
+        .cmd()
+        .args(["bag", "validate", "b", "--memory", "2K"])
+        .run();
+    in_ram.code(1);
+    spilled.code(1);
+    assert_eq!(findings(&in_ram), findings(&spilled));
+    for want in [
+        "data/d1/s-1/f1.txt: listed in the manifests but missing",
+        "data/d2/extra.txt: present in the payload but in no manifest",
+        "data/d3/s-0/f3.txt: sha256 mismatch",
+        "is listed twice (lines 11 and 3000)",
+        "listed in some payload manifests but not in manifest-md5.txt",
+    ] {
+        spilled.stderr_has(want);
+    }
+
+    // Adding an algorithm spools the new digests and writes the manifest in path order.
+    d.cmd()
+        .args(["bag", "update", "a", "-d", "sha512", "--memory", "2K", "-q"])
+        .run()
+        .code(0);
+    let m = std::fs::read_to_string(d.join("a/manifest-sha512.txt")).unwrap();
+    assert_eq!(m, coreutils_manifest(&d.join("a"), "sha512sum"));
+}
+
+#[test]
+fn a_manifest_past_one_read_piece_keeps_its_line_numbers_with_crlf_endings() {
+    let d = Dir::new();
+    // About 90 bytes a line: 14,000 lines is past the 1 MiB the manifest is parsed in.
+    for i in 0..14_000 {
+        d.create(
+            format!("t/d{}/f{i:05}.txt", i % 20).as_bytes(),
+            format!("{i}\n").as_bytes(),
+        );
+    }
+    d.cmd()
+        .args(["bag", "create", "t", "-d", "sha256", "-q"])
+        .run()
+        .code(0);
+    let m = std::fs::read_to_string(d.join("t/manifest-sha256.txt")).unwrap();
+    assert!(m.len() > (1 << 20), "{}", m.len());
+    std::fs::write(d.join("t/manifest-sha256.txt"), m.replace('\n', "\r\n")).unwrap();
+    // The last line, in the last piece.
+    let line = m.lines().count();
+    let victim = m
+        .lines()
+        .last()
+        .unwrap()
+        .split_once("  ")
+        .unwrap()
+        .1
+        .to_string();
+    std::fs::write(d.join("t").join(&victim), "changed\n").unwrap();
+    let r = d.cmd().args(["bag", "validate", "t"]).run();
+    r.code(1);
+    r.stderr_has(&format!(
+        "{victim}: sha256 mismatch (manifest-sha256.txt line {line})"
+    ));
+    // Nothing else is wrong with the payload: every other line was read where it stands.
+    let payload_errors = r.stderr.lines().filter(|l| l.contains("data/")).count();
+    assert_eq!(payload_errors, 1, "{}", r.stderr);
+}

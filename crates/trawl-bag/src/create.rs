@@ -8,17 +8,19 @@
 //! files (each written to a temporary name, then renamed), and removes the journal last. If it is
 //! interrupted at any point, `trawl bag recover DIR` puts everything back where it was.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use trawl_report::bag::BagFinding;
-use trawl_stop::Stop;
+use std::sync::Arc;
 
 use trawl_digest::Algorithm;
 use trawl_printer::AtomicFile;
+use trawl_report::bag::BagFinding;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
+use trawl_spool::Sorted;
+use trawl_stop::Stop;
 
+use crate::payload::{Hashed, Listing, Spools, hash_stream, write_payload_manifests};
 use crate::validate::{self, Report};
 use crate::{BagError, io_err};
 
@@ -52,11 +54,29 @@ fn is_temp_of(file: &str, name: &str) -> bool {
         .is_some_and(|r| r.ends_with(".trawl-tmp") && !r[..r.len() - 10].contains('/'))
 }
 
-/// Size and digests by path relative to the directory being bagged.
-type SizedDigests = BTreeMap<String, (u64, Vec<(Algorithm, Vec<u8>)>)>;
+/// The files of a tree to bag, read once: by path relative to the tree, each with its size
+/// (8 bytes, big-endian) and its digests in the algorithms' order.
+struct Tree {
+    files: Option<Arc<Sorted>>,
+    count: u64,
+    bytes: u64,
+    /// Entries that cannot be bagged, the first [`PROBLEMS_SHOWN`] of them.
+    problems: Vec<String>,
+    more_problems: u64,
+}
 
-/// Digests by payload path (`data/...`).
-pub type Digests = BTreeMap<String, Vec<(Algorithm, Vec<u8>)>>;
+/// How many entries that cannot be bagged are named (the rest are counted).
+const PROBLEMS_SHOWN: usize = 1000;
+
+impl Tree {
+    fn problem(&mut self, p: String) {
+        if self.problems.len() < PROBLEMS_SHOWN {
+            self.problems.push(p);
+        } else {
+            self.more_problems += 1;
+        }
+    }
+}
 
 /// What a creation did.
 #[derive(Debug, Default)]
@@ -74,54 +94,73 @@ fn refused(path: &Path, msg: impl Into<String>) -> BagError {
     }
 }
 
-/// Reads every file under `dir` once, returning digests keyed by path relative to `dir`.
-/// Any file that cannot be read, any special file or symlink, any name that is not UTF-8
-/// refuses the whole operation, naming each one.
+/// Reads every file under `dir` once, its digests spooled by path relative to `dir`. Any file
+/// that cannot be read, any special file or symlink, any name that is not UTF-8 is a problem
+/// that refuses the whole operation.
 fn digest_tree(
     dir: &Path,
     algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
-) -> Result<(SizedDigests, Vec<String>), BagError> {
+    spools: &Spools,
+) -> Result<Tree, BagError> {
     let mut cfg = cfg.clone();
     cfg.roots = vec![dir.to_path_buf()];
-    let mut files = BTreeMap::new();
-    let mut problems = Vec::new();
+    let mut spool = spools.spool(2);
+    let mut tree = Tree {
+        files: None,
+        count: 0,
+        bytes: 0,
+        problems: Vec::new(),
+        more_problems: 0,
+    };
+    let mut pushed: std::io::Result<()> = Ok(());
+    let mut value = Vec::new();
+    let engine = stop.child();
     trawl_scan::scan(
         &cfg,
         Input::Walk,
         &DigestLanes(algs.to_vec()),
         progress,
-        stop,
+        &engine,
         &mut |ev| match ev {
             Event::File(rec) => {
-                let rel = rec
-                    .path
-                    .strip_prefix(dir)
-                    .unwrap_or(&rec.path)
-                    .to_path_buf();
+                let rel = rec.path.strip_prefix(dir).unwrap_or(&rec.path);
                 match rel.to_str() {
                     Some(s) => {
-                        let d = rec.digests().into_iter().collect();
-                        files.insert(s.to_string(), (rec.size, d));
+                        tree.count += 1;
+                        tree.bytes += rec.size;
+                        value.clear();
+                        value.extend_from_slice(&rec.size.to_be_bytes());
+                        for (_, d) in rec.digests() {
+                            value.extend_from_slice(&d);
+                        }
+                        if pushed.is_ok() {
+                            pushed = spool.push(s.as_bytes(), &value);
+                            if pushed.is_err() {
+                                engine.request(trawl_stop::Reason::Failed);
+                            }
+                        }
                     }
-                    None => problems.push(format!(
+                    None => tree.problem(format!(
                         "{}: name is not valid UTF-8; BagIt manifests are UTF-8",
                         rec.path.display()
                     )),
                 }
             }
             Event::Skipped { path, kind } => {
-                problems.push(format!("{}: {}", path.display(), kind.describe()))
+                tree.problem(format!("{}: {}", path.display(), kind.describe()))
             }
-            Event::Failed(e) => problems.push(e.to_string()),
+            Event::Failed(e) => tree.problem(e.to_string()),
         },
     );
+    pushed.map_err(spools.err())?;
     if stop.is_stopping() {
         return Err(refused(dir, "interrupted before anything was changed"));
     }
-    Ok((files, problems))
+    tree.files = Some(Arc::new(spool.finish().map_err(spools.err())?));
+    Ok(tree)
 }
 
 fn today() -> String {
@@ -148,33 +187,16 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
     f.commit().map_err(io_err(path))
 }
 
-/// Writes payload manifests for `algs`, bag-info.txt and bagit.txt (if `info` is given), and tag
-/// manifests for `tag_algs` over every tag file present.
-pub fn write_tag_files(
+/// Writes payload manifests for `algs` from `listing`, bag-info.txt and bagit.txt (if `info` is
+/// given), and tag manifests for `tag_algs` over every tag file present.
+fn write_tag_files(
     root: &Path,
-    digests: &Digests,
+    listing: &Listing<'_>,
     algs: &[Algorithm],
     info: Option<&[(String, String)]>,
     tag_algs: &[Algorithm],
 ) -> Result<(), BagError> {
-    for alg in algs {
-        let mut text = Vec::new();
-        for (path, d) in digests {
-            let hex = d
-                .iter()
-                .find(|(a, _)| a == alg)
-                .map(|(_, v)| hex::encode(v))
-                .unwrap_or_default();
-            text.extend_from_slice(hex.as_bytes());
-            text.extend_from_slice(b"  ");
-            text.extend_from_slice(&crate::encode_path(path.as_bytes()));
-            text.push(b'\n');
-        }
-        write_atomic(
-            &root.join(format!("manifest-{}.txt", alg.bagit_name())),
-            &text,
-        )?;
-    }
+    write_payload_manifests(root, listing, algs)?;
     if let Some(info) = info {
         let mut text = String::new();
         for (k, v) in info {
@@ -230,6 +252,7 @@ pub struct CreateOptions<'a> {
     pub algorithms: Vec<Algorithm>,
     pub info: Vec<(String, String)>,
     pub out: Option<&'a Path>,
+    pub spools: Spools,
     /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
     /// of hard-linking where possible.
     pub copy: bool,
@@ -300,48 +323,59 @@ pub fn create(
             "already a bag (bagit.txt exists); use `trawl bag update` to add algorithms",
         ));
     }
-    let (files, mut problems) = digest_tree(dir, &opts.algorithms, cfg, progress, stop)?;
+    let spools = &opts.spools;
+    let mut tree = digest_tree(dir, &opts.algorithms, cfg, progress, stop, spools)?;
+    let files = tree.files.take().expect("digest_tree spools the files");
     // With -L a name may reach its file through a symbolic link. In place, the link itself
     // would be moved into data/, and a bag holds no links: refuse before anything moves. With
     // --out the target's content goes in as a regular file.
     if opts.out.is_none() && cfg.walk.follow_links {
         let base = std::fs::canonicalize(dir).map_err(io_err(dir))?;
-        for rel in files.keys() {
-            let through_link = std::fs::canonicalize(dir.join(rel))
-                .map(|c| c != base.join(rel))
-                .unwrap_or(true);
-            if through_link {
-                problems.push(format!(
-                    "{}: reached through a symbolic link (-L); in place it would go into data/ as a link, which no bag may hold: use --out, which copies what it points to",
-                    dir.join(rel).display()
-                ));
-            }
-        }
+        files
+            .for_each(|rel, _| {
+                let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+                let through_link = std::fs::canonicalize(dir.join(rel))
+                    .map(|c| c != base.join(rel))
+                    .unwrap_or(true);
+                if through_link {
+                    tree.problem(format!(
+                        "{}: reached through a symbolic link (-L); in place it would go into data/ as a link, which no bag may hold: use --out, which copies what it points to",
+                        dir.join(rel).display()
+                    ));
+                }
+                Ok::<(), std::io::Error>(())
+            })
+            .map_err(spools.err())?;
     }
-    if !problems.is_empty() {
-        let list = problems
+    if !tree.problems.is_empty() {
+        let mut list = tree
+            .problems
             .iter()
             .map(|p| format!("\n  {p}"))
             .collect::<String>();
+        if tree.more_problems > 0 {
+            list.push_str(&format!("\n  ... and {} more", tree.more_problems));
+        }
         return Err(refused(
             dir,
             format!(
                 "nothing was changed: {} entries cannot be bagged:{list}",
-                problems.len()
+                tree.problems.len() as u64 + tree.more_problems
             ),
         ));
     }
-    let bytes: u64 = files.values().map(|(s, _)| *s).sum();
     let mut created = Created {
-        files: files.len() as u64,
-        bytes,
+        files: tree.count,
+        bytes: tree.bytes,
         ..Default::default()
     };
-    let digests: Digests = files
-        .iter()
-        .map(|(p, (_, d))| (format!("data/{p}"), d.clone()))
-        .collect();
-    let info = bag_info(created.files, bytes, &opts.info);
+    let listing = Listing {
+        sorted: &files,
+        layout: &opts.algorithms,
+        prefix: b"data/",
+        skip: 8,
+    };
+    let info = bag_info(created.files, created.bytes, &opts.info);
 
     match opts.out {
         None => {
@@ -370,7 +404,7 @@ pub fn create(
             std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
             write_tag_files(
                 dir,
-                &digests,
+                &listing,
                 &opts.algorithms,
                 Some(&info),
                 &opts.algorithms,
@@ -396,50 +430,98 @@ pub fn create(
                 std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
             }
             let result = (|| {
-                let mut copied = Vec::new();
-                for rel in files.keys() {
+                // Files copied (not linked), each with the digests its source had.
+                let mut copied = spools.spool(2);
+                let mut failed: Option<BagError> = None;
+                let walked = files.for_each(|rel, value| {
+                    let rel = std::ffi::OsStr::from_bytes(rel);
                     let src = dir.join(rel);
                     let dst = tmp.join("data").join(rel);
-                    if let Some(p) = dst.parent() {
-                        std::fs::create_dir_all(p).map_err(io_err(p))?;
+                    let step = (|| {
+                        if let Some(p) = dst.parent() {
+                            std::fs::create_dir_all(p).map_err(io_err(p))?;
+                        }
+                        // A link itself is never put in the bag: what it points to is copied.
+                        let is_link = std::fs::symlink_metadata(&src)
+                            .map(|m| m.file_type().is_symlink())
+                            .unwrap_or(false);
+                        if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
+                            created.linked += 1;
+                        } else {
+                            std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                            created.copied += 1;
+                            let mut key = b"data/".to_vec();
+                            key.extend_from_slice(rel.as_bytes());
+                            copied.push(&key, &value[8..]).map_err(spools.err())?;
+                        }
+                        if stop.is_stopping() {
+                            return Err(refused(out, "interrupted; nothing was created"));
+                        }
+                        Ok(())
+                    })();
+                    match step {
+                        Ok(()) => Ok(()),
+                        Err(e) => {
+                            failed = Some(e);
+                            Err(std::io::Error::other("stopped"))
+                        }
                     }
-                    // A link itself is never put in the bag: what it points to is copied.
-                    let is_link = std::fs::symlink_metadata(&src)
-                        .map(|m| m.file_type().is_symlink())
-                        .unwrap_or(false);
-                    if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
-                        created.linked += 1;
-                    } else {
-                        std::fs::copy(&src, &dst).map_err(io_err(&src))?;
-                        created.copied += 1;
-                        copied.push(format!("data/{rel}"));
-                    }
-                    if stop.is_stopping() {
-                        return Err(refused(out, "interrupted; nothing was created"));
-                    }
+                });
+                if let Some(e) = failed {
+                    return Err(e);
                 }
+                walked.map_err(spools.err())?;
                 // Copies are read back and checked against the source digests.
-                let mut report = Report::default();
-                let got = validate::hash_files(
+                let copied = Arc::new(copied.finish().map_err(spools.err())?);
+                let check = Listing {
+                    sorted: &copied,
+                    layout: &opts.algorithms,
+                    prefix: b"",
+                    skip: 0,
+                };
+                let mut bad: Option<String> = None;
+                let fed = hash_stream(
                     &tmp,
-                    &copied,
                     &opts.algorithms,
                     cfg,
                     progress,
                     stop,
-                    &mut report,
+                    |feeder| {
+                        copied.for_each(|rel, value| {
+                            let rel = String::from_utf8_lossy(rel).into_owned();
+                            feeder.send(rel, value.to_vec());
+                            Ok::<(), std::io::Error>(())
+                        })
+                    },
+                    |rel, want: Vec<u8>, hashed| {
+                        let same = match &hashed {
+                            Hashed::Digests { digests, .. } => opts.algorithms.iter().all(|a| {
+                                let got = digests
+                                    .iter()
+                                    .find(|(b, _)| b == a)
+                                    .map(|(_, v)| v.as_slice());
+                                got.is_some() && got == check.digest(&want, *a)
+                            }),
+                            _ => false,
+                        };
+                        if !same && bad.is_none() {
+                            bad = Some(rel);
+                        }
+                    },
                 );
-                for p in &copied {
-                    if got.get(p) != digests.get(p) {
-                        return Err(refused(
-                            &tmp.join(p),
-                            "copy does not match its source; nothing was created",
-                        ));
-                    }
+                fed.map_err(spools.err())?;
+                if stop.is_stopping() {
+                    return Err(refused(out, "interrupted; nothing was created"));
+                }
+                if let Some(p) = bad {
+                    return Err(refused(
+                        &tmp.join(p),
+                        "copy does not match its source; nothing was created",
+                    ));
                 }
                 write_tag_files(
                     &tmp,
-                    &digests,
+                    &listing,
                     &opts.algorithms,
                     Some(&info),
                     &opts.algorithms,
@@ -580,10 +662,11 @@ pub fn update(
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
+    spools: &Spools,
 ) -> Result<Updated, BagError> {
     let mut report = Report::default();
-    let bag = validate::load(root, &mut report)?;
-    let on_disk = validate::payload_files(root, &mut report);
+    let bag = validate::load(root, &mut report, spools)?;
+    let on_disk = validate::payload_files(root, &mut report, spools)?;
     let existing = bag.payload_algorithms();
     let mut all = existing.clone();
     for a in new_algs {
@@ -591,41 +674,34 @@ pub fn update(
             all.push(*a);
         }
     }
-    let listed: Vec<String> = on_disk.keys().cloned().collect();
-    let got = validate::hash_files(root, &listed, &all, cfg, progress, stop, &mut report);
+    let (present, add): (Vec<Algorithm>, Vec<Algorithm>) =
+        new_algs.iter().partition(|a| existing.contains(a));
+    // The new algorithms' digests of every file, by path, as the check reads them.
+    let mut fresh = spools.spool(2);
+    let mut value = Vec::new();
+    validate::check_payload(
+        &bag,
+        &on_disk,
+        false,
+        &all,
+        cfg,
+        progress,
+        stop,
+        spools,
+        &mut report,
+        Some(&mut |path: &str, digests: &[(Algorithm, Vec<u8>)]| {
+            value.clear();
+            for a in &add {
+                if let Some((_, d)) = digests.iter().find(|(b, _)| b == a) {
+                    value.extend_from_slice(d);
+                }
+            }
+            fresh.push(path.as_bytes(), &value).map_err(spools.err())
+        }),
+    )?;
     if stop.is_stopping() {
         return Err(refused(root, "interrupted; nothing was changed"));
     }
-    for m in &bag.payload {
-        let Some(alg) = m.algorithm else { continue };
-        let mut seen = 0;
-        for e in &m.entries {
-            seen += 1;
-            let actual = got
-                .get(&e.path)
-                .and_then(|d| d.iter().find(|(a, _)| *a == alg))
-                .map(|(_, v)| hex::encode(v));
-            match actual {
-                Some(a) if a == e.digest => {}
-                Some(_) => report.errors.push(BagFinding::about(
-                    &e.path,
-                    format!("{alg} mismatch ({} line {})", m.file, e.line),
-                )),
-                None => report.errors.push(BagFinding::about(
-                    &e.path,
-                    format!("listed in {} but missing or unreadable", m.file),
-                )),
-            }
-        }
-        if seen != on_disk.len() {
-            report.errors.push(BagFinding::about(
-                &m.file,
-                format!("lists {seen} files but the payload holds {}", on_disk.len()),
-            ));
-        }
-    }
-    let (present, add): (Vec<Algorithm>, Vec<Algorithm>) =
-        new_algs.iter().partition(|a| existing.contains(a));
     if !report.errors.is_empty() {
         return Ok(Updated {
             report,
@@ -646,14 +722,20 @@ pub fn update(
             present,
         });
     }
-    let digests: Digests = got.into_iter().collect();
+    let fresh = Arc::new(fresh.finish().map_err(spools.err())?);
+    let listing = Listing {
+        sorted: &fresh,
+        layout: &add,
+        prefix: b"",
+        skip: 0,
+    };
     let mut tag_algs: Vec<Algorithm> = bag.tag.iter().filter_map(|m| m.algorithm).collect();
     for a in &add {
         if !tag_algs.contains(a) {
             tag_algs.push(*a);
         }
     }
-    write_tag_files(root, &digests, &add, None, &tag_algs)?;
+    write_tag_files(root, &listing, &add, None, &tag_algs)?;
     Ok(Updated {
         report,
         added: add,

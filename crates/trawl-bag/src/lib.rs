@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod create;
+pub mod payload;
 pub mod tagfile;
 pub mod validate;
 

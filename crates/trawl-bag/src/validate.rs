@@ -6,16 +6,19 @@
 //! have to be fetched; trawl never fetches. SHOULD-level findings are warnings and do not make a
 //! bag invalid.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use trawl_report::bag::{BagFinding, BagReport, ToFetch};
-use trawl_stop::Stop;
+use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
-
 use trawl_read::beneath::{self, Refused, Root};
+use trawl_report::bag::{BagFinding, BagReport, ToFetch};
+use trawl_scan::{Progress, ScanConfig};
+use trawl_spool::{Sorted, Spool};
+use trawl_stop::Stop;
 
+use crate::payload::{Hashed, Spools, hash_stream};
 use crate::tagfile::{self, ManifestLine};
 use crate::{BagError, io_err};
 
@@ -29,11 +32,15 @@ pub use crate::tagfile::FetchItem;
 pub struct LoadedManifest {
     pub file: String,
     pub algorithm: Option<Algorithm>,
+    /// A tag manifest's entries. A payload manifest's are in [`Bag::listed`], marked with
+    /// `slot`; here only how many there are.
     pub entries: Vec<ManifestLine>,
+    pub slot: u32,
+    pub count: u64,
 }
 
 /// A bag's tag files, parsed.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct Bag {
     pub root: PathBuf,
     pub version: String,
@@ -42,6 +49,9 @@ pub struct Bag {
     pub payload: Vec<LoadedManifest>,
     pub tag: Vec<LoadedManifest>,
     pub fetch: Vec<FetchItem>,
+    /// Every payload manifest's entries by path (then manifest, then line): key the path,
+    /// value the manifest's slot (4 bytes), the line (8) and the digest as written.
+    pub listed: Option<Arc<Sorted>>,
 }
 
 impl Bag {
@@ -55,6 +65,28 @@ impl Bag {
     pub fn payload_algorithms(&self) -> Vec<Algorithm> {
         self.payload.iter().filter_map(|m| m.algorithm).collect()
     }
+
+    /// The payload manifest of a slot (None: a manifest that was rejected whole).
+    fn manifest_of(&self, slot: u32) -> Option<(usize, &LoadedManifest)> {
+        self.payload
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.slot == slot)
+    }
+}
+
+fn listed_value(slot: u32, line: usize, digest: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(12 + digest.len());
+    v.extend_from_slice(&slot.to_be_bytes());
+    v.extend_from_slice(&(line as u64).to_be_bytes());
+    v.extend_from_slice(digest.as_bytes());
+    v
+}
+
+fn decode_listed(v: &[u8]) -> Option<(u32, usize, String)> {
+    let slot = u32::from_be_bytes(v.get(..4)?.try_into().ok()?);
+    let line = u64::from_be_bytes(v.get(4..12)?.try_into().ok()?) as usize;
+    Some((slot, line, String::from_utf8_lossy(&v[12..]).into_owned()))
 }
 
 /// What validation found.
@@ -74,11 +106,10 @@ fn cap_for(name: &str) -> u64 {
     }
 }
 
-/// Reads the tag file `name` (relative to the bag) as payload files are opened: beneath the bag
+/// Opens the tag file `name` (relative to the bag) as payload files are opened: beneath the bag
 /// only (a symbolic link that leaves it is refused), never blocking (a FIFO is refused), a
-/// regular file only, and at most `cap_for(name)` bytes. `None`: no such file.
-fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagError> {
-    use std::io::Read;
+/// regular file only. `None`: no such file.
+fn open_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<std::fs::File>, BagError> {
     let p = root.join(name);
     let refused = |msg: String| BagError::Refused {
         path: p.clone(),
@@ -106,6 +137,19 @@ fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagE
             };
         }
     };
+    Ok(Some(file))
+}
+
+/// Reads the tag file `name` whole, as [`open_tag`] opens it, at most `cap_for(name)` bytes.
+fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagError> {
+    let p = root.join(name);
+    let refused = |msg: String| BagError::Refused {
+        path: p.clone(),
+        msg,
+    };
+    let Some(file) = open_tag(root, bag, name)? else {
+        return Ok(None);
+    };
     let cap = cap_for(name);
     let mut out = Vec::new();
     file.take(cap + 1)
@@ -125,7 +169,7 @@ fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagE
 }
 
 /// Loads and checks the tag files. Problems that do not stop loading go into `report`.
-pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
+pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, BagError> {
     let mut bag = Bag {
         root: root.to_path_buf(),
         ..Default::default()
@@ -234,6 +278,8 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
     names.sort();
+    let mut listed: Option<Spool> = None;
+    let mut rejected = 0u32;
     for name in names {
         let (is_tag, alg_name) = if let Some(a) = name
             .strip_prefix("tagmanifest-")
@@ -255,57 +301,58 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
                 format!("algorithm '{alg_name}' is not supported by trawl; not checked"),
             ));
         }
-        let raw = read_tag(root, &dir, &name)?.unwrap_or_default();
-        let Some(text) = decode(&name, &raw, report) else {
-            continue;
-        };
-        let (entries, errors) = tagfile::parse_manifest(&text);
-        for (line, e) in errors {
-            report.errors.push(BagFinding::at_line(&name, line, e));
-        }
-        let mut ok = Vec::with_capacity(entries.len());
-        for mut e in entries {
-            match tagfile::safe_path(&e.path) {
-                Ok(p) => {
-                    if let Some(a) = algorithm
-                        && (e.digest.len() != a.hex_len()
-                            || !e.digest.bytes().all(|b| b.is_ascii_hexdigit()))
-                    {
-                        report.errors.push(BagFinding::at_line(
-                            &name,
-                            e.line,
-                            format!("'{}' is not a {a} digest", e.digest),
-                        ));
-                        continue;
-                    }
-                    if !is_tag && !p.starts_with("data/") {
-                        report.errors.push(BagFinding::at_line(
-                            &name,
-                            e.line,
-                            format!("'{p}' is outside the payload directory data/"),
-                        ));
-                        continue;
-                    }
-                    e.path = p;
-                    ok.push(e);
-                }
-                Err(m) => report.errors.push(BagFinding::at_line(
-                    &name,
-                    e.line,
-                    format!("unsafe path: {m}"),
-                )),
-            }
-        }
-        let m = LoadedManifest {
+        let slot = bag.payload.len() as u32 + bag.tag.len() as u32 + rejected;
+        let mut m = LoadedManifest {
             file: name.clone(),
             algorithm,
-            entries: ok,
+            entries: Vec::new(),
+            slot,
+            count: 0,
         };
+        let ok = if is_tag {
+            // Tag manifests list a handful of tag files: read whole.
+            let raw = read_tag(root, &dir, &name)?.unwrap_or_default();
+            match decode(&name, &raw, report) {
+                Some(text) => {
+                    let (entries, errors) = tagfile::parse_manifest(&text);
+                    for (line, e) in errors {
+                        report.errors.push(BagFinding::at_line(&name, line, e));
+                    }
+                    for e in entries {
+                        if let Some(e) = check_entry(&name, algorithm, true, e, report) {
+                            m.entries.push(e);
+                        }
+                    }
+                    m.count = m.entries.len() as u64;
+                    true
+                }
+                None => false,
+            }
+        } else {
+            let spool = listed.get_or_insert_with(|| spools.spool(2));
+            let mut sink = ListedSink {
+                spool,
+                spools,
+                count: 0,
+            };
+            let ok =
+                read_payload_manifest(root, &dir, &name, &enc, algorithm, slot, &mut sink, report)?;
+            m.count = sink.count;
+            ok
+        };
+        if !ok {
+            // Its entries (some may be spooled) belong to no manifest of the bag.
+            rejected += 1;
+            continue;
+        }
         if is_tag {
             bag.tag.push(m)
         } else {
             bag.payload.push(m)
         }
+    }
+    if let Some(l) = listed {
+        bag.listed = Some(Arc::new(l.finish().map_err(spools.err())?));
     }
     if bag.payload.is_empty() {
         report.errors.push(BagFinding::bag(
@@ -339,26 +386,230 @@ pub fn load(root: &Path, report: &mut Report) -> Result<Bag, BagError> {
     Ok(bag)
 }
 
-/// Every regular file under `root/data`, as `data/...` strings, with sizes.
-pub fn payload_files(root: &Path, report: &mut Report) -> BTreeMap<String, u64> {
+/// A manifest entry as the bag may hold it: a safe path, a digest of the algorithm's form, a
+/// payload manifest's path under `data/`; otherwise an error in `report` and None.
+fn check_entry(
+    name: &str,
+    algorithm: Option<Algorithm>,
+    is_tag: bool,
+    mut e: ManifestLine,
+    report: &mut Report,
+) -> Option<ManifestLine> {
+    match tagfile::safe_path(&e.path) {
+        Ok(p) => {
+            if let Some(a) = algorithm
+                && (e.digest.len() != a.hex_len()
+                    || !e.digest.bytes().all(|b| b.is_ascii_hexdigit()))
+            {
+                report.errors.push(BagFinding::at_line(
+                    name,
+                    e.line,
+                    format!("'{}' is not a {a} digest", e.digest),
+                ));
+                return None;
+            }
+            if !is_tag && !p.starts_with("data/") {
+                report.errors.push(BagFinding::at_line(
+                    name,
+                    e.line,
+                    format!("'{p}' is outside the payload directory data/"),
+                ));
+                return None;
+            }
+            e.path = p;
+            Some(e)
+        }
+        Err(m) => {
+            report.errors.push(BagFinding::at_line(
+                name,
+                e.line,
+                format!("unsafe path: {m}"),
+            ));
+            None
+        }
+    }
+}
+
+/// Where a payload manifest's entries go.
+struct ListedSink<'a> {
+    spool: &'a mut Spool,
+    spools: &'a Spools,
+    count: u64,
+}
+
+impl ListedSink<'_> {
+    fn push(&mut self, slot: u32, e: &ManifestLine) -> Result<(), BagError> {
+        self.spool
+            .push(e.path.as_bytes(), &listed_value(slot, e.line, &e.digest))
+            .map_err(self.spools.err())?;
+        self.count += 1;
+        Ok(())
+    }
+}
+
+/// How much of a UTF-8 manifest is decoded and parsed at a time.
+const PIECE: usize = 1 << 20;
+
+/// Where a piece of manifest text may end: after its last line break (a CR only where the byte
+/// after it is known, so that a CRLF is never cut in two).
+fn piece_end(buf: &[u8]) -> Option<usize> {
+    if let Some(i) = buf.iter().rposition(|&b| b == b'\n') {
+        return Some(i + 1);
+    }
+    buf[..buf.len().saturating_sub(1)]
+        .iter()
+        .rposition(|&b| b == b'\r')
+        .map(|i| i + 1)
+}
+
+/// Parses a payload manifest into `sink`, with its entries checked. A UTF-8 manifest (what RFC
+/// 8493 bags declare) is read in pieces of [`PIECE`] bytes at line ends, so its size is not
+/// bounded by memory; one in another encoding is read whole, within the tag-file cap. False: the
+/// manifest is not valid in its encoding and is not part of the bag (said in `report`).
+#[allow(clippy::too_many_arguments)]
+fn read_payload_manifest(
+    root: &Path,
+    dir: &Root,
+    name: &str,
+    enc: &str,
+    algorithm: Option<Algorithm>,
+    slot: u32,
+    sink: &mut ListedSink<'_>,
+    report: &mut Report,
+) -> Result<bool, BagError> {
+    let bad = |e: String, report: &mut Report| {
+        report.errors.push(BagFinding::about(
+            name,
+            format!("{e} (declared encoding {enc})"),
+        ));
+        Ok(false)
+    };
+    let mut take = |text: &str, base: usize, report: &mut Report| -> Result<(), BagError> {
+        let (entries, errors) = tagfile::parse_manifest(text);
+        for (line, e) in errors {
+            report
+                .errors
+                .push(BagFinding::at_line(name, base + line, e));
+        }
+        for mut e in entries {
+            e.line += base;
+            if let Some(e) = check_entry(name, algorithm, false, e, report) {
+                sink.push(slot, &e)?;
+            }
+        }
+        Ok(())
+    };
+    if !matches!(enc.trim().to_ascii_lowercase().as_str(), "utf-8" | "utf8") {
+        let raw = read_tag(root, dir, name)?.unwrap_or_default();
+        return match tagfile::decode(&raw, enc) {
+            Ok(text) => take(&text, 0, report).map(|()| true),
+            Err(e) => bad(e, report),
+        };
+    }
+    let p = root.join(name);
+    let Some(mut file) = open_tag(root, dir, name)? else {
+        return Ok(true);
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(PIECE);
+    let mut base = 0usize;
+    let mut first = true;
+    let mut eof = false;
+    loop {
+        if !eof {
+            let old = buf.len();
+            buf.resize(old + PIECE, 0);
+            let mut got = 0;
+            while old + got < buf.len() {
+                match file.read(&mut buf[old + got..]) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_err(&p)(e)),
+                }
+            }
+            buf.truncate(old + got);
+        }
+        let cut = if eof {
+            buf.len()
+        } else {
+            match piece_end(&buf) {
+                Some(c) => c,
+                None if buf.len() > 4 * PIECE => {
+                    return bad(
+                        format!("a line longer than {} MiB", (4 * PIECE) >> 20),
+                        report,
+                    );
+                }
+                None => continue,
+            }
+        };
+        let piece = &buf[..cut];
+        let text = if first {
+            tagfile::decode(piece, "UTF-8")
+        } else {
+            std::str::from_utf8(piece)
+                .map(str::to_string)
+                .map_err(|e| format!("not valid UTF-8 ({e})"))
+        };
+        match text {
+            Ok(text) => {
+                take(&text, base, report)?;
+                base += tagfile::lines(&text).len();
+            }
+            Err(e) => return bad(e, report),
+        }
+        first = false;
+        buf.drain(..cut);
+        if eof && buf.is_empty() {
+            return Ok(true);
+        }
+    }
+}
+
+/// The regular files under `root/data`.
+pub struct OnDisk {
+    /// By path (`data/...`), each with its size (8 bytes, big-endian).
+    pub files: Arc<Sorted>,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// Walks `root/data` into an [`OnDisk`]; what cannot be listed goes into `report`.
+pub fn payload_files(
+    root: &Path,
+    report: &mut Report,
+    spools: &Spools,
+) -> Result<OnDisk, BagError> {
     let data = root.join("data");
     let (tx, rx) = crossbeam_channel::bounded(1024);
     let stop = Stop::new();
     let roots = vec![data.clone()];
     let opts = trawl_walk::WalkOptions::default();
-    std::thread::scope(|s| {
+    let mut spool = spools.spool(2);
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let pushed = std::thread::scope(|s| {
         s.spawn(|| {
             trawl_walk::walk(&roots, &opts, &tx, &stop, &|_| {});
             drop(tx);
         });
-        let mut out = BTreeMap::new();
+        let mut pushed = Ok(());
         for item in rx {
             match item {
                 trawl_walk::WalkItem::File(f) => {
                     let rel = f.path.strip_prefix(root).unwrap_or(&f.path);
                     match rel.to_str() {
                         Some(s) => {
-                            out.insert(s.to_string(), f.size);
+                            count += 1;
+                            bytes += f.size;
+                            if pushed.is_ok() {
+                                pushed = spool.push(s.as_bytes(), &f.size.to_be_bytes());
+                                if pushed.is_err() {
+                                    stop.request(trawl_stop::Reason::Failed);
+                                }
+                            }
                         }
                         None => report.errors.push(BagFinding::about(
                             rel.display(),
@@ -372,49 +623,235 @@ pub fn payload_files(root: &Path, report: &mut Report) -> BTreeMap<String, u64> 
                 trawl_walk::WalkItem::Error(e) => report.errors.push(BagFinding::from_error(&e)),
             }
         }
-        out
+        pushed
+    });
+    pushed.map_err(spools.err())?;
+    Ok(OnDisk {
+        files: Arc::new(spool.finish().map_err(spools.err())?),
+        count,
+        bytes,
     })
 }
 
-/// Digests `paths` (relative to `root`) with `algs` in one pass; returns digests by path and
-/// counts unreadable files into `report`.
-pub fn hash_files(
-    root: &Path,
-    paths: &[String],
+/// A listed path's entries: (index of the payload manifest, line, digest), one per manifest.
+type Group = Vec<(usize, usize, String)>;
+
+/// What the merge of the listings with the payload found (kept apart from the digest results,
+/// which come from another thread, and put before them in the report).
+#[derive(Default)]
+struct Findings {
+    errors: Vec<BagFinding>,
+    warnings: Vec<BagFinding>,
+    to_fetch: Vec<ToFetch>,
+}
+
+fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    Ok(r.next_record()?.map(|(k, v)| (k.to_vec(), v.to_vec())))
+}
+
+/// Walks the manifests' entries and the payload's files together, both in path order: for each
+/// path, duplicates within a manifest, manifests that leave it out, a file in no manifest, a
+/// listed file absent (to fetch, or missing); each listed file present goes to `send` (which
+/// returns false to stop).
+fn merge(
+    bag: &Bag,
+    on_disk: &OnDisk,
+    spools: &Spools,
+    send: &mut dyn FnMut(String, Group) -> bool,
+) -> Result<Findings, BagError> {
+    let io = spools.err();
+    let mut f = Findings::default();
+    let fetch: HashMap<&str, &FetchItem> = bag.fetch.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut fetch_listed: HashSet<String> = HashSet::new();
+    let mut a = match &bag.listed {
+        Some(l) => Some(l.iter().map_err(&io)?),
+        None => None,
+    };
+    let mut b = on_disk.files.iter().map_err(&io)?;
+    let mut ha = match &mut a {
+        Some(r) => next(r).map_err(&io)?,
+        None => None,
+    };
+    let mut hb = next(&mut b).map_err(&io)?;
+    loop {
+        let key = match (&ha, &hb) {
+            (None, None) => break,
+            (Some((k, _)), None) | (None, Some((k, _))) => k.clone(),
+            (Some((x, _)), Some((y, _))) => x.min(y).clone(),
+        };
+        let path = String::from_utf8_lossy(&key).into_owned();
+        let mut group: Group = Vec::new();
+        while let Some((k, v)) = &ha
+            && *k == key
+        {
+            if let Some((slot, line, digest)) = decode_listed(v)
+                && let Some((mi, m)) = bag.manifest_of(slot)
+            {
+                match group.iter().find(|g| g.0 == mi) {
+                    Some((_, prev_line, prev)) => {
+                        let (list, what) = if *prev != digest {
+                            (&mut f.errors, "is listed twice with different digests")
+                        } else {
+                            (&mut f.warnings, "is listed twice")
+                        };
+                        list.push(BagFinding::about(
+                            &m.file,
+                            format!("'{path}' {what} (lines {prev_line} and {line})"),
+                        ));
+                    }
+                    None => group.push((mi, line, digest)),
+                }
+            }
+            ha = match &mut a {
+                Some(r) => next(r).map_err(&io)?,
+                None => None,
+            };
+        }
+        let present = hb.as_ref().is_some_and(|(k, _)| *k == key);
+        if present {
+            hb = next(&mut b).map_err(&io)?;
+        }
+        if group.is_empty() {
+            if present {
+                f.errors.push(BagFinding::about(
+                    &path,
+                    "present in the payload but in no manifest",
+                ));
+            }
+            continue;
+        }
+        if group.len() != bag.payload.len() {
+            let missing_from: Vec<&str> = bag
+                .payload
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !group.iter().any(|(mi, _, _)| mi == i))
+                .map(|(_, m)| m.file.as_str())
+                .collect();
+            f.errors.push(BagFinding::about(
+                &path,
+                format!(
+                    "listed in some payload manifests but not in {}",
+                    missing_from.join(", ")
+                ),
+            ));
+        }
+        let fetched = fetch.get(path.as_str());
+        if fetched.is_some() {
+            fetch_listed.insert(path.clone());
+        }
+        if !present {
+            match fetched {
+                Some(item) => f.to_fetch.push(ToFetch {
+                    url: item.url.clone(),
+                    length: item.length,
+                    path: item.path.clone(),
+                }),
+                None => f.errors.push(BagFinding::about(
+                    &path,
+                    "listed in the manifests but missing",
+                )),
+            }
+            continue;
+        }
+        if !send(path, group) {
+            return Ok(f);
+        }
+    }
+    for item in &bag.fetch {
+        if !fetch_listed.contains(&item.path) {
+            f.errors.push(BagFinding::about(
+                "fetch.txt",
+                format!("'{}' is in no payload manifest", item.path),
+            ));
+        }
+    }
+    Ok(f)
+}
+
+/// Receives each payload file hashed, with its digests (for `bag update`).
+pub(crate) type Sink<'a> = dyn FnMut(&str, &[(Algorithm, Vec<u8>)]) -> Result<(), BagError> + 'a;
+
+/// Checks the payload against the manifests: completeness always; with `fast` false, the
+/// digests too, every present listed file read once with `algs` (at least the manifests'
+/// algorithms), each file's digests also handed to `sink`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_payload(
+    bag: &Bag,
+    on_disk: &OnDisk,
+    fast: bool,
     algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
+    spools: &Spools,
     report: &mut Report,
-) -> HashMap<String, Vec<(Algorithm, Vec<u8>)>> {
-    let full: Vec<PathBuf> = paths.iter().map(|p| root.join(p)).collect();
-    let back: HashMap<PathBuf, &String> = full.iter().cloned().zip(paths.iter()).collect();
-    let mut out = HashMap::new();
-    trawl_scan::scan(
-        cfg,
-        Input::Files(&full),
-        &DigestLanes(algs.to_vec()),
-        progress,
-        stop,
-        &mut |ev| match ev {
-            Event::File(rec) => {
-                report.files_checked += 1;
-                report.bytes_checked += rec.size;
-                let d = rec.digests().into_iter().collect();
-                out.insert(back[&rec.path].clone(), d);
-            }
-            Event::Failed(ScanError::Read(e)) => {
-                report.unreadable += 1;
-                report.errors.push(BagFinding::from_error(&e));
-            }
-            Event::Failed(e) => report.errors.push(BagFinding::from_error(&e)),
-            Event::Skipped { path, kind } => report.errors.push(BagFinding::about(
-                path.display(),
-                kind.describe().to_string(),
-            )),
-        },
-    );
-    out
+    mut sink: Option<&mut Sink<'_>>,
+) -> Result<(), BagError> {
+    let findings = if fast {
+        merge(bag, on_disk, spools, &mut |_, _| true)?
+    } else {
+        let mut results: Vec<BagFinding> = Vec::new();
+        let mut sink_err: Option<BagError> = None;
+        let (mut files, mut bytes, mut unreadable) = (0u64, 0u64, 0u64);
+        let merged = hash_stream(
+            &bag.root,
+            algs,
+            cfg,
+            progress,
+            stop,
+            |feeder| merge(bag, on_disk, spools, &mut |p, g| feeder.send(p, g)),
+            |rel, group: Group, hashed| match hashed {
+                Hashed::Digests { size, digests } => {
+                    files += 1;
+                    bytes += size;
+                    for (mi, line, want) in &group {
+                        let m = &bag.payload[*mi];
+                        let Some(alg) = m.algorithm else { continue };
+                        let actual = digests
+                            .iter()
+                            .find(|(a, _)| *a == alg)
+                            .map(|(_, v)| hex::encode(v))
+                            .unwrap_or_default();
+                        if actual != *want {
+                            results.push(BagFinding::about(
+                                &rel,
+                                format!(
+                                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
+                                    m.file
+                                ),
+                            ));
+                        }
+                    }
+                    if let Some(sink) = sink.as_mut()
+                        && sink_err.is_none()
+                        && let Err(e) = sink(&rel, &digests)
+                    {
+                        sink_err = Some(e);
+                        stop.request(trawl_stop::Reason::Failed);
+                    }
+                }
+                Hashed::Unreadable(f) => {
+                    unreadable += 1;
+                    results.push(f);
+                }
+                Hashed::Failed(f) => results.push(f),
+            },
+        );
+        if let Some(e) = sink_err {
+            return Err(e);
+        }
+        let mut findings = merged?;
+        report.files_checked += files;
+        report.bytes_checked += bytes;
+        report.unreadable += unreadable;
+        findings.errors.append(&mut results);
+        findings
+    };
+    report.errors.extend(findings.errors);
+    report.warnings.extend(findings.warnings);
+    report.to_fetch.extend(findings.to_fetch);
+    Ok(())
 }
 
 /// How `bagit.txt` departs from RFC 8493's form: exactly `BagIt-Version: M.N` then
@@ -482,13 +919,14 @@ pub fn validate(
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
+    spools: &Spools,
 ) -> Result<Report, BagError> {
     let mut report = Report {
         fast,
         ..Report::default()
     };
-    let bag = load(root, &mut report)?;
-    let on_disk = payload_files(root, &mut report);
+    let bag = load(root, &mut report, spools)?;
+    let on_disk = payload_files(root, &mut report, spools)?;
 
     // Payload-Oxum: octets.streams.
     match bag.info_value("Payload-Oxum") {
@@ -497,7 +935,7 @@ pub fn validate(
             .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
         {
             Some((bytes, count)) => {
-                let (b, c) = (on_disk.values().sum::<u64>(), on_disk.len() as u64);
+                let (b, c) = (on_disk.bytes, on_disk.count);
                 // A holey bag's Oxum counts files not yet fetched.
                 if (b, c) != (bytes, count) && bag.fetch.is_empty() {
                     report.errors.push(BagFinding::about("bag-info.txt", format!("Payload-Oxum is {bytes}.{count} but the payload holds {b} bytes in {c} files")));
@@ -516,121 +954,23 @@ pub fn validate(
             "no Payload-Oxum (RFC 8493 says it SHOULD be there)",
         )),
     }
-    // Completeness: per manifest listings, duplicates, agreement between manifests.
-    let mut listed: BTreeMap<String, Vec<(usize, &ManifestLine)>> = BTreeMap::new();
-    for (mi, m) in bag.payload.iter().enumerate() {
-        let mut seen: HashMap<&str, &ManifestLine> = HashMap::new();
-        for e in &m.entries {
-            if let Some(prev) = seen.get(e.path.as_str()) {
-                if prev.digest != e.digest {
-                    report.errors.push(BagFinding::about(
-                        &m.file,
-                        format!(
-                            "'{}' is listed twice with different digests (lines {} and {})",
-                            e.path, prev.line, e.line
-                        ),
-                    ));
-                } else {
-                    report.warnings.push(BagFinding::about(
-                        &m.file,
-                        format!(
-                            "'{}' is listed twice (lines {} and {})",
-                            e.path, prev.line, e.line
-                        ),
-                    ));
-                }
-                continue;
-            }
-            seen.insert(&e.path, e);
-            listed.entry(e.path.clone()).or_default().push((mi, e));
-        }
-    }
-    for (path, ms) in &listed {
-        if ms.len() != bag.payload.len() {
-            let missing_from: Vec<&str> = bag
-                .payload
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !ms.iter().any(|(mi, _)| mi == i))
-                .map(|(_, m)| m.file.as_str())
-                .collect();
-            report.errors.push(BagFinding::about(
-                path,
-                format!(
-                    "listed in some payload manifests but not in {}",
-                    missing_from.join(", ")
-                ),
-            ));
-        }
-    }
-    // By path, for the lookups below: one pass, not one search per listed file.
-    let fetch_by_path: HashMap<&str, &FetchItem> =
-        bag.fetch.iter().map(|f| (f.path.as_str(), f)).collect();
-    for f in &bag.fetch {
-        if !listed.contains_key(&f.path) {
-            report.errors.push(BagFinding::about(
-                "fetch.txt",
-                format!("'{}' is in no payload manifest", f.path),
-            ));
-        }
-    }
-    for path in on_disk.keys() {
-        if !listed.contains_key(path) {
-            report.errors.push(BagFinding::about(
-                path,
-                "present in the payload but in no manifest",
-            ));
-        }
-    }
-    for path in listed.keys() {
-        if !on_disk.contains_key(path) {
-            if let Some(f) = fetch_by_path.get(path.as_str()) {
-                report.to_fetch.push(ToFetch {
-                    url: f.url.clone(),
-                    length: f.length,
-                    path: f.path.clone(),
-                });
-            } else {
-                report.errors.push(BagFinding::about(
-                    path,
-                    "listed in the manifests but missing",
-                ));
-            }
-        }
-    }
-
+    // Completeness (every listed file present, nothing unlisted, the manifests agreeing) and,
+    // unless fast, every present listed file's digests, in one merge of the sorted listings.
+    let algs = bag.payload_algorithms();
+    check_payload(
+        &bag,
+        &on_disk,
+        fast,
+        &algs,
+        cfg,
+        progress,
+        stop,
+        spools,
+        &mut report,
+        None,
+    )?;
     if fast {
         return Ok(report);
-    }
-
-    // Digests: every present listed file, every algorithm, one read.
-    let algs = bag.payload_algorithms();
-    let present: Vec<String> = listed
-        .keys()
-        .filter(|p| on_disk.contains_key(*p))
-        .cloned()
-        .collect();
-    let got = hash_files(root, &present, &algs, cfg, progress, stop, &mut report);
-    for (path, ms) in &listed {
-        let Some(d) = got.get(path) else { continue };
-        for (mi, e) in ms {
-            let m = &bag.payload[*mi];
-            let Some(alg) = m.algorithm else { continue };
-            let actual = d
-                .iter()
-                .find(|(a, _)| *a == alg)
-                .map(|(_, v)| hex::encode(v))
-                .unwrap_or_default();
-            if actual != e.digest {
-                report.errors.push(BagFinding::about(
-                    path,
-                    format!(
-                        "{alg} mismatch ({} line {}): manifest has {}, file has {actual}",
-                        m.file, e.line, e.digest
-                    ),
-                ));
-            }
-        }
     }
 
     // Tag manifests.
@@ -696,4 +1036,19 @@ pub fn validate(
         ));
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod piece_tests {
+    use super::piece_end;
+
+    #[test]
+    fn a_piece_ends_after_its_last_line_break_and_never_inside_a_crlf() {
+        assert_eq!(piece_end(b"a\nb\nc"), Some(4));
+        assert_eq!(piece_end(b"a\r\nb\r\n"), Some(6));
+        // A CR at the very end may be the first half of a CRLF: not cut there.
+        assert_eq!(piece_end(b"a\rb\r"), Some(2));
+        assert_eq!(piece_end(b"abc\r"), None);
+        assert_eq!(piece_end(b"abc"), None);
+    }
 }

@@ -1,0 +1,248 @@
+//! A bag's per-file state kept out of RAM: payload paths with their digests or sizes go to
+//! spools (sorted runs on disk past a budget, read back in path order), files are hashed as a
+//! stream with only the ones under way held, and payload manifests are written in one pass
+//! over a spool. A bag of any number of files is created, validated or updated in bounded
+//! memory.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use trawl_digest::Algorithm;
+use trawl_printer::AtomicFile;
+use trawl_report::bag::BagFinding;
+use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_spool::{Sorted, Spool};
+use trawl_stop::{Reason, Stop};
+
+use crate::{BagError, io_err};
+
+/// The RAM a bag operation gives its spools when the caller says nothing.
+pub const DEFAULT_MEMORY: usize = 32 << 20;
+
+/// Where and how much a bag operation spools.
+#[derive(Debug, Clone)]
+pub struct Spools {
+    /// The spools' files go in private directories under this one (removed at the end).
+    pub dir: PathBuf,
+    /// RAM for all the operation's spools together.
+    pub memory: usize,
+}
+
+impl Default for Spools {
+    fn default() -> Spools {
+        Spools {
+            dir: std::env::temp_dir(),
+            memory: DEFAULT_MEMORY,
+        }
+    }
+}
+
+impl Spools {
+    /// A spool with `1/share` of the budget.
+    pub(crate) fn spool(&self, share: usize) -> Spool {
+        Spool::new(&self.dir, (self.memory / share.max(1)).max(1))
+    }
+
+    /// A spool's failure, named by the directory its files go under.
+    pub(crate) fn err(&self) -> impl Fn(std::io::Error) -> BagError + '_ {
+        |source| BagError::Io {
+            path: self.dir.clone(),
+            source,
+        }
+    }
+}
+
+/// How many files may be queued to the engine ahead of its results.
+const IN_FLIGHT: usize = 1024;
+
+/// What became of a file sent to [`hash_stream`].
+pub(crate) enum Hashed {
+    Digests {
+        size: u64,
+        digests: Vec<(Algorithm, Vec<u8>)>,
+    },
+    /// Could not be read (counts as unreadable).
+    Unreadable(BagFinding),
+    /// Not a regular file, or another failure.
+    Failed(BagFinding),
+}
+
+/// Sends files to [`hash_stream`]'s engine, each with what its result is checked against.
+pub(crate) struct Feeder<'a, T> {
+    root: &'a Path,
+    in_flight: &'a Mutex<HashMap<PathBuf, (String, T)>>,
+    tx: crossbeam_channel::Sender<trawl_walk::FileEntry>,
+    progress: &'a dyn Progress,
+    stop: &'a Stop,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<T> Feeder<'_, T> {
+    /// Queues `rel` (a path below the root); false once the engine has stopped.
+    pub(crate) fn send(&mut self, rel: String, with: T) -> bool {
+        if self.stop.is_stopping() {
+            return false;
+        }
+        let path = self.root.join(&rel);
+        let f = trawl_walk::FileEntry::named(&path);
+        self.progress.found(1, f.size);
+        lock(self.in_flight).insert(path, (rel, with));
+        self.tx.send(f).is_ok()
+    }
+}
+
+/// Hashes the files `feed` sends (from a thread of its own, as it produces them) with `algs`
+/// in one read each, and hands each result to `done` with what it was sent with. At most
+/// [`IN_FLIGHT`] files wait in the channel; only files under way are held.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn hash_stream<T: Send, R: Send>(
+    root: &Path,
+    algs: &[Algorithm],
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    feed: impl FnOnce(&mut Feeder<'_, T>) -> R + Send,
+    mut done: impl FnMut(String, T, Hashed),
+) -> R {
+    let mut cfg = cfg.clone();
+    cfg.roots = vec![root.to_path_buf()];
+    let in_flight: Mutex<HashMap<PathBuf, (String, T)>> = Mutex::new(HashMap::new());
+    let lanes = DigestLanes(algs.to_vec());
+    let engine = stop.child();
+    let r = std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded(IN_FLIGHT);
+        let in_flight = &in_flight;
+        let engine = &engine;
+        let feeder = s.spawn(move || {
+            let mut f = Feeder {
+                root,
+                in_flight,
+                tx,
+                progress,
+                stop: engine,
+            };
+            feed(&mut f)
+        });
+        let take = |path: &Path| lock(in_flight).remove(path);
+        trawl_scan::scan(
+            &cfg,
+            Input::Stream(rx),
+            &lanes,
+            progress,
+            engine,
+            &mut |ev| {
+                let (path, h) = match ev {
+                    Event::File(rec) => {
+                        let digests = rec.digests().into_iter().collect();
+                        let size = rec.size;
+                        (rec.path, Hashed::Digests { size, digests })
+                    }
+                    Event::Failed(ScanError::Read(e)) => (
+                        e.path().to_path_buf(),
+                        Hashed::Unreadable(BagFinding::from_error(&e)),
+                    ),
+                    Event::Failed(e) => {
+                        let Some(p) = e.path().map(Path::to_path_buf) else {
+                            return;
+                        };
+                        (p, Hashed::Failed(BagFinding::from_error(&e)))
+                    }
+                    Event::Skipped { path, kind } => {
+                        let f = BagFinding::about(path.display(), kind.describe().to_string());
+                        (path, Hashed::Failed(f))
+                    }
+                };
+                if let Some((rel, with)) = take(&path) {
+                    done(rel, with, h);
+                }
+            },
+        );
+        // The engine has stopped: release a feeder blocked on a full channel.
+        engine.request(Reason::Failed);
+        feeder
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    // Whatever the engine did not report on (none, unless stopped) was not read.
+    let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
+    for (rel, with) in left {
+        let f = BagFinding::about(&rel, "not read (interrupted)");
+        done(rel, with, Hashed::Unreadable(f));
+    }
+    r
+}
+
+/// Payload digests in path order, from a spool: each record's key is a path (below the bag
+/// after `prefix`), its value `skip` bytes of something else, then the digests of `layout`.
+pub(crate) struct Listing<'a> {
+    pub sorted: &'a Arc<Sorted>,
+    pub layout: &'a [Algorithm],
+    pub prefix: &'a [u8],
+    pub skip: usize,
+}
+
+impl Listing<'_> {
+    /// The digest of `alg` in a record's value.
+    pub(crate) fn digest<'v>(&self, value: &'v [u8], alg: Algorithm) -> Option<&'v [u8]> {
+        let mut off = self.skip;
+        for a in self.layout {
+            let n = a.output_len();
+            if *a == alg {
+                return value.get(off..off + n);
+            }
+            off += n;
+        }
+        None
+    }
+}
+
+/// Writes `manifest-ALG.txt` for each of `algs` under `root` in one pass over `listing`, each
+/// file written whole under a temporary name, then renamed into place.
+pub(crate) fn write_payload_manifests(
+    root: &Path,
+    listing: &Listing<'_>,
+    algs: &[Algorithm],
+) -> Result<(), BagError> {
+    let mut outs = Vec::new();
+    for alg in algs {
+        let p = root.join(format!("manifest-{}.txt", alg.bagit_name()));
+        let f = AtomicFile::create(&p).map_err(io_err(&p))?;
+        outs.push((*alg, p, std::io::BufWriter::with_capacity(1 << 16, f)));
+    }
+    let mut line = Vec::new();
+    let mut path = Vec::new();
+    let mut failed: Option<BagError> = None;
+    let read = listing.sorted.for_each(|key, value| {
+        path.clear();
+        path.extend_from_slice(listing.prefix);
+        path.extend_from_slice(key);
+        let enc = crate::encode_path(&path);
+        for (alg, p, w) in outs.iter_mut() {
+            line.clear();
+            let d = listing.digest(value, *alg).unwrap_or_default();
+            line.extend_from_slice(hex::encode(d).as_bytes());
+            line.extend_from_slice(b"  ");
+            line.extend_from_slice(&enc);
+            line.push(b'\n');
+            if let Err(e) = w.write_all(&line) {
+                failed = Some(io_err(p)(e));
+                return Err(std::io::Error::other("write failed"));
+            }
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    read.map_err(io_err(root))?;
+    for (_, p, w) in outs {
+        let f = w.into_inner().map_err(|e| io_err(&p)(e.into_error()))?;
+        f.commit().map_err(io_err(&p))?;
+    }
+    Ok(())
+}
