@@ -19,7 +19,8 @@ the inodes for a size, it says so and skips it).
 lacks the inodes): the peak RSS of the default scan with `-m sha256sum:F --json J` at 10^4 and
 10^6 files of 0-4 KiB (1,000 directories) and at 5x10^6 empty files (1,000 directories), with
 the slope in bytes per file; `verify` of the 5x10^6-line manifest that scan wrote; an audit
-registration of each tree and a re-audit of the 10^6 files, with the catalog's bytes per file; and a scan of
+registration of each tree and a re-audit of the 10^6 files, with the catalog's bytes per file;
+`bag create --out` (hard links) and `bag validate` of each tree; and a scan of
 one directory holding 10^6 empty files. `--scale-sizes` changes the three tree sizes.
 """
 
@@ -156,6 +157,15 @@ def scale(T, sizes):
             print(f"catalog of {n:,} files: {size / n:.0f} bytes per file ({size / 2**20:.0f} MiB;"
                   f" goal <= 250 at 10^6)", flush=True)
             os.remove(cat)
+        for n, kind, t in trees:
+            # Hard links into a new bag: the source tree is left as it is.
+            bag = os.path.join(tmp, f"bag{n}")
+            took, rss = run_once([T, "bag", "create", t, "--out", bag, "-q", "--temp-dir", tmp],
+                                 False)
+            row(f"bag create --out ({kind})", n, took, rss)
+            took, rss = run_once([T, "bag", "validate", bag, "-q", "--temp-dir", tmp], False)
+            row(f"bag validate ({kind})", n, took, rss)
+            shutil.rmtree(bag)
     flat = os.path.join(HERE, "data", f"onedir{mid}")
     if make_empty_tree(flat, mid, 1):
         cmd = [T, "scan", flat, "-q", "-d", "xxh3", "--no-reduce"]

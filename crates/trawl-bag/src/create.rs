@@ -20,7 +20,9 @@ use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 use trawl_spool::Sorted;
 use trawl_stop::Stop;
 
-use crate::payload::{Hashed, Listing, Spools, hash_stream, write_payload_manifests};
+use crate::payload::{
+    Hashed, Listing, Spools, digest_reader, hash_stream, write_payload_manifests,
+};
 use crate::validate::{self, Report};
 use crate::{BagError, io_err};
 
@@ -217,15 +219,17 @@ fn write_tag_files(
         .filter(|n| !n.starts_with("tagmanifest-") && !n.starts_with('.') && n.ends_with(".txt"))
         .collect();
     tag_names.sort();
-    for alg in tag_algs {
-        let mut text = String::new();
-        for n in &tag_names {
-            let bytes = std::fs::read(root.join(n)).map_err(io_err(&root.join(n)))?;
-            text.push_str(&format!(
-                "{}  {n}\n",
-                hex::encode(trawl_digest::digest(*alg, &bytes))
-            ));
+    // Each tag file read once for every algorithm (a payload manifest may be large).
+    let mut texts = vec![String::new(); tag_algs.len()];
+    for n in &tag_names {
+        let p = root.join(n);
+        let f = std::fs::File::open(&p).map_err(io_err(&p))?;
+        let digests = digest_reader(f, tag_algs).map_err(io_err(&p))?;
+        for (text, d) in texts.iter_mut().zip(digests) {
+            text.push_str(&format!("{}  {n}\n", hex::encode(d)));
         }
+    }
+    for (alg, text) in tag_algs.iter().zip(texts) {
         write_atomic(
             &root.join(format!("tagmanifest-{}.txt", alg.bagit_name())),
             text.as_bytes(),

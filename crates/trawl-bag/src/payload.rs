@@ -177,6 +177,28 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
     r
 }
 
+/// The digests of `algs` of everything `r` yields, read once in 64 KiB steps (a tag file of
+/// any size is hashed in that much memory).
+pub(crate) fn digest_reader(
+    mut r: impl std::io::Read,
+    algs: &[Algorithm],
+) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut hashers: Vec<_> = algs.iter().map(|a| a.hasher()).collect();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        for h in &mut hashers {
+            h.update(&buf[..n]);
+        }
+    }
+    Ok(hashers.into_iter().map(|h| h.finish()).collect())
+}
+
 /// Payload digests in path order, from a spool: each record's key is a path (below the bag
 /// after `prefix`), its value `skip` bytes of something else, then the digests of `layout`.
 pub(crate) struct Listing<'a> {

@@ -18,7 +18,7 @@ use trawl_scan::{Progress, ScanConfig};
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::Stop;
 
-use crate::payload::{Hashed, Spools, hash_stream};
+use crate::payload::{Hashed, Spools, digest_reader, hash_stream};
 use crate::tagfile::{self, ManifestLine};
 use crate::{BagError, io_err};
 
@@ -988,9 +988,13 @@ pub fn validate(
                 continue;
             }
             let Some(alg) = m.algorithm else { continue };
-            match read_tag(root, &tag_dir, &e.path) {
-                Ok(Some(bytes)) => {
-                    let actual = hex::encode(trawl_digest::digest(alg, &bytes));
+            let hashed = open_tag(root, &tag_dir, &e.path).and_then(|f| {
+                f.map(|f| digest_reader(f, &[alg]).map_err(io_err(&root.join(&e.path))))
+                    .transpose()
+            });
+            match hashed {
+                Ok(Some(d)) => {
+                    let actual = hex::encode(&d[0]);
                     if actual != e.digest {
                         report.errors.push(BagFinding::about(
                             &e.path,
