@@ -2,9 +2,10 @@
 """bench/files: the cost per small file, trawl against the simplest peers, in one run.
 
 Generates (once, under bench/data/) a tree of 200,000 files of 1-200 bytes in 200 directories,
-then runs, interleaved round by round, `trawl scan -d xxh3 --no-reduce`, `trawl scan -d sha256
---no-reduce` and the default scan against `find -print0 | xargs -0 -P2 xxhsum -H3`, `xargs -P2
-sha256sum` and `rhash --sha256 -r`; prints medians and ratios (peer time over trawl's: above 1,
+then runs, interleaved round by round, `trawl scan -d xxh3 --no-reduce -m xxh3sum:-`, `trawl scan
+-d sha256 --no-reduce -m sha256sum:-` and the default scan with `-m sha256sum:-` against `find
+-print0 | xargs -0 -P2 xxhsum -H3`, `xargs -P2 sha256sum` and `rhash --sha256 -r` (every command
+writes a line per file to stdout, sent to /dev/null); prints medians and ratios (peer time over trawl's: above 1,
 trawl is faster), then the system calls per file of trawl's xxh3 scan on 20,000 of those files
 (`strace -c -f`) and the peak RSS of each command (wait4).
 
@@ -206,13 +207,17 @@ def peers(a, T):
     small = os.path.join(HERE, "data", "files20000")
     make_tree(small, 20_000)
     q = f"'{tree}'"
+    # Every command writes a digest line per file to its stdout (the peers' way; trawl's
+    # manifest on '-'), which run_once sends to /dev/null: the same job on both sides.
     cases = [
-        ("trawl -d xxh3 --no-reduce", [T, "scan", tree, "-q", "-d", "xxh3", "--no-reduce"], False),
+        ("trawl -d xxh3 --no-reduce", [T, "scan", tree, "-q", "-d", "xxh3", "--no-reduce",
+                                       "-m", "xxh3sum:-"], False),
         ("xargs -P2 xxhsum -H3", f"find {q} -type f -print0 | xargs -0 -P2 xxhsum -H3", True),
-        ("trawl -d sha256 --no-reduce", [T, "scan", tree, "-q", "--no-reduce"], False),
+        ("trawl -d sha256 --no-reduce", [T, "scan", tree, "-q", "--no-reduce",
+                                         "-m", "sha256sum:-"], False),
         ("xargs -P2 sha256sum", f"find {q} -type f -print0 | xargs -0 -P2 sha256sum", True),
         ("rhash --sha256 -r", ["rhash", "--sha256", "-r", tree] if shutil.which("rhash") else None, False),
-        ("trawl (default scan)", [T, "scan", tree, "-q"], False),
+        ("trawl (default scan)", [T, "scan", tree, "-q", "-m", "sha256sum:-"], False),
     ]
     cases = [c for c in cases if c[1] is not None]
     print(f"{a.files:,} files of 1-200 bytes in 200 directories; {os.cpu_count()} CPUs; "

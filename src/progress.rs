@@ -139,8 +139,13 @@ impl Drop for Bar {
     }
 }
 
+// Only a drawn bar reads the counters: without one, the workers do not touch them (two cores
+// adding to the same cache line for every file cost 2% of a small-file scan).
 impl trawl_scan::Progress for Bar {
     fn found(&self, files: u64, bytes: u64) {
+        if self.ticker.is_none() {
+            return;
+        }
         self.counters
             .found_files
             .fetch_add(files, Ordering::Relaxed);
@@ -160,9 +165,13 @@ impl trawl_scan::Progress for Bar {
         }
     }
     fn read(&self, bytes: u64) {
-        self.counters.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if self.ticker.is_some() {
+            self.counters.read_bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
     fn file_done(&self) {
-        self.counters.done_files.fetch_add(1, Ordering::Relaxed);
+        if self.ticker.is_some() {
+            self.counters.done_files.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }

@@ -39,6 +39,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         media: plan.media,
         exclude: exclude.filter_map(Output::identity).collect(),
         file_records: json.is_some(),
+        keep_records: json.is_some() || !manifests.is_empty(),
         count_links: plan.count_links,
         record_memory: plan.record_memory,
         temp_dir: plan.temp_dir.clone(),

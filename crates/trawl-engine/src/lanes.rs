@@ -56,7 +56,7 @@ impl Links {
 impl LaneFactory for ScanLanes {
     fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
         let (path, size) = (file.path, file.size);
-        let mut l = DigestLanes(self.digests.clone()).lanes(file);
+        let mut l = DigestLanes::of(&self.digests, file, 2);
         let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
             let mut r = FileReducer::new(cfg.clone());

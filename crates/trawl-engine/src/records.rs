@@ -145,20 +145,30 @@ pub struct RecordSink {
     buf: Vec<u8>,
     temp_dir: PathBuf,
     budget: usize,
+    /// False: no output wants the files one by one; they are only counted.
+    keep: bool,
+    count: u64,
 }
 
 impl RecordSink {
-    /// Up to `budget` bytes of records in RAM; past it, runs under `temp_dir`.
-    pub fn new(temp_dir: &Path, budget: usize) -> RecordSink {
+    /// Up to `budget` bytes of records in RAM; past it, runs under `temp_dir`. With `keep`
+    /// false the files are counted, not kept (nothing asked for them: no manifest, no JSON).
+    pub fn new(temp_dir: &Path, budget: usize, keep: bool) -> RecordSink {
         RecordSink {
             spool: Spool::new(temp_dir, budget),
             buf: Vec::new(),
             temp_dir: temp_dir.to_path_buf(),
             budget,
+            keep,
+            count: 0,
         }
     }
 
     pub fn add(&mut self, rec: &FileRecord, flv: Option<FlvSummary>) -> io::Result<()> {
+        self.count += 1;
+        if !self.keep {
+            return Ok(());
+        }
         // The path is the key, not part of the encoded value.
         StoredFile::without_path(rec, flv).encode(&mut self.buf);
         self.spool.push(rec.path.as_os_str().as_bytes(), &self.buf)
@@ -166,6 +176,7 @@ impl RecordSink {
 
     pub fn finish(self, roots: &[PathBuf]) -> io::Result<Records> {
         Ok(Records {
+            count: self.count,
             sorted: Arc::new(self.spool.finish()?),
             by_name: None,
             names: ManifestNames::new(roots),
@@ -176,8 +187,10 @@ impl RecordSink {
     }
 }
 
-/// Every file a scan read, in path order (bytes), on disk past the budget.
+/// Every file a scan read, in path order (bytes), on disk past the budget (or only their
+/// number, when the scan kept none).
 pub struct Records {
+    count: u64,
     sorted: Arc<Sorted>,
     /// The manifest entries, when their order (by manifest name) is not the paths' order.
     by_name: Option<Arc<Sorted>>,
@@ -189,17 +202,18 @@ pub struct Records {
 
 impl std::fmt::Debug for Records {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Records({} files)", self.sorted.len())
+        write!(f, "Records({} files)", self.count)
     }
 }
 
 impl Records {
+    /// The files read (kept or not).
     pub fn len(&self) -> u64 {
-        self.sorted.len()
+        self.count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sorted.is_empty()
+        self.count == 0
     }
 
     /// Whether some records went to disk.

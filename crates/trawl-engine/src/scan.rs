@@ -42,6 +42,9 @@ pub struct ScanOptions {
     /// report has the totals, skipped and failed entries only, and the records stay in
     /// [`ScanResult::records`].
     pub file_records: bool,
+    /// Keep the per-file records (for manifests, or `files` with `file_records`); without
+    /// them the files are only counted.
+    pub keep_records: bool,
     /// Bytes of per-file records held in RAM; past it they wait in sorted runs on disk.
     pub record_memory: usize,
     /// Where records (and the fingerprint spill) go past their budgets; default the system's.
@@ -154,7 +157,11 @@ impl Scan {
             links: (o.reduce.is_some() && !o.count_links)
                 .then(|| Arc::new(crate::lanes::Links::default())),
         };
-        let mut sink = RecordSink::new(&spill_dir(), o.record_memory);
+        let mut sink = RecordSink::new(
+            &spill_dir(),
+            o.record_memory,
+            o.keep_records || o.file_records,
+        );
         let mut record_err: Option<std::io::Error> = None;
         let mut media: Vec<(PathBuf, usize, FlvIndex)> = Vec::new();
         let mut media_totals = MediaTotals::default();

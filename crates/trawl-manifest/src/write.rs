@@ -35,6 +35,8 @@ pub struct ManifestWriter<'a> {
     format: &'a Format,
     style: Style,
     left_out: Vec<Vec<u8>>,
+    /// A line is made here and written whole (one write and no allocation per entry).
+    line: Vec<u8>,
 }
 
 impl<'a> ManifestWriter<'a> {
@@ -59,16 +61,17 @@ impl<'a> ManifestWriter<'a> {
             format,
             style,
             left_out: Vec::new(),
+            line: Vec::new(),
         })
     }
 
     /// Writes one entry, or notes it as left out when the format cannot hold its name.
     pub fn entry(&mut self, e: &Entry) -> io::Result<()> {
-        let w = &mut *self.w;
+        let line = &mut self.line;
+        line.clear();
         let end: &[u8] = if self.style.zero { b"\0" } else { b"\n" };
         match self.format {
             Format::Gnu(alg) | Format::Bsd(alg) => {
-                let hex = digest_hex(e, *alg)?;
                 let escape = !self.style.zero && crate::needs_escape(&e.path);
                 let name = if escape {
                     std::borrow::Cow::Owned(crate::escape_name(&e.path))
@@ -76,34 +79,37 @@ impl<'a> ManifestWriter<'a> {
                     std::borrow::Cow::Borrowed(e.path.as_slice())
                 };
                 if escape {
-                    w.write_all(b"\\")?;
+                    line.push(b'\\');
                 }
                 if matches!(self.format, Format::Gnu(_)) {
-                    w.write_all(hex.as_bytes())?;
-                    w.write_all(b"  ")?;
-                    w.write_all(&name)?;
+                    push_hex(line, e, *alg)?;
+                    line.extend_from_slice(b"  ");
+                    line.extend_from_slice(&name);
                 } else {
-                    write!(w, "{} (", alg.bsd_tag())?;
-                    w.write_all(&name)?;
-                    write!(w, ") = {hex}")?;
+                    line.extend_from_slice(alg.bsd_tag().as_bytes());
+                    line.extend_from_slice(b" (");
+                    line.extend_from_slice(&name);
+                    line.extend_from_slice(b") = ");
+                    push_hex(line, e, *alg)?;
                 }
-                w.write_all(end)?;
+                line.extend_from_slice(end);
             }
             Format::Hashdeep(algs) => {
                 if e.path.iter().any(|&b| b == b'\n' || b == b'\r') {
                     self.left_out.push(e.path.clone());
                     return Ok(());
                 }
-                write!(w, "{}", e.size.unwrap_or(0))?;
+                line.extend_from_slice(e.size.unwrap_or(0).to_string().as_bytes());
                 for a in algs {
-                    write!(w, ",{}", digest_hex(e, *a)?)?;
+                    line.push(b',');
+                    push_hex(line, e, *a)?;
                 }
-                w.write_all(b",")?;
-                w.write_all(&e.path)?;
-                w.write_all(b"\n")?;
+                line.push(b',');
+                line.extend_from_slice(&e.path);
+                line.push(b'\n');
             }
         }
-        Ok(())
+        self.w.write_all(line)
     }
 
     /// The names left out, for the caller to report.
@@ -132,11 +138,18 @@ pub fn escape_controls(s: &str) -> String {
     out
 }
 
-fn digest_hex(e: &Entry, alg: trawl_digest::Algorithm) -> io::Result<String> {
+/// Appends the entry's `alg` digest in lowercase hex to `line`.
+fn push_hex(line: &mut Vec<u8>, e: &Entry, alg: trawl_digest::Algorithm) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     e.digests
         .iter()
         .find(|(a, _)| *a == alg)
-        .map(|(_, d)| hex::encode(d))
+        .map(|(_, d)| {
+            line.extend(
+                d.iter()
+                    .flat_map(|b| [HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]),
+            )
+        })
         .ok_or_else(|| {
             io::Error::other(format!(
                 "no {alg} digest for {}",

@@ -1,7 +1,7 @@
 //! The media lane: the FLV keyframe index from a scan's bytes as they pass (files that are not
 //! FLV cost one look at their first bytes).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use trawl_scan::{Lane, LaneOutput};
 
@@ -12,23 +12,69 @@ use crate::{FlvIndex, FlvStream};
 /// [`LaneOutput::Nothing`]).
 pub type MediaOutput = Option<Result<FlvIndex, String>>;
 
-pub struct MediaLane(FlvStream);
+/// The FLV walk starts only once a file's first bytes are the signature: most files are not
+/// FLV, and a walker for each (its index, its copies of the path) cost more than reading a small
+/// file.
+pub enum MediaLane {
+    Head {
+        path: PathBuf,
+        size: u64,
+        head: [u8; 3],
+        seen: usize,
+    },
+    Flv(Box<FlvStream>),
+    NotFlv,
+}
 
 impl MediaLane {
     pub fn new(path: &Path, size: u64) -> MediaLane {
-        MediaLane(FlvStream::new(path, size))
+        MediaLane::Head {
+            path: path.to_path_buf(),
+            size,
+            head: [0; 3],
+            seen: 0,
+        }
     }
 }
 
 impl Lane for MediaLane {
     fn update(&mut self, chunk: &[u8]) {
-        if !self.0.is_not_flv() {
-            self.0.update(chunk)
+        match self {
+            MediaLane::Flv(s) => {
+                if !s.is_not_flv() {
+                    s.update(chunk)
+                }
+            }
+            MediaLane::NotFlv => {}
+            MediaLane::Head {
+                path,
+                size,
+                head,
+                seen,
+            } => {
+                let take = (3 - *seen).min(chunk.len());
+                head[*seen..*seen + take].copy_from_slice(&chunk[..take]);
+                *seen += take;
+                if !b"FLV".starts_with(&head[..*seen]) {
+                    *self = MediaLane::NotFlv;
+                } else if *seen == 3 {
+                    let mut s = FlvStream::new(path, *size);
+                    s.update(&head[..]);
+                    if take < chunk.len() {
+                        s.update(&chunk[take..]);
+                    }
+                    *self = MediaLane::Flv(Box::new(s));
+                }
+            }
         }
     }
 
     fn finish(self: Box<Self>) -> LaneOutput {
-        match self.0.finish() {
+        let MediaLane::Flv(s) = *self else {
+            // Not FLV, or shorter than the signature.
+            return LaneOutput::Nothing;
+        };
+        match s.finish() {
             None => LaneOutput::Nothing,
             Some(r) => {
                 let out: MediaOutput = Some(r.map_err(|e| e.to_string()));

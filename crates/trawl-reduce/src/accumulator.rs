@@ -274,11 +274,11 @@ impl Accumulator {
             // What is staged goes into the table first: the spill holds what comes after.
             d.flush();
             let extra = if idx == self.unit_index { ncodec } else { 0 };
-            d.spill = Some(spill::Spill::new(&dir, extra, kb)?);
+            d.spill = Some(spill::Spill::new(&dir, extra, kb, 0)?);
         }
         if let Some((d, _)) = &mut self.cdc {
             d.flush();
-            d.spill = Some(spill::Spill::new(&dir, 0, kb)?);
+            d.spill = Some(spill::Spill::new(&dir, 0, kb, 0)?);
         }
         self.spilled = true;
         Ok(())

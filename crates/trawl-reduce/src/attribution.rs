@@ -16,6 +16,10 @@ use crate::spill;
 /// Bytes of shares held in RAM before they go to disk.
 const SHARES_MEMORY: usize = 4 << 20;
 
+/// Bytes of the key log held in RAM before it goes to disk (a scan of up to about 350,000
+/// blocks writes none).
+const KEYLOG_MEMORY: usize = 4 << 20;
+
 /// Appends (key, length, file) of each non-zero block to the key log (made on first use).
 pub(crate) fn log_keys(
     log: &mut Option<spill::Spill>,
@@ -31,6 +35,7 @@ pub(crate) fn log_keys(
             &dir,
             1,
             if cfg.exact_keys { 16 } else { 8 },
+            KEYLOG_MEMORY,
         )?);
     }
     let w = log.as_mut().expect("just made");

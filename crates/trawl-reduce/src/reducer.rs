@@ -22,16 +22,67 @@ pub struct FileReducer {
     acc: Option<Arc<std::sync::Mutex<Accumulator>>>,
 }
 
+/// What a reducer keeps between files on one thread: its compressors (an LZ4 state, a zstd
+/// context) and its partial-piece buffers. A worker reduces thousands of small files one after
+/// another, and making these afresh for each cost more than reducing a small file.
+struct Scratch {
+    compressors: Vec<Compressor>,
+    block: Vec<u8>,
+    unit: Vec<u8>,
+    cdc: Vec<u8>,
+}
+
+/// A buffer that grew past this (a chunk of a large file) is let go rather than kept.
+const KEEP: usize = 1 << 20;
+
+thread_local! {
+    /// The last reducer's scratch on this thread, for the next one (one per thread: a worker
+    /// reduces one file at a time).
+    static SPARE: std::cell::RefCell<Option<Scratch>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Scratch {
+    fn take(codecs: &[crate::codec::Codec]) -> Scratch {
+        let spare = SPARE.with(|s| s.borrow_mut().take());
+        match spare {
+            Some(s)
+                if s.compressors
+                    .iter()
+                    .map(Compressor::codec)
+                    .eq(codecs.iter().copied()) =>
+            {
+                s
+            }
+            _ => Scratch {
+                compressors: codecs.iter().map(|c| Compressor::new(*c)).collect(),
+                block: Vec::new(),
+                unit: Vec::new(),
+                cdc: Vec::new(),
+            },
+        }
+    }
+
+    fn give_back(mut self) {
+        for b in [&mut self.block, &mut self.unit, &mut self.cdc] {
+            b.clear();
+            if b.capacity() > KEEP {
+                *b = Vec::new();
+            }
+        }
+        SPARE.with(|s| *s.borrow_mut() = Some(self));
+    }
+}
+
 impl FileReducer {
     pub fn new(cfg: Arc<ReduceConfig>) -> FileReducer {
-        let compressors = cfg.codecs.iter().map(|c| Compressor::new(*c)).collect();
+        let s = Scratch::take(&cfg.codecs);
         FileReducer {
             cfg,
             out: FileReduce::default(),
-            block: Vec::new(),
-            unit: Vec::new(),
-            compressors,
-            cdc: Vec::new(),
+            block: s.block,
+            unit: s.unit,
+            compressors: s.compressors,
+            cdc: s.cdc,
             acc: None,
         }
     }
@@ -211,10 +262,12 @@ impl FileReducer {
         if !self.block.is_empty() {
             let b = std::mem::take(&mut self.block);
             self.push_block(&b);
+            self.block = b;
         }
         if !self.unit.is_empty() && !self.compressors.is_empty() {
             let u = std::mem::take(&mut self.unit);
             self.push_unit(&u);
+            self.unit = u;
         }
         if let Some((min, avg, max)) = self.cfg.cdc_bounds() {
             // The end of the file ends the last chunks.
@@ -225,6 +278,13 @@ impl FileReducer {
                     .push((xxh3_128(d), c.length as u32, is_zero(d)));
             }
         }
+        Scratch {
+            compressors: std::mem::take(&mut self.compressors),
+            block: std::mem::take(&mut self.block),
+            unit: std::mem::take(&mut self.unit),
+            cdc: std::mem::take(&mut self.cdc),
+        }
+        .give_back();
         self.out
     }
 }

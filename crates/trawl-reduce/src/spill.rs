@@ -3,6 +3,10 @@
 //! removed when the run ends (normally, on error or on Ctrl-C). Each partition is then counted in
 //! RAM on its own, with the keys the in-RAM table already held for it, so the figures are exactly
 //! those of an in-RAM run.
+//!
+//! A spill may be given some RAM of its own (the key log of the files-with-most-duplicates ranking
+//! is): its partitions are held in memory up to that many bytes, and the directory and its files
+//! are made only when they are passed, so that a small scan writes no file at all.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -24,8 +28,13 @@ pub struct Record {
 }
 
 pub struct Spill {
-    dir: tempfile::TempDir,
+    parent: std::path::PathBuf,
+    /// Made when the RAM stage is passed.
+    dir: Option<tempfile::TempDir>,
     files: Vec<BufWriter<File>>,
+    /// The partitions while they are in RAM (empty once on disk).
+    mem: Vec<Vec<u8>>,
+    ram: usize,
     extra: usize,
     /// 8 (the top 64 bits, all a compact index keeps) or 16 (`--exact-keys`).
     key_bytes: usize,
@@ -33,38 +42,69 @@ pub struct Spill {
 }
 
 impl Spill {
-    /// Creates the partition files under `parent`; every record carries `extra` values and
-    /// `key_bytes` (8 or 16) of the key, from its top.
-    pub fn new(parent: &Path, extra: usize, key_bytes: usize) -> std::io::Result<Spill> {
+    /// A spill whose partition files go under `parent` once more than `ram` bytes of records
+    /// were written (0: at once); every record carries `extra` values and `key_bytes` (8 or 16)
+    /// of the key, from its top.
+    pub fn new(
+        parent: &Path,
+        extra: usize,
+        key_bytes: usize,
+        ram: usize,
+    ) -> std::io::Result<Spill> {
+        let mut s = Spill {
+            parent: parent.to_path_buf(),
+            dir: None,
+            files: Vec::new(),
+            mem: vec![Vec::new(); PARTS],
+            ram,
+            extra,
+            key_bytes,
+            bytes: 0,
+        };
+        if ram == 0 {
+            s.move_to_disk()?;
+        }
+        Ok(s)
+    }
+
+    /// Makes the partition files and moves what RAM held into them.
+    fn move_to_disk(&mut self) -> std::io::Result<()> {
         let dir = tempfile::Builder::new()
             .prefix("trawl-spill-")
-            .tempdir_in(parent)?;
-        let files = (0..PARTS)
+            .tempdir_in(&self.parent)?;
+        let mut files = (0..PARTS)
             .map(|q| {
                 File::create(dir.path().join(format!("part-{q:02}")))
                     .map(|f| BufWriter::with_capacity(WRITE_BUFFER, f))
             })
             .collect::<std::io::Result<Vec<_>>>()?;
-        Ok(Spill {
-            dir,
-            files,
-            extra,
-            key_bytes,
-            bytes: 0,
-        })
+        for (f, m) in files.iter_mut().zip(std::mem::take(&mut self.mem)) {
+            f.write_all(&m)?;
+        }
+        self.files = files;
+        self.dir = Some(dir);
+        Ok(())
     }
 
     pub fn write(&mut self, key: u128, len: u32, extra: &[u32]) -> std::io::Result<()> {
-        let f = &mut self.files[(key >> (128 - BITS)) as usize];
-        if self.key_bytes == 8 {
-            f.write_all(&((key >> 64) as u64).to_le_bytes())?;
-        } else {
-            f.write_all(&key.to_le_bytes())?;
+        let q = (key >> (128 - BITS)) as usize;
+        if self.dir.is_none() {
+            let m = &mut self.mem[q];
+            write_record(m, key, len, extra, self.key_bytes, self.extra)?;
+            self.bytes += (self.key_bytes + 4 + 4 * self.extra) as u64;
+            if self.bytes > self.ram as u64 {
+                self.move_to_disk()?;
+            }
+            return Ok(());
         }
-        f.write_all(&len.to_le_bytes())?;
-        for i in 0..self.extra {
-            f.write_all(&extra.get(i).copied().unwrap_or(0).to_le_bytes())?;
-        }
+        write_record(
+            &mut self.files[q],
+            key,
+            len,
+            extra,
+            self.key_bytes,
+            self.extra,
+        )?;
         self.bytes += (self.key_bytes + 4 + 4 * self.extra) as u64;
         Ok(())
     }
@@ -86,6 +126,7 @@ impl Spill {
         let Spill {
             dir,
             files,
+            mem,
             extra,
             key_bytes,
             ..
@@ -97,15 +138,39 @@ impl Spill {
         }
         Ok(SpillReader {
             dir,
+            mem,
             extra,
             key_bytes,
         })
     }
 }
 
+/// Encodes one record as [`Spill::write`] writes it to a file.
+fn write_record(
+    w: &mut impl Write,
+    key: u128,
+    len: u32,
+    extra: &[u32],
+    key_bytes: usize,
+    n_extra: usize,
+) -> std::io::Result<()> {
+    if key_bytes == 8 {
+        w.write_all(&((key >> 64) as u64).to_le_bytes())?;
+    } else {
+        w.write_all(&key.to_le_bytes())?;
+    }
+    w.write_all(&len.to_le_bytes())?;
+    for i in 0..n_extra {
+        w.write_all(&extra.get(i).copied().unwrap_or(0).to_le_bytes())?;
+    }
+    Ok(())
+}
+
 /// A finished [`Spill`], read partition by partition.
 pub struct SpillReader {
-    dir: tempfile::TempDir,
+    /// None: the partitions never left RAM (`mem`).
+    dir: Option<tempfile::TempDir>,
+    mem: Vec<Vec<u8>>,
     extra: usize,
     key_bytes: usize,
 }
@@ -117,10 +182,16 @@ impl SpillReader {
         q: usize,
         f: &mut dyn FnMut(&mut dyn Iterator<Item = Record>),
     ) -> std::io::Result<()> {
-        let (dir, extra, key_bytes) = (&self.dir, self.extra, self.key_bytes);
+        let (extra, key_bytes) = (self.extra, self.key_bytes);
+        let path = self
+            .dir
+            .as_ref()
+            .map(|d| d.path().join(format!("part-{q:02}")));
         {
-            let path = dir.path().join(format!("part-{q:02}"));
-            let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
+            let mut r: Box<dyn Read + '_> = match &path {
+                Some(p) => Box::new(BufReader::with_capacity(256 << 10, File::open(p)?)),
+                None => Box::new(self.mem.get(q).map_or(&[][..], Vec::as_slice)),
+            };
             let mut err = None;
             {
                 let mut it = std::iter::from_fn(|| {
@@ -159,7 +230,9 @@ impl SpillReader {
             if let Some(e) = err {
                 return Err(e);
             }
-            std::fs::remove_file(&path)?;
+            if let Some(p) = &path {
+                std::fs::remove_file(p)?;
+            }
         }
         Ok(())
     }
@@ -167,3 +240,47 @@ impl SpillReader {
 
 /// Partitions in a spill.
 pub const PARTITIONS: usize = PARTS;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Partition, key, length and carried values of a record read back.
+    type Back = (usize, u128, u32, Vec<u32>);
+
+    fn records(ram: usize, n: u32, parent: &Path) -> (Vec<Back>, bool) {
+        let mut s = Spill::new(parent, 2, 8, ram).unwrap();
+        for i in 0..n {
+            let key = (u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)) | 1;
+            s.write(key, i, &[i, i * 3]).unwrap();
+        }
+        let on_disk = s.dir.is_some();
+        let mut out = Vec::new();
+        s.for_each_partition(&mut |q, it| {
+            out.extend(it.map(|r| (q, r.key, r.len, r.extra)));
+        })
+        .unwrap();
+        (out, on_disk)
+    }
+
+    #[test]
+    fn records_come_back_the_same_from_ram_and_from_disk() {
+        let parent = tempfile::tempdir().unwrap();
+        let (in_ram, disk) = records(1 << 20, 5000, parent.path());
+        assert!(!disk);
+        // Nothing was made under the parent while the records fit.
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+        let (past, disk) = records(1000, 5000, parent.path());
+        assert!(disk);
+        let (at_once, _) = records(0, 5000, parent.path());
+        assert_eq!(in_ram.len(), 5000);
+        assert_eq!(in_ram, past);
+        assert_eq!(in_ram, at_once);
+        // Keys keep their top 64 bits, in their partition.
+        assert!(
+            in_ram
+                .iter()
+                .all(|(q, k, _, _)| (k >> (128 - BITS)) as usize == *q)
+        );
+    }
+}

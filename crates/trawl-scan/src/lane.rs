@@ -117,14 +117,23 @@ impl Lane for Hasher {
 #[derive(Debug, Clone)]
 pub struct DigestLanes(pub Vec<Algorithm>);
 
-impl LaneFactory for DigestLanes {
-    fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
+impl DigestLanes {
+    /// A hasher lane for each of `algs`, with room for `more` lanes after them.
+    pub fn of(algs: &[Algorithm], file: &FileInfo<'_>, more: usize) -> Vec<Box<dyn Lane>> {
+        let mut v: Vec<Box<dyn Lane>> = Vec::with_capacity(algs.len() + more);
         // BLAKE3 may spread a large buffer over the rayon pool; small files are already
         // spread over the workers.
-        self.0
-            .iter()
-            .map(|a| Box::new(a.hasher().with_parallel(file.large)) as Box<dyn Lane>)
-            .collect()
+        v.extend(
+            algs.iter()
+                .map(|a| Box::new(a.hasher().with_parallel(file.large)) as Box<dyn Lane>),
+        );
+        v
+    }
+}
+
+impl LaneFactory for DigestLanes {
+    fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
+        DigestLanes::of(&self.0, file, 0)
     }
 
     fn busy_cores(&self) -> bool {
