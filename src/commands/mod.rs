@@ -3,9 +3,11 @@
 mod audit;
 mod bag;
 mod catalog;
+mod duplicates;
 mod flv;
 mod inject;
 pub(crate) mod output;
+mod report;
 mod scan;
 #[cfg(feature = "serve")]
 mod serve;
@@ -22,6 +24,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Bag(b) => bag::run(b),
         Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
         Command::Catalog(c) => catalog::run(c),
+        Command::Report(a) => report::run(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => inject::run(a),
         #[cfg(feature = "serve")]

@@ -21,14 +21,28 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     }
     let mut json = plan.json.as_deref().map(Output::create).transpose()?;
     let mut jsonl = plan.jsonl.as_deref().map(Output::create).transpose()?;
+    let mut html = plan.html.as_deref().map(Output::create).transpose()?;
+    let mut dups = plan
+        .duplicates
+        .as_ref()
+        .map(|(p, _)| Output::create(p))
+        .transpose()?;
     let stdout_taken = manifests
         .iter()
         .map(|(_, o)| o)
         .chain(&json)
         .chain(&jsonl)
+        .chain(&dups)
+        .chain(&html)
         .any(Output::is_stdout);
     // Our own temporary outputs may sit inside the scanned tree: they are not part of it.
-    let exclude = manifests.iter().map(|(_, o)| o).chain(&json).chain(&jsonl);
+    let exclude = manifests
+        .iter()
+        .map(|(_, o)| o)
+        .chain(&json)
+        .chain(&jsonl)
+        .chain(&dups)
+        .chain(&html);
     let bar = crate::progress::Bar::new(plan.quiet);
     let mut cfg = plan.cfg.clone();
     cfg.walk.metadata = bar.is_drawn();
@@ -44,6 +58,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         record_memory: plan.record_memory,
         temp_dir: plan.temp_dir.clone(),
         media_indexes: plan.media_index.is_some(),
+        duplicates: plan.duplicates.as_ref().map(|(_, a)| *a),
     });
 
     let mut jsonl_err: Option<std::io::Error> = None;
@@ -115,6 +130,14 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
             out.commit()?;
         }
     }
+    if let (Some(mut out), Some(d)) = (dups.take(), result.duplicates.as_ref()) {
+        let json_format = plan
+            .duplicates
+            .as_ref()
+            .is_some_and(|(p, _)| p.extension().is_some_and(|e| e == "json"));
+        super::duplicates::write(&mut out, d, &plan.cfg.roots, json_format)?;
+        out.commit()?;
+    }
     if let Some(mut out) = json.take() {
         // The figure is the peak so far: the files that follow are read back from the records
         // within their budget.
@@ -123,6 +146,19 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         out.commit()?;
     }
     if let Some(out) = jsonl.take() {
+        out.commit()?;
+    }
+    if let Some(mut out) = html.take() {
+        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        let name = plan
+            .cfg
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>();
+        let page = trawl_printer::html::scan::render(&[(name.join(", "), &result.report)]);
+        out.write_all(page.as_bytes())
+            .with_context(|| format!("{}: cannot write", out.name()))?;
         out.commit()?;
     }
     // The summary's figure is the process's peak with every output written.

@@ -153,11 +153,14 @@ pub struct ScanPlan {
     pub zero: bool,
     pub json: Option<PathBuf>,
     pub jsonl: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub quiet: bool,
     pub reduce: Option<trawl_reduce::ReduceConfig>,
     /// Index FLV files from the scan's buffers.
     pub media: bool,
     pub media_index: Option<PathBuf>,
+    /// Where the duplicate groups go, and the digest that compares files.
+    pub duplicates: Option<(PathBuf, Algorithm)>,
     /// Count every name of a hard-linked file in the reduction.
     pub count_links: bool,
     /// Bytes of per-file records held in RAM before they wait on disk.
@@ -259,7 +262,7 @@ impl ScanPlan {
             .iter()
             .filter(|m| m.path.as_os_str() == "-")
             .count()
-            + [&a.json, &a.jsonl]
+            + [&a.json, &a.jsonl, &a.duplicates, &a.html]
                 .iter()
                 .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
                 .count();
@@ -280,6 +283,15 @@ impl ScanPlan {
             r.memory = Some(memory - record_memory);
         }
         let record_memory = record_memory as usize;
+        let duplicates = match &a.duplicates {
+            None => None,
+            Some(p) => match trawl_engine::duplicates::comparing_digest(&algorithms) {
+                Some(alg) => Some((p.clone(), alg)),
+                None => bail!(
+                    "--duplicates compares files by a digest of 128 bits or more: add one with --digest (sha256 is the default)"
+                ),
+            },
+        };
         Ok(ScanPlan {
             cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
             algorithms,
@@ -287,10 +299,12 @@ impl ScanPlan {
             zero: a.zero,
             json: a.json.clone(),
             jsonl: a.jsonl.clone(),
+            html: a.html.clone(),
             quiet: a.read.quiet,
             reduce,
             media: !a.no_media,
             media_index: a.media_index.clone(),
+            duplicates,
             count_links: a.reduce.count_links,
             record_memory,
             temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,

@@ -18,7 +18,7 @@ pub struct LowArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read every regular file under PATH... once, computing digests and writing manifests.
-    Scan(ScanArgs),
+    Scan(Box<ScanArgs>),
     /// Check files against a manifest (GNU coreutils, BSD tag or hashdeep format).
     Verify(VerifyArgs),
     /// Create, validate or update BagIt bags (RFC 8493).
@@ -35,6 +35,18 @@ pub enum Command {
     Flv(FlvCommand),
     /// Serve the FLV files under DIR over HTTP, seekable with ?start=SECONDS (or bytes).
     Serve(ServeArgs),
+    /// Render saved JSON reports (`trawl scan --json`) as one HTML page, side by side.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// JSON reports written by `trawl scan --json`.
+    #[arg(required = true, value_name = "JSON")]
+    pub reports: Vec<PathBuf>,
+    /// Write the HTML page to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -166,6 +178,9 @@ pub struct ScanArgs {
     /// Write one JSON record per file to FILE ('-' streams to stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
+    /// Write the report as one self-contained HTML page with charts to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Do not index FLV files met during the scan (they are found by their signature).
     #[arg(long)]
     pub no_media: bool,
@@ -173,6 +188,12 @@ pub struct ScanArgs {
     /// to the root as in manifests).
     #[arg(long, value_name = "DIR", conflicts_with = "no_media")]
     pub media_index: Option<PathBuf>,
+    /// Write every group of files with equal content to FILE in fclones' report format (JSON if
+    /// FILE ends in .json, its text format otherwise), for `fclones remove`, `link` or
+    /// `dedupe`; compared by the strongest digest computed, one name per inode, empty files
+    /// left out ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub duplicates: Option<PathBuf>,
     #[command(flatten)]
     pub reduce: ReduceArgs,
     #[command(flatten)]

@@ -7,6 +7,7 @@ mod flv;
 mod golden;
 mod interop;
 mod reduce;
+mod report;
 mod safety;
 mod scale;
 mod scan;

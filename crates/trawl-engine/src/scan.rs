@@ -13,12 +13,13 @@ use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
 use trawl_report::media::{FlvSummary, MediaTotals};
 use trawl_report::reduction::HardLinks;
-use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, Totals};
+use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
 use trawl_scan::{Event, FileRecord, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
 
+use crate::duplicates::{DuplicateSink, Duplicates};
 use crate::lanes::ScanLanes;
 use crate::names::media_index_name;
 use crate::records::{RecordSink, Records, StoredFile};
@@ -52,6 +53,9 @@ pub struct ScanOptions {
     /// Keep each FLV file's full keyframe index for [`ScanResult::media_indexes`] (one per FLV
     /// file, in RAM until the end).
     pub media_indexes: bool,
+    /// Group the files of equal content by this digest (one of `algorithms`; see
+    /// [`crate::duplicates::comparing_digest`]).
+    pub duplicates: Option<Algorithm>,
 }
 
 /// Default bound on the records in RAM.
@@ -94,6 +98,8 @@ pub struct ScanResult {
     pub spilled: bool,
     /// The roots as given (what manifest names are made relative to).
     pub roots: Vec<PathBuf>,
+    /// The groups of equal files (with [`ScanOptions::duplicates`]).
+    pub duplicates: Option<Duplicates>,
 }
 
 /// How a scan ended.
@@ -162,10 +168,14 @@ impl Scan {
             o.record_memory,
             o.keep_records || o.file_records,
         );
+        let mut dups = o
+            .duplicates
+            .map(|a| DuplicateSink::new(&spill_dir(), o.record_memory, a));
         let mut record_err: Option<std::io::Error> = None;
         let mut media: Vec<(PathBuf, usize, FlvIndex)> = Vec::new();
         let mut media_totals = MediaTotals::default();
         let mut bytes = 0u64;
+        let mut sizes = SizeHistogram::default();
         let mut skipped: Vec<FileJson> = Vec::new();
         let mut failed: Vec<FileJson> = Vec::new();
         let mut spill_err: Option<std::io::Error> = None;
@@ -209,6 +219,7 @@ impl Scan {
                     });
                     notice(Notice::File(&rec));
                     bytes += rec.size;
+                    sizes.add(rec.size);
                     let m = take_media(&mut rec);
                     if let Some(Ok(i)) = &m {
                         media_totals.files += 1;
@@ -216,7 +227,9 @@ impl Scan {
                         media_totals.with_problems += u64::from(!i.problems.is_empty());
                     }
                     if record_err.is_none()
-                        && let Err(e) = sink.add(&rec, m.as_ref().map(flv_summary))
+                        && let Err(e) = sink
+                            .add(&rec, m.as_ref().map(flv_summary))
+                            .and_then(|()| dups.as_mut().map_or(Ok(()), |d| d.add(&rec)))
                     {
                         record_err = Some(e);
                         stop.request(Reason::Failed);
@@ -282,6 +295,13 @@ impl Scan {
                 source,
             })?;
         media.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
+        let duplicates = dups
+            .map(DuplicateSink::finish)
+            .transpose()
+            .map_err(|source| ScanRunError::Records {
+                dir: spill_dir(),
+                source,
+            })?;
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
                 let g = lock(a);
@@ -323,6 +343,7 @@ impl Scan {
             },
             reduction,
             cancelled: false,
+            file_sizes: sizes.buckets(),
             files: if o.file_records {
                 records
                     .file_list()
@@ -334,6 +355,7 @@ impl Scan {
                 FileList::default()
             },
             media: media_totals,
+            duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             skipped,
             failed,
         };
@@ -343,6 +365,7 @@ impl Scan {
             media,
             spilled,
             roots: o.cfg.roots.clone(),
+            duplicates,
         })))
     }
 }

@@ -7,6 +7,8 @@
 pub mod atomic;
 pub mod audit;
 pub mod bag;
+pub mod fclones;
+pub mod html;
 pub mod human;
 pub mod reduction;
 pub mod scan;

@@ -24,7 +24,7 @@ pub(crate) struct Dedup {
     /// Past the memory budget: records go to partition files instead of the table.
     pub(crate) spill: Option<spill::Spill>,
     /// Reference-count histogram, when computed partition by partition after a spill.
-    pub(crate) refs: Option<[u64; 13]>,
+    pub(crate) refs: Option<Refs>,
 }
 
 impl Dedup {
@@ -117,7 +117,7 @@ impl Dedup {
             self.flush();
             return Ok(());
         };
-        let mut refs = [0u64; 13];
+        let mut refs = Refs::default();
         let mut table = std::mem::take(&mut self.table);
         let mut hook_err = None;
         sp.for_each_partition(&mut |q, records| {
@@ -127,7 +127,7 @@ impl Dedup {
                     .stage(&mut t, &mut self.found, r.key, r.len, &r.extra);
             }
             self.pending.flush(&mut t, &mut self.found);
-            t.for_each_count(&mut |c| refs[ref_bucket(c)] += 1);
+            t.for_each_count(&mut |c| refs.add(c));
             if hook_err.is_none()
                 && let Err(e) = hook(q, &t)
             {
@@ -145,10 +145,9 @@ impl Dedup {
         match &self.refs {
             Some(r) => histogram(r),
             None => {
-                let mut counts = [0u64; 13];
-                self.table
-                    .for_each_count(&mut |c| counts[ref_bucket(c)] += 1);
-                histogram(&counts)
+                let mut refs = Refs::default();
+                self.table.for_each_count(&mut |c| refs.add(c));
+                histogram(&refs)
             }
         }
     }
@@ -197,9 +196,24 @@ pub(crate) fn ref_bucket(c: u64) -> usize {
     ((64 - (c.max(1) - 1).leading_zeros()) as usize).min(12)
 }
 
-/// How many distinct blocks are referenced 1, 2, 3-4, 5-8, ... times (4,095+ saturates).
-pub(crate) fn histogram(counts: &[u64; 13]) -> Vec<RefBucket> {
-    counts
+/// Per reference-count bucket: distinct blocks, and the references to them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Refs {
+    blocks: [u64; 13],
+    references: [u64; 13],
+}
+
+impl Refs {
+    pub(crate) fn add(&mut self, count: u64) {
+        let b = ref_bucket(count);
+        self.blocks[b] += 1;
+        self.references[b] += count;
+    }
+}
+
+/// How many distinct blocks are referenced 1, 2, 3-4, 5-8, ... times (2,049 or more in the last).
+pub(crate) fn histogram(refs: &Refs) -> Vec<RefBucket> {
+    refs.blocks
         .iter()
         .enumerate()
         .filter(|(_, n)| **n > 0)
@@ -213,6 +227,7 @@ pub(crate) fn histogram(counts: &[u64; 13]) -> Vec<RefBucket> {
                 from: lo,
                 to: (b < 12).then_some(hi),
                 blocks: *n,
+                referenced_blocks: refs.references[b],
             }
         })
         .collect()

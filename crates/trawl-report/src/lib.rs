@@ -12,12 +12,13 @@
 
 pub mod audit;
 pub mod bag;
+pub mod duplicates;
 pub mod media;
 pub mod reduction;
 pub mod scan;
 pub mod verify;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -26,7 +27,7 @@ use std::path::Path;
 /// added within a version). docs/json.md lists what changed from version 1 to 2.
 pub const SCHEMA_VERSION: u32 = 2;
 
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct JsonPath {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,18 +1,21 @@
 //! The data-reduction report (`reduction` in a scan's JSON): dedup per block size, CDC,
 //! compression per codec, the combined figure, and the files contributing most duplicates.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RefBucket {
     /// Distinct blocks referenced from `from` to `to` times (`to` null: or more).
     pub from: u64,
     pub to: Option<u64>,
     pub blocks: u64,
+    /// References to those blocks: the blocks a file system without dedup would store.
+    #[serde(default)]
+    pub referenced_blocks: u64,
 }
 
 /// The figures of one way of cutting the data (fixed blocks of one size, or CDC chunks).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DedupCounts {
     pub logical_bytes: u64,
     pub blocks: u64,
@@ -27,7 +30,7 @@ pub struct DedupCounts {
     pub sample: Option<SampleJson>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DedupJson {
     pub block_size: u64,
     #[serde(flatten)]
@@ -35,7 +38,7 @@ pub struct DedupJson {
 }
 
 /// How an estimate was sampled and its interval.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SampleJson {
     pub rate: f64,
     /// Distinct blocks (or units) kept in the sample.
@@ -45,7 +48,7 @@ pub struct SampleJson {
     pub high: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CdcJson {
     pub avg_size: u64,
     pub min_size: u64,
@@ -56,14 +59,14 @@ pub struct CdcJson {
     pub chunk_sizes: Vec<SizeBucket>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SizeBucket {
     pub from: u64,
     pub to: u64,
     pub chunks: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CompressionJson {
     pub codec: String,
     /// Null for a codec without levels (lz4).
@@ -85,7 +88,7 @@ pub struct CompressionJson {
 }
 
 /// The whole reduction report (`reduction` in the scan's JSON).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReductionJson {
     pub fingerprint: String,
     pub dedup: Vec<DedupJson>,
@@ -98,11 +101,12 @@ pub struct ReductionJson {
     pub top_files_note: Option<String>,
     /// Names of an inode beyond the first met (hard links): their data is counted once, in
     /// no figure above (with `--count-links`, every name counts and this stays 0).
+    #[serde(default)]
     pub hardlinks: HardLinks,
 }
 
 /// Hard links left out of the reduction: how many names, and their bytes.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct HardLinks {
     pub names: u64,
     pub bytes: u64,
@@ -113,7 +117,7 @@ pub struct HardLinks {
 /// elsewhere); `saved_bytes` is its share of what dedup saves, each block stored `c` times
 /// saving `(c - 1) x len` shared equally by its `c` occurrences, so that the shares add up to
 /// `logical_bytes - zero_bytes - unique_bytes` whatever the order files were read in.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TopFile {
     pub path: String,
     pub block_size: u64,

@@ -3,14 +3,15 @@
 use std::sync::Mutex;
 
 use serde::ser::{Error as _, SerializeSeq};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::JsonPath;
+use crate::duplicates::DuplicateSummary;
 use crate::media::{FlvSummary, MediaTotals};
 use crate::reduction::ReductionJson;
 
 /// One file, as a JSON Lines record and as an element of the report's `files`.
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct FileJson {
     #[serde(flatten)]
     pub path: JsonPath,
@@ -19,7 +20,7 @@ pub struct FileJson {
     /// Modification time, seconds since the epoch (fractional).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtime: Option<f64>,
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty", default)]
     pub digests: serde_json::Map<String, serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
@@ -34,13 +35,13 @@ pub struct FileJson {
     pub flv: Option<FlvSummary>,
 }
 
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ErrorJson {
     pub kind: String,
     pub message: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Totals {
     pub files: u64,
     pub bytes: u64,
@@ -51,7 +52,50 @@ pub struct Totals {
     pub peak_rss_bytes: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
+/// Files whose size is in `[from, to)`, and their bytes (`from` 0, `to` 1: empty files).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileSizeBucket {
+    pub from: u64,
+    pub to: u64,
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// Files counted by size in power-of-two buckets: 0, 1, 2-3, 4-7, ...
+#[derive(Debug, Clone)]
+pub struct SizeHistogram([(u64, u64); 65]);
+
+impl Default for SizeHistogram {
+    fn default() -> SizeHistogram {
+        SizeHistogram([(0, 0); 65])
+    }
+}
+
+impl SizeHistogram {
+    pub fn add(&mut self, size: u64) {
+        let b = (64 - size.leading_zeros()) as usize;
+        self.0[b].0 += 1;
+        self.0[b].1 += size;
+    }
+
+    /// The buckets from the first to the last with a file, empty ones between them kept.
+    pub fn buckets(&self) -> Vec<FileSizeBucket> {
+        let used = |b: &usize| self.0[*b].0 > 0;
+        let (Some(lo), Some(hi)) = ((0..65).find(used), (0..65).rev().find(used)) else {
+            return Vec::new();
+        };
+        (lo..=hi)
+            .map(|b| FileSizeBucket {
+                from: if b == 0 { 0 } else { 1 << (b - 1) },
+                to: if b == 64 { u64::MAX } else { 1 << b },
+                files: self.0[b].0,
+                bytes: self.0[b].1,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ScanReport {
     pub schema_version: u32,
     pub trawl_version: String,
@@ -70,11 +114,19 @@ pub struct ScanReport {
     )]
     pub reduction: Option<ReductionJson>,
     pub cancelled: bool,
-    /// Every file read, sorted by path (streamed from wherever the records wait).
+    /// Files by size, in power-of-two buckets.
+    #[serde(default)]
+    pub file_sizes: Vec<FileSizeBucket>,
+    /// Every file read, sorted by path (streamed from wherever the records wait); not read
+    /// back from a saved report.
+    #[serde(skip_deserializing)]
     pub files: FileList,
     /// The FLV files indexed, in sum (not written in the JSON).
     #[serde(skip)]
     pub media: MediaTotals,
+    /// Files of equal content (with `--duplicates`): totals and the largest groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<DuplicateSummary>,
     pub skipped: Vec<FileJson>,
     pub failed: Vec<FileJson>,
 }

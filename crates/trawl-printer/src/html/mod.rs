@@ -1,0 +1,158 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG charts, one small script
+//! that sorts tables), built from the typed report model like the text and JSON renderers. It
+//! makes no network request, uses no external font, reads in a narrow window and prints.
+//!
+//! [`scan`] draws a scan's report; [`svg`] the charts.
+
+pub mod scan;
+pub mod svg;
+
+use std::fmt::Write;
+
+/// Escapes text for HTML (element content and attribute values).
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+:root{--fg:#1d2330;--muted:#5b6475;--line:#d9dde5;--bar:#3b6fb6;--bar2:#9bb7de;--accent:#c8553d;--bg:#fff}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1040px;padding:16px}
+h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.2em;margin:1.6em 0 .4em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+h3{font-size:1em;margin:1em 0 .3em}
+.sub{color:var(--muted);margin:0 0 1em}
+.cards{display:flex;flex-wrap:wrap;gap:10px}
+.card{border:1px solid var(--line);border-radius:8px;padding:8px 12px;min-width:130px;flex:1 1 130px}
+.card .v{font-size:1.35em;font-weight:600}.card .k{color:var(--muted);font-size:.85em}
+.card.bad .v{color:var(--accent)}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums;margin:.4em 0}
+th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th:first-child,td:first-child{text-align:left}
+td.path{text-align:left;white-space:pre-line;word-break:break-all}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th[aria-sort=ascending]::after{content:" \25B2"}table.sortable th[aria-sort=descending]::after{content:" \25BC"}
+svg.chart{width:100%;max-width:720px;height:auto;display:block;margin:.4em 0}
+svg .grid{stroke:var(--line);stroke-width:1}svg .tick,svg .label,svg .axis{font-size:11px;fill:var(--muted)}
+svg .bar{fill:var(--bar)}svg .bar.alt{fill:var(--bar2)}svg .line{fill:none;stroke:var(--bar);stroke-width:2}
+svg .point{fill:var(--bar)}svg .diamond{fill:var(--accent)}svg .err{stroke:var(--fg);stroke-width:1.2;fill:none}
+.note{color:var(--muted);font-size:.9em}
+footer{margin-top:2em;color:var(--muted);font-size:.85em}
+@media (max-width:600px){body{padding:8px;font-size:14px}th,td{padding:3px 4px}}
+@media print{body{max-width:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}.card{border-color:#999}}
+"#;
+
+/// Sorts a table by the clicked column: by each cell's `data-sort` number if it has one, else
+/// by its text. It is the only script, and earns its bytes: a table of hundreds of directories
+/// or files is read by sorting it.
+const SORT_SCRIPT: &str = r#"
+document.querySelectorAll("table.sortable").forEach(function(t){
+  t.querySelectorAll("th").forEach(function(th,i){
+    th.addEventListener("click",function(){
+      var asc=th.getAttribute("aria-sort")!=="ascending";
+      t.querySelectorAll("th").forEach(function(h){h.removeAttribute("aria-sort")});
+      th.setAttribute("aria-sort",asc?"ascending":"descending");
+      var body=t.tBodies[0],rows=Array.prototype.slice.call(body.rows);
+      function key(r){var c=r.cells[i];var s=c.getAttribute("data-sort");return s===null?c.textContent:parseFloat(s)}
+      rows.sort(function(a,b){var x=key(a),y=key(b);var o=(typeof x==="number")?x-y:String(x).localeCompare(String(y));return asc?o:-o});
+      rows.forEach(function(r){body.appendChild(r)});
+    });
+  });
+});
+"#;
+
+/// A whole page around `body`.
+pub fn page(title: &str, body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 4096);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n{body}\n<script>{SORT_SCRIPT}</script></body></html>\n",
+        esc(title)
+    );
+    out
+}
+
+/// A headline figure.
+pub fn card(out: &mut String, key: &str, value: &str, title: &str, bad: bool) {
+    let _ = write!(
+        out,
+        r#"<div class="card{}" title="{}"><div class="v">{}</div><div class="k">{}</div></div>"#,
+        if bad { " bad" } else { "" },
+        esc(title),
+        esc(value),
+        esc(key)
+    );
+}
+
+/// A table: `head` column names, `rows` of cells; a cell is (text, sort key if numeric). The
+/// first column may be a path (wraps).
+pub fn table(
+    out: &mut String,
+    id: &str,
+    head: &[&str],
+    rows: &[Vec<(String, Option<f64>)>],
+    sortable: bool,
+) {
+    let _ = write!(
+        out,
+        r#"<div class="scroll"><table id="{id}"{}><thead><tr>"#,
+        if sortable { r#" class="sortable""# } else { "" }
+    );
+    for h in head {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, (text, key)) in r.iter().enumerate() {
+            let class = if i == 0 && text.contains('/') {
+                r#" class="path""#
+            } else {
+                ""
+            };
+            match key {
+                Some(k) => {
+                    let _ = write!(out, r#"<td{class} data-sort="{k}">{}</td>"#, esc(text));
+                }
+                None => {
+                    let _ = write!(out, "<td{class}>{}</td>", esc(text));
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_everywhere_it_goes() {
+        assert_eq!(
+            esc(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+        let p = page("<t>", "<p>x</p>");
+        assert!(p.contains("<title>&lt;t&gt;</title>"));
+        assert!(
+            !p.contains("http://") && !p.contains("https://"),
+            "no address to fetch"
+        );
+    }
+}

@@ -1,0 +1,736 @@
+//! A scan's report as HTML: headline figures, dedup against block size, reference counts,
+//! compression, chunk and file size histograms, the files holding most duplicates, duplicate
+//! groups, and every problem named. Several reports (`trawl report A.json B.json`) are drawn
+//! one after the other under a table that sets their headline figures side by side.
+
+use std::fmt::Write;
+
+use trawl_report::reduction::{CompressionJson, DedupCounts, ReductionJson};
+use trawl_report::scan::ScanReport;
+
+use super::svg::{self, Mark};
+use super::{card, esc, page, table};
+use crate::human;
+
+/// Problems listed by name per kind; past it the page says how many more.
+pub const PROBLEMS_SHOWN: usize = 1000;
+
+/// `1.2345` -> `1.23x`.
+fn ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+}
+
+/// Block sizes as people say them: `4K`, `128K`, `1M`.
+fn size_label(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{}M", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{}K", n >> 10)
+    } else {
+        format!("{n}")
+    }
+}
+
+fn num(n: u64) -> (String, Option<f64>) {
+    (group_digits(n), Some(n as f64))
+}
+
+fn bytes(n: u64) -> (String, Option<f64>) {
+    (human::bytes(n), Some(n as f64))
+}
+
+fn text(s: impl Into<String>) -> (String, Option<f64>) {
+    (s.into(), None)
+}
+
+/// `1234567` -> `1,234,567`.
+fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The ratio interval of a sampled dedup figure: logical bytes over the unique bytes' bounds.
+fn dedup_interval(c: &DedupCounts) -> Option<(f64, f64)> {
+    let s = c.sample.as_ref()?;
+    let over = |u: u64| (u > 0).then(|| c.logical_bytes as f64 / u as f64);
+    Some((over(s.high)?, over(s.low).unwrap_or(f64::MAX)))
+}
+
+/// The whole page for one report or more (`names`: what each came from, for headings).
+pub fn render(reports: &[(String, &ScanReport)]) -> String {
+    let mut body = String::new();
+    let title = match reports {
+        [(name, _)] => format!("trawl scan report: {name}"),
+        _ => format!("trawl scan reports ({})", reports.len()),
+    };
+    let _ = write!(body, "<h1>{}</h1>", esc(&title));
+    if reports.len() > 1 {
+        compare(&mut body, reports);
+    }
+    for (i, (name, r)) in reports.iter().enumerate() {
+        let id = format!("r{i}");
+        let _ = write!(body, r#"<section class="report" id="{id}">"#);
+        if reports.len() > 1 {
+            let _ = write!(body, "<h2>{}</h2>", esc(name));
+        }
+        one(&mut body, &id, r);
+        body.push_str("</section>");
+    }
+    let _ = write!(
+        body,
+        "<footer>Made by trawl {}. One file, no network: the charts are inline SVG; hover a mark for its figures.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(&title, &body)
+}
+
+/// Headline figures of several reports side by side.
+fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
+    out.push_str("<h2>Side by side</h2>");
+    let head = ["report", "files", "bytes", "dedup", "combined", "failed"];
+    let rows: Vec<Vec<(String, Option<f64>)>> = reports
+        .iter()
+        .map(|(name, r)| {
+            let red = r.reduction.as_ref();
+            let d = red
+                .and_then(|x| x.dedup.first())
+                .and_then(|d| d.counts.ratio);
+            let c = red
+                .and_then(|x| x.compression.first())
+                .and_then(|c| c.combined_ratio);
+            vec![
+                text(name.clone()),
+                num(r.totals.files),
+                bytes(r.totals.bytes),
+                (ratio(d), d),
+                (ratio(c), c),
+                num(r.totals.failed),
+            ]
+        })
+        .collect();
+    table(out, "compare", &head, &rows, true);
+}
+
+fn one(out: &mut String, id: &str, r: &ScanReport) {
+    let roots: Vec<&str> = r.roots.iter().map(|p| p.path.as_str()).collect();
+    let _ = write!(
+        out,
+        r#"<p class="sub">{} &middot; digests: {} &middot; trawl {}{}</p>"#,
+        esc(&roots.join(", ")),
+        esc(&if r.algorithms.is_empty() {
+            "none".to_string()
+        } else {
+            r.algorithms.join(", ")
+        }),
+        esc(&r.trawl_version),
+        if r.cancelled {
+            " &middot; cancelled"
+        } else {
+            ""
+        }
+    );
+    headline(out, r);
+    if let Some(red) = &r.reduction {
+        reduction(out, id, red);
+    } else {
+        out.push_str(r#"<p class="note">No data reduction was measured (--no-reduce).</p>"#);
+    }
+    file_sizes(out, id, r);
+    duplicates(out, id, r);
+    problems(out, id, r);
+    let _ = write!(
+        out,
+        r#"<p class="note">Read with {} I/O on {} threads. Digests: {}.</p>"#,
+        esc(&r.io),
+        r.threads,
+        esc(&r
+            .digest_implementations
+            .iter()
+            .map(|(a, i)| format!("{a} by {i}"))
+            .collect::<Vec<_>>()
+            .join("; "))
+    );
+}
+
+fn headline(out: &mut String, r: &ScanReport) {
+    let t = &r.totals;
+    out.push_str(r#"<div class="cards" id="headline">"#);
+    card(
+        out,
+        "files",
+        &group_digits(t.files),
+        &format!("{} files read", t.files),
+        false,
+    );
+    card(
+        out,
+        "read",
+        &human::bytes(t.bytes),
+        &format!("{} bytes", t.bytes),
+        false,
+    );
+    card(
+        out,
+        "time",
+        &human::duration(t.seconds),
+        &format!("{:.3} s", t.seconds),
+        false,
+    );
+    card(
+        out,
+        "rate",
+        &human::rate(t.bytes, t.seconds),
+        "bytes read per second",
+        false,
+    );
+    if let Some(red) = &r.reduction {
+        if let Some(d) = red.dedup.first() {
+            card(
+                out,
+                &format!("dedup at {}", size_label(d.block_size)),
+                &ratio(d.counts.ratio),
+                "logical bytes over unique bytes",
+                false,
+            );
+        }
+        if let Some(c) = red.compression.first() {
+            card(
+                out,
+                &format!("dedup + {}", codec_name(c)),
+                &ratio(c.combined_ratio),
+                "logical bytes over the allocated bytes of unique units: what an array that dedups and compresses would store",
+                false,
+            );
+        }
+    }
+    card(
+        out,
+        "skipped",
+        &group_digits(t.skipped),
+        "not regular files",
+        false,
+    );
+    card(
+        out,
+        "failed",
+        &group_digits(t.failed),
+        "could not be read",
+        t.failed > 0,
+    );
+    out.push_str("</div>");
+}
+
+fn codec_name(c: &CompressionJson) -> String {
+    match c.level {
+        Some(l) => format!("{}-{l}", c.codec),
+        None => c.codec.clone(),
+    }
+}
+
+fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
+    out.push_str("<h2>Deduplication by block size</h2>");
+    let marks: Vec<Mark> = red
+        .dedup
+        .iter()
+        .map(|d| Mark {
+            label: size_label(d.block_size),
+            value: d.counts.ratio.unwrap_or(0.0),
+            interval: dedup_interval(&d.counts),
+            data: vec![
+                ("block-size", d.block_size.to_string()),
+                (
+                    "ratio",
+                    d.counts.ratio.map_or("null".into(), |r| r.to_string()),
+                ),
+                ("unique-bytes", d.counts.unique_bytes.to_string()),
+            ],
+            title: format!(
+                "{} blocks: {} ({} unique of {})",
+                size_label(d.block_size),
+                ratio(d.counts.ratio),
+                human::bytes(d.counts.unique_bytes),
+                human::bytes(d.counts.logical_bytes)
+            ),
+        })
+        .collect();
+    // CDC's point sits where its average chunk size falls among the fixed sizes.
+    let extra: Vec<(f64, Mark)> = red
+        .cdc
+        .iter()
+        .map(|c| {
+            let l = (c.avg_size as f64).log2();
+            let sizes: Vec<f64> = red
+                .dedup
+                .iter()
+                .map(|d| (d.block_size as f64).log2())
+                .collect();
+            let pos = match sizes.iter().position(|s| *s >= l) {
+                _ if sizes.is_empty() => 0.0,
+                Some(0) => 0.0,
+                Some(i) => (i - 1) as f64 + (l - sizes[i - 1]) / (sizes[i] - sizes[i - 1]),
+                None => (sizes.len() - 1) as f64,
+            };
+            (
+                pos,
+                Mark {
+                    label: format!("CDC {}", size_label(c.avg_size)),
+                    value: c.counts.ratio.unwrap_or(0.0),
+                    interval: dedup_interval(&c.counts),
+                    data: vec![
+                        ("avg-size", c.avg_size.to_string()),
+                        (
+                            "ratio",
+                            c.counts.ratio.map_or("null".into(), |r| r.to_string()),
+                        ),
+                        ("unique-bytes", c.counts.unique_bytes.to_string()),
+                    ],
+                    title: format!(
+                        "content-defined chunks, {} average: {}",
+                        size_label(c.avg_size),
+                        ratio(c.counts.ratio)
+                    ),
+                },
+            )
+        })
+        .collect();
+    out.push_str(&svg::curve(
+        &format!("{id}-dedup"),
+        "Dedup ratio against block size (fixed blocks joined, CDC as a diamond)",
+        "dedup ratio",
+        &marks,
+        &extra,
+    ));
+    let mut rows: Vec<Vec<(String, Option<f64>)>> = red
+        .dedup
+        .iter()
+        .map(|d| dedup_row(size_label(d.block_size), d.block_size, &d.counts))
+        .collect();
+    if let Some(c) = &red.cdc {
+        rows.push(dedup_row(
+            format!(
+                "CDC {} ({}-{})",
+                size_label(c.avg_size),
+                size_label(c.min_size),
+                size_label(c.max_size)
+            ),
+            c.avg_size,
+            &c.counts,
+        ));
+    }
+    table(
+        out,
+        &format!("{id}-dedup-table"),
+        &[
+            "blocks",
+            "logical",
+            "blocks read",
+            "unique blocks",
+            "unique bytes",
+            "zero bytes",
+            "ratio",
+        ],
+        &rows,
+        false,
+    );
+    if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
+        out.push_str(r#"<p class="note">Estimated from a sample: error bars and ranges are 99% intervals.</p>"#);
+    }
+    if red.hardlinks.names > 0 {
+        let _ = write!(
+            out,
+            r#"<p class="note">{} more names of hard-linked files ({}) are counted once, in no figure above.</p>"#,
+            group_digits(red.hardlinks.names),
+            human::bytes(red.hardlinks.bytes)
+        );
+    }
+    references(out, id, red);
+    compression(out, id, red);
+    if let Some(c) = &red.cdc {
+        out.push_str("<h2>CDC chunk sizes</h2>");
+        let marks: Vec<Mark> = c
+            .chunk_sizes
+            .iter()
+            .map(|b| Mark {
+                label: size_label(b.from),
+                value: b.chunks as f64,
+                interval: None,
+                data: vec![
+                    ("from", b.from.to_string()),
+                    ("to", b.to.to_string()),
+                    ("chunks", b.chunks.to_string()),
+                ],
+                title: format!(
+                    "{} chunks of {}-{} bytes",
+                    group_digits(b.chunks),
+                    b.from,
+                    b.to - 1
+                ),
+            })
+            .collect();
+        out.push_str(&svg::bars(
+            &format!("{id}-chunks"),
+            "Chunks by length (power-of-two buckets)",
+            "chunks",
+            &marks,
+        ));
+    }
+    top_files(out, id, red);
+}
+
+fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<(String, Option<f64>)> {
+    let r = match (&c.sample, dedup_interval(c)) {
+        (Some(_), Some((lo, hi))) => format!("{} ({lo:.2}-{hi:.2})", ratio(c.ratio)),
+        _ => ratio(c.ratio),
+    };
+    vec![
+        (label, Some(size as f64)),
+        bytes(c.logical_bytes),
+        num(c.blocks),
+        num(c.unique_blocks),
+        bytes(c.unique_bytes),
+        bytes(c.zero_bytes),
+        (r, c.ratio),
+    ]
+}
+
+/// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
+/// histogram: distinct blocks per bucket, and the references to them.
+fn references(out: &mut String, id: &str, red: &ReductionJson) {
+    let Some(d) = red.dedup.first() else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "<h2>Reference counts ({} blocks)</h2>",
+        size_label(d.block_size)
+    );
+    let label = |b: &trawl_report::reduction::RefBucket| match b.to {
+        Some(t) if t == b.from => t.to_string(),
+        Some(t) => format!("{}-{t}", b.from),
+        None => format!("{}+", b.from),
+    };
+    let marks: Vec<Mark> = d
+        .counts
+        .references
+        .iter()
+        .map(|b| Mark {
+            label: label(b),
+            value: b.blocks as f64,
+            interval: None,
+            data: vec![
+                ("from", b.from.to_string()),
+                ("to", b.to.map_or("null".into(), |t| t.to_string())),
+                ("blocks", b.blocks.to_string()),
+                ("referenced-blocks", b.referenced_blocks.to_string()),
+            ],
+            title: format!(
+                "{} distinct blocks referenced {} times ({} references)",
+                group_digits(b.blocks),
+                label(b),
+                group_digits(b.referenced_blocks)
+            ),
+        })
+        .collect();
+    out.push_str(&svg::bars(
+        &format!("{id}-refs"),
+        "Distinct blocks by how many times they are referenced",
+        "distinct blocks",
+        &marks,
+    ));
+    let rows: Vec<Vec<(String, Option<f64>)>> = d
+        .counts
+        .references
+        .iter()
+        .map(|b| {
+            vec![
+                (label(b), Some(b.from as f64)),
+                num(b.blocks),
+                num(b.referenced_blocks),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &format!("{id}-refs-table"),
+        &[
+            "referenced",
+            "distinct blocks (stored)",
+            "references (logical)",
+        ],
+        &rows,
+        false,
+    );
+    out.push_str(r#"<p class="note">Zero blocks are counted apart (thin provisioning) and are in no bucket.</p>"#);
+}
+
+fn compression(out: &mut String, id: &str, red: &ReductionJson) {
+    if red.compression.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Compression</h2>");
+    let mut marks = Vec::new();
+    for c in &red.compression {
+        let name = codec_name(c);
+        for (what, v) in [
+            ("logical", c.logical_bytes),
+            ("compressed", c.compressed_bytes),
+            ("allocated", c.allocated_bytes),
+        ] {
+            marks.push(Mark {
+                label: format!("{name} {what}"),
+                value: v as f64,
+                interval: (what == "allocated")
+                    .then(|| c.sample.as_ref().map(|s| (s.low as f64, s.high as f64)))
+                    .flatten(),
+                data: vec![
+                    ("codec", name.clone()),
+                    ("kind", what.to_string()),
+                    ("bytes", v.to_string()),
+                ],
+                title: format!("{name}: {} {what}", human::bytes(v)),
+            });
+        }
+    }
+    out.push_str(&svg::bars(
+        &format!("{id}-compression"),
+        "Logical, compressed and allocated bytes per codec (allocated: rounded up to sectors)",
+        "bytes",
+        &marks,
+    ));
+    let rows: Vec<Vec<(String, Option<f64>)>> = red
+        .compression
+        .iter()
+        .map(|c| {
+            vec![
+                text(codec_name(c)),
+                text(format!("{} / {}", size_label(c.unit), size_label(c.sector))),
+                bytes(c.logical_bytes),
+                bytes(c.compressed_bytes),
+                bytes(c.allocated_bytes),
+                (ratio(c.ratio), c.ratio),
+                (ratio(c.combined_ratio), c.combined_ratio),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &format!("{id}-compression-table"),
+        &[
+            "codec",
+            "unit / sector",
+            "logical",
+            "compressed",
+            "allocated",
+            "ratio",
+            "with dedup",
+        ],
+        &rows,
+        false,
+    );
+    if let Some(c) = red.compression.first() {
+        let _ = write!(
+            out,
+            r#"<p class="note">Units of {} are compressed one by one; a unit is stored compressed only if it shrinks by {:.1}% or more, and takes whole {}-byte sectors. {} compressed by {}.</p>"#,
+            size_label(c.unit),
+            c.threshold * 100.0,
+            c.sector,
+            esc(&codec_name(c)),
+            esc(&c.implementation)
+        );
+    }
+}
+
+fn top_files(out: &mut String, id: &str, red: &ReductionJson) {
+    out.push_str("<h2>Files holding most duplicate data</h2>");
+    match &red.top_files {
+        Some(top) if !top.is_empty() => {
+            let rows: Vec<Vec<(String, Option<f64>)>> = top
+                .iter()
+                .map(|f| {
+                    vec![
+                        text(f.path.clone()),
+                        bytes(f.duplicate_bytes),
+                        bytes(f.saved_bytes),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &format!("{id}-top-files"),
+                &["file", "duplicate bytes", "share of the saving"],
+                &rows,
+                true,
+            );
+        }
+        Some(_) => out.push_str(r#"<p class="note">No block occurs twice.</p>"#),
+        None => {
+            let _ = write!(
+                out,
+                r#"<p class="note">{}</p>"#,
+                esc(red.top_files_note.as_deref().unwrap_or("Not computed."))
+            );
+        }
+    }
+}
+
+fn file_sizes(out: &mut String, id: &str, r: &ScanReport) {
+    if r.file_sizes.is_empty() {
+        return;
+    }
+    out.push_str("<h2>File sizes</h2>");
+    let label = |from: u64| {
+        if from == 0 {
+            "0".to_string()
+        } else {
+            human::bytes(from)
+        }
+    };
+    let files: Vec<Mark> = r
+        .file_sizes
+        .iter()
+        .map(|b| Mark {
+            label: label(b.from),
+            value: b.files as f64,
+            interval: None,
+            data: vec![
+                ("from", b.from.to_string()),
+                ("to", b.to.to_string()),
+                ("files", b.files.to_string()),
+                ("bytes", b.bytes.to_string()),
+            ],
+            title: format!(
+                "{} files of {} to {} bytes ({})",
+                group_digits(b.files),
+                b.from,
+                b.to.saturating_sub(1),
+                human::bytes(b.bytes)
+            ),
+        })
+        .collect();
+    out.push_str(&svg::bars(
+        &format!("{id}-file-sizes"),
+        "Files by size (power-of-two buckets)",
+        "files",
+        &files,
+    ));
+    let bytes_marks: Vec<Mark> = r
+        .file_sizes
+        .iter()
+        .map(|b| Mark {
+            label: label(b.from),
+            value: b.bytes as f64,
+            interval: None,
+            data: vec![("from", b.from.to_string()), ("bytes", b.bytes.to_string())],
+            title: format!(
+                "{} in files of {} to {} bytes",
+                human::bytes(b.bytes),
+                b.from,
+                b.to.saturating_sub(1)
+            ),
+        })
+        .collect();
+    out.push_str(&svg::bars(
+        &format!("{id}-file-bytes"),
+        "Bytes by file size (where the data is)",
+        "bytes",
+        &bytes_marks,
+    ));
+}
+
+fn duplicates(out: &mut String, id: &str, r: &ScanReport) {
+    let Some(d) = &r.duplicates else {
+        return;
+    };
+    out.push_str("<h2>Duplicate files</h2>");
+    let _ = write!(
+        out,
+        r#"<p id="{id}-dup-summary" data-groups="{}" data-redundant-files="{}" data-redundant-bytes="{}">{} groups of equal files ({}, by {}); removing all copies but one would free {} in {} files.</p>"#,
+        d.groups,
+        d.redundant_files,
+        d.redundant_bytes,
+        group_digits(d.groups),
+        human::bytes(d.bytes),
+        esc(&d.algorithm),
+        human::bytes(d.redundant_bytes),
+        group_digits(d.redundant_files)
+    );
+    if d.top.is_empty() {
+        return;
+    }
+    let rows: Vec<Vec<(String, Option<f64>)>> = d
+        .top
+        .iter()
+        .map(|g| {
+            let mut names = g.files.join("\n");
+            if g.count as usize > g.files.len() {
+                let _ = write!(names, "\n... {} more", g.count as usize - g.files.len());
+            }
+            vec![
+                text(names),
+                bytes(g.size),
+                num(g.count),
+                bytes(g.redundant_bytes()),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &format!("{id}-dup-groups"),
+        &["files", "size", "copies", "redundant"],
+        &rows,
+        true,
+    );
+}
+
+fn problems(out: &mut String, id: &str, r: &ScanReport) {
+    if r.failed.is_empty() && r.skipped.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Problems</h2>");
+    for (what, list) in [("Could not be read", &r.failed), ("Skipped", &r.skipped)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "<h3>{what} ({})</h3>", group_digits(list.len() as u64));
+        let rows: Vec<Vec<(String, Option<f64>)>> = list
+            .iter()
+            .take(PROBLEMS_SHOWN)
+            .map(|f| {
+                let why = match (&f.error, &f.skipped) {
+                    (Some(e), _) => format!("{}: {}", e.kind, e.message),
+                    (None, Some(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                vec![text(f.path.path.clone()), text(why)]
+            })
+            .collect();
+        table(
+            out,
+            &format!(
+                "{id}-{}",
+                if what == "Skipped" {
+                    "skipped"
+                } else {
+                    "failed"
+                }
+            ),
+            &["path", "why"],
+            &rows,
+            true,
+        );
+        if list.len() > PROBLEMS_SHOWN {
+            let _ = write!(
+                out,
+                r#"<p class="note">... and {} more (all are in the JSON report).</p>"#,
+                list.len() - PROBLEMS_SHOWN
+            );
+        }
+    }
+}

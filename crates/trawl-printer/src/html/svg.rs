@@ -1,0 +1,256 @@
+//! Charts as inline SVG, drawn here rather than by a charting library: the report must open
+//! offline as one file, and the few chart kinds it needs (bars, points joined by a line, error
+//! bars) are a few dozen lines each. Every mark carries `data-*` attributes with the figures it
+//! stands for, exactly as the JSON has them, so that a test (or a reader's script) can check
+//! the drawing against the data.
+
+use std::fmt::Write;
+
+use super::esc;
+
+const W: f64 = 640.0;
+const H: f64 = 260.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 56.0;
+
+/// One bar, or one point.
+pub struct Mark {
+    /// Shown under the bar, or at the point's x position.
+    pub label: String,
+    pub value: f64,
+    /// An interval around `value`, drawn as an error bar.
+    pub interval: Option<(f64, f64)>,
+    /// `data-*` attributes (name without the prefix, value as written).
+    pub data: Vec<(&'static str, String)>,
+    /// Shown on hover.
+    pub title: String,
+}
+
+/// Y-axis ticks: about four round numbers from 0 to at least `max`.
+fn ticks(max: f64) -> (f64, Vec<f64>) {
+    if max <= 0.0 || !max.is_finite() {
+        return (1.0, vec![0.0, 1.0]);
+    }
+    let raw = max / 4.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let top = (max / step).ceil() * step;
+    let n = (top / step).round() as usize;
+    (top, (0..=n).map(|i| i as f64 * step).collect())
+}
+
+fn tick_label(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{}G", trim(v / 1e9))
+    } else if v >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if v >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn frame(out: &mut String, id: &str, title: &str, y_label: &str, top: f64, ticks: &[f64]) {
+    let _ = write!(
+        out,
+        r#"<svg class="chart" id="{id}" viewBox="0 0 {W} {H}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        t = esc(title)
+    );
+    let plot_h = H - TOP - BOTTOM;
+    for t in ticks {
+        let y = TOP + plot_h * (1.0 - t / top);
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{LEFT}" x2="{x2}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{lx}" y="{ty:.1}" text-anchor="end">{l}</text>"#,
+            x2 = W - RIGHT,
+            lx = LEFT - 6.0,
+            ty = y + 4.0,
+            l = tick_label(*t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="axis" transform="translate(14 {y}) rotate(-90)" text-anchor="middle">{l}</text>"#,
+        y = TOP + plot_h / 2.0,
+        l = esc(y_label)
+    );
+}
+
+fn data_attrs(out: &mut String, m: &Mark) {
+    for (k, v) in &m.data {
+        let _ = write!(out, r#" data-{k}="{}""#, esc(v));
+    }
+}
+
+fn error_bar(out: &mut String, x: f64, lo: f64, hi: f64, y_of: &dyn Fn(f64) -> f64) {
+    let (y1, y2) = (y_of(lo), y_of(hi));
+    let _ = write!(
+        out,
+        r#"<path class="err" d="M{x:.1} {y1:.1}V{y2:.1}M{a:.1} {y1:.1}h8M{a:.1} {y2:.1}h8"/>"#,
+        a = x - 4.0
+    );
+}
+
+/// A bar chart, one bar per mark, labels under the bars.
+pub fn bars(id: &str, title: &str, y_label: &str, marks: &[Mark]) -> String {
+    let mut out = String::new();
+    let max = marks
+        .iter()
+        .map(|m| m.interval.map_or(m.value, |(_, hi)| hi.max(m.value)))
+        .fold(0.0, f64::max);
+    let (top, ts) = ticks(max);
+    frame(&mut out, id, title, y_label, top, &ts);
+    let plot_w = W - LEFT - RIGHT;
+    let plot_h = H - TOP - BOTTOM;
+    let n = marks.len().max(1) as f64;
+    let slot = plot_w / n;
+    let bw = (slot * 0.7).max(1.0);
+    let y_of = |v: f64| TOP + plot_h * (1.0 - v / top);
+    let every = (marks.len() / 16).max(1);
+    for (i, m) in marks.iter().enumerate() {
+        let x = LEFT + slot * i as f64 + (slot - bw) / 2.0;
+        let y = y_of(m.value);
+        let _ = write!(
+            out,
+            r#"<rect class="mark bar" x="{x:.1}" y="{y:.1}" width="{bw:.1}" height="{h:.1}""#,
+            h = (TOP + plot_h - y).max(0.0)
+        );
+        data_attrs(&mut out, m);
+        let _ = write!(out, "><title>{}</title></rect>", esc(&m.title));
+        if let Some((lo, hi)) = m.interval {
+            error_bar(&mut out, x + bw / 2.0, lo, hi, &y_of);
+        }
+        if i % every == 0 {
+            let _ = write!(
+                out,
+                r#"<text class="label" x="{cx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-35 {cx:.1} {ly:.1})">{l}</text>"#,
+                cx = x + bw / 2.0,
+                ly = TOP + plot_h + 14.0,
+                l = esc(&m.label)
+            );
+        }
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Points at evenly spaced x positions joined by a line (a curve over ordered labels), and
+/// apart points (`extra`) placed at fractional positions, drawn as diamonds.
+pub fn curve(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    marks: &[Mark],
+    extra: &[(f64, Mark)],
+) -> String {
+    let mut out = String::new();
+    let max = marks
+        .iter()
+        .chain(extra.iter().map(|(_, m)| m))
+        .map(|m| m.interval.map_or(m.value, |(_, hi)| hi.max(m.value)))
+        .fold(0.0, f64::max);
+    let (top, ts) = ticks(max);
+    frame(&mut out, id, title, y_label, top, &ts);
+    let plot_w = W - LEFT - RIGHT;
+    let plot_h = H - TOP - BOTTOM;
+    let n = marks.len().max(1) as f64;
+    let slot = plot_w / n;
+    let x_of = |pos: f64| LEFT + slot * (pos + 0.5);
+    let y_of = |v: f64| TOP + plot_h * (1.0 - v / top);
+    let line: Vec<String> = marks
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("{:.1},{:.1}", x_of(i as f64), y_of(m.value)))
+        .collect();
+    let _ = write!(
+        out,
+        r#"<polyline class="line" points="{}"/>"#,
+        line.join(" ")
+    );
+    for (i, m) in marks.iter().enumerate() {
+        let (x, y) = (x_of(i as f64), y_of(m.value));
+        if let Some((lo, hi)) = m.interval {
+            error_bar(&mut out, x, lo, hi, &y_of);
+        }
+        let _ = write!(
+            out,
+            r#"<circle class="mark point" cx="{x:.1}" cy="{y:.1}" r="5""#
+        );
+        data_attrs(&mut out, m);
+        let _ = write!(out, "><title>{}</title></circle>", esc(&m.title));
+        let _ = write!(
+            out,
+            r#"<text class="label" x="{x:.1}" y="{ly:.1}" text-anchor="middle">{l}</text>"#,
+            ly = TOP + plot_h + 18.0,
+            l = esc(&m.label)
+        );
+    }
+    for (pos, m) in extra {
+        let (x, y) = (x_of(*pos), y_of(m.value));
+        if let Some((lo, hi)) = m.interval {
+            error_bar(&mut out, x, lo, hi, &y_of);
+        }
+        let _ = write!(
+            out,
+            r#"<path class="mark diamond" d="M{x:.1} {a:.1}l7 7l-7 7l-7 -7z""#,
+            a = y - 7.0
+        );
+        data_attrs(&mut out, m);
+        let _ = write!(out, "><title>{}</title></path>", esc(&m.title));
+        let _ = write!(
+            out,
+            r#"<text class="label extra" x="{x:.1}" y="{ly:.1}" text-anchor="middle">{l}</text>"#,
+            ly = TOP + plot_h + 36.0,
+            l = esc(&m.label)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_maximum() {
+        let (top, t) = ticks(3.7);
+        assert_eq!(top, 4.0);
+        assert_eq!(t, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+        let (top, t) = ticks(1234.0);
+        assert!(top >= 1234.0 && t.len() <= 6, "{top} {t:?}");
+        assert_eq!(ticks(0.0).0, 1.0);
+    }
+
+    #[test]
+    fn every_mark_carries_its_data_and_bars_stand_in_proportion() {
+        let m = |v: f64| Mark {
+            label: format!("{v}"),
+            value: v,
+            interval: None,
+            data: vec![("value", format!("{v}"))],
+            title: String::new(),
+        };
+        let svg = bars("c", "t", "y", &[m(1.0), m(2.0)]);
+        assert_eq!(svg.matches("class=\"mark bar\"").count(), 2);
+        assert!(svg.contains(r#"data-value="2""#));
+        let heights: Vec<f64> = svg
+            .split("height=\"")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert!((heights[1] / heights[0] - 2.0).abs() < 0.01, "{heights:?}");
+    }
+}

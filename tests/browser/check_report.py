@@ -1,0 +1,101 @@
+"""Opens a trawl HTML report in headless Chromium (Debian's, driven by Playwright through
+executable_path) and checks it as a reader would meet it: no console error, no request beyond
+the file itself, chart marks whose data attributes equal the JSON report's figures, tables that
+sort when a header is clicked. Writes a full-page screenshot.
+
+usage: check_report.py CHROMIUM REPORT.html REPORT.json SCREENSHOT.png
+"""
+
+import json
+import pathlib
+import sys
+
+from playwright.sync_api import sync_playwright
+
+
+def main():
+    chromium, html, report, shot = sys.argv[1:5]
+    page_url = pathlib.Path(html).resolve().as_uri()
+    r = json.load(open(report))
+    problems = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda q: q.url != page_url
+                and problems.append(f"request: {q.url}"))
+        page.goto(page_url)
+        page.wait_for_load_state("load")
+
+        def attrs(selector, name):
+            return page.eval_on_selector_all(
+                selector, f"els => els.map(e => e.getAttribute('data-{name}'))")
+
+        red = r.get("reduction")
+        if red:
+            want = [str(d["block_size"]) for d in red["dedup"]]
+            got = attrs("#r0-dedup .mark[data-block-size]", "block-size")
+            if got != want:
+                problems.append(f"dedup block sizes drawn {got}, JSON {want}")
+            want = [d["ratio"] for d in red["dedup"]]
+            got = [float(v) for v in attrs("#r0-dedup .mark[data-block-size]", "ratio")]
+            if got != want:
+                problems.append(f"dedup ratios drawn {got}, JSON {want}")
+            want = [str(b["blocks"]) for b in red["dedup"][0]["references"]]
+            got = attrs("#r0-refs .mark", "blocks")
+            if got != want:
+                problems.append(f"reference buckets drawn {got}, JSON {want}")
+            want = [str(c[k]) for c in red["compression"]
+                    for k in ("logical_bytes", "compressed_bytes", "allocated_bytes")]
+            got = attrs("#r0-compression .mark", "bytes")
+            if got != want:
+                problems.append(f"compression bars drawn {got}, JSON {want}")
+            # Every bar is drawn inside its chart, with a height in proportion to its value.
+            boxes = page.eval_on_selector_all(
+                "#r0-file-sizes .mark",
+                "els => els.map(e => [e.getBBox().height, +e.getAttribute('data-files')])")
+            tallest = max(b[1] for b in boxes)
+            for h, files in boxes:
+                if abs(h / max(b[0] for b in boxes) - files / tallest) > 0.02:
+                    problems.append(f"a file-size bar of {files} files is {h} high")
+        want = [str(b["files"]) for b in r["file_sizes"]]
+        got = attrs("#r0-file-sizes .mark", "files")
+        if got != want:
+            problems.append(f"file sizes drawn {got}, JSON {want}")
+
+        # Sorting: click a numeric column twice; its keys go up, then down.
+        table = page.query_selector("table.sortable")
+        if table is None:
+            problems.append("no sortable table")
+        else:
+            tid = table.get_attribute("id")
+            col = 1
+            header = page.query_selector_all(f"#{tid} th")[col]
+            keys = f"#{tid} tbody tr td:nth-child({col + 1})"
+
+            def column():
+                return [float(k) for k in attrs(keys, "sort")]
+
+            header.click()
+            up = column()
+            header.click()
+            down = column()
+            if up != sorted(up) or down != sorted(down, reverse=True) or len(up) < 2:
+                problems.append(f"table {tid} does not sort: {up} then {down}")
+        page.screenshot(path=shot, full_page=True)
+        browser.close()
+    for pr in problems:
+        print(pr)
+    if problems:
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,360 @@
+//! Reports for people and for other tools: the HTML page (`--html`, `trawl report`), and the
+//! duplicate groups in fclones' format (`--duplicates`), checked against a few lines of Python
+//! and against fclones itself.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use crate::util::{Dir, python_with, tool};
+
+/// A tree with copies in other directories, a hard link, an empty file and a file of its own.
+fn tree(d: &Dir) {
+    let big: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    d.create(b"t/a/x.txt", b"hello world\n");
+    d.create(b"t/b/x copy.txt", b"hello world\n");
+    d.create(b"t/a/sub/x3.txt", b"hello world\n");
+    std::fs::hard_link(d.join("t/a/x.txt"), d.join("t/a/x-link.txt")).unwrap();
+    d.create(b"t/b/big.bin", &big);
+    d.create(b"t/a/big2.bin", &big);
+    d.create(b"t/a/empty", b"");
+    d.create(b"t/b/empty too", b"");
+    d.create(b"t/b/alone", b"nobody else");
+}
+
+/// Groups as sets of names, from fclones' text format (group headers, then indented names).
+fn groups_of_text(text: &str) -> BTreeSet<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    let mut cur: Option<BTreeSet<String>> = None;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(name) = line.strip_prefix("    ") {
+            cur.as_mut().unwrap().insert(name.to_string());
+        } else {
+            out.extend(cur.take());
+            cur = Some(BTreeSet::new());
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+#[test]
+fn duplicates_are_groups_of_equal_content_one_name_per_inode_without_empty_files() {
+    if !python_with(&["hashlib"]) {
+        return;
+    }
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--duplicates",
+            "dups.txt",
+            "--json",
+            "r.json",
+        ])
+        .run()
+        .code(0);
+    let text = std::fs::read_to_string(d.join("dups.txt")).unwrap();
+    assert!(text.starts_with("# Report by fclones "), "{text}");
+    // The groups as a few lines of Python find them: by size and SHA-256, one name per inode
+    // (the first by name), empty files left out.
+    let py = r#"
+import hashlib, os, sys, json
+root = os.path.abspath(sys.argv[1]); seen = {}; groups = {}
+for dp, dn, fn in os.walk(root):
+    for f in fn:
+        p = os.path.join(dp, f); st = os.stat(p)
+        if st.st_size == 0: continue
+        k = (st.st_size, hashlib.sha256(open(p, 'rb').read()).hexdigest())
+        groups.setdefault(k, {}).setdefault((st.st_dev, st.st_ino), []).append(p)
+out = [sorted(min(v) for v in g.values()) for g in groups.values() if len(g) > 1]
+print(json.dumps(out))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", py, "t"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: Vec<Vec<String>> = serde_json::from_slice(&o.stdout).unwrap();
+    let want: BTreeSet<BTreeSet<String>> =
+        want.into_iter().map(|g| g.into_iter().collect()).collect();
+    assert_eq!(groups_of_text(&text), want, "{text}");
+    assert_eq!(want.len(), 2);
+    // The report's summary counts the same.
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let s = &r["duplicates"];
+    assert_eq!(s["groups"], 2);
+    assert_eq!(s["files"], 5);
+    assert_eq!(s["redundant_files"], 3);
+    assert_eq!(s["redundant_bytes"], 100_000 + 2 * 12);
+    assert_eq!(s["algorithm"], "sha256");
+    assert_eq!(s["top"][0]["size"], 100_000);
+}
+
+#[test]
+fn duplicates_need_a_digest_that_can_tell_files_apart() {
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args(["scan", "t", "-d", "crc32c", "--duplicates", "dups.txt"])
+        .run()
+        .code(2)
+        .stderr_has("--duplicates compares files by a digest of 128 bits or more");
+    assert!(!d.join("dups.txt").exists());
+}
+
+#[test]
+fn fclones_reads_the_duplicates_report_in_both_formats() {
+    let Some(fclones) = tool("fclones") else {
+        return;
+    };
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args(["scan", "t", "-q", "--duplicates", "dups.txt"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--duplicates",
+            "dups.json",
+            "-d",
+            "blake3",
+        ])
+        .run()
+        .code(0);
+    for report in ["dups.txt", "dups.json"] {
+        let input = std::fs::File::open(d.join(report)).unwrap();
+        let o = Command::new(&fclones)
+            .args(["link", "--dry-run"])
+            .current_dir(d.path())
+            .stdin(input)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{report}: {stdout}\n{stderr}");
+        // Each redundant copy would be replaced by a link to the group's first file.
+        let abs = d.path().canonicalize().unwrap();
+        for copy in ["t/a/big2.bin", "t/b/x copy.txt", "t/a/sub/x3.txt"] {
+            let p = abs.join(copy).display().to_string();
+            assert!(
+                stdout.contains(&p),
+                "{report}: {p} not in\n{stdout}\n{stderr}"
+            );
+        }
+        assert!(
+            !stdout.contains("alone") && !stdout.contains("empty"),
+            "{stdout}"
+        );
+    }
+    // Nothing was changed.
+    assert_eq!(
+        std::fs::read(d.join("t/b/x copy.txt")).unwrap(),
+        b"hello world\n"
+    );
+}
+
+/// The `data-{attr}` values of the marks (elements of class `mark`) in the SVG with this id, in
+/// order, of the marks that have it.
+fn marks(html: &str, id: &str, attr: &str) -> Vec<String> {
+    let start = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no chart {id}"));
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    let key = format!("data-{attr}=\"");
+    svg.split("class=\"mark")
+        .skip(1)
+        .filter_map(|m| {
+            let mark = &m[..m.find('>').unwrap()];
+            let at = mark.find(&key)? + key.len();
+            Some(mark[at..at + mark[at..].find('"').unwrap()].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_html_report_is_one_offline_file_whose_charts_carry_the_json_figures() {
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            "r.json",
+            "--html",
+            "r.html",
+            "--duplicates",
+            "d.txt",
+            "--cdc",
+            "8k",
+            "--compress",
+            "lz4,zstd:3",
+        ])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for fetch in ["http:", "https:", "src=", "@import", "url("] {
+        assert!(
+            !html.contains(fetch),
+            "the page would fetch something: {fetch}"
+        );
+    }
+    let red = &r["reduction"];
+    let dedup = red["dedup"].as_array().unwrap();
+    let sizes: Vec<String> = dedup.iter().map(|x| x["block_size"].to_string()).collect();
+    assert_eq!(marks(&html, "r0-dedup", "block-size"), sizes);
+    assert_eq!(marks(&html, "r0-dedup", "avg-size"), ["8192"]);
+    let ratios: Vec<f64> = dedup.iter().map(|x| x["ratio"].as_f64().unwrap()).collect();
+    let drawn: Vec<f64> = marks(&html, "r0-dedup", "ratio")
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(drawn[..ratios.len()], ratios[..]);
+    assert_eq!(
+        drawn[ratios.len()],
+        red["cdc"]["ratio"].as_f64().unwrap(),
+        "the CDC point follows the fixed sizes"
+    );
+    let refs: Vec<String> = dedup[0]["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["blocks"].to_string())
+        .collect();
+    assert_eq!(marks(&html, "r0-refs", "blocks"), refs);
+    let comp: Vec<String> = red["compression"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            ["logical_bytes", "compressed_bytes", "allocated_bytes"].map(|k| c[k].to_string())
+        })
+        .collect();
+    assert_eq!(marks(&html, "r0-compression", "bytes"), comp);
+    let files: Vec<String> = r["file_sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["files"].to_string())
+        .collect();
+    assert_eq!(marks(&html, "r0-file-sizes", "files"), files);
+    let total: u64 = files.iter().map(|f| f.parse::<u64>().unwrap()).sum();
+    assert_eq!(total, r["totals"]["files"].as_u64().unwrap());
+    let chunks: Vec<String> = red["cdc"]["chunk_sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["chunks"].to_string())
+        .collect();
+    assert_eq!(marks(&html, "r0-chunks", "chunks"), chunks);
+    assert!(html.contains(r#"data-redundant-bytes="100024""#));
+    assert!(
+        html.contains("t/a/big2.bin"),
+        "top files and duplicate groups are named"
+    );
+}
+
+#[test]
+fn trawl_report_draws_saved_reports_side_by_side_and_names_a_file_it_cannot_read() {
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "a.json"])
+        .run()
+        .code(0);
+    d.create(b"t/b/new.bin", &[7u8; 50_000]);
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "b.json", "--no-reduce"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["report", "a.json", "b.json", "--html", "ab.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("ab.html")).unwrap();
+    assert!(html.contains(r#"id="compare""#) && html.contains(r#"id="r1""#));
+    assert!(html.contains("a.json") && html.contains("b.json"));
+    assert!(html.contains("No data reduction was measured"));
+    // The same page as the scan's own, for one report.
+    d.cmd()
+        .args(["report", "a.json", "--html", "a.html"])
+        .run()
+        .code(0);
+    let one = std::fs::read_to_string(d.join("a.html")).unwrap();
+    assert_eq!(
+        marks(&one, "r0-dedup", "ratio"),
+        marks(&html, "r0-dedup", "ratio")
+    );
+    d.create(b"not.json", b"{\"schema_version\": 2, \"run\": 1}");
+    d.cmd()
+        .args(["report", "a.json", "not.json", "--html", "x.html"])
+        .run()
+        .code(2)
+        .stderr_has("not.json: not a scan report");
+    assert!(!d.join("x.html").exists(), "no half-made page is left");
+}
+
+#[test]
+fn the_page_loads_in_chromium_with_no_error_or_request_and_its_tables_sort() {
+    let (Some(chromium), true) = (tool("chromium"), python_with(&["playwright"])) else {
+        return;
+    };
+    let d = Dir::new();
+    tree(&d);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            "r.json",
+            "--html",
+            "r.html",
+            "--duplicates",
+            "d.txt",
+            "--compress",
+            "lz4,zstd:3",
+        ])
+        .run()
+        .code(0);
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("scan.png");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check_report.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(&chromium)
+        .arg(d.join("r.html"))
+        .arg(d.join("r.json"))
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("ok"));
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 10_000,
+        "a screenshot was taken"
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
