@@ -6,6 +6,7 @@ mod catalog;
 mod duplicates;
 mod flv;
 mod inject;
+mod ncdu;
 pub(crate) mod output;
 mod report;
 mod scan;

@@ -22,6 +22,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let mut json = plan.json.as_deref().map(Output::create).transpose()?;
     let mut jsonl = plan.jsonl.as_deref().map(Output::create).transpose()?;
     let mut html = plan.html.as_deref().map(Output::create).transpose()?;
+    let mut ncdu = plan.ncdu.as_deref().map(Output::create).transpose()?;
     let mut dups = plan
         .duplicates
         .as_ref()
@@ -34,6 +35,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         .chain(&jsonl)
         .chain(&dups)
         .chain(&html)
+        .chain(&ncdu)
         .any(Output::is_stdout);
     // Our own temporary outputs may sit inside the scanned tree: they are not part of it.
     let exclude = manifests
@@ -42,7 +44,8 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         .chain(&json)
         .chain(&jsonl)
         .chain(&dups)
-        .chain(&html);
+        .chain(&html)
+        .chain(&ncdu);
     let bar = crate::progress::Bar::new(plan.quiet);
     let mut cfg = plan.cfg.clone();
     cfg.walk.metadata = bar.is_drawn();
@@ -53,7 +56,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         media: plan.media,
         exclude: exclude.filter_map(Output::identity).collect(),
         file_records: json.is_some(),
-        keep_records: json.is_some() || !manifests.is_empty(),
+        keep_records: json.is_some() || !manifests.is_empty() || ncdu.is_some(),
         count_links: plan.count_links,
         record_memory: plan.record_memory,
         temp_dir: plan.temp_dir.clone(),
@@ -146,6 +149,10 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         out.commit()?;
     }
     if let Some(out) = jsonl.take() {
+        out.commit()?;
+    }
+    if let Some(mut out) = ncdu.take() {
+        super::ncdu::write(&mut out, &result.records, &plan.cfg.roots[0])?;
         out.commit()?;
     }
     if let Some(mut out) = html.take() {

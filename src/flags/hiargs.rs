@@ -159,6 +159,8 @@ pub struct ScanPlan {
     /// Index FLV files from the scan's buffers.
     pub media: bool,
     pub media_index: Option<PathBuf>,
+    /// Where the ncdu export goes.
+    pub ncdu: Option<PathBuf>,
     /// Where the duplicate groups go, and the digest that compares files.
     pub duplicates: Option<(PathBuf, Algorithm)>,
     /// Count every name of a hard-linked file in the reduction.
@@ -262,7 +264,7 @@ impl ScanPlan {
             .iter()
             .filter(|m| m.path.as_os_str() == "-")
             .count()
-            + [&a.json, &a.jsonl, &a.duplicates, &a.html]
+            + [&a.json, &a.jsonl, &a.duplicates, &a.html, &a.ncdu]
                 .iter()
                 .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
                 .count();
@@ -292,6 +294,9 @@ impl ScanPlan {
                 ),
             },
         };
+        if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
+            bail!("--ncdu exports one directory: name exactly one directory to scan");
+        }
         Ok(ScanPlan {
             cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
             algorithms,
@@ -305,6 +310,7 @@ impl ScanPlan {
             media: !a.no_media,
             media_index: a.media_index.clone(),
             duplicates,
+            ncdu: a.ncdu.clone(),
             count_links: a.reduce.count_links,
             record_memory,
             temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,

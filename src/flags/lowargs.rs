@@ -194,6 +194,10 @@ pub struct ScanArgs {
     /// left out ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub duplicates: Option<PathBuf>,
+    /// Write the tree in ncdu's export format to FILE, for `ncdu -f FILE` (one directory to
+    /// scan; '-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub ncdu: Option<PathBuf>,
     #[command(flatten)]
     pub reduce: ReduceArgs,
     #[command(flatten)]

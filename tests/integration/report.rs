@@ -358,3 +358,76 @@ fn the_page_loads_in_chromium_with_no_error_or_request_and_its_tables_sort() {
     );
     eprintln!("screenshot: {}", shot.display());
 }
+
+/// Files of an ncdu export: path below the root -> (asize, dsize, hard-link flag).
+fn ncdu_files(v: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64, bool)> {
+    fn walk(
+        dir: &[serde_json::Value],
+        at: &str,
+        out: &mut std::collections::BTreeMap<String, (u64, u64, bool)>,
+    ) {
+        for item in &dir[1..] {
+            match item {
+                serde_json::Value::Array(sub) => {
+                    let name = sub[0]["name"].as_str().unwrap();
+                    walk(sub, &format!("{at}{name}/"), out);
+                }
+                f => {
+                    let n = |k: &str| f[k].as_u64().unwrap_or(0);
+                    out.insert(
+                        format!("{at}{}", f["name"].as_str().unwrap()),
+                        (n("asize"), n("dsize"), f["hlnkc"] == true),
+                    );
+                }
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(v[3].as_array().unwrap(), "", &mut out);
+    out
+}
+
+#[test]
+fn ncdu_reads_the_export_and_finds_the_tree_its_own_scan_finds() {
+    let Some(ncdu) = tool("ncdu") else {
+        return;
+    };
+    let d = Dir::new();
+    tree(&d);
+    d.create(b"t/deep/er/still/f \"q\".txt", &[1u8; 9000]);
+    d.cmd()
+        .args(["scan", "t", "-q", "--ncdu", "t.ncdu"])
+        .run()
+        .code(0);
+    // ncdu imports trawl's export and writes it out again (it would refuse a malformed one);
+    // its own scan of the same tree is the reference.
+    let run = |args: &[&str]| {
+        let o = Command::new(&ncdu)
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "ncdu {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run(&["-f", "t.ncdu", "-o", "again.json"]);
+    run(&["-o", "ref.json", "t"]);
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.join(f)).unwrap()).unwrap()
+    };
+    let (again, reference) = (read("again.json"), read("ref.json"));
+    assert_eq!(
+        again[3][0]["name"].as_str().unwrap(),
+        d.path().canonicalize().unwrap().join("t").to_str().unwrap()
+    );
+    assert_eq!(ncdu_files(&again), ncdu_files(&reference));
+    assert_eq!(ncdu_files(&again).len(), 10);
+    d.cmd()
+        .args(["scan", "t/a", "t/b", "--ncdu", "x.ncdu"])
+        .run()
+        .code(2)
+        .stderr_has("--ncdu exports one directory");
+}

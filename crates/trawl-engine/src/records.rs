@@ -27,6 +27,10 @@ pub struct StoredFile {
     pub size: u64,
     pub mtime_sec: i64,
     pub mtime_nsec: i64,
+    /// Inode, names of it, and bytes on disk (for a disk-usage export).
+    pub ino: u64,
+    pub nlink: u64,
+    pub disk_bytes: u64,
     pub digests: Vec<(Algorithm, Vec<u8>)>,
     pub flv: Option<FlvSummary>,
 }
@@ -48,6 +52,9 @@ impl StoredFile {
             size: rec.size,
             mtime_sec: rec.mtime_sec,
             mtime_nsec: rec.mtime_nsec,
+            ino: rec.ino,
+            nlink: rec.nlink,
+            disk_bytes: rec.disk_bytes,
             digests: rec.digests(),
             flv,
         }
@@ -76,6 +83,9 @@ impl StoredFile {
         out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&self.mtime_sec.to_le_bytes());
         out.extend_from_slice(&(self.mtime_nsec as u32).to_le_bytes());
+        out.extend_from_slice(&self.ino.to_le_bytes());
+        out.extend_from_slice(&self.nlink.to_le_bytes());
+        out.extend_from_slice(&self.disk_bytes.to_le_bytes());
         out.push(self.digests.len() as u8);
         for (a, d) in &self.digests {
             out.push(algorithm_code(*a));
@@ -103,6 +113,10 @@ impl StoredFile {
         let size = u64::from_le_bytes(take(&mut v, 8)?.try_into().expect("8 bytes"));
         let mtime_sec = i64::from_le_bytes(take(&mut v, 8)?.try_into().expect("8 bytes"));
         let mtime_nsec = i64::from(u32_at(take(&mut v, 4)?));
+        let u64_at = |b: Vec<u8>| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        let ino = u64_at(take(&mut v, 8)?);
+        let nlink = u64_at(take(&mut v, 8)?);
+        let disk_bytes = u64_at(take(&mut v, 8)?);
         let n = take(&mut v, 1)?[0];
         let mut digests = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -121,6 +135,9 @@ impl StoredFile {
             size,
             mtime_sec,
             mtime_nsec,
+            ino,
+            nlink,
+            disk_bytes,
             digests,
             flv,
         })

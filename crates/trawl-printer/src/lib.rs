@@ -10,6 +10,7 @@ pub mod bag;
 pub mod fclones;
 pub mod html;
 pub mod human;
+pub mod ncdu;
 pub mod reduction;
 pub mod scan;
 pub mod verify;

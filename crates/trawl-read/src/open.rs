@@ -35,6 +35,8 @@ pub struct OpenedFile {
     pub stamp: Stamp,
     /// Names the inode had when opened (more than 1: hard links).
     pub nlink: u64,
+    /// Bytes the file takes on disk when opened (`st_blocks` x 512).
+    pub disk_bytes: u64,
 }
 
 /// Files up to this size get no read-ahead advice (they are read in one call).
@@ -113,6 +115,7 @@ pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, R
         path: path.to_path_buf(),
         stamp: Stamp::of(&md),
         nlink: md.nlink(),
+        disk_bytes: md.blocks() * 512,
     })
 }
 

@@ -71,6 +71,10 @@ pub struct FileRecord {
     /// Device and inode, as read (identifies the file whatever path reached it).
     pub dev: u64,
     pub ino: u64,
+    /// Names of the inode (more than 1: hard links).
+    pub nlink: u64,
+    /// Bytes it takes on disk (`st_blocks` x 512), as `du` counts them.
+    pub disk_bytes: u64,
     pub outputs: Vec<LaneOutput>,
 }
 
@@ -267,6 +271,7 @@ fn read_file(
     let opened = open_for_read_in(entry.dir.as_deref(), &entry.path)?;
     let stamp = opened.stamp;
     let nlink = opened.nlink;
+    let disk_bytes = opened.disk_bytes;
     progress.start_file(&entry.path, stamp.size);
     // `auto` (which the source resolves by size) maps a large file only where its lanes keep
     // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
@@ -316,6 +321,8 @@ fn read_file(
         mtime_nsec: stamp.mtime_nsec,
         dev: stamp.dev,
         ino: stamp.ino,
+        nlink,
+        disk_bytes,
         outputs,
     }))
 }
