@@ -170,6 +170,29 @@ pub struct ScanPlan {
     pub temp_dir: Option<PathBuf>,
 }
 
+/// A root as reports spell the paths under it: its components joined (no `./`, no trailing
+/// `/`), `.` for the current directory, `/` for the root directory.
+fn shown_root(p: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::RootDir => out.push(b'/'),
+            std::path::Component::CurDir => {}
+            c => {
+                if !out.is_empty() && !out.ends_with(b"/") {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(c.as_os_str().as_bytes());
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(b'.');
+    }
+    out
+}
+
 /// The roots with a path given twice, or one inside another given root, left out (each with a
 /// warning): every file is scanned once.
 pub fn distinct_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -285,6 +308,13 @@ impl ScanPlan {
             r.memory = Some(memory - record_memory);
         }
         let record_memory = record_memory as usize;
+        let roots = distinct_roots(&a.paths);
+        if let Some(r) = reduce.as_mut() {
+            r.breakdown = Some(trawl_reduce::BreakdownConfig {
+                depth: a.reduce.depth,
+                roots: roots.iter().map(|p| shown_root(p)).collect(),
+            });
+        }
         let duplicates = match &a.duplicates {
             None => None,
             Some(p) => match trawl_engine::duplicates::comparing_digest(&algorithms) {
@@ -298,7 +328,7 @@ impl ScanPlan {
             bail!("--ncdu exports one directory: name exactly one directory to scan");
         }
         Ok(ScanPlan {
-            cfg: scan_config(distinct_roots(&a.paths), &a.read)?,
+            cfg: scan_config(roots, &a.read)?,
             algorithms,
             manifests,
             zero: a.zero,

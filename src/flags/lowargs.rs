@@ -211,6 +211,9 @@ pub struct ReduceArgs {
     /// none).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top_files: usize,
+    /// Break the figures down by directory this many levels below each root (and by type).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub depth: usize,
     /// Fixed-block dedup at these block sizes (multiples of 4K), all from one hash pass.
     #[arg(long, value_name = "SIZES", default_value = "4k,8k,16k,32k,64k,128k")]
     pub dedup: String,

@@ -262,6 +262,22 @@ fn the_html_report_is_one_offline_file_whose_charts_carry_the_json_figures() {
         .map(|b| b["chunks"].to_string())
         .collect();
     assert_eq!(marks(&html, "r0-chunks", "chunks"), chunks);
+    let b = &r["breakdown"];
+    let dir_bytes: Vec<String> = b["directories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bytes"].to_string())
+        .collect();
+    assert_eq!(marks(&html, "r0-dirs-map", "bytes"), dir_bytes);
+    let type_bytes: Vec<String> = b["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bytes"].to_string())
+        .collect();
+    assert_eq!(marks(&html, "r0-types-chart", "bytes"), type_bytes);
+    assert!(html.contains(r#"id="r0-dirs""#) && html.contains(r#"id="r0-types""#));
     assert!(html.contains(r#"data-redundant-bytes="100024""#));
     assert!(
         html.contains("t/a/big2.bin"),
@@ -430,4 +446,135 @@ fn ncdu_reads_the_export_and_finds_the_tree_its_own_scan_finds() {
         .run()
         .code(2)
         .stderr_has("--ncdu exports one directory");
+}
+
+#[test]
+fn breakdowns_add_up_name_formats_and_find_the_equal_directories_python_finds() {
+    if !python_with(&["hashlib"]) {
+        return;
+    }
+    let d = Dir::new();
+    tree(&d);
+    // Copies of whole directories, and files whose first bytes name their format.
+    for f in ["x.txt", "big2.bin", "sub/x3.txt", "empty"] {
+        let from = std::fs::read(d.join(format!("t/a/{f}"))).unwrap();
+        d.create(format!("t/c/a-copy/{f}").as_bytes(), &from);
+    }
+    d.create(b"t/c/a-copy/x-link.txt", b"hello world\n");
+    d.create(b"t/b/sub2/x3.txt", b"hello world\n");
+    d.create(
+        b"t/photo.JPG",
+        &[
+            0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, b'J', b'F', b'I', b'F', 0, 1,
+        ],
+    );
+    d.create(
+        b"t/b/log.gz",
+        &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3],
+    );
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json", "--depth", "1"])
+        .run()
+        .code(0);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let b = &r["breakdown"];
+    assert_eq!(b["depth"], 1);
+    let dirs: Vec<&str> = b["directories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["path"].as_str().unwrap())
+        .collect();
+    let mut sorted_dirs = dirs.clone();
+    sorted_dirs.sort();
+    assert_eq!(sorted_dirs, ["t/", "t/a/", "t/b/", "t/c/"]);
+    // Every file is in one directory row and one type row; a hard link's second name in none.
+    let sum = |rows: &serde_json::Value, k: &str| -> u64 {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[k].as_u64().unwrap())
+            .sum()
+    };
+    let links = r["reduction"]["hardlinks"]["names"].as_u64().unwrap();
+    assert_eq!(links, 1);
+    let files = r["totals"]["files"].as_u64().unwrap() - links;
+    assert_eq!(sum(&b["directories"], "files"), files);
+    assert_eq!(sum(&b["types"], "files"), files);
+    let bytes = r["totals"]["bytes"].as_u64().unwrap()
+        - r["reduction"]["hardlinks"]["bytes"].as_u64().unwrap();
+    assert_eq!(sum(&b["directories"], "bytes"), bytes);
+    // The shares of the saving add up to what dedup saves at 4 KiB (each row rounded once).
+    let d4 = &r["reduction"]["dedup"][0];
+    let saved = d4["logical_bytes"].as_u64().unwrap()
+        - d4["zero_bytes"].as_u64().unwrap()
+        - d4["unique_bytes"].as_u64().unwrap();
+    let shares = sum(&b["directories"], "saved_bytes");
+    assert!(shares.abs_diff(saved) <= 4, "{shares} vs {saved}");
+    let ty = |ext: &str| {
+        b["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["extension"] == ext)
+            .unwrap_or_else(|| panic!("no type {ext}"))
+            .clone()
+    };
+    assert_eq!(ty("jpg")["format"], "image/jpeg");
+    assert_eq!(ty("jpg")["compressed_format"], true);
+    assert_eq!(ty("gz")["format"], "application/gzip");
+    assert_eq!(ty("gz")["compressed_format"], true);
+    assert_eq!(ty("txt")["compressed_format"], false);
+    // Equal directories as a few lines of Python find them: a directory's signature is its
+    // entries' names with their file digests or subdirectory signatures; a group whose
+    // directories all sit in directories of a larger group is not listed.
+    let py = r#"
+import hashlib, os, sys, json
+sig = {}; size = {}
+for dp, dn, fn in os.walk(sys.argv[1], topdown=False):
+    ents = []; n = 0
+    for f in fn:
+        p = os.path.join(dp, f)
+        ents.append(('f', f, hashlib.sha256(open(p, 'rb').read()).hexdigest())); n += 1
+    for s in dn:
+        q = os.path.join(dp, s)
+        if q in sig: ents.append(('d', s, sig[q])); n += size[q]
+    if n: sig[dp] = hashlib.sha256(repr(sorted(ents)).encode()).hexdigest(); size[dp] = n
+groups = {}
+for p, s in sig.items(): groups.setdefault(s, []).append(p)
+gs = sorted((sorted(g) for g in groups.values() if len(g) > 1), key=len)
+out = [g for g in gs if not any(all(os.path.dirname(x) in h for x in g) for h in gs if h is not g)]
+print(json.dumps(out))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", py, "t"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: BTreeSet<BTreeSet<String>> = serde_json::from_slice::<Vec<Vec<String>>>(&o.stdout)
+        .unwrap()
+        .into_iter()
+        .map(|g| g.into_iter().collect())
+        .collect();
+    let got: BTreeSet<BTreeSet<String>> = b["duplicate_directories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            g["directories"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(
+        got.iter()
+            .any(|g| g.contains("t/a") && g.contains("t/c/a-copy")),
+        "{got:?}"
+    );
 }

@@ -61,7 +61,7 @@ impl LaneFactory for ScanLanes {
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
             let mut r = FileReducer::new(cfg.clone());
             if let Some(acc) = &self.accumulator {
-                if cfg.top_files > 0 {
+                if cfg.attributing() {
                     let id = acc.lock().unwrap_or_else(|p| p.into_inner()).register(path);
                     r = r.with_file(id);
                 }

@@ -5,6 +5,7 @@
 //! manifest and where its keyframe index goes; and verification against a manifest. It writes
 //! nothing: rendering is the caller's.
 
+pub mod dupdirs;
 pub mod duplicates;
 pub mod lanes;
 pub mod names;

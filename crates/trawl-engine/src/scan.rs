@@ -56,6 +56,8 @@ pub struct ScanOptions {
     /// Group the files of equal content by this digest (one of `algorithms`; see
     /// [`crate::duplicates::comparing_digest`]).
     pub duplicates: Option<Algorithm>,
+    /// Find directories of equal content (from the kept records, by the strongest digest).
+    pub duplicate_directories: bool,
 }
 
 /// Default bound on the records in RAM.
@@ -302,6 +304,21 @@ impl Scan {
                 dir: spill_dir(),
                 source,
             })?;
+        let mut breakdown = acc.as_ref().and_then(|a| lock(a).breakdown());
+        if o.duplicate_directories
+            && (o.keep_records || o.file_records)
+            && let Some(alg) = crate::duplicates::comparing_digest(&o.algorithms)
+        {
+            let groups =
+                crate::dupdirs::find(&records, &o.cfg.roots, alg, &spill_dir(), o.record_memory)
+                    .map_err(|source| ScanRunError::Records {
+                        dir: spill_dir(),
+                        source,
+                    })?;
+            breakdown
+                .get_or_insert_with(Default::default)
+                .duplicate_directories = Some(groups);
+        }
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
                 let g = lock(a);
@@ -355,6 +372,7 @@ impl Scan {
                 FileList::default()
             },
             media: media_totals,
+            breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             skipped,
             failed,

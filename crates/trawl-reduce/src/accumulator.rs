@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use trawl_report::reduction::*;
 
-use crate::attribution::{NameLog, Shares, attribute_partition, log_keys};
+use crate::attribution::{Facts, NameLog, Shares, attribute_partition, log_keys};
+use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::Dedup;
 use crate::facts::FileReduce;
@@ -48,6 +49,9 @@ pub struct Accumulator {
     /// each partition read back once against that partition's final counts).
     keylog: Option<spill::Spill>,
     top: Option<Vec<TopFile>>,
+    /// Each numbered file's bytes, stored bytes and format (for the breakdowns).
+    facts: Option<Facts>,
+    breakdown: Option<trawl_report::breakdown::Breakdown>,
     /// Scratch vectors of [`Accumulator::add`]: keys, lengths, zero flags, bytes.
     scratch: (Vec<u128>, Vec<u32>, Vec<bool>, Vec<u8>),
     /// Blocks added since the indexes' memory was last measured, and in all.
@@ -110,6 +114,8 @@ impl Accumulator {
             names: None,
             keylog: None,
             top: None,
+            facts: None,
+            breakdown: None,
             unmeasured: 0,
             blocks_seen: 0,
             scratch: Default::default(),
@@ -144,7 +150,7 @@ impl Accumulator {
 
     /// Whether per-file attribution is on: asked for, and exact (not sampled).
     pub(crate) fn attributing(&self) -> bool {
-        self.cfg.top_files > 0 && self.cfg.sample_threshold().is_none()
+        self.cfg.attributing()
     }
 
     /// Folds in part of a large file (whole groups of blocks, see [`ReduceConfig::group`]); an
@@ -167,6 +173,8 @@ impl Accumulator {
         };
         // Scratch vectors kept between files (a small file's facts came with four allocations).
         let (mut keys, mut lens, mut zero, mut buf) = std::mem::take(&mut self.scratch);
+        // What the first codec stores of this file (or part), for the breakdowns.
+        let mut stored = 0u64;
         for (idx, (size, d)) in self.sizes.iter_mut().enumerate() {
             let k = *size / BASE;
             keys.clear();
@@ -192,14 +200,16 @@ impl Accumulator {
             d.add(&keys, &lens, &zero, &carry)?;
             if idx == 0
                 && let Some(id) = f.file
-                && self.cfg.top_files > 0
-                && self.cfg.sample_threshold().is_none()
+                && self.cfg.attributing()
             {
                 // (Borrowing `self` whole here would clash with `self.sizes`; the log is apart.)
                 log_keys(&mut self.keylog, &self.cfg, id, &keys, &lens, &zero)?;
             }
             if idx == self.unit_index && ncodec > 0 {
                 for u in 0..keys.len() {
+                    if !zero[u] && f.units[u * ncodec] != (u32::MAX, u32::MAX) {
+                        stored += f.units[u * ncodec].1 as u64;
+                    }
                     if f.units[u * ncodec] == (u32::MAX, u32::MAX) {
                         continue; // not in the sample
                     }
@@ -238,6 +248,14 @@ impl Accumulator {
             d.add(&keys, &lens, &zero, &|_, _| {})?;
         }
         self.scratch = (keys, lens, zero, buf);
+        if let Some(id) = f.file
+            && self.cfg.attributing()
+        {
+            let cfg = &self.cfg;
+            self.facts
+                .get_or_insert_with(|| Facts::new(cfg))
+                .add(id, f.size, stored, f.kind)?;
+        }
         // Measuring the indexes walks every part of every table: done after a sixteenth more
         // blocks, at most every few thousand (a budget is passed by at most that many entries),
         // not after every file.
@@ -320,17 +338,34 @@ impl Accumulator {
                     attribute_partition(r, q, &self.sizes[0].1.table, &mut per)?;
                 }
             }
+            let mut builder = self.cfg.breakdown.clone().map(|b| {
+                let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+                BreakdownBuilder::new(b, &dir)
+            });
+            let facts = self.facts.take().unwrap_or_else(|| Facts::new(&self.cfg));
             self.top = Some(match self.names.take() {
                 Some(names) => crate::attribution::rank(
                     per,
                     names,
+                    facts,
                     self.cfg.top_files,
                     self.sizes[0].0 as u64,
+                    builder.as_mut(),
                 )?,
                 None => Vec::new(),
             });
+            self.breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
+            if self.cfg.top_files == 0 {
+                self.top = None;
+            }
         }
         Ok(())
+    }
+
+    /// The breakdowns by directory and type, when asked for and exact (after
+    /// [`Accumulator::finish`]).
+    pub fn breakdown(&self) -> Option<trawl_report::breakdown::Breakdown> {
+        self.breakdown.clone()
     }
 
     pub fn report(&self) -> ReductionJson {

@@ -1,14 +1,16 @@
 //! Which files hold the duplicates: a key log per block, read back against the final counts;
-//! the files' names in a log on disk and their shares in a spool, so that nothing is held per
-//! file in RAM but the few files ranked.
+//! the files' names in a log on disk, their shares and their own figures (bytes, what the
+//! first codec stores, format) in spools, so that nothing is held per file in RAM but the few
+//! files ranked. The same pass feeds the breakdowns by directory and type.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::sync::Arc;
 
 use trawl_report::reduction::TopFile;
-use trawl_spool::{Sorted, Spool};
+use trawl_spool::Spool;
 
+use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::index::Index;
 use crate::spill;
@@ -89,17 +91,62 @@ struct NameReader {
 }
 
 impl NameReader {
-    /// The name of file `id` (ids asked in increasing order).
-    fn name(&mut self, id: u32) -> std::io::Result<String> {
-        while self.next <= id {
-            let mut len = [0u8; 4];
-            self.r.read_exact(&mut len)?;
-            self.name.resize(u32::from_le_bytes(len) as usize, 0);
-            self.r.read_exact(&mut self.name)?;
-            self.next += 1;
-        }
-        Ok(String::from_utf8_lossy(&self.name).into_owned())
+    /// The next file's name.
+    fn next_name(&mut self) -> std::io::Result<&[u8]> {
+        let mut len = [0u8; 4];
+        self.r.read_exact(&mut len)?;
+        self.name.resize(u32::from_le_bytes(len) as usize, 0);
+        self.r.read_exact(&mut self.name)?;
+        self.next += 1;
+        Ok(&self.name)
     }
+}
+
+/// Each file's own figures, per part of it folded in: bytes, bytes the first codec stores,
+/// and its format; keyed by the file's number.
+pub(crate) struct Facts(Spool);
+
+impl Facts {
+    pub(crate) fn new(cfg: &ReduceConfig) -> Facts {
+        let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        Facts(Spool::new(&dir, SHARES_MEMORY))
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        file: u32,
+        bytes: u64,
+        allocated: u64,
+        kind: Option<&'static str>,
+    ) -> std::io::Result<()> {
+        let mut v = Vec::with_capacity(24);
+        v.extend_from_slice(&bytes.to_le_bytes());
+        v.extend_from_slice(&allocated.to_le_bytes());
+        v.extend_from_slice(kind.unwrap_or("").as_bytes());
+        self.0.push(&file.to_be_bytes(), &v)
+    }
+}
+
+/// The formats `infer` names, so that a format read back from a spool is a `&'static str`
+/// again (an unknown one is dropped).
+fn static_kind(k: &[u8]) -> Option<&'static str> {
+    if k.is_empty() {
+        return None;
+    }
+    KINDS.with(|kinds| {
+        let mut kinds = kinds.borrow_mut();
+        if let Some(s) = kinds.iter().find(|s| s.as_bytes() == k) {
+            return Some(*s);
+        }
+        // Each distinct format is leaked once: there are about a hundred.
+        let s: &'static str = Box::leak(String::from_utf8_lossy(k).into_owned().into_boxed_str());
+        kinds.push(s);
+        Some(s)
+    })
+}
+
+thread_local! {
+    static KINDS: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Each duplicate block's (duplicate bytes, share of the saving) for its file, keyed by the
@@ -143,49 +190,73 @@ pub(crate) fn attribute_partition(
 }
 
 /// The `top` files with the largest share of the saving (ties by name), from the shares summed
-/// per file in the order they were added.
+/// per file in the order they were added; every file also goes to the breakdown, if one is
+/// made.
 pub(crate) fn rank(
     per: Shares,
     names: NameLog,
+    facts: Facts,
     top: usize,
     block_size: u64,
+    mut breakdown: Option<&mut BreakdownBuilder>,
 ) -> std::io::Result<Vec<TopFile>> {
-    let sorted = Arc::new(per.0.finish()?);
+    let shares = Arc::new(per.0.finish()?);
+    let facts = Arc::new(facts.0.finish()?);
+    let count = names.count;
     let mut names = names.reader()?;
+    let mut shares = Cursor::new(shares.iter()?)?;
+    let mut facts = Cursor::new(facts.iter()?)?;
+    let bad = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "an attribution record is damaged",
+        )
+    };
+    let id_of = |k: &[u8]| -> std::io::Result<u32> {
+        Ok(u32::from_be_bytes(k.try_into().map_err(|_| bad())?))
+    };
     // (share, name, duplicate bytes), at most a few times `top` of them.
     let mut best: Vec<(f64, String, u64)> = Vec::new();
     let order = |a: &(f64, String, u64), b: &(f64, String, u64)| {
         b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
     };
-    let mut offer = |id: u32, dup: u64, share: f64, best: &mut Vec<_>| -> std::io::Result<()> {
-        if dup == 0 {
-            return Ok(());
-        }
-        best.push((share, names.name(id)?, dup));
-        if best.len() >= 4 * top + 64 {
-            best.sort_by(order);
-            best.truncate(top);
-        }
-        Ok(())
-    };
-    let mut cur: Option<(u32, u64, f64)> = None;
-    read_sorted(&sorted, |id, len, share| {
-        match &mut cur {
-            Some((c, dup, sh)) if *c == id => {
-                *dup += len;
-                *sh += share;
+    for id in 0..count {
+        let name = names.next_name()?;
+        let (mut dup, mut share) = (0u64, 0f64);
+        while let Some((k, v)) = shares.peek() {
+            if id_of(k)? != id {
+                break;
             }
-            _ => {
-                if let Some((c, dup, sh)) = cur.take() {
-                    offer(c, dup, sh, &mut best)?;
-                }
-                cur = Some((id, len, share));
+            if v.len() < 16 {
+                return Err(bad());
+            }
+            dup += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+            share += f64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
+            shares.advance()?;
+        }
+        let (mut bytes, mut allocated, mut kind) = (0u64, 0u64, None);
+        while let Some((k, v)) = facts.peek() {
+            if id_of(k)? != id {
+                break;
+            }
+            if v.len() < 16 {
+                return Err(bad());
+            }
+            bytes += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+            allocated += u64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
+            kind = kind.or_else(|| static_kind(&v[16..]));
+            facts.advance()?;
+        }
+        if let Some(b) = breakdown.as_deref_mut() {
+            b.add(name, bytes, dup, share, allocated, kind)?;
+        }
+        if dup > 0 && top > 0 {
+            best.push((share, String::from_utf8_lossy(name).into_owned(), dup));
+            if best.len() >= 4 * top + 64 {
+                best.sort_by(order);
+                best.truncate(top);
             }
         }
-        Ok(())
-    })?;
-    if let Some((c, dup, sh)) = cur {
-        offer(c, dup, sh, &mut best)?;
     }
     best.sort_by(order);
     best.truncate(top);
@@ -200,14 +271,42 @@ pub(crate) fn rank(
         .collect())
 }
 
-fn read_sorted(
-    s: &Arc<Sorted>,
-    mut f: impl FnMut(u32, u64, f64) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    s.for_each(|k, v| {
-        let id = u32::from_be_bytes(k.try_into().expect("4 bytes"));
-        let len = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
-        let share = f64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
-        f(id, len, share)
-    })
+/// A pass over a spool that can look at its next record before taking it.
+struct Cursor {
+    r: trawl_spool::Records,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    some: bool,
+}
+
+impl Cursor {
+    fn new(r: trawl_spool::Records) -> std::io::Result<Cursor> {
+        let mut c = Cursor {
+            r,
+            key: Vec::new(),
+            value: Vec::new(),
+            some: false,
+        };
+        c.advance()?;
+        Ok(c)
+    }
+
+    fn peek(&self) -> Option<(&[u8], &[u8])> {
+        self.some
+            .then_some((self.key.as_slice(), self.value.as_slice()))
+    }
+
+    fn advance(&mut self) -> std::io::Result<()> {
+        match self.r.next_record()? {
+            Some((k, v)) => {
+                self.key.clear();
+                self.key.extend_from_slice(k);
+                self.value.clear();
+                self.value.extend_from_slice(v);
+                self.some = true;
+            }
+            None => self.some = false,
+        }
+        Ok(())
+    }
 }

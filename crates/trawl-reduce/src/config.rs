@@ -37,6 +37,17 @@ pub struct ReduceConfig {
     pub exact_keys: bool,
     /// List this many files that contribute most duplicate bytes (0: none).
     pub top_files: usize,
+    /// Break the figures down by directory and by type.
+    pub breakdown: Option<BreakdownConfig>,
+}
+
+/// How to break the figures down.
+#[derive(Debug, Clone)]
+pub struct BreakdownConfig {
+    /// Directories this many levels below each root.
+    pub depth: usize,
+    /// The roots as reports spell them (no leading `./`), to count levels from.
+    pub roots: Vec<Vec<u8>>,
 }
 
 /// Compressed sizes of recently seen units by fingerprint, so that a duplicate unit is not
@@ -119,11 +130,18 @@ impl Default for ReduceConfig {
             flush_blocks: 1 << 16,
             exact_keys: false,
             top_files: 10,
+            breakdown: None,
         }
     }
 }
 
 impl ReduceConfig {
+    /// Whether files are numbered and their share of the duplicates worked out (for the top
+    /// files or the breakdowns): only when the counts are exact, not sampled.
+    pub fn attributing(&self) -> bool {
+        (self.top_files > 0 || self.breakdown.is_some()) && self.sample_threshold().is_none()
+    }
+
     pub fn check(&self) -> Result<(), String> {
         for &b in &self.dedup_sizes {
             if b == 0 || !b.is_multiple_of(BASE) {

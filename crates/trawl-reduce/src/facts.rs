@@ -15,4 +15,6 @@ pub struct FileReduce {
     /// The file's number from [`Accumulator::register`](crate::Accumulator::register), for the files contributing most
     /// duplicate bytes.
     pub file: Option<u32>,
+    /// The format its first bytes show (a MIME type), in the part that has them.
+    pub kind: Option<&'static str>,
 }

@@ -18,6 +18,7 @@
 
 pub mod accumulator;
 pub mod attribution;
+pub mod breakdown;
 pub mod codec;
 pub mod config;
 pub mod dedup;
@@ -31,7 +32,7 @@ pub mod table;
 
 pub use accumulator::Accumulator;
 pub use codec::{Codec, Compressor};
-pub use config::{BASE, ReduceConfig, SizeCache};
+pub use config::{BASE, BreakdownConfig, ReduceConfig, SizeCache};
 pub use facts::FileReduce;
 pub use reducer::FileReducer;
 

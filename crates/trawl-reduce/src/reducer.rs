@@ -20,6 +20,8 @@ pub struct FileReducer {
     compressors: Vec<Compressor>,
     cdc: Vec<u8>,
     acc: Option<Arc<std::sync::Mutex<Accumulator>>>,
+    /// The first bytes were looked at for the file's format.
+    sniffed: bool,
 }
 
 /// What a reducer keeps between files on one thread: its compressors (an LZ4 state, a zstd
@@ -84,6 +86,7 @@ impl FileReducer {
             compressors: s.compressors,
             cdc: s.cdc,
             acc: None,
+            sniffed: false,
         }
     }
 
@@ -190,6 +193,7 @@ impl FileReducer {
                 .collect(),
             chunks: std::mem::take(&mut self.out.chunks),
             file: self.out.file,
+            kind: self.out.kind.take(),
         };
         self.out.size -= part.size;
         acc.lock()
@@ -198,6 +202,11 @@ impl FileReducer {
     }
 
     pub fn update(&mut self, data: &[u8]) {
+        if !self.sniffed && self.out.file.is_some() && !data.is_empty() {
+            // The first bytes tell the format (for the breakdown by type).
+            self.sniffed = true;
+            self.out.kind = infer::get(&data[..data.len().min(8192)]).map(|t| t.mime_type());
+        }
         self.out.size += data.len() as u64;
         let mut block = std::mem::take(&mut self.block);
         Self::pieces(&mut block, BASE, data, &mut |b| {

@@ -12,6 +12,7 @@
 
 pub mod audit;
 pub mod bag;
+pub mod breakdown;
 pub mod duplicates;
 pub mod media;
 pub mod reduction;

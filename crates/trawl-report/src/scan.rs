@@ -6,6 +6,7 @@ use serde::ser::{Error as _, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::JsonPath;
+use crate::breakdown::Breakdown;
 use crate::duplicates::DuplicateSummary;
 use crate::media::{FlvSummary, MediaTotals};
 use crate::reduction::ReductionJson;
@@ -124,6 +125,9 @@ pub struct ScanReport {
     /// The FLV files indexed, in sum (not written in the JSON).
     #[serde(skip)]
     pub media: MediaTotals,
+    /// By directory, by type, and equal directories (with the data reduction).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub breakdown: Option<Breakdown>,
     /// Files of equal content (with `--duplicates`): totals and the largest groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<DuplicateSummary>,

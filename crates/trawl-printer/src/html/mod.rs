@@ -46,7 +46,7 @@ table.sortable th[aria-sort=ascending]::after{content:" \25B2"}table.sortable th
 svg.chart{width:100%;max-width:720px;height:auto;display:block;margin:.4em 0}
 svg .grid{stroke:var(--line);stroke-width:1}svg .tick,svg .label,svg .axis{font-size:11px;fill:var(--muted)}
 svg .bar{fill:var(--bar)}svg .bar.alt{fill:var(--bar2)}svg .line{fill:none;stroke:var(--bar);stroke-width:2}
-svg .point{fill:var(--bar)}svg .diamond{fill:var(--accent)}svg .err{stroke:var(--fg);stroke-width:1.2;fill:none}
+svg .tile-label{font-size:11px;fill:#1d2330;pointer-events:none}svg .point{fill:var(--bar)}svg .diamond{fill:var(--accent)}svg .err{stroke:var(--fg);stroke-width:1.2;fill:none}
 .note{color:var(--muted);font-size:.9em}
 footer{margin-top:2em;color:var(--muted);font-size:.85em}
 @media (max-width:600px){body{padding:8px;font-size:14px}th,td{padding:3px 4px}}

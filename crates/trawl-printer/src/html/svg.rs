@@ -254,3 +254,131 @@ mod tests {
         assert!((heights[1] / heights[0] - 2.0).abs() < 0.01, "{heights:?}");
     }
 }
+
+/// One rectangle of a treemap: its area is `value`; `shade` (0 to 1) colours it.
+pub struct Tile {
+    pub label: String,
+    pub value: f64,
+    pub shade: f64,
+    pub data: Vec<(&'static str, String)>,
+    pub title: String,
+}
+
+/// Lays out `values` (largest first) in the rectangle (x, y, w, h) as a squarified treemap:
+/// rows are filled along the shorter side while the worst aspect ratio in the row improves.
+fn squarify(values: &[f64], x: f64, y: f64, w: f64, h: f64, out: &mut Vec<(f64, f64, f64, f64)>) {
+    let total: f64 = values.iter().sum();
+    if values.is_empty() || total <= 0.0 || w <= 0.0 || h <= 0.0 {
+        out.extend(values.iter().map(|_| (x, y, 0.0, 0.0)));
+        return;
+    }
+    let scale = w * h / total;
+    let areas: Vec<f64> = values.iter().map(|v| v * scale).collect();
+    let side = w.min(h);
+    let worst = |row: &[f64]| {
+        let s: f64 = row.iter().sum();
+        let (mx, mn) = row
+            .iter()
+            .fold((0f64, f64::MAX), |(mx, mn), a| (mx.max(*a), mn.min(*a)));
+        (side * side * mx / (s * s)).max(s * s / (side * side * mn))
+    };
+    let mut n = 1;
+    while n < areas.len() && worst(&areas[..n + 1]) <= worst(&areas[..n]) {
+        n += 1;
+    }
+    let row_area: f64 = areas[..n].iter().sum();
+    let thick = row_area / side;
+    let mut at = 0.0;
+    for a in &areas[..n] {
+        let len = a / thick;
+        if w >= h {
+            out.push((x, y + at, thick, len));
+        } else {
+            out.push((x + at, y, len, thick));
+        }
+        at += len;
+    }
+    let rest = &values[n..];
+    if w >= h {
+        squarify(rest, x + thick, y, w - thick, h, out);
+    } else {
+        squarify(rest, x, y + thick, w, h - thick, out);
+    }
+}
+
+/// A treemap of tiles (largest first), each a `mark` with its data.
+pub fn treemap(id: &str, title: &str, tiles: &[Tile]) -> String {
+    let (tw, th) = (W, 360.0);
+    let mut rects = Vec::new();
+    let values: Vec<f64> = tiles.iter().map(|t| t.value.max(0.0)).collect();
+    squarify(&values, 0.0, 0.0, tw, th, &mut rects);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart treemap" id="{id}" viewBox="0 0 {tw} {th}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        t = esc(title)
+    );
+    for (t, (x, y, w, h)) in tiles.iter().zip(rects) {
+        // Light blue for data held once, towards orange for data that is all duplicate.
+        let s = t.shade.clamp(0.0, 1.0);
+        let (r, g, b) = (
+            (155.0 + 45.0 * s) as u8,
+            (183.0 - 98.0 * s) as u8,
+            (222.0 - 161.0 * s) as u8,
+        );
+        let _ = write!(
+            out,
+            r##"<rect class="mark tile" x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" fill="#{r:02x}{g:02x}{b:02x}" stroke="#fff""##
+        );
+        for (k, v) in &t.data {
+            let _ = write!(out, r#" data-{k}="{}""#, esc(v));
+        }
+        let _ = write!(out, "><title>{}</title></rect>", esc(&t.title));
+        if w > 60.0 && h > 16.0 {
+            let max_chars = (w / 6.5) as usize;
+            let mut l: String = t.label.chars().take(max_chars).collect();
+            if l.len() < t.label.len() {
+                l.pop();
+                l.push('…');
+            }
+            let _ = write!(
+                out,
+                r#"<text class="tile-label" x="{:.1}" y="{:.1}">{}</text>"#,
+                x + 4.0,
+                y + 13.0,
+                esc(&l)
+            );
+        }
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod treemap_tests {
+    use super::*;
+
+    #[test]
+    fn tiles_cover_the_area_in_proportion_without_overlap() {
+        let values = [50.0, 25.0, 12.0, 8.0, 5.0];
+        let mut rects = Vec::new();
+        squarify(&values, 0.0, 0.0, 200.0, 100.0, &mut rects);
+        assert_eq!(rects.len(), values.len());
+        for (v, (_, _, w, h)) in values.iter().zip(&rects) {
+            assert!((w * h - v * 200.0).abs() < 1e-6, "{v}: {w}x{h}");
+        }
+        for (i, a) in rects.iter().enumerate() {
+            for b in &rects[i + 1..] {
+                let ox = (a.0 + a.2).min(b.0 + b.2) - a.0.max(b.0);
+                let oy = (a.1 + a.3).min(b.1 + b.3) - a.1.max(b.1);
+                assert!(ox <= 1e-9 || oy <= 1e-9, "{a:?} overlaps {b:?}");
+            }
+            assert!(
+                a.0 >= -1e-9
+                    && a.1 >= -1e-9
+                    && a.0 + a.2 <= 200.0 + 1e-9
+                    && a.1 + a.3 <= 100.0 + 1e-9
+            );
+        }
+    }
+}
