@@ -16,6 +16,7 @@ use crate::{Outcome, messages};
 
 pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> {
     let mut json = plan.json.as_deref().map(Output::create).transpose()?;
+    let mut html = plan.html.as_deref().map(Output::create).transpose()?;
     let mode = if plan.init {
         OpenMode::Init
     } else {
@@ -51,7 +52,11 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         forget_missing: plan.forget_missing,
         invocation: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
         temp_dir: plan.temp_dir.clone(),
-        exclude: json.iter().filter_map(Output::identity).collect(),
+        exclude: json
+            .iter()
+            .chain(&html)
+            .filter_map(Output::identity)
+            .collect(),
     };
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit(&mut cat, &opts, &bar, &STOP, &mut |n| match n {
@@ -112,6 +117,9 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
         trawl_printer::audit::write_json(&mut j, &head, &mut each)
             .with_context(|| format!("{}: cannot write", j.name()))?;
         j.commit()?;
+    }
+    if let Some(h) = html.take() {
+        super::catalog::write_html(h, &cat, &plan.catalog)?;
     }
     if !plan.quiet {
         let s = summary(&head, report.registration, report.budget_spent);

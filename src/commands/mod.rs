@@ -2,7 +2,7 @@
 
 mod audit;
 mod bag;
-mod catalog;
+pub(crate) mod catalog;
 mod duplicates;
 mod flv;
 mod inject;

@@ -369,6 +369,7 @@ pub struct AuditPlan {
     pub metadata_only: bool,
     pub forget_missing: bool,
     pub json: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub temp_dir: Option<PathBuf>,
     pub quiet: bool,
 }
@@ -410,6 +411,7 @@ impl AuditPlan {
             metadata_only: a.metadata_only,
             forget_missing: a.forget_missing,
             json: a.json.clone(),
+            html: a.html.clone(),
             temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
             quiet: a.read.quiet,
         })

@@ -430,6 +430,10 @@ pub struct AuditArgs {
     /// Write the audit's result as JSON to FILE ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the collection's report (every run so far, ages, problems, chain head) as one
+    /// HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Where the run's walk is kept while it runs (a scratch database, about 70 bytes per file;
     /// default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]
@@ -470,6 +474,9 @@ pub struct CatalogReportArgs {
     /// modified, unreadable, new, moved, ok, removed.
     #[arg(long, value_name = "STATES")]
     pub list: Option<String>,
+    /// Also write the report (every run, ages, problems, chain head) as one HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ the file itself, chart marks whose data attributes equal the JSON report's figur
 sort when a header is clicked. Writes a full-page screenshot.
 
 usage: check_report.py CHROMIUM REPORT.html REPORT.json SCREENSHOT.png
+       check_report.py CHROMIUM CATALOG.html - SCREENSHOT.png   (a catalog's page)
 """
 
 import json
@@ -16,7 +17,7 @@ from playwright.sync_api import sync_playwright
 def main():
     chromium, html, report, shot = sys.argv[1:5]
     page_url = pathlib.Path(html).resolve().as_uri()
-    r = json.load(open(report))
+    r = json.load(open(report)) if report != "-" else None
     problems = []
     with sync_playwright() as p:
         browser = p.chromium.launch(
@@ -37,7 +38,13 @@ def main():
             return page.eval_on_selector_all(
                 selector, f"els => els.map(e => e.getAttribute('data-{name}'))")
 
-        red = r.get("reduction")
+        red = r.get("reduction") if r else None
+        if r is None:
+            # A catalog's page: every run has its bars, and the age chart its buckets.
+            if not page.query_selector_all("#runs .mark"):
+                problems.append("no run is drawn")
+            if len(page.query_selector_all("#ages .mark")) != 7:
+                problems.append("the age chart lacks buckets")
         if red:
             want = [str(d["block_size"]) for d in red["dedup"]]
             got = attrs("#r0-dedup .mark[data-block-size]", "block-size")
@@ -64,10 +71,11 @@ def main():
             for h, files in boxes:
                 if abs(h / max(b[0] for b in boxes) - files / tallest) > 0.02:
                     problems.append(f"a file-size bar of {files} files is {h} high")
-        want = [str(b["files"]) for b in r["file_sizes"]]
-        got = attrs("#r0-file-sizes .mark", "files")
-        if got != want:
-            problems.append(f"file sizes drawn {got}, JSON {want}")
+        if r is not None:
+            want = [str(b["files"]) for b in r["file_sizes"]]
+            got = attrs("#r0-file-sizes .mark", "files")
+            if got != want:
+                problems.append(f"file sizes drawn {got}, JSON {want}")
 
         # Sorting: click a numeric column twice; its keys go up, then down.
         table = page.query_selector("table.sortable")

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::util::{Dir, Run, is_root, run_tool, tool};
 
 /// Flips one byte in place, keeping size and mtime (what `touch -r` restores).
-fn flip_byte(p: &Path, at: usize) {
+pub(crate) fn flip_byte(p: &Path, at: usize) {
     let before = std::fs::metadata(p).unwrap().modified().unwrap();
     let mut data = std::fs::read(p).unwrap();
     data[at] ^= 0x20;

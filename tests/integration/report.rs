@@ -326,12 +326,12 @@ fn trawl_report_draws_saved_reports_side_by_side_and_names_a_file_it_cannot_read
 }
 
 #[test]
-fn the_page_loads_in_chromium_with_no_error_or_request_and_its_tables_sort() {
+fn the_pages_load_in_chromium_with_no_error_or_request_and_their_tables_sort() {
     let (Some(chromium), true) = (tool("chromium"), python_with(&["playwright"])) else {
         return;
     };
     let d = Dir::new();
-    tree(&d);
+    audited(&d);
     d.cmd()
         .args([
             "scan",
@@ -350,29 +350,39 @@ fn the_page_loads_in_chromium_with_no_error_or_request_and_its_tables_sort() {
         .code(0);
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let shot = shots.join("scan.png");
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check_report.py");
-    let o = Command::new("python3")
-        .arg(&script)
-        .arg(&chromium)
-        .arg(d.join("r.html"))
-        .arg(d.join("r.json"))
-        .arg(&shot)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(stdout.contains("ok"));
-    assert!(
-        std::fs::metadata(&shot).unwrap().len() > 10_000,
-        "a screenshot was taken"
-    );
-    eprintln!("screenshot: {}", shot.display());
+    for (html, json, shot) in [
+        ("r.html", "r.json", "scan.png"),
+        ("audit.html", "-", "catalog.png"),
+    ] {
+        let shot = shots.join(shot);
+        let json = if json == "-" {
+            json.into()
+        } else {
+            d.join(json)
+        };
+        let o = Command::new("python3")
+            .arg(&script)
+            .arg(&chromium)
+            .arg(d.join(html))
+            .arg(json)
+            .arg(&shot)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{html}: {stdout}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout.contains("ok"));
+        assert!(
+            std::fs::metadata(&shot).unwrap().len() > 10_000,
+            "a screenshot was taken"
+        );
+        eprintln!("screenshot: {}", shot.display());
+    }
 }
 
 /// Files of an ncdu export: path below the root -> (asize, dsize, hard-link flag).
@@ -577,4 +587,127 @@ print(json.dumps(out))
             .any(|g| g.contains("t/a") && g.contains("t/c/a-copy")),
         "{got:?}"
     );
+}
+
+/// A collection audited three times: registered; one file corrupted and one deleted; again.
+fn audited(d: &Dir) {
+    tree(d);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    crate::audit::flip_byte(&d.join("t/b/big.bin"), 500);
+    std::fs::remove_file(d.join("t/b/alone")).unwrap();
+    d.create(b"t/new.txt", b"new");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(1);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q", "--html", "audit.html"])
+        .run()
+        .code(1);
+}
+
+#[test]
+fn the_catalog_page_shows_every_run_the_files_that_want_attention_and_the_chain_head() {
+    let Some(sqlite3) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    audited(&d);
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
+    assert_eq!(
+        html,
+        std::fs::read_to_string(d.join("audit.html"))
+            .unwrap()
+            .replace(
+                &between(
+                    &std::fs::read_to_string(d.join("audit.html")).unwrap(),
+                    "as of ",
+                    " UTC"
+                ),
+                &between(&html, "as of ", " UTC")
+            ),
+        "audit --html writes the catalog's page"
+    );
+    for fetch in ["http:", "https:", "src=", "url("] {
+        assert!(
+            !html.contains(fetch),
+            "the page would fetch something: {fetch}"
+        );
+    }
+    // The verdicts of each run, as the catalog's own tables hold them (read with sqlite3).
+    let q = |sql: &str| {
+        let o = Command::new(&sqlite3)
+            .arg(d.join("cat.db"))
+            .arg(sql)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let rows = q(
+        "SELECT id, n_ok, n_corrupt, n_modified, n_missing, n_new, n_moved, n_unreadable FROM runs ORDER BY id",
+    );
+    let start = html.find("id=\"runs\"").unwrap();
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    for line in rows.lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        for (state, n) in [
+            "ok",
+            "corrupt",
+            "modified",
+            "missing",
+            "new",
+            "moved",
+            "unreadable",
+        ]
+        .iter()
+        .zip(&f[1..])
+        {
+            let mark = format!(
+                r##"data-bar="#{}" data-series="{state}" data-value="{n}""##,
+                f[0]
+            );
+            assert_eq!(
+                svg.contains(&mark),
+                *n != "0",
+                "run {} {state} {n}:\n{svg}",
+                f[0]
+            );
+        }
+    }
+    assert!(
+        rows.lines().nth(1).unwrap().ends_with("|1|0|1|1|0|0"),
+        "{rows}"
+    );
+    // The files that want attention are named.
+    let problems = &html[html.find("id=\"problems\"").unwrap()..];
+    assert!(problems.contains("t/b/big.bin") && problems.contains("corrupt"));
+    assert!(problems.contains("t/b/alone") && problems.contains("missing"));
+    // The chain head is the last sealed run's digest.
+    let head = q(
+        "SELECT lower(hex(chain_digest)) FROM runs WHERE chain_digest IS NOT NULL ORDER BY id DESC LIMIT 1",
+    );
+    assert!(html.contains(&format!(r#"<code id="chain-head">{}</code>"#, head.trim())));
+    // Every present file was verified today.
+    let present = q("SELECT count(*) FROM files WHERE present = 1");
+    assert!(
+        html.contains(&format!(
+            r#"data-age="&lt; 1 day" data-files="{}""#,
+            present.trim()
+        )),
+        "{present}"
+    );
+}
+
+/// The text between two markers.
+fn between(s: &str, a: &str, b: &str) -> String {
+    let i = s.find(a).unwrap() + a.len();
+    s[i..i + s[i..].find(b).unwrap()].to_string()
 }

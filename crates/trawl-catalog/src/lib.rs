@@ -17,6 +17,7 @@ pub mod run;
 mod schema;
 pub mod summary;
 pub mod verdict;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

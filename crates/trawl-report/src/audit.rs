@@ -76,3 +76,64 @@ impl AuditHead {
         known.chain(other)
     }
 }
+
+/// One audit run, for the history of a collection.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRow {
+    pub run: i64,
+    /// Seconds since the epoch.
+    pub started: i64,
+    pub finished: Option<i64>,
+    pub mode: String,
+    pub status: String,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    /// Paths per verdict, in [`STATES`] order.
+    pub counts: Vec<(String, u64)>,
+    pub chain_digest: Option<String>,
+}
+
+/// Registered files whose last verification is this old.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgeBucket {
+    /// `never`, `< 1 day`, `1-7 days`, ...
+    pub label: String,
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// A registered file in a state that wants attention.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProblemFile {
+    pub state: String,
+    #[serde(flatten)]
+    pub path: JsonPath,
+    pub size: u64,
+}
+
+/// What a catalog shows of its collection over time: the report an auditor hands on.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogView {
+    pub catalog: JsonPath,
+    pub schema: u32,
+    pub algorithms: Vec<String>,
+    pub roots: Vec<JsonPath>,
+    pub catalog_bytes: u64,
+    /// When the view was made (seconds since the epoch): ages are counted from it.
+    pub now: i64,
+    pub runs: Vec<RunRow>,
+    /// Registered files per state: (state, files, bytes).
+    pub by_state: Vec<(String, u64, u64)>,
+    /// Present files by the age of their last verification.
+    pub verification_age: Vec<AgeBucket>,
+    /// Files corrupt, missing, modified or unreadable, in path order, the first
+    /// [`CatalogView::PROBLEMS`] of them.
+    pub problems: Vec<ProblemFile>,
+    pub problem_count: u64,
+    /// The chain digest of the last sealed run: what `catalog verify --expect` checks.
+    pub chain_head: Option<String>,
+}
+
+impl CatalogView {
+    pub const PROBLEMS: usize = 1000;
+}

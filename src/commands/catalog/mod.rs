@@ -32,3 +32,21 @@ pub(super) fn shown_as_is(cat: &Catalog) -> anyhow::Result<Shown> {
             .collect(),
     })
 }
+
+/// Writes the catalog's HTML report (the collection over time) to `out`.
+pub(crate) fn write_html(
+    mut out: super::output::Output,
+    cat: &Catalog,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let view = cat.view(path, now)?;
+    let page = trawl_printer::html::catalog::render(&view);
+    out.write_all(page.as_bytes())
+        .with_context(|| format!("{}: cannot write", out.name()))?;
+    out.commit()
+}

@@ -34,7 +34,15 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     if let Some(bad) = list.iter().find(|s| !STATES.contains(s)) {
         anyhow::bail!("--list {bad}: not a state ({})", STATES.join(", "));
     }
+    let mut html = a
+        .html
+        .as_deref()
+        .map(super::super::output::Output::create)
+        .transpose()?;
     let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
+    if let Some(h) = html.take() {
+        super::write_html(h, &cat, &a.catalog)?;
+    }
     let r = cat.report()?;
     let mut s = String::new();
     s.push_str(&format!(

@@ -382,3 +382,80 @@ mod treemap_tests {
         }
     }
 }
+
+/// One series of a stacked bar chart: a name, a CSS class (its colour) and a value per bar.
+pub struct Series {
+    pub name: String,
+    pub class: &'static str,
+    pub values: Vec<u64>,
+}
+
+/// Stacked bars, one per label, a segment per series; each segment is a `mark` with
+/// `data-bar`, `data-series` and `data-value`. A legend names the series.
+pub fn stacked(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    labels: &[String],
+    series: &[Series],
+) -> String {
+    let mut out = String::new();
+    let totals: Vec<u64> = (0..labels.len())
+        .map(|i| series.iter().map(|s| s.values[i]).sum())
+        .collect();
+    let (top, ts) = ticks(totals.iter().copied().max().unwrap_or(0) as f64);
+    frame(&mut out, id, title, y_label, top, &ts);
+    let plot_w = W - LEFT - RIGHT;
+    let plot_h = H - TOP - BOTTOM;
+    let slot = plot_w / labels.len().max(1) as f64;
+    let bw = (slot * 0.7).max(1.0);
+    let every = (labels.len() / 16).max(1);
+    for (i, l) in labels.iter().enumerate() {
+        let x = LEFT + slot * i as f64 + (slot - bw) / 2.0;
+        let mut base = 0u64;
+        for s in series {
+            let v = s.values[i];
+            if v == 0 {
+                continue;
+            }
+            let y1 = TOP + plot_h * (1.0 - (base + v) as f64 / top);
+            let y0 = TOP + plot_h * (1.0 - base as f64 / top);
+            let _ = write!(
+                out,
+                r#"<rect class="mark {}" x="{x:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}" data-bar="{}" data-series="{}" data-value="{v}"><title>{}: {} {v}</title></rect>"#,
+                s.class,
+                (y0 - y1).max(0.5),
+                esc(l),
+                esc(&s.name),
+                esc(l),
+                esc(&s.name)
+            );
+            base += v;
+        }
+        if i % every == 0 {
+            let _ = write!(
+                out,
+                r#"<text class="label" x="{cx:.1}" y="{ly:.1}" text-anchor="middle">{l}</text>"#,
+                cx = x + bw / 2.0,
+                ly = TOP + plot_h + 16.0,
+                l = esc(l)
+            );
+        }
+    }
+    // The legend, along the bottom.
+    let mut lx = LEFT;
+    for s in series {
+        let _ = write!(
+            out,
+            r#"<rect class="{}" x="{lx:.1}" y="{ly:.1}" width="10" height="10"/><text class="label" x="{tx:.1}" y="{ty:.1}">{}</text>"#,
+            s.class,
+            esc(&s.name),
+            ly = H - 16.0,
+            tx = lx + 14.0,
+            ty = H - 7.0
+        );
+        lx += 24.0 + 7.0 * s.name.len() as f64;
+    }
+    out.push_str("</svg>");
+    out
+}
