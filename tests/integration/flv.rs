@@ -525,3 +525,74 @@ fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
     let status = srv.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn the_scan_reports_keyframe_intervals_as_ffprobe_finds_them() {
+    let d = Dir::new();
+    let Some(files) = ffmpeg_files(&d) else {
+        return;
+    };
+    d.cmd()
+        .args(["scan", ".", "-q", "--json", "r.json", "--html", "r.html"])
+        .run()
+        .code(0);
+    let r: Value = serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let m = &r["media"];
+    let edges = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+    let mut all = [0u64; 8];
+    let mut video_files = 0;
+    for f in &files {
+        let row = m["listed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["path"] == *f)
+            .unwrap_or_else(|| panic!("{f} not listed"));
+        let (keys, _) = ffprobe_video(d.path(), f);
+        assert_eq!(
+            row["keyframes"].as_u64().unwrap() as usize,
+            keys.len(),
+            "{f}"
+        );
+        let gaps: Vec<f64> = keys
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) as f64 / 1000.0)
+            .collect();
+        let mut want = [0u64; 8];
+        for g in &gaps {
+            want[edges.iter().position(|e| g < e).unwrap_or(7)] += 1;
+        }
+        let got: Vec<u64> = row["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        assert_eq!(got, want, "{f}");
+        match gaps.iter().copied().reduce(f64::max) {
+            Some(max) => {
+                assert!(
+                    (row["max_interval"].as_f64().unwrap() - max).abs() < 0.0015,
+                    "{f}"
+                );
+                video_files += 1;
+            }
+            None => assert!(row["max_interval"].is_null(), "{f}"),
+        }
+        for (a, w) in all.iter_mut().zip(want) {
+            *a += w;
+        }
+    }
+    assert!(video_files >= 3);
+    let sums: Vec<u64> = m["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["intervals"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sums, all);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    for n in all {
+        assert!(html.contains(&format!(r#"data-intervals="{n}""#)));
+    }
+}

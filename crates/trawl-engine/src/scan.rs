@@ -11,7 +11,7 @@ use std::time::Instant;
 use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
-use trawl_report::media::{FlvSummary, MediaTotals};
+use trawl_report::media::{FlvRow, FlvSummary, MediaReport, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
@@ -176,6 +176,7 @@ impl Scan {
         let mut record_err: Option<std::io::Error> = None;
         let mut media: Vec<(PathBuf, usize, FlvIndex)> = Vec::new();
         let mut media_totals = MediaTotals::default();
+        let mut flv: Option<MediaReport> = None;
         let mut bytes = 0u64;
         let mut sizes = SizeHistogram::default();
         let mut skipped: Vec<FileJson> = Vec::new();
@@ -227,6 +228,10 @@ impl Scan {
                         media_totals.files += 1;
                         media_totals.keyframes += i.keyframes.len() as u64;
                         media_totals.with_problems += u64::from(!i.problems.is_empty());
+                    }
+                    if let Some(m) = &m {
+                        flv.get_or_insert_with(MediaReport::default)
+                            .add(flv_row(&rec, m), &keyframe_times(m));
                     }
                     if record_err.is_none()
                         && let Err(e) = sink
@@ -372,6 +377,10 @@ impl Scan {
                 FileList::default()
             },
             media: media_totals,
+            flv: flv.map(|mut f| {
+                f.listed.sort_by(|a, b| a.path.cmp(&b.path));
+                f
+            }),
             breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             skipped,
@@ -423,6 +432,48 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
         .find_map(|o| o.other::<MediaOutput>().and_then(Option::as_ref))
         .map(flv_summary);
     StoredFile::of(rec, flv).to_json()
+}
+
+/// An FLV file's row in the media section (intervals are filled in by the report).
+fn flv_row(rec: &FileRecord, m: &Result<FlvIndex, String>) -> FlvRow {
+    let path = JsonPath::shown(&rec.path).path;
+    match m {
+        Ok(i) => FlvRow {
+            path,
+            size: rec.size,
+            duration: i.duration,
+            keyframes: i.keyframes.len() as u64,
+            video_codec: i.video_codec.clone(),
+            audio_codec: i.audio_codec.clone(),
+            width: i.width.or(i.coded_width),
+            height: i.height.or(i.coded_height),
+            max_interval: None,
+            intervals: Vec::new(),
+            problems: i.problems.iter().map(|p| p.message.clone()).collect(),
+            error: None,
+        },
+        Err(e) => FlvRow {
+            path,
+            size: rec.size,
+            duration: 0.0,
+            keyframes: 0,
+            video_codec: None,
+            audio_codec: None,
+            width: None,
+            height: None,
+            max_interval: None,
+            intervals: Vec::new(),
+            problems: Vec::new(),
+            error: Some(e.clone()),
+        },
+    }
+}
+
+fn keyframe_times(m: &Result<FlvIndex, String>) -> Vec<f64> {
+    match m {
+        Ok(i) => i.keyframes.iter().map(|k| k.time).collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// What a scan's report says of an FLV file.

@@ -71,3 +71,93 @@ pub struct MediaTotals {
     pub keyframes: u64,
     pub with_problems: u64,
 }
+
+/// Keyframe intervals are counted in these buckets (seconds): a player seeks no finer than the
+/// interval, so long ones are what to look for.
+pub const INTERVAL_EDGES: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+
+/// How many keyframe intervals fall in `[from, to)` seconds (`to` null: or longer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalBucket {
+    pub from: f64,
+    pub to: Option<f64>,
+    pub intervals: u64,
+}
+
+/// One FLV file in the media section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlvRow {
+    pub path: String,
+    pub size: u64,
+    pub duration: f64,
+    pub keyframes: u64,
+    pub video_codec: Option<String>,
+    pub audio_codec: Option<String>,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    /// The longest time between two keyframes, seconds.
+    pub max_interval: Option<f64>,
+    /// Keyframe intervals per bucket of [`INTERVAL_EDGES`].
+    pub intervals: Vec<u64>,
+    pub problems: Vec<String>,
+    /// Set when the file starts like FLV but could not be indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The FLV files of a scan (`media` in its JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MediaReport {
+    pub files: u64,
+    pub keyframes: u64,
+    /// Seconds, all files.
+    pub duration: f64,
+    pub with_problems: u64,
+    pub failed: u64,
+    /// Every file's keyframe intervals, in sum.
+    pub intervals: Vec<IntervalBucket>,
+    /// The first [`MediaReport::LISTED`] files met, sorted by path.
+    pub listed: Vec<FlvRow>,
+}
+
+impl MediaReport {
+    /// Files listed one by one; the rest are in the sums.
+    pub const LISTED: usize = 1000;
+
+    /// The bucket of an interval.
+    pub fn bucket(dt: f64) -> usize {
+        INTERVAL_EDGES
+            .iter()
+            .position(|e| dt < *e)
+            .unwrap_or(INTERVAL_EDGES.len())
+    }
+
+    /// Counts a file in (its keyframe times in order).
+    pub fn add(&mut self, mut row: FlvRow, times: &[f64]) {
+        if self.intervals.is_empty() {
+            self.intervals = (0..=INTERVAL_EDGES.len())
+                .map(|b| IntervalBucket {
+                    from: if b == 0 { 0.0 } else { INTERVAL_EDGES[b - 1] },
+                    to: INTERVAL_EDGES.get(b).copied(),
+                    intervals: 0,
+                })
+                .collect();
+        }
+        row.intervals = vec![0; INTERVAL_EDGES.len() + 1];
+        for w in times.windows(2) {
+            let dt = (w[1] - w[0]).max(0.0);
+            let b = Self::bucket(dt);
+            row.intervals[b] += 1;
+            self.intervals[b].intervals += 1;
+            row.max_interval = Some(row.max_interval.map_or(dt, |m: f64| m.max(dt)));
+        }
+        self.files += 1;
+        self.keyframes += row.keyframes;
+        self.duration += row.duration;
+        self.with_problems += u64::from(!row.problems.is_empty());
+        self.failed += u64::from(row.error.is_some());
+        if self.listed.len() < Self::LISTED {
+            self.listed.push(row);
+        }
+    }
+}

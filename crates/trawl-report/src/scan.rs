@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::JsonPath;
 use crate::breakdown::Breakdown;
 use crate::duplicates::DuplicateSummary;
-use crate::media::{FlvSummary, MediaTotals};
+use crate::media::{FlvSummary, MediaReport, MediaTotals};
 use crate::reduction::ReductionJson;
 
 /// One file, as a JSON Lines record and as an element of the report's `files`.
@@ -125,6 +125,9 @@ pub struct ScanReport {
     /// The FLV files indexed, in sum (not written in the JSON).
     #[serde(skip)]
     pub media: MediaTotals,
+    /// The FLV files: durations, keyframes, keyframe intervals, problems (when there are any).
+    #[serde(rename = "media", skip_serializing_if = "Option::is_none", default)]
+    pub flv: Option<MediaReport>,
     /// By directory, by type, and equal directories (with the data reduction).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub breakdown: Option<Breakdown>,
