@@ -309,7 +309,11 @@ impl ScanPlan {
         }
         let record_memory = record_memory as usize;
         let roots = distinct_roots(&a.paths);
-        if let Some(r) = reduce.as_mut() {
+        // The breakdowns cost a little per file: made only for an output that shows them.
+        if let Some(r) = reduce
+            .as_mut()
+            .filter(|_| a.json.is_some() || a.html.is_some())
+        {
             r.breakdown = Some(trawl_reduce::BreakdownConfig {
                 depth: a.reduce.depth,
                 roots: roots.iter().map(|p| shown_root(p)).collect(),

@@ -97,6 +97,14 @@ def main():
             if up != sorted(up) or down != sorted(down, reverse=True) or len(up) < 2:
                 problems.append(f"table {tid} does not sort: {up} then {down}")
         page.screenshot(path=shot, full_page=True)
+        # A narrow window (a phone) scrolls tables inside their boxes, not the page sideways.
+        page.set_viewport_size({"width": 390, "height": 800})
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        if wide > 390:
+            problems.append(f"at 390 px wide the page is {wide} px wide")
+        # Printing makes a document (headless Chromium renders it to PDF).
+        if len(page.pdf()) < 10_000:
+            problems.append("the printed page is empty")
         browser.close()
     for pr in problems:
         print(pr)

@@ -711,3 +711,37 @@ fn between(s: &str, a: &str, b: &str) -> String {
     let i = s.find(a).unwrap() + a.len();
     s[i..i + s[i..].find(b).unwrap()].to_string()
 }
+
+#[test]
+fn sampled_figures_are_drawn_with_their_intervals() {
+    let d = Dir::new();
+    tree(&d);
+    for i in 0..40u32 {
+        let data: Vec<u8> = (0..20_000u32)
+            .map(|j| (j.wrapping_mul(i + 7) >> 3) as u8)
+            .collect();
+        d.create(format!("t/s/{i}.bin").as_bytes(), &data);
+    }
+    d.cmd()
+        .args([
+            "scan", "t", "-q", "--json", "r.json", "--html", "r.html", "--sample", "0.5",
+        ])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let dedup = r["reduction"]["dedup"].as_array().unwrap();
+    assert!(dedup.iter().all(|x| x["sample"]["low"].is_u64()), "sampled");
+    // One error bar per fixed size on the dedup curve, and one on each codec's allocated bar.
+    let chart = |id: &str| {
+        let start = html.find(&format!("id=\"{id}\"")).unwrap();
+        html[start..start + html[start..].find("</svg>").unwrap()].to_string()
+    };
+    assert_eq!(
+        chart("r0-dedup").matches("class=\"err\"").count(),
+        dedup.len()
+    );
+    assert_eq!(chart("r0-compression").matches("class=\"err\"").count(), 1);
+    assert!(html.contains("Estimated from a sample"));
+}

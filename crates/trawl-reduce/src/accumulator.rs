@@ -250,6 +250,7 @@ impl Accumulator {
         self.scratch = (keys, lens, zero, buf);
         if let Some(id) = f.file
             && self.cfg.attributing()
+            && self.cfg.breakdown.is_some()
         {
             let cfg = &self.cfg;
             self.facts

@@ -202,7 +202,11 @@ impl FileReducer {
     }
 
     pub fn update(&mut self, data: &[u8]) {
-        if !self.sniffed && self.out.file.is_some() && !data.is_empty() {
+        if !self.sniffed
+            && self.out.file.is_some()
+            && self.cfg.breakdown.is_some()
+            && !data.is_empty()
+        {
             // The first bytes tell the format (for the breakdown by type).
             self.sniffed = true;
             self.out.kind = infer::get(&data[..data.len().min(8192)]).map(|t| t.mime_type());
