@@ -745,3 +745,89 @@ fn sampled_figures_are_drawn_with_their_intervals() {
     assert_eq!(chart("r0-compression").matches("class=\"err\"").count(), 1);
     assert!(html.contains("Estimated from a sample"));
 }
+
+#[test]
+fn reference_buckets_hold_the_bytes_python_counts_and_problems_are_named_on_the_page() {
+    if !python_with(&["hashlib"]) {
+        return;
+    }
+    let d = Dir::new();
+    tree(&d);
+    for i in 0..6u32 {
+        // Blocks shared by 1, 2 and 3+ files, with short tails.
+        let data: Vec<u8> = (0..(9000 + 1000 * (i % 3)))
+            .map(|j| (j * (i % 2 + 3)) as u8)
+            .collect();
+        d.create(format!("t/r/{i}.bin").as_bytes(), &data);
+    }
+    let fifo = d.join("t/a fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json", "--html", "r.html"])
+        .run()
+        .code(0);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    // Fixed 4 KiB blocks of every file (tails as they are), one name per inode, zero blocks
+    // apart; per bucket of reference counts: the bytes of every occurrence, and of each block
+    // once.
+    let py = r#"
+import hashlib, os, sys, json
+count = {}; size = {}; seen = set()
+for dp, dn, fn in os.walk(sys.argv[1]):
+    for f in sorted(fn):
+        p = os.path.join(dp, f); st = os.lstat(p)
+        if not os.path.isfile(p) or os.path.islink(p) or (st.st_dev, st.st_ino) in seen: continue
+        seen.add((st.st_dev, st.st_ino)); data = open(p, 'rb').read()
+        for i in range(0, len(data), 4096):
+            b = data[i:i + 4096]
+            if b.count(0) == len(b): continue
+            k = hashlib.sha256(b).digest(); count[k] = count.get(k, 0) + 1; size[k] = len(b)
+out = {}
+for k, c in count.items():
+    lo = 1 if c == 1 else 2 ** (c - 1).bit_length() // 2 + 1
+    o = out.setdefault(str(lo), [0, 0, 0, 0]); o[0] += 1; o[1] += c; o[2] += size[k] * c; o[3] += size[k]
+print(json.dumps(out))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", py, "t"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: std::collections::BTreeMap<String, [u64; 4]> =
+        serde_json::from_slice(&o.stdout).unwrap();
+    let got: std::collections::BTreeMap<String, [u64; 4]> =
+        r["reduction"]["dedup"][0]["references"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let n = |k: &str| b[k].as_u64().unwrap_or_else(|| panic!("{k} in {b}"));
+                (
+                    b["from"].to_string(),
+                    [
+                        n("blocks"),
+                        n("referenced_blocks"),
+                        n("logical_bytes"),
+                        n("stored_bytes"),
+                    ],
+                )
+            })
+            .collect();
+    assert_eq!(got, want);
+    assert!(want.len() >= 2);
+    // The page draws them, and names what was skipped.
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    for v in want.values() {
+        assert!(html.contains(&format!(r#"data-stored-bytes="{}""#, v[3])));
+    }
+    let skipped = &html[html.find("id=\"r0-skipped\"").expect("a skipped table")..];
+    assert!(skipped.contains("t/a fifo") && skipped.contains("fifo"));
+}

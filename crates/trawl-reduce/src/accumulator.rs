@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use trawl_report::reduction::*;
 
-use crate::attribution::{Facts, NameLog, Shares, attribute_partition, log_keys};
+use crate::attribution::{Facts, NameLog, RefBytes, Shares, attribute_partition, log_keys};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::Dedup;
@@ -52,6 +52,8 @@ pub struct Accumulator {
     /// Each numbered file's bytes, stored bytes and format (for the breakdowns).
     facts: Option<Facts>,
     breakdown: Option<trawl_report::breakdown::Breakdown>,
+    /// Bytes per reference-count bucket of the smallest size (from the attribution).
+    ref_bytes: Option<RefBytes>,
     /// Scratch vectors of [`Accumulator::add`]: keys, lengths, zero flags, bytes.
     scratch: (Vec<u128>, Vec<u32>, Vec<bool>, Vec<u8>),
     /// Blocks added since the indexes' memory was last measured, and in all.
@@ -116,6 +118,7 @@ impl Accumulator {
             top: None,
             facts: None,
             breakdown: None,
+            ref_bytes: None,
             unmeasured: 0,
             blocks_seen: 0,
             scratch: Default::default(),
@@ -319,10 +322,11 @@ impl Accumulator {
         let attributing = self.attributing();
         let keylog = self.keylog.take().map(|k| k.into_reader()).transpose()?;
         let mut per = Shares::new(&self.cfg);
+        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
         for (idx, (_, d)) in self.sizes.iter_mut().enumerate() {
             let mut hook = |q: usize, t: &Index| -> std::io::Result<()> {
                 match (&keylog, idx) {
-                    (Some(r), 0) => attribute_partition(r, q, t, &mut per),
+                    (Some(r), 0) => attribute_partition(r, q, t, &mut per, &mut ref_bytes),
                     _ => Ok(()),
                 }
             };
@@ -336,9 +340,10 @@ impl Accumulator {
                 && !self.spilled
             {
                 for q in 0..spill::PARTITIONS {
-                    attribute_partition(r, q, &self.sizes[0].1.table, &mut per)?;
+                    attribute_partition(r, q, &self.sizes[0].1.table, &mut per, &mut ref_bytes)?;
                 }
             }
+            self.ref_bytes = Some(ref_bytes);
             let mut builder = self.cfg.breakdown.clone().map(|b| {
                 let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
                 BreakdownBuilder::new(b, &dir)
@@ -381,6 +386,15 @@ impl Accumulator {
             })
             .collect();
         dedup.sort_by_key(|d| d.block_size);
+        if let (Some(rb), Some(first)) = (&self.ref_bytes, dedup.first_mut())
+            && first.block_size == self.sizes[0].0 as u64
+        {
+            for b in &mut first.counts.references {
+                let (logical, stored) = rb[crate::dedup::ref_bucket(b.from)];
+                b.logical_bytes = Some(logical);
+                b.stored_bytes = Some(stored.round() as u64);
+            }
+        }
         let cdc = self.cdc.as_ref().map(|(d, sizes)| {
             let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
             CdcJson {

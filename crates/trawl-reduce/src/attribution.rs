@@ -167,17 +167,26 @@ impl Shares {
     }
 }
 
+/// Per reference-count bucket: the bytes of every occurrence of its blocks (what storage
+/// without dedup holds) and, summed as each occurrence's `1/c` share, the bytes of the blocks
+/// once (what dedup stores).
+pub(crate) type RefBytes = [(u64, f64); 13];
+
 /// Attributes one partition of the key log against the final counts of its keys.
 pub(crate) fn attribute_partition(
     reader: &spill::SpillReader,
     q: usize,
     counts: &Index,
     per: &mut Shares,
+    ref_bytes: &mut RefBytes,
 ) -> std::io::Result<()> {
     let mut err = None;
     reader.read(q, &mut |records| {
         for r in records {
             let c = counts.count(r.key);
+            let b = crate::dedup::ref_bucket(c);
+            ref_bytes[b].0 += r.len as u64;
+            ref_bytes[b].1 += r.len as f64 / c.max(1) as f64;
             if c >= 2
                 && err.is_none()
                 && let Err(e) = per.add(r.extra[0], r.len, r.len as f64 * (c - 1) as f64 / c as f64)

@@ -228,6 +228,8 @@ pub(crate) fn histogram(refs: &Refs) -> Vec<RefBucket> {
                 to: (b < 12).then_some(hi),
                 blocks: *n,
                 referenced_blocks: refs.references[b],
+                logical_bytes: None,
+                stored_bytes: None,
             }
         })
         .collect()

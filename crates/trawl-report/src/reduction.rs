@@ -12,6 +12,13 @@ pub struct RefBucket {
     /// References to those blocks: the blocks a file system without dedup would store.
     #[serde(default)]
     pub referenced_blocks: u64,
+    /// Bytes of all those references (what storage without dedup holds), and of the blocks
+    /// once (what dedup stores): at the smallest block size, when the files holding the
+    /// duplicates are worked out (not with `--sample` or `--top-files 0`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub logical_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stored_bytes: Option<u64>,
 }
 
 /// The figures of one way of cutting the data (fixed blocks of one size, or CDC chunks).

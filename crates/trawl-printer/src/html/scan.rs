@@ -436,6 +436,14 @@ fn references(out: &mut String, id: &str, red: &ReductionJson) {
                 ("to", b.to.map_or("null".into(), |t| t.to_string())),
                 ("blocks", b.blocks.to_string()),
                 ("referenced-blocks", b.referenced_blocks.to_string()),
+                (
+                    "stored-bytes",
+                    b.stored_bytes.map_or("null".into(), |v| v.to_string()),
+                ),
+                (
+                    "logical-bytes",
+                    b.logical_bytes.map_or("null".into(), |v| v.to_string()),
+                ),
             ],
             title: format!(
                 "{} distinct blocks referenced {} times ({} references)",
@@ -451,29 +459,33 @@ fn references(out: &mut String, id: &str, red: &ReductionJson) {
         "distinct blocks",
         &marks,
     ));
+    let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
     let rows: Vec<Vec<(String, Option<f64>)>> = d
         .counts
         .references
         .iter()
         .map(|b| {
-            vec![
+            let mut r = vec![
                 (label(b), Some(b.from as f64)),
                 num(b.blocks),
                 num(b.referenced_blocks),
-            ]
+            ];
+            if with_bytes {
+                r.push(bytes(b.stored_bytes.unwrap_or(0)));
+                r.push(bytes(b.logical_bytes.unwrap_or(0)));
+            }
+            r
         })
         .collect();
-    table(
-        out,
-        &format!("{id}-refs-table"),
-        &[
-            "referenced",
-            "distinct blocks (stored)",
-            "references (logical)",
-        ],
-        &rows,
-        false,
-    );
+    let mut head = vec![
+        "referenced",
+        "distinct blocks (stored)",
+        "references (logical)",
+    ];
+    if with_bytes {
+        head.extend(["stored bytes", "logical bytes"]);
+    }
+    table(out, &format!("{id}-refs-table"), &head, &rows, false);
     out.push_str(r#"<p class="note">Zero blocks are counted apart (thin provisioning) and are in no bucket.</p>"#);
 }
 
