@@ -768,15 +768,17 @@ fn figure_cells(f: &Figures) -> Vec<(String, Option<f64>)> {
     vec![
         num(f.files),
         bytes(f.bytes),
+        bytes(f.bytes.saturating_sub(f.duplicate_bytes)),
         bytes(f.duplicate_bytes),
         bytes(f.saved_bytes),
         stored,
     ]
 }
 
-const FIGURE_HEADS: [&str; 5] = [
+const FIGURE_HEADS: [&str; 6] = [
     "files",
     "bytes",
+    "unique",
     "duplicate",
     "dedup saves",
     "stored compressed",
@@ -841,7 +843,7 @@ fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
         let mut head = vec!["directory"];
         head.extend(FIGURE_HEADS);
         table(out, &format!("{id}-dirs"), &head, &rows, true);
-        out.push_str(r#"<p class="note">Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again.</p>"#);
+        out.push_str(r#"<p class="note">Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again.</p>"#);
     }
     if !b.types.is_empty() {
         out.push_str("<h2>By type</h2>");
