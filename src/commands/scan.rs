@@ -58,6 +58,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         file_records: json.is_some(),
         keep_records: json.is_some() || !manifests.is_empty() || ncdu.is_some() || html.is_some(),
         duplicate_directories: json.is_some() || html.is_some(),
+        disk_usage: ncdu.is_some(),
         count_links: plan.count_links,
         record_memory: plan.record_memory,
         temp_dir: plan.temp_dir.clone(),

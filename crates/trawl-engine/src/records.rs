@@ -27,7 +27,8 @@ pub struct StoredFile {
     pub size: u64,
     pub mtime_sec: i64,
     pub mtime_nsec: i64,
-    /// Inode, names of it, and bytes on disk (for a disk-usage export).
+    /// Inode, names of it, and bytes on disk (for a disk-usage export); `disk_bytes` is
+    /// `u64::MAX` when the records were not asked to keep them.
     pub ino: u64,
     pub nlink: u64,
     pub disk_bytes: u64,
@@ -83,9 +84,16 @@ impl StoredFile {
         out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&self.mtime_sec.to_le_bytes());
         out.extend_from_slice(&(self.mtime_nsec as u32).to_le_bytes());
-        out.extend_from_slice(&self.ino.to_le_bytes());
-        out.extend_from_slice(&self.nlink.to_le_bytes());
-        out.extend_from_slice(&self.disk_bytes.to_le_bytes());
+        // The inode, its names and its bytes on disk only when kept (for a disk-usage export):
+        // 24 bytes a file that no other output wants.
+        if self.disk_bytes == u64::MAX {
+            out.push(0);
+        } else {
+            out.push(1);
+            out.extend_from_slice(&self.ino.to_le_bytes());
+            out.extend_from_slice(&self.nlink.to_le_bytes());
+            out.extend_from_slice(&self.disk_bytes.to_le_bytes());
+        }
         out.push(self.digests.len() as u8);
         for (a, d) in &self.digests {
             out.push(algorithm_code(*a));
@@ -114,9 +122,15 @@ impl StoredFile {
         let mtime_sec = i64::from_le_bytes(take(&mut v, 8)?.try_into().expect("8 bytes"));
         let mtime_nsec = i64::from(u32_at(take(&mut v, 4)?));
         let u64_at = |b: Vec<u8>| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        let ino = u64_at(take(&mut v, 8)?);
-        let nlink = u64_at(take(&mut v, 8)?);
-        let disk_bytes = u64_at(take(&mut v, 8)?);
+        let (ino, nlink, disk_bytes) = if take(&mut v, 1)?[0] == 1 {
+            (
+                u64_at(take(&mut v, 8)?),
+                u64_at(take(&mut v, 8)?),
+                u64_at(take(&mut v, 8)?),
+            )
+        } else {
+            (0, 0, u64::MAX)
+        };
         let n = take(&mut v, 1)?[0];
         let mut digests = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -164,14 +178,17 @@ pub struct RecordSink {
     budget: usize,
     /// False: no output wants the files one by one; they are only counted.
     keep: bool,
+    /// Keep each file's inode, names and bytes on disk.
+    disk_usage: bool,
     count: u64,
 }
 
 impl RecordSink {
     /// Up to `budget` bytes of records in RAM; past it, runs under `temp_dir`. With `keep`
     /// false the files are counted, not kept (nothing asked for them: no manifest, no JSON).
-    pub fn new(temp_dir: &Path, budget: usize, keep: bool) -> RecordSink {
+    pub fn new(temp_dir: &Path, budget: usize, keep: bool, disk_usage: bool) -> RecordSink {
         RecordSink {
+            disk_usage,
             spool: Spool::new(temp_dir, budget),
             buf: Vec::new(),
             temp_dir: temp_dir.to_path_buf(),
@@ -187,7 +204,11 @@ impl RecordSink {
             return Ok(());
         }
         // The path is the key, not part of the encoded value.
-        StoredFile::without_path(rec, flv).encode(&mut self.buf);
+        let mut s = StoredFile::without_path(rec, flv);
+        if !self.disk_usage {
+            s.disk_bytes = u64::MAX;
+        }
+        s.encode(&mut self.buf);
         self.spool.push(rec.path.as_os_str().as_bytes(), &self.buf)
     }
 

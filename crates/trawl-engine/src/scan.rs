@@ -58,6 +58,8 @@ pub struct ScanOptions {
     pub duplicates: Option<Algorithm>,
     /// Find directories of equal content (from the kept records, by the strongest digest).
     pub duplicate_directories: bool,
+    /// Keep each file's inode, names and bytes on disk in its record (for `--ncdu`).
+    pub disk_usage: bool,
 }
 
 /// Default bound on the records in RAM.
@@ -169,6 +171,7 @@ impl Scan {
             &spill_dir(),
             o.record_memory,
             o.keep_records || o.file_records,
+            o.disk_usage,
         );
         let mut dups = o
             .duplicates
