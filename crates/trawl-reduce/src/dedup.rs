@@ -197,13 +197,21 @@ pub(crate) fn ref_bucket(c: u64) -> usize {
 }
 
 /// Per reference-count bucket: distinct blocks, and the references to them.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(crate) struct Refs {
     blocks: [u64; 13],
     references: [u64; 13],
 }
 
 impl Refs {
+    /// Adds another histogram's buckets.
+    pub(crate) fn merge(&mut self, o: &Refs) {
+        for b in 0..13 {
+            self.blocks[b] += o.blocks[b];
+            self.references[b] += o.references[b];
+        }
+    }
+
     pub(crate) fn add(&mut self, count: u64) {
         let b = ref_bucket(count);
         self.blocks[b] += 1;

@@ -18,6 +18,7 @@
 
 pub mod accumulator;
 pub mod attribution;
+pub mod batch;
 pub mod breakdown;
 pub mod codec;
 pub mod config;

@@ -1,0 +1,306 @@
+//! Fingerprints as they cross a wire between machines: per partition of the key space, one
+//! packed batch of (key, length, count), sorted and delta-coded, with one header per batch
+//! carrying a format version; never a message per block. A map side folds its blocks into
+//! batches ([`map`]); a reduce side merges one partition's batches from every map and counts
+//! it exactly ([`Merged`]), whatever way the data was split.
+//!
+//! Encoding (all integers LEB128 varints): magic `TRB`, version byte, partition, block size,
+//! entry count; then per entry the key's difference from the previous key (the first from 0),
+//! a tag `(count - 1) << 1 | short`, and the length only when `short` (a block shorter than the
+//! block size: a file's tail). The varints and the layout are written here because the format
+//! is a few lines and must not change with a library's version.
+
+use std::collections::BTreeMap;
+
+use trawl_report::reduction::RefBucket;
+
+use crate::dedup::{Refs, histogram};
+
+/// The batch format's version; a reader refuses any other.
+pub const BATCH_VERSION: u8 = 1;
+const MAGIC: &[u8; 3] = b"TRB";
+
+/// Why a batch could not be read.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BatchError {
+    #[error("not a fingerprint batch")]
+    NotABatch,
+    #[error("fingerprint batch format {found}, this trawl reads {BATCH_VERSION}")]
+    Version { found: u8 },
+    #[error("fingerprint batch cut short")]
+    Truncated,
+}
+
+/// One partition's fingerprints from one map: sorted by key, each key once with its count.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Batch {
+    pub partition: u32,
+    pub block_size: u32,
+    /// (key, length, occurrences), keys strictly increasing.
+    pub entries: Vec<(u64, u32, u64)>,
+}
+
+/// The partition of a key among `partitions` (its top bits, scaled: partitions need not be a
+/// power of two).
+pub fn partition_of(key: u64, partitions: u32) -> u32 {
+    ((key as u128 * partitions as u128) >> 64) as u32
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get(b: &[u8], at: &mut usize) -> Result<u64, BatchError> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at).ok_or(BatchError::Truncated)?;
+        *at += 1;
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(BatchError::NotABatch)
+}
+
+impl Batch {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.entries.len() * 8);
+        out.extend_from_slice(MAGIC);
+        out.push(BATCH_VERSION);
+        put(&mut out, self.partition as u64);
+        put(&mut out, self.block_size as u64);
+        put(&mut out, self.entries.len() as u64);
+        let mut prev = 0u64;
+        for &(key, len, count) in &self.entries {
+            put(&mut out, key - prev);
+            prev = key;
+            let short = len != self.block_size;
+            put(&mut out, (count - 1) << 1 | u64::from(short));
+            if short {
+                put(&mut out, len as u64);
+            }
+        }
+        out
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Batch, BatchError> {
+        if b.len() < 4 || &b[..3] != MAGIC {
+            return Err(BatchError::NotABatch);
+        }
+        if b[3] != BATCH_VERSION {
+            return Err(BatchError::Version { found: b[3] });
+        }
+        let mut at = 4;
+        let partition = get(b, &mut at)? as u32;
+        let block_size = get(b, &mut at)? as u32;
+        let n = get(b, &mut at)?;
+        let mut entries = Vec::with_capacity(n.min(1 << 20) as usize);
+        let mut key = 0u64;
+        for i in 0..n {
+            let d = get(b, &mut at)?;
+            if i > 0 && d == 0 {
+                return Err(BatchError::NotABatch); // keys must increase
+            }
+            key = key.checked_add(d).ok_or(BatchError::NotABatch)?;
+            let tag = get(b, &mut at)?;
+            let len = if tag & 1 == 1 {
+                get(b, &mut at)? as u32
+            } else {
+                block_size
+            };
+            entries.push((key, len, (tag >> 1) + 1));
+        }
+        if at != b.len() {
+            return Err(BatchError::NotABatch);
+        }
+        Ok(Batch {
+            partition,
+            block_size,
+            entries,
+        })
+    }
+}
+
+/// A map's blocks (key and length; zero blocks left out by the caller) folded into one batch
+/// per partition that has any.
+pub fn map(
+    blocks: impl IntoIterator<Item = (u64, u32)>,
+    partitions: u32,
+    block_size: u32,
+) -> Vec<Batch> {
+    let mut parts: BTreeMap<u32, BTreeMap<u64, (u32, u64)>> = BTreeMap::new();
+    for (key, len) in blocks {
+        let e = parts
+            .entry(partition_of(key, partitions))
+            .or_default()
+            .entry(key)
+            .or_insert((len, 0));
+        e.1 += 1;
+    }
+    parts
+        .into_iter()
+        .map(|(partition, keys)| Batch {
+            partition,
+            block_size,
+            entries: keys.into_iter().map(|(k, (l, c))| (k, l, c)).collect(),
+        })
+        .collect()
+}
+
+/// One partition counted from the batches of every map: exact, in any order of batches.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Merged {
+    pub unique_blocks: u64,
+    pub unique_bytes: u64,
+    pub blocks: u64,
+    pub logical_bytes: u64,
+    refs: Refs,
+}
+
+impl Merged {
+    /// Merges one partition's batches (a k-way merge of their sorted keys).
+    pub fn partition(batches: &[Batch]) -> Merged {
+        let mut m = Merged::default();
+        let mut at = vec![0usize; batches.len()];
+        loop {
+            let next = batches
+                .iter()
+                .zip(&at)
+                .filter_map(|(b, &i)| b.entries.get(i).map(|e| e.0))
+                .min();
+            let Some(key) = next else { break };
+            let (mut len, mut count) = (0u32, 0u64);
+            for (b, i) in batches.iter().zip(at.iter_mut()) {
+                if let Some(&(k, l, c)) = b.entries.get(*i)
+                    && k == key
+                {
+                    len = l;
+                    count += c;
+                    *i += 1;
+                }
+            }
+            m.unique_blocks += 1;
+            m.unique_bytes += len as u64;
+            m.blocks += count;
+            m.logical_bytes += len as u64 * count;
+            m.refs.add(count);
+        }
+        m
+    }
+
+    /// Adds another partition's counts.
+    pub fn add(&mut self, o: &Merged) {
+        self.unique_blocks += o.unique_blocks;
+        self.unique_bytes += o.unique_bytes;
+        self.blocks += o.blocks;
+        self.logical_bytes += o.logical_bytes;
+        self.refs.merge(&o.refs);
+    }
+
+    /// The reference-count histogram, as the report has it.
+    pub fn references(&self) -> Vec<RefBucket> {
+        histogram(&self.refs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys spread like hashes, some repeated, a few short blocks.
+    fn blocks(n: usize, seed: u64) -> Vec<(u64, u32)> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // About a third of the blocks repeat an earlier key.
+                let key = if i % 3 == 2 {
+                    (x % 1000).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                } else {
+                    x
+                };
+                (
+                    key,
+                    if key % 50 == 0 {
+                        100 + (key % 3000) as u32
+                    } else {
+                        4096
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_reads_back_as_written_and_refuses_other_versions_and_garbage() {
+        for b in map(blocks(10_000, 3), 7, 4096) {
+            let bytes = b.encode();
+            assert_eq!(Batch::decode(&bytes).unwrap(), b);
+            let mut other = bytes.clone();
+            other[3] = 2;
+            assert_eq!(Batch::decode(&other), Err(BatchError::Version { found: 2 }));
+            assert!(Batch::decode(&bytes[..bytes.len() - 1]).is_err());
+            assert_eq!(Batch::decode(b"nope"), Err(BatchError::NotABatch));
+        }
+    }
+
+    #[test]
+    fn merged_shards_count_exactly_what_one_machine_counts() {
+        let all = blocks(30_000, 11);
+        // Each key's length is a function of the key here, as in real data.
+        let whole = {
+            let mut m = Merged::default();
+            for b in map(all.iter().copied(), 1, 4096) {
+                m.add(&Merged::partition(&[b]));
+            }
+            m
+        };
+        for (shards, partitions) in [(3usize, 16u32), (5, 256), (1, 3)] {
+            let maps: Vec<Vec<Batch>> = all
+                .chunks(all.len().div_ceil(shards))
+                .map(|c| map(c.iter().copied(), partitions, 4096))
+                .collect();
+            let mut total = Merged::default();
+            for p in 0..partitions {
+                // Batches travel encoded.
+                let batches: Vec<Batch> = maps
+                    .iter()
+                    .flatten()
+                    .filter(|b| b.partition == p)
+                    .map(|b| Batch::decode(&b.encode()).unwrap())
+                    .collect();
+                total.add(&Merged::partition(&batches));
+            }
+            assert_eq!(total, whole, "{shards} shards, {partitions} partitions");
+            assert_eq!(total.references(), whole.references());
+        }
+        assert_eq!(whole.blocks, all.len() as u64);
+    }
+
+    #[test]
+    fn a_fingerprint_costs_at_most_eight_bytes_on_the_wire() {
+        // 10^6 distinct 4 KiB blocks, as from ~4 GiB of data, in 16 partitions: keys 2^44
+        // apart on average, so a delta takes 6-7 bytes and the tag one.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let keys: Vec<(u64, u32)> = (0..1_000_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x, 4096)
+            })
+            .collect();
+        let bytes: usize = map(keys, 16, 4096).iter().map(|b| b.encode().len()).sum();
+        let per = bytes as f64 / 1e6;
+        assert!(per <= 8.0, "{per:.2} bytes per fingerprint");
+        // A record per block (key, length and count as they are held, 16 bytes) is twice that.
+        assert!(per * 2.0 <= 16.0);
+    }
+}
