@@ -23,6 +23,20 @@ fn tree(d: &Dir) {
     d.create(b"t/b/alone", b"nobody else");
 }
 
+/// A JSON file the test made.
+fn read_json(d: &Dir, name: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(d.join(name)).unwrap()).unwrap()
+}
+
+/// One field of every element of a JSON array, as JSON writes it.
+fn column(rows: &serde_json::Value, key: &str) -> Vec<String> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[key].to_string())
+        .collect()
+}
+
 /// Groups as sets of names, from fclones' text format (group headers, then indented names).
 fn groups_of_text(text: &str) -> BTreeSet<BTreeSet<String>> {
     let mut out = BTreeSet::new();
@@ -86,8 +100,7 @@ print(json.dumps(out))
     assert_eq!(groups_of_text(&text), want, "{text}");
     assert_eq!(want.len(), 2);
     // The report's summary counts the same.
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let r: serde_json::Value = read_json(&d, "r.json");
     let s = &r["duplicates"];
     assert_eq!(s["groups"], 2);
     assert_eq!(s["files"], 5);
@@ -205,8 +218,7 @@ fn the_html_report_is_one_offline_file_whose_charts_carry_the_json_figures() {
         .run()
         .code(0);
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let r: serde_json::Value = read_json(&d, "r.json");
     assert!(html.starts_with("<!DOCTYPE html>"));
     for fetch in ["http:", "https:", "src=", "@import", "url("] {
         assert!(
@@ -230,12 +242,7 @@ fn the_html_report_is_one_offline_file_whose_charts_carry_the_json_figures() {
         red["cdc"]["ratio"].as_f64().unwrap(),
         "the CDC point follows the fixed sizes"
     );
-    let refs: Vec<String> = dedup[0]["references"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["blocks"].to_string())
-        .collect();
+    let refs: Vec<String> = column(&dedup[0]["references"], "blocks");
     assert_eq!(marks(&html, "r0-refs", "blocks"), refs);
     let comp: Vec<String> = red["compression"]
         .as_array()
@@ -246,36 +253,16 @@ fn the_html_report_is_one_offline_file_whose_charts_carry_the_json_figures() {
         })
         .collect();
     assert_eq!(marks(&html, "r0-compression", "bytes"), comp);
-    let files: Vec<String> = r["file_sizes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["files"].to_string())
-        .collect();
+    let files: Vec<String> = column(&r["file_sizes"], "files");
     assert_eq!(marks(&html, "r0-file-sizes", "files"), files);
     let total: u64 = files.iter().map(|f| f.parse::<u64>().unwrap()).sum();
     assert_eq!(total, r["totals"]["files"].as_u64().unwrap());
-    let chunks: Vec<String> = red["cdc"]["chunk_sizes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["chunks"].to_string())
-        .collect();
+    let chunks: Vec<String> = column(&red["cdc"]["chunk_sizes"], "chunks");
     assert_eq!(marks(&html, "r0-chunks", "chunks"), chunks);
     let b = &r["breakdown"];
-    let dir_bytes: Vec<String> = b["directories"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["bytes"].to_string())
-        .collect();
+    let dir_bytes: Vec<String> = column(&b["directories"], "bytes");
     assert_eq!(marks(&html, "r0-dirs-map", "bytes"), dir_bytes);
-    let type_bytes: Vec<String> = b["types"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["bytes"].to_string())
-        .collect();
+    let type_bytes: Vec<String> = column(&b["types"], "bytes");
     assert_eq!(marks(&html, "r0-types-chart", "bytes"), type_bytes);
     assert!(html.contains(r#"id="r0-dirs""#) && html.contains(r#"id="r0-types""#));
     assert!(html.contains(r#"data-redundant-bytes="100024""#));
@@ -441,10 +428,7 @@ fn ncdu_reads_the_export_and_finds_the_tree_its_own_scan_finds() {
     };
     run(&["-f", "t.ncdu", "-o", "again.json"]);
     run(&["-o", "ref.json", "t"]);
-    let read = |f: &str| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(d.join(f)).unwrap()).unwrap()
-    };
-    let (again, reference) = (read("again.json"), read("ref.json"));
+    let (again, reference) = (read_json(&d, "again.json"), read_json(&d, "ref.json"));
     assert_eq!(
         again[3][0]["name"].as_str().unwrap(),
         d.path().canonicalize().unwrap().join("t").to_str().unwrap()
@@ -486,8 +470,7 @@ fn breakdowns_add_up_name_formats_and_find_the_equal_directories_python_finds() 
         .args(["scan", "t", "-q", "--json", "r.json", "--depth", "1"])
         .run()
         .code(0);
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let r: serde_json::Value = read_json(&d, "r.json");
     let b = &r["breakdown"];
     assert_eq!(b["depth"], 1);
     let dirs: Vec<&str> = b["directories"]
@@ -729,8 +712,7 @@ fn sampled_figures_are_drawn_with_their_intervals() {
         .run()
         .code(0);
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let r: serde_json::Value = read_json(&d, "r.json");
     let dedup = r["reduction"]["dedup"].as_array().unwrap();
     assert!(dedup.iter().all(|x| x["sample"]["low"].is_u64()), "sampled");
     // One error bar per fixed size on the dedup curve, and one on each codec's allocated bar.
@@ -772,8 +754,7 @@ fn reference_buckets_hold_the_bytes_python_counts_and_problems_are_named_on_the_
         .args(["scan", "t", "-q", "--json", "r.json", "--html", "r.html"])
         .run()
         .code(0);
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let r: serde_json::Value = read_json(&d, "r.json");
     // Fixed 4 KiB blocks of every file (tails as they are), one name per inode, zero blocks
     // apart; per bucket of reference counts: the bytes of every occurrence, and of each block
     // once.
