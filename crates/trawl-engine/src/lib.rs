@@ -11,6 +11,7 @@ pub mod lanes;
 pub mod names;
 pub mod records;
 pub mod scan;
+pub mod shards;
 pub mod verify;
 
 pub use lanes::ScanLanes;
