@@ -7,23 +7,10 @@ use std::fmt::Write;
 use trawl_report::audit::{CatalogView, STATES};
 
 use super::svg::{self, Mark, Series};
-use super::{card, esc, page, table};
+use super::{Cell, card, esc, num, page, table, text};
 use crate::human;
 
-fn cell_num(n: u64) -> (String, Option<f64>) {
-    (n.to_string(), Some(n as f64))
-}
-
-fn text(s: impl Into<String>) -> (String, Option<f64>) {
-    (s.into(), None)
-}
-
-/// `2026-11-25` from seconds since the epoch.
-fn date(secs: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()[..10].to_string()
-}
-
+/// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
 fn when(secs: i64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
     humantime::format_rfc3339_seconds(t)
@@ -83,7 +70,7 @@ pub fn render(v: &CatalogView) -> String {
         card(
             &mut out,
             "last audit",
-            &date(last.started),
+            &when(last.started)[..10],
             &format!("run {} ({}, {})", last.run, last.mode, last.status),
             last.status != "complete",
         );
@@ -130,7 +117,7 @@ pub fn render(v: &CatalogView) -> String {
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
     head.extend(STATES);
     head.push("chain digest");
-    let rows: Vec<Vec<(String, Option<f64>)>> = v
+    let rows: Vec<Vec<Cell>> = v
         .runs
         .iter()
         .map(|r| {
@@ -139,10 +126,10 @@ pub fn render(v: &CatalogView) -> String {
                 (when(r.started), Some(r.started as f64)),
                 text(r.mode.clone()),
                 text(r.status.clone()),
-                cell_num(r.files_read),
+                num(r.files_read),
                 (human::bytes(r.bytes_read), Some(r.bytes_read as f64)),
             ];
-            row.extend(STATES.iter().map(|s| cell_num(count(r, s))));
+            row.extend(STATES.iter().map(|s| num(count(r, s))));
             row.push(text(
                 r.chain_digest
                     .as_deref()
@@ -180,13 +167,13 @@ pub fn render(v: &CatalogView) -> String {
     out.push_str(r#"<p class="note">What an auditor must show: every file read and found intact within the period. Audits with <code>--older-than</code> read the oldest first.</p>"#);
 
     out.push_str("<h2>Files by state</h2>");
-    let rows: Vec<Vec<(String, Option<f64>)>> = v
+    let rows: Vec<Vec<Cell>> = v
         .by_state
         .iter()
         .map(|(s, n, b)| {
             vec![
                 text(s.clone()),
-                cell_num(*n),
+                num(*n),
                 (human::bytes(*b), Some(*b as f64)),
             ]
         })
@@ -205,14 +192,14 @@ pub fn render(v: &CatalogView) -> String {
             r#"<p class="note">None: no file is corrupt, missing, modified or unreadable.</p>"#,
         );
     } else {
-        let rows: Vec<Vec<(String, Option<f64>)>> = v
+        let rows: Vec<Vec<Cell>> = v
             .problems
             .iter()
             .map(|p| {
                 vec![
                     text(p.path.path.clone()),
                     text(p.state.clone()),
-                    cell_num(p.size),
+                    num(p.size),
                 ]
             })
             .collect();

@@ -87,6 +87,36 @@ pub fn page(title: &str, body: &str) -> String {
     out
 }
 
+/// A table cell: its text, and the number it sorts by (none: by its text).
+pub(crate) type Cell = (String, Option<f64>);
+
+/// A count, digits grouped.
+pub(crate) fn num(n: u64) -> Cell {
+    (group_digits(n), Some(n as f64))
+}
+
+/// Bytes in binary units, sorting by the exact count.
+pub(crate) fn bytes(n: u64) -> Cell {
+    (crate::human::bytes(n), Some(n as f64))
+}
+
+pub(crate) fn text(s: impl Into<String>) -> Cell {
+    (s.into(), None)
+}
+
+/// `1234567` -> `1,234,567`.
+pub(crate) fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A headline figure.
 pub fn card(out: &mut String, key: &str, value: &str, title: &str, bad: bool) {
     let _ = write!(
@@ -101,13 +131,7 @@ pub fn card(out: &mut String, key: &str, value: &str, title: &str, bad: bool) {
 
 /// A table: `head` column names, `rows` of cells; a cell is (text, sort key if numeric). The
 /// first column may be a path (wraps).
-pub fn table(
-    out: &mut String,
-    id: &str,
-    head: &[&str],
-    rows: &[Vec<(String, Option<f64>)>],
-    sortable: bool,
-) {
+pub fn table(out: &mut String, id: &str, head: &[&str], rows: &[Vec<Cell>], sortable: bool) {
     let _ = write!(
         out,
         r#"<div class="scroll"><table id="{id}"{}><thead><tr>"#,

@@ -10,7 +10,7 @@ use trawl_report::reduction::{CompressionJson, DedupCounts, ReductionJson};
 use trawl_report::scan::ScanReport;
 
 use super::svg::{self, Mark};
-use super::{card, esc, page, table};
+use super::{Cell, bytes, card, esc, group_digits, num, page, table, text};
 use crate::human;
 
 /// Problems listed by name per kind; past it the page says how many more.
@@ -30,31 +30,6 @@ fn size_label(n: u64) -> String {
     } else {
         format!("{n}")
     }
-}
-
-fn num(n: u64) -> (String, Option<f64>) {
-    (group_digits(n), Some(n as f64))
-}
-
-fn bytes(n: u64) -> (String, Option<f64>) {
-    (human::bytes(n), Some(n as f64))
-}
-
-fn text(s: impl Into<String>) -> (String, Option<f64>) {
-    (s.into(), None)
-}
-
-/// `1234567` -> `1,234,567`.
-fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The ratio interval of a sampled dedup figure: logical bytes over the unique bytes' bounds.
@@ -96,7 +71,7 @@ pub fn render(reports: &[(String, &ScanReport)]) -> String {
 fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
     out.push_str("<h2>Side by side</h2>");
     let head = ["report", "files", "bytes", "dedup", "combined", "failed"];
-    let rows: Vec<Vec<(String, Option<f64>)>> = reports
+    let rows: Vec<Vec<Cell>> = reports
         .iter()
         .map(|(name, r)| {
             let red = r.reduction.as_ref();
@@ -314,7 +289,7 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
         &marks,
         &extra,
     ));
-    let mut rows: Vec<Vec<(String, Option<f64>)>> = red
+    let mut rows: Vec<Vec<Cell>> = red
         .dedup
         .iter()
         .map(|d| dedup_row(size_label(d.block_size), d.block_size, &d.counts))
@@ -391,7 +366,7 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
     top_files(out, id, red);
 }
 
-fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<(String, Option<f64>)> {
+fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> {
     let r = match (&c.sample, dedup_interval(c)) {
         (Some(_), Some((lo, hi))) => format!("{} ({lo:.2}-{hi:.2})", ratio(c.ratio)),
         _ => ratio(c.ratio),
@@ -460,7 +435,7 @@ fn references(out: &mut String, id: &str, red: &ReductionJson) {
         &marks,
     ));
     let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
-    let rows: Vec<Vec<(String, Option<f64>)>> = d
+    let rows: Vec<Vec<Cell>> = d
         .counts
         .references
         .iter()
@@ -523,7 +498,7 @@ fn compression(out: &mut String, id: &str, red: &ReductionJson) {
         "bytes",
         &marks,
     ));
-    let rows: Vec<Vec<(String, Option<f64>)>> = red
+    let rows: Vec<Vec<Cell>> = red
         .compression
         .iter()
         .map(|c| {
@@ -570,7 +545,7 @@ fn top_files(out: &mut String, id: &str, red: &ReductionJson) {
     out.push_str("<h2>Files holding most duplicate data</h2>");
     match &red.top_files {
         Some(top) if !top.is_empty() => {
-            let rows: Vec<Vec<(String, Option<f64>)>> = top
+            let rows: Vec<Vec<Cell>> = top
                 .iter()
                 .map(|f| {
                     vec![
@@ -683,7 +658,7 @@ fn duplicates(out: &mut String, id: &str, r: &ScanReport) {
     if d.top.is_empty() {
         return;
     }
-    let rows: Vec<Vec<(String, Option<f64>)>> = d
+    let rows: Vec<Vec<Cell>> = d
         .top
         .iter()
         .map(|g| {
@@ -718,7 +693,7 @@ fn problems(out: &mut String, id: &str, r: &ScanReport) {
             continue;
         }
         let _ = write!(out, "<h3>{what} ({})</h3>", group_digits(list.len() as u64));
-        let rows: Vec<Vec<(String, Option<f64>)>> = list
+        let rows: Vec<Vec<Cell>> = list
             .iter()
             .take(PROBLEMS_SHOWN)
             .map(|f| {
@@ -755,7 +730,7 @@ fn problems(out: &mut String, id: &str, r: &ScanReport) {
 }
 
 /// The figures of a breakdown row as table cells (after its name).
-fn figure_cells(f: &Figures) -> Vec<(String, Option<f64>)> {
+fn figure_cells(f: &Figures) -> Vec<Cell> {
     let stored = if f.allocated_bytes > 0 {
         let r = f.bytes as f64 / f.allocated_bytes as f64;
         (
@@ -823,7 +798,7 @@ fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
             "Directories by bytes (area); the more of a directory is duplicate, the more orange",
             &tiles,
         ));
-        let mut rows: Vec<Vec<(String, Option<f64>)>> = b
+        let mut rows: Vec<Vec<Cell>> = b
             .directories
             .iter()
             .map(|d| {
@@ -880,7 +855,7 @@ fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
             "bytes",
             &marks,
         ));
-        let rows: Vec<Vec<(String, Option<f64>)>> = b
+        let rows: Vec<Vec<Cell>> = b
             .types
             .iter()
             .map(|t| {
@@ -910,7 +885,7 @@ fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
         if groups.is_empty() {
             out.push_str(r#"<p class="note">No two directories hold the same files.</p>"#);
         } else {
-            let rows: Vec<Vec<(String, Option<f64>)>> = groups
+            let rows: Vec<Vec<Cell>> = groups
                 .iter()
                 .map(|g| {
                     let mut names = g.directories.join("\n");
@@ -1007,7 +982,7 @@ fn media(out: &mut String, id: &str, m: &trawl_report::media::MediaReport) {
         "intervals",
         &marks,
     ));
-    let rows: Vec<Vec<(String, Option<f64>)>> = m
+    let rows: Vec<Vec<Cell>> = m
         .listed
         .iter()
         .map(|f| {
