@@ -59,6 +59,8 @@ pub struct Accumulator {
     /// Blocks added since the indexes' memory was last measured, and in all.
     unmeasured: u64,
     blocks_seen: u64,
+    /// A map of a cluster's scan: files go to it instead (see [`Accumulator::mapping`]).
+    mapper: Option<Box<crate::cluster::Mapper>>,
 }
 
 /// Blocks added between two measurements of the indexes' memory against the budget.
@@ -72,23 +74,12 @@ impl Accumulator {
         } else {
             1.0
         };
-        let mut sizes: Vec<(usize, Dedup)> = cfg
-            .dedup_sizes
+        let (cut, unit_index) = cut_sizes(&cfg);
+        let n = cfg.codecs.len();
+        let mut sizes: Vec<(usize, Dedup)> = cut
             .iter()
             .map(|&s| (s, Dedup::new(s as u32, 0, threshold, rate, cfg.exact_keys)))
             .collect();
-        let n = cfg.codecs.len();
-        // The combined figure needs dedup at the unit size; measure it even if not asked for
-        // (but not without codecs: then there is no combined figure, and the index would only
-        // cost memory; `usize::MAX` matches no size).
-        let unit_index = match sizes.iter().position(|(s, _)| *s == cfg.unit) {
-            Some(i) => i,
-            None if cfg.codecs.is_empty() && !sizes.is_empty() => usize::MAX,
-            None => {
-                sizes.push((cfg.unit, Dedup::default()));
-                sizes.len() - 1
-            }
-        };
         if let Some((s, d)) = sizes.get_mut(unit_index) {
             // The unit size carries each unit's allocated sizes, summed over unique units.
             *d = Dedup::new(*s as u32, n, threshold, rate, cfg.exact_keys);
@@ -122,7 +113,21 @@ impl Accumulator {
             unmeasured: 0,
             blocks_seen: 0,
             scratch: Default::default(),
+            mapper: None,
         }
+    }
+
+    /// An accumulator that counts nothing itself: it folds files into a cluster map's batches
+    /// over `partitions` fingerprint partitions, taken at the end by [`Accumulator::take_map`].
+    pub fn mapping(cfg: Arc<ReduceConfig>, partitions: u32) -> Accumulator {
+        let mut a = Accumulator::new(cfg.clone());
+        a.mapper = Some(Box::new(crate::cluster::Mapper::new(cfg, partitions)));
+        a
+    }
+
+    /// A mapping accumulator's batches and totals (once).
+    pub fn take_map(&mut self) -> Option<crate::cluster::MapOutput> {
+        self.mapper.take().map(|m| m.finish())
     }
 
     /// Numbers a file for [`FileReducer::with_file`].
@@ -136,6 +141,9 @@ impl Accumulator {
             shown = rest;
         }
         let name = std::os::unix::ffi::OsStrExt::as_bytes(shown.as_os_str());
+        if let Some(m) = &mut self.mapper {
+            return m.register(name);
+        }
         let r = match &mut self.names {
             Some(n) => n.add(name),
             None => NameLog::new(&self.cfg).and_then(|mut n| {
@@ -167,6 +175,10 @@ impl Accumulator {
     }
 
     pub fn add(&mut self, f: &FileReduce) -> std::io::Result<()> {
+        if let Some(m) = &mut self.mapper {
+            m.add(f);
+            return Ok(());
+        }
         let n = f.fps.len();
         let ncodec = self.cfg.codecs.len();
         let last_len = if (f.size as usize).is_multiple_of(BASE) {
@@ -316,6 +328,9 @@ impl Accumulator {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        if self.mapper.is_some() {
+            return Ok(());
+        }
         // The key log is read partition by partition against each partition's final counts:
         // from the table in RAM, or, after a spill, while the smallest size's partitions are
         // counted.
@@ -375,19 +390,84 @@ impl Accumulator {
     }
 
     pub fn report(&self) -> ReductionJson {
+        Figures {
+            sizes: self.sizes.iter().map(|(s, d)| (*s, d.counts())).collect(),
+            ref_bytes: self.ref_bytes,
+            cdc: self.cdc.as_ref().map(|(d, sizes)| (d.counts(), *sizes)),
+            combined: self
+                .sizes
+                .get(self.unit_index)
+                .map(|(_, d)| d.found.carried.clone())
+                .unwrap_or_default(),
+            compressed: self.compressed.clone(),
+            allocated: self.allocated.clone(),
+            zero_compressed: self.zero_compressed.clone(),
+            zero_allocated: self.zero_allocated.clone(),
+            zero_logical: self.zero_logical,
+            sampled_units: self.sampled_units,
+            sampled_logical: self.sampled_logical,
+            units: self.units,
+            top: self.top.clone(),
+            attributing: self.attributing(),
+        }
+        .report(&self.cfg)
+    }
+}
+
+/// The sizes the accumulator cuts at, in its order: the dedup sizes asked for, then the
+/// compression unit if it is not among them (the combined figure needs dedup at the unit size;
+/// not without codecs: then there is no combined figure). Returns the sizes and the unit's
+/// place among them (`usize::MAX` for none).
+pub(crate) fn cut_sizes(cfg: &ReduceConfig) -> (Vec<usize>, usize) {
+    let mut sizes = cfg.dedup_sizes.clone();
+    let unit_index = match sizes.iter().position(|s| *s == cfg.unit) {
+        Some(i) => i,
+        None if cfg.codecs.is_empty() && !sizes.is_empty() => usize::MAX,
+        None => {
+            sizes.push(cfg.unit);
+            sizes.len() - 1
+        }
+    };
+    (sizes, unit_index)
+}
+
+/// Every figure of a reduction, counted (by one accumulator, or summed from a cluster's
+/// partitions), before it is put in the report's shape.
+pub(crate) struct Figures {
+    /// Per size cut at (see [`cut_sizes`]): its counts.
+    pub(crate) sizes: Vec<(usize, DedupCounts)>,
+    pub(crate) ref_bytes: Option<RefBytes>,
+    pub(crate) cdc: Option<(DedupCounts, [u64; 64])>,
+    /// Allocated bytes of the distinct non-zero units, per codec.
+    pub(crate) combined: Vec<u64>,
+    pub(crate) compressed: Vec<u64>,
+    pub(crate) allocated: Vec<u64>,
+    pub(crate) zero_compressed: Vec<u64>,
+    pub(crate) zero_allocated: Vec<u64>,
+    pub(crate) zero_logical: u64,
+    pub(crate) sampled_units: u64,
+    pub(crate) sampled_logical: u64,
+    pub(crate) units: u64,
+    pub(crate) top: Option<Vec<TopFile>>,
+    pub(crate) attributing: bool,
+}
+
+impl Figures {
+    pub(crate) fn report(self, cfg: &ReduceConfig) -> ReductionJson {
         let logical = self.sizes[0].1.logical_bytes;
+        let base = self.sizes[0].0 as u64;
         let mut dedup: Vec<DedupJson> = self
             .sizes
-            .iter()
-            .filter(|(s, _)| self.cfg.dedup_sizes.contains(s))
-            .map(|(s, d)| DedupJson {
-                block_size: *s as u64,
-                counts: d.counts(),
+            .into_iter()
+            .filter(|(s, _)| cfg.dedup_sizes.contains(s))
+            .map(|(s, counts)| DedupJson {
+                block_size: s as u64,
+                counts,
             })
             .collect();
         dedup.sort_by_key(|d| d.block_size);
         if let (Some(rb), Some(first)) = (&self.ref_bytes, dedup.first_mut())
-            && first.block_size == self.sizes[0].0 as u64
+            && first.block_size == base
         {
             for b in &mut first.counts.references {
                 let (logical, stored) = rb[crate::dedup::ref_bucket(b.from)];
@@ -395,13 +475,13 @@ impl Accumulator {
                 b.stored_bytes = Some(stored.round() as u64);
             }
         }
-        let cdc = self.cdc.as_ref().map(|(d, sizes)| {
-            let (min, avg, max) = self.cfg.cdc_bounds().expect("cdc configured");
+        let cdc = self.cdc.map(|(counts, sizes)| {
+            let (min, avg, max) = cfg.cdc_bounds().expect("cdc configured");
             CdcJson {
                 avg_size: avg as u64,
                 min_size: min as u64,
                 max_size: max as u64,
-                counts: d.counts(),
+                counts,
                 chunk_sizes: sizes
                     .iter()
                     .enumerate()
@@ -414,8 +494,8 @@ impl Accumulator {
                     .collect(),
             }
         });
-        let sampling = self.cfg.sample_threshold().is_some();
-        let rate = self.cfg.sample.unwrap_or(1.0);
+        let sampling = cfg.sample_threshold().is_some();
+        let rate = cfg.sample.unwrap_or(1.0);
         // Scale sampled sums to the whole: by logical bytes for per-unit figures, by the rate for
         // the combined figure (it counts distinct units, sampled by hash threshold).
         let nonzero = logical - self.zero_logical;
@@ -424,16 +504,15 @@ impl Accumulator {
         } else {
             1.0
         };
-        let compression = self
-            .cfg
+        let compression = cfg
             .codecs
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let allocated =
                     (self.allocated[i] as f64 * scale).round() as u64 + self.zero_allocated[i];
-                // Codecs imply a unit index (see `new`).
-                let unique = self.sizes[self.unit_index].1.found.carried[i];
+                // Codecs imply a unit index (see `cut_sizes`).
+                let unique = self.combined[i];
                 let combined = if sampling {
                     (unique as f64 / rate).round() as u64
                 } else {
@@ -441,7 +520,7 @@ impl Accumulator {
                 };
                 let sample = sampling.then(|| {
                     // Hoeffding: the mean allocated fraction of m units, each in [0, r].
-                    let r = (self.cfg.unit + self.cfg.sector) as f64 / self.cfg.unit as f64;
+                    let r = (cfg.unit + cfg.sector) as f64 / cfg.unit as f64;
                     let m = self.sampled_units.max(1) as f64;
                     let hw = r * ((2.0f64 / 0.01).ln() / (2.0 * m)).sqrt() * nonzero as f64;
                     SampleJson {
@@ -456,9 +535,9 @@ impl Accumulator {
                     codec: c.name().into(),
                     level: c.level(),
                     implementation: c.implementation(),
-                    unit: self.cfg.unit as u64,
-                    sector: self.cfg.sector as u64,
-                    threshold: self.cfg.threshold,
+                    unit: cfg.unit as u64,
+                    sector: cfg.sector as u64,
+                    threshold: cfg.threshold,
                     units: self.units,
                     logical_bytes: logical,
                     compressed_bytes: (self.compressed[i] as f64 * scale).round() as u64
@@ -472,7 +551,7 @@ impl Accumulator {
             })
             .collect();
         ReductionJson {
-            fingerprint: if self.cfg.exact_keys {
+            fingerprint: if cfg.exact_keys {
                 "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
             } else {
                 "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 56 bits kept (8 implied by the partition + 48 stored)"
@@ -481,8 +560,8 @@ impl Accumulator {
             dedup,
             cdc,
             compression,
-            top_files: self.top.clone(),
-            top_files_note: (self.cfg.top_files > 0 && !self.attributing())
+            top_files: self.top,
+            top_files_note: (cfg.top_files > 0 && !self.attributing)
                 .then(|| "not computed for a sampled run".into()),
             hardlinks: HardLinks::default(),
         }

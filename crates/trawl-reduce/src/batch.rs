@@ -7,8 +7,12 @@
 //! Encoding (all integers LEB128 varints): magic `TRB`, version byte, partition, block size,
 //! entry count; then per entry the key's difference from the previous key (the first from 0),
 //! a tag `(count - 1) << 1 | short`, and the length only when `short` (a block shorter than the
-//! block size: a file's tail). The varints and the layout are written here because the format
-//! is a few lines and must not change with a library's version.
+//! block size: a file's tail). Then the number of values carried per entry and those values
+//! (the allocated bytes of a compression unit per codec, entry-major); then the attribution
+//! count and, per (key, file) in order, the key's difference, the file's difference from the
+//! previous file of the same key (the first file of a key from 0), and the occurrences. The
+//! varints and the layout are written here because the format is a few lines and must not
+//! change with a library's version.
 
 use std::collections::BTreeMap;
 
@@ -38,6 +42,13 @@ pub struct Batch {
     pub block_size: u32,
     /// (key, length, occurrences), keys strictly increasing.
     pub entries: Vec<(u64, u32, u64)>,
+    /// Values carried per entry (`carry` of them each, entry-major): what is summed over the
+    /// distinct keys (a compression unit's allocated bytes per codec).
+    pub carry: u32,
+    pub carried: Vec<u32>,
+    /// (key, file, occurrences in that file), ordered: which files hold each block, for the
+    /// attribution of duplicates to files. Empty when not attributing.
+    pub files: Vec<(u64, u32, u64)>,
 }
 
 /// The partition of a key among `partitions` (its top bits, scaled: partitions need not be a
@@ -85,6 +96,21 @@ impl Batch {
                 put(&mut out, len as u64);
             }
         }
+        put(&mut out, self.carry as u64);
+        for v in &self.carried {
+            put(&mut out, *v as u64);
+        }
+        put(&mut out, self.files.len() as u64);
+        let (mut prev, mut prev_file) = (0u64, 0u32);
+        for &(key, file, n) in &self.files {
+            if key != prev {
+                prev_file = 0;
+            }
+            put(&mut out, key - prev);
+            put(&mut out, (file - prev_file) as u64);
+            put(&mut out, n);
+            (prev, prev_file) = (key, file);
+        }
         out
     }
 
@@ -115,6 +141,27 @@ impl Batch {
             };
             entries.push((key, len, (tag >> 1) + 1));
         }
+        let carry = get(b, &mut at)? as u32;
+        let values = (carry as u64).checked_mul(n).ok_or(BatchError::NotABatch)?;
+        let mut carried = Vec::with_capacity(values.min(1 << 20) as usize);
+        for _ in 0..values {
+            carried.push(u32::try_from(get(b, &mut at)?).map_err(|_| BatchError::NotABatch)?);
+        }
+        let nf = get(b, &mut at)?;
+        let mut files = Vec::with_capacity(nf.min(1 << 20) as usize);
+        let (mut key, mut file) = (0u64, 0u64);
+        for _ in 0..nf {
+            let d = get(b, &mut at)?;
+            if d > 0 {
+                file = 0;
+            }
+            key = key.checked_add(d).ok_or(BatchError::NotABatch)?;
+            file = file
+                .checked_add(get(b, &mut at)?)
+                .ok_or(BatchError::NotABatch)?;
+            let f = u32::try_from(file).map_err(|_| BatchError::NotABatch)?;
+            files.push((key, f, get(b, &mut at)?));
+        }
         if at != b.len() {
             return Err(BatchError::NotABatch);
         }
@@ -122,6 +169,9 @@ impl Batch {
             partition,
             block_size,
             entries,
+            carry,
+            carried,
+            files,
         })
     }
 }
@@ -148,6 +198,7 @@ pub fn map(
             partition,
             block_size,
             entries: keys.into_iter().map(|(k, (l, c))| (k, l, c)).collect(),
+            ..Batch::default()
         })
         .collect()
 }
@@ -164,7 +215,13 @@ pub struct Merged {
 
 impl Merged {
     /// Merges one partition's batches (a k-way merge of their sorted keys).
-    pub fn partition(batches: &[Batch]) -> Merged {
+    pub fn partition(batches: &[&Batch]) -> Merged {
+        Merged::visit(batches, &mut |_, _, _, _| {})
+    }
+
+    /// Merges one partition's batches, showing each distinct key to `seen` with its length,
+    /// its occurrences in all, and the values the first batch holding it carries.
+    pub fn visit(batches: &[&Batch], seen: &mut dyn FnMut(u64, u32, u64, &[u32])) -> Merged {
         let mut m = Merged::default();
         let mut at = vec![0usize; batches.len()];
         loop {
@@ -174,16 +231,21 @@ impl Merged {
                 .filter_map(|(b, &i)| b.entries.get(i).map(|e| e.0))
                 .min();
             let Some(key) = next else { break };
-            let (mut len, mut count) = (0u32, 0u64);
+            let (mut len, mut count, mut carried): (u32, u64, &[u32]) = (0, 0, &[]);
             for (b, i) in batches.iter().zip(at.iter_mut()) {
                 if let Some(&(k, l, c)) = b.entries.get(*i)
                     && k == key
                 {
+                    if count == 0 {
+                        let w = b.carry as usize;
+                        carried = b.carried.get(*i * w..(*i + 1) * w).unwrap_or(&[]);
+                    }
                     len = l;
                     count += c;
                     *i += 1;
                 }
             }
+            seen(key, len, count, carried);
             m.unique_blocks += 1;
             m.unique_bytes += len as u64;
             m.blocks += count;
@@ -200,6 +262,10 @@ impl Merged {
         self.blocks += o.blocks;
         self.logical_bytes += o.logical_bytes;
         self.refs.merge(&o.refs);
+    }
+
+    pub(crate) fn refs(&self) -> Refs {
+        self.refs
     }
 
     /// The reference-count histogram, as the report has it.
@@ -240,7 +306,14 @@ mod tests {
 
     #[test]
     fn a_batch_reads_back_as_written_and_refuses_other_versions_and_garbage() {
-        for b in map(blocks(10_000, 3), 7, 4096) {
+        for mut b in map(blocks(10_000, 3), 7, 4096) {
+            b.carry = 2;
+            b.carried = (0..b.entries.len() as u32 * 2).collect();
+            b.files = b
+                .entries
+                .iter()
+                .flat_map(|e| [(e.0, 3, 1), (e.0, 9, e.2)])
+                .collect();
             let bytes = b.encode();
             assert_eq!(Batch::decode(&bytes).unwrap(), b);
             let mut other = bytes.clone();
@@ -258,7 +331,7 @@ mod tests {
         let whole = {
             let mut m = Merged::default();
             for b in map(all.iter().copied(), 1, 4096) {
-                m.add(&Merged::partition(&[b]));
+                m.add(&Merged::partition(&[&b]));
             }
             m
         };
@@ -276,7 +349,7 @@ mod tests {
                     .filter(|b| b.partition == p)
                     .map(|b| Batch::decode(&b.encode()).unwrap())
                     .collect();
-                total.add(&Merged::partition(&batches));
+                total.add(&Merged::partition(&batches.iter().collect::<Vec<_>>()));
             }
             assert_eq!(total, whole, "{shards} shards, {partitions} partitions");
             assert_eq!(total.references(), whole.references());

@@ -197,7 +197,7 @@ pub(crate) fn ref_bucket(c: u64) -> usize {
 }
 
 /// Per reference-count bucket: distinct blocks, and the references to them.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Refs {
     blocks: [u64; 13],
     references: [u64; 13],

@@ -13,13 +13,15 @@
 //! Modules, in the data's order: [`config`] (what to measure, the size cache), [`reducer`] (one
 //! file's bytes to facts), [`index`] (distinct fingerprints, staged and flushed), [`dedup`]
 //! (counts per way of cutting), [`attribution`] (which files hold the duplicates),
-//! [`accumulator`] (all files folded into the report), plus [`codec`], [`spill`], [`table`] and
+//! [`accumulator`] (all files folded into the report), [`cluster`] (the same split across
+//! machines: maps, partitions, the sum), plus [`codec`], [`spill`], [`table`] and
 //! the scan [`lane`].
 
 pub mod accumulator;
 pub mod attribution;
 pub mod batch;
 pub mod breakdown;
+pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod dedup;

@@ -1,0 +1,708 @@
+//! The reduction split across machines: a map folds one shard's files into a packed batch per
+//! fingerprint partition and its totals ([`Mapper`]); a reduce counts one partition from every
+//! map's batch ([`reduce_partition`]); the client sums the partitions and the totals into the
+//! figures one machine would give ([`assemble`]).
+//!
+//! Every figure is exact against [`Accumulator`](crate::Accumulator) over the same files: unique
+//! counts and the reference histogram are sums over disjoint key partitions; compression's
+//! combined figure sums each distinct unit's allocated bytes once (they depend only on its
+//! bytes, so whichever map carries them carries the same); per-file attribution sums each
+//! file's share per partition. Keys are the top 64 bits of each 128-bit fingerprint. Sampled
+//! runs are not mapped (their threshold would need to be the same on every map; refused by the
+//! caller).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
+
+use crate::accumulator::{Figures, cut_sizes};
+use crate::attribution::RefBytes;
+use crate::batch::{Batch, BatchError, Merged, partition_of};
+use crate::config::{BASE, ReduceConfig};
+use crate::dedup::{Refs, histogram, ratio, ref_bucket};
+use crate::facts::FileReduce;
+use crate::fingerprint::block_fp;
+
+/// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
+/// blocks and bytes in all and of zeros; chunk sizes; per-unit compression; and the names of the
+/// files it numbered (for attribution), in number order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MapTotals {
+    pub ways: Vec<WayTotals>,
+    pub chunk_sizes: Vec<u64>,
+    pub units: u64,
+    pub compressed: Vec<u64>,
+    pub allocated: Vec<u64>,
+    pub zero_compressed: Vec<u64>,
+    pub zero_allocated: Vec<u64>,
+    pub zero_logical: u64,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WayTotals {
+    pub blocks: u64,
+    pub logical_bytes: u64,
+    pub zero_blocks: u64,
+    pub zero_bytes: u64,
+}
+
+/// A map's product: its totals, and one encoded batch set per partition (see [`encode_part`]).
+#[derive(Debug, Clone, Default)]
+pub struct MapOutput {
+    pub totals: MapTotals,
+    pub partitions: Vec<Vec<u8>>,
+}
+
+/// One way of cutting, on the map side: each distinct key's (length, occurrences, where its
+/// carried values start).
+type WayKeys = HashMap<u64, (u32, u64, u32)>;
+
+/// Folds one shard's files (the facts [`FileReducer`](crate::FileReducer) makes) into batches.
+pub struct Mapper {
+    cfg: Arc<ReduceConfig>,
+    partitions: u32,
+    sizes: Vec<usize>,
+    unit_index: usize,
+    ways: Vec<WayKeys>,
+    carried: Vec<u32>,
+    /// (key, file) of the non-zero blocks at the smallest size -> occurrences.
+    files: HashMap<(u64, u32), u64>,
+    totals: MapTotals,
+    buf: Vec<u8>,
+}
+
+/// The key a fingerprint travels as.
+fn key_of(fp: u128) -> u64 {
+    (fp >> 64) as u64
+}
+
+impl Mapper {
+    pub fn new(cfg: Arc<ReduceConfig>, partitions: u32) -> Mapper {
+        let (sizes, unit_index) = cut_sizes(&cfg);
+        let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
+        let n = cfg.codecs.len();
+        Mapper {
+            partitions: partitions.max(1),
+            ways: vec![HashMap::new(); nways],
+            carried: Vec::new(),
+            files: HashMap::new(),
+            totals: MapTotals {
+                ways: vec![WayTotals::default(); nways],
+                chunk_sizes: vec![0; 64],
+                compressed: vec![0; n],
+                allocated: vec![0; n],
+                zero_compressed: vec![0; n],
+                zero_allocated: vec![0; n],
+                ..MapTotals::default()
+            },
+            buf: Vec::new(),
+            sizes,
+            unit_index,
+            cfg,
+        }
+    }
+
+    /// Numbers a file for attribution (its name as reports spell it).
+    pub fn register(&mut self, name: &[u8]) -> u32 {
+        self.totals
+            .files
+            .push(String::from_utf8_lossy(name).into_owned());
+        (self.totals.files.len() - 1) as u32
+    }
+
+    /// Folds in one file, or a part of it (whole groups of blocks).
+    pub fn add(&mut self, f: &FileReduce) {
+        let n = f.fps.len();
+        let ncodec = self.cfg.codecs.len();
+        let last_len = if (f.size as usize).is_multiple_of(BASE) {
+            BASE
+        } else {
+            f.size as usize % BASE
+        };
+        let attributing = self.cfg.attributing();
+        for (idx, size) in self.sizes.iter().enumerate() {
+            let k = *size / BASE;
+            let is_unit = idx == self.unit_index;
+            for (g, group) in f.fps.chunks(k).enumerate() {
+                let key = key_of(block_fp(group, &mut self.buf));
+                let first = g * k;
+                let len = if first + group.len() == n {
+                    (group.len() - 1) * BASE + last_len
+                } else {
+                    group.len() * BASE
+                } as u32;
+                let zero = f.zero[first..first + group.len()].iter().all(|z| *z);
+                if is_unit && ncodec > 0 {
+                    self.totals.units += 1;
+                    for c in 0..ncodec {
+                        let (clen, alloc) = f.units[g * ncodec + c];
+                        if zero {
+                            self.totals.zero_compressed[c] += clen as u64;
+                            self.totals.zero_allocated[c] += alloc as u64;
+                        } else {
+                            self.totals.compressed[c] += clen as u64;
+                            self.totals.allocated[c] += alloc as u64;
+                        }
+                    }
+                    if zero {
+                        self.totals.zero_logical += len as u64;
+                    }
+                }
+                let t = &mut self.totals.ways[idx];
+                t.blocks += 1;
+                t.logical_bytes += len as u64;
+                if zero {
+                    t.zero_blocks += 1;
+                    t.zero_bytes += len as u64;
+                    continue;
+                }
+                let at = self.carried.len() as u32;
+                let e = self.ways[idx].entry(key).or_insert((len, 0, at));
+                if e.1 == 0 && is_unit {
+                    self.carried
+                        .extend((0..ncodec).map(|c| f.units[g * ncodec + c].1));
+                }
+                e.1 += 1;
+                if idx == 0
+                    && attributing
+                    && let Some(file) = f.file
+                {
+                    *self.files.entry((key, file)).or_insert(0) += 1;
+                }
+            }
+        }
+        if self.cfg.cdc_avg.is_some() {
+            let w = self.sizes.len();
+            for (fp, len, zero) in &f.chunks {
+                self.totals.chunk_sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
+                let t = &mut self.totals.ways[w];
+                t.blocks += 1;
+                t.logical_bytes += *len as u64;
+                if *zero {
+                    t.zero_blocks += 1;
+                    t.zero_bytes += *len as u64;
+                    continue;
+                }
+                self.ways[w].entry(key_of(*fp)).or_insert((*len, 0, 0)).1 += 1;
+            }
+        }
+    }
+
+    /// The totals and one encoded batch set per partition (every partition has one, empty or
+    /// not, so that a reducer knows it heard from every map).
+    pub fn finish(self) -> MapOutput {
+        let p = self.partitions as usize;
+        let ncodec = self.cfg.codecs.len();
+        let mut parts: Vec<Vec<Batch>> = (0..p)
+            .map(|q| {
+                self.ways
+                    .iter()
+                    .enumerate()
+                    .map(|(idx, _)| Batch {
+                        partition: q as u32,
+                        block_size: self.sizes.get(idx).map_or(0, |s| *s as u32),
+                        carry: if idx == self.unit_index {
+                            ncodec as u32
+                        } else {
+                            0
+                        },
+                        ..Batch::default()
+                    })
+                    .collect()
+            })
+            .collect();
+        for (idx, keys) in self.ways.iter().enumerate() {
+            let mut sorted: Vec<(u64, (u32, u64, u32))> =
+                keys.iter().map(|(k, v)| (*k, *v)).collect();
+            sorted.sort_unstable_by_key(|e| e.0);
+            for (key, (len, count, at)) in sorted {
+                let b = &mut parts[partition_of(key, self.partitions) as usize][idx];
+                b.entries.push((key, len, count));
+                if b.carry > 0 {
+                    let at = at as usize;
+                    b.carried.extend_from_slice(&self.carried[at..at + ncodec]);
+                }
+            }
+        }
+        let mut files: Vec<((u64, u32), u64)> = self.files.into_iter().collect();
+        files.sort_unstable();
+        for ((key, file), n) in files {
+            parts[partition_of(key, self.partitions) as usize][0]
+                .files
+                .push((key, file, n));
+        }
+        MapOutput {
+            totals: self.totals,
+            partitions: parts.iter().map(|b| encode_part(b)).collect(),
+        }
+    }
+}
+
+/// One map's batches of one partition (one per way of cutting), each behind its length.
+pub fn encode_part(batches: &[Batch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put = |out: &mut Vec<u8>, v: usize| {
+        let mut b = [0u8; 10];
+        let n = leb128(v as u64, &mut b);
+        out.extend_from_slice(&b[..n]);
+    };
+    put(&mut out, batches.len());
+    for b in batches {
+        let e = b.encode();
+        put(&mut out, e.len());
+        out.extend_from_slice(&e);
+    }
+    out
+}
+
+fn leb128(mut v: u64, out: &mut [u8; 10]) -> usize {
+    let mut i = 0;
+    while v >= 0x80 {
+        out[i] = v as u8 | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    out[i] = v as u8;
+    i + 1
+}
+
+fn read_leb128(b: &[u8], at: &mut usize) -> Result<usize, BatchError> {
+    let mut v = 0usize;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at).ok_or(BatchError::Truncated)?;
+        *at += 1;
+        v |= ((byte & 0x7f) as usize) << shift;
+        if byte < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(BatchError::NotABatch)
+}
+
+/// Reads back what [`encode_part`] wrote.
+pub fn decode_part(b: &[u8]) -> Result<Vec<Batch>, BatchError> {
+    let mut at = 0;
+    let n = read_leb128(b, &mut at)?;
+    let mut out = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        let len = read_leb128(b, &mut at)?;
+        let end = at.checked_add(len).ok_or(BatchError::Truncated)?;
+        out.push(Batch::decode(b.get(at..end).ok_or(BatchError::Truncated)?)?);
+        at = end;
+    }
+    if at != b.len() {
+        return Err(BatchError::NotABatch);
+    }
+    Ok(out)
+}
+
+/// One partition counted from every map.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PartitionResult {
+    pub ways: Vec<WayResult>,
+    /// Per reference-count bucket of the smallest size: (bytes of every occurrence, bytes
+    /// stored once as summed `1/c` shares); empty when not attributing.
+    pub ref_bytes: Vec<(u64, f64)>,
+    /// (map, file, duplicate bytes, share of the saving) for each file with a duplicate block
+    /// in this partition, ordered by map then file.
+    pub shares: Vec<(u32, u32, u64, f64)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WayResult {
+    pub unique_blocks: u64,
+    pub unique_bytes: u64,
+    refs: Refs,
+    /// Carried values summed over the distinct keys (the combined allocated bytes per codec).
+    pub carried: Vec<u64>,
+}
+
+/// Why a partition could not be counted.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ReduceError {
+    #[error("map {map}: {source}")]
+    Batch { map: usize, source: BatchError },
+    #[error("map {map} cut its data {found} ways, map 0 {expected}: made by another configuration")]
+    Ways {
+        map: usize,
+        found: usize,
+        expected: usize,
+    },
+}
+
+/// Counts one partition from each map's encoded batch set, given in map order (a file's map
+/// number in the attribution is its place in `parts`).
+pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError> {
+    let decoded: Vec<Vec<Batch>> = parts
+        .iter()
+        .enumerate()
+        .map(|(map, b)| decode_part(b).map_err(|source| ReduceError::Batch { map, source }))
+        .collect::<Result<_, _>>()?;
+    let nways = decoded.first().map_or(0, Vec::len);
+    for (map, d) in decoded.iter().enumerate() {
+        if d.len() != nways {
+            return Err(ReduceError::Ways {
+                map,
+                found: d.len(),
+                expected: nways,
+            });
+        }
+    }
+    let mut out = PartitionResult::default();
+    let mut first_counts: Vec<(u64, u32, u64)> = Vec::new();
+    for w in 0..nways {
+        let batches: Vec<&Batch> = decoded.iter().map(|d| &d[w]).collect();
+        let carry = batches.first().map_or(0, |b| b.carry as usize);
+        let mut carried = vec![0u64; carry];
+        let keep = w == 0 && batches.iter().any(|b| !b.files.is_empty());
+        let m = Merged::visit(&batches, &mut |key, len, count, c| {
+            for (sum, v) in carried.iter_mut().zip(c) {
+                *sum += *v as u64;
+            }
+            if keep {
+                first_counts.push((key, len, count));
+            }
+        });
+        out.ways.push(WayResult {
+            unique_blocks: m.unique_blocks,
+            unique_bytes: m.unique_bytes,
+            refs: m.refs(),
+            carried,
+        });
+    }
+    if !first_counts.is_empty() {
+        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
+        let mut shares: BTreeMap<(u32, u32), (u64, f64)> = BTreeMap::new();
+        for (map, d) in decoded.iter().enumerate() {
+            for &(key, file, n) in &d[0].files {
+                let Ok(i) = first_counts.binary_search_by_key(&key, |e| e.0) else {
+                    continue; // a file's key the map did not count: not made by a Mapper
+                };
+                let (_, len, c) = first_counts[i];
+                let b = ref_bucket(c);
+                ref_bytes[b].0 += len as u64 * n;
+                ref_bytes[b].1 += len as f64 * n as f64 / c.max(1) as f64;
+                if c >= 2 {
+                    let s = shares.entry((map as u32, file)).or_insert((0, 0.0));
+                    s.0 += len as u64 * n;
+                    s.1 += len as f64 * n as f64 * (c - 1) as f64 / c as f64;
+                }
+            }
+        }
+        out.ref_bytes = ref_bytes.to_vec();
+        out.shares = shares
+            .into_iter()
+            .map(|((m, f), (d, s))| (m, f, d, s))
+            .collect();
+    }
+    Ok(out)
+}
+
+/// The report's reduction figures from every map's totals (in map order, as the partitions
+/// were reduced) and every partition's counts.
+pub fn assemble(
+    cfg: &ReduceConfig,
+    maps: &[MapTotals],
+    parts: &[PartitionResult],
+) -> ReductionJson {
+    let (sizes, unit_index) = cut_sizes(cfg);
+    let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
+    let counts = |w: usize| {
+        let mut t = WayTotals::default();
+        for m in maps {
+            if let Some(x) = m.ways.get(w) {
+                t.blocks += x.blocks;
+                t.logical_bytes += x.logical_bytes;
+                t.zero_blocks += x.zero_blocks;
+                t.zero_bytes += x.zero_bytes;
+            }
+        }
+        let (mut unique_blocks, mut unique_bytes, mut refs) = (0, 0, Refs::default());
+        for p in parts {
+            if let Some(r) = p.ways.get(w) {
+                unique_blocks += r.unique_blocks;
+                unique_bytes += r.unique_bytes;
+                refs.merge(&r.refs);
+            }
+        }
+        DedupCounts {
+            logical_bytes: t.logical_bytes,
+            blocks: t.blocks,
+            unique_blocks,
+            unique_bytes,
+            zero_blocks: t.zero_blocks,
+            zero_bytes: t.zero_bytes,
+            ratio: ratio(t.logical_bytes, unique_bytes),
+            references: histogram(&refs),
+            sample: None,
+        }
+    };
+    let sum = |f: &dyn Fn(&MapTotals) -> &Vec<u64>| {
+        let mut s = vec![0u64; cfg.codecs.len()];
+        for m in maps {
+            for (a, b) in s.iter_mut().zip(f(m)) {
+                *a += b;
+            }
+        }
+        s
+    };
+    let mut combined = vec![0u64; cfg.codecs.len()];
+    for p in parts {
+        if let Some(r) = p.ways.get(unit_index) {
+            for (a, b) in combined.iter_mut().zip(&r.carried) {
+                *a += b;
+            }
+        }
+    }
+    let mut chunk_sizes = [0u64; 64];
+    for m in maps {
+        for (a, b) in chunk_sizes.iter_mut().zip(&m.chunk_sizes) {
+            *a += b;
+        }
+    }
+    let attributing = cfg.attributing();
+    let ref_bytes = attributing.then(|| {
+        let mut rb: RefBytes = [(0, 0.0); 13];
+        for p in parts {
+            for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
+                a.0 += b.0;
+                a.1 += b.1;
+            }
+        }
+        rb
+    });
+    let top = (attributing && cfg.top_files > 0).then(|| rank(maps, parts, cfg, sizes[0]));
+    Figures {
+        sizes: sizes
+            .iter()
+            .enumerate()
+            .map(|(w, s)| (*s, counts(w)))
+            .collect(),
+        ref_bytes,
+        cdc: cfg.cdc_avg.map(|_| (counts(nways - 1), chunk_sizes)),
+        combined,
+        compressed: sum(&|m| &m.compressed),
+        allocated: sum(&|m| &m.allocated),
+        zero_compressed: sum(&|m| &m.zero_compressed),
+        zero_allocated: sum(&|m| &m.zero_allocated),
+        zero_logical: maps.iter().map(|m| m.zero_logical).sum(),
+        sampled_units: 0,
+        sampled_logical: 0,
+        units: maps.iter().map(|m| m.units).sum(),
+        top,
+        attributing,
+    }
+    .report(cfg)
+}
+
+/// The files with the largest share of the saving, ties by name (as one machine ranks them).
+fn rank(
+    maps: &[MapTotals],
+    parts: &[PartitionResult],
+    cfg: &ReduceConfig,
+    block_size: usize,
+) -> Vec<TopFile> {
+    let mut per: HashMap<(u32, u32), (u64, f64)> = HashMap::new();
+    for p in parts {
+        for &(m, f, d, s) in &p.shares {
+            let e = per.entry((m, f)).or_insert((0, 0.0));
+            e.0 += d;
+            e.1 += s;
+        }
+    }
+    let mut best: Vec<(f64, &str, u64)> = per
+        .into_iter()
+        .filter(|(_, (d, _))| *d > 0)
+        .map(|((m, f), (d, s))| {
+            let name = maps
+                .get(m as usize)
+                .and_then(|t| t.files.get(f as usize))
+                .map_or("", String::as_str);
+            (s, name, d)
+        })
+        .collect();
+    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    best.truncate(cfg.top_files);
+    best.into_iter()
+        .map(|(share, path, dup)| TopFile {
+            path: path.to_string(),
+            block_size: block_size as u64,
+            duplicate_bytes: dup,
+            saved_bytes: share.round() as u64,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Codec;
+    use crate::{Accumulator, FileReducer};
+
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// Files with duplicates inside and across them, zero runs, short tails, compressible
+    /// text and empty files.
+    fn files() -> Vec<(String, Vec<u8>)> {
+        let shared = noise(300_000, 1);
+        let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog\n"
+            .iter()
+            .copied()
+            .cycle()
+            .take(200_000)
+            .collect();
+        let mut out = Vec::new();
+        for i in 0..24u64 {
+            let mut d = noise(10_000 + (i as usize * 7919) % 90_000, 100 + i);
+            if i % 2 == 0 {
+                d.extend_from_slice(&shared[..(i as usize + 1) * 8192]);
+            }
+            if i % 3 == 0 {
+                d.extend(vec![0u8; 65_536 + i as usize * 100]);
+            }
+            if i % 4 == 0 {
+                d.extend_from_slice(&text);
+            }
+            if i % 5 == 0 {
+                d.extend_from_slice(&shared);
+            }
+            out.push((format!("d{}/f{i:02}", i % 3), d));
+        }
+        out.push(("empty".into(), Vec::new()));
+        out.push(("copy".into(), out[4].1.clone()));
+        out
+    }
+
+    fn cfg() -> Arc<ReduceConfig> {
+        Arc::new(ReduceConfig {
+            dedup_sizes: vec![4096, 16384, 65536],
+            cdc_avg: Some(8192),
+            codecs: vec![Codec::Lz4, Codec::Zstd(1)],
+            top_files: 5,
+            ..ReduceConfig::default()
+        })
+    }
+
+    fn facts(cfg: &Arc<ReduceConfig>, id: u32, d: &[u8]) -> FileReduce {
+        let mut r = FileReducer::new(cfg.clone()).with_file(id);
+        for p in d.chunks(65_536) {
+            r.update(p);
+        }
+        r.finish()
+    }
+
+    fn one_machine(cfg: &Arc<ReduceConfig>, files: &[(String, Vec<u8>)]) -> ReductionJson {
+        let mut acc = Accumulator::new(cfg.clone());
+        for (name, d) in files {
+            let id = acc.register(std::path::Path::new(name));
+            acc.add(&facts(cfg, id, d)).unwrap();
+        }
+        acc.finish().unwrap();
+        acc.report()
+    }
+
+    fn cluster(
+        cfg: &Arc<ReduceConfig>,
+        files: &[(String, Vec<u8>)],
+        shards: usize,
+        partitions: u32,
+    ) -> (ReductionJson, usize) {
+        let mut maps = Vec::new();
+        for shard in files.chunks(files.len().div_ceil(shards)) {
+            let mut acc = Accumulator::mapping(cfg.clone(), partitions);
+            for (name, d) in shard {
+                let id = acc.register(std::path::Path::new(name));
+                acc.add(&facts(cfg, id, d)).unwrap();
+            }
+            acc.finish().unwrap();
+            maps.push(acc.take_map().unwrap());
+        }
+        let wire: usize = maps.iter().flat_map(|m| &m.partitions).map(Vec::len).sum();
+        let parts: Vec<PartitionResult> = (0..partitions as usize)
+            .map(|q| {
+                let blobs: Vec<&[u8]> = maps.iter().map(|m| &m.partitions[q][..]).collect();
+                reduce_partition(&blobs).unwrap()
+            })
+            .collect();
+        let totals: Vec<MapTotals> = maps.into_iter().map(|m| m.totals).collect();
+        (assemble(cfg, &totals, &parts), wire)
+    }
+
+    #[test]
+    fn a_cluster_counts_every_figure_as_one_machine_does() {
+        let files = files();
+        for cfg in [
+            cfg(),
+            // No codecs and a unit size not among the dedup sizes; no attribution.
+            Arc::new(ReduceConfig {
+                dedup_sizes: vec![8192],
+                codecs: vec![],
+                cdc_avg: None,
+                top_files: 0,
+                ..ReduceConfig::default()
+            }),
+            // The unit size not among the dedup sizes, with codecs.
+            Arc::new(ReduceConfig {
+                dedup_sizes: vec![4096],
+                codecs: vec![Codec::Gzip(1)],
+                top_files: 3,
+                ..ReduceConfig::default()
+            }),
+        ] {
+            let one = one_machine(&cfg, &files);
+            assert!(one.dedup[0].counts.unique_blocks < one.dedup[0].counts.blocks);
+            for (shards, partitions) in [(1, 1), (3, 16), (5, 256), (26, 7)] {
+                let (many, _) = cluster(&cfg, &files, shards, partitions);
+                assert_eq!(many, one, "{shards} shards, {partitions} partitions");
+            }
+        }
+        let one = one_machine(&cfg(), &files);
+        assert_eq!(one.top_files.as_ref().unwrap().len(), 5);
+        assert!(one.dedup[0].counts.references.len() >= 3);
+    }
+
+    #[test]
+    fn a_partition_from_another_configuration_or_version_is_refused() {
+        let files = files();
+        let mut a = Accumulator::mapping(cfg(), 4);
+        a.add(&facts(&cfg(), 0, &files[0].1)).unwrap();
+        let a = a.take_map().unwrap();
+        let other = Arc::new(ReduceConfig {
+            dedup_sizes: vec![4096],
+            ..ReduceConfig::default()
+        });
+        let mut b = Accumulator::mapping(other.clone(), 4);
+        b.add(&facts(&other, 0, &files[1].1)).unwrap();
+        let b = b.take_map().unwrap();
+        assert!(matches!(
+            reduce_partition(&[&a.partitions[0], &b.partitions[0]]),
+            Err(ReduceError::Ways { map: 1, .. })
+        ));
+        // A batch header's version byte sits after its magic.
+        let mut newer = a.partitions[1].clone();
+        let at = newer.windows(3).position(|w| w == b"TRB").unwrap() + 3;
+        newer[at] += 1;
+        assert_eq!(
+            reduce_partition(&[&a.partitions[1], &newer]),
+            Err(ReduceError::Batch {
+                map: 1,
+                source: BatchError::Version {
+                    found: crate::batch::BATCH_VERSION + 1
+                }
+            })
+        );
+    }
+}
