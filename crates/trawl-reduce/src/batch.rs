@@ -203,6 +203,9 @@ pub fn map(
         .collect()
 }
 
+/// What [`Merged::visit`] shows each distinct key to: key, length, occurrences, carried values.
+pub type KeySeen<'a> = dyn FnMut(u64, u32, u64, &[u32]) + 'a;
+
 /// One partition counted from the batches of every map: exact, in any order of batches.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Merged {
@@ -221,7 +224,7 @@ impl Merged {
 
     /// Merges one partition's batches, showing each distinct key to `seen` with its length,
     /// its occurrences in all, and the values the first batch holding it carries.
-    pub fn visit(batches: &[&Batch], seen: &mut dyn FnMut(u64, u32, u64, &[u32])) -> Merged {
+    pub fn visit(batches: &[&Batch], seen: &mut KeySeen<'_>) -> Merged {
         let mut m = Merged::default();
         let mut at = vec![0usize; batches.len()];
         loop {
