@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::Context;
-use trawl_engine::{Notice, Scan, ScanOptions, ScanOutcome};
+use trawl_engine::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult};
 use trawl_manifest::Format;
 use trawl_walk::SkipKind;
 
@@ -13,39 +13,59 @@ use crate::flags::hiargs::ScanPlan;
 use crate::stop::{Reason, STOP};
 use crate::{Outcome, messages};
 
-pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
-    // Open every destination first: a typo in an output path must not cost a full read.
-    let mut manifests: Vec<(Format, Output)> = Vec::new();
-    for m in &plan.manifests {
-        manifests.push((m.format.clone(), Output::create(&m.path)?));
+/// A scan's destinations, opened before anything is read: a typo in an output path must not
+/// cost a full read.
+pub(crate) struct Outputs {
+    manifests: Vec<(Format, Output)>,
+    json: Option<Output>,
+    jsonl: Option<Output>,
+    html: Option<Output>,
+    ncdu: Option<Output>,
+    dups: Option<Output>,
+}
+
+impl Outputs {
+    pub(crate) fn open(plan: &ScanPlan) -> anyhow::Result<Outputs> {
+        let mut manifests: Vec<(Format, Output)> = Vec::new();
+        for m in &plan.manifests {
+            manifests.push((m.format.clone(), Output::create(&m.path)?));
+        }
+        Ok(Outputs {
+            manifests,
+            json: plan.json.as_deref().map(Output::create).transpose()?,
+            jsonl: plan.jsonl.as_deref().map(Output::create).transpose()?,
+            html: plan.html.as_deref().map(Output::create).transpose()?,
+            ncdu: plan.ncdu.as_deref().map(Output::create).transpose()?,
+            dups: plan
+                .duplicates
+                .as_ref()
+                .map(|(p, _)| Output::create(p))
+                .transpose()?,
+        })
     }
-    let mut json = plan.json.as_deref().map(Output::create).transpose()?;
-    let mut jsonl = plan.jsonl.as_deref().map(Output::create).transpose()?;
-    let mut html = plan.html.as_deref().map(Output::create).transpose()?;
-    let mut ncdu = plan.ncdu.as_deref().map(Output::create).transpose()?;
-    let mut dups = plan
-        .duplicates
-        .as_ref()
-        .map(|(p, _)| Output::create(p))
-        .transpose()?;
-    let stdout_taken = manifests
-        .iter()
-        .map(|(_, o)| o)
-        .chain(&json)
-        .chain(&jsonl)
-        .chain(&dups)
-        .chain(&html)
-        .chain(&ncdu)
-        .any(Output::is_stdout);
-    // Our own temporary outputs may sit inside the scanned tree: they are not part of it.
-    let exclude = manifests
-        .iter()
-        .map(|(_, o)| o)
-        .chain(&json)
-        .chain(&jsonl)
-        .chain(&dups)
-        .chain(&html)
-        .chain(&ncdu);
+
+    fn all(&self) -> impl Iterator<Item = &Output> {
+        self.manifests
+            .iter()
+            .map(|(_, o)| o)
+            .chain(&self.json)
+            .chain(&self.jsonl)
+            .chain(&self.dups)
+            .chain(&self.html)
+            .chain(&self.ncdu)
+    }
+
+    /// The (device, inode) of each output: our own temporary outputs may sit inside the
+    /// scanned tree, and are not part of it.
+    pub(crate) fn identities(&self) -> Vec<(u64, u64)> {
+        self.all().filter_map(Output::identity).collect()
+    }
+}
+
+pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
+    let mut outputs = Outputs::open(&plan)?;
+    let exclude = outputs.identities();
+    let mut jsonl = outputs.jsonl.take();
     let bar = crate::progress::Bar::new(plan.quiet);
     let mut cfg = plan.cfg.clone();
     cfg.walk.metadata = bar.is_drawn();
@@ -54,16 +74,21 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         algorithms: plan.algorithms.clone(),
         reduce: plan.reduce.clone(),
         media: plan.media,
-        exclude: exclude.filter_map(Output::identity).collect(),
-        file_records: json.is_some(),
-        keep_records: json.is_some() || !manifests.is_empty() || ncdu.is_some() || html.is_some(),
-        duplicate_directories: json.is_some() || html.is_some(),
-        disk_usage: ncdu.is_some(),
+        exclude,
+        file_records: plan.json.is_some(),
+        keep_records: plan.json.is_some()
+            || !plan.manifests.is_empty()
+            || plan.ncdu.is_some()
+            || plan.html.is_some(),
+        duplicate_directories: plan.json.is_some() || plan.html.is_some(),
+        disk_usage: plan.ncdu.is_some(),
         count_links: plan.count_links,
         record_memory: plan.record_memory,
         temp_dir: plan.temp_dir.clone(),
         media_indexes: plan.media_index.is_some(),
         duplicates: plan.duplicates.as_ref().map(|(_, a)| *a),
+        files: None,
+        map_partitions: None,
     });
 
     let mut jsonl_err: Option<std::io::Error> = None;
@@ -106,12 +131,31 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         let name = jsonl.as_ref().map(Output::name).unwrap_or_default();
         return Err(anyhow::Error::new(e).context(format!("{name}: cannot write")));
     }
-    let mut result = match outcome? {
+    let result = match outcome? {
         ScanOutcome::Finished(r) => r,
         // Dropping the outputs removes their temporary files.
         ScanOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
+    outputs.jsonl = jsonl;
+    write(outputs, &plan, *result)
+}
 
+/// Writes a finished scan's manifests, media indexes, duplicate groups, report, ncdu export,
+/// HTML page and summary; the outcome from what it found.
+pub(crate) fn write(
+    outputs: Outputs,
+    plan: &ScanPlan,
+    mut result: ScanResult,
+) -> anyhow::Result<Outcome> {
+    let stdout_taken = outputs.all().any(Output::is_stdout);
+    let Outputs {
+        manifests,
+        mut json,
+        mut jsonl,
+        mut html,
+        mut ncdu,
+        mut dups,
+    } = outputs;
     let records = &mut result.records;
     let Some(unwritable) = write_manifests(
         manifests,

@@ -6,18 +6,13 @@ pub mod lowargs;
 pub use lowargs::LowArgs;
 
 use clap::Parser;
-use std::process::ExitCode;
 
-/// Parses the command line; on `--help`/`--version` or a usage error, prints and returns the
+/// Parses a command line; on `--help`/`--version` or a usage error, prints and returns the
 /// exit code (0 for help, 2 for a usage error).
-pub fn parse() -> Result<LowArgs, ExitCode> {
-    LowArgs::try_parse().map_err(|e| {
+pub fn parse_from(argv: Vec<std::ffi::OsString>) -> Result<LowArgs, u8> {
+    LowArgs::try_parse_from(argv).map_err(|e| {
         let _ = e.print();
-        if e.use_stderr() {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        }
+        if e.use_stderr() { 2 } else { 0 }
     })
 }
 

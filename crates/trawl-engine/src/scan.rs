@@ -60,6 +60,12 @@ pub struct ScanOptions {
     pub duplicate_directories: bool,
     /// Keep each file's inode, names and bytes on disk in its record (for `--ncdu`).
     pub disk_usage: bool,
+    /// Read exactly these files instead of walking the roots (a cluster's shard; symbolic links
+    /// followed, a missing file is a failure).
+    pub files: Option<Vec<PathBuf>>,
+    /// Be one map of a cluster's scan: the reduction is not counted here but folded into this
+    /// many fingerprint partitions' batches ([`ScanResult::map`]).
+    pub map_partitions: Option<u32>,
 }
 
 /// Default bound on the records in RAM.
@@ -104,6 +110,8 @@ pub struct ScanResult {
     pub roots: Vec<PathBuf>,
     /// The groups of equal files (with [`ScanOptions::duplicates`]).
     pub duplicates: Option<Duplicates>,
+    /// A cluster map's batches and totals (with [`ScanOptions::map_partitions`]).
+    pub map: Option<trawl_reduce::cluster::MapOutput>,
 }
 
 /// How a scan ended.
@@ -156,9 +164,12 @@ impl Scan {
         };
         let start = Instant::now();
         let reduce_cfg = o.reduce.clone().map(Arc::new);
-        let acc = reduce_cfg
-            .clone()
-            .map(|c| Arc::new(Mutex::new(Accumulator::new(c))));
+        let acc = reduce_cfg.clone().map(|c| {
+            Arc::new(Mutex::new(match o.map_partitions {
+                Some(p) => Accumulator::mapping(c, p),
+                None => Accumulator::new(c),
+            }))
+        });
         let lanes = ScanLanes {
             digests: o.algorithms.clone(),
             reduce: reduce_cfg,
@@ -187,7 +198,10 @@ impl Scan {
         let mut spill_err: Option<std::io::Error> = None;
         trawl_scan::scan(
             &o.cfg,
-            Input::Walk,
+            match &o.files {
+                Some(f) => Input::Files(f),
+                None => Input::Walk,
+            },
             &lanes,
             progress,
             stop,
@@ -327,6 +341,7 @@ impl Scan {
                 .get_or_insert_with(Default::default)
                 .duplicate_directories = Some(groups);
         }
+        let map = acc.as_ref().and_then(|a| lock(a).take_map());
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
                 let g = lock(a);
@@ -396,6 +411,7 @@ impl Scan {
             spilled,
             roots: o.cfg.roots.clone(),
             duplicates,
+            map,
         })))
     }
 }
