@@ -93,7 +93,7 @@ fn finish(outcome: Outcome) -> u8 {
 
 /// The error and its causes joined by ": ", leaving out a cause whose text is already there
 /// (library errors name their path and include their I/O cause, which is also their source).
-fn describe(e: &anyhow::Error) -> String {
+pub(crate) fn describe(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for c in e.chain() {
         let s = c.to_string();

@@ -9,7 +9,7 @@ mod inject;
 mod ncdu;
 pub(crate) mod output;
 mod report;
-mod scan;
+pub(crate) mod scan;
 #[cfg(feature = "serve")]
 mod serve;
 mod verify;

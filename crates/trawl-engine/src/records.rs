@@ -212,6 +212,34 @@ impl RecordSink {
         self.spool.push(rec.path.as_os_str().as_bytes(), &self.buf)
     }
 
+    /// Adds the records another scan exported ([`Records::export`]): a cluster's shards, merged
+    /// into one set.
+    pub fn import(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let bad = || {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "exported scan records are damaged",
+            )
+        };
+        let mut rest = bytes;
+        let take = |rest: &mut &[u8]| -> io::Result<Vec<u8>> {
+            let n = u32::from_le_bytes(rest.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes"))
+                as usize;
+            let v = rest.get(4..4 + n).ok_or_else(bad)?.to_vec();
+            *rest = &rest[4 + n..];
+            Ok(v)
+        };
+        while !rest.is_empty() {
+            let (k, v) = (take(&mut rest)?, take(&mut rest)?);
+            StoredFile::decode(&k, &v)?;
+            self.count += 1;
+            if self.keep {
+                self.spool.push(&k, &v)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn finish(self, roots: &[PathBuf]) -> io::Result<Records> {
         Ok(Records {
             count: self.count,
@@ -265,6 +293,20 @@ impl Records {
         mut f: impl FnMut(StoredFile) -> Result<(), E>,
     ) -> Result<(), E> {
         self.sorted.for_each(|k, v| f(StoredFile::decode(k, v)?))
+    }
+
+    /// Every record, in path order, as length-prefixed (path, record) pairs for
+    /// [`RecordSink::import`] on another machine.
+    pub fn export(&self) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.sorted.for_each(|k, v| {
+            for part in [k, v] {
+                out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+                out.extend_from_slice(part);
+            }
+            Ok::<_, io::Error>(())
+        })?;
+        Ok(out)
     }
 
     /// The report's `files`, read back as they are written.

@@ -129,7 +129,7 @@ impl Facts {
 
 /// The formats `infer` names, so that a format read back from a spool is a `&'static str`
 /// again (an unknown one is dropped).
-fn static_kind(k: &[u8]) -> Option<&'static str> {
+pub(crate) fn static_kind(k: &[u8]) -> Option<&'static str> {
     if k.is_empty() {
         return None;
     }

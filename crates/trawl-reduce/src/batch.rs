@@ -5,14 +5,15 @@
 //! it exactly ([`Merged`]), whatever way the data was split.
 //!
 //! Encoding (all integers LEB128 varints): magic `TRB`, version byte, partition, block size,
-//! entry count; then per entry the key's difference from the previous key (the first from 0),
-//! a tag `(count - 1) << 1 | short`, and the length only when `short` (a block shorter than the
-//! block size: a file's tail). Then the number of values carried per entry and those values
-//! (the allocated bytes of a compression unit per codec, entry-major); then the attribution
-//! count and, per (key, file) in order, the key's difference, the file's difference from the
-//! previous file of the same key (the first file of a key from 0), and the occurrences. The
-//! varints and the layout are written here because the format is a few lines and must not
-//! change with a library's version.
+//! key shift, entry count; then per entry the key's difference from the previous key (the first
+//! from 0) shifted right by the key shift (the low bits a key does not keep), a tag
+//! `(count - 1) << 1 | short`, and the length only when `short` (a block shorter than the block
+//! size: a file's tail). Then the number of values carried per entry and those values (the
+//! allocated bytes of a compression unit per codec, entry-major); then the attribution count
+//! and, per (entry, file) in order, the entry's difference from the previous one's (0: the same
+//! entry), the file's difference from the previous file of the same entry (the first from 0),
+//! and the occurrences. The varints and the layout are written here because the format is a
+//! few lines and must not change with a library's version.
 
 use std::collections::BTreeMap;
 
@@ -42,13 +43,16 @@ pub struct Batch {
     pub block_size: u32,
     /// (key, length, occurrences), keys strictly increasing.
     pub entries: Vec<(u64, u32, u64)>,
+    /// Low key bits that are always zero (not kept), not shipped.
+    pub shift: u8,
     /// Values carried per entry (`carry` of them each, entry-major): what is summed over the
     /// distinct keys (a compression unit's allocated bytes per codec).
     pub carry: u32,
     pub carried: Vec<u32>,
-    /// (key, file, occurrences in that file), ordered: which files hold each block, for the
-    /// attribution of duplicates to files. Empty when not attributing.
-    pub files: Vec<(u64, u32, u64)>,
+    /// (entry, file, occurrences in that file), ordered: which files hold each block (by its
+    /// place in `entries`), for the attribution of duplicates to files. Empty when not
+    /// attributing.
+    pub files: Vec<(u32, u32, u64)>,
 }
 
 /// The partition of a key among `partitions` (its top bits, scaled: partitions need not be a
@@ -85,10 +89,11 @@ impl Batch {
         out.push(BATCH_VERSION);
         put(&mut out, self.partition as u64);
         put(&mut out, self.block_size as u64);
+        put(&mut out, self.shift as u64);
         put(&mut out, self.entries.len() as u64);
         let mut prev = 0u64;
         for &(key, len, count) in &self.entries {
-            put(&mut out, key - prev);
+            put(&mut out, (key - prev) >> self.shift);
             prev = key;
             let short = len != self.block_size;
             put(&mut out, (count - 1) << 1 | u64::from(short));
@@ -101,15 +106,15 @@ impl Batch {
             put(&mut out, *v as u64);
         }
         put(&mut out, self.files.len() as u64);
-        let (mut prev, mut prev_file) = (0u64, 0u32);
-        for &(key, file, n) in &self.files {
-            if key != prev {
+        let (mut prev, mut prev_file) = (0u32, 0u32);
+        for &(entry, file, n) in &self.files {
+            if entry != prev {
                 prev_file = 0;
             }
-            put(&mut out, key - prev);
+            put(&mut out, (entry - prev) as u64);
             put(&mut out, (file - prev_file) as u64);
             put(&mut out, n);
-            (prev, prev_file) = (key, file);
+            (prev, prev_file) = (entry, file);
         }
         out
     }
@@ -124,6 +129,11 @@ impl Batch {
         let mut at = 4;
         let partition = get(b, &mut at)? as u32;
         let block_size = get(b, &mut at)? as u32;
+        let shift = get(b, &mut at)?;
+        if shift > 32 {
+            return Err(BatchError::NotABatch);
+        }
+        let shift = shift as u8;
         let n = get(b, &mut at)?;
         let mut entries = Vec::with_capacity(n.min(1 << 20) as usize);
         let mut key = 0u64;
@@ -132,7 +142,10 @@ impl Batch {
             if i > 0 && d == 0 {
                 return Err(BatchError::NotABatch); // keys must increase
             }
-            key = key.checked_add(d).ok_or(BatchError::NotABatch)?;
+            let d = d.checked_shl(shift as u32).filter(|x| x >> shift == d);
+            key = d
+                .and_then(|d| key.checked_add(d))
+                .ok_or(BatchError::NotABatch)?;
             let tag = get(b, &mut at)?;
             let len = if tag & 1 == 1 {
                 get(b, &mut at)? as u32
@@ -149,18 +162,21 @@ impl Batch {
         }
         let nf = get(b, &mut at)?;
         let mut files = Vec::with_capacity(nf.min(1 << 20) as usize);
-        let (mut key, mut file) = (0u64, 0u64);
+        let (mut entry, mut file) = (0u64, 0u64);
         for _ in 0..nf {
             let d = get(b, &mut at)?;
             if d > 0 {
                 file = 0;
             }
-            key = key.checked_add(d).ok_or(BatchError::NotABatch)?;
+            entry = entry
+                .checked_add(d)
+                .filter(|e| *e < n)
+                .ok_or(BatchError::NotABatch)?;
             file = file
                 .checked_add(get(b, &mut at)?)
                 .ok_or(BatchError::NotABatch)?;
             let f = u32::try_from(file).map_err(|_| BatchError::NotABatch)?;
-            files.push((key, f, get(b, &mut at)?));
+            files.push((entry as u32, f, get(b, &mut at)?));
         }
         if at != b.len() {
             return Err(BatchError::NotABatch);
@@ -169,6 +185,7 @@ impl Batch {
             partition,
             block_size,
             entries,
+            shift,
             carry,
             carried,
             files,
@@ -312,10 +329,14 @@ mod tests {
         for mut b in map(blocks(10_000, 3), 7, 4096) {
             b.carry = 2;
             b.carried = (0..b.entries.len() as u32 * 2).collect();
-            b.files = b
-                .entries
-                .iter()
-                .flat_map(|e| [(e.0, 3, 1), (e.0, 9, e.2)])
+            b.shift = 8;
+            for e in &mut b.entries {
+                e.0 &= !0xff;
+            }
+            b.entries.dedup_by_key(|e| e.0);
+            b.carried = (0..b.entries.len() as u32 * 2).collect();
+            b.files = (0..b.entries.len() as u32)
+                .flat_map(|i| [(i, 3, 1), (i, 9, i as u64 + 1)])
                 .collect();
             let bytes = b.encode();
             assert_eq!(Batch::decode(&bytes).unwrap(), b);

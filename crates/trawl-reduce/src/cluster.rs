@@ -15,11 +15,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
 
 use crate::accumulator::{Figures, cut_sizes};
-use crate::attribution::RefBytes;
+use crate::attribution::{RefBytes, static_kind};
 use crate::batch::{Batch, BatchError, Merged, partition_of};
+use crate::breakdown::BreakdownBuilder;
 use crate::config::{BASE, ReduceConfig};
 use crate::dedup::{Refs, histogram, ratio, ref_bucket};
 use crate::facts::FileReduce;
@@ -39,6 +41,13 @@ pub struct MapTotals {
     pub zero_allocated: Vec<u64>,
     pub zero_logical: u64,
     pub files: Vec<String>,
+    /// Per file numbered (with the breakdowns): its bytes, the bytes the first codec stores of
+    /// its non-zero units, and its format.
+    #[serde(default)]
+    pub file_facts: Vec<(u64, u64, Option<String>)>,
+    /// Fingerprints this map ships: its distinct keys, summed over the ways of cutting.
+    #[serde(default)]
+    pub fingerprints: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -74,9 +83,12 @@ pub struct Mapper {
     buf: Vec<u8>,
 }
 
-/// The key a fingerprint travels as.
-fn key_of(fp: u128) -> u64 {
-    (fp >> 64) as u64
+/// The key a fingerprint travels as: the bits one machine's index keeps (the top 56 of the
+/// fingerprint, or 64 with `exact_keys`), so that a cluster merges exactly the blocks one
+/// machine merges.
+fn key_of(fp: u128, exact: bool) -> u64 {
+    let k = (fp >> 64) as u64;
+    if exact { k } else { k & !0xff }
 }
 
 impl Mapper {
@@ -123,11 +135,13 @@ impl Mapper {
             f.size as usize % BASE
         };
         let attributing = self.cfg.attributing();
+        // What the first codec stores of this file's non-zero units (for the breakdowns).
+        let mut stored = 0u64;
         for (idx, size) in self.sizes.iter().enumerate() {
             let k = *size / BASE;
             let is_unit = idx == self.unit_index;
             for (g, group) in f.fps.chunks(k).enumerate() {
-                let key = key_of(block_fp(group, &mut self.buf));
+                let key = key_of(block_fp(group, &mut self.buf), self.cfg.exact_keys);
                 let first = g * k;
                 let len = if first + group.len() == n {
                     (group.len() - 1) * BASE + last_len
@@ -137,6 +151,9 @@ impl Mapper {
                 let zero = f.zero[first..first + group.len()].iter().all(|z| *z);
                 if is_unit && ncodec > 0 {
                     self.totals.units += 1;
+                    if !zero {
+                        stored += f.units[g * ncodec].1 as u64;
+                    }
                     for c in 0..ncodec {
                         let (clen, alloc) = f.units[g * ncodec + c];
                         if zero {
@@ -174,6 +191,21 @@ impl Mapper {
                 }
             }
         }
+        if let Some(id) = f.file
+            && attributing
+            && self.cfg.breakdown.is_some()
+        {
+            let facts = &mut self.totals.file_facts;
+            if facts.len() <= id as usize {
+                facts.resize(id as usize + 1, (0, 0, None));
+            }
+            let e = &mut facts[id as usize];
+            e.0 += f.size;
+            e.1 += stored;
+            if e.2.is_none() {
+                e.2 = f.kind.map(str::to_string);
+            }
+        }
         if self.cfg.cdc_avg.is_some() {
             let w = self.sizes.len();
             for (fp, len, zero) in &f.chunks {
@@ -186,7 +218,10 @@ impl Mapper {
                     t.zero_bytes += *len as u64;
                     continue;
                 }
-                self.ways[w].entry(key_of(*fp)).or_insert((*len, 0, 0)).1 += 1;
+                self.ways[w]
+                    .entry(key_of(*fp, self.cfg.exact_keys))
+                    .or_insert((*len, 0, 0))
+                    .1 += 1;
             }
         }
     }
@@ -204,6 +239,7 @@ impl Mapper {
                     .map(|(idx, _)| Batch {
                         partition: q as u32,
                         block_size: self.sizes.get(idx).map_or(0, |s| *s as u32),
+                        shift: if self.cfg.exact_keys { 0 } else { 8 },
                         carry: if idx == self.unit_index {
                             ncodec as u32
                         } else {
@@ -227,15 +263,20 @@ impl Mapper {
                 }
             }
         }
+        let mut totals = self.totals;
+        totals.fingerprints = self.ways.iter().map(|w| w.len() as u64).sum();
         let mut files: Vec<((u64, u32), u64)> = self.files.into_iter().collect();
         files.sort_unstable();
         for ((key, file), n) in files {
-            parts[partition_of(key, self.partitions) as usize][0]
-                .files
-                .push((key, file, n));
+            let b = &mut parts[partition_of(key, self.partitions) as usize][0];
+            let entry = b
+                .entries
+                .binary_search_by_key(&key, |e| e.0)
+                .expect("a file's key is among the entries");
+            b.files.push((entry as u32, file, n));
         }
         MapOutput {
-            totals: self.totals,
+            totals,
             partitions: parts.iter().map(|b| encode_part(b)).collect(),
         }
     }
@@ -377,7 +418,8 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
         let mut ref_bytes: RefBytes = [(0, 0.0); 13];
         let mut shares: BTreeMap<(u32, u32), (u64, f64)> = BTreeMap::new();
         for (map, d) in decoded.iter().enumerate() {
-            for &(key, file, n) in &d[0].files {
+            for &(entry, file, n) in &d[0].files {
+                let key = d[0].entries[entry as usize].0;
                 let Ok(i) = first_counts.binary_search_by_key(&key, |e| e.0) else {
                     continue; // a file's key the map did not count: not made by a Mapper
                 };
@@ -402,12 +444,13 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
 }
 
 /// The report's reduction figures from every map's totals (in map order, as the partitions
-/// were reduced) and every partition's counts.
+/// were reduced) and every partition's counts; with the breakdowns by directory and type when
+/// the configuration asks for them (their rows wait under `cfg.temp_dir`).
 pub fn assemble(
     cfg: &ReduceConfig,
     maps: &[MapTotals],
     parts: &[PartitionResult],
-) -> ReductionJson {
+) -> std::io::Result<(ReductionJson, Option<Breakdown>)> {
     let (sizes, unit_index) = cut_sizes(cfg);
     let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
     let counts = |w: usize| {
@@ -474,8 +517,28 @@ pub fn assemble(
         }
         rb
     });
-    let top = (attributing && cfg.top_files > 0).then(|| rank(maps, parts, cfg, sizes[0]));
-    Figures {
+    let per = attributing.then(|| shares(parts));
+    let top = per
+        .as_ref()
+        .filter(|_| cfg.top_files > 0)
+        .map(|per| rank(maps, per, cfg, sizes[0]));
+    let breakdown = match (&cfg.breakdown, &per) {
+        (Some(b), Some(per)) => {
+            let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+            let mut builder = BreakdownBuilder::new(b.clone(), &dir);
+            for (m, t) in maps.iter().enumerate() {
+                for (f, name) in t.files.iter().enumerate() {
+                    let (dup, share) = per.get(&(m as u32, f as u32)).copied().unwrap_or_default();
+                    let (bytes, stored, kind) = t.file_facts.get(f).cloned().unwrap_or_default();
+                    let kind = kind.as_deref().and_then(|k| static_kind(k.as_bytes()));
+                    builder.add(name.as_bytes(), bytes, dup, share, stored, kind)?;
+                }
+            }
+            Some(builder.finish()?)
+        }
+        _ => None,
+    };
+    let reduction = Figures {
         sizes: sizes
             .iter()
             .enumerate()
@@ -495,16 +558,12 @@ pub fn assemble(
         top,
         attributing,
     }
-    .report(cfg)
+    .report(cfg);
+    Ok((reduction, breakdown))
 }
 
-/// The files with the largest share of the saving, ties by name (as one machine ranks them).
-fn rank(
-    maps: &[MapTotals],
-    parts: &[PartitionResult],
-    cfg: &ReduceConfig,
-    block_size: usize,
-) -> Vec<TopFile> {
+/// Each file's (duplicate bytes, share of the saving), summed over the partitions.
+fn shares(parts: &[PartitionResult]) -> HashMap<(u32, u32), (u64, f64)> {
     let mut per: HashMap<(u32, u32), (u64, f64)> = HashMap::new();
     for p in parts {
         for &(m, f, d, s) in &p.shares {
@@ -513,10 +572,20 @@ fn rank(
             e.1 += s;
         }
     }
+    per
+}
+
+/// The files with the largest share of the saving, ties by name (as one machine ranks them).
+fn rank(
+    maps: &[MapTotals],
+    per: &HashMap<(u32, u32), (u64, f64)>,
+    cfg: &ReduceConfig,
+    block_size: usize,
+) -> Vec<TopFile> {
     let mut best: Vec<(f64, &str, u64)> = per
-        .into_iter()
+        .iter()
         .filter(|(_, (d, _))| *d > 0)
-        .map(|((m, f), (d, s))| {
+        .map(|(&(m, f), &(d, s))| {
             let name = maps
                 .get(m as usize)
                 .and_then(|t| t.files.get(f as usize))
@@ -592,6 +661,10 @@ mod tests {
             cdc_avg: Some(8192),
             codecs: vec![Codec::Lz4, Codec::Zstd(1)],
             top_files: 5,
+            breakdown: Some(crate::config::BreakdownConfig {
+                depth: 1,
+                roots: vec![b"d0".to_vec(), b"d1".to_vec(), b"d2".to_vec()],
+            }),
             ..ReduceConfig::default()
         })
     }
@@ -604,14 +677,17 @@ mod tests {
         r.finish()
     }
 
-    fn one_machine(cfg: &Arc<ReduceConfig>, files: &[(String, Vec<u8>)]) -> ReductionJson {
+    fn one_machine(
+        cfg: &Arc<ReduceConfig>,
+        files: &[(String, Vec<u8>)],
+    ) -> (ReductionJson, Option<Breakdown>) {
         let mut acc = Accumulator::new(cfg.clone());
         for (name, d) in files {
             let id = acc.register(std::path::Path::new(name));
             acc.add(&facts(cfg, id, d)).unwrap();
         }
         acc.finish().unwrap();
-        acc.report()
+        (acc.report(), acc.breakdown())
     }
 
     fn cluster(
@@ -619,7 +695,7 @@ mod tests {
         files: &[(String, Vec<u8>)],
         shards: usize,
         partitions: u32,
-    ) -> (ReductionJson, usize) {
+    ) -> ((ReductionJson, Option<Breakdown>), usize) {
         let mut maps = Vec::new();
         for shard in files.chunks(files.len().div_ceil(shards)) {
             let mut acc = Accumulator::mapping(cfg.clone(), partitions);
@@ -638,7 +714,7 @@ mod tests {
             })
             .collect();
         let totals: Vec<MapTotals> = maps.into_iter().map(|m| m.totals).collect();
-        (assemble(cfg, &totals, &parts), wire)
+        (assemble(cfg, &totals, &parts).unwrap(), wire)
     }
 
     #[test]
@@ -663,15 +739,18 @@ mod tests {
             }),
         ] {
             let one = one_machine(&cfg, &files);
-            assert!(one.dedup[0].counts.unique_blocks < one.dedup[0].counts.blocks);
+            assert!(one.0.dedup[0].counts.unique_blocks < one.0.dedup[0].counts.blocks);
+            assert_eq!(one.1.is_some(), cfg.breakdown.is_some());
             for (shards, partitions) in [(1, 1), (3, 16), (5, 256), (26, 7)] {
                 let (many, _) = cluster(&cfg, &files, shards, partitions);
                 assert_eq!(many, one, "{shards} shards, {partitions} partitions");
             }
         }
-        let one = one_machine(&cfg(), &files);
+        let (one, breakdown) = one_machine(&cfg(), &files);
         assert_eq!(one.top_files.as_ref().unwrap().len(), 5);
         assert!(one.dedup[0].counts.references.len() >= 3);
+        let b = breakdown.unwrap();
+        assert!(b.directories.len() >= 3 && !b.types.is_empty());
     }
 
     #[test]

@@ -132,6 +132,26 @@ impl MediaReport {
             .unwrap_or(INTERVAL_EDGES.len())
     }
 
+    /// Adds another report's files (a cluster's shard): sums, and the listed rows kept sorted
+    /// by path up to [`MediaReport::LISTED`].
+    pub fn merge(&mut self, o: MediaReport) {
+        if self.intervals.is_empty() {
+            self.intervals = o.intervals.clone();
+        } else {
+            for (a, b) in self.intervals.iter_mut().zip(&o.intervals) {
+                a.intervals += b.intervals;
+            }
+        }
+        self.files += o.files;
+        self.keyframes += o.keyframes;
+        self.duration += o.duration;
+        self.with_problems += o.with_problems;
+        self.failed += o.failed;
+        self.listed.extend(o.listed);
+        self.listed.sort_by(|a, b| a.path.cmp(&b.path));
+        self.listed.truncate(Self::LISTED);
+    }
+
     /// Counts a file in (its keyframe times in order).
     pub fn add(&mut self, mut row: FlvRow, times: &[f64]) {
         if self.intervals.is_empty() {

@@ -42,7 +42,7 @@ pub struct ErrorJson {
     pub message: String,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Totals {
     pub files: u64,
     pub bytes: u64,
@@ -77,6 +77,17 @@ impl SizeHistogram {
         let b = (64 - size.leading_zeros()) as usize;
         self.0[b].0 += 1;
         self.0[b].1 += size;
+    }
+
+    /// Adds a bucket of another histogram (a cluster's shard).
+    pub fn add_bucket(&mut self, b: &FileSizeBucket) {
+        let i = if b.from == 0 {
+            0
+        } else {
+            (64 - b.from.leading_zeros()) as usize
+        };
+        self.0[i].0 += b.files;
+        self.0[i].1 += b.bytes;
     }
 
     /// The buckets from the first to the last with a file, empty ones between them kept.

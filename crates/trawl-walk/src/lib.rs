@@ -16,6 +16,8 @@ use crossbeam_channel::Sender;
 
 mod tree;
 
+pub use tree::{Listing, list_directory};
+
 /// What the walk found.
 #[derive(Debug)]
 pub enum WalkItem {
@@ -85,7 +87,8 @@ impl SkipKind {
         }
     }
 
-    fn of(ft: &std::fs::FileType) -> SkipKind {
+    /// The kind of a file type that is not read.
+    pub fn of(ft: &std::fs::FileType) -> SkipKind {
         if ft.is_fifo() {
             SkipKind::Fifo
         } else if ft.is_socket() {

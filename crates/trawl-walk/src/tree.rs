@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use trawl_stop::Stop;
 
-use crate::{Batcher, FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry};
+use crate::{FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry};
 
 /// A directory to list.
 struct DirWork {
@@ -141,7 +141,7 @@ pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_
             s.spawn(|| {
                 let mut batcher = out.batcher();
                 while let Some(dir) = w.q.take() {
-                    let go_on = w.list(dir, &mut batcher);
+                    let go_on = w.list(dir, &mut |d| w.q.push(d), &mut |i| batcher.push(i));
                     w.q.done(go_on);
                 }
             });
@@ -157,20 +157,77 @@ struct Walker<'a> {
     stop: &'a Stop,
 }
 
+/// One directory's entries, listed alone (a cluster's walk: each listing is a task).
+pub struct Listing {
+    /// Its files, skipped entries and errors, as the walk would send them.
+    pub items: Vec<WalkItem>,
+    /// Its subdirectories, to be listed in turn.
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Lists the directory `dir` under the walk's root number `idx`, as the walk lists each of its
+/// directories (without `--follow`: links are skipped entries). `root_dev`: the root's device
+/// under `--one-file-system` (a directory on another is not listed).
+pub fn list_directory(
+    idx: usize,
+    dir: &Path,
+    opts: &WalkOptions,
+    root_dev: Option<u64>,
+    stop: &Stop,
+) -> Listing {
+    let opts = WalkOptions {
+        follow_links: false,
+        ..opts.clone()
+    };
+    let q = Queue {
+        state: Mutex::new(State {
+            dirs: Vec::new(),
+            busy: 0,
+            quit: false,
+        }),
+        more: Condvar::new(),
+    };
+    let w = Walker {
+        idx,
+        opts: &opts,
+        root_dev,
+        q: &q,
+        stop,
+    };
+    let mut out = Listing {
+        items: Vec::new(),
+        dirs: Vec::new(),
+    };
+    let work = DirWork {
+        path: dir.to_path_buf(),
+        ancestors: None,
+    };
+    w.list(work, &mut |d| out.dirs.push(d.path), &mut |i| {
+        out.items.push(i);
+        true
+    });
+    out
+}
+
 impl Walker<'_> {
     /// Lists one directory: files go out at once, directories onto the stack. False when the
     /// walk must end (stopped, or nobody takes the items any more).
-    fn list(&self, dir: DirWork, out: &mut Batcher<'_>) -> bool {
+    fn list(
+        &self,
+        dir: DirWork,
+        push_dir: &mut dyn FnMut(DirWork),
+        out: &mut dyn FnMut(WalkItem) -> bool,
+    ) -> bool {
         if let Some(dev) = self.root_dev {
             match std::fs::metadata(&dir.path) {
                 Ok(md) if md.dev() != dev => return true,
                 Ok(_) => {}
-                Err(e) => return out.push(io_error(&dir.path, e)),
+                Err(e) => return out(io_error(&dir.path, e)),
             }
         }
         let rd = match std::fs::read_dir(&dir.path) {
             Ok(rd) => rd,
-            Err(e) => return out.push(io_error(&dir.path, e)),
+            Err(e) => return out(io_error(&dir.path, e)),
         };
         // The files are opened by name in this descriptor (where it opens: else by path).
         let fd = std::fs::OpenOptions::new()
@@ -187,7 +244,7 @@ impl Walker<'_> {
                 Ok(e) => e,
                 // The listing itself failed part way: what was listed stands, the rest is
                 // reported as not listed.
-                Err(e) => return out.push(io_error(&dir.path, e)),
+                Err(e) => return out(io_error(&dir.path, e)),
             };
             let path = ent.path();
             if self.opts.exclude.contains(&path) {
@@ -201,14 +258,14 @@ impl Walker<'_> {
                         Some(a) => match ent.metadata() {
                             Ok(md) => Some(child(a, &md)),
                             Err(e) => {
-                                if !out.push(io_error(&path, e)) {
+                                if !out(io_error(&path, e)) {
                                     return false;
                                 }
                                 continue;
                             }
                         },
                     };
-                    self.q.push(DirWork { path, ancestors });
+                    push_dir(DirWork { path, ancestors });
                     None
                 }
                 Ok(ft) if ft.is_file() => Some(self.file(path, &fd, || ent.metadata())),
@@ -221,7 +278,7 @@ impl Walker<'_> {
                 }),
             };
             if let Some(item) = item
-                && !out.push(item)
+                && !out(item)
             {
                 return false;
             }

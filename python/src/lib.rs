@@ -1,0 +1,219 @@
+//! `trawl._native`: trawl's command line and a cluster scan's pieces for Python, in-process.
+//! Long calls (a shard's map, a partition's reduce, the outputs) release the interpreter's
+//! lock, so that a Dask worker's other threads (its heartbeats) go on meanwhile.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use trawl_cli::cluster::{ClusterPlan, Listing, OpenOutputs, ShardPart};
+
+/// A file of a listing: (path, size, device, inode, links).
+type FileRow = (Py<PyBytes>, u64, u64, u64, u64);
+
+/// `trawl scan`'s flags, parsed and checked for a cluster.
+#[pyclass(name = "Plan", frozen)]
+struct Plan(ClusterPlan);
+
+/// A listing for Python: files, subdirectories, and the JSON arrays of the skipped and failed
+/// entries (report records).
+type PyListing = (Vec<FileRow>, Vec<Py<PyBytes>>, Py<PyBytes>, Py<PyBytes>);
+
+fn listing(py: Python<'_>, l: Listing) -> PyResult<PyListing> {
+    let bytes = |b: &[u8]| PyBytes::new(py, b).unbind();
+    let json = |v| -> PyResult<Py<PyBytes>> {
+        Ok(bytes(
+            &trawl_cli::cluster::records_json(v).map_err(PyRuntimeError::new_err)?,
+        ))
+    };
+    Ok((
+        l.files
+            .iter()
+            .map(|(p, size, dev, ino, nlink)| {
+                (bytes(p.as_os_str().as_bytes()), *size, *dev, *ino, *nlink)
+            })
+            .collect(),
+        l.dirs
+            .iter()
+            .map(|d| bytes(d.as_os_str().as_bytes()))
+            .collect(),
+        json(&l.skipped)?,
+        json(&l.failed)?,
+    ))
+}
+
+/// A shard's map for Python: report, records, totals, one batch set per partition.
+type PyMap = (Py<PyBytes>, Py<PyBytes>, Py<PyBytes>, Vec<Py<PyBytes>>);
+
+fn path(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(OsString::from_vec(b))
+}
+
+#[pymethods]
+impl Plan {
+    /// Parses `trawl scan`'s arguments (paths and flags, without `trawl scan`).
+    #[new]
+    fn new(args: Vec<Vec<u8>>) -> PyResult<Plan> {
+        ClusterPlan::parse(args.into_iter().map(OsString::from_vec).collect())
+            .map(Plan)
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    }
+
+    /// The roots as given, as bytes.
+    fn roots(&self, py: Python<'_>) -> Vec<Py<PyBytes>> {
+        self.0
+            .roots()
+            .iter()
+            .map(|r| PyBytes::new(py, r.as_os_str().as_bytes()).unbind())
+            .collect()
+    }
+
+    /// Root number `idx` as the walk looks at it.
+    fn list_root(&self, py: Python<'_>, idx: usize) -> PyResult<PyListing> {
+        let l = py.detach(|| self.0.list_root(idx));
+        listing(py, l)
+    }
+
+    /// One directory of root number `idx`, listed.
+    fn list_dir(&self, py: Python<'_>, idx: usize, dir: Vec<u8>) -> PyResult<PyListing> {
+        let dir = path(dir);
+        let l = py.detach(|| self.0.list_dir(idx, &dir));
+        listing(py, l)
+    }
+
+    /// Reads one shard: (report, records, totals, [one fingerprint batch set per partition]).
+    fn map(
+        &self,
+        py: Python<'_>,
+        files: Vec<Vec<u8>>,
+        partitions: u32,
+    ) -> PyResult<PyMap> {
+        let files: Vec<PathBuf> = files.into_iter().map(path).collect();
+        let r = py
+            .detach(|| self.0.map(files, partitions))
+            .map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        let b = |v: &[u8]| PyBytes::new(py, v).unbind();
+        Ok((
+            b(&r.report),
+            b(&r.records),
+            b(&r.totals),
+            r.partitions.iter().map(|p| b(p)).collect(),
+        ))
+    }
+
+    /// Opens the outputs before anything is read; returns them and their (device, inode).
+    fn open_outputs(&self) -> PyResult<(Outputs, Vec<(u64, u64)>)> {
+        let (o, ids) = self
+            .0
+            .open_outputs()
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        Ok((Outputs(Mutex::new(Some(o))), ids))
+    }
+
+    /// Merges the shards' parts (report, records, totals) and the partitions' counts, writes
+    /// the outputs as `trawl scan` does, prints its summary; returns the exit code.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        py: Python<'_>,
+        outputs: &Outputs,
+        shards: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+        partitions: Vec<Vec<u8>>,
+        skipped: Vec<Vec<u8>>,
+        failed: Vec<Vec<u8>>,
+        seconds: f64,
+    ) -> PyResult<u8> {
+        let out = outputs
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("outputs poisoned"))?
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("these outputs were already written"))?;
+        let shards = shards
+            .into_iter()
+            .map(|(report, records, totals)| ShardPart {
+                report,
+                records,
+                totals,
+            })
+            .collect();
+        let walk = trawl_cli::cluster::walk_problems(&skipped, &failed)
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        let started = Instant::now() - Duration::from_secs_f64(seconds.max(0.0));
+        Ok(py.detach(|| self.0.finish(out, shards, partitions, &walk, started)))
+    }
+}
+
+/// A cluster scan's outputs, open until [`Plan::finish`] writes them; dropped unwritten, they
+/// leave nothing behind.
+#[pyclass(name = "Outputs", frozen)]
+struct Outputs(Mutex<Option<OpenOutputs>>);
+
+/// Counts one fingerprint partition from every map's batch set (in map order); the counts as
+/// bytes for the client. A batch from another trawl version is refused (ValueError).
+#[pyfunction]
+fn reduce_partition(py: Python<'_>, parts: Vec<Vec<u8>>) -> PyResult<Py<PyBytes>> {
+    let r = py.detach(|| {
+        let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        trawl_cli::cluster::reduce(&refs)
+    });
+    match r {
+        Ok(b) => Ok(PyBytes::new(py, &b).unbind()),
+        Err(e) => Err(PyValueError::new_err(e)),
+    }
+}
+
+/// Packs (path, size) into shards of at most `max_files` files and `max_bytes` bytes, largest
+/// first: [(key, [paths], bytes)], the same files always giving the same shards and keys.
+#[pyfunction]
+fn pack(
+    py: Python<'_>,
+    files: Vec<(Vec<u8>, u64)>,
+    max_files: usize,
+    max_bytes: u64,
+) -> Vec<(String, Vec<Py<PyBytes>>, u64)> {
+    let files = files.into_iter().map(|(p, s)| (path(p), s)).collect();
+    trawl_cli::cluster::pack(files, max_files, max_bytes)
+        .into_iter()
+        .map(|s| {
+            let key = s.key();
+            let names = s
+                .files
+                .iter()
+                .map(|f| PyBytes::new(py, f.as_os_str().as_bytes()).unbind())
+                .collect();
+            (key, names, s.bytes)
+        })
+        .collect()
+}
+
+/// The trawl version and batch format every worker of a cluster must share.
+#[pyfunction]
+fn wire_version() -> String {
+    trawl_cli::cluster::wire_version()
+}
+
+/// Runs a trawl command line in-process (`argv[0]` is the program's name); its exit code.
+/// Signals stay the interpreter's.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
+    let argv: Vec<OsString> = argv.into_iter().map(OsString::from_vec).collect();
+    py.detach(|| trawl_cli::main_with(argv, false))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Plan>()?;
+    m.add_class::<Outputs>()?;
+    m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_version, m)?)?;
+    m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

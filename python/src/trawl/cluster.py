@@ -1,0 +1,615 @@
+"""trawl-dask: one trawl scan over a Dask cluster, with the report one machine would write.
+
+The client walks the tree with listing tasks (each returns a few directories' files and the
+subdirectories left), packs the files into shards (bounded files and bytes, largest first),
+runs one map task per shard (digests, records, and fingerprints packed per partition), one
+reduce task per fingerprint partition (exact counts), and writes the outputs from the merged
+parts with trawl's own writers. Scheduling, transport, membership and retries are Dask's; what
+is trawl's: fixed task keys (a retried task is the same task), deterministic map outputs, a
+watchdog for shards pinned to a lost host, speculative copies of the last shards, checkpoints
+of finished shards for ``--resume``, and a version check before any work.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pickle
+import socket
+import statistics
+import sys
+import time
+
+from . import _native
+
+#: Directories per listing task.
+LIST_BATCH = 32
+
+
+def _say(msg):
+    print(f"trawl-dask: {msg}", file=sys.stderr, flush=True)
+
+
+class Fatal(Exception):
+    """An error that ends the run with exit code 2 and a message."""
+
+
+# ---- what runs on the workers (module-level: Dask pickles them by reference) ----
+
+
+def _wire_version():
+    from trawl import _native as n
+
+    return n.wire_version()
+
+
+def _list(args, idx, dirs):
+    """Lists root number ``idx`` (``dirs`` None) or each of ``dirs``."""
+    from trawl import _native as n
+
+    plan = n.Plan(args)
+    files, subdirs, skipped, failed = [], [], [], []
+    listings = [plan.list_root(idx)] if dirs is None else [plan.list_dir(idx, d) for d in dirs]
+    for f, d, s, e in listings:
+        files += f
+        subdirs += d
+        skipped.append(s)
+        failed.append(e)
+    return files, subdirs, skipped, failed
+
+
+def _map(args, files, partitions, delay):
+    """One shard's map; ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
+    for fault tests, to have a worker die mid-shard."""
+    from distributed import get_worker
+    from trawl import _native as n
+
+    if delay:
+        time.sleep(delay)
+    t = time.perf_counter()
+    report, records, totals, parts = n.Plan(args).map(files, partitions)
+    try:
+        where = get_worker().address
+    except ValueError:
+        where = "client"
+    return {
+        "report": report,
+        "records": records,
+        "totals": totals,
+        "parts": parts,
+        "seconds": time.perf_counter() - t,
+        "worker": where,
+    }
+
+
+def _part(result, q):
+    return result["parts"][q]
+
+
+def _meta(result):
+    return {k: v for k, v in result.items() if k != "parts"}
+
+
+def _reduce(*parts):
+    import resource
+
+    from trawl import _native as n
+
+    t = time.perf_counter()
+    try:
+        counts = n.reduce_partition(list(parts))
+    except ValueError as e:
+        return {"error": str(e)}
+    return {
+        "counts": counts,
+        "seconds": time.perf_counter() - t,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+# ---- the client ----
+
+
+def _parse_size(s):
+    units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = s.strip().lower().removesuffix("ib").removesuffix("b")
+    num = t.rstrip("kmgt")
+    try:
+        return int(float(num) * units[t[len(num):]])
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. 8GiB, 512M)")
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="trawl-dask",
+        description="One trawl scan over a Dask cluster: the same options and outputs as "
+        "`trawl scan`, one exact report.",
+        epilog="Every option not listed here is trawl scan's (see trawl scan --help).",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser(
+        "scan",
+        help="scan PATH... on the cluster",
+        epilog="Every other option is trawl scan's (--digest, --manifest, --json, --cdc, ...).",
+    )
+    where = s.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786)")
+    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    s.add_argument(
+        "--on",
+        metavar="HOST:PATH",
+        action="append",
+        default=[],
+        help="local disks: PATH on the worker(s) of HOST (a host name or address, or a worker's "
+        "name); its shards run only there (repeatable; instead of PATH...)",
+    )
+    s.add_argument("--partitions", type=int, default=64, help="fingerprint partitions, one reduce task each (default 64)")
+    s.add_argument("--shard-files", type=int, default=10000, help="at most this many files per shard (default 10000)")
+    s.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most this many bytes per shard (default 8GiB)")
+    s.add_argument("--state", metavar="DIR", help="checkpoint each finished shard here (for --resume)")
+    s.add_argument("--resume", action="store_true", help="take the shards already checkpointed in --state DIR")
+    s.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
+    s.add_argument(
+        "--lost-worker-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="shards pinned to a host with no worker for this long are named and the run ends "
+        "with exit code 2 (default 120)",
+    )
+    s.add_argument("--no-speculate", action="store_true", help="do not re-issue the last shards on idle workers")
+    s.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
+    return p
+
+
+class Run:
+    """One trawl-dask scan."""
+
+    def __init__(self, opts, scan_args, client):
+        self.o = opts
+        self.client = client
+        self.started = time.time()
+        # Roots: PATH... as given, or the --on paths (each pinned to its host).
+        self.pins = []  # per root: None or the host spec
+        paths = [a for a in scan_args if not a.startswith("-")]
+        if opts.on:
+            if paths and not all(p in [x.split(":", 1)[-1] for x in opts.on] for p in paths):
+                pass
+            roots = []
+            for spec in opts.on:
+                if ":" not in spec:
+                    raise Fatal(f"--on {spec!r}: expected HOST:PATH")
+                host, path = spec.split(":", 1)
+                roots.append(path)
+                self.pins.append(host)
+            scan_args = roots + scan_args
+        self.args = [os.fsencode(a) for a in scan_args]
+        try:
+            self.plan = _native.Plan(self.args)
+        except ValueError as e:
+            raise Fatal(str(e).strip())
+        self.roots = self.plan.roots()
+        if not self.pins:
+            self.pins = [None] * len(self.roots)
+        elif len(self.roots) != len(self.pins):
+            raise Fatal("--on: give each HOST:PATH once, with no other PATH")
+        self.run_key = hashlib.blake2b(
+            b"\0".join(self.args) + f"|{opts.partitions}".encode(), digest_size=8
+        ).hexdigest()
+        self.stats = {"partitions": opts.partitions}
+
+    # -- workers --
+
+    def workers(self):
+        return self.client.scheduler_info(n_workers=-1)["workers"]
+
+    def matching(self, spec):
+        """The workers a host spec names: by host (name or address), worker name or address."""
+        try:
+            ip = socket.gethostbyname(spec)
+        except OSError:
+            ip = None
+        return [
+            a
+            for a, w in self.workers().items()
+            if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
+        ]
+
+    def check_versions(self):
+        mine = _native.wire_version()
+        got = self.client.run(_wire_version, on_error="return")
+        if not got:
+            raise Fatal("the cluster has no workers")
+        for addr, v in sorted(got.items()):
+            if isinstance(v, BaseException):
+                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
+            if v != mine:
+                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
+        self.stats["workers"] = len(got)
+
+    def pinned(self, idx):
+        """Where root ``idx``'s tasks may run (submit keywords)."""
+        spec = self.pins[idx]
+        if spec is None:
+            return {}
+        return {"workers": [spec], "allow_other_workers": False}
+
+    # -- waiting, with the watchdog --
+
+    def wait(self, futures, describe):
+        """Waits for every future; a task pinned to a host with no worker for longer than
+        --lost-worker-timeout ends the run, naming what was not done."""
+        from distributed import wait
+
+        lost_since = {}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+            pending = set(pending)
+            for f in done:
+                if f.status == "error":
+                    raise Fatal(f"{describe(f)}: {f.exception()}")
+            hosts = {self.pins[self.root_of[f.key]] for f in pending if self.root_of.get(f.key) is not None}
+            hosts.discard(None)
+            now = time.time()
+            for h in hosts:
+                if self.matching(h):
+                    lost_since.pop(h, None)
+                    continue
+                lost_since.setdefault(h, now)
+                if now - lost_since[h] > self.o.lost_worker_timeout:
+                    left = [describe(f) for f in pending if self.pins[self.root_of.get(f.key, 0)] == h]
+                    raise Fatal(
+                        f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; not scanned: "
+                        + "; ".join(sorted(left))
+                    )
+
+    # -- the walk --
+
+    def walk(self, excluded):
+        from distributed import as_completed
+
+        self.root_of = {}
+        files, skipped, failed = [], [], []
+        n = 0
+
+        def submit(idx, dirs):
+            nonlocal n
+            n += 1
+            f = self.client.submit(
+                _list, self.args, idx, dirs, key=f"trawl-list-{self.run_key}-{n}", **self.pinned(idx)
+            )
+            self.root_of[f.key] = idx
+            return f
+
+        t = time.perf_counter()
+        futures = [submit(i, None) for i in range(len(self.roots))]
+        self.wait(futures, lambda f: f"listing {f.key}")
+        ac = as_completed(futures)
+        tasks = 0
+        for f in ac:
+            tasks += 1
+            idx = self.root_of[f.key]
+            fs, dirs, sk, fa = f.result()
+            for path, size, dev, ino, nlink in fs:
+                if (dev, ino) not in excluded:
+                    files.append((idx, path, size, dev, ino, nlink))
+            skipped += sk
+            failed += fa
+            f.release()
+            # Batches small enough that every worker has one while the tree is narrow.
+            nw = max(1, self.stats.get("workers", 1))
+            step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+            for i in range(0, len(dirs), step):
+                nf = submit(idx, dirs[i : i + step])
+                ac.add(nf)
+        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": tasks, "files": len(files)}
+        return files, skipped, failed
+
+    # -- shards --
+
+    def shards(self, files):
+        """Shards per root (pinned roots apart), with every name of a multiply linked file in
+        the shard of its first name (its data is counted once, as one machine counts it)."""
+        nw = max(1, self.stats.get("workers", 1))
+        total = sum(f[2] for f in files)
+        # Small enough that every worker gets several: the slowest cannot hold the run back.
+        max_bytes = min(self.o.shard_size, max(64 << 20, total // (4 * nw)))
+        max_files = min(self.o.shard_files, max(100, len(files) // (4 * nw)))
+        out = []
+        for idx in range(len(self.roots)):
+            mine = [f for f in files if f[0] == idx]
+            first, extra = {}, {}
+            for _, path, size, dev, ino, nlink in sorted(mine, key=lambda f: f[1]):
+                if nlink > 1 and (dev, ino) in first:
+                    extra.setdefault(first[(dev, ino)], []).append(path)
+                    continue
+                first[(dev, ino)] = path
+            packed = _native.pack(
+                [(p, s) for _, p, s, d, i, _ in mine if first.get((d, i)) == p], max_files, max_bytes
+            )
+            for key, names, nbytes in packed:
+                for p in list(names):
+                    names += extra.get(p, [])
+                out.append({"key": key, "root": idx, "files": names, "bytes": nbytes})
+        return out
+
+    # -- maps --
+
+    def checkpoint_path(self, shard):
+        return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
+
+    def save(self, shard, result):
+        path = self.checkpoint_path(shard)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def load(self, shard):
+        try:
+            with open(self.checkpoint_path(shard), "rb") as f:
+                return pickle.load(f)
+        except FileNotFoundError:
+            return None
+
+    def maps(self, shards):
+        """Runs (or takes from the checkpoints) every shard's map; one future per shard."""
+        from distributed import wait
+
+        delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
+        if self.o.state:
+            os.makedirs(self.o.state, exist_ok=True)
+        futures, resumed = {}, 0
+        for s in shards:
+            prior = self.load(s) if self.o.state and self.o.resume else None
+            if prior is not None:
+                futures[s["key"]] = self.client.scatter(prior, hash=False)
+                resumed += 1
+                continue
+            f = self.client.submit(
+                _map,
+                self.args,
+                s["files"],
+                self.o.partitions,
+                delay,
+                key=f"trawl-map-{self.run_key}-{s['key']}",
+                **self.pinned(s["root"]),
+            )
+            self.root_of[f.key] = s["root"]
+            futures[s["key"]] = f
+        by_key = {s["key"]: s for s in shards}
+        running = {f.key: k for k, f in futures.items() if hasattr(f, "key") and f.key.startswith("trawl-map-")}
+        spec = {}  # shard key -> speculative copy
+        started = time.time()
+        done_seconds = []
+        pending = {futures[k] for k in futures}
+        while pending:
+            done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+            pending = set(rest)
+            for f in done:
+                k = running.get(f.key) or next((s for s, g in spec.items() if g.key == f.key), None)
+                if f.status == "error":
+                    if k in spec and f is not spec.get(k):
+                        continue
+                    raise Fatal(f"shard {k} ({len(by_key[k]['files'])} files): {f.exception()}")
+                if k is None:
+                    continue
+                # First result wins; the other copy is dropped.
+                other = spec.pop(k, None) if f.key == futures[k].key else futures[k]
+                if f.key != futures[k].key:
+                    futures[k] = f
+                if other is not None and other is not f:
+                    pending.discard(other)
+                    other.cancel()
+                if self.o.state:
+                    result = f.result()
+                    self.save(by_key[k], result)
+                    done_seconds.append(result["seconds"])
+            self.watch(pending)
+            if not self.o.no_speculate:
+                self.speculate(pending, futures, spec, by_key, running, started)
+                for f in spec.values():
+                    pending.add(f)
+        self.stats["resumed_shards"] = resumed
+        self.stats["speculative_copies"] = self.speculated
+        return [futures[s["key"]] for s in shards]
+
+    speculated = 0
+
+    def watch(self, pending):
+        """The watchdog for pinned shards (see :meth:`wait`)."""
+        now = time.time()
+        self.lost = getattr(self, "lost", {})
+        hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
+        hosts.discard(None)
+        for h in hosts:
+            if self.matching(h):
+                self.lost.pop(h, None)
+                continue
+            self.lost.setdefault(h, now)
+            if now - self.lost[h] > self.o.lost_worker_timeout:
+                left = sorted(f.key.rsplit("-", 1)[-1] for f in pending if self.pins[self.root_of.get(f.key, 0)] == h)
+                raise Fatal(
+                    f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
+                    f"{len(left)} shard(s) not scanned: {', '.join(left)}"
+                )
+
+    def speculate(self, pending, futures, spec, by_key, running, started):
+        """Re-issues the last shards on idle workers where the data is shared."""
+        if len(pending) == 0:
+            return
+        processing = self.client.processing()
+        idle = [w for w, tasks in processing.items() if not tasks]
+        if not idle:
+            return
+        for f in list(pending):
+            k = running.get(f.key)
+            if k is None or k in spec or self.pins[by_key[k]["root"]] is not None:
+                continue
+            if f.status != "pending" or time.time() - started < 2.0:
+                continue
+            if not idle:
+                break
+            w = idle.pop()
+            copy = self.client.submit(
+                _map,
+                self.args,
+                by_key[k]["files"],
+                self.o.partitions,
+                0,
+                key=f"trawl-spec-{self.run_key}-{k}",
+                workers=[w],
+                allow_other_workers=False,
+            )
+            spec[k] = copy
+            self.speculated += 1
+
+    # -- reduce and finish --
+
+    def reduce(self, maps, shards):
+        parts = []
+        for q in range(self.o.partitions):
+            pieces = [
+                self.client.submit(_part, m, q, key=f"trawl-part-{self.run_key}-{s['key']}-{q}")
+                for m, s in zip(maps, shards)
+            ]
+            parts.append(self.client.submit(_reduce, *pieces, key=f"trawl-reduce-{self.run_key}-{q}"))
+        metas = [self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
+        self.root_of = {}
+        self.wait(parts + metas, lambda f: f.key)
+        reduced = self.client.gather(parts)
+        for q, r in enumerate(reduced):
+            if "error" in r:
+                msg = r["error"]
+                if msg.startswith("map "):
+                    i = int(msg.split()[1].rstrip(":"))
+                    m = maps[i]
+                    who = self.client.who_has([m]).get(m.key) or ["the client (resumed)"]
+                    msg = f"shard {shards[i]['key']} (from {', '.join(who)}): {msg.split(':', 1)[1].strip()}"
+                raise Fatal(f"partition {q}: {msg}")
+        return self.client.gather(metas), reduced
+
+    def record_stats(self, metas, reduced, shards):
+        tot = [json.loads(m["totals"]) for m in metas]
+        fps = sum(t.get("fingerprints", 0) for t in tot)
+        blocks = sum(w["blocks"] - w["zero_blocks"] for t in tot for w in t["ways"])
+        shipped = sum(r.get("shipped", 0) for r in reduced)
+        secs = sorted(m["seconds"] for m in metas)
+        self.stats.update(
+            {
+                "shards": len(shards),
+                "fingerprints": fps,
+                "blocks": blocks,
+                "batch_bytes": shipped,
+                "bytes_per_fingerprint": shipped / fps if fps else None,
+                "naive_bytes": 16 * blocks,
+                "task_results": self.stats.get("walk", {}).get("listing_tasks", 0)
+                + len(shards) * (2 + self.o.partitions)
+                + self.o.partitions,
+                "naive_messages": blocks,
+                "shard_seconds": {
+                    "min": secs[0] if secs else 0,
+                    "median": statistics.median(secs) if secs else 0,
+                    "p90": secs[int(0.9 * (len(secs) - 1))] if secs else 0,
+                    "max": secs[-1] if secs else 0,
+                },
+                "reducer_peak_rss": max((r["peak_rss"] for r in reduced), default=0),
+                "reduce_seconds_max": max((r["seconds"] for r in reduced), default=0),
+            }
+        )
+
+    def run(self):
+        self.check_versions()
+        outputs, excluded = self.plan.open_outputs()
+        files, skipped, failed = self.walk(set(excluded))
+        shards = self.shards(files)
+        maps = self.maps(shards)
+        # Bytes shipped: every partition's batch set, as the reducers receive it.
+        sizes = self.client.gather(
+            [self.client.submit(_sizes, m, key=f"trawl-sizes-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
+        )
+        metas, reduced = self.reduce(maps, shards)
+        reduced[0]["shipped"] = sum(sizes)
+        self.record_stats(metas, reduced, shards)
+        code = self.plan.finish(
+            outputs,
+            [(m["report"], m["records"], m["totals"]) for m in metas],
+            [r["counts"] for r in reduced],
+            skipped,
+            failed,
+            time.time() - self.started,
+        )
+        s = self.stats
+        if s["fingerprints"]:
+            _say(
+                f"{s['shards']} shards on {s['workers']} workers, {s['partitions']} partitions: "
+                f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes "
+                f"({s['bytes_per_fingerprint']:.2f} each; a record per block: {s['naive_bytes']:,}); "
+                f"{s['task_results']:,} task results (a message per block: {s['naive_messages']:,}); "
+                f"shard seconds {s['shard_seconds']['min']:.2f}/{s['shard_seconds']['median']:.2f}/"
+                f"{s['shard_seconds']['max']:.2f} (min/median/max)"
+            )
+        if self.o.stats:
+            with open(self.o.stats, "w") as f:
+                json.dump(s, f, indent=2)
+        return code
+
+
+def _sizes(result):
+    return sum(len(p) for p in result["parts"])
+
+
+def _client(o):
+    from distributed import Client, LocalCluster
+
+    if o.local is not None:
+        if o.local < 1:
+            raise Fatal("--local N: N must be at least 1")
+        cluster = LocalCluster(
+            n_workers=o.local,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        )
+        return Client(cluster), cluster
+    if not o.scheduler:
+        raise Fatal("name a scheduler (--scheduler tcp://HOST:8786) or start a local cluster (--local N)")
+    try:
+        return Client(o.scheduler, timeout=o.connect_timeout), None
+    except (OSError, TimeoutError) as e:
+        raise Fatal(f"cannot reach the scheduler at {o.scheduler} within {o.connect_timeout:g} s: {e}")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    opts, rest = _parser().parse_known_args(argv)
+    if opts.resume and not opts.state:
+        _say("--resume needs --state DIR")
+        return 2
+    if opts.partitions < 1 or opts.partitions > 65536:
+        _say("--partitions: between 1 and 65536")
+        return 2
+    client = cluster = None
+    try:
+        client, cluster = _client(opts)
+        return Run(opts, rest, client).run()
+    except Fatal as e:
+        _say(str(e))
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted; no manifest or report was left half-written")
+        return 130
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
