@@ -87,12 +87,7 @@ impl Plan {
     }
 
     /// Reads one shard: (report, records, totals, [one fingerprint batch set per partition]).
-    fn map(
-        &self,
-        py: Python<'_>,
-        files: Vec<Vec<u8>>,
-        partitions: u32,
-    ) -> PyResult<PyMap> {
+    fn map(&self, py: Python<'_>, files: Vec<Vec<u8>>, partitions: u32) -> PyResult<PyMap> {
         let files: Vec<PathBuf> = files.into_iter().map(path).collect();
         let r = py
             .detach(|| self.0.map(files, partitions))

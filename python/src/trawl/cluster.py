@@ -172,10 +172,7 @@ class Run:
         self.started = time.time()
         # Roots: PATH... as given, or the --on paths (each pinned to its host).
         self.pins = []  # per root: None or the host spec
-        paths = [a for a in scan_args if not a.startswith("-")]
         if opts.on:
-            if paths and not all(p in [x.split(":", 1)[-1] for x in opts.on] for p in paths):
-                pass
             roots = []
             for spec in opts.on:
                 if ":" not in spec:
@@ -198,6 +195,11 @@ class Run:
             b"\0".join(self.args) + f"|{opts.partitions}".encode(), digest_size=8
         ).hexdigest()
         self.stats = {"partitions": opts.partitions}
+        self.root_of = {}  # task key -> root number, for the watchdog
+        self.what = {}  # task key -> what it is, for messages
+        self.lost = {}  # host -> since when it has had no worker
+        self.speculated = 0
+        self.dropped = set()  # keys of copies cancelled because the other copy won
 
     # -- workers --
 
@@ -237,42 +239,67 @@ class Run:
 
     # -- waiting, with the watchdog --
 
-    def wait(self, futures, describe):
-        """Waits for every future; a task pinned to a host with no worker for longer than
-        --lost-worker-timeout ends the run, naming what was not done."""
+    def drain(self, futures, on_done, each_round=None):
+        """Waits for every future, calling ``on_done(f)`` as each finishes (it may return more
+        futures to wait for) and ``each_round(pending)`` at least every second. A task failed
+        for good ends the run, naming it; so do tasks pinned to a host that has had no worker
+        for longer than --lost-worker-timeout (Dask would wait for it forever)."""
         from distributed import wait
 
-        lost_since = {}
         pending = set(futures)
         while pending:
-            done, pending = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-            pending = set(pending)
+            # Copies cancelled because the other one won are not waited for.
+            pending = {f for f in pending if f.key not in self.dropped}
+            if not pending:
+                break
+            try:
+                done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:  # nothing finished within the second
+                done, rest = [], pending
+            pending = set(rest)
             for f in done:
-                if f.status == "error":
-                    raise Fatal(f"{describe(f)}: {f.exception()}")
-            hosts = {self.pins[self.root_of[f.key]] for f in pending if self.root_of.get(f.key) is not None}
-            hosts.discard(None)
-            now = time.time()
-            for h in hosts:
-                if self.matching(h):
-                    lost_since.pop(h, None)
-                    continue
-                lost_since.setdefault(h, now)
-                if now - lost_since[h] > self.o.lost_worker_timeout:
-                    left = [describe(f) for f in pending if self.pins[self.root_of.get(f.key, 0)] == h]
-                    raise Fatal(
-                        f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; not scanned: "
-                        + "; ".join(sorted(left))
-                    )
+                more = on_done(f)
+                if more:
+                    pending |= set(more)
+            self.watch(pending)
+            if each_round:
+                pending |= set(each_round(pending) or ())
+
+    def watch(self, pending):
+        now = time.time()
+        hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
+        hosts.discard(None)
+        for h in list(self.lost):
+            if h not in hosts:
+                del self.lost[h]
+        for h in hosts:
+            if self.matching(h):
+                self.lost.pop(h, None)
+                continue
+            self.lost.setdefault(h, now)
+            if now - self.lost[h] > self.o.lost_worker_timeout:
+                left = sorted(
+                    self.what.get(f.key, f.key)
+                    for f in pending
+                    if f.key in self.root_of and self.pins[self.root_of[f.key]] == h
+                )
+                raise Fatal(
+                    f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
+                    f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
+                )
+
+    def failed(self, f, what):
+        if f.status == "error":
+            raise Fatal(f"{what}: {f.exception()}")
+        if f.status == "cancelled":
+            raise Fatal(f"{what}: cancelled")
 
     # -- the walk --
 
     def walk(self, excluded):
-        from distributed import as_completed
-
-        self.root_of = {}
         files, skipped, failed = [], [], []
         n = 0
+        tasks = 0
 
         def submit(idx, dirs):
             nonlocal n
@@ -281,29 +308,28 @@ class Run:
                 _list, self.args, idx, dirs, key=f"trawl-list-{self.run_key}-{n}", **self.pinned(idx)
             )
             self.root_of[f.key] = idx
+            self.what[f.key] = f"listing under {os.fsdecode(self.roots[idx])}"
             return f
 
-        t = time.perf_counter()
-        futures = [submit(i, None) for i in range(len(self.roots))]
-        self.wait(futures, lambda f: f"listing {f.key}")
-        ac = as_completed(futures)
-        tasks = 0
-        for f in ac:
+        def done(f):
+            nonlocal tasks
             tasks += 1
-            idx = self.root_of[f.key]
+            self.failed(f, self.what[f.key])
+            idx = self.root_of.pop(f.key)
             fs, dirs, sk, fa = f.result()
+            f.release()
             for path, size, dev, ino, nlink in fs:
                 if (dev, ino) not in excluded:
                     files.append((idx, path, size, dev, ino, nlink))
-            skipped += sk
-            failed += fa
-            f.release()
+            skipped.extend(sk)
+            failed.extend(fa)
             # Batches small enough that every worker has one while the tree is narrow.
             nw = max(1, self.stats.get("workers", 1))
             step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
-            for i in range(0, len(dirs), step):
-                nf = submit(idx, dirs[i : i + step])
-                ac.add(nf)
+            return [submit(idx, dirs[i : i + step]) for i in range(0, len(dirs), step)]
+
+        t = time.perf_counter()
+        self.drain([submit(i, None) for i in range(len(self.roots))], done)
         self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": tasks, "files": len(files)}
         return files, skipped, failed
 
@@ -357,116 +383,84 @@ class Run:
             return None
 
     def maps(self, shards):
-        """Runs (or takes from the checkpoints) every shard's map; one future per shard."""
-        from distributed import wait
-
+        """Runs (or takes from the checkpoints) every shard's map; one future per shard, in
+        shard order."""
         delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
         if self.o.state:
             os.makedirs(self.o.state, exist_ok=True)
-        futures, resumed = {}, 0
+        winner, resumed = {}, 0
+        owner = {}  # task key -> shard key
+        by_key = {s["key"]: s for s in shards}
+        first = []
         for s in shards:
-            prior = self.load(s) if self.o.state and self.o.resume else None
+            prior = self.load(s) if self.o.resume else None
             if prior is not None:
-                futures[s["key"]] = self.client.scatter(prior, hash=False)
+                # In a list: a dict alone would be scattered as one future per key.
+                winner[s["key"]] = self.client.scatter([prior], hash=False)[0]
                 resumed += 1
                 continue
             f = self.client.submit(
-                _map,
-                self.args,
-                s["files"],
-                self.o.partitions,
-                delay,
-                key=f"trawl-map-{self.run_key}-{s['key']}",
-                **self.pinned(s["root"]),
+                _map, self.args, s["files"], self.o.partitions, delay,
+                key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
             )
             self.root_of[f.key] = s["root"]
-            futures[s["key"]] = f
-        by_key = {s["key"]: s for s in shards}
-        running = {f.key: k for k, f in futures.items() if hasattr(f, "key") and f.key.startswith("trawl-map-")}
-        spec = {}  # shard key -> speculative copy
+            self.what[f.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
+            owner[f.key] = s["key"]
+            first.append(f)
+        copies = {}  # shard key -> its futures still running
+        for f in first:
+            copies[owner[f.key]] = [f]
         started = time.time()
-        done_seconds = []
-        pending = {futures[k] for k in futures}
-        while pending:
-            done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-            pending = set(rest)
-            for f in done:
-                k = running.get(f.key) or next((s for s, g in spec.items() if g.key == f.key), None)
-                if f.status == "error":
-                    if k in spec and f is not spec.get(k):
-                        continue
-                    raise Fatal(f"shard {k} ({len(by_key[k]['files'])} files): {f.exception()}")
-                if k is None:
-                    continue
-                # First result wins; the other copy is dropped.
-                other = spec.pop(k, None) if f.key == futures[k].key else futures[k]
-                if f.key != futures[k].key:
-                    futures[k] = f
-                if other is not None and other is not f:
-                    pending.discard(other)
-                    other.cancel()
-                if self.o.state:
-                    result = f.result()
-                    self.save(by_key[k], result)
-                    done_seconds.append(result["seconds"])
-            self.watch(pending)
-            if not self.o.no_speculate:
-                self.speculate(pending, futures, spec, by_key, running, started)
-                for f in spec.values():
-                    pending.add(f)
+
+        def done(f):
+            k = owner.get(f.key)
+            if k is None or k in winner:
+                return None  # a copy that lost
+            if f.status != "finished" and len(copies[k]) > 1:
+                copies[k].remove(f)  # the other copy may still finish
+                return None
+            self.failed(f, self.what.get(f.key, f.key))
+            # The first result wins; the other copy is dropped.
+            winner[k] = f
+            for g in copies.pop(k):
+                if g is not f:
+                    self.dropped.add(g.key)
+                    g.cancel()
+            if self.o.state:
+                self.save(by_key[k], f.result())
+            return None
+
+        def speculate(pending):
+            if self.o.no_speculate or time.time() - started < 2.0:
+                return None
+            idle = [w for w, ts in self.client.processing().items() if not ts]
+            new = []
+            for k, fs in copies.items():
+                if not idle:
+                    break
+                if len(fs) > 1 or self.pins[by_key[k]["root"]] is not None:
+                    continue  # already copied, or pinned to its host's disks
+                w = idle.pop()
+                g = self.client.submit(
+                    _map, self.args, by_key[k]["files"], self.o.partitions, 0,
+                    key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=False,
+                )
+                owner[g.key] = k
+                fs.append(g)
+                new.append(g)
+                self.speculated += 1
+            return new
+
+        # Only the last shards are copied: once fewer are left than there are workers.
+        def each_round(pending):
+            if copies and len(copies) < len(self.client.processing()):
+                return speculate(pending)
+            return None
+
+        self.drain(first, done, each_round)
         self.stats["resumed_shards"] = resumed
         self.stats["speculative_copies"] = self.speculated
-        return [futures[s["key"]] for s in shards]
-
-    speculated = 0
-
-    def watch(self, pending):
-        """The watchdog for pinned shards (see :meth:`wait`)."""
-        now = time.time()
-        self.lost = getattr(self, "lost", {})
-        hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
-        hosts.discard(None)
-        for h in hosts:
-            if self.matching(h):
-                self.lost.pop(h, None)
-                continue
-            self.lost.setdefault(h, now)
-            if now - self.lost[h] > self.o.lost_worker_timeout:
-                left = sorted(f.key.rsplit("-", 1)[-1] for f in pending if self.pins[self.root_of.get(f.key, 0)] == h)
-                raise Fatal(
-                    f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
-                    f"{len(left)} shard(s) not scanned: {', '.join(left)}"
-                )
-
-    def speculate(self, pending, futures, spec, by_key, running, started):
-        """Re-issues the last shards on idle workers where the data is shared."""
-        if len(pending) == 0:
-            return
-        processing = self.client.processing()
-        idle = [w for w, tasks in processing.items() if not tasks]
-        if not idle:
-            return
-        for f in list(pending):
-            k = running.get(f.key)
-            if k is None or k in spec or self.pins[by_key[k]["root"]] is not None:
-                continue
-            if f.status != "pending" or time.time() - started < 2.0:
-                continue
-            if not idle:
-                break
-            w = idle.pop()
-            copy = self.client.submit(
-                _map,
-                self.args,
-                by_key[k]["files"],
-                self.o.partitions,
-                0,
-                key=f"trawl-spec-{self.run_key}-{k}",
-                workers=[w],
-                allow_other_workers=False,
-            )
-            spec[k] = copy
-            self.speculated += 1
+        return [winner[s["key"]] for s in shards]
 
     # -- reduce and finish --
 
@@ -480,7 +474,7 @@ class Run:
             parts.append(self.client.submit(_reduce, *pieces, key=f"trawl-reduce-{self.run_key}-{q}"))
         metas = [self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
         self.root_of = {}
-        self.wait(parts + metas, lambda f: f.key)
+        self.drain(parts + metas, lambda f: self.failed(f, f.key))
         reduced = self.client.gather(parts)
         for q, r in enumerate(reduced):
             if "error" in r:

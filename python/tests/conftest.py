@@ -1,0 +1,189 @@
+"""Fixtures for the cluster tests: generated trees, the one-machine reference (the `trawl`
+binary, TRAWL_BIN), and Dask schedulers and workers as separate processes."""
+
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def trawl_bin():
+    b = os.environ.get("TRAWL_BIN") or shutil.which("trawl")
+    if not b:
+        pytest.skip("no trawl binary (set TRAWL_BIN)")
+    return b
+
+
+def make_tree(root, files=40, seed=7):
+    """Files with duplicates across them (so across shards and machines), zero runs, short
+    tails, text, an empty file, a hard link, a symbolic link and a FIFO."""
+    rnd = random.Random(seed)
+    shared = rnd.randbytes(300_000)
+    text = b"the quick brown fox jumps over the lazy dog\n" * 5000
+    for i in range(files):
+        d = os.path.join(root, f"d{i % 4}", f"e{i % 3}")
+        os.makedirs(d, exist_ok=True)
+        data = rnd.randbytes(5_000 + (i * 7919) % 90_000)
+        if i % 2 == 0:
+            data += shared[: (i + 1) * 8192]
+        if i % 3 == 0:
+            data += bytes(65_536 + i * 100)
+        if i % 4 == 0:
+            data += text
+        if i % 5 == 0:
+            data += shared
+        with open(os.path.join(d, f"f{i:03}.bin"), "wb") as f:
+            f.write(data)
+    open(os.path.join(root, "empty"), "wb").close()
+    shutil.copy(os.path.join(root, "d0", "e0", "f000.bin"), os.path.join(root, "copy.bin"))
+    # Beside its other name: which name of an inode is counted is the first one met, on one
+    # machine as on a cluster; the figures do not depend on it, a directory's row would.
+    os.link(os.path.join(root, "d1", "e1", "f001.bin"), os.path.join(root, "d1", "e1", "f001-link.bin"))
+    os.symlink("copy.bin", os.path.join(root, "link"))
+    os.mkfifo(os.path.join(root, "fifo"))
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return make_tree(str(tmp_path / "tree"))
+
+
+#: Fields that depend on the run, not the data.
+VOLATILE = {"seconds", "bytes_per_second", "peak_rss_bytes"}
+
+
+def comparable(report):
+    """A report with its run-dependent fields left out and its order-free lists sorted."""
+    r = json.loads(json.dumps(report))
+    r.pop("exit_code", None)
+    for k in VOLATILE:
+        r["totals"].pop(k, None)
+    for k in ("skipped", "failed", "files"):
+        r[k] = sorted(r.get(k, []), key=lambda x: json.dumps(x, sort_keys=True))
+    return r
+
+
+def one_machine(paths, *flags, cwd=None):
+    """`trawl scan` on one machine: its report and exit code."""
+    out = os.path.join(cwd or ".", "one-machine.json")
+    p = subprocess.run(
+        [trawl_bin(), "scan", *paths, *flags, "--json", out, "--quiet"], cwd=cwd, capture_output=True
+    )
+    with open(os.path.join(cwd or ".", "one-machine.json")) as f:
+        rep = json.load(f)
+    os.unlink(os.path.join(cwd or ".", "one-machine.json"))
+    return rep, p.returncode
+
+
+def trawl_dask(*args, cwd=None, env=None, timeout=300):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "trawl.cluster", *args],
+        cwd=cwd,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A scheduler and workers as processes of their own (each killable), on loopback."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs = []
+        self.workers = {}
+        self.scheduler = self._start(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+             "--port", str(self.port), "--no-dashboard"],
+            "scheduler",
+        )
+
+    def _start(self, argv, name, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        log = open(os.path.join(self.tmp, f"{name}.log"), "w")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=e, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def worker(self, name, nanny=True, env=None):
+        argv = [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--name", name,
+                "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
+        if not nanny:
+            argv.append("--no-nanny")
+        self.workers[name] = self._start(argv, f"worker-{name}", env)
+        return self.workers[name]
+
+    def client(self):
+        from distributed import Client
+
+        return Client(self.address, timeout=60)
+
+    def wait_for(self, n, timeout=60):
+        c = self.client()
+        try:
+            c.wait_for_workers(n, timeout=timeout)
+        finally:
+            c.close()
+
+    def close(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(str(tmp_path))
+    yield c
+    c.close()
+
+
+def worker_pid(client, name):
+    """The address and process id of the worker named ``name`` (None, None while it has none)."""
+    for addr, w in client.scheduler_info(n_workers=-1)["workers"].items():
+        if str(w.get("name")) == name:
+            try:
+                return addr, client.run(os.getpid, workers=[addr])[addr]
+            except Exception:
+                return None, None
+    return None, None
+
+
+def wait_until(cond, timeout=60, step=0.05):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError("timed out waiting")

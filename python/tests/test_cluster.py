@@ -1,0 +1,217 @@
+"""trawl-dask against `trawl scan` on one machine, and under faults: each test runs a Dask
+scheduler and 2-3 workers as processes on loopback."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import comparable, one_machine, trawl_bin, trawl_dask, wait_until, worker_pid
+
+import trawl
+
+#: The options both sides scan with: several digests, every block size, CDC, two codecs,
+#: attribution, a manifest.
+SCAN = ["--digest", "sha256,md5", "--cdc", "16k", "--compress", "lz4,zstd", "--top-files", "25"]
+
+
+def assert_same_report(got, want):
+    g, w = comparable(got), comparable(want)
+    for k in sorted(set(g) | set(w)):
+        assert g.get(k) == w.get(k), f"{k} differs"
+
+
+def test_a_cluster_report_equals_one_machine_with_duplicates_across_shards(tree, tmp_path):
+    want, code = one_machine([tree], *SCAN, "--manifest", "sha256sum:one.sums", cwd=str(tmp_path))
+    r = trawl_dask(
+        "scan", "--local", "2", "--shard-files", "6", "--partitions", "16", tree, *SCAN,
+        "--json", "c.json", "--manifest", "sha256sum:c.sums", "--stats", "stats.json",
+        cwd=str(tmp_path),
+    )
+    assert r.returncode == code == 0, r.stderr
+    got = json.load(open(tmp_path / "c.json"))
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["shards"] >= 7, "the files were spread over many shards"
+    assert want["reduction"]["dedup"][0]["unique_blocks"] < want["reduction"]["dedup"][0]["blocks"]
+    assert len(want["reduction"]["top_files"]) >= 10
+    assert_same_report(got, want)
+    # The manifests are byte for byte the same, and agree with Python's own SHA-256.
+    one = open(tmp_path / "one.sums", "rb").read()
+    assert open(tmp_path / "c.sums", "rb").read() == one
+    line = next(l for l in one.splitlines() if l.endswith(b"copy.bin"))
+    digest, name = line.split(b"  ", 1)
+    assert digest.decode() == hashlib.sha256(open(os.path.join(os.fsencode(tree), name), "rb").read()).hexdigest()
+    # The summary is trawl scan's.
+    assert "data reduction:" in r.stdout and "files contributing most" in r.stdout
+
+
+def test_partitions_16_and_256_give_the_same_figures(tree, tmp_path):
+    out = {}
+    for p in (1, 256):
+        r = trawl_dask("scan", "--local", "2", "--shard-files", "10", "--partitions", str(p), tree,
+                       "--json", f"p{p}.json", cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        out[p] = comparable(json.load(open(tmp_path / f"p{p}.json")))
+    assert out[1]["reduction"] == out[256]["reduction"]
+
+
+def test_trawl_scan_in_process_returns_the_report_the_cli_writes(tree, tmp_path):
+    want, code = one_machine([tree], "--cdc", "16k", cwd=str(tmp_path))
+    got = trawl.scan(tree, cdc="16k")
+    assert got["exit_code"] == code == 0
+    assert_same_report(got, want)
+    with pytest.raises(trawl.ScanError):
+        trawl.scan(tree, digest="no-such-digest")
+
+
+def test_a_worker_killed_mid_shard_and_restarted_gives_the_exact_report(tree, tmp_path, cluster):
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    env = dict(os.environ, TRAWL_DASK_MAP_DELAY="1.5")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--shard-files", "8", "--no-speculate", tree, *SCAN, "--json", "c.json",
+         "--stats", "stats.json"],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    c = cluster.client()
+    try:
+        # A worker in the middle of a shard.
+        busy = wait_until(
+            lambda: next(
+                (w for w, ts in c.processing().items() if any(str(t).startswith("trawl-map-") for t in ts)),
+                None,
+            )
+        )
+        name = str(c.scheduler_info(n_workers=-1)["workers"][busy]["name"])
+        _, pid = worker_pid(c, name)
+        os.kill(pid, signal.SIGKILL)
+        # Its nanny starts it again.
+        wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
+    finally:
+        c.close()
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_host_lost_for_good_is_named_and_the_run_ends_non_zero(tree, tmp_path, cluster):
+    cluster.worker("a")
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    env = {"TRAWL_DASK_MAP_DELAY": "3"}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--on", f"b:{tree}", "--lost-worker-timeout", "2", "--shard-files", "8", "--json", "c.json"],
+        cwd=str(tmp_path), env=dict(os.environ, **env), stderr=subprocess.PIPE, text=True,
+    )
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(
+            str(t).startswith("trawl-map-") for ts in c.processing().values() for t in ts
+        ))
+    finally:
+        c.close()
+    os.killpg(cluster.workers["b"].pid, signal.SIGKILL)
+    killed = time.time()
+    _, err = p.communicate(timeout=120)
+    waited = time.time() - killed
+    assert p.returncode == 2, err
+    assert "host b: no worker for 2 s" in err and "shard(s) not scanned" in err, err
+    # Within the stated time (2 s), plus the scheduler noticing and a poll or two.
+    assert waited < 30, waited
+    assert not (tmp_path / "c.json").exists(), "no report from a run that did not finish"
+
+
+def test_resume_scans_only_what_is_missing_and_gives_the_same_report(tree, tmp_path):
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    state = tmp_path / "state"
+    args = ["scan", "--local", "2", "--shard-files", "5", "--no-speculate", "--state", str(state),
+            tree, *SCAN, "--json", "c.json", "--stats", "stats.json"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", *args], cwd=str(tmp_path),
+        env=dict(os.environ, TRAWL_DASK_MAP_DELAY="0.5"), stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+    # Stop the client (and its local cluster) once a few shards are checkpointed.
+    wait_until(lambda: state.exists() and len([f for f in os.listdir(state) if f.endswith(".shard")]) >= 3,
+               timeout=120)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert not (tmp_path / "c.json").exists()
+    done = len([f for f in os.listdir(state) if f.endswith(".shard")])
+    r = trawl_dask(*args[:-4], "--resume", "--json", "c.json", "--stats", "stats.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["resumed_shards"] == done >= 3
+    assert stats["shards"] > done
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_the_last_shard_is_reissued_on_an_idle_worker_and_the_first_result_wins(tmp_path):
+    from conftest import make_tree
+
+    tree = make_tree(str(tmp_path / "small"), files=6)
+    want, _ = one_machine([tree], cwd=str(tmp_path))
+    t = time.time()
+    # One shard, delayed 8 s on its first worker; the copy runs at once on the other.
+    r = trawl_dask("scan", "--local", "2", tree, "--json", "c.json", "--stats", "stats.json",
+                   cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "8"})
+    assert r.returncode == 0, r.stderr
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["shards"] == 1 and stats["speculative_copies"] == 1
+    assert time.time() - t < 8 + 20
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+    assert "shard seconds" in r.stderr
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout(tree, tmp_path):
+    from conftest import free_port
+
+    t = time.time()
+    r = trawl_dask("scan", "--scheduler", f"tcp://127.0.0.1:{free_port()}", "--connect-timeout", "2",
+                   tree, cwd=str(tmp_path))
+    assert r.returncode == 2
+    assert "cannot reach the scheduler at tcp://127.0.0.1:" in r.stderr
+    assert "within 2 s" in r.stderr
+    assert time.time() - t < 20
+
+
+def test_a_worker_with_another_trawl_version_is_refused_by_name(tree, tmp_path, cluster):
+    # A worker that imports a different trawl: a package of the same name on its path.
+    fake = tmp_path / "other" / "trawl"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "_native.py").write_text("def wire_version():\n    return 'trawl 0.0.9 batch 0'\n")
+    cluster.worker("new")
+    cluster.worker("old", env={"PYTHONPATH": str(tmp_path / "other")})
+    cluster.wait_for(2)
+    r = trawl_dask("scan", "--scheduler", cluster.address, tree, "--json", "c.json", cwd=str(tmp_path))
+    assert r.returncode == 2
+    c = cluster.client()
+    try:
+        addr, _ = worker_pid(c, "old")
+    finally:
+        c.close()
+    assert f"worker {addr} runs trawl 0.0.9 batch 0" in r.stderr, r.stderr
+    assert "refusing to mix versions" in r.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_flags_a_cluster_cannot_honour_are_refused_by_name(tree, tmp_path):
+    r = trawl_dask("scan", "--local", "1", tree, "--sample", "0.1", cwd=str(tmp_path))
+    assert r.returncode == 2
+    assert "--sample: not available in a cluster scan" in r.stderr
+    r = trawl_dask("scan", "--local", "1", tree, "--digest", "nope", cwd=str(tmp_path))
+    assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_the_cli_binary_is_the_one_compared_against():
+    assert os.access(trawl_bin(), os.X_OK)
