@@ -2,6 +2,7 @@
 
 mod audit;
 mod bag;
+mod cluster;
 mod fixity;
 mod flv;
 mod golden;
