@@ -350,6 +350,10 @@ pub struct PartitionResult {
     /// (map, file, duplicate bytes, share of the saving) for each file with a duplicate block
     /// in this partition, ordered by map then file.
     pub shares: Vec<(u32, u32, u64, f64)>,
+    /// Bytes this reduce held at its peak: every map's batches decoded, and the smallest
+    /// size's counts kept for the attribution.
+    #[serde(default)]
+    pub held_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -392,7 +396,18 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
             });
         }
     }
-    let mut out = PartitionResult::default();
+    let mut out = PartitionResult {
+        held_bytes: decoded
+            .iter()
+            .flatten()
+            .map(|b| {
+                (b.entries.len() * size_of::<(u64, u32, u64)>()
+                    + b.carried.len() * 4
+                    + b.files.len() * size_of::<(u32, u32, u64)>()) as u64
+            })
+            .sum(),
+        ..PartitionResult::default()
+    };
     let mut first_counts: Vec<(u64, u32, u64)> = Vec::new();
     for w in 0..nways {
         let batches: Vec<&Batch> = decoded.iter().map(|d| &d[w]).collect();
@@ -414,6 +429,7 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
             carried,
         });
     }
+    out.held_bytes += (first_counts.capacity() * size_of::<(u64, u32, u64)>()) as u64;
     if !first_counts.is_empty() {
         let mut ref_bytes: RefBytes = [(0, 0.0); 13];
         let mut shares: BTreeMap<(u32, u32), (u64, f64)> = BTreeMap::new();

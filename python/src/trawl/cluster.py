@@ -102,6 +102,7 @@ def _reduce(*parts):
         return {"error": str(e)}
     return {
         "counts": counts,
+        "held_bytes": json.loads(counts).get("held_bytes", 0),
         "seconds": time.perf_counter() - t,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
@@ -511,7 +512,9 @@ class Run:
                     "p90": secs[int(0.9 * (len(secs) - 1))] if secs else 0,
                     "max": secs[-1] if secs else 0,
                 },
-                "reducer_peak_rss": max((r["peak_rss"] for r in reduced), default=0),
+                "reducer_held_bytes_max": max((r["held_bytes"] for r in reduced), default=0),
+                "reducer_held_bytes_total": sum(r["held_bytes"] for r in reduced),
+                "worker_peak_rss_max": max((r["peak_rss"] for r in reduced), default=0),
                 "reduce_seconds_max": max((r["seconds"] for r in reduced), default=0),
             }
         )

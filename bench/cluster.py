@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""bench/cluster: `trawl-dask scan --local 2` against `trawl scan` on one machine, in one run.
+
+On the ~2 GiB mixed tree (bench/data/mixed, made by gen_corpus.py), interleaved round by round:
+`trawl scan` (default digest and reduction), and `trawl-dask scan --local 2` with 16 and with
+256 fingerprint partitions. Prints the median wall times (the cluster's including its start:
+two worker processes), the overhead ratio (cluster over one machine; goal <= 1.15), and from
+the cluster's --stats: fingerprints and bytes shipped (bytes per fingerprint, against 16 bytes
+per block for a record per block), task results (against a message per block), the bytes each
+reducer held at most and in all, and the spread of shard times.
+
+On 200,000 small files (bench/data/files200000, made by files.py), the same with `-d xxh3
+--no-reduce`: files per second of `trawl scan`, of the whole cluster scan, and of its
+distributed walk alone (the listing tasks, from --stats).
+
+Every figure checks first that the two reports agree (reduction and totals).
+
+    python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR]
+
+trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
+wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
+builds), so that the ratio is the cluster's, not two compilers'.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(cmd):
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return dt
+
+
+def same(a, b, what):
+    ra, rb = json.load(open(a)), json.load(open(b))
+    for k in ("files", "bytes"):
+        assert ra["totals"][k] == rb["totals"][k], (what, k)
+    assert ra.get("reduction") == rb.get("reduction"), f"{what}: the reductions differ"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "python", "trawl"))
+    ap.add_argument("--mixed", default=os.path.join(HERE, "data", "mixed"))
+    ap.add_argument("--files", default=os.path.join(HERE, "data", "files200000"))
+    a = ap.parse_args()
+    dask = [sys.executable, "-m", "trawl.cluster", "scan", "--local", "2"]
+    tmp = tempfile.mkdtemp(prefix="trawl-bench-cluster-")
+    j = lambda n: os.path.join(tmp, n)
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"bench/cluster: {os.cpu_count()} cores, commit {rev}, {a.runs} interleaved rounds, medians")
+
+    # ---- the mixed tree ----
+    cmds = {
+        "trawl scan": [a.trawl, "scan", a.mixed, "-q", "--json", j("one.json")],
+        "trawl-dask, 16 partitions": dask + ["--partitions", "16", a.mixed, "-q", "--json", j("p16.json"), "--stats", j("p16.stats")],
+        "trawl-dask, 256 partitions": dask + ["--partitions", "256", a.mixed, "-q", "--json", j("p256.json"), "--stats", j("p256.stats")],
+    }
+    times = {k: [] for k in cmds}
+    for _ in range(a.runs):
+        for k, c in cmds.items():
+            times[k].append(run(c))
+    same(j("one.json"), j("p16.json"), "16 partitions")
+    same(j("one.json"), j("p256.json"), "256 partitions")
+    one = json.load(open(j("one.json")))
+    gib = one["totals"]["bytes"] / 2**30
+    print(f"\n{a.mixed}: {one['totals']['files']} files, {gib:.2f} GiB (reports equal: reduction and totals)")
+    base = statistics.median(times["trawl scan"])
+    print(f"  {'command':<28} {'median s':>9} {'GiB/s':>7} {'vs one machine':>15}")
+    for k, ts in times.items():
+        m = statistics.median(ts)
+        print(f"  {k:<28} {m:>9.2f} {gib / m:>7.2f} {m / base:>14.2f}x")
+    for p in (16, 256):
+        s = json.load(open(j(f"p{p}.stats")))
+        rep = json.load(open(j(f"p{p}.json")))
+        ss = s["shard_seconds"]
+        print(
+            f"  {p} partitions: {s['shards']} shards; run {rep['totals']['seconds']:.2f} s without the cluster's start; "
+            f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes = "
+            f"{s['bytes_per_fingerprint']:.2f} bytes each (a record per block: {s['naive_bytes']:,} bytes, "
+            f"{s['naive_bytes'] / s['batch_bytes']:.1f}x more); {s['task_results']:,} task results "
+            f"(a message per block: {s['naive_messages']:,}); reducers held at most "
+            f"{s['reducer_held_bytes_max'] / 2**20:.1f} MiB each, {s['reducer_held_bytes_total'] / 2**20:.1f} MiB in all; "
+            f"shard seconds min/median/p90/max {ss['min']:.2f}/{ss['median']:.2f}/{ss['p90']:.2f}/{ss['max']:.2f}"
+        )
+
+    # ---- 200,000 small files ----
+    if not os.path.isdir(a.files):
+        print(f"\n{a.files}: missing (bench/files.py makes it); skipped")
+        return
+    cmds = {
+        "trawl scan": [a.trawl, "scan", a.files, "-q", "-d", "xxh3", "--no-reduce", "--json", j("f1.json")],
+        "trawl-dask": dask + [a.files, "-q", "-d", "xxh3", "--no-reduce", "--json", j("fd.json"), "--stats", j("fd.stats")],
+    }
+    times = {k: [] for k in cmds}
+    walks = []
+    for _ in range(a.runs):
+        for k, c in cmds.items():
+            times[k].append(run(c))
+        walks.append(json.load(open(j("fd.stats")))["walk"])
+    same(j("f1.json"), j("fd.json"), "small files")
+    n = json.load(open(j("f1.json")))["totals"]["files"]
+    w = statistics.median(x["seconds"] for x in walks)
+    print(f"\n{a.files}: {n:,} files, -d xxh3 --no-reduce (reports equal)")
+    base = statistics.median(times["trawl scan"])
+    for k, ts in times.items():
+        m = statistics.median(ts)
+        print(f"  {k:<28} {m:>7.2f} s {n / m:>10,.0f} files/s {m / base:>6.2f}x")
+    print(
+        f"  distributed walk alone: {w:.2f} s, {n / w:,.0f} files/s "
+        f"({walks[-1]['listing_tasks']} listing tasks of up to 32 directories)"
+    )
+
+
+if __name__ == "__main__":
+    main()
