@@ -93,8 +93,8 @@ def main():
             f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes = "
             f"{s['bytes_per_fingerprint']:.2f} bytes each (a record per block: {s['naive_bytes']:,} bytes, "
             f"{s['naive_bytes'] / s['batch_bytes']:.1f}x more); {s['task_results']:,} task results "
-            f"(a message per block: {s['naive_messages']:,}); reducers held at most "
-            f"{s['reducer_held_bytes_max'] / 2**20:.1f} MiB each, {s['reducer_held_bytes_total'] / 2**20:.1f} MiB in all; "
+            f"(a message per block: {s['naive_messages']:,}); the reducers held at most "
+            f"{s['reducer_held_bytes_max'] / 2**20:.1f} MiB each ({s['reducers']} reduce tasks); "
             f"shard seconds min/median/p90/max {ss['min']:.2f}/{ss['median']:.2f}/{ss['p90']:.2f}/{ss['max']:.2f}"
         )
 

@@ -95,6 +95,11 @@ impl ClusterPlan {
         Ok(ClusterPlan { plan })
     }
 
+    /// Whether the scan measures data reduction (else the maps ship no fingerprints).
+    pub fn reducing(&self) -> bool {
+        self.plan.reduce.is_some()
+    }
+
     pub fn roots(&self) -> &[PathBuf] {
         &self.plan.cfg.roots
     }

@@ -64,6 +64,11 @@ impl Plan {
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
 
+    /// Whether the scan measures data reduction.
+    fn reducing(&self) -> bool {
+        self.0.reducing()
+    }
+
     /// The roots as given, as bytes.
     fn roots(&self, py: Python<'_>) -> Vec<Py<PyBytes>> {
         self.0

@@ -66,8 +66,17 @@ pub struct MapOutput {
 }
 
 /// One way of cutting, on the map side: each distinct key's (length, occurrences, where its
-/// carried values start).
-type WayKeys = HashMap<u64, (u32, u64, u32)>;
+/// carried values start). Keys are hashes already, so they index the map as they are (rotated
+/// so that the 8 low bits a 56-bit key leaves zero land at the top).
+type WayKeys = nohash_hasher::IntMap<u64, (u32, u64, u32)>;
+
+fn slot(key: u64) -> u64 {
+    key.rotate_right(8)
+}
+
+fn unslot(s: u64) -> u64 {
+    s.rotate_left(8)
+}
 
 /// Folds one shard's files (the facts [`FileReducer`](crate::FileReducer) makes) into batches.
 pub struct Mapper {
@@ -77,8 +86,8 @@ pub struct Mapper {
     unit_index: usize,
     ways: Vec<WayKeys>,
     carried: Vec<u32>,
-    /// (key, file) of the non-zero blocks at the smallest size -> occurrences.
-    files: HashMap<(u64, u32), u64>,
+    /// (key, file) of each non-zero block at the smallest size, counted at the end.
+    files: Vec<(u64, u32)>,
     totals: MapTotals,
     buf: Vec<u8>,
 }
@@ -98,9 +107,9 @@ impl Mapper {
         let n = cfg.codecs.len();
         Mapper {
             partitions: partitions.max(1),
-            ways: vec![HashMap::new(); nways],
+            ways: vec![WayKeys::default(); nways],
             carried: Vec::new(),
-            files: HashMap::new(),
+            files: Vec::new(),
             totals: MapTotals {
                 ways: vec![WayTotals::default(); nways],
                 chunk_sizes: vec![0; 64],
@@ -177,7 +186,7 @@ impl Mapper {
                     continue;
                 }
                 let at = self.carried.len() as u32;
-                let e = self.ways[idx].entry(key).or_insert((len, 0, at));
+                let e = self.ways[idx].entry(slot(key)).or_insert((len, 0, at));
                 if e.1 == 0 && is_unit {
                     self.carried
                         .extend((0..ncodec).map(|c| f.units[g * ncodec + c].1));
@@ -187,7 +196,7 @@ impl Mapper {
                     && attributing
                     && let Some(file) = f.file
                 {
-                    *self.files.entry((key, file)).or_insert(0) += 1;
+                    self.files.push((key, file));
                 }
             }
         }
@@ -219,7 +228,7 @@ impl Mapper {
                     continue;
                 }
                 self.ways[w]
-                    .entry(key_of(*fp, self.cfg.exact_keys))
+                    .entry(slot(key_of(*fp, self.cfg.exact_keys)))
                     .or_insert((*len, 0, 0))
                     .1 += 1;
             }
@@ -252,7 +261,7 @@ impl Mapper {
             .collect();
         for (idx, keys) in self.ways.iter().enumerate() {
             let mut sorted: Vec<(u64, (u32, u64, u32))> =
-                keys.iter().map(|(k, v)| (*k, *v)).collect();
+                keys.iter().map(|(k, v)| (unslot(*k), *v)).collect();
             sorted.sort_unstable_by_key(|e| e.0);
             for (key, (len, count, at)) in sorted {
                 let b = &mut parts[partition_of(key, self.partitions) as usize][idx];
@@ -265,9 +274,10 @@ impl Mapper {
         }
         let mut totals = self.totals;
         totals.fingerprints = self.ways.iter().map(|w| w.len() as u64).sum();
-        let mut files: Vec<((u64, u32), u64)> = self.files.into_iter().collect();
+        let mut files = self.files;
         files.sort_unstable();
-        for ((key, file), n) in files {
+        let counted = files.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as u64));
+        for ((key, file), n) in counted {
             let b = &mut parts[partition_of(key, self.partitions) as usize][0];
             let entry = b
                 .entries

@@ -55,11 +55,13 @@ def _list(args, idx, dirs):
         subdirs += d
         skipped.append(s)
         failed.append(e)
-    return files, subdirs, skipped, failed
+    # One bytes object: Dask sends each bytes object of a result as a frame of its own, and
+    # tens of thousands of names cost seconds that way.
+    return pickle.dumps((files, subdirs, skipped, failed), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _map(args, files, partitions, delay):
-    """One shard's map; ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
+    """One shard's map (``files``: its names joined by NUL, one bytes object); ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
     for fault tests, to have a worker die mid-shard."""
     from distributed import get_worker
     from trawl import _native as n
@@ -67,6 +69,7 @@ def _map(args, files, partitions, delay):
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
+    files = files.split(b"\0") if files else []
     report, records, totals, parts = n.Plan(args).map(files, partitions)
     try:
         where = get_worker().address
@@ -82,27 +85,34 @@ def _map(args, files, partitions, delay):
     }
 
 
-def _part(result, q):
-    return result["parts"][q]
+def _pieces(result, lo, hi):
+    """A map's batch sets of partitions lo..hi, for the reduce task that counts them."""
+    return result["parts"][lo:hi]
 
 
 def _meta(result):
     return {k: v for k, v in result.items() if k != "parts"}
 
 
-def _reduce(*parts):
+def _reduce(lo, *pieces):
+    """Counts partitions lo, lo+1, ... one at a time from every map's pieces (in map order):
+    what the task holds at once is its maps' encoded batches and one partition decoded."""
     import resource
 
     from trawl import _native as n
 
     t = time.perf_counter()
-    try:
-        counts = n.reduce_partition(list(parts))
-    except ValueError as e:
-        return {"error": str(e)}
+    out = []
+    for i in range(len(pieces[0]) if pieces else 0):
+        try:
+            counts = n.reduce_partition([p[i] for p in pieces])
+        except ValueError as e:
+            return {"error": str(e), "partition": lo + i}
+        out.append(counts)
     return {
-        "counts": counts,
-        "held_bytes": json.loads(counts).get("held_bytes", 0),
+        "counts": out,
+        "held_bytes": max((json.loads(c).get("held_bytes", 0) for c in out), default=0),
+        "input_bytes": sum(len(b) for p in pieces for b in p),
         "seconds": time.perf_counter() - t,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
@@ -145,7 +155,8 @@ def _parser():
         help="local disks: PATH on the worker(s) of HOST (a host name or address, or a worker's "
         "name); its shards run only there (repeatable; instead of PATH...)",
     )
-    s.add_argument("--partitions", type=int, default=64, help="fingerprint partitions, one reduce task each (default 64)")
+    s.add_argument("--partitions", type=int, default=64, help="fingerprint partitions, each counted apart (default 64)")
+    s.add_argument("--reducers", type=int, default=0, help="reduce tasks, each counting a range of partitions (default: twice the workers)")
     s.add_argument("--shard-files", type=int, default=10000, help="at most this many files per shard (default 10000)")
     s.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most this many bytes per shard (default 8GiB)")
     s.add_argument("--state", metavar="DIR", help="checkpoint each finished shard here (for --resume)")
@@ -317,7 +328,7 @@ class Run:
             tasks += 1
             self.failed(f, self.what[f.key])
             idx = self.root_of.pop(f.key)
-            fs, dirs, sk, fa = f.result()
+            fs, dirs, sk, fa = pickle.loads(f.result())
             f.release()
             for path, size, dev, ino, nlink in fs:
                 if (dev, ino) not in excluded:
@@ -401,7 +412,7 @@ class Run:
                 resumed += 1
                 continue
             f = self.client.submit(
-                _map, self.args, s["files"], self.o.partitions, delay,
+                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay,
                 key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
             )
             self.root_of[f.key] = s["root"]
@@ -443,7 +454,7 @@ class Run:
                     continue  # already copied, or pinned to its host's disks
                 w = idle.pop()
                 g = self.client.submit(
-                    _map, self.args, by_key[k]["files"], self.o.partitions, 0,
+                    _map, self.args, b"\0".join(by_key[k]["files"]), self.o.partitions, 0,
                     key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=False,
                 )
                 owner[g.key] = k
@@ -466,18 +477,26 @@ class Run:
     # -- reduce and finish --
 
     def reduce(self, maps, shards):
-        parts = []
-        for q in range(self.o.partitions):
+        """The partitions counted by --reducers tasks, each a range of partitions: one piece
+        task per (map, reducer), not per (map, partition), since every task costs the
+        scheduler a few milliseconds. Returns the maps' metadata, the reducers' results and
+        every partition's counts in order."""
+        metas = [self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
+        p = self.o.partitions if self.plan.reducing() else 0
+        r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
+        bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
+        reducers = []
+        for lo, hi in bounds:
             pieces = [
-                self.client.submit(_part, m, q, key=f"trawl-part-{self.run_key}-{s['key']}-{q}")
+                self.client.submit(_pieces, m, lo, hi, key=f"trawl-pieces-{self.run_key}-{s['key']}-{lo}")
                 for m, s in zip(maps, shards)
             ]
-            parts.append(self.client.submit(_reduce, *pieces, key=f"trawl-reduce-{self.run_key}-{q}"))
-        metas = [self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
+            reducers.append(self.client.submit(_reduce, lo, *pieces, key=f"trawl-reduce-{self.run_key}-{lo}"))
         self.root_of = {}
-        self.drain(parts + metas, lambda f: self.failed(f, f.key))
-        reduced = self.client.gather(parts)
-        for q, r in enumerate(reduced):
+        self.drain(reducers + metas, lambda f: self.failed(f, f.key))
+        reduced = self.client.gather(reducers)
+        counts = []
+        for r in reduced:
             if "error" in r:
                 msg = r["error"]
                 if msg.startswith("map "):
@@ -485,14 +504,16 @@ class Run:
                     m = maps[i]
                     who = self.client.who_has([m]).get(m.key) or ["the client (resumed)"]
                     msg = f"shard {shards[i]['key']} (from {', '.join(who)}): {msg.split(':', 1)[1].strip()}"
-                raise Fatal(f"partition {q}: {msg}")
-        return self.client.gather(metas), reduced
+                raise Fatal(f"partition {r['partition']}: {msg}")
+            counts += r["counts"]
+        self.stats["reducers"] = len(reducers)
+        return self.client.gather(metas), reduced, counts
 
     def record_stats(self, metas, reduced, shards):
         tot = [json.loads(m["totals"]) for m in metas]
         fps = sum(t.get("fingerprints", 0) for t in tot)
         blocks = sum(w["blocks"] - w["zero_blocks"] for t in tot for w in t["ways"])
-        shipped = sum(r.get("shipped", 0) for r in reduced)
+        shipped = sum(r["input_bytes"] for r in reduced)
         secs = sorted(m["seconds"] for m in metas)
         self.stats.update(
             {
@@ -503,8 +524,8 @@ class Run:
                 "bytes_per_fingerprint": shipped / fps if fps else None,
                 "naive_bytes": 16 * blocks,
                 "task_results": self.stats.get("walk", {}).get("listing_tasks", 0)
-                + len(shards) * (2 + self.o.partitions)
-                + self.o.partitions,
+                + len(shards) * (2 + len(reduced))
+                + len(reduced),
                 "naive_messages": blocks,
                 "shard_seconds": {
                     "min": secs[0] if secs else 0,
@@ -512,8 +533,8 @@ class Run:
                     "p90": secs[int(0.9 * (len(secs) - 1))] if secs else 0,
                     "max": secs[-1] if secs else 0,
                 },
-                "reducer_held_bytes_max": max((r["held_bytes"] for r in reduced), default=0),
-                "reducer_held_bytes_total": sum(r["held_bytes"] for r in reduced),
+                "reducer_input_bytes_max": max((r["input_bytes"] for r in reduced), default=0),
+                "reducer_held_bytes_max": max((r["input_bytes"] + r["held_bytes"] for r in reduced), default=0),
                 "worker_peak_rss_max": max((r["peak_rss"] for r in reduced), default=0),
                 "reduce_seconds_max": max((r["seconds"] for r in reduced), default=0),
             }
@@ -525,17 +546,12 @@ class Run:
         files, skipped, failed = self.walk(set(excluded))
         shards = self.shards(files)
         maps = self.maps(shards)
-        # Bytes shipped: every partition's batch set, as the reducers receive it.
-        sizes = self.client.gather(
-            [self.client.submit(_sizes, m, key=f"trawl-sizes-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
-        )
-        metas, reduced = self.reduce(maps, shards)
-        reduced[0]["shipped"] = sum(sizes)
+        metas, reduced, counts = self.reduce(maps, shards)
         self.record_stats(metas, reduced, shards)
         code = self.plan.finish(
             outputs,
             [(m["report"], m["records"], m["totals"]) for m in metas],
-            [r["counts"] for r in reduced],
+            counts,
             skipped,
             failed,
             time.time() - self.started,
@@ -554,10 +570,6 @@ class Run:
             with open(self.o.stats, "w") as f:
                 json.dump(s, f, indent=2)
         return code
-
-
-def _sizes(result):
-    return sum(len(p) for p in result["parts"])
 
 
 def _client(o):
