@@ -13,7 +13,14 @@ fn the_python_package_and_the_cluster_tests_pass() {
     }
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"])
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/tests",
+        ])
         .current_dir(root)
         .env("TRAWL_BIN", env!("CARGO_BIN_EXE_trawl"))
         .output()
@@ -25,7 +32,11 @@ fn the_python_package_and_the_cluster_tests_pass() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Every test ran: none skipped for want of something.
-    let last = text.lines().rev().find(|l| l.contains(" passed")).unwrap_or("");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed"))
+        .unwrap_or("");
     assert!(!last.contains("skipped"), "{last}");
     eprintln!("python/tests: {last}");
 }

@@ -276,7 +276,9 @@ impl Mapper {
         totals.fingerprints = self.ways.iter().map(|w| w.len() as u64).sum();
         let mut files = self.files;
         files.sort_unstable();
-        let counted = files.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as u64));
+        let counted = files
+            .chunk_by(|a, b| a == b)
+            .map(|run| (run[0], run.len() as u64));
         for ((key, file), n) in counted {
             let b = &mut parts[partition_of(key, self.partitions) as usize][0];
             let entry = b

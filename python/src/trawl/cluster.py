@@ -394,9 +394,25 @@ class Run:
         except FileNotFoundError:
             return None
 
+    def downstream(self, shard, m):
+        """As soon as a shard's map has its result: the tasks that take its metadata and its
+        pieces for each reducer, so that they run while the other maps still read."""
+        key = shard["key"]
+        self.early[key] = (
+            self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"),
+            [
+                self.client.submit(_pieces, m, lo, hi, key=f"trawl-pieces-{self.run_key}-{key}-{lo}")
+                for lo, hi in self.bounds
+            ],
+        )
+
     def maps(self, shards):
         """Runs (or takes from the checkpoints) every shard's map; one future per shard, in
         shard order."""
+        p = self.o.partitions if self.plan.reducing() else 0
+        r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
+        self.bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
+        self.early = {}
         delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
         if self.o.state:
             os.makedirs(self.o.state, exist_ok=True)
@@ -409,6 +425,7 @@ class Run:
             if prior is not None:
                 # In a list: a dict alone would be scattered as one future per key.
                 winner[s["key"]] = self.client.scatter([prior], hash=False)[0]
+                self.downstream(s, winner[s["key"]])
                 resumed += 1
                 continue
             f = self.client.submit(
@@ -434,6 +451,7 @@ class Run:
             self.failed(f, self.what.get(f.key, f.key))
             # The first result wins; the other copy is dropped.
             winner[k] = f
+            self.downstream(by_key[k], f)
             for g in copies.pop(k):
                 if g is not f:
                     self.dropped.add(g.key)
@@ -481,19 +499,20 @@ class Run:
         task per (map, reducer), not per (map, partition), since every task costs the
         scheduler a few milliseconds. Returns the maps' metadata, the reducers' results and
         every partition's counts in order."""
-        metas = [self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{s['key']}") for m, s in zip(maps, shards)]
-        p = self.o.partitions if self.plan.reducing() else 0
-        r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
-        bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
-        reducers = []
-        for lo, hi in bounds:
-            pieces = [
-                self.client.submit(_pieces, m, lo, hi, key=f"trawl-pieces-{self.run_key}-{s['key']}-{lo}")
-                for m, s in zip(maps, shards)
-            ]
-            reducers.append(self.client.submit(_reduce, lo, *pieces, key=f"trawl-reduce-{self.run_key}-{lo}"))
-        self.root_of = {}
-        self.drain(reducers + metas, lambda f: self.failed(f, f.key))
+        metas = [self.early[s["key"]][0] for s in shards]
+        reducers = [
+            self.client.submit(
+                _reduce, lo, *[self.early[s["key"]][1][i] for s in shards],
+                key=f"trawl-reduce-{self.run_key}-{lo}",
+            )
+            for i, (lo, hi) in enumerate(self.bounds)
+        ]
+        # A pinned shard whose result was lost with its host is read again there: the watchdog
+        # goes on watching those hosts through the shards' metadata tasks.
+        self.root_of = {m.key: s["root"] for m, s in zip(metas, shards)}
+        for m, s in zip(metas, shards):
+            self.what[m.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
+        self.drain(reducers + metas, lambda f: self.failed(f, self.what.get(f.key, f.key)))
         reduced = self.client.gather(reducers)
         counts = []
         for r in reduced:
@@ -541,12 +560,26 @@ class Run:
         )
 
     def run(self):
+        phases = {}
+        t = time.perf_counter()
+
+        def phase(name):
+            nonlocal t
+            now = time.perf_counter()
+            phases[name] = round(now - t, 3)
+            t = now
+
         self.check_versions()
         outputs, excluded = self.plan.open_outputs()
+        phase("versions and outputs")
         files, skipped, failed = self.walk(set(excluded))
+        phase("walk")
         shards = self.shards(files)
+        phase("shards")
         maps = self.maps(shards)
+        phase("maps")
         metas, reduced, counts = self.reduce(maps, shards)
+        phase("reduce")
         self.record_stats(metas, reduced, shards)
         code = self.plan.finish(
             outputs,
@@ -556,6 +589,8 @@ class Run:
             failed,
             time.time() - self.started,
         )
+        phase("merge and outputs")
+        self.stats["phase_seconds"] = phases
         s = self.stats
         if s["fingerprints"]:
             _say(
