@@ -71,9 +71,12 @@ def main():
         "trawl-dask, 256 partitions": dask + ["--partitions", "256", a.mixed, "-q", "--json", j("p256.json"), "--stats", j("p256.stats")],
     }
     times = {k: [] for k in cmds}
+    runs = {16: [], 256: []}  # the cluster's own seconds (its report), and its phases
     for _ in range(a.runs):
         for k, c in cmds.items():
             times[k].append(run(c))
+        for p in runs:
+            runs[p].append((json.load(open(j(f"p{p}.json")))["totals"]["seconds"], json.load(open(j(f"p{p}.stats")))))
     same(j("one.json"), j("p16.json"), "16 partitions")
     same(j("one.json"), j("p256.json"), "256 partitions")
     one = json.load(open(j("one.json")))
@@ -86,10 +89,15 @@ def main():
         print(f"  {k:<28} {m:>9.2f} {gib / m:>7.2f} {m / base:>14.2f}x")
     for p in (16, 256):
         s = json.load(open(j(f"p{p}.stats")))
-        rep = json.load(open(j(f"p{p}.json")))
         ss = s["shard_seconds"]
+        own = statistics.median(r[0] for r in runs[p])
+        phases = {k: statistics.median(r[1]["phase_seconds"][k] for r in runs[p]) for k in s["phase_seconds"]}
         print(
-            f"  {p} partitions: {s['shards']} shards; run {rep['totals']['seconds']:.2f} s without the cluster's start; "
+            f"  {p} partitions, without the cluster's start (the run's own seconds): {own:.2f} s, "
+            f"{own / base:.2f}x one machine; phases: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+        )
+        print(
+            f"  {p} partitions: {s['shards']} shards; "
             f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes = "
             f"{s['bytes_per_fingerprint']:.2f} bytes each (a record per block: {s['naive_bytes']:,} bytes, "
             f"{s['naive_bytes'] / s['batch_bytes']:.1f}x more); {s['task_results']:,} task results "

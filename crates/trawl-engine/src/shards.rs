@@ -28,38 +28,76 @@ impl Shard {
     }
 }
 
-/// Packs `files` (path, size) into shards: sorted by size, largest first (ties by path), each
-/// shard filled until the next file would pass either bound.
+/// Packs `files` (path, size) into shards of at most `max_files` files and `max_bytes` bytes,
+/// as few as the bounds allow and as even as they can be: a file larger than `max_bytes` is a
+/// shard alone; the others, largest first (ties by path), each go to the emptiest of N shards
+/// (by bytes) that has room, N the fewest the bounds allow, one more while some file finds no
+/// room. Even shards end together: filling one shard after another left a small last one,
+/// and a worker idle beside it.
 pub fn pack(mut files: Vec<(PathBuf, u64)>, max_files: usize, max_bytes: u64) -> Vec<Shard> {
     let max_files = max_files.max(1);
+    let max_bytes = max_bytes.max(1);
     files.sort_by(|a, b| {
         b.1.cmp(&a.1)
             .then_with(|| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()))
     });
-    let mut out: Vec<Shard> = Vec::new();
-    let mut cur = Shard {
-        files: Vec::new(),
-        bytes: 0,
-    };
-    for (path, size) in files {
-        let full = cur.files.len() >= max_files
-            || (!cur.files.is_empty() && cur.bytes.saturating_add(size) > max_bytes);
-        if full {
-            out.push(std::mem::replace(
-                &mut cur,
-                Shard {
-                    files: Vec::new(),
-                    bytes: 0,
-                },
-            ));
+    let split = files.partition_point(|f| f.1 > max_bytes);
+    let rest = files.split_off(split);
+    let mut out: Vec<Shard> = files
+        .into_iter()
+        .map(|(path, bytes)| Shard {
+            files: vec![path],
+            bytes,
+        })
+        .collect();
+    if rest.is_empty() {
+        return out;
+    }
+    let total: u64 = rest.iter().map(|f| f.1).sum();
+    let mut n = (total.div_ceil(max_bytes) as usize).max(rest.len().div_ceil(max_files));
+    loop {
+        if let Some(shards) = spread(&rest, n, max_files, max_bytes) {
+            out.extend(shards);
+            return out;
         }
-        cur.bytes += size;
-        cur.files.push(path);
+        n += 1;
     }
-    if !cur.files.is_empty() {
-        out.push(cur);
+}
+
+/// The files (largest first) in `n` shards, each to the emptiest with room; None if one finds
+/// none.
+fn spread(
+    files: &[(PathBuf, u64)],
+    n: usize,
+    max_files: usize,
+    max_bytes: u64,
+) -> Option<Vec<Shard>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    let mut out: Vec<Shard> = (0..n)
+        .map(|_| Shard {
+            files: Vec::new(),
+            bytes: 0,
+        })
+        .collect();
+    // Shards with room for another file, emptiest first (ties by number: the order is stable).
+    let mut open: BinaryHeap<Reverse<(u64, usize)>> = (0..n).map(|i| Reverse((0, i))).collect();
+    for (path, size) in files {
+        // The emptiest shard is the likeliest to fit; if it cannot, none can.
+        let Reverse((bytes, i)) = open.pop()?;
+        if bytes + size > max_bytes {
+            return None;
+        }
+        let s = &mut out[i];
+        s.bytes += size;
+        s.files.push(path.clone());
+        if s.files.len() < max_files {
+            open.push(Reverse((s.bytes, i)));
+        }
     }
-    out
+    out.retain(|s| !s.files.is_empty());
+    Some(out)
 }
 
 #[cfg(test)]
@@ -100,9 +138,25 @@ mod tests {
     }
 
     #[test]
+    fn shards_are_as_few_as_the_bounds_allow_and_even() {
+        let sizes: Vec<u64> = (0..268u64)
+            .map(|i| (i * 7919) % 16_000_000 + 1000)
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        // 5% of room: the files fit in 8 shards.
+        let shards = pack(files(&sizes), 10_000, total / 8 * 105 / 100);
+        assert_eq!(shards.len(), 8);
+        let (lo, hi) = (
+            shards.iter().map(|s| s.bytes).min().unwrap(),
+            shards.iter().map(|s| s.bytes).max().unwrap(),
+        );
+        assert!(hi - lo < hi / 50, "{lo}..{hi}");
+    }
+
+    #[test]
     fn a_file_past_the_byte_bound_is_a_shard_alone_and_keys_are_stable() {
         let shards = pack(files(&[10, 9_000, 20, 30]), 100, 1_000);
-        assert_eq!(shards.len(), 2);
+        assert_eq!(shards.len(), 2, "{shards:?}");
         assert_eq!(shards[0].files, [PathBuf::from("f001")]);
         assert_eq!(shards[1].bytes, 60);
         let mut reversed = files(&[10, 9_000, 20, 30]);

@@ -352,9 +352,11 @@ class Run:
         the shard of its first name (its data is counted once, as one machine counts it)."""
         nw = max(1, self.stats.get("workers", 1))
         total = sum(f[2] for f in files)
-        # Small enough that every worker gets several: the slowest cannot hold the run back.
-        max_bytes = min(self.o.shard_size, max(64 << 20, total // (4 * nw)))
-        max_files = min(self.o.shard_files, max(100, len(files) // (4 * nw)))
+        # Four shards a worker, with 5% of room for the packing to make them even (at least
+        # 100 files and 64 MiB each): the slowest cannot hold the run back, and the last round
+        # keeps every worker busy.
+        max_bytes = min(self.o.shard_size, max(64 << 20, total * 105 // (400 * nw)))
+        max_files = min(self.o.shard_files, max(100, len(files) * 105 // (400 * nw)))
         out = []
         for idx in range(len(self.roots)):
             mine = [f for f in files if f[0] == idx]
