@@ -1,9 +1,9 @@
 """trawl-dask: one trawl scan over a Dask cluster, with the report one machine would write.
 
 The client walks the tree with listing tasks (each returns a few directories' files and the
-subdirectories left), packs the files into shards (bounded files and bytes, largest first),
-runs one map task per shard (digests, records, and fingerprints packed per partition), one
-reduce task per fingerprint partition (exact counts), and writes the outputs from the merged
+subdirectories left), packs the files into even shards (bounded files and bytes, largest first),
+runs one map task per shard (digests, records, and fingerprints packed per partition), reduce
+tasks over ranges of fingerprint partitions (exact counts), and writes the outputs from the merged
 parts with trawl's own writers. Scheduling, transport, membership and retries are Dask's; what
 is trawl's: fixed task keys (a retried task is the same task), deterministic map outputs, a
 watchdog for shards pinned to a lost host, speculative copies of the last shards, checkpoints
