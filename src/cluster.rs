@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 pub use trawl_engine::shards::{Shard, pack};
 use trawl_engine::{Scan, ScanOptions, ScanOutcome, ScanResult};
 use trawl_reduce::cluster::{MapTotals, PartitionResult};
+use trawl_report::JsonPath;
 use trawl_report::media::MediaReport;
 pub use trawl_report::scan::FileJson;
 use trawl_report::scan::{ErrorJson, ScanReport, SizeHistogram};
-use trawl_report::{JsonPath, SCHEMA_VERSION};
 use trawl_walk::{SkipKind, WalkItem};
 
 use crate::commands::scan::{Outputs, write};
@@ -277,30 +277,9 @@ impl ClusterPlan {
         let mut records = sink
             .finish(&p.cfg.roots)
             .context("cannot keep the merged records (--temp-dir)")?;
-        let mut report = ScanReport {
-            schema_version: SCHEMA_VERSION,
-            trawl_version: env!("CARGO_PKG_VERSION").to_string(),
-            roots: p.cfg.roots.iter().map(|r| JsonPath::new(r)).collect(),
-            algorithms: p.algorithms.iter().map(|a| a.name().to_string()).collect(),
-            digest_implementations: p
-                .algorithms
-                .iter()
-                .map(|a| (a.name().to_string(), a.implementation()))
-                .collect(),
-            io: format!("{:?}", p.cfg.io).to_lowercase(),
-            threads: p.cfg.threads,
-            totals: Default::default(),
-            reduction: None,
-            cancelled: false,
-            file_sizes: Vec::new(),
-            files: Default::default(),
-            media: Default::default(),
-            flv: None,
-            breakdown: None,
-            duplicates: None,
-            skipped: walk.skipped.clone(),
-            failed: walk.failed.clone(),
-        };
+        let mut report = trawl_engine::scan::empty_report(&p.cfg, &p.algorithms);
+        report.skipped = walk.skipped.clone();
+        report.failed = walk.failed.clone();
         let mut sizes = SizeHistogram::default();
         let mut flv: Option<MediaReport> = None;
         let mut hardlinks = trawl_report::reduction::HardLinks::default();

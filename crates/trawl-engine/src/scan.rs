@@ -357,17 +357,6 @@ impl Scan {
             None => (None, false),
         };
         let report = ScanReport {
-            schema_version: SCHEMA_VERSION,
-            trawl_version: env!("CARGO_PKG_VERSION").to_string(),
-            roots: o.cfg.roots.iter().map(|r| JsonPath::new(r)).collect(),
-            algorithms: o.algorithms.iter().map(|a| a.name().to_string()).collect(),
-            digest_implementations: o
-                .algorithms
-                .iter()
-                .map(|a| (a.name().to_string(), a.implementation()))
-                .collect(),
-            io: format!("{:?}", o.cfg.io).to_lowercase(),
-            threads: o.cfg.threads,
             totals: Totals {
                 files: records.len(),
                 bytes,
@@ -403,6 +392,7 @@ impl Scan {
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             skipped,
             failed,
+            ..empty_report(&o.cfg, &o.algorithms)
         };
         Ok(ScanOutcome::Finished(Box::new(ScanResult {
             report,
@@ -441,6 +431,34 @@ fn take_media(rec: &mut FileRecord) -> Option<Result<FlvIndex, String>> {
 /// files: a lane adds a file's facts in one call).
 fn lock(a: &Mutex<Accumulator>) -> std::sync::MutexGuard<'_, Accumulator> {
     a.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A report of nothing yet: what the scan was asked (roots, digests, I/O, threads), every
+/// count zero. A cluster's client fills one from its parts.
+pub fn empty_report(cfg: &ScanConfig, algorithms: &[Algorithm]) -> ScanReport {
+    ScanReport {
+        schema_version: SCHEMA_VERSION,
+        trawl_version: env!("CARGO_PKG_VERSION").to_string(),
+        roots: cfg.roots.iter().map(|r| JsonPath::new(r)).collect(),
+        algorithms: algorithms.iter().map(|a| a.name().to_string()).collect(),
+        digest_implementations: algorithms
+            .iter()
+            .map(|a| (a.name().to_string(), a.implementation()))
+            .collect(),
+        io: format!("{:?}", cfg.io).to_lowercase(),
+        threads: cfg.threads,
+        totals: Totals::default(),
+        reduction: None,
+        cancelled: false,
+        file_sizes: Vec::new(),
+        files: FileList::default(),
+        media: MediaTotals::default(),
+        flv: None,
+        breakdown: None,
+        duplicates: None,
+        skipped: Vec::new(),
+        failed: Vec::new(),
+    }
 }
 
 /// One file read, as a report record.

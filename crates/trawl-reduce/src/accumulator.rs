@@ -1,8 +1,6 @@
 //! Every file's facts folded into the global figures and the report.
 
-use crate::config::BASE;
 use crate::dedup::ratio;
-use crate::fingerprint::block_fp;
 use std::sync::Arc;
 
 use trawl_report::reduction::*;
@@ -181,31 +179,19 @@ impl Accumulator {
         }
         let n = f.fps.len();
         let ncodec = self.cfg.codecs.len();
-        let last_len = if (f.size as usize).is_multiple_of(BASE) {
-            BASE
-        } else {
-            f.size as usize % BASE
-        };
         // Scratch vectors kept between files (a small file's facts came with four allocations).
         let (mut keys, mut lens, mut zero, mut buf) = std::mem::take(&mut self.scratch);
         // What the first codec stores of this file (or part), for the breakdowns.
         let mut stored = 0u64;
         for (idx, (size, d)) in self.sizes.iter_mut().enumerate() {
-            let k = *size / BASE;
             keys.clear();
             lens.clear();
             zero.clear();
-            for (g, group) in f.fps.chunks(k).enumerate() {
-                keys.push(block_fp(group, &mut buf));
-                let first = g * k;
-                let len = if first + group.len() == n {
-                    (group.len() - 1) * BASE + last_len
-                } else {
-                    group.len() * BASE
-                };
-                lens.push(len as u32);
-                zero.push(f.zero[first..first + group.len()].iter().all(|z| *z));
-            }
+            f.for_each_block(*size, &mut buf, &mut |_, key, len, z| {
+                keys.push(key);
+                lens.push(len);
+                zero.push(z);
+            });
             let is_unit = idx == self.unit_index;
             let carry = |u: usize, out: &mut Vec<u32>| {
                 if is_unit {

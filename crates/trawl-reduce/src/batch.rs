@@ -61,7 +61,8 @@ pub fn partition_of(key: u64, partitions: u32) -> u32 {
     ((key as u128 * partitions as u128) >> 64) as u32
 }
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a LEB128 varint.
+pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -69,7 +70,8 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn get(b: &[u8], at: &mut usize) -> Result<u64, BatchError> {
+/// Reads a LEB128 varint at `at`, moving it past.
+pub(crate) fn get(b: &[u8], at: &mut usize) -> Result<u64, BatchError> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *b.get(*at).ok_or(BatchError::Truncated)?;

@@ -20,12 +20,11 @@ use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
 
 use crate::accumulator::{Figures, cut_sizes};
 use crate::attribution::{RefBytes, static_kind};
-use crate::batch::{Batch, BatchError, Merged, partition_of};
+use crate::batch::{Batch, BatchError, Merged, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
-use crate::config::{BASE, ReduceConfig};
+use crate::config::ReduceConfig;
 use crate::dedup::{Refs, histogram, ratio, ref_bucket};
 use crate::facts::FileReduce;
-use crate::fingerprint::block_fp;
 
 /// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
 /// blocks and bytes in all and of zeros; chunk sizes; per-unit compression; and the names of the
@@ -136,69 +135,61 @@ impl Mapper {
 
     /// Folds in one file, or a part of it (whole groups of blocks).
     pub fn add(&mut self, f: &FileReduce) {
-        let n = f.fps.len();
         let ncodec = self.cfg.codecs.len();
-        let last_len = if (f.size as usize).is_multiple_of(BASE) {
-            BASE
-        } else {
-            f.size as usize % BASE
-        };
         let attributing = self.cfg.attributing();
+        let exact = self.cfg.exact_keys;
         // What the first codec stores of this file's non-zero units (for the breakdowns).
         let mut stored = 0u64;
-        for (idx, size) in self.sizes.iter().enumerate() {
-            let k = *size / BASE;
+        for idx in 0..self.sizes.len() {
             let is_unit = idx == self.unit_index;
-            for (g, group) in f.fps.chunks(k).enumerate() {
-                let key = key_of(block_fp(group, &mut self.buf), self.cfg.exact_keys);
-                let first = g * k;
-                let len = if first + group.len() == n {
-                    (group.len() - 1) * BASE + last_len
-                } else {
-                    group.len() * BASE
-                } as u32;
-                let zero = f.zero[first..first + group.len()].iter().all(|z| *z);
+            let (totals, keys, carried, files) = (
+                &mut self.totals,
+                &mut self.ways[idx],
+                &mut self.carried,
+                &mut self.files,
+            );
+            f.for_each_block(self.sizes[idx], &mut self.buf, &mut |g, fp, len, zero| {
+                let key = key_of(fp, exact);
                 if is_unit && ncodec > 0 {
-                    self.totals.units += 1;
+                    totals.units += 1;
                     if !zero {
                         stored += f.units[g * ncodec].1 as u64;
                     }
                     for c in 0..ncodec {
                         let (clen, alloc) = f.units[g * ncodec + c];
                         if zero {
-                            self.totals.zero_compressed[c] += clen as u64;
-                            self.totals.zero_allocated[c] += alloc as u64;
+                            totals.zero_compressed[c] += clen as u64;
+                            totals.zero_allocated[c] += alloc as u64;
                         } else {
-                            self.totals.compressed[c] += clen as u64;
-                            self.totals.allocated[c] += alloc as u64;
+                            totals.compressed[c] += clen as u64;
+                            totals.allocated[c] += alloc as u64;
                         }
                     }
                     if zero {
-                        self.totals.zero_logical += len as u64;
+                        totals.zero_logical += len as u64;
                     }
                 }
-                let t = &mut self.totals.ways[idx];
+                let t = &mut totals.ways[idx];
                 t.blocks += 1;
                 t.logical_bytes += len as u64;
                 if zero {
                     t.zero_blocks += 1;
                     t.zero_bytes += len as u64;
-                    continue;
+                    return;
                 }
-                let at = self.carried.len() as u32;
-                let e = self.ways[idx].entry(slot(key)).or_insert((len, 0, at));
+                let at = carried.len() as u32;
+                let e = keys.entry(slot(key)).or_insert((len, 0, at));
                 if e.1 == 0 && is_unit {
-                    self.carried
-                        .extend((0..ncodec).map(|c| f.units[g * ncodec + c].1));
+                    carried.extend((0..ncodec).map(|c| f.units[g * ncodec + c].1));
                 }
                 e.1 += 1;
                 if idx == 0
                     && attributing
                     && let Some(file) = f.file
                 {
-                    self.files.push((key, file));
+                    files.push((key, file));
                 }
-            }
+            });
         }
         if let Some(id) = f.file
             && attributing
@@ -297,51 +288,22 @@ impl Mapper {
 /// One map's batches of one partition (one per way of cutting), each behind its length.
 pub fn encode_part(batches: &[Batch]) -> Vec<u8> {
     let mut out = Vec::new();
-    let put = |out: &mut Vec<u8>, v: usize| {
-        let mut b = [0u8; 10];
-        let n = leb128(v as u64, &mut b);
-        out.extend_from_slice(&b[..n]);
-    };
-    put(&mut out, batches.len());
+    put(&mut out, batches.len() as u64);
     for b in batches {
         let e = b.encode();
-        put(&mut out, e.len());
+        put(&mut out, e.len() as u64);
         out.extend_from_slice(&e);
     }
     out
 }
 
-fn leb128(mut v: u64, out: &mut [u8; 10]) -> usize {
-    let mut i = 0;
-    while v >= 0x80 {
-        out[i] = v as u8 | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    out[i] = v as u8;
-    i + 1
-}
-
-fn read_leb128(b: &[u8], at: &mut usize) -> Result<usize, BatchError> {
-    let mut v = 0usize;
-    for shift in (0..64).step_by(7) {
-        let byte = *b.get(*at).ok_or(BatchError::Truncated)?;
-        *at += 1;
-        v |= ((byte & 0x7f) as usize) << shift;
-        if byte < 0x80 {
-            return Ok(v);
-        }
-    }
-    Err(BatchError::NotABatch)
-}
-
 /// Reads back what [`encode_part`] wrote.
 pub fn decode_part(b: &[u8]) -> Result<Vec<Batch>, BatchError> {
     let mut at = 0;
-    let n = read_leb128(b, &mut at)?;
-    let mut out = Vec::with_capacity(n.min(64));
+    let n = get(b, &mut at)?;
+    let mut out = Vec::with_capacity(n.min(64) as usize);
     for _ in 0..n {
-        let len = read_leb128(b, &mut at)?;
+        let len = usize::try_from(get(b, &mut at)?).map_err(|_| BatchError::Truncated)?;
         let end = at.checked_add(len).ok_or(BatchError::Truncated)?;
         out.push(Batch::decode(b.get(at..end).ok_or(BatchError::Truncated)?)?);
         at = end;
@@ -637,24 +599,13 @@ fn rank(
 mod tests {
     use super::*;
     use crate::codec::Codec;
+    use crate::tests::data;
     use crate::{Accumulator, FileReducer};
-
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
 
     /// Files with duplicates inside and across them, zero runs, short tails, compressible
     /// text and empty files.
     fn files() -> Vec<(String, Vec<u8>)> {
-        let shared = noise(300_000, 1);
+        let shared = data(300_000, 1);
         let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog\n"
             .iter()
             .copied()
@@ -663,7 +614,7 @@ mod tests {
             .collect();
         let mut out = Vec::new();
         for i in 0..24u64 {
-            let mut d = noise(10_000 + (i as usize * 7919) % 90_000, 100 + i);
+            let mut d = data(10_000 + (i as usize * 7919) % 90_000, 100 + i);
             if i % 2 == 0 {
                 d.extend_from_slice(&shared[..(i as usize + 1) * 8192]);
             }

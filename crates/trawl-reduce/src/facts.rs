@@ -18,3 +18,39 @@ pub struct FileReduce {
     /// The format its first bytes show (a MIME type), in the part that has them.
     pub kind: Option<&'static str>,
 }
+
+impl FileReduce {
+    /// Each block of `size` bytes (a multiple of 4 KiB) cut from the start, in order: its
+    /// number, its fingerprint (made from its 4 KiB fingerprints), its length (the last block is
+    /// as long as what is left) and whether it is all zeros.
+    pub(crate) fn for_each_block(
+        &self,
+        size: usize,
+        buf: &mut Vec<u8>,
+        each: &mut dyn FnMut(usize, u128, u32, bool),
+    ) {
+        use crate::config::BASE;
+        let n = self.fps.len();
+        let last_len = if (self.size as usize).is_multiple_of(BASE) {
+            BASE
+        } else {
+            self.size as usize % BASE
+        };
+        let k = size / BASE;
+        for (g, group) in self.fps.chunks(k).enumerate() {
+            let first = g * k;
+            let len = if first + group.len() == n {
+                (group.len() - 1) * BASE + last_len
+            } else {
+                group.len() * BASE
+            };
+            let zero = self.zero[first..first + group.len()].iter().all(|z| *z);
+            each(
+                g,
+                crate::fingerprint::block_fp(group, buf),
+                len as u32,
+                zero,
+            );
+        }
+    }
+}

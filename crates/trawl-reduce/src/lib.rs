@@ -40,7 +40,7 @@ pub use facts::FileReduce;
 pub use reducer::FileReducer;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use xxhash_rust::xxh3::xxh3_128;
@@ -56,7 +56,8 @@ mod tests {
         r.finish()
     }
 
-    fn data(n: usize, seed: u64) -> Vec<u8> {
+    /// Pseudo-random bytes (xorshift): the same for the same seed.
+    pub(crate) fn data(n: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {
