@@ -15,7 +15,6 @@ pub use trawl_engine::shards::{Shard, pack};
 use trawl_engine::{Scan, ScanOptions, ScanOutcome, ScanResult};
 use trawl_reduce::cluster::{MapTotals, PartitionResult};
 use trawl_report::JsonPath;
-use trawl_report::media::MediaReport;
 pub use trawl_report::scan::FileJson;
 use trawl_report::scan::{ErrorJson, ScanReport, SizeHistogram};
 use trawl_walk::{SkipKind, WalkItem};
@@ -220,90 +219,73 @@ impl ClusterPlan {
         })
     }
 
-    /// Merges every shard's part and every partition's counts into one report and writes the
-    /// outputs as `trawl scan` does; returns the exit code. `listings` are the walk's skipped
-    /// and failed entries (JSON arrays of report records).
+    /// The client's merge of the shards' parts, taken one at a time as they arrive (its
+    /// records wait in a spool past `--memory`'s share, as one machine's do).
+    pub fn merge(&self) -> Merge {
+        let p = &self.plan;
+        let spill = p.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let keep = p.json.is_some() || !p.manifests.is_empty() || p.html.is_some();
+        Merge {
+            sink: trawl_engine::records::RecordSink::new(&spill, p.record_memory, keep, false),
+            report: trawl_engine::scan::empty_report(&p.cfg, &p.algorithms),
+            sizes: SizeHistogram::default(),
+            hardlinks: Default::default(),
+            totals: Vec::new(),
+        }
+    }
+
+    /// Writes the outputs from the merged shards and every partition's counts as `trawl scan`
+    /// does (its summary included); returns the exit code. `walk`: the listings' skipped and
+    /// failed entries.
     pub fn finish(
         &self,
         outputs: OpenOutputs,
-        shards: Vec<ShardPart>,
+        merge: Merge,
         partitions: Vec<Vec<u8>>,
         walk: &Listing,
         started: Instant,
     ) -> u8 {
-        match self.merge(shards, partitions, walk, started) {
-            Ok(result) => crate::finish(match write(outputs.0, &self.plan, result) {
-                Ok(o) => o,
-                Err(e) => {
-                    crate::messages::error(format_args!("{}", crate::describe(&e)));
-                    crate::Outcome::Trouble
-                }
-            }),
-            Err(e) => {
-                crate::messages::error(format_args!("{}", crate::describe(&e)));
-                crate::Outcome::Trouble.code()
-            }
-        }
+        let written = self
+            .result(merge, partitions, walk, started)
+            .and_then(|result| write(outputs.0, &self.plan, result));
+        crate::finish(written.unwrap_or_else(|e| {
+            crate::messages::error(format_args!("{}", crate::describe(&e)));
+            crate::Outcome::Trouble
+        }))
     }
 
-    fn merge(
+    fn result(
         &self,
-        shards: Vec<ShardPart>,
+        merge: Merge,
         partitions: Vec<Vec<u8>>,
         walk: &Listing,
         started: Instant,
     ) -> anyhow::Result<ScanResult> {
         let p = &self.plan;
         let spill = p.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-        let keep = p.json.is_some() || !p.manifests.is_empty() || p.html.is_some();
-        let mut sink = trawl_engine::records::RecordSink::new(&spill, p.record_memory, keep, false);
-        let mut reports: Vec<ScanReport> = Vec::new();
-        let mut totals: Vec<MapTotals> = Vec::new();
-        for (i, s) in shards.iter().enumerate() {
-            reports.push(
-                serde_json::from_slice(&s.report).with_context(|| format!("shard {i}: report"))?,
-            );
-            totals.push(
-                serde_json::from_slice(&s.totals).with_context(|| format!("shard {i}: totals"))?,
-            );
-            sink.import(&s.records)
-                .with_context(|| format!("shard {i}: records"))?;
-        }
         let parts: Vec<PartitionResult> = partitions
             .iter()
             .enumerate()
             .map(|(i, b)| serde_json::from_slice(b).with_context(|| format!("partition {i}")))
             .collect::<anyhow::Result<_>>()?;
-        let mut records = sink
+        let Merge {
+            sink,
+            mut report,
+            sizes,
+            hardlinks,
+            totals,
+        } = merge;
+        let records = sink
             .finish(&p.cfg.roots)
             .context("cannot keep the merged records (--temp-dir)")?;
-        let mut report = trawl_engine::scan::empty_report(&p.cfg, &p.algorithms);
-        report.skipped = walk.skipped.clone();
-        report.failed = walk.failed.clone();
-        let mut sizes = SizeHistogram::default();
-        let mut flv: Option<MediaReport> = None;
-        let mut hardlinks = trawl_report::reduction::HardLinks::default();
-        for r in reports {
-            report.totals.files += r.totals.files;
-            report.totals.bytes += r.totals.bytes;
-            report.skipped.extend(r.skipped);
-            report.failed.extend(r.failed);
-            for b in &r.file_sizes {
-                sizes.add_bucket(b);
-            }
-            if let Some(f) = r.flv {
-                match &mut flv {
-                    None => flv = Some(f),
-                    Some(m) => m.merge(f),
-                }
-            }
-            if let Some(red) = r.reduction {
-                hardlinks.names += red.hardlinks.names;
-                hardlinks.bytes += red.hardlinks.bytes;
-            }
-        }
+        // The walk's problems first, as one machine meets them.
+        let mut skipped = walk.skipped.clone();
+        skipped.append(&mut report.skipped);
+        report.skipped = skipped;
+        let mut failed = walk.failed.clone();
+        failed.append(&mut report.failed);
+        report.failed = failed;
         report.file_sizes = sizes.buckets();
-        report.flv = flv;
         report.totals.skipped = report.skipped.len() as u64;
         report.totals.failed = report.failed.len() as u64;
         let seconds = started.elapsed().as_secs_f64();
@@ -340,8 +322,6 @@ impl ClusterPlan {
                 report.files = records.file_list()?;
             }
         }
-        // Manifests are read from the records by `write`.
-        let _ = &mut records;
         Ok(ScanResult {
             report,
             records,
@@ -351,6 +331,51 @@ impl ClusterPlan {
             duplicates: None,
             map: None,
         })
+    }
+}
+
+/// The shards' parts merged so far (see [`ClusterPlan::merge`]).
+pub struct Merge {
+    sink: trawl_engine::records::RecordSink,
+    report: ScanReport,
+    sizes: SizeHistogram,
+    hardlinks: trawl_report::reduction::HardLinks,
+    /// Each map's reduction totals, in map order (the partitions' attribution numbers maps by
+    /// it).
+    totals: Vec<MapTotals>,
+}
+
+impl Merge {
+    /// Takes the next shard's part (in the order its map was reduced in).
+    pub fn add(&mut self, part: &ShardPart) -> anyhow::Result<()> {
+        let i = self.totals.len();
+        let r: ScanReport =
+            serde_json::from_slice(&part.report).with_context(|| format!("shard {i}: report"))?;
+        let t: MapTotals =
+            serde_json::from_slice(&part.totals).with_context(|| format!("shard {i}: totals"))?;
+        self.sink
+            .import(&part.records)
+            .with_context(|| format!("shard {i}: records"))?;
+        let report = &mut self.report;
+        report.totals.files += r.totals.files;
+        report.totals.bytes += r.totals.bytes;
+        report.skipped.extend(r.skipped);
+        report.failed.extend(r.failed);
+        for b in &r.file_sizes {
+            self.sizes.add_bucket(b);
+        }
+        if let Some(f) = r.flv {
+            match &mut report.flv {
+                None => report.flv = Some(f),
+                Some(m) => m.merge(f),
+            }
+        }
+        if let Some(red) = r.reduction {
+            self.hardlinks.names += red.hardlinks.names;
+            self.hardlinks.bytes += red.hardlinks.bytes;
+        }
+        self.totals.push(t);
+        Ok(())
     }
 }
 

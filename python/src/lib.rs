@@ -115,37 +115,69 @@ impl Plan {
         Ok((Outputs(Mutex::new(Some(o))), ids))
     }
 
-    /// Merges the shards' parts (report, records, totals) and the partitions' counts, writes
-    /// the outputs as `trawl scan` does, prints its summary; returns the exit code.
+    /// A merge of the shards' parts, fed one at a time ([`Merger::add`]).
+    fn merge(&self) -> Merger {
+        Merger(Mutex::new(Some(self.0.merge())))
+    }
+
+    /// Writes the outputs from the merged shards and the partitions' counts as `trawl scan`
+    /// does, and prints its summary; returns the exit code.
     #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
         py: Python<'_>,
         outputs: &Outputs,
-        shards: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+        merger: &Merger,
         partitions: Vec<Vec<u8>>,
         skipped: Vec<Vec<u8>>,
         failed: Vec<Vec<u8>>,
         seconds: f64,
     ) -> PyResult<u8> {
-        let out = outputs
-            .0
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("outputs poisoned"))?
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("these outputs were already written"))?;
-        let shards = shards
-            .into_iter()
-            .map(|(report, records, totals)| ShardPart {
-                report,
-                records,
-                totals,
-            })
-            .collect();
+        let out = take(&outputs.0, "these outputs were already written")?;
+        let merge = take(&merger.0, "this merge was already finished")?;
         let walk = trawl_cli::cluster::walk_problems(&skipped, &failed)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         let started = Instant::now() - Duration::from_secs_f64(seconds.max(0.0));
-        Ok(py.detach(|| self.0.finish(out, shards, partitions, &walk, started)))
+        Ok(py.detach(|| self.0.finish(out, merge, partitions, &walk, started)))
+    }
+}
+
+/// What a mutex holds, taken once.
+fn take<T>(m: &Mutex<Option<T>>, twice: &str) -> PyResult<T> {
+    m.lock()
+        .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?
+        .take()
+        .ok_or_else(|| PyRuntimeError::new_err(twice.to_string()))
+}
+
+/// The shards' parts merged so far, on the client.
+#[pyclass(name = "Merger", frozen)]
+struct Merger(Mutex<Option<trawl_cli::cluster::Merge>>);
+
+#[pymethods]
+impl Merger {
+    /// Takes the next shard's (report, records, totals), in the order its map was reduced in.
+    fn add(
+        &self,
+        py: Python<'_>,
+        report: Vec<u8>,
+        records: Vec<u8>,
+        totals: Vec<u8>,
+    ) -> PyResult<()> {
+        let part = ShardPart {
+            report,
+            records,
+            totals,
+        };
+        let mut g = self
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?;
+        let m = g
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("this merge was already finished"))?;
+        py.detach(|| m.add(&part))
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
 }
 
@@ -210,6 +242,7 @@ fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_class::<Outputs>()?;
+    m.add_class::<Merger>()?;
     m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;

@@ -514,7 +514,27 @@ class Run:
         self.root_of = {m.key: s["root"] for m, s in zip(metas, shards)}
         for m, s in zip(metas, shards):
             self.what[m.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
-        self.drain(reducers + metas, lambda f: self.failed(f, self.what.get(f.key, f.key)))
+        # The shards' records and totals, merged one at a time as they come (each let go once
+        # merged), while the reducers count.
+        merger = self.plan.merge()
+        pending = {m.key: i for i, m in enumerate(metas)}
+        merged = [None] * len(metas)
+        seconds = []
+
+        def take(f):
+            self.failed(f, self.what.get(f.key, f.key))
+            if f.key in pending:
+                merged[pending.pop(f.key)] = f
+
+        self.drain(reducers + metas, take)
+        # In map order: the partitions number files by their map's place.
+        for f in merged:
+            m = f.result()
+            merger.add(m["report"], m["records"], m["totals"])
+            t = json.loads(m["totals"])
+            blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
+            seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
+            f.release()
         reduced = self.client.gather(reducers)
         counts = []
         for r in reduced:
@@ -528,14 +548,14 @@ class Run:
                 raise Fatal(f"partition {r['partition']}: {msg}")
             counts += r["counts"]
         self.stats["reducers"] = len(reducers)
-        return self.client.gather(metas), reduced, counts
+        return merger, seconds, reduced, counts
 
     def record_stats(self, metas, reduced, shards):
-        tot = [json.loads(m["totals"]) for m in metas]
-        fps = sum(t.get("fingerprints", 0) for t in tot)
-        blocks = sum(w["blocks"] - w["zero_blocks"] for t in tot for w in t["ways"])
+        """``metas``: per shard, (seconds, fingerprints shipped, non-zero blocks)."""
+        fps = sum(f for _, f, _ in metas)
+        blocks = sum(b for _, _, b in metas)
         shipped = sum(r["input_bytes"] for r in reduced)
-        secs = sorted(m["seconds"] for m in metas)
+        secs = sorted(s for s, _, _ in metas)
         self.stats.update(
             {
                 "shards": len(shards),
@@ -580,12 +600,12 @@ class Run:
         phase("shards")
         maps = self.maps(shards)
         phase("maps")
-        metas, reduced, counts = self.reduce(maps, shards)
+        merger, metas, reduced, counts = self.reduce(maps, shards)
         phase("reduce")
         self.record_stats(metas, reduced, shards)
         code = self.plan.finish(
             outputs,
-            [(m["report"], m["records"], m["totals"]) for m in metas],
+            merger,
             counts,
             skipped,
             failed,
