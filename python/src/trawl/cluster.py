@@ -69,6 +69,7 @@ def _map(args, files, partitions, delay):
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
+    began = time.time()
     files = files.split(b"\0") if files else []
     report, records, totals, parts = n.Plan(args).map(files, partitions)
     try:
@@ -81,6 +82,7 @@ def _map(args, files, partitions, delay):
         "totals": totals,
         "parts": parts,
         "seconds": time.perf_counter() - t,
+        "began": began,
         "worker": where,
     }
 
@@ -212,6 +214,7 @@ class Run:
         self.lost = {}  # host -> since when it has had no worker
         self.speculated = 0
         self.dropped = set()  # keys of copies cancelled because the other copy won
+        self.timeline = []  # (worker, start after the maps began, seconds) per shard
 
     # -- workers --
 
@@ -415,6 +418,7 @@ class Run:
         r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
         self.bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
         self.early = {}
+        self.maps_began = time.time()
         delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
         if self.o.state:
             os.makedirs(self.o.state, exist_ok=True)
@@ -534,6 +538,7 @@ class Run:
             t = json.loads(m["totals"])
             blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
             seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
+            self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
             f.release()
         reduced = self.client.gather(reducers)
         counts = []
@@ -613,6 +618,7 @@ class Run:
         )
         phase("merge and outputs")
         self.stats["phase_seconds"] = phases
+        self.stats["shard_timeline"] = sorted(self.timeline, key=lambda x: (str(x[0]), x[1]))
         s = self.stats
         if s["fingerprints"]:
             _say(
