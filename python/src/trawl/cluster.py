@@ -215,6 +215,7 @@ class Run:
         self.speculated = 0
         self.dropped = set()  # keys of copies cancelled because the other copy won
         self.timeline = []  # (worker, start after the maps began, seconds) per shard
+        self.resolved = {}  # host spec -> its address, or None
 
     # -- workers --
 
@@ -223,10 +224,12 @@ class Run:
 
     def matching(self, spec):
         """The workers a host spec names: by host (name or address), worker name or address."""
-        try:
-            ip = socket.gethostbyname(spec)
-        except OSError:
-            ip = None
+        if spec not in self.resolved:  # once: a resolver may take seconds to say no
+            try:
+                self.resolved[spec] = socket.gethostbyname(spec)
+            except OSError:
+                self.resolved[spec] = None
+        ip = self.resolved[spec]
         return [
             a
             for a, w in self.workers().items()
