@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use crate::util::{Dir, python_with, tool};
+use crate::util::{Dir, mkfifo, python_json, python_with, tool};
 
 /// A tree with copies in other directories, a hard link, an empty file and a file of its own.
 fn tree(d: &Dir) {
@@ -88,13 +88,7 @@ for dp, dn, fn in os.walk(root):
 out = [sorted(min(v) for v in g.values()) for g in groups.values() if len(g) > 1]
 print(json.dumps(out))
 "#;
-    let o = Command::new("python3")
-        .args(["-c", py, "t"])
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want: Vec<Vec<String>> = serde_json::from_slice(&o.stdout).unwrap();
+    let want: Vec<Vec<String>> = python_json(&d, py, "t");
     let want: BTreeSet<BTreeSet<String>> =
         want.into_iter().map(|g| g.into_iter().collect()).collect();
     assert_eq!(groups_of_text(&text), want, "{text}");
@@ -540,14 +534,7 @@ gs = sorted((sorted(g) for g in groups.values() if len(g) > 1), key=len)
 out = [g for g in gs if not any(all(os.path.dirname(x) in h for x in g) for h in gs if h is not g)]
 print(json.dumps(out))
 "#;
-    let o = Command::new("python3")
-        .args(["-c", py, "t"])
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want: BTreeSet<BTreeSet<String>> = serde_json::from_slice::<Vec<Vec<String>>>(&o.stdout)
-        .unwrap()
+    let want: BTreeSet<BTreeSet<String>> = python_json::<Vec<Vec<String>>>(&d, py, "t")
         .into_iter()
         .map(|g| g.into_iter().collect())
         .collect();
@@ -743,13 +730,7 @@ fn reference_buckets_hold_the_bytes_python_counts_and_problems_are_named_on_the_
         d.create(format!("t/r/{i}.bin").as_bytes(), &data);
     }
     let fifo = d.join("t/a fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     d.cmd()
         .args(["scan", "t", "-q", "--json", "r.json", "--html", "r.html"])
         .run()
@@ -776,14 +757,7 @@ for k, c in count.items():
     o = out.setdefault(str(lo), [0, 0, 0, 0]); o[0] += 1; o[1] += c; o[2] += size[k] * c; o[3] += size[k]
 print(json.dumps(out))
 "#;
-    let o = Command::new("python3")
-        .args(["-c", py, "t"])
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want: std::collections::BTreeMap<String, [u64; 4]> =
-        serde_json::from_slice(&o.stdout).unwrap();
+    let want: std::collections::BTreeMap<String, [u64; 4]> = python_json(&d, py, "t");
     let got: std::collections::BTreeMap<String, [u64; 4]> =
         r["reduction"]["dedup"][0]["references"]
             .as_array()

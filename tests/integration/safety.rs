@@ -4,7 +4,7 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::util::{Dir, Serve, is_root};
+use crate::util::{Dir, Serve, is_root, mkfifo};
 
 fn mknod_char(path: &Path, major: u32, minor: u32) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -17,12 +17,6 @@ fn mknod_char(path: &Path, major: u32, minor: u32) {
         )
     };
     assert_eq!(r, 0, "mknod {}", path.display());
-}
-
-pub fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo on a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
 fn is_char_device(p: &Path) -> bool {

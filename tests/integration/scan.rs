@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Dir, is_root};
+use crate::util::{Dir, is_root, mkfifo};
 
 fn coreutils(prog: &str, file: &std::path::Path) -> String {
     let out = Command::new(prog).arg(file).output().unwrap();
@@ -170,13 +170,7 @@ fn fifo_socket_and_symlink_are_skipped_without_blocking() {
     let d = Dir::new();
     d.create(b"t/a", b"a");
     let fifo = d.join("t/fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     let _sock = std::os::unix::net::UnixListener::bind(d.join("t/sock")).unwrap();
     std::os::unix::fs::symlink("a", d.join("t/link")).unwrap();
     let start = Instant::now();

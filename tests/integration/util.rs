@@ -278,6 +278,24 @@ pub fn make_awkward(d: &Dir, under: &str) {
     }
 }
 
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo on a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+/// Runs a Python script (`python3 -c`) in `d` with `arg`, and reads what it prints as JSON.
+pub fn python_json<T: serde::de::DeserializeOwned>(d: &Dir, script: &str, arg: &str) -> T {
+    let o = Command::new("python3")
+        .args(["-c", script, arg])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// Whether python3 with these modules is available; skips (printing why) or, under
 /// TRAWL_REQUIRE_INTEROP=1, fails when not.
 pub fn python_with(modules: &[&str]) -> bool {
