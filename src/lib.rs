@@ -78,7 +78,7 @@ pub fn main_with(argv: Vec<std::ffi::OsString>, signals: bool) -> u8 {
 
 /// The exit code of a command's outcome: a signal decides it whatever the command returned;
 /// an error stop has already made the command return its error (exit 2).
-fn finish(outcome: Outcome) -> u8 {
+pub(crate) fn finish(outcome: Outcome) -> u8 {
     let outcome = match STOP.reason() {
         Some(Reason::Signal(_)) => Outcome::Interrupted,
         _ => outcome,

@@ -2,6 +2,8 @@
 //! Long calls (a shard's map, a partition's reduce, the outputs) release the interpreter's
 //! lock, so that a Dask worker's other threads (its heartbeats) go on meanwhile.
 
+mod audit;
+
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
@@ -247,6 +249,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    audit::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

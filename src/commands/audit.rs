@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use trawl_catalog::{AuditOptions, AuditOutcome, Catalog, Notice, OpenMode, Verdict};
+use trawl_catalog::{
+    AuditOptions, AuditOutcome, Catalog, Local, Notice, OpenMode, Source, Verdict,
+};
 use trawl_printer::audit::{Shown, event_line, summary};
 use trawl_report::audit::AuditEvent;
 
@@ -15,6 +17,16 @@ use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> {
+    run_with(plan, typed_roots, &mut Local)
+}
+
+/// `trawl audit` with its walk and reads done by `source` (a cluster's workers); the catalog,
+/// the messages and the outputs stay here.
+pub fn run_with(
+    plan: AuditPlan,
+    typed_roots: &[PathBuf],
+    source: &mut dyn Source,
+) -> anyhow::Result<Outcome> {
     let mut json = plan.json.as_deref().map(Output::create).transpose()?;
     let mut html = plan.html.as_deref().map(Output::create).transpose()?;
     let mode = if plan.init {
@@ -59,32 +71,39 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
             .collect(),
     };
     let bar = crate::progress::Bar::new(plan.quiet);
-    let outcome = trawl_catalog::audit(&mut cat, &opts, &bar, &STOP, &mut |n| match n {
-        Notice::Resumed { run } => messages::warning(format_args!(
-            "audit run {run} was interrupted; resuming it (files it already checked are not read again)"
-        )),
-        Notice::Skipped { path, kind } => messages::warning(format_args!(
-            "{}: skipped: {}",
-            shown.path(path),
-            kind.describe()
-        )),
-        Notice::Failed(e) => messages::error(format_args!("{e}")),
-        Notice::Corrupt { path } => messages::error(format_args!(
-            "{}: CORRUPT: content changed but size and mtime did not",
-            shown.path(path)
-        )),
-        Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
-            "{}: inside the registered root {}; auditing {} (its files are registered once)",
-            shown.path(root),
-            registered.display(),
-            registered.display()
-        )),
-        Notice::ContainsRegistered { root, registered } => messages::warning(format_args!(
-            "{}: holds the registered root {}, which is audited as itself",
-            shown.path(root),
-            registered.display()
-        )),
-    });
+    let outcome = trawl_catalog::audit_with(
+        &mut cat,
+        &opts,
+        source,
+        &bar,
+        &STOP,
+        &mut |n| match n {
+            Notice::Resumed { run } => messages::warning(format_args!(
+                "audit run {run} was interrupted; resuming it (files it already checked are not read again)"
+            )),
+            Notice::Skipped { path, kind } => messages::warning(format_args!(
+                "{}: skipped: {}",
+                shown.path(path),
+                kind.describe()
+            )),
+            Notice::Failed(e) => messages::error(format_args!("{e}")),
+            Notice::Corrupt { path } => messages::error(format_args!(
+                "{}: CORRUPT: content changed but size and mtime did not",
+                shown.path(path)
+            )),
+            Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
+                "{}: inside the registered root {}; auditing {} (its files are registered once)",
+                shown.path(root),
+                registered.display(),
+                registered.display()
+            )),
+            Notice::ContainsRegistered { root, registered } => messages::warning(format_args!(
+                "{}: holds the registered root {}, which is audited as itself",
+                shown.path(root),
+                registered.display()
+            )),
+        },
+    );
     drop(bar);
     let report = match outcome? {
         AuditOutcome::Finished(r) => r,

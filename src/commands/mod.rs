@@ -1,6 +1,6 @@
 //! The commands, one module each, plus the shared output plumbing.
 
-mod audit;
+pub(crate) mod audit;
 mod bag;
 pub(crate) mod catalog;
 mod duplicates;

@@ -15,6 +15,7 @@ pub mod query;
 pub mod report;
 pub mod run;
 mod schema;
+pub mod source;
 pub mod summary;
 pub mod verdict;
 pub mod view;
@@ -25,8 +26,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use trawl_digest::Algorithm;
 
 pub use audit::{Audit, AuditMode, Planned, Verdict};
-pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit};
+pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
+pub use source::{Local, ReadPlan, ReadResult, Source, SourceError};
 
 /// Splits a catalog's concatenated digests (in the catalog's algorithm order) by algorithm.
 pub fn split_digests(algs: &[Algorithm], d: &[u8]) -> Vec<(Algorithm, Vec<u8>)> {
@@ -253,19 +255,28 @@ impl Catalog {
     /// leaves them out.
     pub fn own_files(&self) -> Vec<(u64, u64)> {
         use std::os::unix::fs::MetadataExt;
-        let mut out = Vec::new();
+        self.own_paths()
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|md| (md.dev(), md.ino()))
+            .collect()
+    }
+
+    /// The canonical names of the catalog's own files (the database and its journals), whether
+    /// they exist yet or not.
+    pub fn own_paths(&self) -> Vec<PathBuf> {
         let real = self
             .path
             .canonicalize()
             .unwrap_or_else(|_| self.path.clone());
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = real.clone().into_os_string();
-            p.push(suffix);
-            if let Ok(md) = std::fs::metadata(&p) {
-                out.push((md.dev(), md.ino()));
-            }
-        }
-        out
+        ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .map(|suffix| {
+                let mut p = real.clone().into_os_string();
+                p.push(suffix);
+                PathBuf::from(p)
+            })
+            .collect()
     }
 
     /// The registered roots, by id.

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
 use trawl_digest::Algorithm;
-use trawl_read::ReadError;
-use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::{FileEntry, SkipKind, WalkItem};
 
 use crate::audit::PlanFilter;
+use crate::source::{Local, ReadPlan, ReadResult, Source, SourceError};
 use crate::summary::RunSummary;
 use crate::verdict::{AuditMode, Verdict};
 use crate::{Catalog, CatalogError};
@@ -56,8 +56,8 @@ pub enum Notice<'a> {
     Resumed { run: i64 },
     /// The walk met something that is not a regular file (symbolic links are not reported).
     Skipped { path: &'a Path, kind: SkipKind },
-    /// A directory could not be listed, or a file could not be read.
-    Failed(&'a ScanError),
+    /// A directory could not be listed, or a file could not be read (the error names it).
+    Failed(&'a (dyn std::error::Error + 'a)),
     /// Same size and mtime as registered, different content.
     Corrupt { path: &'a Path },
     /// A root given lies inside a registered root: that root is audited instead (its files
@@ -157,6 +157,11 @@ pub enum AuditError {
         "{source}: the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes"
     )]
     Stopped { source: CatalogError },
+    /// The walk or the reads failed where they ran (e.g. a cluster's task).
+    #[error(
+        "{0}: the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes"
+    )]
+    Source(String),
 }
 
 fn names(a: &[Algorithm]) -> String {
@@ -174,10 +179,22 @@ fn root_of(roots: &[PathBuf], p: &Path) -> Option<usize> {
     roots.iter().position(|r| p.starts_with(r))
 }
 
-/// Runs one audit of `opts.scan.roots` into `cat`.
+/// Runs one audit of `opts.scan.roots` into `cat`, walking and reading on this machine.
 pub fn audit(
     cat: &mut Catalog,
     opts: &AuditOptions,
+    progress: &dyn Progress,
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Result<AuditOutcome, AuditError> {
+    audit_with(cat, opts, &mut Local, progress, stop, notice)
+}
+
+/// Runs one audit of `opts.scan.roots` into `cat`, its walk and reads done by `source`.
+pub fn audit_with(
+    cat: &mut Catalog,
+    opts: &AuditOptions,
+    source: &mut dyn Source,
     progress: &dyn Progress,
     stop: &Stop,
     notice: &mut dyn FnMut(Notice<'_>),
@@ -195,7 +212,10 @@ pub fn audit(
         }
         (_, false) => existing,
     };
+    // The catalog's files are left out by identity and by name: a walk done on another host
+    // may see other device numbers for the same files.
     let mut own = cat.own_files();
+    let own_paths = cat.own_paths();
     own.extend(opts.exclude.iter().copied());
     let registered: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, p)| p).collect();
     let (roots, exclude) = place_roots(&opts.scan.roots, &registered, notice);
@@ -222,51 +242,55 @@ pub fn audit(
     let mut trouble = false;
 
     // 1. The walk, into the catalog's walk table.
-    let (tx, rx) = bounded::<WalkItem>(16 * 1024);
-    std::thread::scope(|s| -> Result<(), CatalogError> {
-        let walk_opts = &opts.scan.walk;
-        let roots = &roots;
-        s.spawn(move || trawl_walk::walk(roots, walk_opts, &tx, stop, &|_| {}));
-        for item in rx {
-            match item {
-                WalkItem::File(f) => {
-                    if own.contains(&(f.dev, f.ino)) {
-                        continue;
-                    }
-                    let r = rel(&f.path, &roots[f.root]);
-                    audit.walk_file(f.root, r, f.size, f.mtime_ns, f.dev, f.ino)?;
+    let walked = source.walk(&roots, &opts.scan.walk, stop, &mut |item| {
+        match item {
+            WalkItem::File(f) => {
+                if own.contains(&(f.dev, f.ino))
+                    || own_paths
+                        .iter()
+                        .any(|p| p.as_os_str() == f.path.as_os_str())
+                {
+                    return Ok(());
                 }
-                WalkItem::Skipped { path, kind } => {
-                    let Some(root) = root_of(roots, &path) else {
-                        continue;
-                    };
-                    if kind != SkipKind::Symlink {
-                        notice(Notice::Skipped { path: &path, kind });
-                    }
-                    let k = if kind == SkipKind::Symlink {
-                        "symlink"
-                    } else {
-                        "special"
-                    };
-                    audit.walk_other(root, rel(&path, &roots[root]), k)?;
+                let r = rel(&f.path, &roots[f.root]);
+                audit.walk_file(f.root, r, f.size, f.mtime_ns, f.dev, f.ino)?;
+            }
+            WalkItem::Skipped { path, kind } => {
+                let Some(root) = root_of(&roots, &path) else {
+                    return Ok(());
+                };
+                if kind != SkipKind::Symlink {
+                    notice(Notice::Skipped { path: &path, kind });
                 }
-                WalkItem::Error(e) => {
-                    trouble = true;
-                    let path = e.path().map(Path::to_path_buf);
-                    let text = e.to_string();
-                    notice(Notice::Failed(&ScanError::Walk(e)));
-                    if let Some(p) = path
-                        && let Some(root) = root_of(roots, &p)
-                    {
-                        let r = rel(&p, &roots[root]);
-                        audit.walk_other(root, r, "dirfail")?;
-                        audit.record_unreadable(root, r, &text)?;
-                    }
+                let k = if kind == SkipKind::Symlink {
+                    "symlink"
+                } else {
+                    "special"
+                };
+                audit.walk_other(root, rel(&path, &roots[root]), k)?;
+            }
+            WalkItem::Error(e) => {
+                trouble = true;
+                notice(Notice::Failed(&e));
+                if let Some(p) = e.path()
+                    && let Some(root) = root_of(&roots, p)
+                {
+                    let r = rel(p, &roots[root]);
+                    audit.walk_other(root, r, "dirfail")?;
+                    audit.record_unreadable(root, r, &e.to_string())?;
                 }
             }
         }
         Ok(())
-    })?;
+    });
+    match walked {
+        Ok(()) => {}
+        Err(SourceError::Catalog(e)) => return Err(e.into()),
+        Err(SourceError::Failed(why)) => {
+            let _ = audit.interrupt();
+            return Err(AuditError::Source(why));
+        }
+    }
     if let Some(r) = stop.reason() {
         audit.interrupt()?;
         return Ok(AuditOutcome::Stopped(r));
@@ -289,6 +313,7 @@ pub fn audit(
         let feed = engine.child();
         let (ftx, frx) = bounded::<FileEntry>(1024);
         let mut db_error: Option<CatalogError> = None;
+        let mut source_error: Option<String> = None;
         std::thread::scope(|s| {
             let feed = &feed;
             let (max_bytes, max_time) = (opts.max_bytes, opts.max_time);
@@ -319,57 +344,67 @@ pub fn audit(
                 drop(ftx);
                 r
             });
-            let lanes = DigestLanes(algorithms.clone());
-            trawl_scan::scan(
-                &opts.scan,
-                Input::Stream(frx),
-                &lanes,
-                progress,
-                &engine,
-                &mut |ev| {
-                    if db_error.is_some() {
-                        return;
-                    }
-                    let r = match ev {
-                        Event::File(rec) => {
-                            let digests = rec.digests();
-                            let mtime_ns = rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec;
-                            let r = rel(&rec.path, &roots[rec.root]);
-                            audit
-                                .record_read(
-                                    rec.root, r, rec.size, mtime_ns, rec.dev, rec.ino, &digests,
-                                )
-                                .map(|(v, _)| {
-                                    if v == Verdict::Corrupt {
-                                        notice(Notice::Corrupt { path: &rec.path });
-                                    }
-                                })
-                        }
-                        Event::Failed(ScanError::Read(ReadError::Vanished { path, .. })) => {
-                            match root_of(&roots, &path) {
-                                Some(i) => audit.record_gone(i, rel(&path, &roots[i])),
-                                None => Ok(()),
+            let plan = ReadPlan {
+                cfg: &opts.scan,
+                algorithms: &algorithms,
+                feed: frx,
+                files: n,
+                bytes,
+            };
+            let read = source.read(plan, progress, &engine, &mut |found| {
+                if db_error.is_some() {
+                    return;
+                }
+                let r = match found {
+                    ReadResult::Read {
+                        root,
+                        path,
+                        size,
+                        mtime_ns,
+                        dev,
+                        ino,
+                        digests,
+                    } => audit
+                        .record_read(
+                            root,
+                            rel(path, &roots[root]),
+                            size,
+                            mtime_ns,
+                            dev,
+                            ino,
+                            digests,
+                        )
+                        .map(|(v, _)| {
+                            if v == Verdict::Corrupt {
+                                notice(Notice::Corrupt { path });
                             }
-                        }
-                        Event::Failed(e) => {
-                            trouble = true;
-                            notice(Notice::Failed(&e));
-                            match e.path().and_then(|p| root_of(&roots, p).map(|i| (p, i))) {
-                                Some((p, i)) => {
-                                    audit.record_unreadable(i, rel(p, &roots[i]), &e.to_string())
-                                }
-                                None => Ok(()),
+                        }),
+                    ReadResult::Gone { path } => match root_of(&roots, path) {
+                        Some(i) => audit.record_gone(i, rel(path, &roots[i])),
+                        None => Ok(()),
+                    },
+                    ReadResult::Failed { path, error } => {
+                        trouble = true;
+                        notice(Notice::Failed(error));
+                        match path.and_then(|p| root_of(&roots, p).map(|i| (p, i))) {
+                            Some((p, i)) => {
+                                audit.record_unreadable(i, rel(p, &roots[i]), &error.to_string())
                             }
+                            None => Ok(()),
                         }
-                        Event::Skipped { .. } => Ok(()),
-                    };
-                    if let Err(e) = r {
-                        db_error = Some(e);
-                        engine.request(Reason::Failed);
                     }
-                },
-            );
-            // The engine has stopped reading: release a feeder blocked on a full channel.
+                };
+                if let Err(e) = r {
+                    db_error = Some(e);
+                    engine.request(Reason::Failed);
+                }
+            });
+            match read {
+                Ok(()) => {}
+                Err(SourceError::Catalog(e)) => db_error = db_error.take().or(Some(e)),
+                Err(SourceError::Failed(why)) => source_error = Some(why),
+            }
+            // The reads have stopped: release a feeder blocked on a full channel.
             feed.request(Reason::Failed);
             match feeder.join() {
                 Ok(Ok(())) => {}
@@ -382,6 +417,10 @@ pub fn audit(
         if let Some(e) = db_error {
             let _ = audit.interrupt();
             return Err(AuditError::Stopped { source: e });
+        }
+        if let Some(why) = source_error {
+            let _ = audit.interrupt();
+            return Err(AuditError::Source(why));
         }
         if let Some(r) = stop.reason() {
             audit.interrupt()?;

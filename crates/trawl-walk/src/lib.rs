@@ -87,6 +87,21 @@ impl SkipKind {
         }
     }
 
+    /// The kind [`SkipKind::name`] names.
+    pub fn from_name(name: &str) -> Option<SkipKind> {
+        [
+            SkipKind::Fifo,
+            SkipKind::Socket,
+            SkipKind::BlockDevice,
+            SkipKind::CharDevice,
+            SkipKind::Symlink,
+            SkipKind::SymlinkLoop,
+            SkipKind::Other,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
     /// The kind of a file type that is not read.
     pub fn of(ft: &std::fs::FileType) -> SkipKind {
         if ft.is_fifo() {

@@ -120,6 +120,30 @@ def _reduce(lo, *pieces):
     }
 
 
+def _audit_list(args, spec, idx, dirs):
+    """An audit's listing of root number ``idx`` (``dirs`` None) or of each of ``dirs``."""
+    from trawl import _native as n
+
+    w = n.AuditWorker(args)
+    items, subdirs = [], []
+    for d in [None] if dirs is None else dirs:
+        b, ds = w.list(spec, idx, d)
+        items.append(b)
+        subdirs += ds
+    return pickle.dumps((items, subdirs), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _audit_read(args, shard, delay):
+    """An audit's reads of one shard of its plan (``delay``: as for ``_map``)."""
+    from trawl import _native as n
+
+    if delay:
+        time.sleep(delay)
+    t = time.perf_counter()
+    reads = n.AuditWorker(args).read(shard)
+    return {"reads": reads, "seconds": time.perf_counter() - t}
+
+
 # ---- the client ----
 
 
@@ -174,16 +198,58 @@ def _parser():
     )
     s.add_argument("--no-speculate", action="store_true", help="do not re-issue the last shards on idle workers")
     s.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
+    a = sub.add_parser(
+        "audit",
+        help="audit PATH... against a catalog kept here, reading on the cluster",
+        epilog="Every other option is trawl audit's (--catalog is required; --digest, --json, "
+        "--max-bytes, ...). The paths must be the same on this machine and on every worker.",
+    )
+    where = a.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786)")
+    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    a.add_argument("--shard-files", type=int, default=10000, help="at most this many files per read task (default 10000)")
+    a.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most about this many bytes per read task (default 8GiB)")
+    a.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
+    a.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     return p
 
 
-class Run:
-    """One trawl-dask scan."""
+class _Cluster:
+    """What a scan and an audit share: the client, the workers, a version check."""
 
-    def __init__(self, opts, scan_args, client):
+    def __init__(self, opts, client):
         self.o = opts
         self.client = client
         self.started = time.time()
+        self.stats = {}
+
+    def workers(self):
+        return self.client.scheduler_info(n_workers=-1)["workers"]
+
+    def check_versions(self):
+        mine = _native.wire_version()
+        got = self.client.run(_wire_version, on_error="return")
+        if not got:
+            raise Fatal("the cluster has no workers")
+        for addr, v in sorted(got.items()):
+            if isinstance(v, BaseException):
+                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
+            if v != mine:
+                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
+        self.stats["workers"] = len(got)
+
+    def failed(self, f, what):
+        if f.status == "error":
+            raise Fatal(f"{what}: {f.exception()}")
+        if f.status == "cancelled":
+            raise Fatal(f"{what}: cancelled")
+
+
+class Run(_Cluster):
+    """One trawl-dask scan."""
+
+    def __init__(self, opts, scan_args, client):
+        super().__init__(opts, client)
         # Roots: PATH... as given, or the --on paths (each pinned to its host).
         self.pins = []  # per root: None or the host spec
         if opts.on:
@@ -208,7 +274,7 @@ class Run:
         self.run_key = hashlib.blake2b(
             b"\0".join(self.args) + f"|{opts.partitions}".encode(), digest_size=8
         ).hexdigest()
-        self.stats = {"partitions": opts.partitions}
+        self.stats["partitions"] = opts.partitions
         self.root_of = {}  # task key -> root number, for the watchdog
         self.what = {}  # task key -> what it is, for messages
         self.lost = {}  # host -> since when it has had no worker
@@ -218,9 +284,6 @@ class Run:
         self.resolved = {}  # host spec -> its address, or None
 
     # -- workers --
-
-    def workers(self):
-        return self.client.scheduler_info(n_workers=-1)["workers"]
 
     def matching(self, spec):
         """The workers a host spec names: by host (name or address), worker name or address."""
@@ -235,18 +298,6 @@ class Run:
             for a, w in self.workers().items()
             if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
         ]
-
-    def check_versions(self):
-        mine = _native.wire_version()
-        got = self.client.run(_wire_version, on_error="return")
-        if not got:
-            raise Fatal("the cluster has no workers")
-        for addr, v in sorted(got.items()):
-            if isinstance(v, BaseException):
-                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
-            if v != mine:
-                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
-        self.stats["workers"] = len(got)
 
     def pinned(self, idx):
         """Where root ``idx``'s tasks may run (submit keywords)."""
@@ -305,12 +356,6 @@ class Run:
                     f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
                     f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
                 )
-
-    def failed(self, f, what):
-        if f.status == "error":
-            raise Fatal(f"{what}: {f.exception()}")
-        if f.status == "cancelled":
-            raise Fatal(f"{what}: cancelled")
 
     # -- the walk --
 
@@ -638,6 +683,105 @@ class Run:
         return code
 
 
+class Audit(_Cluster):
+    """One trawl-dask audit: trawl audit runs here, with the catalog; its walk and its reads
+    are tasks on the workers, pulled from the two generators below as it records them."""
+
+    def __init__(self, opts, audit_args, client):
+        super().__init__(opts, client)
+        self.args = [os.fsencode(a) for a in audit_args]
+        self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
+
+    def walk(self, spec, roots):
+        """Yields the listings of the roots, as listing tasks (a few directories each) end."""
+        from distributed import as_completed
+
+        n = 0
+        root_of, what = {}, {}
+
+        def submit(idx, dirs):
+            nonlocal n
+            n += 1
+            f = self.client.submit(_audit_list, self.args, spec, idx, dirs, key=f"trawl-audit-list-{self.run_key}-{n}")
+            root_of[f.key] = idx
+            what[f.key] = f"listing under root {idx}" if dirs is None else f"listing {os.fsdecode(dirs[0])}"
+            return f
+
+        t = time.perf_counter()
+        ac = as_completed([submit(i, None) for i in range(roots)])
+        try:
+            for f in ac:
+                self.failed(f, what[f.key])
+                idx = root_of.pop(f.key)
+                items, dirs = pickle.loads(f.result())
+                f.release()
+                nw = max(1, self.stats.get("workers", 1))
+                step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+                for i in range(0, len(dirs), step):
+                    ac.add(submit(idx, dirs[i : i + step]))
+                yield from items
+        finally:
+            ac.clear()
+        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": n}
+
+    def read(self, feed):
+        """Yields the reads of the plan's files, a shard per task, as the tasks end; at most
+        two shards a worker are out at once, so that the budget and a stop are kept to."""
+        from distributed import as_completed
+
+        nw = max(1, self.stats.get("workers", 1))
+        files, nbytes = feed.planned()
+        # About four shards a worker (the slowest cannot hold the run back), within the flags.
+        max_files = min(self.o.shard_files, max(100, -(-files // (4 * nw))))
+        max_bytes = min(self.o.shard_size, max(64 << 20, -(-nbytes // (4 * nw))))
+        delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
+        ac = as_completed()
+        live, n, seconds = 0, 0, []
+        what = {}
+        t = time.perf_counter()
+
+        def fill():
+            nonlocal live, n
+            while live < 2 * nw:
+                shard = feed.next(max_files, max_bytes)
+                if shard is None:
+                    return
+                n += 1
+                f = self.client.submit(_audit_read, self.args, shard, delay, key=f"trawl-audit-read-{self.run_key}-{n}")
+                what[f.key] = f"shard {n}"
+                ac.add(f)
+                live += 1
+
+        try:
+            fill()
+            while live:
+                f = next(ac)
+                live -= 1
+                self.failed(f, what.pop(f.key))
+                r = f.result()
+                f.release()
+                seconds.append(r["seconds"])
+                fill()
+                yield r["reads"]
+        finally:
+            ac.clear()
+        self.stats["reads"] = {
+            "seconds": time.perf_counter() - t,
+            "shards": n,
+            "shard_seconds_max": max(seconds, default=0),
+            "shard_files_max": max_files,
+            "shard_bytes_max": max_bytes,
+        }
+
+    def run(self):
+        self.check_versions()
+        code = _native.audit(self.args, self.walk, self.read)
+        if self.o.stats:
+            with open(self.o.stats, "w") as f:
+                json.dump(self.stats, f, indent=2)
+        return code
+
+
 def _client(o):
     from distributed import Client, LocalCluster
 
@@ -663,16 +807,22 @@ def _client(o):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     opts, rest = _parser().parse_known_args(argv)
+    if opts.command == "audit":
+        return _main(opts, lambda client: Audit(opts, rest, client).run())
     if opts.resume and not opts.state:
         _say("--resume needs --state DIR")
         return 2
     if opts.partitions < 1 or opts.partitions > 65536:
         _say("--partitions: between 1 and 65536")
         return 2
+    return _main(opts, lambda client: Run(opts, rest, client).run())
+
+
+def _main(opts, run):
     client = cluster = None
     try:
         client, cluster = _client(opts)
-        return Run(opts, rest, client).run()
+        return run(client)
     except Fatal as e:
         _say(str(e))
         return 2

@@ -3,6 +3,8 @@
 //! one shard's map (digests and records, fingerprints packed per partition), one partition's
 //! reduce, and the outputs written from the merged parts exactly as `trawl scan` writes them.
 
+pub mod audit;
+
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -398,7 +400,7 @@ fn problem(path: &Path, kind: Option<SkipKind>, error: Option<&str>, error_kind:
 /// The version of the formats a cluster's tasks exchange: every worker must run the same.
 pub fn wire_version() -> String {
     format!(
-        "trawl {} batch {}",
+        "trawl {} batch {} audit 1",
         env!("CARGO_PKG_VERSION"),
         trawl_reduce::batch::BATCH_VERSION
     )

@@ -1,0 +1,179 @@
+//! A cluster audit for Python: `trawl audit` run on the client with its listings and reads
+//! pulled from two Python generators (the Dask tasks), and a worker's side of those tasks.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use trawl_cli::cluster::audit::{Feed as Plan, Remote, RemoteSource, Worker};
+
+fn args(v: Vec<Vec<u8>>) -> Vec<OsString> {
+    v.into_iter().map(OsString::from_vec).collect()
+}
+
+/// The plan's files, a shard at a time, for the generator that runs the read tasks.
+#[pyclass(name = "Feed", frozen)]
+struct Feed(Arc<Plan>);
+
+#[pymethods]
+impl Feed {
+    /// (files, bytes) the plan holds.
+    fn planned(&self) -> (u64, u64) {
+        (self.0.files, self.0.bytes)
+    }
+
+    /// The next shard (bytes for a read task) of at most `max_files` files and about
+    /// `max_bytes` bytes; None at the plan's end.
+    fn next(&self, py: Python<'_>, max_files: usize, max_bytes: u64) -> Option<Py<PyBytes>> {
+        let plan = &self.0;
+        py.detach(|| plan.next_shard(max_files, max_bytes))
+            .map(|b| PyBytes::new(py, &b).unbind())
+    }
+}
+
+/// The two generators: `walk(spec, roots)` yields listing results, `read(feed)` yields read
+/// results. A Python exception ends the audit; it is kept to be raised again when it is an
+/// interrupt.
+struct PyRemote {
+    walk: Py<PyAny>,
+    read: Py<PyAny>,
+    stream: Option<Py<PyAny>>,
+    error: Option<PyErr>,
+}
+
+impl PyRemote {
+    fn fail(&mut self, py: Python<'_>, e: PyErr) -> String {
+        let why = if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+            "interrupted".to_string()
+        } else {
+            e.value(py).to_string()
+        };
+        self.error = Some(e);
+        why
+    }
+
+    fn start(&mut self, f: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>) -> Result<(), String> {
+        Python::attach(|py| {
+            match f(py).and_then(|g| Ok(g.bind(py).try_iter()?.unbind().into_any())) {
+                Ok(it) => {
+                    self.stream = Some(it);
+                    Ok(())
+                }
+                Err(e) => Err(self.fail(py, e)),
+            }
+        })
+    }
+}
+
+impl Remote for PyRemote {
+    fn walk(&mut self, spec: &[u8], roots: usize) -> Result<(), String> {
+        let walk = Python::attach(|py| self.walk.clone_ref(py));
+        self.start(|py| walk.call1(py, (PyBytes::new(py, spec), roots)))
+    }
+
+    fn read(&mut self, feed: Arc<Plan>) -> Result<(), String> {
+        let read = Python::attach(|py| self.read.clone_ref(py));
+        self.start(|py| read.call1(py, (Feed(feed),)))
+    }
+
+    fn next(&mut self) -> Result<Option<Vec<u8>>, String> {
+        Python::attach(|py| {
+            let Some(it) = self.stream.as_ref() else {
+                return Ok(None);
+            };
+            let r = it.bind(py).call_method0("__next__");
+            match r {
+                Ok(b) => match b.extract::<Vec<u8>>() {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(self.fail(py, e)),
+                },
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyStopIteration>(py) => Ok(None),
+                Err(e) => Err(self.fail(py, e)),
+            }
+        })
+    }
+
+    fn close(&mut self) {
+        Python::attach(|py| {
+            if let Some(it) = self.stream.take() {
+                // A generator's `finally` runs now (its tasks are let go), not when collected.
+                if let Ok(close) = it.bind(py).getattr("close") {
+                    let _ = close.call0();
+                }
+            }
+        })
+    }
+}
+
+/// Runs `trawl audit ARGS` here, its listings from `walk(spec, roots)` and its reads from
+/// `read(feed)` (generators yielding the tasks' results); returns its exit code. An interrupt
+/// raised by a generator is raised again once the catalog has recorded the run as interrupted.
+#[pyfunction]
+fn audit(py: Python<'_>, args: Vec<Vec<u8>>, walk: Py<PyAny>, read: Py<PyAny>) -> PyResult<u8> {
+    let mut remote = RemoteSource(PyRemote {
+        walk,
+        read,
+        stream: None,
+        error: None,
+    });
+    let args = self::args(args);
+    let code = py.detach(|| trawl_cli::cluster::audit::audit(args, &mut remote));
+    match remote.0.error.take() {
+        Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => Err(e),
+        _ => Ok(code),
+    }
+}
+
+/// A worker's side of a cluster audit: `trawl audit`'s flags, parsed.
+#[pyclass(name = "AuditWorker", frozen)]
+struct AuditWorker(Worker);
+
+#[pymethods]
+impl AuditWorker {
+    #[new]
+    fn new(args: Vec<Vec<u8>>) -> PyResult<AuditWorker> {
+        Worker::parse(self::args(args))
+            .map(AuditWorker)
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    }
+
+    /// Lists root number `idx` of the walk `spec` (`dir` None) or one of its directories:
+    /// (the listing, as bytes for the client; the subdirectories left to list).
+    fn list(
+        &self,
+        py: Python<'_>,
+        spec: Vec<u8>,
+        idx: usize,
+        dir: Option<Vec<u8>>,
+    ) -> PyResult<(Py<PyBytes>, Vec<Py<PyBytes>>)> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = dir.map(|d| std::path::PathBuf::from(OsString::from_vec(d)));
+        let (items, dirs) = py
+            .detach(|| self.0.list(&spec, idx, dir.as_deref()))
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        Ok((
+            PyBytes::new(py, &items).unbind(),
+            dirs.iter()
+                .map(|d| PyBytes::new(py, d.as_os_str().as_bytes()).unbind())
+                .collect(),
+        ))
+    }
+
+    /// Reads one shard from [`Feed::next`]: what each file's read found, as bytes.
+    fn read(&self, py: Python<'_>, shard: Vec<u8>) -> PyResult<Py<PyBytes>> {
+        let out = py
+            .detach(|| self.0.read(&shard))
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        Ok(PyBytes::new(py, &out).unbind())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Feed>()?;
+    m.add_class::<AuditWorker>()?;
+    m.add_function(wrap_pyfunction!(audit, m)?)?;
+    Ok(())
+}
