@@ -13,9 +13,15 @@ On 200,000 small files (bench/data/files200000, made by files.py), the same with
 --no-reduce`: files per second of `trawl scan`, of the whole cluster scan, and of its
 distributed walk alone (the listing tasks, from --stats).
 
+Audits (section `audit`): `trawl audit` against `trawl-dask audit --local 2`, each with a
+catalog of its own outside the tree: the first audit (registration: walk, read, record every
+file) with a new catalog each round, then a second audit of the same tree (every file read and
+verified again), on the mixed tree and on the 200,000 small files; their counts must agree.
+
 Every figure checks first that the two reports agree (reduction and totals).
 
     python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR]
+                             [--sections scan,files,audit]
 
 trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
 wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
@@ -57,14 +63,24 @@ def main():
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "python", "trawl"))
     ap.add_argument("--mixed", default=os.path.join(HERE, "data", "mixed"))
     ap.add_argument("--files", default=os.path.join(HERE, "data", "files200000"))
+    ap.add_argument("--sections", default="scan,files,audit")
     a = ap.parse_args()
+    sections = a.sections.split(",")
     dask = [sys.executable, "-m", "trawl.cluster", "scan", "--local", "2"]
     tmp = tempfile.mkdtemp(prefix="trawl-bench-cluster-")
     j = lambda n: os.path.join(tmp, n)
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"bench/cluster: {os.cpu_count()} cores, commit {rev}, {a.runs} interleaved rounds, medians")
 
-    # ---- the mixed tree ----
+    if "scan" in sections:
+        mixed(a, dask, j)
+    if "files" in sections:
+        files(a, dask, j)
+    if "audit" in sections:
+        audits(a, j)
+
+
+def mixed(a, dask, j):
     cmds = {
         "trawl scan": [a.trawl, "scan", a.mixed, "-q", "--json", j("one.json")],
         "trawl-dask, 16 partitions": dask + ["--partitions", "16", a.mixed, "-q", "--json", j("p16.json"), "--stats", j("p16.stats")],
@@ -106,7 +122,9 @@ def main():
             f"shard seconds min/median/p90/max {ss['min']:.2f}/{ss['median']:.2f}/{ss['p90']:.2f}/{ss['max']:.2f}"
         )
 
-    # ---- 200,000 small files ----
+
+
+def files(a, dask, j):
     if not os.path.isdir(a.files):
         print(f"\n{a.files}: missing (bench/files.py makes it); skipped")
         return
@@ -132,6 +150,51 @@ def main():
         f"  distributed walk alone: {w:.2f} s, {n / w:,.0f} files/s "
         f"({walks[-1]['listing_tasks']} listing tasks of up to 32 directories)"
     )
+
+
+def audits(a, j):
+    dask = [sys.executable, "-m", "trawl.cluster", "audit", "--local", "2"]
+    for tree in (a.mixed, a.files):
+        if not os.path.isdir(tree):
+            print(f"\n{tree}: missing; skipped")
+            continue
+        cmds = {}
+        for n in (1, 2):
+            cmds[f"trawl audit #{n}"] = [a.trawl, "audit", tree, "-q", "-c", j("one.db"), "--json", j(f"a1-{n}.json")]
+            cmds[f"trawl-dask audit #{n}"] = dask + [tree, "-q", "-c", j("dask.db"), "--json", j(f"ad-{n}.json"), "--stats", j(f"ad-{n}.stats")]
+        times = {k: [] for k in cmds}
+        own = {n: [] for n in (1, 2)}  # the cluster audit's own seconds (its report: no start)
+        for _ in range(a.runs):
+            for db in ("one.db", "dask.db"):
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(j(db + suffix)):
+                        os.unlink(j(db + suffix))
+            for k, c in cmds.items():
+                times[k].append(run(c))
+            for n in (1, 2):
+                own[n].append(json.load(open(j(f"ad-{n}.json")))["seconds"])
+        for n in (1, 2):
+            w, g = json.load(open(j(f"a1-{n}.json"))), json.load(open(j(f"ad-{n}.json")))
+            for k in ("counts", "files_read", "bytes_read", "status"):
+                assert w[k] == g[k], (tree, n, k, w[k], g[k])
+        r = json.load(open(j("a1-1.json")))
+        s = json.load(open(j("ad-1.stats")))
+        print(
+            f"\n{tree}: audits, {r['files_read']:,} files, {r['bytes_read'] / 2**30:.2f} GiB "
+            f"(#1 registers, #2 verifies; counts equal)"
+        )
+        print(f"  {'command':<24} {'median s':>9} {'files/s':>10} {'vs one machine':>15}")
+        for n in (1, 2):
+            base = statistics.median(times[f"trawl audit #{n}"])
+            for k in (f"trawl audit #{n}", f"trawl-dask audit #{n}"):
+                m = statistics.median(times[k])
+                print(f"  {k:<24} {m:>9.2f} {r['files_read'] / m:>10,.0f} {m / base:>14.2f}x")
+            m = statistics.median(own[n])
+            print(f"  {'  without its start':<24} {m:>9.2f} {r['files_read'] / m:>10,.0f} {m / base:>14.2f}x")
+        print(
+            f"  trawl-dask #1: {s['walk']['listing_tasks']} listing tasks, {s['reads']['shards']} read tasks "
+            f"(at most {s['reads']['shard_files_max']} files / {s['reads']['shard_bytes_max'] / 2**20:.0f} MiB each)"
+        )
 
 
 if __name__ == "__main__":
