@@ -1,8 +1,6 @@
 //! A cluster audit for Python: `trawl audit` run on the client with its listings and reads
 //! pulled from two Python generators (the Dask tasks), and a worker's side of those tasks.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -10,9 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use trawl_cli::cluster::audit::{Feed as Plan, Remote, RemoteSource, Worker};
 
-fn args(v: Vec<Vec<u8>>) -> Vec<OsString> {
-    v.into_iter().map(OsString::from_vec).collect()
-}
+use crate::{os_args, path};
 
 /// The plan's files, a shard at a time, for the generator that runs the read tasks.
 #[pyclass(name = "Feed", frozen)]
@@ -119,7 +115,7 @@ fn audit(py: Python<'_>, args: Vec<Vec<u8>>, walk: Py<PyAny>, read: Py<PyAny>) -
         stream: None,
         error: None,
     });
-    let args = self::args(args);
+    let args = os_args(args);
     let code = py.detach(|| trawl_cli::cluster::audit::audit(args, &mut remote));
     match remote.0.error.take() {
         Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => Err(e),
@@ -135,7 +131,7 @@ struct AuditWorker(Worker);
 impl AuditWorker {
     #[new]
     fn new(args: Vec<Vec<u8>>) -> PyResult<AuditWorker> {
-        Worker::parse(self::args(args))
+        Worker::parse(os_args(args))
             .map(AuditWorker)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
@@ -150,7 +146,7 @@ impl AuditWorker {
         dir: Option<Vec<u8>>,
     ) -> PyResult<(Py<PyBytes>, Vec<Py<PyBytes>>)> {
         use std::os::unix::ffi::OsStrExt;
-        let dir = dir.map(|d| std::path::PathBuf::from(OsString::from_vec(d)));
+        let dir = dir.map(path);
         let (items, dirs) = py
             .detach(|| self.0.list(&spec, idx, dir.as_deref()))
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;

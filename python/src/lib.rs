@@ -52,8 +52,14 @@ fn listing(py: Python<'_>, l: Listing) -> PyResult<PyListing> {
 /// A shard's map for Python: report, records, totals, one batch set per partition.
 type PyMap = (Py<PyBytes>, Py<PyBytes>, Py<PyBytes>, Vec<Py<PyBytes>>);
 
-fn path(b: Vec<u8>) -> PathBuf {
+/// A path from the bytes Python passed.
+pub(crate) fn path(b: Vec<u8>) -> PathBuf {
     PathBuf::from(OsString::from_vec(b))
+}
+
+/// Command-line arguments from the bytes Python passed.
+pub(crate) fn os_args(v: Vec<Vec<u8>>) -> Vec<OsString> {
+    v.into_iter().map(OsString::from_vec).collect()
 }
 
 #[pymethods]
@@ -61,7 +67,7 @@ impl Plan {
     /// Parses `trawl scan`'s arguments (paths and flags, without `trawl scan`).
     #[new]
     fn new(args: Vec<Vec<u8>>) -> PyResult<Plan> {
-        ClusterPlan::parse(args.into_iter().map(OsString::from_vec).collect())
+        ClusterPlan::parse(os_args(args))
             .map(Plan)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
@@ -236,7 +242,7 @@ fn wire_version() -> String {
 /// Signals stay the interpreter's.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
-    let argv: Vec<OsString> = argv.into_iter().map(OsString::from_vec).collect();
+    let argv = os_args(argv);
     py.detach(|| trawl_cli::main_with(argv, false))
 }
 
