@@ -11,8 +11,6 @@ mod messages;
 mod progress;
 mod stop;
 
-use stop::{Reason, STOP};
-
 /// The documented exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
@@ -37,10 +35,7 @@ impl Outcome {
             Outcome::Difference => 1,
             Outcome::Trouble => 2,
             Outcome::Unchecked => 3,
-            Outcome::Interrupted => match STOP.reason() {
-                Some(Reason::Signal(s)) => (128 + s) as u8,
-                _ => 130,
-            },
+            Outcome::Interrupted => stop::signal().map_or(130, |s| (128 + s) as u8),
         }
     }
 }
@@ -59,6 +54,7 @@ pub fn main_with(argv: Vec<std::ffi::OsString>, signals: bool) -> u8 {
     if signals {
         stop::install_handlers();
     }
+    let _run = stop::begin_run();
     let args = match flags::parse_from(argv) {
         Ok(a) => a,
         Err(code) => return code,
@@ -79,9 +75,9 @@ pub fn main_with(argv: Vec<std::ffi::OsString>, signals: bool) -> u8 {
 /// The exit code of a command's outcome: a signal decides it whatever the command returned;
 /// an error stop has already made the command return its error (exit 2).
 pub(crate) fn finish(outcome: Outcome) -> u8 {
-    let outcome = match STOP.reason() {
-        Some(Reason::Signal(_)) => Outcome::Interrupted,
-        _ => outcome,
+    let outcome = match stop::signal() {
+        Some(_) => Outcome::Interrupted,
+        None => outcome,
     };
     if outcome == Outcome::Interrupted {
         messages::error(format_args!(

@@ -215,3 +215,76 @@ def test_flags_a_cluster_cannot_honour_are_refused_by_name(tree, tmp_path):
 
 def test_the_cli_binary_is_the_one_compared_against():
     assert os.access(trawl_bin(), os.X_OK)
+
+
+def test_planted_checkpoints_never_run_and_their_shards_are_read_again(tree, tmp_path):
+    """A pickle, a link and a damaged file where checkpoints go: --resume runs nothing from
+    them, writes through no link, reads those shards again, and the report is exact."""
+    import pickle
+
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    state = tmp_path / "state"
+    args = ["scan", "--local", "2", "--shard-files", "8", "--no-speculate", "--state", str(state),
+            tree, *SCAN, "--json", "c.json", "--stats", "stats.json"]
+    r = trawl_dask(*args, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    shards = sorted(f for f in os.listdir(state) if f.endswith(".shard"))
+    assert len(shards) >= 4
+    assert oct(os.stat(state).st_mode & 0o777) == oct(0o700)
+    marker = tmp_path / "ran"
+
+    class Planted:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    with open(state / shards[0], "wb") as f:
+        pickle.dump(Planted(), f)
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not a checkpoint")
+    os.unlink(state / shards[1])
+    os.symlink(outside, state / shards[1])
+    damaged = bytearray((state / shards[2]).read_bytes())
+    damaged[len(damaged) // 2] ^= 1
+    (state / shards[2]).write_bytes(bytes(damaged))
+    os.unlink(tmp_path / "c.json")
+    r = trawl_dask(*args, "--resume", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), "a planted pickle ran"
+    assert "not a trawl-dask checkpoint" in r.stderr and "damaged" in r.stderr, r.stderr
+    assert "cannot be opened as a plain file" in r.stderr, r.stderr
+    assert outside.read_bytes() == b"not a checkpoint", "written through a planted link"
+    assert not os.path.islink(state / shards[1]), "the link was replaced by a checkpoint"
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["resumed_shards"] == len(shards) - 3
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_state_folder_others_can_write_into_is_refused(tree, tmp_path):
+    state = tmp_path / "shared-state"
+    state.mkdir()
+    os.chmod(state, 0o777)
+    r = trawl_dask("scan", "--local", "1", "--state", str(state), tree, cwd=str(tmp_path))
+    assert r.returncode == 2 and "others can write into it (mode 0777)" in r.stderr, r.stderr
+    assert os.listdir(state) == []
+    if os.geteuid() == 0:
+        os.chmod(state, 0o700)
+        os.chown(state, 65534, 65534)
+        r = trawl_dask("scan", "--local", "1", "--state", str(state), tree, cwd=str(tmp_path))
+        assert r.returncode == 2 and "owned by uid 65534, not by you" in r.stderr, r.stderr
+
+
+def test_a_checkpoint_round_trips_and_any_damage_is_caught():
+    from trawl import cluster
+
+    result = {"report": b"r" * 10, "records": b"", "totals": b"t", "parts": [b"a", b"", b"ccc"],
+              "seconds": 1.5, "began": 2.0, "worker": "tcp://w:1"}
+    data = cluster._checkpoint_encode(result)
+    assert cluster._checkpoint_decode(data) == result
+    for i in range(len(data)):
+        bad = bytearray(data)
+        bad[i] ^= 0x40
+        with pytest.raises(cluster.CheckpointError):
+            cluster._checkpoint_decode(bytes(bad))
+    for n in (0, 10, len(data) - 1):
+        with pytest.raises(cluster.CheckpointError):
+            cluster._checkpoint_decode(data[:n])

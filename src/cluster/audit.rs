@@ -129,6 +129,7 @@ fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
 /// Runs `trawl audit` with these arguments, its walk and reads done by `source`; returns the
 /// exit code `trawl audit` would.
 pub fn audit(args: Vec<OsString>, source: &mut dyn Source) -> u8 {
+    let _run = crate::stop::begin_run();
     let outcome = parse(args).and_then(|(a, plan)| run_with(plan, &a.paths, source));
     finish(match outcome {
         Ok(o) => o,

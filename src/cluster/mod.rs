@@ -247,6 +247,7 @@ impl ClusterPlan {
         walk: &Listing,
         started: Instant,
     ) -> u8 {
+        let _run = crate::stop::begin_run();
         let written = self
             .result(merge, partitions, walk, started)
             .and_then(|result| write(outputs.0, &self.plan, result));

@@ -13,7 +13,6 @@ use trawl_report::audit::AuditEvent;
 
 use super::output::Output;
 use crate::flags::hiargs::AuditPlan;
-use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> {
@@ -76,7 +75,7 @@ pub fn run_with(
         &opts,
         source,
         &bar,
-        &STOP,
+        &crate::stop::current(),
         &mut |n| match n {
             Notice::Resumed { run } => messages::warning(format_args!(
                 "audit run {run} was interrupted; resuming it (files it already checked are not read again)"

@@ -6,7 +6,6 @@ use trawl_bag::validate::{self, Report};
 
 use crate::flags::hiargs::{bag_spools, scan_config};
 use crate::flags::lowargs::BagCommand;
-use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
@@ -64,7 +63,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 copy: a.copy,
                 spools: bag_spools(&a.spool)?,
             };
-            let res = create::create(&a.dir, &opts, &cfg, &bar, &STOP);
+            let res = create::create(&a.dir, &opts, &cfg, &bar, &crate::stop::current());
             drop(bar);
             let c = res?;
             if !a.read.quiet {
@@ -94,7 +93,8 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let spools = bag_spools(&a.spool)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &STOP, &spools);
+            let r =
+                validate::validate(&a.dir, a.fast, &cfg, &bar, &crate::stop::current(), &spools);
             drop(bar);
             Ok(print_report(&a.dir, &r?, a.read.quiet))
         }
@@ -103,7 +103,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let spools = bag_spools(&a.spool)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
-            let r = create::update(&a.dir, &algs, &cfg, &bar, &STOP, &spools);
+            let r = create::update(&a.dir, &algs, &cfg, &bar, &crate::stop::current(), &spools);
             drop(bar);
             let u = r?;
             let r = &u.report;

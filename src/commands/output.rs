@@ -102,6 +102,7 @@ pub fn write_manifests(
     algorithms: &[trawl_digest::Algorithm],
     zero: bool,
 ) -> anyhow::Result<Option<usize>> {
+    let stop = crate::stop::current();
     let comment = super::output::invocation_comment();
     let mut unwritable = 0usize;
     for (format, mut out) in manifests {
@@ -118,7 +119,7 @@ pub fn write_manifests(
             let left_out = (|| {
                 let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
                 entries(&mut |e| {
-                    if crate::stop::STOP.is_stopping() {
+                    if stop.is_stopping() {
                         return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
                     }
                     w.entry(e)
@@ -126,7 +127,7 @@ pub fn write_manifests(
                 Ok::<_, io::Error>(w.finish())
             })();
             let left_out = match left_out {
-                Err(_) if crate::stop::STOP.is_stopping() => return Ok(None),
+                Err(_) if stop.is_stopping() => return Ok(None),
                 r => r.with_context(|| format!("{name}: cannot write manifest"))?,
             };
             for name in left_out {
@@ -139,7 +140,7 @@ pub fn write_manifests(
                 ));
             }
         }
-        if crate::stop::STOP.is_stopping() {
+        if stop.is_stopping() {
             return Ok(None);
         }
         out.commit()?;

@@ -10,7 +10,7 @@ use trawl_walk::SkipKind;
 
 use super::output::{Output, write_json, write_manifests};
 use crate::flags::hiargs::ScanPlan;
-use crate::stop::{Reason, STOP};
+use crate::stop::Reason;
 use crate::{Outcome, messages};
 
 /// A scan's destinations, opened before anything is read: a typo in an output path must not
@@ -92,7 +92,8 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     });
 
     let mut jsonl_err: Option<std::io::Error> = None;
-    let outcome = scan.run(&STOP, &bar, &mut |n| {
+    let stop = crate::stop::current();
+    let outcome = scan.run(&stop, &bar, &mut |n| {
         let file;
         let record = match n {
             Notice::File(rec) if jsonl.is_some() => {
@@ -122,7 +123,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
                 .and_then(|()| out.write_all(b"\n"));
             if let Err(e) = r {
                 jsonl_err = Some(e);
-                STOP.request(Reason::OutputFailed);
+                stop.request(Reason::OutputFailed);
             }
         }
     });

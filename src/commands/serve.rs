@@ -30,7 +30,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
             },
             access_log: !a.quiet,
         },
-        &crate::stop::STOP,
+        &crate::stop::current(),
         |addr| {
             println!("serving {} at http://{addr}/", dir.display());
             let _ = std::io::stdout().flush();
@@ -38,7 +38,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
     )?;
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
     // flight, so this is a normal end.
-    crate::stop::STOP.clear();
+    crate::stop::signal_handled();
     messages::warning(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

@@ -10,7 +10,6 @@ use trawl_report::verify::VerifyJson;
 use super::output::{Output, write_json};
 use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::VerifyArgs;
-use crate::stop::STOP;
 use crate::{Outcome, messages};
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
@@ -34,7 +33,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         },
     };
     let bar = crate::progress::Bar::new(a.read.quiet);
-    let outcome = trawl_engine::verify(&opts, &bar, &STOP, &mut |n| match n {
+    let outcome = trawl_engine::verify(&opts, &bar, &crate::stop::current(), &mut |n| match n {
         Notice::Manifest(p) => messages::error(format_args!("{p}")),
         Notice::Failed(e) => messages::error(format_args!("{e}")),
         Notice::AlgorithmFound { assumed, found } => messages::warning(format_args!(

@@ -6,6 +6,7 @@ mod cluster;
 mod fixity;
 mod flv;
 mod golden;
+mod hardening;
 mod interop;
 mod reduce;
 mod report;

@@ -115,12 +115,17 @@ impl TrawlCmd {
 
     /// Runs, killing the process if it has not ended within `secs` (then the exit code is -1
     /// and stderr says so): for tests of what must never hang.
-    pub fn run_within(mut self, secs: u64) -> Run {
+    pub fn run_within(self, secs: u64) -> Run {
+        self.run_within_stdin(secs, std::process::Stdio::null())
+    }
+
+    /// As [`TrawlCmd::run_within`], with `stdin` as standard input.
+    pub fn run_within_stdin(mut self, secs: u64, stdin: std::process::Stdio) -> Run {
         use std::io::Read;
         use std::process::Stdio;
         let mut child = self
             .cmd
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

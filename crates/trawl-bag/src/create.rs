@@ -550,32 +550,53 @@ pub struct Recovered {
     pub removed: Vec<String>,
 }
 
+/// The most a journal may hold: one line per top-level entry of the directory bagged.
+const JOURNAL_CAP: u64 = 256 << 20;
+
+/// Whether `name` is a tag file `bag create` writes: `bagit.txt`, `bag-info.txt`, or a payload or
+/// tag manifest of an algorithm trawl computes.
+fn is_tag_file_name(name: &[u8]) -> bool {
+    name == b"bagit.txt"
+        || name == b"bag-info.txt"
+        || Algorithm::ALL.iter().any(|a| {
+            let n = a.bagit_name();
+            name == format!("manifest-{n}.txt").as_bytes()
+                || name == format!("tagmanifest-{n}.txt").as_bytes()
+        })
+}
+
 /// Undoes an interrupted in-place creation: moves every entry the journal names back, and removes
 /// exactly the files the creation wrote (the tag files its journal names and their temporary
 /// files), nothing else.
+///
+/// Whoever can write into `dir` can plant a journal, so the journal is trusted for nothing that
+/// a creation could not have written: tag names must be ones `bag create` writes, entry names
+/// plain top-level names, the payload directory a real directory (not a link), and every unlink
+/// and rename is done relative to the bag's directory descriptor without following a link.
+/// Anything else refuses the whole recovery before it changes anything.
 pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
+    use trawl_read::at::{DirAt, Kind, is_plain_name};
+    let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut done = Recovered::default();
-    let top_names = |dir: &Path| -> Result<Vec<String>, BagError> {
-        Ok(std::fs::read_dir(dir)
-            .map_err(io_err(dir))?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect())
-    };
-    let remove = |name: &str, done: &mut Recovered| -> Result<(), BagError> {
-        let p = dir.join(name);
-        std::fs::remove_file(&p).map_err(io_err(&p))?;
-        done.removed.push(name.to_string());
+    let top = DirAt::open(dir).map_err(io_err(dir))?;
+    let at = |name: &[u8]| dir.join(std::ffi::OsStr::from_bytes(name));
+    let remove = |name: &[u8], done: &mut Recovered| -> Result<(), BagError> {
+        top.unlink(name).map_err(io_err(&at(name)))?;
+        done.removed.push(lossy(name));
         Ok(())
     };
     let jpath = dir.join(JOURNAL);
-    let journal = match std::fs::read(&jpath) {
+    let journal = match top.read(JOURNAL.as_bytes(), JOURNAL_CAP) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // Interrupted while the journal itself was being written: nothing was moved yet.
-            let temps: Vec<String> = top_names(dir)?
+            let temps: Vec<Vec<u8>> = top
+                .names()
+                .map_err(io_err(dir))?
                 .into_iter()
-                .filter(|n| is_temp_of(n, JOURNAL))
+                .filter(|n| {
+                    is_temp_of(&lossy(n), JOURNAL) && top.kind(n).ok().flatten() == Some(Kind::File)
+                })
                 .collect();
             if temps.is_empty() {
                 return Err(refused(
@@ -590,58 +611,108 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
         }
         Err(e) => return Err(io_err(&jpath)(e)),
     };
-    let text = String::from_utf8_lossy(&journal);
-    let mut lines = text.lines();
+    let untrusted = |why: String| {
+        refused(
+            &jpath,
+            format!(
+                "{why}: not a journal `bag create` writes; nothing was changed (look at it, and remove it by hand if it is not yours)"
+            ),
+        )
+    };
+    let mut lines = journal.split(|&b| b == b'\n');
     let header = lines.next().unwrap_or_default();
-    let names: Vec<String> = lines.map(crate::decode_path).collect();
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for l in lines.filter(|l| !l.is_empty()) {
+        let n = crate::decode_path_bytes(l);
+        if !is_plain_name(&n) || n == JOURNAL.as_bytes() || n == STAGING.as_bytes() {
+            return Err(untrusted(format!(
+                "it names '{}', which is no top-level entry",
+                lossy(&n)
+            )));
+        }
+        names.push(n);
+    }
     // The tag files the creation wrote: named by a v2 journal; an older journal did not name
     // them, and a creation then wrote the standard ones only.
-    let tags: Vec<String> = match header.strip_prefix(JOURNAL_V2) {
-        Some(list) => list
-            .split(' ')
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect(),
-        None => top_names(dir)?
+    let tags: Vec<Vec<u8>> = match header.strip_prefix(JOURNAL_V2.as_bytes()) {
+        Some(list) => {
+            let tags: Vec<Vec<u8>> = list
+                .split(|&b| b == b' ')
+                .filter(|s| !s.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            if let Some(bad) = tags.iter().find(|t| !is_tag_file_name(t)) {
+                return Err(untrusted(format!(
+                    "it names '{}' as a tag file, which `bag create` never writes",
+                    lossy(bad)
+                )));
+            }
+            tags
+        }
+        None if header.starts_with(b"trawl bag create journal") => top
+            .names()
+            .map_err(io_err(dir))?
             .into_iter()
-            .filter(|n| {
-                n == "bagit.txt"
-                    || n == "bag-info.txt"
-                    || (n.starts_with("manifest-") || n.starts_with("tagmanifest-"))
-                        && n.ends_with(".txt")
-            })
+            .filter(|n| is_tag_file_name(n))
             .collect(),
+        None => return Err(untrusted("its first line is not a journal's".into())),
     };
-    let staging = dir.join(STAGING);
-    let from = if staging.is_dir() {
-        staging.clone()
-    } else {
-        dir.join("data")
-    };
-    for n in top_names(dir)? {
-        if tags.iter().any(|t| is_temp_of(&n, t)) {
+    // Where the entries are: the staging directory, or `data/` once it was renamed. Either must
+    // be a directory of its own, not a link to one elsewhere.
+    let mut from: Option<(&str, DirAt)> = None;
+    for name in [STAGING, "data"] {
+        match top.kind(name.as_bytes()).map_err(io_err(&dir.join(name)))? {
+            None => continue,
+            Some(Kind::Dir) => {
+                let d = top.dir(name.as_bytes()).map_err(io_err(&dir.join(name)))?;
+                from = Some((name, d));
+                break;
+            }
+            Some(_) => {
+                return Err(refused(
+                    &dir.join(name),
+                    "not a directory (a symbolic link?): nothing was changed",
+                ));
+            }
+        }
+    }
+    for n in top.names().map_err(io_err(dir))? {
+        let ln = lossy(&n);
+        if tags.iter().any(|t| is_temp_of(&ln, &lossy(t)))
+            && top.kind(&n).map_err(io_err(&at(&n)))? == Some(Kind::File)
+        {
             remove(&n, &mut done)?;
         }
     }
     for t in &tags {
         // A tag file of ours sits at the top only once its name's payload entry (if the user had
         // one) was moved away; an entry of that name still at the top is the user's.
-        let theirs_still_here = names.contains(t) && !from.join(t).exists();
-        if !theirs_still_here && dir.join(t).symlink_metadata().is_ok() {
+        let theirs_still_here = names.contains(t)
+            && match &from {
+                Some((_, d)) => d.kind(t).map_err(io_err(&at(t)))?.is_none(),
+                None => true,
+            };
+        if !theirs_still_here
+            && matches!(
+                top.kind(t).map_err(io_err(&at(t)))?,
+                Some(Kind::File | Kind::Symlink)
+            )
+        {
             remove(t, &mut done)?;
         }
     }
-    if from.is_dir() {
+    if let Some((name, d)) = &from {
         for n in &names {
-            let src = from.join(n);
-            if src.symlink_metadata().is_ok() {
-                std::fs::rename(&src, dir.join(n)).map_err(io_err(&src))?;
+            if d.kind(n).map_err(io_err(&at(n)))?.is_some() {
+                d.rename(n, &top, n)
+                    .map_err(io_err(&dir.join(name).join(std::ffi::OsStr::from_bytes(n))))?;
                 done.moved += 1;
             }
         }
-        std::fs::remove_dir(&from).map_err(io_err(&from))?;
+        top.rmdir(name.as_bytes())
+            .map_err(io_err(&dir.join(name)))?;
     }
-    std::fs::remove_file(&jpath).map_err(io_err(&jpath))?;
+    top.unlink(JOURNAL.as_bytes()).map_err(io_err(&jpath))?;
     Ok(done)
 }
 

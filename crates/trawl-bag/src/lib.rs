@@ -46,6 +46,27 @@ pub fn encode_path(p: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Reverses [`encode_path`] on raw bytes (a name need not be UTF-8).
+pub fn decode_path_bytes(p: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        let code = p.get(i + 1..i + 3).map(<[u8]>::to_ascii_uppercase);
+        match (p[i], code.as_deref()) {
+            (b'%', Some(b"25")) => out.push(b'%'),
+            (b'%', Some(b"0A")) => out.push(b'\n'),
+            (b'%', Some(b"0D")) => out.push(b'\r'),
+            (b, _) => {
+                out.push(b);
+                i += 1;
+                continue;
+            }
+        }
+        i += 3;
+    }
+    out
+}
+
 /// Reverses [`encode_path`] (case-insensitive hex); other `%` sequences are left as they are,
 /// as bagit-python does.
 pub fn decode_path(p: &str) -> String {

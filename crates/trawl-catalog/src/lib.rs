@@ -83,6 +83,13 @@ pub enum CatalogError {
     },
     #[error("{}: {msg}", path.display())]
     Invalid { path: PathBuf, msg: String },
+    /// Schema objects trawl did not create (a planted trigger or view, one redefined): the
+    /// catalog is not used, since they could change what an audit records or reports.
+    #[error(
+        "{}: the catalog's schema holds what trawl did not create: {}; not used (it may have been tampered with)",
+        path.display(), objects.join(", ")
+    )]
+    Schema { path: PathBuf, objects: Vec<String> },
 }
 
 pub type Result<T> = std::result::Result<T, CatalogError>;
@@ -98,6 +105,48 @@ pub enum OpenMode {
     Read,
     /// Must exist; as `Write` otherwise (an upgrade of an older catalog).
     Upgrade,
+}
+
+/// Refuses to open a catalog beside which SQLite would find a write-ahead log, a rollback
+/// journal or a shared-memory index that is not the catalog's own: a link, a file with other
+/// names, or a file of another owner than the catalog's. SQLite applies a log it finds on the
+/// next open, so whoever can write into the catalog's directory could otherwise change its
+/// contents (or its schema) without touching the file.
+fn check_sidecars(real: &Path, path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(owner) = std::fs::metadata(real).map(|m| m.uid()) else {
+        return Ok(());
+    };
+    for suffix in ["-wal", "-journal", "-shm"] {
+        let mut name = real.as_os_str().to_owned();
+        name.push(suffix);
+        let side = PathBuf::from(name);
+        let m = match std::fs::symlink_metadata(&side) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(CatalogError::Io { path: side, source }),
+        };
+        let why = if !m.file_type().is_file() {
+            "not a regular file (a symbolic link?)".to_string()
+        } else if m.uid() != owner {
+            format!(
+                "owned by uid {}, not by the catalog's owner (uid {owner})",
+                m.uid()
+            )
+        } else if m.nlink() > 1 {
+            "a file with other names (hard links)".to_string()
+        } else {
+            continue;
+        };
+        return Err(CatalogError::Invalid {
+            path: side,
+            msg: format!(
+                "{why}: SQLite would apply it to {} on opening; not opened. Remove it if it is not the catalog's own",
+                path.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// An open catalog.
@@ -130,6 +179,7 @@ impl Catalog {
             }
             Err(e) => return Err(io(e)),
         };
+        check_sidecars(&real, path)?;
         let write = mode != OpenMode::Read;
         let (lock, created) = if write {
             // Create only where nothing exists (O_EXCL), so that "new" is known, not guessed.

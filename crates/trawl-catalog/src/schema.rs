@@ -104,6 +104,96 @@ CREATE VIEW event_paths AS
     FROM events e JOIN dirs d ON d.id = e.dir LEFT JOIN dirs o ON o.id = e.other_dir;
 ";
 
+/// The objects a schema-1 catalog holds before its upgrade (each `sqlite_autoindex_*` aside).
+const V1_OBJECTS: &[(&str, &str)] = &[
+    ("table", "meta"),
+    ("table", "roots"),
+    ("table", "runs"),
+    ("table", "files"),
+    ("index", "files_digest"),
+    ("index", "files_verified"),
+    ("table", "events"),
+    ("index", "events_path"),
+    ("table", "walk"),
+    ("index", "walk_size"),
+    ("index", "walk_kind"),
+];
+
+/// One schema object: type, name, table, and its SQL with runs of white space made one space.
+type Object = (String, String, String, Option<String>);
+
+fn objects(conn: &Connection) -> rusqlite::Result<Vec<Object>> {
+    let mut st = conn
+        .prepare("SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name")?;
+    st.query_map([], |r| {
+        let sql: Option<String> = r.get(3)?;
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            sql.map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+        ))
+    })?
+    .collect()
+}
+
+/// What in the catalog's schema trawl did not create, each said in a few words: a trigger, a
+/// view or table of another name, or one of trawl's objects redefined (a view that lies to the
+/// readers, a trigger that rewrites what an audit records). Empty for a catalog as trawl made
+/// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view).
+pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Result<Vec<String>> {
+    let found = objects(conn)?;
+    let describe = |(ty, name, table, _): &Object| {
+        if ty == "trigger" || ty == "index" {
+            format!("{ty} '{name}' on '{table}'")
+        } else {
+            format!("{ty} '{name}'")
+        }
+    };
+    let mut out = Vec::new();
+    if version == 1 {
+        for o in &found {
+            let known = V1_OBJECTS.iter().any(|(t, n)| *t == o.0 && *n == o.1)
+                || (o.0 == "index" && o.1.starts_with("sqlite_autoindex_"));
+            if !known {
+                out.push(format!("{} (not created by trawl)", describe(o)));
+            }
+        }
+        return Ok(out);
+    }
+    let want = {
+        let c = Connection::open_in_memory()?;
+        c.execute_batch(DDL_RUNS)?;
+        c.execute_batch(DDL_FILES)?;
+        objects(&c)?
+    };
+    for o in &found {
+        match want.iter().find(|w| w.0 == o.0 && w.1 == o.1) {
+            None => out.push(format!("{} (not created by trawl)", describe(o))),
+            Some(w) if w != o => out.push(format!("{} (redefined)", describe(o))),
+            Some(_) => {}
+        }
+    }
+    for w in &want {
+        if !found.iter().any(|o| o.0 == w.0 && o.1 == w.1) {
+            out.push(format!("{} (missing)", describe(w)));
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a catalog whose schema holds what trawl did not create.
+fn check_objects(conn: &Connection, path: &Path, version: i64) -> Result<()> {
+    let foreign = foreign_objects(conn, version).map_err(|e| sql(path, e))?;
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(CatalogError::Schema {
+        path: path.into(),
+        objects: foreign,
+    })
+}
+
 /// Sets the connection up and creates (only where `create`: a file this process made, or an
 /// empty one the user asked to initialize) or checks the schema.
 /// Returns the version a catalog was upgraded from, if it was.
@@ -115,6 +205,15 @@ pub(crate) fn prepare(
 ) -> Result<Option<i64>> {
     let e = |err| sql(path, err);
     let mut migrated = false;
+    // Nothing in the file's schema runs with trawl's rights: a function a view or trigger names
+    // is called only if SQLite deems it harmless (and the schema is checked below).
+    conn.pragma_update(None, "trusted_schema", "OFF")
+        .map_err(|err| match err {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                CatalogError::NotCatalog { path: path.into() }
+            }
+            other => sql(path, other),
+        })?;
     let app: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(|err| match err {
@@ -150,6 +249,8 @@ pub(crate) fn prepare(
     } else if app != APPLICATION_ID {
         return Err(CatalogError::NotCatalog { path: path.into() });
     } else if version == 1 && write {
+        // Checked before the upgrade writes a row: a planted trigger would fire on it.
+        check_objects(conn, path, 1)?;
         crate::migrate::from_v1(conn).map_err(e)?;
         migrated = true;
     } else if version < SCHEMA_VERSION {
@@ -165,6 +266,7 @@ pub(crate) fn prepare(
             supported: SCHEMA_VERSION,
         });
     }
+    check_objects(conn, path, SCHEMA_VERSION)?;
     if write {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
         // WAL with synchronous=NORMAL: a crash of the process loses nothing committed; a power

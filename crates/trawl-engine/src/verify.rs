@@ -216,6 +216,10 @@ pub fn verify(
         &hint,
         PIECE,
         &mut |entries, errors| {
+            // A stop ends the reading of the manifest too, however long it is.
+            if stop.is_stopping() {
+                return Err(std::io::Error::other("stopped"));
+            }
             for e in errors {
                 problem(
                     match e {
@@ -279,6 +283,9 @@ pub fn verify(
     );
     if let Some(e) = spool_failed {
         return Err(spool_err(e));
+    }
+    if let Some(r) = stop.reason() {
+        return Ok(VerifyOutcome::Stopped(r));
     }
     let parsed = parsed.map_err(|e| match e {
         PiecesError::Io(source) => VerifyError::Read {

@@ -17,7 +17,7 @@ mod parse;
 mod write;
 
 pub use parse::{
-    ParsedManifest, PiecesError, PiecesSummary, algorithms_named_in, detect_and_parse,
+    MAX_LINE, ParsedManifest, PiecesError, PiecesSummary, algorithms_named_in, detect_and_parse,
     parse_pieces, same_length,
 };
 pub use write::{ManifestWriter, Style, write_manifest};

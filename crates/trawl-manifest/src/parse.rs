@@ -473,6 +473,11 @@ pub enum PiecesError {
     Manifest(#[from] ManifestError),
 }
 
+/// The longest manifest line [`parse_pieces`] reads, without its separator: far beyond any name
+/// a file system opens (4096 bytes on Linux, four times that escaped), and a bound on what one
+/// line can make it hold. A longer line is refused by its number and reading goes on after it.
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
 /// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
 /// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
@@ -513,6 +518,7 @@ pub fn parse_pieces(
     let named = algorithms_named_in(name_hint);
 
     f.rewind()?;
+    let piece = piece.clamp(1, MAX_LINE);
     let mut text = Text::default();
     let mut hd = Hashdeep::default();
     let (mut entries_seen, mut errors_seen) = (0usize, 0usize);
@@ -520,11 +526,15 @@ pub fn parse_pieces(
     let mut before = 0usize;
     let mut first = true;
     let mut eof = false;
-    while !eof {
-        // Fill to at least `piece` bytes, or to the end.
-        while buf.len() < piece {
+    // How much to hold before parsing: a piece, or more while one line is longer than a piece.
+    let mut want = piece;
+    // Inside a line over MAX_LINE, refused already: its bytes are dropped up to its separator.
+    let mut skipping = false;
+    // Until the end of the file, and every byte read before it taken.
+    while !(eof && buf.is_empty()) {
+        while buf.len() < want {
             let start = buf.len();
-            buf.resize(start + (piece - start).max(64 << 10), 0);
+            buf.resize(start + (want - start).max(64 << 10), 0);
             let n = loop {
                 match f.read(&mut buf[start..]) {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -537,16 +547,57 @@ pub fn parse_pieces(
                 break;
             }
         }
+        let first_end = buf.iter().position(|&b| b == sep);
+        if skipping {
+            match first_end {
+                Some(p) => {
+                    buf.drain(..=p);
+                    before += 1;
+                    skipping = false;
+                }
+                None => buf.clear(),
+            }
+            want = piece;
+            continue;
+        }
+        // A line over the limit is refused by number, and reading goes on after it.
+        if first_end.unwrap_or(buf.len()) > MAX_LINE {
+            first = false;
+            errors_seen += 1;
+            on(
+                Vec::new(),
+                vec![ManifestError::Line {
+                    line: before + 1,
+                    reason: format!("longer than {MAX_LINE} bytes: not read"),
+                }],
+            )?;
+            match first_end {
+                Some(p) => {
+                    buf.drain(..=p);
+                    before += 1;
+                }
+                None => {
+                    buf.clear();
+                    skipping = true;
+                }
+            }
+            want = piece;
+            continue;
+        }
         // Whole lines only, unless this is the end.
         let upto = if eof {
             buf.len()
         } else {
             match buf.iter().rposition(|&b| b == sep) {
                 Some(p) => p + 1,
-                // One line longer than a piece: read on.
-                None => continue,
+                // One line longer than a piece: read on (up to MAX_LINE, checked above).
+                None => {
+                    want = buf.len() + piece;
+                    continue;
+                }
             }
         };
+        want = piece;
         let mut data = &buf[..upto];
         if first {
             data = data.strip_prefix(BOM).unwrap_or(data);
@@ -741,6 +792,54 @@ mod tests {
                 assert_eq!(entries, whole.entries, "piece {piece}");
                 assert_eq!(errors, whole.errors, "piece {piece}");
                 assert_eq!(sum.format, whole.format);
+            }
+        }
+    }
+
+    /// Lines at, under and over MAX_LINE, NUL- and newline-separated, in pieces smaller and
+    /// larger than a line: each ends, the over-long one is refused by number, and the line
+    /// after it still parses at its own number.
+    #[test]
+    fn a_line_over_the_limit_is_refused_and_reading_goes_on() {
+        use std::io::Write;
+        let good = hex::encode(trawl_digest::digest(Algorithm::Sha256, b"x"));
+        for zero in [false, true] {
+            let sep = if zero { 0u8 } else { b'\n' };
+            for len in [MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 3 * MAX_LINE + 17] {
+                // `HASH  NAME`: the name fills the line to `len` bytes.
+                let mut data = format!("{good}  a").into_bytes();
+                data.push(sep);
+                data.extend_from_slice(format!("{good}  ").as_bytes());
+                data.resize(data.len() + len - 66, b'n');
+                data.push(sep);
+                data.extend_from_slice(format!("{good}  b").as_bytes());
+                data.push(sep);
+                let mut f = tempfile::tempfile().unwrap();
+                f.write_all(&data).unwrap();
+                for piece in [100, 64 << 10, 1 << 20, 8 << 20] {
+                    let (mut entries, mut errors) = (Vec::new(), Vec::new());
+                    parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
+                        entries.extend(e);
+                        errors.extend(r);
+                        Ok(())
+                    })
+                    .unwrap();
+                    let names: Vec<(usize, usize)> =
+                        entries.iter().map(|e| (e.line, e.path.len())).collect();
+                    let why = format!("zero={zero} len={len} piece={piece}");
+                    if len <= MAX_LINE {
+                        assert_eq!(names, [(1, 1), (2, len - 66), (3, 1)], "{why}");
+                        assert!(errors.is_empty(), "{why}: {errors:?}");
+                    } else {
+                        assert_eq!(names, [(1, 1), (3, 1)], "{why}");
+                        assert_eq!(errors.len(), 1, "{why}");
+                        let ManifestError::Line { line, reason } = &errors[0] else {
+                            panic!("{why}: {errors:?}");
+                        };
+                        assert_eq!(*line, 2, "{why}");
+                        assert!(reason.contains("longer than 1048576 bytes"), "{reason}");
+                    }
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 //! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
 //! and detection of files that change while they are read.
 
+pub mod at;
 pub mod beneath;
 pub mod open;
 pub mod pool;

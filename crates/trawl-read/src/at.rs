@@ -1,0 +1,251 @@
+//! Names inside one held directory: open, stat, unlink, rename and read relative to the
+//! directory's descriptor, one plain name at a time, never following a symbolic link. For code
+//! that changes a tree others may write into (`bag recover`): a name swapped for a link, or a
+//! directory swapped for a link to another, cannot redirect an unlink or a rename elsewhere.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What a name inside a [`DirAt`] is, as `fstatat(AT_SYMLINK_NOFOLLOW)` sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// A directory held open; every operation takes one plain name in it.
+pub struct DirAt {
+    fd: OwnedFd,
+}
+
+/// A plain name: one component, not empty, `.` or `..`, no `/` or NUL.
+pub fn is_plain_name(name: &[u8]) -> bool {
+    !name.is_empty() && name != b"." && name != b".." && !name.contains(&b'/') && !name.contains(&0)
+}
+
+fn plain(name: &[u8]) -> io::Result<CString> {
+    if !is_plain_name(name) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "'{}' is not a plain name in one directory",
+                String::from_utf8_lossy(name)
+            ),
+        ));
+    }
+    CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn check(r: libc::c_int) -> io::Result<()> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl DirAt {
+    /// Opens the directory the user named (`path` may pass through links: it is theirs).
+    pub fn open(path: &Path) -> io::Result<DirAt> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: openat with a valid C string; the descriptor is owned below.
+        let fd = unsafe {
+            libc::openat(
+                libc::AT_FDCWD,
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        // SAFETY: a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(DirAt { fd })
+    }
+
+    /// Opens the subdirectory `name`, refusing a symbolic link (`ELOOP`/`ENOTDIR`).
+    pub fn dir(&self, name: &[u8]) -> io::Result<DirAt> {
+        let c = plain(name)?;
+        // SAFETY: as in `open`.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        // SAFETY: a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(DirAt { fd })
+    }
+
+    /// What `name` is, not following a link; `None` if nothing is there.
+    pub fn kind(&self, name: &[u8]) -> io::Result<Option<Kind>> {
+        let c = plain(name)?;
+        // SAFETY: stat is plain data, filled by the call.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid descriptor, C string and out-pointer.
+        let r = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOENT) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        Ok(Some(match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => Kind::File,
+            libc::S_IFDIR => Kind::Dir,
+            libc::S_IFLNK => Kind::Symlink,
+            _ => Kind::Other,
+        }))
+    }
+
+    /// Removes the non-directory `name` (a link is removed, never what it points to).
+    pub fn unlink(&self, name: &[u8]) -> io::Result<()> {
+        let c = plain(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) })
+    }
+
+    /// Removes the empty directory `name`.
+    pub fn rmdir(&self, name: &[u8]) -> io::Result<()> {
+        let c = plain(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) })
+    }
+
+    /// Renames `name` here to `to_name` in `to`, refusing to replace anything there
+    /// (`RENAME_NOREPLACE`); a link is moved as a link.
+    pub fn rename(&self, name: &[u8], to: &DirAt, to_name: &[u8]) -> io::Result<()> {
+        let a = plain(name)?;
+        let b = plain(to_name)?;
+        // SAFETY: valid descriptors and C strings.
+        check(unsafe {
+            libc::renameat2(
+                self.fd.as_raw_fd(),
+                a.as_ptr(),
+                to.fd.as_raw_fd(),
+                b.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        })
+    }
+
+    /// Reads the regular file `name` whole, not following a link, not waiting on a FIFO, and
+    /// refusing one over `cap` bytes.
+    pub fn read(&self, name: &[u8], cap: u64) -> io::Result<Vec<u8>> {
+        let c = plain(name)?;
+        // SAFETY: as in `open`.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_NOCTTY
+                    | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        // SAFETY: a fresh descriptor nobody else owns.
+        let f = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let m = f.metadata()?;
+        if !m.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            ));
+        }
+        if m.len() > cap {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {cap} bytes"),
+            ));
+        }
+        let mut v = Vec::new();
+        f.take(cap + 1).read_to_end(&mut v)?;
+        if v.len() as u64 > cap {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("larger than {cap} bytes"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The names in this directory (`.` and `..` left out).
+    pub fn names(&self) -> io::Result<Vec<Vec<u8>>> {
+        // Through /proc/self/fd would depend on /proc: read the directory from a duplicate
+        // descriptor instead (fdopendir takes ownership of what it is given).
+        let dup = self.fd.try_clone()?;
+        // SAFETY: dup is a valid directory descriptor; fdopendir owns it from here on.
+        let d = unsafe { libc::fdopendir(dup.as_raw_fd()) };
+        if d.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        std::mem::forget(dup);
+        // SAFETY: d is a valid stream; rewind so a second listing starts from the top.
+        unsafe { libc::rewinddir(d) };
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: d is valid; readdir returns null at the end (or on error, errno set).
+            let e = unsafe { libc::readdir(d) };
+            if e.is_null() {
+                break;
+            }
+            // SAFETY: d_name is a NUL-terminated array within the entry.
+            let name = unsafe { std::ffi::CStr::from_ptr((*e).d_name.as_ptr()) }.to_bytes();
+            if name != b"." && name != b".." {
+                out.push(name.to_vec());
+            }
+        }
+        // SAFETY: d is valid and closed once (closing the duplicated descriptor).
+        unsafe { libc::closedir(d) };
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_follows_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("victim"), b"v").unwrap();
+        std::os::unix::fs::symlink(out.path(), t.path().join("x")).unwrap();
+        std::os::unix::fs::symlink(out.path().join("victim"), t.path().join("l")).unwrap();
+        let d = DirAt::open(t.path()).unwrap();
+        assert_eq!(d.kind(b"x").unwrap(), Some(Kind::Symlink));
+        assert!(d.dir(b"x").is_err(), "a linked directory is refused");
+        assert!(d.read(b"l", 10).is_err(), "a linked file is refused");
+        d.unlink(b"l").unwrap();
+        assert!(
+            out.path().join("victim").exists(),
+            "the link went, not its target"
+        );
+        assert!(d.unlink(b"../victim").is_err());
+        assert!(d.unlink(b"x/victim").is_err());
+        assert!(out.path().join("victim").exists());
+        let mut names = d.names().unwrap();
+        names.sort();
+        assert_eq!(names, [b"x".to_vec()]);
+    }
+}
