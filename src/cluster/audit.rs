@@ -67,6 +67,8 @@ enum WireItem {
 #[derive(Serialize, Deserialize)]
 struct ReadShard {
     algorithms: Vec<String>,
+    /// The roots the files' indexes name: each file is opened beneath its root.
+    roots: Vec<Vec<u8>>,
     files: Vec<(u32, Vec<u8>, u64, u64, u64)>,
 }
 
@@ -194,6 +196,7 @@ fn take_listing(
 pub struct Feed {
     rx: Mutex<Option<Receiver<FileEntry>>>,
     algorithms: Vec<Algorithm>,
+    roots: Vec<Vec<u8>>,
     stop: Stop,
     /// What the plan holds: files, and bytes (no more than the byte budget).
     pub files: u64,
@@ -211,6 +214,7 @@ impl Feed {
                 .iter()
                 .map(|a| a.name().to_string())
                 .collect(),
+            roots: self.roots.clone(),
             files: Vec::new(),
         };
         let mut total = 0u64;
@@ -303,6 +307,7 @@ impl<R: Remote> Source for RemoteSource<R> {
         let feed = Arc::new(Feed {
             rx: Mutex::new(Some(plan.feed)),
             algorithms: plan.algorithms.to_vec(),
+            roots: plan.roots.iter().map(|r| bytes(r)).collect(),
             stop: stop.clone(),
             files: plan.files,
             bytes: plan.bytes,
@@ -451,6 +456,7 @@ impl Worker {
             .collect::<Result<Vec<_>, _>>()?;
         let (tx, rx) = bounded::<FileEntry>(1024);
         let mut out = Vec::with_capacity(shard.files.len());
+        let roots: Vec<PathBuf> = shard.roots.iter().cloned().map(path).collect();
         std::thread::scope(|s| {
             s.spawn(move || {
                 for (root, p, size, dev, ino) in shard.files {
@@ -472,6 +478,7 @@ impl Worker {
                 cfg: &self.cfg,
                 algorithms: &algorithms,
                 feed: rx,
+                roots: &roots,
                 files: 0,
                 bytes: 0,
             };
@@ -581,6 +588,7 @@ mod tests {
         let feed = Feed {
             rx: Mutex::new(Some(rx)),
             algorithms: algorithms.to_vec(),
+            roots: Vec::new(),
             stop: Stop::new(),
             files: 2,
             bytes: 6,

@@ -401,7 +401,7 @@ fn problem(path: &Path, kind: Option<SkipKind>, error: Option<&str>, error_kind:
 /// The version of the formats a cluster's tasks exchange: every worker must run the same.
 pub fn wire_version() -> String {
     format!(
-        "trawl {} batch {} audit 1",
+        "trawl {} batch {} audit 2",
         env!("CARGO_PKG_VERSION"),
         trawl_reduce::batch::BATCH_VERSION
     )

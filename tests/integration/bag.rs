@@ -1,23 +1,9 @@
 use std::path::Path;
 
-use crate::util::{Dir, Run};
+use crate::util::{Dir, Run, sha256_hex};
 
 /// A way to damage a bag in place.
 pub type Corrupt = Box<dyn Fn(&Path)>;
-
-fn sha256_hex(b: &[u8]) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            std::io::Write::write_all(c.stdin.as_mut().unwrap(), b)?;
-            drop(c.stdin.take());
-            c.wait_with_output()
-        })
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
 
 /// A hand-written bag (independent of trawl's writer) with the given tag-file bytes.
 fn handmade(

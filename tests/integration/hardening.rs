@@ -275,3 +275,40 @@ fn a_write_ahead_log_planted_beside_a_catalog_is_not_applied() {
             .stdout_has("chain OK");
     }
 }
+
+/// `verify --confine` resolves every name beneath the root: a directory link that leaves it,
+/// or a last component that is a link (to a device outside, say), is not read; a link that
+/// stays inside is followed.
+#[test]
+fn verify_confine_reads_nothing_through_a_link_out_of_the_root() {
+    let d = Dir::new();
+    d.create(b"outside/secret", b"secret");
+    d.create(b"root/sub/f", b"inside");
+    std::os::unix::fs::symlink(d.join("outside"), d.join("root/up")).unwrap();
+    std::os::unix::fs::symlink("sub", d.join("root/in")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("root/devlink")).unwrap();
+    let manifest = format!(
+        "{}  up/secret\n{}  in/f\n{}  devlink\n{}  sub/f\n",
+        sha256_hex(b"secret"),
+        sha256_hex(b"inside"),
+        sha256_hex(b""),
+        sha256_hex(b"inside"),
+    );
+    d.create(b"SUMS", manifest.as_bytes());
+    let r = d
+        .cmd()
+        .args(["verify", "SUMS", "--root", "root", "--confine"])
+        .run_within(30);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(!r.stdout.contains("up/secret: OK"), "{}", r.stdout);
+    r.stdout_has("in/f: OK").stdout_has("sub/f: OK");
+    assert!(!r.stdout.contains("devlink: OK"), "{}", r.stdout);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(all.contains("leads outside the root"), "{all}");
+    assert!(all.contains("symbolic link"), "{all}");
+    // Without confinement, names resolve as sha256sum resolves them.
+    d.cmd()
+        .args(["verify", "SUMS", "--root", "root", "--no-confine"])
+        .run_within(30)
+        .stdout_has("up/secret: OK");
+}

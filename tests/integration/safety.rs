@@ -4,7 +4,7 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::util::{Dir, Serve, is_root, mkfifo};
+use crate::util::{Dir, Serve, is_root, mkfifo, sha256_hex};
 
 fn mknod_char(path: &Path, major: u32, minor: u32) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -322,20 +322,6 @@ fn a_line_break_in_an_argument_cannot_forge_a_hashdeep_record() {
         r.stdout,
         r.stderr
     );
-}
-
-fn sha256_hex(b: &[u8]) -> String {
-    let out = std::process::Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().unwrap().write_all(b)?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
 #[test]

@@ -393,3 +393,18 @@ impl Drop for Serve {
         let _ = self.child.wait();
     }
 }
+
+/// SHA-256 of `b` in hex, as coreutils' sha256sum computes it.
+pub fn sha256_hex(b: &[u8]) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}

@@ -14,6 +14,7 @@ use trawl_printer::AtomicFile;
 use trawl_report::bag::BagFinding;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_spool::{Sorted, Spool};
+use trawl_scan::beneath::NotBeneath;
 use trawl_stop::{Reason, Stop};
 
 use crate::{BagError, io_err};
@@ -76,6 +77,10 @@ pub(crate) struct Feeder<'a, T> {
     tx: crossbeam_channel::Sender<trawl_walk::FileEntry>,
     progress: &'a dyn Progress,
     stop: &'a Stop,
+    /// Opens each file's directory beneath the bag, so the reader never follows a link out.
+    beneath: Option<trawl_scan::beneath::Beneath>,
+    /// Files decided without reading (outside the bag, or gone), for `done` after the read.
+    decided: &'a Mutex<Vec<(String, T, Hashed)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -89,7 +94,23 @@ impl<T> Feeder<'_, T> {
             return false;
         }
         let path = self.root.join(&rel);
-        let f = trawl_walk::FileEntry::named(&path);
+        let f = match self.beneath.as_mut().map(|b| b.entry(rel.as_bytes(), &path, 0)) {
+            None => trawl_walk::FileEntry::named(&path),
+            Some(Ok(f)) => f,
+            Some(Err(why)) => {
+                let h = match why {
+                    NotBeneath::Missing => Hashed::Unreadable(BagFinding::from_error(
+                        &trawl_read::ReadError::Vanished { path },
+                    )),
+                    NotBeneath::Outside => Hashed::Failed(BagFinding::about(
+                        path.display(),
+                        "leads outside the bag through a symbolic link: not read".to_string(),
+                    )),
+                };
+                lock(self.decided).push((rel, with, h));
+                return true;
+            }
+        };
         self.progress.found(1, f.size);
         lock(self.in_flight).insert(path, (rel, with));
         self.tx.send(f).is_ok()
@@ -114,10 +135,13 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
     let in_flight: Mutex<HashMap<PathBuf, (String, T)>> = Mutex::new(HashMap::new());
     let lanes = DigestLanes(algs.to_vec());
     let engine = stop.child();
+    let decided: Mutex<Vec<(String, T, Hashed)>> = Mutex::new(Vec::new());
+    let beneath = trawl_scan::beneath::Beneath::open(root).ok();
     let r = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded(IN_FLIGHT);
         let in_flight = &in_flight;
         let engine = &engine;
+        let decided = &decided;
         let feeder = s.spawn(move || {
             let mut f = Feeder {
                 root,
@@ -125,6 +149,8 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
                 tx,
                 progress,
                 stop: engine,
+                beneath,
+                decided,
             };
             feed(&mut f)
         });
@@ -168,6 +194,9 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
+    for (rel, with, h) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        done(rel, with, h);
+    }
     // Whatever the engine did not report on (none, unless stopped) was not read.
     let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
     for (rel, with) in left {
@@ -267,4 +296,51 @@ pub(crate) fn write_payload_manifests(
         f.commit().map_err(io_err(&p))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A payload directory swapped for a link to elsewhere after the bag was listed: the file
+    /// is refused, not read from outside the bag; a last component swapped for a link too.
+    #[test]
+    fn no_payload_file_is_read_through_a_link() {
+        let top = tempfile::tempdir().unwrap();
+        let bag = top.path().join("bag");
+        std::fs::create_dir_all(bag.join("data/kept")).unwrap();
+        std::fs::write(bag.join("data/kept/f"), b"inside").unwrap();
+        std::fs::create_dir_all(top.path().join("outside")).unwrap();
+        std::fs::write(top.path().join("outside/f"), b"outside").unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside"), bag.join("data/sub")).unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside/f"), bag.join("data/kept/g"))
+            .unwrap();
+        let cfg = ScanConfig::new(vec![bag.clone()]);
+        let mut got: Vec<(String, String)> = Vec::new();
+        hash_stream(
+            &bag,
+            &[Algorithm::Sha256],
+            &cfg,
+            &trawl_scan::NoProgress,
+            &Stop::new(),
+            |f| {
+                for n in ["data/kept/f", "data/sub/f", "data/kept/g", "data/gone/f"] {
+                    f.send(n.to_string(), ());
+                }
+            },
+            |rel, (), h| {
+                let what = match h {
+                    Hashed::Digests { size, .. } => format!("read {size}"),
+                    Hashed::Unreadable(f) | Hashed::Failed(f) => format!("{f:?}"),
+                };
+                got.push((rel, what));
+            },
+        );
+        got.sort();
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got[0].0 == "data/gone/f" && got[0].1.contains("vanished"), "{got:?}");
+        assert_eq!(got[1], ("data/kept/f".into(), "read 6".into()));
+        assert!(got[2].0 == "data/kept/g" && got[2].1.contains("symbolic link"), "{got:?}");
+        assert!(got[3].0 == "data/sub/f" && got[3].1.contains("outside the bag"), "{got:?}");
+    }
 }

@@ -348,6 +348,7 @@ pub fn audit_with(
                 cfg: &opts.scan,
                 algorithms: &algorithms,
                 feed: frx,
+                roots: &roots,
                 files: n,
                 bytes,
             };

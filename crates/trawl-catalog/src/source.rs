@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use crossbeam_channel::{Receiver, bounded};
 use trawl_digest::Algorithm;
 use trawl_read::ReadError;
+use std::os::unix::ffi::OsStrExt;
+use trawl_scan::beneath::{Beneath, NotBeneath};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, WalkItem, WalkOptions};
@@ -75,6 +77,8 @@ pub struct ReadPlan<'a> {
     pub algorithms: &'a [Algorithm],
     /// The files to read, in the plan's order; closed at the plan's end or the budget's.
     pub feed: Receiver<FileEntry>,
+    /// The roots the entries' `root` indexes name.
+    pub roots: &'a [PathBuf],
     /// What the plan holds: files, and bytes (no more than the byte budget).
     pub files: u64,
     pub bytes: u64,
@@ -110,10 +114,84 @@ impl Source for Local {
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
         let lanes = DigestLanes(plan.algorithms.to_vec());
+        // Each file is opened by its name in its directory, that directory opened beneath its
+        // root (unless links are followed, as --follow asks): a name or directory swapped for a
+        // link since the walk cannot make the audit read, and record, a file outside.
+        let follow = plan.cfg.walk.follow_links;
+        let (tx, rx) = bounded::<FileEntry>(1024);
+        let decided: std::sync::Mutex<Vec<(PathBuf, NotBeneath)>> = Default::default();
+        let roots = plan.roots;
+        let feed = plan.feed;
+        std::thread::scope(|s| {
+            let decided = &decided;
+            s.spawn(move || {
+                let mut beneath: Vec<Option<Option<Beneath>>> =
+                    std::iter::repeat_with(|| None).take(roots.len()).collect();
+                for e in feed {
+                    let root = roots.get(e.root);
+                    let rel = root.and_then(|r| e.path.strip_prefix(r).ok());
+                    let (false, Some(root), Some(rel)) = (follow, root, rel) else {
+                        if tx.send(e).is_err() {
+                            return;
+                        }
+                        continue;
+                    };
+                    let b = beneath[e.root].get_or_insert_with(|| Beneath::open(root).ok());
+                    let Some(b) = b.as_mut() else {
+                        decided_push(decided, e.path, NotBeneath::Missing);
+                        continue;
+                    };
+                    match b.entry(rel.as_os_str().as_bytes(), &e.path, e.root) {
+                        Ok(f) => {
+                            if tx.send(f).is_err() {
+                                return;
+                            }
+                        }
+                        Err(why) => decided_push(decided, e.path, why),
+                    }
+                }
+            });
+            self.scan(plan.cfg, rx, &lanes, progress, stop, found);
+        });
+        for (path, why) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            match why {
+                NotBeneath::Missing => found(ReadResult::Gone { path: &path }),
+                NotBeneath::Outside => {
+                    let error = ReadError::Open {
+                        path: path.clone(),
+                        source: std::io::Error::other(
+                            "leads outside its root through a symbolic link",
+                        ),
+                    };
+                    found(ReadResult::Failed {
+                        path: Some(&path),
+                        error: &error,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn decided_push(d: &std::sync::Mutex<Vec<(PathBuf, NotBeneath)>>, path: PathBuf, why: NotBeneath) {
+    d.lock().unwrap_or_else(|p| p.into_inner()).push((path, why));
+}
+
+impl Local {
+    fn scan(
+        &self,
+        cfg: &ScanConfig,
+        feed: Receiver<FileEntry>,
+        lanes: &DigestLanes,
+        progress: &dyn Progress,
+        stop: &Stop,
+        found: &mut dyn FnMut(ReadResult<'_>),
+    ) {
         trawl_scan::scan(
-            plan.cfg,
-            Input::Stream(plan.feed),
-            &lanes,
+            cfg,
+            Input::Stream(feed),
+            lanes,
             progress,
             stop,
             &mut |ev| match ev {
@@ -139,6 +217,68 @@ impl Source for Local {
                 Event::Skipped { .. } => {}
             },
         );
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory swapped for a link to elsewhere between the walk and the read: the read
+    /// refuses it, and reads nothing outside the root.
+    #[test]
+    fn a_read_never_goes_through_a_link_swapped_in_after_the_walk() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path().join("root");
+        std::fs::create_dir_all(root.join("kept")).unwrap();
+        std::fs::write(root.join("kept/f"), b"inside").unwrap();
+        std::fs::create_dir_all(top.path().join("outside")).unwrap();
+        std::fs::write(top.path().join("outside/f"), b"outside").unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside"), root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside/f"), root.join("kept/g")).unwrap();
+        let (tx, rx) = bounded(8);
+        for name in ["kept/f", "sub/f", "kept/g", "gone/f"] {
+            tx.send(FileEntry {
+                path: root.join(name),
+                root: 0,
+                size: 0,
+                dev: 0,
+                ino: 0,
+                mtime_ns: 0,
+                dir: None,
+            })
+            .unwrap();
+        }
+        drop(tx);
+        let roots = vec![root.clone()];
+        let cfg = ScanConfig::new(roots.clone());
+        let plan = ReadPlan {
+            cfg: &cfg,
+            algorithms: &[Algorithm::Sha256],
+            feed: rx,
+            roots: &roots,
+            files: 4,
+            bytes: 0,
+        };
+        let mut got: Vec<(String, String)> = Vec::new();
+        Local
+            .read(plan, &trawl_scan::NoProgress, &Stop::new(), &mut |r| {
+                let (p, what) = match r {
+                    ReadResult::Read { path, size, .. } => (path.to_path_buf(), format!("read {size}")),
+                    ReadResult::Gone { path } => (path.to_path_buf(), "gone".into()),
+                    ReadResult::Failed { path, error } => {
+                        (path.unwrap().to_path_buf(), format!("failed: {error}"))
+                    }
+                };
+                let rel = p.strip_prefix(&root).unwrap().display().to_string();
+                got.push((rel, what));
+            })
+            .unwrap();
+        got.sort();
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got[0], ("gone/f".into(), "gone".into()));
+        assert_eq!(got[1], ("kept/f".into(), "read 6".into()));
+        assert!(got[2].0 == "kept/g" && got[2].1.contains("symbolic link"), "{got:?}");
+        assert!(got[3].0 == "sub/f" && got[3].1.contains("outside its root"), "{got:?}");
     }
 }

@@ -13,6 +13,7 @@ use trawl_read::ReadError;
 use trawl_report::verify::{VerifyCounts, VerifyEntries, VerifyEntry, VerifyReport, VerifyState};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_spool::{Sorted, Spool};
+use trawl_scan::beneath::NotBeneath;
 use trawl_stop::{Reason, Stop};
 
 /// What to verify.
@@ -385,10 +386,21 @@ pub fn verify(
         }
     };
     let lanes = DigestLanes(algorithms);
+    // Confined: every name is opened by its last component in its directory, that directory
+    // resolved beneath the root; entries that cannot be are decided here and recorded below.
+    let mut beneath = match opts.confine {
+        true => Some(trawl_scan::beneath::Beneath::open(root).map_err(|e| VerifyError::Root {
+            path: root.clone(),
+            reason: e.to_string(),
+        })?),
+        false => None,
+    };
+    let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
     let fed = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
         let in_flight = &in_flight;
         let unique = &unique;
+        let decided = &decided;
         let feeder = s.spawn(move || {
             unique.for_each(|name, v| {
                 if stop.is_stopping() {
@@ -396,7 +408,21 @@ pub fn verify(
                 }
                 let e = decode_entry(name, v)?;
                 let path = root.join(OsStr::from_bytes(&e.path));
-                let f = trawl_walk::FileEntry::named(&path);
+                let f = match beneath.as_mut().map(|b| b.entry(&e.path, &path, 0)) {
+                    None => trawl_walk::FileEntry::named(&path),
+                    Some(Ok(f)) => f,
+                    Some(Err(why)) => {
+                        let st = match why {
+                            NotBeneath::Missing => VerifyState::Missing,
+                            NotBeneath::Outside => VerifyState::Unreadable(
+                                "leads outside the root through a symbolic link (--confine): not read"
+                                    .into(),
+                            ),
+                        };
+                        lock(decided).push((e, st));
+                        return Ok(());
+                    }
+                };
                 progress.found(1, f.size);
                 lock(in_flight).insert(path, e);
                 // The engine gone (stopped): nothing more to feed.
@@ -431,6 +457,9 @@ pub fn verify(
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
     });
+    for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        record(&e.path, e.line, st);
+    }
     // Whatever the engine did not report on (none, unless stopped) was not read.
     let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
     for e in left {
@@ -593,6 +622,10 @@ fn probe(
     let candidates = trawl_manifest::same_length(assumed.hex_len());
     let mut score = vec![0usize; candidates.len()];
     let mut read = 0;
+    // Confined: opened as the read itself opens them, beneath the root.
+    let mut beneath = confine
+        .then(|| trawl_scan::beneath::Beneath::open(root).ok())
+        .flatten();
     for e in entries {
         if read == PROBE_FILES || stop.is_stopping() {
             break;
@@ -605,7 +638,14 @@ fn probe(
             continue;
         }
         let path = root.join(OsStr::from_bytes(name));
-        let Ok(mut f) = trawl_read::open_for_read(&path).map(|o| o.file) else {
+        let opened = match beneath.as_mut() {
+            None => trawl_read::open_for_read(&path),
+            Some(b) => match b.entry(name, &path, 0) {
+                Ok(f) => trawl_read::open_for_read_in(f.dir.as_deref(), &path),
+                Err(_) => continue,
+            },
+        };
+        let Ok(mut f) = opened.map(|o| o.file) else {
             continue;
         };
         let mut hashers: Vec<_> = candidates.iter().map(|a| a.hasher()).collect();

@@ -69,12 +69,16 @@ pub(crate) fn open_at(dir: libc::c_int, name: &[u8], flags: libc::c_int) -> io::
 const FILE_FLAGS: libc::c_int =
     libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
 
-/// `openat2` beneath `dir`; `ENOSYS` where the kernel (or a seccomp filter) lacks it.
-fn openat2_beneath(dir: &OwnedFd, rel: &[u8]) -> io::Result<OwnedFd> {
+/// Flags of a directory opened only to look names up in it.
+const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// `openat2` beneath `dir` with `flags`; `ENOSYS` where the kernel (or a seccomp filter) lacks
+/// it.
+fn openat2_beneath(dir: &OwnedFd, rel: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
     let c = cstr(rel)?;
     // SAFETY: open_how is plain data; zeroed then filled.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = FILE_FLAGS as u64;
+    how.flags = flags as u64;
     how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
     // SAFETY: the syscall reads the C string and the struct, both alive across the call.
     let fd = unsafe {
@@ -105,8 +109,34 @@ pub fn open_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
     {
         return Err(Refused::Outside);
     }
+    let fd = resolve(root, segs, FILE_FLAGS)?;
+    regular(File::from(fd))
+}
+
+/// Opens the directory that `segs` (plain names) name beneath `root`, as an `O_PATH`
+/// descriptor to open names in with `openat`: symbolic links on the way are followed only
+/// where they stay beneath. No `segs`: the root itself.
+pub fn open_dir_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+    if segs.is_empty() {
+        return root
+            .fd
+            .try_clone()
+            .map(File::from)
+            .map_err(|_| Refused::NotFound);
+    }
+    if segs
+        .iter()
+        .any(|s| s.is_empty() || s == b"." || s == b".." || s.contains(&b'/') || s.contains(&0))
+    {
+        return Err(Refused::Outside);
+    }
+    resolve(root, segs, DIR_FLAGS).map(File::from)
+}
+
+/// `openat2` with `flags`, else the walk with the same flags for the last component.
+fn resolve(root: &Root, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedFd, Refused> {
     let rel = segs.join(&b'/');
-    let fd = match openat2_beneath(&root.fd, &rel) {
+    let fd = match openat2_beneath(&root.fd, &rel, flags) {
         Ok(fd) => fd,
         // No openat2 (ENOSYS; EPERM from a seccomp filter), or it refused something the walk
         // decides precisely: EXDEV (a link that leaves, or an absolute link that may stay
@@ -117,11 +147,45 @@ pub fn open_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
                 Some(libc::ENOSYS | libc::EPERM | libc::EXDEV | libc::ELOOP)
             ) =>
         {
-            walk(root, segs)?
+            walk(root, segs, flags)?
         }
         Err(_) => return Err(Refused::NotFound),
     };
-    regular(File::from(fd))
+    Ok(fd)
+}
+
+/// The parent directories of names beneath one root, each opened with [`open_dir_beneath`];
+/// the last one is kept, since names come sorted and neighbours share it. For readers that
+/// open a file by its name in its directory's descriptor (`O_NOFOLLOW`), so that no name
+/// swapped for a link while they run reaches outside the root.
+pub struct Parents {
+    root: Root,
+    last: Option<(Vec<Vec<u8>>, std::sync::Arc<File>)>,
+}
+
+impl Parents {
+    pub fn new(root: Root) -> Parents {
+        Parents { root, last: None }
+    }
+
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The directory that holds `rel` (a name relative to the root), and `rel`'s last
+    /// component.
+    pub fn parent(&mut self, rel: &[u8]) -> Result<(std::sync::Arc<File>, Vec<u8>), Refused> {
+        let mut segs = plain_segments(rel).ok_or(Refused::Outside)?;
+        let name = segs.pop().ok_or(Refused::NotFound)?;
+        if let Some((s, d)) = &self.last
+            && *s == segs
+        {
+            return Ok((d.clone(), name));
+        }
+        let d = std::sync::Arc::new(open_dir_beneath(&self.root, segs.clone())?);
+        self.last = Some((segs, d.clone()));
+        Ok((d, name))
+    }
 }
 
 /// Splits a relative name on `/`, leaving out empty and `.` segments; `None` if it is
@@ -149,7 +213,7 @@ fn regular(file: File) -> Result<File, Refused> {
 }
 
 /// The component-by-component resolution (see the module documentation).
-fn walk(root: &Root, segs: Vec<Vec<u8>>) -> Result<OwnedFd, Refused> {
+fn walk(root: &Root, segs: Vec<Vec<u8>>, last_flags: libc::c_int) -> Result<OwnedFd, Refused> {
     let dup = root.fd.try_clone().map_err(|_| Refused::NotFound)?;
     // The directories opened so far, root first: `..` in a link's target pops one, and can
     // never pop the root.
@@ -171,7 +235,7 @@ fn walk(root: &Root, segs: Vec<Vec<u8>>) -> Result<OwnedFd, Refused> {
         let dir = dirs.last().expect("root stays").as_raw_fd();
         let last = todo.iter().all(|s| s.is_empty() || s == b".");
         let flags = if last {
-            FILE_FLAGS | libc::O_NOFOLLOW
+            last_flags | libc::O_NOFOLLOW
         } else {
             libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC
         };
@@ -202,6 +266,31 @@ fn walk(root: &Root, segs: Vec<Vec<u8>>) -> Result<OwnedFd, Refused> {
         }
     }
     Err(Refused::NotFound)
+}
+
+/// What `name` in the directory `dir` is, without following a link: (size, device, inode,
+/// modification time in nanoseconds); `None` if nothing is there.
+pub fn stat_in(dir: &File, name: &[u8]) -> Option<(u64, u64, u64, i64)> {
+    let c = cstr(name).ok()?;
+    // SAFETY: stat is plain data, filled by the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor alive for the call, a C string and an out-pointer.
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (r == 0).then(|| {
+        (
+            st.st_size as u64,
+            st.st_dev,
+            st.st_ino,
+            st.st_mtime * 1_000_000_000 + st.st_mtime_nsec,
+        )
+    })
 }
 
 fn readlink_at(dir: libc::c_int, name: &[u8]) -> io::Result<Vec<u8>> {
@@ -277,7 +366,7 @@ mod tests {
     fn the_walk_alone_refuses_the_same() {
         // The fallback for kernels without openat2, checked on its own.
         let (_top, root) = fixture();
-        check(&root, &|r, s| regular(File::from(walk(r, s)?)));
+        check(&root, &|r, s| regular(File::from(walk(r, s, FILE_FLAGS)?)));
     }
 
     #[test]

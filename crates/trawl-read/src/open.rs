@@ -58,10 +58,14 @@ pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, R
     let name = dir.zip(path.file_name());
     let open = |flags: i32| -> std::io::Result<File> {
         match name {
-            Some((d, n)) => {
-                crate::beneath::open_at(d.as_raw_fd(), n.as_bytes(), flags | libc::O_RDONLY)
-                    .map(File::from)
-            }
+            // By its name in the directory it was listed from, never through a link: a name
+            // swapped for one after the listing is refused, not followed.
+            Some((d, n)) => crate::beneath::open_at(
+                d.as_raw_fd(),
+                n.as_bytes(),
+                flags | libc::O_RDONLY | libc::O_NOFOLLOW,
+            )
+            .map(File::from),
             None => std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(flags)
@@ -74,6 +78,12 @@ pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, R
         // O_NOATIME is allowed only to the file's owner (or CAP_FOWNER).
         Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
             open(base).map_err(|e| open_err(path, e))?
+        }
+        Err(e) if name.is_some() && e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(ReadError::NotRegular {
+                path: path.to_path_buf(),
+                what: "symbolic link",
+            });
         }
         Err(e) => return Err(open_err(path, e)),
     };

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod beneath;
 pub mod lane;
 pub mod progress;
 pub mod rate;

@@ -270,7 +270,7 @@ impl Walker<'_> {
                 }
                 Ok(ft) if ft.is_file() => Some(self.file(path, &fd, || ent.metadata())),
                 Ok(ft) if ft.is_symlink() && self.opts.follow_links => {
-                    self.followed(&dir, path, &fd)
+                    self.followed(&dir, path)
                 }
                 Ok(ft) => Some(WalkItem::Skipped {
                     path,
@@ -314,7 +314,7 @@ impl Walker<'_> {
     }
 
     /// A symbolic link under `--follow`: what it points to.
-    fn followed(&self, dir: &DirWork, path: PathBuf, fd: &Option<Arc<File>>) -> Option<WalkItem> {
+    fn followed(&self, dir: &DirWork, path: PathBuf) -> Option<WalkItem> {
         let md = match std::fs::metadata(&path) {
             Ok(md) => md,
             // Dangling, or a loop of links.
@@ -333,8 +333,10 @@ impl Walker<'_> {
             return None;
         }
         if md.is_file() {
+            // Opened by its path (the link followed), not by its name in its directory, where
+            // readers never follow a link.
             return Some(WalkItem::File(FileEntry {
-                dir: fd.clone(),
+                dir: None,
                 ..entry(path, self.idx, &md)
             }));
         }

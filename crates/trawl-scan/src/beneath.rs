@@ -1,0 +1,57 @@
+//! Entries for files named relative to a root (a manifest's, a bag's, a catalog's), each
+//! carrying its parent directory opened beneath the root, so that the reader opens it by its
+//! name there without following a link: a directory or name swapped for a link while a run
+//! goes on cannot make it read a file outside the root.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use trawl_read::beneath::{Parents, Refused, Root, stat_in};
+use trawl_walk::FileEntry;
+
+/// Builds [`FileEntry`]s beneath one root.
+pub struct Beneath {
+    parents: Parents,
+}
+
+/// Why no entry was made for a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotBeneath {
+    /// It leads outside the root (through `..` or a symbolic link).
+    Outside,
+    /// A directory on its way is missing (or is not one).
+    Missing,
+}
+
+impl Beneath {
+    /// `root` must be a directory.
+    pub fn open(root: &Path) -> std::io::Result<Beneath> {
+        Ok(Beneath {
+            parents: Parents::new(Root::open(root)?),
+        })
+    }
+
+    /// The entry for `rel` (relative to the root), with `path` as its name in messages and
+    /// events (it must end in `rel`'s last component) and `root` as its root's index. Its size
+    /// and identity are what `fstatat` finds now, without following a link (zeros if nothing
+    /// is there: the reader then says it is gone).
+    pub fn entry(&mut self, rel: &[u8], path: &Path, root: usize) -> Result<FileEntry, NotBeneath> {
+        let (dir, name) = self.parents.parent(rel).map_err(|r| match r {
+            Refused::Outside => NotBeneath::Outside,
+            Refused::NotFound => NotBeneath::Missing,
+        })?;
+        if path.file_name().map(|n| n.as_bytes()) != Some(&name[..]) {
+            return Err(NotBeneath::Missing);
+        }
+        let (size, dev, ino, mtime_ns) = stat_in(&dir, &name).unwrap_or_default();
+        Ok(FileEntry {
+            path: path.to_path_buf(),
+            root,
+            size,
+            dev,
+            ino,
+            mtime_ns,
+            dir: Some(dir),
+        })
+    }
+}
