@@ -55,6 +55,7 @@ pub fn signal() -> Option<i32> {
 }
 
 /// Takes a signal as the normal end of this run (a server, which a signal is how one stops).
+#[cfg(feature = "serve")]
 pub fn signal_handled() {
     SIGNALS.clear();
     current().clear();

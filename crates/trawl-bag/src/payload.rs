@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use trawl_digest::Algorithm;
 use trawl_printer::AtomicFile;
 use trawl_report::bag::BagFinding;
+use trawl_scan::beneath::NotBeneath;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_spool::{Sorted, Spool};
-use trawl_scan::beneath::NotBeneath;
 use trawl_stop::{Reason, Stop};
 
 use crate::{BagError, io_err};
@@ -94,7 +94,11 @@ impl<T> Feeder<'_, T> {
             return false;
         }
         let path = self.root.join(&rel);
-        let f = match self.beneath.as_mut().map(|b| b.entry(rel.as_bytes(), &path, 0)) {
+        let f = match self
+            .beneath
+            .as_mut()
+            .map(|b| b.entry(rel.as_bytes(), &path, 0))
+        {
             None => trawl_walk::FileEntry::named(&path),
             Some(Ok(f)) => f,
             Some(Err(why)) => {
@@ -313,8 +317,7 @@ mod tests {
         std::fs::create_dir_all(top.path().join("outside")).unwrap();
         std::fs::write(top.path().join("outside/f"), b"outside").unwrap();
         std::os::unix::fs::symlink(top.path().join("outside"), bag.join("data/sub")).unwrap();
-        std::os::unix::fs::symlink(top.path().join("outside/f"), bag.join("data/kept/g"))
-            .unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside/f"), bag.join("data/kept/g")).unwrap();
         let cfg = ScanConfig::new(vec![bag.clone()]);
         let mut got: Vec<(String, String)> = Vec::new();
         hash_stream(
@@ -338,9 +341,18 @@ mod tests {
         );
         got.sort();
         assert_eq!(got.len(), 4, "{got:?}");
-        assert!(got[0].0 == "data/gone/f" && got[0].1.contains("vanished"), "{got:?}");
+        assert!(
+            got[0].0 == "data/gone/f" && got[0].1.contains("vanished"),
+            "{got:?}"
+        );
         assert_eq!(got[1], ("data/kept/f".into(), "read 6".into()));
-        assert!(got[2].0 == "data/kept/g" && got[2].1.contains("symbolic link"), "{got:?}");
-        assert!(got[3].0 == "data/sub/f" && got[3].1.contains("outside the bag"), "{got:?}");
+        assert!(
+            got[2].0 == "data/kept/g" && got[2].1.contains("symbolic link"),
+            "{got:?}"
+        );
+        assert!(
+            got[3].0 == "data/sub/f" && got[3].1.contains("outside the bag"),
+            "{got:?}"
+        );
     }
 }

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use crossbeam_channel::{Receiver, bounded};
+use std::os::unix::ffi::OsStrExt;
 use trawl_digest::Algorithm;
 use trawl_read::ReadError;
-use std::os::unix::ffi::OsStrExt;
 use trawl_scan::beneath::{Beneath, NotBeneath};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::Stop;
@@ -175,7 +175,9 @@ impl Source for Local {
 }
 
 fn decided_push(d: &std::sync::Mutex<Vec<(PathBuf, NotBeneath)>>, path: PathBuf, why: NotBeneath) {
-    d.lock().unwrap_or_else(|p| p.into_inner()).push((path, why));
+    d.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((path, why));
 }
 
 impl Local {
@@ -264,7 +266,9 @@ mod tests {
         Local
             .read(plan, &trawl_scan::NoProgress, &Stop::new(), &mut |r| {
                 let (p, what) = match r {
-                    ReadResult::Read { path, size, .. } => (path.to_path_buf(), format!("read {size}")),
+                    ReadResult::Read { path, size, .. } => {
+                        (path.to_path_buf(), format!("read {size}"))
+                    }
                     ReadResult::Gone { path } => (path.to_path_buf(), "gone".into()),
                     ReadResult::Failed { path, error } => {
                         (path.unwrap().to_path_buf(), format!("failed: {error}"))
@@ -278,7 +282,13 @@ mod tests {
         assert_eq!(got.len(), 4, "{got:?}");
         assert_eq!(got[0], ("gone/f".into(), "gone".into()));
         assert_eq!(got[1], ("kept/f".into(), "read 6".into()));
-        assert!(got[2].0 == "kept/g" && got[2].1.contains("symbolic link"), "{got:?}");
-        assert!(got[3].0 == "sub/f" && got[3].1.contains("outside its root"), "{got:?}");
+        assert!(
+            got[2].0 == "kept/g" && got[2].1.contains("symbolic link"),
+            "{got:?}"
+        );
+        assert!(
+            got[3].0 == "sub/f" && got[3].1.contains("outside its root"),
+            "{got:?}"
+        );
     }
 }

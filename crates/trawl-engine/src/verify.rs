@@ -11,9 +11,9 @@ use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
 use trawl_read::ReadError;
 use trawl_report::verify::{VerifyCounts, VerifyEntries, VerifyEntry, VerifyReport, VerifyState};
+use trawl_scan::beneath::NotBeneath;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_spool::{Sorted, Spool};
-use trawl_scan::beneath::NotBeneath;
 use trawl_stop::{Reason, Stop};
 
 /// What to verify.
@@ -389,10 +389,12 @@ pub fn verify(
     // Confined: every name is opened by its last component in its directory, that directory
     // resolved beneath the root; entries that cannot be are decided here and recorded below.
     let mut beneath = match opts.confine {
-        true => Some(trawl_scan::beneath::Beneath::open(root).map_err(|e| VerifyError::Root {
-            path: root.clone(),
-            reason: e.to_string(),
-        })?),
+        true => Some(
+            trawl_scan::beneath::Beneath::open(root).map_err(|e| VerifyError::Root {
+                path: root.clone(),
+                reason: e.to_string(),
+            })?,
+        ),
         false => None,
     };
     let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());

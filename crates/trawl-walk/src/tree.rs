@@ -269,9 +269,7 @@ impl Walker<'_> {
                     None
                 }
                 Ok(ft) if ft.is_file() => Some(self.file(path, &fd, || ent.metadata())),
-                Ok(ft) if ft.is_symlink() && self.opts.follow_links => {
-                    self.followed(&dir, path)
-                }
+                Ok(ft) if ft.is_symlink() && self.opts.follow_links => self.followed(&dir, path),
                 Ok(ft) => Some(WalkItem::Skipped {
                     path,
                     kind: SkipKind::of(&ft),
