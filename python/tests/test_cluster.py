@@ -288,3 +288,19 @@ def test_a_checkpoint_round_trips_and_any_damage_is_caught():
     for n in (0, 10, len(data) - 1):
         with pytest.raises(cluster.CheckpointError):
             cluster._checkpoint_decode(data[:n])
+
+
+def test_a_failed_run_in_process_leaves_the_next_one_running(tree, tmp_path):
+    """One interpreter, several runs: an output that fails (a full disk) stops that run only,
+    and an audit records its own command line, not the interpreter's."""
+    import sqlite3
+
+    assert os.path.exists("/dev/full")
+    code = trawl.main(["scan", tree, "--quiet", "--jsonl", "/dev/full"])
+    assert code == 2
+    report = trawl.scan(tree, digest="sha256")
+    assert report["exit_code"] == 0 and report["totals"]["files"] > 10, report.get("totals")
+    cat = str(tmp_path / "cat.db")
+    assert trawl.main(["audit", tree, "-c", cat, "-q"]) == 0
+    options = sqlite3.connect(cat).execute("SELECT options FROM runs").fetchone()[0]
+    assert options == f"audit {tree} -c {cat} -q", options

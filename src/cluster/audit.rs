@@ -117,11 +117,13 @@ fn wire_error(what: &str, e: postcard::Error) -> SourceError {
 fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     let mut argv: Vec<OsString> = vec!["trawl".into(), "audit".into()];
     argv.extend(args);
+    let invocation = crate::flags::hiargs::invocation(&argv[1..]);
     let low = LowArgs::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
     let Command::Audit(a) = low.command else {
         bail!("not an audit");
     };
-    let plan = AuditPlan::from_args(&a)?;
+    let mut plan = AuditPlan::from_args(&a)?;
+    plan.invocation = invocation;
     if plan.cfg.walk.follow_links {
         bail!("--follow: not available in a cluster audit (trawl audit has it)");
     }

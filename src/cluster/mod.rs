@@ -70,11 +70,13 @@ impl ClusterPlan {
     pub fn parse(args: Vec<OsString>) -> anyhow::Result<ClusterPlan> {
         let mut argv: Vec<OsString> = vec!["trawl".into(), "scan".into()];
         argv.extend(args);
+        let invocation = crate::flags::hiargs::invocation(&argv[1..]);
         let low = LowArgs::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
         let Command::Scan(a) = low.command else {
             bail!("not a scan");
         };
-        let plan = ScanPlan::from_args(&a)?;
+        let mut plan = ScanPlan::from_args(&a)?;
+        plan.invocation = invocation;
         for (set, flag) in [
             (plan.jsonl.is_some(), "--jsonl"),
             (plan.ncdu.is_some(), "--ncdu"),

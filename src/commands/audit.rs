@@ -61,7 +61,7 @@ pub fn run_with(
         max_bytes: plan.max_bytes,
         max_time: plan.max_time,
         forget_missing: plan.forget_missing,
-        invocation: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        invocation: plan.invocation.clone(),
         temp_dir: plan.temp_dir.clone(),
         exclude: json
             .iter()

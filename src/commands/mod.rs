@@ -19,11 +19,23 @@ use crate::flags::LowArgs;
 use crate::flags::lowargs::Command;
 
 pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
-    match args.command {
-        Command::Scan(a) => scan::run(crate::flags::hiargs::ScanPlan::from_args(&a)?),
+    let LowArgs {
+        command,
+        invocation,
+    } = args;
+    match command {
+        Command::Scan(a) => {
+            let mut plan = crate::flags::hiargs::ScanPlan::from_args(&a)?;
+            plan.invocation = invocation;
+            scan::run(plan)
+        }
         Command::Verify(a) => verify::run(a),
         Command::Bag(b) => bag::run(b),
-        Command::Audit(a) => audit::run(crate::flags::hiargs::AuditPlan::from_args(&a)?, &a.paths),
+        Command::Audit(a) => {
+            let mut plan = crate::flags::hiargs::AuditPlan::from_args(&a)?;
+            plan.invocation = invocation;
+            audit::run(plan, &a.paths)
+        }
         Command::Catalog(c) => catalog::run(c),
         Command::Report(a) => report::run(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),

@@ -78,15 +78,11 @@ pub fn write_json<T: serde::Serialize>(out: &mut Output, v: &T) -> anyhow::Resul
 }
 
 /// The comment lines a manifest starts with: where and how trawl was run.
-pub fn invocation_comment() -> [String; 2] {
+pub fn invocation_comment(invoked: &str) -> [String; 2] {
     let cwd = std::env::current_dir()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let invoked = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    [format!("Invoked from: {cwd}"), format!("$ {invoked}")]
+    [format!("Invoked from: {cwd}"), format!("$ trawl {invoked}")]
 }
 
 /// Passes each manifest entry, sorted by name, to the function it is given; called once per
@@ -101,9 +97,10 @@ pub fn write_manifests(
     entries: &mut EntrySource<'_>,
     algorithms: &[trawl_digest::Algorithm],
     zero: bool,
+    invoked: &str,
 ) -> anyhow::Result<Option<usize>> {
     let stop = crate::stop::current();
-    let comment = super::output::invocation_comment();
+    let comment = super::output::invocation_comment(invoked);
     let mut unwritable = 0usize;
     for (format, mut out) in manifests {
         let formats: Vec<trawl_manifest::Format> = match &format {

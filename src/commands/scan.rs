@@ -163,6 +163,7 @@ pub(crate) fn write(
         &mut |f| records.for_each_entry(|e| f(e)),
         &plan.algorithms,
         plan.zero,
+        &plan.invocation,
     )?
     else {
         return Ok(Outcome::Interrupted);

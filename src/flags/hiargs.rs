@@ -10,6 +10,15 @@ use trawl_scan::ScanConfig;
 
 use super::lowargs::{AuditArgs, ReadArgs, ReduceArgs, ScanArgs};
 
+/// A command line as one line of text (names that are not UTF-8 shown with U+FFFD), for
+/// records and comments that only say what was run.
+pub fn invocation(argv: &[std::ffi::OsString]) -> String {
+    argv.iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Parses sizes like `1M`, `256K`, `4096`.
 pub fn parse_size(s: &str) -> anyhow::Result<u64> {
     let t = s.trim();
@@ -147,6 +156,8 @@ pub const DEFAULT_MEMORY: u64 = 1 << 30;
 /// Everything `trawl scan` will do.
 #[derive(Debug)]
 pub struct ScanPlan {
+    /// The command line as the user gave it (for manifests' comments), set by the caller.
+    pub invocation: String,
     pub cfg: ScanConfig,
     pub algorithms: Vec<Algorithm>,
     pub manifests: Vec<ManifestSpec>,
@@ -332,6 +343,7 @@ impl ScanPlan {
             bail!("--ncdu exports one directory: name exactly one directory to scan");
         }
         Ok(ScanPlan {
+            invocation: String::new(),
             cfg: scan_config(roots, &a.read)?,
             algorithms,
             manifests,
@@ -361,6 +373,8 @@ pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<std::time::Duration
 /// Everything `trawl audit` will do.
 #[derive(Debug)]
 pub struct AuditPlan {
+    /// The command line as the user gave it (recorded with the run), set by the caller.
+    pub invocation: String,
     pub cfg: ScanConfig,
     pub catalog: PathBuf,
     /// `--init`: an existing empty file may become the catalog.
@@ -397,6 +411,7 @@ impl AuditPlan {
             roots.push(c);
         }
         Ok(AuditPlan {
+            invocation: String::new(),
             cfg: scan_config(roots, &a.read)?,
             catalog: a.catalog.clone(),
             init: a.init,

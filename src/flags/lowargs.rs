@@ -13,6 +13,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct LowArgs {
     #[command(subcommand)]
     pub command: Command,
+    /// The command line, program name left out (set by `parse_from`, not a flag).
+    #[arg(skip)]
+    pub invocation: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,15 +60,15 @@ pub struct ServeArgs {
     /// Address and port to listen on (port 0 picks a free one; the address is printed).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Worker threads (default: the number of CPUs).
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Worker threads (default: the number of CPUs; 1 to 1024).
+    #[arg(long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
     /// No access log (one line per request on stderr, common log format).
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Connections open at once; past it new clients wait (default: 1024, or less where the
-    /// open-file limit is lower).
-    #[arg(long, value_name = "N")]
+    /// open-file limit is lower; 1 to 1000000).
+    #[arg(long, value_name = "N", value_parser = count(1, 1_000_000))]
     pub max_connections: Option<usize>,
     /// Seconds a client has to send a request's headers.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
@@ -129,8 +132,8 @@ pub struct FlvIndexArgs {
 /// How files are found and read; shared by every command that reads.
 #[derive(Debug, Args, Clone)]
 pub struct ReadArgs {
-    /// Files read at once (default: the number of CPUs).
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Files read at once (default: the number of CPUs; 1 to 1024).
+    #[arg(long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
     /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
     /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
@@ -209,10 +212,10 @@ pub struct ScanArgs {
 pub struct ReduceArgs {
     /// List the N files that contribute most duplicate bytes (at the smallest block size; 0:
     /// none).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = count(0, 1_000_000))]
     pub top_files: usize,
     /// Break the figures down by directory this many levels below each root (and by type).
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = count(0, 4096))]
     pub depth: usize,
     /// Fixed-block dedup at these block sizes (multiples of 4K), all from one hash pass.
     #[arg(long, value_name = "SIZES", default_value = "4k,8k,16k,32k,64k,128k")]
@@ -514,4 +517,10 @@ pub struct CatalogVerifyArgs {
     /// there or runs on from it.
     #[arg(long, value_name = "HEX")]
     pub expect: Option<String>,
+}
+
+/// A count between `lo` and `hi`: anything else is refused when the flags are parsed, saying
+/// the range, rather than reaching an allocation or a runtime that cannot take it.
+fn count(lo: u64, hi: u64) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(lo..=hi)
 }

@@ -10,10 +10,13 @@ use clap::Parser;
 /// Parses a command line; on `--help`/`--version` or a usage error, prints and returns the
 /// exit code (0 for help, 2 for a usage error).
 pub fn parse_from(argv: Vec<std::ffi::OsString>) -> Result<LowArgs, u8> {
-    LowArgs::try_parse_from(argv).map_err(|e| {
+    let invocation = hiargs::invocation(argv.get(1..).unwrap_or_default());
+    let mut a = LowArgs::try_parse_from(argv).map_err(|e| {
         let _ = e.print();
         if e.use_stderr() { 2 } else { 0 }
-    })
+    })?;
+    a.invocation = invocation;
+    Ok(a)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Chunked reading of one open file, by `read(2)` into pooled buffers or by mapped windows.
 
-use std::io::Read;
 use std::ops::Deref;
+use std::os::unix::fs::FileExt;
 
 use crate::{BufferPool, OpenedFile, PooledBuf, ReadError};
 
@@ -135,8 +135,14 @@ impl<'a> ChunkSource<'a> {
         // call per small file). A file that grew meanwhile is caught by `finish`, whose `fstat`
         // sees the new size.
         let want = self.file.stamp.size.saturating_sub(self.offset);
+        // At the tracked offset (`pread`), never the descriptor's position: after mapped
+        // windows, or anything else that moved it, the bytes read are still the right ones.
         while filled < space.len() && (filled as u64) < want.max(1) {
-            match self.file.file.read(&mut space[filled..]) {
+            match self
+                .file
+                .file
+                .read_at(&mut space[filled..], self.offset + filled as u64)
+            {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -190,20 +196,10 @@ impl<'a> ChunkSource<'a> {
             // rest of the file is read instead.
             drop(map);
             self.method = IoMethod::Read;
-            self.seek_to_offset();
             return self.next_read();
         };
         self.offset += len as u64;
-        if self.offset >= self.file.stamp.size {
-            // Position the descriptor so a trailing read notices growth past the mapped size.
-            self.seek_to_offset();
-        }
         Ok(Some(Chunk::Map(Window { _guard: guard, map })))
-    }
-
-    fn seek_to_offset(&mut self) {
-        use std::io::Seek;
-        let _ = self.file.file.seek(std::io::SeekFrom::Start(self.offset));
     }
 
     /// Checks that the file did not change while it was read; consumes the source. Call it
@@ -211,9 +207,20 @@ impl<'a> ChunkSource<'a> {
     /// end is only known once it has been touched.
     pub fn finish(self) -> Result<u64, ReadError> {
         if self.shrank.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(ReadError::Changed {
-                path: self.file.path.clone(),
-                detail: "it shrank while mapped: pages past its new end read as zeros".into(),
+            // A mapped page that could not be had: past a new end (the file shrank), or one
+            // the storage failed to deliver (an I/O error raises the same SIGBUS).
+            let now = self.file.file.metadata().map(|m| m.len());
+            return Err(match now {
+                Ok(n) if n < self.offset => ReadError::Changed {
+                    path: self.file.path.clone(),
+                    detail: "it shrank while mapped: pages past its new end read as zeros".into(),
+                },
+                _ => ReadError::Read {
+                    path: self.file.path.clone(),
+                    source: std::io::Error::other(
+                        "a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded",
+                    ),
+                },
             });
         }
         self.file.check_unchanged(self.offset)?;
@@ -349,5 +356,35 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let e = open_for_read(&p).err().unwrap();
         assert_eq!(e.kind(), "not-regular");
+    }
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::*;
+    use crate::open_for_read;
+
+    /// Reads take the tracked offset, whatever moved the descriptor's position (a mapped
+    /// window before the fallback to reads, a seek that failed): no byte is read twice or
+    /// skipped, so no wrong digest can be recorded.
+    #[test]
+    fn reads_follow_the_tracked_offset_not_the_descriptor_position() {
+        use std::io::Seek;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let pool = BufferPool::new(2, 4096);
+        let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, IoMethod::Read);
+        let mut got = Vec::new();
+        while let Some(c) = src.next_chunk().unwrap() {
+            got.extend_from_slice(&c);
+            // Something else moves the descriptor after each chunk.
+            (&src.file().file)
+                .seek(std::io::SeekFrom::Start(7))
+                .unwrap();
+        }
+        assert_eq!(got, data);
+        assert_eq!(src.finish().unwrap(), data.len() as u64);
     }
 }

@@ -165,8 +165,8 @@ impl Compressor {
                         self.lz4.as_mut_ptr().cast(),
                         data.as_ptr().cast(),
                         self.out.as_mut_ptr().cast(),
-                        data.len() as i32,
-                        bound as i32,
+                        lz4_len(data.len()),
+                        lz4_len(bound),
                         1,
                     )
                 };
@@ -202,7 +202,13 @@ impl Compressor {
 
 fn lz4_bound(len: usize) -> usize {
     // SAFETY: a pure function of its argument.
-    (unsafe { lz4_sys::LZ4_compressBound(len as i32) }).max(16) as usize
+    (unsafe { lz4_sys::LZ4_compressBound(lz4_len(len)) }).max(16) as usize
+}
+
+/// A length as LZ4 takes it: units are at most MAX_BLOCK (`ReduceConfig::check`), far below
+/// `i32::MAX`.
+fn lz4_len(n: usize) -> i32 {
+    i32::try_from(n).expect("units are at most MAX_BLOCK")
 }
 
 /// Decompresses what [`Compressor`] produced (for the round-trip checks).
@@ -215,8 +221,8 @@ pub fn decompress(codec: Codec, data: &[u8], len: usize) -> Vec<u8> {
                 lz4_sys::LZ4_decompress_safe(
                     data.as_ptr().cast(),
                     out.as_mut_ptr().cast(),
-                    data.len() as i32,
-                    len as i32,
+                    lz4_len(data.len()),
+                    lz4_len(len),
                 )
             };
             assert_eq!(n as usize, len, "lz4 round trip");

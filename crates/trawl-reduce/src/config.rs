@@ -7,6 +7,10 @@ use crate::codec::Codec;
 /// The fingerprint granule: every fixed block size is a multiple of it.
 pub const BASE: usize = 4096;
 
+/// The largest dedup block and compression unit: every codec takes it in one call (LZ4's input
+/// is an `i32`), and a block's or unit's length fits the 4 bytes it is counted in.
+pub const MAX_BLOCK: usize = 64 << 20;
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct ReduceConfig {
@@ -147,9 +151,15 @@ impl ReduceConfig {
             if b == 0 || !b.is_multiple_of(BASE) {
                 return Err(format!("dedup block size {b}: must be a multiple of 4K"));
             }
+            if b > MAX_BLOCK {
+                return Err(format!("dedup block size {b}: at most 64M"));
+            }
         }
         if self.unit == 0 || !self.unit.is_multiple_of(BASE) {
             return Err(format!("unit {}: must be a multiple of 4K", self.unit));
+        }
+        if self.unit > MAX_BLOCK {
+            return Err(format!("unit {}: at most 64M", self.unit));
         }
         if self.sector == 0 {
             return Err("sector must be at least 1 byte".into());

@@ -48,7 +48,7 @@ impl FileReduce {
             each(
                 g,
                 crate::fingerprint::block_fp(group, buf),
-                len as u32,
+                u32::try_from(len).expect("blocks are at most MAX_BLOCK"),
                 zero,
             );
         }

@@ -126,7 +126,10 @@ impl FileReducer {
         for (i, c) in self.compressors.iter_mut().enumerate() {
             let clen = c.compress(u);
             let alloc = self.cfg.allocated(u.len(), clen);
-            self.out.units[base + i] = (clen as u32, alloc as u32);
+            // A unit is at most MAX_BLOCK (ReduceConfig::check), its compressed size a little
+            // more at worst.
+            let fit = |n: u64| u32::try_from(n).expect("units are at most MAX_BLOCK");
+            self.out.units[base + i] = (fit(clen as u64), fit(alloc));
         }
         if cached {
             self.cfg.size_cache.put(fp, &self.out.units[base..]);
@@ -238,7 +241,7 @@ impl FileReducer {
     /// The chunks are those of one FastCDC pass over the whole file.
     pub(crate) fn cut_chunks(&mut self, mut data: &[u8], (min, avg, max): (usize, usize, usize)) {
         let chunks = &mut self.out.chunks;
-        let mut push = |d: &[u8]| chunks.push((xxh3_128(d), d.len() as u32, is_zero(d)));
+        let mut push = |d: &[u8]| chunks.push((xxh3_128(d), chunk_len(d.len()), is_zero(d)));
         while !self.cdc.is_empty() && !data.is_empty() {
             let old = self.cdc.len();
             let take = max.saturating_sub(old).min(data.len());
@@ -288,7 +291,7 @@ impl FileReducer {
                 let d = &self.cdc[c.offset..c.offset + c.length];
                 self.out
                     .chunks
-                    .push((xxh3_128(d), c.length as u32, is_zero(d)));
+                    .push((xxh3_128(d), chunk_len(c.length), is_zero(d)));
             }
         }
         Scratch {
@@ -300,4 +303,9 @@ impl FileReducer {
         .give_back();
         self.out
     }
+}
+
+/// A content-defined chunk's length (at most 4 times the average, itself at most 4M).
+fn chunk_len(n: usize) -> u32 {
+    u32::try_from(n).expect("chunks are at most 16 MiB")
 }

@@ -45,10 +45,8 @@ struct Memory {
 impl Memory {
     fn push(&mut self, key: &[u8], value: &[u8]) {
         self.starts.push(self.arena.len());
-        self.arena
-            .extend_from_slice(&(key.len() as u32).to_le_bytes());
-        self.arena
-            .extend_from_slice(&(value.len() as u32).to_le_bytes());
+        self.arena.extend_from_slice(&len32(key).to_le_bytes());
+        self.arena.extend_from_slice(&len32(value).to_le_bytes());
         self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(value);
     }
@@ -94,6 +92,13 @@ impl Spool {
 
     /// Adds a record. Keys up to 4 GiB, values likewise.
     pub fn push(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        // Lengths are stored in 4 bytes each.
+        if u32::try_from(key.len()).is_err() || u32::try_from(value.len()).is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a spool record's key or value is 4 GiB or more",
+            ));
+        }
         self.mem.push(key, value);
         self.count += 1;
         if self.mem.bytes() > self.budget {
@@ -189,9 +194,14 @@ fn write_run_file(
     Ok(())
 }
 
+/// A record's length as stored; [`Spool::push`] refuses one that does not fit.
+fn len32(b: &[u8]) -> u32 {
+    u32::try_from(b.len()).expect("Spool::push refuses records of 4 GiB or more")
+}
+
 fn write_record(w: &mut impl Write, k: &[u8], v: &[u8]) -> io::Result<()> {
-    w.write_all(&(k.len() as u32).to_le_bytes())?;
-    w.write_all(&(v.len() as u32).to_le_bytes())?;
+    w.write_all(&len32(k).to_le_bytes())?;
+    w.write_all(&len32(v).to_le_bytes())?;
     w.write_all(k)?;
     w.write_all(v)
 }
