@@ -26,8 +26,9 @@ pub fn run_with(
     typed_roots: &[PathBuf],
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
-    let mut json = plan.json.as_deref().map(Output::create).transpose()?;
-    let mut html = plan.html.as_deref().map(Output::create).transpose()?;
+    let apart = |p: &std::path::Path| Output::create_apart(p, &[&plan.catalog]);
+    let mut json = plan.json.as_deref().map(apart).transpose()?;
+    let mut html = plan.html.as_deref().map(apart).transpose()?;
     let mode = if plan.init {
         OpenMode::Init
     } else {

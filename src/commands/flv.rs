@@ -10,8 +10,9 @@ use crate::flags::lowargs::FlvIndexArgs;
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
-    let mut json = a.json.as_deref().map(Output::create).transpose()?;
-    let mut csv = a.csv.as_deref().map(Output::create).transpose()?;
+    let apart = |p: &std::path::Path| Output::create_apart(p, &a.files);
+    let mut json = a.json.as_deref().map(apart).transpose()?;
+    let mut csv = a.csv.as_deref().map(apart).transpose()?;
     let dash = |p: &Option<std::path::PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if dash(&a.json) && dash(&a.csv) {
         anyhow::bail!("only one output may go to stdout ('-')");

@@ -22,6 +22,29 @@ impl Output {
             .with_context(|| format!("{}: cannot create", path.display()))
     }
 
+    /// As [`Output::create`], refusing an output that is one of `inputs` (the same file by
+    /// device and inode, whatever name reaches it): writing it would replace what is read.
+    pub fn create_apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<Output> {
+        use std::os::unix::fs::MetadataExt;
+        if path.as_os_str() != "-"
+            && let Ok(o) = std::fs::metadata(path)
+        {
+            for i in inputs.iter().map(AsRef::as_ref) {
+                if i.as_os_str() != "-"
+                    && let Ok(m) = std::fs::metadata(i)
+                    && (m.dev(), m.ino()) == (o.dev(), o.ino())
+                {
+                    anyhow::bail!(
+                        "{}: is the input {}; writing it would replace it (name another output)",
+                        path.display(),
+                        i.display()
+                    );
+                }
+            }
+        }
+        Output::create(path)
+    }
+
     /// Makes the output visible (renames the temporary file into place).
     pub fn commit(self) -> anyhow::Result<()> {
         match self {

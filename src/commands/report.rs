@@ -11,7 +11,7 @@ use crate::Outcome;
 use crate::flags::lowargs::ReportArgs;
 
 pub fn run(a: ReportArgs) -> anyhow::Result<Outcome> {
-    let mut out = Output::create(&a.html)?;
+    let mut out = Output::create_apart(&a.html, &a.reports)?;
     let mut reports = Vec::new();
     for p in &a.reports {
         let f = std::fs::File::open(p).with_context(|| format!("{}: cannot open", p.display()))?;

@@ -26,20 +26,22 @@ pub(crate) struct Outputs {
 
 impl Outputs {
     pub(crate) fn open(plan: &ScanPlan) -> anyhow::Result<Outputs> {
+        // A root may be a file: no output may be one.
+        let create = |p: &std::path::Path| Output::create_apart(p, &plan.cfg.roots);
         let mut manifests: Vec<(Format, Output)> = Vec::new();
         for m in &plan.manifests {
-            manifests.push((m.format.clone(), Output::create(&m.path)?));
+            manifests.push((m.format.clone(), create(&m.path)?));
         }
         Ok(Outputs {
             manifests,
-            json: plan.json.as_deref().map(Output::create).transpose()?,
-            jsonl: plan.jsonl.as_deref().map(Output::create).transpose()?,
-            html: plan.html.as_deref().map(Output::create).transpose()?,
-            ncdu: plan.ncdu.as_deref().map(Output::create).transpose()?,
+            json: plan.json.as_deref().map(create).transpose()?,
+            jsonl: plan.jsonl.as_deref().map(create).transpose()?,
+            html: plan.html.as_deref().map(create).transpose()?,
+            ncdu: plan.ncdu.as_deref().map(create).transpose()?,
             dups: plan
                 .duplicates
                 .as_ref()
-                .map(|(p, _)| Output::create(p))
+                .map(|(p, _)| create(p))
                 .transpose()?,
         })
     }
@@ -170,11 +172,8 @@ pub(crate) fn write(
     };
     if let Some(dir) = &plan.media_index {
         for (name, index) in result.media_indexes() {
-            let target = dir.join(name);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("{}: cannot create", parent.display()))?;
-            }
+            let target = dir.join(&name);
+            beneath_index_dir(dir, &name)?;
             let mut out = Output::create(&target)?;
             let doc = trawl_report::media::IndexFile::new(vec![index]);
             write_json(&mut out, &doc)?;
@@ -238,4 +237,50 @@ pub(crate) fn write(
     } else {
         Outcome::Ok
     })
+}
+
+/// Makes the directories of `rel` under `dir` one at a time, each a directory of its own:
+/// a component (or the index file's name) that is a symbolic link is refused, not followed,
+/// so that no index is written outside `dir`.
+fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use trawl_read::at::{DirAt, Kind};
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut at = DirAt::open(dir).with_context(|| format!("{}: cannot open", dir.display()))?;
+    let mut here = dir.to_path_buf();
+    let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    for (i, c) in parts.iter().enumerate() {
+        here.push(c);
+        let last = i + 1 == parts.len();
+        let name = c.as_bytes();
+        let kind = at
+            .kind(name)
+            .with_context(|| format!("{}: cannot look at", here.display()))?;
+        match (kind, last) {
+            (Some(Kind::Symlink), _) => anyhow::bail!(
+                "{}: a symbolic link inside --media-index: not followed, no index written through it",
+                here.display()
+            ),
+            (_, true) => {}
+            (None, false) => {
+                match at.mkdir(name) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("{}: cannot create", here.display()));
+                    }
+                }
+                at = at
+                    .dir(name)
+                    .with_context(|| format!("{}: cannot open", here.display()))?;
+            }
+            (Some(_), false) => {
+                at = at
+                    .dir(name)
+                    .with_context(|| format!("{}: not a directory", here.display()))?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -13,7 +13,11 @@ use crate::flags::lowargs::VerifyArgs;
 use crate::{Outcome, messages};
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
-    let mut json = a.json.as_deref().map(Output::create).transpose()?;
+    let mut json = a
+        .json
+        .as_deref()
+        .map(|p| Output::create_apart(p, &[&a.manifest]))
+        .transpose()?;
     let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let opts = VerifyOptions {
         manifest: a.manifest.clone(),

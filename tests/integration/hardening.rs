@@ -369,3 +369,78 @@ fn no_argument_panics_the_command() {
         r.stderr_has(says);
     }
 }
+
+/// An output that names an input (by any name) is refused before anything is written, and the
+/// input is left as it was; a temporary directory trawl did not make is never removed.
+#[test]
+fn no_output_replaces_an_input_or_a_directory_trawl_did_not_make() {
+    let d = Dir::new();
+    let video = crate::flv::flv_with_keyframes();
+    d.create(b"v.flv", &video);
+    std::os::unix::fs::symlink("v.flv", d.join("alias.flv")).unwrap();
+    for out in ["v.flv", "alias.flv"] {
+        let r = d.cmd().args(["flv", "index", "v.flv", "--json", out]).run();
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        r.stderr_has("is the input v.flv");
+        assert_eq!(std::fs::read(d.join("v.flv")).unwrap(), video);
+    }
+    d.create(b"t/a", b"a");
+    let sums = d
+        .cmd()
+        .args(["scan", "t", "-q", "-m", "sha256sum:SUMS"])
+        .run();
+    sums.code(0);
+    let before = std::fs::read(d.join("SUMS")).unwrap();
+    let r = d
+        .cmd()
+        .args(["verify", "SUMS", "--root", ".", "--json", "SUMS"])
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    r.stderr_has("is the input SUMS");
+    assert_eq!(std::fs::read(d.join("SUMS")).unwrap(), before);
+    // A file given as a scan root is not an output either.
+    let r = d.cmd().args(["scan", "t/a", "--json", "t/a"]).run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(std::fs::read(d.join("t/a")).unwrap(), b"a");
+    // A directory of the name an older trawl used for its temporary bag stays untouched.
+    d.create(b"bo/.dest.trawl-tmp/keep", b"someone's");
+    d.cmd()
+        .args(["bag", "create", "t", "--out", "bo/dest", "-q"])
+        .run()
+        .code(0);
+    assert_eq!(
+        std::fs::read(d.join("bo/.dest.trawl-tmp/keep")).unwrap(),
+        b"someone's"
+    );
+    assert!(d.join("bo/dest/bagit.txt").exists());
+    let left: Vec<_> = std::fs::read_dir(d.join("bo"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "no temporary directory left: {left:?}");
+}
+
+/// `--media-index DIR` writes under DIR only: a subdirectory of DIR that is a link to
+/// elsewhere is refused, not written through.
+#[test]
+fn media_indexes_are_never_written_through_a_link() {
+    let d = Dir::new();
+    d.create(b"t/sub/v.flv", &crate::flv::flv_with_keyframes());
+    std::fs::create_dir_all(d.join("idx")).unwrap();
+    std::fs::create_dir_all(d.join("outside")).unwrap();
+    std::os::unix::fs::symlink(d.join("outside"), d.join("idx/sub")).unwrap();
+    let r = d
+        .cmd()
+        .args(["scan", "t", "-q", "--media-index", "idx"])
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    r.stderr_has("symbolic link inside --media-index");
+    assert_eq!(std::fs::read_dir(d.join("outside")).unwrap().count(), 0);
+    // Without the link the index lands where it belongs.
+    std::fs::remove_file(d.join("idx/sub")).unwrap();
+    d.cmd()
+        .args(["scan", "t", "-q", "--media-index", "idx"])
+        .run()
+        .code(0);
+    assert!(d.join("idx/sub/v.flv.keyframes.json").exists());
+}

@@ -429,10 +429,15 @@ pub fn create(
             let name = out
                 .file_name()
                 .ok_or_else(|| refused(out, "no directory name"))?;
-            let tmp = parent.join(format!(".{}.trawl-tmp", name.to_string_lossy()));
-            if tmp.exists() {
-                std::fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
-            }
+            // A directory of its own, made now under a name no one else has (never one that is
+            // there already, whoever made it): removed on failure, renamed into place on
+            // success.
+            let made = tempfile::Builder::new()
+                .prefix(&format!(".{}.", name.to_string_lossy()))
+                .suffix(".trawl-tmp")
+                .tempdir_in(&parent)
+                .map_err(io_err(&parent))?;
+            let tmp = made.path().to_path_buf();
             let result = (|| {
                 // Files copied (not linked), each with the digests its source had.
                 let mut copied = spools.spool(2);
@@ -530,12 +535,21 @@ pub fn create(
                     Some(&info),
                     &opts.algorithms,
                 )?;
-                std::fs::rename(&tmp, out).map_err(io_err(out))
+                // Never over anything that appeared at `out` meanwhile (an empty directory
+                // would be replaced by rename(2)).
+                let dir = trawl_read::at::DirAt::open(&parent).map_err(io_err(&parent))?;
+                let tmp_name = tmp.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+                dir.rename(tmp_name, &dir, name.as_bytes())
+                    .map_err(io_err(out))
             })();
-            if result.is_err() {
-                let _ = std::fs::remove_dir_all(&tmp);
+            match result {
+                Ok(()) => {
+                    // Renamed: nothing left for the guard to remove.
+                    let _ = made.keep();
+                }
+                // The guard removes the directory it made, and only that.
+                Err(e) => return Err(e),
             }
-            result?;
         }
     }
     Ok(created)

@@ -115,6 +115,13 @@ impl DirAt {
         }))
     }
 
+    /// Makes the directory `name` (mode 0777 less the umask).
+    pub fn mkdir(&self, name: &[u8]) -> io::Result<()> {
+        let c = plain(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o777) })
+    }
+
     /// Removes the non-directory `name` (a link is removed, never what it points to).
     pub fn unlink(&self, name: &[u8]) -> io::Result<()> {
         let c = plain(name)?;
