@@ -142,6 +142,7 @@ pub fn run_with(
     }
     if !plan.quiet {
         let s = summary(&head, report.registration, report.budget_spent);
+        let s = trawl_printer::terminal::text(&s);
         if to_stdout {
             out.write_all(s.as_bytes())?;
         } else {

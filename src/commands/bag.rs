@@ -19,7 +19,8 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
     }
     let valid = r.is_valid();
     if !valid || !quiet {
-        println!("{}", trawl_printer::bag::verdict(&dir, r));
+        let verdict = trawl_printer::bag::verdict(&dir, r);
+        println!("{}", trawl_printer::terminal::text(&verdict));
     }
     if r.is_unchecked() {
         return Outcome::Unchecked;
@@ -72,7 +73,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                     "bagged {} files ({} bytes) into {}",
                     c.files,
                     c.bytes,
-                    target.display()
+                    trawl_printer::terminal::line(&target.display().to_string())
                 );
                 if a.out.is_some() {
                     let how = if a.copy {
@@ -123,7 +124,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 };
                 let dir = a.dir.display().to_string();
                 let line = trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present));
-                println!("{line}");
+                println!("{}", trawl_printer::terminal::text(&line));
             }
             Ok(Outcome::Ok)
         }
@@ -138,11 +139,12 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                     r.removed.join(", ")
                 )
             };
-            println!(
+            let line = format!(
                 "{}: moved {} entries back{removed}; the directory is as it was before `bag create`",
                 a.dir.display(),
                 r.moved
             );
+            println!("{}", trawl_printer::terminal::line(&line));
             Ok(Outcome::Ok)
         }
     }

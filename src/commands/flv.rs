@@ -39,7 +39,7 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
                     writeln!(
                         out,
                         "{}: {:.3} s, {} keyframes, video {}, audio {}, {} video / {} audio / {} script tags",
-                        f.display(),
+                        trawl_printer::terminal::line(&f.display().to_string()),
                         i.duration,
                         i.keyframes.len(),
                         i.video_codec.as_deref().unwrap_or("none"),

@@ -58,7 +58,7 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     }
     println!(
         "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}",
-        a.output.display(),
+        trawl_printer::terminal::line(&a.output.display().to_string()),
         r.size,
         r.keyframes,
         r.metadata_tag,

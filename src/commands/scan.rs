@@ -225,6 +225,7 @@ pub(crate) fn write(
                 records: result.records.spilled(),
             },
         );
+        let s = trawl_printer::terminal::text(&s);
         if stdout_taken {
             eprint!("{s}");
         } else {

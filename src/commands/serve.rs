@@ -32,7 +32,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
         },
         &crate::stop::current(),
         |addr| {
-            println!("serving {} at http://{addr}/", dir.display());
+            let shown = trawl_printer::terminal::line(&dir.display().to_string()).into_owned();
+            println!("serving {shown} at http://{addr}/");
             let _ = std::io::stdout().flush();
         },
     )?;

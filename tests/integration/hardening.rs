@@ -4,6 +4,7 @@
 
 use crate::util::*;
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 
 /// `verify` on stdin, NUL-separated (GNU `-z`), with one line of `len` bytes between two good
 /// ones: it ends, the long line is refused by number when over 1 MiB, and the good lines are
@@ -317,7 +318,6 @@ fn verify_confine_reads_nothing_through_a_link_out_of_the_root() {
 /// never a panic.
 #[test]
 fn no_argument_panics_the_command() {
-    use std::os::unix::ffi::OsStrExt;
     let d = Dir::new();
     d.create(b"t\xff/f", b"x");
     let r = d
@@ -443,4 +443,37 @@ fn media_indexes_are_never_written_through_a_link() {
         .run()
         .code(0);
     assert!(d.join("idx/sub/v.flv.keyframes.json").exists());
+}
+
+/// Control characters in names reach no terminal raw: not in messages on stderr (a FIFO
+/// skipped, a root that does not exist), not in verify's lines on stdout.
+#[test]
+fn names_cannot_send_escape_sequences_or_forge_lines() {
+    let d = Dir::new();
+    let evil: &[u8] = b"t/a\x1b]0;pwned\x07\x1b[2Jb";
+    d.create(evil, b"x");
+    mkfifo(&d.join(std::ffi::OsStr::from_bytes(b"t/fifo\x1b[31m")));
+    let r = d.cmd().args(["scan", "t"]).run();
+    assert!(
+        !r.stderr.contains('\x1b') && !r.stdout.contains('\x1b'),
+        "{:?}",
+        r.stderr
+    );
+    r.stderr_has("fifo\\033[31m");
+    let sums = format!("{}  a\x1b]0;pwned\x07\x1b[2Jb\n", sha256_hex(b"x"));
+    d.create(b"SUMS", sums.as_bytes());
+    let r = d.cmd().args(["verify", "SUMS", "--root", "t"]).run();
+    r.code(0);
+    assert!(!r.stdout_bytes.contains(&0x1b), "{:?}", r.stdout);
+    r.stdout_has("\\a\\033]0;pwned\\007\\033[2Jb: OK");
+    let r = d
+        .cmd()
+        .args([
+            OsStr::new("scan"),
+            OsStr::from_bytes(b"nothere\nforged: line"),
+        ])
+        .run();
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr.trim_end().lines().count(), 1, "{:?}", r.stderr);
+    r.stderr_has("nothere\\nforged: line");
 }

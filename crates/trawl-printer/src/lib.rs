@@ -13,6 +13,7 @@ pub mod human;
 pub mod ncdu;
 pub mod reduction;
 pub mod scan;
+pub mod terminal;
 pub mod verify;
 
 pub use atomic::AtomicFile;

@@ -6,15 +6,33 @@ use std::io::{self, Write};
 use trawl_report::verify::{VerifyReport, VerifyState};
 
 /// A name as sha256sum -c prints it: with a leading `\` and escapes when it holds a line break
-/// or backslash.
+/// or backslash; other control characters (C0, DEL, C1 in UTF-8) are escaped too, as `\NNN`,
+/// so that a name cannot act on the terminal.
 fn display_name(name: &[u8]) -> Vec<u8> {
-    if trawl_manifest::needs_escape(name) {
-        let mut v = b"\\".to_vec();
-        v.extend(trawl_manifest::escape_name(name));
-        v
-    } else {
-        name.to_vec()
+    let c1 =
+        |i: usize| name[i] == 0xc2 && name.get(i + 1).is_some_and(|b| (0x80..0xa0).contains(b));
+    let control = |i: usize| {
+        let b = name[i];
+        (b < 0x20 && b != b'\n' && b != b'\r') || b == 0x7f || c1(i)
+    };
+    let controls = (0..name.len()).any(control);
+    if !trawl_manifest::needs_escape(name) && !controls {
+        return name.to_vec();
     }
+    let mut v = b"\\".to_vec();
+    let mut i = 0;
+    while i < name.len() {
+        let n = if c1(i) { 2 } else { 1 };
+        if control(i) {
+            for b in &name[i..i + n] {
+                v.extend(format!("\\{b:03o}").bytes());
+            }
+        } else {
+            v.extend(trawl_manifest::escape_name(&name[i..i + 1]));
+        }
+        i += n;
+    }
+    v
 }
 
 /// One line per entry (only the ones that are not OK with `failures_only`), then one per file
