@@ -29,6 +29,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
                 grace: seconds("--grace", a.grace)?,
             },
             access_log: !a.quiet,
+            serving: if a.all {
+                trawl_serve::resolve::Serving::All
+            } else {
+                trawl_serve::resolve::Serving::Media
+            },
         },
         &crate::stop::current(),
         |addr| {

@@ -66,6 +66,10 @@ pub struct ServeArgs {
     /// No access log (one line per request on stderr, common log format).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Serve every regular file under DIR, not only FLV files (names starting with '.' and
+    /// trawl's catalogs are never served).
+    #[arg(long)]
+    pub all: bool,
     /// Connections open at once; past it new clients wait (default: 1024, or less where the
     /// open-file limit is lower; 1 to 1000000).
     #[arg(long, value_name = "N", value_parser = count(1, 1_000_000))]

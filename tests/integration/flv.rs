@@ -466,7 +466,7 @@ fn served_seeks_start_at_the_right_keyframe_decode_and_survive_200_concurrent_re
         std::fs::write(d.join(format!("many/c{i}.flv")), &src).unwrap();
     }
     std::fs::write(d.path().parent().unwrap().join("secret.txt"), b"s").ok();
-    std::os::unix::fs::symlink("/etc/hostname", d.join("out_link")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", d.join("out_link.flv")).unwrap();
     let (keys, _) = ffprobe_video(d.path(), "avc_aac.flv");
     let srv = Serve::start(&d, ".", &[]);
     let checker = concat!(

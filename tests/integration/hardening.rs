@@ -477,3 +477,50 @@ fn names_cannot_send_escape_sequences_or_forge_lines() {
     assert_eq!(r.stderr.trim_end().lines().count(), 1, "{:?}", r.stderr);
     r.stderr_has("nothere\\nforged: line");
 }
+
+/// `serve` serves FLV files (every file with `--all`), never a dotfile, a catalog or SQLite's
+/// files beside it, nor a file's name with a trailing `/`; the log counts the bytes sent.
+#[test]
+fn serve_serves_what_it_promises_and_logs_what_it_sent() {
+    let d = Dir::new();
+    let video = crate::flv::flv_with_keyframes();
+    d.create(b"www/a.flv", &video);
+    d.create(b"www/notes.txt", b"notes");
+    d.create(b"www/.git/config", b"[remote] url=secret");
+    d.create(b"www/t/f", b"x");
+    d.cmd()
+        .args(["audit", "www/t", "-c", "www/cat.db", "-q"])
+        .run()
+        .code(0);
+    d.create(b"www/cat.db-wal", b"a log");
+    let status = |srv: &Serve, p: &str| {
+        let r = srv.get(p, "");
+        String::from_utf8_lossy(&r[..12.min(r.len())]).into_owned()
+    };
+    let srv = Serve::start(&d, "www", &[]);
+    assert!(status(&srv, "/a.flv").ends_with("200"));
+    for p in [
+        "/notes.txt",
+        "/a.flv/",
+        "/.git/config",
+        "/cat.db",
+        "/cat.db-wal",
+    ] {
+        assert!(status(&srv, p).ends_with("404"), "{p}");
+    }
+    let log = srv.stop();
+    let want = format!("\"GET /a.flv HTTP/1.1\" 200 {}", video.len());
+    assert!(log.contains(&want), "{log}");
+    let srv = Serve::start(&d, "www", &["--all"]);
+    assert!(status(&srv, "/notes.txt").ends_with("200"));
+    for p in [
+        "/.git/config",
+        "/%2Egit/config",
+        "/cat.db",
+        "/cat.db-wal",
+        "/notes.txt/",
+    ] {
+        assert!(status(&srv, p).ends_with("404"), "{p}");
+    }
+    srv.stop();
+}

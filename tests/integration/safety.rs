@@ -182,7 +182,7 @@ fn serve_never_leaks_an_outside_file_through_a_swapped_symlink() {
     let outside = b"OUTSIDE-SECRET-CONTENT";
     d.create(b"secret.txt", outside);
     d.create(b"www/inside.bin", b"inside content, served freely");
-    let srv = Serve::start(&d, "www", &["--quiet"]);
+    let srv = Serve::start(&d, "www", &["--quiet", "--all"]);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Swaps www/v between a regular file and a link to ../secret.txt, each by an atomic rename.
     let swapper = {
@@ -577,7 +577,7 @@ fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
     let d = Dir::new();
     let body: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
     d.create(b"www/f.bin", &body);
-    let srv = Serve::start(&d, "www", &[]);
+    let srv = Serve::start(&d, "www", &["--all"]);
     let whole = srv.get("/f.bin", "");
     let h = head_of(&whole);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
@@ -641,7 +641,7 @@ fn serve_ranges_follow_rfc_9110_and_each_request_is_logged() {
     assert!(line.contains(" +0000] "), "{line}");
     assert!(log.contains("\"GET /nope HTTP/1.1\" 404 "), "{log}");
     // --quiet: no access log.
-    let srv = Serve::start(&d, "www", &["--quiet"]);
+    let srv = Serve::start(&d, "www", &["--quiet", "--all"]);
     srv.get("/f.bin", "");
     assert!(!srv.stop().contains("GET /f.bin"));
 }
@@ -654,7 +654,7 @@ fn serve_outlasts_clients_that_hold_connections_open() {
     // Few descriptors, as a busy machine's limit would leave: without a cap and timeouts, held
     // connections use them all and new clients wait forever.
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"));
-    cmd.args(["serve", "www", "--listen", "127.0.0.1:0", "-q"])
+    cmd.args(["serve", "www", "--listen", "127.0.0.1:0", "-q", "--all"])
         .args(["--header-timeout", "1", "--idle-timeout", "2"])
         .current_dir(d.path());
     // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe functions.
@@ -715,7 +715,7 @@ fn serve_stops_within_its_grace_period_while_a_client_stalls() {
     let d = Dir::new();
     let big = vec![0x42u8; 64 << 20];
     d.create(b"www/big.bin", &big);
-    let srv = Serve::start(&d, "www", &["-q", "--grace", "1"]);
+    let srv = Serve::start(&d, "www", &["-q", "--all", "--grace", "1"]);
     // A client that asks for 64 MiB and reads none of it.
     let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
     s.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -95,7 +95,7 @@ st, _, body = get("/avc_aac.flv")
 assert st == 200 and body == data
 print("head/range/whole: ok")
 
-for p in ["/../secret.txt", "/%2e%2e/secret.txt", "/many/%2E%2E/%2e%2e/secret.txt", "/out_link"]:
+for p in ["/../secret.txt", "/%2e%2e/secret.txt", "/many/%2E%2E/%2e%2e/secret.txt", "/out_link.flv"]:
     s = raw_status(p)
     assert s == 403, f"{p}: {s}"
 assert raw_status("/nope.flv") == 404

@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod conn;
+pub mod log;
 pub mod range;
 pub mod resolve;
 pub mod seek;
@@ -53,6 +54,8 @@ pub struct ServeConfig {
     pub limits: conn::Limits,
     /// One common-log-format line per request on stderr.
     pub access_log: bool,
+    /// FLV files only, or every regular file (dotfiles and catalogs aside).
+    pub serving: resolve::Serving,
 }
 
 /// Bytes read per step of a response body (each step is one hop to tokio's blocking pool).
@@ -62,6 +65,7 @@ struct AppState {
     root: resolve::Root,
     cache: IndexCache,
     access_log: bool,
+    serving: resolve::Serving,
 }
 
 /// Serves until `stop` is set; `ready` is told the bound address (port 0 picks a free one).
@@ -102,6 +106,7 @@ pub fn serve(
             root,
             cache: IndexCache::new(threads * 2),
             access_log: cfg.access_log,
+            serving: cfg.serving,
         });
         accept_loop(listener, state, limits, stop).await;
         Ok(())
@@ -247,18 +252,16 @@ fn start_param(uri: &Uri) -> Option<String> {
 
 async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Response {
     let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
-    let r = answer(&st, &method, &uri, req.headers()).await;
+    // The line is printed when the body is done, with the bytes that went out.
+    let slot = Arc::new(log::Slot::default());
+    let r = answer(&st, &method, &uri, req.headers(), &slot).await;
     if st.access_log {
-        let bytes = match r.headers().get(header::CONTENT_LENGTH) {
-            Some(n) if method != Method::HEAD => n.to_str().unwrap_or("-").to_string(),
-            _ => "-".into(),
-        };
-        eprintln!(
-            "{} - - [{}] \"{method} {uri} {version:?}\" {} {bytes}",
+        slot.set(format!(
+            "{} - - [{}] \"{method} {uri} {version:?}\" {}",
             peer.ip(),
             clf_time(SystemTime::now()),
             r.status().as_u16()
-        );
+        ));
     }
     r
 }
@@ -272,14 +275,20 @@ fn clf_time(t: SystemTime) -> String {
     .unwrap_or_default()
 }
 
-async fn answer(st: &AppState, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
+async fn answer(
+    st: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    slot: &Arc<log::Slot>,
+) -> Response {
     if method != Method::GET && method != Method::HEAD {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
     }
-    let file = match resolve::open(&st.root, uri.path()) {
+    let file = match resolve::open(&st.root, uri.path(), st.serving) {
         Ok(f) => f,
         Err(Refused::Outside) => {
             return plain(StatusCode::FORBIDDEN, "outside the served directory");
@@ -288,7 +297,17 @@ async fn answer(st: &AppState, method: &Method, uri: &Uri, headers: &HeaderMap) 
     };
     let head = method == Method::HEAD;
     let name = percent_encoding::percent_decode_str(uri.path()).decode_utf8_lossy();
-    match respond(st, file, Path::new(&*name), start_param(uri), headers, head).await {
+    match respond(
+        st,
+        file,
+        Path::new(&*name),
+        start_param(uri),
+        headers,
+        head,
+        slot,
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => {
             // The detail goes to the log; the client learns nothing of the server's files.
@@ -307,6 +326,7 @@ async fn respond(
     start: Option<String>,
     headers: &HeaderMap,
     head: bool,
+    slot: &Arc<log::Slot>,
 ) -> std::io::Result<Response> {
     let md = file.metadata()?;
     let size = md.len();
@@ -338,6 +358,12 @@ async fn respond(
         })
         .await
         .map_err(std::io::Error::other)?;
+        let plan = match plan {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Ok(plain(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()));
+            }
+            p => p,
+        };
         let cache_note = if computed { "computed" } else { "cached" };
         if let Some(body) = plan? {
             let mut r = Response::new(if head {
@@ -347,6 +373,7 @@ async fn respond(
                 f.seek(std::io::SeekFrom::Start(body.from)).await?;
                 let reader =
                     std::io::Cursor::new(body.prefix.clone()).chain(f.take(body.to - body.from));
+                let reader = log::Counted::new(reader, slot);
                 Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))
             });
             let h = r.headers_mut();
@@ -360,7 +387,7 @@ async fn respond(
             );
             return Ok(r);
         }
-        let mut r = whole(file, size, ctype, None, head).await?;
+        let mut r = whole(file, size, ctype, None, head, slot).await?;
         r.headers_mut()
             .insert("x-trawl-index", HeaderValue::from_static(cache_note));
         return Ok(r);
@@ -374,7 +401,7 @@ async fn respond(
                 .get(header::IF_RANGE)
                 .is_none_or(|v| v.to_str().is_ok_and(|v| validators.matches(v)))
         });
-    let mut r = whole(file, size, ctype, range, head).await?;
+    let mut r = whole(file, size, ctype, range, head, slot).await?;
     validators.insert(r.headers_mut());
     Ok(r)
 }
@@ -430,6 +457,7 @@ async fn whole(
     ctype: &'static str,
     range: Option<&str>,
     head: bool,
+    slot: &Arc<log::Slot>,
 ) -> std::io::Result<Response> {
     let (status, from, to) = match range::parse(range, size) {
         Ranged::Whole => (StatusCode::OK, 0, size),
@@ -448,7 +476,8 @@ async fn whole(
     } else {
         let mut f = tokio::fs::File::from_std(file);
         f.seek(std::io::SeekFrom::Start(from)).await?;
-        Body::from_stream(ReaderStream::with_capacity(f.take(to - from), BODY_CHUNK))
+        let reader = log::Counted::new(f.take(to - from), slot);
+        Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))
     });
     *r.status_mut() = status;
     let h = r.headers_mut();

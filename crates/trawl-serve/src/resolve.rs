@@ -1,10 +1,23 @@
 //! A request path to an open regular file beneath the served directory (see
-//! [`trawl_read::beneath`] for how the open cannot leave it). Requests with `..` segments (also
-//! percent-encoded) or NUL bytes are refused outright.
+//! [`trawl_read::beneath`] for how the open cannot leave it), and what is served at all.
+//! Requests with `..` segments (also percent-encoded) or NUL bytes are refused outright. Never
+//! served: a name with a segment that starts with `.` (`.git/config`, `.env`), a file's name with
+//! a trailing `/`, trawl's own catalogs and SQLite's files beside them; by default only FLV
+//! files (`.flv`) are, and every other regular file with `--all`.
 
 use std::fs::File;
+use std::os::unix::fs::FileExt;
 
 pub use trawl_read::beneath::{Refused, Root};
+
+/// What a server serves besides FLV files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serving {
+    /// FLV files only (`.flv`, any case).
+    Media,
+    /// Every regular file (`--all`), dotfiles and trawl's databases aside.
+    All,
+}
 
 /// The request's path segments after percent-decoding, or why it is refused.
 fn segments(raw_path: &str) -> Result<Vec<Vec<u8>>, Refused> {
@@ -12,20 +25,53 @@ fn segments(raw_path: &str) -> Result<Vec<Vec<u8>>, Refused> {
     if bytes.contains(&0) {
         return Err(Refused::Outside);
     }
-    let mut out = Vec::new();
-    for seg in bytes.split(|&b| b == b'/') {
-        match seg {
-            b"" | b"." => {}
-            b".." => return Err(Refused::Outside),
-            s => out.push(s.to_vec()),
-        }
+    // A file is named without a trailing `/`: `/a.flv/` names no file.
+    if bytes.len() > 1 && bytes.ends_with(b"/") {
+        return Err(Refused::NotFound);
     }
-    Ok(out)
+    let rel = bytes.strip_prefix(b"/").unwrap_or(&bytes);
+    let segs = trawl_read::beneath::plain_segments(rel).ok_or(Refused::Outside)?;
+    if segs.iter().any(|s| s.starts_with(b".")) {
+        return Err(Refused::NotFound);
+    }
+    Ok(segs)
 }
 
-/// Opens the regular file `raw_path` (a request path) names beneath `root`.
-pub fn open(root: &Root, raw_path: &str) -> Result<File, Refused> {
-    trawl_read::beneath::open_beneath(root, segments(raw_path)?)
+/// Whether the name is one of SQLite's files beside a database.
+fn sqlite_sidecar(name: &[u8]) -> bool {
+    [&b"-wal"[..], b"-shm", b"-journal"]
+        .iter()
+        .any(|s| name.ends_with(s))
+}
+
+/// Whether `f` is a trawl catalog: an SQLite file whose application id is "trwl".
+fn is_catalog(f: &File) -> bool {
+    let mut head = [0u8; 72];
+    f.read_exact_at(&mut head, 0).is_ok()
+        && head.starts_with(b"SQLite format 3\0")
+        && head[68..72] == *b"trwl"
+}
+
+/// Opens the regular file `raw_path` (a request path) names beneath `root`, if it is one that
+/// is served.
+pub fn open(root: &Root, raw_path: &str, serving: Serving) -> Result<File, Refused> {
+    let segs = segments(raw_path)?;
+    let last = segs.last().ok_or(Refused::NotFound)?.clone();
+    let flv = last
+        .rsplit(|&b| b == b'.')
+        .next()
+        .is_some_and(|e| last.contains(&b'.') && e.eq_ignore_ascii_case(b"flv"));
+    if serving == Serving::Media && !flv {
+        return Err(Refused::NotFound);
+    }
+    if sqlite_sidecar(&last) {
+        return Err(Refused::NotFound);
+    }
+    let f = trawl_read::beneath::open_beneath(root, segs)?;
+    if is_catalog(&f) {
+        return Err(Refused::NotFound);
+    }
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -41,6 +87,7 @@ mod tests {
         std::fs::write(top.path().join("secret"), b"s").unwrap();
         std::os::unix::fs::symlink(top.path().join("secret"), root.join("out")).unwrap();
         let root = Root::open(&root).unwrap();
+        let open = |r: &Root, p: &str| open(r, p, Serving::All);
         assert!(open(&root, "/sub/a%20b.flv").is_ok());
         for bad in [
             "/../secret",
@@ -55,5 +102,43 @@ mod tests {
         }
         assert_eq!(open(&root, "/nope.flv").err(), Some(Refused::NotFound));
         assert_eq!(open(&root, "/").err(), Some(Refused::NotFound));
+    }
+
+    #[test]
+    fn only_what_is_promised_is_served() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path();
+        for (name, body) in [
+            ("a.flv", &b"FLV"[..]),
+            ("B.FLV", b"FLV"),
+            ("notes.txt", b"text"),
+            (".git/config", b"[core]"),
+            ("sub/.env", b"SECRET=1"),
+            ("cat.db-wal", b"wal"),
+        ] {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        let mut catalog = b"SQLite format 3\0".to_vec();
+        catalog.resize(100, 0);
+        catalog[68..72].copy_from_slice(b"trwl");
+        std::fs::write(root.join("cat.db"), &catalog).unwrap();
+        let r = Root::open(root).unwrap();
+        use Serving::{All, Media};
+        assert!(open(&r, "/a.flv", Media).is_ok());
+        assert!(open(&r, "/B.FLV", Media).is_ok());
+        assert_eq!(open(&r, "/notes.txt", Media).err(), Some(Refused::NotFound));
+        assert!(open(&r, "/notes.txt", All).is_ok());
+        for p in [
+            "/a.flv/",
+            "/.git/config",
+            "/sub/.env",
+            "/cat.db",
+            "/cat.db-wal",
+            "/%2egit/config",
+        ] {
+            assert_eq!(open(&r, p, All).err(), Some(Refused::NotFound), "{p}");
+        }
     }
 }

@@ -64,8 +64,16 @@ impl SeekBody {
     }
 }
 
+/// The most a seek's answer holds in memory before the file's bytes (its header, metadata and
+/// codec configuration tags), per request: what the file declares cannot make a connection
+/// hold more. Real configuration tags are a few hundred bytes.
+pub const PREFIX_CAP: u64 = 256 << 10;
+/// A metadata tag larger than this is not copied: one is synthesized from the index instead.
+const METADATA_COPY_MAX: u64 = 128 << 10;
+
 /// Builds the answer for a seek to keyframe `k`; `None` when it is the first keyframe (or
-/// there is none): then the whole file is the answer.
+/// there is none): then the whole file is the answer. A configuration tag that would take
+/// the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its size.
 pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Option<SeekBody>> {
     let Some(k) = k else { return Ok(None) };
     if idx.keyframes.first() == Some(&k) {
@@ -76,11 +84,22 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
     prefix.extend_from_slice(&9u32.to_be_bytes());
     prefix.extend_from_slice(&0u32.to_be_bytes());
     match idx.metadata {
-        Some(m) if m.offset < k.offset => copy_tag(file, m.offset, m.size, &mut prefix)?,
+        Some(m) if m.offset < k.offset && m.size <= METADATA_COPY_MAX => {
+            copy_tag(file, m.offset, m.size, &mut prefix)?
+        }
         _ => synthesize_metadata(idx, &mut prefix),
     }
     for span in [idx.video_config, idx.audio_config].into_iter().flatten() {
         if span.offset < k.offset {
+            if prefix.len() as u64 + span.size + 4 > PREFIX_CAP {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a codec configuration tag of {} bytes: more than a seek's answer holds ({PREFIX_CAP} bytes); request the file without start=",
+                        span.size
+                    ),
+                ));
+            }
             copy_tag(file, span.offset, span.size, &mut prefix)?;
         }
     }
@@ -94,9 +113,12 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
 
 fn copy_tag(file: &File, at: u64, size: u64, out: &mut Vec<u8>) -> io::Result<()> {
     let start = out.len();
-    out.resize(start + size as usize, 0);
+    // Bounded by PREFIX_CAP (the caller's check), far below both limits.
+    let len = usize::try_from(size).map_err(io::Error::other)?;
+    let prev = u32::try_from(size).map_err(io::Error::other)?;
+    out.resize(start + len, 0);
     file.read_exact_at(&mut out[start..], at)?;
-    out.extend_from_slice(&(size as u32).to_be_bytes());
+    out.extend_from_slice(&prev.to_be_bytes());
     Ok(())
 }
 
@@ -158,5 +180,28 @@ mod tests {
         assert_eq!(k(Start::Seconds(1e9)), 180_000);
         assert_eq!(k(Start::Bytes(100_000)), 90_000);
         assert_eq!(k(Start::Bytes(90_000)), 90_000);
+    }
+
+    /// A file declaring a 16 MiB codec configuration tag: the seek is refused before anything
+    /// is read into memory; a large metadata tag is synthesized rather than copied.
+    #[test]
+    fn what_a_seek_holds_in_memory_is_bounded() {
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(40 << 20).unwrap();
+        let mut i = idx();
+        i.video_config = Some(trawl_media::TagSpan {
+            offset: 200,
+            size: 16 << 20,
+        });
+        let e = plan(&i, &f, i.keyframes.get(1).copied()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("16777216 bytes"), "{e}");
+        let mut i = idx();
+        i.metadata = Some(trawl_media::TagSpan {
+            offset: 13,
+            size: 16 << 20,
+        });
+        let b = plan(&i, &f, i.keyframes.get(1).copied()).unwrap().unwrap();
+        assert!((b.prefix.len() as u64) < PREFIX_CAP, "{}", b.prefix.len());
     }
 }
