@@ -91,6 +91,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         }
         BagCommand::Validate(a) => {
+            refuse_follow(&a.read, "validate")?;
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let spools = bag_spools(&a.spool)?;
             let bar = crate::progress::Bar::new(a.read.quiet);
@@ -100,6 +101,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             Ok(print_report(&a.dir, &r?, a.read.quiet))
         }
         BagCommand::Update(a) => {
+            refuse_follow(&a.read, "update")?;
             let algs = trawl_digest::parse_list(&a.digest)?;
             let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
             let spools = bag_spools(&a.spool)?;
@@ -148,4 +150,15 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         }
     }
+}
+
+/// `-L` means nothing to a bag that is read as it is (a bag holds no links, and its payload is
+/// never read through one): refused rather than accepted and ignored.
+fn refuse_follow(r: &crate::flags::lowargs::ReadArgs, command: &str) -> anyhow::Result<()> {
+    if r.follow {
+        bail!(
+            "-L/--follow: bag {command} reads a bag as it is and follows no link (a bag holds none; `bag create --out` copies what links point to)"
+        );
+    }
+    Ok(())
 }

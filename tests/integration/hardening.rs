@@ -524,3 +524,41 @@ fn serve_serves_what_it_promises_and_logs_what_it_sent() {
     }
     srv.stop();
 }
+
+/// What a command says it did is what it did: a hashdeep export to stdout that cannot hold a
+/// name writes nothing (as it says); `bag validate -L` is refused, not ignored.
+#[test]
+fn commands_do_what_they_say() {
+    let d = Dir::new();
+    d.create(b"t/plain", b"p");
+    d.create(b"t/line\nbreak", b"b");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    let r = d
+        .cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "hashdeep"])
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    r.stderr_has("nothing written");
+    assert_eq!(r.stdout, "", "nothing on stdout");
+    // The formats that hold the name write it.
+    d.cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "sha256sum"])
+        .run()
+        .code(0)
+        .stdout_has("plain");
+    d.cmd()
+        .args(["bag", "create", "t", "--out", "b", "-q"])
+        .run();
+    for cmd in ["validate", "update"] {
+        let mut args = vec!["bag", cmd, "b", "-L"];
+        if cmd == "update" {
+            args.extend(["-d", "md5"]);
+        }
+        let r = d.cmd().args(&args).run();
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
+        r.stderr_has("-L/--follow");
+    }
+}

@@ -617,9 +617,18 @@ pub fn payload_files(
                         )),
                     }
                 }
-                trawl_walk::WalkItem::Skipped { path, kind } => report.warnings.push(
-                    BagFinding::about(path.display(), format!("{} in payload", kind.describe())),
-                ),
+                trawl_walk::WalkItem::Skipped { path, kind } => {
+                    // A bag is read as it is: a link in its payload is never followed.
+                    let what = match kind {
+                        trawl_walk::SkipKind::Symlink => {
+                            "symbolic link in payload (a bag holds none; not followed)".to_string()
+                        }
+                        k => format!("{} in payload", k.describe()),
+                    };
+                    report
+                        .warnings
+                        .push(BagFinding::about(path.display(), what))
+                }
                 trawl_walk::WalkItem::Error(e) => report.errors.push(BagFinding::from_error(&e)),
             }
         }

@@ -66,6 +66,26 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     match kind {
         Kind::Manifest(f) => {
             let comment = [format!("Exported from catalog {}", a.catalog.display())];
+            // Standard output cannot be taken back: names the format cannot hold are counted
+            // first (a pass that writes nowhere), so that nothing at all is written then.
+            if out.is_stdout() {
+                let mut sink = std::io::sink();
+                let mut w = trawl_manifest::ManifestWriter::begin(
+                    &mut sink,
+                    &f,
+                    Style { zero: false },
+                    &comment,
+                )?;
+                cat.for_each_manifest_entry(&mut |e| w.entry(e))??;
+                let left_out = w.finish();
+                if !left_out.is_empty() {
+                    bail!(
+                        "{} names have line breaks, which {} cannot hold; nothing written",
+                        left_out.len(),
+                        f.name()
+                    );
+                }
+            }
             let mut w = trawl_manifest::ManifestWriter::begin(
                 &mut out,
                 &f,
