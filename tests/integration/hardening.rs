@@ -562,3 +562,34 @@ fn commands_do_what_they_say() {
         r.stderr_has("-L/--follow");
     }
 }
+
+/// A fetch.txt of a million bad lines and 100,000 items no manifest lists: validated in
+/// bounded memory, with a hundred problem lines shown and the rest counted.
+#[test]
+fn a_hostile_fetch_txt_costs_bounded_memory_and_output() {
+    let d = Dir::new();
+    d.create(b"b/one.txt", b"one\n");
+    d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
+    let mut fetch = String::new();
+    for i in 0..1_000_000u32 {
+        fetch.push_str("not a fetch line\n");
+        if i % 10 == 0 {
+            fetch.push_str(&format!("https://example.invalid/{i} 1 data/f{i:07}\n"));
+        }
+    }
+    std::fs::write(d.join("b/fetch.txt"), &fetch).unwrap();
+    let r = d.cmd().args(["bag", "validate", "b"]).run_within(120);
+    assert_eq!(r.code, 1, "{}", &r.stderr[..r.stderr.len().min(2000)]);
+    let lines = r.stderr.lines().count();
+    assert!(lines < 300, "{lines} lines of output");
+    r.stderr_has("999900 more problem lines like those above")
+        .stderr_has("99900 more problem lines like those above");
+    let (code, rss) = peak_rss_of(&d, &["bag", "validate", "b"]);
+    assert_eq!(code, 1);
+    assert!(
+        rss < 120 << 20,
+        "peak RSS {} MiB for a {} MiB fetch.txt",
+        rss >> 20,
+        fetch.len() >> 20
+    );
+}

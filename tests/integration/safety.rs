@@ -465,17 +465,17 @@ fn bag_validate_reads_nothing_outside_the_bag() {
 fn bag_tag_files_are_read_with_a_size_cap() {
     let d = Dir::new();
     small_bag(&d);
-    // One 17 MiB line in bag-info.txt: refused with the limit named, not read into memory whole.
+    // One 2 MiB line in bag-info.txt: refused with the limit named, not read into memory whole.
     let mut info = std::fs::read(d.join("b/bag-info.txt")).unwrap();
     info.extend_from_slice(b"Note: ");
-    info.extend(std::iter::repeat_n(b'x', 17 << 20));
+    info.extend(std::iter::repeat_n(b'x', 2 << 20));
     info.push(b'\n');
     std::fs::write(d.join("b/bag-info.txt"), info).unwrap();
     d.cmd()
         .args(["bag", "validate", "b"])
         .run_within(60)
         .code(2)
-        .stderr_has("b/bag-info.txt: larger than the 16 MiB trawl reads");
+        .stderr_has("b/bag-info.txt: larger than the 1 MiB trawl reads");
 }
 
 #[test]

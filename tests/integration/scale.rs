@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::util::Dir;
+use crate::util::{Dir, peak_rss_of};
 
 /// A tree of `n` files in nested directories, with names that sort in tricky ways (a backslash,
 /// a byte that is not UTF-8, `.` and `-` beside `/`), one FLV file, and sizes that vary.
@@ -164,27 +164,6 @@ fn spilled_records_keep_the_manifest_order_when_names_and_paths_sort_apart() {
     sorted.sort();
     assert!(names == sorted, "the manifest is sorted by name");
     assert!(names[0].starts_with(b"a/"));
-}
-
-/// Runs trawl with `args` in `d`; returns its exit code and peak RSS in bytes (wait4).
-// The child is reaped by wait4, which std's `wait` cannot do while also giving the rusage.
-#[allow(clippy::zombie_processes)]
-fn peak_rss_of(d: &Dir, args: &[&str]) -> (i32, u64) {
-    let child = d
-        .cmd()
-        .cmd
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; the kernel writes only into `status` and `ru`.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(pid, child.id() as i32);
-    (libc::WEXITSTATUS(status), ru.ru_maxrss as u64 * 1024)
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! have to be fetched; trawl never fetches. SHOULD-level findings are warnings and do not make a
 //! bag invalid.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,7 +48,11 @@ pub struct Bag {
     pub info: Vec<(String, String)>,
     pub payload: Vec<LoadedManifest>,
     pub tag: Vec<LoadedManifest>,
-    pub fetch: Vec<FetchItem>,
+    /// fetch.txt's items by path: the length (8 bytes, big-endian; `u64::MAX` for `-`) and the
+    /// URL.
+    pub fetch: Option<Arc<Sorted>>,
+    /// How many items fetch.txt lists.
+    pub fetch_count: u64,
     /// Every payload manifest's entries by path (then manifest, then line): key the path,
     /// value the manifest's slot (4 bytes), the line (8) and the digest as written.
     pub listed: Option<Arc<Sorted>>,
@@ -95,7 +99,7 @@ pub type Report = BagReport;
 /// The most a tag file is read into memory, by kind: what is past it is refused with a message
 /// naming the limit (a manifest linked to an endless device, a hostile 300 MB bag-info line).
 const BAGIT_TXT_MAX: u64 = 64 << 10;
-const INFO_MAX: u64 = 16 << 20;
+const INFO_MAX: u64 = 1 << 20;
 const MANIFEST_MAX: u64 = 1 << 30;
 
 fn cap_for(name: &str) -> u64 {
@@ -372,16 +376,47 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             })
             .collect();
     }
-    if let Some(raw) = read_tag(root, &dir, "fetch.txt")?
-        && let Some(t) = decode("fetch.txt", &raw, report)
-    {
-        let (items, errors) = tagfile::parse_fetch(&t);
-        bag.fetch = items;
-        report.errors.extend(
-            errors
-                .into_iter()
-                .map(|(l, e)| BagFinding::at_line("fetch.txt", l, e)),
-        );
+    // fetch.txt: in pieces into a spool by path (a holey bag may list millions of files), its
+    // problem lines capped.
+    let mut fetch = spools.spool(2);
+    let mut problems = LineProblems::new("fetch.txt");
+    let mut value = Vec::new();
+    let mut take = |text: &str, base: usize, report: &mut Report| -> Result<(), BagError> {
+        let (items, errors) = tagfile::parse_fetch(text);
+        for (l, e) in errors {
+            problems.push(report, base + l, e);
+        }
+        for item in items {
+            value.clear();
+            value.extend_from_slice(&item.length.unwrap_or(u64::MAX).to_be_bytes());
+            value.extend_from_slice(item.url.as_bytes());
+            fetch
+                .push(item.path.as_bytes(), &value)
+                .map_err(spools.err())?;
+            bag.fetch_count += 1;
+        }
+        Ok(())
+    };
+    let read = if is_utf8(&enc) {
+        read_utf8_pieces(root, &dir, "fetch.txt", &mut |t, base| {
+            take(t, base, report)
+        })?
+    } else {
+        match read_tag(root, &dir, "fetch.txt")? {
+            Some(raw) => tagfile::decode(&raw, &enc)
+                .and_then(|t| take(&t, 0, report).map_err(|e| e.to_string())),
+            None => Ok(()),
+        }
+    };
+    if let Err(e) = read {
+        report.errors.push(BagFinding::about(
+            "fetch.txt",
+            format!("{e} (declared encoding {enc})"),
+        ));
+    }
+    problems.finish(report);
+    if bag.fetch_count > 0 {
+        bag.fetch = Some(Arc::new(fetch.finish().map_err(spools.err())?));
     }
     Ok(bag)
 }
@@ -484,12 +519,11 @@ fn read_payload_manifest(
         ));
         Ok(false)
     };
+    let mut problems = LineProblems::new(name);
     let mut take = |text: &str, base: usize, report: &mut Report| -> Result<(), BagError> {
         let (entries, errors) = tagfile::parse_manifest(text);
         for (line, e) in errors {
-            report
-                .errors
-                .push(BagFinding::at_line(name, base + line, e));
+            problems.push(report, base + line, e);
         }
         for mut e in entries {
             e.line += base;
@@ -499,16 +533,107 @@ fn read_payload_manifest(
         }
         Ok(())
     };
-    if !matches!(enc.trim().to_ascii_lowercase().as_str(), "utf-8" | "utf8") {
+    let read = if !is_utf8(enc) {
         let raw = read_tag(root, dir, name)?.unwrap_or_default();
-        return match tagfile::decode(&raw, enc) {
-            Ok(text) => take(&text, 0, report).map(|()| true),
-            Err(e) => bad(e, report),
-        };
+        match tagfile::decode(&raw, enc) {
+            Ok(text) => {
+                take(&text, 0, report)?;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        read_utf8_pieces(root, dir, name, &mut |t, base| take(t, base, report))?
+    };
+    problems.finish(report);
+    match read {
+        Ok(()) => Ok(true),
+        Err(e) => bad(e, report),
     }
+}
+
+fn is_utf8(enc: &str) -> bool {
+    matches!(enc.trim().to_ascii_lowercase().as_str(), "utf-8" | "utf8")
+}
+
+/// Problem lines shown per tag file; the rest are counted in one finding.
+const LINE_PROBLEMS_SHOWN: usize = 100;
+
+/// The problem lines of one tag file: the first [`LINE_PROBLEMS_SHOWN`] go into the report, the
+/// rest are counted, so that a file of millions of bad lines costs one line of output each
+/// for a hundred of them and a count.
+struct LineProblems {
+    name: String,
+    shown: usize,
+    more: u64,
+}
+
+impl LineProblems {
+    fn new(name: &str) -> LineProblems {
+        LineProblems {
+            name: name.to_string(),
+            shown: 0,
+            more: 0,
+        }
+    }
+
+    fn push(&mut self, report: &mut Report, line: usize, msg: String) {
+        let name = self.name.clone();
+        self.add(&mut report.errors, || BagFinding::at_line(name, line, msg));
+    }
+
+    /// A fetch.txt item whose path no payload manifest lists.
+    fn not_listed(&mut self, errors: &mut Vec<BagFinding>, path: &[u8]) {
+        let name = self.name.clone();
+        self.add(errors, || {
+            BagFinding::about(
+                name,
+                format!(
+                    "'{}' is in no payload manifest",
+                    String::from_utf8_lossy(path)
+                ),
+            )
+        });
+    }
+
+    fn add(&mut self, errors: &mut Vec<BagFinding>, finding: impl FnOnce() -> BagFinding) {
+        if self.shown < LINE_PROBLEMS_SHOWN {
+            self.shown += 1;
+            errors.push(finding());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn finish(self, report: &mut Report) {
+        self.finish_into(&mut report.errors);
+    }
+
+    fn finish_into(self, errors: &mut Vec<BagFinding>) {
+        if self.more > 0 {
+            errors.push(BagFinding::about(
+                &self.name,
+                format!(
+                    "{} more problem lines like those above (the first {LINE_PROBLEMS_SHOWN} are shown)",
+                    self.more
+                ),
+            ));
+        }
+    }
+}
+
+/// Reads the UTF-8 tag file `name` in pieces of [`PIECE`] bytes cut at line ends, handing each
+/// piece's text to `take` with the number of lines before it. `Ok(Err(why))`: the file is not
+/// valid UTF-8, or holds a line over 4 pieces. No file: nothing is read.
+fn read_utf8_pieces(
+    root: &Path,
+    dir: &Root,
+    name: &str,
+    take: &mut dyn FnMut(&str, usize) -> Result<(), BagError>,
+) -> Result<Result<(), String>, BagError> {
     let p = root.join(name);
     let Some(mut file) = open_tag(root, dir, name)? else {
-        return Ok(true);
+        return Ok(Ok(()));
     };
     let mut buf: Vec<u8> = Vec::with_capacity(PIECE);
     let mut base = 0usize;
@@ -538,10 +663,7 @@ fn read_payload_manifest(
             match piece_end(&buf) {
                 Some(c) => c,
                 None if buf.len() > 4 * PIECE => {
-                    return bad(
-                        format!("a line longer than {} MiB", (4 * PIECE) >> 20),
-                        report,
-                    );
+                    return Ok(Err(format!("a line longer than {} MiB", (4 * PIECE) >> 20)));
                 }
                 None => continue,
             }
@@ -556,15 +678,15 @@ fn read_payload_manifest(
         };
         match text {
             Ok(text) => {
-                take(&text, base, report)?;
+                take(&text, base)?;
                 base += tagfile::lines(&text).len();
             }
-            Err(e) => return bad(e, report),
+            Err(e) => return Ok(Err(e)),
         }
         first = false;
         buf.drain(..cut);
         if eof && buf.is_empty() {
-            return Ok(true);
+            return Ok(Ok(()));
         }
     }
 }
@@ -670,8 +792,24 @@ fn merge(
 ) -> Result<Findings, BagError> {
     let io = spools.err();
     let mut f = Findings::default();
-    let fetch: HashMap<&str, &FetchItem> = bag.fetch.iter().map(|f| (f.path.as_str(), f)).collect();
-    let mut fetch_listed: HashSet<String> = HashSet::new();
+    // fetch.txt's items, a third sorted stream: an item met before the path it names is in no
+    // payload manifest.
+    let mut c = match &bag.fetch {
+        Some(s) => Some(s.iter().map_err(&io)?),
+        None => None,
+    };
+    let mut hc = match &mut c {
+        Some(r) => next(r).map_err(&io)?,
+        None => None,
+    };
+    let mut unlisted = LineProblems::new("fetch.txt");
+    let mut advance_fetch = |hc: &mut Option<(Vec<u8>, Vec<u8>)>| -> Result<(), BagError> {
+        *hc = match &mut c {
+            Some(r) => next(r).map_err(&io)?,
+            None => None,
+        };
+        Ok(())
+    };
     let mut a = match &bag.listed {
         Some(l) => Some(l.iter().map_err(&io)?),
         None => None,
@@ -689,6 +827,24 @@ fn merge(
             (Some((x, _)), Some((y, _))) => x.min(y).clone(),
         };
         let path = String::from_utf8_lossy(&key).into_owned();
+        while let Some((fk, _)) = &hc
+            && *fk < key
+        {
+            unlisted.not_listed(&mut f.errors, fk);
+            advance_fetch(&mut hc)?;
+        }
+        // This path's fetch item (the first, if it is listed twice).
+        let mut fetched: Option<(Option<u64>, String)> = None;
+        while let Some((fk, v)) = &hc
+            && *fk == key
+        {
+            if fetched.is_none() && v.len() >= 8 {
+                let len = u64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
+                let url = String::from_utf8_lossy(&v[8..]).into_owned();
+                fetched = Some(((len != u64::MAX).then_some(len), url));
+            }
+            advance_fetch(&mut hc)?;
+        }
         let mut group: Group = Vec::new();
         while let Some((k, v)) = &ha
             && *k == key
@@ -727,6 +883,9 @@ fn merge(
                     "present in the payload but in no manifest",
                 ));
             }
+            if fetched.is_some() {
+                unlisted.not_listed(&mut f.errors, &key);
+            }
             continue;
         }
         if group.len() != bag.payload.len() {
@@ -745,16 +904,12 @@ fn merge(
                 ),
             ));
         }
-        let fetched = fetch.get(path.as_str());
-        if fetched.is_some() {
-            fetch_listed.insert(path.clone());
-        }
         if !present {
             match fetched {
-                Some(item) => f.to_fetch.push(ToFetch {
-                    url: item.url.clone(),
-                    length: item.length,
-                    path: item.path.clone(),
+                Some((length, url)) => f.to_fetch.push(ToFetch {
+                    url,
+                    length,
+                    path: path.clone(),
                 }),
                 None => f.errors.push(BagFinding::about(
                     &path,
@@ -767,14 +922,11 @@ fn merge(
             return Ok(f);
         }
     }
-    for item in &bag.fetch {
-        if !fetch_listed.contains(&item.path) {
-            f.errors.push(BagFinding::about(
-                "fetch.txt",
-                format!("'{}' is in no payload manifest", item.path),
-            ));
-        }
+    while let Some((fk, _)) = &hc {
+        unlisted.not_listed(&mut f.errors, fk);
+        advance_fetch(&mut hc)?;
     }
+    unlisted.finish_into(&mut f.errors);
     Ok(f)
 }
 
@@ -946,7 +1098,7 @@ pub fn validate(
             Some((bytes, count)) => {
                 let (b, c) = (on_disk.bytes, on_disk.count);
                 // A holey bag's Oxum counts files not yet fetched.
-                if (b, c) != (bytes, count) && bag.fetch.is_empty() {
+                if (b, c) != (bytes, count) && bag.fetch_count == 0 {
                     report.errors.push(BagFinding::about("bag-info.txt", format!("Payload-Oxum is {bytes}.{count} but the payload holds {b} bytes in {c} files")));
                 }
             }
