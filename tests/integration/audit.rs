@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Dir, Run, is_root, run_tool, tool};
+use crate::util::{Dir, Run, bytes_read_by, is_root, run_tool, tool, wait_until};
 
 /// Flips one byte in place, keeping size and mtime (what `touch -r` restores).
 pub(crate) fn flip_byte(p: &Path, at: usize) {
@@ -290,7 +290,10 @@ fn kill_9_mid_audit_then_resume_accounts_for_every_file_once() {
         ])
         .cmd;
     let mut child = child.spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(3000));
+    // Killed once it holds the catalog (its run begun) and has read 2 MiB (a second of reads).
+    let pid = child.id();
+    wait_for_flock(pid);
+    wait_until("the audit read 2 MiB", || bytes_read_by(pid) > 2 << 20);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 

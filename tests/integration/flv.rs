@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{Dir, Serve, is_root, python_with, run_tool, tool};
+use crate::util::{Dir, Serve, is_root, python_with, run_tool, skip, tool};
 
 pub fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
@@ -322,7 +322,7 @@ struct XfsMount {
 impl XfsMount {
     fn new(d: &Dir) -> Option<XfsMount> {
         if !is_root() {
-            eprintln!("SKIPPED: mounting a reflink filesystem needs root");
+            skip("mounting a reflink filesystem needs root");
             return None;
         }
         let mkfs = tool("mkfs.xfs")?;
@@ -355,10 +355,10 @@ impl XfsMount {
             .output()
             .unwrap();
         if !r.status.success() {
-            eprintln!(
-                "SKIPPED: cannot loop-mount an XFS image here: {}",
+            skip(&format!(
+                "cannot loop-mount an XFS image here: {}",
                 String::from_utf8_lossy(&r.stderr).trim()
-            );
+            ));
             return None;
         }
         Some(XfsMount { at })

@@ -258,7 +258,7 @@ fn a_write_ahead_log_planted_beside_a_catalog_is_not_applied() {
     if is_root() {
         hows.push("another owner");
     } else {
-        eprintln!("SKIPPED (part): a log of another owner needs root to chown");
+        skip("(a part) a log of another owner needs root to chown");
     }
     for how in hows {
         plant(how);

@@ -55,7 +55,7 @@ pub fn read_waiting(f: &mut std::fs::File) -> Vec<u8> {
 #[test]
 fn outputs_write_through_devices_and_fifos_and_never_replace_them() {
     if !is_root() {
-        eprintln!("SKIPPED: making device nodes needs root");
+        crate::util::skip("making device nodes needs root");
         return;
     }
     let d = Dir::new();

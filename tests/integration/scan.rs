@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Dir, is_root, mkfifo};
+use crate::util::{Dir, bytes_read_by, is_root, mkfifo, wait_until};
 
 fn coreutils(prog: &str, file: &std::path::Path) -> String {
     let out = Command::new(prog).arg(file).output().unwrap();
@@ -117,15 +117,12 @@ fn a_big_file_truncated_while_mapped_is_reported_and_the_run_goes_on() {
     let set_len = move |n: u64| std::fs::File::options().write(true).open(&big)?.set_len(n);
     set_len(40 << 20).unwrap();
     d.create(b"t/small", b"hello\n");
-    // The rate limit holds the reader ~4 s after the first window; the file shrinks meanwhile,
-    // so the pages of a mapped window lie past its end when they are touched (SIGBUS).
-    let truncate = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
-        set_len(1 << 20).unwrap();
-    });
-    let t0 = Instant::now();
-    let r = d
+    // The rate limit holds the reader ~4 s after the first window; the file shrinks once that
+    // window is mapped (it shows in /proc/PID/maps), so the pages of a mapped window lie past
+    // its end when they are touched (SIGBUS).
+    let child = d
         .cmd()
+        .cmd
         .args([
             "scan",
             "t",
@@ -136,12 +133,17 @@ fn a_big_file_truncated_while_mapped_is_reported_and_the_run_goes_on() {
             "--limit-rate",
             "8M",
         ])
-        .run();
-    truncate.join().unwrap();
-    assert!(
-        t0.elapsed() > Duration::from_millis(700),
-        "the file shrank during the run"
-    );
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let maps = format!("/proc/{}/maps", child.id());
+    let big = d.join("t/big");
+    wait_until("a window of t/big mapped", || {
+        std::fs::read_to_string(&maps).is_ok_and(|m| m.contains(&*big.to_string_lossy()))
+    });
+    set_len(1 << 20).unwrap();
+    let r = crate::util::Run::from(child.wait_with_output().unwrap());
     r.code(2).stderr_has(
         "trawl: t/big: changed while being read (it shrank while mapped: pages past its new end read as zeros); no digest recorded\n",
     );
@@ -336,7 +338,15 @@ fn ctrl_c_sigterm_and_sighup_stop_promptly_and_leave_no_output() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // Ready once its outputs are open (before any read; the handlers are in place by then)
+        // and it has read a first megabyte.
+        let pid = child.id();
+        wait_until("the scan opened its outputs and began to read", || {
+            std::fs::read_dir(d.path()).is_ok_and(|r| {
+                r.flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".trawl-tmp"))
+            }) && bytes_read_by(pid) > 1 << 20
+        });
         // SAFETY: kill has no memory effects in this process.
         unsafe { libc::kill(child.id() as i32, sig) };
         let start = Instant::now();

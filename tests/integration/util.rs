@@ -173,6 +173,30 @@ impl TrawlCmd {
     }
 }
 
+/// Waits (at most 30 s, then fails naming `what`) until `ready` holds: a readiness signal in
+/// place of a fixed sleep that races the code under test.
+#[track_caller]
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "not ready after 30 s: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Bytes process `pid` has read so far (`rchar` of /proc/PID/io).
+pub fn bytes_read_by(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -228,8 +252,22 @@ fn has(stream: &str, text: &str, want: &str) {
     assert!(text.contains(want), "{stream} lacks {want:?}:\n{text}");
 }
 
-/// An outside tool: `Some(path)` if installed. When absent the test prints why it is skipped,
-/// or fails if TRAWL_REQUIRE_INTEROP=1.
+/// Skips (all or part of) the calling test: one line `SKIPPED: TEST: REASON` on the terminal,
+/// written past the test harness's capture so that a green run still says what it did not
+/// check (CI totals these lines); under TRAWL_REQUIRE_INTEROP=1 the test fails instead.
+#[track_caller]
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    if std::env::var("TRAWL_REQUIRE_INTEROP").as_deref() == Ok("1") {
+        panic!("{test}: required (TRAWL_REQUIRE_INTEROP=1), but {reason}");
+    }
+    use std::io::Write;
+    // Straight to the file descriptor: `eprintln!` inside a test is captured.
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {test}: {reason}");
+}
+
+/// An outside tool: `Some(path)` if installed. When absent the test is skipped ([`skip`]).
 pub fn tool(name: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
@@ -237,10 +275,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        if std::env::var("TRAWL_REQUIRE_INTEROP").as_deref() == Ok("1") {
-            panic!("{name} is required (TRAWL_REQUIRE_INTEROP=1) but not installed");
-        }
-        eprintln!("SKIPPED: {name} is not installed");
+        skip(&format!("{name} is not installed"));
     }
     found
 }
@@ -310,10 +345,7 @@ pub fn python_with(modules: &[&str]) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        if std::env::var("TRAWL_REQUIRE_INTEROP").as_deref() == Ok("1") {
-            panic!("python3 with {modules:?} is required (TRAWL_REQUIRE_INTEROP=1)");
-        }
-        eprintln!("SKIPPED: python3 with {modules:?} is not installed");
+        skip(&format!("python3 with {modules:?} is not installed"));
     }
     ok
 }
