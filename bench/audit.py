@@ -11,7 +11,11 @@ Each is timed RUNS times (default 5); the table gives medians, peak RSS and the 
 is faster). Then: catalog size per file and audit RSS at 20,000 and 200,000 files, and the time
 of `--metadata-only` on 200,000 files.
 
-    python3 bench/audit.py [--runs N] [--trawl PATH]
+With --baseline PATH (another trawl build, e.g. the previous commit's), that build re-audits
+the same trees too, its runs interleaved with the first one's, and the table gives both and
+their ratio (>1: the build under test is faster).
+
+    python3 bench/audit.py [--runs N] [--trawl PATH] [--baseline PATH]
 """
 import argparse
 import os
@@ -49,6 +53,21 @@ def measure(cmd, runs):
     return statistics.median(times), rss
 
 
+def measure_pair(a, b, runs):
+    """Two commands timed in alternation (a warm-up each first): medians and peak RSS of each."""
+    run_once(a)
+    run_once(b)
+    ta, tb, ra, rb = [], [], 0, 0
+    for _ in range(runs):
+        dt, r = run_once(a)
+        ta.append(dt)
+        ra = max(ra, r)
+        dt, r = run_once(b)
+        tb.append(dt)
+        rb = max(rb, r)
+    return statistics.median(ta), ra, statistics.median(tb), rb
+
+
 def mib(b):
     return f"{b / 2**20:.1f} MiB"
 
@@ -71,6 +90,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    ap.add_argument("--baseline", help="another trawl build, timed interleaved with --trawl")
     args = ap.parse_args()
     gen = os.path.join(HERE, "gen_corpus.py")
     subprocess.check_call([sys.executable, gen, "big", os.path.join(DATA, "big"), "2048"])
@@ -98,9 +118,23 @@ def main():
         known = os.path.join(work, label.split()[0] + ".known")
         with open(known, "wb") as f:
             subprocess.check_call([hd, "-c", "sha256", "-r", tree], stdout=f)
-        t_trawl, r_trawl = measure([args.trawl, "audit", tree, "-c", cat, "-q"], args.runs)
+        if args.baseline:
+            base_cat = cat + ".baseline"
+            for f in (base_cat, base_cat + "-wal", base_cat + "-shm"):
+                if os.path.exists(f):
+                    os.remove(f)
+            run_once([args.baseline, "audit", tree, "-c", base_cat, "-q"])
+            t_trawl, r_trawl, t_base, r_base = measure_pair(
+                [args.trawl, "audit", tree, "-c", cat, "-q"],
+                [args.baseline, "audit", tree, "-c", base_cat, "-q"],
+                args.runs,
+            )
+        else:
+            t_trawl, r_trawl = measure([args.trawl, "audit", tree, "-c", cat, "-q"], args.runs)
         t_hd, r_hd = measure([hd, "-c", "sha256", "-r", "-a", "-k", known, tree], args.runs)
         print(f"{label:<22} {'trawl':<9} {t_trawl:>9.3f} {mib(r_trawl):>10}")
+        if args.baseline:
+            print(f"{'':<22} {'baseline':<9} {t_base:>9.3f} {mib(r_base):>10} {t_base / t_trawl:>12.2f}x")
         print(f"{'':<22} {'hashdeep':<9} {t_hd:>9.3f} {mib(r_hd):>10} {t_hd / t_trawl:>12.2f}x")
         if label.startswith("small"):
             size = os.path.getsize(cat)

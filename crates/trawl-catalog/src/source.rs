@@ -141,9 +141,16 @@ impl Source for Local {
                         decided_push(decided, e.path, NotBeneath::Missing);
                         continue;
                     };
-                    match b.entry(rel.as_os_str().as_bytes(), &e.path, e.root) {
-                        Ok(f) => {
-                            if tx.send(f).is_err() {
+                    // The plan has the file's size and identity already: only its directory.
+                    match b.dir_of(rel.as_os_str().as_bytes(), &e.path) {
+                        Ok(dir) => {
+                            if tx
+                                .send(FileEntry {
+                                    dir: Some(dir),
+                                    ..e
+                                })
+                                .is_err()
+                            {
                                 return;
                             }
                         }

@@ -31,11 +31,14 @@ impl Beneath {
         })
     }
 
-    /// The entry for `rel` (relative to the root), with `path` as its name in messages and
-    /// events (it must end in `rel`'s last component) and `root` as its root's index. Its size
-    /// and identity are what `fstatat` finds now, without following a link (zeros if nothing
-    /// is there: the reader then says it is gone).
-    pub fn entry(&mut self, rel: &[u8], path: &Path, root: usize) -> Result<FileEntry, NotBeneath> {
+    /// The directory holding `rel` (relative to the root), opened beneath the root, for an entry
+    /// whose size and identity the caller has already (`path` must end in `rel`'s last
+    /// component).
+    pub fn dir_of(
+        &mut self,
+        rel: &[u8],
+        path: &Path,
+    ) -> Result<std::sync::Arc<std::fs::File>, NotBeneath> {
         let (dir, name) = self.parents.parent(rel).map_err(|r| match r {
             Refused::Outside => NotBeneath::Outside,
             Refused::NotFound => NotBeneath::Missing,
@@ -43,7 +46,17 @@ impl Beneath {
         if path.file_name().map(|n| n.as_bytes()) != Some(&name[..]) {
             return Err(NotBeneath::Missing);
         }
-        let (size, dev, ino, mtime_ns) = stat_in(&dir, &name).unwrap_or_default();
+        Ok(dir)
+    }
+
+    /// The entry for `rel` (relative to the root), with `path` as its name in messages and
+    /// events (it must end in `rel`'s last component) and `root` as its root's index. Its size
+    /// and identity are what `fstatat` finds now, without following a link (zeros if nothing
+    /// is there: the reader then says it is gone).
+    pub fn entry(&mut self, rel: &[u8], path: &Path, root: usize) -> Result<FileEntry, NotBeneath> {
+        let dir = self.dir_of(rel, path)?;
+        let name = path.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+        let (size, dev, ino, mtime_ns) = stat_in(&dir, name).unwrap_or_default();
         Ok(FileEntry {
             path: path.to_path_buf(),
             root,
