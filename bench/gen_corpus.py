@@ -3,8 +3,8 @@
 
   gen_corpus.py big DIR SIZE_MIB          one file DIR/big.bin of SIZE_MIB MiB of random bytes
   gen_corpus.py small DIR COUNT [SEED]    COUNT files of 1-64 KiB in nested directories
-  gen_corpus.py tiny DIR COUNT            COUNT files of 0-1 KiB, 500 to a directory
-  gen_corpus.py mixed DIR MIB             text, binaries, random, duplicates aligned and shifted, zeros
+  gen_corpus.py tiny DIR COUNT [SEED]     COUNT files of 0-1 KiB, 500 to a directory
+  gen_corpus.py mixed DIR MIB [SEED]      text, binaries, random, duplicates aligned and shifted, zeros
   gen_corpus.py awkward DIR               names with spaces, newlines, backslashes, invalid UTF-8
 
 Deterministic for a given seed; never overwrites an existing complete corpus (a marker file
@@ -129,9 +129,9 @@ if __name__ == "__main__":
     elif kind == "small":
         small(d, int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 2)
     elif kind == "tiny":
-        tiny(d, int(sys.argv[3]))
+        tiny(d, int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 3)
     elif kind == "mixed":
-        mixed(d, int(sys.argv[3]))
+        mixed(d, int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 4)
     elif kind == "awkward":
         awkward(d)
     else:
