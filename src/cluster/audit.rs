@@ -167,6 +167,7 @@ fn take_listing(
                 ino,
                 mtime_ns,
                 dir: None,
+                open: None,
             }),
             WireItem::Skipped { path: p, kind } => WalkItem::Skipped {
                 path: path(p),
@@ -470,6 +471,7 @@ impl Worker {
                         ino,
                         mtime_ns: 0,
                         dir: None,
+                        open: None,
                     };
                     if tx.send(entry).is_err() {
                         break;
@@ -582,6 +584,7 @@ mod tests {
                 ino: 0,
                 mtime_ns: 0,
                 dir: None,
+                open: None,
             })
             .unwrap();
         }

@@ -338,6 +338,7 @@ pub fn audit_with(
                         dev: p.dev,
                         ino: p.ino,
                         mtime_ns: 0,
+                        open: None,
                     };
                     ftx.send(entry).is_ok()
                 });

@@ -255,6 +255,7 @@ mod tests {
                 ino: 0,
                 mtime_ns: 0,
                 dir: None,
+                open: None,
             })
             .unwrap();
         }

@@ -410,7 +410,10 @@ pub fn verify(
                 }
                 let e = decode_entry(name, v)?;
                 let path = root.join(OsStr::from_bytes(&e.path));
-                let f = match beneath.as_mut().map(|b| b.entry(&e.path, &path, 0)) {
+                let f = match beneath
+                    .as_mut()
+                    .map(|b| b.entry_following_inside(&e.path, &path, 0))
+                {
                     None => trawl_walk::FileEntry::named(&path),
                     Some(Ok(f)) => f,
                     Some(Err(why)) => {
@@ -642,8 +645,11 @@ fn probe(
         let path = root.join(OsStr::from_bytes(name));
         let opened = match beneath.as_mut() {
             None => trawl_read::open_for_read(&path),
-            Some(b) => match b.entry(name, &path, 0) {
-                Ok(f) => trawl_read::open_for_read_in(f.dir.as_deref(), &path),
+            Some(b) => match b.entry_following_inside(name, &path, 0) {
+                Ok(f) => match &f.open {
+                    Some(open) => trawl_read::open_for_read_with((open.0)(), &path),
+                    None => continue,
+                },
                 Err(_) => continue,
             },
         };

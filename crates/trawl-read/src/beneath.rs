@@ -113,6 +113,21 @@ pub fn open_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
     regular(File::from(fd))
 }
 
+/// As [`open_beneath`], whatever the file is (a FIFO or device is opened without blocking, for
+/// the caller's `fstat` to name it).
+pub fn open_beneath_any(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+    if segs.is_empty() {
+        return Err(Refused::NotFound);
+    }
+    if segs
+        .iter()
+        .any(|s| s.is_empty() || s == b"." || s == b".." || s.contains(&b'/') || s.contains(&0))
+    {
+        return Err(Refused::Outside);
+    }
+    resolve(root, segs, FILE_FLAGS).map(File::from)
+}
+
 /// Opens the directory that `segs` (plain names) name beneath `root`, as an `O_PATH`
 /// descriptor to open names in with `openat`: symbolic links on the way are followed only
 /// where they stay beneath. No `segs`: the root itself.

@@ -9,7 +9,7 @@ pub mod pool;
 pub mod sigbus;
 pub mod source;
 
-pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in};
+pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with};
 pub use pool::{BufferPool, PooledBuf};
 pub use source::{Chunk, ChunkSource, IoMethod};
 

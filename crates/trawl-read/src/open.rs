@@ -87,6 +87,27 @@ pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, R
         }
         Err(e) => return Err(open_err(path, e)),
     };
+    opened(file, path)
+}
+
+/// [`open_for_read`] for a file its caller opened (read-only, `O_NONBLOCK`): the same checks,
+/// the same read-ahead advice; an error to open it is reported for `path`.
+pub fn open_for_read_with(
+    file: std::io::Result<File>,
+    path: &Path,
+) -> Result<OpenedFile, ReadError> {
+    match file {
+        Ok(f) => opened(f, path),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            what: "symbolic link",
+        }),
+        Err(e) => Err(open_err(path, e)),
+    }
+}
+
+/// What every open goes through: `fstat`, a regular file only, read-ahead for a large one.
+fn opened(file: File, path: &Path) -> Result<OpenedFile, ReadError> {
     let md = file.metadata().map_err(|e| ReadError::Read {
         path: path.to_path_buf(),
         source: e,

@@ -12,6 +12,7 @@ use trawl_walk::FileEntry;
 /// Builds [`FileEntry`]s beneath one root.
 pub struct Beneath {
     parents: Parents,
+    root: std::sync::Arc<Root>,
 }
 
 /// Why no entry was made for a name.
@@ -28,7 +29,33 @@ impl Beneath {
     pub fn open(root: &Path) -> std::io::Result<Beneath> {
         Ok(Beneath {
             parents: Parents::new(Root::open(root)?),
+            root: std::sync::Arc::new(Root::open(root)?),
         })
+    }
+
+    /// The entry for `rel` as [`Beneath::entry`] makes it, opened by the reader in one step
+    /// from the root's descriptor (`openat2` beneath it, or the component walk): links on the
+    /// way and the name itself, if a link, are followed only where they stay beneath the root,
+    /// so a name swapped for one that leaves it is refused whenever it is swapped.
+    pub fn entry_following_inside(
+        &mut self,
+        rel: &[u8],
+        path: &Path,
+        root: usize,
+    ) -> Result<FileEntry, NotBeneath> {
+        let mut e = self.entry(rel, path, root)?;
+        let segs = trawl_read::beneath::plain_segments(rel).ok_or(NotBeneath::Outside)?;
+        let at = self.root.clone();
+        e.dir = None;
+        e.open = Some(trawl_walk::Opener(std::sync::Arc::new(move || {
+            trawl_read::beneath::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
+                Refused::Outside => std::io::Error::other(
+                    "leads outside the root through a symbolic link: not read",
+                ),
+                Refused::NotFound => std::io::Error::from(std::io::ErrorKind::NotFound),
+            })
+        })));
+        Ok(e)
     }
 
     /// The directory holding `rel` (relative to the root), opened beneath the root, for an entry
@@ -65,6 +92,7 @@ impl Beneath {
             ino,
             mtime_ns,
             dir: Some(dir),
+            open: None,
         })
     }
 }

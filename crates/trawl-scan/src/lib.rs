@@ -269,7 +269,10 @@ fn read_file(
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Result<Option<FileRecord>, ReadError> {
-    let opened = open_for_read_in(entry.dir.as_deref(), &entry.path)?;
+    let opened = match &entry.open {
+        Some(open) => trawl_read::open_for_read_with((open.0)(), &entry.path)?,
+        None => open_for_read_in(entry.dir.as_deref(), &entry.path)?,
+    };
     let stamp = opened.stamp;
     let nlink = opened.nlink;
     let disk_bytes = opened.disk_bytes;

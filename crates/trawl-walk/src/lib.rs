@@ -45,6 +45,20 @@ pub struct FileEntry {
     /// The directory it was listed from (an `O_PATH` descriptor), for opening it by its name
     /// alone; None where it was not listed (a root, a manifest's entry).
     pub dir: Option<std::sync::Arc<std::fs::File>>,
+    /// How to open it, where neither its path nor its name in `dir` will do (a manifest's name
+    /// resolved beneath a root, links that stay beneath it followed): the reader calls it
+    /// instead.
+    pub open: Option<Opener>,
+}
+
+/// A way to open one file (see [`FileEntry::open`]).
+#[derive(Clone)]
+pub struct Opener(pub std::sync::Arc<dyn Fn() -> std::io::Result<std::fs::File> + Send + Sync>);
+
+impl std::fmt::Debug for Opener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Opener")
+    }
 }
 
 /// Why an entry was not read.
@@ -341,6 +355,7 @@ impl FileEntry {
                 ino: 0,
                 mtime_ns: 0,
                 dir: None,
+                open: None,
             },
         }
     }
@@ -355,6 +370,7 @@ fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
         dev: md.dev(),
         ino: md.ino(),
         mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+        open: None,
     }
 }
 

@@ -300,6 +300,7 @@ impl Walker<'_> {
                 ino: 0,
                 mtime_ns: 0,
                 dir: dir.clone(),
+                open: None,
             });
         }
         match stat() {
