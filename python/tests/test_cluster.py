@@ -304,3 +304,48 @@ def test_a_failed_run_in_process_leaves_the_next_one_running(tree, tmp_path):
     assert trawl.main(["audit", tree, "-c", cat, "-q"]) == 0
     options = sqlite3.connect(cat).execute("SELECT options FROM runs").fetchone()[0]
     assert options == f"audit {tree} -c {cat} -q", options
+
+
+def test_losing_the_scheduler_is_exit_2_with_one_line(tree, tmp_path, cluster):
+    """The scheduler killed mid-run: the client says so in one line and exits 2 (no traceback),
+    leaving no output and no temporary file."""
+    cluster.worker("a")
+    cluster.wait_for(1)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--shard-files", "5", "--no-speculate", tree, "--json", "c.json", "-m", "sha256sum:SUMS"],
+        cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="2"), stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )
+    # Once maps are under way (the worker has tasks), the scheduler goes.
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(c.processing().values()), timeout=60)
+    finally:
+        c.close()
+    os.killpg(cluster.scheduler.pid, signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2, err
+    assert "lost the connection to the scheduler" in err, err
+    assert "Traceback" not in err, err
+    left = os.listdir(tmp_path)
+    assert "c.json" not in left and "SUMS" not in left
+    assert not [n for n in left if n.endswith(".trawl-tmp")], left
+
+
+def test_sigterm_is_exit_143_with_no_temporary_file_left(tree, tmp_path):
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--local", "1", "--shard-files", "5",
+         "--no-speculate", tree, "--json", "c.json", "-m", "sha256sum:SUMS"],
+        cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="3"), stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Ready once its outputs are open (their temporary files exist).
+    wait_until(lambda: [n for n in os.listdir(tmp_path) if n.endswith(".trawl-tmp")], timeout=120)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert "terminated (SIGTERM)" in err and "Traceback" not in err, err
+    left = os.listdir(tmp_path)
+    assert not [n for n in left if n.endswith(".trawl-tmp")], left
+    assert "c.json" not in left and "SUMS" not in left

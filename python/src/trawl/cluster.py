@@ -34,6 +34,25 @@ class Fatal(Exception):
     """An error that ends the run with exit code 2 and a message."""
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP (what `timeout`, `kubectl` and `scancel` send): the run unwinds, so that
+    no output is left half-written, and exits 128 + the signal."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_terminate(signum, _frame):
+    raise Terminated(signum)
+
+
+def _scheduler_lost(e, client):
+    """Whether ``e`` (a cancellation) came from losing the scheduler."""
+    text = str(e)
+    return "scheduler-connection-lost" in text or (client is not None and client.status != "running")
+
+
 # ---- checkpoints of finished shards (--state) ----
 
 #: A checkpoint's first line; the format's version is its last word.
@@ -942,16 +961,46 @@ def main(argv=None):
 
 
 def _main(opts, run):
+    import signal
+    from concurrent.futures import CancelledError
+
+    from distributed.client import FuturesCancelledError
+
     client = cluster = None
+    # Outside the main thread (an embedding program) signals stay the program's.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, _on_terminate)
+        except ValueError:
+            pass
     try:
         client, cluster = _client(opts)
         return run(client)
     except Fatal as e:
         _say(str(e))
         return 2
+    except (FuturesCancelledError, CancelledError) as e:
+        if not _scheduler_lost(e, client):
+            raise
+        # What Dask's client logs while it closes a connection already gone says nothing more.
+        import logging
+
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name.startswith("distributed"):
+                logging.getLogger(name).disabled = True
+        where = opts.scheduler or "the local cluster"
+        resume = (" (what --state checkpointed is kept: run again with --resume)"
+                  if getattr(opts, "state", None) else "")
+        _say(f"lost the connection to the scheduler ({where}): the run cannot go on; "
+             f"no manifest or report was written{resume}")
+        return 2
     except KeyboardInterrupt:
         _say("interrupted; no manifest or report was left half-written")
         return 130
+    except Terminated as t:
+        name = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}.get(t.signum, str(t.signum))
+        _say(f"terminated ({name}); no manifest or report was left half-written")
+        return 128 + t.signum
     finally:
         if client is not None:
             client.close()
