@@ -349,3 +349,23 @@ def test_sigterm_is_exit_143_with_no_temporary_file_left(tree, tmp_path):
     left = os.listdir(tmp_path)
     assert not [n for n in left if n.endswith(".trawl-tmp")], left
     assert "c.json" not in left and "SUMS" not in left
+
+
+def test_resume_takes_the_checkpoints_whatever_the_outputs_and_says_why_it_cannot(tree, tmp_path):
+    """Checkpoints are keyed by what decides a shard's result: other output paths take them all;
+    another digest takes none, and the run says how its options differ."""
+    state = tmp_path / "state"
+    base = ["scan", "--local", "2", "--shard-files", "8", "--no-speculate", "--state", str(state),
+            tree, "-d", "sha256"]
+    r = trawl_dask(*base, "--json", "a.json", "--stats", "s1.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    shards = json.load(open(tmp_path / "s1.json"))["shards"]
+    r = trawl_dask(*base, "--resume", "-q", "--json", "b.json", "--stats", "s2.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert json.load(open(tmp_path / "s2.json"))["resumed_shards"] == shards >= 4
+    assert_same_report(json.load(open(tmp_path / "b.json")), json.load(open(tmp_path / "a.json")))
+    r = trawl_dask(*base[:-2], "-d", "md5", "--resume", "--json", "c.json", "--stats", "s3.json",
+                   cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert json.load(open(tmp_path / "s3.json"))["resumed_shards"] == 0
+    assert "--resume: the checkpoints in" in r.stderr and "then: sha256; now: md5" in r.stderr, r.stderr

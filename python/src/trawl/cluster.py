@@ -157,6 +157,58 @@ def _checkpoint_write(folder, path, result):
         raise
 
 
+#: trawl scan's options that say where results go, or how much is said, rather than what a
+#: shard's result is: left out of the checkpoints' key (a manifest's format stays: it may add
+#: a digest).
+_OUTPUT_OPTIONS = ("--json", "--jsonl", "--html", "--ncdu", "--duplicates", "--media-index")
+_QUIET_FLAGS = ("-q", "--quiet", "-z", "--zero")
+
+
+def _result_args(args):
+    """``args`` (trawl scan's) without what does not change a shard's result."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a in _QUIET_FLAGS:
+            continue
+        if a in _OUTPUT_OPTIONS:
+            i += 1
+            continue
+        if any(a.startswith(o + "=") for o in _OUTPUT_OPTIONS):
+            continue
+        if a in ("-m", "--manifest"):
+            spec = args[i] if i < len(args) else ""
+            i += 1
+            out += ["-m", spec.split(":", 1)[0]]
+            continue
+        if a.startswith("--manifest="):
+            out += ["-m", a[len("--manifest="):].split(":", 1)[0]]
+            continue
+        if a.startswith("-m") and not a.startswith("--"):
+            out += ["-m", a[2:].split(":", 1)[0]]
+            continue
+        out.append(a)
+    return out
+
+
+def _json_write(folder, path, value):
+    """A small JSON file written as checkpoints are (a temporary of a random name, renamed)."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".run-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(value, f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def _checkpoint_read(path):
     """Reads a checkpoint, never through a link and never from anything but a regular file."""
     import stat
@@ -410,8 +462,11 @@ class Run(_Cluster):
             self.pins = [None] * len(self.roots)
         elif len(self.roots) != len(self.pins):
             raise Fatal("--on: give each HOST:PATH once, with no other PATH")
+        # What decides a shard's result (not where outputs go): the checkpoints' key.
+        self.result_args = _result_args([os.fsdecode(a) for a in self.args])
         self.run_key = hashlib.blake2b(
-            b"\0".join(self.args) + f"|{opts.partitions}".encode(), digest_size=8
+            "\0".join(self.result_args).encode(errors="surrogateescape") + f"|{opts.partitions}".encode(),
+            digest_size=8,
         ).hexdigest()
         self.stats["partitions"] = opts.partitions
         self.root_of = {}  # task key -> root number, for the watchdog
@@ -571,7 +626,34 @@ class Run(_Cluster):
         return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
 
     def save(self, shard, result):
+        run = os.path.join(self.o.state, f"{self.run_key}.run")
+        if not os.path.exists(run):
+            # What the checkpoints are of, for --resume to say what differs when none is taken.
+            _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions})
         _checkpoint_write(self.o.state, self.checkpoint_path(shard), result)
+
+    def say_why_none_resumed(self):
+        """--resume took no checkpoint: says of what runs the folder holds them, and how those
+        runs differ from this one."""
+        now = self.result_args + [f"--partitions={self.o.partitions}"]
+        others = []
+        for name in sorted(os.listdir(self.o.state)):
+            if not name.endswith(".run") or name == f"{self.run_key}.run":
+                continue
+            try:
+                with open(os.path.join(self.o.state, name), "rb") as f:
+                    r = json.loads(f.read(1 << 20))
+                others.append(list(map(str, r["args"])) + [f"--partitions={int(r['partitions'])}"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        if not others:
+            _say(f"--resume: no checkpoint in {self.o.state}; every shard is scanned")
+            return
+        for then in others:
+            gone = [a for a in then if a not in now]
+            new = [a for a in now if a not in then]
+            _say(f"--resume: the checkpoints in {self.o.state} are of a run with other options "
+                 f"(then: {' '.join(gone) or '-'}; now: {' '.join(new) or '-'}); every shard is scanned")
 
     def load(self, shard):
         path = self.checkpoint_path(shard)
@@ -679,6 +761,8 @@ class Run(_Cluster):
 
         self.drain(first, done, each_round)
         self.stats["resumed_shards"] = resumed
+        if self.o.resume and resumed == 0:
+            self.say_why_none_resumed()
         self.stats["speculative_copies"] = self.speculated
         return [winner[s["key"]] for s in shards]
 
