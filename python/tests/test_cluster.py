@@ -369,3 +369,13 @@ def test_resume_takes_the_checkpoints_whatever_the_outputs_and_says_why_it_canno
     assert r.returncode == 0, r.stderr
     assert json.load(open(tmp_path / "s3.json"))["resumed_shards"] == 0
     assert "--resume: the checkpoints in" in r.stderr and "then: sha256; now: md5" in r.stderr, r.stderr
+
+
+def test_on_a_host_name_runs_on_that_hosts_workers(tree, tmp_path):
+    """`--on HOSTNAME:PATH` (the deployment guide's `--on fs1:/export` shape): Dask knows workers
+    by IP address, so the name is resolved; it once waited forever."""
+    want, _ = one_machine([tree], cwd=str(tmp_path))
+    r = trawl_dask("scan", "--local", "1", "--on", f"localhost:{tree}", "--shard-files", "8",
+                   "--json", "c.json", cwd=str(tmp_path), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

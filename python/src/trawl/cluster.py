@@ -498,6 +498,15 @@ class Run(_Cluster):
         spec = self.pins[idx]
         if spec is None:
             return {}
+        # Dask takes a worker's name, its address or its host as it knows it (an IP address);
+        # a host's name it matches literally against that IP, never resolving it, and the
+        # tasks would wait forever. A name that is none of those is pinned by its address.
+        known = any(
+            spec in (str(w.get("name")), a, w.get("host")) for a, w in self.workers().items()
+        )
+        if not known:
+            self.matching(spec)  # resolves it, once
+            spec = self.resolved.get(spec) or spec
         return {"workers": [spec], "allow_other_workers": False}
 
     # -- waiting, with the watchdog --
@@ -745,7 +754,9 @@ class Run(_Cluster):
                 w = idle.pop()
                 g = self.client.submit(
                     _map, self.args, b"\0".join(by_key[k]["files"]), self.o.partitions, 0,
-                    key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=False,
+                    # A preference, not a pin: a copy whose worker dies after it won is computed
+                    # again elsewhere (shared storage) instead of waiting for that worker.
+                    key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=True,
                 )
                 owner[g.key] = k
                 fs.append(g)
