@@ -100,17 +100,7 @@ fn openat2_beneath(dir: &OwnedFd, rel: &[u8], flags: libc::c_int) -> io::Result<
 /// Opens the regular file that `segs` (plain names: no empty, `.` or `..` segment) name
 /// beneath `root`.
 pub fn open_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
-    if segs.is_empty() {
-        return Err(Refused::NotFound);
-    }
-    if segs
-        .iter()
-        .any(|s| s.is_empty() || s == b"." || s == b".." || s.contains(&b'/') || s.contains(&0))
-    {
-        return Err(Refused::Outside);
-    }
-    let fd = resolve(root, segs, FILE_FLAGS)?;
-    regular(File::from(fd))
+    regular(open_beneath_any(root, segs)?)
 }
 
 /// As [`open_beneath`], whatever the file is (a FIFO or device is opened without blocking, for
@@ -119,13 +109,19 @@ pub fn open_beneath_any(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused
     if segs.is_empty() {
         return Err(Refused::NotFound);
     }
+    plain(&segs)?;
+    resolve(root, segs, FILE_FLAGS).map(File::from)
+}
+
+/// Refuses segments that are not plain names (empty, `.`, `..`, or holding `/` or NUL).
+fn plain(segs: &[Vec<u8>]) -> Result<(), Refused> {
     if segs
         .iter()
         .any(|s| s.is_empty() || s == b"." || s == b".." || s.contains(&b'/') || s.contains(&0))
     {
         return Err(Refused::Outside);
     }
-    resolve(root, segs, FILE_FLAGS).map(File::from)
+    Ok(())
 }
 
 /// Opens the directory that `segs` (plain names) name beneath `root`, as an `O_PATH`
@@ -139,12 +135,7 @@ pub fn open_dir_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused
             .map(File::from)
             .map_err(|_| Refused::NotFound);
     }
-    if segs
-        .iter()
-        .any(|s| s.is_empty() || s == b"." || s == b".." || s.contains(&b'/') || s.contains(&0))
-    {
-        return Err(Refused::Outside);
-    }
+    plain(&segs)?;
     resolve(root, segs, DIR_FLAGS).map(File::from)
 }
 

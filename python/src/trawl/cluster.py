@@ -136,16 +136,16 @@ def _checkpoint_decode(data):
     return out
 
 
-def _checkpoint_write(folder, path, result):
-    """Writes a checkpoint through a temporary file of a random name created with O_EXCL and
-    O_NOFOLLOW (mkstemp), then renamed over ``path``: a link planted at either name is never
-    written through."""
+def _write_private(folder, path, data, prefix):
+    """Writes ``data`` to ``path`` through a temporary file of a random name created with
+    O_EXCL and O_NOFOLLOW (mkstemp) in ``folder``, synced, then renamed over ``path``: a link
+    planted at either name is never written through."""
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ckpt-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_checkpoint_encode(result))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -155,6 +155,11 @@ def _checkpoint_write(folder, path, result):
         except OSError:
             pass
         raise
+
+
+def _checkpoint_write(folder, path, result):
+    """Writes a checkpoint (see ``_write_private``)."""
+    _write_private(folder, path, _checkpoint_encode(result), ".ckpt-")
 
 
 #: trawl scan's options that say where results go, or how much is said, rather than what a
@@ -193,20 +198,8 @@ def _result_args(args):
 
 
 def _json_write(folder, path, value):
-    """A small JSON file written as checkpoints are (a temporary of a random name, renamed)."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".run-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(value, f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """A small JSON file, written as checkpoints are."""
+    _write_private(folder, path, json.dumps(value).encode(), ".run-")
 
 
 def _checkpoint_read(path):

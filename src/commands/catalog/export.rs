@@ -66,17 +66,14 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     match kind {
         Kind::Manifest(f) => {
             let comment = [format!("Exported from catalog {}", a.catalog.display())];
-            // Standard output cannot be taken back: names the format cannot hold are counted
-            // first (a pass that writes nowhere), so that nothing at all is written then.
-            if out.is_stdout() {
-                let mut sink = std::io::sink();
-                let mut w = trawl_manifest::ManifestWriter::begin(
-                    &mut sink,
-                    &f,
-                    Style { zero: false },
-                    &comment,
-                )?;
-                cat.for_each_manifest_entry(&mut |e| w.entry(e))??;
+            // Writes the manifest to `to`; the names the format cannot hold are left out and
+            // counted, which refuses the export: nothing is written.
+            let write = |to: &mut dyn std::io::Write| -> anyhow::Result<()> {
+                let mut w =
+                    trawl_manifest::ManifestWriter::begin(to, &f, Style { zero: false }, &comment)
+                        .with_context(|| format!("{name}: cannot write"))?;
+                cat.for_each_manifest_entry(&mut |e| w.entry(e))?
+                    .with_context(|| format!("{name}: cannot write"))?;
                 let left_out = w.finish();
                 if !left_out.is_empty() {
                     bail!(
@@ -85,25 +82,14 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
                         f.name()
                     );
                 }
+                Ok(())
+            };
+            // Standard output cannot be taken back: a first pass writes nowhere, so that a
+            // refused export writes nothing there either (a file is dropped, not committed).
+            if out.is_stdout() {
+                write(&mut std::io::sink())?;
             }
-            let mut w = trawl_manifest::ManifestWriter::begin(
-                &mut out,
-                &f,
-                Style { zero: false },
-                &comment,
-            )
-            .with_context(|| format!("{name}: cannot write"))?;
-            cat.for_each_manifest_entry(&mut |e| w.entry(e))?
-                .with_context(|| format!("{name}: cannot write"))?;
-            let left_out = w.finish();
-            if !left_out.is_empty() {
-                // The output is dropped, not committed: nothing is written.
-                bail!(
-                    "{} names have line breaks, which {} cannot hold; nothing written",
-                    left_out.len(),
-                    f.name()
-                );
-            }
+            write(&mut out)?;
         }
         Kind::Bagit(alg) => {
             // A BagIt payload manifest (manifest-ALG.txt): paths under data/, percent-encoded.
