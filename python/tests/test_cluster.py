@@ -379,3 +379,32 @@ def test_on_a_host_name_runs_on_that_hosts_workers(tree, tmp_path):
                    "--json", "c.json", cwd=str(tmp_path), timeout=120)
     assert r.returncode == 0, r.stderr
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_worker_of_another_version_that_joins_late_is_refused(tree, tmp_path, cluster):
+    """Workers are checked at the start and, once they join later, by the first map they run:
+    a worker whose trawl is of another version ends the run with exit 2, naming it."""
+    fake = tmp_path / "other-version"
+    fake.mkdir()
+    # Loaded by that worker's interpreter at its start: its trawl says another version.
+    (fake / "sitecustomize.py").write_text(
+        "import trawl._native as n\nn.wire_version = lambda: 'trawl 0.0.0 (another build)'\n"
+    )
+    cluster.worker("a")
+    cluster.wait_for(1)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--shard-files", "3", "--no-speculate", tree, "--json", "c.json"],
+        cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="1.5"), stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(c.processing().values()), timeout=60)
+    finally:
+        c.close()
+    cluster.worker("b", env={"PYTHONPATH": str(fake)})
+    _, err = p.communicate(timeout=180)
+    assert p.returncode == 2, err
+    assert "runs trawl 0.0.0 (another build)" in err and "refusing to mix versions" in err, err
+    assert not (tmp_path / "c.json").exists()

@@ -244,12 +244,31 @@ def _list(args, idx, dirs):
     return pickle.dumps((files, subdirs, skipped, failed), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _map(args, files, partitions, delay):
+def _same_version(expect):
+    """Refuses to work for a client of another version: a worker that joined after the check
+    at the start is checked here, by the first task it runs."""
+    from trawl import _native as n
+
+    mine = n.wire_version()
+    if expect is not None and mine != expect:
+        try:
+            from distributed import get_worker
+
+            where = get_worker().address
+        except ValueError:
+            where = "this worker"
+        raise RuntimeError(
+            f"worker {where} runs {mine}; the client runs {expect}: refusing to mix versions"
+        )
+
+
+def _map(args, files, partitions, delay, expect=None):
     """One shard's map (``files``: its names joined by NUL, one bytes object); ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
-    for fault tests, to have a worker die mid-shard."""
+    for fault tests, to have a worker die mid-shard; ``expect``: the client's wire version."""
     from distributed import get_worker
     from trawl import _native as n
 
+    _same_version(expect)
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
@@ -317,10 +336,11 @@ def _audit_list(args, spec, idx, dirs):
     return pickle.dumps((items, subdirs), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _audit_read(args, shard, delay):
-    """An audit's reads of one shard of its plan (``delay``: as for ``_map``)."""
+def _audit_read(args, shard, delay, expect=None):
+    """An audit's reads of one shard of its plan (``delay`` and ``expect``: as for ``_map``)."""
     from trawl import _native as n
 
+    _same_version(expect)
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
@@ -406,12 +426,14 @@ class _Cluster:
         self.client = client
         self.started = time.time()
         self.stats = {}
+        # The version every worker must run (checked at the start, and by each map or read).
+        self.wire = _native.wire_version()
 
     def workers(self):
         return self.client.scheduler_info(n_workers=-1)["workers"]
 
     def check_versions(self):
-        mine = _native.wire_version()
+        mine = self.wire = _native.wire_version()
         got = self.client.run(_wire_version, on_error="return")
         if not got:
             raise Fatal("the cluster has no workers")
@@ -703,7 +725,7 @@ class Run(_Cluster):
                 resumed += 1
                 continue
             f = self.client.submit(
-                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay,
+                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay, self.wire,
                 key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
             )
             self.root_of[f.key] = s["root"]
@@ -746,7 +768,7 @@ class Run(_Cluster):
                     continue  # already copied, or pinned to its host's disks
                 w = idle.pop()
                 g = self.client.submit(
-                    _map, self.args, b"\0".join(by_key[k]["files"]), self.o.partitions, 0,
+                    _map, self.args, b"\0".join(by_key[k]["files"]), self.o.partitions, 0, self.wire,
                     # A preference, not a pin: a copy whose worker dies after it won is computed
                     # again elsewhere (shared storage) instead of waiting for that worker.
                     key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=True,
@@ -971,7 +993,8 @@ class Audit(_Cluster):
                 if shard is None:
                     return
                 n += 1
-                f = self.client.submit(_audit_read, self.args, shard, delay, key=f"trawl-audit-read-{self.run_key}-{n}")
+                f = self.client.submit(_audit_read, self.args, shard, delay, self.wire,
+                                       key=f"trawl-audit-read-{self.run_key}-{n}")
                 what[f.key] = f"shard {n}"
                 ac.add(f)
                 live += 1
