@@ -408,3 +408,22 @@ def test_a_worker_of_another_version_that_joins_late_is_refused(tree, tmp_path, 
     assert p.returncode == 2, err
     assert "runs trawl 0.0.0 (another build)" in err and "refusing to mix versions" in err, err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_tree_of_many_small_directories_is_listed_in_a_handful_of_tasks(tmp_path):
+    """Each listing task goes down into what it finds, within a budget: 294 directories take a
+    few tasks, not one each (every task costs the scheduler), and the report is exact."""
+    tree = tmp_path / "many"
+    for a in range(6):
+        for b in range(7):
+            for c in range(7):
+                d = tree / f"a{a}" / f"b{b}" / f"c{c}"
+                d.mkdir(parents=True)
+                (d / "f").write_bytes(f"{a}{b}{c}".encode() * 100)
+    want, _ = one_machine([str(tree)], cwd=str(tmp_path))
+    r = trawl_dask("scan", "--local", "2", str(tree), "--json", "c.json", "--stats", "s.json",
+                   cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    walk = json.load(open(tmp_path / "s.json"))["walk"]
+    assert walk["files"] == 294 and walk["listing_tasks"] <= 4, walk
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

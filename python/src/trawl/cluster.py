@@ -22,8 +22,13 @@ import time
 
 from . import _native
 
-#: Directories per listing task.
+#: Directories handed to one listing task.
 LIST_BATCH = 32
+#: What one listing task lists at most, going down into the subdirectories it finds before it
+#: hands the rest back: a tree of a thousand small directories takes a handful of tasks (each
+#: task costs the scheduler a few milliseconds), and a wide or deep one is still spread.
+LIST_DIRS = 256
+LIST_FILES = 50_000
 
 
 def _say(msg):
@@ -232,13 +237,19 @@ def _list(args, idx, dirs):
     from trawl import _native as n
 
     plan = n.Plan(args)
-    files, subdirs, skipped, failed = [], [], [], []
-    listings = [plan.list_root(idx)] if dirs is None else [plan.list_dir(idx, d) for d in dirs]
-    for f, d, s, e in listings:
+    files, skipped, failed = [], [], []
+    # Depth first, within the task's budget; what is left goes back as subdirectories.
+    todo = [None] if dirs is None else list(reversed(dirs))
+    listed = 0
+    while todo and listed < LIST_DIRS and len(files) < LIST_FILES:
+        d = todo.pop()
+        f, sub, s, e = plan.list_root(idx) if d is None else plan.list_dir(idx, d)
+        listed += 1
         files += f
-        subdirs += d
+        todo += reversed(sub)
         skipped.append(s)
         failed.append(e)
+    subdirs = list(reversed(todo))
     # One bytes object: Dask sends each bytes object of a result as a frame of its own, and
     # tens of thousands of names cost seconds that way.
     return pickle.dumps((files, subdirs, skipped, failed), protocol=pickle.HIGHEST_PROTOCOL)
@@ -328,11 +339,17 @@ def _audit_list(args, spec, idx, dirs):
     from trawl import _native as n
 
     w = n.AuditWorker(args)
-    items, subdirs = [], []
-    for d in [None] if dirs is None else dirs:
+    items = []
+    # As `_list`: depth first within a budget of directories, the rest handed back.
+    todo = [None] if dirs is None else list(reversed(dirs))
+    listed = 0
+    while todo and listed < LIST_DIRS:
+        d = todo.pop()
         b, ds = w.list(spec, idx, d)
+        listed += 1
         items.append(b)
-        subdirs += ds
+        todo += reversed(ds)
+    subdirs = list(reversed(todo))
     return pickle.dumps((items, subdirs), protocol=pickle.HIGHEST_PROTOCOL)
 
 
