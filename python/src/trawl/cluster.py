@@ -1093,6 +1093,7 @@ def _main(opts, run):
     from concurrent.futures import CancelledError
 
     from distributed.client import FuturesCancelledError
+    from distributed.comm.core import CommClosedError
 
     client = cluster = None
     # Outside the main thread (an embedding program) signals stay the program's.
@@ -1107,8 +1108,9 @@ def _main(opts, run):
     except Fatal as e:
         _say(str(e))
         return 2
-    except (FuturesCancelledError, CancelledError) as e:
-        if not _scheduler_lost(e, client):
+    except (FuturesCancelledError, CancelledError, CommClosedError) as e:
+        # The client talks to the scheduler alone: a connection closed under it is that one.
+        if not isinstance(e, CommClosedError) and not _scheduler_lost(e, client):
             raise
         # What Dask's client logs while it closes a connection already gone says nothing more.
         import logging
