@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::util::{Dir, peak_rss_of};
+use crate::util::{Dir, peak_rss_apart};
 
 /// A tree of `n` files in nested directories, with names that sort in tricky ways (a backslash,
 /// a byte that is not UTF-8, `.` and `-` beside `/`), one FLV file, and sizes that vary.
@@ -188,9 +188,9 @@ fn one_directory_of_many_files_is_walked_in_the_memory_of_a_spread_tree() {
         }
     }
     let args = |t: &'static str| ["scan", t, "-q", "-d", "xxh3", "--no-reduce"];
-    let (code, spread) = peak_rss_of(&d, &args("spread"));
+    let (code, spread) = peak_rss_apart(&d, &args("spread"));
     assert_eq!(code, 0);
-    let (code, flat) = peak_rss_of(&d, &args("flat"));
+    let (code, flat) = peak_rss_apart(&d, &args("flat"));
     assert_eq!(code, 0);
     assert!(
         flat < spread + (8 << 20),

@@ -441,27 +441,6 @@ pub fn sha256_hex(b: &[u8]) -> String {
     String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
-/// Runs trawl with `args` in `d`; returns its exit code and peak RSS in bytes (wait4).
-// The child is reaped by wait4, which std's `wait` cannot do while also giving the rusage.
-#[allow(clippy::zombie_processes)]
-pub fn peak_rss_of(d: &Dir, args: &[&str]) -> (i32, u64) {
-    let child = d
-        .cmd()
-        .cmd
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; the kernel writes only into `status` and `ru`.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(pid, child.id() as i32);
-    (libc::WEXITSTATUS(status), ru.ru_maxrss as u64 * 1024)
-}
-
 /// Exit code and peak RSS of trawl run with `args` in `d`, measured by a small python3 process
 /// that starts it: a child started by this (large, multi-threaded) test process is charged this
 /// process's own peak at exec, which would hide the figure.

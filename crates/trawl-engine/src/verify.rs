@@ -386,8 +386,9 @@ pub fn verify(
         }
     };
     let lanes = DigestLanes(algorithms);
-    // Confined: every name is opened by its last component in its directory, that directory
-    // resolved beneath the root; entries that cannot be are decided here and recorded below.
+    // Confined: every name is opened in one step beneath the root (links followed only where
+    // they stay beneath); names whose directory is missing or outside are decided here and
+    // recorded below.
     let mut beneath = match opts.confine {
         true => Some(
             trawl_scan::beneath::Beneath::open(root).map_err(|e| VerifyError::Root {

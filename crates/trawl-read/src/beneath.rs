@@ -165,16 +165,20 @@ fn resolve(root: &Root, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedF
 /// open a file by its name in its directory's descriptor (`O_NOFOLLOW`), so that no name
 /// swapped for a link while they run reaches outside the root.
 pub struct Parents {
-    root: Root,
+    root: std::sync::Arc<Root>,
     last: Option<(Vec<Vec<u8>>, std::sync::Arc<File>)>,
 }
 
 impl Parents {
     pub fn new(root: Root) -> Parents {
-        Parents { root, last: None }
+        Parents {
+            root: std::sync::Arc::new(root),
+            last: None,
+        }
     }
 
-    pub fn root(&self) -> &Root {
+    /// The root, shared (for openers that resolve a whole name beneath it later).
+    pub fn root(&self) -> &std::sync::Arc<Root> {
         &self.root
     }
 

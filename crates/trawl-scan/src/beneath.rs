@@ -12,7 +12,6 @@ use trawl_walk::FileEntry;
 /// Builds [`FileEntry`]s beneath one root.
 pub struct Beneath {
     parents: Parents,
-    root: std::sync::Arc<Root>,
 }
 
 /// Why no entry was made for a name.
@@ -29,7 +28,6 @@ impl Beneath {
     pub fn open(root: &Path) -> std::io::Result<Beneath> {
         Ok(Beneath {
             parents: Parents::new(Root::open(root)?),
-            root: std::sync::Arc::new(Root::open(root)?),
         })
     }
 
@@ -45,7 +43,7 @@ impl Beneath {
     ) -> Result<FileEntry, NotBeneath> {
         let mut e = self.entry(rel, path, root)?;
         let segs = trawl_read::beneath::plain_segments(rel).ok_or(NotBeneath::Outside)?;
-        let at = self.root.clone();
+        let at = self.parents.root().clone();
         e.dir = None;
         e.open = Some(trawl_walk::Opener(std::sync::Arc::new(move || {
             trawl_read::beneath::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
