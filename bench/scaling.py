@@ -19,8 +19,15 @@ children's rusage of that run), the speed-up over the same work at -j1, and for 
 peer / trawl at the same parallelism (above 1: trawl is faster). Every trawl run's exit code
 is checked (0); a peer's output goes to /dev/null.
 
-    python3 bench/scaling.py [--trawl PATH] [--runs N] [--max-j N] [--mib N] [--small N]
-                             [--tiny N] [--parts N] [--data DIR] [--only mixed,small,tiny]
+With --baseline PATH, every trawl row also runs that build, in the same rounds, and its row
+gives base / trawl (above 1: this build is faster). With --js 1,2,16 the thread counts are
+those (on a machine with fewer cores, -j16 shows what oversubscription costs). After the table,
+each trawl row is run once more with TRAWL_CONTENTION=1, and the counts it prints (batches
+handed to key partitions, those that found their partition busy, slots found busy) are listed.
+
+    python3 bench/scaling.py [--trawl PATH] [--baseline PATH] [--runs N] [--max-j N]
+                             [--js LIST] [--mib N] [--small N] [--tiny N] [--parts N]
+                             [--data DIR] [--only mixed,small,tiny]
 """
 
 import argparse
@@ -74,7 +81,9 @@ def timed(cmd):
     return wall, cpu / wall
 
 
-def js(max_j):
+def js(max_j, given=None):
+    if given:
+        return [int(x) for x in given.split(",")]
     out, j = [], 1
     while j < max_j:
         out.append(j)
@@ -94,6 +103,8 @@ def main():
     default_data = "/dev/shm/trawl-scaling" if os.path.isdir("/dev/shm") else os.path.join(HERE, "data", "scaling")
     ap.add_argument("--data", default=default_data)
     ap.add_argument("--only", default="mixed,small,tiny")
+    ap.add_argument("--baseline", help="another trawl binary, run beside this one in every trawl row")
+    ap.add_argument("--js", help="thread counts for the trawl rows (default 1, 2, 4, ... --max-j)")
     a = ap.parse_args()
     only = set(a.only.split(","))
     T, N = a.trawl, a.max_j
@@ -111,24 +122,29 @@ def main():
                               "--cdc 16k --compress lz4,zstd:1",
         }
         for work, cmd in works.items():
-            for j in js(N):
+            for j in js(N, a.js):
                 cases.append(("mixed", f"trawl {work} -j{j}", work, j, f"{cmd} -j {j}"))
         cases.append(("mixed", f"xargs -P{N} sha256sum", "sha256 only", N,
                       f"find {tree} -type f -print0 | xargs -0 -P {N} -n 64 sha256sum > /dev/null"))
     if "small" in only:
         tree = generate(a.data, "small", a.small, a.parts, 200)
         cmd = f"{T} scan {tree} -q -d sha256 --no-reduce"
-        for j in sorted({1, N}):
+        for j in (js(N, a.js) if a.js else sorted({1, N})):
             cases.append(("small", f"trawl sha256 only -j{j}", "sha256 only", j, f"{cmd} -j {j}"))
         cases.append(("small", f"xargs -P{N} sha256sum", "sha256 only", N,
                       f"find {tree} -type f -print0 | xargs -0 -P {N} -n 256 sha256sum > /dev/null"))
     if "tiny" in only:
         tree = generate(a.data, "tiny", a.tiny, a.parts, 300)
         cmd = f"{T} scan {tree} -q"
-        for j in sorted({1, N}):
+        for j in (js(N, a.js) if a.js else sorted({1, N})):
             cases.append(("tiny", f"trawl default scan -j{j}", "default scan", j, f"{cmd} -j {j}"))
         cases.append(("tiny", f"xargs -P{N} xxhsum -H3", "default scan", N,
                       f"find {tree} -type f -print0 | xargs -0 -P {N} -n 1024 xxhsum -H3 > /dev/null"))
+    if a.baseline:
+        mine = [c for c in cases if c[1].startswith("trawl")]
+        for c in mine:
+            cases.insert(cases.index(c) + 1, (c[0], "base" + c[1][len("trawl"):], c[2], c[3],
+                                              c[4].replace(T, a.baseline, 1)))
     # A warm-up round (page cache, first runs), then the timed rounds, interleaved.
     for c in cases:
         timed(c[4])
@@ -141,17 +157,30 @@ def main():
             busy[c[:2]].append(b)
     med = {k: statistics.median(v) for k, v in walls.items()}
     print(f"trawl {T}; {os.cpu_count()} CPUs; data under {a.data}; median of {a.runs}, rounds interleaved\n")
+    if a.baseline:
+        print(f"base {a.baseline}")
     print(f"{'data':<6} {'command':<34} {'median s':>9} {'cores busy':>11} {'vs -j1':>7} {'peer/trawl':>11}")
     for section, label, work, j, _ in cases:
         k = (section, label)
         line = f"{section:<6} {label:<34} {med[k]:>9.3f} {statistics.median(busy[k]):>11.1f}"
-        one = (section, f"trawl {work} -j1")
-        if label.startswith("trawl") and one in med:
+        who = label.split(" ")[0]
+        one = (section, f"{who} {work} -j1")
+        if who in ("trawl", "base") and one in med:
             line += f" {med[one] / med[k]:>6.2f}x"
-        elif not label.startswith("trawl"):
+        if who == "base":
+            line += f" {'':>1}base/trawl {med[k] / med[(section, 'trawl' + label[4:])]:.2f}x"
+        elif who != "trawl":
             mine = (section, f"trawl {work} -j{j}")
             line += f" {'':>7} {med[k] / med[mine]:>10.2f}x" if mine in med else ""
         print(line)
+    print("\ncontention (one more run of each trawl row, TRAWL_CONTENTION=1):")
+    for section, label, work, j, cmd in cases:
+        if not label.startswith("trawl") or "--no-reduce" in cmd:
+            continue
+        r = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env={**os.environ, "TRAWL_CONTENTION": "1"})
+        said = [l for l in r.stderr.decode(errors="replace").splitlines() if l.startswith("contention:")]
+        print(f"{section:<6} {label:<34} {said[0] if said else '(none printed)'}")
 
 
 if __name__ == "__main__":

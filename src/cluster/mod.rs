@@ -335,6 +335,7 @@ impl ClusterPlan {
             roots: p.cfg.roots.clone(),
             duplicates: None,
             map: None,
+            contention: None,
         })
     }
 }

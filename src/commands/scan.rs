@@ -215,6 +215,16 @@ pub(crate) fn write(
             .with_context(|| format!("{}: cannot write", out.name()))?;
         out.commit()?;
     }
+    if std::env::var_os("TRAWL_CONTENTION").is_some()
+        && let Some(c) = &result.contention
+    {
+        // For measurements (bench/scaling.py): how often a reader waited on another.
+        eprintln!(
+            "contention: {} batches, {} found their partition busy, {} slots found busy, \
+             {} files numbered, {} found the name log busy",
+            c.batches, c.busy, c.slot_busy, c.named, c.names_busy
+        );
+    }
     // The summary's figure is the process's peak with every output written.
     result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
     if !plan.quiet {

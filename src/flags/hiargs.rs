@@ -113,6 +113,7 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         temp_dir: r.temp_dir.clone(),
         exact_keys: r.exact_keys,
         top_files: r.top_files,
+        partitions: r.partitions.unwrap_or(0),
         ..Default::default()
     };
     cfg.check().map_err(anyhow::Error::msg)?;

@@ -256,6 +256,11 @@ pub struct ReduceArgs {
     /// of about 10; see the README for the false-merge arithmetic of the default).
     #[arg(long)]
     pub exact_keys: bool,
+    /// Count the fingerprints in this many key partitions, each behind its own lock (1-64,
+    /// rounded up to a power of two; default four per thread). No figure depends on it: for
+    /// tests and measurements.
+    #[arg(long, value_name = "N", hide = true, value_parser = count(1, 64))]
+    pub partitions: Option<usize>,
     /// Measure no data reduction (digests only).
     #[arg(long)]
     pub no_reduce: bool,

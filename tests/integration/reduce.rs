@@ -442,3 +442,90 @@ fn a_path_given_twice_is_scanned_once_with_a_warning() {
     assert_eq!(v["totals"]["files"], 2);
     assert_eq!(v["reduction"]["dedup"][0]["logical_bytes"], 11);
 }
+
+/// The report without what the clock, the machine or the thread count decides.
+fn figures(d: &Dir, out: &str) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["seconds", "bytes_per_second", "peak_rss_bytes", "threads"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_slice(&std::fs::read(d.join(out)).unwrap()).unwrap();
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn the_same_report_whatever_the_threads_partitions_and_memory() {
+    let d = Dir::new();
+    corpus(&d);
+    // Many small files, some the same, some sharing a last block with a larger file; a file
+    // larger than a read buffer (read by one thread, counted by others); copies of it.
+    let big = rnd(3_300_001, 9);
+    d.create(b"t/big/a.bin", &big);
+    d.create(b"t/big/b.bin", &big);
+    for i in 0..600u32 {
+        let body = match i % 4 {
+            0 => rnd(1 + (i as usize * 37) % 4000, 100 + i as u64),
+            1 => b"the same small file\n".to_vec(),
+            2 => big[big.len() - 1 - (i as usize % 2000)..].to_vec(),
+            _ => text(5000 + i as usize, 7),
+        };
+        d.create(format!("t/many/{}/{i}", i % 7).as_bytes(), &body);
+    }
+    let scan = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            out,
+            "--cdc",
+            "8k",
+            "--compress",
+            "lz4,zstd:1",
+            "--top-files",
+            "50",
+        ];
+        args.extend_from_slice(extra);
+        d.cmd().args(&args).run().code(0);
+        figures(&d, out)
+    };
+    let one = scan("one.json", &["-j", "1", "--partitions", "1"]);
+    let reduction = &one["reduction"];
+    assert!(
+        reduction["top_files"].as_array().unwrap().len() >= 10
+            && reduction["dedup"][0]["unique_blocks"].as_u64().unwrap()
+                < reduction["dedup"][0]["blocks"].as_u64().unwrap(),
+        "the corpus has duplicates to rank: {reduction}"
+    );
+    for (name, extra) in [
+        ("j16", &["-j", "16"][..]),
+        ("j16-p2", &["-j", "16", "--partitions", "2"]),
+        ("j3-p64", &["-j", "3", "--partitions", "64"]),
+        ("j1-p64", &["-j", "1", "--partitions", "64"]),
+        // Past the budget at once: every partition spills and is counted from its files.
+        (
+            "spilled-p8",
+            &["-j", "8", "--partitions", "8", "--memory", "1M"],
+        ),
+        (
+            "spilled-p1",
+            &["-j", "2", "--partitions", "1", "--memory", "1M"],
+        ),
+    ] {
+        let out = format!("{name}.json");
+        let got = scan(&out, extra);
+        assert!(
+            got == one,
+            "{name}: the report differs from -j1 with one partition"
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use trawl_digest::Algorithm;
 use trawl_media::MediaLane;
-use trawl_reduce::{Accumulator, FileReducer, ReduceConfig};
+use trawl_reduce::{Counter, FileReducer, ReduceConfig};
 use trawl_scan::{DigestLanes, FileInfo, Lane, LaneFactory, fill_cores};
 
 /// Digest lanes plus, if asked, one data-reduction lane and one media lane.
@@ -15,8 +15,9 @@ use trawl_scan::{DigestLanes, FileInfo, Lane, LaneFactory, fill_cores};
 pub struct ScanLanes {
     pub digests: Vec<Algorithm>,
     pub reduce: Option<Arc<ReduceConfig>>,
-    /// Where large files' reduction facts are folded in as they are read (flat memory).
-    pub accumulator: Option<Arc<std::sync::Mutex<Accumulator>>>,
+    /// Where every file's reduction facts are folded in, by the thread that read it (a large
+    /// file's as it is read: flat memory).
+    pub counter: Option<Arc<Counter>>,
     /// Index FLV files.
     pub media: bool,
     /// The inodes with several names met so far: a name after the first gets no reduction lane
@@ -60,12 +61,11 @@ impl LaneFactory for ScanLanes {
         let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
             let mut r = FileReducer::new(cfg.clone());
-            if let Some(acc) = &self.accumulator {
+            if let Some(c) = &self.counter {
                 if cfg.attributing() {
-                    let id = acc.lock().unwrap_or_else(|p| p.into_inner()).register(path);
-                    r = r.with_file(id);
+                    r = r.with_file(c.register(path));
                 }
-                r = r.with_accumulator(acc.clone());
+                r = r.with_counter(c.clone());
             }
             l.push(Box::new(r));
         }
@@ -91,7 +91,7 @@ mod tests {
         let scan = |digests: Vec<Algorithm>, reduce: bool| ScanLanes {
             digests,
             reduce: reduce.then(|| Arc::new(ReduceConfig::default())),
-            accumulator: None,
+            counter: None,
             media: true,
             links: None,
         };

@@ -4,13 +4,13 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
-use trawl_reduce::{Accumulator, FileReduce, ReduceConfig};
+use trawl_reduce::{Counter, FileReduce, ReduceConfig};
 use trawl_report::media::{FlvRow, FlvSummary, MediaReport, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
@@ -112,6 +112,8 @@ pub struct ScanResult {
     pub duplicates: Option<Duplicates>,
     /// A cluster map's batches and totals (with [`ScanOptions::map_partitions`]).
     pub map: Option<trawl_reduce::cluster::MapOutput>,
+    /// How often readers folding files in found a partition or a slot busy.
+    pub contention: Option<trawl_reduce::Contention>,
 }
 
 /// How a scan ended.
@@ -163,17 +165,22 @@ impl Scan {
                 .unwrap_or_else(std::env::temp_dir)
         };
         let start = Instant::now();
-        let reduce_cfg = o.reduce.clone().map(Arc::new);
+        let reduce_cfg = o.reduce.clone().map(|mut r| {
+            if r.threads == 0 {
+                r.threads = o.cfg.threads;
+            }
+            Arc::new(r)
+        });
         let acc = reduce_cfg.clone().map(|c| {
-            Arc::new(Mutex::new(match o.map_partitions {
-                Some(p) => Accumulator::mapping(c, p),
-                None => Accumulator::new(c),
-            }))
+            Arc::new(match o.map_partitions {
+                Some(p) => Counter::mapping(c, p),
+                None => Counter::new(c),
+            })
         });
         let lanes = ScanLanes {
             digests: o.algorithms.clone(),
             reduce: reduce_cfg,
-            accumulator: acc.clone(),
+            counter: acc.clone(),
             media: o.media,
             links: (o.reduce.is_some() && !o.count_links)
                 .then(|| Arc::new(crate::lanes::Links::default())),
@@ -195,7 +202,7 @@ impl Scan {
         let mut sizes = SizeHistogram::default();
         let mut skipped: Vec<FileJson> = Vec::new();
         let mut failed: Vec<FileJson> = Vec::new();
-        let mut spill_err: Option<std::io::Error> = None;
+        let mut counter_failed = false;
         trawl_scan::scan(
             &o.cfg,
             match &o.files {
@@ -208,15 +215,18 @@ impl Scan {
             &mut |ev| match ev {
                 Event::File(rec) if o.exclude.contains(&(rec.dev, rec.ino)) => {}
                 Event::File(mut rec) => {
-                    // Fold the reduction facts in now; the record keeps only its digests and index.
+                    // The reduction lane folded the file in on the thread that read it; if
+                    // that failed (a spill could not be written), the scan stops.
+                    if let Some(acc) = acc.as_ref()
+                        && acc.failed()
+                        && !counter_failed
+                    {
+                        counter_failed = true;
+                        stop.request(Reason::Failed);
+                    }
+                    // The record keeps only its digests and index.
                     rec.outputs.retain(|out| {
-                        if let Some(fr) = out.other::<FileReduce>() {
-                            if let (Some(acc), None) = (acc.as_ref(), spill_err.as_ref())
-                                && let Err(e) = lock(acc).add(fr)
-                            {
-                                spill_err = Some(e);
-                                stop.request(Reason::Failed);
-                            }
+                        if out.other::<FileReduce>().is_some() {
                             return false;
                         }
                         match out.other::<MediaOutput>() {
@@ -290,8 +300,15 @@ impl Scan {
                 }
             },
         );
-        let seconds = start.elapsed().as_secs_f64();
-        if let Some(source) = spill_err {
+        let links = lanes.links.clone();
+        drop(lanes);
+        if let Some(a) = acc.as_ref()
+            && a.failed()
+        {
+            let source = a
+                .finish()
+                .err()
+                .unwrap_or_else(|| std::io::Error::other("folding in failed"));
             return Err(ScanRunError::Spill {
                 dir: spill_dir(),
                 source,
@@ -307,11 +324,13 @@ impl Scan {
             return Ok(ScanOutcome::Stopped(r));
         }
         if let Some(a) = acc.as_ref() {
-            lock(a).finish().map_err(|source| ScanRunError::Spill {
+            a.finish().map_err(|source| ScanRunError::Spill {
                 dir: spill_dir(),
                 source,
             })?;
         }
+        // The attribution and the settling at the end are part of the scan's time.
+        let seconds = start.elapsed().as_secs_f64();
         let records = sink
             .finish(&o.cfg.roots)
             .map_err(|source| ScanRunError::Records {
@@ -326,7 +345,7 @@ impl Scan {
                 dir: spill_dir(),
                 source,
             })?;
-        let mut breakdown = acc.as_ref().and_then(|a| lock(a).breakdown());
+        let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
         if o.duplicate_directories
             && (o.keep_records || o.file_records)
             && let Some(alg) = crate::duplicates::comparing_digest(&o.algorithms)
@@ -341,18 +360,17 @@ impl Scan {
                 .get_or_insert_with(Default::default)
                 .duplicate_directories = Some(groups);
         }
-        let map = acc.as_ref().and_then(|a| lock(a).take_map());
+        let map = acc.as_ref().and_then(|a| a.take_map());
         let (reduction, spilled) = match acc.as_ref() {
             Some(a) => {
-                let g = lock(a);
-                let mut r = g.report();
-                if let Some(k) = &lanes.links {
+                let mut r = a.report();
+                if let Some(k) = &links {
                     r.hardlinks = HardLinks {
                         names: k.names.load(Ordering::Relaxed),
                         bytes: k.bytes.load(Ordering::Relaxed),
                     };
                 }
-                (Some(r), g.spilled())
+                (Some(r), a.spilled())
             }
             None => (None, false),
         };
@@ -402,6 +420,7 @@ impl Scan {
             roots: o.cfg.roots.clone(),
             duplicates,
             map,
+            contention: acc.as_ref().map(|a| a.contention()),
         })))
     }
 }
@@ -425,12 +444,6 @@ fn take_media(rec: &mut FileRecord) -> Option<Result<FlvIndex, String>> {
         .position(|o| o.other::<MediaOutput>().is_some())?;
     let out = rec.outputs.swap_remove(at);
     out.into_other::<MediaOutput>().ok().and_then(|b| *b)
-}
-
-/// The accumulator, even if a lane panicked while holding it (its counts are then still whole
-/// files: a lane adds a file's facts in one call).
-fn lock(a: &Mutex<Accumulator>) -> std::sync::MutexGuard<'_, Accumulator> {
-    a.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A report of nothing yet: what the scan was asked (roots, digests, I/O, threads), every

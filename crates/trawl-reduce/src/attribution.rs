@@ -18,37 +18,6 @@ use crate::spill;
 /// Bytes of shares held in RAM before they go to disk.
 const SHARES_MEMORY: usize = 4 << 20;
 
-/// Bytes of the key log held in RAM before it goes to disk (a scan of up to about 350,000
-/// blocks writes none).
-const KEYLOG_MEMORY: usize = 4 << 20;
-
-/// Appends (key, length, file) of each non-zero block to the key log (made on first use).
-pub(crate) fn log_keys(
-    log: &mut Option<spill::Spill>,
-    cfg: &ReduceConfig,
-    file: u32,
-    keys: &[u128],
-    lens: &[u32],
-    zero: &[bool],
-) -> std::io::Result<()> {
-    if log.is_none() {
-        let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-        *log = Some(spill::Spill::new(
-            &dir,
-            1,
-            if cfg.exact_keys { 16 } else { 8 },
-            KEYLOG_MEMORY,
-        )?);
-    }
-    let w = log.as_mut().expect("just made");
-    for i in 0..keys.len() {
-        if !zero[i] {
-            w.write(keys[i], lens[i], &[file])?;
-        }
-    }
-    Ok(())
-}
-
 /// The registered files' names, in the order they were numbered, in an unnamed temporary file.
 pub(crate) struct NameLog {
     w: BufWriter<File>,
@@ -154,9 +123,10 @@ thread_local! {
 pub(crate) struct Shares(Spool);
 
 impl Shares {
-    pub(crate) fn new(cfg: &ReduceConfig) -> Shares {
+    /// One of `parts` partitions' shares (RAM split between them).
+    pub(crate) fn new(cfg: &ReduceConfig, parts: usize) -> Shares {
         let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-        Shares(Spool::new(&dir, SHARES_MEMORY))
+        Shares(Spool::new(&dir, SHARES_MEMORY / parts.max(1)))
     }
 
     fn add(&mut self, file: u32, len: u32, share: f64) -> std::io::Result<()> {
@@ -198,22 +168,25 @@ pub(crate) fn attribute_partition(
     err.map_or(Ok(()), Err)
 }
 
-/// The `top` files with the largest share of the saving (ties by name), from the shares summed
-/// per file in the order they were added; every file also goes to the breakdown, if one is
+/// The `top` files with the largest share of the saving (ties by name), from the shares of every
+/// partition summed per file, partition by partition, each in the order they were added; every file also goes to the breakdown, if one is
 /// made.
 pub(crate) fn rank(
-    per: Shares,
+    per: Vec<Shares>,
     names: NameLog,
     facts: Facts,
     top: usize,
     block_size: u64,
     mut breakdown: Option<&mut BreakdownBuilder>,
 ) -> std::io::Result<Vec<TopFile>> {
-    let shares = Arc::new(per.0.finish()?);
+    let mut cursors = Vec::with_capacity(per.len());
+    for p in per {
+        cursors.push(Cursor::new(Arc::new(p.0.finish()?).iter()?)?);
+    }
+    let mut shares = crate::counter::MergedShares::new(cursors);
     let facts = Arc::new(facts.0.finish()?);
     let count = names.count;
     let mut names = names.reader()?;
-    let mut shares = Cursor::new(shares.iter()?)?;
     let mut facts = Cursor::new(facts.iter()?)?;
     let bad = || {
         std::io::Error::new(
@@ -281,7 +254,7 @@ pub(crate) fn rank(
 }
 
 /// A pass over a spool that can look at its next record before taking it.
-struct Cursor {
+pub(crate) struct Cursor {
     r: trawl_spool::Records,
     key: Vec<u8>,
     value: Vec<u8>,
@@ -289,7 +262,7 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn new(r: trawl_spool::Records) -> std::io::Result<Cursor> {
+    pub(crate) fn new(r: trawl_spool::Records) -> std::io::Result<Cursor> {
         let mut c = Cursor {
             r,
             key: Vec::new(),
@@ -300,12 +273,12 @@ impl Cursor {
         Ok(c)
     }
 
-    fn peek(&self) -> Option<(&[u8], &[u8])> {
+    pub(crate) fn peek(&self) -> Option<(&[u8], &[u8])> {
         self.some
             .then_some((self.key.as_slice(), self.value.as_slice()))
     }
 
-    fn advance(&mut self) -> std::io::Result<()> {
+    pub(crate) fn advance(&mut self) -> std::io::Result<()> {
         match self.r.next_record()? {
             Some((k, v)) => {
                 self.key.clear();

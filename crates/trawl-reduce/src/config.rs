@@ -34,7 +34,7 @@ pub struct ReduceConfig {
     pub memory: Option<u64>,
     pub temp_dir: Option<std::path::PathBuf>,
     /// A large file's facts are folded in every this many 4 KiB blocks (see
-    /// [`FileReducer::with_accumulator`]).
+    /// [`FileReducer::with_counter`](crate::FileReducer::with_counter)).
     pub flush_blocks: usize,
     /// Index all 128 bits of each fingerprint (no false merges in practice; ~40 bytes per
     /// distinct block instead of ~10).
@@ -43,6 +43,12 @@ pub struct ReduceConfig {
     pub top_files: usize,
     /// Break the figures down by directory and by type.
     pub breakdown: Option<BreakdownConfig>,
+    /// Readers folding files in at once (0: one per core): a [`Counter`](crate::Counter) keeps
+    /// a staging slot for each and as many more.
+    pub threads: usize,
+    /// Key partitions a [`Counter`](crate::Counter) counts apart, each behind its own lock (a
+    /// power of two up to 64; 0: four per reader). No figure depends on it.
+    pub partitions: usize,
 }
 
 /// How to break the figures down.
@@ -135,11 +141,21 @@ impl Default for ReduceConfig {
             exact_keys: false,
             top_files: 10,
             breakdown: None,
+            threads: 0,
+            partitions: 0,
         }
     }
 }
 
 impl ReduceConfig {
+    /// Readers folding files in at once ([`ReduceConfig::threads`], or one per core).
+    pub fn readers(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     /// Whether files are numbered and their share of the duplicates worked out (for the top
     /// files or the breakdowns): only when the counts are exact, not sampled.
     pub fn attributing(&self) -> bool {

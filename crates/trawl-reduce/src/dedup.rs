@@ -1,26 +1,21 @@
-//! The counts of one way of cutting the data (a block size, or CDC chunks).
+//! The distinct records of one way of cutting the data (a block size, or CDC chunks) within
+//! one key partition: the index, what is staged for it, what its flushes found, and the spill.
 
 use crate::index::{Found, Pending};
 use crate::spill;
 use trawl_report::reduction::RefBucket;
-use trawl_report::reduction::{DedupCounts, SampleJson};
+use trawl_report::reduction::SampleJson;
 
 use crate::index::Index;
 
-/// Counts for one way of cutting the data.
+/// Distinct records of one way of cutting, in one key partition. What no key decides (blocks,
+/// bytes, zero blocks) is summed by the stages that feed it ([`crate::counter`]).
 #[derive(Default)]
 pub(crate) struct Dedup {
     pub(crate) table: Index,
     pub(crate) pending: Pending,
     /// Unique blocks and bytes, and (for the unit size) the allocated sizes of unique units.
     pub(crate) found: Found,
-    pub(crate) logical_bytes: u64,
-    pub(crate) blocks: u64,
-    pub(crate) zero_blocks: u64,
-    pub(crate) zero_bytes: u64,
-    /// Sampling: keys at or above it are left out.
-    pub(crate) threshold: Option<u64>,
-    pub(crate) rate: f64,
     /// Past the memory budget: records go to partition files instead of the table.
     pub(crate) spill: Option<spill::Spill>,
     /// Reference-count histogram, when computed partition by partition after a spill.
@@ -29,22 +24,11 @@ pub(crate) struct Dedup {
 
 impl Dedup {
     /// `full`: the block size (0 for chunks); `carry`: values carried per record (the unit
-    /// size's allocated sizes, one per codec), summed over unique records.
-    pub(crate) fn new(
-        full: u32,
-        carry: usize,
-        threshold: Option<u64>,
-        rate: f64,
-        exact: bool,
-    ) -> Dedup {
+    /// size's allocated sizes, one per codec), summed over unique records; `bits`: the top key
+    /// bits the partition fixes.
+    pub(crate) fn new(full: u32, carry: usize, exact: bool, bits: u32) -> Dedup {
         Dedup {
-            threshold,
-            rate,
-            table: if exact {
-                Index::Exact(Default::default())
-            } else {
-                Index::default()
-            },
+            table: Index::for_share(exact, bits),
             pending: Pending {
                 full,
                 ..Pending::default()
@@ -57,42 +41,18 @@ impl Dedup {
         }
     }
 
-    /// `carry(i, out)` appends the values carried by record `i` (those of a unique record are
-    /// summed in `found.carried`; they also travel with a spilled record).
-    pub(crate) fn add(
-        &mut self,
-        keys: &[u128],
-        lens: &[u32],
-        zero: &[bool],
-        carry: &dyn Fn(usize, &mut Vec<u32>),
-    ) -> std::io::Result<()> {
-        let mut carried = Vec::with_capacity(self.found.carried.len());
-        for i in 0..keys.len() {
-            self.logical_bytes += lens[i] as u64;
-            self.blocks += 1;
-            // Zero blocks are thin-provisioned: counted apart, never indexed.
-            if zero[i] {
-                self.zero_blocks += 1;
-                self.zero_bytes += lens[i] as u64;
-                continue;
-            }
-            if self
-                .threshold
-                .is_some_and(|t| ((keys[i] >> 64) as u64) >= t)
-            {
-                continue;
-            }
-            carried.clear();
-            carry(i, &mut carried);
-            if let Some(sp) = &mut self.spill {
-                // Decided when the partitions are counted.
-                sp.write(keys[i], lens[i], &carried)?;
-            } else {
+    /// One non-zero record (in the sample), with the values it carries (those of a unique
+    /// record are summed in `found.carried`; they also travel with a spilled record).
+    pub(crate) fn insert(&mut self, key: u128, len: u32, carried: &[u32]) -> std::io::Result<()> {
+        match &mut self.spill {
+            // Decided when the partitions are counted.
+            Some(sp) => sp.write(key, len, carried),
+            None => {
                 self.pending
-                    .stage(&mut self.table, &mut self.found, keys[i], lens[i], &carried);
+                    .stage(&mut self.table, &mut self.found, key, len, carried);
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// The index's bytes, with the records kept aside until the next flush.
@@ -141,51 +101,42 @@ impl Dedup {
         Ok(())
     }
 
-    pub(crate) fn references(&self) -> Vec<RefBucket> {
+    /// The reference-count histogram's buckets (after the flush or the settling).
+    pub(crate) fn refs(&self) -> Refs {
         match &self.refs {
-            Some(r) => histogram(r),
+            Some(r) => *r,
             None => {
                 let mut refs = Refs::default();
                 self.table.for_each_count(&mut |c| refs.add(c));
-                histogram(&refs)
+                refs
             }
         }
     }
+}
 
-    /// (unique blocks, unique bytes) and, when sampled, the 99% interval of the bytes.
-    pub(crate) fn estimate(&self) -> (u64, u64, Option<SampleJson>) {
-        let (unique_blocks, unique_bytes) = (self.found.blocks, self.found.bytes);
-        if self.threshold.is_none() {
-            return (unique_blocks, unique_bytes, None);
-        }
-        let blocks = (unique_blocks as f64 / self.rate).round() as u64;
-        let bytes = unique_bytes as f64 / self.rate;
-        // Hash-threshold sampling: the kept count is binomial; relative error ~ 1/sqrt(kept).
-        let rel = 2.576 / (unique_blocks.max(1) as f64).sqrt();
-        let s = SampleJson {
-            rate: self.rate,
-            kept: unique_blocks,
-            confidence: 0.99,
-            low: (bytes * (1.0 - rel)).max(0.0).round() as u64,
-            high: (bytes * (1.0 + rel)).round() as u64,
-        };
-        (blocks, bytes.round() as u64, Some(s))
+/// (unique blocks, unique bytes) from the distinct records kept, and, when they were sampled
+/// (kept if their key is under a threshold, at `rate`), the 99% interval of the bytes.
+pub(crate) fn estimate(
+    kept_blocks: u64,
+    kept_bytes: u64,
+    sampled: bool,
+    rate: f64,
+) -> (u64, u64, Option<SampleJson>) {
+    if !sampled {
+        return (kept_blocks, kept_bytes, None);
     }
-
-    pub(crate) fn counts(&self) -> DedupCounts {
-        let (unique_blocks, unique_bytes, sample) = self.estimate();
-        DedupCounts {
-            logical_bytes: self.logical_bytes,
-            blocks: self.blocks,
-            unique_blocks,
-            unique_bytes,
-            zero_blocks: self.zero_blocks,
-            zero_bytes: self.zero_bytes,
-            ratio: ratio(self.logical_bytes, unique_bytes),
-            references: self.references(),
-            sample,
-        }
-    }
+    let blocks = (kept_blocks as f64 / rate).round() as u64;
+    let bytes = kept_bytes as f64 / rate;
+    // Hash-threshold sampling: the kept count is binomial; relative error ~ 1/sqrt(kept).
+    let rel = 2.576 / (kept_blocks.max(1) as f64).sqrt();
+    let s = SampleJson {
+        rate,
+        kept: kept_blocks,
+        confidence: 0.99,
+        low: (bytes * (1.0 - rel)).max(0.0).round() as u64,
+        high: (bytes * (1.0 + rel)).round() as u64,
+    };
+    (blocks, bytes.round() as u64, Some(s))
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {

@@ -18,6 +18,15 @@ impl Default for Index {
 }
 
 impl Index {
+    /// An index for the keys whose top `bits` bits are all one value (a counting partition's).
+    pub(crate) fn for_share(exact: bool, bits: u32) -> Index {
+        if exact {
+            Index::Exact(Default::default())
+        } else {
+            Index::Compact(FpTable::for_share(bits))
+        }
+    }
+
     /// What identifies a key in [`Pending`] (the bits the index keeps, or the top half of an
     /// exact key, whose records are settled as soon as they are staged).
     pub(crate) fn ident(&self, key: u128) -> u64 {

@@ -1,4 +1,5 @@
-//! The data-reduction lane: [`FileReducer`] as a scan consumer; its output is a
+//! The data-reduction lane: [`FileReducer`] as a scan consumer. With a counter it folds the
+//! file in itself, on the thread that read it, and says nothing; without, its output is a
 //! [`FileReduce`] in [`LaneOutput::Other`].
 
 use trawl_scan::{Lane, LaneOutput};
@@ -11,7 +12,14 @@ impl Lane for FileReducer {
     }
 
     fn finish(self: Box<Self>) -> LaneOutput {
+        let counter = self.counter().cloned();
         let out: FileReduce = FileReducer::finish(*self);
-        LaneOutput::Other(Box::new(out))
+        match counter {
+            Some(c) => {
+                c.add(&out);
+                LaneOutput::Nothing
+            }
+            None => LaneOutput::Other(Box::new(out)),
+        }
     }
 }

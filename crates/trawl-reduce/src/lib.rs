@@ -4,16 +4,18 @@
 //!
 //! [`FileReducer`] consumes one file's bytes in order (it is a scan lane: it runs on the thread
 //! that owns the file) and returns a compact [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB
-//! block, per-unit compressed sizes, and CDC chunk fingerprints. [`Accumulator`] folds those into
-//! the global counts through the hand-written [`table::FpTable`]; its result is order-independent
-//! (a set of fingerprints, and sizes that depend only on content), so any scan order gives the
-//! same report. The counting rules are stated in the README ("Data reduction") and in
-//! [`Accumulator`].
+//! block, per-unit compressed sizes, and CDC chunk fingerprints. [`Counter`] folds those into
+//! the global counts, from many readers at once, partitioned by key, each partition through the
+//! hand-written [`table::FpTable`] ([`Accumulator`] is the same for one caller); its result is
+//! order-independent (a set of fingerprints, and sizes that depend only on content), so any
+//! scan order, thread count or partition count gives the same report. The counting rules are
+//! stated in the README ("Data reduction") and in [`Accumulator`].
 //!
 //! Modules, in the data's order: [`config`] (what to measure, the size cache), [`reducer`] (one
 //! file's bytes to facts), [`index`] (distinct fingerprints, staged and flushed), [`dedup`]
-//! (counts per way of cutting), [`attribution`] (which files hold the duplicates),
-//! [`accumulator`] (all files folded into the report), [`cluster`] (the same split across
+//! (distinct records per way of cutting), [`attribution`] (which files hold the duplicates),
+//! [`counter`] (all files folded in, partitioned by key), [`accumulator`] (the same for one
+//! caller, and the report's figures), [`cluster`] (the same split across
 //! machines: maps, partitions, the sum), plus [`codec`], [`spill`], [`table`] and
 //! the scan [`lane`].
 
@@ -24,6 +26,7 @@ pub mod breakdown;
 pub mod cluster;
 pub mod codec;
 pub mod config;
+pub mod counter;
 pub mod dedup;
 pub mod facts;
 pub mod fingerprint;
@@ -36,6 +39,7 @@ pub mod table;
 pub use accumulator::Accumulator;
 pub use codec::{Codec, Compressor};
 pub use config::{BASE, BreakdownConfig, ReduceConfig, SizeCache};
+pub use counter::{Contention, Counter};
 pub use facts::FileReduce;
 pub use reducer::FileReducer;
 
@@ -191,7 +195,8 @@ pub(crate) mod tests {
             let mut acc = Accumulator::new(cfg.clone());
             acc.add(&reduce(&cfg, &d, 65536)).unwrap();
             acc.finish().unwrap();
-            assert_eq!(acc.sizes.len(), tables);
+            let c = Counter::new(cfg.clone());
+            assert_eq!(c.ways(), tables);
             let r = acc.report();
             assert_eq!(r.dedup.len(), 1);
             assert_eq!(r.dedup[0].counts.unique_blocks, 1_000_000u64.div_ceil(4096));
@@ -220,17 +225,16 @@ pub(crate) mod tests {
             acc.report()
         };
         let cfg = mk(100);
-        let acc = Arc::new(std::sync::Mutex::new(Accumulator::new(cfg.clone())));
-        let mut r = FileReducer::new(cfg.clone()).with_accumulator(acc.clone());
+        let counter = Arc::new(Counter::new(cfg.clone()));
+        let mut r = FileReducer::new(cfg.clone()).with_counter(counter.clone());
         for p in d.chunks(100_000) {
             r.update(p);
         }
         let rest = r.finish();
         assert!(rest.fps.len() < 1000, "flushed along the way");
-        let mut acc = acc.lock().unwrap();
-        acc.add(&rest).unwrap();
-        acc.finish().unwrap();
-        assert_eq!(acc.report(), whole);
+        counter.add(&rest);
+        counter.finish().unwrap();
+        assert_eq!(counter.report(), whole);
         assert_eq!(cfg.group(), 96);
     }
 

@@ -1,8 +1,8 @@
 //! One file's bytes to its reduction facts: block fingerprints, unit sizes, CDC chunks.
 
-use crate::accumulator::Accumulator;
 use crate::codec::Compressor;
 use crate::config::CACHE_CODECS;
+use crate::counter::Counter;
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -19,7 +19,7 @@ pub struct FileReducer {
     unit: Vec<u8>,
     compressors: Vec<Compressor>,
     cdc: Vec<u8>,
-    acc: Option<Arc<std::sync::Mutex<Accumulator>>>,
+    acc: Option<Arc<Counter>>,
     /// The first bytes were looked at for the file's format.
     sniffed: bool,
 }
@@ -160,14 +160,21 @@ impl FileReducer {
         buf.extend_from_slice(it.remainder());
     }
 
-    /// With a shared accumulator, a large file's facts are folded in every `flush_blocks`
-    /// blocks (at a boundary of every block size), so memory stays flat whatever the file size.
-    pub fn with_accumulator(mut self, acc: Arc<std::sync::Mutex<Accumulator>>) -> FileReducer {
-        self.acc = Some(acc);
+    /// With a shared counter, a large file's facts are folded in every `flush_blocks` blocks
+    /// (at a boundary of every block size), so memory stays flat whatever the file size, and
+    /// as a scan lane the reducer folds the rest in itself when the file ends, on its own
+    /// thread.
+    pub fn with_counter(mut self, counter: Arc<Counter>) -> FileReducer {
+        self.acc = Some(counter);
         self
     }
 
-    /// The file's number from [`Accumulator::register`].
+    /// The counter the file is folded into, if any.
+    pub(crate) fn counter(&self) -> Option<&Arc<Counter>> {
+        self.acc.as_ref()
+    }
+
+    /// The file's number from [`Counter::register`].
     pub fn with_file(mut self, id: u32) -> FileReducer {
         self.out.file = Some(id);
         self
@@ -199,9 +206,7 @@ impl FileReducer {
             kind: self.out.kind.take(),
         };
         self.out.size -= part.size;
-        acc.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add_part(&part);
+        acc.add_now(&part);
     }
 
     pub fn update(&mut self, data: &[u8]) {

@@ -6,7 +6,9 @@
 //!
 //! A spill may be given some RAM of its own (the key log of the files-with-most-duplicates ranking
 //! is): its partitions are held in memory up to that many bytes, and the directory and its files
-//! are made only when they are passed, so that a small scan writes no file at all.
+//! are made only when they are passed, so that a small scan writes no file at all. A partition's
+//! file is made when its first record comes: a counting partition that owns a few of the 64
+//! partitions (see [`crate::counter`]) makes only those.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -31,7 +33,8 @@ pub struct Spill {
     parent: std::path::PathBuf,
     /// Made when the RAM stage is passed.
     dir: Option<tempfile::TempDir>,
-    files: Vec<BufWriter<File>>,
+    /// Each partition's file once it has a record (on disk).
+    files: Vec<Option<BufWriter<File>>>,
     /// The partitions while they are in RAM (empty once on disk).
     mem: Vec<Vec<u8>>,
     ram: usize,
@@ -67,23 +70,29 @@ impl Spill {
         Ok(s)
     }
 
-    /// Makes the partition files and moves what RAM held into them.
+    /// Makes the directory and moves what RAM held into partition files.
     fn move_to_disk(&mut self) -> std::io::Result<()> {
         let dir = tempfile::Builder::new()
             .prefix("trawl-spill-")
             .tempdir_in(&self.parent)?;
-        let mut files = (0..PARTS)
-            .map(|q| {
-                File::create(dir.path().join(format!("part-{q:02}")))
-                    .map(|f| BufWriter::with_capacity(WRITE_BUFFER, f))
-            })
-            .collect::<std::io::Result<Vec<_>>>()?;
-        for (f, m) in files.iter_mut().zip(std::mem::take(&mut self.mem)) {
-            f.write_all(&m)?;
-        }
-        self.files = files;
+        self.files = (0..PARTS).map(|_| None).collect();
         self.dir = Some(dir);
+        for (q, m) in std::mem::take(&mut self.mem).into_iter().enumerate() {
+            if !m.is_empty() {
+                self.file(q)?.write_all(&m)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Partition `q`'s file, made on first use (on disk).
+    fn file(&mut self, q: usize) -> std::io::Result<&mut BufWriter<File>> {
+        let dir = self.dir.as_ref().expect("on disk");
+        if self.files[q].is_none() {
+            let f = File::create(dir.path().join(format!("part-{q:02}")))?;
+            self.files[q] = Some(BufWriter::with_capacity(WRITE_BUFFER, f));
+        }
+        Ok(self.files[q].as_mut().expect("just made"))
     }
 
     pub fn write(&mut self, key: u128, len: u32, extra: &[u32]) -> std::io::Result<()> {
@@ -97,14 +106,8 @@ impl Spill {
             }
             return Ok(());
         }
-        write_record(
-            &mut self.files[q],
-            key,
-            len,
-            extra,
-            self.key_bytes,
-            self.extra,
-        )?;
+        let (key_bytes, n_extra) = (self.key_bytes, self.extra);
+        write_record(self.file(q)?, key, len, extra, key_bytes, n_extra)?;
         self.bytes += (self.key_bytes + 4 + 4 * self.extra) as u64;
         Ok(())
     }
@@ -131,7 +134,7 @@ impl Spill {
             key_bytes,
             ..
         } = self;
-        for w in files {
+        for w in files.into_iter().flatten() {
             // Flushed, not synced: the files are read back from the page cache and deleted;
             // a write error (a full disk) surfaces here or in the writes before.
             w.into_inner().map_err(|e| e.into_error())?;
@@ -188,8 +191,18 @@ impl SpillReader {
             .as_ref()
             .map(|d| d.path().join(format!("part-{q:02}")));
         {
-            let mut r: Box<dyn Read + '_> = match &path {
-                Some(p) => Box::new(BufReader::with_capacity(256 << 10, File::open(p)?)),
+            // A partition that never had a record on disk has no file.
+            let file = match &path {
+                Some(p) => match File::open(p) {
+                    Ok(f) => Some(f),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(e),
+                },
+                None => None,
+            };
+            let path = path.filter(|_| file.is_some());
+            let mut r: Box<dyn Read + '_> = match file {
+                Some(f) => Box::new(BufReader::with_capacity(256 << 10, f)),
                 None => Box::new(self.mem.get(q).map_or(&[][..], Vec::as_slice)),
             };
             let mut err = None;

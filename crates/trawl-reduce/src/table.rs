@@ -488,6 +488,9 @@ pub struct FpTable {
     hist: Vec<u32>,
     /// Size (bytes) from which a partition lives in a mapping ([`MAP_MIN`]; lower in tests).
     map_min: usize,
+    /// Top key bits fixed by the caller (a counting partition's table sees `PARTS >> fixed` of
+    /// the partitions): the staging is sized for those.
+    fixed: u32,
 }
 
 impl Default for FpTable {
@@ -501,8 +504,18 @@ impl FpTable {
         FpTable::with_map_min(MAP_MIN)
     }
 
+    /// A table for the keys whose top `bits` bits are all one value (at most [`PART_BITS`]):
+    /// its staging is sized for the partitions those keys fall in.
+    pub fn for_share(bits: u32) -> FpTable {
+        FpTable {
+            fixed: bits.min(PART_BITS),
+            ..FpTable::new()
+        }
+    }
+
     fn with_map_min(map_min: usize) -> FpTable {
         FpTable {
+            fixed: 0,
             parts: (0..PARTS).map(|_| Part::new()).collect(),
             side: Side::default(),
             distinct: 0,
@@ -520,8 +533,8 @@ impl FpTable {
     /// 65,536) over the partitions, plus four standard deviations, so that with hashed keys
     /// the first region fills when the staging is nearly full.
     fn size_staging(&mut self) {
-        let words = ((self.distinct / STAGE_DIV) as usize).max(STAGE_MIN);
-        let mean = words / PARTS;
+        let words = ((self.distinct / STAGE_DIV) as usize).max(STAGE_MIN >> self.fixed);
+        let mean = words / self.regions();
         let region = mean + 4 * mean.isqrt() + 16;
         if region > self.region {
             // A new mapping of its own: pages not yet written are not yet memory, and the old
@@ -529,12 +542,19 @@ impl FpTable {
             // had stayed resident, though the regions move: 8.0 bytes per distinct key at the
             // end instead of 7.1. On the heap, the sizes it left behind were holes.)
             self.staged = Store::Map(
-                memmap2::MmapMut::map_anon(region * PARTS * 8)
+                memmap2::MmapMut::map_anon(region * self.regions() * 8)
                     .expect("fingerprint table: out of memory"),
             );
             self.region = region;
         }
         self.full = false;
+    }
+
+    /// Regions of the staging: one per partition its keys can fall in (a share's keys all
+    /// have the same top `fixed` bits, so partition `p` stages in region `p % regions`).
+    #[inline]
+    fn regions(&self) -> usize {
+        PARTS >> self.fixed
     }
 
     /// Gives the staging's whole pages from byte `from` to below byte `end` back to the kernel
@@ -580,8 +600,9 @@ impl FpTable {
             self.size_staging();
         }
         let p = (word >> (64 - PART_BITS)) as usize;
+        let r = p & (self.regions() - 1);
         let f = &mut self.fill[p];
-        let at = (p * self.region + *f as usize) * 8;
+        let at = (r * self.region + *f as usize) * 8;
         self.staged.bytes_mut()[at..at + 8].copy_from_slice(&word.to_le_bytes());
         *f += 1;
         if *f as usize == self.region {
@@ -600,7 +621,7 @@ impl FpTable {
         // The staging's pages below this byte have been given back in this flush.
         let mut released = 0;
         for p in 0..PARTS {
-            let at = p * self.region * 8;
+            let at = (p & (self.regions() - 1)) * self.region * 8;
             let n = std::mem::take(&mut self.fill[p]) as usize;
             if n == 0 {
                 continue;
@@ -663,6 +684,7 @@ impl FpTable {
         let per = 1usize << (PART_BITS - bits);
         let first = prefix as usize * per;
         let mut t = FpTable::with_map_min(self.map_min);
+        t.fixed = self.fixed.max(bits);
         for p in first..first + per {
             std::mem::swap(&mut t.parts[p], &mut self.parts[p]);
             t.distinct += t.parts[p].len as u64;

@@ -1,0 +1,998 @@
+//! Fingerprint counting partitioned by key, for many readers at once: each reader folds its
+//! files into a staging slot of its own, a full slot hands each key partition its share of the
+//! records under that partition's lock (one table per partition and way of cutting), and at the
+//! end the partitions are settled and attributed in parallel. No lock is held by every reader:
+//! a reader waits only when another hands the same partition a batch at the same moment, and
+//! the counts say how often that happened ([`Contention`]).
+//!
+//! The figures do not depend on the number of partitions, threads or slots: unique counts and
+//! reference histograms are sums over disjoint key partitions; what no key decides is summed
+//! per slot; one file's records reach each partition in the file's order (a slot keeps its
+//! records in order, and a large file's parts are handed over as they come), so the shares a
+//! file is given in the ranking are summed in the same order as by one thread.
+
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+
+use trawl_report::breakdown::Breakdown;
+use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
+
+use crate::accumulator::{Figures, cut_sizes};
+use crate::attribution::{Facts, NameLog, RefBytes, Shares, attribute_partition};
+use crate::breakdown::BreakdownBuilder;
+use crate::cluster::{MapOutput, Mapper, WayTotals};
+use crate::config::ReduceConfig;
+use crate::dedup::{Dedup, Refs, estimate, histogram, ratio};
+use crate::facts::FileReduce;
+use crate::spill;
+
+/// Records (over all ways of cutting) a slot holds before it hands them to the partitions:
+/// about 64 per partition at 64 partitions, so that a partition's lock is taken once for a
+/// batch, not for a record.
+const SLOT_RECORDS: usize = 4096;
+
+/// Bytes of the key log (for the ranking) held in RAM before it goes to disk, all partitions
+/// together (a scan of up to about 350,000 blocks writes none).
+const KEYLOG_MEMORY: usize = 4 << 20;
+
+/// Records taken by a partition between two measurements of its indexes against the budget,
+/// all partitions together (a budget is passed by at most about that many entries).
+const MEASURE_EVERY: u64 = 4096;
+
+/// How often folding a batch into a partition found its lock taken by another reader.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Contention {
+    /// Batches handed to partitions.
+    pub batches: u64,
+    /// Of those, the ones whose partition was busy at the first try (the slot went on to the
+    /// other partitions and came back).
+    pub busy: u64,
+    /// Slots found busy when a reader looked for one.
+    pub slot_busy: u64,
+    /// Files numbered (for the ranking), and of those the ones that found the name log busy.
+    pub named: u64,
+    pub names_busy: u64,
+}
+
+/// Counts every way of cutting the files folded in, partitioned by key. Shared by reference
+/// between the readers ([`Counter::add`] takes `&self`).
+pub struct Counter {
+    cfg: Arc<ReduceConfig>,
+    sizes: Vec<usize>,
+    unit_index: usize,
+    /// Partitions by the key's top `bits` bits.
+    bits: u32,
+    parts: Vec<Mutex<Part>>,
+    slots: Vec<Mutex<Slot>>,
+    names: Mutex<Option<NameLog>>,
+    facts: Mutex<Option<Facts>>,
+    /// Bytes the partitions' indexes held when each last measured them.
+    held: AtomicU64,
+    /// Past the budget: every partition spills from its next batch on.
+    spilling: AtomicBool,
+    error: Mutex<Option<std::io::Error>>,
+    failed: AtomicBool,
+    batches: AtomicU64,
+    busy: AtomicU64,
+    slot_busy: AtomicU64,
+    named: AtomicU64,
+    names_busy: AtomicU64,
+    /// A cluster map's scan: files go to it instead (see [`Counter::mapping`]).
+    mapper: Option<Mutex<Mapper>>,
+    done: Mutex<Option<Done>>,
+}
+
+/// One key partition: a distinct-record index per way of cutting (each block size, then CDC
+/// chunks), and the key log of the smallest size's blocks that fall in it.
+struct Part {
+    ways: Vec<Dedup>,
+    keylog: Option<spill::Spill>,
+    spilled: bool,
+    /// Bytes its indexes held when last measured, and records taken since.
+    held: u64,
+    unmeasured: u64,
+    taken: u64,
+}
+
+/// A reader's staging: what no key decides, summed, and the records waiting for their
+/// partitions.
+struct Slot {
+    totals: Totals,
+    /// Per way: (key, length) of each non-zero record in the sample, in the order they came.
+    recs: Vec<Vec<(u128, u32)>>,
+    /// The unit way's carried values, `ncodec` per record.
+    carried: Vec<u32>,
+    /// (key, length, file) of the smallest size's non-zero blocks (when attributing).
+    keylog: Vec<(u128, u32, u32)>,
+    /// (file, bytes, bytes the first codec stores, format) per file or part (breakdowns).
+    facts: Vec<(u32, u64, u64, Option<&'static str>)>,
+    waiting: usize,
+    /// A file's blocks at one size: keys, lengths, zero flags, and a buffer for the keys.
+    scratch: (Vec<u128>, Vec<u32>, Vec<bool>, Vec<u8>),
+    /// Record numbers grouped by partition, and where each partition's group starts.
+    order: Vec<u32>,
+    starts: Vec<u32>,
+}
+
+/// What no key decides, summed over the files a slot took.
+#[derive(Debug, Clone, Default)]
+struct Totals {
+    ways: Vec<WayTotals>,
+    chunk_sizes: Vec<u64>,
+    compressed: Vec<u64>,
+    allocated: Vec<u64>,
+    zero_compressed: Vec<u64>,
+    zero_allocated: Vec<u64>,
+    zero_logical: u64,
+    sampled_units: u64,
+    sampled_logical: u64,
+    units: u64,
+}
+
+impl Totals {
+    fn new(ways: usize, ncodec: usize) -> Totals {
+        Totals {
+            ways: vec![WayTotals::default(); ways],
+            chunk_sizes: vec![0; 64],
+            compressed: vec![0; ncodec],
+            allocated: vec![0; ncodec],
+            zero_compressed: vec![0; ncodec],
+            zero_allocated: vec![0; ncodec],
+            ..Totals::default()
+        }
+    }
+
+    fn merge(&mut self, o: &Totals) {
+        for (a, b) in self.ways.iter_mut().zip(&o.ways) {
+            a.blocks += b.blocks;
+            a.logical_bytes += b.logical_bytes;
+            a.zero_blocks += b.zero_blocks;
+            a.zero_bytes += b.zero_bytes;
+        }
+        let add = |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        add(&mut self.chunk_sizes, &o.chunk_sizes);
+        add(&mut self.compressed, &o.compressed);
+        add(&mut self.allocated, &o.allocated);
+        add(&mut self.zero_compressed, &o.zero_compressed);
+        add(&mut self.zero_allocated, &o.zero_allocated);
+        self.zero_logical += o.zero_logical;
+        self.sampled_units += o.sampled_units;
+        self.sampled_logical += o.sampled_logical;
+        self.units += o.units;
+    }
+}
+
+/// One partition settled: per way, (unique records, their bytes, carried sums, histogram);
+/// its shares of the saving per file, and bytes per reference bucket.
+struct Settled {
+    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    shares: Option<Shares>,
+    ref_bytes: RefBytes,
+}
+
+/// Everything [`Counter::finish`] worked out, for the report.
+struct Done {
+    totals: Totals,
+    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    ref_bytes: Option<RefBytes>,
+    top: Option<Vec<TopFile>>,
+    breakdown: Option<Breakdown>,
+}
+
+/// A lock whose holder panicked is still taken: a batch is folded in whole or not at all, and
+/// the panic itself reaches the caller where the thread is joined.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+thread_local! {
+    /// The slot this thread tries first (threads spread over the slots as they come).
+    static HOME: usize = NEXT_HOME.fetch_add(1, Ordering::Relaxed);
+}
+static NEXT_HOME: AtomicUsize = AtomicUsize::new(0);
+
+impl Counter {
+    /// A counter for `cfg`: `cfg.partitions` key partitions (a power of two up to 64; 0: four
+    /// per reader), and a staging slot for each of `cfg.threads` readers and as many more.
+    pub fn new(cfg: Arc<ReduceConfig>) -> Counter {
+        let threads = cfg.readers();
+        let partitions = match cfg.partitions {
+            0 => (4 * threads).next_power_of_two(),
+            p => p.next_power_of_two(),
+        }
+        .min(spill::PARTITIONS);
+        let bits = partitions.trailing_zeros();
+        let (sizes, unit_index) = cut_sizes(&cfg);
+        let ncodec = cfg.codecs.len();
+        let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
+        let parts = (0..partitions)
+            .map(|_| {
+                let mut ways: Vec<Dedup> = sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        // The unit size carries each unit's allocated sizes, summed over unique
+                        // units.
+                        let carry = if i == unit_index { ncodec } else { 0 };
+                        Dedup::new(s as u32, carry, cfg.exact_keys, bits)
+                    })
+                    .collect();
+                if cfg.cdc_avg.is_some() {
+                    ways.push(Dedup::new(0, 0, cfg.exact_keys, bits));
+                }
+                Mutex::new(Part {
+                    ways,
+                    keylog: None,
+                    spilled: false,
+                    held: 0,
+                    unmeasured: 0,
+                    taken: 0,
+                })
+            })
+            .collect();
+        let slots = (0..2 * threads + 2)
+            .map(|_| {
+                Mutex::new(Slot {
+                    totals: Totals::new(nways, ncodec),
+                    recs: vec![Vec::new(); nways],
+                    carried: Vec::new(),
+                    keylog: Vec::new(),
+                    facts: Vec::new(),
+                    waiting: 0,
+                    scratch: Default::default(),
+                    order: Vec::new(),
+                    starts: Vec::new(),
+                })
+            })
+            .collect();
+        Counter {
+            sizes,
+            unit_index,
+            bits,
+            parts,
+            slots,
+            names: Mutex::new(None),
+            facts: Mutex::new(None),
+            held: AtomicU64::new(0),
+            spilling: AtomicBool::new(false),
+            error: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            batches: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+            slot_busy: AtomicU64::new(0),
+            named: AtomicU64::new(0),
+            names_busy: AtomicU64::new(0),
+            mapper: None,
+            done: Mutex::new(None),
+            cfg,
+        }
+    }
+
+    /// A counter that counts nothing itself: it folds files into a cluster map's batches over
+    /// `partitions` fingerprint partitions, taken at the end by [`Counter::take_map`].
+    pub fn mapping(cfg: Arc<ReduceConfig>, partitions: u32) -> Counter {
+        let mut c = Counter::new(cfg.clone());
+        c.mapper = Some(Mutex::new(Mapper::new(cfg, partitions)));
+        c
+    }
+
+    /// A mapping counter's batches and totals (once).
+    pub fn take_map(&self) -> Option<MapOutput> {
+        let m = self.mapper.as_ref()?;
+        let mapper = std::mem::replace(&mut *lock(m), Mapper::new(self.cfg.clone(), 1));
+        Some(mapper.finish())
+    }
+
+    pub fn config(&self) -> &Arc<ReduceConfig> {
+        &self.cfg
+    }
+
+    /// Ways of cutting counted: the sizes (the unit's among them), then CDC chunks.
+    pub fn ways(&self) -> usize {
+        self.sizes.len() + usize::from(self.cfg.cdc_avg.is_some())
+    }
+
+    /// The key partitions.
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// How often readers found a partition or a slot busy.
+    pub fn contention(&self) -> Contention {
+        Contention {
+            batches: self.batches.load(Ordering::Relaxed),
+            busy: self.busy.load(Ordering::Relaxed),
+            slot_busy: self.slot_busy.load(Ordering::Relaxed),
+            named: self.named.load(Ordering::Relaxed),
+            names_busy: self.names_busy.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Numbers a file for [`crate::FileReducer::with_file`].
+    pub fn register(&self, path: &std::path::Path) -> u32 {
+        // As reports spell paths: without a leading `./`.
+        let mut shown = path;
+        while let Ok(rest) = shown.strip_prefix(".") {
+            if rest == shown || rest.as_os_str().is_empty() {
+                break;
+            }
+            shown = rest;
+        }
+        let name = std::os::unix::ffi::OsStrExt::as_bytes(shown.as_os_str());
+        if let Some(m) = &self.mapper {
+            return lock(m).register(name);
+        }
+        self.named.fetch_add(1, Ordering::Relaxed);
+        // One lock for every reader, held to append a name (numbers must follow the log's
+        // order); how often it was found busy is counted.
+        let mut names = match self.names.try_lock() {
+            Ok(n) => n,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                self.names_busy.fetch_add(1, Ordering::Relaxed);
+                lock(&self.names)
+            }
+        };
+        let r = match &mut *names {
+            Some(n) => n.add(name),
+            None => NameLog::new(&self.cfg).and_then(|mut n| {
+                let id = n.add(name);
+                *names = Some(n);
+                id
+            }),
+        };
+        drop(names);
+        r.unwrap_or_else(|e| {
+            // Kept, and returned by `finish`: the attribution cannot be made without the name.
+            self.fail(e);
+            0
+        })
+    }
+
+    /// Whether folding in failed (a spill or log could not be written): the error comes back
+    /// from [`Counter::finish`], and a caller may stop early.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, e: std::io::Error) {
+        lock(&self.error).get_or_insert(e);
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    /// Folds in a file, or part of a large one (whole groups of blocks, see
+    /// [`ReduceConfig::group`]), through this thread's slot; an I/O error is kept and returned
+    /// by [`Counter::finish`].
+    pub fn add(&self, f: &FileReduce) {
+        self.fold(f, false);
+    }
+
+    /// As [`Counter::add`], and the slot hands its records to the partitions at once (a large
+    /// file's part: a batch of its own, and memory that does not wait).
+    pub fn add_now(&self, f: &FileReduce) {
+        self.fold(f, true);
+    }
+
+    fn fold(&self, f: &FileReduce, now: bool) {
+        if let Some(m) = &self.mapper {
+            lock(m).add(f);
+            return;
+        }
+        let mut slot = self.slot();
+        slot.add(self, f);
+        if (now || slot.waiting >= SLOT_RECORDS)
+            && let Err(e) = slot.hand_over(self)
+        {
+            self.fail(e);
+        }
+    }
+
+    /// A free slot, this thread's own first; waits for it only if every slot is busy.
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        let n = self.slots.len();
+        let home = HOME.with(|h| *h);
+        for i in 0..n {
+            match self.slots[(home + i) % n].try_lock() {
+                Ok(s) => return s,
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    self.slot_busy.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        lock(&self.slots[home % n])
+    }
+
+    fn part_of(&self, key: u128) -> usize {
+        if self.bits == 0 {
+            0
+        } else {
+            (key >> (128 - self.bits)) as usize
+        }
+    }
+
+    /// Counts everything folded in: the slots' last records, each partition's spill, the
+    /// reference histograms and the attribution, partitions in parallel (one at a time after a
+    /// spill, so that memory holds one partition's records).
+    pub fn finish(&self) -> std::io::Result<()> {
+        if self.mapper.is_some() {
+            return match lock(&self.error).take() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
+        let nways = self.parts.first().map_or(0, |p| lock(p).ways.len());
+        let mut totals = Totals::new(nways, self.cfg.codecs.len());
+        for s in &self.slots {
+            let mut s = lock(s);
+            if let Err(e) = s.hand_over(self) {
+                self.fail(e);
+            }
+            totals.merge(&s.totals);
+            *s = Slot {
+                totals: Totals::default(),
+                recs: Vec::new(),
+                carried: Vec::new(),
+                keylog: Vec::new(),
+                facts: Vec::new(),
+                waiting: 0,
+                scratch: Default::default(),
+                order: Vec::new(),
+                starts: Vec::new(),
+            };
+        }
+        if let Some(e) = lock(&self.error).take() {
+            return Err(e);
+        }
+        let spilled = self.spilled();
+        let settled = self.settle_all(spilled)?;
+        let attributing = self.cfg.attributing();
+        let mut ways: Vec<(u64, u64, Vec<u64>, Refs)> = (0..nways)
+            .map(|w| {
+                let carry = if w == self.unit_index {
+                    self.cfg.codecs.len()
+                } else {
+                    0
+                };
+                (0, 0, vec![0; carry], Refs::default())
+            })
+            .collect();
+        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
+        let mut shares = Vec::new();
+        for s in settled {
+            for (a, b) in ways.iter_mut().zip(&s.ways) {
+                a.0 += b.0;
+                a.1 += b.1;
+                for (x, y) in a.2.iter_mut().zip(&b.2) {
+                    *x += y;
+                }
+                a.3.merge(&b.3);
+            }
+            for (a, b) in ref_bytes.iter_mut().zip(&s.ref_bytes) {
+                a.0 += b.0;
+                a.1 += b.1;
+            }
+            shares.extend(s.shares);
+        }
+        let (mut top, mut breakdown) = (None, None);
+        if attributing {
+            let mut builder = self.cfg.breakdown.clone().map(|b| {
+                let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+                BreakdownBuilder::new(b, &dir)
+            });
+            let facts = lock(&self.facts)
+                .take()
+                .unwrap_or_else(|| Facts::new(&self.cfg));
+            let ranked = match lock(&self.names).take() {
+                Some(names) => crate::attribution::rank(
+                    shares,
+                    names,
+                    facts,
+                    self.cfg.top_files,
+                    self.sizes[0] as u64,
+                    builder.as_mut(),
+                )?,
+                None => Vec::new(),
+            };
+            breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
+            top = (self.cfg.top_files > 0).then_some(ranked);
+        }
+        *lock(&self.done) = Some(Done {
+            totals,
+            ways,
+            ref_bytes: attributing.then_some(ref_bytes),
+            top,
+            breakdown,
+        });
+        Ok(())
+    }
+
+    /// Every partition settled, in partition order.
+    fn settle_all(&self, spilled: bool) -> std::io::Result<Vec<Settled>> {
+        let n = self.parts.len();
+        let workers = if spilled {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |c| c.get())
+                .min(n)
+        };
+        if workers <= 1 {
+            return (0..n).map(|q| self.settle(q)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let out: Vec<Mutex<Option<std::io::Result<Settled>>>> =
+            (0..n).map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let q = next.fetch_add(1, Ordering::Relaxed);
+                        if q >= n {
+                            break;
+                        }
+                        *lock(&out[q]) = Some(self.settle(q));
+                    }
+                });
+            }
+        });
+        out.into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .expect("every partition settled")
+            })
+            .collect()
+    }
+
+    /// Partition `q` counted: its spill (if any) read back against its index, its histogram, and
+    /// its key log attributed against its final counts. Its indexes are let go.
+    fn settle(&self, q: usize) -> std::io::Result<Settled> {
+        let mut part = lock(&self.parts[q]);
+        let attributing = self.cfg.attributing();
+        let keylog = part.keylog.take().map(|k| k.into_reader()).transpose()?;
+        let mut per = attributing.then(|| Shares::new(&self.cfg, self.parts.len()));
+        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
+        let spilled = part.spilled;
+        for (w, d) in part.ways.iter_mut().enumerate() {
+            let mut hook = |s: usize, t: &crate::index::Index| -> std::io::Result<()> {
+                match (&keylog, &mut per, w) {
+                    (Some(r), Some(per), 0) => attribute_partition(r, s, t, per, &mut ref_bytes),
+                    _ => Ok(()),
+                }
+            };
+            d.settle_spill(&mut hook)?;
+        }
+        if let (Some(r), Some(per), false) = (&keylog, &mut per, spilled) {
+            // The spill's partitions this one owns, in order.
+            let span = spill::PARTITIONS >> self.bits;
+            for s in q * span..(q + 1) * span {
+                attribute_partition(r, s, &part.ways[0].table, per, &mut ref_bytes)?;
+            }
+        }
+        let ways = std::mem::take(&mut part.ways)
+            .into_iter()
+            .map(|d| {
+                (
+                    d.found.blocks,
+                    d.found.bytes,
+                    d.found.carried.clone(),
+                    d.refs(),
+                )
+            })
+            .collect();
+        Ok(Settled {
+            ways,
+            shares: per,
+            ref_bytes,
+        })
+    }
+
+    /// Whether the indexes went past `--memory` and were spilled.
+    pub fn spilled(&self) -> bool {
+        self.spilling.load(Ordering::Relaxed)
+    }
+
+    /// The breakdowns by directory and type, when asked for and exact (after
+    /// [`Counter::finish`]).
+    pub fn breakdown(&self) -> Option<Breakdown> {
+        lock(&self.done).as_ref().and_then(|d| d.breakdown.clone())
+    }
+
+    /// The report's reduction figures (after [`Counter::finish`]).
+    pub fn report(&self) -> ReductionJson {
+        let done = lock(&self.done);
+        let empty;
+        let d = match &*done {
+            Some(d) => d,
+            None => {
+                empty = Done {
+                    totals: Totals::new(
+                        self.sizes.len() + usize::from(self.cfg.cdc_avg.is_some()),
+                        self.cfg.codecs.len(),
+                    ),
+                    ways: Vec::new(),
+                    ref_bytes: None,
+                    top: None,
+                    breakdown: None,
+                };
+                &empty
+            }
+        };
+        let sampled = self.cfg.sample_threshold().is_some();
+        let rate = if sampled {
+            self.cfg.sample.unwrap_or(1.0)
+        } else {
+            1.0
+        };
+        let counts = |w: usize| {
+            let t = d.totals.ways.get(w).copied().unwrap_or_default();
+            let (kb, kbytes, refs) = d
+                .ways
+                .get(w)
+                .map_or((0, 0, Refs::default()), |x| (x.0, x.1, x.3));
+            let (unique_blocks, unique_bytes, sample) = estimate(kb, kbytes, sampled, rate);
+            DedupCounts {
+                logical_bytes: t.logical_bytes,
+                blocks: t.blocks,
+                unique_blocks,
+                unique_bytes,
+                zero_blocks: t.zero_blocks,
+                zero_bytes: t.zero_bytes,
+                ratio: ratio(t.logical_bytes, unique_bytes),
+                references: histogram(&refs),
+                sample,
+            }
+        };
+        let nsizes = self.sizes.len();
+        let mut chunk_sizes = [0u64; 64];
+        chunk_sizes.copy_from_slice(&d.totals.chunk_sizes[..64]);
+        Figures {
+            sizes: self
+                .sizes
+                .iter()
+                .enumerate()
+                .map(|(w, s)| (*s, counts(w)))
+                .collect(),
+            ref_bytes: d.ref_bytes,
+            cdc: self.cfg.cdc_avg.map(|_| (counts(nsizes), chunk_sizes)),
+            combined: d
+                .ways
+                .get(self.unit_index)
+                .map(|x| x.2.clone())
+                .unwrap_or_else(|| vec![0; self.cfg.codecs.len()]),
+            compressed: d.totals.compressed.clone(),
+            allocated: d.totals.allocated.clone(),
+            zero_compressed: d.totals.zero_compressed.clone(),
+            zero_allocated: d.totals.zero_allocated.clone(),
+            zero_logical: d.totals.zero_logical,
+            sampled_units: d.totals.sampled_units,
+            sampled_logical: d.totals.sampled_logical,
+            units: d.totals.units,
+            top: d.top.clone(),
+            attributing: self.cfg.attributing(),
+        }
+        .report(&self.cfg)
+    }
+}
+
+impl Slot {
+    /// Sums what no key decides and stages the records of `f`.
+    fn add(&mut self, c: &Counter, f: &FileReduce) {
+        let cfg = &c.cfg;
+        let ncodec = cfg.codecs.len();
+        let threshold = cfg.sample_threshold();
+        let attributing = cfg.attributing();
+        let out_of_sample = |key: u128| threshold.is_some_and(|t| ((key >> 64) as u64) >= t);
+        // Scratch vectors kept between files (a small file's facts came with four allocations).
+        let (mut keys, mut lens, mut zero, mut buf) = std::mem::take(&mut self.scratch);
+        // What the first codec stores of this file (or part), for the breakdowns.
+        let mut stored = 0u64;
+        for (idx, &size) in c.sizes.iter().enumerate() {
+            keys.clear();
+            lens.clear();
+            zero.clear();
+            f.for_each_block(size, &mut buf, &mut |_, key, len, z| {
+                keys.push(key);
+                lens.push(len);
+                zero.push(z);
+            });
+            let is_unit = idx == c.unit_index;
+            let t = &mut self.totals.ways[idx];
+            let recs = &mut self.recs[idx];
+            for i in 0..keys.len() {
+                t.blocks += 1;
+                t.logical_bytes += lens[i] as u64;
+                // Zero blocks are thin-provisioned: counted apart, never indexed.
+                if zero[i] {
+                    t.zero_blocks += 1;
+                    t.zero_bytes += lens[i] as u64;
+                    continue;
+                }
+                if out_of_sample(keys[i]) {
+                    continue;
+                }
+                recs.push((keys[i], lens[i]));
+                if is_unit {
+                    self.carried
+                        .extend((0..ncodec).map(|k| f.units[i * ncodec + k].1));
+                }
+                self.waiting += 1;
+            }
+            if idx == 0
+                && attributing
+                && let Some(id) = f.file
+            {
+                for i in 0..keys.len() {
+                    if !zero[i] {
+                        self.keylog.push((keys[i], lens[i], id));
+                    }
+                }
+            }
+            if is_unit && ncodec > 0 {
+                let t = &mut self.totals;
+                for u in 0..keys.len() {
+                    let first = f.units[u * ncodec];
+                    if !zero[u] && first != (u32::MAX, u32::MAX) {
+                        stored += first.1 as u64;
+                    }
+                    if first == (u32::MAX, u32::MAX) {
+                        continue; // not in the sample
+                    }
+                    // Zero units are always measured and kept apart, exactly.
+                    let z = zero[u];
+                    if z {
+                        t.zero_logical += lens[u] as u64;
+                    } else {
+                        t.sampled_units += 1;
+                        t.sampled_logical += lens[u] as u64;
+                    }
+                    for k in 0..ncodec {
+                        let (clen, alloc) = f.units[u * ncodec + k];
+                        if z {
+                            t.zero_compressed[k] += clen as u64;
+                            t.zero_allocated[k] += alloc as u64;
+                        } else {
+                            t.compressed[k] += clen as u64;
+                            t.allocated[k] += alloc as u64;
+                        }
+                    }
+                }
+                t.units += keys.len() as u64;
+            }
+        }
+        if cfg.cdc_avg.is_some() {
+            let w = c.sizes.len();
+            for &(key, len, z) in &f.chunks {
+                self.totals.chunk_sizes[63 - (len as u64).max(1).leading_zeros() as usize] += 1;
+                let t = &mut self.totals.ways[w];
+                t.blocks += 1;
+                t.logical_bytes += len as u64;
+                if z {
+                    t.zero_blocks += 1;
+                    t.zero_bytes += len as u64;
+                    continue;
+                }
+                if out_of_sample(key) {
+                    continue;
+                }
+                self.recs[w].push((key, len));
+                self.waiting += 1;
+            }
+        }
+        self.scratch = (keys, lens, zero, buf);
+        if let Some(id) = f.file
+            && attributing
+            && cfg.breakdown.is_some()
+        {
+            self.facts.push((id, f.size, stored, f.kind));
+        }
+    }
+
+    /// Hands every partition its records: those whose partition is free first, then the
+    /// rest, waiting for each. Within a partition, records go in in the order they came.
+    fn hand_over(&mut self, c: &Counter) -> std::io::Result<()> {
+        if !self.facts.is_empty() {
+            let mut facts = lock(&c.facts);
+            let facts = facts.get_or_insert_with(|| Facts::new(&c.cfg));
+            for (id, bytes, stored, kind) in self.facts.drain(..) {
+                facts.add(id, bytes, stored, kind)?;
+            }
+        }
+        if self.waiting == 0 && self.keylog.is_empty() {
+            return Ok(());
+        }
+        let p = c.parts.len();
+        let nways = self.recs.len();
+        // A stable counting sort of record numbers by partition: way by way, then the key log
+        // (as way `nways`).
+        self.order.clear();
+        self.starts.clear();
+        for w in 0..=nways {
+            let base = self.order.len() as u32;
+            let mut count = vec![0u32; p + 1];
+            let keys: Box<dyn Iterator<Item = u128> + '_> = if w < nways {
+                Box::new(self.recs[w].iter().map(|r| r.0))
+            } else {
+                Box::new(self.keylog.iter().map(|r| r.0))
+            };
+            let parts: Vec<u32> = keys.map(|k| c.part_of(k) as u32).collect();
+            for &q in &parts {
+                count[q as usize + 1] += 1;
+            }
+            for q in 0..p {
+                count[q + 1] += count[q];
+            }
+            self.starts.extend(count.iter().map(|x| base + x));
+            let mut at = count;
+            self.order.resize(base as usize + parts.len(), 0);
+            for (i, &q) in parts.iter().enumerate() {
+                self.order[(base + at[q as usize]) as usize] = i as u32;
+                at[q as usize] += 1;
+            }
+        }
+        let mut later = Vec::new();
+        for q in 0..p {
+            if !self.has_records(q, p, nways) {
+                continue;
+            }
+            match c.parts[q].try_lock() {
+                Ok(mut part) => self.give(c, q, &mut part)?,
+                Err(TryLockError::Poisoned(e)) => self.give(c, q, &mut e.into_inner())?,
+                Err(TryLockError::WouldBlock) => {
+                    c.busy.fetch_add(1, Ordering::Relaxed);
+                    later.push(q);
+                }
+            }
+            c.batches.fetch_add(1, Ordering::Relaxed);
+        }
+        for q in later {
+            self.give(c, q, &mut lock(&c.parts[q]))?;
+        }
+        for r in &mut self.recs {
+            r.clear();
+        }
+        self.carried.clear();
+        self.keylog.clear();
+        self.waiting = 0;
+        Ok(())
+    }
+
+    fn has_records(&self, q: usize, p: usize, nways: usize) -> bool {
+        (0..=nways).any(|w| {
+            let s = &self.starts[w * (p + 1)..(w + 1) * (p + 1)];
+            s[q + 1] > s[q]
+        })
+    }
+
+    /// Partition `q`'s records of every way and of the key log, into `part`.
+    fn give(&self, c: &Counter, q: usize, part: &mut Part) -> std::io::Result<()> {
+        let p = c.parts.len();
+        let nways = self.recs.len();
+        let ncodec = c.cfg.codecs.len();
+        if c.spilling.load(Ordering::Relaxed) && !part.spilled {
+            part.spill(c)?;
+        }
+        let mut taken = 0u64;
+        for w in 0..nways {
+            let s = &self.starts[w * (p + 1)..(w + 1) * (p + 1)];
+            let (lo, hi) = (s[q] as usize, s[q + 1] as usize);
+            let carry = if w == c.unit_index { ncodec } else { 0 };
+            let d = &mut part.ways[w];
+            for &i in &self.order[lo..hi] {
+                let i = i as usize;
+                let (key, len) = self.recs[w][i];
+                d.insert(key, len, &self.carried[i * carry..(i + 1) * carry])?;
+            }
+            taken += (hi - lo) as u64;
+        }
+        let s = &self.starts[nways * (p + 1)..(nways + 1) * (p + 1)];
+        let (lo, hi) = (s[q] as usize, s[q + 1] as usize);
+        if hi > lo {
+            if part.keylog.is_none() {
+                let dir = c.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+                part.keylog = Some(spill::Spill::new(
+                    &dir,
+                    1,
+                    if c.cfg.exact_keys { 16 } else { 8 },
+                    KEYLOG_MEMORY / p,
+                )?);
+            }
+            let log = part.keylog.as_mut().expect("just made");
+            for &i in &self.order[lo..hi] {
+                let (key, len, file) = self.keylog[i as usize];
+                log.write(key, len, &[file])?;
+            }
+        }
+        part.measure(c, taken)
+    }
+}
+
+impl Part {
+    /// After `taken` more records: every so often, its indexes' memory against the budget.
+    fn measure(&mut self, c: &Counter, taken: u64) -> std::io::Result<()> {
+        let Some(budget) = c.cfg.memory else {
+            return Ok(());
+        };
+        self.unmeasured += taken;
+        self.taken += taken;
+        // Measuring walks every part of every table: done after a sixteenth more records, at
+        // most every few thousand over all partitions.
+        let every = (MEASURE_EVERY / c.parts.len() as u64).max(64);
+        if self.spilled || self.unmeasured < (self.taken / 16).min(every) {
+            return Ok(());
+        }
+        self.unmeasured = 0;
+        let now: u64 = self.ways.iter().map(Dedup::memory_bytes).sum();
+        let before = std::mem::replace(&mut self.held, now);
+        let total = if now >= before {
+            c.held.fetch_add(now - before, Ordering::Relaxed) + (now - before)
+        } else {
+            c.held.fetch_sub(before - now, Ordering::Relaxed) - (before - now)
+        };
+        if total > budget {
+            c.spilling.store(true, Ordering::Relaxed);
+            self.spill(c)?;
+        }
+        Ok(())
+    }
+
+    /// From now on, this partition's records go to spill files.
+    fn spill(&mut self, c: &Counter) -> std::io::Result<()> {
+        let dir = c.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let ncodec = c.cfg.codecs.len();
+        let kb = if c.cfg.exact_keys { 16 } else { 8 };
+        for (w, d) in self.ways.iter_mut().enumerate() {
+            // What is staged goes into the table first: the spill holds what comes after.
+            d.flush();
+            let extra = if w == c.unit_index { ncodec } else { 0 };
+            d.spill = Some(spill::Spill::new(&dir, extra, kb, 0)?);
+        }
+        self.spilled = true;
+        Ok(())
+    }
+}
+
+/// The shares of every partition as one stream in file order: a file's shares from the first
+/// partition, then the next, each in the order they were added (a merge of the partitions'
+/// sorted spools, ties by partition).
+pub(crate) struct MergedShares {
+    cursors: Vec<crate::attribution::Cursor>,
+    heap: BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+}
+
+impl MergedShares {
+    pub(crate) fn new(cursors: Vec<crate::attribution::Cursor>) -> MergedShares {
+        let heap = cursors
+            .iter()
+            .enumerate()
+            .filter_map(|(q, c)| c.peek().map(|(k, _)| std::cmp::Reverse((order_key(k), q))))
+            .collect();
+        MergedShares { cursors, heap }
+    }
+
+    /// The next record's key and value, if any.
+    pub(crate) fn peek(&self) -> Option<(&[u8], &[u8])> {
+        let std::cmp::Reverse((_, q)) = self.heap.peek()?;
+        self.cursors[*q].peek()
+    }
+
+    pub(crate) fn advance(&mut self) -> std::io::Result<()> {
+        let Some(std::cmp::Reverse((_, q))) = self.heap.pop() else {
+            return Ok(());
+        };
+        let c = &mut self.cursors[q];
+        c.advance()?;
+        if let Some((k, _)) = c.peek() {
+            self.heap.push(std::cmp::Reverse((order_key(k), q)));
+        }
+        Ok(())
+    }
+}
+
+/// A share record's key (a file's number, 4 bytes big-endian) as a number that sorts alike
+/// (a damaged key sorts last, and the ranking refuses it).
+fn order_key(k: &[u8]) -> u64 {
+    <[u8; 4]>::try_from(k).map_or(u64::MAX, |b| u32::from_be_bytes(b) as u64)
+}
