@@ -9,7 +9,11 @@ peers' output), against `find -print0 | xargs -0 -P2 xxhsum -H3`, `xargs -P2 sha
 trawl is faster), then the system calls per file of trawl's xxh3 scan on 20,000 of those files
 (`strace -c -f`) and the peak RSS of each command (wait4).
 
-    python3 bench/files.py [--runs N] [--trawl PATH] [--files N] [--slope 10000,1000000]
+    python3 bench/files.py [--runs N] [--trawl PATH] [--baseline PATH] [--files N]
+                           [--slope 10000,1000000]
+
+With --baseline, every trawl row also runs that build in the same rounds, and base / trawl is
+printed for each.
 
 `--slope` also scans trees of those sizes (files of 0-4 KiB in 1,000 directories, made once)
 with `-d xxh3 --no-reduce -m sha256sum:F`, and prints the time per file and the peak RSS of
@@ -224,6 +228,14 @@ def peers(a, T):
         ("  ... -m sha256sum:- ", [T, "scan", tree, "-q", "-m", "sha256sum:-"], False),
     ]
     cases = [c for c in cases if c[1] is not None]
+    if a.baseline:
+        # The build before a change, in the same rounds: every trawl row twice.
+        twins = []
+        for name, cmd, shell in cases:
+            twins.append((name, cmd, shell))
+            if isinstance(cmd, list) and cmd[0] == T:
+                twins.append(("base " + name, [a.baseline] + cmd[1:], shell))
+        cases = twins
     print(f"{a.files:,} files of 1-200 bytes in 200 directories; {os.cpu_count()} CPUs; "
           f"median of {a.runs}, rounds interleaved")
     for _, cmd, shell in cases:
@@ -248,6 +260,11 @@ def peers(a, T):
         ("trawl -d sha256 --no-reduce", "  ... -m sha256sum:-", "rhash --sha256 -r", 1.5),
         ("trawl (default scan)", "  ... -m sha256sum:- ", "xargs -P2 xxhsum -H3", 1.0),
     ]
+    if a.baseline:
+        print(f"base {a.baseline}: base / trawl (above 1: this build is faster)")
+        for name in [n for n, _, _ in cases if n.startswith("base ")]:
+            mine = name[5:]
+            print(f"  {mine.strip():<30} {med[name] / med[mine]:.2f}x")
     for ours, with_m, theirs, goal in pairs:
         if theirs in med:
             print(f"{ours} vs {theirs}: {med[theirs] / med[ours]:.2f}x (goal {goal}x); "
@@ -270,6 +287,7 @@ def main():
     ap.add_argument("--scale-sizes", default="10000,1000000,5000000",
                     help="the three tree sizes of --scale")
     ap.add_argument("--skip-peers", action="store_true", help="only the --slope/--scale parts")
+    ap.add_argument("--baseline", help="another trawl binary: every trawl row also runs it, in the same rounds")
     a = ap.parse_args()
     if not os.path.exists(a.trawl):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)

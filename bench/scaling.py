@@ -25,9 +25,12 @@ those (on a machine with fewer cores, -j16 shows what oversubscription costs). A
 each trawl row is run once more with TRAWL_CONTENTION=1, and the counts it prints (batches
 handed to key partitions, those that found their partition busy, slots found busy) are listed.
 
+With --rss, the peak RSS (wait4) of the default scan on trees of --tiny/10 and --tiny tiny
+files, at each -j, for this build and the baseline, and how much it grows between them.
+
     python3 bench/scaling.py [--trawl PATH] [--baseline PATH] [--runs N] [--max-j N]
                              [--js LIST] [--mib N] [--small N] [--tiny N] [--parts N]
-                             [--data DIR] [--only mixed,small,tiny]
+                             [--data DIR] [--only mixed,small,tiny] [--rss]
 """
 
 import argparse
@@ -81,6 +84,34 @@ def timed(cmd):
     return wall, cpu / wall
 
 
+def peak_rss(cmd):
+    """Peak RSS (bytes) of one run of a command (an argument list), from wait4."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {cmd}")
+    return ru.ru_maxrss * 1024
+
+
+def rss_growth(a, T):
+    """The default scan's peak RSS on --tiny/10 and --tiny tiny files (trees of their own,
+    made in parts) at each -j, and what it grows between them; the median of --runs runs."""
+    small = generate(a.data, "tiny-tenth", a.tiny // 10, a.parts, 400)
+    large = generate(a.data, "tiny-all", a.tiny, a.parts, 500)
+    builds = [("trawl", T)] + ([("base", a.baseline)] if a.baseline else [])
+    print(f"\npeak RSS of the default scan, {a.tiny // 10:,} and {a.tiny:,} files of 0-1 KiB "
+          f"(median of {a.runs}):")
+    print(f"{'build':<6} {'-j':>4} {'small MiB':>10} {'large MiB':>10} {'growth MiB':>11}")
+    for j in js(a.max_j, a.js):
+        for name, b in builds:
+            got = []
+            for tree in (small, large):
+                got.append(statistics.median(
+                    peak_rss([b, "scan", tree, "-q", "-j", str(j)]) for _ in range(a.runs)))
+            print(f"{name:<6} {j:>4} {got[0] / 2**20:>10.1f} {got[1] / 2**20:>10.1f} "
+                  f"{(got[1] - got[0]) / 2**20:>11.1f}")
+
+
 def js(max_j, given=None):
     if given:
         return [int(x) for x in given.split(",")]
@@ -105,6 +136,8 @@ def main():
     ap.add_argument("--only", default="mixed,small,tiny")
     ap.add_argument("--baseline", help="another trawl binary, run beside this one in every trawl row")
     ap.add_argument("--js", help="thread counts for the trawl rows (default 1, 2, 4, ... --max-j)")
+    ap.add_argument("--rss", action="store_true",
+                    help="also the peak RSS of the default scan on --tiny/10 and --tiny files")
     a = ap.parse_args()
     only = set(a.only.split(","))
     T, N = a.trawl, a.max_j
@@ -173,6 +206,8 @@ def main():
             mine = (section, f"trawl {work} -j{j}")
             line += f" {'':>7} {med[k] / med[mine]:>10.2f}x" if mine in med else ""
         print(line)
+    if a.rss:
+        rss_growth(a, T)
     print("\ncontention (one more run of each trawl row, TRAWL_CONTENTION=1):")
     for section, label, work, j, cmd in cases:
         if not label.startswith("trawl") or "--no-reduce" in cmd:

@@ -12,7 +12,6 @@ use trawl_spool::Spool;
 
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
-use crate::index::Index;
 use crate::spill;
 
 /// Bytes of shares held in RAM before they go to disk.
@@ -142,18 +141,18 @@ impl Shares {
 /// once (what dedup stores).
 pub(crate) type RefBytes = [(u64, f64); 13];
 
-/// Attributes one partition of the key log against the final counts of its keys.
+/// Attributes one partition of the key log against the final counts of its keys (`count`).
 pub(crate) fn attribute_partition(
     reader: &spill::SpillReader,
     q: usize,
-    counts: &Index,
+    count: &dyn Fn(u128) -> u64,
     per: &mut Shares,
     ref_bytes: &mut RefBytes,
 ) -> std::io::Result<()> {
     let mut err = None;
     reader.read(q, &mut |records| {
         for r in records {
-            let c = counts.count(r.key);
+            let c = count(r.key);
             let b = crate::dedup::ref_bucket(c);
             ref_bytes[b].0 += r.len as u64;
             ref_bytes[b].1 += r.len as f64 / c.max(1) as f64;

@@ -25,7 +25,9 @@ use crate::cluster::{MapOutput, Mapper, WayTotals};
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, estimate, histogram, ratio};
 use crate::facts::FileReduce;
+use crate::short::{Overlap, Short};
 use crate::spill;
+use crate::table::COUNT_MAX;
 
 /// Records (over all ways of cutting) a slot holds before it hands them to the partitions:
 /// about 64 per partition at 64 partitions, so that a partition's lock is taken once for a
@@ -63,6 +65,9 @@ pub struct Counter {
     unit_index: usize,
     /// Partitions by the key's top `bits` bits.
     bits: u32,
+    /// A file (or a large file's last part) shorter than this is one key at every size,
+    /// stored once ([`crate::short`]); 0: never (exact keys).
+    short_below: u64,
     parts: Vec<Mutex<Part>>,
     slots: Vec<Mutex<Slot>>,
     names: Mutex<Option<NameLog>>,
@@ -87,6 +92,8 @@ pub struct Counter {
 /// chunks), and the key log of the smallest size's blocks that fall in it.
 struct Part {
     ways: Vec<Dedup>,
+    /// Keys the same at every size (not chunks).
+    short: Short,
     keylog: Option<spill::Spill>,
     spilled: bool,
     /// Bytes its indexes held when last measured, and records taken since.
@@ -103,6 +110,10 @@ struct Slot {
     recs: Vec<Vec<(u128, u32)>>,
     /// The unit way's carried values, `ncodec` per record.
     carried: Vec<u32>,
+    /// Records of files that are one key at every size (see [`crate::short`]), and their
+    /// carried values.
+    short: Vec<(u128, u32)>,
+    short_carried: Vec<u32>,
     /// (key, length, file) of the smallest size's non-zero blocks (when attributing).
     keylog: Vec<(u128, u32, u32)>,
     /// (file, bytes, bytes the first codec stores, format) per file or part (breakdowns).
@@ -221,8 +232,10 @@ impl Counter {
                 if cfg.cdc_avg.is_some() {
                     ways.push(Dedup::new(0, 0, cfg.exact_keys, bits));
                 }
+                let carry = if unit_index < sizes.len() { ncodec } else { 0 };
                 Mutex::new(Part {
                     ways,
+                    short: Short::new(carry, 4096 >> bits),
                     keylog: None,
                     spilled: false,
                     held: 0,
@@ -237,6 +250,8 @@ impl Counter {
                     totals: Totals::new(nways, ncodec),
                     recs: vec![Vec::new(); nways],
                     carried: Vec::new(),
+                    short: Vec::new(),
+                    short_carried: Vec::new(),
                     keylog: Vec::new(),
                     facts: Vec::new(),
                     waiting: 0,
@@ -247,6 +262,11 @@ impl Counter {
             })
             .collect();
         Counter {
+            short_below: if cfg.exact_keys {
+                0
+            } else {
+                sizes.iter().min().map_or(0, |&m| m as u64)
+            },
             sizes,
             unit_index,
             bits,
@@ -434,6 +454,8 @@ impl Counter {
                 totals: Totals::default(),
                 recs: Vec::new(),
                 carried: Vec::new(),
+                short: Vec::new(),
+                short_carried: Vec::new(),
                 keylog: Vec::new(),
                 facts: Vec::new(),
                 waiting: 0,
@@ -549,37 +571,76 @@ impl Counter {
     /// Partition `q` counted: its spill (if any) read back against its index, its histogram, and
     /// its key log attributed against its final counts. Its indexes are let go.
     fn settle(&self, q: usize) -> std::io::Result<Settled> {
-        let mut part = lock(&self.parts[q]);
+        let mut guard = lock(&self.parts[q]);
+        let Part {
+            ways,
+            short,
+            keylog,
+            spilled,
+            ..
+        } = &mut *guard;
         let attributing = self.cfg.attributing();
-        let keylog = part.keylog.take().map(|k| k.into_reader()).transpose()?;
+        let keylog = keylog.take().map(|k| k.into_reader()).transpose()?;
         let mut per = attributing.then(|| Shares::new(&self.cfg, self.parts.len()));
         let mut ref_bytes: RefBytes = [(0, 0.0); 13];
-        let spilled = part.spilled;
-        for (w, d) in part.ways.iter_mut().enumerate() {
+        let nsizes = self.sizes.len();
+        short.flush();
+        let short: &Short = short;
+        // Per size: the keys its table shares with the short keys.
+        let mut overlaps = vec![Overlap::default(); nsizes];
+        for (w, d) in ways.iter_mut().enumerate() {
+            let unit = w == self.unit_index;
             let mut hook = |s: usize, t: &crate::index::Index| -> std::io::Result<()> {
+                if let Some(o) = overlaps.get_mut(w) {
+                    short.overlap(t, spill::BITS, s as u64, unit, o);
+                }
                 match (&keylog, &mut per, w) {
-                    (Some(r), Some(per), 0) => attribute_partition(r, s, t, per, &mut ref_bytes),
+                    (Some(r), Some(per), 0) => {
+                        let count = |k: u128| (t.count(k) + short.count(k)).min(COUNT_MAX);
+                        attribute_partition(r, s, &count, per, &mut ref_bytes)
+                    }
                     _ => Ok(()),
                 }
             };
             d.settle_spill(&mut hook)?;
         }
-        if let (Some(r), Some(per), false) = (&keylog, &mut per, spilled) {
-            // The spill's partitions this one owns, in order.
-            let span = spill::PARTITIONS >> self.bits;
-            for s in q * span..(q + 1) * span {
-                attribute_partition(r, s, &part.ways[0].table, per, &mut ref_bytes)?;
+        if !*spilled {
+            for (w, o) in overlaps.iter_mut().enumerate() {
+                let unit = w == self.unit_index;
+                short.overlap(&ways[w].table, self.bits, q as u64, unit, o);
+            }
+            if let (Some(r), Some(per)) = (&keylog, &mut per) {
+                let t = &ways[0].table;
+                let count = |k: u128| (t.count(k) + short.count(k)).min(COUNT_MAX);
+                // The spill's partitions this one owns, in order.
+                let span = spill::PARTITIONS >> self.bits;
+                for s in q * span..(q + 1) * span {
+                    attribute_partition(r, s, &count, per, &mut ref_bytes)?;
+                }
             }
         }
-        let ways = std::mem::take(&mut part.ways)
+        let (sb, sbytes, scarried, srefs) = short.found();
+        let ways = std::mem::take(ways)
             .into_iter()
-            .map(|d| {
-                (
-                    d.found.blocks,
-                    d.found.bytes,
-                    d.found.carried.clone(),
-                    d.refs(),
-                )
+            .enumerate()
+            .map(|(w, d)| {
+                let mut refs = d.refs();
+                let (mut blocks, mut bytes, mut carried) =
+                    (d.found.blocks, d.found.bytes, d.found.carried.clone());
+                if let Some(o) = overlaps.get(w) {
+                    // The short keys are blocks of every size, counted once where a table
+                    // holds them too.
+                    blocks = blocks + sb - o.blocks;
+                    bytes = bytes + sbytes - o.bytes;
+                    if w == self.unit_index {
+                        for (i, c) in carried.iter_mut().enumerate() {
+                            *c = *c + scarried[i] - o.carried.get(i).copied().unwrap_or(0);
+                        }
+                    }
+                    refs.merge(&srefs);
+                    o.fix(&mut refs);
+                }
+                (blocks, bytes, carried, refs)
             })
             .collect();
         Ok(Settled {
@@ -689,6 +750,8 @@ impl Slot {
         let (mut keys, mut lens, mut zero, mut buf) = std::mem::take(&mut self.scratch);
         // What the first codec stores of this file (or part), for the breakdowns.
         let mut stored = 0u64;
+        // One key at every size: staged once, below.
+        let short = f.size > 0 && f.size < c.short_below;
         for (idx, &size) in c.sizes.iter().enumerate() {
             keys.clear();
             lens.clear();
@@ -710,13 +773,20 @@ impl Slot {
                     t.zero_bytes += lens[i] as u64;
                     continue;
                 }
-                if out_of_sample(keys[i]) {
+                if out_of_sample(keys[i]) || short {
                     continue;
                 }
                 recs.push((keys[i], lens[i]));
                 if is_unit {
                     self.carried
                         .extend((0..ncodec).map(|k| f.units[i * ncodec + k].1));
+                }
+                self.waiting += 1;
+            }
+            if short && idx == 0 && !zero[0] && !out_of_sample(keys[0]) {
+                self.short.push((keys[0], lens[0]));
+                if c.unit_index < c.sizes.len() {
+                    self.short_carried.extend((0..ncodec).map(|k| f.units[k].1));
                 }
                 self.waiting += 1;
             }
@@ -806,16 +876,18 @@ impl Slot {
         let p = c.parts.len();
         let nways = self.recs.len();
         // A stable counting sort of record numbers by partition: way by way, then the key log
-        // (as way `nways`).
+        // (as way `nways`), then the short keys (`nways + 1`).
         self.order.clear();
         self.starts.clear();
-        for w in 0..=nways {
+        for w in 0..nways + 2 {
             let base = self.order.len() as u32;
             let mut count = vec![0u32; p + 1];
             let keys: Box<dyn Iterator<Item = u128> + '_> = if w < nways {
                 Box::new(self.recs[w].iter().map(|r| r.0))
-            } else {
+            } else if w == nways {
                 Box::new(self.keylog.iter().map(|r| r.0))
+            } else {
+                Box::new(self.short.iter().map(|r| r.0))
             };
             let parts: Vec<u32> = keys.map(|k| c.part_of(k) as u32).collect();
             for &q in &parts {
@@ -854,13 +926,15 @@ impl Slot {
             r.clear();
         }
         self.carried.clear();
+        self.short.clear();
+        self.short_carried.clear();
         self.keylog.clear();
         self.waiting = 0;
         Ok(())
     }
 
     fn has_records(&self, q: usize, p: usize, nways: usize) -> bool {
-        (0..=nways).any(|w| {
+        (0..nways + 2).any(|w| {
             let s = &self.starts[w * (p + 1)..(w + 1) * (p + 1)];
             s[q + 1] > s[q]
         })
@@ -887,6 +961,28 @@ impl Slot {
             }
             taken += (hi - lo) as u64;
         }
+        let s = &self.starts[(nways + 1) * (p + 1)..(nways + 2) * (p + 1)];
+        let (lo, hi) = (s[q] as usize, s[q + 1] as usize);
+        let carry = if c.unit_index < c.sizes.len() {
+            ncodec
+        } else {
+            0
+        };
+        for &i in &self.order[lo..hi] {
+            let i = i as usize;
+            let (key, len) = self.short[i];
+            let carried = &self.short_carried[i * carry..(i + 1) * carry];
+            if part.spilled {
+                // A spilling partition takes no more short keys: each way gets the record.
+                for w in 0..c.sizes.len() {
+                    let k = if w == c.unit_index { carry } else { 0 };
+                    part.ways[w].insert(key, len, &carried[..k])?;
+                }
+            } else {
+                part.short.stage(key, len, carried);
+            }
+        }
+        taken += (hi - lo) as u64;
         let s = &self.starts[nways * (p + 1)..(nways + 1) * (p + 1)];
         let (lo, hi) = (s[q] as usize, s[q + 1] as usize);
         if hi > lo {
@@ -924,7 +1020,8 @@ impl Part {
             return Ok(());
         }
         self.unmeasured = 0;
-        let now: u64 = self.ways.iter().map(Dedup::memory_bytes).sum();
+        let now: u64 =
+            self.ways.iter().map(Dedup::memory_bytes).sum::<u64>() + self.short.memory_bytes();
         let before = std::mem::replace(&mut self.held, now);
         let total = if now >= before {
             c.held.fetch_add(now - before, Ordering::Relaxed) + (now - before)

@@ -168,6 +168,13 @@ impl Refs {
         self.blocks[b] += 1;
         self.references[b] += count;
     }
+
+    /// Takes out one block referenced `count` times (added before).
+    pub(crate) fn take(&mut self, count: u64) {
+        let b = ref_bucket(count);
+        self.blocks[b] -= 1;
+        self.references[b] -= count;
+    }
 }
 
 /// How many distinct blocks are referenced 1, 2, 3-4, 5-8, ... times (2,049 or more in the last).
