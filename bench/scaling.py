@@ -30,7 +30,7 @@ files, at each -j, for this build and the baseline, and how much it grows betwee
 
     python3 bench/scaling.py [--trawl PATH] [--baseline PATH] [--runs N] [--max-j N]
                              [--js LIST] [--mib N] [--small N] [--tiny N] [--parts N]
-                             [--data DIR] [--only mixed,small,tiny] [--rss]
+                             [--data DIR] [--only mixed,small,tiny] [--rss] [--no-warmup]
 """
 
 import argparse
@@ -46,10 +46,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def generate(data, kind, total, parts, seed0):
-    """`total` (MiB or files) of gen_corpus.py `kind` under data/kind, in `parts` parts made by
-    as many processes at once; returns the tree."""
-    tree = os.path.join(data, kind)
+def generate(data, kind, total, parts, seed0, name=None):
+    """`total` (MiB or files) of gen_corpus.py `kind` under data/NAME (default: the kind), in
+    `parts` parts made by as many processes at once; returns the tree."""
+    tree = os.path.join(data, name or kind)
     done = os.path.join(tree, ".scaling-done")
     tag = f"{kind} {total} {parts} {seed0}"
     if os.path.exists(done) and open(done).read() == tag:
@@ -96,8 +96,8 @@ def peak_rss(cmd):
 def rss_growth(a, T):
     """The default scan's peak RSS on --tiny/10 and --tiny tiny files (trees of their own,
     made in parts) at each -j, and what it grows between them; the median of --runs runs."""
-    small = generate(a.data, "tiny-tenth", a.tiny // 10, a.parts, 400)
-    large = generate(a.data, "tiny-all", a.tiny, a.parts, 500)
+    small = generate(a.data, "tiny", a.tiny // 10, a.parts, 400, "tiny-tenth")
+    large = generate(a.data, "tiny", a.tiny, a.parts, 500, "tiny-all")
     builds = [("trawl", T)] + ([("base", a.baseline)] if a.baseline else [])
     print(f"\npeak RSS of the default scan, {a.tiny // 10:,} and {a.tiny:,} files of 0-1 KiB "
           f"(median of {a.runs}):")
@@ -136,14 +136,18 @@ def main():
     ap.add_argument("--only", default="mixed,small,tiny")
     ap.add_argument("--baseline", help="another trawl binary, run beside this one in every trawl row")
     ap.add_argument("--js", help="thread counts for the trawl rows (default 1, 2, 4, ... --max-j)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="no warm-up round (data on tmpfs has no cache to warm)")
     ap.add_argument("--rss", action="store_true",
                     help="also the peak RSS of the default scan on --tiny/10 and --tiny files")
     a = ap.parse_args()
     only = set(a.only.split(","))
     T, N = a.trawl, a.max_j
-    for tool in ("sha256sum", "xxhsum", "find", "xargs"):
+    for tool in ("sha256sum", "find", "xargs"):
         if not shutil.which(tool):
-            sys.exit(f"{tool} is not installed (apt install coreutils xxhash findutils)")
+            sys.exit(f"{tool} is not installed (apt install coreutils findutils)")
+    if not shutil.which("xxhsum"):
+        print("xxhsum is not installed (apt install xxhash): the tiny files' peer row is left out")
     os.makedirs(a.data, exist_ok=True)
     cases = []  # (section, label, work, j, command)
     if "mixed" in only:
@@ -171,16 +175,18 @@ def main():
         cmd = f"{T} scan {tree} -q"
         for j in (js(N, a.js) if a.js else sorted({1, N})):
             cases.append(("tiny", f"trawl default scan -j{j}", "default scan", j, f"{cmd} -j {j}"))
-        cases.append(("tiny", f"xargs -P{N} xxhsum -H3", "default scan", N,
-                      f"find {tree} -type f -print0 | xargs -0 -P {N} -n 1024 xxhsum -H3 > /dev/null"))
+        if shutil.which("xxhsum"):
+            cases.append(("tiny", f"xargs -P{N} xxhsum -H3", "default scan", N,
+                          f"find {tree} -type f -print0 | xargs -0 -P {N} -n 1024 xxhsum -H3 > /dev/null"))
     if a.baseline:
         mine = [c for c in cases if c[1].startswith("trawl")]
         for c in mine:
             cases.insert(cases.index(c) + 1, (c[0], "base" + c[1][len("trawl"):], c[2], c[3],
                                               c[4].replace(T, a.baseline, 1)))
     # A warm-up round (page cache, first runs), then the timed rounds, interleaved.
-    for c in cases:
-        timed(c[4])
+    if not a.no_warmup:
+        for c in cases:
+            timed(c[4])
     walls = {c[:2]: [] for c in cases}
     busy = {c[:2]: [] for c in cases}
     for _ in range(a.runs):

@@ -102,6 +102,28 @@ pub(crate) fn cut_sizes(cfg: &ReduceConfig) -> (Vec<usize>, usize) {
     (sizes, unit_index)
 }
 
+/// One way of cutting's counts: its totals, its distinct records (estimated when sampled) and
+/// their histogram.
+pub(crate) fn dedup_counts(
+    t: &crate::cluster::WayTotals,
+    unique_blocks: u64,
+    unique_bytes: u64,
+    refs: &crate::dedup::Refs,
+    sample: Option<SampleJson>,
+) -> DedupCounts {
+    DedupCounts {
+        logical_bytes: t.logical_bytes,
+        blocks: t.blocks,
+        unique_blocks,
+        unique_bytes,
+        zero_blocks: t.zero_blocks,
+        zero_bytes: t.zero_bytes,
+        ratio: ratio(t.logical_bytes, unique_bytes),
+        references: crate::dedup::histogram(refs),
+        sample,
+    }
+}
+
 /// Every figure of a reduction, counted (by one accumulator, or summed from a cluster's
 /// partitions), before it is put in the report's shape.
 pub(crate) struct Figures {

@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trawl_report::breakdown::Breakdown;
-use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
+use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::accumulator::{Figures, cut_sizes};
+use crate::accumulator::{Figures, cut_sizes, dedup_counts};
 use crate::attribution::{RefBytes, static_kind};
 use crate::batch::{Batch, BatchError, Merged, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
-use crate::dedup::{Refs, histogram, ratio, ref_bucket};
+use crate::dedup::{Refs, ref_bucket};
 use crate::facts::FileReduce;
 
 /// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
@@ -461,17 +461,7 @@ pub fn assemble(
                 refs.merge(&r.refs);
             }
         }
-        DedupCounts {
-            logical_bytes: t.logical_bytes,
-            blocks: t.blocks,
-            unique_blocks,
-            unique_bytes,
-            zero_blocks: t.zero_blocks,
-            zero_bytes: t.zero_bytes,
-            ratio: ratio(t.logical_bytes, unique_bytes),
-            references: histogram(&refs),
-            sample: None,
-        }
+        dedup_counts(&t, unique_blocks, unique_bytes, &refs, None)
     };
     let sum = |f: &dyn Fn(&MapTotals) -> &Vec<u64>| {
         let mut s = vec![0u64; cfg.codecs.len()];

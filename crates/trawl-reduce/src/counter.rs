@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use trawl_report::breakdown::Breakdown;
-use trawl_report::reduction::{DedupCounts, ReductionJson, TopFile};
+use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::accumulator::{Figures, cut_sizes};
+use crate::accumulator::{Figures, cut_sizes, dedup_counts};
 use crate::attribution::{Facts, NameLog, RefBytes, Shares, attribute_partition};
 use crate::breakdown::BreakdownBuilder;
 use crate::cluster::{MapOutput, Mapper, WayTotals};
 use crate::config::ReduceConfig;
-use crate::dedup::{Dedup, Refs, estimate, histogram, ratio};
+use crate::dedup::{Dedup, Refs, estimate};
 use crate::facts::FileReduce;
 use crate::short::{Overlap, Short};
 use crate::spill;
@@ -104,6 +104,7 @@ struct Part {
 
 /// A reader's staging: what no key decides, summed, and the records waiting for their
 /// partitions.
+#[derive(Default)]
 struct Slot {
     totals: Totals,
     /// Per way: (key, length) of each non-zero record in the sample, in the order they came.
@@ -249,15 +250,7 @@ impl Counter {
                 Mutex::new(Slot {
                     totals: Totals::new(nways, ncodec),
                     recs: vec![Vec::new(); nways],
-                    carried: Vec::new(),
-                    short: Vec::new(),
-                    short_carried: Vec::new(),
-                    keylog: Vec::new(),
-                    facts: Vec::new(),
-                    waiting: 0,
-                    scratch: Default::default(),
-                    order: Vec::new(),
-                    starts: Vec::new(),
+                    ..Slot::default()
                 })
             })
             .collect();
@@ -450,19 +443,8 @@ impl Counter {
                 self.fail(e);
             }
             totals.merge(&s.totals);
-            *s = Slot {
-                totals: Totals::default(),
-                recs: Vec::new(),
-                carried: Vec::new(),
-                short: Vec::new(),
-                short_carried: Vec::new(),
-                keylog: Vec::new(),
-                facts: Vec::new(),
-                waiting: 0,
-                scratch: Default::default(),
-                order: Vec::new(),
-                starts: Vec::new(),
-            };
+            // Its memory let go: nothing is folded in after the end.
+            *s = Slot::default();
         }
         if let Some(e) = lock(&self.error).take() {
             return Err(e);
@@ -694,17 +676,7 @@ impl Counter {
                 .get(w)
                 .map_or((0, 0, Refs::default()), |x| (x.0, x.1, x.3));
             let (unique_blocks, unique_bytes, sample) = estimate(kb, kbytes, sampled, rate);
-            DedupCounts {
-                logical_bytes: t.logical_bytes,
-                blocks: t.blocks,
-                unique_blocks,
-                unique_bytes,
-                zero_blocks: t.zero_blocks,
-                zero_bytes: t.zero_bytes,
-                ratio: ratio(t.logical_bytes, unique_bytes),
-                references: histogram(&refs),
-                sample,
-            }
+            dedup_counts(&t, unique_blocks, unique_bytes, &refs, sample)
         };
         let nsizes = self.sizes.len();
         let mut chunk_sizes = [0u64; 64];
