@@ -3,6 +3,7 @@
 //! first codec stores, format) in spools, so that nothing is held per file in RAM but the few
 //! files ranked. The same pass feeds the breakdowns by directory and type.
 
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::sync::Arc;
@@ -182,7 +183,7 @@ pub(crate) fn rank(
     for p in per {
         cursors.push(Cursor::new(Arc::new(p.0.finish()?).iter()?)?);
     }
-    let mut shares = crate::counter::MergedShares::new(cursors);
+    let mut shares = MergedShares::new(cursors);
     let facts = Arc::new(facts.0.finish()?);
     let count = names.count;
     let mut names = names.reader()?;
@@ -290,4 +291,47 @@ impl Cursor {
         }
         Ok(())
     }
+}
+
+/// The shares of every partition as one stream in file order: a file's shares from the first
+/// partition, then the next, each in the order they were added (a merge of the partitions'
+/// sorted spools, ties by partition).
+struct MergedShares {
+    cursors: Vec<Cursor>,
+    heap: BinaryHeap<std::cmp::Reverse<(u64, usize)>>,
+}
+
+impl MergedShares {
+    fn new(cursors: Vec<Cursor>) -> MergedShares {
+        let heap = cursors
+            .iter()
+            .enumerate()
+            .filter_map(|(q, c)| c.peek().map(|(k, _)| std::cmp::Reverse((order_key(k), q))))
+            .collect();
+        MergedShares { cursors, heap }
+    }
+
+    /// The next record's key and value, if any.
+    fn peek(&self) -> Option<(&[u8], &[u8])> {
+        let std::cmp::Reverse((_, q)) = self.heap.peek()?;
+        self.cursors[*q].peek()
+    }
+
+    pub(crate) fn advance(&mut self) -> std::io::Result<()> {
+        let Some(std::cmp::Reverse((_, q))) = self.heap.pop() else {
+            return Ok(());
+        };
+        let c = &mut self.cursors[q];
+        c.advance()?;
+        if let Some((k, _)) = c.peek() {
+            self.heap.push(std::cmp::Reverse((order_key(k), q)));
+        }
+        Ok(())
+    }
+}
+
+/// A share record's key (a file's number, 4 bytes big-endian) as a number that sorts alike
+/// (a damaged key sorts last, and the ranking refuses it).
+fn order_key(k: &[u8]) -> u64 {
+    <[u8; 4]>::try_from(k).map_or(u64::MAX, |b| u32::from_be_bytes(b) as u64)
 }

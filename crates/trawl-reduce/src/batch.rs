@@ -1,8 +1,8 @@
 //! Fingerprints as they cross a wire between machines: per partition of the key space, one
 //! packed batch of (key, length, count), sorted and delta-coded, with one header per batch
 //! carrying a format version; never a message per block. A map side folds its blocks into
-//! batches ([`map`]); a reduce side merges one partition's batches from every map and counts
-//! it exactly ([`Merged`]), whatever way the data was split.
+//! batches ([`map`]); a reduce side counts one partition's batches from every map exactly,
+//! whatever way the data was split ([`crate::cluster::reduce_partition`]).
 //!
 //! Encoding (integers LEB128 varints unless said): magic `TRB`, version byte, partition, block
 //! size, key shift (the low bits a key does not keep, not shipped), entry count; then, if there
@@ -22,8 +22,10 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(test)]
 use trawl_report::reduction::RefBucket;
 
+#[cfg(test)]
 use crate::dedup::{Refs, histogram};
 
 /// The batch format's version; a reader refuses any other.
@@ -369,9 +371,13 @@ pub fn map(
 }
 
 /// What [`Merged::visit`] shows each distinct key to: key, length, occurrences, carried values.
+#[cfg(test)]
 pub type KeySeen<'a> = dyn FnMut(u64, u32, u64, &[u32]) + 'a;
 
-/// One partition counted from the batches of every map: exact, in any order of batches.
+/// One partition counted from the batches of every map by a k-way merge of their sorted keys:
+/// the tests' reference for what the batches carry (reduces count with the table instead, see
+/// [`crate::cluster::reduce_partition`]).
+#[cfg(test)]
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Merged {
     pub unique_blocks: u64,
@@ -381,6 +387,7 @@ pub struct Merged {
     refs: Refs,
 }
 
+#[cfg(test)]
 impl Merged {
     /// Merges one partition's batches (a k-way merge of their sorted keys).
     pub fn partition(batches: &[&Batch]) -> Merged {
@@ -430,10 +437,6 @@ impl Merged {
         self.blocks += o.blocks;
         self.logical_bytes += o.logical_bytes;
         self.refs.merge(&o.refs);
-    }
-
-    pub(crate) fn refs(&self) -> Refs {
-        self.refs
     }
 
     /// The reference-count histogram, as the report has it.

@@ -1,6 +1,7 @@
 //! The reduction split across machines: a map folds one shard's files into a packed batch per
 //! fingerprint partition and its totals ([`Mapper`]); a reduce counts one partition from every
-//! map's batch ([`reduce_partition`]); the client sums the partitions and the totals into the
+//! map's batch ([`reduce_partition`]) with the table one machine counts a key partition with
+//! ([`crate::counter`]); the client sums the partitions and the totals into the
 //! figures one machine would give ([`assemble`]).
 //!
 //! Every figure is exact against [`Accumulator`](crate::Accumulator) over the same files: unique
@@ -20,10 +21,10 @@ use trawl_report::reduction::{ReductionJson, TopFile};
 
 use crate::accumulator::{Figures, cut_sizes, dedup_counts};
 use crate::attribution::{RefBytes, static_kind};
-use crate::batch::{Batch, BatchError, Merged, get, partition_of, put};
+use crate::batch::{Batch, BatchError, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
-use crate::dedup::{Refs, ref_bucket};
+use crate::dedup::{Dedup, Refs, ref_bucket};
 use crate::facts::FileReduce;
 
 /// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
@@ -382,38 +383,43 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
             .sum(),
         ..PartitionResult::default()
     };
-    let mut first_counts: Vec<(u64, u32, u64)> = Vec::new();
+    // Each way's distinct keys are counted as one machine counts a key partition's (the same
+    // table, staging and rules): every map's entries staged with their occurrences.
+    let mut first: Option<Dedup> = None;
     for w in 0..nways {
         let batches: Vec<&Batch> = decoded.iter().map(|d| &d[w]).collect();
-        let carry = batches.first().map_or(0, |b| b.carry as usize);
-        let mut carried = vec![0u64; carry];
-        let keep = w == 0 && batches.iter().any(|b| !b.files.is_empty());
-        let m = Merged::visit(&batches, &mut |key, len, count, c| {
-            for (sum, v) in carried.iter_mut().zip(c) {
-                *sum += *v as u64;
+        let b0 = batches.first();
+        let carry = b0.map_or(0, |b| b.carry as usize);
+        let exact = b0.is_some_and(|b| b.shift == 0);
+        let mut d = Dedup::new(b0.map_or(0, |b| b.block_size), carry, exact, 0);
+        let none = vec![0u32; carry];
+        for b in &batches {
+            for (i, &(key, len, count)) in b.entries.iter().enumerate() {
+                let c = b.carried.get(i * carry..(i + 1) * carry).unwrap_or(&none);
+                d.insert_n((key as u128) << 64, len, c, count);
             }
-            if keep {
-                first_counts.push((key, len, count));
-            }
-        });
+        }
+        d.flush();
+        out.held_bytes += d.memory_bytes();
         out.ways.push(WayResult {
-            unique_blocks: m.unique_blocks,
-            unique_bytes: m.unique_bytes,
-            refs: m.refs(),
-            carried,
+            unique_blocks: d.found.blocks,
+            unique_bytes: d.found.bytes,
+            refs: d.refs(),
+            carried: d.found.carried.clone(),
         });
+        if w == 0 {
+            first = Some(d);
+        }
     }
-    out.held_bytes += (first_counts.capacity() * size_of::<(u64, u32, u64)>()) as u64;
-    if !first_counts.is_empty() {
+    if let Some(d0) = first.filter(|_| decoded.iter().any(|d| !d[0].files.is_empty())) {
         let mut ref_bytes: RefBytes = [(0, 0.0); 13];
         let mut shares: BTreeMap<(u32, u32), (u64, f64)> = BTreeMap::new();
         for (map, d) in decoded.iter().enumerate() {
             for &(entry, file, n) in &d[0].files {
-                let key = d[0].entries[entry as usize].0;
-                let Ok(i) = first_counts.binary_search_by_key(&key, |e| e.0) else {
-                    continue; // a file's key the map did not count: not made by a Mapper
+                let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
+                    continue; // an entry the map did not send: not made by a Mapper
                 };
-                let (_, len, c) = first_counts[i];
+                let c = d0.table.count((key as u128) << 64);
                 let b = ref_bucket(c);
                 ref_bytes[b].0 += len as u64 * n;
                 ref_bytes[b].1 += len as f64 * n as f64 / c.max(1) as f64;

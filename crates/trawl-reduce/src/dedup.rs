@@ -55,6 +55,12 @@ impl Dedup {
         }
     }
 
+    /// `n` occurrences of one record (see [`Pending::stage_n`]); never spilled.
+    pub(crate) fn insert_n(&mut self, key: u128, len: u32, carried: &[u32], n: u64) {
+        self.pending
+            .stage_n(&mut self.table, &mut self.found, key, len, carried, n);
+    }
+
     /// The index's bytes, with the records kept aside until the next flush.
     pub(crate) fn memory_bytes(&self) -> u64 {
         let p = &self.pending;

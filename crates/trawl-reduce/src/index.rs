@@ -189,6 +189,30 @@ impl Pending {
         }
     }
 
+    /// `n` occurrences of one record (a cluster map's entry, counted there): the record is
+    /// staged once, and the other occurrences, up to the most a count holds, with tag 2, which
+    /// sorts after the record's own 0 or 1 (so a key's first word is always its record's).
+    pub(crate) fn stage_n(
+        &mut self,
+        index: &mut Index,
+        found: &mut Found,
+        key: u128,
+        len: u32,
+        carry: &[u32],
+        n: u64,
+    ) {
+        if n == 0 {
+            return;
+        }
+        self.stage(index, found, key, len, carry);
+        for _ in 1..n.min(table::COUNT_MAX) {
+            if index.is_full() {
+                self.flush(index, found);
+            }
+            index.stage(key, 2, &mut |ident, tag| self.new_key(found, ident, tag));
+        }
+    }
+
     pub(crate) fn flush(&mut self, index: &mut Index, found: &mut Found) {
         index.flush(&mut |ident, tag| self.new_key(found, ident, tag));
         self.clear();

@@ -14,7 +14,7 @@
 //! Modules, in the data's order: [`config`] (what to measure, the size cache), [`reducer`] (one
 //! file's bytes to facts), [`index`] (distinct fingerprints, staged and flushed), [`dedup`]
 //! (distinct records per way of cutting), [`short`] (keys the same at every size, stored once), [`attribution`] (which files hold the duplicates),
-//! [`counter`] (all files folded in, partitioned by key), [`accumulator`] (the same for one
+//! [`slot`] (a reader's staging), [`counter`] (all files folded in, partitioned by key), [`accumulator`] (the same for one
 //! caller, and the report's figures), [`cluster`] (the same split across
 //! machines: maps, partitions, the sum), plus [`codec`], [`spill`], [`table`] and
 //! the scan [`lane`].
@@ -34,6 +34,7 @@ pub mod index;
 pub mod lane;
 pub mod reducer;
 pub mod short;
+pub mod slot;
 pub mod spill;
 pub mod table;
 
