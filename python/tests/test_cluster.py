@@ -428,3 +428,39 @@ def test_a_tree_of_many_small_directories_is_listed_in_a_handful_of_tasks(tmp_pa
     walk = json.load(open(tmp_path / "s.json"))["walk"]
     assert walk["files"] == 294 and walk["listing_tasks"] <= 4, walk
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_on_a_worker_name_survives_that_worker_starting_again(tree, tmp_path, cluster):
+    # Its nanny starts the worker again at a new address: the tasks pinned to the name move
+    # there (Dask alone would wait for the old address forever).
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    env = dict(os.environ, TRAWL_DASK_MAP_DELAY="1.5")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--on", f"b:{tree}", "--lost-worker-timeout", "120", "--shard-files", "8",
+         *SCAN, "--json", "c.json"],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    c = cluster.client()
+    try:
+        addr = wait_until(lambda: next(
+            (w for w, ts in c.processing().items() if any(str(t).startswith("trawl-map-") for t in ts)),
+            None,
+        ))
+        assert str(c.scheduler_info(n_workers=-1)["workers"][addr]["name"]) == "b"
+        _, pid = worker_pid(c, "b")
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: worker_pid(c, "b")[0] not in (None, addr), timeout=60)
+    finally:
+        c.close()
+    try:
+        out, err = p.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError(f"the run waited for the old address: {err[-2000:]}")
+    assert p.returncode == 0, err
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -508,6 +508,8 @@ class Run(_Cluster):
         self.dropped = set()  # keys of copies cancelled because the other copy won
         self.timeline = []  # (worker, start after the maps began, seconds) per shard
         self.resolved = {}  # host spec -> its address, or None
+        self.pinned_keys = {}  # task key -> root number, for every task pinned by --on
+        self.pin_addr = {}  # worker name given to --on -> the address its tasks are pinned to
 
     # -- workers --
 
@@ -533,13 +535,62 @@ class Run(_Cluster):
         # Dask takes a worker's name, its address or its host as it knows it (an IP address);
         # a host's name it matches literally against that IP, never resolving it, and the
         # tasks would wait forever. A name that is none of those is pinned by its address.
-        known = any(
-            spec in (str(w.get("name")), a, w.get("host")) for a, w in self.workers().items()
-        )
+        workers = self.workers()
+        named = [a for a, w in workers.items() if str(w.get("name")) == spec]
+        if named:
+            # A worker's name: pinned by its address now, and moved to its next address if it
+            # starts again (see `repin`).
+            self.pin_addr.setdefault(spec, named[0])
+            return {"workers": [self.pin_addr[spec]], "allow_other_workers": False}
+        known = any(spec in (a, w.get("host")) for a, w in workers.items())
         if not known:
             self.matching(spec)  # resolves it, once
             spec = self.resolved.get(spec) or spec
         return {"workers": [spec], "allow_other_workers": False}
+
+    def note_pin(self, f, idx):
+        """Remembers a task pinned by --on (it may have to move with its worker)."""
+        if self.pins[idx] is not None:
+            self.pinned_keys[f.key] = idx
+
+    def repin(self):
+        """A worker named by --on that started again (its nanny's restart) has a new address;
+        every task pinned to the old one (waiting, running, or to be computed again because its
+        result was lost with the worker) is pinned to the new one: Dask would wait for the old
+        address forever."""
+        if not self.pin_addr:
+            return
+        workers = self.workers()
+        for spec, old in list(self.pin_addr.items()):
+            now = [a for a, w in workers.items() if str(w.get("name")) == spec]
+            if not now or now[0] == old:
+                continue
+            new = now[0]
+            keys = [k for k, r in self.pinned_keys.items() if self.pins[r] == spec]
+            stimulus = f"trawl-repin-{self.run_key}-{new}"
+
+            # Runs on the scheduler (pickled by value: the scheduler needs no trawl).
+            def move(dask_scheduler, keys=keys, new=new, stimulus=stimulus):
+                again = {}
+                for k in keys:
+                    ts = dask_scheduler.tasks.get(k)
+                    if ts is None:
+                        continue
+                    ts.worker_restrictions = {new}
+                    if ts.state == "no-worker":
+                        again[k] = "waiting"
+                if again:
+                    dask_scheduler.transitions(again, stimulus_id=stimulus)
+                return len(again)
+
+            try:
+                self.client.run_on_scheduler(move)
+            except Exception as e:
+                raise Fatal(
+                    f"worker {spec} started again at {new}, and its tasks could not be moved "
+                    f"there ({type(e).__name__}: {e})"
+                )
+            self.pin_addr[spec] = new
 
     # -- waiting, with the watchdog --
 
@@ -570,6 +621,7 @@ class Run(_Cluster):
                 pending |= set(each_round(pending) or ())
 
     def watch(self, pending):
+        self.repin()
         now = time.time()
         hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
         hosts.discard(None)
@@ -606,6 +658,7 @@ class Run(_Cluster):
                 _list, self.args, idx, dirs, key=f"trawl-list-{self.run_key}-{n}", **self.pinned(idx)
             )
             self.root_of[f.key] = idx
+            self.note_pin(f, idx)
             self.what[f.key] = f"listing under {os.fsdecode(self.roots[idx])}"
             return f
 
@@ -746,6 +799,7 @@ class Run(_Cluster):
                 key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
             )
             self.root_of[f.key] = s["root"]
+            self.note_pin(f, s["root"])
             self.what[f.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
             owner[f.key] = s["key"]
             first.append(f)
