@@ -464,3 +464,44 @@ def test_on_a_worker_name_survives_that_worker_starting_again(tree, tmp_path, cl
         raise AssertionError(f"the run waited for the old address: {err[-2000:]}")
     assert p.returncode == 0, err
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_worker_lost_during_resume_takes_the_checkpoints_again(tree, tmp_path, cluster):
+    # A resumed shard's pieces are sent from the client: a worker that dies holding them takes
+    # the only copy, and they are sent again from the checkpoints.
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    state = tmp_path / "state"
+    args = ["scan", "--scheduler", cluster.address, "--shard-files", "5", "--no-speculate",
+            "--state", str(state), tree, *SCAN]
+    r = trawl_dask(*args, "--json", "first.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    shards = sorted(f for f in os.listdir(state) if f.endswith(".shard"))
+    assert len(shards) >= 6
+    for f in shards[::2]:
+        os.remove(state / f)  # read again, slowly, while the rest are resumed
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", *args, "--resume", "--json", "c.json",
+         "--stats", "stats.json"],
+        cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="2"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(
+            str(t).startswith("trawl-map-") for ts in c.processing().values() for t in ts
+        ))
+        a, _ = worker_pid(c, "a")
+        # Some of the resumed shards' pieces are on "a", and nowhere else.
+        assert wait_until(lambda: len(c.has_what().get(a, ())) > 0)
+    finally:
+        c.close()
+    os.killpg(cluster.workers["a"].pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 0, err
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["resumed_shards"] == len(shards) - len(shards[::2])
+    assert stats["recovered_reduces"] >= 1, stats
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -600,6 +600,7 @@ class Run(_Cluster):
         for good ends the run, naming it; so do tasks pinned to a host that has had no worker
         for longer than --lost-worker-timeout (Dask would wait for it forever)."""
         from distributed import wait
+        from distributed.client import FuturesCancelledError
 
         pending = set(futures)
         while pending:
@@ -611,6 +612,12 @@ class Run(_Cluster):
                 done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
             except TimeoutError:  # nothing finished within the second
                 done, rest = [], pending
+            except FuturesCancelledError as e:
+                if _scheduler_lost(e, self.client):
+                    raise
+                # Cancelled (an input lost with a worker): done, for `on_done` to decide.
+                done = [f for f in pending if f.status == "cancelled"]
+                rest = [f for f in pending if f.status != "cancelled"]
             pending = set(rest)
             for f in done:
                 more = on_done(f)
@@ -771,6 +778,31 @@ class Run(_Cluster):
             ],
         )
 
+    def scatter_pieces(self, prior):
+        """A resumed shard's pieces, one per reducer, sent to the workers (each a list of the
+        partitions' batch sets; in a list, or a list alone would be scattered item by item)."""
+        return self.client.scatter(
+            [prior["parts"][lo:hi] for lo, hi in self.bounds], hash=False
+        )
+
+    def recover(self, shards):
+        """Resumed shards whose pieces were lost with the worker holding them (data sent from
+        here cannot be computed again): sent again from their checkpoints. Whether any was."""
+        again = False
+        for s in shards:
+            k = s["key"]
+            if k not in self.resumed or all(p.status != "cancelled" for p in self.early[k][1]):
+                continue
+            prior = self.load(s)
+            if prior is None:
+                raise Fatal(
+                    f"shard {k}: its pieces were lost with a worker and its checkpoint "
+                    f"({self.checkpoint_path(s)}) can no longer be read"
+                )
+            self.early[k] = (self.early[k][0], self.scatter_pieces(prior))
+            again = True
+        return again
+
     def maps(self, shards):
         """Runs (or takes from the checkpoints) every shard's map; one future per shard, in
         shard order."""
@@ -778,6 +810,7 @@ class Run(_Cluster):
         r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
         self.bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
         self.early = {}
+        self.resumed = set()  # keys of the shards taken from their checkpoints
         self.maps_began = time.time()
         delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
         if self.o.state:
@@ -789,9 +822,10 @@ class Run(_Cluster):
         for s in shards:
             prior = self.load(s) if self.o.resume else None
             if prior is not None:
-                # In a list: a dict alone would be scattered as one future per key.
-                winner[s["key"]] = self.client.scatter([prior], hash=False)[0]
-                self.downstream(s, winner[s["key"]])
+                # Its metadata stays here; its pieces go to the workers for the reducers.
+                winner[s["key"]] = None
+                self.resumed.add(s["key"])
+                self.early[s["key"]] = (_meta(prior), self.scatter_pieces(prior))
                 resumed += 1
                 continue
             f = self.client.submit(
@@ -871,40 +905,64 @@ class Run(_Cluster):
         scheduler a few milliseconds. Returns the maps' metadata, the reducers' results and
         every partition's counts in order."""
         metas = [self.early[s["key"]][0] for s in shards]
-        reducers = [
-            self.client.submit(
+
+        def reducer(i, attempt=0):
+            lo = self.bounds[i][0]
+            return self.client.submit(
                 _reduce, lo, *[self.early[s["key"]][1][i] for s in shards],
-                key=f"trawl-reduce-{self.run_key}-{lo}",
+                key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
             )
-            for i, (lo, hi) in enumerate(self.bounds)
-        ]
+
+        reducers = [reducer(i) for i in range(len(self.bounds))]
+        which = {f.key: i for i, f in enumerate(reducers)}
+        # The recovery each reducer's inputs are from (see `take`).
+        made_after = {f.key: 0 for f in reducers}
+        # A resumed shard's metadata is here already (a dict); the others' come from tasks.
+        tasks = [(i, m) for i, m in enumerate(metas) if not isinstance(m, dict)]
         # A pinned shard whose result was lost with its host is read again there: the watchdog
         # goes on watching those hosts through the shards' metadata tasks.
-        self.root_of = {m.key: s["root"] for m, s in zip(metas, shards)}
-        for m, s in zip(metas, shards):
+        self.root_of = {m.key: shards[i]["root"] for i, m in tasks}
+        for i, m in tasks:
+            s = shards[i]
             self.what[m.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
-        # The shards' records and totals, merged one at a time as they come (each let go once
-        # merged), while the reducers count.
+        # The shards' records and totals, merged one at a time after the reducers count, in
+        # map order (each let go once merged).
         merger = self.plan.merge()
-        pending = {m.key: i for i, m in enumerate(metas)}
-        merged = [None] * len(metas)
+        pending = {m.key: i for i, m in tasks}
+        merged = [m if isinstance(m, dict) else None for m in metas]
         seconds = []
+        recovered = 0
 
         def take(f):
+            nonlocal recovered
+            if f.key in which and f.status == "cancelled":
+                # Its inputs were lost with a worker: sent again from the checkpoints (once
+                # for every reducer that lost them), and the reducer submitted again.
+                if made_after[f.key] == recovered and recovered < 3 and self.recover(shards):
+                    recovered += 1
+                if made_after[f.key] < recovered:
+                    i = which.pop(f.key)
+                    reducers[i] = reducer(i, recovered)
+                    which[reducers[i].key] = i
+                    made_after[reducers[i].key] = recovered
+                    return [reducers[i]]
             self.failed(f, self.what.get(f.key, f.key))
             if f.key in pending:
                 merged[pending.pop(f.key)] = f
+            return None
 
-        self.drain(reducers + metas, take)
+        self.drain(reducers + [m for _, m in tasks], take)
         # In map order: the partitions number files by their map's place.
         for f in merged:
-            m = f.result()
+            m = f if isinstance(f, dict) else f.result()
             merger.add(m["report"], m["records"], m["totals"])
             t = json.loads(m["totals"])
             blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
             seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
             self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
-            f.release()
+            if not isinstance(f, dict):
+                f.release()
+        self.stats["recovered_reduces"] = recovered
         reduced = self.client.gather(reducers)
         counts = []
         for r in reduced:
@@ -913,7 +971,9 @@ class Run(_Cluster):
                 if msg.startswith("map "):
                     i = int(msg.split()[1].rstrip(":"))
                     m = maps[i]
-                    who = self.client.who_has([m]).get(m.key) or ["the client (resumed)"]
+                    who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
+                        "the client (resumed)"
+                    ]
                     msg = f"shard {shards[i]['key']} (from {', '.join(who)}): {msg.split(':', 1)[1].strip()}"
                 raise Fatal(f"partition {r['partition']}: {msg}")
             counts += r["counts"]
