@@ -995,7 +995,7 @@ class Run(_Cluster):
                 "bytes_per_fingerprint": shipped / fps if fps else None,
                 "naive_bytes": 16 * blocks,
                 "task_results": self.stats.get("walk", {}).get("listing_tasks", 0)
-                + len(shards) * (2 + len(reduced))
+                + (len(shards) - self.stats.get("resumed_shards", 0)) * (2 + len(reduced))
                 + len(reduced),
                 "naive_messages": blocks,
                 "shard_seconds": {
