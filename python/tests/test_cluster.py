@@ -505,3 +505,27 @@ def test_a_worker_lost_during_resume_takes_the_checkpoints_again(tree, tmp_path,
     assert stats["resumed_shards"] == len(shards) - len(shards[::2])
     assert stats["recovered_reduces"] >= 1, stats
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_no_worker_is_waited_for_as_long_as_the_scheduler_then_named(tree, tmp_path, cluster):
+    # A scheduler with no worker: the run ends within --connect-timeout, with one line, exit 2.
+    t = time.time()
+    r = trawl_dask("scan", "--scheduler", cluster.address, "--connect-timeout", "3", tree,
+                   "--json", "c.json", cwd=str(tmp_path), timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "no worker joined the scheduler within 3 s" in r.stderr, r.stderr
+    assert time.time() - t < 30
+    assert not (tmp_path / "c.json").exists()
+    # A worker that joins while the client waits is taken.
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
+         "--connect-timeout", "60", tree, *SCAN, "--json", "c.json"],
+        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2)
+    assert p.poll() is None, p.communicate()[1]
+    cluster.worker("late")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -453,7 +453,15 @@ class _Cluster:
         mine = self.wire = _native.wire_version()
         got = self.client.run(_wire_version, on_error="return")
         if not got:
-            raise Fatal("the cluster has no workers")
+            # Workers often start after their scheduler: waited for, as long as for it.
+            t = self.o.connect_timeout
+            try:
+                self.client.wait_for_workers(1, timeout=t)
+            except TimeoutError:
+                raise Fatal(f"no worker joined the scheduler within {t:g} s (--connect-timeout)")
+            got = self.client.run(_wire_version, on_error="return")
+            if not got:
+                raise Fatal("the cluster has no workers")
         for addr, v in sorted(got.items()):
             if isinstance(v, BaseException):
                 raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
