@@ -503,7 +503,7 @@ def test_a_worker_lost_during_resume_takes_the_checkpoints_again(tree, tmp_path,
     assert p.returncode == 0, err
     stats = json.load(open(tmp_path / "stats.json"))
     assert stats["resumed_shards"] == len(shards) - len(shards[::2])
-    assert stats["recovered_reduces"] >= 1, stats
+    assert stats["resent_shards"] >= 1, stats
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
 
@@ -528,4 +528,51 @@ def test_no_worker_is_waited_for_as_long_as_the_scheduler_then_named(tree, tmp_p
     cluster.worker("late")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_the_shuffle_costs_the_scheduler_a_task_per_shard_and_reducer_not_per_pair(tmp_path, cluster):
+    # 70 shards x 32 reducers: a task per (shard, reducer) would be 2,240 of them; the reducers
+    # fetch their shares from the maps' workers instead.
+    from conftest import make_tree
+
+    root = tmp_path / "t"
+    make_tree(str(root), files=140, seed=3)
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    c = cluster.client()
+
+    def count():
+        from distributed import SchedulerPlugin
+
+        class Ran(SchedulerPlugin):
+            name = "trawl-test-ran"
+
+            def __init__(self):
+                self.ran = {}
+
+            def transition(self, key, start, finish, *args, **kwargs):
+                if finish == "processing":
+                    k = str(key).split("-")[1] if str(key).startswith("trawl-") else "other"
+                    self.ran[k] = self.ran.get(k, 0) + 1
+
+        return Ran()
+
+    try:
+        c.register_plugin(count())
+        want, _ = one_machine([str(root)], *SCAN, cwd=str(tmp_path))
+        r = trawl_dask("scan", "--scheduler", cluster.address, "--shard-files", "2",
+                       "--partitions", "64", "--reducers", "32", "--no-speculate", str(root),
+                       *SCAN, "--json", "c.json", "--stats", "stats.json", cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        ran = c.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["trawl-test-ran"].ran)
+    finally:
+        c.close()
+    stats = json.load(open(tmp_path / "stats.json"))
+    shards, lists = stats["shards"], stats["walk"]["listing_tasks"]
+    assert shards >= 64 and stats["reducers"] == 32, stats
+    assert ran.get("map") == shards and ran.get("meta") == shards, ran
+    assert ran.get("reduce") == 32 and "pieces" not in ran, ran
+    assert sum(ran.values()) <= lists + 2 * shards + 32 + 2, ran  # + the version checks
     assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -200,7 +200,7 @@ pub(crate) fn rank(
     // (share, name, duplicate bytes), at most a few times `top` of them.
     let mut best: Vec<(f64, String, u64)> = Vec::new();
     let order = |a: &(f64, String, u64), b: &(f64, String, u64)| {
-        b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+        saved(b.0).cmp(&saved(a.0)).then_with(|| a.1.cmp(&b.1))
     };
     for id in 0..count {
         let name = names.next_name()?;
@@ -248,9 +248,16 @@ pub(crate) fn rank(
             path,
             block_size,
             duplicate_bytes: dup,
-            saved_bytes: share.round() as u64,
+            saved_bytes: saved(share),
         })
         .collect())
+}
+
+/// The bytes a file's share of the saving stands for, as the report shows them: files are
+/// ranked by these, ties by name, so that shares summed in another order (on a cluster, or by
+/// partition) rank alike.
+pub(crate) fn saved(share: f64) -> u64 {
+    share.round() as u64
 }
 
 /// A pass over a spool that can look at its next record before taking it.

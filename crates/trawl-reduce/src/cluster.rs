@@ -20,7 +20,7 @@ use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{ReductionJson, TopFile};
 
 use crate::accumulator::{Figures, cut_sizes, dedup_counts};
-use crate::attribution::{RefBytes, static_kind};
+use crate::attribution::{RefBytes, saved, static_kind};
 use crate::batch::{Batch, BatchError, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
@@ -579,14 +579,14 @@ fn rank(
             (s, name, d)
         })
         .collect();
-    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    best.sort_by(|a, b| saved(b.0).cmp(&saved(a.0)).then_with(|| a.1.cmp(b.1)));
     best.truncate(cfg.top_files);
     best.into_iter()
         .map(|(share, path, dup)| TopFile {
             path: path.to_string(),
             block_size: block_size as u64,
             duplicate_bytes: dup,
-            saved_bytes: share.round() as u64,
+            saved_bytes: saved(share),
         })
         .collect()
 }

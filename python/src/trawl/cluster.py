@@ -301,23 +301,68 @@ def _map(args, files, partitions, delay, expect=None):
     }
 
 
-def _pieces(result, lo, hi):
-    """A map's batch sets of partitions lo..hi, for the reduce task that counts them."""
-    return result["parts"][lo:hi]
+class SharesLost(RuntimeError):
+    """A reduce task could not fetch a map's share (its worker gone, or the result lost with
+    it): the client runs the reduce again once the maps are back."""
+
+
+def _shares_plugin():
+    """The worker plugin that serves the maps' shares to the reduce tasks (made here, so that
+    only workers import Dask's plugin class)."""
+    from distributed import WorkerPlugin
+
+    class Shares(WorkerPlugin):
+        """Adds ``trawl_share``: partitions lo..hi of a map result this worker holds."""
+
+        name = "trawl-shares"
+
+        def setup(self, worker):
+            def share(comm=None, key=None, lo=0, hi=0):
+                return worker.data[key]["parts"][lo:hi]
+
+            worker.handlers["trawl_share"] = share
+
+    return Shares()
+
+
+def _gather(where, lo, hi):
+    """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
+    order), fetched from the workers holding them, all at once, past the scheduler."""
+    import asyncio
+
+    from distributed import get_worker
+    from distributed.utils import sync
+
+    w = get_worker()
+
+    async def one(key, addr):
+        if addr == w.address and key in w.data:
+            return w.data[key]["parts"][lo:hi]
+        return await w.rpc(addr).trawl_share(key=key, lo=lo, hi=hi)
+
+    async def every():
+        return await asyncio.gather(*[one(k, a) for k, a in where])
+
+    try:
+        return sync(w.loop, every)
+    except Exception as e:
+        raise SharesLost(f"{type(e).__name__}: {e}") from None
 
 
 def _meta(result):
     return {k: v for k, v in result.items() if k != "parts"}
 
 
-def _reduce(lo, *pieces):
-    """Counts partitions lo, lo+1, ... one at a time from every map's pieces (in map order):
-    what the task holds at once is its maps' encoded batches and one partition decoded."""
+def _reduce(lo, hi, where):
+    """Counts partitions lo..hi-1, one at a time, from every map's share, fetched first (in map
+    order): what the task holds at once is its maps' encoded batches and one partition
+    decoded."""
     import resource
 
     from trawl import _native as n
 
     t = time.perf_counter()
+    pieces = _gather(where, lo, hi)
     out = []
     for i in range(len(pieces[0]) if pieces else 0):
         try:
@@ -775,39 +820,33 @@ class Run(_Cluster):
             return None
 
     def downstream(self, shard, m):
-        """As soon as a shard's map has its result: the tasks that take its metadata and its
-        pieces for each reducer, so that they run while the other maps still read."""
+        """As soon as a shard's map has its result: the task that takes its metadata to the
+        client, run while the other maps still read (the reducers fetch their shares of the
+        result themselves, see `_gather`)."""
         key = shard["key"]
-        self.early[key] = (
-            self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"),
-            [
-                self.client.submit(_pieces, m, lo, hi, key=f"trawl-pieces-{self.run_key}-{key}-{lo}")
-                for lo, hi in self.bounds
-            ],
-        )
+        self.early[key] = (self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"), m)
 
-    def scatter_pieces(self, prior):
-        """A resumed shard's pieces, one per reducer, sent to the workers (each a list of the
-        partitions' batch sets; in a list, or a list alone would be scattered item by item)."""
-        return self.client.scatter(
-            [prior["parts"][lo:hi] for lo, hi in self.bounds], hash=False
-        )
+    def scatter(self, prior):
+        """A resumed shard's result sent to a worker, for the reducers to fetch their shares
+        of (in a list: a dict alone would be scattered as one future per key)."""
+        return self.client.scatter([prior], hash=False)[0]
 
     def recover(self, shards):
-        """Resumed shards whose pieces were lost with the worker holding them (data sent from
+        """Resumed shards whose result was lost with the worker holding it (data sent from
         here cannot be computed again): sent again from their checkpoints. Whether any was."""
         again = False
         for s in shards:
             k = s["key"]
-            if k not in self.resumed or all(p.status != "cancelled" for p in self.early[k][1]):
+            if k not in self.resumed or self.early[k][1].status != "cancelled":
                 continue
             prior = self.load(s)
             if prior is None:
                 raise Fatal(
-                    f"shard {k}: its pieces were lost with a worker and its checkpoint "
+                    f"shard {k}: its result was lost with a worker and its checkpoint "
                     f"({self.checkpoint_path(s)}) can no longer be read"
                 )
-            self.early[k] = (self.early[k][0], self.scatter_pieces(prior))
+            self.early[k] = (self.early[k][0], self.scatter(prior))
+            self.stats["resent_shards"] = self.stats.get("resent_shards", 0) + 1
             again = True
         return again
 
@@ -833,7 +872,7 @@ class Run(_Cluster):
                 # Its metadata stays here; its pieces go to the workers for the reducers.
                 winner[s["key"]] = None
                 self.resumed.add(s["key"])
-                self.early[s["key"]] = (_meta(prior), self.scatter_pieces(prior))
+                self.early[s["key"]] = (_meta(prior), self.scatter(prior))
                 resumed += 1
                 continue
             f = self.client.submit(
@@ -908,18 +947,40 @@ class Run(_Cluster):
     # -- reduce and finish --
 
     def reduce(self, maps, shards):
-        """The partitions counted by --reducers tasks, each a range of partitions: one piece
-        task per (map, reducer), not per (map, partition), since every task costs the
-        scheduler a few milliseconds. Returns the maps' metadata, the reducers' results and
-        every partition's counts in order."""
+        """The partitions counted by --reducers tasks, each a range of partitions that fetches
+        its share of every map's result from the worker holding it (no task per map and
+        reducer: each costs the scheduler a few milliseconds, see bench/shuffle.py). Returns
+        the maps' metadata, the reducers' results and every partition's counts in order."""
+        from distributed import wait
+        from distributed.client import FuturesCancelledError
+
         metas = [self.early[s["key"]][0] for s in shards]
+        where = []
+
+        def locate():
+            """Where every shard's result is now (after a loss: once Dask has it again, or,
+            for a resumed shard, once it is sent again from its checkpoint)."""
+            for attempt in range(5):
+                self.recover(shards)
+                results = [self.early[s["key"]][1] for s in shards]
+                try:
+                    wait(results)
+                except FuturesCancelledError as e:
+                    if _scheduler_lost(e, self.client) or attempt == 4:
+                        raise
+                    continue
+                who = self.client.who_has(results)
+                where[:] = [(f.key, (who.get(f.key) or [""])[0]) for f in results]
+                return
 
         def reducer(i, attempt=0):
-            lo = self.bounds[i][0]
+            lo, hi = self.bounds[i]
             return self.client.submit(
-                _reduce, lo, *[self.early[s["key"]][1][i] for s in shards],
+                _reduce, lo, hi, list(where),
                 key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
             )
+
+        locate()
 
         reducers = [reducer(i) for i in range(len(self.bounds))]
         which = {f.key: i for i, f in enumerate(reducers)}
@@ -941,12 +1002,19 @@ class Run(_Cluster):
         seconds = []
         recovered = 0
 
+        def lost(f):
+            if f.status == "cancelled":
+                return True
+            return f.status == "error" and type(f.exception()).__name__ == "SharesLost"
+
         def take(f):
             nonlocal recovered
-            if f.key in which and f.status == "cancelled":
-                # Its inputs were lost with a worker: sent again from the checkpoints (once
-                # for every reducer that lost them), and the reducer submitted again.
-                if made_after[f.key] == recovered and recovered < 3 and self.recover(shards):
+            if f.key in which and lost(f):
+                # A share was lost with a worker: the maps' results are had again (Dask reads
+                # a lost shard again; a resumed one is sent again from its checkpoint), once
+                # for every reducer that lost them, and the reducer runs again.
+                if made_after[f.key] == recovered and recovered < 5:
+                    locate()
                     recovered += 1
                 if made_after[f.key] < recovered:
                     i = which.pop(f.key)
@@ -970,7 +1038,8 @@ class Run(_Cluster):
             self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
             if not isinstance(f, dict):
                 f.release()
-        self.stats["recovered_reduces"] = recovered
+        self.stats["reduces_again"] = recovered
+        self.stats.setdefault("resent_shards", 0)
         reduced = self.client.gather(reducers)
         counts = []
         for r in reduced:
@@ -1003,7 +1072,7 @@ class Run(_Cluster):
                 "bytes_per_fingerprint": shipped / fps if fps else None,
                 "naive_bytes": 16 * blocks,
                 "task_results": self.stats.get("walk", {}).get("listing_tasks", 0)
-                + (len(shards) - self.stats.get("resumed_shards", 0)) * (2 + len(reduced))
+                + (len(shards) - self.stats.get("resumed_shards", 0)) * 2
                 + len(reduced),
                 "naive_messages": blocks,
                 "shard_seconds": {
@@ -1030,6 +1099,8 @@ class Run(_Cluster):
             t = now
 
         self.check_versions()
+        # Every worker (and any that joins) serves the maps' shares to the reduce tasks.
+        self.client.register_plugin(_shares_plugin())
         outputs, excluded = self.plan.open_outputs()
         phase("versions and outputs")
         files, skipped, failed = self.walk(set(excluded))
