@@ -312,41 +312,51 @@ def _shares_plugin():
     from distributed import WorkerPlugin
 
     class Shares(WorkerPlugin):
-        """Adds ``trawl_share``: partitions lo..hi of a map result this worker holds."""
+        """Adds ``trawl_shares``: partitions lo..hi of map results this worker holds."""
 
         name = "trawl-shares"
 
         def setup(self, worker):
-            def share(comm=None, key=None, lo=0, hi=0):
-                return worker.data[key]["parts"][lo:hi]
+            def shares(comm=None, keys=(), lo=0, hi=0):
+                return [worker.data[k]["parts"][lo:hi] for k in keys]
 
-            worker.handlers["trawl_share"] = share
+            worker.handlers["trawl_shares"] = shares
 
     return Shares()
 
 
 def _gather(where, lo, hi):
     """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
-    order), fetched from the workers holding them, all at once, past the scheduler."""
+    order), fetched from the workers holding them past the scheduler: one request per worker,
+    for all of its maps, every worker at once."""
     import asyncio
 
     from distributed import get_worker
     from distributed.utils import sync
 
     w = get_worker()
+    by_worker = {}
+    for i, (key, addr) in enumerate(where):
+        by_worker.setdefault(addr, []).append((i, key))
 
-    async def one(key, addr):
-        if addr == w.address and key in w.data:
-            return w.data[key]["parts"][lo:hi]
-        return await w.rpc(addr).trawl_share(key=key, lo=lo, hi=hi)
+    async def one(addr, items):
+        keys = [k for _, k in items]
+        if addr == w.address and all(k in w.data for k in keys):
+            return [w.data[k]["parts"][lo:hi] for k in keys]
+        return await w.rpc(addr).trawl_shares(keys=keys, lo=lo, hi=hi)
 
     async def every():
-        return await asyncio.gather(*[one(k, a) for k, a in where])
+        return await asyncio.gather(*[one(a, items) for a, items in by_worker.items()])
 
     try:
-        return sync(w.loop, every)
+        got = sync(w.loop, every)
     except Exception as e:
         raise SharesLost(f"{type(e).__name__}: {e}") from None
+    out = [None] * len(where)
+    for (addr, items), shares in zip(by_worker.items(), got):
+        for (i, _), share in zip(items, shares):
+            out[i] = share
+    return out
 
 
 def _meta(result):
