@@ -21,7 +21,12 @@ verified again), on the mixed tree and on the 200,000 small files; their counts 
 Every figure checks first that the two reports agree (reduction and totals).
 
     python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR]
-                             [--sections scan,files,audit]
+                             [--sections scan,files,audit,running]
+
+Section `running` (not run by default): a scheduler and two single-threaded workers started
+once, as an operator starts them; `trawl-dask scan --scheduler` against `trawl scan`, wall time
+and CPU seconds of the whole cluster (client, scheduler, workers: /proc of each, the client's
+rusage) over trawl scan's.
 
 trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
 wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
@@ -78,6 +83,87 @@ def main():
         files(a, dask, j)
     if "audit" in sections:
         audits(a, j)
+    if "running" in sections:
+        running(a, j)
+
+
+def cpu_of(pid):
+    """CPU seconds (user + system) a running process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def running(a, j):
+    """`trawl-dask scan --scheduler` on a cluster already running (a `dask scheduler` and two
+    single-threaded `dask worker` processes, started once, as an operator starts them) against
+    `trawl scan`: wall time, and CPU seconds of the whole cluster (client, scheduler and
+    workers) against trawl scan's."""
+    import socket
+
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    addr = f"tcp://127.0.0.1:{port}"
+    log = open(j("cluster.log"), "w")
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                               "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=log, stderr=log)]
+    for n in range(2):
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{n}"],
+            stdout=log, stderr=log))
+    try:
+        from distributed import Client
+
+        with Client(addr, timeout=60) as c:
+            c.wait_for_workers(2, timeout=60)
+
+        def timed(cmd, cluster):
+            before = os.times()
+            held = sum(cpu_of(p.pid) for p in procs) if cluster else 0.0
+            t = run(cmd)
+            if cluster:
+                own.append(json.load(open(j("rd.json")))["totals"]["seconds"])
+            after = os.times()
+            cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+            if cluster:
+                cpu += sum(cpu_of(p.pid) for p in procs) - held
+            return t, cpu
+
+        cmds = {
+            "trawl scan": ([a.trawl, "scan", a.mixed, "-q", "--json", j("r1.json")], False),
+            "trawl-dask --scheduler": ([sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", addr,
+                                        a.mixed, "-q", "--json", j("rd.json")], True),
+        }
+        got = {k: [] for k in cmds}
+        own = []  # the cluster run's own seconds (its report: from the client's start of work)
+        timed(*cmds["trawl-dask --scheduler"])  # warm-up: the workers import trawl
+        own.clear()
+        for _ in range(a.runs):
+            for k, (cmd, cluster) in cmds.items():
+                got[k].append(timed(cmd, cluster))
+        same(j("r1.json"), j("rd.json"), "running cluster")
+        one = json.load(open(j("r1.json")))
+        print(f"\n{a.mixed}: {one['totals']['bytes'] / 2**30:.2f} GiB; a running scheduler and 2 "
+              f"single-threaded workers (their start not counted); reports equal")
+        base_t = statistics.median(t for t, _ in got["trawl scan"])
+        base_c = statistics.median(c for _, c in got["trawl scan"])
+        print(f"  {'command':<24} {'median s':>9} {'CPU s':>7} {'wall vs one':>12} {'CPU vs one':>11}")
+        for k, v in got.items():
+            t = statistics.median(x for x, _ in v)
+            cpu = statistics.median(x for _, x in v)
+            print(f"  {k:<24} {t:>9.2f} {cpu:>7.2f} {t / base_t:>11.2f}x {cpu / base_c:>10.2f}x")
+        imp = run([sys.executable, "-c", "import trawl.cluster, distributed"])
+        print(f"  the cluster run's own seconds (its report, after the client started): "
+              f"{statistics.median(own):.2f} s, {statistics.median(own) / base_t:.2f}x; "
+              f"the client's Python importing trawl and distributed alone: {imp:.2f} s")
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
 
 
 def mixed(a, dask, j):
