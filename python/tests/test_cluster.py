@@ -576,3 +576,43 @@ def test_the_shuffle_costs_the_scheduler_a_task_per_shard_and_reducer_not_per_pa
     assert ran.get("reduce") == 32 and "pieces" not in ran, ran
     assert sum(ran.values()) <= lists + 2 * shards + 32 + 2, ran  # + the version checks
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_copy_that_won_and_whose_worker_died_is_computed_again_elsewhere(tmp_path, cluster):
+    # One shard, slow on its first worker; its copy wins on the other, which then dies before
+    # the reduce fetches the result: the copy runs again on the worker left (it was never
+    # pinned), and the run ends with the exact report instead of waiting for the dead one.
+    from conftest import make_tree
+
+    tree = make_tree(str(tmp_path / "small"), files=6)
+    want, _ = one_machine([tree], cwd=str(tmp_path))
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    env = dict(os.environ, TRAWL_DASK_MAP_DELAY="6", TRAWL_DASK_REDUCE_DELAY="4")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address, tree,
+         "--json", "c.json", "--stats", "stats.json"],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(
+            str(t).startswith("trawl-reduce-") for ts in c.processing().values() for t in ts
+        ), timeout=60)
+        holders = [w for k, ws in c.who_has().items() if str(k).startswith("trawl-spec-") for w in ws]
+        assert holders, c.who_has()
+        names = {a: str(w["name"]) for a, w in c.scheduler_info(n_workers=-1)["workers"].items()}
+    finally:
+        c.close()
+    os.killpg(cluster.workers[names[holders[0]]].pid, signal.SIGKILL)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError(f"the run waited for the dead worker: {err[-2000:]}")
+    assert p.returncode == 0, err
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert stats["speculative_copies"] == 1, stats
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -335,8 +335,22 @@ def _gather(where, lo, hi):
     from distributed.utils import sync
 
     w = get_worker()
+    # Where they are now: a worker that died since the client looked would cost a connection
+    # attempt of Dask's timeout (30 s) before the fetch fails.
+    keys = [k for k, _ in where]
+    try:
+        from distributed import get_client
+
+        c = get_client()
+        now = c.sync(c.scheduler.who_has, keys=keys)
+    except Exception as e:
+        raise SharesLost(f"{type(e).__name__}: {e}") from None
     by_worker = {}
-    for i, (key, addr) in enumerate(where):
+    for i, key in enumerate(keys):
+        held = now.get(key) or []
+        if not held:
+            raise SharesLost(f"the result {key} is held by no worker")
+        addr = w.address if w.address in held else held[0]
         by_worker.setdefault(addr, []).append((i, key))
 
     async def one(addr, items):
@@ -363,14 +377,17 @@ def _meta(result):
     return {k: v for k, v in result.items() if k != "parts"}
 
 
-def _reduce(lo, hi, where):
+def _reduce(lo, hi, where, delay=0.0):
     """Counts partitions lo..hi-1, one at a time, from every map's share, fetched first (in map
     order): what the task holds at once is its maps' encoded batches and one partition
-    decoded."""
+    decoded. ``delay`` (seconds before fetching, TRAWL_DASK_REDUCE_DELAY) is a knob for fault
+    tests, to have a map's worker die before its share is fetched."""
     import resource
 
     from trawl import _native as n
 
+    if delay:
+        time.sleep(delay)
     t = time.perf_counter()
     pieces = _gather(where, lo, hi)
     out = []
@@ -983,10 +1000,12 @@ class Run(_Cluster):
                 where[:] = [(f.key, (who.get(f.key) or [""])[0]) for f in results]
                 return
 
+        delay = float(os.environ.get("TRAWL_DASK_REDUCE_DELAY", "0") or 0)
+
         def reducer(i, attempt=0):
             lo, hi = self.bounds[i]
             return self.client.submit(
-                _reduce, lo, hi, list(where),
+                _reduce, lo, hi, list(where), delay if not attempt else 0.0,
                 key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
             )
 
