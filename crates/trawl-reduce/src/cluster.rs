@@ -25,7 +25,7 @@ use crate::batch::{Batch, BatchError, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, ref_bucket};
-use crate::facts::FileReduce;
+use crate::facts::{FileReduce, add_unit};
 
 /// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
 /// blocks and bytes in all and of zeros; chunk sizes; per-unit compression; and the names of the
@@ -156,15 +156,15 @@ impl Mapper {
                     if !zero {
                         stored += f.units[g * ncodec].1 as u64;
                     }
-                    for c in 0..ncodec {
-                        let (clen, alloc) = f.units[g * ncodec + c];
-                        if zero {
-                            totals.zero_compressed[c] += clen as u64;
-                            totals.zero_allocated[c] += alloc as u64;
-                        } else {
-                            totals.compressed[c] += clen as u64;
-                            totals.allocated[c] += alloc as u64;
-                        }
+                    let sizes = &f.units[g * ncodec..(g + 1) * ncodec];
+                    if zero {
+                        add_unit(
+                            &mut totals.zero_compressed,
+                            &mut totals.zero_allocated,
+                            sizes,
+                        );
+                    } else {
+                        add_unit(&mut totals.compressed, &mut totals.allocated, sizes);
                     }
                     if zero {
                         totals.zero_logical += len as u64;

@@ -54,3 +54,11 @@ impl FileReduce {
         }
     }
 }
+
+/// One unit's (compressed, allocated) sizes, per codec, added to the sums of each.
+pub(crate) fn add_unit(compressed: &mut [u64], allocated: &mut [u64], sizes: &[(u32, u32)]) {
+    for ((c, a), &(clen, alloc)) in compressed.iter_mut().zip(allocated.iter_mut()).zip(sizes) {
+        *c += clen as u64;
+        *a += alloc as u64;
+    }
+}

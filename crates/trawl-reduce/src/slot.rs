@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use crate::attribution::Facts;
 use crate::cluster::WayTotals;
 use crate::counter::{Counter, Part, lock};
-use crate::facts::FileReduce;
+use crate::facts::{FileReduce, add_unit};
 use crate::spill;
 
 /// Records (over all ways of cutting) a slot holds before it hands them to the partitions:
@@ -172,15 +172,11 @@ impl Slot {
                         t.sampled_units += 1;
                         t.sampled_logical += lens[u] as u64;
                     }
-                    for k in 0..ncodec {
-                        let (clen, alloc) = f.units[u * ncodec + k];
-                        if z {
-                            t.zero_compressed[k] += clen as u64;
-                            t.zero_allocated[k] += alloc as u64;
-                        } else {
-                            t.compressed[k] += clen as u64;
-                            t.allocated[k] += alloc as u64;
-                        }
+                    let sizes = &f.units[u * ncodec..(u + 1) * ncodec];
+                    if z {
+                        add_unit(&mut t.zero_compressed, &mut t.zero_allocated, sizes);
+                    } else {
+                        add_unit(&mut t.compressed, &mut t.allocated, sizes);
                     }
                 }
                 t.units += keys.len() as u64;
