@@ -1,9 +1,10 @@
 //! Fingerprint counting partitioned by key, for many readers at once: each reader folds its
 //! files into a staging slot of its own, a full slot hands each key partition its share of the
 //! records under that partition's lock (one table per partition and way of cutting), and at the
-//! end the partitions are settled and attributed in parallel. No lock is held by every reader:
-//! a reader waits only when another hands the same partition a batch at the same moment, and
-//! the counts say how often that happened ([`Contention`]).
+//! end the partitions are settled and attributed in parallel. A reader waits only when another
+//! hands the same partition a batch at the same moment, or appends a file's name to the name
+//! log (one short lock per file numbered for the ranking); the counts say how often each
+//! happened ([`Contention`]).
 //!
 //! The figures do not depend on the number of partitions, threads or slots: unique counts and
 //! reference histograms are sums over disjoint key partitions; what no key decides is summed
