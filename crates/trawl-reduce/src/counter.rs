@@ -204,7 +204,14 @@ impl Counter {
     /// A counter that counts nothing itself: it folds files into a cluster map's batches over
     /// `partitions` fingerprint partitions, taken at the end by [`Counter::take_map`].
     pub fn mapping(cfg: Arc<ReduceConfig>, partitions: u32) -> Counter {
-        let mut c = Counter::new(cfg.clone());
+        // One partition and no slot: nothing is counted here (see `fold`).
+        let mut c = Counter::new(Arc::new(ReduceConfig {
+            partitions: 1,
+            threads: 1,
+            ..(*cfg).clone()
+        }));
+        c.slots.clear();
+        c.cfg = cfg.clone();
         c.mapper = Some(Mutex::new(Mapper::new(cfg, partitions)));
         c
     }
