@@ -98,6 +98,26 @@ def trawl_dask(*args, cwd=None, env=None, timeout=300):
     )
 
 
+def trawl_dask_started(*args, cwd=None, env=None):
+    """`trawl-dask ARGS` started and left running (``env`` added to this one's), its output
+    captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "trawl.cluster", *args], cwd=cwd, env=dict(os.environ, **(env or {})),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def ended(p, timeout, what):
+    """The output of a started run once it ends; if it does not within ``timeout`` seconds, it
+    is killed and the test fails saying ``what``."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        raise AssertionError(f"{what}: {err[-2000:]}")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

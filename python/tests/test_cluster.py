@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from conftest import comparable, one_machine, trawl_bin, trawl_dask, wait_until, worker_pid
+from conftest import (
+    comparable, ended, one_machine, trawl_bin, trawl_dask, trawl_dask_started, wait_until, worker_pid,
+)
 
 import trawl
 
@@ -437,12 +439,10 @@ def test_on_a_worker_name_survives_that_worker_starting_again(tree, tmp_path, cl
     cluster.worker("b")
     cluster.wait_for(2)
     want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
-    env = dict(os.environ, TRAWL_DASK_MAP_DELAY="1.5")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
-         "--on", f"b:{tree}", "--lost-worker-timeout", "120", "--shard-files", "8",
-         *SCAN, "--json", "c.json"],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = trawl_dask_started(
+        "scan", "--scheduler", cluster.address, "--on", f"b:{tree}", "--lost-worker-timeout",
+        "120", "--shard-files", "8", *SCAN, "--json", "c.json",
+        cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "1.5"},
     )
     c = cluster.client()
     try:
@@ -456,12 +456,7 @@ def test_on_a_worker_name_survives_that_worker_starting_again(tree, tmp_path, cl
         wait_until(lambda: worker_pid(c, "b")[0] not in (None, addr), timeout=60)
     finally:
         c.close()
-    try:
-        out, err = p.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        raise AssertionError(f"the run waited for the old address: {err[-2000:]}")
+    _, err = ended(p, 90, "the run waited for the old address")
     assert p.returncode == 0, err
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
@@ -482,12 +477,8 @@ def test_a_worker_lost_during_resume_takes_the_checkpoints_again(tree, tmp_path,
     assert len(shards) >= 6
     for f in shards[::2]:
         os.remove(state / f)  # read again, slowly, while the rest are resumed
-    p = subprocess.Popen(
-        [sys.executable, "-m", "trawl.cluster", *args, "--resume", "--json", "c.json",
-         "--stats", "stats.json"],
-        cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="2"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    p = trawl_dask_started(*args, "--resume", "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "2"})
     c = cluster.client()
     try:
         wait_until(lambda: any(
@@ -499,7 +490,7 @@ def test_a_worker_lost_during_resume_takes_the_checkpoints_again(tree, tmp_path,
     finally:
         c.close()
     os.killpg(cluster.workers["a"].pid, signal.SIGKILL)
-    out, err = p.communicate(timeout=180)
+    _, err = ended(p, 180, "the resumed run did not end")
     assert p.returncode == 0, err
     stats = json.load(open(tmp_path / "stats.json"))
     assert stats["resumed_shards"] == len(shards) - len(shards[::2])
@@ -518,15 +509,12 @@ def test_no_worker_is_waited_for_as_long_as_the_scheduler_then_named(tree, tmp_p
     assert not (tmp_path / "c.json").exists()
     # A worker that joins while the client waits is taken.
     want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
-         "--connect-timeout", "60", tree, *SCAN, "--json", "c.json"],
-        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--connect-timeout", "60",
+                           tree, *SCAN, "--json", "c.json", cwd=str(tmp_path))
     time.sleep(2)
     assert p.poll() is None, p.communicate()[1]
     cluster.worker("late")
-    out, err = p.communicate(timeout=120)
+    _, err = ended(p, 120, "the run did not take the late worker")
     assert p.returncode == 0, err
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
@@ -589,11 +577,9 @@ def test_a_copy_that_won_and_whose_worker_died_is_computed_again_elsewhere(tmp_p
     cluster.worker("a", nanny=False)
     cluster.worker("b", nanny=False)
     cluster.wait_for(2)
-    env = dict(os.environ, TRAWL_DASK_MAP_DELAY="6", TRAWL_DASK_REDUCE_DELAY="4")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address, tree,
-         "--json", "c.json", "--stats", "stats.json"],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = trawl_dask_started(
+        "scan", "--scheduler", cluster.address, tree, "--json", "c.json", "--stats", "stats.json",
+        cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "6", "TRAWL_DASK_REDUCE_DELAY": "4"},
     )
     c = cluster.client()
     try:
@@ -606,12 +592,7 @@ def test_a_copy_that_won_and_whose_worker_died_is_computed_again_elsewhere(tmp_p
     finally:
         c.close()
     os.killpg(cluster.workers[names[holders[0]]].pid, signal.SIGKILL)
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        raise AssertionError(f"the run waited for the dead worker: {err[-2000:]}")
+    _, err = ended(p, 120, "the run waited for the dead worker")
     assert p.returncode == 0, err
     stats = json.load(open(tmp_path / "stats.json"))
     assert stats["speculative_copies"] == 1, stats
