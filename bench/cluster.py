@@ -26,7 +26,9 @@ Every figure checks first that the two reports agree (reduction and totals).
 Section `running` (not run by default): a scheduler and two single-threaded workers started
 once, as an operator starts them; `trawl-dask scan --scheduler` against `trawl scan`, wall time
 and CPU seconds of the whole cluster (client, scheduler, workers: /proc of each, the client's
-rusage) over trawl scan's.
+rusage) over trawl scan's; and Dask's floor: the same cluster running as many tasks as the scan
+ran, each doing nothing, from a client that imports what trawl-dask imports (what no change to
+trawl's own work can take away).
 
 trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
 wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
@@ -87,6 +89,17 @@ def main():
         running(a, j)
 
 
+#: Dask's own cost for a run of N tasks: a client that imports trawl's cluster module and Dask,
+#: connects, runs N tasks that do nothing (as many as a scan runs), and closes.
+FLOOR = """
+import sys, trawl.cluster
+from distributed import Client
+with Client(sys.argv[1], timeout=60) as c:
+    n = int(sys.argv[2])
+    c.gather([c.submit(int, i, key=f"noop-{i}") for i in range(n)])
+"""
+
+
 def cpu_of(pid):
     """CPU seconds (user + system) a running process has used so far."""
     with open(f"/proc/{pid}/stat") as f:
@@ -124,7 +137,7 @@ def running(a, j):
             before = os.times()
             held = sum(cpu_of(p.pid) for p in procs) if cluster else 0.0
             t = run(cmd)
-            if cluster:
+            if cluster and cmd is not floor:
                 own.append(json.load(open(j("rd.json")))["totals"]["seconds"])
             after = os.times()
             cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -135,12 +148,19 @@ def running(a, j):
         cmds = {
             "trawl scan": ([a.trawl, "scan", a.mixed, "-q", "--json", j("r1.json")], False),
             "trawl-dask --scheduler": ([sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", addr,
-                                        a.mixed, "-q", "--json", j("rd.json")], True),
+                                        a.mixed, "-q", "--json", j("rd.json"), "--stats", j("st.json")], True),
         }
+        # Dask's floor: a client that imports what trawl-dask imports, connects, and runs as
+        # many tasks as the scan ran (listings, maps, their metadata, reducers) doing nothing.
+        floor = [sys.executable, "-c", FLOOR, addr, "0"]
         got = {k: [] for k in cmds}
         own = []  # the cluster run's own seconds (its report: from the client's start of work)
         timed(*cmds["trawl-dask --scheduler"])  # warm-up: the workers import trawl
         own.clear()
+        st = json.load(open(j("st.json")))
+        floor[-1] = str(st["task_results"])
+        cmds["Dask's floor (no-op tasks)"] = (floor, True)
+        got["Dask's floor (no-op tasks)"] = []
         for _ in range(a.runs):
             for k, (cmd, cluster) in cmds.items():
                 got[k].append(timed(cmd, cluster))
@@ -155,6 +175,10 @@ def running(a, j):
             t = statistics.median(x for x, _ in v)
             cpu = statistics.median(x for _, x in v)
             print(f"  {k:<24} {t:>9.2f} {cpu:>7.2f} {t / base_t:>11.2f}x {cpu / base_c:>10.2f}x")
+        floor_c = statistics.median(c for _, c in got["Dask's floor (no-op tasks)"])
+        print(f"  Dask's floor: {st['task_results']} no-op tasks and a client's start cost "
+              f"{floor_c:.2f} CPU s; trawl scan's CPU plus that floor is "
+              f"{(base_c + floor_c) / base_c:.2f}x trawl scan's (the goal: 1.25x)")
         imp = run([sys.executable, "-c", "import trawl.cluster, distributed"])
         print(f"  the cluster run's own seconds (its report, after the client started): "
               f"{statistics.median(own):.2f} s, {statistics.median(own) / base_t:.2f}x; "

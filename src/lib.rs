@@ -11,6 +11,8 @@ mod messages;
 mod progress;
 mod stop;
 
+pub use flags::hiargs::parse_size;
+
 /// The documented exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use trawl_cli::cluster::audit::{Feed as Plan, Remote, RemoteSource, Worker};
+use trawl_cluster::audit::{Feed as Plan, Remote, RemoteSource, Worker};
 
 use crate::{os_args, path};
 
@@ -131,7 +131,7 @@ struct AuditWorker(Worker);
 impl AuditWorker {
     #[new]
     fn new(args: Vec<Vec<u8>>) -> PyResult<AuditWorker> {
-        Worker::parse(os_args(args))
+        trawl_cli::cluster::audit::worker(os_args(args))
             .map(AuditWorker)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }

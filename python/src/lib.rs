@@ -13,41 +13,19 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use trawl_cli::cluster::{ClusterPlan, Listing, OpenOutputs, ShardPart};
+use trawl_cli::cluster::{ClusterPlan, OpenOutputs};
+use trawl_cluster::{ListBudget, Listing, ShardBounds, ShardPart};
 
-/// A file of a listing: (path, size, device, inode, links).
-type FileRow = (Py<PyBytes>, u64, u64, u64, u64);
+pyo3::create_exception!(
+    _native,
+    BatchError,
+    PyValueError,
+    "A map's batch a reducer refused: args are (the map's place in the reduce's input, why)."
+);
 
 /// `trawl scan`'s flags, parsed and checked for a cluster.
 #[pyclass(name = "Plan", frozen)]
 struct Plan(ClusterPlan);
-
-/// A listing for Python: files, subdirectories, and the JSON arrays of the skipped and failed
-/// entries (report records).
-type PyListing = (Vec<FileRow>, Vec<Py<PyBytes>>, Py<PyBytes>, Py<PyBytes>);
-
-fn listing(py: Python<'_>, l: Listing) -> PyResult<PyListing> {
-    let bytes = |b: &[u8]| PyBytes::new(py, b).unbind();
-    let json = |v| -> PyResult<Py<PyBytes>> {
-        Ok(bytes(
-            &trawl_cli::cluster::records_json(v).map_err(PyRuntimeError::new_err)?,
-        ))
-    };
-    Ok((
-        l.files
-            .iter()
-            .map(|(p, size, dev, ino, nlink)| {
-                (bytes(p.as_os_str().as_bytes()), *size, *dev, *ino, *nlink)
-            })
-            .collect(),
-        l.dirs
-            .iter()
-            .map(|d| bytes(d.as_os_str().as_bytes()))
-            .collect(),
-        json(&l.skipped)?,
-        json(&l.failed)?,
-    ))
-}
 
 /// A shard's map for Python: report, records, totals, one batch set per partition.
 type PyMap = (Py<PyBytes>, Py<PyBytes>, Py<PyBytes>, Vec<Py<PyBytes>>);
@@ -86,25 +64,29 @@ impl Plan {
             .collect()
     }
 
-    /// Root number `idx` as the walk looks at it.
-    fn list_root(&self, py: Python<'_>, idx: usize) -> PyResult<PyListing> {
-        let l = py.detach(|| self.0.list_root(idx));
-        listing(py, l)
-    }
-
-    /// One directory of root number `idx`, listed.
-    fn list_dir(&self, py: Python<'_>, idx: usize, dir: Vec<u8>) -> PyResult<PyListing> {
-        let dir = path(dir);
-        let l = py.detach(|| self.0.list_dir(idx, &dir));
-        listing(py, l)
+    /// A listing task: root number `idx` (`dirs` None) or each of `dirs` (bytes), depth first
+    /// within a task's budget; the listing as one bytes object, for [`Walk::add`].
+    #[pyo3(signature = (idx, dirs=None))]
+    fn list(
+        &self,
+        py: Python<'_>,
+        idx: usize,
+        dirs: Option<Vec<Vec<u8>>>,
+    ) -> PyResult<Py<PyBytes>> {
+        let dirs = dirs.map(|d| d.into_iter().map(path).collect());
+        let work = self.0.work();
+        let l = py
+            .detach(|| trawl_cluster::listing::list_task(work, idx, dirs, ListBudget::default()))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, &l.encode()).unbind())
     }
 
     /// Reads one shard: (report, records, totals, [one fingerprint batch set per partition]).
     fn map(&self, py: Python<'_>, files: Vec<Vec<u8>>, partitions: u32) -> PyResult<PyMap> {
         let files: Vec<PathBuf> = files.into_iter().map(path).collect();
         let r = py
-            .detach(|| self.0.map(files, partitions))
-            .map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+            .detach(|| trawl_cluster::map(self.0.work(), files, partitions))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         let b = |v: &[u8]| PyBytes::new(py, v).unbind();
         Ok((
             b(&r.report),
@@ -125,7 +107,7 @@ impl Plan {
 
     /// A merge of the shards' parts, fed one at a time ([`Merger::add`]).
     fn merge(&self) -> Merger {
-        Merger(Mutex::new(Some(self.0.merge())))
+        Merger(Mutex::new(Some(trawl_cluster::Merge::new(self.0.work()))))
     }
 
     /// Writes the outputs from the merged shards and the partitions' counts as `trawl scan`
@@ -137,16 +119,20 @@ impl Plan {
         outputs: &Outputs,
         merger: &Merger,
         partitions: Vec<Vec<u8>>,
-        skipped: Vec<Vec<u8>>,
-        failed: Vec<Vec<u8>>,
+        walk: &Walk,
         seconds: f64,
     ) -> PyResult<u8> {
         let out = take(&outputs.0, "these outputs were already written")?;
         let merge = take(&merger.0, "this merge was already finished")?;
-        let walk = trawl_cli::cluster::walk_problems(&skipped, &failed)
-            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        let walk = walk
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?;
         let started = Instant::now() - Duration::from_secs_f64(seconds.max(0.0));
-        Ok(py.detach(|| self.0.finish(out, merge, partitions, &walk, started)))
+        Ok(py.detach(|| {
+            self.0
+                .finish(out, merge, &partitions, walk.problems(), started)
+        }))
     }
 }
 
@@ -160,7 +146,7 @@ fn take<T>(m: &Mutex<Option<T>>, twice: &str) -> PyResult<T> {
 
 /// The shards' parts merged so far, on the client.
 #[pyclass(name = "Merger", frozen)]
-struct Merger(Mutex<Option<trawl_cli::cluster::Merge>>);
+struct Merger(Mutex<Option<trawl_cluster::Merge>>);
 
 #[pymethods]
 impl Merger {
@@ -185,7 +171,7 @@ impl Merger {
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("this merge was already finished"))?;
         py.detach(|| m.add(&part))
-            .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 }
 
@@ -195,47 +181,106 @@ impl Merger {
 struct Outputs(Mutex<Option<OpenOutputs>>);
 
 /// Counts one fingerprint partition from every map's batch set (in map order); the counts as
-/// bytes for the client. A batch from another trawl version is refused (ValueError).
+/// bytes for the client. A batch from another trawl version, or damaged, is refused:
+/// `BatchError(map, why)`.
 #[pyfunction]
 fn reduce_partition(py: Python<'_>, parts: Vec<Vec<u8>>) -> PyResult<Py<PyBytes>> {
     let r = py.detach(|| {
         let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-        trawl_cli::cluster::reduce(&refs)
+        trawl_cluster::reduce(&refs)
     });
     match r {
         Ok(b) => Ok(PyBytes::new(py, &b).unbind()),
-        Err(e) => Err(PyValueError::new_err(e)),
+        Err(e) => Err(BatchError::new_err((e.map, e.reason))),
     }
 }
 
-/// Packs (path, size) into shards of at most `max_files` files and `max_bytes` bytes, largest
-/// first: [(key, [paths], bytes)], the same files always giving the same shards and keys.
+/// A shard for Python: (key, root number, names, bytes).
+type PyShard = (String, usize, Vec<Py<PyBytes>>, u64);
+
+/// What the listing tasks found, on the client: files (the outputs' own left out), the
+/// entries skipped or failed, and the shards the files are cut into.
+#[pyclass(name = "Walk", frozen)]
+struct Walk(Mutex<trawl_cluster::Walk>);
+
+#[pymethods]
+impl Walk {
+    /// `excluded`: (device, inode) of the outputs.
+    #[new]
+    fn new(excluded: Vec<(u64, u64)>) -> Walk {
+        Walk(Mutex::new(trawl_cluster::Walk::new(excluded)))
+    }
+
+    /// Takes a listing task's result for root number `root`; the directories it left, to list
+    /// next.
+    fn add(&self, py: Python<'_>, root: usize, listing: Vec<u8>) -> PyResult<Vec<Py<PyBytes>>> {
+        let l = Listing::decode(&listing).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let dirs = l
+            .dirs
+            .iter()
+            .map(|d| PyBytes::new(py, d.as_os_str().as_bytes()).unbind())
+            .collect();
+        self.0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?
+            .add(root, l);
+        Ok(dirs)
+    }
+
+    /// (files found, listing results taken).
+    fn counts(&self) -> PyResult<(usize, usize)> {
+        let w = self
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?;
+        Ok((w.files(), w.listings()))
+    }
+
+    /// The files cut into shards for `workers` workers, each at most `max_files` files and
+    /// `max_bytes` bytes: [(key, root, [paths], bytes)], the same files always giving the same
+    /// shards and keys.
+    fn shards(
+        &self,
+        py: Python<'_>,
+        max_bytes: u64,
+        max_files: usize,
+        workers: usize,
+    ) -> PyResult<Vec<PyShard>> {
+        let w = self
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?;
+        let bounds = ShardBounds {
+            max_bytes,
+            max_files,
+            workers,
+        };
+        let shards = py.detach(|| w.shards(bounds));
+        Ok(shards
+            .into_iter()
+            .map(|s| {
+                let names = s
+                    .files
+                    .iter()
+                    .map(|f| PyBytes::new(py, f.as_os_str().as_bytes()).unbind())
+                    .collect();
+                (s.key, s.root, names, s.bytes)
+            })
+            .collect())
+    }
+}
+
+/// A size as trawl's flags read it (`512M`, `8GiB`, `4096`), in bytes; ValueError with the
+/// forms it takes otherwise.
 #[pyfunction]
-fn pack(
-    py: Python<'_>,
-    files: Vec<(Vec<u8>, u64)>,
-    max_files: usize,
-    max_bytes: u64,
-) -> Vec<(String, Vec<Py<PyBytes>>, u64)> {
-    let files = files.into_iter().map(|(p, s)| (path(p), s)).collect();
-    trawl_cli::cluster::pack(files, max_files, max_bytes)
-        .into_iter()
-        .map(|s| {
-            let key = s.key();
-            let names = s
-                .files
-                .iter()
-                .map(|f| PyBytes::new(py, f.as_os_str().as_bytes()).unbind())
-                .collect();
-            (key, names, s.bytes)
-        })
-        .collect()
+fn parse_size(s: &str) -> PyResult<u64> {
+    trawl_cli::parse_size(s).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
 /// The trawl version and batch format every worker of a cluster must share.
 #[pyfunction]
 fn wire_version() -> String {
-    trawl_cli::cluster::wire_version()
+    trawl_cluster::wire_version()
 }
 
 /// Runs a trawl command line in-process (`argv[0]` is the program's name); its exit code.
@@ -251,9 +296,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
     m.add_class::<Outputs>()?;
     m.add_class::<Merger>()?;
+    m.add_class::<Walk>()?;
+    m.add("BatchError", m.py().get_type::<BatchError>())?;
     m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
-    m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     audit::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

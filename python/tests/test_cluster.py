@@ -597,3 +597,19 @@ def test_a_copy_that_won_and_whose_worker_died_is_computed_again_elsewhere(tmp_p
     stats = json.load(open(tmp_path / "stats.json"))
     assert stats["speculative_copies"] == 1, stats
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_the_cluster_rules_are_rusts_sizes_and_a_refused_batch_names_its_map():
+    """Sizes parse as trawl's flags parse them (no second rule in Python), and a reducer's
+    refusal says which map's batch it was as a value, not in words to be parsed."""
+    from trawl import _native as n
+    from trawl.cluster import _parse_size
+
+    assert _parse_size("1.5G") == 3 << 29
+    assert _parse_size("512M") == 512 << 20
+    with pytest.raises(Exception, match="use e.g."):
+        _parse_size("12Q")
+    with pytest.raises(n.BatchError) as e:
+        n.reduce_partition([b"not a batch"])
+    assert e.value.args[0] == 0 and "map" not in e.value.args[1]
+    assert isinstance(e.value, ValueError)

@@ -19,29 +19,47 @@ pub fn invocation(argv: &[std::ffi::OsString]) -> String {
         .join(" ")
 }
 
-/// Parses sizes like `1M`, `256K`, `4096`.
+/// Parses sizes like `4096`, `256K`, `1MiB`, `1.5G` (binary units; a fraction of a unit is
+/// rounded down to whole bytes).
 pub fn parse_size(s: &str) -> anyhow::Result<u64> {
+    let hint = || format!("bad size '{s}' (use e.g. 4096, 256K, 1.5M, 2GiB)");
     let t = s.trim();
     let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((i, _)) => {
             let unit = t[i..].to_ascii_lowercase();
-            let m: u64 = match unit.trim_end_matches("ib").trim_end_matches('b') {
-                "" => 1,
+            let m: u64 = match unit
+                .strip_suffix("ib")
+                .unwrap_or(unit.strip_suffix('b').unwrap_or(&unit))
+            {
+                "" if unit == "b" => 1,
                 "k" => 1 << 10,
                 "m" => 1 << 20,
                 "g" => 1 << 30,
                 "t" => 1 << 40,
-                _ => bail!("bad size '{s}' (use e.g. 4096, 256K, 1M, 2G)"),
+                _ => bail!(hint()),
             };
-            (&t[..i], m)
+            (t[..i].trim(), m)
         }
         None => (t, 1),
     };
-    let n: u64 = num
-        .trim()
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit());
+    if !digits(whole) || (num.contains('.') && (!digits(frac) || mult == 1)) {
+        bail!(hint());
+    }
+    let n: u64 = whole
         .parse()
-        .with_context(|| format!("bad size '{s}'"))?;
+        .with_context(|| format!("size '{s}' too large"))?;
+    // The fraction in exact integer arithmetic: at most 12 digits count (below a byte of a TiB).
+    let frac = &frac[..frac.len().min(12)];
+    let part = if frac.is_empty() {
+        0
+    } else {
+        let f: u128 = frac.parse().expect("digits");
+        (f * u128::from(mult) / 10u128.pow(frac.len() as u32)) as u64
+    };
     n.checked_mul(mult)
+        .and_then(|b| b.checked_add(part))
         .with_context(|| format!("size '{s}' too large"))
 }
 
@@ -448,5 +466,14 @@ mod tests {
         assert_eq!(parse_size("256K").unwrap(), 256 << 10);
         assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
         assert!(parse_size("12Q").is_err());
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_size("0.5k").unwrap(), 512);
+        assert_eq!(parse_size("2 GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("7b").unwrap(), 7);
+        for bad in ["1.5", "1.G", ".5G", "-1M", "1,5G", "", "M", "1MB2"] {
+            let e = parse_size(bad).unwrap_err().to_string();
+            assert!(e.contains("use e.g."), "{bad}: {e}");
+        }
+        assert!(parse_size("99999999999T").is_err());
     }
 }

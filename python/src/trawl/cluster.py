@@ -24,11 +24,11 @@ from . import _native
 
 #: Directories handed to one listing task.
 LIST_BATCH = 32
-#: What one listing task lists at most, going down into the subdirectories it finds before it
-#: hands the rest back: a tree of a thousand small directories takes a handful of tasks (each
-#: task costs the scheduler a few milliseconds), and a wide or deep one is still spread.
+#: What one audit listing task lists at most, going down into the subdirectories it finds
+#: before it hands the rest back: a tree of a thousand small directories takes a handful of
+#: tasks (each costs the scheduler a few milliseconds), and a wide or deep one is still spread.
+#: (A scan's listing tasks keep the same budget, in trawl-cluster.)
 LIST_DIRS = 256
-LIST_FILES = 50_000
 
 
 def _say(msg):
@@ -233,26 +233,12 @@ def _wire_version():
 
 
 def _list(args, idx, dirs):
-    """Lists root number ``idx`` (``dirs`` None) or each of ``dirs``."""
+    """Lists root number ``idx`` (``dirs`` None) or each of ``dirs``, depth first within a
+    task's budget: one bytes object (Dask sends each bytes object of a result as a frame of
+    its own, and tens of thousands of names cost seconds that way)."""
     from trawl import _native as n
 
-    plan = n.Plan(args)
-    files, skipped, failed = [], [], []
-    # Depth first, within the task's budget; what is left goes back as subdirectories.
-    todo = [None] if dirs is None else list(reversed(dirs))
-    listed = 0
-    while todo and listed < LIST_DIRS and len(files) < LIST_FILES:
-        d = todo.pop()
-        f, sub, s, e = plan.list_root(idx) if d is None else plan.list_dir(idx, d)
-        listed += 1
-        files += f
-        todo += reversed(sub)
-        skipped.append(s)
-        failed.append(e)
-    subdirs = list(reversed(todo))
-    # One bytes object: Dask sends each bytes object of a result as a frame of its own, and
-    # tens of thousands of names cost seconds that way.
-    return pickle.dumps((files, subdirs, skipped, failed), protocol=pickle.HIGHEST_PROTOCOL)
+    return n.Plan(args).list(idx, dirs)
 
 
 def _same_version(expect):
@@ -394,8 +380,9 @@ def _reduce(lo, hi, where, delay=0.0):
     for i in range(len(pieces[0]) if pieces else 0):
         try:
             counts = n.reduce_partition([p[i] for p in pieces])
-        except ValueError as e:
-            return {"error": str(e), "partition": lo + i}
+        except n.BatchError as e:
+            bad, why = e.args
+            return {"error": why, "map": bad, "partition": lo + i}
         out.append(counts)
     return {
         "counts": out,
@@ -441,13 +428,11 @@ def _audit_read(args, shard, delay, expect=None):
 
 
 def _parse_size(s):
-    units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    t = s.strip().lower().removesuffix("ib").removesuffix("b")
-    num = t.rstrip("kmgt")
+    """A size as trawl's own flags read it (one rule, in Rust)."""
     try:
-        return int(float(num) * units[t[len(num):]])
-    except (ValueError, KeyError):
-        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. 8GiB, 512M)")
+        return _native.parse_size(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
 
 
 def _parser():
@@ -734,9 +719,11 @@ class Run(_Cluster):
     # -- the walk --
 
     def walk(self, excluded):
-        files, skipped, failed = [], [], []
+        """Lists the roots with listing tasks (each lists many directories and hands back the
+        rest); what they find is taken in by a ``_native.Walk``, which leaves out ``excluded``
+        (the outputs' (device, inode)) and cuts the files into shards."""
+        found = _native.Walk(list(excluded))
         n = 0
-        tasks = 0
 
         def submit(idx, dirs):
             nonlocal n
@@ -750,17 +737,10 @@ class Run(_Cluster):
             return f
 
         def done(f):
-            nonlocal tasks
-            tasks += 1
             self.failed(f, self.what[f.key])
             idx = self.root_of.pop(f.key)
-            fs, dirs, sk, fa = pickle.loads(f.result())
+            dirs = found.add(idx, f.result())
             f.release()
-            for path, size, dev, ino, nlink in fs:
-                if (dev, ino) not in excluded:
-                    files.append((idx, path, size, dev, ino, nlink))
-            skipped.extend(sk)
-            failed.extend(fa)
             # Batches small enough that every worker has one while the tree is narrow.
             nw = max(1, self.stats.get("workers", 1))
             step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
@@ -768,38 +748,20 @@ class Run(_Cluster):
 
         t = time.perf_counter()
         self.drain([submit(i, None) for i in range(len(self.roots))], done)
-        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": tasks, "files": len(files)}
-        return files, skipped, failed
+        files, tasks = found.counts()
+        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": tasks, "files": files}
+        return found
 
     # -- shards --
 
-    def shards(self, files):
-        """Shards per root (pinned roots apart), with every name of a multiply linked file in
-        the shard of its first name (its data is counted once, as one machine counts it)."""
+    def shards(self, found):
+        """The files cut into shards (see ``trawl_cluster::Walk::shards``: per root, every name
+        of a multiply linked file in the shard of its first name, four shards a worker)."""
         nw = max(1, self.stats.get("workers", 1))
-        total = sum(f[2] for f in files)
-        # Four shards a worker, with 5% of room for the packing to make them even (at least
-        # 100 files and 64 MiB each): the slowest cannot hold the run back, and the last round
-        # keeps every worker busy.
-        max_bytes = min(self.o.shard_size, max(64 << 20, total * 105 // (400 * nw)))
-        max_files = min(self.o.shard_files, max(100, len(files) * 105 // (400 * nw)))
-        out = []
-        for idx in range(len(self.roots)):
-            mine = [f for f in files if f[0] == idx]
-            first, extra = {}, {}
-            for _, path, size, dev, ino, nlink in sorted(mine, key=lambda f: f[1]):
-                if nlink > 1 and (dev, ino) in first:
-                    extra.setdefault(first[(dev, ino)], []).append(path)
-                    continue
-                first[(dev, ino)] = path
-            packed = _native.pack(
-                [(p, s) for _, p, s, d, i, _ in mine if first.get((d, i)) == p], max_files, max_bytes
-            )
-            for key, names, nbytes in packed:
-                for p in list(names):
-                    names += extra.get(p, [])
-                out.append({"key": key, "root": idx, "files": names, "bytes": nbytes})
-        return out
+        return [
+            {"key": key, "root": root, "files": names, "bytes": nbytes}
+            for key, root, names, nbytes in found.shards(self.o.shard_size, self.o.shard_files, nw)
+        ]
 
     # -- maps --
 
@@ -1073,15 +1035,12 @@ class Run(_Cluster):
         counts = []
         for r in reduced:
             if "error" in r:
-                msg = r["error"]
-                if msg.startswith("map "):
-                    i = int(msg.split()[1].rstrip(":"))
-                    m = maps[i]
-                    who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
-                        "the client (resumed)"
-                    ]
-                    msg = f"shard {shards[i]['key']} (from {', '.join(who)}): {msg.split(':', 1)[1].strip()}"
-                raise Fatal(f"partition {r['partition']}: {msg}")
+                i = r["map"]
+                m = maps[i]
+                who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
+                    "the client (resumed)"
+                ]
+                raise Fatal(f"partition {r['partition']}: shard {shards[i]['key']} (from {', '.join(who)}): {r['error']}")
             counts += r["counts"]
         self.stats["reducers"] = len(reducers)
         return merger, seconds, reduced, counts
@@ -1132,9 +1091,9 @@ class Run(_Cluster):
         self.client.register_plugin(_shares_plugin())
         outputs, excluded = self.plan.open_outputs()
         phase("versions and outputs")
-        files, skipped, failed = self.walk(set(excluded))
+        found = self.walk(excluded)
         phase("walk")
-        shards = self.shards(files)
+        shards = self.shards(found)
         phase("shards")
         maps = self.maps(shards)
         phase("maps")
@@ -1145,8 +1104,7 @@ class Run(_Cluster):
             outputs,
             merger,
             counts,
-            skipped,
-            failed,
+            found,
             time.time() - self.started,
         )
         phase("merge and outputs")

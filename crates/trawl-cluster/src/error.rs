@@ -1,0 +1,44 @@
+//! What can go wrong in a cluster's pieces, each naming what it was working on.
+
+/// An error from a cluster's piece of work.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// Bytes from another process that do not decode: another version, or damage.
+    #[error("{what}: cannot decode ({reason}); are all workers on this version?")]
+    Wire { what: String, reason: String },
+    /// A listing task asked for a root the walk does not have.
+    #[error("no root number {0}")]
+    NoRoot(usize),
+    /// An algorithm name the catalog holds that this build does not compute.
+    #[error("{0}")]
+    Algorithm(String),
+    /// A shard's scan could not run (its spill or record files).
+    #[error(transparent)]
+    Scan(#[from] trawl_engine::ScanRunError),
+    /// A shard's scan stopped before its end.
+    #[error("the shard's scan stopped: {0}")]
+    Stopped(String),
+    /// A file of the client's or a worker's own (records, spills) could not be written or read.
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An audit's reads failed on the worker.
+    #[error(transparent)]
+    Source(#[from] trawl_catalog::SourceError),
+}
+
+impl ClusterError {
+    pub(crate) fn wire(what: impl Into<String>, reason: impl std::fmt::Display) -> ClusterError {
+        ClusterError::Wire {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub(crate) fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ClusterError {
+        move |source| ClusterError::Io { what, source }
+    }
+}

@@ -1,0 +1,271 @@
+//! The cluster's walk, a directory at a time: a root or one directory listed as `trawl scan`'s
+//! walk lists it, with what was skipped or failed as the report records it.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use trawl_report::JsonPath;
+use trawl_report::scan::{ErrorJson, FileJson};
+use trawl_walk::{SkipKind, WalkItem};
+
+use crate::{ClusterError, ScanWork};
+
+/// A regular file found by a listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedFile {
+    pub path: PathBuf,
+    pub size: u64,
+    pub dev: u64,
+    pub ino: u64,
+    /// Its number of names (hard links).
+    pub nlink: u64,
+}
+
+/// A directory's entries for the cluster's walk.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Listing {
+    pub files: Vec<ListedFile>,
+    /// Subdirectories to list next.
+    pub dirs: Vec<PathBuf>,
+    /// Entries not read (not regular files) and entries that could not be listed, as the
+    /// report records them.
+    pub skipped: Vec<FileJson>,
+    pub failed: Vec<FileJson>,
+}
+
+/// Root number `idx` looked at as the walk looks at a root: a file, something skipped, or a
+/// directory to list.
+pub fn list_root(work: &ScanWork, idx: usize) -> Result<Listing, ClusterError> {
+    let root = work.cfg.roots.get(idx).ok_or(ClusterError::NoRoot(idx))?;
+    let mut out = Listing::default();
+    match std::fs::symlink_metadata(root) {
+        Err(e) => out
+            .failed
+            .push(problem(root, None, Some(&e.to_string()), "io")),
+        Ok(md) => {
+            let target = if md.file_type().is_symlink() {
+                std::fs::metadata(root).ok()
+            } else {
+                Some(md)
+            };
+            match target {
+                None => out
+                    .skipped
+                    .push(problem(root, Some(SkipKind::Symlink), None, "")),
+                Some(md) if md.is_file() => out.files.push(ListedFile {
+                    path: root.clone(),
+                    size: md.len(),
+                    dev: md.dev(),
+                    ino: md.ino(),
+                    nlink: md.nlink(),
+                }),
+                Some(md) if md.is_dir() => out.dirs.push(root.clone()),
+                Some(md) => {
+                    out.skipped
+                        .push(problem(root, Some(SkipKind::of(&md.file_type())), None, ""))
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Lists one directory of root number `idx`.
+pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, ClusterError> {
+    let root = work.cfg.roots.get(idx).ok_or(ClusterError::NoRoot(idx))?;
+    let opts = &work.cfg.walk;
+    let root_dev = if opts.one_file_system {
+        std::fs::metadata(root).ok().map(|m| m.dev())
+    } else {
+        None
+    };
+    let l = trawl_walk::list_directory(idx, dir, opts, root_dev, &trawl_stop::Stop::new());
+    let mut out = Listing {
+        dirs: l.dirs,
+        ..Listing::default()
+    };
+    for item in l.items {
+        match item {
+            WalkItem::File(f) => {
+                let nlink = std::fs::symlink_metadata(&f.path).map_or(1, |m| m.nlink());
+                out.files.push(ListedFile {
+                    path: f.path,
+                    size: f.size,
+                    dev: f.dev,
+                    ino: f.ino,
+                    nlink,
+                });
+            }
+            WalkItem::Skipped { path, kind } => {
+                out.skipped.push(problem(&path, Some(kind), None, ""))
+            }
+            WalkItem::Error(e) => {
+                let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+                out.failed
+                    .push(problem(&path, None, Some(&e.to_string()), "walk"))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A listing task: root number `idx` (`dirs` None) or each of `dirs`, depth first, until
+/// `budget`'s directories or files are listed; the directories not listed yet are the
+/// result's `dirs`, for the next tasks. Many directories a task: a task costs the scheduler
+/// milliseconds, a directory microseconds.
+pub fn list_task(
+    work: &ScanWork,
+    idx: usize,
+    dirs: Option<Vec<PathBuf>>,
+    budget: ListBudget,
+) -> Result<Listing, ClusterError> {
+    let mut todo: Vec<Option<PathBuf>> = match dirs {
+        None => vec![None],
+        Some(d) => d.into_iter().rev().map(Some).collect(),
+    };
+    let mut out = Listing::default();
+    let mut listed = 0;
+    while listed < budget.dirs && out.files.len() < budget.files {
+        let Some(d) = todo.pop() else { break };
+        let l = match d {
+            None => list_root(work, idx)?,
+            Some(d) => list_dir(work, idx, &d)?,
+        };
+        listed += 1;
+        out.files.extend(l.files);
+        out.skipped.extend(l.skipped);
+        out.failed.extend(l.failed);
+        todo.extend(l.dirs.into_iter().rev().map(Some));
+    }
+    out.dirs = todo.into_iter().rev().flatten().collect();
+    Ok(out)
+}
+
+/// How much one listing task lists at most.
+#[derive(Debug, Clone, Copy)]
+pub struct ListBudget {
+    pub dirs: usize,
+    pub files: usize,
+}
+
+impl Default for ListBudget {
+    fn default() -> Self {
+        ListBudget {
+            dirs: 256,
+            files: 50_000,
+        }
+    }
+}
+
+/// A listing on the wire: names as bytes (whatever their encoding), the report records as
+/// JSON (as the report has them).
+#[derive(Serialize, Deserialize)]
+struct WireListing {
+    files: Vec<(Vec<u8>, u64, u64, u64, u64)>,
+    dirs: Vec<Vec<u8>>,
+    skipped: Vec<u8>,
+    failed: Vec<u8>,
+}
+
+impl Listing {
+    /// The listing as one bytes object (a task's result: one frame, however many names).
+    pub fn encode(&self) -> Vec<u8> {
+        let b = |p: &Path| p.as_os_str().as_bytes().to_vec();
+        let w = WireListing {
+            files: self
+                .files
+                .iter()
+                .map(|f| (b(&f.path), f.size, f.dev, f.ino, f.nlink))
+                .collect(),
+            dirs: self.dirs.iter().map(|d| b(d)).collect(),
+            skipped: serde_json::to_vec(&self.skipped).expect("records encode"),
+            failed: serde_json::to_vec(&self.failed).expect("records encode"),
+        };
+        postcard::to_stdvec(&w).expect("a listing encodes")
+    }
+
+    /// A listing from [`Listing::encode`]'s bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Listing, ClusterError> {
+        let w: WireListing =
+            postcard::from_bytes(bytes).map_err(|e| ClusterError::wire("a listing", e))?;
+        let p = |b: Vec<u8>| PathBuf::from(OsString::from_vec(b));
+        let records = |b: &[u8]| {
+            serde_json::from_slice::<Vec<FileJson>>(b)
+                .map_err(|e| ClusterError::wire("a listing's records", e))
+        };
+        Ok(Listing {
+            files: w
+                .files
+                .into_iter()
+                .map(|(path, size, dev, ino, nlink)| ListedFile {
+                    path: p(path),
+                    size,
+                    dev,
+                    ino,
+                    nlink,
+                })
+                .collect(),
+            dirs: w.dirs.into_iter().map(p).collect(),
+            skipped: records(&w.skipped)?,
+            failed: records(&w.failed)?,
+        })
+    }
+}
+
+/// A report record for an entry not read.
+fn problem(path: &Path, kind: Option<SkipKind>, error: Option<&str>, error_kind: &str) -> FileJson {
+    FileJson {
+        path: JsonPath::shown(path),
+        size: None,
+        mtime: None,
+        digests: Default::default(),
+        skipped: kind.map(|k| k.name().to_string()),
+        error: error.map(|m| ErrorJson {
+            kind: error_kind.to_string(),
+            message: m.to_string(),
+        }),
+        flv: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task lists depth first within its budget and hands back, in order, the directories
+    /// it did not reach; what it found crosses the wire whole, odd names included.
+    #[test]
+    fn a_task_lists_within_its_budget_and_hands_back_the_rest() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().to_path_buf();
+        for d in ["a", "a/x", "b", "c"] {
+            std::fs::create_dir(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("a/x/f"), b"1").unwrap();
+        let odd = root.join(std::ffi::OsStr::from_bytes(b"b/\xff"));
+        std::fs::write(&odd, b"22").unwrap();
+        std::os::unix::fs::symlink("f", root.join("c/l")).unwrap();
+        let work = crate::map::tests::work(&root);
+        // Five directories (the root and four): three listed, two handed back.
+        let l = list_task(&work, 0, None, ListBudget { dirs: 3, files: 10 }).unwrap();
+        assert_eq!(l.dirs.len(), 2);
+        let rest = list_task(&work, 0, Some(l.dirs.clone()), ListBudget::default()).unwrap();
+        assert!(rest.dirs.is_empty());
+        let mut files: Vec<_> = [l, rest]
+            .into_iter()
+            .flat_map(|l| Listing::decode(&l.encode()).unwrap().files)
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(files.len(), 2);
+        assert_eq!(
+            (files[0].path.clone(), files[0].size),
+            (root.join("a/x/f"), 1)
+        );
+        assert_eq!((files[1].path.clone(), files[1].size), (odd, 2));
+        assert!(Listing::decode(b"junk").is_err());
+    }
+}

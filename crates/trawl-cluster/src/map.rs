@@ -1,0 +1,128 @@
+//! A shard's map (its files read once: digests and records as `trawl scan` keeps them, the
+//! reduction folded into fingerprint batches per partition) and a partition's reduce (every
+//! map's batches for it counted as one machine counts a key partition).
+
+use std::path::PathBuf;
+
+use trawl_engine::{Scan, ScanOptions, ScanOutcome};
+use trawl_reduce::cluster::ReduceError;
+
+use crate::{ClusterError, ScanWork};
+
+/// What one shard's map returns: its report (no `files`, no reduction), its records exported,
+/// its reduction totals, and one fingerprint batch set per partition.
+pub struct MapResult {
+    pub report: Vec<u8>,
+    pub records: Vec<u8>,
+    pub totals: Vec<u8>,
+    pub partitions: Vec<Vec<u8>>,
+}
+
+/// Reads one shard's `files` into `partitions` fingerprint batch sets.
+pub fn map(
+    work: &ScanWork,
+    files: Vec<PathBuf>,
+    partitions: u32,
+) -> Result<MapResult, ClusterError> {
+    let scan = Scan::new(ScanOptions {
+        cfg: work.cfg.clone(),
+        algorithms: work.algorithms.clone(),
+        reduce: work.reduce.clone(),
+        media: work.media,
+        exclude: Vec::new(),
+        count_links: work.count_links,
+        file_records: false,
+        keep_records: work.keep_records,
+        record_memory: work.record_memory,
+        temp_dir: work.temp_dir.clone(),
+        media_indexes: false,
+        duplicates: None,
+        duplicate_directories: false,
+        disk_usage: false,
+        files: Some(files),
+        map_partitions: Some(partitions),
+    });
+    // Each map has its own token: a task that failed must not stop the next one.
+    let stop = trawl_stop::Stop::new();
+    let result = match scan.run(&stop, &trawl_scan::NoProgress, &mut |_| {})? {
+        ScanOutcome::Finished(r) => r,
+        ScanOutcome::Stopped(r) => return Err(ClusterError::Stopped(format!("{r:?}"))),
+    };
+    let map = result.map.unwrap_or_default();
+    let json = |what: &str, e: serde_json::Error| ClusterError::wire(what, e);
+    Ok(MapResult {
+        report: serde_json::to_vec(&result.report).map_err(|e| json("the shard's report", e))?,
+        records: result.records.export().map_err(ClusterError::io(
+            "cannot export the shard's records (--temp-dir)",
+        ))?,
+        totals: serde_json::to_vec(&map.totals).map_err(|e| json("the shard's totals", e))?,
+        partitions: map.partitions,
+    })
+}
+
+/// Why a partition could not be counted: the map (its place in the reduce's input) whose
+/// batch was refused, and why, for the client to name that map's shard and worker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("map {map}: {reason}")]
+pub struct ReduceFailure {
+    pub map: usize,
+    pub reason: String,
+}
+
+/// Counts one partition from every map's batch set (in map order): the counts as JSON.
+pub fn reduce(parts: &[&[u8]]) -> Result<Vec<u8>, ReduceFailure> {
+    let r = trawl_reduce::cluster::reduce_partition(parts).map_err(|e| match e {
+        ReduceError::Batch { map, source } => ReduceFailure {
+            map,
+            reason: source.to_string(),
+        },
+        ReduceError::Ways {
+            map,
+            found,
+            expected,
+        } => ReduceFailure {
+            map,
+            reason: format!(
+                "its data is cut {found} ways, map 0's {expected}: made by another configuration"
+            ),
+        },
+    })?;
+    Ok(serde_json::to_vec(&r).expect("a partition's counts encode"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A default scan's work over `root`.
+    pub(crate) fn work(root: &std::path::Path) -> ScanWork {
+        ScanWork {
+            cfg: trawl_scan::ScanConfig::new(vec![root.to_path_buf()]),
+            algorithms: vec![trawl_digest::Algorithm::Sha256],
+            reduce: Some(trawl_reduce::ReduceConfig::default()),
+            media: false,
+            count_links: false,
+            record_memory: 1 << 20,
+            temp_dir: Some(root.to_path_buf()),
+            keep_records: false,
+            file_list: false,
+            compare_directories: false,
+        }
+    }
+
+    /// A batch that is not one is refused naming its map, apart from the reason, so that the
+    /// client can name the shard and the worker without reading words.
+    #[test]
+    fn a_bad_batch_is_refused_with_its_map_number() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a"), vec![7u8; 10_000]).unwrap();
+        let work = work(t.path());
+        let m = map(&work, vec![t.path().join("a")], 2).unwrap();
+        assert_eq!(m.partitions.len(), 2);
+        let good = m.partitions[0].as_slice();
+        assert!(reduce(&[good, good]).is_ok());
+        let e = reduce(&[good, good, b"not a batch"]).unwrap_err();
+        assert_eq!(e.map, 2);
+        assert!(!e.reason.contains("map 2"), "{}", e.reason);
+    }
+}

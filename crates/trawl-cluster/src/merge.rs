@@ -1,0 +1,170 @@
+//! The client's merge: the shards' parts taken one at a time as they arrive, then the report
+//! `trawl scan` makes of the same files, from the parts, the partitions' counts and the walk.
+
+use std::time::Instant;
+
+use trawl_engine::ScanResult;
+use trawl_engine::records::RecordSink;
+use trawl_reduce::cluster::{MapTotals, PartitionResult};
+use trawl_report::reduction::HardLinks;
+use trawl_report::scan::{ScanReport, SizeHistogram};
+
+use crate::{ClusterError, Listing, ScanWork};
+
+/// A shard's map result as the client merges it.
+pub struct ShardPart {
+    pub report: Vec<u8>,
+    pub records: Vec<u8>,
+    pub totals: Vec<u8>,
+}
+
+/// The shards' parts merged so far.
+pub struct Merge {
+    work: ScanWork,
+    sink: RecordSink,
+    report: ScanReport,
+    sizes: SizeHistogram,
+    hardlinks: HardLinks,
+    /// Each map's reduction totals, in map order (the partitions' attribution numbers maps by
+    /// it).
+    totals: Vec<MapTotals>,
+}
+
+impl Merge {
+    /// An empty merge (its records wait in a spool past the record memory, as one machine's
+    /// do).
+    pub fn new(work: &ScanWork) -> Merge {
+        Merge {
+            sink: RecordSink::new(
+                &work.spill_dir(),
+                work.record_memory,
+                work.keep_records,
+                false,
+            ),
+            report: trawl_engine::scan::empty_report(&work.cfg, &work.algorithms),
+            sizes: SizeHistogram::default(),
+            hardlinks: HardLinks::default(),
+            totals: Vec::new(),
+            work: work.clone(),
+        }
+    }
+
+    /// Takes the next shard's part (in the order its map was reduced in).
+    pub fn add(&mut self, part: &ShardPart) -> Result<(), ClusterError> {
+        let i = self.totals.len();
+        let r: ScanReport = serde_json::from_slice(&part.report)
+            .map_err(|e| ClusterError::wire(format!("shard {i}: its report"), e))?;
+        let t: MapTotals = serde_json::from_slice(&part.totals)
+            .map_err(|e| ClusterError::wire(format!("shard {i}: its totals"), e))?;
+        self.sink
+            .import(&part.records)
+            .map_err(|e| ClusterError::wire(format!("shard {i}: its records"), e))?;
+        let report = &mut self.report;
+        report.totals.files += r.totals.files;
+        report.totals.bytes += r.totals.bytes;
+        report.skipped.extend(r.skipped);
+        report.failed.extend(r.failed);
+        for b in &r.file_sizes {
+            self.sizes.add_bucket(b);
+        }
+        if let Some(f) = r.flv {
+            match &mut report.flv {
+                None => report.flv = Some(f),
+                Some(m) => m.merge(f),
+            }
+        }
+        if let Some(red) = r.reduction {
+            self.hardlinks.names += red.hardlinks.names;
+            self.hardlinks.bytes += red.hardlinks.bytes;
+        }
+        self.totals.push(t);
+        Ok(())
+    }
+
+    /// The scan's result from the merged shards, every partition's counts (in order) and the
+    /// walk's skipped and failed entries; its seconds counted from `started`.
+    pub fn finish(
+        self,
+        partitions: &[Vec<u8>],
+        walk: &Listing,
+        started: Instant,
+    ) -> Result<ScanResult, ClusterError> {
+        let parts: Vec<PartitionResult> = partitions
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                serde_json::from_slice(b)
+                    .map_err(|e| ClusterError::wire(format!("partition {i}'s counts"), e))
+            })
+            .collect::<Result<_, _>>()?;
+        let Merge {
+            work,
+            sink,
+            mut report,
+            sizes,
+            hardlinks,
+            totals,
+        } = self;
+        let records = sink.finish(&work.cfg.roots).map_err(ClusterError::io(
+            "cannot keep the merged records (--temp-dir)",
+        ))?;
+        // The walk's problems first, as one machine meets them.
+        let mut skipped = walk.skipped.clone();
+        skipped.append(&mut report.skipped);
+        report.skipped = skipped;
+        let mut failed = walk.failed.clone();
+        failed.append(&mut report.failed);
+        report.failed = failed;
+        report.file_sizes = sizes.buckets();
+        report.totals.skipped = report.skipped.len() as u64;
+        report.totals.failed = report.failed.len() as u64;
+        let seconds = started.elapsed().as_secs_f64();
+        report.totals.seconds = seconds;
+        report.totals.bytes_per_second = if seconds > 0.0 {
+            report.totals.bytes as f64 / seconds
+        } else {
+            0.0
+        };
+        report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        if let Some(cfg) = &work.reduce {
+            let (mut red, breakdown) = trawl_reduce::cluster::assemble(cfg, &totals, &parts)
+                .map_err(ClusterError::io(
+                    "cannot break the figures down (--temp-dir)",
+                ))?;
+            red.hardlinks = hardlinks;
+            report.reduction = Some(red);
+            report.breakdown = breakdown;
+        }
+        if work.compare_directories
+            && let Some(alg) = trawl_engine::duplicates::comparing_digest(&work.algorithms)
+        {
+            let groups = trawl_engine::dupdirs::find(
+                &records,
+                &work.cfg.roots,
+                alg,
+                &work.spill_dir(),
+                work.record_memory,
+            )
+            .map_err(ClusterError::io("cannot compare directories (--temp-dir)"))?;
+            report
+                .breakdown
+                .get_or_insert_with(Default::default)
+                .duplicate_directories = Some(groups);
+        }
+        if work.file_list {
+            report.files = records.file_list().map_err(ClusterError::io(
+                "cannot list the merged records (--temp-dir)",
+            ))?;
+        }
+        Ok(ScanResult {
+            report,
+            records,
+            media: Vec::new(),
+            spilled: false,
+            roots: work.cfg.roots.clone(),
+            duplicates: None,
+            map: None,
+            contention: None,
+        })
+    }
+}

@@ -1,0 +1,219 @@
+//! The client's side of the cluster's walk: listing tasks' results taken in ([`Walk`]), and the
+//! files found cut into shards, a multiply linked file's names kept in one shard.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use crate::listing::{ListedFile, Listing};
+
+/// One shard of a cluster scan: its files (every name of a multiply linked file in the shard
+/// of its first name), named by a key that the same files always give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardPlan {
+    pub key: String,
+    /// The root the files are under (pinned roots are read where they are).
+    pub root: usize,
+    pub files: Vec<PathBuf>,
+    pub bytes: u64,
+}
+
+/// How big shards are: at most these, and small enough that each worker gets several.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardBounds {
+    pub max_bytes: u64,
+    pub max_files: usize,
+    /// Workers the shards are for.
+    pub workers: usize,
+}
+
+/// What the listing tasks found so far: the files under each root (the outputs' own files
+/// left out) and the entries skipped or failed, in the order the listings came in.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// (device, inode) of the outputs: never read.
+    excluded: HashSet<(u64, u64)>,
+    files: Vec<(usize, ListedFile)>,
+    problems: Listing,
+    listings: usize,
+}
+
+impl Walk {
+    pub fn new(excluded: impl IntoIterator<Item = (u64, u64)>) -> Walk {
+        Walk {
+            excluded: excluded.into_iter().collect(),
+            ..Walk::default()
+        }
+    }
+
+    /// Takes one listing task's result for root number `root`.
+    pub fn add(&mut self, root: usize, listing: Listing) {
+        self.listings += 1;
+        for f in listing.files {
+            if !self.excluded.contains(&(f.dev, f.ino)) {
+                self.files.push((root, f));
+            }
+        }
+        self.problems.skipped.extend(listing.skipped);
+        self.problems.failed.extend(listing.failed);
+    }
+
+    /// Files found so far.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Listing results taken so far.
+    pub fn listings(&self) -> usize {
+        self.listings
+    }
+
+    /// The skipped and failed entries, for the report.
+    pub fn problems(&self) -> &Listing {
+        &self.problems
+    }
+
+    /// The files cut into shards, root by root: at most `bounds`' files and bytes each, and at
+    /// most a quarter of a worker's even share (5% of room for the packing to make them even;
+    /// at least 100 files and 64 MiB each), so that the slowest cannot hold the run back and
+    /// the last round keeps every worker busy. A multiply linked file is read once, by the
+    /// shard of its first name in byte order, which carries its other names too (its data is
+    /// counted once, as one machine counts it).
+    pub fn shards(&self, bounds: ShardBounds) -> Vec<ShardPlan> {
+        let workers = bounds.workers.max(1) as u64;
+        let total: u64 = self.files.iter().map(|(_, f)| f.size).sum();
+        let max_bytes = bounds
+            .max_bytes
+            .min((64 << 20).max(total * 105 / (400 * workers)));
+        let max_files = bounds
+            .max_files
+            .min(100.max(self.files.len() * 105 / (400 * workers as usize)));
+        let roots = self.files.iter().map(|(r, _)| r + 1).max().unwrap_or(0);
+        let mut out = Vec::new();
+        for root in 0..roots {
+            let mut mine: Vec<&ListedFile> = self
+                .files
+                .iter()
+                .filter(|(r, _)| *r == root)
+                .map(|(_, f)| f)
+                .collect();
+            mine.sort_by(|a, b| {
+                a.path
+                    .as_os_str()
+                    .as_bytes()
+                    .cmp(b.path.as_os_str().as_bytes())
+            });
+            let mut first: HashMap<(u64, u64), &PathBuf> = HashMap::new();
+            let mut extra: HashMap<&PathBuf, Vec<PathBuf>> = HashMap::new();
+            let mut read = Vec::new();
+            for f in mine {
+                if f.nlink > 1 {
+                    if let Some(p) = first.get(&(f.dev, f.ino)) {
+                        extra.entry(*p).or_default().push(f.path.clone());
+                        continue;
+                    }
+                    first.insert((f.dev, f.ino), &f.path);
+                }
+                read.push((f.path.clone(), f.size));
+            }
+            for s in trawl_engine::shards::pack(read, max_files, max_bytes) {
+                let key = s.key();
+                let mut files = s.files;
+                let mut others = Vec::new();
+                for p in &files {
+                    others.extend(extra.get(p).into_iter().flatten().cloned());
+                }
+                files.append(&mut others);
+                out.push(ShardPlan {
+                    key,
+                    root,
+                    files,
+                    bytes: s.bytes,
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, size: u64, ino: u64, nlink: u64) -> ListedFile {
+        ListedFile {
+            path: path.into(),
+            size,
+            dev: 1,
+            ino,
+            nlink,
+        }
+    }
+
+    fn listing(files: Vec<ListedFile>) -> Listing {
+        Listing {
+            files,
+            ..Listing::default()
+        }
+    }
+
+    /// Every name of a multiply linked file goes with its first name (in byte order), read
+    /// once; the outputs' own files are left out; each root's files are shards of their own.
+    #[test]
+    fn a_linked_files_names_go_together_and_the_outputs_are_left_out() {
+        let mut w = Walk::new([(1, 99)]);
+        w.add(
+            0,
+            listing(vec![
+                file("r/b", 10, 7, 2),
+                file("r/out.json", 5, 99, 1),
+                file("r/c", 20, 8, 1),
+            ]),
+        );
+        w.add(0, listing(vec![file("r/a", 10, 7, 2)]));
+        w.add(1, listing(vec![file("s/x", 1, 9, 1)]));
+        assert_eq!((w.files(), w.listings()), (4, 3));
+        let shards = w.shards(ShardBounds {
+            max_bytes: 1 << 30,
+            max_files: 10_000,
+            workers: 1,
+        });
+        assert_eq!(shards.len(), 2);
+        let names = |s: &ShardPlan| {
+            let mut v: Vec<_> = s.files.iter().map(|p| p.display().to_string()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!((shards[0].root, shards[1].root), (0, 1));
+        assert_eq!(names(&shards[0]), ["r/a", "r/b", "r/c"]);
+        // The data of r/a and r/b is one file's: counted once.
+        assert_eq!(shards[0].bytes, 30);
+        assert_eq!(names(&shards[1]), ["s/x"]);
+    }
+
+    /// Shards are small enough for every worker to get four (here, 100 files each at least).
+    #[test]
+    fn shards_are_a_quarter_of_a_workers_share() {
+        let mut w = Walk::new([]);
+        w.add(
+            0,
+            listing(
+                (0..1000)
+                    .map(|i| file(&format!("f{i:04}"), 1, i, 1))
+                    .collect(),
+            ),
+        );
+        let shards = w.shards(ShardBounds {
+            max_bytes: 1 << 30,
+            max_files: 10_000,
+            workers: 2,
+        });
+        assert!(
+            shards.iter().all(|s| s.files.len() <= 131),
+            "{}",
+            shards.len()
+        );
+        assert_eq!(shards.iter().map(|s| s.files.len()).sum::<usize>(), 1000);
+        assert_eq!(shards.len(), 8);
+    }
+}

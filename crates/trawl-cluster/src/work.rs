@@ -1,0 +1,36 @@
+//! [`ScanWork`]: what determines a cluster scan's result, as the `trawl` crate's flags set it.
+
+use std::path::PathBuf;
+
+use trawl_digest::Algorithm;
+use trawl_reduce::ReduceConfig;
+use trawl_scan::ScanConfig;
+
+/// A cluster scan's settings: the engine's, and which of the results the outputs need.
+#[derive(Debug, Clone)]
+pub struct ScanWork {
+    pub cfg: ScanConfig,
+    pub algorithms: Vec<Algorithm>,
+    /// Data reduction's settings; None: the maps ship no fingerprints.
+    pub reduce: Option<ReduceConfig>,
+    /// Index FLV files from the scan's buffers.
+    pub media: bool,
+    /// Count every name of a hard-linked file in the reduction.
+    pub count_links: bool,
+    /// Bytes of per-file records held in RAM before they wait on disk.
+    pub record_memory: usize,
+    pub temp_dir: Option<PathBuf>,
+    /// Keep every file's record (a report, a manifest or a page is written).
+    pub keep_records: bool,
+    /// The report lists every file (a JSON report is written).
+    pub file_list: bool,
+    /// Compare directories by content (a JSON report or a page is written).
+    pub compare_directories: bool,
+}
+
+impl ScanWork {
+    /// Where records and figures wait on disk.
+    pub(crate) fn spill_dir(&self) -> PathBuf {
+        self.temp_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+}
