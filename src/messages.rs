@@ -1,7 +1,34 @@
 //! Messages to stderr: `trawl: <path>: <reason>`, printed above the progress bar if there is one,
-//! with control characters escaped (a name cannot act on the terminal or forge a line).
+//! with control characters escaped (a name cannot act on the terminal or forge a line); and the
+//! writes to stderr and stdout that a reader gone away must not turn into an abort.
 
 use std::fmt::Arguments;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to stderr failed (its reader closed the pipe): later messages are dropped.
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to stderr as it is. A stderr that cannot be written (a pipe whose reader has
+/// gone, as in `2>&1 | head`) loses the messages only: the run goes on, its outputs are written
+/// and its exit code is the one it decides (`eprint!` would panic, and the release build
+/// aborts on a panic).
+pub fn to_stderr(text: &str) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut e = std::io::stderr().lock();
+    if e.write_all(text.as_bytes()).and_then(|()| e.flush()).is_err() {
+        STDERR_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes a command's closing line (`bag create`'s "bagged ...") to stdout; a reader gone away
+/// loses the line, as `to_stderr`'s lose theirs, and nothing else.
+pub fn to_stdout(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+}
 
 /// Prints `trawl: MESSAGE` on stderr.
 pub fn error(args: Arguments<'_>) {

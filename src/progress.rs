@@ -17,8 +17,10 @@ static BAR: OnceLock<ProgressBar> = OnceLock::new();
 /// Prints a line on stderr without tearing the bar.
 pub fn println(line: &str) {
     match BAR.get() {
-        Some(bar) if !bar.is_finished() => bar.suspend(|| eprintln!("{line}")),
-        _ => eprintln!("{line}"),
+        Some(bar) if !bar.is_finished() => {
+            bar.suspend(|| crate::messages::to_stderr(&format!("{line}\n")))
+        }
+        _ => crate::messages::to_stderr(&format!("{line}\n")),
     }
 }
 

@@ -144,9 +144,10 @@ pub fn run_with(
         let s = summary(&head, report.registration, report.budget_spent);
         let s = trawl_printer::terminal::text(&s);
         if to_stdout {
-            out.write_all(s.as_bytes())?;
+            // The summary is the last word: a reader gone loses it, not the exit code.
+            let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
         } else {
-            eprint!("{s}");
+            crate::messages::to_stderr(&s);
         }
     }
     let s = &report.summary;

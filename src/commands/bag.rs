@@ -20,7 +20,7 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
     let valid = r.is_valid();
     if !valid || !quiet {
         let verdict = trawl_printer::bag::verdict(&dir, r);
-        println!("{}", trawl_printer::terminal::text(&verdict));
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&verdict)));
     }
     if r.is_unchecked() {
         return Outcome::Unchecked;
@@ -69,7 +69,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
             let c = res?;
             if !a.read.quiet {
                 let target = a.out.as_deref().unwrap_or(&a.dir);
-                print!(
+                let mut line = format!(
                     "bagged {} files ({} bytes) into {}",
                     c.files,
                     c.bytes,
@@ -81,12 +81,12 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                     } else {
                         "hard-linked where possible (--copy to copy)"
                     };
-                    print!(
+                    line += &format!(
                         " ({} hard links, {} verified copies; {how})",
                         c.linked, c.copied
                     );
                 }
-                println!();
+                messages::to_stdout(&format!("{line}\n"));
             }
             Ok(Outcome::Ok)
         }
@@ -126,7 +126,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 };
                 let dir = a.dir.display().to_string();
                 let line = trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present));
-                println!("{}", trawl_printer::terminal::text(&line));
+                messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&line)));
             }
             Ok(Outcome::Ok)
         }
@@ -146,7 +146,7 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
                 a.dir.display(),
                 r.moved
             );
-            println!("{}", trawl_printer::terminal::line(&line));
+            messages::to_stdout(&format!("{}\n", trawl_printer::terminal::line(&line)));
             Ok(Outcome::Ok)
         }
     }

@@ -56,8 +56,8 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
             a.output.display()
         ));
     }
-    println!(
-        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}",
+    crate::messages::to_stdout(&format!(
+        "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}\n",
         trawl_printer::terminal::line(&a.output.display().to_string()),
         r.size,
         r.keyframes,
@@ -67,6 +67,6 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
         } else {
             String::new()
         }
-    );
+    ));
     Ok(Outcome::Ok)
 }

@@ -219,11 +219,11 @@ pub(crate) fn write(
         && let Some(c) = &result.contention
     {
         // For measurements (bench/scaling.py): how often a reader waited on another.
-        eprintln!(
+        crate::messages::to_stderr(&format!(
             "contention: {} batches, {} found their partition busy, {} slots found busy, \
-             {} files numbered, {} found the name log busy",
+             {} files numbered, {} found the name log busy\n",
             c.batches, c.busy, c.slot_busy, c.named, c.names_busy
-        );
+        ));
     }
     // The summary's figure is the process's peak with every output written.
     result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
@@ -237,9 +237,10 @@ pub(crate) fn write(
         );
         let s = trawl_printer::terminal::text(&s);
         if stdout_taken {
-            eprint!("{s}");
+            crate::messages::to_stderr(&s);
         } else {
-            std::io::stdout().write_all(s.as_bytes())?;
+            // The summary is the last word: a reader gone loses it, not the exit code.
+            crate::messages::to_stdout(&s);
         }
     }
     let trouble = !result.report.failed.is_empty() || unwritable > 0;

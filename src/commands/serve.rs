@@ -1,6 +1,5 @@
 //! `trawl serve`: the FLV files under a directory over HTTP, seekable; stopped by a signal.
 
-use std::io::Write;
 
 use crate::flags::lowargs::ServeArgs;
 use crate::{Outcome, messages};
@@ -38,8 +37,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
         &crate::stop::current(),
         |addr| {
             let shown = trawl_printer::terminal::line(&dir.display().to_string()).into_owned();
-            println!("serving {shown} at http://{addr}/");
-            let _ = std::io::stdout().flush();
+            crate::messages::to_stdout(&format!("serving {shown} at http://{addr}/\n"));
         },
     )?;
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in

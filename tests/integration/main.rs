@@ -13,5 +13,6 @@ mod report;
 mod safety;
 mod scale;
 mod scan;
+mod streams;
 mod util;
 mod verify;

@@ -171,6 +171,27 @@ impl TrawlCmd {
         let out = self.cmd.output().unwrap();
         Run::from(out)
     }
+
+    /// Runs with stderr (and stdout too, with `both`: `2>&1 | head -0`) a pipe whose reader has
+    /// already gone: every write to it fails with EPIPE. The exit code is -1 and stderr (here:
+    /// the harness's words) names the signal if one ended the process.
+    pub fn run_with_stderr_closed(mut self, both: bool) -> Run {
+        use std::os::unix::process::ExitStatusExt;
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        if both {
+            self.cmd.stdout(writer.try_clone().unwrap());
+        } else {
+            self.cmd.stdout(std::process::Stdio::piped());
+        }
+        let out = self.cmd.stderr(writer).output().unwrap();
+        let signal = out.status.signal();
+        let mut r = Run::from(out);
+        if let Some(sig) = signal {
+            r.stderr = format!("[test harness: ended by signal {sig}]");
+        }
+        r
+    }
 }
 
 /// Waits (at most 30 s, then fails naming `what`) until `ready` holds: a readiness signal in

@@ -166,7 +166,7 @@ async fn accept_loop(
                 Err(e) => {
                     // Out of descriptors (EMFILE) or a connection reset while queued: wait a
                     // moment rather than spin.
-                    eprintln!("trawl: serve: accept: {e}");
+                    log::to_stderr(format_args!("trawl: serve: accept: {e}"));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
@@ -180,10 +180,10 @@ async fn accept_loop(
             }
             Err(_) => {
                 if !at_cap {
-                    eprintln!(
+                    log::to_stderr(format_args!(
                         "trawl: serve: {} connections open, the limit (--max-connections); new clients get 503 until one closes",
                         limits.max_connections
-                    );
+                    ));
                     at_cap = true;
                 }
                 // Told at once rather than left waiting in the backlog behind clients that
@@ -221,10 +221,10 @@ async fn accept_loop(
     tokio::select! {
         _ = graceful.shutdown() => {}
         _ = tokio::time::sleep(limits.grace) => {
-            eprintln!(
+            log::to_stderr(format_args!(
                 "trawl: serve: responses still in flight after {} s were cut off",
                 limits.grace.as_secs_f64()
-            );
+            ));
         }
     }
 }
@@ -311,7 +311,7 @@ async fn answer(
         Ok(r) => r,
         Err(e) => {
             // The detail goes to the log; the client learns nothing of the server's files.
-            eprintln!("trawl: serve: {}: {e}", uri.path());
+            log::to_stderr(format_args!("trawl: serve: {}: {e}", uri.path()));
             plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
         }
     }

@@ -42,9 +42,9 @@ impl Drop for Slot {
             // Common log format: "-" for no body.
             let n = self.sent.load(Ordering::Relaxed);
             if self.streamed.load(Ordering::Relaxed) && n > 0 {
-                eprintln!("{line} {n}");
+                to_stderr(format_args!("{line} {n}"));
             } else {
-                eprintln!("{line} -");
+                to_stderr(format_args!("{line} -"));
             }
         }
     }
@@ -80,4 +80,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
         }
         r
     }
+}
+
+/// Writes one line of the log (or a notice) to stderr; a stderr whose reader has gone loses the
+/// line and nothing else (`eprintln!` would panic, and the release build aborts on a panic).
+pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_fmt(format_args!("{line}\n"));
 }

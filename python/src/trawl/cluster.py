@@ -32,7 +32,11 @@ LIST_DIRS = 256
 
 
 def _say(msg):
-    print(f"trawl-dask: {msg}", file=sys.stderr, flush=True)
+    # A stderr whose reader has gone (`2>&1 | head`) loses the message, nothing else.
+    try:
+        print(f"trawl-dask: {msg}", file=sys.stderr, flush=True)
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 class Fatal(Exception):
