@@ -41,3 +41,17 @@ pub fn warning(args: Arguments<'_>) {
     let line = format!("trawl: warning: {args}");
     crate::progress::println(&trawl_printer::terminal::message(&line));
 }
+
+/// Whether stderr and stdout are one file (a terminal, or `2>&1`): what was said on one was
+/// seen on the other.
+pub fn stderr_is_stdout() -> bool {
+    use std::os::fd::AsFd;
+    let id = |fd: std::os::fd::BorrowedFd<'_>| {
+        let f = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+        let md = f.metadata().ok()?;
+        use std::os::unix::fs::MetadataExt;
+        Some((md.dev(), md.ino(), md.rdev()))
+    };
+    let (o, e) = (std::io::stdout(), std::io::stderr());
+    matches!((id(o.as_fd()), id(e.as_fd())), (Some(a), Some(b)) if a == b)
+}

@@ -613,3 +613,14 @@ def test_the_cluster_rules_are_rusts_sizes_and_a_refused_batch_names_its_map():
         n.reduce_partition([b"not a batch"])
     assert e.value.args[0] == 0 and "map" not in e.value.args[1]
     assert isinstance(e.value, ValueError)
+
+
+def test_a_missing_path_is_named_and_recorded_as_one_machine_records_it(tree, tmp_path):
+    missing = str(tmp_path / "no-such-dir")
+    want, code = one_machine([tree, missing], cwd=str(tmp_path))
+    r = trawl_dask("scan", "--local", "1", tree, missing, "--json", "c.json", cwd=str(tmp_path))
+    assert r.returncode == code == 2, r.stderr
+    assert f"{missing}: No such file or directory" in r.stderr + r.stdout
+    got = json.load(open(tmp_path / "c.json"))
+    assert got["failed"] == want["failed"]
+    assert got["failed"][0]["error"]["kind"] == "walk"

@@ -233,6 +233,7 @@ pub(crate) fn write(
             trawl_printer::scan::Spilled {
                 fingerprints: result.spilled,
                 records: result.records.spilled(),
+                failures_named_above: stdout_taken || crate::messages::stderr_is_stdout(),
             },
         );
         let s = trawl_printer::terminal::text(&s);

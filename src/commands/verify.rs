@@ -12,6 +12,9 @@ use crate::flags::hiargs::scan_config;
 use crate::flags::lowargs::VerifyArgs;
 use crate::{Outcome, messages};
 
+/// Problems with a manifest's lines shown one by one; past them, a count.
+const SHOWN_PROBLEMS: u64 = 5;
+
 pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     let mut json = a
         .json
@@ -37,8 +40,16 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         },
     };
     let bar = crate::progress::Bar::new(a.read.quiet);
+    // A file that is no manifest at all (a JSON report, a tarball) has a problem on every line:
+    // the first few are shown, the rest counted (sha256sum says it once).
+    let mut problems = 0u64;
     let outcome = trawl_engine::verify(&opts, &bar, &crate::stop::current(), &mut |n| match n {
-        Notice::Manifest(p) => messages::error(format_args!("{p}")),
+        Notice::Manifest(p) => {
+            problems += 1;
+            if problems <= SHOWN_PROBLEMS {
+                messages::error(format_args!("{p}"));
+            }
+        }
         Notice::Failed(e) => messages::error(format_args!("{e}")),
         Notice::AlgorithmFound { assumed, found } => messages::warning(format_args!(
             "{}: digests of {} hex digits are {found}, not {assumed}: the first files match {found}; checking with it (-d {found} says so)",
@@ -51,6 +62,19 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         VerifyOutcome::Finished(r) => r,
         VerifyOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
+    if problems > SHOWN_PROBLEMS {
+        messages::error(format_args!(
+            "{}: {} more lines that are not checksum lines",
+            a.manifest.display(),
+            problems - SHOWN_PROBLEMS
+        ));
+    }
+    if problems > 0 && report.listed() == 0 {
+        messages::error(format_args!(
+            "{}: no properly formatted checksum lines found: is it a manifest (sha256sum, BSD or hashdeep format)?",
+            a.manifest.display()
+        ));
+    }
     let to_stdout = !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -80,6 +104,9 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
             a.manifest.display()
         ));
     }
+    if a.root.is_none() && c.missing > 0 && c.missing == report.listed() {
+        messages::error(format_args!("{}", root_hint(&a.manifest, &report)));
+    }
     if different + c.unreadable > 0 || !a.read.quiet {
         messages::error(format_args!("{}", trawl_printer::verify::summary(&report)));
     }
@@ -90,4 +117,36 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+/// Every listed file missing, no `--root` given: most likely the manifest was made elsewhere.
+/// Names in a manifest are relative to the directory it was made in; when the first one is
+/// found beside the manifest, that directory is named.
+fn root_hint(manifest: &std::path::Path, report: &trawl_report::verify::VerifyReport) -> String {
+    let mut first = None;
+    let _ = report.entries.for_each(&mut |e| {
+        first = Some(e.name.clone());
+        Err(std::io::Error::other("the first is enough"))
+    });
+    let beside = manifest.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            p
+        }
+    });
+    let found = match (&first, beside) {
+        (Some(name), Some(dir)) if dir != std::path::Path::new(".") => {
+            let name = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
+            dir.join(name).exists().then_some(dir)
+        }
+        _ => None,
+    };
+    match found {
+        Some(dir) => format!(
+            "every listed file is missing here, and they are beside the manifest: run with --root {} (names in a manifest are relative to the directory it was made in)",
+            trawl_printer::terminal::line(&dir.display().to_string())
+        ),
+        None => "every listed file is missing: names in a manifest are relative to the directory it was made in; run there, or name it with --root DIR".to_string(),
+    }
 }

@@ -557,3 +557,44 @@ fn a_tiny_file_starting_with_f_is_not_called_a_truncated_flv() {
     assert!(!r.stderr.contains("t/two"), "{}", r.stderr);
     r.stderr_has("t/cut.flv");
 }
+
+#[test]
+fn a_missing_root_is_named_once_when_stderr_and_stdout_are_one_stream() {
+    use std::io::Read;
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    // `trawl scan t missing 2>&1`: the message and the summary on one stream.
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = d
+        .cmd()
+        .args(["scan", "t", "missing"])
+        .cmd
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let mut both = String::new();
+    // The writer's copies are the child's alone once `cmd` (holding ours) is gone.
+    let status = child.wait().unwrap();
+    reader.read_to_string(&mut both).unwrap();
+    assert_eq!(status.code(), Some(2), "{both}");
+    assert_eq!(both.matches("missing: No such file").count(), 1, "{both}");
+    assert!(both.contains("FAILED: 1 file could not be read (named above)"), "{both}");
+    // Apart, each stream names it.
+    let r = d.cmd().args(["scan", "t", "missing"]).run();
+    r.code(2).stderr_has("missing: No such file").stdout_has("  missing: No such file");
+}
+
+#[test]
+fn an_output_in_a_missing_directory_is_named_as_the_user_gave_it() {
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    for flag in ["--json", "--html", "-m"] {
+        let target = if flag == "-m" { "sha256sum:nodir/out" } else { "nodir/out" };
+        let r = d.cmd().args(["scan", "t", "-q", flag, target]).run();
+        r.code(2)
+            .stderr_has("trawl: nodir/out: cannot create: No such file or directory");
+        assert!(!r.stderr.contains("trawl-tmp"), "{}", r.stderr);
+    }
+}

@@ -163,3 +163,53 @@ fn awkward_names_round_trip_through_every_format() {
     assert!(z.windows(13).any(|w| w == b"new\nline.txt\0"));
     d.cmd().args(["verify", "z", "--root", "t"]).run().code(0);
 }
+
+#[test]
+fn a_file_that_is_no_manifest_gets_a_handful_of_lines_and_one_verdict() {
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "scan.json"])
+        .run()
+        .code(0);
+    let lines = std::fs::read_to_string(d.join("scan.json")).unwrap().lines().count();
+    assert!(lines > 20, "{lines}");
+    let r = d.cmd().args(["verify", "scan.json"]).run();
+    r.code(2)
+        .stderr_has("scan.json:5: not a checksum line")
+        .stderr_has(&format!("scan.json: {} more lines that are not checksum lines", lines - 5))
+        .stderr_has("no properly formatted checksum lines found");
+    assert!(!r.stderr.contains("scan.json:6:"), "{}", r.stderr);
+    assert!(r.stderr.lines().count() <= 8, "{}", r.stderr);
+}
+
+#[test]
+fn verify_from_another_directory_names_the_root_to_give() {
+    let d = Dir::new();
+    d.create(b"data/t/a.txt", b"alpha\n");
+    d.create(b"elsewhere/.keep", b"");
+    d.cmd()
+        .args(["scan", ".", "-q", "-m", "sha256sum:SUMS"])
+        .run_in("data")
+        .code(0);
+    // From the parent: every name is missing here, and found beside the manifest.
+    d.cmd()
+        .args(["verify", "data/SUMS"])
+        .run()
+        .code(1)
+        .stderr_has("run with --root data");
+    // From a directory where nothing is: the general hint.
+    d.cmd()
+        .args(["verify", "../data/SUMS", "--root", "."])
+        .run_in("elsewhere")
+        .code(1);
+    let r = d.cmd().args(["verify", "../data/SUMS"]).run_in("elsewhere");
+    r.code(1).stderr_has("run with --root ../data");
+    // Given --root, no hint.
+    let r = d
+        .cmd()
+        .args(["verify", "data/SUMS", "--root", "data"])
+        .run();
+    r.code(0);
+    assert!(!r.stderr.contains("--root"), "{}", r.stderr);
+}

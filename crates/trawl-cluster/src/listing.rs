@@ -42,9 +42,15 @@ pub fn list_root(work: &ScanWork, idx: usize) -> Result<Listing, ClusterError> {
     let root = work.cfg.roots.get(idx).ok_or(ClusterError::NoRoot(idx))?;
     let mut out = Listing::default();
     match std::fs::symlink_metadata(root) {
-        Err(e) => out
-            .failed
-            .push(problem(root, None, Some(&e.to_string()), "io")),
+        // As the local walk words a root it cannot look at.
+        Err(source) => {
+            let e = trawl_walk::WalkError::Io {
+                path: root.clone(),
+                source,
+            };
+            out.failed
+                .push(problem(root, None, Some(&e.to_string()), "walk"))
+        }
         Ok(md) => {
             let target = if md.file_type().is_symlink() {
                 std::fs::metadata(root).ok()

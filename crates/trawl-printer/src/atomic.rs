@@ -98,7 +98,10 @@ impl AtomicFile {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".trawl-tmp")
-            .tempfile_in(dir)?;
+            .tempfile_in(dir)
+            // tempfile names its temporary file in the error; the user named `to`, which the
+            // caller's message shows: only the system's reason is kept.
+            .map_err(without_temporary_name)?;
         // tempfile creates 0600; the finished file gets the usual 0666 less the umask.
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
@@ -279,5 +282,16 @@ mod tests {
                 .is_fifo()
         );
         assert!(AtomicFile::create(dir.path()).is_err());
+    }
+}
+
+/// tempfile's error for a temporary file it could not create ends "at path NAME", naming that
+/// file; the user named the output, which the caller's message shows: only the system's reason
+/// is kept (tempfile keeps the errno out of reach, so the words are cut).
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(i) => io::Error::new(e.kind(), text[..i].to_string()),
+        None => e,
     }
 }

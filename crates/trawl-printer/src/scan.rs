@@ -11,6 +11,9 @@ pub struct Spilled {
     pub fingerprints: bool,
     /// The per-file records.
     pub records: bool,
+    /// Every failure was already named, as it happened, on the stream the summary goes to
+    /// (stderr and stdout are one terminal or one file): counted, not named again.
+    pub failures_named_above: bool,
 }
 
 /// The lines printed after a scan: totals, what was skipped, the reduction table, media,
@@ -87,7 +90,12 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             }
         ));
     }
-    if !r.failed.is_empty() {
+    if !r.failed.is_empty() && spilled.failures_named_above {
+        s.push_str(&format!(
+            "FAILED: {} could not be read (named above)\n",
+            human::count(r.failed.len() as u64, "file", "files")
+        ));
+    } else if !r.failed.is_empty() {
         s.push_str(&format!(
             "FAILED: {} could not be read:\n",
             human::count(r.failed.len() as u64, "file", "files")
