@@ -18,7 +18,10 @@ pub fn to_stderr(text: &str) {
         return;
     }
     let mut e = std::io::stderr().lock();
-    if e.write_all(text.as_bytes()).and_then(|()| e.flush()).is_err() {
+    if e.write_all(text.as_bytes())
+        .and_then(|()| e.flush())
+        .is_err()
+    {
         STDERR_GONE.store(true, Ordering::Relaxed);
     }
 }
@@ -30,7 +33,7 @@ pub fn to_stdout(text: &str) {
     let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
 }
 
-/// Prints `trawl: MESSAGE` on stderr.
+/// Prints `trawl: MESSAGE` on stderr (an error, or a plain notice such as `serve: stopped`).
 pub fn error(args: Arguments<'_>) {
     let line = format!("trawl: {args}");
     crate::progress::println(&trawl_printer::terminal::message(&line));

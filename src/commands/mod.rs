@@ -12,6 +12,7 @@ mod report;
 pub(crate) mod scan;
 #[cfg(feature = "serve")]
 mod serve;
+mod shell;
 mod verify;
 
 use crate::Outcome;
@@ -37,6 +38,8 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
             audit::run(plan, &a.paths)
         }
         Command::Catalog(c) => catalog::run(c),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
         Command::Report(a) => report::run(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
         Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => inject::run(a),

@@ -1,6 +1,5 @@
 //! `trawl serve`: the FLV files under a directory over HTTP, seekable; stopped by a signal.
 
-
 use crate::flags::lowargs::ServeArgs;
 use crate::{Outcome, messages};
 
@@ -43,6 +42,6 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in
     // flight, so this is a normal end.
     crate::stop::signal_handled();
-    messages::warning(format_args!("serve: stopped"));
+    messages::error(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
 }

@@ -21,14 +21,17 @@ pub struct LowArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read every regular file under PATH... once, computing digests and writing manifests.
+    #[command(after_help = SCAN_EXAMPLES)]
     Scan(Box<ScanArgs>),
     /// Check files against a manifest (GNU coreutils, BSD tag or hashdeep format).
+    #[command(after_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Create, validate or update BagIt bags (RFC 8493).
     #[command(subcommand)]
     Bag(BagCommand),
     /// Register a collection in a catalog, then audit it again and again: ok, corrupt, modified,
     /// missing, new, moved, unreadable.
+    #[command(after_help = AUDIT_EXAMPLES)]
     Audit(AuditArgs),
     /// Ask an audit catalog: report, history, export, verify.
     #[command(subcommand)]
@@ -40,6 +43,53 @@ pub enum Command {
     Serve(ServeArgs),
     /// Render saved JSON reports (`trawl scan --json`) as one HTML page, side by side.
     Report(ReportArgs),
+    /// Print a shell's completion script for trawl (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Write trawl's manual pages (trawl.1, trawl-scan.1, ...) into DIR.
+    #[command(after_help = "Example:\n  trawl man ~/.local/share/man/man1 && man trawl-scan")]
+    Man(ManArgs),
+}
+
+const SCAN_EXAMPLES: &str = "Examples:
+  trawl scan /data -m sha256sum:SUMS --no-reduce   a fixity manifest, at fixity cost
+  trawl scan /data --html report.html             how much dedup and compression would save
+  trawl scan /data -d sha256,blake3 --json r.json  two digests and a JSON report in one pass
+  trawl scan /data --sample 0.05 --cdc 16k        a quick estimate with content-defined chunks
+
+More: docs/commands/scan.md; the counting rules: docs/reduction-rules.md.";
+
+const VERIFY_EXAMPLES: &str = "Examples:
+  trawl verify SUMS                     names relative to the current directory
+  trawl verify /backup/SUMS --root /data   names relative to /data
+  trawl verify HD.txt --strict --root /data   also report files the manifest does not list
+
+More: docs/commands/verify.md.";
+
+const AUDIT_EXAMPLES: &str = "Examples:
+  trawl audit /archive -c archive.db     the first run registers every file
+  trawl audit /archive -c archive.db     later runs: ok, corrupt, modified, missing, new, moved
+  trawl catalog report -c archive.db     what the last run found
+
+More: docs/commands/audit.md.";
+
+const COMPLETIONS_EXAMPLES: &str = "Examples:
+  trawl completions bash > ~/.local/share/bash-completion/completions/trawl
+  trawl completions zsh > ~/.zfunc/_trawl        (with fpath+=~/.zfunc before compinit)
+  trawl completions fish > ~/.config/fish/completions/trawl.fish";
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory the pages are written into (created if missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -128,7 +178,7 @@ pub struct FlvIndexArgs {
     #[arg(long)]
     pub stats: bool,
     /// How tag headers are reached: read (one pread a tag), mmap, or auto (both timed on the
-    /// file as it is indexed, the cheaper kept; see the README).
+    /// file as it is indexed, the cheaper kept; see docs/commands/flv.md).
     #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = ["auto", "mmap", "read"])]
     pub io: String,
 }
@@ -137,27 +187,37 @@ pub struct FlvIndexArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ReadArgs {
     /// Files read at once (default: the number of CPUs; 1 to 1024).
-    #[arg(long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
+    #[arg(help_heading = "Memory and speed", long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
     /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
     /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
     /// buffers) or mmap (mapped windows).
-    #[arg(long, value_name = "METHOD", default_value = "auto")]
+    #[arg(
+        help_heading = "Memory and speed",
+        long,
+        value_name = "METHOD",
+        default_value = "auto"
+    )]
     pub io: String,
     /// Size of each pooled read buffer, e.g. 1M, 256K.
-    #[arg(long, value_name = "SIZE", default_value = "1M")]
+    #[arg(
+        help_heading = "Memory and speed",
+        long,
+        value_name = "SIZE",
+        default_value = "1M"
+    )]
     pub buffer_size: String,
     /// Follow symbolic links (loops are detected and reported).
-    #[arg(long, short = 'L')]
+    #[arg(help_heading = "Inputs", long, short = 'L')]
     pub follow: bool,
     /// Do not cross into other file systems.
-    #[arg(long, short = 'x')]
+    #[arg(help_heading = "Inputs", long, short = 'x')]
     pub one_file_system: bool,
     /// No progress bar and no summary; errors are still printed.
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = "Outputs", long, short = 'q')]
     pub quiet: bool,
     /// Read at most RATE bytes per second in all, e.g. 200M (spare production storage).
-    #[arg(long, value_name = "RATE")]
+    #[arg(help_heading = "Memory and speed", long, value_name = "RATE")]
     pub limit_rate: Option<String>,
 }
 
@@ -169,41 +229,57 @@ pub struct ScanArgs {
     /// Digests to compute in one pass (comma-separated): md5, sha1, sha224, sha256, sha384, sha512,
     /// sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2s, blake3, xxh3, crc32c; or none (data
     /// reduction or media only).
-    #[arg(long, short = 'd', value_name = "LIST", default_value = "sha256")]
+    #[arg(
+        help_heading = "Digests and manifests",
+        long,
+        short = 'd',
+        value_name = "LIST",
+        default_value = "sha256"
+    )]
     pub digest: String,
     /// Write a manifest: FORMAT:FILE with FORMAT a checksum tool's name (md5sum, sha1sum, sha224sum,
     /// sha256sum, sha384sum, sha512sum, b2sum, b3sum, xxh128sum, or ALGsum for any other digest),
     /// bsd or hashdeep (repeatable; '-' as FILE writes to stdout).
-    #[arg(long, short = 'm', value_name = "FORMAT:FILE")]
+    #[arg(
+        help_heading = "Digests and manifests",
+        long,
+        short = 'm',
+        value_name = "FORMAT:FILE"
+    )]
     pub manifest: Vec<String>,
     /// End manifest lines with NUL instead of newline, without escaping (like sha256sum -z).
-    #[arg(long, short = 'z')]
+    #[arg(help_heading = "Digests and manifests", long, short = 'z')]
     pub zero: bool,
     /// Write a JSON report to FILE ('-' for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write one JSON record per file to FILE ('-' streams to stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
     /// Write the report as one self-contained HTML page with charts to FILE ('-' for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Do not index FLV files met during the scan (they are found by their signature).
-    #[arg(long)]
+    #[arg(help_heading = "Media", long)]
     pub no_media: bool,
     /// Write each FLV file's full keyframe index to DIR (as PATH.keyframes.json, PATH relative
     /// to the root as in manifests).
-    #[arg(long, value_name = "DIR", conflicts_with = "no_media")]
+    #[arg(
+        help_heading = "Media",
+        long,
+        value_name = "DIR",
+        conflicts_with = "no_media"
+    )]
     pub media_index: Option<PathBuf>,
     /// Write every group of files with equal content to FILE in fclones' report format (JSON if
     /// FILE ends in .json, its text format otherwise), for `fclones remove`, `link` or
     /// `dedupe`; compared by the strongest digest computed, one name per inode, empty files
     /// left out ('-' for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub duplicates: Option<PathBuf>,
     /// Write the tree in ncdu's export format to FILE, for `ncdu -f FILE` (one directory to
     /// scan; '-' for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub ncdu: Option<PathBuf>,
     #[command(flatten)]
     pub reduce: ReduceArgs,
@@ -216,45 +292,70 @@ pub struct ScanArgs {
 pub struct ReduceArgs {
     /// List the N files that contribute most duplicate bytes (at the smallest block size; 0:
     /// none).
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = count(0, 1_000_000))]
+    #[arg(help_heading = "Data reduction", long, value_name = "N", default_value_t = 10, value_parser = count(0, 1_000_000))]
     pub top_files: usize,
     /// Break the figures down by directory this many levels below each root (and by type).
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = count(0, 4096))]
+    #[arg(help_heading = "Data reduction", long, value_name = "N", default_value_t = 2, value_parser = count(0, 4096))]
     pub depth: usize,
     /// Fixed-block dedup at these block sizes (multiples of 4K), all from one hash pass.
-    #[arg(long, value_name = "SIZES", default_value = "4k,8k,16k,32k,64k,128k")]
+    #[arg(
+        help_heading = "Data reduction",
+        long,
+        value_name = "SIZES",
+        default_value = "4k,8k,16k,32k,64k,128k"
+    )]
     pub dedup: String,
     /// Content-defined chunking (FastCDC 2020) at this average chunk size, e.g. 16k.
-    #[arg(long, value_name = "AVG")]
+    #[arg(help_heading = "Data reduction", long, value_name = "AVG")]
     pub cdc: Option<String>,
     /// Codecs per compression unit: lz4, zstd[:LEVEL], gzip[:LEVEL] ('none' for no compression).
-    #[arg(long, value_name = "LIST", default_value = "lz4")]
+    #[arg(
+        help_heading = "Data reduction",
+        long,
+        value_name = "LIST",
+        default_value = "lz4"
+    )]
     pub compress: String,
     /// Compression unit (a multiple of 4K).
-    #[arg(long, value_name = "SIZE", default_value = "32k")]
+    #[arg(
+        help_heading = "Data reduction",
+        long,
+        value_name = "SIZE",
+        default_value = "32k"
+    )]
     pub unit: String,
     /// Allocation granule: every stored unit is rounded up to it.
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    #[arg(
+        help_heading = "Data reduction",
+        long,
+        value_name = "SIZE",
+        default_value = "4k"
+    )]
     pub sector: String,
     /// Store a unit raw unless compression saves at least this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value = "0.125")]
+    #[arg(
+        help_heading = "Data reduction",
+        long,
+        value_name = "FRACTION",
+        default_value = "0.125"
+    )]
     pub threshold: f64,
     /// Estimate from a sample: index and compress only the blocks and units whose fingerprint
     /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
-    #[arg(long, value_name = "RATE")]
+    #[arg(help_heading = "Data reduction", long, value_name = "RATE")]
     pub sample: Option<f64>,
     /// Bound the RAM for per-file records and fingerprint indexes to SIZE (default 1G): a
     /// quarter of it, at most 16M, for the records, the rest for the fingerprints. Past their
     /// share both go to files under --temp-dir, with the same results.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(help_heading = "Memory and speed", long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// Where spilled records and fingerprints go (default: the system temporary directory);
     /// removed at the end.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Memory and speed", long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
     /// Index all 128 bits of each block fingerprint (about 40 bytes per distinct block in place
-    /// of about 10; see the README for the false-merge arithmetic of the default).
-    #[arg(long)]
+    /// of about 10; docs/design.md gives the false-merge arithmetic of the default).
+    #[arg(help_heading = "Data reduction", long)]
     pub exact_keys: bool,
     /// Count the fingerprints in this many key partitions, each behind its own lock (1-64,
     /// rounded up to a power of two; default four per thread). No figure depends on it: for
@@ -262,11 +363,11 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "N", hide = true, value_parser = count(1, 64))]
     pub partitions: Option<usize>,
     /// Measure no data reduction (digests only).
-    #[arg(long)]
+    #[arg(help_heading = "Data reduction", long)]
     pub no_reduce: bool,
     /// Count every name of a hard-linked file in the reduction figures (by default an inode's
     /// data is counted once, as `du` counts it; the other names are in `hardlinks`).
-    #[arg(long)]
+    #[arg(help_heading = "Data reduction", long)]
     pub count_links: bool,
 }
 

@@ -524,6 +524,10 @@ fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
     }
     let status = srv.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+    // A normal end: said as such, not as a warning.
+    let log = srv.stop();
+    assert!(log.contains("trawl: serve: stopped"), "{log}");
+    assert!(!log.contains("warning"), "{log}");
 }
 
 #[test]

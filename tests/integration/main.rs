@@ -13,6 +13,7 @@ mod report;
 mod safety;
 mod scale;
 mod scan;
+mod shell;
 mod streams;
 mod util;
 mod verify;

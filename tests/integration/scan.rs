@@ -580,10 +580,15 @@ fn a_missing_root_is_named_once_when_stderr_and_stdout_are_one_stream() {
     reader.read_to_string(&mut both).unwrap();
     assert_eq!(status.code(), Some(2), "{both}");
     assert_eq!(both.matches("missing: No such file").count(), 1, "{both}");
-    assert!(both.contains("FAILED: 1 file could not be read (named above)"), "{both}");
+    assert!(
+        both.contains("FAILED: 1 file could not be read (named above)"),
+        "{both}"
+    );
     // Apart, each stream names it.
     let r = d.cmd().args(["scan", "t", "missing"]).run();
-    r.code(2).stderr_has("missing: No such file").stdout_has("  missing: No such file");
+    r.code(2)
+        .stderr_has("missing: No such file")
+        .stdout_has("  missing: No such file");
 }
 
 #[test]
@@ -591,10 +596,28 @@ fn an_output_in_a_missing_directory_is_named_as_the_user_gave_it() {
     let d = Dir::new();
     d.create(b"t/a.txt", b"alpha\n");
     for flag in ["--json", "--html", "-m"] {
-        let target = if flag == "-m" { "sha256sum:nodir/out" } else { "nodir/out" };
+        let target = if flag == "-m" {
+            "sha256sum:nodir/out"
+        } else {
+            "nodir/out"
+        };
         let r = d.cmd().args(["scan", "t", "-q", flag, target]).run();
         r.code(2)
             .stderr_has("trawl: nodir/out: cannot create: No such file or directory");
         assert!(!r.stderr.contains("trawl-tmp"), "{}", r.stderr);
     }
+}
+
+#[test]
+fn sizes_take_a_fraction_of_a_unit_and_a_bad_one_shows_the_forms_that_work() {
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    d.cmd()
+        .args(["scan", "t", "-q", "--memory", "1.5G"])
+        .run()
+        .code(0);
+    let r = d.cmd().args(["scan", "t", "-q", "--memory", "1,5G"]).run();
+    r.code(2)
+        .stderr_has("bad size '1,5G' (use e.g. 4096, 256K, 1.5M, 2GiB)");
+    assert!(!r.stderr.contains("invalid digit"), "{}", r.stderr);
 }

@@ -10,8 +10,11 @@ fn tree_with_an_unreadable_file(d: &Dir) {
     d.create(b"t/b.txt", b"bravo\n");
     let bad = d.create(b"t/secret", b"no");
     std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
-    std::fs::set_permissions(d.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -45,7 +48,11 @@ fn verify_with_stderr_closed_ends_as_it_ends_with_stderr_open() {
     );
     d.create(b"SUMS", sums.as_bytes());
     let open = d.cmd().args(["verify", "SUMS"]).run();
-    assert!(open.stderr.contains("not a checksum line"), "{}", open.stderr);
+    assert!(
+        open.stderr.contains("not a checksum line"),
+        "{}",
+        open.stderr
+    );
     assert_ne!(open.code, 0);
     d.cmd()
         .args(["verify", "SUMS"])

@@ -172,12 +172,18 @@ fn a_file_that_is_no_manifest_gets_a_handful_of_lines_and_one_verdict() {
         .args(["scan", "t", "-q", "--json", "scan.json"])
         .run()
         .code(0);
-    let lines = std::fs::read_to_string(d.join("scan.json")).unwrap().lines().count();
+    let lines = std::fs::read_to_string(d.join("scan.json"))
+        .unwrap()
+        .lines()
+        .count();
     assert!(lines > 20, "{lines}");
     let r = d.cmd().args(["verify", "scan.json"]).run();
     r.code(2)
         .stderr_has("scan.json:5: not a checksum line")
-        .stderr_has(&format!("scan.json: {} more lines that are not checksum lines", lines - 5))
+        .stderr_has(&format!(
+            "scan.json: {} more lines that are not checksum lines",
+            lines - 5
+        ))
         .stderr_has("no properly formatted checksum lines found");
     assert!(!r.stderr.contains("scan.json:6:"), "{}", r.stderr);
     assert!(r.stderr.lines().count() <= 8, "{}", r.stderr);
