@@ -206,6 +206,17 @@ impl Write for AtomicFile {
     }
 }
 
+/// tempfile's error for a temporary file it could not create ends "at path NAME", naming that
+/// file; the user named the output, which the caller's message shows: only the system's reason
+/// is kept (tempfile keeps the errno out of reach, so the words are cut).
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(i) => io::Error::new(e.kind(), text[..i].to_string()),
+        None => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,16 +293,5 @@ mod tests {
                 .is_fifo()
         );
         assert!(AtomicFile::create(dir.path()).is_err());
-    }
-}
-
-/// tempfile's error for a temporary file it could not create ends "at path NAME", naming that
-/// file; the user named the output, which the caller's message shows: only the system's reason
-/// is kept (tempfile keeps the errno out of reach, so the words are cut).
-fn without_temporary_name(e: io::Error) -> io::Error {
-    let text = e.to_string();
-    match text.rfind(" at path ") {
-        Some(i) => io::Error::new(e.kind(), text[..i].to_string()),
-        None => e,
     }
 }
