@@ -10,11 +10,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::bail;
-use clap::Parser;
 use trawl_cluster::{Listing, Merge, ScanWork};
 
 use crate::commands::scan::{Outputs, write};
-use crate::flags::LowArgs;
 use crate::flags::hiargs::ScanPlan;
 use crate::flags::lowargs::Command;
 
@@ -35,7 +33,7 @@ impl ClusterPlan {
         let mut argv: Vec<OsString> = vec!["trawl".into(), "scan".into()];
         argv.extend(args);
         let invocation = crate::flags::hiargs::invocation(&argv[1..]);
-        let low = LowArgs::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+        let low = crate::flags::parse_low(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
         let Command::Scan(a) = low.command else {
             bail!("not a scan");
         };

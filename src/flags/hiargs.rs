@@ -331,7 +331,22 @@ impl ScanPlan {
             Some(m) => parse_size(m)?,
             None => DEFAULT_MEMORY,
         };
-        let mut reduce = reduce_config(&a.reduce)?;
+        // A fixity scan (manifests or other per-file outputs only, no reduction flag) is not
+        // charged for a reduction nobody asked for; a bare scan, a JSON report or a page shows
+        // one.
+        let per_file_only = (!a.manifest.is_empty()
+            || a.jsonl.is_some()
+            || a.duplicates.is_some()
+            || a.ncdu.is_some()
+            || a.media_index.is_some())
+            && a.json.is_none()
+            && a.html.is_none();
+        let skip = per_file_only && !a.reduce.force_reduce && !a.reduce.reduction_flags;
+        let mut reduce = if skip {
+            None
+        } else {
+            reduce_config(&a.reduce)?
+        };
         let share = if reduce.is_some() { memory / 4 } else { memory };
         let record_memory = share.min(trawl_engine::RECORD_MEMORY as u64);
         if let Some(r) = reduce.as_mut() {

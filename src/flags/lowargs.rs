@@ -362,9 +362,23 @@ pub struct ReduceArgs {
     /// tests and measurements.
     #[arg(long, value_name = "N", hide = true, value_parser = count(1, 64))]
     pub partitions: Option<usize>,
-    /// Measure no data reduction (digests only).
+    /// Measure no data reduction (digests only). The default when only manifests (or
+    /// --jsonl, --duplicates, --ncdu, --media-index) are asked for and no reduction flag is
+    /// given: a fixity scan at fixity cost.
     #[arg(help_heading = "Data reduction", long)]
     pub no_reduce: bool,
+    /// Measure data reduction even when only manifests (or other per-file outputs) are asked
+    /// for.
+    #[arg(
+        help_heading = "Data reduction",
+        long = "reduce",
+        conflicts_with = "no_reduce"
+    )]
+    pub force_reduce: bool,
+    /// Whether a flag that shapes the reduction (--dedup, --cdc, --compress, --sample, ...)
+    /// was given on the command line (set by `flags::parse_low`, not a flag).
+    #[arg(skip)]
+    pub reduction_flags: bool,
     /// Count every name of a hard-linked file in the reduction figures (by default an inode's
     /// data is counted once, as `du` counts it; the other names are in `hardlinks`).
     #[arg(help_heading = "Data reduction", long)]

@@ -5,17 +5,49 @@ pub mod lowargs;
 
 pub use lowargs::LowArgs;
 
-use clap::Parser;
-
 /// Parses a command line; on `--help`/`--version` or a usage error, prints and returns the
 /// exit code (0 for help, 2 for a usage error).
 pub fn parse_from(argv: Vec<std::ffi::OsString>) -> Result<LowArgs, u8> {
     let invocation = hiargs::invocation(argv.get(1..).unwrap_or_default());
-    let mut a = LowArgs::try_parse_from(argv).map_err(|e| {
+    let mut a = parse_low(argv).map_err(|e| {
         let _ = e.print();
         if e.use_stderr() { 2 } else { 0 }
     })?;
     a.invocation = invocation;
+    Ok(a)
+}
+
+/// The flags that shape what a reduction measures: given any of them, a scan measures it
+/// whatever outputs were asked for.
+const REDUCTION_FLAGS: [&str; 11] = [
+    "top_files",
+    "depth",
+    "dedup",
+    "cdc",
+    "compress",
+    "unit",
+    "sector",
+    "threshold",
+    "sample",
+    "exact_keys",
+    "count_links",
+];
+
+/// Parses a command line into the flags as typed, noting which a default left unset where
+/// the plan depends on it (a reduction flag given: see `ReduceArgs::reduction_flags`).
+pub fn parse_low<I, T>(argv: I) -> Result<LowArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let m = LowArgs::command().try_get_matches_from(argv)?;
+    let mut a = LowArgs::from_arg_matches(&m)?;
+    if let (lowargs::Command::Scan(s), Some(sm)) = (&mut a.command, m.subcommand_matches("scan")) {
+        s.reduce.reduction_flags = REDUCTION_FLAGS
+            .iter()
+            .any(|id| sm.value_source(id) == Some(clap::parser::ValueSource::CommandLine));
+    }
     Ok(a)
 }
 

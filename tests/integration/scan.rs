@@ -621,3 +621,63 @@ fn sizes_take_a_fraction_of_a_unit_and_a_bad_one_shows_the_forms_that_work() {
         .stderr_has("bad size '1,5G' (use e.g. 4096, 256K, 1.5M, 2GiB)");
     assert!(!r.stderr.contains("invalid digit"), "{}", r.stderr);
 }
+
+#[test]
+fn a_manifest_alone_is_a_fixity_scan_and_any_reduction_flag_brings_the_reduction_back() {
+    let d = Dir::new();
+    d.create(b"t/a.bin", &[7u8; 20_000]);
+    d.create(b"t/b.bin", &[7u8; 20_000]);
+    let has = |args: &[&str]| {
+        let r = d.cmd().args(args).run();
+        r.code(0);
+        r.stdout.contains("data reduction:")
+    };
+    // What a newcomer types for fixity: digests and a manifest, at fixity cost.
+    assert!(!has(&["scan", "t", "-m", "sha256sum:S1"]));
+    assert!(!has(&["scan", "t", "-m", "b3sum:S2", "--jsonl", "r.jsonl"]));
+    // Asked for, one way or another: measured.
+    assert!(has(&["scan", "t"]));
+    assert!(has(&["scan", "t", "-m", "sha256sum:S3", "--reduce"]));
+    assert!(has(&["scan", "t", "-m", "sha256sum:S4", "--cdc", "16k"]));
+    assert!(has(&[
+        "scan",
+        "t",
+        "-m",
+        "sha256sum:S5",
+        "--compress",
+        "zstd"
+    ]));
+    assert!(has(&[
+        "scan",
+        "t",
+        "-m",
+        "sha256sum:S6",
+        "--html",
+        "r.html"
+    ]));
+    d.cmd()
+        .args(["scan", "t", "-q", "-m", "sha256sum:S7", "--json", "r.json"])
+        .run()
+        .code(0);
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert!(
+        r["reduction"].is_object(),
+        "a JSON report holds the reduction"
+    );
+    // The manifests are the same either way.
+    assert_eq!(
+        std::fs::read(d.join("t/S1")).ok(),
+        None,
+        "outputs are written where named, not under the tree"
+    );
+    assert_eq!(
+        std::fs::read(d.join("S1")).unwrap(),
+        std::fs::read(d.join("S3")).unwrap()
+    );
+    d.cmd()
+        .args(["scan", "t", "--reduce", "--no-reduce"])
+        .run()
+        .code(2)
+        .stderr_has("cannot be used with");
+}
