@@ -52,3 +52,25 @@ mod tests {
         assert_eq!(super::count(2, "file", "files"), "2 files");
     }
 }
+
+/// A ratio as `2.31:1`, or `-` when there is none; an estimate with its interval and confidence:
+/// `1.02:1 (0.97-1.09, 99%)` (a point estimate is never shown alone).
+pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f64>) -> String {
+    let Some(r) = v else {
+        return "-".into();
+    };
+    match interval {
+        None => format!("{r:.2}:1"),
+        Some((lo, hi)) => {
+            let hi = if hi >= f64::MAX / 2.0 {
+                "inf".to_string()
+            } else {
+                format!("{hi:.2}")
+            };
+            format!(
+                "{r:.2}:1 ({lo:.2}-{hi}, {:.0}%)",
+                confidence.unwrap_or(0.99) * 100.0
+            )
+        }
+    }
+}

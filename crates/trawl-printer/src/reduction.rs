@@ -4,27 +4,32 @@ use trawl_report::reduction::{DedupCounts, ReductionJson};
 
 use crate::human;
 
-fn ratio(v: Option<f64>) -> String {
-    v.map(|r| format!("{r:.2}:1")).unwrap_or_else(|| "-".into())
+/// How wide the ratio columns are: an estimate's interval takes more room.
+fn ratio_width(r: &ReductionJson) -> usize {
+    let sampled = r.dedup.iter().any(|d| d.counts.sample.is_some())
+        || r.compression.iter().any(|c| c.sample.is_some());
+    if sampled { 26 } else { 10 }
 }
 
 /// `reduction` as a table.
 pub fn table(r: &ReductionJson) -> String {
     let mut s = String::new();
+    let w = ratio_width(r);
     s.push_str("data reduction:\n");
     s.push_str(&format!(
-        "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
+        "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>w$}\n",
         "dedup", "logical", "blocks", "unique", "zero blocks", "ratio"
     ));
     let mut row = |name: String, d: &DedupCounts| {
+        let conf = d.sample.as_ref().map(|x| x.confidence);
         s.push_str(&format!(
-            "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>10}\n",
+            "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>w$}\n",
             name,
             human::bytes(d.logical_bytes),
             d.blocks,
             human::bytes(d.unique_bytes),
             d.zero_blocks,
-            ratio(d.ratio)
+            human::ratio(d.ratio, d.ratio_interval(), conf)
         ));
     };
     for d in &r.dedup {
@@ -35,12 +40,19 @@ pub fn table(r: &ReductionJson) -> String {
     }
     if !r.compression.is_empty() {
         s.push_str(&format!(
-            "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
-            "compression", "unit", "compressed", "allocated", "ratio", "dedup+compress"
+            "  {:<18} {:>12} {:>12} {:>12} {:>w$} {:>w2$}\n",
+            "compression",
+            "unit",
+            "compressed",
+            "allocated",
+            "ratio",
+            "dedup+compress",
+            w2 = w.max(16)
         ));
         for c in &r.compression {
+            let conf = c.sample.as_ref().map(|x| x.confidence);
             s.push_str(&format!(
-                "  {:<18} {:>12} {:>12} {:>12} {:>10} {:>16}\n",
+                "  {:<18} {:>12} {:>12} {:>12} {:>w$} {:>w2$}\n",
                 match c.level {
                     Some(l) => format!("{}:{l}", c.codec),
                     None => c.codec.clone(),
@@ -48,10 +60,23 @@ pub fn table(r: &ReductionJson) -> String {
                 human::bytes(c.unit),
                 human::bytes(c.compressed_bytes),
                 human::bytes(c.allocated_bytes),
-                ratio(c.ratio),
-                ratio(c.combined_ratio)
+                human::ratio(c.ratio, c.ratio_interval(), conf),
+                human::ratio(c.combined_ratio, c.combined_interval(), conf),
+                w2 = w.max(16)
             ));
         }
+    }
+    if let Some(x) = r
+        .dedup
+        .iter()
+        .find_map(|d| d.counts.sample.as_ref())
+        .or_else(|| r.compression.iter().find_map(|c| c.sample.as_ref()))
+    {
+        s.push_str(&format!(
+            "  (estimated from a {}% sample: the ranges are {:.0}% intervals)\n",
+            x.rate * 100.0,
+            x.confidence * 100.0
+        ));
     }
     let top = r.top_files.as_deref().unwrap_or_default();
     if let Some(first) = top.first() {

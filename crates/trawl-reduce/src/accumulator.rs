@@ -224,6 +224,20 @@ impl Figures {
                         high: (allocated as f64 + hw).round() as u64,
                     }
                 });
+                // Distinct units kept by hash threshold at `rate`: the estimate sums each kept
+                // unit's allocated size a over `rate`, whose variance is at most
+                // (1 - rate) / rate * max(a) * the estimate (a <= unit + sector).
+                let combined_sample = sampling.then(|| {
+                    let most = (cfg.unit + cfg.sector) as f64;
+                    let hw = 2.576 * ((1.0 - rate) / rate * most * combined as f64).sqrt();
+                    SampleJson {
+                        rate,
+                        kept: self.sampled_units,
+                        confidence: 0.99,
+                        low: (combined as f64 - hw).max(0.0).round() as u64,
+                        high: (combined as f64 + hw).round() as u64,
+                    }
+                });
                 CompressionJson {
                     codec: c.name().into(),
                     level: c.level(),
@@ -240,6 +254,7 @@ impl Figures {
                     combined_allocated_bytes: combined,
                     combined_ratio: ratio(logical, combined),
                     sample,
+                    combined_sample,
                 }
             })
             .collect();

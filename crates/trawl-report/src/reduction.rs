@@ -92,6 +92,36 @@ pub struct CompressionJson {
     /// Present when estimated from a sample: the interval is of `allocated_bytes` (Hoeffding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<SampleJson>,
+    /// Present when estimated from a sample: the interval of `combined_allocated_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combined_sample: Option<SampleJson>,
+}
+
+/// A ratio `logical / bytes` over an interval of `bytes`: (low, high) of the ratio, the high end
+/// unbounded (f64::MAX) when the bytes' low end is 0.
+fn ratio_over(logical: u64, s: Option<&SampleJson>) -> Option<(f64, f64)> {
+    let s = s?;
+    let over = |u: u64| (u > 0).then(|| logical as f64 / u as f64);
+    Some((over(s.high)?, over(s.low).unwrap_or(f64::MAX)))
+}
+
+impl DedupCounts {
+    /// The ratio's interval when estimated from a sample.
+    pub fn ratio_interval(&self) -> Option<(f64, f64)> {
+        ratio_over(self.logical_bytes, self.sample.as_ref())
+    }
+}
+
+impl CompressionJson {
+    /// The compression ratio's interval when estimated from a sample.
+    pub fn ratio_interval(&self) -> Option<(f64, f64)> {
+        ratio_over(self.logical_bytes, self.sample.as_ref())
+    }
+
+    /// The dedup + compression ratio's interval when estimated from a sample.
+    pub fn combined_interval(&self) -> Option<(f64, f64)> {
+        ratio_over(self.logical_bytes, self.combined_sample.as_ref())
+    }
 }
 
 /// The whole reduction report (`reduction` in the scan's JSON).

@@ -21,6 +21,25 @@ fn ratio(r: Option<f64>) -> String {
     r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
 }
 
+/// A ratio, with its interval and confidence when it is an estimate: `1.02x (0.97-1.09, 99%)`
+/// (a point estimate is never shown alone).
+fn estimate(r: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f64>) -> String {
+    match (r, interval) {
+        (Some(r), Some((lo, hi))) => {
+            let hi = if hi >= f64::MAX / 2.0 {
+                "inf".to_string()
+            } else {
+                format!("{hi:.2}")
+            };
+            format!(
+                "{r:.2}x ({lo:.2}-{hi}, {:.0}%)",
+                confidence.unwrap_or(0.99) * 100.0
+            )
+        }
+        _ => ratio(r),
+    }
+}
+
 /// Block sizes as people say them: `4K`, `128K`, `1M`.
 fn size_label(n: u64) -> String {
     if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
@@ -30,13 +49,6 @@ fn size_label(n: u64) -> String {
     } else {
         format!("{n}")
     }
-}
-
-/// The ratio interval of a sampled dedup figure: logical bytes over the unique bytes' bounds.
-fn dedup_interval(c: &DedupCounts) -> Option<(f64, f64)> {
-    let s = c.sample.as_ref()?;
-    let over = |u: u64| (u > 0).then(|| c.logical_bytes as f64 / u as f64);
-    Some((over(s.high)?, over(s.low).unwrap_or(f64::MAX)))
 }
 
 /// The whole page for one report or more (`names`: what each came from, for headings).
@@ -75,18 +87,36 @@ fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
         .iter()
         .map(|(name, r)| {
             let red = r.reduction.as_ref();
-            let d = red
-                .and_then(|x| x.dedup.first())
-                .and_then(|d| d.counts.ratio);
-            let c = red
-                .and_then(|x| x.compression.first())
-                .and_then(|c| c.combined_ratio);
+            let dd = red.and_then(|x| x.dedup.first()).map(|d| &d.counts);
+            let d = dd.and_then(|d| d.ratio);
+            let d_shown = dd.map_or_else(
+                || ratio(None),
+                |x| {
+                    estimate(
+                        x.ratio,
+                        x.ratio_interval(),
+                        x.sample.as_ref().map(|s| s.confidence),
+                    )
+                },
+            );
+            let cc = red.and_then(|x| x.compression.first());
+            let c = cc.and_then(|c| c.combined_ratio);
+            let c_shown = cc.map_or_else(
+                || ratio(None),
+                |x| {
+                    estimate(
+                        x.combined_ratio,
+                        x.combined_interval(),
+                        x.combined_sample.as_ref().map(|s| s.confidence),
+                    )
+                },
+            );
             vec![
                 text(name.clone()),
                 num(r.totals.files),
                 bytes(r.totals.bytes),
-                (ratio(d), d),
-                (ratio(c), c),
+                (d_shown, d),
+                (c_shown, c),
                 num(r.totals.failed),
             ]
         })
@@ -177,7 +207,11 @@ fn headline(out: &mut String, r: &ScanReport) {
             card(
                 out,
                 &format!("dedup at {}", size_label(d.block_size)),
-                &ratio(d.counts.ratio),
+                &estimate(
+                    d.counts.ratio,
+                    d.counts.ratio_interval(),
+                    d.counts.sample.as_ref().map(|s| s.confidence),
+                ),
                 "logical bytes over unique bytes",
                 false,
             );
@@ -186,7 +220,11 @@ fn headline(out: &mut String, r: &ScanReport) {
             card(
                 out,
                 &format!("dedup + {}", codec_name(c)),
-                &ratio(c.combined_ratio),
+                &estimate(
+                    c.combined_ratio,
+                    c.combined_interval(),
+                    c.combined_sample.as_ref().map(|s| s.confidence),
+                ),
                 "logical bytes over the allocated bytes of unique units: what an array that dedups and compresses would store",
                 false,
             );
@@ -224,7 +262,7 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
         .map(|d| Mark {
             label: size_label(d.block_size),
             value: d.counts.ratio.unwrap_or(0.0),
-            interval: dedup_interval(&d.counts),
+            interval: d.counts.ratio_interval(),
             data: vec![
                 ("block-size", d.block_size.to_string()),
                 (
@@ -236,7 +274,11 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
             title: format!(
                 "{} blocks: {} ({} unique of {})",
                 size_label(d.block_size),
-                ratio(d.counts.ratio),
+                estimate(
+                    d.counts.ratio,
+                    d.counts.ratio_interval(),
+                    d.counts.sample.as_ref().map(|s| s.confidence)
+                ),
                 human::bytes(d.counts.unique_bytes),
                 human::bytes(d.counts.logical_bytes)
             ),
@@ -264,7 +306,7 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
                 Mark {
                     label: format!("CDC {}", size_label(c.avg_size)),
                     value: c.counts.ratio.unwrap_or(0.0),
-                    interval: dedup_interval(&c.counts),
+                    interval: c.counts.ratio_interval(),
                     data: vec![
                         ("avg-size", c.avg_size.to_string()),
                         (
@@ -276,7 +318,11 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
                     title: format!(
                         "content-defined chunks, {} average: {}",
                         size_label(c.avg_size),
-                        ratio(c.counts.ratio)
+                        estimate(
+                            c.counts.ratio,
+                            c.counts.ratio_interval(),
+                            c.counts.sample.as_ref().map(|s| s.confidence)
+                        )
                     ),
                 },
             )
@@ -367,10 +413,11 @@ fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
 }
 
 fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> {
-    let r = match (&c.sample, dedup_interval(c)) {
-        (Some(_), Some((lo, hi))) => format!("{} ({lo:.2}-{hi:.2})", ratio(c.ratio)),
-        _ => ratio(c.ratio),
-    };
+    let r = estimate(
+        c.ratio,
+        c.ratio_interval(),
+        c.sample.as_ref().map(|s| s.confidence),
+    );
     vec![
         (label, Some(size as f64)),
         bytes(c.logical_bytes),
@@ -508,8 +555,22 @@ fn compression(out: &mut String, id: &str, red: &ReductionJson) {
                 bytes(c.logical_bytes),
                 bytes(c.compressed_bytes),
                 bytes(c.allocated_bytes),
-                (ratio(c.ratio), c.ratio),
-                (ratio(c.combined_ratio), c.combined_ratio),
+                (
+                    estimate(
+                        c.ratio,
+                        c.ratio_interval(),
+                        c.sample.as_ref().map(|s| s.confidence),
+                    ),
+                    c.ratio,
+                ),
+                (
+                    estimate(
+                        c.combined_ratio,
+                        c.combined_interval(),
+                        c.combined_sample.as_ref().map(|s| s.confidence),
+                    ),
+                    c.combined_ratio,
+                ),
             ]
         })
         .collect();
