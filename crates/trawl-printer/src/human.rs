@@ -39,20 +39,6 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn formats() {
-        assert_eq!(super::bytes(10), "10 B");
-        assert_eq!(super::bytes(1536), "1.5 KiB");
-        assert_eq!(super::rate(2 << 20, 1.0), "2.0 MiB/s");
-        assert_eq!(super::duration(75.0), "1m15s");
-        assert_eq!(super::duration(3725.0), "1h02m");
-        assert_eq!(super::count(1, "file", "files"), "1 file");
-        assert_eq!(super::count(2, "file", "files"), "2 files");
-    }
-}
-
 /// A ratio as `2.31:1`, or `-` when there is none; an estimate with its interval and confidence:
 /// `1.02:1 (0.97-1.09, 99%)` (a point estimate is never shown alone).
 pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f64>) -> String {
@@ -72,5 +58,19 @@ pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f6
                 confidence.unwrap_or(0.99) * 100.0
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats() {
+        assert_eq!(super::bytes(10), "10 B");
+        assert_eq!(super::bytes(1536), "1.5 KiB");
+        assert_eq!(super::rate(2 << 20, 1.0), "2.0 MiB/s");
+        assert_eq!(super::duration(75.0), "1m15s");
+        assert_eq!(super::duration(3725.0), "1h02m");
+        assert_eq!(super::count(1, "file", "files"), "1 file");
+        assert_eq!(super::count(2, "file", "files"), "2 files");
     }
 }
