@@ -121,6 +121,7 @@ pub fn write_manifests(
     algorithms: &[trawl_digest::Algorithm],
     zero: bool,
     invoked: &str,
+    hashdeep_base: Option<Vec<u8>>,
 ) -> anyhow::Result<Option<usize>> {
     let stop = crate::stop::current();
     let comment = super::output::invocation_comment(invoked);
@@ -134,7 +135,10 @@ pub fn write_manifests(
             f => vec![f.clone()],
         };
         for f in &formats {
-            let style = trawl_manifest::Style { zero };
+            let style = trawl_manifest::Style {
+                zero,
+                hashdeep_base: hashdeep_base.clone(),
+            };
             let name = out.name();
             let left_out = (|| {
                 let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;

@@ -166,6 +166,7 @@ pub(crate) fn write(
         &plan.algorithms,
         plan.zero,
         &plan.invocation,
+        hashdeep_base(&plan.cfg.roots),
     )?
     else {
         return Ok(Outcome::Interrupted);
@@ -296,4 +297,19 @@ fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Re
         }
     }
     Ok(())
+}
+
+/// The directory hashdeep names start with: the one directory root as given (trailing `/`
+/// dropped), as `hashdeep -r -l ROOT` writes it; none for several roots or a file (their names
+/// are the paths as walked already).
+fn hashdeep_base(roots: &[std::path::PathBuf]) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    match roots {
+        [r] if r.is_dir() => {
+            let b = r.as_os_str().as_bytes();
+            let end = b.iter().rposition(|&c| c != b'/').map_or(0, |i| i + 1);
+            Some(b[..end].to_vec())
+        }
+        _ => None,
+    }
 }

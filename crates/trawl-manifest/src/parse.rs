@@ -678,7 +678,17 @@ mod tests {
         for fmt in [Format::Gnu(Algorithm::Sha256), Format::Bsd(Algorithm::Md5)] {
             for zero in [false, true] {
                 let mut out = Vec::new();
-                write_manifest(&mut out, &fmt, &entries, Style { zero }, &[]).unwrap();
+                write_manifest(
+                    &mut out,
+                    &fmt,
+                    &entries,
+                    Style {
+                        zero,
+                        ..Style::default()
+                    },
+                    &[],
+                )
+                .unwrap();
                 let p = detect_and_parse(&out, &[], "").unwrap();
                 assert!(p.errors.is_empty(), "{:?}", p.errors);
                 assert_eq!(p.format, fmt);

@@ -5,10 +5,14 @@ use std::io::{self, Write};
 use crate::{Entry, Format};
 
 /// Options for writing.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Style {
     /// NUL-terminated records, no escaping (like `sha256sum -z`).
     pub zero: bool,
+    /// hashdeep names start with this directory and a `/`, as `hashdeep -r -l DIR` writes them
+    /// (the entries' names are relative to it), so that hashdeep's audit of the manifest, run
+    /// as hashdeep itself was, finds every file.
+    pub hashdeep_base: Option<Vec<u8>>,
 }
 
 /// Writes `entries` (already sorted by the caller) in `format`. For hashdeep, `header_comment`
@@ -95,7 +99,8 @@ impl<'a> ManifestWriter<'a> {
                 line.extend_from_slice(end);
             }
             Format::Hashdeep(algs) => {
-                if e.path.iter().any(|&b| b == b'\n' || b == b'\r') {
+                let base = self.style.hashdeep_base.as_deref().unwrap_or_default();
+                if e.path.iter().chain(base).any(|&b| b == b'\n' || b == b'\r') {
                     self.left_out.push(e.path.clone());
                     return Ok(());
                 }
@@ -105,6 +110,10 @@ impl<'a> ManifestWriter<'a> {
                     push_hex(line, e, *a)?;
                 }
                 line.push(b',');
+                if let Some(base) = &self.style.hashdeep_base {
+                    line.extend_from_slice(base);
+                    line.push(b'/');
+                }
                 line.extend_from_slice(&e.path);
                 line.push(b'\n');
             }

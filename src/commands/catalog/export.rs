@@ -70,7 +70,7 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
             // counted, which refuses the export: nothing is written.
             let write = |to: &mut dyn std::io::Write| -> anyhow::Result<()> {
                 let mut w =
-                    trawl_manifest::ManifestWriter::begin(to, &f, Style { zero: false }, &comment)
+                    trawl_manifest::ManifestWriter::begin(to, &f, Style::default(), &comment)
                         .with_context(|| format!("{name}: cannot write"))?;
                 cat.for_each_manifest_entry(&mut |e| w.entry(e))?
                     .with_context(|| format!("{name}: cannot write"))?;
