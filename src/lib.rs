@@ -74,6 +74,12 @@ pub fn main_with(argv: Vec<std::ffi::OsString>, signals: bool) -> u8 {
     finish(outcome)
 }
 
+/// [`main_with`] without signals, its messages (errors, warnings, a usage error) kept rather than
+/// printed: the exit code and the messages' text, for a caller that reports them itself.
+pub fn main_captured(argv: Vec<std::ffi::OsString>) -> (u8, String) {
+    messages::capture(|| main_with(argv, false))
+}
+
 /// The exit code of a command's outcome: a signal decides it whatever the command returned;
 /// an error stop has already made the command return its error (exit 2).
 pub(crate) fn finish(outcome: Outcome) -> u8 {

@@ -9,12 +9,39 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set once a write to stderr failed (its reader closed the pipe): later messages are dropped.
 static STDERR_GONE: AtomicBool = AtomicBool::new(false);
 
+thread_local! {
+    /// Where this thread's messages go instead of stderr while a caller captures them (the
+    /// Python package: its errors carry their reason). Messages are written on the thread that
+    /// runs the command (the engine reports through callbacks on the caller's thread).
+    static CAPTURED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's messages kept, not printed; returns its result and them.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let before = CAPTURED.with(|c| c.borrow_mut().replace(String::new()));
+    let out = f();
+    let text = CAPTURED.with(|c| std::mem::replace(&mut *c.borrow_mut(), before));
+    (out, text.unwrap_or_default())
+}
+
+/// Whether this thread's messages are being captured.
+pub fn capturing() -> bool {
+    CAPTURED.with(|c| c.borrow().is_some())
+}
+
 /// Writes `text` to stderr as it is. A stderr that cannot be written (a pipe whose reader has
 /// gone, as in `2>&1 | head`) loses the messages only: the run goes on, its outputs are written
 /// and its exit code is the one it decides (`eprint!` would panic, and the release build
 /// aborts on a panic).
 pub fn to_stderr(text: &str) {
-    if STDERR_GONE.load(Ordering::Relaxed) {
+    let kept = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+        Some(buf) => {
+            buf.push_str(text);
+            true
+        }
+        None => false,
+    });
+    if kept || STDERR_GONE.load(Ordering::Relaxed) {
         return;
     }
     let mut e = std::io::stderr().lock();

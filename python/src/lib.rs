@@ -291,6 +291,14 @@ fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
     py.detach(|| trawl_cli::main_with(argv, false))
 }
 
+/// Runs a trawl command line in-process (`argv[0]` is the program's name) with its messages
+/// kept: (exit code, the messages' text), for errors that carry their reason.
+#[pyfunction]
+fn main_captured(py: Python<'_>, argv: Vec<Vec<u8>>) -> (u8, String) {
+    let argv = os_args(argv);
+    py.detach(|| trawl_cli::main_captured(argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Plan>()?;
@@ -302,6 +310,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(main_captured, m)?)?;
     audit::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

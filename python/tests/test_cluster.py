@@ -624,3 +624,27 @@ def test_a_missing_path_is_named_and_recorded_as_one_machine_records_it(tree, tm
     got = json.load(open(tmp_path / "c.json"))
     assert got["failed"] == want["failed"]
     assert got["failed"][0]["error"]["kind"] == "walk"
+
+
+def test_scan_in_process_raises_typed_errors_that_carry_the_reason(tree, tmp_path, capfd, caplog):
+    with pytest.raises(trawl.OptionError, match="unknown digest algorithm 'sha265'") as e:
+        trawl.scan(tree, digest="sha265")
+    assert isinstance(e.value, ValueError)
+    # Named as the keyword it was given, with the one that exists; no usage line of the
+    # binding's own flags.
+    with pytest.raises(ValueError, match="unknown option dedupe.*similar option exists: dedup") as e:
+        trawl.scan(tree, dedupe="4k")
+    assert "--quiet" not in str(e.value) and "Usage" not in str(e.value)
+    with pytest.raises(FileNotFoundError):
+        trawl.scan(str(tmp_path / "no-such-dir"))
+    with pytest.raises(FileNotFoundError, match="cannot create"):
+        trawl.scan(tree, manifest=[f"sha256sum:{tmp_path}/no-dir/SUMS"])
+    # None of it went to the process's stderr.
+    assert capfd.readouterr().err == ""
+    # A file that cannot be read is in the report, and said through the `trawl` logger.
+    os.symlink("/nonexistent/target", os.path.join(tree, "dangling"))
+    caplog.set_level("WARNING", logger="trawl")
+    r = trawl.scan(tree, follow=True)
+    assert r["exit_code"] == 2 and r["failed"]
+    assert any("dangling" in m for m in caplog.messages), caplog.messages
+    assert capfd.readouterr().err == ""

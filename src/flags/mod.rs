@@ -10,7 +10,11 @@ pub use lowargs::LowArgs;
 pub fn parse_from(argv: Vec<std::ffi::OsString>) -> Result<LowArgs, u8> {
     let invocation = hiargs::invocation(argv.get(1..).unwrap_or_default());
     let mut a = parse_low(argv).map_err(|e| {
-        let _ = e.print();
+        if e.use_stderr() && crate::messages::capturing() {
+            crate::messages::to_stderr(&e.render().to_string());
+        } else {
+            let _ = e.print();
+        }
         if e.use_stderr() { 2 } else { 0 }
     })?;
     a.invocation = invocation;

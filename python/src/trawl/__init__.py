@@ -2,8 +2,11 @@
 writes, and ``trawl.main([...])`` runs any trawl command line. ``trawl.cluster`` (the
 ``trawl-dask`` command) spreads one scan over a Dask cluster."""
 
+import errno
 import json
+import logging
 import os
+import re
 import tempfile
 
 from . import _native
@@ -32,31 +35,83 @@ def main(argv):
 
 
 class ScanError(RuntimeError):
-    """A scan that wrote no report (bad flags, an output that could not be written)."""
+    """A scan that wrote no report for a reason other than a bad option or path (an output
+    that could not be written, a temporary directory that is full): ``message`` is trawl's
+    own words, ``code`` its exit code."""
 
-    def __init__(self, code):
-        super().__init__(f"trawl scan ended with exit code {code} and no report")
+    def __init__(self, code, message=""):
+        super().__init__(message or f"trawl scan ended with exit code {code} and no report")
         self.code = code
+        self.message = message
+
+
+class OptionError(ValueError):
+    """An option ``scan()`` was given that trawl refuses (unknown, or a bad value): the message
+    names it as a keyword argument, and says what would be taken."""
+
+
+_log = logging.getLogger("trawl")
+
+
+def _option_error(text):
+    """trawl's usage error as words about keyword arguments: ``--top-files`` -> ``top_files``,
+    and no usage line (it would name the binding's own flags)."""
+    keep = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("Usage:", "For more information")):
+            continue
+        line = line.removeprefix("error: ").removeprefix("trawl: ")
+        line = line.replace("unexpected argument", "unknown option").replace("a similar argument", "a similar option")
+        keep.append(re.sub(r"'?--([a-z0-9][a-z0-9-]*)(?: <[^>]*>)?'?",
+                           lambda m: m.group(1).replace("-", "_"), line))
+    return OptionError("scan(): " + "; ".join(keep))
+
+
+def _os_error(message):
+    """An ``OSError`` of the right subclass (``FileNotFoundError``, ``PermissionError``, ...) when
+    trawl's words end with a system error, else None."""
+    for n in sorted(errno.errorcode):
+        if f"{os.strerror(n)} (os error {n})" in message:
+            return OSError(n, message)
+    return None
 
 
 def scan(*paths, **options):
     """Reads every file under ``paths`` once, as ``trawl scan`` does with the same options
     (``digest="sha256,blake3"``, ``cdc="16k"``, ``manifest=["sha256sum:SUMS"]``, ...), and
     returns the report ``--json`` writes, as a dict, with ``exit_code`` added (2 when some files
-    could not be read: they are listed under ``failed``)."""
+    could not be read: they are listed under ``failed``).
+
+    Raises ``OptionError`` (a ``ValueError``) for an option trawl refuses, ``FileNotFoundError``
+    or ``PermissionError`` (``OSError``) for a path that cannot be looked at, and ``ScanError``
+    when no report was written for another reason; each carries trawl's words. Messages about
+    single files go to the ``trawl`` logger, not to stderr."""
     if not paths:
         raise ValueError("scan: name at least one path")
     if "json" in options:
         raise ValueError("scan: the report is returned; write it with json.dump")
+    for p in paths:
+        # The path's own error, typed, before anything is read (os.stat raises it).
+        os.stat(p)
     argv = ["scan", *[os.fsdecode(p) for p in paths], "--quiet"]
     for k, v in options.items():
         argv += _flag(k, v)
     with tempfile.TemporaryDirectory(prefix="trawl-") as d:
         out = os.path.join(d, "report.json")
-        code = main(argv + ["--json", out])
+        code, said = _native.main_captured([os.fsencode(a) for a in ["trawl", *argv, "--json", out]])
         if not os.path.exists(out):
-            raise ScanError(code)
+            msg = said.strip().removeprefix("trawl: ")
+            e = _os_error(msg)
+            if e is not None:
+                raise e
+            if code == 2 and msg:
+                raise _option_error(said)
+            raise ScanError(code, msg)
         with open(out, "rb") as f:
             report = json.load(f)
+    for line in said.splitlines():
+        if line.strip():
+            _log.warning("%s", line.removeprefix("trawl: "))
     report["exit_code"] = code
     return report
