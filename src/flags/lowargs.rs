@@ -344,9 +344,12 @@ pub struct ReduceArgs {
     /// falls in this fraction of the hash space (e.g. 0.01); figures come with 99% intervals.
     #[arg(help_heading = "Data reduction", long, value_name = "RATE")]
     pub sample: Option<f64>,
-    /// Bound the RAM for per-file records and fingerprint indexes to SIZE (default 1G): a
-    /// quarter of it, at most 16M, for the records, the rest for the fingerprints. Past their
-    /// share both go to files under --temp-dir, with the same results.
+    /// Bound the RAM for what grows with the data, the per-file records and the fingerprint
+    /// indexes, to SIZE (default 1G): a quarter of it, at most 16M, for the records, the rest
+    /// for the fingerprints; past their share both wait in files under --temp-dir, with the
+    /// same results. Not in SIZE, and not growing with the data: the read buffers ((4 x
+    /// threads + 4) x --buffer-size), the codecs' and the walk's state (about 48M at -j2), and
+    /// file pages --io auto maps (the kernel's page cache, counted in RSS).
     #[arg(help_heading = "Memory and speed", long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// Where spilled records and fingerprints go (default: the system temporary directory);

@@ -467,3 +467,51 @@ fn a_manifest_past_one_read_piece_keeps_its_line_numbers_with_crlf_endings() {
     let payload_errors = r.stderr.lines().filter(|l| l.contains("data/")).count();
     assert_eq!(payload_errors, 1, "{}", r.stderr);
 }
+
+/// `--memory` bounds what grows with the data; the rest is the constant its help states:
+/// (4 x threads + 4) read buffers and about 48 MiB of state at -j2 (file pages mapped by
+/// `--io auto` are the kernel's; `--io read` leaves them out of the count).
+#[test]
+fn memory_bounds_what_grows_and_the_rest_is_the_stated_constant() {
+    let d = Dir::new();
+    // 30,000 files of distinct bytes: their records (~4 MiB) and fingerprints pass a 4M budget.
+    for i in 0..30_000u32 {
+        let body = format!("file {i} {}", "x".repeat((i % 200) as usize));
+        d.create(format!("t/{:03}/{i}", i % 300).as_bytes(), body.as_bytes());
+    }
+    let buffers = (4 * 2 + 4) << 20;
+    let constant = 48 << 20;
+    let mut peaks = Vec::new();
+    for (memory, bytes) in [("4M", 4u64 << 20), ("64M", 64 << 20)] {
+        let json = format!("r{memory}.json");
+        d.cmd()
+            .args([
+                "scan",
+                "t",
+                "-q",
+                "-j2",
+                "--io",
+                "read",
+                "--buffer-size",
+                "1M",
+            ])
+            .args(["--memory", memory, "--json", &json])
+            .run()
+            .code(0);
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.join(&json)).unwrap()).unwrap();
+        let peak = r["totals"]["peak_rss_bytes"].as_u64().unwrap();
+        assert!(
+            peak <= bytes + buffers + constant,
+            "--memory {memory}: peak {} MiB, past {} MiB",
+            peak >> 20,
+            (bytes + buffers + constant) >> 20
+        );
+        assert_eq!(r["totals"]["files"], 30_000);
+        peaks.push(peak);
+    }
+    eprintln!(
+        "peaks: {:?} MiB",
+        peaks.iter().map(|p| p >> 20).collect::<Vec<_>>()
+    );
+}

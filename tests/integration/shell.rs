@@ -33,6 +33,24 @@ fn scan_help_is_grouped_under_headings_with_examples() {
     let options = r.stdout.split("Options:").nth(1).unwrap();
     let options = options.split("\n\n").next().unwrap();
     assert_eq!(options.trim(), "-h, --help  Print help", "{}", r.stdout);
+    // --memory says what it bounds and what it does not (see
+    // scale::memory_bounds_what_grows_and_the_rest_is_the_stated_constant).
+    let long = d.cmd().args(["scan", "--help"]).run();
+    let memory = long.stdout.split("--memory <SIZE>").nth(1).unwrap();
+    let memory: String = memory
+        .split("--temp-dir <DIR>")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(memory.contains("what grows with the data"), "{memory}");
+    assert!(
+        memory.contains("Not in SIZE")
+            && memory.contains("--buffer-size")
+            && memory.contains("48M"),
+        "{memory}"
+    );
     // It points to the pages that hold the details, not to the README.
     assert!(!r.stdout.contains("README"), "{}", r.stdout);
     for cmd in [&["verify", "--help"][..], &["audit", "--help"]] {
