@@ -49,10 +49,11 @@ fn not_here(line: &str) -> Option<String> {
         }
     }
     for t in ["fclones", "hashdeep", "sha256sum"] {
-        if line.contains(t) && !line.contains(&format!("{t}:")) {
-            if let Some(why) = needs(t) {
-                return Some(why);
-            }
+        if line.contains(t)
+            && !line.contains(&format!("{t}:"))
+            && let Some(why) = needs(t)
+        {
+            return Some(why);
         }
     }
     None

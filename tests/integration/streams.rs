@@ -108,3 +108,36 @@ fn audit_with_stderr_closed_records_the_run_and_ends_as_with_stderr_open() {
         .code(want.code);
     assert!(closed.join("cat.db").exists());
 }
+
+#[test]
+fn every_command_that_reports_on_stderr_ends_as_it_does_with_stderr_open() {
+    let d = Dir::new();
+    d.create(b"t/a.txt", b"alpha\n");
+    d.create(b"not.flv", b"plain text");
+    d.create(b"bad.json", b"{ nope");
+    let cases: &[&[&str]] = &[
+        &["catalog", "report", "-c", "missing.db"],
+        &["catalog", "history", "-c", "missing.db"],
+        &["flv", "index", "not.flv"],
+        &["flv", "inject", "not.flv", "out.flv"],
+        &["report", "bad.json", "--html", "r.html"],
+        &["bag", "validate", "t"],
+        &["bag", "recover", "t"],
+        &["serve", "missing-dir"],
+        &["verify", "missing-manifest"],
+        &["scan", "t", "missing"],
+        &["man", "/proc/forbidden/here"],
+    ];
+    for args in cases {
+        let open = d.cmd().args(*args).run();
+        assert!(!open.stderr.is_empty(), "{args:?} says nothing on stderr");
+        for both in [false, true] {
+            let closed = d.cmd().args(*args).run_with_stderr_closed(both);
+            assert_eq!(
+                closed.code, open.code,
+                "{args:?} (stdout closed too: {both}): {}",
+                closed.stderr
+            );
+        }
+    }
+}

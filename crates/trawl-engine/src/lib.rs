@@ -20,8 +20,19 @@ pub use records::{Records, StoredFile};
 pub use scan::{Notice, RECORD_MEMORY, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
 pub use verify::{VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify};
 
-/// Peak resident set size of this process so far (`getrusage`).
+/// Peak resident set size of this process so far (its own address space's, from /proc).
 pub fn peak_rss() -> Option<u64> {
+    // VmHWM is this address space's own peak. getrusage's ru_maxrss is not: Linux folds the
+    // peak of the image an exec replaced into it, so a trawl started by a large process (a test
+    // harness, a Python session) would report its parent's memory as its own.
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status")
+        && let Some(kib) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    {
+        return Some(kib * 1024);
+    }
     // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes only into the struct we own and pass by pointer.
