@@ -45,9 +45,13 @@ class ScanError(RuntimeError):
         self.message = message
 
 
-class OptionError(ValueError):
+class OptionError(ScanError, ValueError):
     """An option ``scan()`` was given that trawl refuses (unknown, or a bad value): the message
-    names it as a keyword argument, and says what would be taken."""
+    names it as a keyword argument, and says what would be taken. A ``ValueError``, and a
+    ``ScanError`` with exit code 2."""
+
+    def __init__(self, message):
+        super().__init__(2, message)
 
 
 _log = logging.getLogger("trawl")
