@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use trawl_printer::AtomicFile;
+use trawl_atomic::AtomicFile;
 
 pub enum Output {
     Stdout(io::BufWriter<io::Stdout>),

@@ -13,8 +13,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
-use trawl_printer::AtomicFile;
 use trawl_report::bag::BagFinding;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 use trawl_spool::Sorted;

@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
-use trawl_printer::AtomicFile;
 use trawl_report::bag::BagFinding;
 use trawl_scan::beneath::NotBeneath;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};

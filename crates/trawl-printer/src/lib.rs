@@ -1,10 +1,9 @@
-//! Renderers, apart from computing: human text built from the typed report model
-//! (`trawl-report`), and files that appear whole or not at all.
+//! Renderers, apart from computing: human text and HTML built from the typed report model
+//! (`trawl-report`).
 
 // Unsafe code only in tests (to make FIFOs).
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
-pub mod atomic;
 pub mod audit;
 pub mod bag;
 pub mod fclones;
@@ -15,5 +14,3 @@ pub mod reduction;
 pub mod scan;
 pub mod terminal;
 pub mod verify;
-
-pub use atomic::AtomicFile;

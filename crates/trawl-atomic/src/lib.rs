@@ -2,7 +2,11 @@
 //! name not yet taken) appears only once completely written (temporary file in the same directory,
 //! flushed, synced and renamed over the target on `commit`); a character device or FIFO is written
 //! to directly as a stream, never replaced; a symbolic link is followed and its destination gets
-//! the same rule; a block device, socket or directory is refused.
+//! the same rule; a block device, socket or directory is refused. A crate of its own so that the
+//! crates that write files (bags, the command line) need no renderer to do it.
+
+// Unsafe code only in tests (to make FIFOs).
+#![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
