@@ -27,6 +27,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
                 grace: seconds("--grace", a.grace)?,
             },
             access_log: !a.quiet,
+            notices: std::sync::Arc::new(notice),
             serving: if a.all {
                 trawl_serve::resolve::Serving::All
             } else {
@@ -44,4 +45,21 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
     crate::stop::signal_handled();
     messages::error(format_args!("serve: stopped"));
     Ok(Outcome::Ok)
+}
+
+/// The server's notices as trawl prints them: the access log as it is, the rest as messages.
+fn notice(n: trawl_serve::log::Notice<'_>) {
+    use trawl_serve::log::Notice;
+    match n {
+        Notice::Access(line) => messages::to_stderr(&format!("{line}\n")),
+        Notice::AcceptFailed(e) => messages::error(format_args!("serve: accept: {e}")),
+        Notice::AtCapacity { max_connections } => messages::error(format_args!(
+            "serve: {max_connections} connections open, the limit (--max-connections); new clients get 503 until one closes"
+        )),
+        Notice::CutOff { grace } => messages::error(format_args!(
+            "serve: responses still in flight after {} s were cut off",
+            grace.as_secs_f64()
+        )),
+        Notice::Internal { path, error } => messages::error(format_args!("serve: {path}: {error}")),
+    }
 }

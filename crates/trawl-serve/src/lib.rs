@@ -1,8 +1,9 @@
 //! `trawl serve`: FLV files under a directory over HTTP (hyper on tokio). `GET /f.flv?start=N`
 //! answers a playable stream from the last keyframe at or before N (see [`seek`] for how seconds
 //! and bytes are told apart); plain GET and HEAD serve whole files, with single byte ranges
-//! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request is logged in
-//! common log format on stderr unless the log is off.
+//! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request's line in the
+//! common log format, and the server's troubles, are handed to the caller as [`log::Notice`]s
+//! (the library prints nothing).
 
 pub mod cache;
 pub mod conn;
@@ -52,8 +53,10 @@ pub struct ServeConfig {
     /// Worker threads (default: the number of CPUs).
     pub threads: Option<usize>,
     pub limits: conn::Limits,
-    /// One common-log-format line per request on stderr.
+    /// One common-log-format line per request, as [`log::Notice::Access`].
     pub access_log: bool,
+    /// Where the access log and the server's troubles go.
+    pub notices: log::Notices,
     /// FLV files only, or every regular file (dotfiles and catalogs aside).
     pub serving: resolve::Serving,
 }
@@ -66,6 +69,7 @@ struct AppState {
     cache: IndexCache,
     access_log: bool,
     serving: resolve::Serving,
+    notices: log::Notices,
 }
 
 /// Serves until `stop` is set; `ready` is told the bound address (port 0 picks a free one).
@@ -107,6 +111,7 @@ pub fn serve(
             cache: IndexCache::new(threads * 2),
             access_log: cfg.access_log,
             serving: cfg.serving,
+            notices: cfg.notices.clone(),
         });
         accept_loop(listener, state, limits, stop).await;
         Ok(())
@@ -166,7 +171,7 @@ async fn accept_loop(
                 Err(e) => {
                     // Out of descriptors (EMFILE) or a connection reset while queued: wait a
                     // moment rather than spin.
-                    log::to_stderr(format_args!("trawl: serve: accept: {e}"));
+                    (state.notices)(log::Notice::AcceptFailed(&e));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
@@ -180,10 +185,9 @@ async fn accept_loop(
             }
             Err(_) => {
                 if !at_cap {
-                    log::to_stderr(format_args!(
-                        "trawl: serve: {} connections open, the limit (--max-connections); new clients get 503 until one closes",
-                        limits.max_connections
-                    ));
+                    (state.notices)(log::Notice::AtCapacity {
+                        max_connections: limits.max_connections,
+                    });
                     at_cap = true;
                 }
                 // Told at once rather than left waiting in the backlog behind clients that
@@ -221,10 +225,7 @@ async fn accept_loop(
     tokio::select! {
         _ = graceful.shutdown() => {}
         _ = tokio::time::sleep(limits.grace) => {
-            log::to_stderr(format_args!(
-                "trawl: serve: responses still in flight after {} s were cut off",
-                limits.grace.as_secs_f64()
-            ));
+            (state.notices)(log::Notice::CutOff { grace: limits.grace });
         }
     }
 }
@@ -253,7 +254,7 @@ fn start_param(uri: &Uri) -> Option<String> {
 async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Response {
     let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
     // The line is printed when the body is done, with the bytes that went out.
-    let slot = Arc::new(log::Slot::default());
+    let slot = Arc::new(log::Slot::new(&st.notices));
     let r = answer(&st, &method, &uri, req.headers(), &slot).await;
     if st.access_log {
         slot.set(format!(
@@ -311,7 +312,10 @@ async fn answer(
         Ok(r) => r,
         Err(e) => {
             // The detail goes to the log; the client learns nothing of the server's files.
-            log::to_stderr(format_args!("trawl: serve: {}: {e}", uri.path()));
+            (st.notices)(log::Notice::Internal {
+                path: uri.path(),
+                error: &e,
+            });
             plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
         }
     }

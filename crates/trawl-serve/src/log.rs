@@ -1,6 +1,7 @@
-//! The access log: one common-log-format line per request, written once its body is done
-//! (sent, or dropped when the client went away), with the bytes that went out rather than the
-//! bytes promised in `Content-Length`.
+//! What the server has to say, handed to the caller to render ([`Notice`], [`Notices`]): the
+//! access log, one common-log-format line per request once its body is done (sent, or dropped
+//! when the client went away), with the bytes that went out rather than the bytes promised in
+//! `Content-Length`; and the server's own troubles.
 
 use std::io;
 use std::pin::Pin;
@@ -10,13 +11,43 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
+/// Something the server has to say; the caller decides how it is shown.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    /// One request, in the common log format, the bytes sent last (`-` for no body).
+    Access(&'a str),
+    /// A connection could not be accepted (out of descriptors, reset while queued); the server
+    /// waits a moment and goes on.
+    AcceptFailed(&'a io::Error),
+    /// The connection limit was reached: new clients get 503 until one closes.
+    AtCapacity { max_connections: usize },
+    /// Responses still in flight after the grace period were cut off at the stop.
+    CutOff { grace: std::time::Duration },
+    /// A request failed on the server's side: the client got a bare 500, the detail is here.
+    Internal { path: &'a str, error: &'a io::Error },
+}
+
+/// Where notices go: called from the server's threads.
+pub type Notices = Arc<dyn Fn(Notice<'_>) + Send + Sync>;
+
 /// One request's line: the part known when the response is made, and the body's bytes as they
-/// go; printed when the last holder (the handler, or the body's reader) lets go of it.
-#[derive(Debug, Default)]
+/// go; handed on when the last holder (the handler, or the body's reader) lets go of it.
 pub struct Slot {
     line: Mutex<Option<String>>,
     sent: AtomicU64,
     streamed: AtomicBool,
+    notices: Notices,
+}
+
+impl Slot {
+    pub fn new(notices: &Notices) -> Slot {
+        Slot {
+            line: Mutex::new(None),
+            sent: AtomicU64::new(0),
+            streamed: AtomicBool::new(false),
+            notices: notices.clone(),
+        }
+    }
 }
 
 impl Slot {
@@ -41,11 +72,12 @@ impl Drop for Slot {
         if let Some(line) = line {
             // Common log format: "-" for no body.
             let n = self.sent.load(Ordering::Relaxed);
-            if self.streamed.load(Ordering::Relaxed) && n > 0 {
-                to_stderr(format_args!("{line} {n}"));
+            let line = if self.streamed.load(Ordering::Relaxed) && n > 0 {
+                format!("{line} {n}")
             } else {
-                to_stderr(format_args!("{line} -"));
-            }
+                format!("{line} -")
+            };
+            (self.notices)(Notice::Access(&line));
         }
     }
 }
@@ -80,12 +112,4 @@ impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
         }
         r
     }
-}
-
-/// Writes one line of the log (or a notice) to stderr; a stderr whose reader has gone loses the
-/// line and nothing else (`eprintln!` would panic, and the release build aborts on a panic).
-pub(crate) fn to_stderr(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_fmt(format_args!("{line}\n"));
 }
