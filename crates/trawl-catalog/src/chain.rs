@@ -273,10 +273,9 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
         let mut st = conn.prepare(
             "SELECT id, events_digest, state_digest, prev_digest, chain_digest FROM runs ORDER BY id",
         )?;
-        st.query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?
+        // A row reads straight into a tuple of its columns (rusqlite's `TryFrom<&Row>`).
+        st.query_map([], |r| Row::try_from(r))?
+            .collect::<rusqlite::Result<_>>()?
     };
     let mut prev = vec![0u8; 32];
     let last_sealed = runs.iter().rev().find(|r| r.4.is_some()).map(|r| r.0);

@@ -127,7 +127,7 @@ mod tests {
             .prepare("SELECT root, path FROM file_paths ORDER BY path")
             .unwrap();
         let got: Vec<(i64, Vec<u8>)> = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map([], |r| r.try_into())
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();

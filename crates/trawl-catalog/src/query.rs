@@ -202,7 +202,7 @@ impl Catalog {
                     "SELECT other_root, other_path, run FROM event_paths
                      WHERE dir = ?1 AND name = ?2 AND state = 'moved' ORDER BY run LIMIT 1",
                     params![dir, name],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    |r| r.try_into(),
                 )
                 .optional()
                 .map_err(|e| self.err(e))?;

@@ -17,9 +17,9 @@ pub struct BufferPool {
 ///
 /// Buffers of a power-of-two size come back from the allocator at addresses a multiple of that
 /// size apart (plus a constant), so their first bytes all fall in the same sets of the CPU's
-/// caches: with a FIFO pool of 1 MiB buffers, a tree of small files was read through 16 starts
-/// that evict each other from an 8-way L2, and the kernel's copy into them took 0.78 s of
-/// system time where 64 KiB buffers took 0.40 (bench/fixity (b), xxh3). Each buffer therefore
+/// caches: with a FIFO pool of 1 MiB buffers, a tree of small files is read through 16 starts
+/// that evict each other from an 8-way L2, and the kernel's copy into them takes about twice
+/// the system time it takes into 64 KiB buffers (docs/decisions/0010). Each buffer therefore
 /// starts `COLOR_STEP` further past a `COLOR_SPAN` boundary than the one before, across
 /// `COLORS` steps.
 struct Colored {

@@ -169,13 +169,10 @@ impl<'a> ChunkSource<'a> {
     }
 
     fn next_map(&mut self) -> Result<Option<Chunk>, ReadError> {
-        // Windows of 32 MiB, not populated up front (bench/fixity, 2 GiB file, BLAKE3):
-        // - each window costs an mmap and an munmap; at 1 MiB that was a third of the run;
-        // - MAP_POPULATE faults the whole window in on the reader thread alone, while without it
-        //   the page faults are taken by whichever digest threads touch the pages (BLAKE3's rayon
-        //   workers in parallel), with the kernel's fault-around mapping 16 pages a fault:
-        //   4 MiB populated 0.445 s, 16 MiB 0.415 s, 32 MiB 0.400 s against b3sum's 0.382 s;
-        // - peak RSS stays ~40 MB (b3sum maps the whole file: RSS = file size).
+        // Windows of 32 MiB, not populated up front: few mmap/munmap pairs, and the page faults
+        // taken by whichever digest threads touch the pages, in parallel, rather than all by
+        // this thread; peak RSS stays a window's worth, not the file's (the measurements:
+        // docs/decisions/0010-map-windows-and-coloured-buffers.md).
         let window = self.pool.buffer_size().max(self.window) as u64;
         let len = (self.file.stamp.size - self.offset).min(window) as usize;
         // SAFETY: the map is read-only. If another process truncates the file while it is mapped,

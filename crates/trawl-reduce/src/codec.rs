@@ -90,6 +90,7 @@ impl Codec {
 // liblz4 1.9.4, under LZ4_STATIC_LINKING_ONLY): compressing with a state made once and reset
 // cheaply, rather than the 16 KiB state LZ4_compress_default clears on every call, which cost
 // more than compressing a small file. The output is the same (checked in the tests below).
+// These declarations are why lz4-sys is pinned to one version in the workspace's Cargo.toml.
 unsafe extern "C" {
     fn LZ4_sizeofState() -> std::ffi::c_int;
     fn LZ4_initStream(buffer: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void;
