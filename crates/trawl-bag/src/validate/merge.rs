@@ -1,0 +1,263 @@
+//! The payload manifests' listings merged with the files on disk: what is missing, what is not
+//! listed, what every manifest must agree on, and the files whose digests are to be checked.
+
+use trawl_digest::Algorithm;
+use trawl_report::bag::{BagFinding, ToFetch};
+use trawl_scan::{Progress, ScanConfig};
+use trawl_stop::Stop;
+
+use crate::BagError;
+use crate::payload::{Hashed, Spools, hash_stream};
+
+use super::*;
+
+/// A listed path's entries: (index of the payload manifest, line, digest), one per manifest.
+pub(crate) type Group = Vec<(usize, usize, String)>;
+
+/// What the merge of the listings with the payload found (kept apart from the digest results,
+/// which come from another thread, and put before them in the report).
+#[derive(Default)]
+pub(crate) struct Findings {
+    pub(crate) errors: Vec<BagFinding>,
+    pub(crate) warnings: Vec<BagFinding>,
+    pub(crate) to_fetch: Vec<ToFetch>,
+}
+
+pub(crate) fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    Ok(r.next_record()?.map(|(k, v)| (k.to_vec(), v.to_vec())))
+}
+
+/// Walks the manifests' entries and the payload's files together, both in path order: for each
+/// path, duplicates within a manifest, manifests that leave it out, a file in no manifest, a
+/// listed file absent (to fetch, or missing); each listed file present goes to `send` (which
+/// returns false to stop).
+pub(crate) fn merge(
+    bag: &Bag,
+    on_disk: &OnDisk,
+    spools: &Spools,
+    send: &mut dyn FnMut(String, Group) -> bool,
+) -> Result<Findings, BagError> {
+    let io = spools.err();
+    let mut f = Findings::default();
+    // fetch.txt's items, a third sorted stream: an item met before the path it names is in no
+    // payload manifest.
+    let mut c = match &bag.fetch {
+        Some(s) => Some(s.iter().map_err(&io)?),
+        None => None,
+    };
+    let mut hc = match &mut c {
+        Some(r) => next(r).map_err(&io)?,
+        None => None,
+    };
+    let mut unlisted = LineProblems::new("fetch.txt");
+    let mut advance_fetch = |hc: &mut Option<(Vec<u8>, Vec<u8>)>| -> Result<(), BagError> {
+        *hc = match &mut c {
+            Some(r) => next(r).map_err(&io)?,
+            None => None,
+        };
+        Ok(())
+    };
+    let mut a = match &bag.listed {
+        Some(l) => Some(l.iter().map_err(&io)?),
+        None => None,
+    };
+    let mut b = on_disk.files.iter().map_err(&io)?;
+    let mut ha = match &mut a {
+        Some(r) => next(r).map_err(&io)?,
+        None => None,
+    };
+    let mut hb = next(&mut b).map_err(&io)?;
+    loop {
+        let key = match (&ha, &hb) {
+            (None, None) => break,
+            (Some((k, _)), None) | (None, Some((k, _))) => k.clone(),
+            (Some((x, _)), Some((y, _))) => x.min(y).clone(),
+        };
+        let path = String::from_utf8_lossy(&key).into_owned();
+        while let Some((fk, _)) = &hc
+            && *fk < key
+        {
+            unlisted.not_listed(&mut f.errors, fk);
+            advance_fetch(&mut hc)?;
+        }
+        // This path's fetch item (the first, if it is listed twice).
+        let mut fetched: Option<(Option<u64>, String)> = None;
+        while let Some((fk, v)) = &hc
+            && *fk == key
+        {
+            if fetched.is_none() && v.len() >= 8 {
+                let len = u64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
+                let url = String::from_utf8_lossy(&v[8..]).into_owned();
+                fetched = Some(((len != u64::MAX).then_some(len), url));
+            }
+            advance_fetch(&mut hc)?;
+        }
+        let mut group: Group = Vec::new();
+        while let Some((k, v)) = &ha
+            && *k == key
+        {
+            if let Some((slot, line, digest)) = decode_listed(v)
+                && let Some((mi, m)) = bag.manifest_of(slot)
+            {
+                match group.iter().find(|g| g.0 == mi) {
+                    Some((_, prev_line, prev)) => {
+                        let (list, what) = if *prev != digest {
+                            (&mut f.errors, "is listed twice with different digests")
+                        } else {
+                            (&mut f.warnings, "is listed twice")
+                        };
+                        list.push(BagFinding::about(
+                            &m.file,
+                            format!("'{path}' {what} (lines {prev_line} and {line})"),
+                        ));
+                    }
+                    None => group.push((mi, line, digest)),
+                }
+            }
+            ha = match &mut a {
+                Some(r) => next(r).map_err(&io)?,
+                None => None,
+            };
+        }
+        let present = hb.as_ref().is_some_and(|(k, _)| *k == key);
+        if present {
+            hb = next(&mut b).map_err(&io)?;
+        }
+        if group.is_empty() {
+            if present {
+                f.errors.push(BagFinding::about(
+                    &path,
+                    "present in the payload but in no manifest",
+                ));
+            }
+            if fetched.is_some() {
+                unlisted.not_listed(&mut f.errors, &key);
+            }
+            continue;
+        }
+        if group.len() != bag.payload.len() {
+            let missing_from: Vec<&str> = bag
+                .payload
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !group.iter().any(|(mi, _, _)| mi == i))
+                .map(|(_, m)| m.file.as_str())
+                .collect();
+            f.errors.push(BagFinding::about(
+                &path,
+                format!(
+                    "listed in some payload manifests but not in {}",
+                    missing_from.join(", ")
+                ),
+            ));
+        }
+        if !present {
+            match fetched {
+                Some((length, url)) => f.to_fetch.push(ToFetch {
+                    url,
+                    length,
+                    path: path.clone(),
+                }),
+                None => f.errors.push(BagFinding::about(
+                    &path,
+                    "listed in the manifests but missing",
+                )),
+            }
+            continue;
+        }
+        if !send(path, group) {
+            return Ok(f);
+        }
+    }
+    while let Some((fk, _)) = &hc {
+        unlisted.not_listed(&mut f.errors, fk);
+        advance_fetch(&mut hc)?;
+    }
+    unlisted.finish_into(&mut f.errors);
+    Ok(f)
+}
+
+/// Receives each payload file hashed, with its digests (for `bag update`).
+pub(crate) type Sink<'a> = dyn FnMut(&str, &[(Algorithm, Vec<u8>)]) -> Result<(), BagError> + 'a;
+
+/// Checks the payload against the manifests: completeness always; with `fast` false, the
+/// digests too, every present listed file read once with `algs` (at least the manifests'
+/// algorithms), each file's digests also handed to `sink`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_payload(
+    bag: &Bag,
+    on_disk: &OnDisk,
+    fast: bool,
+    algs: &[Algorithm],
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    spools: &Spools,
+    report: &mut Report,
+    mut sink: Option<&mut Sink<'_>>,
+) -> Result<(), BagError> {
+    let findings = if fast {
+        merge(bag, on_disk, spools, &mut |_, _| true)?
+    } else {
+        let mut results: Vec<BagFinding> = Vec::new();
+        let mut sink_err: Option<BagError> = None;
+        let (mut files, mut bytes, mut unreadable) = (0u64, 0u64, 0u64);
+        let merged = hash_stream(
+            &bag.root,
+            algs,
+            cfg,
+            progress,
+            stop,
+            |feeder| merge(bag, on_disk, spools, &mut |p, g| feeder.send(p, g)),
+            |rel, group: Group, hashed| match hashed {
+                Hashed::Digests { size, digests } => {
+                    files += 1;
+                    bytes += size;
+                    for (mi, line, want) in &group {
+                        let m = &bag.payload[*mi];
+                        let Some(alg) = m.algorithm else { continue };
+                        let actual = digests
+                            .iter()
+                            .find(|(a, _)| *a == alg)
+                            .map(|(_, v)| hex::encode(v))
+                            .unwrap_or_default();
+                        if actual != *want {
+                            results.push(BagFinding::about(
+                                &rel,
+                                format!(
+                                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
+                                    m.file
+                                ),
+                            ));
+                        }
+                    }
+                    if let Some(sink) = sink.as_mut()
+                        && sink_err.is_none()
+                        && let Err(e) = sink(&rel, &digests)
+                    {
+                        sink_err = Some(e);
+                        stop.request(trawl_stop::Reason::Failed);
+                    }
+                }
+                Hashed::Unreadable(f) => {
+                    unreadable += 1;
+                    results.push(f);
+                }
+                Hashed::Failed(f) => results.push(f),
+            },
+        );
+        if let Some(e) = sink_err {
+            return Err(e);
+        }
+        let mut findings = merged?;
+        report.files_checked += files;
+        report.bytes_checked += bytes;
+        report.unreadable += unreadable;
+        findings.errors.append(&mut results);
+        findings
+    };
+    report.errors.extend(findings.errors);
+    report.warnings.extend(findings.warnings);
+    report.to_fetch.extend(findings.to_fetch);
+    Ok(())
+}
