@@ -1,0 +1,213 @@
+//! The breakdown by directory (treemap and table), by type, and the directories with equal
+//! content.
+
+use std::fmt::Write;
+
+use trawl_report::breakdown::{Breakdown, Figures};
+
+use crate::html::svg::{self, Mark};
+use crate::html::{Cell, bytes, group_digits, num, table, text};
+use crate::human;
+
+/// The figures of a breakdown row as table cells (after its name).
+pub(crate) fn figure_cells(f: &Figures) -> Vec<Cell> {
+    let stored = if f.allocated_bytes > 0 {
+        let r = f.bytes as f64 / f.allocated_bytes as f64;
+        (
+            format!("{} ({r:.2}x)", human::bytes(f.allocated_bytes)),
+            Some(r),
+        )
+    } else {
+        text("-")
+    };
+    vec![
+        num(f.files),
+        bytes(f.bytes),
+        bytes(f.bytes.saturating_sub(f.duplicate_bytes)),
+        bytes(f.duplicate_bytes),
+        bytes(f.saved_bytes),
+        stored,
+    ]
+}
+
+pub(crate) const FIGURE_HEADS: [&str; 6] = [
+    "files",
+    "bytes",
+    "unique",
+    "duplicate",
+    "dedup saves",
+    "stored compressed",
+];
+
+pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
+    if !b.directories.is_empty() {
+        let _ = write!(
+            out,
+            "<h2>By directory ({} level{} below the root)</h2>",
+            b.depth,
+            if b.depth == 1 { "" } else { "s" }
+        );
+        let tiles: Vec<svg::Tile> = b
+            .directories
+            .iter()
+            .take(200)
+            .map(|d| svg::Tile {
+                label: d.path.clone(),
+                value: d.figures.bytes as f64,
+                shade: if d.figures.bytes > 0 {
+                    d.figures.duplicate_bytes as f64 / d.figures.bytes as f64
+                } else {
+                    0.0
+                },
+                data: vec![
+                    ("path", d.path.clone()),
+                    ("bytes", d.figures.bytes.to_string()),
+                    ("duplicate-bytes", d.figures.duplicate_bytes.to_string()),
+                ],
+                title: format!(
+                    "{}: {} in {} files, {} duplicate",
+                    d.path,
+                    human::bytes(d.figures.bytes),
+                    group_digits(d.figures.files),
+                    human::bytes(d.figures.duplicate_bytes)
+                ),
+            })
+            .collect();
+        out.push_str(&svg::treemap(
+            &format!("{id}-dirs-map"),
+            "Directories by bytes (area); the more of a directory is duplicate, the more orange",
+            &tiles,
+        ));
+        let mut rows: Vec<Vec<Cell>> = b
+            .directories
+            .iter()
+            .map(|d| {
+                let mut r = vec![text(d.path.clone())];
+                r.extend(figure_cells(&d.figures));
+                r
+            })
+            .collect();
+        if let Some(o) = &b.other_directories {
+            let mut r = vec![text(format!(
+                "({} more directories)",
+                group_digits(b.other_directory_count)
+            ))];
+            r.extend(figure_cells(o));
+            rows.push(r);
+        }
+        let mut head = vec!["directory"];
+        head.extend(FIGURE_HEADS);
+        table(out, &format!("{id}-dirs"), &head, &rows, true);
+        out.push_str(r#"<p class="note">Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again.</p>"#);
+    }
+    if !b.types.is_empty() {
+        out.push_str("<h2>By type</h2>");
+        let marks: Vec<Mark> = b
+            .types
+            .iter()
+            .take(20)
+            .map(|t| Mark {
+                label: type_label(&t.extension, &t.format),
+                value: t.figures.bytes as f64,
+                interval: None,
+                data: vec![
+                    ("extension", t.extension.clone()),
+                    ("format", t.format.clone()),
+                    ("bytes", t.figures.bytes.to_string()),
+                    ("compressed-format", t.compressed_format.to_string()),
+                ],
+                title: format!(
+                    "{}: {} in {} files{}",
+                    type_label(&t.extension, &t.format),
+                    human::bytes(t.figures.bytes),
+                    group_digits(t.figures.files),
+                    if t.compressed_format {
+                        " (already compressed)"
+                    } else {
+                        ""
+                    }
+                ),
+            })
+            .collect();
+        out.push_str(&svg::bars(
+            &format!("{id}-types-chart"),
+            "Bytes by type (the 20 largest)",
+            "bytes",
+            &marks,
+        ));
+        let rows: Vec<Vec<Cell>> = b
+            .types
+            .iter()
+            .map(|t| {
+                let mut r = vec![
+                    text(if t.extension.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        t.extension.clone()
+                    }),
+                    text(if t.format.is_empty() {
+                        "-".to_string()
+                    } else {
+                        t.format.clone()
+                    }),
+                    text(if t.compressed_format { "yes" } else { "" }),
+                ];
+                r.extend(figure_cells(&t.figures));
+                r
+            })
+            .collect();
+        let mut head = vec!["extension", "format (first bytes)", "compressed already"];
+        head.extend(FIGURE_HEADS);
+        table(out, &format!("{id}-types"), &head, &rows, true);
+    }
+    if let Some(groups) = &b.duplicate_directories {
+        out.push_str("<h2>Duplicate directories</h2>");
+        if groups.is_empty() {
+            out.push_str(r#"<p class="note">No two directories hold the same files.</p>"#);
+        } else {
+            let rows: Vec<Vec<Cell>> = groups
+                .iter()
+                .map(|g| {
+                    let mut names = g.directories.join("\n");
+                    if g.count as usize > g.directories.len() {
+                        let _ = write!(
+                            names,
+                            "\n... {} more",
+                            g.count as usize - g.directories.len()
+                        );
+                    }
+                    vec![
+                        text(names),
+                        num(g.files),
+                        bytes(g.bytes),
+                        num(g.count),
+                        bytes(g.bytes * (g.count - 1)),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &format!("{id}-dup-dirs"),
+                &[
+                    "directories",
+                    "files each",
+                    "bytes each",
+                    "copies",
+                    "redundant",
+                ],
+                &rows,
+                true,
+            );
+            out.push_str(r#"<p class="note">Equal: the same names holding files of equal digests, all the way down (directories with no file are not compared). A group inside a listed one is not listed again.</p>"#);
+        }
+    }
+}
+
+pub(crate) fn type_label(ext: &str, format: &str) -> String {
+    match (ext.is_empty(), format.is_empty()) {
+        (true, true) => "(no extension)".into(),
+        (false, true) => format!(".{ext}"),
+        (true, false) => format.to_string(),
+        (false, false) => format!(".{ext} {format}"),
+    }
+}

@@ -1,0 +1,259 @@
+//! A scan's report as HTML: headline figures, dedup against block size, reference counts,
+//! compression, chunk and file size histograms, the files holding most duplicates, duplicate
+//! groups, and every problem named. Several reports (`trawl report A.json B.json`) are drawn
+//! one after the other under a table that sets their headline figures side by side.
+//!
+//! This module draws the page and its headline; the sections are drawn by [`reduction`],
+//! [`files`], [`breakdown`] and [`media`].
+
+use std::fmt::Write;
+
+use trawl_report::scan::ScanReport;
+
+use crate::html::{Cell, bytes, card, esc, group_digits, num, page, table, text};
+use crate::human;
+
+mod breakdown;
+mod files;
+mod media;
+mod reduction;
+
+use {breakdown::*, files::*, media::*, reduction::*};
+
+/// Problems listed by name per kind; past it the page says how many more.
+pub const PROBLEMS_SHOWN: usize = 1000;
+
+/// `1.2345` -> `1.23x`.
+pub(crate) fn ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+}
+
+/// A ratio, with its interval and confidence when it is an estimate: `1.02x (0.97-1.09, 99%)`
+/// (a point estimate is never shown alone).
+pub(crate) fn estimate(
+    r: Option<f64>,
+    interval: Option<(f64, f64)>,
+    confidence: Option<f64>,
+) -> String {
+    match (r, interval) {
+        (Some(r), Some((lo, hi))) => {
+            let hi = if hi >= f64::MAX / 2.0 {
+                "inf".to_string()
+            } else {
+                format!("{hi:.2}")
+            };
+            format!(
+                "{r:.2}x ({lo:.2}-{hi}, {:.0}%)",
+                confidence.unwrap_or(0.99) * 100.0
+            )
+        }
+        _ => ratio(r),
+    }
+}
+
+/// Block sizes as people say them: `4K`, `128K`, `1M`.
+pub(crate) fn size_label(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{}M", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{}K", n >> 10)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// The whole page for one report or more (`names`: what each came from, for headings).
+pub fn render(reports: &[(String, &ScanReport)]) -> String {
+    let mut body = String::new();
+    let title = match reports {
+        [(name, _)] => format!("trawl scan report: {name}"),
+        _ => format!("trawl scan reports ({})", reports.len()),
+    };
+    let _ = write!(body, "<h1>{}</h1>", esc(&title));
+    if reports.len() > 1 {
+        compare(&mut body, reports);
+    }
+    for (i, (name, r)) in reports.iter().enumerate() {
+        let id = format!("r{i}");
+        let _ = write!(body, r#"<section class="report" id="{id}">"#);
+        if reports.len() > 1 {
+            let _ = write!(body, "<h2>{}</h2>", esc(name));
+        }
+        one(&mut body, &id, r);
+        body.push_str("</section>");
+    }
+    let _ = write!(
+        body,
+        "<footer>Made by trawl {}. One file, no network: the charts are inline SVG; hover a mark for its figures.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(&title, &body)
+}
+
+/// Headline figures of several reports side by side.
+pub(crate) fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
+    out.push_str("<h2>Side by side</h2>");
+    let head = ["report", "files", "bytes", "dedup", "combined", "failed"];
+    let rows: Vec<Vec<Cell>> = reports
+        .iter()
+        .map(|(name, r)| {
+            let red = r.reduction.as_ref();
+            let dd = red.and_then(|x| x.dedup.first()).map(|d| &d.counts);
+            let d = dd.and_then(|d| d.ratio);
+            let d_shown = dd.map_or_else(
+                || ratio(None),
+                |x| {
+                    estimate(
+                        x.ratio,
+                        x.ratio_interval(),
+                        x.sample.as_ref().map(|s| s.confidence),
+                    )
+                },
+            );
+            let cc = red.and_then(|x| x.compression.first());
+            let c = cc.and_then(|c| c.combined_ratio);
+            let c_shown = cc.map_or_else(
+                || ratio(None),
+                |x| {
+                    estimate(
+                        x.combined_ratio,
+                        x.combined_interval(),
+                        x.combined_sample.as_ref().map(|s| s.confidence),
+                    )
+                },
+            );
+            vec![
+                text(name.clone()),
+                num(r.totals.files),
+                bytes(r.totals.bytes),
+                (d_shown, d),
+                (c_shown, c),
+                num(r.totals.failed),
+            ]
+        })
+        .collect();
+    table(out, "compare", &head, &rows, true);
+}
+
+pub(crate) fn one(out: &mut String, id: &str, r: &ScanReport) {
+    let roots: Vec<&str> = r.roots.iter().map(|p| p.path.as_str()).collect();
+    let _ = write!(
+        out,
+        r#"<p class="sub">{} &middot; digests: {} &middot; trawl {}{}</p>"#,
+        esc(&roots.join(", ")),
+        esc(&if r.algorithms.is_empty() {
+            "none".to_string()
+        } else {
+            r.algorithms.join(", ")
+        }),
+        esc(&r.trawl_version),
+        if r.cancelled {
+            " &middot; cancelled"
+        } else {
+            ""
+        }
+    );
+    headline(out, r);
+    if let Some(red) = &r.reduction {
+        reduction(out, id, red);
+    } else {
+        out.push_str(r#"<p class="note">No data reduction was measured (--no-reduce).</p>"#);
+    }
+    file_sizes(out, id, r);
+    if let Some(b) = &r.breakdown {
+        breakdown(out, id, b);
+    }
+    duplicates(out, id, r);
+    if let Some(m) = &r.flv {
+        media(out, id, m);
+    }
+    problems(out, id, r);
+    let _ = write!(
+        out,
+        r#"<p class="note">Read with {} I/O on {} threads. Digests: {}.</p>"#,
+        esc(&r.io),
+        r.threads,
+        esc(&r
+            .digest_implementations
+            .iter()
+            .map(|(a, i)| format!("{a} by {i}"))
+            .collect::<Vec<_>>()
+            .join("; "))
+    );
+}
+
+pub(crate) fn headline(out: &mut String, r: &ScanReport) {
+    let t = &r.totals;
+    out.push_str(r#"<div class="cards" id="headline">"#);
+    card(
+        out,
+        "files",
+        &group_digits(t.files),
+        &format!("{} files read", t.files),
+        false,
+    );
+    card(
+        out,
+        "read",
+        &human::bytes(t.bytes),
+        &format!("{} bytes", t.bytes),
+        false,
+    );
+    card(
+        out,
+        "time",
+        &human::duration(t.seconds),
+        &format!("{:.3} s", t.seconds),
+        false,
+    );
+    card(
+        out,
+        "rate",
+        &human::rate(t.bytes, t.seconds),
+        "bytes read per second",
+        false,
+    );
+    if let Some(red) = &r.reduction {
+        if let Some(d) = red.dedup.first() {
+            card(
+                out,
+                &format!("dedup at {}", size_label(d.block_size)),
+                &estimate(
+                    d.counts.ratio,
+                    d.counts.ratio_interval(),
+                    d.counts.sample.as_ref().map(|s| s.confidence),
+                ),
+                "logical bytes over unique bytes",
+                false,
+            );
+        }
+        if let Some(c) = red.compression.first() {
+            card(
+                out,
+                &format!("dedup + {}", codec_name(c)),
+                &estimate(
+                    c.combined_ratio,
+                    c.combined_interval(),
+                    c.combined_sample.as_ref().map(|s| s.confidence),
+                ),
+                "logical bytes over the allocated bytes of unique units: what an array that dedups and compresses would store",
+                false,
+            );
+        }
+    }
+    card(
+        out,
+        "skipped",
+        &group_digits(t.skipped),
+        "not regular files",
+        false,
+    );
+    card(
+        out,
+        "failed",
+        &group_digits(t.failed),
+        "could not be read",
+        t.failed > 0,
+    );
+    out.push_str("</div>");
+}

@@ -1,0 +1,400 @@
+//! The data-reduction sections: dedup against block size, reference counts, compression, the
+//! files holding most duplicates.
+
+use std::fmt::Write;
+
+use trawl_report::reduction::{CompressionJson, DedupCounts, ReductionJson};
+
+use crate::html::svg::{self, Mark};
+use crate::html::{Cell, bytes, esc, group_digits, num, table, text};
+use crate::human;
+
+use super::*;
+
+pub(crate) fn codec_name(c: &CompressionJson) -> String {
+    match c.level {
+        Some(l) => format!("{}-{l}", c.codec),
+        None => c.codec.clone(),
+    }
+}
+
+pub(crate) fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
+    out.push_str("<h2>Deduplication by block size</h2>");
+    let marks: Vec<Mark> = red
+        .dedup
+        .iter()
+        .map(|d| Mark {
+            label: size_label(d.block_size),
+            value: d.counts.ratio.unwrap_or(0.0),
+            interval: d.counts.ratio_interval(),
+            data: vec![
+                ("block-size", d.block_size.to_string()),
+                (
+                    "ratio",
+                    d.counts.ratio.map_or("null".into(), |r| r.to_string()),
+                ),
+                ("unique-bytes", d.counts.unique_bytes.to_string()),
+            ],
+            title: format!(
+                "{} blocks: {} ({} unique of {})",
+                size_label(d.block_size),
+                estimate(
+                    d.counts.ratio,
+                    d.counts.ratio_interval(),
+                    d.counts.sample.as_ref().map(|s| s.confidence)
+                ),
+                human::bytes(d.counts.unique_bytes),
+                human::bytes(d.counts.logical_bytes)
+            ),
+        })
+        .collect();
+    // CDC's point sits where its average chunk size falls among the fixed sizes.
+    let extra: Vec<(f64, Mark)> = red
+        .cdc
+        .iter()
+        .map(|c| {
+            let l = (c.avg_size as f64).log2();
+            let sizes: Vec<f64> = red
+                .dedup
+                .iter()
+                .map(|d| (d.block_size as f64).log2())
+                .collect();
+            let pos = match sizes.iter().position(|s| *s >= l) {
+                _ if sizes.is_empty() => 0.0,
+                Some(0) => 0.0,
+                Some(i) => (i - 1) as f64 + (l - sizes[i - 1]) / (sizes[i] - sizes[i - 1]),
+                None => (sizes.len() - 1) as f64,
+            };
+            (
+                pos,
+                Mark {
+                    label: format!("CDC {}", size_label(c.avg_size)),
+                    value: c.counts.ratio.unwrap_or(0.0),
+                    interval: c.counts.ratio_interval(),
+                    data: vec![
+                        ("avg-size", c.avg_size.to_string()),
+                        (
+                            "ratio",
+                            c.counts.ratio.map_or("null".into(), |r| r.to_string()),
+                        ),
+                        ("unique-bytes", c.counts.unique_bytes.to_string()),
+                    ],
+                    title: format!(
+                        "content-defined chunks, {} average: {}",
+                        size_label(c.avg_size),
+                        estimate(
+                            c.counts.ratio,
+                            c.counts.ratio_interval(),
+                            c.counts.sample.as_ref().map(|s| s.confidence)
+                        )
+                    ),
+                },
+            )
+        })
+        .collect();
+    out.push_str(&svg::curve(
+        &format!("{id}-dedup"),
+        "Dedup ratio against block size (fixed blocks joined, CDC as a diamond)",
+        "dedup ratio",
+        &marks,
+        &extra,
+    ));
+    let mut rows: Vec<Vec<Cell>> = red
+        .dedup
+        .iter()
+        .map(|d| dedup_row(size_label(d.block_size), d.block_size, &d.counts))
+        .collect();
+    if let Some(c) = &red.cdc {
+        rows.push(dedup_row(
+            format!(
+                "CDC {} ({}-{})",
+                size_label(c.avg_size),
+                size_label(c.min_size),
+                size_label(c.max_size)
+            ),
+            c.avg_size,
+            &c.counts,
+        ));
+    }
+    table(
+        out,
+        &format!("{id}-dedup-table"),
+        &[
+            "blocks",
+            "logical",
+            "blocks read",
+            "unique blocks",
+            "unique bytes",
+            "zero bytes",
+            "ratio",
+        ],
+        &rows,
+        false,
+    );
+    if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
+        out.push_str(r#"<p class="note">Estimated from a sample: error bars and ranges are 99% intervals.</p>"#);
+    }
+    if red.hardlinks.names > 0 {
+        let _ = write!(
+            out,
+            r#"<p class="note">{} more names of hard-linked files ({}) are counted once, in no figure above.</p>"#,
+            group_digits(red.hardlinks.names),
+            human::bytes(red.hardlinks.bytes)
+        );
+    }
+    references(out, id, red);
+    compression(out, id, red);
+    if let Some(c) = &red.cdc {
+        out.push_str("<h2>CDC chunk sizes</h2>");
+        let marks: Vec<Mark> = c
+            .chunk_sizes
+            .iter()
+            .map(|b| Mark {
+                label: size_label(b.from),
+                value: b.chunks as f64,
+                interval: None,
+                data: vec![
+                    ("from", b.from.to_string()),
+                    ("to", b.to.to_string()),
+                    ("chunks", b.chunks.to_string()),
+                ],
+                title: format!(
+                    "{} chunks of {}-{} bytes",
+                    group_digits(b.chunks),
+                    b.from,
+                    b.to - 1
+                ),
+            })
+            .collect();
+        out.push_str(&svg::bars(
+            &format!("{id}-chunks"),
+            "Chunks by length (power-of-two buckets)",
+            "chunks",
+            &marks,
+        ));
+    }
+    top_files(out, id, red);
+}
+
+pub(crate) fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> {
+    let r = estimate(
+        c.ratio,
+        c.ratio_interval(),
+        c.sample.as_ref().map(|s| s.confidence),
+    );
+    vec![
+        (label, Some(size as f64)),
+        bytes(c.logical_bytes),
+        num(c.blocks),
+        num(c.unique_blocks),
+        bytes(c.unique_bytes),
+        bytes(c.zero_bytes),
+        (r, c.ratio),
+    ]
+}
+
+/// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
+/// histogram: distinct blocks per bucket, and the references to them.
+pub(crate) fn references(out: &mut String, id: &str, red: &ReductionJson) {
+    let Some(d) = red.dedup.first() else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "<h2>Reference counts ({} blocks)</h2>",
+        size_label(d.block_size)
+    );
+    let label = |b: &trawl_report::reduction::RefBucket| match b.to {
+        Some(t) if t == b.from => t.to_string(),
+        Some(t) => format!("{}-{t}", b.from),
+        None => format!("{}+", b.from),
+    };
+    let marks: Vec<Mark> = d
+        .counts
+        .references
+        .iter()
+        .map(|b| Mark {
+            label: label(b),
+            value: b.blocks as f64,
+            interval: None,
+            data: vec![
+                ("from", b.from.to_string()),
+                ("to", b.to.map_or("null".into(), |t| t.to_string())),
+                ("blocks", b.blocks.to_string()),
+                ("referenced-blocks", b.referenced_blocks.to_string()),
+                (
+                    "stored-bytes",
+                    b.stored_bytes.map_or("null".into(), |v| v.to_string()),
+                ),
+                (
+                    "logical-bytes",
+                    b.logical_bytes.map_or("null".into(), |v| v.to_string()),
+                ),
+            ],
+            title: format!(
+                "{} distinct blocks referenced {} times ({} references)",
+                group_digits(b.blocks),
+                label(b),
+                group_digits(b.referenced_blocks)
+            ),
+        })
+        .collect();
+    out.push_str(&svg::bars(
+        &format!("{id}-refs"),
+        "Distinct blocks by how many times they are referenced",
+        "distinct blocks",
+        &marks,
+    ));
+    let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
+    let rows: Vec<Vec<Cell>> = d
+        .counts
+        .references
+        .iter()
+        .map(|b| {
+            let mut r = vec![
+                (label(b), Some(b.from as f64)),
+                num(b.blocks),
+                num(b.referenced_blocks),
+            ];
+            if with_bytes {
+                r.push(bytes(b.stored_bytes.unwrap_or(0)));
+                r.push(bytes(b.logical_bytes.unwrap_or(0)));
+            }
+            r
+        })
+        .collect();
+    let mut head = vec![
+        "referenced",
+        "distinct blocks (stored)",
+        "references (logical)",
+    ];
+    if with_bytes {
+        head.extend(["stored bytes", "logical bytes"]);
+    }
+    table(out, &format!("{id}-refs-table"), &head, &rows, false);
+    out.push_str(r#"<p class="note">Zero blocks are counted apart (thin provisioning) and are in no bucket.</p>"#);
+}
+
+pub(crate) fn compression(out: &mut String, id: &str, red: &ReductionJson) {
+    if red.compression.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Compression</h2>");
+    let mut marks = Vec::new();
+    for c in &red.compression {
+        let name = codec_name(c);
+        for (what, v) in [
+            ("logical", c.logical_bytes),
+            ("compressed", c.compressed_bytes),
+            ("allocated", c.allocated_bytes),
+        ] {
+            marks.push(Mark {
+                label: format!("{name} {what}"),
+                value: v as f64,
+                interval: (what == "allocated")
+                    .then(|| c.sample.as_ref().map(|s| (s.low as f64, s.high as f64)))
+                    .flatten(),
+                data: vec![
+                    ("codec", name.clone()),
+                    ("kind", what.to_string()),
+                    ("bytes", v.to_string()),
+                ],
+                title: format!("{name}: {} {what}", human::bytes(v)),
+            });
+        }
+    }
+    out.push_str(&svg::bars(
+        &format!("{id}-compression"),
+        "Logical, compressed and allocated bytes per codec (allocated: rounded up to sectors)",
+        "bytes",
+        &marks,
+    ));
+    let rows: Vec<Vec<Cell>> = red
+        .compression
+        .iter()
+        .map(|c| {
+            vec![
+                text(codec_name(c)),
+                text(format!("{} / {}", size_label(c.unit), size_label(c.sector))),
+                bytes(c.logical_bytes),
+                bytes(c.compressed_bytes),
+                bytes(c.allocated_bytes),
+                (
+                    estimate(
+                        c.ratio,
+                        c.ratio_interval(),
+                        c.sample.as_ref().map(|s| s.confidence),
+                    ),
+                    c.ratio,
+                ),
+                (
+                    estimate(
+                        c.combined_ratio,
+                        c.combined_interval(),
+                        c.combined_sample.as_ref().map(|s| s.confidence),
+                    ),
+                    c.combined_ratio,
+                ),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &format!("{id}-compression-table"),
+        &[
+            "codec",
+            "unit / sector",
+            "logical",
+            "compressed",
+            "allocated",
+            "ratio",
+            "with dedup",
+        ],
+        &rows,
+        false,
+    );
+    if let Some(c) = red.compression.first() {
+        let _ = write!(
+            out,
+            r#"<p class="note">Units of {} are compressed one by one; a unit is stored compressed only if it shrinks by {:.1}% or more, and takes whole {}-byte sectors. {} compressed by {}.</p>"#,
+            size_label(c.unit),
+            c.threshold * 100.0,
+            c.sector,
+            esc(&codec_name(c)),
+            esc(&c.implementation)
+        );
+    }
+}
+
+pub(crate) fn top_files(out: &mut String, id: &str, red: &ReductionJson) {
+    out.push_str("<h2>Files holding most duplicate data</h2>");
+    match &red.top_files {
+        Some(top) if !top.is_empty() => {
+            let rows: Vec<Vec<Cell>> = top
+                .iter()
+                .map(|f| {
+                    vec![
+                        text(f.path.clone()),
+                        bytes(f.duplicate_bytes),
+                        bytes(f.saved_bytes),
+                    ]
+                })
+                .collect();
+            table(
+                out,
+                &format!("{id}-top-files"),
+                &["file", "duplicate bytes", "share of the saving"],
+                &rows,
+                true,
+            );
+        }
+        Some(_) => out.push_str(r#"<p class="note">No block occurs twice.</p>"#),
+        None => {
+            let _ = write!(
+                out,
+                r#"<p class="note">{}</p>"#,
+                esc(red.top_files_note.as_deref().unwrap_or("Not computed."))
+            );
+        }
+    }
+}
