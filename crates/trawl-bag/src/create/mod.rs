@@ -7,6 +7,8 @@
 //! directory with `rename(2)` (each move atomic), renames that directory to `data/`, writes the tag
 //! files (each written to a temporary name, then renamed), and removes the journal last. If it is
 //! interrupted at any point, `trawl bag recover DIR` puts everything back where it was.
+//!
+//! This module creates; [`recover`] undoes, [`update`] adds manifests.
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -15,7 +17,6 @@ use std::sync::Arc;
 
 use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
-use trawl_report::bag::BagFinding;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 use trawl_spool::Sorted;
 use trawl_stop::Stop;
@@ -23,18 +24,23 @@ use trawl_stop::Stop;
 use crate::payload::{
     Hashed, Listing, Spools, digest_reader, hash_stream, write_payload_manifests,
 };
-use crate::validate::{self, Report};
 use crate::{BagError, io_err};
+
+mod recover;
+mod update;
+
+pub use recover::{Recovered, recover};
+pub use update::{Updated, update};
 
 pub const JOURNAL: &str = ".trawl-bag-journal";
 pub const STAGING: &str = ".trawl-bag-payload";
 /// The journal's first line, followed by the tag files the creation writes (space-separated);
 /// the lines after it name the entries moved into `data/`.
-const JOURNAL_V2: &str =
+pub(crate) const JOURNAL_V2: &str =
     "trawl bag create journal v2: these entries were moved into data/; tag files written: ";
 
 /// The tag files an in-place creation with `algs` writes, in the order it writes them.
-fn tag_file_names(algs: &[Algorithm]) -> Vec<String> {
+pub(crate) fn tag_file_names(algs: &[Algorithm]) -> Vec<String> {
     let mut v: Vec<String> = algs
         .iter()
         .map(|a| format!("manifest-{}.txt", a.bagit_name()))
@@ -49,7 +55,7 @@ fn tag_file_names(algs: &[Algorithm]) -> Vec<String> {
 }
 
 /// Whether `file` is a temporary file `AtomicFile` made for `name` (`.NAME.XXXXXX.trawl-tmp`).
-fn is_temp_of(file: &str, name: &str) -> bool {
+pub(crate) fn is_temp_of(file: &str, name: &str) -> bool {
     file.strip_prefix('.')
         .and_then(|r| r.strip_prefix(name))
         .and_then(|r| r.strip_prefix('.'))
@@ -58,20 +64,20 @@ fn is_temp_of(file: &str, name: &str) -> bool {
 
 /// The files of a tree to bag, read once: by path relative to the tree, each with its size
 /// (8 bytes, big-endian) and its digests in the algorithms' order.
-struct Tree {
-    files: Option<Arc<Sorted>>,
-    count: u64,
-    bytes: u64,
+pub(crate) struct Tree {
+    pub(crate) files: Option<Arc<Sorted>>,
+    pub(crate) count: u64,
+    pub(crate) bytes: u64,
     /// Entries that cannot be bagged, the first [`PROBLEMS_SHOWN`] of them.
-    problems: Vec<String>,
-    more_problems: u64,
+    pub(crate) problems: Vec<String>,
+    pub(crate) more_problems: u64,
 }
 
 /// How many entries that cannot be bagged are named (the rest are counted).
-const PROBLEMS_SHOWN: usize = 1000;
+pub(crate) const PROBLEMS_SHOWN: usize = 1000;
 
 impl Tree {
-    fn problem(&mut self, p: String) {
+    pub(crate) fn problem(&mut self, p: String) {
         if self.problems.len() < PROBLEMS_SHOWN {
             self.problems.push(p);
         } else {
@@ -89,7 +95,7 @@ pub struct Created {
     pub copied: u64,
 }
 
-fn refused(path: &Path, msg: impl Into<String>) -> BagError {
+pub(crate) fn refused(path: &Path, msg: impl Into<String>) -> BagError {
     BagError::Refused {
         path: path.to_path_buf(),
         msg: msg.into(),
@@ -99,7 +105,7 @@ fn refused(path: &Path, msg: impl Into<String>) -> BagError {
 /// Reads every file under `dir` once, its digests spooled by path relative to `dir`. Any file
 /// that cannot be read, any special file or symlink, any name that is not UTF-8 is a problem
 /// that refuses the whole operation.
-fn digest_tree(
+pub(crate) fn digest_tree(
     dir: &Path,
     algs: &[Algorithm],
     cfg: &ScanConfig,
@@ -165,7 +171,7 @@ fn digest_tree(
     Ok(tree)
 }
 
-fn today() -> String {
+pub(crate) fn today() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -183,7 +189,7 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
     let mut f = AtomicFile::create(path).map_err(io_err(path))?;
     f.write_all(bytes).map_err(io_err(path))?;
     f.commit().map_err(io_err(path))
@@ -191,7 +197,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
 
 /// Writes payload manifests for `algs` from `listing`, bag-info.txt and bagit.txt (if `info` is
 /// given), and tag manifests for `tag_algs` over every tag file present.
-fn write_tag_files(
+pub(crate) fn write_tag_files(
     root: &Path,
     listing: &Listing<'_>,
     algs: &[Algorithm],
@@ -238,7 +244,11 @@ fn write_tag_files(
     Ok(())
 }
 
-fn bag_info(files: u64, bytes: u64, extra: &[(String, String)]) -> Vec<(String, String)> {
+pub(crate) fn bag_info(
+    files: u64,
+    bytes: u64,
+    extra: &[(String, String)],
+) -> Vec<(String, String)> {
     let mut info = vec![
         (
             "Bag-Software-Agent".to_string(),
@@ -264,7 +274,7 @@ pub struct CreateOptions<'a> {
 
 /// Whether `inner` is `outer` or lies under it, comparing canonical paths (the deepest
 /// existing ancestor of `inner`, for a directory not made yet).
-fn is_within(inner: &Path, outer: &Path) -> bool {
+pub(crate) fn is_within(inner: &Path, outer: &Path) -> bool {
     let Ok(outer) = std::fs::canonicalize(outer) else {
         return false;
     };
@@ -553,281 +563,4 @@ pub fn create(
         }
     }
     Ok(created)
-}
-
-/// What [`recover`] did.
-#[derive(Debug, Default)]
-pub struct Recovered {
-    /// Entries moved back from the payload directory.
-    pub moved: usize,
-    /// Files trawl had written (tag files, their temporary files) that were removed.
-    pub removed: Vec<String>,
-}
-
-/// The most a journal may hold: one line per top-level entry of the directory bagged.
-const JOURNAL_CAP: u64 = 256 << 20;
-
-/// Whether `name` is a tag file `bag create` writes: `bagit.txt`, `bag-info.txt`, or a payload or
-/// tag manifest of an algorithm trawl computes.
-fn is_tag_file_name(name: &[u8]) -> bool {
-    name == b"bagit.txt"
-        || name == b"bag-info.txt"
-        || Algorithm::ALL.iter().any(|a| {
-            let n = a.bagit_name();
-            name == format!("manifest-{n}.txt").as_bytes()
-                || name == format!("tagmanifest-{n}.txt").as_bytes()
-        })
-}
-
-/// Undoes an interrupted in-place creation: moves every entry the journal names back, and removes
-/// exactly the files the creation wrote (the tag files its journal names and their temporary
-/// files), nothing else.
-///
-/// Whoever can write into `dir` can plant a journal, so the journal is trusted for nothing that
-/// a creation could not have written: tag names must be ones `bag create` writes, entry names
-/// plain top-level names, the payload directory a real directory (not a link), and every unlink
-/// and rename is done relative to the bag's directory descriptor without following a link.
-/// Anything else refuses the whole recovery before it changes anything.
-pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
-    use trawl_read::at::{DirAt, Kind, is_plain_name};
-    let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
-    let mut done = Recovered::default();
-    let top = DirAt::open(dir).map_err(io_err(dir))?;
-    let at = |name: &[u8]| dir.join(std::ffi::OsStr::from_bytes(name));
-    let remove = |name: &[u8], done: &mut Recovered| -> Result<(), BagError> {
-        top.unlink(name).map_err(io_err(&at(name)))?;
-        done.removed.push(lossy(name));
-        Ok(())
-    };
-    let jpath = dir.join(JOURNAL);
-    let journal = match top.read(JOURNAL.as_bytes(), JOURNAL_CAP) {
-        Ok(j) => j,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Interrupted while the journal itself was being written: nothing was moved yet.
-            let temps: Vec<Vec<u8>> = top
-                .names()
-                .map_err(io_err(dir))?
-                .into_iter()
-                .filter(|n| {
-                    is_temp_of(&lossy(n), JOURNAL) && top.kind(n).ok().flatten() == Some(Kind::File)
-                })
-                .collect();
-            if temps.is_empty() {
-                return Err(refused(
-                    dir,
-                    "no interrupted bag creation here (no journal)",
-                ));
-            }
-            for t in temps {
-                remove(&t, &mut done)?;
-            }
-            return Ok(done);
-        }
-        Err(e) => return Err(io_err(&jpath)(e)),
-    };
-    let untrusted = |why: String| {
-        refused(
-            &jpath,
-            format!(
-                "{why}: not a journal `bag create` writes; nothing was changed (look at it, and remove it by hand if it is not yours)"
-            ),
-        )
-    };
-    let mut lines = journal.split(|&b| b == b'\n');
-    let header = lines.next().unwrap_or_default();
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    for l in lines.filter(|l| !l.is_empty()) {
-        let n = crate::decode_path_bytes(l);
-        if !is_plain_name(&n) || n == JOURNAL.as_bytes() || n == STAGING.as_bytes() {
-            return Err(untrusted(format!(
-                "it names '{}', which is no top-level entry",
-                lossy(&n)
-            )));
-        }
-        names.push(n);
-    }
-    // The tag files the creation wrote: named by a v2 journal; an older journal did not name
-    // them, and a creation then wrote the standard ones only.
-    let tags: Vec<Vec<u8>> = match header.strip_prefix(JOURNAL_V2.as_bytes()) {
-        Some(list) => {
-            let tags: Vec<Vec<u8>> = list
-                .split(|&b| b == b' ')
-                .filter(|s| !s.is_empty())
-                .map(<[u8]>::to_vec)
-                .collect();
-            if let Some(bad) = tags.iter().find(|t| !is_tag_file_name(t)) {
-                return Err(untrusted(format!(
-                    "it names '{}' as a tag file, which `bag create` never writes",
-                    lossy(bad)
-                )));
-            }
-            tags
-        }
-        None if header.starts_with(b"trawl bag create journal") => top
-            .names()
-            .map_err(io_err(dir))?
-            .into_iter()
-            .filter(|n| is_tag_file_name(n))
-            .collect(),
-        None => return Err(untrusted("its first line is not a journal's".into())),
-    };
-    // Where the entries are: the staging directory, or `data/` once it was renamed. Either must
-    // be a directory of its own, not a link to one elsewhere.
-    let mut from: Option<(&str, DirAt)> = None;
-    for name in [STAGING, "data"] {
-        match top.kind(name.as_bytes()).map_err(io_err(&dir.join(name)))? {
-            None => continue,
-            Some(Kind::Dir) => {
-                let d = top.dir(name.as_bytes()).map_err(io_err(&dir.join(name)))?;
-                from = Some((name, d));
-                break;
-            }
-            Some(_) => {
-                return Err(refused(
-                    &dir.join(name),
-                    "not a directory (a symbolic link?): nothing was changed",
-                ));
-            }
-        }
-    }
-    for n in top.names().map_err(io_err(dir))? {
-        let ln = lossy(&n);
-        if tags.iter().any(|t| is_temp_of(&ln, &lossy(t)))
-            && top.kind(&n).map_err(io_err(&at(&n)))? == Some(Kind::File)
-        {
-            remove(&n, &mut done)?;
-        }
-    }
-    for t in &tags {
-        // A tag file of ours sits at the top only once its name's payload entry (if the user had
-        // one) was moved away; an entry of that name still at the top is the user's.
-        let theirs_still_here = names.contains(t)
-            && match &from {
-                Some((_, d)) => d.kind(t).map_err(io_err(&at(t)))?.is_none(),
-                None => true,
-            };
-        if !theirs_still_here
-            && matches!(
-                top.kind(t).map_err(io_err(&at(t)))?,
-                Some(Kind::File | Kind::Symlink)
-            )
-        {
-            remove(t, &mut done)?;
-        }
-    }
-    if let Some((name, d)) = &from {
-        for n in &names {
-            if d.kind(n).map_err(io_err(&at(n)))?.is_some() {
-                d.rename(n, &top, n)
-                    .map_err(io_err(&dir.join(name).join(std::ffi::OsStr::from_bytes(n))))?;
-                done.moved += 1;
-            }
-        }
-        top.rmdir(name.as_bytes())
-            .map_err(io_err(&dir.join(name)))?;
-    }
-    top.unlink(JOURNAL.as_bytes()).map_err(io_err(&jpath))?;
-    Ok(done)
-}
-
-/// Adds payload manifests for `new_algs` to a valid bag, verifying the existing manifests in the
-/// same read pass; refuses (changing nothing) if the bag does not validate.
-/// What [`update`] did: the validation of the bag as it was, and the algorithms it added (none
-/// when the bag does not validate, or when every one asked for was there already).
-#[derive(Debug)]
-pub struct Updated {
-    pub report: Report,
-    pub added: Vec<Algorithm>,
-    /// Asked for, and already in the bag.
-    pub present: Vec<Algorithm>,
-}
-
-/// Adds payload (and tag) manifests for `new_algs` to the bag at `root`, reading the payload
-/// once to compute them and to verify the manifests it has; changes nothing unless the bag
-/// validates.
-pub fn update(
-    root: &Path,
-    new_algs: &[Algorithm],
-    cfg: &ScanConfig,
-    progress: &dyn Progress,
-    stop: &Stop,
-    spools: &Spools,
-) -> Result<Updated, BagError> {
-    let mut report = Report::default();
-    let bag = validate::load(root, &mut report, spools)?;
-    let on_disk = validate::payload_files(root, &mut report, spools)?;
-    let existing = bag.payload_algorithms();
-    let mut all = existing.clone();
-    for a in new_algs {
-        if !all.contains(a) {
-            all.push(*a);
-        }
-    }
-    let (present, add): (Vec<Algorithm>, Vec<Algorithm>) =
-        new_algs.iter().partition(|a| existing.contains(a));
-    // The new algorithms' digests of every file, by path, as the check reads them.
-    let mut fresh = spools.spool(2);
-    let mut value = Vec::new();
-    validate::check_payload(
-        &bag,
-        &on_disk,
-        false,
-        &all,
-        cfg,
-        progress,
-        stop,
-        spools,
-        &mut report,
-        Some(&mut |path: &str, digests: &[(Algorithm, Vec<u8>)]| {
-            value.clear();
-            for a in &add {
-                if let Some((_, d)) = digests.iter().find(|(b, _)| b == a) {
-                    value.extend_from_slice(d);
-                }
-            }
-            fresh.push(path.as_bytes(), &value).map_err(spools.err())
-        }),
-    )?;
-    if stop.is_stopping() {
-        return Err(refused(root, "interrupted; nothing was changed"));
-    }
-    if !report.errors.is_empty() {
-        return Ok(Updated {
-            report,
-            added: Vec::new(),
-            present,
-        });
-    }
-    for a in add.iter().filter(|a| !a.is_bagit_standard()) {
-        report.warnings.push(BagFinding::about(
-            format!("manifest-{}.txt", a.bagit_name()),
-            format!("{a} is trawl's own: other BagIt tools (bagit-python) will not check it"),
-        ));
-    }
-    if add.is_empty() {
-        return Ok(Updated {
-            report,
-            added: add,
-            present,
-        });
-    }
-    let fresh = Arc::new(fresh.finish().map_err(spools.err())?);
-    let listing = Listing {
-        sorted: &fresh,
-        layout: &add,
-        prefix: b"",
-        skip: 0,
-    };
-    let mut tag_algs: Vec<Algorithm> = bag.tag.iter().filter_map(|m| m.algorithm).collect();
-    for a in &add {
-        if !tag_algs.contains(a) {
-            tag_algs.push(*a);
-        }
-    }
-    write_tag_files(root, &listing, &add, None, &tag_algs)?;
-    Ok(Updated {
-        report,
-        added: add,
-        present,
-    })
 }

@@ -1,0 +1,186 @@
+//! `bag recover`: an interrupted in-place creation undone from its journal, acting only on what
+//! `bag create` could have written.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use trawl_digest::Algorithm;
+
+use crate::{BagError, io_err};
+
+use super::*;
+
+/// What [`recover`] did.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Entries moved back from the payload directory.
+    pub moved: usize,
+    /// Files trawl had written (tag files, their temporary files) that were removed.
+    pub removed: Vec<String>,
+}
+
+/// The most a journal may hold: one line per top-level entry of the directory bagged.
+pub(crate) const JOURNAL_CAP: u64 = 256 << 20;
+
+/// Whether `name` is a tag file `bag create` writes: `bagit.txt`, `bag-info.txt`, or a payload or
+/// tag manifest of an algorithm trawl computes.
+pub(crate) fn is_tag_file_name(name: &[u8]) -> bool {
+    name == b"bagit.txt"
+        || name == b"bag-info.txt"
+        || Algorithm::ALL.iter().any(|a| {
+            let n = a.bagit_name();
+            name == format!("manifest-{n}.txt").as_bytes()
+                || name == format!("tagmanifest-{n}.txt").as_bytes()
+        })
+}
+
+/// Undoes an interrupted in-place creation: moves every entry the journal names back, and removes
+/// exactly the files the creation wrote (the tag files its journal names and their temporary
+/// files), nothing else.
+///
+/// Whoever can write into `dir` can plant a journal, so the journal is trusted for nothing that
+/// a creation could not have written: tag names must be ones `bag create` writes, entry names
+/// plain top-level names, the payload directory a real directory (not a link), and every unlink
+/// and rename is done relative to the bag's directory descriptor without following a link.
+/// Anything else refuses the whole recovery before it changes anything.
+pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
+    use trawl_read::at::{DirAt, Kind, is_plain_name};
+    let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
+    let mut done = Recovered::default();
+    let top = DirAt::open(dir).map_err(io_err(dir))?;
+    let at = |name: &[u8]| dir.join(std::ffi::OsStr::from_bytes(name));
+    let remove = |name: &[u8], done: &mut Recovered| -> Result<(), BagError> {
+        top.unlink(name).map_err(io_err(&at(name)))?;
+        done.removed.push(lossy(name));
+        Ok(())
+    };
+    let jpath = dir.join(JOURNAL);
+    let journal = match top.read(JOURNAL.as_bytes(), JOURNAL_CAP) {
+        Ok(j) => j,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Interrupted while the journal itself was being written: nothing was moved yet.
+            let temps: Vec<Vec<u8>> = top
+                .names()
+                .map_err(io_err(dir))?
+                .into_iter()
+                .filter(|n| {
+                    is_temp_of(&lossy(n), JOURNAL) && top.kind(n).ok().flatten() == Some(Kind::File)
+                })
+                .collect();
+            if temps.is_empty() {
+                return Err(refused(
+                    dir,
+                    "no interrupted bag creation here (no journal)",
+                ));
+            }
+            for t in temps {
+                remove(&t, &mut done)?;
+            }
+            return Ok(done);
+        }
+        Err(e) => return Err(io_err(&jpath)(e)),
+    };
+    let untrusted = |why: String| {
+        refused(
+            &jpath,
+            format!(
+                "{why}: not a journal `bag create` writes; nothing was changed (look at it, and remove it by hand if it is not yours)"
+            ),
+        )
+    };
+    let mut lines = journal.split(|&b| b == b'\n');
+    let header = lines.next().unwrap_or_default();
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for l in lines.filter(|l| !l.is_empty()) {
+        let n = crate::decode_path_bytes(l);
+        if !is_plain_name(&n) || n == JOURNAL.as_bytes() || n == STAGING.as_bytes() {
+            return Err(untrusted(format!(
+                "it names '{}', which is no top-level entry",
+                lossy(&n)
+            )));
+        }
+        names.push(n);
+    }
+    // The tag files the creation wrote: named by a v2 journal; an older journal did not name
+    // them, and a creation then wrote the standard ones only.
+    let tags: Vec<Vec<u8>> = match header.strip_prefix(JOURNAL_V2.as_bytes()) {
+        Some(list) => {
+            let tags: Vec<Vec<u8>> = list
+                .split(|&b| b == b' ')
+                .filter(|s| !s.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            if let Some(bad) = tags.iter().find(|t| !is_tag_file_name(t)) {
+                return Err(untrusted(format!(
+                    "it names '{}' as a tag file, which `bag create` never writes",
+                    lossy(bad)
+                )));
+            }
+            tags
+        }
+        None if header.starts_with(b"trawl bag create journal") => top
+            .names()
+            .map_err(io_err(dir))?
+            .into_iter()
+            .filter(|n| is_tag_file_name(n))
+            .collect(),
+        None => return Err(untrusted("its first line is not a journal's".into())),
+    };
+    // Where the entries are: the staging directory, or `data/` once it was renamed. Either must
+    // be a directory of its own, not a link to one elsewhere.
+    let mut from: Option<(&str, DirAt)> = None;
+    for name in [STAGING, "data"] {
+        match top.kind(name.as_bytes()).map_err(io_err(&dir.join(name)))? {
+            None => continue,
+            Some(Kind::Dir) => {
+                let d = top.dir(name.as_bytes()).map_err(io_err(&dir.join(name)))?;
+                from = Some((name, d));
+                break;
+            }
+            Some(_) => {
+                return Err(refused(
+                    &dir.join(name),
+                    "not a directory (a symbolic link?): nothing was changed",
+                ));
+            }
+        }
+    }
+    for n in top.names().map_err(io_err(dir))? {
+        let ln = lossy(&n);
+        if tags.iter().any(|t| is_temp_of(&ln, &lossy(t)))
+            && top.kind(&n).map_err(io_err(&at(&n)))? == Some(Kind::File)
+        {
+            remove(&n, &mut done)?;
+        }
+    }
+    for t in &tags {
+        // A tag file of ours sits at the top only once its name's payload entry (if the user had
+        // one) was moved away; an entry of that name still at the top is the user's.
+        let theirs_still_here = names.contains(t)
+            && match &from {
+                Some((_, d)) => d.kind(t).map_err(io_err(&at(t)))?.is_none(),
+                None => true,
+            };
+        if !theirs_still_here
+            && matches!(
+                top.kind(t).map_err(io_err(&at(t)))?,
+                Some(Kind::File | Kind::Symlink)
+            )
+        {
+            remove(t, &mut done)?;
+        }
+    }
+    if let Some((name, d)) = &from {
+        for n in &names {
+            if d.kind(n).map_err(io_err(&at(n)))?.is_some() {
+                d.rename(n, &top, n)
+                    .map_err(io_err(&dir.join(name).join(std::ffi::OsStr::from_bytes(n))))?;
+                done.moved += 1;
+            }
+        }
+        top.rmdir(name.as_bytes())
+            .map_err(io_err(&dir.join(name)))?;
+    }
+    top.unlink(JOURNAL.as_bytes()).map_err(io_err(&jpath))?;
+    Ok(done)
+}
