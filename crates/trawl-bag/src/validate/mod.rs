@@ -32,8 +32,7 @@ pub use declaration::declaration_deviations;
 pub use disk::{OnDisk, payload_files};
 pub(crate) use merge::check_payload;
 pub use tags::{Bag, LoadedManifest, load};
-#[allow(unused_imports)]
-use {declaration::*, disk::*, manifests::*, merge::*, tags::*};
+use {manifests::*, tags::*};
 
 /// BagIt versions whose bags trawl reads.
 pub const SUPPORTED_VERSIONS: [&str; 6] = ["0.93", "0.94", "0.95", "0.96", "0.97", "1.0"];

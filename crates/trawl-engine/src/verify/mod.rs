@@ -1,0 +1,231 @@
+//! `verify`: files checked against a manifest (sha256sum, b3sum, BSD, hashdeep and the other
+//! formats `trawl-manifest` reads), read through the scan engine, one state per entry.
+//!
+//! This module holds the types and [`verify`], which runs the passes ([`passes`]); entries and
+//! results wait in spools as [`records`] encodes them; [`probe`] settles ambiguous digest
+//! lengths and compares; [`strict`] lists what the manifest does not.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use trawl_digest::Algorithm;
+use trawl_report::verify::{VerifyEntries, VerifyReport};
+use trawl_scan::{Progress, ScanConfig, ScanError};
+use trawl_stop::{Reason, Stop};
+
+mod passes;
+mod probe;
+mod records;
+mod strict;
+
+use {passes::*, probe::*, records::*, strict::*};
+
+/// What to verify.
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
+    pub manifest: PathBuf,
+    /// Where the manifest's names are resolved (`.` by default).
+    pub root: PathBuf,
+    /// The digest to read where a line's length fits several (`-d`).
+    pub prefer: Vec<Algorithm>,
+    /// Refuse absolute names and names with `..`.
+    pub confine: bool,
+    /// Also list the files under the root that the manifest does not.
+    pub strict: bool,
+    /// Leave listed files that do not exist out of the report (counted in
+    /// `VerifyReport::missing_ignored`).
+    pub ignore_missing: bool,
+    /// The engine settings (`roots` is ignored: the manifest says what to read).
+    pub cfg: ScanConfig,
+    /// Where the entries wait, sorted, past what RAM holds (default: the system's).
+    pub temp_dir: Option<PathBuf>,
+    /// Bytes of entries held in RAM, over the three spools (names, merged, results).
+    pub memory: usize,
+}
+
+/// Default [`VerifyOptions::memory`].
+pub const VERIFY_MEMORY: usize = 24 << 20;
+
+/// Something wrong with the manifest itself, naming its line.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ManifestProblem {
+    #[error("{}:{line}: {reason}", manifest.display())]
+    Line {
+        manifest: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{}: {reason}", manifest.display())]
+    Whole { manifest: PathBuf, reason: String },
+    #[error(
+        "{}:{line}: {}: refused: absolute or '..' names may lead outside the root (--confine; --no-confine checks them as sha256sum does)",
+        manifest.display(),
+        String::from_utf8_lossy(name)
+    )]
+    LeavesRoot {
+        manifest: PathBuf,
+        line: usize,
+        name: Vec<u8>,
+    },
+    #[error(
+        "{}:{line}: {} is listed again (first on line {first}) with a different {algorithm} digest",
+        manifest.display(),
+        String::from_utf8_lossy(name)
+    )]
+    Conflict {
+        manifest: PathBuf,
+        line: usize,
+        first: usize,
+        name: Vec<u8>,
+        algorithm: Algorithm,
+    },
+}
+
+/// What happens on the way.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    Manifest(&'a ManifestProblem),
+    /// Digests of this length were taken for `assumed` by their length alone; the first files
+    /// that could be read match `found` instead, and are checked with it.
+    AlgorithmFound {
+        assumed: Algorithm,
+        found: Algorithm,
+    },
+    /// A failure that is not one entry's (e.g. a directory that could not be listed).
+    Failed(&'a ScanError),
+}
+
+/// Why a verification could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("{}: cannot read manifest: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {reason}", path.display())]
+    Unusable { path: PathBuf, reason: String },
+    #[error("{}: the root (--root) is not a directory: {reason}", path.display())]
+    Root { path: PathBuf, reason: String },
+    #[error("{}: cannot keep the manifest's entries (--temp-dir): {source}", dir.display())]
+    Spool {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a verification ended.
+#[derive(Debug)]
+pub enum VerifyOutcome {
+    Finished(VerifyReport),
+    Stopped(Reason),
+}
+
+/// `./name` and `name` are the same file (find and hashdeep write the former); `.//etc/x` is
+/// `etc/x` below the root, as sha256sum opens it, never `/etc/x`.
+fn strip_dot_slash(mut name: &[u8]) -> &[u8] {
+    while let Some(rest) = name.strip_prefix(b"./") {
+        name = rest;
+        while let Some(rest) = name.strip_prefix(b"/") {
+            name = rest;
+        }
+    }
+    name
+}
+
+/// A name as the file system resolves it below the root: `./` prefixes and `.` components
+/// dropped, repeated slashes made one, so that `a//b`, `./a/b` and `a/./b` are one entry (a
+/// leading `/` stays: an absolute name).
+fn normalize(name: &[u8]) -> Vec<u8> {
+    let name = strip_dot_slash(name);
+    let mut out: Vec<u8> = Vec::with_capacity(name.len());
+    if name.first() == Some(&b'/') {
+        out.push(b'/');
+    }
+    for c in name
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+    {
+        if !out.is_empty() && out != b"/" {
+            out.push(b'/');
+        }
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+/// Whether a manifest name could lead outside the root: absolute, or with a `..` component.
+fn leaves_root(name: &[u8]) -> bool {
+    name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
+}
+
+/// Reads the manifest, then every file it lists, and says what became of each: three passes,
+/// each over a spool, so that memory stays within `opts.memory` whatever the manifest's length.
+pub fn verify(
+    opts: &VerifyOptions,
+    progress: &dyn Progress,
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Result<VerifyOutcome, VerifyError> {
+    check_root(&opts.root)?;
+    let mut pass = Passes {
+        opts,
+        temp: opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir),
+        problems: 0,
+        buf: Vec::new(),
+    };
+    let file = pass.open_manifest()?;
+    let Some(listed) = pass.parse(file, stop, notice)? else {
+        return Ok(VerifyOutcome::Stopped(
+            stop.reason().unwrap_or(Reason::Failed),
+        ));
+    };
+    let unique = pass.one_per_name(listed.by_name, &listed.remap, notice)?;
+    let read = pass.read(&unique, listed.algorithms, progress, stop, notice)?;
+    if let Some(r) = stop.reason() {
+        return Ok(VerifyOutcome::Stopped(r));
+    }
+    let mut not_listed = Vec::new();
+    if opts.strict {
+        not_listed = unlisted_files(
+            &opts.root,
+            &opts.cfg.walk,
+            &opts.manifest,
+            &unique,
+            &pass.temp,
+            opts.memory / 3,
+        )
+        .map_err(pass.spool_err())?;
+    }
+    let results = Arc::new(read.results.finish().map_err(pass.spool_err())?);
+    let entries = VerifyEntries::source(Box::new(move |f| {
+        results.for_each(|k, v| {
+            let mut e = decode_result(v)?;
+            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
+            f(&e)
+        })
+    }));
+    Ok(VerifyOutcome::Finished(VerifyReport {
+        entries,
+        counts: read.counts,
+        not_listed,
+        strict: opts.strict,
+        manifest_problems: pass.problems,
+        missing_ignored: read.missing_ignored,
+    }))
+}
+
+/// The root names are resolved under: it must be a directory.
+fn check_root(root: &Path) -> Result<(), VerifyError> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(VerifyError::Root {
+            path: root.to_path_buf(),
+            reason: "not a directory".into(),
+        }),
+        Err(e) => Err(VerifyError::Root {
+            path: root.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}

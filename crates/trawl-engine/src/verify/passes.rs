@@ -1,0 +1,403 @@
+//! The three passes of a verification, each over a spool: the manifest parsed by name, one
+//! entry per name, the files read in name order with each result kept by manifest line.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use trawl_digest::Algorithm;
+use trawl_manifest::{Entry, ManifestError, PiecesError};
+use trawl_read::ReadError;
+use trawl_report::verify::{VerifyCounts, VerifyState};
+use trawl_scan::beneath::NotBeneath;
+use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
+use trawl_spool::{Sorted, Spool};
+use trawl_stop::{Reason, Stop};
+
+use super::*;
+
+/// What the passes share: the options, where spools go, the manifest's problems counted, and
+/// one buffer entries are encoded in.
+pub(crate) struct Passes<'a> {
+    pub(crate) opts: &'a VerifyOptions,
+    pub(crate) temp: PathBuf,
+    pub(crate) problems: usize,
+    pub(crate) buf: Vec<u8>,
+}
+
+/// The manifest's entries by name, the algorithms they use, and the algorithms a probe found
+/// where the manifest's digest lengths fit several (assumed, found).
+pub(crate) struct Listed {
+    pub(crate) by_name: Spool,
+    pub(crate) algorithms: Vec<Algorithm>,
+    pub(crate) remap: Vec<(Algorithm, Algorithm)>,
+}
+
+/// The files read: every entry's state, by manifest line, and the counts.
+pub(crate) struct Read {
+    pub(crate) results: Spool,
+    pub(crate) counts: VerifyCounts,
+    pub(crate) missing_ignored: u64,
+}
+
+impl Passes<'_> {
+    pub(crate) fn spool_err(&self) -> impl Fn(std::io::Error) -> VerifyError + use<> {
+        let dir = self.temp.clone();
+        move |source| VerifyError::Spool {
+            dir: dir.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn problem(&mut self, p: ManifestProblem, notice: &mut dyn FnMut(Notice<'_>)) {
+        self.problems += 1;
+        notice(Notice::Manifest(&p));
+    }
+
+    /// The manifest, opened; one on stdin is copied to an unnamed temporary file first (it is
+    /// read twice).
+    pub(crate) fn open_manifest(&self) -> Result<std::fs::File, VerifyError> {
+        let manifest = &self.opts.manifest;
+        let read_err = |source: std::io::Error| VerifyError::Read {
+            path: manifest.clone(),
+            source,
+        };
+        if manifest.as_os_str() == "-" {
+            let mut f = tempfile::tempfile_in(&self.temp).map_err(self.spool_err())?;
+            std::io::copy(&mut std::io::stdin().lock(), &mut f).map_err(read_err)?;
+            Ok(f)
+        } else {
+            std::fs::File::open(manifest).map_err(read_err)
+        }
+    }
+
+    /// Pass 1: every line parsed, checked, and put by name into a spool; the digest lengths
+    /// that fit several algorithms probed on the first files. None: stopped.
+    pub(crate) fn parse(
+        &mut self,
+        mut file: std::fs::File,
+        stop: &Stop,
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> Result<Option<Listed>, VerifyError> {
+        let opts = self.opts;
+        let manifest = &opts.manifest;
+        let hint = manifest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut by_name = Spool::new(&self.temp, opts.memory / 3);
+        let mut sample: Vec<Entry> = Vec::new();
+        let mut algorithms: Vec<Algorithm> = Vec::new();
+        let mut spool_failed: Option<std::io::Error> = None;
+        let mut buf = std::mem::take(&mut self.buf);
+        let parsed = trawl_manifest::parse_pieces(
+            &mut file,
+            &opts.prefer,
+            &hint,
+            PIECE,
+            &mut |entries, errors| {
+                // A stop ends the reading of the manifest too, however long it is.
+                if stop.is_stopping() {
+                    return Err(std::io::Error::other("stopped"));
+                }
+                for e in errors {
+                    self.problem(
+                        match e {
+                            ManifestError::Line { line, reason } => ManifestProblem::Line {
+                                manifest: manifest.clone(),
+                                line,
+                                reason,
+                            },
+                            ManifestError::Whole(reason) => ManifestProblem::Whole {
+                                manifest: manifest.clone(),
+                                reason,
+                            },
+                        },
+                        notice,
+                    );
+                }
+                for mut e in entries {
+                    if sample.len() < PROBE_SAMPLE {
+                        sample.push(e.clone());
+                    }
+                    for (a, _) in &e.digests {
+                        if !algorithms.contains(a) {
+                            algorithms.push(*a);
+                        }
+                    }
+                    if e.path.ends_with(b"/") {
+                        let reason = format!(
+                            "'{}' names a directory, not a file",
+                            String::from_utf8_lossy(&e.path)
+                        );
+                        self.problem(
+                            ManifestProblem::Line {
+                                manifest: manifest.clone(),
+                                line: e.line,
+                                reason,
+                            },
+                            notice,
+                        );
+                        continue;
+                    }
+                    e.path = normalize(&e.path);
+                    if opts.confine && leaves_root(&e.path) {
+                        self.problem(
+                            ManifestProblem::LeavesRoot {
+                                manifest: manifest.clone(),
+                                line: e.line,
+                                name: e.path,
+                            },
+                            notice,
+                        );
+                        continue;
+                    }
+                    encode_entry(&e, &mut buf);
+                    if let Err(err) = by_name.push(&e.path, &buf) {
+                        spool_failed = Some(err);
+                        return Err(std::io::Error::other("spool"));
+                    }
+                }
+                Ok(())
+            },
+        );
+        self.buf = buf;
+        if let Some(e) = spool_failed {
+            return Err(self.spool_err()(e));
+        }
+        if stop.reason().is_some() {
+            return Ok(None);
+        }
+        let parsed = parsed.map_err(|e| match e {
+            PiecesError::Io(source) => VerifyError::Read {
+                path: manifest.clone(),
+                source,
+            },
+            PiecesError::Manifest(e) => VerifyError::Unusable {
+                path: manifest.clone(),
+                reason: e.to_string(),
+            },
+        })?;
+        let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
+        for assumed in parsed.guessed {
+            if let Some(found) = probe(&sample, assumed, &opts.root, opts.confine, stop)
+                && found != assumed
+            {
+                notice(Notice::AlgorithmFound { assumed, found });
+                remap.push((assumed, found));
+                algorithms.retain(|a| *a != assumed);
+                if !algorithms.contains(&found) {
+                    algorithms.push(found);
+                }
+            }
+        }
+        Ok(Some(Listed {
+            by_name,
+            algorithms,
+            remap,
+        }))
+    }
+
+    /// Pass 2: one entry per name (the same name listed twice must agree), in name order.
+    pub(crate) fn one_per_name(
+        &mut self,
+        by_name: Spool,
+        remap: &[(Algorithm, Algorithm)],
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> Result<Arc<Sorted>, VerifyError> {
+        let spool_err = self.spool_err();
+        let by_name = Arc::new(by_name.finish().map_err(&spool_err)?);
+        let mut unique = Spool::new(&self.temp, self.opts.memory / 3);
+        let mut pending: Option<Entry> = None;
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut flush = |e: Entry, unique: &mut Spool| -> std::io::Result<()> {
+            encode_entry(&e, &mut buf);
+            unique.push(&e.path, &buf)
+        };
+        let manifest = &self.opts.manifest;
+        let merged = by_name.for_each(|name, v| {
+            let mut e = decode_entry(name, v)?;
+            for (a, _) in &mut e.digests {
+                if let Some((_, found)) = remap.iter().find(|(x, _)| x == a) {
+                    *a = *found;
+                }
+            }
+            let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
+                if let Some(done) = pending.replace(e) {
+                    flush(done, &mut unique)?;
+                }
+                return Ok(());
+            };
+            for (alg, d) in e.digests {
+                match prev.digests.iter().find(|(a, _)| *a == alg) {
+                    Some((_, pd)) if *pd != d => {
+                        self.problems += 1;
+                        notice(Notice::Manifest(&ManifestProblem::Conflict {
+                            manifest: manifest.clone(),
+                            line: e.line,
+                            first: prev.line,
+                            name: e.path.clone(),
+                            algorithm: alg,
+                        }));
+                    }
+                    Some(_) => {}
+                    None => prev.digests.push((alg, d)),
+                }
+            }
+            Ok::<(), std::io::Error>(())
+        });
+        merged
+            .and_then(|()| match pending.take() {
+                Some(e) => flush(e, &mut unique),
+                None => Ok(()),
+            })
+            .map_err(&spool_err)?;
+        self.buf = buf;
+        Ok(Arc::new(unique.finish().map_err(&spool_err)?))
+    }
+
+    /// Pass 3: the files read, fed to the engine as the entries come; each result goes into a
+    /// spool by line, so that the report is in manifest order.
+    pub(crate) fn read(
+        &mut self,
+        unique: &Arc<Sorted>,
+        algorithms: Vec<Algorithm>,
+        progress: &dyn Progress,
+        stop: &Stop,
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> Result<Read, VerifyError> {
+        let opts = self.opts;
+        let root = &opts.root;
+        let mut cfg = opts.cfg.clone();
+        cfg.roots = vec![root.clone()];
+        let in_flight: Mutex<HashMap<PathBuf, Entry>> = Mutex::new(HashMap::new());
+        let mut results = Spool::new(&self.temp, opts.memory / 3);
+        let mut counts = VerifyCounts::default();
+        let mut missing_ignored = 0u64;
+        let mut result_err: Option<std::io::Error> = None;
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut record = |name: &[u8], line: usize, state: VerifyState| {
+            if opts.ignore_missing && state == VerifyState::Missing {
+                missing_ignored += 1;
+                return;
+            }
+            counts.add(&state);
+            encode_result(name, &state, &mut buf);
+            if result_err.is_none()
+                && let Err(e) = results.push(&(line as u64).to_be_bytes(), &buf)
+            {
+                result_err = Some(e);
+                stop.request(Reason::Failed);
+            }
+        };
+        let lanes = DigestLanes(algorithms);
+        // Confined: every name is opened in one step beneath the root (links followed only
+        // where they stay beneath); names whose directory is missing or outside are decided
+        // here and recorded below.
+        let mut beneath =
+            match opts.confine {
+                true => Some(trawl_scan::beneath::Beneath::open(root).map_err(|e| {
+                    VerifyError::Root {
+                        path: root.clone(),
+                        reason: e.to_string(),
+                    }
+                })?),
+                false => None,
+            };
+        let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
+        let fed = std::thread::scope(|s| {
+            let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
+            let in_flight = &in_flight;
+            let decided = &decided;
+            let feeder = s.spawn(move || {
+                unique.for_each(|name, v| {
+                    if stop.is_stopping() {
+                        return Ok(());
+                    }
+                    let e = decode_entry(name, v)?;
+                    let path = root.join(OsStr::from_bytes(&e.path));
+                    let f = match beneath
+                        .as_mut()
+                        .map(|b| b.entry_following_inside(&e.path, &path, 0))
+                    {
+                        None => trawl_walk::FileEntry::named(&path),
+                        Some(Ok(f)) => f,
+                        Some(Err(why)) => {
+                            let st = match why {
+                                NotBeneath::Missing => VerifyState::Missing,
+                                NotBeneath::Outside => VerifyState::Unreadable(
+                                    "leads outside the root through a symbolic link (--confine): not read"
+                                        .into(),
+                                ),
+                            };
+                            lock(decided).push((e, st));
+                            return Ok(());
+                        }
+                    };
+                    progress.found(1, f.size);
+                    lock(in_flight).insert(path, e);
+                    // The engine gone (stopped): nothing more to feed.
+                    let _ = tx.send(f);
+                    Ok::<(), std::io::Error>(())
+                })
+            });
+            trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
+                let (path, st) = match ev {
+                    Event::File(rec) => {
+                        let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
+                            return;
+                        };
+                        return record(&e.path, e.line, compare(&e, &rec));
+                    }
+                    Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
+                        (path, VerifyState::Missing)
+                    }
+                    Event::Failed(ScanError::Read(r)) => {
+                        (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
+                    }
+                    Event::Failed(other) => return notice(Notice::Failed(&other)),
+                    Event::Skipped { path, kind } => {
+                        (path, VerifyState::Unreadable(kind.describe().to_string()))
+                    }
+                };
+                if let Some(e) = lock(in_flight).remove(path.as_path()) {
+                    record(&e.path, e.line, st);
+                }
+            });
+            feeder
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
+        });
+        for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            record(&e.path, e.line, st);
+        }
+        // Whatever the engine did not report on (none, unless stopped) was not read.
+        let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
+        for e in left {
+            record(&e.path, e.line, VerifyState::Unreadable("not read".into()));
+        }
+        self.buf = buf;
+        if let Some(e) = result_err {
+            return Err(self.spool_err()(e));
+        }
+        fed.map_err(self.spool_err())?;
+        Ok(Read {
+            results,
+            counts,
+            missing_ignored,
+        })
+    }
+}
+
+/// Bytes a manifest is parsed by.
+pub(crate) const PIECE: usize = 1 << 20;
+/// Files handed to the engine and not yet reported on, at most (the channel's bound).
+pub(crate) const IN_FLIGHT: usize = 256;
+/// Entries kept from the top of the manifest for [`probe`].
+pub(crate) const PROBE_SAMPLE: usize = 256;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,61 @@
+//! `--strict`: the files under the root that the manifest does not list.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use trawl_spool::{Sorted, Spool};
+use trawl_stop::{Reason, Stop};
+
+/// Every regular file under `root` that no entry names (as manifest names, sorted), except the
+/// manifest itself: the walk's names are sorted in a spool and merged with the entries'.
+pub(crate) fn unlisted_files(
+    root: &Path,
+    opts: &trawl_walk::WalkOptions,
+    manifest: &Path,
+    listed: &Arc<Sorted>,
+    temp: &Path,
+    memory: usize,
+) -> std::io::Result<Vec<Vec<u8>>> {
+    let (tx, rx) = crossbeam_channel::bounded(1024);
+    let stop = Stop::new();
+    // The manifest itself is not an unlisted file; compare by identity, not by name.
+    let manifest_id = std::fs::metadata(manifest).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        (m.dev(), m.ino())
+    });
+    let roots = vec![root.to_path_buf()];
+    let names = crate::names::ManifestNames::new(&roots);
+    let mut found = Spool::new(temp, memory);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {});
+            drop(tx);
+        });
+        for item in rx {
+            if let trawl_walk::WalkItem::File(f) = item {
+                if manifest_id == Some((f.dev, f.ino)) {
+                    continue;
+                }
+                if let Err(e) = found.push(&names.name(&f.path), &[]) {
+                    stop.request(Reason::Failed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let found = Arc::new(found.finish()?);
+    let mut listed = listed.iter()?;
+    let mut next_listed = listed.next_record()?.map(|(k, _)| k.to_vec());
+    let mut out = Vec::new();
+    found.for_each(|name, _| {
+        while next_listed.as_deref().is_some_and(|l| l < name) {
+            next_listed = listed.next_record()?.map(|(k, _)| k.to_vec());
+        }
+        if next_listed.as_deref() != Some(name) {
+            out.push(name.to_vec());
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
+    Ok(out)
+}
