@@ -158,12 +158,6 @@ impl Scan {
         notice: &mut dyn FnMut(Notice<'_>),
     ) -> Result<ScanOutcome, ScanRunError> {
         let o = &self.opts;
-        let spill_dir = || {
-            o.temp_dir
-                .clone()
-                .or_else(|| o.reduce.as_ref().and_then(|r| r.temp_dir.clone()))
-                .unwrap_or_else(std::env::temp_dir)
-        };
         let start = Instant::now();
         let reduce_cfg = o.reduce.clone().map(|mut r| {
             if r.threads == 0 {
@@ -171,7 +165,7 @@ impl Scan {
             }
             Arc::new(r)
         });
-        let acc = reduce_cfg.clone().map(|c| {
+        let counter = reduce_cfg.clone().map(|c| {
             Arc::new(match o.map_partitions {
                 Some(p) => Counter::mapping(c, p),
                 None => Counter::new(c),
@@ -180,128 +174,205 @@ impl Scan {
         let lanes = ScanLanes {
             digests: o.algorithms.clone(),
             reduce: reduce_cfg,
-            counter: acc.clone(),
+            counter: counter.clone(),
             media: o.media,
             links: (o.reduce.is_some() && !o.count_links)
                 .then(|| Arc::new(crate::lanes::Links::default())),
         };
-        let mut sink = RecordSink::new(
-            &spill_dir(),
-            o.record_memory,
-            o.keep_records || o.file_records,
-            o.disk_usage,
-        );
-        let mut dups = o
-            .duplicates
-            .map(|a| DuplicateSink::new(&spill_dir(), o.record_memory, a));
-        let mut record_err: Option<std::io::Error> = None;
-        let mut media: Vec<(PathBuf, usize, FlvIndex)> = Vec::new();
-        let mut media_totals = MediaTotals::default();
-        let mut flv: Option<MediaReport> = None;
-        let mut bytes = 0u64;
-        let mut sizes = SizeHistogram::default();
-        let mut skipped: Vec<FileJson> = Vec::new();
-        let mut failed: Vec<FileJson> = Vec::new();
-        let mut counter_failed = false;
-        trawl_scan::scan(
-            &o.cfg,
-            match &o.files {
-                Some(f) => Input::Files(f),
-                None => Input::Walk,
-            },
-            &lanes,
-            progress,
-            stop,
-            &mut |ev| match ev {
-                Event::File(rec) if o.exclude.contains(&(rec.dev, rec.ino)) => {}
-                Event::File(mut rec) => {
-                    // The reduction lane folded the file in on the thread that read it; if
-                    // that failed (a spill could not be written), the scan stops.
-                    if let Some(acc) = acc.as_ref()
-                        && acc.failed()
-                        && !counter_failed
-                    {
-                        counter_failed = true;
-                        stop.request(Reason::Failed);
-                    }
-                    // The record keeps only its digests and index.
-                    rec.outputs.retain(|out| {
-                        if out.other::<FileReduce>().is_some() {
-                            return false;
-                        }
-                        match out.other::<MediaOutput>() {
-                            None => true,
-                            Some(None) => false,
-                            Some(Some(Ok(i))) => {
-                                for p in &i.problems {
-                                    notice(Notice::MediaProblem {
-                                        path: &rec.path,
-                                        problem: p,
-                                    });
-                                }
-                                true
-                            }
-                            Some(Some(Err(e))) => {
-                                notice(Notice::MediaFailed { message: e });
-                                true
-                            }
-                        }
-                    });
-                    notice(Notice::File(&rec));
-                    bytes += rec.size;
-                    sizes.add(rec.size);
-                    let m = take_media(&mut rec);
-                    if let Some(Ok(i)) = &m {
-                        media_totals.files += 1;
-                        media_totals.keyframes += i.keyframes.len() as u64;
-                        media_totals.with_problems += u64::from(!i.problems.is_empty());
-                    }
-                    if let Some(m) = &m {
-                        flv.get_or_insert_with(MediaReport::default)
-                            .add(flv_row(&rec, m), &keyframe_times(m));
-                    }
-                    if record_err.is_none()
-                        && let Err(e) = sink
-                            .add(&rec, m.as_ref().map(flv_summary))
-                            .and_then(|()| dups.as_mut().map_or(Ok(()), |d| d.add(&rec)))
-                    {
-                        record_err = Some(e);
-                        stop.request(Reason::Failed);
-                    }
-                    if o.media_indexes
-                        && let Some(Ok(i)) = m
-                    {
-                        media.push((rec.path, rec.root, i));
-                    }
-                }
-                Event::Skipped { path, kind } => {
-                    let record = problem_json(&path, Some(kind), None);
-                    notice(Notice::Skipped {
-                        path: &path,
-                        kind,
-                        record: &record,
-                    });
-                    skipped.push(record);
-                }
-                Event::Failed(e) => {
-                    let record = problem_json(
-                        e.path().unwrap_or(Path::new("")),
-                        None,
-                        Some(ErrorJson {
-                            kind: e.kind().to_string(),
-                            message: e.to_string(),
-                        }),
-                    );
-                    notice(Notice::Failed {
-                        error: &e,
-                        record: &record,
-                    });
-                    failed.push(record);
-                }
-            },
-        );
+        let mut collected = Collected::new(o, counter, stop);
+        let input = match &o.files {
+            Some(f) => Input::Files(f),
+            None => Input::Walk,
+        };
+        trawl_scan::scan(&o.cfg, input, &lanes, progress, stop, &mut |ev| {
+            collected.event(ev, notice)
+        });
         let links = lanes.links.clone();
         drop(lanes);
+        collected.finish(links, start)
+    }
+}
+
+/// Where records, failures and files wait on disk: `--temp-dir`, or the reduction's, or the
+/// system's.
+fn spill_dir(o: &ScanOptions) -> PathBuf {
+    o.temp_dir
+        .clone()
+        .or_else(|| o.reduce.as_ref().and_then(|r| r.temp_dir.clone()))
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// What a scan's events add up to, as they come (on the caller's thread), and the report made
+/// of it at the end.
+struct Collected<'a> {
+    o: &'a ScanOptions,
+    stop: &'a Stop,
+    counter: Option<Arc<Counter>>,
+    sink: RecordSink,
+    dups: Option<DuplicateSink>,
+    record_err: Option<std::io::Error>,
+    media: Vec<(PathBuf, usize, FlvIndex)>,
+    media_totals: MediaTotals,
+    flv: Option<MediaReport>,
+    bytes: u64,
+    sizes: SizeHistogram,
+    skipped: Vec<FileJson>,
+    failed: Vec<FileJson>,
+    counter_failed: bool,
+}
+
+impl<'a> Collected<'a> {
+    fn new(o: &'a ScanOptions, counter: Option<Arc<Counter>>, stop: &'a Stop) -> Collected<'a> {
+        Collected {
+            o,
+            stop,
+            counter,
+            sink: RecordSink::new(
+                &spill_dir(o),
+                o.record_memory,
+                o.keep_records || o.file_records,
+                o.disk_usage,
+            ),
+            dups: o
+                .duplicates
+                .map(|a| DuplicateSink::new(&spill_dir(o), o.record_memory, a)),
+            record_err: None,
+            media: Vec::new(),
+            media_totals: MediaTotals::default(),
+            flv: None,
+            bytes: 0,
+            sizes: SizeHistogram::default(),
+            skipped: Vec::new(),
+            failed: Vec::new(),
+            counter_failed: false,
+        }
+    }
+
+    fn event(&mut self, ev: Event, notice: &mut dyn FnMut(Notice<'_>)) {
+        match ev {
+            Event::File(rec) if self.o.exclude.contains(&(rec.dev, rec.ino)) => {}
+            Event::File(rec) => self.file(rec, notice),
+            Event::Skipped { path, kind } => {
+                let record = problem_json(&path, Some(kind), None);
+                notice(Notice::Skipped {
+                    path: &path,
+                    kind,
+                    record: &record,
+                });
+                self.skipped.push(record);
+            }
+            Event::Failed(e) => {
+                let record = problem_json(
+                    e.path().unwrap_or(Path::new("")),
+                    None,
+                    Some(ErrorJson {
+                        kind: e.kind().to_string(),
+                        message: e.to_string(),
+                    }),
+                );
+                notice(Notice::Failed {
+                    error: &e,
+                    record: &record,
+                });
+                self.failed.push(record);
+            }
+        }
+    }
+
+    /// A file read to its end: its record kept, its FLV index taken, its problems said.
+    fn file(&mut self, mut rec: FileRecord, notice: &mut dyn FnMut(Notice<'_>)) {
+        // The reduction lane folded the file in on the thread that read it; if that failed (a
+        // spill could not be written), the scan stops.
+        if let Some(acc) = self.counter.as_ref()
+            && acc.failed()
+            && !self.counter_failed
+        {
+            self.counter_failed = true;
+            self.stop.request(Reason::Failed);
+        }
+        // The record keeps only its digests and index.
+        rec.outputs.retain(|out| {
+            if out.other::<FileReduce>().is_some() {
+                return false;
+            }
+            match out.other::<MediaOutput>() {
+                None => true,
+                Some(None) => false,
+                Some(Some(Ok(i))) => {
+                    for p in &i.problems {
+                        notice(Notice::MediaProblem {
+                            path: &rec.path,
+                            problem: p,
+                        });
+                    }
+                    true
+                }
+                Some(Some(Err(e))) => {
+                    notice(Notice::MediaFailed { message: e });
+                    true
+                }
+            }
+        });
+        notice(Notice::File(&rec));
+        self.bytes += rec.size;
+        self.sizes.add(rec.size);
+        let m = take_media(&mut rec);
+        if let Some(Ok(i)) = &m {
+            self.media_totals.files += 1;
+            self.media_totals.keyframes += i.keyframes.len() as u64;
+            self.media_totals.with_problems += u64::from(!i.problems.is_empty());
+        }
+        if let Some(m) = &m {
+            self.flv
+                .get_or_insert_with(MediaReport::default)
+                .add(flv_row(&rec, m), &keyframe_times(m));
+        }
+        if self.record_err.is_none()
+            && let Err(e) = self
+                .sink
+                .add(&rec, m.as_ref().map(flv_summary))
+                .and_then(|()| self.dups.as_mut().map_or(Ok(()), |d| d.add(&rec)))
+        {
+            self.record_err = Some(e);
+            self.stop.request(Reason::Failed);
+        }
+        if self.o.media_indexes
+            && let Some(Ok(i)) = m
+        {
+            self.media.push((rec.path, rec.root, i));
+        }
+    }
+
+    /// The scan's result: the counts settled, the records sorted, the report made.
+    fn finish(
+        self,
+        links: Option<Arc<crate::lanes::Links>>,
+        start: Instant,
+    ) -> Result<ScanOutcome, ScanRunError> {
+        let Collected {
+            o,
+            stop,
+            counter: acc,
+            sink,
+            dups,
+            record_err,
+            mut media,
+            media_totals,
+            flv,
+            bytes,
+            sizes,
+            skipped,
+            failed,
+            counter_failed: _,
+        } = self;
+        let spill = |source| ScanRunError::Spill {
+            dir: spill_dir(o),
+            source,
+        };
+        let records_err = |source| ScanRunError::Records {
+            dir: spill_dir(o),
+            source,
+        };
         if let Some(a) = acc.as_ref()
             && a.failed()
         {
@@ -309,53 +380,33 @@ impl Scan {
                 .finish()
                 .err()
                 .unwrap_or_else(|| std::io::Error::other("folding in failed"));
-            return Err(ScanRunError::Spill {
-                dir: spill_dir(),
-                source,
-            });
+            return Err(spill(source));
         }
         if let Some(source) = record_err {
-            return Err(ScanRunError::Records {
-                dir: spill_dir(),
-                source,
-            });
+            return Err(records_err(source));
         }
         if let Some(r) = stop.reason() {
             return Ok(ScanOutcome::Stopped(r));
         }
         if let Some(a) = acc.as_ref() {
-            a.finish().map_err(|source| ScanRunError::Spill {
-                dir: spill_dir(),
-                source,
-            })?;
+            a.finish().map_err(spill)?;
         }
         // The attribution and the settling at the end are part of the scan's time.
         let seconds = start.elapsed().as_secs_f64();
-        let records = sink
-            .finish(&o.cfg.roots)
-            .map_err(|source| ScanRunError::Records {
-                dir: spill_dir(),
-                source,
-            })?;
+        let records = sink.finish(&o.cfg.roots).map_err(records_err)?;
         media.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
         let duplicates = dups
             .map(DuplicateSink::finish)
             .transpose()
-            .map_err(|source| ScanRunError::Records {
-                dir: spill_dir(),
-                source,
-            })?;
+            .map_err(records_err)?;
         let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
         if o.duplicate_directories
             && (o.keep_records || o.file_records)
             && let Some(alg) = crate::duplicates::comparing_digest(&o.algorithms)
         {
             let groups =
-                crate::dupdirs::find(&records, &o.cfg.roots, alg, &spill_dir(), o.record_memory)
-                    .map_err(|source| ScanRunError::Records {
-                        dir: spill_dir(),
-                        source,
-                    })?;
+                crate::dupdirs::find(&records, &o.cfg.roots, alg, &spill_dir(o), o.record_memory)
+                    .map_err(records_err)?;
             breakdown
                 .get_or_insert_with(Default::default)
                 .duplicate_directories = Some(groups);
@@ -392,12 +443,7 @@ impl Scan {
             cancelled: false,
             file_sizes: sizes.buckets(),
             files: if o.file_records {
-                records
-                    .file_list()
-                    .map_err(|source| ScanRunError::Records {
-                        dir: spill_dir(),
-                        source,
-                    })?
+                records.file_list().map_err(records_err)?
             } else {
                 FileList::default()
             },

@@ -308,6 +308,45 @@ pub fn create(
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Result<Created, BagError> {
+    refuse_unsafe(dir, opts)?;
+    let spools = &opts.spools;
+    let mut tree = digest_tree(dir, &opts.algorithms, cfg, progress, stop, spools)?;
+    let files = tree.files.take().expect("digest_tree spools the files");
+    if opts.out.is_none() && cfg.walk.follow_links {
+        refuse_links_in_place(dir, &files, &mut tree, spools)?;
+    }
+    refuse_problems(dir, &tree)?;
+    let mut created = Created {
+        files: tree.count,
+        bytes: tree.bytes,
+        ..Default::default()
+    };
+    let listing = Listing {
+        sorted: &files,
+        layout: &opts.algorithms,
+        prefix: b"data/",
+        skip: 8,
+    };
+    let info = bag_info(created.files, created.bytes, &opts.info);
+    match opts.out {
+        None => create_in_place(dir, opts, &listing, &info)?,
+        Some(out) => {
+            let made = Made {
+                dir,
+                out,
+                files: &files,
+                listing: &listing,
+                info: &info,
+            };
+            made.create(opts, cfg, progress, stop, &mut created)?
+        }
+    }
+    Ok(created)
+}
+
+/// What `create` refuses before reading anything: no directory, an interrupted creation's
+/// journal, `--out` inside the source, a bag already (in place).
+fn refuse_unsafe(dir: &Path, opts: &CreateOptions<'_>) -> Result<(), BagError> {
     if !dir.is_dir() {
         return Err(refused(dir, "not a directory"));
     }
@@ -337,30 +376,39 @@ pub fn create(
             "already a bag (bagit.txt exists); use `trawl bag update` to add algorithms",
         ));
     }
-    let spools = &opts.spools;
-    let mut tree = digest_tree(dir, &opts.algorithms, cfg, progress, stop, spools)?;
-    let files = tree.files.take().expect("digest_tree spools the files");
-    // With -L a name may reach its file through a symbolic link. In place, the link itself
-    // would be moved into data/, and a bag holds no links: refuse before anything moves. With
-    // --out the target's content goes in as a regular file.
-    if opts.out.is_none() && cfg.walk.follow_links {
-        let base = std::fs::canonicalize(dir).map_err(io_err(dir))?;
-        files
-            .for_each(|rel, _| {
-                let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-                let through_link = std::fs::canonicalize(dir.join(rel))
-                    .map(|c| c != base.join(rel))
-                    .unwrap_or(true);
-                if through_link {
-                    tree.problem(format!(
-                        "{}: reached through a symbolic link (-L); in place it would go into data/ as a link, which no bag may hold: use --out, which copies what it points to",
-                        dir.join(rel).display()
-                    ));
-                }
-                Ok::<(), std::io::Error>(())
-            })
-            .map_err(spools.err())?;
-    }
+    Ok(())
+}
+
+/// With -L a name may reach its file through a symbolic link. In place, the link itself would
+/// be moved into data/, and a bag holds no links: each such name is a problem, refused before
+/// anything moves. (With --out the target's content goes in as a regular file.)
+fn refuse_links_in_place(
+    dir: &Path,
+    files: &Arc<Sorted>,
+    tree: &mut Tree,
+    spools: &Spools,
+) -> Result<(), BagError> {
+    let base = std::fs::canonicalize(dir).map_err(io_err(dir))?;
+    files
+        .for_each(|rel, _| {
+            let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+            let through_link = std::fs::canonicalize(dir.join(rel))
+                .map(|c| c != base.join(rel))
+                .unwrap_or(true);
+            if through_link {
+                tree.problem(format!(
+                    "{}: reached through a symbolic link (-L); in place it would go into data/ as a link, which no bag may hold: use --out, which copies what it points to",
+                    dir.join(rel).display()
+                ));
+            }
+            Ok::<(), std::io::Error>(())
+        })
+        .map_err(spools.err())?;
+    Ok(())
+}
+
+/// Entries that cannot be bagged: nothing is changed, and each is named (the first ones).
+fn refuse_problems(dir: &Path, tree: &Tree) -> Result<(), BagError> {
     if !tree.problems.is_empty() {
         let mut list = tree
             .problems
@@ -378,189 +426,201 @@ pub fn create(
             ),
         ));
     }
-    let mut created = Created {
-        files: tree.count,
-        bytes: tree.bytes,
-        ..Default::default()
-    };
-    let listing = Listing {
-        sorted: &files,
-        layout: &opts.algorithms,
-        prefix: b"data/",
-        skip: 8,
-    };
-    let info = bag_info(created.files, created.bytes, &opts.info);
+    Ok(())
+}
 
-    match opts.out {
-        None => {
-            let mut top: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
-                .map_err(io_err(dir))?
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name())
-                .filter(|n| n != JOURNAL && n != STAGING)
-                .collect();
-            top.sort();
-            let mut journal = format!(
-                "{JOURNAL_V2}{}\n",
-                tag_file_names(&opts.algorithms).join(" ")
-            )
-            .into_bytes();
-            for n in &top {
-                journal.extend(crate::encode_path(n.as_bytes()));
-                journal.push(b'\n');
-            }
-            write_atomic(&dir.join(JOURNAL), &journal)?;
-            let staging = dir.join(STAGING);
-            std::fs::create_dir(&staging).map_err(io_err(&staging))?;
-            for n in &top {
-                std::fs::rename(dir.join(n), staging.join(n)).map_err(io_err(&dir.join(n)))?;
-            }
-            std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
-            write_tag_files(
-                dir,
-                &listing,
-                &opts.algorithms,
-                Some(&info),
-                &opts.algorithms,
-            )?;
-            std::fs::remove_file(dir.join(JOURNAL)).map_err(io_err(&dir.join(JOURNAL)))?;
+/// In place: a journal naming what moves, the top-level entries moved into a staging directory
+/// (each `rename(2)` atomic), that renamed to `data/`, the tag files, the journal removed last.
+fn create_in_place(
+    dir: &Path,
+    opts: &CreateOptions<'_>,
+    listing: &Listing<'_>,
+    info: &[(String, String)],
+) -> Result<(), BagError> {
+    let mut top: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+        .map_err(io_err(dir))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| n != JOURNAL && n != STAGING)
+        .collect();
+    top.sort();
+    let mut journal = format!(
+        "{JOURNAL_V2}{}\n",
+        tag_file_names(&opts.algorithms).join(" ")
+    )
+    .into_bytes();
+    for n in &top {
+        journal.extend(crate::encode_path(n.as_bytes()));
+        journal.push(b'\n');
+    }
+    write_atomic(&dir.join(JOURNAL), &journal)?;
+    let staging = dir.join(STAGING);
+    std::fs::create_dir(&staging).map_err(io_err(&staging))?;
+    for n in &top {
+        std::fs::rename(dir.join(n), staging.join(n)).map_err(io_err(&dir.join(n)))?;
+    }
+    std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
+    write_tag_files(dir, listing, &opts.algorithms, Some(info), &opts.algorithms)?;
+    std::fs::remove_file(dir.join(JOURNAL)).map_err(io_err(&dir.join(JOURNAL)))?;
+    Ok(())
+}
+
+/// A bag made at `--out`: what it is made from.
+struct Made<'a> {
+    dir: &'a Path,
+    out: &'a Path,
+    files: &'a Arc<Sorted>,
+    listing: &'a Listing<'a>,
+    info: &'a [(String, String)],
+}
+
+impl Made<'_> {
+    /// In a directory of its own, under a name no one else has, renamed into place once whole.
+    fn create(
+        &self,
+        opts: &CreateOptions<'_>,
+        cfg: &ScanConfig,
+        progress: &dyn Progress,
+        stop: &Stop,
+        created: &mut Created,
+    ) -> Result<(), BagError> {
+        let (dir, out, files, listing, info) =
+            (self.dir, self.out, self.files, self.listing, self.info);
+        let spools = &opts.spools;
+        if out.exists() {
+            return Err(refused(
+                out,
+                "already exists; --out must name a new directory",
+            ));
         }
-        Some(out) => {
-            if out.exists() {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = out
+            .file_name()
+            .ok_or_else(|| refused(out, "no directory name"))?;
+        // A directory of its own, made now under a name no one else has (never one that is
+        // there already, whoever made it): removed on failure, renamed into place on
+        // success.
+        let made = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".trawl-tmp")
+            .tempdir_in(&parent)
+            .map_err(io_err(&parent))?;
+        let tmp = made.path().to_path_buf();
+        let result = (|| {
+            // Files copied (not linked), each with the digests its source had.
+            let mut copied = spools.spool(2);
+            let mut failed: Option<BagError> = None;
+            let walked = files.for_each(|rel, value| {
+                let rel = std::ffi::OsStr::from_bytes(rel);
+                let src = dir.join(rel);
+                let dst = tmp.join("data").join(rel);
+                let step = (|| {
+                    if let Some(p) = dst.parent() {
+                        std::fs::create_dir_all(p).map_err(io_err(p))?;
+                    }
+                    // A link itself is never put in the bag: what it points to is copied.
+                    let is_link = std::fs::symlink_metadata(&src)
+                        .map(|m| m.file_type().is_symlink())
+                        .unwrap_or(false);
+                    if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
+                        created.linked += 1;
+                    } else {
+                        std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                        created.copied += 1;
+                        let mut key = b"data/".to_vec();
+                        key.extend_from_slice(rel.as_bytes());
+                        copied.push(&key, &value[8..]).map_err(spools.err())?;
+                    }
+                    if stop.is_stopping() {
+                        return Err(refused(out, "interrupted; nothing was created"));
+                    }
+                    Ok(())
+                })();
+                match step {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        failed = Some(e);
+                        Err(std::io::Error::other("stopped"))
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            walked.map_err(spools.err())?;
+            // Copies are read back and checked against the source digests.
+            let copied = Arc::new(copied.finish().map_err(spools.err())?);
+            let check = Listing {
+                sorted: &copied,
+                layout: &opts.algorithms,
+                prefix: b"",
+                skip: 0,
+            };
+            let mut bad: Option<String> = None;
+            let fed = hash_stream(
+                &tmp,
+                &opts.algorithms,
+                cfg,
+                progress,
+                stop,
+                |feeder| {
+                    copied.for_each(|rel, value| {
+                        let rel = String::from_utf8_lossy(rel).into_owned();
+                        feeder.send(rel, value.to_vec());
+                        Ok::<(), std::io::Error>(())
+                    })
+                },
+                |rel, want: Vec<u8>, hashed| {
+                    let same = match &hashed {
+                        Hashed::Digests { digests, .. } => opts.algorithms.iter().all(|a| {
+                            let got = digests
+                                .iter()
+                                .find(|(b, _)| b == a)
+                                .map(|(_, v)| v.as_slice());
+                            got.is_some() && got == check.digest(&want, *a)
+                        }),
+                        _ => false,
+                    };
+                    if !same && bad.is_none() {
+                        bad = Some(rel);
+                    }
+                },
+            );
+            fed.map_err(spools.err())?;
+            if stop.is_stopping() {
+                return Err(refused(out, "interrupted; nothing was created"));
+            }
+            if let Some(p) = bad {
                 return Err(refused(
-                    out,
-                    "already exists; --out must name a new directory",
+                    &tmp.join(p),
+                    "copy does not match its source; nothing was created",
                 ));
             }
-            let parent = match out.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let name = out
-                .file_name()
-                .ok_or_else(|| refused(out, "no directory name"))?;
-            // A directory of its own, made now under a name no one else has (never one that is
-            // there already, whoever made it): removed on failure, renamed into place on
-            // success.
-            let made = tempfile::Builder::new()
-                .prefix(&format!(".{}.", name.to_string_lossy()))
-                .suffix(".trawl-tmp")
-                .tempdir_in(&parent)
-                .map_err(io_err(&parent))?;
-            let tmp = made.path().to_path_buf();
-            let result = (|| {
-                // Files copied (not linked), each with the digests its source had.
-                let mut copied = spools.spool(2);
-                let mut failed: Option<BagError> = None;
-                let walked = files.for_each(|rel, value| {
-                    let rel = std::ffi::OsStr::from_bytes(rel);
-                    let src = dir.join(rel);
-                    let dst = tmp.join("data").join(rel);
-                    let step = (|| {
-                        if let Some(p) = dst.parent() {
-                            std::fs::create_dir_all(p).map_err(io_err(p))?;
-                        }
-                        // A link itself is never put in the bag: what it points to is copied.
-                        let is_link = std::fs::symlink_metadata(&src)
-                            .map(|m| m.file_type().is_symlink())
-                            .unwrap_or(false);
-                        if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
-                            created.linked += 1;
-                        } else {
-                            std::fs::copy(&src, &dst).map_err(io_err(&src))?;
-                            created.copied += 1;
-                            let mut key = b"data/".to_vec();
-                            key.extend_from_slice(rel.as_bytes());
-                            copied.push(&key, &value[8..]).map_err(spools.err())?;
-                        }
-                        if stop.is_stopping() {
-                            return Err(refused(out, "interrupted; nothing was created"));
-                        }
-                        Ok(())
-                    })();
-                    match step {
-                        Ok(()) => Ok(()),
-                        Err(e) => {
-                            failed = Some(e);
-                            Err(std::io::Error::other("stopped"))
-                        }
-                    }
-                });
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-                walked.map_err(spools.err())?;
-                // Copies are read back and checked against the source digests.
-                let copied = Arc::new(copied.finish().map_err(spools.err())?);
-                let check = Listing {
-                    sorted: &copied,
-                    layout: &opts.algorithms,
-                    prefix: b"",
-                    skip: 0,
-                };
-                let mut bad: Option<String> = None;
-                let fed = hash_stream(
-                    &tmp,
-                    &opts.algorithms,
-                    cfg,
-                    progress,
-                    stop,
-                    |feeder| {
-                        copied.for_each(|rel, value| {
-                            let rel = String::from_utf8_lossy(rel).into_owned();
-                            feeder.send(rel, value.to_vec());
-                            Ok::<(), std::io::Error>(())
-                        })
-                    },
-                    |rel, want: Vec<u8>, hashed| {
-                        let same = match &hashed {
-                            Hashed::Digests { digests, .. } => opts.algorithms.iter().all(|a| {
-                                let got = digests
-                                    .iter()
-                                    .find(|(b, _)| b == a)
-                                    .map(|(_, v)| v.as_slice());
-                                got.is_some() && got == check.digest(&want, *a)
-                            }),
-                            _ => false,
-                        };
-                        if !same && bad.is_none() {
-                            bad = Some(rel);
-                        }
-                    },
-                );
-                fed.map_err(spools.err())?;
-                if stop.is_stopping() {
-                    return Err(refused(out, "interrupted; nothing was created"));
-                }
-                if let Some(p) = bad {
-                    return Err(refused(
-                        &tmp.join(p),
-                        "copy does not match its source; nothing was created",
-                    ));
-                }
-                write_tag_files(
-                    &tmp,
-                    &listing,
-                    &opts.algorithms,
-                    Some(&info),
-                    &opts.algorithms,
-                )?;
-                // Never over anything that appeared at `out` meanwhile (an empty directory
-                // would be replaced by rename(2)).
-                let dir = trawl_read::at::DirAt::open(&parent).map_err(io_err(&parent))?;
-                let tmp_name = tmp.file_name().map(|n| n.as_bytes()).unwrap_or_default();
-                dir.rename(tmp_name, &dir, name.as_bytes())
-                    .map_err(io_err(out))
-            })();
-            match result {
-                Ok(()) => {
-                    // Renamed: nothing left for the guard to remove.
-                    let _ = made.keep();
-                }
-                // The guard removes the directory it made, and only that.
-                Err(e) => return Err(e),
+            write_tag_files(
+                &tmp,
+                listing,
+                &opts.algorithms,
+                Some(info),
+                &opts.algorithms,
+            )?;
+            // Never over anything that appeared at `out` meanwhile (an empty directory
+            // would be replaced by rename(2)).
+            let dir = trawl_read::at::DirAt::open(&parent).map_err(io_err(&parent))?;
+            let tmp_name = tmp.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+            dir.rename(tmp_name, &dir, name.as_bytes())
+                .map_err(io_err(out))
+        })();
+        match result {
+            Ok(()) => {
+                // Renamed: nothing left for the guard to remove.
+                let _ = made.keep();
             }
+            // The guard removes the directory it made, and only that.
+            Err(e) => return Err(e),
         }
+        Ok(())
     }
-    Ok(created)
 }
