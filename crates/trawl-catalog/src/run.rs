@@ -190,7 +190,9 @@ pub fn audit(
     audit_with(cat, opts, &mut Local, progress, stop, notice)
 }
 
-/// Runs one audit of `opts.scan.roots` into `cat`, its walk and reads done by `source`.
+/// Runs one audit of `opts.scan.roots` into `cat`, its walk and reads done by `source`: the
+/// walk into the catalog's walk table, the reads in the plan's order within the budget, then
+/// missing and moved settled and the run sealed.
 pub fn audit_with(
     cat: &mut Catalog,
     opts: &AuditOptions,
@@ -199,19 +201,7 @@ pub fn audit_with(
     stop: &Stop,
     notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<AuditOutcome, AuditError> {
-    let existing = cat.algorithms()?;
-    let algorithms = match (&opts.algorithms, existing.is_empty()) {
-        (Some(a), true) => a.clone(),
-        (None, true) => vec![Algorithm::Sha256],
-        (Some(a), false) if *a != existing => {
-            return Err(AuditError::Algorithms {
-                path: cat.path().to_path_buf(),
-                recorded: names(&existing),
-                asked: names(a),
-            });
-        }
-        (_, false) => existing,
-    };
+    let algorithms = choose_algorithms(cat, opts)?;
     // The catalog's files are left out by identity and by name: a walk done on another host
     // may see other device numbers for the same files.
     let mut own = cat.own_files();
@@ -242,21 +232,106 @@ pub fn audit_with(
     let mut trouble = false;
 
     // 1. The walk, into the catalog's walk table.
-    let walked = source.walk(&roots, &opts.scan.walk, stop, &mut |item| {
+    let mine = |f: &FileEntry| {
+        own.contains(&(f.dev, f.ino))
+            || own_paths
+                .iter()
+                .any(|p| p.as_os_str() == f.path.as_os_str())
+    };
+    let walked = walk(
+        &mut audit,
+        source,
+        &roots,
+        &opts.scan,
+        &mine,
+        stop,
+        notice,
+        &mut trouble,
+    );
+    if let Err(e) = walked {
+        return Err(e.after(audit));
+    }
+    if let Some(r) = stop.reason() {
+        audit.interrupt()?;
+        return Ok(AuditOutcome::Stopped(r));
+    }
+
+    // 2. The reads, in the plan's order, within the budget.
+    let mut budget_spent = false;
+    if opts.mode == AuditMode::Full {
+        let reads = Reads {
+            opts,
+            algorithms: &algorithms,
+            roots: &roots,
+            start,
+        };
+        match reads.run(&mut audit, source, progress, stop, notice, &mut trouble) {
+            Ok(spent) => budget_spent = spent,
+            Err(e) => return Err(e.after(audit)),
+        }
+        if let Some(r) = stop.reason() {
+            audit.interrupt()?;
+            return Ok(AuditOutcome::Stopped(r));
+        }
+    }
+
+    // 3. Missing and moved, then the seal.
+    audit.settle(!budget_spent)?;
+    let status = if budget_spent { "partial" } else { "complete" };
+    let summary = audit.seal(status)?;
+    Ok(AuditOutcome::Finished(Box::new(AuditReport {
+        summary,
+        algorithms,
+        registration,
+        budget_spent,
+        trouble,
+        seconds: start.elapsed().as_secs_f64(),
+        roots,
+    })))
+}
+
+/// The algorithms of this run: the catalog's, or those asked for a new catalog (SHA-256 by
+/// default); others asked for an existing catalog are refused.
+fn choose_algorithms(cat: &Catalog, opts: &AuditOptions) -> Result<Vec<Algorithm>, AuditError> {
+    let existing = cat.algorithms()?;
+    Ok(match (&opts.algorithms, existing.is_empty()) {
+        (Some(a), true) => a.clone(),
+        (None, true) => vec![Algorithm::Sha256],
+        (Some(a), false) if *a != existing => {
+            return Err(AuditError::Algorithms {
+                path: cat.path().to_path_buf(),
+                recorded: names(&existing),
+                asked: names(a),
+            });
+        }
+        (_, false) => existing,
+    })
+}
+
+/// The walk, into the catalog's walk table; files `mine` says are the catalog's own are left
+/// out. A listing that failed is recorded and makes `trouble`.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    audit: &mut crate::audit::Audit<'_>,
+    source: &mut dyn Source,
+    roots: &[PathBuf],
+    scan: &ScanConfig,
+    mine: &dyn Fn(&FileEntry) -> bool,
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+    trouble: &mut bool,
+) -> Result<(), Step> {
+    let walked = source.walk(roots, &scan.walk, stop, &mut |item| {
         match item {
             WalkItem::File(f) => {
-                if own.contains(&(f.dev, f.ino))
-                    || own_paths
-                        .iter()
-                        .any(|p| p.as_os_str() == f.path.as_os_str())
-                {
+                if mine(&f) {
                     return Ok(());
                 }
                 let r = rel(&f.path, &roots[f.root]);
                 audit.walk_file(f.root, r, f.size, f.mtime_ns, f.dev, f.ino)?;
             }
             WalkItem::Skipped { path, kind } => {
-                let Some(root) = root_of(&roots, &path) else {
+                let Some(root) = root_of(roots, &path) else {
                     return Ok(());
                 };
                 if kind != SkipKind::Symlink {
@@ -270,10 +345,10 @@ pub fn audit_with(
                 audit.walk_other(root, rel(&path, &roots[root]), k)?;
             }
             WalkItem::Error(e) => {
-                trouble = true;
+                *trouble = true;
                 notice(Notice::Failed(&e));
                 if let Some(p) = e.path()
-                    && let Some(root) = root_of(&roots, p)
+                    && let Some(root) = root_of(roots, p)
                 {
                     let r = rel(p, &roots[root]);
                     audit.walk_other(root, r, "dirfail")?;
@@ -285,20 +360,58 @@ pub fn audit_with(
     });
     match walked {
         Ok(()) => {}
-        Err(SourceError::Catalog(e)) => return Err(e.into()),
-        Err(SourceError::Failed(why)) => {
-            let _ = audit.interrupt();
-            return Err(AuditError::Source(why));
+        Err(SourceError::Catalog(e)) => return Err(Step::Fail(e.into())),
+        Err(SourceError::Failed(why)) => return Err(Step::Interrupt(AuditError::Source(why))),
+    }
+    Ok(())
+}
+
+/// Why a step of an audit ended it: the run marked interrupted first, or not.
+enum Step {
+    Interrupt(AuditError),
+    Fail(AuditError),
+}
+
+impl From<CatalogError> for Step {
+    fn from(e: CatalogError) -> Step {
+        Step::Fail(e.into())
+    }
+}
+
+impl Step {
+    /// The error, once the run is marked interrupted where it is to be.
+    fn after(self, audit: crate::audit::Audit<'_>) -> AuditError {
+        match self {
+            Step::Interrupt(e) => {
+                let _ = audit.interrupt();
+                e
+            }
+            Step::Fail(e) => e,
         }
     }
-    if let Some(r) = stop.reason() {
-        audit.interrupt()?;
-        return Ok(AuditOutcome::Stopped(r));
-    }
+}
 
-    // 2. The reads, in the plan's order, within the budget.
-    let mut budget_spent = false;
-    if opts.mode == AuditMode::Full {
+/// The reads of an audit: what they are of.
+struct Reads<'a> {
+    opts: &'a AuditOptions,
+    algorithms: &'a [Algorithm],
+    roots: &'a [PathBuf],
+    start: Instant,
+}
+
+impl Reads<'_> {
+    /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
+    /// recording each; whether the budget ended them.
+    fn run(
+        &self,
+        audit: &mut crate::audit::Audit<'_>,
+        source: &mut dyn Source,
+        progress: &dyn Progress,
+        stop: &Stop,
+        notice: &mut dyn FnMut(Notice<'_>),
+        trouble: &mut bool,
+    ) -> Result<bool, Step> {
+        let (opts, algorithms, roots, start) = (self.opts, self.algorithms, self.roots, self.start);
         let filter = PlanFilter {
             verified_before: opts
                 .older_than
@@ -381,14 +494,14 @@ pub fn audit_with(
                                 notice(Notice::Corrupt { path });
                             }
                         }),
-                    ReadResult::Gone { path } => match root_of(&roots, path) {
+                    ReadResult::Gone { path } => match root_of(roots, path) {
                         Some(i) => audit.record_gone(i, rel(path, &roots[i])),
                         None => Ok(()),
                     },
                     ReadResult::Failed { path, error } => {
-                        trouble = true;
+                        *trouble = true;
                         notice(Notice::Failed(error));
-                        match path.and_then(|p| root_of(&roots, p).map(|i| (p, i))) {
+                        match path.and_then(|p| root_of(roots, p).map(|i| (p, i))) {
                             Some((p, i)) => {
                                 audit.record_unreadable(i, rel(p, &roots[i]), &error.to_string())
                             }
@@ -415,32 +528,13 @@ pub fn audit_with(
                 Err(p) => std::panic::resume_unwind(p),
             }
         });
-        budget_spent = feed.own_reason() == Some(Reason::Budget);
+        let budget_spent = feed.own_reason() == Some(Reason::Budget);
         if let Some(e) = db_error {
-            let _ = audit.interrupt();
-            return Err(AuditError::Stopped { source: e });
+            return Err(Step::Interrupt(AuditError::Stopped { source: e }));
         }
         if let Some(why) = source_error {
-            let _ = audit.interrupt();
-            return Err(AuditError::Source(why));
+            return Err(Step::Interrupt(AuditError::Source(why)));
         }
-        if let Some(r) = stop.reason() {
-            audit.interrupt()?;
-            return Ok(AuditOutcome::Stopped(r));
-        }
+        Ok(budget_spent)
     }
-
-    // 3. Missing and moved, then the seal.
-    audit.settle(!budget_spent)?;
-    let status = if budget_spent { "partial" } else { "complete" };
-    let summary = audit.seal(status)?;
-    Ok(AuditOutcome::Finished(Box::new(AuditReport {
-        summary,
-        algorithms,
-        registration,
-        budget_spent,
-        trouble,
-        seconds: start.elapsed().as_secs_f64(),
-        roots,
-    })))
 }
