@@ -460,9 +460,9 @@ impl Reads<'_> {
             });
             let plan = ReadPlan {
                 cfg: &opts.scan,
-                algorithms: &algorithms,
+                algorithms,
                 feed: frx,
-                roots: &roots,
+                roots,
                 files: n,
                 bytes,
             };
