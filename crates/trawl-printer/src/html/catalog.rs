@@ -2,12 +2,11 @@
 //! verifications are, the files by state, the files that want attention (named), and the
 //! chain head an auditor records.
 
-use std::fmt::Write;
-
+use maud::{Markup, html};
 use trawl_report::audit::{CatalogView, STATES};
 
 use super::svg::{self, Mark, Series};
-use super::{Cell, card, esc, num, page, table, text};
+use super::{Cell, card, chart, num, page, table, text};
 use crate::human;
 
 /// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
@@ -22,62 +21,55 @@ fn when(secs: i64) -> String {
 
 /// The whole page.
 pub fn render(v: &CatalogView) -> String {
-    let mut out = String::new();
     let title = format!("trawl catalog report: {}", v.catalog.path);
-    let _ = write!(out, "<h1>{}</h1>", esc(&title));
     let roots: Vec<&str> = v.roots.iter().map(|r| r.path.as_str()).collect();
-    let _ = write!(
-        out,
-        r#"<p class="sub">{} &middot; digests: {} &middot; catalog schema {}, {} &middot; as of {} UTC</p>"#,
-        esc(&roots.join(", ")),
-        esc(&v.algorithms.join(", ")),
-        v.schema,
-        human::bytes(v.catalog_bytes),
-        when(v.now)
-    );
+    let body = html! {
+        h1 { (title) }
+        p.sub {
+            (roots.join(", ")) " \u{b7} digests: " (v.algorithms.join(", "))
+            " \u{b7} catalog schema " (v.schema) ", " (human::bytes(v.catalog_bytes))
+            " \u{b7} as of " (when(v.now)) " UTC"
+        }
+        (headline(v))
+        (runs(v))
+        (ages(v))
+        (states(v))
+        (attention(v))
+        (chain(v))
+        footer { "Made by trawl " (env!("CARGO_PKG_VERSION")) ". One file, no network." }
+    };
+    page(&title, body)
+}
+
+/// The headline figures, as cards.
+fn headline(v: &CatalogView) -> Markup {
     let registered: u64 = v.by_state.iter().map(|(_, n, _)| n).sum();
     let never = v.verification_age.first().map_or(0, |b| b.files);
-    out.push_str(r#"<div class="cards" id="headline">"#);
-    card(
-        &mut out,
-        "registered files",
-        &registered.to_string(),
-        "files the catalog knows",
-        false,
-    );
-    card(
-        &mut out,
-        "audit runs",
-        &v.runs.len().to_string(),
-        "runs recorded",
-        false,
-    );
-    card(
-        &mut out,
-        "want attention",
-        &v.problem_count.to_string(),
-        "corrupt, missing, modified or unreadable",
-        v.problem_count > 0,
-    );
-    card(
-        &mut out,
-        "never verified",
-        &never.to_string(),
-        "present files never read by an audit",
-        never > 0,
-    );
-    if let Some(last) = v.runs.last() {
-        card(
-            &mut out,
-            "last audit",
-            &when(last.started)[..10],
-            &format!("run {} ({}, {})", last.run, last.mode, last.status),
-            last.status != "complete",
-        );
+    html! {
+        div.cards id="headline" {
+            (card("registered files", &registered.to_string(), "files the catalog knows", false))
+            (card("audit runs", &v.runs.len().to_string(), "runs recorded", false))
+            (card(
+                "want attention",
+                &v.problem_count.to_string(),
+                "corrupt, missing, modified or unreadable",
+                v.problem_count > 0,
+            ))
+            (card("never verified", &never.to_string(), "present files never read by an audit", never > 0))
+            @if let Some(last) = v.runs.last() {
+                (card(
+                    "last audit",
+                    &when(last.started)[..10],
+                    &format!("run {} ({}, {})", last.run, last.mode, last.status),
+                    last.status != "complete",
+                ))
+            }
+        }
     }
-    out.push_str("</div>");
+}
 
-    out.push_str("<h2>Verdicts per run</h2>");
+/// The verdicts of every run: two stacked charts and a table.
+fn runs(v: &CatalogView) -> Markup {
     let labels: Vec<String> = v.runs.iter().map(|r| format!("#{}", r.run)).collect();
     let count = |r: &trawl_report::audit::RunRow, s: &str| {
         r.counts.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n)
@@ -99,21 +91,21 @@ pub fn render(v: &CatalogView) -> String {
             values: v.runs.iter().map(|r| count(r, s)).collect(),
         })
         .collect();
-    out.push_str(&svg::stacked(
+    let every = svg::stacked(
         "runs",
         "Paths per verdict in each run",
         "paths",
         &labels,
         &all,
-    ));
+    );
     let not_ok: Vec<Series> = all.into_iter().filter(|s| s.name != "ok").collect();
-    out.push_str(&svg::stacked(
+    let changed = svg::stacked(
         "runs-problems",
         "The same runs without the ok paths: what changed",
         "paths",
         &labels,
         &not_ok,
-    ));
+    );
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
     head.extend(STATES);
     head.push("chain digest");
@@ -140,9 +132,16 @@ pub fn render(v: &CatalogView) -> String {
             row
         })
         .collect();
-    table(&mut out, "runs-table", &head, &rows, true);
+    html! {
+        h2 { "Verdicts per run" }
+        (chart(every))
+        (chart(changed))
+        (table("runs-table", &head, &rows, true))
+    }
+}
 
-    out.push_str("<h2>Age of the last verification</h2>");
+/// How long ago present files were last read.
+fn ages(v: &CatalogView) -> Markup {
     let marks: Vec<Mark> = v
         .verification_age
         .iter()
@@ -158,15 +157,23 @@ pub fn render(v: &CatalogView) -> String {
             title: format!("{}: {} files ({})", b.label, b.files, human::bytes(b.bytes)),
         })
         .collect();
-    out.push_str(&svg::bars(
-        "ages",
-        "Present files by how long ago an audit last read them",
-        "files",
-        &marks,
-    ));
-    out.push_str(r#"<p class="note">What an auditor must show: every file read and found intact within the period. Audits with <code>--older-than</code> read the oldest first.</p>"#);
+    html! {
+        h2 { "Age of the last verification" }
+        (chart(svg::bars(
+            "ages",
+            "Present files by how long ago an audit last read them",
+            "files",
+            &marks,
+        )))
+        p.note {
+            "What an auditor must show: every file read and found intact within the period. Audits with "
+            code { "--older-than" } " read the oldest first."
+        }
+    }
+}
 
-    out.push_str("<h2>Files by state</h2>");
+/// Files and bytes by state.
+fn states(v: &CatalogView) -> Markup {
     let rows: Vec<Vec<Cell>> = v
         .by_state
         .iter()
@@ -178,64 +185,55 @@ pub fn render(v: &CatalogView) -> String {
             ]
         })
         .collect();
-    table(
-        &mut out,
-        "states",
-        &["state", "files", "bytes"],
-        &rows,
-        true,
-    );
+    html! {
+        h2 { "Files by state" }
+        (table("states", &["state", "files", "bytes"], &rows, true))
+    }
+}
 
-    out.push_str("<h2>Files that want attention</h2>");
-    if v.problems.is_empty() {
-        out.push_str(
-            r#"<p class="note">None: no file is corrupt, missing, modified or unreadable.</p>"#,
-        );
-    } else {
-        let rows: Vec<Vec<Cell>> = v
-            .problems
-            .iter()
-            .map(|p| {
-                vec![
-                    text(p.path.path.clone()),
-                    text(p.state.clone()),
-                    num(p.size),
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            "problems",
-            &["path", "state", "bytes"],
-            &rows,
-            true,
-        );
-        if v.problem_count as usize > v.problems.len() {
-            let _ = write!(
-                out,
-                r#"<p class="note">... and {} more (<code>trawl catalog report --list corrupt,missing,modified,unreadable</code> lists them all).</p>"#,
-                v.problem_count as usize - v.problems.len()
-            );
+/// The files that are corrupt, missing, modified or unreadable, named (the first ones).
+fn attention(v: &CatalogView) -> Markup {
+    let rows: Vec<Vec<Cell>> = v
+        .problems
+        .iter()
+        .map(|p| {
+            vec![
+                text(p.path.path.clone()),
+                text(p.state.clone()),
+                num(p.size),
+            ]
+        })
+        .collect();
+    html! {
+        h2 { "Files that want attention" }
+        @if v.problems.is_empty() {
+            p.note { "None: no file is corrupt, missing, modified or unreadable." }
+        } @else {
+            (table("problems", &["path", "state", "bytes"], &rows, true))
+            @if v.problem_count as usize > v.problems.len() {
+                p.note {
+                    "... and " (v.problem_count as usize - v.problems.len()) " more ("
+                    code { "trawl catalog report --list corrupt,missing,modified,unreadable" }
+                    " lists them all)."
+                }
+            }
         }
     }
+}
 
-    out.push_str("<h2>Chain</h2>");
-    match &v.chain_head {
-        Some(h) => {
-            let _ = write!(
-                out,
-                r#"<p>Each sealed run's digest covers its events and the digest before it. Head: <code id="chain-head">{}</code>. Record it elsewhere; later, <code>trawl catalog verify -c {} --expect {}</code> shows that no recorded run was changed.</p>"#,
-                esc(h),
-                esc(&v.catalog.path),
-                esc(h)
-            );
+/// The hash chain's head, for an auditor to record.
+fn chain(v: &CatalogView) -> Markup {
+    html! {
+        h2 { "Chain" }
+        @match &v.chain_head {
+            Some(h) => p {
+                "Each sealed run's digest covers its events and the digest before it. Head: "
+                code id="chain-head" { (h) }
+                ". Record it elsewhere; later, "
+                code { "trawl catalog verify -c " (v.catalog.path) " --expect " (h) }
+                " shows that no recorded run was changed."
+            },
+            None => p.note { "No sealed run yet." },
         }
-        None => out.push_str(r#"<p class="note">No sealed run yet.</p>"#),
     }
-    let _ = write!(
-        out,
-        "<footer>Made by trawl {}. One file, no network.</footer>",
-        env!("CARGO_PKG_VERSION")
-    );
-    page(&title, &out)
 }

@@ -2,15 +2,19 @@
 //! that sorts tables), built from the typed report model like the text and JSON renderers. It
 //! makes no network request, uses no external font, reads in a narrow window and prints.
 //!
-//! [`scan`] draws a scan's report; [`svg`] the charts.
+//! [`scan`] draws a scan's report, [`catalog`] an audit catalog's; [`svg`] the charts. Pages
+//! are built with maud's `html!` templates, which escape every value they are given unless it is
+//! marked as markup (`PreEscaped`, used only for the charts [`svg`] draws and for the fixed
+//! style and script): a name from the scanned tree cannot become markup by a forgotten call.
 
 pub mod catalog;
 pub mod scan;
 pub mod svg;
 
-use std::fmt::Write;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-/// Escapes text for HTML (element content and attribute values).
+/// Escapes text for HTML (element content and attribute values); for the hand-drawn SVG charts,
+/// which are built as text.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -74,17 +78,29 @@ document.querySelectorAll("table.sortable").forEach(function(t){
 "#;
 
 /// A whole page around `body`.
-pub fn page(title: &str, body: &str) -> String {
-    let mut out = String::with_capacity(body.len() + 4096);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n{body}\n<script>{SORT_SCRIPT}</script></body></html>\n",
-        esc(title)
-    );
-    out
+pub fn page(title: &str, body: Markup) -> String {
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                (body)
+                script { (PreEscaped(SORT_SCRIPT)) }
+            }
+        }
+    };
+    page.into_string() + "\n"
+}
+
+/// A chart [`svg`] drew: markup already (every value in it went through [`esc`]).
+pub(crate) fn chart(svg: String) -> Markup {
+    PreEscaped(svg)
 }
 
 /// A table cell: its text, and the number it sorts by (none: by its text).
@@ -118,49 +134,35 @@ pub(crate) fn group_digits(n: u64) -> String {
 }
 
 /// A headline figure.
-pub fn card(out: &mut String, key: &str, value: &str, title: &str, bad: bool) {
-    let _ = write!(
-        out,
-        r#"<div class="card{}" title="{}"><div class="v">{}</div><div class="k">{}</div></div>"#,
-        if bad { " bad" } else { "" },
-        esc(title),
-        esc(value),
-        esc(key)
-    );
+pub fn card(key: &str, value: &str, title: &str, bad: bool) -> Markup {
+    html! {
+        div.card.bad[bad] title=(title) {
+            div.v { (value) }
+            div.k { (key) }
+        }
+    }
 }
 
 /// A table: `head` column names, `rows` of cells; a cell is (text, sort key if numeric). The
 /// first column may be a path (wraps).
-pub fn table(out: &mut String, id: &str, head: &[&str], rows: &[Vec<Cell>], sortable: bool) {
-    let _ = write!(
-        out,
-        r#"<div class="scroll"><table id="{id}"{}><thead><tr>"#,
-        if sortable { r#" class="sortable""# } else { "" }
-    );
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for r in rows {
-        out.push_str("<tr>");
-        for (i, (text, key)) in r.iter().enumerate() {
-            let class = if i == 0 && text.contains('/') {
-                r#" class="path""#
-            } else {
-                ""
-            };
-            match key {
-                Some(k) => {
-                    let _ = write!(out, r#"<td{class} data-sort="{k}">{}</td>"#, esc(text));
-                }
-                None => {
-                    let _ = write!(out, "<td{class}>{}</td>", esc(text));
+pub fn table(id: &str, head: &[&str], rows: &[Vec<Cell>], sortable: bool) -> Markup {
+    html! {
+        div.scroll {
+            table id=(id) class=[sortable.then_some("sortable")] {
+                thead { tr { @for h in head { th { (h) } } } }
+                tbody {
+                    @for r in rows {
+                        tr {
+                            @for (i, (text, key)) in r.iter().enumerate() {
+                                td class=[(i == 0 && text.contains('/')).then_some("path")]
+                                    data-sort=[key] { (text) }
+                            }
+                        }
+                    }
                 }
             }
         }
-        out.push_str("</tr>");
     }
-    out.push_str("</tbody></table></div>");
 }
 
 #[cfg(test)]
@@ -173,8 +175,15 @@ mod tests {
             esc(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
-        let p = page("<t>", "<p>x</p>");
+        let p = page("<t>", html! { p { "x" } });
         assert!(p.contains("<title>&lt;t&gt;</title>"));
+        let c = card("<k>", "<v>", "\"t\"", true).into_string();
+        assert!(c.contains("&lt;k&gt;") && c.contains("&lt;v&gt;") && c.contains("&quot;t&quot;"));
+        let t = table("x", &["<h>"], &[vec![("a/<b>".into(), Some(1.0))]], true).into_string();
+        assert!(
+            t.contains("<th>&lt;h&gt;</th>") && t.contains("a/&lt;b&gt;"),
+            "{t}"
+        );
         assert!(
             !p.contains("http://") && !p.contains("https://"),
             "no address to fetch"

@@ -3,10 +3,11 @@
 
 use std::fmt::Write;
 
+use maud::{Markup, html};
 use trawl_report::breakdown::{Breakdown, Figures};
 
 use crate::html::svg::{self, Mark};
-use crate::html::{Cell, bytes, group_digits, num, table, text};
+use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 use crate::human;
 
 /// The figures of a breakdown row as table cells (after its name).
@@ -39,14 +40,18 @@ pub(crate) const FIGURE_HEADS: [&str; 6] = [
     "stored compressed",
 ];
 
-pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
-    if !b.directories.is_empty() {
-        let _ = write!(
-            out,
-            "<h2>By directory ({} level{} below the root)</h2>",
-            b.depth,
-            if b.depth == 1 { "" } else { "s" }
-        );
+/// Where the bytes, the duplicates and the compressible data are: by directory, by type, and
+/// the directories with equal content.
+pub(crate) fn breakdown(id: &str, b: &Breakdown) -> Markup {
+    html! {
+        @if !b.directories.is_empty() { (by_directory(id, b)) }
+        @if !b.types.is_empty() { (by_type(id, b)) }
+        @if let Some(groups) = &b.duplicate_directories { (equal_directories(id, groups)) }
+    }
+}
+
+fn by_directory(id: &str, b: &Breakdown) -> Markup {
+    {
         let tiles: Vec<svg::Tile> = b
             .directories
             .iter()
@@ -73,11 +78,11 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
                 ),
             })
             .collect();
-        out.push_str(&svg::treemap(
+        let map = svg::treemap(
             &format!("{id}-dirs-map"),
             "Directories by bytes (area); the more of a directory is duplicate, the more orange",
             &tiles,
-        ));
+        );
         let mut rows: Vec<Vec<Cell>> = b
             .directories
             .iter()
@@ -97,11 +102,17 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
         }
         let mut head = vec!["directory"];
         head.extend(FIGURE_HEADS);
-        table(out, &format!("{id}-dirs"), &head, &rows, true);
-        out.push_str(r#"<p class="note">Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again.</p>"#);
+        html! {
+            h2 { "By directory (" (b.depth) " level" @if b.depth != 1 { "s" } " below the root)" }
+            (chart(map))
+            (table(&format!("{id}-dirs"), &head, &rows, true))
+            p.note { "Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again." }
+        }
     }
-    if !b.types.is_empty() {
-        out.push_str("<h2>By type</h2>");
+}
+
+fn by_type(id: &str, b: &Breakdown) -> Markup {
+    {
         let marks: Vec<Mark> = b
             .types
             .iter()
@@ -129,12 +140,12 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
                 ),
             })
             .collect();
-        out.push_str(&svg::bars(
+        let bars = svg::bars(
             &format!("{id}-types-chart"),
             "Bytes by type (the 20 largest)",
             "bytes",
             &marks,
-        ));
+        );
         let rows: Vec<Vec<Cell>> = b
             .types
             .iter()
@@ -158,12 +169,21 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
             .collect();
         let mut head = vec!["extension", "format (first bytes)", "compressed already"];
         head.extend(FIGURE_HEADS);
-        table(out, &format!("{id}-types"), &head, &rows, true);
+        html! {
+            h2 { "By type" }
+            (chart(bars))
+            (table(&format!("{id}-types"), &head, &rows, true))
+        }
     }
-    if let Some(groups) = &b.duplicate_directories {
-        out.push_str("<h2>Duplicate directories</h2>");
+}
+
+fn equal_directories(id: &str, groups: &[trawl_report::breakdown::DuplicateDirectories]) -> Markup {
+    {
         if groups.is_empty() {
-            out.push_str(r#"<p class="note">No two directories hold the same files.</p>"#);
+            html! {
+                h2 { "Duplicate directories" }
+                p.note { "No two directories hold the same files." }
+            }
         } else {
             let rows: Vec<Vec<Cell>> = groups
                 .iter()
@@ -185,8 +205,7 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
                     ]
                 })
                 .collect();
-            table(
-                out,
+            let t = table(
                 &format!("{id}-dup-dirs"),
                 &[
                     "directories",
@@ -198,7 +217,11 @@ pub(crate) fn breakdown(out: &mut String, id: &str, b: &Breakdown) {
                 &rows,
                 true,
             );
-            out.push_str(r#"<p class="note">Equal: the same names holding files of equal digests, all the way down (directories with no file are not compared). A group inside a listed one is not listed again.</p>"#);
+            html! {
+                h2 { "Duplicate directories" }
+                (t)
+                p.note { "Equal: the same names holding files of equal digests, all the way down (directories with no file are not compared). A group inside a listed one is not listed again." }
+            }
         }
     }
 }

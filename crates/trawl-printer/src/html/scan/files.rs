@@ -2,19 +2,20 @@
 
 use std::fmt::Write;
 
+use maud::{Markup, html};
 use trawl_report::scan::ScanReport;
 
 use crate::html::svg::{self, Mark};
-use crate::html::{Cell, bytes, esc, group_digits, num, table, text};
+use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 use crate::human;
 
 use super::*;
 
-pub(crate) fn file_sizes(out: &mut String, id: &str, r: &ScanReport) {
+/// Files and bytes by file size.
+pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
     if r.file_sizes.is_empty() {
-        return;
+        return html! {};
     }
-    out.push_str("<h2>File sizes</h2>");
     let label = |from: u64| {
         if from == 0 {
             "0".to_string()
@@ -44,12 +45,12 @@ pub(crate) fn file_sizes(out: &mut String, id: &str, r: &ScanReport) {
             ),
         })
         .collect();
-    out.push_str(&svg::bars(
+    let by_files = svg::bars(
         &format!("{id}-file-sizes"),
         "Files by size (power-of-two buckets)",
         "files",
         &files,
-    ));
+    );
     let bytes_marks: Vec<Mark> = r
         .file_sizes
         .iter()
@@ -66,33 +67,35 @@ pub(crate) fn file_sizes(out: &mut String, id: &str, r: &ScanReport) {
             ),
         })
         .collect();
-    out.push_str(&svg::bars(
+    let by_bytes = svg::bars(
         &format!("{id}-file-bytes"),
         "Bytes by file size (where the data is)",
         "bytes",
         &bytes_marks,
-    ));
+    );
+    html! {
+        h2 { "File sizes" }
+        (chart(by_files))
+        (chart(by_bytes))
+    }
 }
 
-pub(crate) fn duplicates(out: &mut String, id: &str, r: &ScanReport) {
+/// The groups of equal files (with `--duplicates`): a summary, and the largest groups.
+pub(crate) fn duplicates(id: &str, r: &ScanReport) -> Markup {
     let Some(d) = &r.duplicates else {
-        return;
+        return html! {};
     };
-    out.push_str("<h2>Duplicate files</h2>");
-    let _ = write!(
-        out,
-        r#"<p id="{id}-dup-summary" data-groups="{}" data-redundant-files="{}" data-redundant-bytes="{}">{} groups of equal files ({}, by {}); removing all copies but one would free {} in {} files.</p>"#,
-        d.groups,
-        d.redundant_files,
-        d.redundant_bytes,
-        group_digits(d.groups),
-        human::bytes(d.bytes),
-        esc(&d.algorithm),
-        human::bytes(d.redundant_bytes),
-        group_digits(d.redundant_files)
-    );
+    let summary = html! {
+        h2 { "Duplicate files" }
+        p id=(format!("{id}-dup-summary")) data-groups=(d.groups)
+            data-redundant-files=(d.redundant_files) data-redundant-bytes=(d.redundant_bytes) {
+            (group_digits(d.groups)) " groups of equal files (" (human::bytes(d.bytes)) ", by "
+            (d.algorithm) "); removing all copies but one would free "
+            (human::bytes(d.redundant_bytes)) " in " (group_digits(d.redundant_files)) " files."
+        }
+    };
     if d.top.is_empty() {
-        return;
+        return summary;
     }
     let rows: Vec<Vec<Cell>> = d
         .top
@@ -110,27 +113,24 @@ pub(crate) fn duplicates(out: &mut String, id: &str, r: &ScanReport) {
             ]
         })
         .collect();
-    table(
-        out,
-        &format!("{id}-dup-groups"),
-        &["files", "size", "copies", "redundant"],
-        &rows,
-        true,
-    );
+    html! {
+        (summary)
+        (table(
+            &format!("{id}-dup-groups"),
+            &["files", "size", "copies", "redundant"],
+            &rows,
+            true,
+        ))
+    }
 }
 
-pub(crate) fn problems(out: &mut String, id: &str, r: &ScanReport) {
+/// Every file that could not be read and every entry skipped, by name (the first ones).
+pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
     if r.failed.is_empty() && r.skipped.is_empty() {
-        return;
+        return html! {};
     }
-    out.push_str("<h2>Problems</h2>");
-    for (what, list) in [("Could not be read", &r.failed), ("Skipped", &r.skipped)] {
-        if list.is_empty() {
-            continue;
-        }
-        let _ = write!(out, "<h3>{what} ({})</h3>", group_digits(list.len() as u64));
-        let rows: Vec<Vec<Cell>> = list
-            .iter()
+    let rows = |list: &[trawl_report::scan::FileJson]| -> Vec<Vec<Cell>> {
+        list.iter()
             .take(PROBLEMS_SHOWN)
             .map(|f| {
                 let why = match (&f.error, &f.skipped) {
@@ -140,27 +140,18 @@ pub(crate) fn problems(out: &mut String, id: &str, r: &ScanReport) {
                 };
                 vec![text(f.path.path.clone()), text(why)]
             })
-            .collect();
-        table(
-            out,
-            &format!(
-                "{id}-{}",
-                if what == "Skipped" {
-                    "skipped"
-                } else {
-                    "failed"
+            .collect()
+    };
+    html! {
+        h2 { "Problems" }
+        @for (what, kind, list) in [("Could not be read", "failed", &r.failed), ("Skipped", "skipped", &r.skipped)] {
+            @if !list.is_empty() {
+                h3 { (what) " (" (group_digits(list.len() as u64)) ")" }
+                (table(&format!("{id}-{kind}"), &["path", "why"], &rows(list), true))
+                @if list.len() > PROBLEMS_SHOWN {
+                    p.note { "... and " (list.len() - PROBLEMS_SHOWN) " more (all are in the JSON report)." }
                 }
-            ),
-            &["path", "why"],
-            &rows,
-            true,
-        );
-        if list.len() > PROBLEMS_SHOWN {
-            let _ = write!(
-                out,
-                r#"<p class="note">... and {} more (all are in the JSON report).</p>"#,
-                list.len() - PROBLEMS_SHOWN
-            );
+            }
         }
     }
 }

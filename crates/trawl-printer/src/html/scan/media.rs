@@ -1,9 +1,9 @@
 //! The FLV files: duration, keyframes, the longest time between keyframes.
 
-use std::fmt::Write;
+use maud::{Markup, html};
 
 use crate::html::svg::{self, Mark};
-use crate::html::{Cell, bytes, group_digits, num, table, text};
+use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 use crate::human;
 
 pub(crate) fn seconds(s: f64) -> String {
@@ -14,19 +14,16 @@ pub(crate) fn seconds(s: f64) -> String {
     }
 }
 
-pub(crate) fn media(out: &mut String, id: &str, m: &trawl_report::media::MediaReport) {
-    out.push_str("<h2>Media (FLV)</h2>");
-    let _ = write!(
-        out,
-        r#"<p id="{id}-media-summary" data-files="{}" data-keyframes="{}">{} FLV files, {} of video, {} keyframes; {} with problems, {} that could not be indexed.</p>"#,
-        m.files,
-        m.keyframes,
-        group_digits(m.files),
-        human::duration(m.duration),
-        group_digits(m.keyframes),
-        m.with_problems,
-        m.failed
-    );
+/// The FLV files: a summary, the time between keyframes, and a row per file.
+pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
+    let summary = html! {
+        h2 { "Media (FLV)" }
+        p id=(format!("{id}-media-summary")) data-files=(m.files) data-keyframes=(m.keyframes) {
+            (group_digits(m.files)) " FLV files, " (human::duration(m.duration)) " of video, "
+            (group_digits(m.keyframes)) " keyframes; " (m.with_problems) " with problems, "
+            (m.failed) " that could not be indexed."
+        }
+    };
     let label = |b: &trawl_report::media::IntervalBucket| match b.to {
         Some(t) => format!("{}-{} s", b.from, t),
         None => format!("{}+ s", b.from),
@@ -50,12 +47,12 @@ pub(crate) fn media(out: &mut String, id: &str, m: &trawl_report::media::MediaRe
             ),
         })
         .collect();
-    out.push_str(&svg::bars(
+    let intervals = svg::bars(
         &format!("{id}-keyframe-intervals"),
         "Time between keyframes (a player seeks no finer than this)",
         "intervals",
         &marks,
-    ));
+    );
     let rows: Vec<Vec<Cell>> = m
         .listed
         .iter()
@@ -81,8 +78,7 @@ pub(crate) fn media(out: &mut String, id: &str, m: &trawl_report::media::MediaRe
             ]
         })
         .collect();
-    table(
-        out,
+    let files = table(
         &format!("{id}-flv"),
         &[
             "file",
@@ -97,11 +93,12 @@ pub(crate) fn media(out: &mut String, id: &str, m: &trawl_report::media::MediaRe
         &rows,
         true,
     );
-    if m.files as usize > m.listed.len() {
-        let _ = write!(
-            out,
-            r#"<p class="note">The first {} files are listed; all are counted above.</p>"#,
-            m.listed.len()
-        );
+    html! {
+        (summary)
+        (chart(intervals))
+        (files)
+        @if m.files as usize > m.listed.len() {
+            p.note { "The first " (m.listed.len()) " files are listed; all are counted above." }
+        }
     }
 }

@@ -6,11 +6,10 @@
 //! This module draws the page and its headline; the sections are drawn by [`reduction`],
 //! [`files`], [`breakdown`] and [`media`].
 
-use std::fmt::Write;
-
+use maud::{Markup, html};
 use trawl_report::scan::ScanReport;
 
-use crate::html::{Cell, bytes, card, esc, group_digits, num, page, table, text};
+use crate::html::{Cell, bytes, card, group_digits, num, page, table, text};
 use crate::human;
 
 mod breakdown;
@@ -64,35 +63,30 @@ pub(crate) fn size_label(n: u64) -> String {
 
 /// The whole page for one report or more (`names`: what each came from, for headings).
 pub fn render(reports: &[(String, &ScanReport)]) -> String {
-    let mut body = String::new();
     let title = match reports {
         [(name, _)] => format!("trawl scan report: {name}"),
         _ => format!("trawl scan reports ({})", reports.len()),
     };
-    let _ = write!(body, "<h1>{}</h1>", esc(&title));
-    if reports.len() > 1 {
-        compare(&mut body, reports);
-    }
-    for (i, (name, r)) in reports.iter().enumerate() {
-        let id = format!("r{i}");
-        let _ = write!(body, r#"<section class="report" id="{id}">"#);
-        if reports.len() > 1 {
-            let _ = write!(body, "<h2>{}</h2>", esc(name));
+    let body = html! {
+        h1 { (title) }
+        @if reports.len() > 1 { (compare(reports)) }
+        @for (i, (name, r)) in reports.iter().enumerate() {
+            @let id = format!("r{i}");
+            section.report id=(id) {
+                @if reports.len() > 1 { h2 { (name) } }
+                (one(&id, r))
+            }
         }
-        one(&mut body, &id, r);
-        body.push_str("</section>");
-    }
-    let _ = write!(
-        body,
-        "<footer>Made by trawl {}. One file, no network: the charts are inline SVG; hover a mark for its figures.</footer>",
-        env!("CARGO_PKG_VERSION")
-    );
-    page(&title, &body)
+        footer {
+            "Made by trawl " (env!("CARGO_PKG_VERSION"))
+            ". One file, no network: the charts are inline SVG; hover a mark for its figures."
+        }
+    };
+    page(&title, body)
 }
 
 /// Headline figures of several reports side by side.
-pub(crate) fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
-    out.push_str("<h2>Side by side</h2>");
+pub(crate) fn compare(reports: &[(String, &ScanReport)]) -> Markup {
     let head = ["report", "files", "bytes", "dedup", "combined", "failed"];
     let rows: Vec<Vec<Cell>> = reports
         .iter()
@@ -132,128 +126,82 @@ pub(crate) fn compare(out: &mut String, reports: &[(String, &ScanReport)]) {
             ]
         })
         .collect();
-    table(out, "compare", &head, &rows, true);
+    html! {
+        h2 { "Side by side" }
+        (table("compare", &head, &rows, true))
+    }
 }
 
-pub(crate) fn one(out: &mut String, id: &str, r: &ScanReport) {
+/// One report's sections.
+pub(crate) fn one(id: &str, r: &ScanReport) -> Markup {
     let roots: Vec<&str> = r.roots.iter().map(|p| p.path.as_str()).collect();
-    let _ = write!(
-        out,
-        r#"<p class="sub">{} &middot; digests: {} &middot; trawl {}{}</p>"#,
-        esc(&roots.join(", ")),
-        esc(&if r.algorithms.is_empty() {
-            "none".to_string()
-        } else {
-            r.algorithms.join(", ")
-        }),
-        esc(&r.trawl_version),
-        if r.cancelled {
-            " &middot; cancelled"
-        } else {
-            ""
-        }
-    );
-    headline(out, r);
-    if let Some(red) = &r.reduction {
-        reduction(out, id, red);
+    let digests = if r.algorithms.is_empty() {
+        "none".to_string()
     } else {
-        out.push_str(r#"<p class="note">No data reduction was measured (--no-reduce).</p>"#);
+        r.algorithms.join(", ")
+    };
+    let implementations = r
+        .digest_implementations
+        .iter()
+        .map(|(a, i)| format!("{a} by {i}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    html! {
+        p.sub {
+            (roots.join(", ")) " \u{b7} digests: " (digests) " \u{b7} trawl " (r.trawl_version)
+            @if r.cancelled { " \u{b7} cancelled" }
+        }
+        (headline(r))
+        @if let Some(red) = &r.reduction {
+            (reduction(id, red))
+        } @else {
+            p.note { "No data reduction was measured (--no-reduce)." }
+        }
+        (file_sizes(id, r))
+        @if let Some(b) = &r.breakdown { (breakdown(id, b)) }
+        (duplicates(id, r))
+        @if let Some(m) = &r.flv { (media(id, m)) }
+        (problems(id, r))
+        p.note { "Read with " (r.io) " I/O on " (r.threads) " threads. Digests: " (implementations) "." }
     }
-    file_sizes(out, id, r);
-    if let Some(b) = &r.breakdown {
-        breakdown(out, id, b);
-    }
-    duplicates(out, id, r);
-    if let Some(m) = &r.flv {
-        media(out, id, m);
-    }
-    problems(out, id, r);
-    let _ = write!(
-        out,
-        r#"<p class="note">Read with {} I/O on {} threads. Digests: {}.</p>"#,
-        esc(&r.io),
-        r.threads,
-        esc(&r
-            .digest_implementations
-            .iter()
-            .map(|(a, i)| format!("{a} by {i}"))
-            .collect::<Vec<_>>()
-            .join("; "))
-    );
 }
 
-pub(crate) fn headline(out: &mut String, r: &ScanReport) {
+/// The headline figures, as cards.
+pub(crate) fn headline(r: &ScanReport) -> Markup {
     let t = &r.totals;
-    out.push_str(r#"<div class="cards" id="headline">"#);
-    card(
-        out,
-        "files",
-        &group_digits(t.files),
-        &format!("{} files read", t.files),
-        false,
-    );
-    card(
-        out,
-        "read",
-        &human::bytes(t.bytes),
-        &format!("{} bytes", t.bytes),
-        false,
-    );
-    card(
-        out,
-        "time",
-        &human::duration(t.seconds),
-        &format!("{:.3} s", t.seconds),
-        false,
-    );
-    card(
-        out,
-        "rate",
-        &human::rate(t.bytes, t.seconds),
-        "bytes read per second",
-        false,
-    );
-    if let Some(red) = &r.reduction {
-        if let Some(d) = red.dedup.first() {
-            card(
-                out,
-                &format!("dedup at {}", size_label(d.block_size)),
-                &estimate(
-                    d.counts.ratio,
-                    d.counts.ratio_interval(),
-                    d.counts.sample.as_ref().map(|s| s.confidence),
-                ),
-                "logical bytes over unique bytes",
-                false,
-            );
-        }
-        if let Some(c) = red.compression.first() {
-            card(
-                out,
-                &format!("dedup + {}", codec_name(c)),
-                &estimate(
-                    c.combined_ratio,
-                    c.combined_interval(),
-                    c.combined_sample.as_ref().map(|s| s.confidence),
-                ),
-                "logical bytes over the allocated bytes of unique units: what an array that dedups and compresses would store",
-                false,
-            );
+    let red = r.reduction.as_ref();
+    html! {
+        div.cards id="headline" {
+            (card("files", &group_digits(t.files), &format!("{} files read", t.files), false))
+            (card("read", &human::bytes(t.bytes), &format!("{} bytes", t.bytes), false))
+            (card("time", &human::duration(t.seconds), &format!("{:.3} s", t.seconds), false))
+            (card("rate", &human::rate(t.bytes, t.seconds), "bytes read per second", false))
+            @if let Some(d) = red.and_then(|x| x.dedup.first()) {
+                (card(
+                    &format!("dedup at {}", size_label(d.block_size)),
+                    &estimate(
+                        d.counts.ratio,
+                        d.counts.ratio_interval(),
+                        d.counts.sample.as_ref().map(|s| s.confidence),
+                    ),
+                    "logical bytes over unique bytes",
+                    false,
+                ))
+            }
+            @if let Some(c) = red.and_then(|x| x.compression.first()) {
+                (card(
+                    &format!("dedup + {}", codec_name(c)),
+                    &estimate(
+                        c.combined_ratio,
+                        c.combined_interval(),
+                        c.combined_sample.as_ref().map(|s| s.confidence),
+                    ),
+                    "logical bytes over the allocated bytes of unique units: what an array that dedups and compresses would store",
+                    false,
+                ))
+            }
+            (card("skipped", &group_digits(t.skipped), "not regular files", false))
+            (card("failed", &group_digits(t.failed), "could not be read", t.failed > 0))
         }
     }
-    card(
-        out,
-        "skipped",
-        &group_digits(t.skipped),
-        "not regular files",
-        false,
-    );
-    card(
-        out,
-        "failed",
-        &group_digits(t.failed),
-        "could not be read",
-        t.failed > 0,
-    );
-    out.push_str("</div>");
 }

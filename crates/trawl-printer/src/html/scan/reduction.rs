@@ -1,12 +1,11 @@
 //! The data-reduction sections: dedup against block size, reference counts, compression, the
 //! files holding most duplicates.
 
-use std::fmt::Write;
-
+use maud::{Markup, html};
 use trawl_report::reduction::{CompressionJson, DedupCounts, ReductionJson};
 
 use crate::html::svg::{self, Mark};
-use crate::html::{Cell, bytes, esc, group_digits, num, table, text};
+use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 use crate::human;
 
 use super::*;
@@ -18,8 +17,19 @@ pub(crate) fn codec_name(c: &CompressionJson) -> String {
     }
 }
 
-pub(crate) fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
-    out.push_str("<h2>Deduplication by block size</h2>");
+/// Every data-reduction section of one report.
+pub(crate) fn reduction(id: &str, red: &ReductionJson) -> Markup {
+    html! {
+        (dedup(id, red))
+        (references(id, red))
+        (compression(id, red))
+        @if let Some(c) = &red.cdc { (chunk_sizes(id, c)) }
+        (top_files(id, red))
+    }
+}
+
+/// Dedup against block size: the curve (CDC as a diamond) and the table.
+fn dedup(id: &str, red: &ReductionJson) -> Markup {
     let marks: Vec<Mark> = red
         .dedup
         .iter()
@@ -92,13 +102,13 @@ pub(crate) fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
             )
         })
         .collect();
-    out.push_str(&svg::curve(
+    let curve = svg::curve(
         &format!("{id}-dedup"),
         "Dedup ratio against block size (fixed blocks joined, CDC as a diamond)",
         "dedup ratio",
         &marks,
         &extra,
-    ));
+    );
     let mut rows: Vec<Vec<Cell>> = red
         .dedup
         .iter()
@@ -116,8 +126,7 @@ pub(crate) fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
             &c.counts,
         ));
     }
-    table(
-        out,
+    let t = table(
         &format!("{id}-dedup-table"),
         &[
             "blocks",
@@ -131,49 +140,53 @@ pub(crate) fn reduction(out: &mut String, id: &str, red: &ReductionJson) {
         &rows,
         false,
     );
-    if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
-        out.push_str(r#"<p class="note">Estimated from a sample: error bars and ranges are 99% intervals.</p>"#);
+    html! {
+        h2 { "Deduplication by block size" }
+        (chart(curve))
+        (t)
+        @if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
+            p.note { "Estimated from a sample: error bars and ranges are 99% intervals." }
+        }
+        @if red.hardlinks.names > 0 {
+            p.note {
+                (group_digits(red.hardlinks.names)) " more names of hard-linked files ("
+                (human::bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
+            }
+        }
     }
-    if red.hardlinks.names > 0 {
-        let _ = write!(
-            out,
-            r#"<p class="note">{} more names of hard-linked files ({}) are counted once, in no figure above.</p>"#,
-            group_digits(red.hardlinks.names),
-            human::bytes(red.hardlinks.bytes)
-        );
-    }
-    references(out, id, red);
-    compression(out, id, red);
-    if let Some(c) = &red.cdc {
-        out.push_str("<h2>CDC chunk sizes</h2>");
-        let marks: Vec<Mark> = c
-            .chunk_sizes
-            .iter()
-            .map(|b| Mark {
-                label: size_label(b.from),
-                value: b.chunks as f64,
-                interval: None,
-                data: vec![
-                    ("from", b.from.to_string()),
-                    ("to", b.to.to_string()),
-                    ("chunks", b.chunks.to_string()),
-                ],
-                title: format!(
-                    "{} chunks of {}-{} bytes",
-                    group_digits(b.chunks),
-                    b.from,
-                    b.to - 1
-                ),
-            })
-            .collect();
-        out.push_str(&svg::bars(
+}
+
+/// Content-defined chunks by length.
+fn chunk_sizes(id: &str, c: &trawl_report::reduction::CdcJson) -> Markup {
+    let marks: Vec<Mark> = c
+        .chunk_sizes
+        .iter()
+        .map(|b| Mark {
+            label: size_label(b.from),
+            value: b.chunks as f64,
+            interval: None,
+            data: vec![
+                ("from", b.from.to_string()),
+                ("to", b.to.to_string()),
+                ("chunks", b.chunks.to_string()),
+            ],
+            title: format!(
+                "{} chunks of {}-{} bytes",
+                group_digits(b.chunks),
+                b.from,
+                b.to - 1
+            ),
+        })
+        .collect();
+    html! {
+        h2 { "CDC chunk sizes" }
+        (chart(svg::bars(
             &format!("{id}-chunks"),
             "Chunks by length (power-of-two buckets)",
             "chunks",
             &marks,
-        ));
+        )))
     }
-    top_files(out, id, red);
 }
 
 pub(crate) fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> {
@@ -195,15 +208,12 @@ pub(crate) fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> 
 
 /// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
 /// histogram: distinct blocks per bucket, and the references to them.
-pub(crate) fn references(out: &mut String, id: &str, red: &ReductionJson) {
+/// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
+/// histogram: distinct blocks per bucket, and the references to them.
+pub(crate) fn references(id: &str, red: &ReductionJson) -> Markup {
     let Some(d) = red.dedup.first() else {
-        return;
+        return html! {};
     };
-    let _ = write!(
-        out,
-        "<h2>Reference counts ({} blocks)</h2>",
-        size_label(d.block_size)
-    );
     let label = |b: &trawl_report::reduction::RefBucket| match b.to {
         Some(t) if t == b.from => t.to_string(),
         Some(t) => format!("{}-{t}", b.from),
@@ -239,12 +249,12 @@ pub(crate) fn references(out: &mut String, id: &str, red: &ReductionJson) {
             ),
         })
         .collect();
-    out.push_str(&svg::bars(
+    let bars = svg::bars(
         &format!("{id}-refs"),
         "Distinct blocks by how many times they are referenced",
         "distinct blocks",
         &marks,
-    ));
+    );
     let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
     let rows: Vec<Vec<Cell>> = d
         .counts
@@ -271,15 +281,19 @@ pub(crate) fn references(out: &mut String, id: &str, red: &ReductionJson) {
     if with_bytes {
         head.extend(["stored bytes", "logical bytes"]);
     }
-    table(out, &format!("{id}-refs-table"), &head, &rows, false);
-    out.push_str(r#"<p class="note">Zero blocks are counted apart (thin provisioning) and are in no bucket.</p>"#);
+    html! {
+        h2 { "Reference counts (" (size_label(d.block_size)) " blocks)" }
+        (chart(bars))
+        (table(&format!("{id}-refs-table"), &head, &rows, false))
+        p.note { "Zero blocks are counted apart (thin provisioning) and are in no bucket." }
+    }
 }
 
-pub(crate) fn compression(out: &mut String, id: &str, red: &ReductionJson) {
+/// Logical, compressed and allocated bytes per codec, and the ratios.
+pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
     if red.compression.is_empty() {
-        return;
+        return html! {};
     }
-    out.push_str("<h2>Compression</h2>");
     let mut marks = Vec::new();
     for c in &red.compression {
         let name = codec_name(c);
@@ -303,12 +317,12 @@ pub(crate) fn compression(out: &mut String, id: &str, red: &ReductionJson) {
             });
         }
     }
-    out.push_str(&svg::bars(
+    let bars = svg::bars(
         &format!("{id}-compression"),
         "Logical, compressed and allocated bytes per codec (allocated: rounded up to sectors)",
         "bytes",
         &marks,
-    ));
+    );
     let rows: Vec<Vec<Cell>> = red
         .compression
         .iter()
@@ -338,8 +352,7 @@ pub(crate) fn compression(out: &mut String, id: &str, red: &ReductionJson) {
             ]
         })
         .collect();
-    table(
-        out,
+    let t = table(
         &format!("{id}-compression-table"),
         &[
             "codec",
@@ -353,48 +366,39 @@ pub(crate) fn compression(out: &mut String, id: &str, red: &ReductionJson) {
         &rows,
         false,
     );
-    if let Some(c) = red.compression.first() {
-        let _ = write!(
-            out,
-            r#"<p class="note">Units of {} are compressed one by one; a unit is stored compressed only if it shrinks by {:.1}% or more, and takes whole {}-byte sectors. {} compressed by {}.</p>"#,
-            size_label(c.unit),
-            c.threshold * 100.0,
-            c.sector,
-            esc(&codec_name(c)),
-            esc(&c.implementation)
-        );
+    html! {
+        h2 { "Compression" }
+        (chart(bars))
+        (t)
+        @if let Some(c) = red.compression.first() {
+            p.note {
+                "Units of " (size_label(c.unit)) " are compressed one by one; a unit is stored compressed only if it shrinks by "
+                (format!("{:.1}", c.threshold * 100.0)) "% or more, and takes whole " (c.sector)
+                "-byte sectors. " (codec_name(c)) " compressed by " (c.implementation) "."
+            }
+        }
     }
 }
 
-pub(crate) fn top_files(out: &mut String, id: &str, red: &ReductionJson) {
-    out.push_str("<h2>Files holding most duplicate data</h2>");
-    match &red.top_files {
-        Some(top) if !top.is_empty() => {
-            let rows: Vec<Vec<Cell>> = top
-                .iter()
-                .map(|f| {
-                    vec![
-                        text(f.path.clone()),
-                        bytes(f.duplicate_bytes),
-                        bytes(f.saved_bytes),
-                    ]
-                })
-                .collect();
-            table(
-                out,
-                &format!("{id}-top-files"),
-                &["file", "duplicate bytes", "share of the saving"],
-                &rows,
-                true,
-            );
-        }
-        Some(_) => out.push_str(r#"<p class="note">No block occurs twice.</p>"#),
-        None => {
-            let _ = write!(
-                out,
-                r#"<p class="note">{}</p>"#,
-                esc(red.top_files_note.as_deref().unwrap_or("Not computed."))
-            );
+/// The files holding most duplicate data, or why there are none.
+pub(crate) fn top_files(id: &str, red: &ReductionJson) -> Markup {
+    html! {
+        h2 { "Files holding most duplicate data" }
+        @match &red.top_files {
+            Some(top) if !top.is_empty() => {
+                @let rows: Vec<Vec<Cell>> = top
+                    .iter()
+                    .map(|f| vec![text(f.path.clone()), bytes(f.duplicate_bytes), bytes(f.saved_bytes)])
+                    .collect();
+                (table(
+                    &format!("{id}-top-files"),
+                    &["file", "duplicate bytes", "share of the saving"],
+                    &rows,
+                    true,
+                ))
+            }
+            Some(_) => p.note { "No block occurs twice." },
+            None => p.note { (red.top_files_note.as_deref().unwrap_or("Not computed.")) },
         }
     }
 }
