@@ -868,3 +868,58 @@ fn a_sampled_estimate_is_never_shown_without_its_interval_and_the_interval_holds
     let exact_text = d.cmd().args(["scan", "s", "--compress", "lz4"]).run();
     assert!(!exact_text.stdout.contains("99%"), "{}", exact_text.stdout);
 }
+
+#[test]
+fn a_hostile_name_is_text_in_every_page_never_markup() {
+    let d = Dir::new();
+    let evil = "<img src=x onerror=alert(1)>\"'&.txt";
+    d.create(format!("t/{evil}").as_bytes(), b"same bytes");
+    d.create(b"t/copy.txt", b"same bytes");
+    d.create(format!("t/sub <b>bold</b>/x").as_bytes(), b"x");
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--html",
+            "scan.html",
+            "--duplicates",
+            "dups.txt",
+        ])
+        .args(["--json", "scan.json"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    // Silent corruption (same size and mtime, other bytes): the page names the file.
+    let p = d.join(format!("t/{evil}"));
+    let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+    std::fs::write(&p, b"changed!!!").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(1);
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
+        .run()
+        .code(0);
+    for page in ["scan.html", "cat.html"] {
+        let html = std::fs::read_to_string(d.join(page)).unwrap();
+        assert!(
+            !html.contains("<img") && !html.contains("<b>bold"),
+            "{page}: markup from a name"
+        );
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{page}: the name is shown"
+        );
+    }
+}
