@@ -875,7 +875,7 @@ fn a_hostile_name_is_text_in_every_page_never_markup() {
     let evil = "<img src=x onerror=alert(1)>\"'&.txt";
     d.create(format!("t/{evil}").as_bytes(), b"same bytes");
     d.create(b"t/copy.txt", b"same bytes");
-    d.create(format!("t/sub <b>bold</b>/x").as_bytes(), b"x");
+    d.create(b"t/sub <b>bold</b>/x", b"x");
     d.cmd()
         .args([
             "scan",

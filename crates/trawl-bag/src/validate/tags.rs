@@ -176,7 +176,40 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
         });
     }
     let dir = Root::open(root).map_err(io_err(root))?;
-    let Some(raw) = read_tag(root, &dir, "bagit.txt")? else {
+    declaration(root, &dir, &mut bag, report)?;
+    if bag.encoding.is_empty() {
+        bag.encoding = "UTF-8".into();
+    }
+    payload_directory(root, report);
+    info(root, &dir, &mut bag, report)?;
+    manifests(root, &dir, &mut bag, report, spools)?;
+    payload_manifest_found(&mut bag, report);
+    fetch(root, &dir, &mut bag, report, spools)?;
+    Ok(bag)
+}
+
+/// A tag file's text in the bag's declared encoding; an error in `report` if it is not.
+fn decode(name: &str, raw: &[u8], enc: &str, report: &mut Report) -> Option<String> {
+    match tagfile::decode(raw, enc) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            report.errors.push(BagFinding::about(
+                name,
+                format!("{e} (declared encoding {enc})"),
+            ));
+            None
+        }
+    }
+}
+
+/// `bagit.txt`: the version and encoding, in RFC 8493's form.
+fn declaration(
+    root: &Path,
+    dir: &Root,
+    bag: &mut Bag,
+    report: &mut Report,
+) -> Result<(), BagError> {
+    let Some(raw) = read_tag(root, dir, "bagit.txt")? else {
         return Err(BagError::Refused {
             path: root.join("bagit.txt"),
             msg: "missing: not a bag".into(),
@@ -226,22 +259,11 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             report.warnings.push(f);
         }
     }
-    if bag.encoding.is_empty() {
-        bag.encoding = "UTF-8".into();
-    }
-    let enc = bag.encoding.clone();
-    let decode = |name: &str, raw: &[u8], report: &mut Report| -> Option<String> {
-        match tagfile::decode(raw, &enc) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                report.errors.push(BagFinding::about(
-                    name,
-                    format!("{e} (declared encoding {enc})"),
-                ));
-                None
-            }
-        }
-    };
+    Ok(())
+}
+
+/// `data/`: a directory of the bag, not a link.
+fn payload_directory(root: &Path, report: &mut Report) {
     match std::fs::symlink_metadata(root.join("data")) {
         Ok(m) if m.is_dir() => {}
         Ok(m) if m.file_type().is_symlink() => report.errors.push(BagFinding::about(
@@ -252,9 +274,14 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             .errors
             .push(BagFinding::about("data/", "payload directory is missing")),
     }
+}
+
+/// `bag-info.txt` (or the older `package-info.txt`), if there is one.
+fn info(root: &Path, dir: &Root, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
+    let enc = bag.encoding.clone();
     for info_name in ["bag-info.txt", "package-info.txt"] {
-        if let Some(raw) = read_tag(root, &dir, info_name)?
-            && let Some(t) = decode(info_name, &raw, report)
+        if let Some(raw) = read_tag(root, dir, info_name)?
+            && let Some(t) = decode(info_name, &raw, &enc, report)
         {
             match tagfile::parse_labels(&t) {
                 Ok(l) => bag.info = l,
@@ -265,6 +292,19 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             break;
         }
     }
+    Ok(())
+}
+
+/// The payload and tag manifests: tag manifests read whole, payload manifests into one spool
+/// of listed entries.
+fn manifests(
+    root: &Path,
+    dir: &Root,
+    bag: &mut Bag,
+    report: &mut Report,
+    spools: &Spools,
+) -> Result<(), BagError> {
+    let enc = bag.encoding.clone();
     // Manifests, sorted by name for stable messages.
     let mut names: Vec<String> = std::fs::read_dir(root)
         .map_err(io_err(root))?
@@ -305,8 +345,8 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
         };
         let ok = if is_tag {
             // Tag manifests list a handful of tag files: read whole.
-            let raw = read_tag(root, &dir, &name)?.unwrap_or_default();
-            match decode(&name, &raw, report) {
+            let raw = read_tag(root, dir, &name)?.unwrap_or_default();
+            match decode(&name, &raw, &enc, report) {
                 Some(text) => {
                     let (entries, errors) = tagfile::parse_manifest(&text);
                     for (line, e) in errors {
@@ -330,7 +370,7 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
                 count: 0,
             };
             let ok =
-                read_payload_manifest(root, &dir, &name, &enc, algorithm, slot, &mut sink, report)?;
+                read_payload_manifest(root, dir, &name, &enc, algorithm, slot, &mut sink, report)?;
             m.count = sink.count;
             ok
         };
@@ -348,6 +388,11 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
     if let Some(l) = listed {
         bag.listed = Some(Arc::new(l.finish().map_err(spools.err())?));
     }
+    Ok(())
+}
+
+/// At least one payload manifest; whether trawl can check any.
+fn payload_manifest_found(bag: &mut Bag, report: &mut Report) {
     if bag.payload.is_empty() {
         report.errors.push(BagFinding::bag(
             "no payload manifest (manifest-ALGORITHM.txt): RFC 8493 requires one",
@@ -366,8 +411,18 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             })
             .collect();
     }
-    // fetch.txt: in pieces into a spool by path (a holey bag may list millions of files), its
-    // problem lines capped.
+}
+
+/// `fetch.txt`: in pieces into a spool by path (a holey bag may list millions of files), its
+/// problem lines capped.
+fn fetch(
+    root: &Path,
+    dir: &Root,
+    bag: &mut Bag,
+    report: &mut Report,
+    spools: &Spools,
+) -> Result<(), BagError> {
+    let enc = bag.encoding.clone();
     let mut fetch = spools.spool(2);
     let mut problems = LineProblems::new("fetch.txt");
     let mut value = Vec::new();
@@ -388,11 +443,9 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
         Ok(())
     };
     let read = if is_utf8(&enc) {
-        read_utf8_pieces(root, &dir, "fetch.txt", &mut |t, base| {
-            take(t, base, report)
-        })?
+        read_utf8_pieces(root, dir, "fetch.txt", &mut |t, base| take(t, base, report))?
     } else {
-        match read_tag(root, &dir, "fetch.txt")? {
+        match read_tag(root, dir, "fetch.txt")? {
             Some(raw) => tagfile::decode(&raw, &enc)
                 .and_then(|t| take(&t, 0, report).map_err(|e| e.to_string())),
             None => Ok(()),
@@ -408,5 +461,5 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
     if bag.fetch_count > 0 {
         bag.fetch = Some(Arc::new(fetch.finish().map_err(spools.err())?));
     }
-    Ok(bag)
+    Ok(())
 }
