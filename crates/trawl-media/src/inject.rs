@@ -117,13 +117,8 @@ fn clone_range(src: &File, src_offset: u64, out: &File, dest_offset: u64) -> io:
     Ok(())
 }
 
-/// Writes the copy of `src` (indexed as `idx`) to `out`.
-pub fn inject(
-    idx: &FlvIndex,
-    src: &File,
-    out: &mut File,
-    reflink: Reflink,
-) -> io::Result<Injected> {
+/// The old onMetaData's entries trawl does not set itself (kept in the new one).
+fn kept_metadata(idx: &FlvIndex, src: &File) -> io::Result<Vec<(String, Value)>> {
     let mut kept: Vec<(String, Value)> = Vec::new();
     if let Some(m) = idx.metadata {
         let mut payload = vec![0u8; (m.size - 11) as usize];
@@ -136,24 +131,18 @@ pub fn inject(
                 .collect();
         }
     }
-    let first = idx.data_offset + 4;
-    let end = idx.end.max(first);
-    let removed = idx.metadata.map_or(0, |m| m.size + 4);
-    let body = end - first - removed;
-    // The input's stretches that are copied, in order: the tags before and after the old
-    // onMetaData tag (which is left out).
-    let segments: Vec<(u64, u64)> = match idx.metadata {
-        Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
-        None => vec![(first, end)],
-    };
-    // A device or FIFO as OUT (a stream) is written front to back: no clone, no seek, no truncate.
-    let seekable = out.metadata()?.is_file();
-    if !seekable && reflink == Reflink::Always {
-        return Err(io::Error::other(
-            "cannot share IN's blocks (reflink): OUT is not a regular file",
-        ));
-    }
-    let block = match reflink {
+    Ok(kept)
+}
+
+/// The block size to share IN's blocks by (a reflink clone), or None to copy every byte.
+fn sharing_block(
+    src: &File,
+    out: &File,
+    reflink: Reflink,
+    seekable: bool,
+    body: u64,
+) -> io::Result<Option<u64>> {
+    Ok(match reflink {
         _ if !seekable => None,
         Reflink::Never => None,
         Reflink::Auto if body < REFLINK_MIN => None,
@@ -175,64 +164,122 @@ pub fn inject(
             }
             Err(_) => None,
         },
+    })
+}
+
+/// The new onMetaData payload: the kept entries, the figures trawl sets, the keyframe index at
+/// `positions` in the copy, and `pad` bytes of padding (a clone's alignment).
+fn metadata_payload(
+    idx: &FlvIndex,
+    kept: &[(String, Value)],
+    positions: &dyn Fn(u64) -> u64,
+    filesize: u64,
+    pad: Option<usize>,
+) -> Vec<u8> {
+    let last = idx.keyframes.last();
+    let num = Value::Number;
+    let mut kv = kept.to_vec();
+    kv.extend([
+        (
+            "hasKeyframes".into(),
+            Value::Bool(!idx.keyframes.is_empty()),
+        ),
+        ("hasVideo".into(), Value::Bool(idx.tags.video > 0)),
+        ("hasAudio".into(), Value::Bool(idx.tags.audio > 0)),
+        ("hasMetadata".into(), Value::Bool(true)),
+        // As flvmeta checks it: the last video picture is a keyframe.
+        (
+            "canSeekToEnd".into(),
+            Value::Bool(last.is_some_and(|k| Some(k.offset) == idx.last_video_tag)),
+        ),
+        ("duration".into(), num(idx.duration)),
+        ("filesize".into(), num(filesize as f64)),
+        ("lasttimestamp".into(), num(idx.last_timestamp)),
+        (
+            "lastkeyframetimestamp".into(),
+            num(last.map_or(0.0, |k| k.time)),
+        ),
+        (
+            "lastkeyframelocation".into(),
+            num(last.map_or(0.0, |k| positions(k.offset) as f64)),
+        ),
+        (
+            "metadatacreator".into(),
+            Value::String(concat!("trawl ", env!("CARGO_PKG_VERSION")).into()),
+        ),
+        (
+            "keyframes".into(),
+            Value::Object(vec![
+                (
+                    "filepositions".into(),
+                    Value::Array(
+                        idx.keyframes
+                            .iter()
+                            .map(|k| num(positions(k.offset) as f64))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "times".into(),
+                    Value::Array(idx.keyframes.iter().map(|k| num(k.time)).collect()),
+                ),
+            ]),
+        ),
+    ]);
+    if let Some(n) = pad {
+        kv.push((PADDING_KEY.into(), padding(n)));
+    }
+    amf::script_payload("onMetaData", &Value::EcmaArray(kv))
+}
+
+/// The copy's FLV header and its first tag, the new onMetaData, with the size after it.
+fn flv_head(idx: &FlvIndex, payload: &[u8], tag_len: u64, shift_base: u64) -> Vec<u8> {
+    let mut head = Vec::with_capacity(shift_base as usize);
+    let flags = (idx.flags & !5)
+        | if idx.tags.audio > 0 { 4 } else { 0 }
+        | if idx.tags.video > 0 { 1 } else { 0 };
+    head.extend_from_slice(b"FLV\x01");
+    head.push(flags);
+    head.extend_from_slice(&9u32.to_be_bytes());
+    head.extend_from_slice(&0u32.to_be_bytes());
+    head.push(18);
+    head.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    head.extend_from_slice(&[0; 7]); // timestamp 0, extended 0, stream id 0
+    head.extend_from_slice(payload);
+    head.extend_from_slice(&(tag_len as u32).to_be_bytes());
+    head
+}
+
+/// Writes the copy of `src` (indexed as `idx`) to `out`.
+pub fn inject(
+    idx: &FlvIndex,
+    src: &File,
+    out: &mut File,
+    reflink: Reflink,
+) -> io::Result<Injected> {
+    let kept = kept_metadata(idx, src)?;
+    let first = idx.data_offset + 4;
+    let end = idx.end.max(first);
+    let removed = idx.metadata.map_or(0, |m| m.size + 4);
+    let body = end - first - removed;
+    // The input's stretches that are copied, in order: the tags before and after the old
+    // onMetaData tag (which is left out).
+    let segments: Vec<(u64, u64)> = match idx.metadata {
+        Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
+        None => vec![(first, end)],
     };
+    // A device or FIFO as OUT (a stream) is written front to back: no clone, no seek, no truncate.
+    let seekable = out.metadata()?.is_file();
+    if !seekable && reflink == Reflink::Always {
+        return Err(io::Error::other(
+            "cannot share IN's blocks (reflink): OUT is not a regular file",
+        ));
+    }
+    let block = sharing_block(src, out, reflink, seekable, body)?;
     // Offsets in the copy: the tags move by `shift`, and those after the old metadata tag by
     // its size more.
     let meta_for = |positions: &dyn Fn(u64) -> u64, filesize: u64, pad: Option<usize>| {
-        let last = idx.keyframes.last();
-        let num = Value::Number;
-        let mut kv = kept.clone();
-        kv.extend([
-            (
-                "hasKeyframes".into(),
-                Value::Bool(!idx.keyframes.is_empty()),
-            ),
-            ("hasVideo".into(), Value::Bool(idx.tags.video > 0)),
-            ("hasAudio".into(), Value::Bool(idx.tags.audio > 0)),
-            ("hasMetadata".into(), Value::Bool(true)),
-            // As flvmeta checks it: the last video picture is a keyframe.
-            (
-                "canSeekToEnd".into(),
-                Value::Bool(last.is_some_and(|k| Some(k.offset) == idx.last_video_tag)),
-            ),
-            ("duration".into(), num(idx.duration)),
-            ("filesize".into(), num(filesize as f64)),
-            ("lasttimestamp".into(), num(idx.last_timestamp)),
-            (
-                "lastkeyframetimestamp".into(),
-                num(last.map_or(0.0, |k| k.time)),
-            ),
-            (
-                "lastkeyframelocation".into(),
-                num(last.map_or(0.0, |k| positions(k.offset) as f64)),
-            ),
-            (
-                "metadatacreator".into(),
-                Value::String(concat!("trawl ", env!("CARGO_PKG_VERSION")).into()),
-            ),
-            (
-                "keyframes".into(),
-                Value::Object(vec![
-                    (
-                        "filepositions".into(),
-                        Value::Array(
-                            idx.keyframes
-                                .iter()
-                                .map(|k| num(positions(k.offset) as f64))
-                                .collect(),
-                        ),
-                    ),
-                    (
-                        "times".into(),
-                        Value::Array(idx.keyframes.iter().map(|k| num(k.time)).collect()),
-                    ),
-                ]),
-            ),
-        ]);
-        if let Some(n) = pad {
-            kv.push((PADDING_KEY.into(), padding(n)));
-        }
-        amf::script_payload("onMetaData", &Value::EcmaArray(kv))
+        metadata_payload(idx, &kept, positions, filesize, pad)
     };
     // Where each segment lands for a given start of the body.
     let placed = |shift_base: u64| {
@@ -279,19 +326,7 @@ pub fn inject(
         )));
     }
 
-    let mut head = Vec::with_capacity(shift_base as usize);
-    let flags = (idx.flags & !5)
-        | if idx.tags.audio > 0 { 4 } else { 0 }
-        | if idx.tags.video > 0 { 1 } else { 0 };
-    head.extend_from_slice(b"FLV\x01");
-    head.push(flags);
-    head.extend_from_slice(&9u32.to_be_bytes());
-    head.extend_from_slice(&0u32.to_be_bytes());
-    head.push(18);
-    head.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    head.extend_from_slice(&[0; 7]); // timestamp 0, extended 0, stream id 0
-    head.extend_from_slice(&payload);
-    head.extend_from_slice(&(tag_len as u32).to_be_bytes());
+    let head = flv_head(idx, &payload, tag_len, shift_base);
     // The clone first: the header and the bytes before the first block boundary are then
     // written over the start of it (copy-on-write of one block).
     let mut cloned: Option<(usize, u64)> = None;
