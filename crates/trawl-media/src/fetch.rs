@@ -28,8 +28,7 @@ pub(crate) const AUTO_PROBE: u32 = 128;
 pub(crate) const AUTO_REPROBE: u32 = 4096;
 /// Tags closer than this on average (bytes) are always reached through the map: a fault maps
 /// at least 64 KiB, which serves many of them, and mapped access won in every page-cache state
-/// measured (bench/media's 2 Mbit/s file: 0.10 s mapped against 0.16 s `pread`, 4 KiB-cached;
-/// 0.035 against 0.13, cached by a sequential read).
+/// measured (docs/decisions/0004-flv-seek-by-measurement.md).
 pub(crate) const AUTO_MMAP_BELOW: u64 = 10 << 10;
 /// Requests longer than this (a whole onMetaData or configuration payload) are not timed: the
 /// probe compares the cost of reaching one tag header.

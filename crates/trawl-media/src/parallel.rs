@@ -82,8 +82,8 @@ fn walk(path: &Path, fetch: &mut Fetch<'_>, mut w: Walker) -> Result<Segment, Fl
 
 /// Lets go of the mapped pages of `from..to` (the whole pages inside it) once this segment's
 /// walk is done, so that taking down their page table entries runs on every core, beside the
-/// other walks, and not in one `munmap` at the end (1.1 GB cached 4 KiB at a time: about 0.03 s
-/// of one core). The pages stay in the page cache; one touched again (a join walked again, a
+/// other walks, and not in one `munmap` at the end (docs/decisions/0004). The pages stay in the
+/// page cache; one touched again (a join walked again, a
 /// tag header just past `to`) is faulted in again.
 ///
 /// `m` must be a shared mapping of a file: on memory of the process's own (bytes indexed in

@@ -86,9 +86,8 @@ pub trait LaneFactory: Sync {
     /// Whether a large file's lanes keep every core busy by themselves, so that `--io auto`
     /// maps it: the copy out of the page cache that `read(2)` costs is then work taken from
     /// the lanes, where with cores to spare the reader thread does it beside them and a
-    /// mapping's page faults would fall on the lanes instead (2 GiB file, 2 cores: SHA-256
-    /// alone 1.52 s read against 1.67 s mapped; BLAKE3 0.58 against 0.45, four digests 5.57
-    /// against 5.28, the default scan 1.79 against 1.70).
+    /// mapping's page faults would fall on the lanes instead (the measurements:
+    /// docs/decisions/0010-map-windows-and-coloured-buffers.md).
     fn busy_cores(&self) -> bool {
         false
     }

@@ -336,9 +336,8 @@ fn read_file(
 ///
 /// A mapped window is unmapped by this thread, not by the lane that drops it last: that lane
 /// hands it back (the `unmap` channel) and this thread drops it while the lanes go on with the
-/// next windows. Unmapping 32 MiB of mapped pages takes about 1 ms; on the last lane, between
-/// two windows, it left the other cores idle (BLAKE3 over 2 GiB on 2 cores: 64 windows, 59 ms
-/// of a core idle in a 0.5 s run).
+/// next windows. Unmapping a window takes about a millisecond; on the last lane, between two
+/// windows, it left the other cores idle (docs/decisions/0010).
 fn fan_out(
     src: &mut ChunkSource<'_>,
     lanes: Vec<Box<dyn Lane>>,
