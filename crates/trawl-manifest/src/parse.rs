@@ -478,20 +478,14 @@ pub enum PiecesError {
 /// line can make it hold. A longer line is refused by its number and reading goes on after it.
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
-/// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
-/// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
-/// held. The file is read twice (first for the record separator, which the last byte decides).
-pub fn parse_pieces(
-    f: &mut std::fs::File,
-    prefer: &[Algorithm],
-    name_hint: &str,
-    piece: usize,
-    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::io::Result<()>,
-) -> Result<PiecesSummary, PiecesError> {
+/// A manifest's byte-order mark, left out where the first line starts.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The first pass of [`parse_pieces`]: whether the file is a hashdeep manifest, and whether its
+/// records end with NUL (as `detect_and_parse` decides it from the whole: the last byte, or NULs
+/// and no line break).
+fn kind_and_separator(f: &mut std::fs::File) -> std::io::Result<(bool, bool)> {
     use std::io::{Read, Seek};
-    const BOM: &[u8] = b"\xef\xbb\xbf";
-    // The separator: as `detect_and_parse` decides it from the whole.
     f.rewind()?;
     let (mut has_nl, mut has_nul, mut last) = (false, false, None);
     let mut head = Vec::new();
@@ -501,7 +495,7 @@ pub fn parse_pieces(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         let b = &block[..n];
         has_nl |= b.contains(&b'\n');
@@ -514,6 +508,42 @@ pub fn parse_pieces(
     let head = head.strip_prefix(BOM).unwrap_or(&head);
     let hashdeep = head.starts_with(b"%%%% HASHDEEP-1.0");
     let zero = !hashdeep && (last == Some(0) || (has_nul && !has_nl));
+    Ok((hashdeep, zero))
+}
+
+/// Reads from `f` until `buf` holds `want` bytes; false once the file has ended.
+fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    use std::io::Read;
+    while buf.len() < want {
+        let start = buf.len();
+        buf.resize(start + (want - start).max(64 << 10), 0);
+        let n = loop {
+            match f.read(&mut buf[start..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        buf.truncate(start + n);
+        if n == 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
+/// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
+/// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
+/// held. The file is read twice (first for the record separator, which the last byte decides).
+pub fn parse_pieces(
+    f: &mut std::fs::File,
+    prefer: &[Algorithm],
+    name_hint: &str,
+    piece: usize,
+    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::io::Result<()>,
+) -> Result<PiecesSummary, PiecesError> {
+    use std::io::Seek;
+    let (hashdeep, zero) = kind_and_separator(f)?;
     let sep = if zero { 0u8 } else { b'\n' };
     let named = algorithms_named_in(name_hint);
 
@@ -532,21 +562,7 @@ pub fn parse_pieces(
     let mut skipping = false;
     // Until the end of the file, and every byte read before it taken.
     while !(eof && buf.is_empty()) {
-        while buf.len() < want {
-            let start = buf.len();
-            buf.resize(start + (want - start).max(64 << 10), 0);
-            let n = loop {
-                match f.read(&mut buf[start..]) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    r => break r?,
-                }
-            };
-            buf.truncate(start + n);
-            if n == 0 {
-                eof = true;
-                break;
-            }
-        }
+        eof |= !fill(f, &mut buf, want)?;
         let first_end = buf.iter().position(|&b| b == sep);
         if skipping {
             match first_end {
