@@ -11,6 +11,21 @@ use crate::verdict::{AuditMode, Verdict};
 /// registered).
 type MoveTarget = (i64, Vec<u8>, i64, i64, i64, i64);
 
+/// A registered file the walk did not find: files row id, directory id, name, root, size,
+/// mtime, device, inode, digests, and what the walk found at its name instead, if anything.
+type NotFound = (
+    i64,
+    i64,
+    Vec<u8>,
+    i64,
+    i64,
+    i64,
+    u64,
+    u64,
+    Vec<u8>,
+    Option<String>,
+);
+
 impl Audit<'_> {
     /// After the reads: decides missing files and pairs them with new ones into moves. With
     /// `complete` false (a budget stopped the reads), a missing file that might have moved to a
@@ -21,149 +36,155 @@ impl Audit<'_> {
         }
         let mut after = 0i64;
         loop {
-            type Row = (
-                i64,
-                i64,
-                Vec<u8>,
-                i64,
-                i64,
-                i64,
-                u64,
-                u64,
-                Vec<u8>,
-                Option<String>,
-            );
-            let rows: Vec<Row> = {
-                let mut st = self
-                    .cat
-                    .conn
-                    .prepare_cached(
-                        "SELECT f.id, f.dir, f.name, d.root, f.size, f.mtime_ns, f.dev, f.ino, f.digests, w.kind
-                         FROM files f JOIN dirs d ON d.id = f.dir
-                         LEFT JOIN walk w ON w.dir = f.dir AND w.name = f.name
-                         WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
-                           AND instr(',' || ?2 || ',', ',' || d.root || ',') > 0
-                           AND (w.kind IS NULL OR w.kind NOT IN ('file', 'dirfail'))
-                           AND NOT EXISTS (SELECT 1 FROM failed_dirs x WHERE x.root = d.root
-                               AND substr(d.path, 1, length(x.path)) = x.path)
-                         ORDER BY f.id LIMIT 1000",
-                    )
-                    .map_err(|e| self.err(e))?;
-                st.query_map(params![after, self.root_list], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get::<_, i64>(6)? as u64,
-                        r.get::<_, i64>(7)? as u64,
-                        r.get(8)?,
-                        r.get(9)?,
-                    ))
-                })
-                .and_then(|it| it.collect::<rusqlite::Result<Vec<_>>>())
-                .map_err(|e| self.err(e))?
-            };
+            let rows = self.not_found_after(after)?;
             let Some(last) = rows.last() else { break };
             after = last.0;
-            for (id, dir, name, rid, size, mtime, dev, ino, digests, kind) in rows {
+            for row in rows {
+                let (_, _, _, _, size, mtime, dev, ino, ref digests, _) = row;
                 if !complete && self.unread_new_of_size(size)? {
                     continue;
                 }
                 let target = match self.mode {
-                    AuditMode::Full => self.move_target_full(size, &digests)?,
+                    AuditMode::Full => self.move_target_full(size, digests)?,
                     AuditMode::Metadata => self.move_target_inode(size, mtime, dev, ino)?,
                 };
                 match target {
-                    Some((tdir, tname, _troot, tsize, tmtime, tid)) => {
-                        if self.mode == AuditMode::Full {
-                            // The file keeps its identity (id, first seen, version) under its new path.
-                            let conn = &self.cat.conn;
-                            let r = conn
-                                .execute("DELETE FROM files WHERE id = ?1", [tid])
-                                .and_then(|_| {
-                                    conn.execute(
-                                        "UPDATE files SET dir = ?2, name = ?3, size = ?4, mtime_ns = ?5,
-                                             state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
-                                             last_verdict = 'moved', missing_since = NULL
-                                         WHERE id = ?1",
-                                        params![id, tdir, tname, tsize, tmtime, self.now, self.run],
-                                    )
-                                });
-                            r.map_err(|e| self.err(e))?;
-                        }
-                        let from = self.whole_path(dir, &name)?;
-                        let detail = format!(
-                            "moved from {}",
-                            String::from_utf8_lossy(&self.joined(rid, &from))
-                        );
-                        self.event(
-                            (tdir, &tname),
-                            Verdict::Moved,
-                            Some((tsize as u64, tmtime)),
-                            Some(&digests),
-                            Some(&digests),
-                            Some((dir, &name)),
-                            Some(&detail),
-                        )?;
-                    }
-                    None => {
-                        let since: Option<i64> = self
-                            .cat
-                            .conn
-                            .query_row("SELECT missing_since FROM files WHERE id = ?1", [id], |r| {
-                                r.get(0)
-                            })
-                            .map_err(|e| self.err(e))?;
-                        if self.mode == AuditMode::Full {
-                            self.cat
-                                .conn
-                                .execute(
-                                    "UPDATE files SET present = 0, state = ?3, last_run = ?2,
-                                         last_verdict = 'missing',
-                                         missing_since = coalesce(missing_since, ?2)
-                                     WHERE id = ?1",
-                                    params![
-                                        id,
-                                        self.run,
-                                        if self.forget_missing {
-                                            "removed"
-                                        } else {
-                                            "missing"
-                                        }
-                                    ],
-                                )
-                                .map_err(|e| self.err(e))?;
-                        }
-                        let mut parts: Vec<String> = Vec::new();
-                        if let Some(d) = kind.as_deref().and_then(kind_detail) {
-                            parts.push(d.into());
-                        }
-                        if let Some(r) = since {
-                            parts.push(format!("missing since run {r}"));
-                        }
-                        if self.forget_missing {
-                            parts.push("forgotten (--forget-missing): not reported again".into());
-                        }
-                        let joined = parts.join("; ");
-                        let detail = (!parts.is_empty()).then_some(joined.as_str());
-                        self.event(
-                            (dir, &name),
-                            Verdict::Missing,
-                            Some((size as u64, mtime)),
-                            Some(&digests),
-                            None,
-                            None,
-                            detail,
-                        )?;
-                    }
+                    Some(t) => self.moved(&row, t)?,
+                    None => self.missing(&row)?,
                 }
                 self.tick()?;
             }
         }
         self.commit()
+    }
+
+    /// Up to 1,000 registered files, by id past `after`, that the walk did not find as files:
+    /// each missing, or moved.
+    fn not_found_after(&self, after: i64) -> Result<Vec<NotFound>> {
+        {
+            let mut st = self
+                .cat
+                .conn
+                .prepare_cached(
+                    "SELECT f.id, f.dir, f.name, d.root, f.size, f.mtime_ns, f.dev, f.ino, f.digests, w.kind
+                     FROM files f JOIN dirs d ON d.id = f.dir
+                     LEFT JOIN walk w ON w.dir = f.dir AND w.name = f.name
+                     WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
+                       AND instr(',' || ?2 || ',', ',' || d.root || ',') > 0
+                       AND (w.kind IS NULL OR w.kind NOT IN ('file', 'dirfail'))
+                       AND NOT EXISTS (SELECT 1 FROM failed_dirs x WHERE x.root = d.root
+                           AND substr(d.path, 1, length(x.path)) = x.path)
+                     ORDER BY f.id LIMIT 1000",
+                )
+                .map_err(|e| self.err(e))?;
+            st.query_map(params![after, self.root_list], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get::<_, i64>(6)? as u64,
+                    r.get::<_, i64>(7)? as u64,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            })
+            .and_then(|it| it.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.err(e))
+        }
+    }
+
+    /// A file found under a new path: it keeps its identity (id, first seen, version) there.
+    fn moved(&mut self, row: &NotFound, target: MoveTarget) -> Result<()> {
+        let (id, dir, ref name, rid, _, _, _, _, ref digests, _) = *row;
+        let (tdir, tname, _troot, tsize, tmtime, tid) = target;
+        if self.mode == AuditMode::Full {
+            // The file keeps its identity (id, first seen, version) under its new path.
+            let conn = &self.cat.conn;
+            let r = conn
+                .execute("DELETE FROM files WHERE id = ?1", [tid])
+                .and_then(|_| {
+                    conn.execute(
+                        "UPDATE files SET dir = ?2, name = ?3, size = ?4, mtime_ns = ?5,
+                             state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
+                             last_verdict = 'moved', missing_since = NULL
+                         WHERE id = ?1",
+                        params![id, tdir, tname, tsize, tmtime, self.now, self.run],
+                    )
+                });
+            r.map_err(|e| self.err(e))?;
+        }
+        let from = self.whole_path(dir, name)?;
+        let detail = format!(
+            "moved from {}",
+            String::from_utf8_lossy(&self.joined(rid, &from))
+        );
+        self.event(
+            (tdir, &tname),
+            Verdict::Moved,
+            Some((tsize as u64, tmtime)),
+            Some(digests),
+            Some(digests),
+            Some((dir, name)),
+            Some(&detail),
+        )?;
+        Ok(())
+    }
+
+    /// A file not found anywhere: missing (or forgotten, with --forget-missing).
+    fn missing(&mut self, row: &NotFound) -> Result<()> {
+        let (id, dir, ref name, _, size, mtime, _, _, ref digests, ref kind) = *row;
+        let since: Option<i64> = self
+            .cat
+            .conn
+            .query_row("SELECT missing_since FROM files WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))?;
+        if self.mode == AuditMode::Full {
+            self.cat
+                .conn
+                .execute(
+                    "UPDATE files SET present = 0, state = ?3, last_run = ?2,
+                             last_verdict = 'missing',
+                             missing_since = coalesce(missing_since, ?2)
+                         WHERE id = ?1",
+                    params![
+                        id,
+                        self.run,
+                        if self.forget_missing {
+                            "removed"
+                        } else {
+                            "missing"
+                        }
+                    ],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(d) = kind.as_deref().and_then(kind_detail) {
+            parts.push(d.into());
+        }
+        if let Some(r) = since {
+            parts.push(format!("missing since run {r}"));
+        }
+        if self.forget_missing {
+            parts.push("forgotten (--forget-missing): not reported again".into());
+        }
+        let joined = parts.join("; ");
+        let detail = (!parts.is_empty()).then_some(joined.as_str());
+        self.event(
+            (dir, name),
+            Verdict::Missing,
+            Some((size as u64, mtime)),
+            Some(digests),
+            None,
+            None,
+            detail,
+        )?;
+        Ok(())
     }
 
     pub(super) fn unread_new_of_size(&self, size: i64) -> Result<bool> {
