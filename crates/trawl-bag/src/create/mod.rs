@@ -484,9 +484,7 @@ impl Made<'_> {
         stop: &Stop,
         created: &mut Created,
     ) -> Result<(), BagError> {
-        let (dir, out, files, listing, info) =
-            (self.dir, self.out, self.files, self.listing, self.info);
-        let spools = &opts.spools;
+        let (out, listing, info) = (self.out, self.listing, self.info);
         if out.exists() {
             return Err(refused(
                 out,
@@ -510,95 +508,8 @@ impl Made<'_> {
             .map_err(io_err(&parent))?;
         let tmp = made.path().to_path_buf();
         let result = (|| {
-            // Files copied (not linked), each with the digests its source had.
-            let mut copied = spools.spool(2);
-            let mut failed: Option<BagError> = None;
-            let walked = files.for_each(|rel, value| {
-                let rel = std::ffi::OsStr::from_bytes(rel);
-                let src = dir.join(rel);
-                let dst = tmp.join("data").join(rel);
-                let step = (|| {
-                    if let Some(p) = dst.parent() {
-                        std::fs::create_dir_all(p).map_err(io_err(p))?;
-                    }
-                    // A link itself is never put in the bag: what it points to is copied.
-                    let is_link = std::fs::symlink_metadata(&src)
-                        .map(|m| m.file_type().is_symlink())
-                        .unwrap_or(false);
-                    if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
-                        created.linked += 1;
-                    } else {
-                        std::fs::copy(&src, &dst).map_err(io_err(&src))?;
-                        created.copied += 1;
-                        let mut key = b"data/".to_vec();
-                        key.extend_from_slice(rel.as_bytes());
-                        copied.push(&key, &value[8..]).map_err(spools.err())?;
-                    }
-                    if stop.is_stopping() {
-                        return Err(refused(out, "interrupted; nothing was created"));
-                    }
-                    Ok(())
-                })();
-                match step {
-                    Ok(()) => Ok(()),
-                    Err(e) => {
-                        failed = Some(e);
-                        Err(std::io::Error::other("stopped"))
-                    }
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            walked.map_err(spools.err())?;
-            // Copies are read back and checked against the source digests.
-            let copied = Arc::new(copied.finish().map_err(spools.err())?);
-            let check = Listing {
-                sorted: &copied,
-                layout: &opts.algorithms,
-                prefix: b"",
-                skip: 0,
-            };
-            let mut bad: Option<String> = None;
-            let fed = hash_stream(
-                &tmp,
-                &opts.algorithms,
-                cfg,
-                progress,
-                stop,
-                |feeder| {
-                    copied.for_each(|rel, value| {
-                        let rel = String::from_utf8_lossy(rel).into_owned();
-                        feeder.send(rel, value.to_vec());
-                        Ok::<(), std::io::Error>(())
-                    })
-                },
-                |rel, want: Vec<u8>, hashed| {
-                    let same = match &hashed {
-                        Hashed::Digests { digests, .. } => opts.algorithms.iter().all(|a| {
-                            let got = digests
-                                .iter()
-                                .find(|(b, _)| b == a)
-                                .map(|(_, v)| v.as_slice());
-                            got.is_some() && got == check.digest(&want, *a)
-                        }),
-                        _ => false,
-                    };
-                    if !same && bad.is_none() {
-                        bad = Some(rel);
-                    }
-                },
-            );
-            fed.map_err(spools.err())?;
-            if stop.is_stopping() {
-                return Err(refused(out, "interrupted; nothing was created"));
-            }
-            if let Some(p) = bad {
-                return Err(refused(
-                    &tmp.join(p),
-                    "copy does not match its source; nothing was created",
-                ));
-            }
+            let copied = self.link_or_copy(&tmp, opts, stop, created)?;
+            self.check_copies(&tmp, &copied, opts, cfg, progress, stop)?;
             write_tag_files(
                 &tmp,
                 listing,
@@ -620,6 +531,121 @@ impl Made<'_> {
             }
             // The guard removes the directory it made, and only that.
             Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Every payload file into `tmp/data`: hard-linked where it can be (not with --copy, never
+    /// a link's target), else copied; the copies, each with the digests its source had.
+    fn link_or_copy(
+        &self,
+        tmp: &Path,
+        opts: &CreateOptions<'_>,
+        stop: &Stop,
+        created: &mut Created,
+    ) -> Result<Arc<Sorted>, BagError> {
+        let (dir, out, files) = (self.dir, self.out, self.files);
+        let spools = &opts.spools;
+        let mut copied = spools.spool(2);
+        let mut failed: Option<BagError> = None;
+        let walked = files.for_each(|rel, value| {
+            let rel = std::ffi::OsStr::from_bytes(rel);
+            let src = dir.join(rel);
+            let dst = tmp.join("data").join(rel);
+            let step = (|| {
+                if let Some(p) = dst.parent() {
+                    std::fs::create_dir_all(p).map_err(io_err(p))?;
+                }
+                // A link itself is never put in the bag: what it points to is copied.
+                let is_link = std::fs::symlink_metadata(&src)
+                    .map(|m| m.file_type().is_symlink())
+                    .unwrap_or(false);
+                if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
+                    created.linked += 1;
+                } else {
+                    std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                    created.copied += 1;
+                    let mut key = b"data/".to_vec();
+                    key.extend_from_slice(rel.as_bytes());
+                    copied.push(&key, &value[8..]).map_err(spools.err())?;
+                }
+                if stop.is_stopping() {
+                    return Err(refused(out, "interrupted; nothing was created"));
+                }
+                Ok(())
+            })();
+            match step {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    failed = Some(e);
+                    Err(std::io::Error::other("stopped"))
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        walked.map_err(spools.err())?;
+        Ok(Arc::new(copied.finish().map_err(spools.err())?))
+    }
+
+    /// The copies read back and checked against their sources' digests: the first that differs
+    /// (or a stop) ends the creation with nothing created.
+    fn check_copies(
+        &self,
+        tmp: &Path,
+        copied: &Arc<Sorted>,
+        opts: &CreateOptions<'_>,
+        cfg: &ScanConfig,
+        progress: &dyn Progress,
+        stop: &Stop,
+    ) -> Result<(), BagError> {
+        let spools = &opts.spools;
+        let check = Listing {
+            sorted: copied,
+            layout: &opts.algorithms,
+            prefix: b"",
+            skip: 0,
+        };
+        let mut bad: Option<String> = None;
+        let fed = hash_stream(
+            tmp,
+            &opts.algorithms,
+            cfg,
+            progress,
+            stop,
+            |feeder| {
+                copied.for_each(|rel, value| {
+                    let rel = String::from_utf8_lossy(rel).into_owned();
+                    feeder.send(rel, value.to_vec());
+                    Ok::<(), std::io::Error>(())
+                })
+            },
+            |rel, want: Vec<u8>, hashed| {
+                let same = match &hashed {
+                    Hashed::Digests { digests, .. } => opts.algorithms.iter().all(|a| {
+                        let got = digests
+                            .iter()
+                            .find(|(b, _)| b == a)
+                            .map(|(_, v)| v.as_slice());
+                        got.is_some() && got == check.digest(&want, *a)
+                    }),
+                    _ => false,
+                };
+                if !same && bad.is_none() {
+                    bad = Some(rel);
+                }
+            },
+        );
+        fed.map_err(spools.err())?;
+        if stop.is_stopping() {
+            return Err(refused(self.out, "interrupted; nothing was created"));
+        }
+        if let Some(p) = bad {
+            return Err(refused(
+                &tmp.join(p),
+                "copy does not match its source; nothing was created",
+            ));
         }
         Ok(())
     }
