@@ -361,6 +361,9 @@ impl Walker {
     }
 
     /// One complete tag; `payload` is its start (or all of it when it was asked for).
+    ///
+    /// Long on purpose: one `match` on the tag's type, each arm what FLV says of that type
+    /// (script data, video, audio), read in one place against the specification.
     fn tag(&mut self, h: Header, payload: &[u8]) {
         self.expect_prev = Some(11 + h.size);
         self.idx.end = (h.pos + 11 + h.size as u64 + 4).min(self.size);

@@ -94,6 +94,9 @@ impl Totals {
 
 impl Slot {
     /// Sums what no key decides and stages the records of `f`.
+    ///
+    /// Long on purpose: a reader runs it once per file, on the hot path, and its parts share
+    /// the slot's buffers (the sums, then each way's records staged in arrival order).
     pub(crate) fn add(&mut self, c: &Counter, f: &FileReduce) {
         let cfg = &c.cfg;
         let ncodec = cfg.codecs.len();

@@ -45,6 +45,10 @@ impl Part {
     /// Merges `b` (staged words of this partition, sorted) into the slots, from the back, in
     /// place; calls `on_new` with the first word of each key that was not there. Sets `moved`
     /// if the partition moved from the heap into a mapping.
+    ///
+    /// Long on purpose: the one pass every staged key goes through; its cursors (the read and
+    /// write positions in the slots, the staged word, the count side map) are one state, which
+    /// separate functions would hand back and forth on the hottest loop of a scan.
     pub(crate) fn merge(
         &mut self,
         part: u64,
