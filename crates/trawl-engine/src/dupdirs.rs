@@ -83,6 +83,20 @@ pub fn find(
     temp_dir: &std::path::Path,
     budget: usize,
 ) -> io::Result<Vec<DuplicateDirectories>> {
+    let sorted = directory_digests(records, roots, alg, temp_dir, budget)?;
+    let groups = equal_groups(&sorted)?;
+    Ok(outermost(groups))
+}
+
+/// Every directory's digest (of its names and its files' and subdirectories' digests, all the
+/// way down), into a spool sorted by digest.
+fn directory_digests(
+    records: &Records,
+    roots: &[PathBuf],
+    alg: Algorithm,
+    temp_dir: &std::path::Path,
+    budget: usize,
+) -> io::Result<Arc<trawl_spool::Sorted>> {
     let mut spool = Spool::new(temp_dir, budget);
     let mut stack: Vec<Open> = Vec::new();
     let mut val = Vec::new();
@@ -139,15 +153,19 @@ pub fn find(
     while let Some(d) = stack.pop() {
         closed(d, stack.last_mut(), &mut spool, &mut val)?;
     }
-    let sorted = Arc::new(spool.finish()?);
-    // Most bytes wasted first.
-    let order = |a: &DuplicateDirectories, b: &DuplicateDirectories| {
-        (b.bytes * (b.count - 1))
-            .cmp(&(a.bytes * (a.count - 1)))
-            .then_with(|| a.directories.cmp(&b.directories))
-    };
-    // The best groups are kept, a few times more than are listed (nested ones are dropped
-    // below), each with the names needed to tell nesting.
+    Ok(Arc::new(spool.finish()?))
+}
+
+/// Most bytes wasted first.
+fn order(a: &DuplicateDirectories, b: &DuplicateDirectories) -> std::cmp::Ordering {
+    (b.bytes * (b.count - 1))
+        .cmp(&(a.bytes * (a.count - 1)))
+        .then_with(|| a.directories.cmp(&b.directories))
+}
+
+/// The directories of equal digest as groups, the best kept (a few times more than are
+/// listed: nested ones are dropped after), each with the names needed to tell nesting.
+fn equal_groups(sorted: &Arc<trawl_spool::Sorted>) -> io::Result<Vec<DuplicateDirectories>> {
     let keep = 8 * Breakdown::DUPLICATE_GROUPS;
     let mut groups: Vec<DuplicateDirectories> = Vec::new();
     let mut cur: Option<(Vec<u8>, DuplicateDirectories)> = None;
@@ -196,8 +214,12 @@ pub fn find(
         Ok(())
     })?;
     flush(cur.take(), &mut groups);
-    // A group inside a listed one (each of its directories directly in a directory of that
-    // group) says nothing new.
+    Ok(groups)
+}
+
+/// The groups, best first, without those inside a listed one (each of its directories directly
+/// in a directory of that group: it says nothing new), names cut to what is shown.
+fn outermost(mut groups: Vec<DuplicateDirectories>) -> Vec<DuplicateDirectories> {
     groups.sort_by(order);
     let mut listed: Vec<DuplicateDirectories> = Vec::new();
     for g in groups {
@@ -217,5 +239,5 @@ pub fn find(
     for g in &mut listed {
         g.directories.truncate(Breakdown::NAMES_SHOWN);
     }
-    Ok(listed)
+    listed
 }
