@@ -268,51 +268,7 @@ impl ScanPlan {
         } else {
             trawl_digest::parse_list(&a.digest)?
         };
-        let mut manifests = Vec::new();
-        for spec in &a.manifest {
-            let (kind, file) = spec.split_once(':').with_context(|| {
-                format!("--manifest '{spec}': expected FORMAT:FILE, e.g. sha256sum:SHA256SUMS")
-            })?;
-            if file.is_empty() {
-                bail!("--manifest '{spec}': missing file name after ':'");
-            }
-            let format = match kind {
-                k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
-                    Format::Gnu(trawl_manifest::gnu_tool_algorithm(k).expect("just checked"))
-                }
-                // BSD tag lines: one per file per chosen algorithm.
-                "bsd" => match algorithms.first() {
-                    Some(&alg) => Format::Bsd(alg),
-                    None => bail!("--manifest bsd: name the digest with --digest (not 'none')"),
-                },
-                "hashdeep" => {
-                    let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
-                        .into_iter()
-                        .filter(|h| algorithms.contains(h))
-                        .collect();
-                    if hd.is_empty() {
-                        bail!(
-                            "--manifest hashdeep: hashdeep knows md5, sha1 and sha256; add one with --digest"
-                        );
-                    }
-                    Format::Hashdeep(hd)
-                }
-                other => bail!(
-                    "--manifest '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
-                    trawl_manifest::GNU_TOOL_NAMES
-                ),
-            };
-            // A manifest's algorithm is computed even if --digest did not name it.
-            if let Format::Gnu(alg) = format
-                && !algorithms.contains(&alg)
-            {
-                algorithms.push(alg);
-            }
-            manifests.push(ManifestSpec {
-                format,
-                path: PathBuf::from(file),
-            });
-        }
+        let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         let stdout_users = manifests
             .iter()
             .filter(|m| m.path.as_os_str() == "-")
@@ -331,21 +287,10 @@ impl ScanPlan {
             Some(m) => parse_size(m)?,
             None => DEFAULT_MEMORY,
         };
-        // A fixity scan (manifests or other per-file outputs only, no reduction flag) is not
-        // charged for a reduction nobody asked for; a bare scan, a JSON report or a page shows
-        // one.
-        let per_file_only = (!a.manifest.is_empty()
-            || a.jsonl.is_some()
-            || a.duplicates.is_some()
-            || a.ncdu.is_some()
-            || a.media_index.is_some())
-            && a.json.is_none()
-            && a.html.is_none();
-        let skip = per_file_only && !a.reduce.force_reduce && !a.reduce.reduction_flags;
-        let mut reduce = if skip {
-            None
-        } else {
+        let mut reduce = if measures_reduction(a) {
             reduce_config(&a.reduce)?
+        } else {
+            None
         };
         let share = if reduce.is_some() { memory / 4 } else { memory };
         let record_memory = share.min(trawl_engine::RECORD_MEMORY as u64);
@@ -396,6 +341,77 @@ impl ScanPlan {
             temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,
         })
     }
+}
+
+/// The manifests asked for (`-m FORMAT:FILE`, repeatable); a manifest's algorithm is added to
+/// `algorithms` if `--digest` did not name it.
+fn manifest_specs(
+    specs: &[String],
+    algorithms: &mut Vec<Algorithm>,
+) -> anyhow::Result<Vec<ManifestSpec>> {
+    let mut manifests = Vec::new();
+    for spec in specs {
+        let (kind, file) = spec.split_once(':').with_context(|| {
+            format!("--manifest '{spec}': expected FORMAT:FILE, e.g. sha256sum:SHA256SUMS")
+        })?;
+        if file.is_empty() {
+            bail!("--manifest '{spec}': missing file name after ':'");
+        }
+        let format = match kind {
+            k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
+                Format::Gnu(trawl_manifest::gnu_tool_algorithm(k).expect("just checked"))
+            }
+            // BSD tag lines: one per file per chosen algorithm.
+            "bsd" => match algorithms.first() {
+                Some(&alg) => Format::Bsd(alg),
+                None => bail!("--manifest bsd: name the digest with --digest (not 'none')"),
+            },
+            "hashdeep" => {
+                let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
+                    .into_iter()
+                    .filter(|h| algorithms.contains(h))
+                    .collect();
+                if hd.is_empty() {
+                    bail!(
+                        "--manifest hashdeep: hashdeep knows md5, sha1 and sha256; add one with --digest"
+                    );
+                }
+                Format::Hashdeep(hd)
+            }
+            other => bail!(
+                "--manifest '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
+                trawl_manifest::GNU_TOOL_NAMES
+            ),
+        };
+        // A manifest's algorithm is computed even if --digest did not name it.
+        if let Format::Gnu(alg) = format
+            && !algorithms.contains(&alg)
+        {
+            algorithms.push(alg);
+        }
+        manifests.push(ManifestSpec {
+            format,
+            path: PathBuf::from(file),
+        });
+    }
+    Ok(manifests)
+}
+
+/// Whether a scan measures data reduction. A fixity scan (manifests or other per-file outputs
+/// only, no reduction flag) is not charged for a reduction nobody asked for; a bare scan, a JSON
+/// report or a page shows one; `--reduce` and `--no-reduce` decide it.
+fn measures_reduction(a: &ScanArgs) -> bool {
+    if a.reduce.no_reduce {
+        return false;
+    }
+    let per_file_only = (!a.manifest.is_empty()
+        || a.jsonl.is_some()
+        || a.duplicates.is_some()
+        || a.ncdu.is_some()
+        || a.media_index.is_some())
+        && a.json.is_none()
+        && a.html.is_none();
+    !per_file_only || a.reduce.force_reduce || a.reduce.reduction_flags
 }
 
 /// Parses durations like `30d`, `2h`, `90s`, `1h 30m`.
