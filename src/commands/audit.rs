@@ -50,26 +50,12 @@ pub fn run_with(
             .zip(typed_roots.iter().cloned())
             .collect(),
     };
-    let opts = AuditOptions {
-        scan: plan.cfg.clone(),
-        algorithms: plan.algorithms.clone(),
-        mode: if plan.metadata_only {
-            trawl_catalog::AuditMode::Metadata
-        } else {
-            trawl_catalog::AuditMode::Full
-        },
-        older_than: plan.older_than,
-        max_bytes: plan.max_bytes,
-        max_time: plan.max_time,
-        forget_missing: plan.forget_missing,
-        invocation: plan.invocation.clone(),
-        temp_dir: plan.temp_dir.clone(),
-        exclude: json
-            .iter()
-            .chain(&html)
-            .filter_map(Output::identity)
-            .collect(),
-    };
+    let exclude = json
+        .iter()
+        .chain(&html)
+        .filter_map(Output::identity)
+        .collect();
+    let opts = audit_options(&plan, exclude);
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -77,32 +63,7 @@ pub fn run_with(
         source,
         &bar,
         &crate::stop::current(),
-        &mut |n| match n {
-            Notice::Resumed { run } => messages::warning(format_args!(
-                "audit run {run} was interrupted; resuming it (files it already checked are not read again)"
-            )),
-            Notice::Skipped { path, kind } => messages::warning(format_args!(
-                "{}: skipped: {}",
-                shown.path(path),
-                kind.describe()
-            )),
-            Notice::Failed(e) => messages::error(format_args!("{e}")),
-            Notice::Corrupt { path } => messages::error(format_args!(
-                "{}: CORRUPT: content changed but size and mtime did not",
-                shown.path(path)
-            )),
-            Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
-                "{}: inside the registered root {}; auditing {} (its files are registered once)",
-                shown.path(root),
-                registered.display(),
-                registered.display()
-            )),
-            Notice::ContainsRegistered { root, registered } => messages::warning(format_args!(
-                "{}: holds the registered root {}, which is audited as itself",
-                shown.path(root),
-                registered.display()
-            )),
-        },
+        &mut |n| notice(n, &shown),
     );
     drop(bar);
     let report = match outcome? {
@@ -160,4 +121,54 @@ pub fn run_with(
             Outcome::Ok
         },
     )
+}
+
+/// What the catalog's audit is asked to do, from the plan.
+fn audit_options(plan: &AuditPlan, exclude: Vec<(u64, u64)>) -> AuditOptions {
+    AuditOptions {
+        scan: plan.cfg.clone(),
+        algorithms: plan.algorithms.clone(),
+        mode: if plan.metadata_only {
+            trawl_catalog::AuditMode::Metadata
+        } else {
+            trawl_catalog::AuditMode::Full
+        },
+        older_than: plan.older_than,
+        max_bytes: plan.max_bytes,
+        max_time: plan.max_time,
+        forget_missing: plan.forget_missing,
+        invocation: plan.invocation.clone(),
+        temp_dir: plan.temp_dir.clone(),
+        exclude,
+    }
+}
+
+/// What the audit says on the way, as messages.
+fn notice(n: Notice<'_>, shown: &Shown) {
+    match n {
+        Notice::Resumed { run } => messages::warning(format_args!(
+            "audit run {run} was interrupted; resuming it (files it already checked are not read again)"
+        )),
+        Notice::Skipped { path, kind } => messages::warning(format_args!(
+            "{}: skipped: {}",
+            shown.path(path),
+            kind.describe()
+        )),
+        Notice::Failed(e) => messages::error(format_args!("{e}")),
+        Notice::Corrupt { path } => messages::error(format_args!(
+            "{}: CORRUPT: content changed but size and mtime did not",
+            shown.path(path)
+        )),
+        Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
+            "{}: inside the registered root {}; auditing {} (its files are registered once)",
+            shown.path(root),
+            registered.display(),
+            registered.display()
+        )),
+        Notice::ContainsRegistered { root, registered } => messages::warning(format_args!(
+            "{}: holds the registered root {}, which is audited as itself",
+            shown.path(root),
+            registered.display()
+        )),
+    }
 }
