@@ -123,48 +123,10 @@ pub(crate) fn merge(
         if present {
             hb = next(&mut b).map_err(&io)?;
         }
-        if group.is_empty() {
-            if present {
-                f.errors.push(BagFinding::about(
-                    &path,
-                    "present in the payload but in no manifest",
-                ));
-            }
-            if fetched.is_some() {
-                unlisted.not_listed(&mut f.errors, &key);
-            }
+        let Some((path, group)) = judge(bag, &mut f, &mut unlisted, &key, group, present, fetched)
+        else {
             continue;
-        }
-        if group.len() != bag.payload.len() {
-            let missing_from: Vec<&str> = bag
-                .payload
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !group.iter().any(|(mi, _, _)| mi == i))
-                .map(|(_, m)| m.file.as_str())
-                .collect();
-            f.errors.push(BagFinding::about(
-                &path,
-                format!(
-                    "listed in some payload manifests but not in {}",
-                    missing_from.join(", ")
-                ),
-            ));
-        }
-        if !present {
-            match fetched {
-                Some((length, url)) => f.to_fetch.push(ToFetch {
-                    url,
-                    length,
-                    path: path.clone(),
-                }),
-                None => f.errors.push(BagFinding::about(
-                    &path,
-                    "listed in the manifests but missing",
-                )),
-            }
-            continue;
-        }
+        };
         if !send(path, group) {
             return Ok(f);
         }
@@ -175,6 +137,63 @@ pub(crate) fn merge(
     }
     unlisted.finish_into(&mut f.errors);
     Ok(f)
+}
+
+/// What one path's listings, presence and fetch item say: findings into `f`; the path and its
+/// group when it is a listed file present, to be read.
+fn judge(
+    bag: &Bag,
+    f: &mut Findings,
+    unlisted: &mut LineProblems,
+    key: &[u8],
+    group: Group,
+    present: bool,
+    fetched: Option<(Option<u64>, String)>,
+) -> Option<(String, Group)> {
+    let path = String::from_utf8_lossy(key).into_owned();
+    if group.is_empty() {
+        if present {
+            f.errors.push(BagFinding::about(
+                &path,
+                "present in the payload but in no manifest",
+            ));
+        }
+        if fetched.is_some() {
+            unlisted.not_listed(&mut f.errors, key);
+        }
+        return None;
+    }
+    if group.len() != bag.payload.len() {
+        let missing_from: Vec<&str> = bag
+            .payload
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !group.iter().any(|(mi, _, _)| mi == i))
+            .map(|(_, m)| m.file.as_str())
+            .collect();
+        f.errors.push(BagFinding::about(
+            &path,
+            format!(
+                "listed in some payload manifests but not in {}",
+                missing_from.join(", ")
+            ),
+        ));
+    }
+    if !present {
+        match fetched {
+            Some((length, url)) => f.to_fetch.push(ToFetch {
+                url,
+                length,
+                path: path.clone(),
+            }),
+            None => f.errors.push(BagFinding::about(
+                &path,
+                "listed in the manifests but missing",
+            )),
+        }
+        return None;
+    }
+    Some((path, group))
 }
 
 /// Receives each payload file hashed, with its digests (for `bag update`).
