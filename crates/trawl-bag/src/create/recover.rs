@@ -44,7 +44,7 @@ pub(crate) fn is_tag_file_name(name: &[u8]) -> bool {
 /// and rename is done relative to the bag's directory descriptor without following a link.
 /// Anything else refuses the whole recovery before it changes anything.
 pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
-    use trawl_read::at::{DirAt, Kind, is_plain_name};
+    use trawl_read::at::{DirAt, Kind};
     let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut done = Recovered::default();
     let top = DirAt::open(dir).map_err(io_err(dir))?;
@@ -88,63 +88,9 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
             ),
         )
     };
-    let mut lines = journal.split(|&b| b == b'\n');
-    let header = lines.next().unwrap_or_default();
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    for l in lines.filter(|l| !l.is_empty()) {
-        let n = crate::decode_path_bytes(l);
-        if !is_plain_name(&n) || n == JOURNAL.as_bytes() || n == STAGING.as_bytes() {
-            return Err(untrusted(format!(
-                "it names '{}', which is no top-level entry",
-                lossy(&n)
-            )));
-        }
-        names.push(n);
-    }
-    // The tag files the creation wrote: named by a v2 journal; an older journal did not name
-    // them, and a creation then wrote the standard ones only.
-    let tags: Vec<Vec<u8>> = match header.strip_prefix(JOURNAL_V2.as_bytes()) {
-        Some(list) => {
-            let tags: Vec<Vec<u8>> = list
-                .split(|&b| b == b' ')
-                .filter(|s| !s.is_empty())
-                .map(<[u8]>::to_vec)
-                .collect();
-            if let Some(bad) = tags.iter().find(|t| !is_tag_file_name(t)) {
-                return Err(untrusted(format!(
-                    "it names '{}' as a tag file, which `bag create` never writes",
-                    lossy(bad)
-                )));
-            }
-            tags
-        }
-        None if header.starts_with(b"trawl bag create journal") => top
-            .names()
-            .map_err(io_err(dir))?
-            .into_iter()
-            .filter(|n| is_tag_file_name(n))
-            .collect(),
-        None => return Err(untrusted("its first line is not a journal's".into())),
-    };
-    // Where the entries are: the staging directory, or `data/` once it was renamed. Either must
-    // be a directory of its own, not a link to one elsewhere.
-    let mut from: Option<(&str, DirAt)> = None;
-    for name in [STAGING, "data"] {
-        match top.kind(name.as_bytes()).map_err(io_err(&dir.join(name)))? {
-            None => continue,
-            Some(Kind::Dir) => {
-                let d = top.dir(name.as_bytes()).map_err(io_err(&dir.join(name)))?;
-                from = Some((name, d));
-                break;
-            }
-            Some(_) => {
-                return Err(refused(
-                    &dir.join(name),
-                    "not a directory (a symbolic link?): nothing was changed",
-                ));
-            }
-        }
-    }
+    let (names, tags) = journal_entries(&journal, &top, dir, &untrusted)?;
+    // Where the entries are: the staging directory, or `data/` once it was renamed.
+    let from = entries_dir(&top, dir)?;
     for n in top.names().map_err(io_err(dir))? {
         let ln = lossy(&n);
         if tags.iter().any(|t| is_temp_of(&ln, &lossy(t)))
@@ -183,4 +129,86 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
     }
     top.unlink(JOURNAL.as_bytes()).map_err(io_err(&jpath))?;
     Ok(done)
+}
+
+/// Names as bytes.
+type Names = Vec<Vec<u8>>;
+
+/// What the journal says, if `bag create` could have written it: the top-level entries moved
+/// into the payload, and the tag files the creation wrote (named by a v2 journal; an older
+/// journal did not name them, and a creation then wrote the standard ones only). Anything else
+/// is `untrusted`, with why.
+fn journal_entries(
+    journal: &[u8],
+    top: &trawl_read::at::DirAt,
+    dir: &Path,
+    untrusted: &dyn Fn(String) -> BagError,
+) -> Result<(Names, Names), BagError> {
+    use trawl_read::at::is_plain_name;
+    let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
+    let mut lines = journal.split(|&b| b == b'\n');
+    let header = lines.next().unwrap_or_default();
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for l in lines.filter(|l| !l.is_empty()) {
+        let n = crate::decode_path_bytes(l);
+        if !is_plain_name(&n) || n == JOURNAL.as_bytes() || n == STAGING.as_bytes() {
+            return Err(untrusted(format!(
+                "it names '{}', which is no top-level entry",
+                lossy(&n)
+            )));
+        }
+        names.push(n);
+    }
+    let tags: Vec<Vec<u8>> = match header.strip_prefix(JOURNAL_V2.as_bytes()) {
+        Some(list) => {
+            let tags: Vec<Vec<u8>> = list
+                .split(|&b| b == b' ')
+                .filter(|s| !s.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            if let Some(bad) = tags.iter().find(|t| !is_tag_file_name(t)) {
+                return Err(untrusted(format!(
+                    "it names '{}' as a tag file, which `bag create` never writes",
+                    lossy(bad)
+                )));
+            }
+            tags
+        }
+        None if header.starts_with(b"trawl bag create journal") => top
+            .names()
+            .map_err(io_err(dir))?
+            .into_iter()
+            .filter(|n| is_tag_file_name(n))
+            .collect(),
+        None => return Err(untrusted("its first line is not a journal's".into())),
+    };
+    Ok((names, tags))
+}
+
+/// The directory the entries are in: the staging directory, or `data/` once it was renamed;
+/// either must be a directory of its own, not a link to one elsewhere. None: neither is there.
+fn entries_dir<'a>(
+    top: &trawl_read::at::DirAt,
+    dir: &Path,
+) -> Result<Option<(&'a str, trawl_read::at::DirAt)>, BagError> {
+    use trawl_read::at::Kind;
+    let mut from = None;
+    let names: [&'a str; 2] = [STAGING, "data"];
+    for name in names {
+        match top.kind(name.as_bytes()).map_err(io_err(&dir.join(name)))? {
+            None => continue,
+            Some(Kind::Dir) => {
+                let d = top.dir(name.as_bytes()).map_err(io_err(&dir.join(name)))?;
+                from = Some((name, d));
+                break;
+            }
+            Some(_) => {
+                return Err(refused(
+                    &dir.join(name),
+                    "not a directory (a symbolic link?): nothing was changed",
+                ));
+            }
+        }
+    }
+    Ok(from)
 }
