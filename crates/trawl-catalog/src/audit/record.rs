@@ -7,6 +7,44 @@ use super::Audit;
 use crate::Result;
 use crate::verdict::Verdict;
 
+/// The verdict on a registered file read again, from its registered size, mtime and digests
+/// (`old`) against what the read found, and what it says: new again (it was missing), ok,
+/// corrupt (other content, same size and mtime), or modified.
+fn verdict_on(
+    present: bool,
+    old: (i64, i64, &[u8]),
+    size: u64,
+    mtime_ns: i64,
+    all: &[u8],
+) -> (Verdict, Option<String>) {
+    let (old_size, old_mtime, old_digests) = old;
+    let same_meta = old_size == size as i64 && old_mtime == mtime_ns;
+    if !present {
+        let d = if old_digests == all {
+            "back after being missing, with its registered content"
+        } else {
+            "back after being missing, with different content (recorded as a new version)"
+        };
+        (Verdict::New, Some(d.to_string()))
+    } else if old_digests == all {
+        (Verdict::Ok, None)
+    } else if same_meta {
+        (
+            Verdict::Corrupt,
+            Some("content changed but size and mtime did not".to_string()),
+        )
+    } else {
+        let mut d = Vec::new();
+        if old_size != size as i64 {
+            d.push(format!("size {old_size} -> {size}"));
+        }
+        if old_mtime != mtime_ns {
+            d.push("mtime changed".to_string());
+        }
+        (Verdict::Modified, Some(d.join(", ")))
+    }
+}
+
 impl Audit<'_> {
     /// A file read in full: compares it with its registered row and records the verdict.
     #[allow(clippy::too_many_arguments)]
@@ -35,17 +73,8 @@ impl Audit<'_> {
                 "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE dir = ?1 AND name = ?2",
             )
             .and_then(|mut st| {
-                st.query_row(params![dir, name], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                })
-                .optional()
+                st.query_row(params![dir, name], |r| r.try_into())
+                    .optional()
             })
             .map_err(|e| self.err(e))?;
         let conn = &self.cat.conn;
@@ -73,31 +102,13 @@ impl Audit<'_> {
                 (Verdict::New, None, None)
             }
             Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
-                let same_meta = old_size == size as i64 && old_mtime == mtime_ns;
-                let (verdict, detail) = if !present {
-                    let d = if old_digests == all {
-                        "back after being missing, with its registered content"
-                    } else {
-                        "back after being missing, with different content (recorded as a new version)"
-                    };
-                    (Verdict::New, Some(d.to_string()))
-                } else if old_digests == all {
-                    (Verdict::Ok, None)
-                } else if same_meta {
-                    (
-                        Verdict::Corrupt,
-                        Some("content changed but size and mtime did not".to_string()),
-                    )
-                } else {
-                    let mut d = Vec::new();
-                    if old_size != size as i64 {
-                        d.push(format!("size {old_size} -> {size}"));
-                    }
-                    if old_mtime != mtime_ns {
-                        d.push("mtime changed".to_string());
-                    }
-                    (Verdict::Modified, Some(d.join(", ")))
-                };
+                let (verdict, detail) = verdict_on(
+                    present,
+                    (old_size, old_mtime, &old_digests),
+                    size,
+                    mtime_ns,
+                    &all,
+                );
                 if verdict == Verdict::Corrupt {
                     // Keep the registered digests and metadata: they are the reference.
                     conn.prepare_cached(
