@@ -148,6 +148,7 @@ pub(crate) struct Figures {
 impl Figures {
     pub(crate) fn report(self, cfg: &ReduceConfig) -> ReductionJson {
         let logical = self.sizes[0].1.logical_bytes;
+        let compression = self.compression(cfg, logical);
         let base = self.sizes[0].0 as u64;
         let mut dedup: Vec<DedupJson> = self
             .sizes
@@ -187,6 +188,26 @@ impl Figures {
                     .collect(),
             }
         });
+        ReductionJson {
+            fingerprint: if cfg.exact_keys {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
+            } else {
+                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 56 bits kept (8 implied by the partition + 48 stored)"
+            }
+            .into(),
+            dedup,
+            cdc,
+            compression,
+            top_files: self.top,
+            top_files_note: (cfg.top_files > 0 && !self.attributing)
+                .then(|| "not computed for a sampled run".into()),
+            hardlinks: HardLinks::default(),
+        }
+    }
+
+    /// Each codec's figures: the sampled sums scaled to the whole, with their intervals when
+    /// sampled.
+    fn compression(&self, cfg: &ReduceConfig, logical: u64) -> Vec<CompressionJson> {
         let sampling = cfg.sample_threshold().is_some();
         let rate = cfg.sample.unwrap_or(1.0);
         // Scale sampled sums to the whole: by logical bytes for per-unit figures, by the rate for
@@ -197,8 +218,7 @@ impl Figures {
         } else {
             1.0
         };
-        let compression = cfg
-            .codecs
+        cfg.codecs
             .iter()
             .enumerate()
             .map(|(i, c)| {
@@ -257,21 +277,6 @@ impl Figures {
                     combined_sample,
                 }
             })
-            .collect();
-        ReductionJson {
-            fingerprint: if cfg.exact_keys {
-                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; all 128 bits kept"
-            } else {
-                "xxh3-128 per 4 KiB block; larger blocks from their 4 KiB fingerprints; 56 bits kept (8 implied by the partition + 48 stored)"
-            }
-            .into(),
-            dedup,
-            cdc,
-            compression,
-            top_files: self.top,
-            top_files_note: (cfg.top_files > 0 && !self.attributing)
-                .then(|| "not computed for a sampled run".into()),
-            hardlinks: HardLinks::default(),
-        }
+            .collect()
     }
 }
