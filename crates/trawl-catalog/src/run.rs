@@ -402,6 +402,9 @@ struct Reads<'a> {
 impl Reads<'_> {
     /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
     /// recording each; whether the budget ended them.
+    ///
+    /// Long on purpose: the planner's feeder thread and the reads share one scope, one bounded
+    /// channel and two stop tokens, whose order of release is the point (see the comments).
     fn run(
         &self,
         audit: &mut crate::audit::Audit<'_>,
