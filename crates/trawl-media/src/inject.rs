@@ -251,6 +251,9 @@ fn flv_head(idx: &FlvIndex, payload: &[u8], tag_len: u64, shift_base: u64) -> Ve
 }
 
 /// Writes the copy of `src` (indexed as `idx`) to `out`.
+///
+/// Long on purpose: one plan of the copy (where each stretch of the input lands, the padding a
+/// clone needs), used first by the clone and then by the copy of the rest.
 pub fn inject(
     idx: &FlvIndex,
     src: &File,

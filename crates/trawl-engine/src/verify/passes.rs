@@ -260,6 +260,9 @@ impl Passes<'_> {
 
     /// Pass 3: the files read, fed to the engine as the entries come; each result goes into a
     /// spool by line, so that the report is in manifest order.
+    ///
+    /// Long on purpose: the feeder thread, the engine's events and the entries in flight
+    /// between them share one scope; split, they would pass the same handles around.
     pub(crate) fn read(
         &mut self,
         unique: &Arc<Sorted>,
