@@ -46,7 +46,8 @@ fn prefetch(m: &[u8], line: usize) {
     }
 }
 
-/// A measurement, start to end, in one body: the cases it times are read top to bottom.
+/// Long on purpose: a measurement, start to end, in one body; the cases it times are read top
+/// to bottom.
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let keys = keys::from_args(&args);

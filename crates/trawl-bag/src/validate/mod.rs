@@ -59,7 +59,41 @@ pub fn validate(
     let bag = load(root, &mut report, spools)?;
     let on_disk = payload_files(root, &mut report, spools)?;
 
-    // Payload-Oxum: octets.streams.
+    payload_oxum(&bag, &on_disk, fast, &mut report);
+    // Completeness (every listed file present, nothing unlisted, the manifests agreeing) and,
+    // unless fast, every present listed file's digests, in one merge of the sorted listings.
+    let algs = bag.payload_algorithms();
+    check_payload(
+        &bag,
+        &on_disk,
+        fast,
+        &algs,
+        cfg,
+        progress,
+        stop,
+        spools,
+        &mut report,
+        None,
+    )?;
+    if fast {
+        return Ok(report);
+    }
+
+    tag_manifests(root, &bag, &mut report)?;
+    if algs
+        .iter()
+        .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
+        && !algs.is_empty()
+    {
+        report.warnings.push(BagFinding::bag(
+            "payload manifests use only md5/sha1; RFC 8493 recommends sha256 or sha512",
+        ));
+    }
+    Ok(report)
+}
+
+/// Payload-Oxum (octets.streams) against the payload on disk; fast validation needs one.
+fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
     match bag.info_value("Payload-Oxum") {
         Some(ox) => match ox
             .split_once('.')
@@ -85,26 +119,11 @@ pub fn validate(
             "no Payload-Oxum (RFC 8493 says it SHOULD be there)",
         )),
     }
-    // Completeness (every listed file present, nothing unlisted, the manifests agreeing) and,
-    // unless fast, every present listed file's digests, in one merge of the sorted listings.
-    let algs = bag.payload_algorithms();
-    check_payload(
-        &bag,
-        &on_disk,
-        fast,
-        &algs,
-        cfg,
-        progress,
-        stop,
-        spools,
-        &mut report,
-        None,
-    )?;
-    if fast {
-        return Ok(report);
-    }
+}
 
-    // Tag manifests.
+/// The tag manifests' entries checked (a tag file's digest, never a payload file), and the tag
+/// files they SHOULD list.
+fn tag_manifests(root: &Path, bag: &Bag, report: &mut Report) -> Result<(), BagError> {
     let tag_dir = Root::open(root).map_err(io_err(root))?;
     let mut tag_listed = BTreeSet::new();
     for m in &bag.tag {
@@ -161,14 +180,5 @@ pub fn validate(
             }
         }
     }
-    if algs
-        .iter()
-        .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
-        && !algs.is_empty()
-    {
-        report.warnings.push(BagFinding::bag(
-            "payload manifests use only md5/sha1; RFC 8493 recommends sha256 or sha512",
-        ));
-    }
-    Ok(report)
+    Ok(())
 }
