@@ -58,50 +58,7 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
             ),
         })
         .collect();
-    // CDC's point sits where its average chunk size falls among the fixed sizes.
-    let extra: Vec<(f64, Mark)> = red
-        .cdc
-        .iter()
-        .map(|c| {
-            let l = (c.avg_size as f64).log2();
-            let sizes: Vec<f64> = red
-                .dedup
-                .iter()
-                .map(|d| (d.block_size as f64).log2())
-                .collect();
-            let pos = match sizes.iter().position(|s| *s >= l) {
-                _ if sizes.is_empty() => 0.0,
-                Some(0) => 0.0,
-                Some(i) => (i - 1) as f64 + (l - sizes[i - 1]) / (sizes[i] - sizes[i - 1]),
-                None => (sizes.len() - 1) as f64,
-            };
-            (
-                pos,
-                Mark {
-                    label: format!("CDC {}", size_label(c.avg_size)),
-                    value: c.counts.ratio.unwrap_or(0.0),
-                    interval: c.counts.ratio_interval(),
-                    data: vec![
-                        ("avg-size", c.avg_size.to_string()),
-                        (
-                            "ratio",
-                            c.counts.ratio.map_or("null".into(), |r| r.to_string()),
-                        ),
-                        ("unique-bytes", c.counts.unique_bytes.to_string()),
-                    ],
-                    title: format!(
-                        "content-defined chunks, {} average: {}",
-                        size_label(c.avg_size),
-                        estimate(
-                            c.counts.ratio,
-                            c.counts.ratio_interval(),
-                            c.counts.sample.as_ref().map(|s| s.confidence)
-                        )
-                    ),
-                },
-            )
-        })
-        .collect();
+    let extra: Vec<(f64, Mark)> = red.cdc.iter().map(|c| cdc_point(red, c)).collect();
     let curve = svg::curve(
         &format!("{id}-dedup"),
         "Dedup ratio against block size (fixed blocks joined, CDC as a diamond)",
@@ -154,6 +111,47 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
             }
         }
     }
+}
+
+/// CDC's point on the dedup curve: where its average chunk size falls among the fixed sizes.
+fn cdc_point(red: &ReductionJson, c: &trawl_report::reduction::CdcJson) -> (f64, Mark) {
+    let l = (c.avg_size as f64).log2();
+    let sizes: Vec<f64> = red
+        .dedup
+        .iter()
+        .map(|d| (d.block_size as f64).log2())
+        .collect();
+    let pos = match sizes.iter().position(|s| *s >= l) {
+        _ if sizes.is_empty() => 0.0,
+        Some(0) => 0.0,
+        Some(i) => (i - 1) as f64 + (l - sizes[i - 1]) / (sizes[i] - sizes[i - 1]),
+        None => (sizes.len() - 1) as f64,
+    };
+    (
+        pos,
+        Mark {
+            label: format!("CDC {}", size_label(c.avg_size)),
+            value: c.counts.ratio.unwrap_or(0.0),
+            interval: c.counts.ratio_interval(),
+            data: vec![
+                ("avg-size", c.avg_size.to_string()),
+                (
+                    "ratio",
+                    c.counts.ratio.map_or("null".into(), |r| r.to_string()),
+                ),
+                ("unique-bytes", c.counts.unique_bytes.to_string()),
+            ],
+            title: format!(
+                "content-defined chunks, {} average: {}",
+                size_label(c.avg_size),
+                estimate(
+                    c.counts.ratio,
+                    c.counts.ratio_interval(),
+                    c.counts.sample.as_ref().map(|s| s.confidence)
+                )
+            ),
+        },
+    )
 }
 
 /// Content-defined chunks by length.
