@@ -29,19 +29,7 @@ pub fn run_with(
     let apart = |p: &std::path::Path| Output::create_apart(p, &[&plan.catalog]);
     let mut json = plan.json.as_deref().map(apart).transpose()?;
     let mut html = plan.html.as_deref().map(apart).transpose()?;
-    let mode = if plan.init {
-        OpenMode::Init
-    } else {
-        OpenMode::Write
-    };
-    let mut cat = Catalog::open(&plan.catalog, mode)?;
-    if let Some(v) = cat.upgraded_from() {
-        messages::warning(format_args!(
-            "{}: catalog upgraded from schema {v} to {}",
-            plan.catalog.display(),
-            trawl_catalog::SCHEMA_VERSION
-        ));
-    }
+    let mut cat = open_catalog(&plan)?;
     let roots = plan.cfg.roots.clone();
     let shown = Shown {
         roots: roots
@@ -111,16 +99,38 @@ pub fn run_with(
             crate::messages::to_stderr(&s);
         }
     }
+    Ok(outcome_of(&report))
+}
+
+/// The catalog, opened for writing (created with `--init`), an upgrade said.
+fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
+    let mode = if plan.init {
+        OpenMode::Init
+    } else {
+        OpenMode::Write
+    };
+    let cat = Catalog::open(&plan.catalog, mode)?;
+    if let Some(v) = cat.upgraded_from() {
+        messages::warning(format_args!(
+            "{}: catalog upgraded from schema {v} to {}",
+            plan.catalog.display(),
+            trawl_catalog::SCHEMA_VERSION
+        ));
+    }
+    Ok(cat)
+}
+
+/// The exit code an audit's findings give: a difference for corrupt or missing files, trouble
+/// for unreadable ones or a failed listing.
+fn outcome_of(report: &trawl_catalog::AuditReport) -> Outcome {
     let s = &report.summary;
-    Ok(
-        if s.count(Verdict::Corrupt) + s.count(Verdict::Missing) > 0 {
-            Outcome::Difference
-        } else if report.trouble || s.count(Verdict::Unreadable) > 0 {
-            Outcome::Trouble
-        } else {
-            Outcome::Ok
-        },
-    )
+    if s.count(Verdict::Corrupt) + s.count(Verdict::Missing) > 0 {
+        Outcome::Difference
+    } else if report.trouble || s.count(Verdict::Unreadable) > 0 {
+        Outcome::Trouble
+    } else {
+        Outcome::Ok
+    }
 }
 
 /// What the catalog's audit is asked to do, from the plan.
