@@ -22,23 +22,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         .map(|p| Output::create_apart(p, &[&a.manifest]))
         .transpose()?;
     let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let opts = VerifyOptions {
-        manifest: a.manifest.clone(),
-        prefer: match &a.digest {
-            Some(d) => trawl_digest::parse_list(d)?,
-            None => Vec::new(),
-        },
-        confine: a.confine || (a.root.is_some() && !a.no_confine),
-        strict: a.strict,
-        ignore_missing: a.ignore_missing,
-        cfg: scan_config(vec![root.clone()], &a.read)?,
-        root: root.clone(),
-        temp_dir: crate::flags::hiargs::check_temp_dir(a.temp_dir.as_deref())?,
-        memory: match a.memory.as_deref() {
-            Some(m) => crate::flags::hiargs::parse_size(m)? as usize,
-            None => trawl_engine::VERIFY_MEMORY,
-        },
-    };
+    let opts = verify_options(&a, &root)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
     // A file that is no manifest at all (a JSON report, a tarball) has a problem on every line:
     // the first few are shown, the rest counted (sha256sum says it once).
@@ -116,6 +100,27 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         Outcome::Difference
     } else {
         Outcome::Ok
+    })
+}
+
+/// What the engine is asked to verify, from the flags.
+fn verify_options(a: &VerifyArgs, root: &std::path::Path) -> anyhow::Result<VerifyOptions> {
+    Ok(VerifyOptions {
+        manifest: a.manifest.clone(),
+        prefer: match &a.digest {
+            Some(d) => trawl_digest::parse_list(d)?,
+            None => Vec::new(),
+        },
+        confine: a.confine || (a.root.is_some() && !a.no_confine),
+        strict: a.strict,
+        ignore_missing: a.ignore_missing,
+        cfg: scan_config(vec![root.to_path_buf()], &a.read)?,
+        root: root.to_path_buf(),
+        temp_dir: crate::flags::hiargs::check_temp_dir(a.temp_dir.as_deref())?,
+        memory: match a.memory.as_deref() {
+            Some(m) => crate::flags::hiargs::parse_size(m)? as usize,
+            None => trawl_engine::VERIFY_MEMORY,
+        },
     })
 }
 
