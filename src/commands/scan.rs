@@ -172,14 +172,7 @@ pub(crate) fn write(
         return Ok(Outcome::Interrupted);
     };
     if let Some(dir) = &plan.media_index {
-        for (name, index) in result.media_indexes() {
-            let target = dir.join(&name);
-            beneath_index_dir(dir, &name)?;
-            let mut out = Output::create(&target)?;
-            let doc = trawl_report::media::IndexFile::new(vec![index]);
-            write_json(&mut out, &doc)?;
-            out.commit()?;
-        }
+        write_media_indexes(dir, &result)?;
     }
     if let (Some(mut out), Some(d)) = (dups.take(), result.duplicates.as_ref()) {
         let json_format = plan
@@ -203,18 +196,9 @@ pub(crate) fn write(
         super::ncdu::write(&mut out, &result.records, &plan.cfg.roots[0])?;
         out.commit()?;
     }
-    if let Some(mut out) = html.take() {
+    if let Some(out) = html.take() {
         result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-        let name = plan
-            .cfg
-            .roots
-            .iter()
-            .map(|r| r.display().to_string())
-            .collect::<Vec<_>>();
-        let page = trawl_printer::html::scan::render(&[(name.join(", "), &result.report)]);
-        out.write_all(page.as_bytes())
-            .with_context(|| format!("{}: cannot write", out.name()))?;
-        out.commit()?;
+        write_page(out, plan, &result.report)?;
     }
     if std::env::var_os("TRAWL_CONTENTION").is_some()
         && let Some(c) = &result.contention
@@ -296,6 +280,38 @@ fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Re
             }
         }
     }
+    Ok(())
+}
+
+/// Each FLV file's keyframe index under `--media-index DIR`.
+fn write_media_indexes(dir: &std::path::Path, result: &ScanResult) -> anyhow::Result<()> {
+    for (name, index) in result.media_indexes() {
+        let target = dir.join(&name);
+        beneath_index_dir(dir, &name)?;
+        let mut out = Output::create(&target)?;
+        let doc = trawl_report::media::IndexFile::new(vec![index]);
+        write_json(&mut out, &doc)?;
+        out.commit()?;
+    }
+    Ok(())
+}
+
+/// The report as one HTML page, titled by the roots.
+fn write_page(
+    mut out: Output,
+    plan: &ScanPlan,
+    report: &trawl_report::scan::ScanReport,
+) -> anyhow::Result<()> {
+    let name = plan
+        .cfg
+        .roots
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect::<Vec<_>>();
+    let page = trawl_printer::html::scan::render(&[(name.join(", "), report)]);
+    out.write_all(page.as_bytes())
+        .with_context(|| format!("{}: cannot write", out.name()))?;
+    out.commit()?;
     Ok(())
 }
 
