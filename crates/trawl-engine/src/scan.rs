@@ -399,32 +399,9 @@ impl<'a> Collected<'a> {
             .map(DuplicateSink::finish)
             .transpose()
             .map_err(records_err)?;
-        let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
-        if o.duplicate_directories
-            && (o.keep_records || o.file_records)
-            && let Some(alg) = crate::duplicates::comparing_digest(&o.algorithms)
-        {
-            let groups =
-                crate::dupdirs::find(&records, &o.cfg.roots, alg, &spill_dir(o), o.record_memory)
-                    .map_err(records_err)?;
-            breakdown
-                .get_or_insert_with(Default::default)
-                .duplicate_directories = Some(groups);
-        }
+        let breakdown = breakdown(o, acc.as_deref(), &records)?;
         let map = acc.as_ref().and_then(|a| a.take_map());
-        let (reduction, spilled) = match acc.as_ref() {
-            Some(a) => {
-                let mut r = a.report();
-                if let Some(k) = &links {
-                    r.hardlinks = HardLinks {
-                        names: k.names.load(Ordering::Relaxed),
-                        bytes: k.bytes.load(Ordering::Relaxed),
-                    };
-                }
-                (Some(r), a.spilled())
-            }
-            None => (None, false),
-        };
+        let (reduction, spilled) = reduction(acc.as_deref(), links.as_deref());
         let report = ScanReport {
             totals: Totals {
                 files: records.len(),
@@ -468,6 +445,51 @@ impl<'a> Collected<'a> {
             map,
             contention: acc.as_ref().map(|a| a.contention()),
         })))
+    }
+}
+
+/// The breakdowns, with the directories of equal content when an output shows them.
+fn breakdown(
+    o: &ScanOptions,
+    acc: Option<&Counter>,
+    records: &Records,
+) -> Result<Option<trawl_report::breakdown::Breakdown>, ScanRunError> {
+    let records_err = |source| ScanRunError::Records {
+        dir: spill_dir(o),
+        source,
+    };
+    let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
+    if o.duplicate_directories
+        && (o.keep_records || o.file_records)
+        && let Some(alg) = crate::duplicates::comparing_digest(&o.algorithms)
+    {
+        let groups =
+            crate::dupdirs::find(records, &o.cfg.roots, alg, &spill_dir(o), o.record_memory)
+                .map_err(records_err)?;
+        breakdown
+            .get_or_insert_with(Default::default)
+            .duplicate_directories = Some(groups);
+    }
+    Ok(breakdown)
+}
+
+/// The reduction's report, hard links counted apart, and whether its indexes spilled.
+fn reduction(
+    acc: Option<&Counter>,
+    links: Option<&crate::lanes::Links>,
+) -> (Option<trawl_report::reduction::ReductionJson>, bool) {
+    match acc {
+        Some(a) => {
+            let mut r = a.report();
+            if let Some(k) = links {
+                r.hardlinks = HardLinks {
+                    names: k.names.load(Ordering::Relaxed),
+                    bytes: k.bytes.load(Ordering::Relaxed),
+                };
+            }
+            (Some(r), a.spilled())
+        }
+        None => (None, false),
     }
 }
 
