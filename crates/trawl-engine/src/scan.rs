@@ -365,14 +365,7 @@ impl<'a> Collected<'a> {
             failed,
             counter_failed: _,
         } = self;
-        let spill = |source| ScanRunError::Spill {
-            dir: spill_dir(o),
-            source,
-        };
-        let records_err = |source| ScanRunError::Records {
-            dir: spill_dir(o),
-            source,
-        };
+        let (spill, records_err) = (spill_error(o), records_error(o));
         if let Some(a) = acc.as_ref()
             && a.failed()
         {
@@ -448,16 +441,29 @@ impl<'a> Collected<'a> {
     }
 }
 
+/// A spill file's error, naming where spills go.
+fn spill_error(o: &ScanOptions) -> impl Fn(std::io::Error) -> ScanRunError + Copy + '_ {
+    move |source| ScanRunError::Spill {
+        dir: spill_dir(o),
+        source,
+    }
+}
+
+/// A record file's error, naming where records wait.
+fn records_error(o: &ScanOptions) -> impl Fn(std::io::Error) -> ScanRunError + Copy + '_ {
+    move |source| ScanRunError::Records {
+        dir: spill_dir(o),
+        source,
+    }
+}
+
 /// The breakdowns, with the directories of equal content when an output shows them.
 fn breakdown(
     o: &ScanOptions,
     acc: Option<&Counter>,
     records: &Records,
 ) -> Result<Option<trawl_report::breakdown::Breakdown>, ScanRunError> {
-    let records_err = |source| ScanRunError::Records {
-        dir: spill_dir(o),
-        source,
-    };
+    let records_err = records_error(o);
     let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
     if o.duplicate_directories
         && (o.keep_records || o.file_records)
