@@ -103,20 +103,7 @@ impl Passes<'_> {
                     return Err(std::io::Error::other("stopped"));
                 }
                 for e in errors {
-                    self.problem(
-                        match e {
-                            ManifestError::Line { line, reason } => ManifestProblem::Line {
-                                manifest: manifest.clone(),
-                                line,
-                                reason,
-                            },
-                            ManifestError::Whole(reason) => ManifestProblem::Whole {
-                                manifest: manifest.clone(),
-                                reason,
-                            },
-                        },
-                        notice,
-                    );
+                    self.problem(problem_of(manifest, e), notice);
                 }
                 for mut e in entries {
                     if sample.len() < PROBE_SAMPLE {
@@ -170,16 +157,7 @@ impl Passes<'_> {
         if stop.reason().is_some() {
             return Ok(None);
         }
-        let parsed = parsed.map_err(|e| match e {
-            PiecesError::Io(source) => VerifyError::Read {
-                path: manifest.clone(),
-                source,
-            },
-            PiecesError::Manifest(e) => VerifyError::Unusable {
-                path: manifest.clone(),
-                reason: e.to_string(),
-            },
-        })?;
+        let parsed = parsed.map_err(|e| unreadable(manifest, e))?;
         let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
         for assumed in parsed.guessed {
             if let Some(found) = probe(&sample, assumed, &opts.root, opts.confine, stop)
@@ -403,4 +381,33 @@ pub(crate) const PROBE_SAMPLE: usize = 256;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A manifest's line problem, or its problem as a whole, naming the manifest.
+fn problem_of(manifest: &Path, e: ManifestError) -> ManifestProblem {
+    match e {
+        ManifestError::Line { line, reason } => ManifestProblem::Line {
+            manifest: manifest.to_path_buf(),
+            line,
+            reason,
+        },
+        ManifestError::Whole(reason) => ManifestProblem::Whole {
+            manifest: manifest.to_path_buf(),
+            reason,
+        },
+    }
+}
+
+/// A manifest that could not be read, or read as one.
+fn unreadable(manifest: &Path, e: PiecesError) -> VerifyError {
+    match e {
+        PiecesError::Io(source) => VerifyError::Read {
+            path: manifest.to_path_buf(),
+            source,
+        },
+        PiecesError::Manifest(e) => VerifyError::Unusable {
+            path: manifest.to_path_buf(),
+            reason: e.to_string(),
+        },
+    }
 }
