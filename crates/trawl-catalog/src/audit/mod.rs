@@ -112,7 +112,6 @@ impl Catalog {
         options: &str,
         temp_dir: Option<&Path>,
     ) -> Result<Audit<'_>> {
-        use std::os::unix::ffi::OsStrExt;
         let tmp = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let scratch = tempfile::Builder::new()
             .prefix("trawl-audit-")
@@ -132,6 +131,44 @@ impl Catalog {
             self.set_algorithms(algorithms)?;
             algs = algorithms.to_vec();
         }
+        let (ids, root_list) = self.root_ids(roots)?;
+        let last: Option<(i64, String, String, Option<Vec<u8>>)> = self
+            .conn
+            .query_row(
+                "SELECT id, status, roots || '/' || mode, chain_digest FROM runs ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let now = now_secs();
+        let want = format!("{root_list}/{}", mode.name());
+        let (run, resumed) = self.start_run(last, &want, mode, &root_list, options, now)?;
+        self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
+        Ok(Audit {
+            cat: self,
+            run,
+            resumed,
+            mode,
+            roots: ids,
+            root_list,
+            algorithms: algs,
+            now,
+            pending: 0,
+            read: (0, 0),
+            last_commit: Instant::now(),
+            metadata_ok: 0,
+            closed: false,
+            forget_missing: false,
+            dirs: DirIds::default(),
+            scratch,
+            fresh: false,
+        })
+    }
+
+    /// Each root's id (registered now if new), and the sorted ids as a list for queries.
+    fn root_ids(&self, roots: &[PathBuf]) -> Result<(Vec<(i64, PathBuf)>, String)> {
+        use std::os::unix::ffi::OsStrExt;
         let mut ids = Vec::new();
         for r in roots {
             let b = r.as_os_str().as_bytes();
@@ -152,18 +189,21 @@ impl Catalog {
             .map(|i| i.to_string())
             .collect::<Vec<_>>()
             .join(",");
-        let last: Option<(i64, String, String, Option<Vec<u8>>)> = self
-            .conn
-            .query_row(
-                "SELECT id, status, roots || '/' || mode, chain_digest FROM runs ORDER BY id DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        let now = now_secs();
-        let want = format!("{root_list}/{}", mode.name());
-        let (run, resumed) = match last {
+        Ok((ids, root_list))
+    }
+
+    /// The run this audit records into: the last one resumed (interrupted, same roots and mode,
+    /// a full audit), or a new one, an interrupted run not resumed sealed as it stands first.
+    fn start_run(
+        &self,
+        last: Option<(i64, String, String, Option<Vec<u8>>)>,
+        want: &str,
+        mode: AuditMode,
+        root_list: &str,
+        options: &str,
+        now: i64,
+    ) -> Result<(i64, bool)> {
+        Ok(match last {
             Some((id, status, key, None))
                 if status == "interrupted" && key == want && mode == AuditMode::Full =>
             {
@@ -200,26 +240,6 @@ impl Catalog {
                     .map_err(|e| self.err(e))?;
                 (self.conn.last_insert_rowid(), false)
             }
-        };
-        self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
-        Ok(Audit {
-            cat: self,
-            run,
-            resumed,
-            mode,
-            roots: ids,
-            root_list,
-            algorithms: algs,
-            now,
-            pending: 0,
-            read: (0, 0),
-            last_commit: Instant::now(),
-            metadata_ok: 0,
-            closed: false,
-            forget_missing: false,
-            dirs: DirIds::default(),
-            scratch,
-            fresh: false,
         })
     }
 }
