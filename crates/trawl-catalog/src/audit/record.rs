@@ -7,6 +7,15 @@ use super::Audit;
 use crate::Result;
 use crate::verdict::Verdict;
 
+/// What a read found of a file: its metadata and its digests, concatenated.
+struct Seen<'a> {
+    size: u64,
+    mtime_ns: i64,
+    dev: u64,
+    ino: u64,
+    digests: &'a [u8],
+}
+
 /// The verdict on a registered file read again, from its registered size, mtime and digests
 /// (`old`) against what the read found, and what it says: new again (it was missing), ok,
 /// corrupt (other content, same size and mtime), or modified.
@@ -63,8 +72,14 @@ impl Audit<'_> {
         let rid = self.roots[root].0;
         let (dir, name) = self.place(rid, rel)?;
         let all = self.concat(digests);
-        let now = self.now;
         let run = self.run;
+        let seen = Seen {
+            size,
+            mtime_ns,
+            dev,
+            ino,
+            digests: &all,
+        };
         type Row = (i64, i64, i64, Vec<u8>, bool, i64);
         let row: Option<Row> = self
             .cat
@@ -77,28 +92,9 @@ impl Audit<'_> {
                     .optional()
             })
             .map_err(|e| self.err(e))?;
-        let conn = &self.cat.conn;
         let (verdict, detail, expected) = match row {
             None => {
-                conn.prepare_cached(
-                    "INSERT INTO files(dir, name, size, mtime_ns, dev, ino, digests, state,
-                         present, version, first_seen, last_verified, first_run, last_run, last_verdict)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ok', 1, 1, ?8, ?8, ?9, ?9, 'new')",
-                )
-                .and_then(|mut st| {
-                    st.execute(params![
-                        dir,
-                        name,
-                        size as i64,
-                        mtime_ns,
-                        dev as i64,
-                        ino as i64,
-                        all,
-                        now,
-                        run
-                    ])
-                })
-                .map_err(|e| self.err(e))?;
+                self.insert_new(dir, name, &seen)?;
                 (Verdict::New, None, None)
             }
             Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
@@ -109,39 +105,8 @@ impl Audit<'_> {
                     mtime_ns,
                     &all,
                 );
-                if verdict == Verdict::Corrupt {
-                    // Keep the registered digests and metadata: they are the reference.
-                    conn.prepare_cached(
-                        "UPDATE files SET state = 'corrupt', last_run = ?2, last_verdict = 'corrupt' WHERE id = ?1",
-                    )
-                    .and_then(|mut st| st.execute(params![id, run]))
-                    .map_err(|e| self.err(e))?;
-                } else {
-                    let bump = i64::from(old_digests != all);
-                    conn.prepare_cached(
-                        "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
-                             digests = ?6, state = 'ok', present = 1, version = version + ?7,
-                             last_verified = ?8, last_run = ?9, last_verdict = ?10,
-                             first_run = ?11, missing_since = NULL
-                         WHERE id = ?1",
-                    )
-                    .and_then(|mut st| {
-                        st.execute(params![
-                            id,
-                            size as i64,
-                            mtime_ns,
-                            dev as i64,
-                            ino as i64,
-                            all,
-                            bump,
-                            now,
-                            run,
-                            verdict.name(),
-                            if present { first_run } else { run }
-                        ])
-                    })
-                    .map_err(|e| self.err(e))?;
-                }
+                let first_run = if present { first_run } else { run };
+                self.update_read(id, verdict, &seen, old_digests != all, first_run)?;
                 (verdict, detail, Some(old_digests))
             }
         };
@@ -158,6 +123,77 @@ impl Audit<'_> {
         }
         self.tick()?;
         Ok((verdict, detail))
+    }
+
+    /// A file met for the first time: registered, new.
+    fn insert_new(&self, dir: i64, name: &[u8], seen: &Seen<'_>) -> Result<()> {
+        self.cat
+            .conn
+            .prepare_cached(
+                "INSERT INTO files(dir, name, size, mtime_ns, dev, ino, digests, state,
+                     present, version, first_seen, last_verified, first_run, last_run, last_verdict)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ok', 1, 1, ?8, ?8, ?9, ?9, 'new')",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    dir,
+                    name,
+                    seen.size as i64,
+                    seen.mtime_ns,
+                    seen.dev as i64,
+                    seen.ino as i64,
+                    seen.digests,
+                    self.now,
+                    self.run
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A registered file read again: a corrupt one keeps its registered digests and metadata
+    /// (they are the reference); any other takes what was read (`changed`: a new version).
+    fn update_read(
+        &self,
+        id: i64,
+        verdict: Verdict,
+        seen: &Seen<'_>,
+        changed: bool,
+        first_run: i64,
+    ) -> Result<()> {
+        let conn = &self.cat.conn;
+        if verdict == Verdict::Corrupt {
+            conn.prepare_cached(
+                "UPDATE files SET state = 'corrupt', last_run = ?2, last_verdict = 'corrupt' WHERE id = ?1",
+            )
+            .and_then(|mut st| st.execute(params![id, self.run]))
+            .map_err(|e| self.err(e))?;
+            return Ok(());
+        }
+        conn.prepare_cached(
+            "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
+                 digests = ?6, state = 'ok', present = 1, version = version + ?7,
+                 last_verified = ?8, last_run = ?9, last_verdict = ?10,
+                 first_run = ?11, missing_since = NULL
+             WHERE id = ?1",
+        )
+        .and_then(|mut st| {
+            st.execute(params![
+                id,
+                seen.size as i64,
+                seen.mtime_ns,
+                seen.dev as i64,
+                seen.ino as i64,
+                seen.digests,
+                i64::from(changed),
+                self.now,
+                self.run,
+                verdict.name(),
+                first_run
+            ])
+        })
+        .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Records an event at `at` (a directory id and a name); `other` is where a moved file was.
