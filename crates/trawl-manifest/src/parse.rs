@@ -133,6 +133,14 @@ struct Text {
 }
 
 impl Text {
+    /// The entries and line errors made so far, taken.
+    fn take(&mut self) -> (Vec<Entry>, Vec<ManifestError>) {
+        (
+            std::mem::take(&mut self.entries),
+            std::mem::take(&mut self.errors),
+        )
+    }
+
     /// Parses whole records (`data` split by the separator), the first being line `before + 1`.
     fn lines(
         &mut self,
@@ -345,6 +353,14 @@ struct Hashdeep {
 }
 
 impl Hashdeep {
+    /// The entries and line errors made so far, taken.
+    fn take(&mut self) -> (Vec<Entry>, Vec<ManifestError>) {
+        (
+            std::mem::take(&mut self.entries),
+            std::mem::take(&mut self.errors),
+        )
+    }
+
     fn lines(&mut self, data: &[u8], before: usize) -> Result<(), ManifestError> {
         let cols = &mut self.cols;
         let entries = &mut self.entries;
@@ -511,6 +527,22 @@ fn kind_and_separator(f: &mut std::fs::File) -> std::io::Result<(bool, bool)> {
     Ok((hashdeep, zero))
 }
 
+/// Drops `buf` up to and with the line end at `end`, counting the line; or all of it when the
+/// line goes on past it. Whether the line ended.
+fn drop_line(buf: &mut Vec<u8>, end: Option<usize>, before: &mut usize) -> bool {
+    match end {
+        Some(p) => {
+            buf.drain(..=p);
+            *before += 1;
+            true
+        }
+        None => {
+            buf.clear();
+            false
+        }
+    }
+}
+
 /// Reads from `f` until `buf` holds `want` bytes; false once the file has ended.
 fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
     use std::io::Read;
@@ -565,14 +597,7 @@ pub fn parse_pieces(
         eof |= !fill(f, &mut buf, want)?;
         let first_end = buf.iter().position(|&b| b == sep);
         if skipping {
-            match first_end {
-                Some(p) => {
-                    buf.drain(..=p);
-                    before += 1;
-                    skipping = false;
-                }
-                None => buf.clear(),
-            }
+            skipping = !drop_line(&mut buf, first_end, &mut before);
             want = piece;
             continue;
         }
@@ -587,16 +612,7 @@ pub fn parse_pieces(
                     reason: format!("longer than {MAX_LINE} bytes: not read"),
                 }],
             )?;
-            match first_end {
-                Some(p) => {
-                    buf.drain(..=p);
-                    before += 1;
-                }
-                None => {
-                    buf.clear();
-                    skipping = true;
-                }
-            }
+            skipping = !drop_line(&mut buf, first_end, &mut before);
             want = piece;
             continue;
         }
@@ -625,17 +641,7 @@ pub fn parse_pieces(
             text.lines(data, zero, prefer, &named, before);
         }
         before += data.iter().filter(|&&b| b == sep).count();
-        let (entries, errors) = if hashdeep {
-            (
-                std::mem::take(&mut hd.entries),
-                std::mem::take(&mut hd.errors),
-            )
-        } else {
-            (
-                std::mem::take(&mut text.entries),
-                std::mem::take(&mut text.errors),
-            )
-        };
+        let (entries, errors) = if hashdeep { hd.take() } else { text.take() };
         entries_seen += entries.len();
         errors_seen += errors.len();
         on(entries, errors)?;
