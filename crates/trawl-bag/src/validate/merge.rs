@@ -96,24 +96,7 @@ pub(crate) fn merge(
         while let Some((k, v)) = &ha
             && *k == key
         {
-            if let Some((slot, line, digest)) = decode_listed(v)
-                && let Some((mi, m)) = bag.manifest_of(slot)
-            {
-                match group.iter().find(|g| g.0 == mi) {
-                    Some((_, prev_line, prev)) => {
-                        let (list, what) = if *prev != digest {
-                            (&mut f.errors, "is listed twice with different digests")
-                        } else {
-                            (&mut f.warnings, "is listed twice")
-                        };
-                        list.push(BagFinding::about(
-                            &m.file,
-                            format!("'{path}' {what} (lines {prev_line} and {line})"),
-                        ));
-                    }
-                    None => group.push((mi, line, digest)),
-                }
-            }
+            add_listing(bag, &mut f, &path, &mut group, v);
             ha = match &mut a {
                 Some(r) => next(r).map_err(&io)?,
                 None => None,
@@ -137,6 +120,30 @@ pub(crate) fn merge(
     }
     unlisted.finish_into(&mut f.errors);
     Ok(f)
+}
+
+/// One manifest's listing of `path` (its encoded slot, line and digest) added to the path's
+/// group; a second listing in the same manifest is an error if its digest differs, else a
+/// warning.
+fn add_listing(bag: &Bag, f: &mut Findings, path: &str, group: &mut Group, v: &[u8]) {
+    if let Some((slot, line, digest)) = decode_listed(v)
+        && let Some((mi, m)) = bag.manifest_of(slot)
+    {
+        match group.iter().find(|g| g.0 == mi) {
+            Some((_, prev_line, prev)) => {
+                let (list, what) = if *prev != digest {
+                    (&mut f.errors, "is listed twice with different digests")
+                } else {
+                    (&mut f.warnings, "is listed twice")
+                };
+                list.push(BagFinding::about(
+                    &m.file,
+                    format!("'{path}' {what} (lines {prev_line} and {line})"),
+                ));
+            }
+            None => group.push((mi, line, digest)),
+        }
+    }
 }
 
 /// What one path's listings, presence and fetch item say: findings into `f`; the path and its
