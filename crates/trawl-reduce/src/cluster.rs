@@ -509,19 +509,7 @@ pub fn assemble(
         .filter(|_| cfg.top_files > 0)
         .map(|per| rank(maps, per, cfg, sizes[0]));
     let breakdown = match (&cfg.breakdown, &per) {
-        (Some(b), Some(per)) => {
-            let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-            let mut builder = BreakdownBuilder::new(b.clone(), &dir);
-            for (m, t) in maps.iter().enumerate() {
-                for (f, name) in t.files.iter().enumerate() {
-                    let (dup, share) = per.get(&(m as u32, f as u32)).copied().unwrap_or_default();
-                    let (bytes, stored, kind) = t.file_facts.get(f).cloned().unwrap_or_default();
-                    let kind = kind.as_deref().and_then(|k| static_kind(k.as_bytes()));
-                    builder.add(name.as_bytes(), bytes, dup, share, stored, kind)?;
-                }
-            }
-            Some(builder.finish()?)
-        }
+        (Some(b), Some(per)) => Some(breakdown_of(cfg, b, maps, per)?),
         _ => None,
     };
     let reduction = Figures {
@@ -546,6 +534,27 @@ pub fn assemble(
     }
     .report(cfg);
     Ok((reduction, breakdown))
+}
+
+/// The breakdowns by directory and type, from every map's files and their shares of the
+/// duplicates (their rows wait under `cfg.temp_dir`).
+fn breakdown_of(
+    cfg: &ReduceConfig,
+    b: &crate::config::BreakdownConfig,
+    maps: &[MapTotals],
+    per: &HashMap<(u32, u32), (u64, f64)>,
+) -> std::io::Result<Breakdown> {
+    let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut builder = BreakdownBuilder::new(b.clone(), &dir);
+    for (m, t) in maps.iter().enumerate() {
+        for (f, name) in t.files.iter().enumerate() {
+            let (dup, share) = per.get(&(m as u32, f as u32)).copied().unwrap_or_default();
+            let (bytes, stored, kind) = t.file_facts.get(f).cloned().unwrap_or_default();
+            let kind = kind.as_deref().and_then(|k| static_kind(k.as_bytes()));
+            builder.add(name.as_bytes(), bytes, dup, share, stored, kind)?;
+        }
+    }
+    builder.finish()
 }
 
 /// Each file's (duplicate bytes, share of the saving), summed over the partitions.
