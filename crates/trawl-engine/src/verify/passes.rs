@@ -158,19 +158,14 @@ impl Passes<'_> {
             return Ok(None);
         }
         let parsed = parsed.map_err(|e| unreadable(manifest, e))?;
-        let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
-        for assumed in parsed.guessed {
-            if let Some(found) = probe(&sample, assumed, &opts.root, opts.confine, stop)
-                && found != assumed
-            {
-                notice(Notice::AlgorithmFound { assumed, found });
-                remap.push((assumed, found));
-                algorithms.retain(|a| *a != assumed);
-                if !algorithms.contains(&found) {
-                    algorithms.push(found);
-                }
-            }
-        }
+        let remap = probed(
+            opts,
+            &parsed.guessed,
+            &sample,
+            &mut algorithms,
+            stop,
+            notice,
+        );
         Ok(Some(Listed {
             by_name,
             algorithms,
@@ -381,6 +376,32 @@ pub(crate) const PROBE_SAMPLE: usize = 256;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The algorithms the first files show where the manifest's digest lengths fit several
+/// (assumed, found), each said, with `algorithms` set to what will be computed.
+fn probed(
+    opts: &VerifyOptions,
+    guessed: &[Algorithm],
+    sample: &[Entry],
+    algorithms: &mut Vec<Algorithm>,
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Vec<(Algorithm, Algorithm)> {
+    let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
+    for &assumed in guessed {
+        if let Some(found) = probe(sample, assumed, &opts.root, opts.confine, stop)
+            && found != assumed
+        {
+            notice(Notice::AlgorithmFound { assumed, found });
+            remap.push((assumed, found));
+            algorithms.retain(|a| *a != assumed);
+            if !algorithms.contains(&found) {
+                algorithms.push(found);
+            }
+        }
+    }
+    remap
 }
 
 /// A manifest's line problem, or its problem as a whole, naming the manifest.
