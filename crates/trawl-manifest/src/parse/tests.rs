@@ -1,0 +1,208 @@
+//! The unit tests of `parse`.
+
+use super::*;
+use crate::{Style, write_manifest};
+
+fn entry(path: &[u8]) -> Entry {
+    let digests = [Algorithm::Md5, Algorithm::Sha256]
+        .into_iter()
+        .map(|a| (a, trawl_digest::digest(a, path)))
+        .collect();
+    Entry {
+        path: path.to_vec(),
+        size: Some(path.len() as u64),
+        digests,
+        line: 0,
+    }
+}
+
+#[test]
+fn every_format_round_trips_awkward_names() {
+    let names: Vec<&[u8]> = vec![
+        b"a",
+        b"sp ace",
+        b"back\\slash",
+        b"new\nline",
+        b"cr\r",
+        b"\xff\xfe",
+        b"x) = y",
+    ];
+    let entries: Vec<Entry> = names.iter().map(|n| entry(n)).collect();
+    for fmt in [Format::Gnu(Algorithm::Sha256), Format::Bsd(Algorithm::Md5)] {
+        for zero in [false, true] {
+            let mut out = Vec::new();
+            write_manifest(
+                &mut out,
+                &fmt,
+                &entries,
+                Style {
+                    zero,
+                    ..Style::default()
+                },
+                &[],
+            )
+            .unwrap();
+            let p = detect_and_parse(&out, &[], "").unwrap();
+            assert!(p.errors.is_empty(), "{:?}", p.errors);
+            assert_eq!(p.format, fmt);
+            let got: Vec<&[u8]> = p.entries.iter().map(|e| &e.path[..]).collect();
+            assert_eq!(got, names, "{fmt:?} zero={zero}");
+        }
+    }
+    let hd: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| !e.path.contains(&b'\n') && !e.path.contains(&b'\r'))
+        .collect();
+    let mut out = Vec::new();
+    let fmt = Format::Hashdeep(vec![Algorithm::Md5, Algorithm::Sha256]);
+    write_manifest(&mut out, &fmt, &hd, Style::default(), &["comment".into()]).unwrap();
+    let p = detect_and_parse(&out, &[], "").unwrap();
+    assert_eq!(p.format, fmt);
+    assert_eq!(p.entries.len(), hd.len());
+    assert_eq!(p.entries[2].digests, hd[2].digests);
+    assert_eq!(p.entries[2].size, hd[2].size);
+}
+
+#[test]
+fn hashdeep_refuses_line_breaks() {
+    let mut out = Vec::new();
+    let fmt = Format::Hashdeep(vec![Algorithm::Md5]);
+    let left = write_manifest(
+        &mut out,
+        &fmt,
+        &[entry(b"a\nb"), entry(b"c")],
+        Style::default(),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(left, vec![b"a\nb".to_vec()]);
+    assert_eq!(detect_and_parse(&out, &[], "").unwrap().entries.len(), 1);
+}
+
+#[test]
+fn malformed_lines_are_named() {
+    let good = format!("{}  ok\n", "a".repeat(64));
+    let text = format!(
+        "{good}garbage\n{}  short\n\\{}  bad\\q\n",
+        "b".repeat(63),
+        "c".repeat(64)
+    );
+    let p = detect_and_parse(text.as_bytes(), &[], "").unwrap();
+    assert_eq!(p.entries.len(), 1);
+    let lines: Vec<usize> = p
+        .errors
+        .iter()
+        .map(|e| match e {
+            ManifestError::Line { line, .. } => *line,
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(lines, vec![2, 3, 4]);
+}
+
+#[test]
+fn length_ambiguity_uses_preference_then_hint() {
+    let text = format!("{}  f\n", "a".repeat(64));
+    assert_eq!(
+        detect_and_parse(text.as_bytes(), &[], "").unwrap().format,
+        Format::Gnu(Algorithm::Sha256)
+    );
+    assert_eq!(
+        detect_and_parse(text.as_bytes(), &[], "x.b3")
+            .unwrap()
+            .format,
+        Format::Gnu(Algorithm::Blake3)
+    );
+    assert_eq!(
+        detect_and_parse(text.as_bytes(), &[Algorithm::Blake3], "")
+            .unwrap()
+            .format,
+        Format::Gnu(Algorithm::Blake3)
+    );
+}
+
+#[test]
+fn pieces_read_what_the_whole_reads_with_the_same_line_numbers() {
+    use std::io::Write;
+    let mut text = Vec::new();
+    for i in 0..500u32 {
+        let name = format!("dir/file {i}");
+        match i % 5 {
+            0 => text.extend_from_slice(b"# a comment\n"),
+            1 => text.extend_from_slice(b"not a line\r\n"),
+            _ => {}
+        }
+        let d = trawl_digest::digest(Algorithm::Sha256, name.as_bytes());
+        writeln!(text, "{}  {name}", hex::encode(d)).unwrap();
+    }
+    let mut hd = b"%%%% HASHDEEP-1.0\n%%%% size,md5,filename\n## x\n".to_vec();
+    for i in 0..300u32 {
+        let d = trawl_digest::digest(Algorithm::Md5, &i.to_le_bytes());
+        writeln!(hd, "{i},{},f{i}", hex::encode(d)).unwrap();
+    }
+    for data in [text, hd] {
+        let whole = detect_and_parse(&data, &[], "").unwrap();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        for piece in [100, 4096, 1 << 20] {
+            let (mut entries, mut errors) = (Vec::new(), Vec::new());
+            let sum = parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
+                entries.extend(e);
+                errors.extend(r);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(entries, whole.entries, "piece {piece}");
+            assert_eq!(errors, whole.errors, "piece {piece}");
+            assert_eq!(sum.format, whole.format);
+        }
+    }
+}
+
+/// Lines at, under and over MAX_LINE, NUL- and newline-separated, in pieces smaller and
+/// larger than a line: each ends, the over-long one is refused by number, and the line
+/// after it still parses at its own number.
+#[test]
+fn a_line_over_the_limit_is_refused_and_reading_goes_on() {
+    use std::io::Write;
+    let good = hex::encode(trawl_digest::digest(Algorithm::Sha256, b"x"));
+    for zero in [false, true] {
+        let sep = if zero { 0u8 } else { b'\n' };
+        for len in [MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 3 * MAX_LINE + 17] {
+            // `HASH  NAME`: the name fills the line to `len` bytes.
+            let mut data = format!("{good}  a").into_bytes();
+            data.push(sep);
+            data.extend_from_slice(format!("{good}  ").as_bytes());
+            data.resize(data.len() + len - 66, b'n');
+            data.push(sep);
+            data.extend_from_slice(format!("{good}  b").as_bytes());
+            data.push(sep);
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(&data).unwrap();
+            for piece in [100, 64 << 10, 1 << 20, 8 << 20] {
+                let (mut entries, mut errors) = (Vec::new(), Vec::new());
+                parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
+                    entries.extend(e);
+                    errors.extend(r);
+                    Ok(())
+                })
+                .unwrap();
+                let names: Vec<(usize, usize)> =
+                    entries.iter().map(|e| (e.line, e.path.len())).collect();
+                let why = format!("zero={zero} len={len} piece={piece}");
+                if len <= MAX_LINE {
+                    assert_eq!(names, [(1, 1), (2, len - 66), (3, 1)], "{why}");
+                    assert!(errors.is_empty(), "{why}: {errors:?}");
+                } else {
+                    assert_eq!(names, [(1, 1), (3, 1)], "{why}");
+                    assert_eq!(errors.len(), 1, "{why}");
+                    let ManifestError::Line { line, reason } = &errors[0] else {
+                        panic!("{why}: {errors:?}");
+                    };
+                    assert_eq!(*line, 2, "{why}");
+                    assert!(reason.contains("longer than 1048576 bytes"), "{reason}");
+                }
+            }
+        }
+    }
+}
