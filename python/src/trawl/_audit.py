@@ -1,0 +1,115 @@
+"""trawl-dask audit's client: ``trawl audit`` run here, catalog and all, its walk and reads
+done by tasks on the workers."""
+
+import hashlib
+import json
+import os
+import pickle
+import socket
+import statistics
+import sys
+import time
+
+from . import _native
+from ._common import Fatal, _say
+from ._scan import _Cluster
+from ._tasks import LIST_BATCH, LIST_DIRS, _audit_list, _audit_read
+
+class Audit(_Cluster):
+    """One trawl-dask audit: trawl audit runs here, with the catalog; its walk and its reads
+    are tasks on the workers, pulled from the two generators below as it records them."""
+
+    def __init__(self, opts, audit_args, client):
+        super().__init__(opts, client)
+        self.args = [os.fsencode(a) for a in audit_args]
+        self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
+
+    def walk(self, spec, roots):
+        """Yields the listings of the roots, as listing tasks (a few directories each) end."""
+        from distributed import as_completed
+
+        n = 0
+        root_of, what = {}, {}
+
+        def submit(idx, dirs):
+            nonlocal n
+            n += 1
+            f = self.client.submit(_audit_list, self.args, spec, idx, dirs, key=f"trawl-audit-list-{self.run_key}-{n}")
+            root_of[f.key] = idx
+            what[f.key] = f"listing under root {idx}" if dirs is None else f"listing {os.fsdecode(dirs[0])}"
+            return f
+
+        t = time.perf_counter()
+        ac = as_completed([submit(i, None) for i in range(roots)])
+        try:
+            for f in ac:
+                self.failed(f, what[f.key])
+                idx = root_of.pop(f.key)
+                items, dirs = pickle.loads(f.result())
+                f.release()
+                nw = max(1, self.stats.get("workers", 1))
+                step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+                for i in range(0, len(dirs), step):
+                    ac.add(submit(idx, dirs[i : i + step]))
+                yield from items
+        finally:
+            ac.clear()
+        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": n}
+
+    def read(self, feed):
+        """Yields the reads of the plan's files, a shard per task, as the tasks end; at most
+        two shards a worker are out at once, so that the budget and a stop are kept to."""
+        from distributed import as_completed
+
+        nw = max(1, self.stats.get("workers", 1))
+        files, nbytes = feed.planned()
+        # About four shards a worker (the slowest cannot hold the run back), within the flags.
+        max_files = min(self.o.shard_files, max(100, -(-files // (4 * nw))))
+        max_bytes = min(self.o.shard_size, max(64 << 20, -(-nbytes // (4 * nw))))
+        delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
+        ac = as_completed()
+        live, n, seconds = 0, 0, []
+        what = {}
+        t = time.perf_counter()
+
+        def fill():
+            nonlocal live, n
+            while live < 2 * nw:
+                shard = feed.next(max_files, max_bytes)
+                if shard is None:
+                    return
+                n += 1
+                f = self.client.submit(_audit_read, self.args, shard, delay, self.wire,
+                                       key=f"trawl-audit-read-{self.run_key}-{n}")
+                what[f.key] = f"shard {n}"
+                ac.add(f)
+                live += 1
+
+        try:
+            fill()
+            while live:
+                f = next(ac)
+                live -= 1
+                self.failed(f, what.pop(f.key))
+                r = f.result()
+                f.release()
+                seconds.append(r["seconds"])
+                fill()
+                yield r["reads"]
+        finally:
+            ac.clear()
+        self.stats["reads"] = {
+            "seconds": time.perf_counter() - t,
+            "shards": n,
+            "shard_seconds_max": max(seconds, default=0),
+            "shard_files_max": max_files,
+            "shard_bytes_max": max_bytes,
+        }
+
+    def run(self):
+        self.check_versions()
+        code = _native.audit(self.args, self.walk, self.read)
+        if self.o.stats:
+            with open(self.o.stats, "w") as f:
+                json.dump(self.stats, f, indent=2)
+        return code

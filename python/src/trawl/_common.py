@@ -1,0 +1,34 @@
+"""What trawl-dask's modules share: how it speaks, the errors that end a run, and how a lost
+scheduler is told apart."""
+
+import sys
+
+def _say(msg):
+    # A stderr whose reader has gone (`2>&1 | head`) loses the message, nothing else.
+    try:
+        print(f"trawl-dask: {msg}", file=sys.stderr, flush=True)
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+class Fatal(Exception):
+    """An error that ends the run with exit code 2 and a message."""
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP (what `timeout`, `kubectl` and `scancel` send): the run unwinds, so that
+    no output is left half-written, and exits 128 + the signal."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_terminate(signum, _frame):
+    raise Terminated(signum)
+
+
+def _scheduler_lost(e, client):
+    """Whether ``e`` (a cancellation) came from losing the scheduler."""
+    text = str(e)
+    return "scheduler-connection-lost" in text or (client is not None and client.status != "running")

@@ -1,0 +1,665 @@
+"""trawl-dask scan's client: the walk by listing tasks, the shards, the maps (watched,
+speculated, checkpointed), the reduce tasks past the scheduler, and the outputs written by
+trawl's own writers."""
+
+import hashlib
+import json
+import os
+import pickle
+import socket
+import statistics
+import sys
+import time
+
+from . import _native
+from ._checkpoints import (
+    CheckpointError,
+    _checkpoint_read,
+    _checkpoint_write,
+    _json_write,
+    _private_dir,
+    _result_args,
+)
+from ._common import Fatal, _say, _scheduler_lost
+from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
+
+class _Cluster:
+    """What a scan and an audit share: the client, the workers, a version check."""
+
+    def __init__(self, opts, client):
+        self.o = opts
+        self.client = client
+        self.started = time.time()
+        self.stats = {}
+        # The version every worker must run (checked at the start, and by each map or read).
+        self.wire = _native.wire_version()
+
+    def workers(self):
+        return self.client.scheduler_info(n_workers=-1)["workers"]
+
+    def check_versions(self):
+        mine = self.wire = _native.wire_version()
+
+        # Nested, so that Dask sends it by value: a worker whose trawl is another (or none)
+        # still runs it and says which.
+        def _wire_version():
+            from trawl import _native as n
+
+            return n.wire_version()
+
+        got = self.client.run(_wire_version, on_error="return")
+        if not got:
+            # Workers often start after their scheduler: waited for, as long as for it.
+            t = self.o.connect_timeout
+            try:
+                self.client.wait_for_workers(1, timeout=t)
+            except TimeoutError:
+                raise Fatal(f"no worker joined the scheduler within {t:g} s (--connect-timeout)")
+            got = self.client.run(_wire_version, on_error="return")
+            if not got:
+                raise Fatal("the cluster has no workers")
+        for addr, v in sorted(got.items()):
+            if isinstance(v, BaseException):
+                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
+            if v != mine:
+                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
+        self.stats["workers"] = len(got)
+
+    def failed(self, f, what):
+        if f.status == "error":
+            raise Fatal(f"{what}: {f.exception()}")
+        if f.status == "cancelled":
+            raise Fatal(f"{what}: cancelled")
+
+
+class Run(_Cluster):
+    """One trawl-dask scan."""
+
+    def __init__(self, opts, scan_args, client):
+        super().__init__(opts, client)
+        # Roots: PATH... as given, or the --on paths (each pinned to its host).
+        self.pins = []  # per root: None or the host spec
+        if opts.on:
+            roots = []
+            for spec in opts.on:
+                if ":" not in spec:
+                    raise Fatal(f"--on {spec!r}: expected HOST:PATH")
+                host, path = spec.split(":", 1)
+                roots.append(path)
+                self.pins.append(host)
+            scan_args = roots + scan_args
+        self.args = [os.fsencode(a) for a in scan_args]
+        try:
+            self.plan = _native.Plan(self.args)
+        except ValueError as e:
+            raise Fatal(str(e).strip())
+        self.roots = self.plan.roots()
+        if not self.pins:
+            self.pins = [None] * len(self.roots)
+        elif len(self.roots) != len(self.pins):
+            raise Fatal("--on: give each HOST:PATH once, with no other PATH")
+        # What decides a shard's result (not where outputs go): the checkpoints' key.
+        self.result_args = _result_args([os.fsdecode(a) for a in self.args])
+        self.run_key = hashlib.blake2b(
+            "\0".join(self.result_args).encode(errors="surrogateescape") + f"|{opts.partitions}".encode(),
+            digest_size=8,
+        ).hexdigest()
+        self.stats["partitions"] = opts.partitions
+        self.root_of = {}  # task key -> root number, for the watchdog
+        self.what = {}  # task key -> what it is, for messages
+        self.lost = {}  # host -> since when it has had no worker
+        self.speculated = 0
+        self.dropped = set()  # keys of copies cancelled because the other copy won
+        self.timeline = []  # (worker, start after the maps began, seconds) per shard
+        self.resolved = {}  # host spec -> its address, or None
+        self.pinned_keys = {}  # task key -> root number, for every task pinned by --on
+        self.pin_addr = {}  # worker name given to --on -> the address its tasks are pinned to
+
+    # -- workers --
+
+    def matching(self, spec):
+        """The workers a host spec names: by host (name or address), worker name or address."""
+        if spec not in self.resolved:  # once: a resolver may take seconds to say no
+            try:
+                self.resolved[spec] = socket.gethostbyname(spec)
+            except OSError:
+                self.resolved[spec] = None
+        ip = self.resolved[spec]
+        return [
+            a
+            for a, w in self.workers().items()
+            if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
+        ]
+
+    def pinned(self, idx):
+        """Where root ``idx``'s tasks may run (submit keywords)."""
+        spec = self.pins[idx]
+        if spec is None:
+            return {}
+        # Dask takes a worker's name, its address or its host as it knows it (an IP address);
+        # a host's name it matches literally against that IP, never resolving it, and the
+        # tasks would wait forever. A name that is none of those is pinned by its address.
+        workers = self.workers()
+        named = [a for a, w in workers.items() if str(w.get("name")) == spec]
+        if named:
+            # A worker's name: pinned by its address now, and moved to its next address if it
+            # starts again (see `repin`).
+            self.pin_addr.setdefault(spec, named[0])
+            return {"workers": [self.pin_addr[spec]], "allow_other_workers": False}
+        known = any(spec in (a, w.get("host")) for a, w in workers.items())
+        if not known:
+            self.matching(spec)  # resolves it, once
+            spec = self.resolved.get(spec) or spec
+        return {"workers": [spec], "allow_other_workers": False}
+
+    def note_pin(self, f, idx):
+        """Remembers a task pinned by --on (it may have to move with its worker)."""
+        if self.pins[idx] is not None:
+            self.pinned_keys[f.key] = idx
+
+    def repin(self):
+        """A worker named by --on that started again (its nanny's restart) has a new address;
+        every task pinned to the old one (waiting, running, or to be computed again because its
+        result was lost with the worker) is pinned to the new one: Dask would wait for the old
+        address forever."""
+        if not self.pin_addr:
+            return
+        workers = self.workers()
+        for spec, old in list(self.pin_addr.items()):
+            now = [a for a, w in workers.items() if str(w.get("name")) == spec]
+            if not now or now[0] == old:
+                continue
+            new = now[0]
+            keys = [k for k, r in self.pinned_keys.items() if self.pins[r] == spec]
+            stimulus = f"trawl-repin-{self.run_key}-{new}"
+
+            # Runs on the scheduler (pickled by value: the scheduler needs no trawl).
+            def move(dask_scheduler, keys=keys, new=new, stimulus=stimulus):
+                again = {}
+                for k in keys:
+                    ts = dask_scheduler.tasks.get(k)
+                    if ts is None:
+                        continue
+                    ts.worker_restrictions = {new}
+                    if ts.state == "no-worker":
+                        again[k] = "waiting"
+                if again:
+                    dask_scheduler.transitions(again, stimulus_id=stimulus)
+                return len(again)
+
+            try:
+                self.client.run_on_scheduler(move)
+            except Exception as e:
+                raise Fatal(
+                    f"worker {spec} started again at {new}, and its tasks could not be moved "
+                    f"there ({type(e).__name__}: {e})"
+                )
+            self.pin_addr[spec] = new
+
+    # -- waiting, with the watchdog --
+
+    def drain(self, futures, on_done, each_round=None):
+        """Waits for every future, calling ``on_done(f)`` as each finishes (it may return more
+        futures to wait for) and ``each_round(pending)`` at least every second. A task failed
+        for good ends the run, naming it; so do tasks pinned to a host that has had no worker
+        for longer than --lost-worker-timeout (Dask would wait for it forever)."""
+        from distributed import wait
+        from distributed.client import FuturesCancelledError
+
+        pending = set(futures)
+        while pending:
+            # Copies cancelled because the other one won are not waited for.
+            pending = {f for f in pending if f.key not in self.dropped}
+            if not pending:
+                break
+            try:
+                done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:  # nothing finished within the second
+                done, rest = [], pending
+            except FuturesCancelledError as e:
+                if _scheduler_lost(e, self.client):
+                    raise
+                # Cancelled (an input lost with a worker): done, for `on_done` to decide.
+                done = [f for f in pending if f.status == "cancelled"]
+                rest = [f for f in pending if f.status != "cancelled"]
+            pending = set(rest)
+            for f in done:
+                more = on_done(f)
+                if more:
+                    pending |= set(more)
+            self.watch(pending)
+            if each_round:
+                pending |= set(each_round(pending) or ())
+
+    def watch(self, pending):
+        self.repin()
+        now = time.time()
+        hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
+        hosts.discard(None)
+        for h in list(self.lost):
+            if h not in hosts:
+                del self.lost[h]
+        for h in hosts:
+            if self.matching(h):
+                self.lost.pop(h, None)
+                continue
+            self.lost.setdefault(h, now)
+            if now - self.lost[h] > self.o.lost_worker_timeout:
+                left = sorted(
+                    self.what.get(f.key, f.key)
+                    for f in pending
+                    if f.key in self.root_of and self.pins[self.root_of[f.key]] == h
+                )
+                raise Fatal(
+                    f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
+                    f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
+                )
+
+    # -- the walk --
+
+    def walk(self, excluded):
+        """Lists the roots with listing tasks (each lists many directories and hands back the
+        rest); what they find is taken in by a ``_native.Walk``, which leaves out ``excluded``
+        (the outputs' (device, inode)) and cuts the files into shards."""
+        found = _native.Walk(list(excluded))
+        n = 0
+
+        def submit(idx, dirs):
+            nonlocal n
+            n += 1
+            f = self.client.submit(
+                _list, self.args, idx, dirs, key=f"trawl-list-{self.run_key}-{n}", **self.pinned(idx)
+            )
+            self.root_of[f.key] = idx
+            self.note_pin(f, idx)
+            self.what[f.key] = f"listing under {os.fsdecode(self.roots[idx])}"
+            return f
+
+        def done(f):
+            self.failed(f, self.what[f.key])
+            idx = self.root_of.pop(f.key)
+            dirs = found.add(idx, f.result())
+            f.release()
+            # Batches small enough that every worker has one while the tree is narrow.
+            nw = max(1, self.stats.get("workers", 1))
+            step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+            return [submit(idx, dirs[i : i + step]) for i in range(0, len(dirs), step)]
+
+        t = time.perf_counter()
+        self.drain([submit(i, None) for i in range(len(self.roots))], done)
+        files, tasks = found.counts()
+        self.stats["walk"] = {"seconds": time.perf_counter() - t, "listing_tasks": tasks, "files": files}
+        return found
+
+    # -- shards --
+
+    def shards(self, found):
+        """The files cut into shards (see ``trawl_cluster::Walk::shards``: per root, every name
+        of a multiply linked file in the shard of its first name, four shards a worker)."""
+        nw = max(1, self.stats.get("workers", 1))
+        return [
+            {"key": key, "root": root, "files": names, "bytes": nbytes}
+            for key, root, names, nbytes in found.shards(self.o.shard_size, self.o.shard_files, nw)
+        ]
+
+    # -- maps --
+
+    def checkpoint_path(self, shard):
+        return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
+
+    def save(self, shard, result):
+        run = os.path.join(self.o.state, f"{self.run_key}.run")
+        if not os.path.exists(run):
+            # What the checkpoints are of, for --resume to say what differs when none is taken.
+            _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions})
+        _checkpoint_write(self.o.state, self.checkpoint_path(shard), result)
+
+    def say_why_none_resumed(self):
+        """--resume took no checkpoint: says of what runs the folder holds them, and how those
+        runs differ from this one."""
+        now = self.result_args + [f"--partitions={self.o.partitions}"]
+        others = []
+        for name in sorted(os.listdir(self.o.state)):
+            if not name.endswith(".run") or name == f"{self.run_key}.run":
+                continue
+            try:
+                with open(os.path.join(self.o.state, name), "rb") as f:
+                    r = json.loads(f.read(1 << 20))
+                others.append(list(map(str, r["args"])) + [f"--partitions={int(r['partitions'])}"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        if not others:
+            _say(f"--resume: no checkpoint in {self.o.state}; every shard is scanned")
+            return
+        for then in others:
+            gone = [a for a in then if a not in now]
+            new = [a for a in now if a not in then]
+            _say(f"--resume: the checkpoints in {self.o.state} are of a run with other options "
+                 f"(then: {' '.join(gone) or '-'}; now: {' '.join(new) or '-'}); every shard is scanned")
+
+    def load(self, shard):
+        path = self.checkpoint_path(shard)
+        try:
+            return _checkpoint_read(path)
+        except FileNotFoundError:
+            return None
+        except CheckpointError as e:
+            _say(f"{path}: {e}; the shard is read again")
+            return None
+
+    def downstream(self, shard, m):
+        """As soon as a shard's map has its result: the task that takes its metadata to the
+        client, run while the other maps still read (the reducers fetch their shares of the
+        result themselves, see `_gather`)."""
+        key = shard["key"]
+        self.early[key] = (self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"), m)
+
+    def scatter(self, prior):
+        """A resumed shard's result sent to a worker, for the reducers to fetch their shares
+        of (in a list: a dict alone would be scattered as one future per key)."""
+        return self.client.scatter([prior], hash=False)[0]
+
+    def recover(self, shards):
+        """Resumed shards whose result was lost with the worker holding it (data sent from
+        here cannot be computed again): sent again from their checkpoints. Whether any was."""
+        again = False
+        for s in shards:
+            k = s["key"]
+            if k not in self.resumed or self.early[k][1].status != "cancelled":
+                continue
+            prior = self.load(s)
+            if prior is None:
+                raise Fatal(
+                    f"shard {k}: its result was lost with a worker and its checkpoint "
+                    f"({self.checkpoint_path(s)}) can no longer be read"
+                )
+            self.early[k] = (self.early[k][0], self.scatter(prior))
+            self.stats["resent_shards"] = self.stats.get("resent_shards", 0) + 1
+            again = True
+        return again
+
+    def maps(self, shards):
+        """Runs (or takes from the checkpoints) every shard's map; one future per shard, in
+        shard order."""
+        p = self.o.partitions if self.plan.reducing() else 0
+        r = min(p, self.o.reducers or 2 * max(1, self.stats.get("workers", 1)))
+        self.bounds = [(i * p // r, (i + 1) * p // r) for i in range(r)]
+        self.early = {}
+        self.resumed = set()  # keys of the shards taken from their checkpoints
+        self.maps_began = time.time()
+        delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
+        if self.o.state:
+            _private_dir(self.o.state)
+        winner, resumed = {}, 0
+        owner = {}  # task key -> shard key
+        by_key = {s["key"]: s for s in shards}
+        first = []
+        for s in shards:
+            prior = self.load(s) if self.o.resume else None
+            if prior is not None:
+                # Its metadata stays here; its pieces go to the workers for the reducers.
+                winner[s["key"]] = None
+                self.resumed.add(s["key"])
+                self.early[s["key"]] = (_meta(prior), self.scatter(prior))
+                resumed += 1
+                continue
+            f = self.client.submit(
+                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay, self.wire,
+                key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
+            )
+            self.root_of[f.key] = s["root"]
+            self.note_pin(f, s["root"])
+            self.what[f.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
+            owner[f.key] = s["key"]
+            first.append(f)
+        copies = {}  # shard key -> its futures still running
+        for f in first:
+            copies[owner[f.key]] = [f]
+        started = time.time()
+
+        def done(f):
+            k = owner.get(f.key)
+            if k is None or k in winner:
+                return None  # a copy that lost
+            if f.status != "finished" and len(copies[k]) > 1:
+                copies[k].remove(f)  # the other copy may still finish
+                return None
+            self.failed(f, self.what.get(f.key, f.key))
+            # The first result wins; the other copy is dropped.
+            winner[k] = f
+            self.downstream(by_key[k], f)
+            for g in copies.pop(k):
+                if g is not f:
+                    self.dropped.add(g.key)
+                    g.cancel()
+            if self.o.state:
+                self.save(by_key[k], f.result())
+            return None
+
+        def speculate(pending):
+            if self.o.no_speculate or time.time() - started < 2.0:
+                return None
+            idle = [w for w, ts in self.client.processing().items() if not ts]
+            new = []
+            for k, fs in copies.items():
+                if not idle:
+                    break
+                if len(fs) > 1 or self.pins[by_key[k]["root"]] is not None:
+                    continue  # already copied, or pinned to its host's disks
+                w = idle.pop()
+                g = self.client.submit(
+                    _map, self.args, b"\0".join(by_key[k]["files"]), self.o.partitions, 0, self.wire,
+                    # A preference, not a pin: a copy whose worker dies after it won is computed
+                    # again elsewhere (shared storage) instead of waiting for that worker.
+                    key=f"trawl-spec-{self.run_key}-{k}", workers=[w], allow_other_workers=True,
+                )
+                owner[g.key] = k
+                fs.append(g)
+                new.append(g)
+                self.speculated += 1
+            return new
+
+        # Only the last shards are copied: once fewer are left than there are workers.
+        def each_round(pending):
+            if copies and len(copies) < len(self.client.processing()):
+                return speculate(pending)
+            return None
+
+        self.drain(first, done, each_round)
+        self.stats["resumed_shards"] = resumed
+        if self.o.resume and resumed == 0:
+            self.say_why_none_resumed()
+        self.stats["speculative_copies"] = self.speculated
+        return [winner[s["key"]] for s in shards]
+
+    # -- reduce and finish --
+
+    def reduce(self, maps, shards):
+        """The partitions counted by --reducers tasks, each a range of partitions that fetches
+        its share of every map's result from the worker holding it (no task per map and
+        reducer: each costs the scheduler a few milliseconds, see bench/shuffle.py). Returns
+        the maps' metadata, the reducers' results and every partition's counts in order."""
+        from distributed import wait
+        from distributed.client import FuturesCancelledError
+
+        metas = [self.early[s["key"]][0] for s in shards]
+        where = []
+
+        def locate():
+            """Where every shard's result is now (after a loss: once Dask has it again, or,
+            for a resumed shard, once it is sent again from its checkpoint)."""
+            for attempt in range(5):
+                self.recover(shards)
+                results = [self.early[s["key"]][1] for s in shards]
+                try:
+                    wait(results)
+                except FuturesCancelledError as e:
+                    if _scheduler_lost(e, self.client) or attempt == 4:
+                        raise
+                    continue
+                who = self.client.who_has(results)
+                where[:] = [(f.key, (who.get(f.key) or [""])[0]) for f in results]
+                return
+
+        delay = float(os.environ.get("TRAWL_DASK_REDUCE_DELAY", "0") or 0)
+
+        def reducer(i, attempt=0):
+            lo, hi = self.bounds[i]
+            return self.client.submit(
+                _reduce, lo, hi, list(where), delay if not attempt else 0.0,
+                key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
+            )
+
+        locate()
+
+        reducers = [reducer(i) for i in range(len(self.bounds))]
+        which = {f.key: i for i, f in enumerate(reducers)}
+        # The recovery each reducer's inputs are from (see `take`).
+        made_after = {f.key: 0 for f in reducers}
+        # A resumed shard's metadata is here already (a dict); the others' come from tasks.
+        tasks = [(i, m) for i, m in enumerate(metas) if not isinstance(m, dict)]
+        # A pinned shard whose result was lost with its host is read again there: the watchdog
+        # goes on watching those hosts through the shards' metadata tasks.
+        self.root_of = {m.key: shards[i]["root"] for i, m in tasks}
+        for i, m in tasks:
+            s = shards[i]
+            self.what[m.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
+        # The shards' records and totals, merged one at a time after the reducers count, in
+        # map order (each let go once merged).
+        merger = self.plan.merge()
+        pending = {m.key: i for i, m in tasks}
+        merged = [m if isinstance(m, dict) else None for m in metas]
+        seconds = []
+        recovered = 0
+
+        def lost(f):
+            if f.status == "cancelled":
+                return True
+            return f.status == "error" and type(f.exception()).__name__ == "SharesLost"
+
+        def take(f):
+            nonlocal recovered
+            if f.key in which and lost(f):
+                # A share was lost with a worker: the maps' results are had again (Dask reads
+                # a lost shard again; a resumed one is sent again from its checkpoint), once
+                # for every reducer that lost them, and the reducer runs again.
+                if made_after[f.key] == recovered and recovered < 5:
+                    locate()
+                    recovered += 1
+                if made_after[f.key] < recovered:
+                    i = which.pop(f.key)
+                    reducers[i] = reducer(i, recovered)
+                    which[reducers[i].key] = i
+                    made_after[reducers[i].key] = recovered
+                    return [reducers[i]]
+            self.failed(f, self.what.get(f.key, f.key))
+            if f.key in pending:
+                merged[pending.pop(f.key)] = f
+            return None
+
+        self.drain(reducers + [m for _, m in tasks], take)
+        # In map order: the partitions number files by their map's place.
+        for f in merged:
+            m = f if isinstance(f, dict) else f.result()
+            merger.add(m["report"], m["records"], m["totals"])
+            t = json.loads(m["totals"])
+            blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
+            seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
+            self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
+            if not isinstance(f, dict):
+                f.release()
+        self.stats["reduces_again"] = recovered
+        self.stats.setdefault("resent_shards", 0)
+        reduced = self.client.gather(reducers)
+        counts = []
+        for r in reduced:
+            if "error" in r:
+                i = r["map"]
+                m = maps[i]
+                who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
+                    "the client (resumed)"
+                ]
+                raise Fatal(f"partition {r['partition']}: shard {shards[i]['key']} (from {', '.join(who)}): {r['error']}")
+            counts += r["counts"]
+        self.stats["reducers"] = len(reducers)
+        return merger, seconds, reduced, counts
+
+    def record_stats(self, metas, reduced, shards):
+        """``metas``: per shard, (seconds, fingerprints shipped, non-zero blocks)."""
+        fps = sum(f for _, f, _ in metas)
+        blocks = sum(b for _, _, b in metas)
+        shipped = sum(r["input_bytes"] for r in reduced)
+        secs = sorted(s for s, _, _ in metas)
+        self.stats.update(
+            {
+                "shards": len(shards),
+                "fingerprints": fps,
+                "blocks": blocks,
+                "batch_bytes": shipped,
+                "bytes_per_fingerprint": shipped / fps if fps else None,
+                "naive_bytes": 16 * blocks,
+                "task_results": self.stats.get("walk", {}).get("listing_tasks", 0)
+                + (len(shards) - self.stats.get("resumed_shards", 0)) * 2
+                + len(reduced),
+                "naive_messages": blocks,
+                "shard_seconds": {
+                    "min": secs[0] if secs else 0,
+                    "median": statistics.median(secs) if secs else 0,
+                    "p90": secs[int(0.9 * (len(secs) - 1))] if secs else 0,
+                    "max": secs[-1] if secs else 0,
+                },
+                "reducer_input_bytes_max": max((r["input_bytes"] for r in reduced), default=0),
+                "reducer_held_bytes_max": max((r["input_bytes"] + r["held_bytes"] for r in reduced), default=0),
+                "worker_peak_rss_max": max((r["peak_rss"] for r in reduced), default=0),
+                "reduce_seconds_max": max((r["seconds"] for r in reduced), default=0),
+            }
+        )
+
+    def run(self):
+        phases = {}
+        t = time.perf_counter()
+
+        def phase(name):
+            nonlocal t
+            now = time.perf_counter()
+            phases[name] = round(now - t, 3)
+            t = now
+
+        self.check_versions()
+        # Every worker (and any that joins) serves the maps' shares to the reduce tasks.
+        self.client.register_plugin(_shares_plugin())
+        outputs, excluded = self.plan.open_outputs()
+        phase("versions and outputs")
+        found = self.walk(excluded)
+        phase("walk")
+        shards = self.shards(found)
+        phase("shards")
+        maps = self.maps(shards)
+        phase("maps")
+        merger, metas, reduced, counts = self.reduce(maps, shards)
+        phase("reduce")
+        self.record_stats(metas, reduced, shards)
+        code = self.plan.finish(
+            outputs,
+            merger,
+            counts,
+            found,
+            time.time() - self.started,
+        )
+        phase("merge and outputs")
+        self.stats["phase_seconds"] = phases
+        self.stats["shard_timeline"] = sorted(self.timeline, key=lambda x: (str(x[0]), x[1]))
+        s = self.stats
+        if s["fingerprints"]:
+            _say(
+                f"{s['shards']} shards on {s['workers']} workers, {s['partitions']} partitions: "
+                f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes "
+                f"({s['bytes_per_fingerprint']:.2f} each; a record per block: {s['naive_bytes']:,}); "
+                f"{s['task_results']:,} task results (a message per block: {s['naive_messages']:,}); "
+                f"shard seconds {s['shard_seconds']['min']:.2f}/{s['shard_seconds']['median']:.2f}/"
+                f"{s['shard_seconds']['max']:.2f} (min/median/max)"
+            )
+        if self.o.stats:
+            with open(self.o.stats, "w") as f:
+                json.dump(s, f, indent=2)
+        return code

@@ -1,0 +1,208 @@
+"""What runs on trawl-dask's workers: listing, map and reduce tasks, the plugin that serves
+the maps' shares to the reduce tasks, and an audit's listing and read tasks. Module-level, so
+that Dask pickles them by reference: a worker runs the trawl it has installed (its version is
+checked before and in every map)."""
+
+import json
+import pickle
+import time
+
+#: Directories handed to one listing task.
+LIST_BATCH = 32
+#: What one audit listing task lists at most, going down into the subdirectories it finds
+#: before it hands the rest back: a tree of a thousand small directories takes a handful of
+#: tasks (each costs the scheduler a few milliseconds), and a wide or deep one is still spread.
+#: (A scan's listing tasks keep the same budget, in trawl-cluster.)
+LIST_DIRS = 256
+
+
+def _list(args, idx, dirs):
+    """Lists root number ``idx`` (``dirs`` None) or each of ``dirs``, depth first within a
+    task's budget: one bytes object (Dask sends each bytes object of a result as a frame of
+    its own, and tens of thousands of names cost seconds that way)."""
+    from trawl import _native as n
+
+    return n.Plan(args).list(idx, dirs)
+
+
+def _same_version(expect):
+    """Refuses to work for a client of another version: a worker that joined after the check
+    at the start is checked here, by the first task it runs."""
+    from trawl import _native as n
+
+    mine = n.wire_version()
+    if expect is not None and mine != expect:
+        try:
+            from distributed import get_worker
+
+            where = get_worker().address
+        except ValueError:
+            where = "this worker"
+        raise RuntimeError(
+            f"worker {where} runs {mine}; the client runs {expect}: refusing to mix versions"
+        )
+
+
+def _map(args, files, partitions, delay, expect=None):
+    """One shard's map (``files``: its names joined by NUL, one bytes object); ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
+    for fault tests, to have a worker die mid-shard; ``expect``: the client's wire version."""
+    from distributed import get_worker
+    from trawl import _native as n
+
+    _same_version(expect)
+    if delay:
+        time.sleep(delay)
+    t = time.perf_counter()
+    began = time.time()
+    files = files.split(b"\0") if files else []
+    report, records, totals, parts = n.Plan(args).map(files, partitions)
+    try:
+        where = get_worker().address
+    except ValueError:
+        where = "client"
+    return {
+        "report": report,
+        "records": records,
+        "totals": totals,
+        "parts": parts,
+        "seconds": time.perf_counter() - t,
+        "began": began,
+        "worker": where,
+    }
+
+
+class SharesLost(RuntimeError):
+    """A reduce task could not fetch a map's share (its worker gone, or the result lost with
+    it): the client runs the reduce again once the maps are back."""
+
+
+def _shares_plugin():
+    """The worker plugin that serves the maps' shares to the reduce tasks (made here, so that
+    only workers import Dask's plugin class)."""
+    from distributed import WorkerPlugin
+
+    class Shares(WorkerPlugin):
+        """Adds ``trawl_shares``: partitions lo..hi of map results this worker holds."""
+
+        name = "trawl-shares"
+
+        def setup(self, worker):
+            def shares(comm=None, keys=(), lo=0, hi=0):
+                return [worker.data[k]["parts"][lo:hi] for k in keys]
+
+            worker.handlers["trawl_shares"] = shares
+
+    return Shares()
+
+
+def _gather(where, lo, hi):
+    """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
+    order), fetched from the workers holding them past the scheduler: one request per worker,
+    for all of its maps, every worker at once."""
+    import asyncio
+
+    from distributed import get_worker
+    from distributed.utils import sync
+
+    w = get_worker()
+    # Where they are now: a worker that died since the client looked would cost a connection
+    # attempt of Dask's timeout (30 s) before the fetch fails.
+    keys = [k for k, _ in where]
+    try:
+        from distributed import get_client
+
+        c = get_client()
+        now = c.sync(c.scheduler.who_has, keys=keys)
+    except Exception as e:
+        raise SharesLost(f"{type(e).__name__}: {e}") from None
+    by_worker = {}
+    for i, key in enumerate(keys):
+        held = now.get(key) or []
+        if not held:
+            raise SharesLost(f"the result {key} is held by no worker")
+        addr = w.address if w.address in held else held[0]
+        by_worker.setdefault(addr, []).append((i, key))
+
+    async def one(addr, items):
+        keys = [k for _, k in items]
+        if addr == w.address and all(k in w.data for k in keys):
+            return [w.data[k]["parts"][lo:hi] for k in keys]
+        return await w.rpc(addr).trawl_shares(keys=keys, lo=lo, hi=hi)
+
+    async def every():
+        return await asyncio.gather(*[one(a, items) for a, items in by_worker.items()])
+
+    try:
+        got = sync(w.loop, every)
+    except Exception as e:
+        raise SharesLost(f"{type(e).__name__}: {e}") from None
+    out = [None] * len(where)
+    for (addr, items), shares in zip(by_worker.items(), got):
+        for (i, _), share in zip(items, shares):
+            out[i] = share
+    return out
+
+
+def _meta(result):
+    return {k: v for k, v in result.items() if k != "parts"}
+
+
+def _reduce(lo, hi, where, delay=0.0):
+    """Counts partitions lo..hi-1, one at a time, from every map's share, fetched first (in map
+    order): what the task holds at once is its maps' encoded batches and one partition
+    decoded. ``delay`` (seconds before fetching, TRAWL_DASK_REDUCE_DELAY) is a knob for fault
+    tests, to have a map's worker die before its share is fetched."""
+    import resource
+
+    from trawl import _native as n
+
+    if delay:
+        time.sleep(delay)
+    t = time.perf_counter()
+    pieces = _gather(where, lo, hi)
+    out = []
+    for i in range(len(pieces[0]) if pieces else 0):
+        try:
+            counts = n.reduce_partition([p[i] for p in pieces])
+        except n.BatchError as e:
+            bad, why = e.args
+            return {"error": why, "map": bad, "partition": lo + i}
+        out.append(counts)
+    return {
+        "counts": out,
+        "held_bytes": max((json.loads(c).get("held_bytes", 0) for c in out), default=0),
+        "input_bytes": sum(len(b) for p in pieces for b in p),
+        "seconds": time.perf_counter() - t,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def _audit_list(args, spec, idx, dirs):
+    """An audit's listing of root number ``idx`` (``dirs`` None) or of each of ``dirs``."""
+    from trawl import _native as n
+
+    w = n.AuditWorker(args)
+    items = []
+    # As `_list`: depth first within a budget of directories, the rest handed back.
+    todo = [None] if dirs is None else list(reversed(dirs))
+    listed = 0
+    while todo and listed < LIST_DIRS:
+        d = todo.pop()
+        b, ds = w.list(spec, idx, d)
+        listed += 1
+        items.append(b)
+        todo += reversed(ds)
+    subdirs = list(reversed(todo))
+    return pickle.dumps((items, subdirs), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _audit_read(args, shard, delay, expect=None):
+    """An audit's reads of one shard of its plan (``delay`` and ``expect``: as for ``_map``)."""
+    from trawl import _native as n
+
+    _same_version(expect)
+    if delay:
+        time.sleep(delay)
+    t = time.perf_counter()
+    reads = n.AuditWorker(args).read(shard)
+    return {"reads": reads, "seconds": time.perf_counter() - t}
