@@ -94,7 +94,7 @@ fuzz_target!(|data: &[u8]| {
                 line: 0,
             };
             let mut out = Vec::new();
-            let left = write_manifest(&mut out, &Format::Gnu(alg), &[one], Style { zero }, &[])
+            let left = write_manifest(&mut out, &Format::Gnu(alg), &[one], Style { zero, ..Style::default() }, &[])
                 .expect("writing to memory");
             assert!(left.is_empty());
             let again = detect_and_parse(&out, &[alg], hint).expect("our own output reads");
