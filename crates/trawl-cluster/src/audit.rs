@@ -3,8 +3,6 @@
 //! [`Worker`] lists directories and reads shards there; what crosses the wire between them is
 //! encoded here (postcard: compact, and names go as bytes, whatever their encoding).
 
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,7 +15,7 @@ use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
-use crate::ClusterError;
+use crate::{ClusterError, bytes, path};
 
 /// What a listing task needs beyond the flags: the roots as the audit placed them (a root
 /// given inside a registered one is replaced by it) and the directories the walk leaves out.
@@ -91,14 +89,6 @@ enum WireRead {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct RemoteError(String);
-
-fn path(b: Vec<u8>) -> PathBuf {
-    PathBuf::from(OsString::from_vec(b))
-}
-
-fn bytes(p: &Path) -> Vec<u8> {
-    p.as_os_str().as_bytes().to_vec()
-}
 
 fn wire_error(what: &str, e: postcard::Error) -> SourceError {
     SourceError::Failed(format!(

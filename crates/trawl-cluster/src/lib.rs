@@ -20,6 +20,18 @@ pub use merge::{Merge, ShardPart};
 pub use shards::{ShardBounds, ShardPlan, Walk};
 pub use work::ScanWork;
 
+/// A name from the bytes it crossed the wire as (whatever their encoding).
+pub(crate) fn path(b: Vec<u8>) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    std::path::PathBuf::from(std::ffi::OsString::from_vec(b))
+}
+
+/// A name as bytes for the wire.
+pub(crate) fn bytes(p: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
 /// The version of the formats a cluster's tasks exchange: every worker must run the same.
 pub fn wire_version() -> String {
     format!(

@@ -1,8 +1,6 @@
 //! The cluster's walk, a directory at a time: a root or one directory listed as `trawl scan`'s
 //! walk lists it, with what was skipped or failed as the report records it.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +9,7 @@ use trawl_report::JsonPath;
 use trawl_report::scan::{ErrorJson, FileJson};
 use trawl_walk::{SkipKind, WalkItem};
 
-use crate::{ClusterError, ScanWork};
+use crate::{ClusterError, ScanWork, bytes};
 
 /// A regular file found by a listing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,14 +177,13 @@ struct WireListing {
 impl Listing {
     /// The listing as one bytes object (a task's result: one frame, however many names).
     pub fn encode(&self) -> Vec<u8> {
-        let b = |p: &Path| p.as_os_str().as_bytes().to_vec();
         let w = WireListing {
             files: self
                 .files
                 .iter()
-                .map(|f| (b(&f.path), f.size, f.dev, f.ino, f.nlink))
+                .map(|f| (bytes(&f.path), f.size, f.dev, f.ino, f.nlink))
                 .collect(),
-            dirs: self.dirs.iter().map(|d| b(d)).collect(),
+            dirs: self.dirs.iter().map(|d| bytes(d)).collect(),
             skipped: serde_json::to_vec(&self.skipped).expect("records encode"),
             failed: serde_json::to_vec(&self.failed).expect("records encode"),
         };
@@ -197,7 +194,6 @@ impl Listing {
     pub fn decode(bytes: &[u8]) -> Result<Listing, ClusterError> {
         let w: WireListing =
             postcard::from_bytes(bytes).map_err(|e| ClusterError::wire("a listing", e))?;
-        let p = |b: Vec<u8>| PathBuf::from(OsString::from_vec(b));
         let records = |b: &[u8]| {
             serde_json::from_slice::<Vec<FileJson>>(b)
                 .map_err(|e| ClusterError::wire("a listing's records", e))
@@ -207,14 +203,14 @@ impl Listing {
                 .files
                 .into_iter()
                 .map(|(path, size, dev, ino, nlink)| ListedFile {
-                    path: p(path),
+                    path: crate::path(path),
                     size,
                     dev,
                     ino,
                     nlink,
                 })
                 .collect(),
-            dirs: w.dirs.into_iter().map(p).collect(),
+            dirs: w.dirs.into_iter().map(crate::path).collect(),
             skipped: records(&w.skipped)?,
             failed: records(&w.failed)?,
         })

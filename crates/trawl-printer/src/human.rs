@@ -42,11 +42,22 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 /// A ratio as `2.31:1`, or `-` when there is none; an estimate with its interval and confidence:
 /// `1.02:1 (0.97-1.09, 99%)` (a point estimate is never shown alone).
 pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f64>) -> String {
+    estimate(v, interval, confidence, ":1")
+}
+
+/// A ratio written with `unit` after each figure (`:1` in text, `x` on a page), and its
+/// interval and confidence when it is an estimate; `-` when there is none.
+pub fn estimate(
+    v: Option<f64>,
+    interval: Option<(f64, f64)>,
+    confidence: Option<f64>,
+    unit: &str,
+) -> String {
     let Some(r) = v else {
         return "-".into();
     };
     match interval {
-        None => format!("{r:.2}:1"),
+        None => format!("{r:.2}{unit}"),
         Some((lo, hi)) => {
             let hi = if hi >= f64::MAX / 2.0 {
                 "inf".to_string()
@@ -54,7 +65,7 @@ pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f6
                 format!("{hi:.2}")
             };
             format!(
-                "{r:.2}:1 ({lo:.2}-{hi}, {:.0}%)",
+                "{r:.2}{unit} ({lo:.2}-{hi}, {:.0}%)",
                 confidence.unwrap_or(0.99) * 100.0
             )
         }

@@ -24,7 +24,7 @@ pub const PROBLEMS_SHOWN: usize = 1000;
 
 /// `1.2345` -> `1.23x`.
 pub(crate) fn ratio(r: Option<f64>) -> String {
-    r.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+    human::estimate(r, None, None, "x")
 }
 
 /// A ratio, with its interval and confidence when it is an estimate: `1.02x (0.97-1.09, 99%)`
@@ -34,20 +34,7 @@ pub(crate) fn estimate(
     interval: Option<(f64, f64)>,
     confidence: Option<f64>,
 ) -> String {
-    match (r, interval) {
-        (Some(r), Some((lo, hi))) => {
-            let hi = if hi >= f64::MAX / 2.0 {
-                "inf".to_string()
-            } else {
-                format!("{hi:.2}")
-            };
-            format!(
-                "{r:.2}x ({lo:.2}-{hi}, {:.0}%)",
-                confidence.unwrap_or(0.99) * 100.0
-            )
-        }
-        _ => ratio(r),
-    }
+    human::estimate(r, interval, confidence, "x")
 }
 
 /// Block sizes as people say them: `4K`, `128K`, `1M`.
