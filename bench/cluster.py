@@ -20,11 +20,11 @@ verified again), on the mixed tree and on the 200,000 small files; their counts 
 
 Every figure checks first that the two reports agree (reduction and totals).
 
-    python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR]
-                             [--sections scan,files,audit,running]
+    python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR] [--local N]
+                             [--sections scan,files,audit,running] [--shapes 2x1,4x4]
 
-Section `running` (not run by default): a scheduler and two single-threaded workers started
-once, as an operator starts them; `trawl-dask scan --scheduler` against `trawl scan`, wall time
+Section `running` (not run by default): a scheduler and --shapes workers (default 2x1: two
+single-threaded workers) started once, as an operator starts them; `trawl-dask scan --scheduler` against `trawl scan`, wall time
 and CPU seconds of the whole cluster (client, scheduler, workers: /proc of each, the client's
 rusage) over trawl scan's; and Dask's floor: the same cluster running as many tasks as the scan
 ran, each doing nothing, from a client that imports what trawl-dask imports (what no change to
@@ -71,9 +71,14 @@ def main():
     ap.add_argument("--mixed", default=os.path.join(HERE, "data", "mixed"))
     ap.add_argument("--files", default=os.path.join(HERE, "data", "files200000"))
     ap.add_argument("--sections", default="scan,files,audit")
+    ap.add_argument("--local", type=int, default=2,
+                    help="worker processes of trawl-dask --local in sections scan and files")
+    ap.add_argument("--shapes", default="2x1",
+                    help="section running: clusters of WORKERSxTHREADS, e.g. 4x4,8x2; trawl scan "
+                         "runs with -j WORKERS*THREADS beside each")
     a = ap.parse_args()
     sections = a.sections.split(",")
-    dask = [sys.executable, "-m", "trawl.cluster", "scan", "--local", "2"]
+    dask = [sys.executable, "-m", "trawl.cluster", "scan", "--local", str(a.local)]
     tmp = tempfile.mkdtemp(prefix="trawl-bench-cluster-")
     j = lambda n: os.path.join(tmp, n)
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -86,7 +91,9 @@ def main():
     if "audit" in sections:
         audits(a, j)
     if "running" in sections:
-        running(a, j)
+        for shape in a.shapes.split(","):
+            workers, threads = (int(x) for x in shape.split("x"))
+            running(a, j, workers, threads)
 
 
 #: Dask's own cost for a run of N tasks: a client that imports trawl's cluster module and Dask,
@@ -107,11 +114,11 @@ def cpu_of(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def running(a, j):
-    """`trawl-dask scan --scheduler` on a cluster already running (a `dask scheduler` and two
-    single-threaded `dask worker` processes, started once, as an operator starts them) against
-    `trawl scan`: wall time, and CPU seconds of the whole cluster (client, scheduler and
-    workers) against trawl scan's."""
+def running(a, j, workers=2, threads=1):
+    """`trawl-dask scan --scheduler` on a cluster already running (a `dask scheduler` and
+    `workers` `dask worker` processes of `threads` threads, started once, as an operator starts
+    them) against `trawl scan -j workers*threads`: wall time, and CPU seconds of the whole
+    cluster (client, scheduler and workers) against trawl scan's."""
     import socket
 
     with socket.socket() as so:
@@ -122,16 +129,16 @@ def running(a, j):
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
                                "127.0.0.1", "--port", str(port), "--no-dashboard"],
                               stdout=log, stderr=log)]
-    for n in range(2):
+    for n in range(workers):
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+            [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", str(threads),
              "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{n}"],
             stdout=log, stderr=log))
     try:
         from distributed import Client
 
         with Client(addr, timeout=60) as c:
-            c.wait_for_workers(2, timeout=60)
+            c.wait_for_workers(workers, timeout=60)
 
         def timed(cmd, cluster):
             before = os.times()
@@ -146,7 +153,8 @@ def running(a, j):
             return t, cpu
 
         cmds = {
-            "trawl scan": ([a.trawl, "scan", a.mixed, "-q", "--json", j("r1.json")], False),
+            "trawl scan": ([a.trawl, "scan", a.mixed, "-q", "-j", str(workers * threads),
+                            "--json", j("r1.json")], False),
             "trawl-dask --scheduler": ([sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", addr,
                                         a.mixed, "-q", "--json", j("rd.json"), "--stats", j("st.json")], True),
         }
@@ -166,8 +174,9 @@ def running(a, j):
                 got[k].append(timed(cmd, cluster))
         same(j("r1.json"), j("rd.json"), "running cluster")
         one = json.load(open(j("r1.json")))
-        print(f"\n{a.mixed}: {one['totals']['bytes'] / 2**30:.2f} GiB; a running scheduler and 2 "
-              f"single-threaded workers (their start not counted); reports equal")
+        print(f"\n{a.mixed}: {one['totals']['bytes'] / 2**30:.2f} GiB; a running scheduler and "
+              f"{workers} workers of {threads} thread(s) (their start not counted) against trawl scan "
+              f"-j{workers * threads}; reports equal")
         base_t = statistics.median(t for t, _ in got["trawl scan"])
         base_c = statistics.median(c for _, c in got["trawl scan"])
         print(f"  {'command':<24} {'median s':>9} {'CPU s':>7} {'wall vs one':>12} {'CPU vs one':>11}")
