@@ -123,6 +123,16 @@ fn audit(py: Python<'_>, args: Vec<Vec<u8>>, walk: Py<PyAny>, read: Py<PyAny>) -
     }
 }
 
+/// Opens a cluster audit's own figures file (`flag` names it in messages, e.g. `--stats`) for
+/// `trawl audit`'s arguments: refused (ValueError) where it is the catalog, one of SQLite's
+/// files beside it, or another output.
+#[pyfunction]
+fn open_audit_output(args: Vec<Vec<u8>>, flag: &str, path: Vec<u8>) -> PyResult<crate::RunFile> {
+    trawl_cli::cluster::audit::open_run_output(os_args(args), flag, &crate::path(path))
+        .map(|o| crate::RunFile(std::sync::Mutex::new(Some(o))))
+        .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+}
+
 /// A worker's side of a cluster audit: `trawl audit`'s flags, parsed.
 #[pyclass(name = "AuditWorker", frozen)]
 struct AuditWorker(Worker);
@@ -171,5 +181,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Feed>()?;
     m.add_class::<AuditWorker>()?;
     m.add_function(wrap_pyfunction!(audit, m)?)?;
+    m.add_function(wrap_pyfunction!(open_audit_output, m)?)?;
     Ok(())
 }

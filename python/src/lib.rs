@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use trawl_cli::cluster::{ClusterPlan, OpenOutputs};
+use trawl_cli::cluster::{ClusterPlan, OpenOutputs, RunOutput};
 use trawl_cluster::{ListBudget, Listing, ShardBounds, ShardPart};
 
 pyo3::create_exception!(
@@ -48,6 +48,12 @@ impl Plan {
         ClusterPlan::parse(os_args(args))
             .map(Plan)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    }
+
+    /// What each shard's map computes because of the outputs asked for (part of a
+    /// checkpoint's key).
+    fn computes(&self) -> Vec<&'static str> {
+        self.0.computes()
     }
 
     /// Whether the scan measures data reduction.
@@ -103,6 +109,15 @@ impl Plan {
             .open_outputs()
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         Ok((Outputs(Mutex::new(Some(o))), ids))
+    }
+
+    /// Opens the run's own figures file (`flag` names it in messages, e.g. `--stats`) as
+    /// trawl's outputs are opened: refused (ValueError) where it is a root or another output.
+    fn open_run_output(&self, flag: &str, path: Vec<u8>) -> PyResult<RunFile> {
+        self.0
+            .open_run_output(flag, &crate::path(path))
+            .map(|o| RunFile(Mutex::new(Some(o))))
+            .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
 
     /// A merge of the shards' parts, fed one at a time ([`Merger::add`]).
@@ -179,6 +194,32 @@ impl Merger {
 /// leave nothing behind.
 #[pyclass(name = "Outputs", frozen)]
 struct Outputs(Mutex<Option<OpenOutputs>>);
+
+/// A file of the cluster run's own (`--stats`), open as a temporary file until written;
+/// dropped unwritten, it leaves nothing behind.
+#[pyclass(name = "RunFile", frozen)]
+pub(crate) struct RunFile(pub(crate) Mutex<Option<RunOutput>>);
+
+#[pymethods]
+impl RunFile {
+    /// Writes `data` and renames the file into place; OSError with the file's name and the
+    /// reason when it cannot (a full disk).
+    fn write(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
+        let out = take(&self.0, "this file was already written")?;
+        py.detach(|| out.write(&data))
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{e:#}")))
+    }
+
+    /// Device and inode of its temporary file (for the walk to leave out), if it is a file.
+    fn identity(&self) -> PyResult<Option<(u64, u64)>> {
+        Ok(self
+            .0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?
+            .as_ref()
+            .and_then(RunOutput::identity))
+    }
+}
 
 /// Counts one fingerprint partition from every map's batch set (in map order); the counts as
 /// bytes for the client. A batch from another trawl version, or damaged, is refused:
@@ -305,6 +346,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Outputs>()?;
     m.add_class::<Merger>()?;
     m.add_class::<Walk>()?;
+    m.add_class::<RunFile>()?;
     m.add("BatchError", m.py().get_type::<BatchError>())?;
     m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;

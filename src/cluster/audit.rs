@@ -46,6 +46,22 @@ pub fn audit(args: Vec<OsString>, source: &mut dyn Source) -> u8 {
     })
 }
 
+/// Opens the audit's own figures file (`flag`, e.g. `--stats`) for `trawl audit`'s arguments:
+/// refused where it is the catalog or one of SQLite's files beside it, or names the file of
+/// another output.
+pub fn open_run_output(
+    args: Vec<OsString>,
+    flag: &str,
+    path: &std::path::Path,
+) -> anyhow::Result<super::RunOutput> {
+    let (_, plan) = parse(args)?;
+    let mut outputs = plan.output_paths();
+    outputs.push((flag, path));
+    crate::commands::output::distinct(&outputs)?;
+    crate::commands::output::Output::create_beside_catalog(path, &plan.catalog)
+        .map(super::RunOutput)
+}
+
 /// A worker's side of a cluster audit, from `trawl audit`'s arguments.
 pub fn worker(args: Vec<OsString>) -> anyhow::Result<Worker> {
     let (_, plan) = parse(args)?;

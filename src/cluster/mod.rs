@@ -6,12 +6,14 @@
 pub mod audit;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use trawl_cluster::{Listing, Merge, ScanWork};
 
+use crate::commands::output::{Output, distinct};
 use crate::commands::scan::{Outputs, write};
 use crate::flags::hiargs::ScanPlan;
 use crate::flags::lowargs::Command;
@@ -25,6 +27,28 @@ pub struct ClusterPlan {
 /// The outputs of a cluster scan, open (as temporary files) until written; dropped unwritten,
 /// they leave nothing behind.
 pub struct OpenOutputs(Outputs);
+
+/// A file of the cluster run's own (`trawl-dask --stats`), opened before anything is read
+/// and written as trawl's outputs are: a temporary file beside it, renamed into place once
+/// whole; dropped unwritten, it leaves nothing behind.
+pub struct RunOutput(Output);
+
+impl RunOutput {
+    /// Writes `bytes` and puts the file in place.
+    pub fn write(mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        let name = self.0.name();
+        self.0
+            .write_all(bytes)
+            .and_then(|()| self.0.flush())
+            .with_context(|| format!("{name}: cannot write"))?;
+        self.0.commit()
+    }
+
+    /// Device and inode of the temporary file, if it is one (the walk leaves it out).
+    pub fn identity(&self) -> Option<(u64, u64)> {
+        self.0.identity()
+    }
+}
 
 impl ClusterPlan {
     /// Parses `trawl scan`'s arguments (without `trawl scan` itself); refuses what a cluster
@@ -78,6 +102,23 @@ impl ClusterPlan {
         &self.work
     }
 
+    /// What each shard's map computes because of which outputs were asked for (the flags say
+    /// the rest): part of a checkpoint's key, so that a resume never takes a shard that
+    /// computed less than the run needs.
+    pub fn computes(&self) -> Vec<&'static str> {
+        let w = &self.work;
+        [
+            ("reduction", w.reduce.is_some()),
+            ("records", w.keep_records),
+            ("file list", w.file_list),
+            ("directory comparison", w.compare_directories),
+            ("media", w.media),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
+    }
+
     /// Whether the scan measures data reduction (else the maps ship no fingerprints).
     pub fn reducing(&self) -> bool {
         self.plan.reduce.is_some()
@@ -93,6 +134,15 @@ impl ClusterPlan {
         let o = Outputs::open(&self.plan)?;
         let ids = o.identities();
         Ok((OpenOutputs(o), ids))
+    }
+
+    /// Opens the run's own figures file (`flag`, e.g. `--stats`): refused where it is a root
+    /// or names the file of another output.
+    pub fn open_run_output(&self, flag: &str, path: &Path) -> anyhow::Result<RunOutput> {
+        let mut outputs = self.plan.output_paths();
+        outputs.push((flag, path));
+        distinct(&outputs)?;
+        Output::create_apart(path, &self.plan.cfg.roots).map(RunOutput)
     }
 
     /// Writes the outputs from the merged shards and every partition's counts as `trawl scan`

@@ -26,7 +26,8 @@ pub fn run_with(
     typed_roots: &[PathBuf],
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
-    let apart = |p: &std::path::Path| Output::create_apart(p, &[&plan.catalog]);
+    super::output::distinct(&plan.output_paths())?;
+    let apart = |p: &std::path::Path| Output::create_beside_catalog(p, &plan.catalog);
     let mut json = plan.json.as_deref().map(apart).transpose()?;
     let mut html = plan.html.as_deref().map(apart).transpose()?;
     let mut cat = open_catalog(&plan)?;

@@ -1,7 +1,8 @@
 //! Output destinations: a file written atomically, or stdout ('-').
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use trawl_atomic::AtomicFile;
@@ -23,23 +24,37 @@ impl Output {
     }
 
     /// As [`Output::create`], refusing an output that is one of `inputs` (the same file by
-    /// device and inode, whatever name reaches it): writing it would replace what is read.
+    /// device and inode, whatever name reaches it, or the same name in the same directory):
+    /// writing it would replace what is read.
     pub fn create_apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<Output> {
-        use std::os::unix::fs::MetadataExt;
-        if path.as_os_str() != "-"
-            && let Ok(o) = std::fs::metadata(path)
+        if let Some(i) = inputs
+            .iter()
+            .map(AsRef::as_ref)
+            .find(|i| same_file(path, i))
         {
-            for i in inputs.iter().map(AsRef::as_ref) {
-                if i.as_os_str() != "-"
-                    && let Ok(m) = std::fs::metadata(i)
-                    && (m.dev(), m.ino()) == (o.dev(), o.ino())
-                {
-                    anyhow::bail!(
-                        "{}: is the input {}; writing it would replace it (name another output)",
-                        path.display(),
-                        i.display()
-                    );
-                }
+            anyhow::bail!(
+                "{}: is the input {}; writing it would replace it (name another output)",
+                path.display(),
+                i.display()
+            );
+        }
+        Output::create(path)
+    }
+
+    /// As [`Output::create`], refusing an output that is the catalog or one of the files
+    /// SQLite keeps beside it while it is open (its write-ahead log, shared memory index or
+    /// rollback journal, which may not exist yet): replacing one of those loses runs.
+    pub fn create_beside_catalog(path: &Path, catalog: &Path) -> anyhow::Result<Output> {
+        for (suffix, what) in CATALOG_COMPANIONS {
+            let mut c = catalog.as_os_str().to_owned();
+            c.push(suffix);
+            let c = PathBuf::from(c);
+            if same_file(path, &c) {
+                anyhow::bail!(
+                    "{}: is {what} {}; writing it would damage the catalog (name another output)",
+                    path.display(),
+                    c.display()
+                );
             }
         }
         Output::create(path)
@@ -90,6 +105,57 @@ impl Write for Output {
             Output::File(f) => f.flush(),
         }
     }
+}
+
+/// The catalog and the files SQLite keeps beside it, by the suffix of their name.
+const CATALOG_COMPANIONS: [(&str, &str); 4] = [
+    ("", "the catalog"),
+    ("-wal", "the catalog's write-ahead log"),
+    ("-shm", "the catalog's shared-memory index"),
+    ("-journal", "the catalog's rollback journal"),
+];
+
+/// Where a name leads: its directory resolved (links and `..` followed) joined with its own
+/// name, so that two names of a file not yet made can be compared; None for stdout ('-') or a
+/// directory that does not exist.
+fn place(p: &Path) -> Option<PathBuf> {
+    if p.as_os_str() == "-" {
+        return None;
+    }
+    let name = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
+/// Whether two names reach one file: the same device and inode where both exist, else the
+/// same name in the same directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a.as_os_str() == "-" || b.as_os_str() == "-" {
+        return false;
+    }
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b))
+        && (x.dev(), x.ino()) == (y.dev(), y.ino())
+    {
+        return true;
+    }
+    place(a).is_some_and(|p| Some(p) == place(b))
+}
+
+/// Refuses two outputs named to one file (`--json X --html X`): one of them would be lost.
+/// `outputs`: each output's flag and path.
+pub fn distinct(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    for (i, (flag, p)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, q)| same_file(p, q)) {
+            anyhow::bail!(
+                "{}: named by {other} and by {flag}; each output needs a file of its own",
+                p.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Writes `v` as pretty JSON and a final newline.

@@ -27,6 +27,7 @@ pub(crate) struct Outputs {
 impl Outputs {
     pub(crate) fn open(plan: &ScanPlan) -> anyhow::Result<Outputs> {
         // A root may be a file: no output may be one.
+        super::output::distinct(&plan.output_paths())?;
         let create = |p: &std::path::Path| Output::create_apart(p, &plan.cfg.roots);
         let mut manifests: Vec<(Format, Output)> = Vec::new();
         for m in &plan.manifests {

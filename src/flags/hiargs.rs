@@ -261,6 +261,29 @@ pub fn distinct_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 impl ScanPlan {
+    /// Every output file named, with the flag that names it (the media index folder aside).
+    pub fn output_paths(&self) -> Vec<(&'static str, &std::path::Path)> {
+        let mut out: Vec<(&'static str, &std::path::Path)> = self
+            .manifests
+            .iter()
+            .map(|m| ("--manifest", m.path.as_path()))
+            .collect();
+        for (flag, p) in [
+            ("--json", &self.json),
+            ("--jsonl", &self.jsonl),
+            ("--html", &self.html),
+            ("--ncdu", &self.ncdu),
+        ] {
+            if let Some(p) = p {
+                out.push((flag, p));
+            }
+        }
+        if let Some((p, _)) = &self.duplicates {
+            out.push(("--duplicates", p));
+        }
+        out
+    }
+
     pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
         // `none`: no digest (a data-reduction or media scan only), unless a manifest needs one.
         let mut algorithms = if a.digest.trim() == "none" {
@@ -443,6 +466,14 @@ pub struct AuditPlan {
 }
 
 impl AuditPlan {
+    /// Every output file named, with the flag that names it.
+    pub fn output_paths(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [("--json", &self.json), ("--html", &self.html)]
+            .into_iter()
+            .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+            .collect()
+    }
+
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
         let algorithms = a
             .digest

@@ -482,3 +482,96 @@ pub fn peak_rss_apart(d: &Dir, args: &[&str]) -> (i32, u64) {
     let mut it = text.split_whitespace().map(|v| v.parse::<i64>().unwrap());
     (it.next().unwrap() as i32, it.next().unwrap() as u64)
 }
+
+/// A file that fails with EIO part way: an ext4 image loop-mounted at `DIR/eio`, whose backing
+/// file is cut short under it once the file is written, so that the file's first few MiB read
+/// and the rest fail with "Input/output error", as a failing disk's do. Unmounted on drop;
+/// `None` (skipped, with the reason printed) where the tests cannot mount one: not root, no
+/// `mkfs.ext4` (e2fsprogs), or mounting refused.
+pub struct EioMount {
+    pub at: PathBuf,
+    img: PathBuf,
+}
+
+impl EioMount {
+    /// Mounts a new image and writes `files` into it (name, contents); `bad`, 24 MiB of
+    /// incompressible bytes, is written last and is the one that fails after its first
+    /// ~6 MiB. The others are small and read whole.
+    pub fn new(d: &Dir, files: &[(&str, &[u8])], bad: &str) -> Option<EioMount> {
+        if !is_root() {
+            skip("an I/O error from a loop-mounted image needs root");
+            return None;
+        }
+        let mkfs = tool("mkfs.ext4")?;
+        let img = d.join("eio.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        run_tool(
+            d.path(),
+            &mkfs,
+            &[OsStr::new("-q"), OsStr::new("-F"), img.as_os_str()],
+        )
+        .code(0);
+        let at = d.join("eio");
+        std::fs::create_dir(&at).unwrap();
+        let r = Command::new("mount")
+            .args([
+                OsStr::new("-o"),
+                OsStr::new("loop"),
+                img.as_os_str(),
+                at.as_os_str(),
+            ])
+            .output()
+            .unwrap();
+        if !r.status.success() {
+            skip(&format!(
+                "cannot loop-mount an ext4 image here: {}",
+                String::from_utf8_lossy(&r.stderr).trim()
+            ));
+            return None;
+        }
+        let m = EioMount { at, img };
+        for (name, contents) in files {
+            let p = m.at.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, contents).unwrap();
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..24 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        std::fs::write(m.at.join(bad), noise).unwrap();
+        m.cut();
+        Some(m)
+    }
+
+    /// Cuts the image to 16 MiB and drops the clean page cache, so that what lies past the cut
+    /// is read from the device again, and fails.
+    fn cut(&self) {
+        assert!(Command::new("sync").status().unwrap().success());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.img)
+            .unwrap()
+            .set_len(16 << 20)
+            .unwrap();
+        std::fs::write("/proc/sys/vm/drop_caches", "1").unwrap();
+    }
+
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.at.join(p)
+    }
+}
+
+impl Drop for EioMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
+    }
+}

@@ -2,7 +2,6 @@
 done by tasks on the workers."""
 
 import hashlib
-import json
 import os
 import pickle
 import socket
@@ -11,7 +10,7 @@ import sys
 import time
 
 from . import _native
-from ._common import Fatal, _say
+from ._common import Fatal, _say, _write_run_file
 from ._scan import _Cluster
 from ._tasks import LIST_BATCH, LIST_DIRS, _audit_list, _audit_read
 
@@ -108,8 +107,13 @@ class Audit(_Cluster):
 
     def run(self):
         self.check_versions()
-        code = _native.audit(self.args, self.walk, self.read)
+        stats = None
         if self.o.stats:
-            with open(self.o.stats, "w") as f:
-                json.dump(self.stats, f, indent=2)
+            try:
+                stats = _native.open_audit_output(self.args, "--stats", os.fsencode(self.o.stats))
+            except ValueError as e:
+                raise Fatal(str(e).strip())
+        code = _native.audit(self.args, self.walk, self.read)
+        if stats is not None:
+            _write_run_file(stats, self.stats)
         return code

@@ -14,6 +14,10 @@ CHECKPOINT_MAGIC = b"trawl-dask checkpoint 1\n"
 _CHECKPOINT_BYTES = ("report", "records", "totals")
 
 
+#: A checkpoint header's size at most: the lengths of a shard's fields and a few plain values.
+_HEADER_MAX = 1 << 20
+
+
 class CheckpointError(Exception):
     """A checkpoint that is not one trawl-dask wrote whole: refused, and its shard read again."""
 
@@ -166,6 +170,23 @@ def _checkpoint_read(path):
             raise
         raise CheckpointError(f"cannot be opened as a plain file ({e.strerror})")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
             raise CheckpointError("not a regular file")
-        return _checkpoint_decode(f.read())
+        # The size its header declares, checked before the rest is read: a damaged or planted
+        # file of gigabytes is refused at once, not read whole first.
+        head = f.read(len(CHECKPOINT_MAGIC) + 4)
+        if not head.startswith(CHECKPOINT_MAGIC) or len(head) < len(CHECKPOINT_MAGIC) + 4:
+            raise CheckpointError("not a trawl-dask checkpoint of this version")
+        n = int.from_bytes(head[len(CHECKPOINT_MAGIC):], "big")
+        if n > _HEADER_MAX:
+            raise CheckpointError(f"damaged (a header of {n} bytes)")
+        header = f.read(n)
+        try:
+            sizes = json.loads(header)["sizes"]
+            declared = len(head) + n + sum(int(x) for x in sizes) + 32
+        except (ValueError, KeyError, TypeError):
+            raise CheckpointError("damaged (its header does not decode)") from None
+        if declared != st.st_size:
+            raise CheckpointError(f"damaged (its header declares {declared} bytes; the file has {st.st_size})")
+        return _checkpoint_decode(head + header + f.read())

@@ -15,6 +15,18 @@ class Fatal(Exception):
     """An error that ends the run with exit code 2 and a message."""
 
 
+def _write_run_file(out, value):
+    """Writes ``value`` as JSON to a file of the run's own (``_native.RunFile``, opened as
+    trawl's outputs are); a write that fails (a full disk) ends the run with exit code 2,
+    leaving whatever was at that name as it was."""
+    import json
+
+    try:
+        out.write((json.dumps(value, indent=2) + "\n").encode())
+    except OSError as e:
+        raise Fatal(str(e).strip())
+
+
 class Terminated(BaseException):
     """SIGTERM or SIGHUP (what `timeout`, `kubectl` and `scancel` send): the run unwinds, so that
     no output is left half-written, and exits 128 + the signal."""

@@ -20,7 +20,7 @@ from ._checkpoints import (
     _private_dir,
     _result_args,
 )
-from ._common import Fatal, _say, _scheduler_lost
+from ._common import Fatal, _say, _scheduler_lost, _write_run_file
 from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
 
 class _Cluster:
@@ -94,16 +94,29 @@ class Run(_Cluster):
         except ValueError as e:
             raise Fatal(str(e).strip())
         self.roots = self.plan.roots()
+        # A running cluster's workers (and a pinned host's) resolve a relative path in their own
+        # directories, not this one: refused by name (a local cluster's start here).
+        for root, pin in zip(self.roots, self.pins or [None] * len(self.roots)):
+            if not os.path.isabs(root) and (opts.scheduler or pin is not None):
+                where = f"host {pin}" if pin is not None else "the workers"
+                raise Fatal(f"{os.fsdecode(root)}: a relative path, which {where} would resolve in "
+                            f"their own directory: give it from / ({os.path.abspath(os.fsdecode(root))} here)")
         if not self.pins:
             self.pins = [None] * len(self.roots)
         elif len(self.roots) != len(self.pins):
             raise Fatal("--on: give each HOST:PATH once, with no other PATH")
-        # What decides a shard's result (not where outputs go): the checkpoints' key.
+        # What decides a shard's result (not where outputs go, but what they need computed):
+        # the checkpoints' key.
         self.result_args = _result_args([os.fsdecode(a) for a in self.args])
+        self.computes = list(self.plan.computes())
         self.run_key = hashlib.blake2b(
-            "\0".join(self.result_args).encode(errors="surrogateescape") + f"|{opts.partitions}".encode(),
+            "\0".join(self.result_args).encode(errors="surrogateescape")
+            + f"|{opts.partitions}|{','.join(self.computes)}".encode(),
             digest_size=8,
         ).hexdigest()
+        self.damaged = 0  # checkpoints refused by --resume (each named)
+        self.sent = 0  # resumed shards' results sent to the workers
+        self.saving = bool(opts.state)  # false once a checkpoint could not be written
         self.stats["partitions"] = opts.partitions
         self.root_of = {}  # task key -> root number, for the watchdog
         self.what = {}  # task key -> what it is, for messages
@@ -308,15 +321,30 @@ class Run(_Cluster):
         return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
 
     def save(self, shard, result):
-        run = os.path.join(self.o.state, f"{self.run_key}.run")
-        if not os.path.exists(run):
-            # What the checkpoints are of, for --resume to say what differs when none is taken.
-            _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions})
-        _checkpoint_write(self.o.state, self.checkpoint_path(shard), result)
+        """Checkpoints a finished shard; a checkpoint that cannot be written (a full disk) is
+        said once, and the run goes on without checkpoints: its report does not need them."""
+        if not self.saving:
+            return
+        path = self.checkpoint_path(shard)
+        try:
+            run = os.path.join(self.o.state, f"{self.run_key}.run")
+            if not os.path.exists(run):
+                # What the checkpoints are of, for --resume to say what differs when none is taken.
+                _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions,
+                                                "computes": self.computes})
+            _checkpoint_write(self.o.state, path, result)
+        except OSError as e:
+            self.saving = False
+            _say(f"--state {self.o.state}: cannot write {e.filename or path}: {e.strerror or e}; "
+                 f"the run goes on without checkpoints (a --resume reads the shards not saved again)")
 
     def say_why_none_resumed(self):
         """--resume took no checkpoint: says of what runs the folder holds them, and how those
         runs differ from this one."""
+        if self.damaged:
+            _say(f"--resume: {self.damaged} checkpoint(s) in {self.o.state} could not be taken "
+                 f"(named above); every shard is scanned")
+            return
         now = self.result_args + [f"--partitions={self.o.partitions}"]
         others = []
         for name in sorted(os.listdir(self.o.state)):
@@ -325,15 +353,21 @@ class Run(_Cluster):
             try:
                 with open(os.path.join(self.o.state, name), "rb") as f:
                     r = json.loads(f.read(1 << 20))
-                others.append(list(map(str, r["args"])) + [f"--partitions={int(r['partitions'])}"])
+                args = list(map(str, r["args"])) + [f"--partitions={int(r['partitions'])}"]
+                others.append((args, [str(c) for c in r.get("computes", [])]))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
         if not others:
             _say(f"--resume: no checkpoint in {self.o.state}; every shard is scanned")
             return
-        for then in others:
+        for then, computed in others:
             gone = [a for a in then if a not in now]
             new = [a for a in now if a not in then]
+            if not gone and not new:
+                lacking = [c for c in self.computes if c not in computed] or ["what this run computes"]
+                _say(f"--resume: the checkpoints in {self.o.state} hold no {', '.join(lacking)} "
+                     f"(their run wrote other outputs), which this run needs; every shard is read again")
+                continue
             _say(f"--resume: the checkpoints in {self.o.state} are of a run with other options "
                  f"(then: {' '.join(gone) or '-'}; now: {' '.join(new) or '-'}); every shard is scanned")
 
@@ -344,6 +378,7 @@ class Run(_Cluster):
         except FileNotFoundError:
             return None
         except CheckpointError as e:
+            self.damaged += 1
             _say(f"{path}: {e}; the shard is read again")
             return None
 
@@ -354,10 +389,13 @@ class Run(_Cluster):
         key = shard["key"]
         self.early[key] = (self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"), m)
 
-    def scatter(self, prior):
-        """A resumed shard's result sent to a worker, for the reducers to fetch their shares
-        of (in a list: a dict alone would be scattered as one future per key)."""
-        return self.client.scatter([prior], hash=False)[0]
+    def scatter(self, shard_key, prior):
+        """A resumed shard's result sent to a worker under a key of this run's (the shares
+        handler serves no other), for the reducers to fetch their shares of; sent again after
+        a loss, it gets a new key."""
+        self.sent += 1
+        key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
+        return self.client.scatter({key: prior}, hash=False)[key]
 
     def recover(self, shards):
         """Resumed shards whose result was lost with the worker holding it (data sent from
@@ -373,7 +411,7 @@ class Run(_Cluster):
                     f"shard {k}: its result was lost with a worker and its checkpoint "
                     f"({self.checkpoint_path(s)}) can no longer be read"
                 )
-            self.early[k] = (self.early[k][0], self.scatter(prior))
+            self.early[k] = (self.early[k][0], self.scatter(k, prior))
             self.stats["resent_shards"] = self.stats.get("resent_shards", 0) + 1
             again = True
         return again
@@ -400,7 +438,7 @@ class Run(_Cluster):
                 # Its metadata stays here; its pieces go to the workers for the reducers.
                 winner[s["key"]] = None
                 self.resumed.add(s["key"])
-                self.early[s["key"]] = (_meta(prior), self.scatter(prior))
+                self.early[s["key"]] = (_meta(prior), self.scatter(s["key"], prior))
                 resumed += 1
                 continue
             f = self.client.submit(
@@ -506,7 +544,7 @@ class Run(_Cluster):
         def reducer(i, attempt=0):
             lo, hi = self.bounds[i]
             return self.client.submit(
-                _reduce, lo, hi, list(where), delay if not attempt else 0.0,
+                _reduce, lo, hi, list(where), self.run_key, delay if not attempt else 0.0,
                 key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
             )
 
@@ -559,10 +597,14 @@ class Run(_Cluster):
 
         self.drain(reducers + [m for _, m in tasks], take)
         # In map order: the partitions number files by their map's place.
-        for f in merged:
+        for i, f in enumerate(merged):
             m = f if isinstance(f, dict) else f.result()
-            merger.add(m["report"], m["records"], m["totals"])
-            t = json.loads(m["totals"])
+            try:
+                merger.add(m["report"], m["records"], m["totals"])
+                t = json.loads(m["totals"])
+            except ValueError as e:
+                raise Fatal(f"shard {shards[i]['key']}: {self.source_of(shards[i])} does not decode "
+                            f"({str(e).strip()}){self.delete_hint(shards[i])}")
             blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
             seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
             self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
@@ -577,12 +619,24 @@ class Run(_Cluster):
                 i = r["map"]
                 m = maps[i]
                 who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
-                    "the client (resumed)"
+                    self.source_of(shards[i])
                 ]
-                raise Fatal(f"partition {r['partition']}: shard {shards[i]['key']} (from {', '.join(who)}): {r['error']}")
+                raise Fatal(f"partition {r['partition']}: shard {shards[i]['key']} (from {', '.join(who)}): "
+                            f"{r['error']}{self.delete_hint(shards[i])}")
             counts += r["counts"]
         self.stats["reducers"] = len(reducers)
         return merger, seconds, reduced, counts
+
+    def source_of(self, shard):
+        """Where a shard's result came from, for a message."""
+        if shard["key"] in self.resumed:
+            return f"its checkpoint {self.checkpoint_path(shard)}"
+        return "its map's result"
+
+    def delete_hint(self, shard):
+        if shard["key"] in self.resumed:
+            return "; delete that checkpoint and run again with --resume"
+        return ""
 
     def record_stats(self, metas, reduced, shards):
         """``metas``: per shard, (seconds, fingerprints shipped, non-zero blocks)."""
@@ -626,9 +680,32 @@ class Run(_Cluster):
             t = now
 
         self.check_versions()
-        # Every worker (and any that joins) serves the maps' shares to the reduce tasks.
-        self.client.register_plugin(_shares_plugin())
-        outputs, excluded = self.plan.open_outputs()
+        # Opened before anything is read, as trawl's outputs are: a bad path costs nothing.
+        stats = None
+        if self.o.stats:
+            try:
+                stats = self.plan.open_run_output("--stats", os.fsencode(self.o.stats))
+            except ValueError as e:
+                raise Fatal(str(e).strip())
+        try:
+            outputs, excluded = self.plan.open_outputs()
+        except ValueError as e:
+            raise Fatal(str(e).strip())
+        if stats is not None and stats.identity() is not None:
+            excluded.append(stats.identity())
+        # Every worker (and any that joins) serves this run's map shares to its reduce tasks,
+        # until the run ends.
+        plugin = _shares_plugin(self.run_key)
+        self.client.register_plugin(plugin)
+        try:
+            return self.run_registered(phases, phase, outputs, excluded, stats)
+        finally:
+            try:
+                self.client.unregister_worker_plugin(plugin.name)
+            except Exception:
+                pass  # the scheduler is gone, or the plugin with it
+
+    def run_registered(self, phases, phase, outputs, excluded, stats):
         phase("versions and outputs")
         found = self.walk(excluded)
         phase("walk")
@@ -659,7 +736,6 @@ class Run(_Cluster):
                 f"shard seconds {s['shard_seconds']['min']:.2f}/{s['shard_seconds']['median']:.2f}/"
                 f"{s['shard_seconds']['max']:.2f} (min/median/max)"
             )
-        if self.o.stats:
-            with open(self.o.stats, "w") as f:
-                json.dump(s, f, indent=2)
+        if stats is not None:
+            _write_run_file(stats, s)
         return code

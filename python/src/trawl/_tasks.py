@@ -76,26 +76,42 @@ class SharesLost(RuntimeError):
     it): the client runs the reduce again once the maps are back."""
 
 
-def _shares_plugin():
-    """The worker plugin that serves the maps' shares to the reduce tasks (made here, so that
-    only workers import Dask's plugin class)."""
+def _shares_handler(run_key):
+    """The name of the handler that serves run ``run_key``'s shares on its workers."""
+    return f"trawl_shares_{run_key}"
+
+
+def _shares_plugin(run_key):
+    """The worker plugin that serves one run's map shares to its reduce tasks (made here, so
+    that only workers import Dask's plugin class): registered under the run's key, serving
+    only that run's map results, and removed (with its handler) when the run ends."""
     from distributed import WorkerPlugin
 
-    class Shares(WorkerPlugin):
-        """Adds ``trawl_shares``: partitions lo..hi of map results this worker holds."""
+    handler = _shares_handler(run_key)
+    mine = (f"trawl-map-{run_key}-", f"trawl-spec-{run_key}-", f"trawl-resumed-{run_key}-")
 
-        name = "trawl-shares"
+    class Shares(WorkerPlugin):
+        """Adds the run's handler: partitions lo..hi of the run's map results this worker
+        holds; any other key is refused."""
+
+        name = f"trawl-shares-{run_key}"
 
         def setup(self, worker):
             def shares(comm=None, keys=(), lo=0, hi=0):
+                bad = [k for k in keys if not str(k).startswith(mine)]
+                if bad:
+                    raise KeyError(f"not a map result of run {run_key}: {bad[0]}")
                 return [worker.data[k]["parts"][lo:hi] for k in keys]
 
-            worker.handlers["trawl_shares"] = shares
+            worker.handlers[handler] = shares
+
+        def teardown(self, worker):
+            worker.handlers.pop(handler, None)
 
     return Shares()
 
 
-def _gather(where, lo, hi):
+def _gather(where, lo, hi, run_key):
     """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
     order), fetched from the workers holding them past the scheduler: one request per worker,
     for all of its maps, every worker at once."""
@@ -127,7 +143,7 @@ def _gather(where, lo, hi):
         keys = [k for _, k in items]
         if addr == w.address and all(k in w.data for k in keys):
             return [w.data[k]["parts"][lo:hi] for k in keys]
-        return await w.rpc(addr).trawl_shares(keys=keys, lo=lo, hi=hi)
+        return await getattr(w.rpc(addr), _shares_handler(run_key))(keys=keys, lo=lo, hi=hi)
 
     async def every():
         return await asyncio.gather(*[one(a, items) for a, items in by_worker.items()])
@@ -147,7 +163,7 @@ def _meta(result):
     return {k: v for k, v in result.items() if k != "parts"}
 
 
-def _reduce(lo, hi, where, delay=0.0):
+def _reduce(lo, hi, where, run_key, delay=0.0):
     """Counts partitions lo..hi-1, one at a time, from every map's share, fetched first (in map
     order): what the task holds at once is its maps' encoded batches and one partition
     decoded. ``delay`` (seconds before fetching, TRAWL_DASK_REDUCE_DELAY) is a knob for fault
@@ -159,7 +175,7 @@ def _reduce(lo, hi, where, delay=0.0):
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
-    pieces = _gather(where, lo, hi)
+    pieces = _gather(where, lo, hi, run_key)
     out = []
     for i in range(len(pieces[0]) if pieces else 0):
         try:

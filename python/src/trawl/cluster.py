@@ -105,10 +105,25 @@ def _client(o):
         return Client(cluster), cluster
     if not o.scheduler:
         raise Fatal("name a scheduler (--scheduler tcp://HOST:8786) or start a local cluster (--local N)")
+    if o.scheduler.startswith("tls://"):
+        import dask
+
+        tls = dask.config.get("distributed.comm.tls", {}) or {}
+        client = tls.get("client") or {}
+        if not (tls.get("ca-file") and client.get("cert")):
+            raise Fatal(
+                f"--scheduler {o.scheduler}: a tls:// scheduler needs Dask's TLS settings (a CA file, "
+                "and this client's certificate and key: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT, DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY), "
+                "and none are set"
+            )
     try:
         return Client(o.scheduler, timeout=o.connect_timeout), None
     except (OSError, TimeoutError) as e:
         raise Fatal(f"cannot reach the scheduler at {o.scheduler} within {o.connect_timeout:g} s: {e}")
+    except (TypeError, ValueError) as e:
+        # Dask's words for an address or a security setting it cannot use.
+        raise Fatal(f"cannot connect to the scheduler at {o.scheduler}: {e}")
 
 
 def main(argv=None):

@@ -61,7 +61,7 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
         ),
     };
     let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let mut out = Output::create_apart(&dest, &[&a.catalog])?;
+    let mut out = Output::create_beside_catalog(&dest, &a.catalog)?;
     let name = out.name();
     match kind {
         Kind::Manifest(f) => {

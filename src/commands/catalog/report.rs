@@ -37,7 +37,7 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     let mut html = a
         .html
         .as_deref()
-        .map(|p| super::super::output::Output::create_apart(p, &[&a.catalog]))
+        .map(|p| super::super::output::Output::create_beside_catalog(p, &a.catalog))
         .transpose()?;
     let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
     if let Some(h) = html.take() {
