@@ -53,11 +53,17 @@ pub fn to_stderr(text: &str) {
     }
 }
 
-/// Writes a command's closing line (`bag create`'s "bagged ...") to stdout; a reader gone away
-/// loses the line, as `to_stderr`'s lose theirs, and nothing else.
-pub fn to_stdout(text: &str) {
+/// Writes a command's result line (`bag create`'s "bagged ...", `bag validate`'s verdict) to
+/// stdout. A reader gone away (EPIPE) loses the line, as `to_stderr`'s lose theirs, and nothing
+/// else; any other failure (a full disk, an I/O error) is the caller's error: what was asked
+/// for did not reach its destination.
+pub fn to_stdout(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
     let mut o = std::io::stdout().lock();
-    let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+    match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("stdout: cannot write"),
+    }
 }
 
 /// Prints `trawl: MESSAGE` on stderr (an error, or a plain notice such as `serve: stopped`).

@@ -8,7 +8,7 @@ use crate::flags::hiargs::{bag_spools, scan_config};
 use crate::flags::lowargs::BagCommand;
 use crate::{Outcome, messages};
 
-fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
+fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> anyhow::Result<Outcome> {
     let dir = dir.display().to_string();
     for (is_error, text) in trawl_printer::bag::findings(&dir, r) {
         if is_error {
@@ -20,16 +20,16 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> Outcome {
     let valid = r.is_valid();
     if !valid || !quiet {
         let verdict = trawl_printer::bag::verdict(&dir, r);
-        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&verdict)));
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&verdict)))?;
     }
     if r.is_unchecked() {
-        return Outcome::Unchecked;
+        return Ok(Outcome::Unchecked);
     }
-    match (valid, r.unreadable > 0) {
+    Ok(match (valid, r.unreadable > 0) {
         (true, _) => Outcome::Ok,
         (false, true) => Outcome::Trouble,
         (false, false) => Outcome::Difference,
-    }
+    })
 }
 
 pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
@@ -92,7 +92,7 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
                 c.linked, c.copied
             );
         }
-        messages::to_stdout(&format!("{line}\n"));
+        messages::to_stdout(&format!("{line}\n"))?;
     }
     Ok(Outcome::Ok)
 }
@@ -105,7 +105,7 @@ fn validate(a: crate::flags::lowargs::BagValidateArgs) -> anyhow::Result<Outcome
     let bar = crate::progress::Bar::new(a.read.quiet);
     let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &crate::stop::current(), &spools);
     drop(bar);
-    Ok(print_report(&a.dir, &r?, a.read.quiet))
+    print_report(&a.dir, &r?, a.read.quiet)
 }
 
 /// `bag update`.
@@ -123,7 +123,7 @@ fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
         messages::warning(format_args!("{}: {w}", a.dir.display()));
     }
     if !r.errors.is_empty() {
-        print_report(&a.dir, r, a.read.quiet);
+        print_report(&a.dir, r, a.read.quiet)?;
         bail!(
             "{}: not updated: the bag does not validate",
             a.dir.display()
@@ -134,7 +134,7 @@ fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
             |v: &[trawl_digest::Algorithm]| -> Vec<&str> { v.iter().map(|a| a.name()).collect() };
         let dir = a.dir.display().to_string();
         let line = trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present));
-        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&line)));
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&line)))?;
     }
     Ok(Outcome::Ok)
 }
@@ -156,7 +156,7 @@ fn recover(a: crate::flags::lowargs::BagRecoverArgs) -> anyhow::Result<Outcome> 
         a.dir.display(),
         r.moved
     );
-    messages::to_stdout(&format!("{}\n", trawl_printer::terminal::line(&line)));
+    messages::to_stdout(&format!("{}\n", trawl_printer::terminal::line(&line)))?;
     Ok(Outcome::Ok)
 }
 

@@ -67,6 +67,6 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
         } else {
             String::new()
         }
-    ));
+    ))?;
     Ok(Outcome::Ok)
 }

@@ -226,8 +226,9 @@ pub(crate) fn write(
         if stdout_taken {
             crate::messages::to_stderr(&s);
         } else {
-            // The summary is the last word: a reader gone loses it, not the exit code.
-            crate::messages::to_stdout(&s);
+            // The summary is the last word: a reader gone loses it, not the exit code; a
+            // stdout that cannot be written (a full disk) is an error.
+            crate::messages::to_stdout(&s)?;
         }
     }
     let trouble = !result.report.failed.is_empty() || unwritable > 0;

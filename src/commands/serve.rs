@@ -37,7 +37,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
         &crate::stop::current(),
         |addr| {
             let shown = trawl_printer::terminal::line(&dir.display().to_string()).into_owned();
-            crate::messages::to_stdout(&format!("serving {shown} at http://{addr}/\n"));
+            // The server runs on: a stdout that cannot take the line is said on stderr.
+            if let Err(e) =
+                crate::messages::to_stdout(&format!("serving {shown} at http://{addr}/\n"))
+            {
+                messages::warning(format_args!("{}", crate::describe(&e)));
+            }
         },
     )?;
     // Ctrl-C is how a server is stopped: it stopped taking requests and finished the ones in

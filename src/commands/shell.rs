@@ -29,7 +29,7 @@ pub fn man(a: ManArgs) -> anyhow::Result<Outcome> {
     crate::messages::to_stdout(&format!(
         "wrote {written} manual pages into {}\n",
         trawl_printer::terminal::line(&a.dir.display().to_string())
-    ));
+    ))?;
     Ok(Outcome::Ok)
 }
 

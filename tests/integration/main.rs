@@ -11,6 +11,7 @@ mod interop;
 mod readme;
 mod reduce;
 mod report;
+mod round4;
 mod safety;
 mod scale;
 mod scan;

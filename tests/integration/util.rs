@@ -79,6 +79,11 @@ pub struct TrawlCmd {
 }
 
 impl TrawlCmd {
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.cmd.arg(arg);
+        self
+    }
+
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -494,9 +499,9 @@ pub struct EioMount {
 }
 
 impl EioMount {
-    /// Mounts a new image and writes `files` into it (name, contents); `bad`, 24 MiB of
-    /// incompressible bytes, is written last and is the one that fails after its first
-    /// ~6 MiB. The others are small and read whole.
+    /// Mounts a new image and writes `files` into it (name, contents), and `bad`, 24 MiB of
+    /// incompressible bytes, last: the one [`EioMount::fail`] makes fail. The others are small
+    /// and read whole.
     pub fn new(d: &Dir, files: &[(&str, &[u8])], bad: &str) -> Option<EioMount> {
         if !is_root() {
             skip("an I/O error from a loop-mounted image needs root");
@@ -548,19 +553,22 @@ impl EioMount {
             })
             .collect();
         std::fs::write(m.at.join(bad), noise).unwrap();
-        m.cut();
+        assert!(Command::new("sync").status().unwrap().success());
         Some(m)
     }
 
-    /// Cuts the image to 16 MiB and drops the clean page cache, so that what lies past the cut
-    /// is read from the device again, and fails.
-    fn cut(&self) {
+    /// From now on the large file fails with EIO: after its first ~6 MiB with
+    /// `readable_start`, else from its first byte. The image is cut short under the mount
+    /// (the small files lie near 8.5 MiB into it, the large one from 10 MiB on) and the clean
+    /// page cache dropped, so that what lies past the cut is read from the device again.
+    pub fn fail(&self, readable_start: bool) {
+        let len: u64 = if readable_start { 16 << 20 } else { 9 << 20 };
         assert!(Command::new("sync").status().unwrap().success());
         std::fs::OpenOptions::new()
             .write(true)
             .open(&self.img)
             .unwrap()
-            .set_len(16 << 20)
+            .set_len(len)
             .unwrap();
         std::fs::write("/proc/sys/vm/drop_caches", "1").unwrap();
     }

@@ -123,9 +123,18 @@ pub fn index_open(
             .map(|()| w.finish())
     };
     if shrank.load(Ordering::SeqCst) {
-        return Err(io(std::io::Error::other(
-            "the file shrank while it was indexed (pages past its new end read as zeros); no index",
-        )));
+        // A mapped page that could not be had: past a new end (the file shrank), or one the
+        // storage failed to deliver (an I/O error raises the same SIGBUS).
+        let shorter = file.metadata().is_ok_and(|m| m.len() < size);
+        return Err(io(if shorter {
+            std::io::Error::other(
+                "the file shrank while it was indexed (pages past its new end read as zeros); no index",
+            )
+        } else {
+            std::io::Error::other(
+                "a mapped page could not be read (SIGBUS: an I/O error on the device); no index",
+            )
+        }));
     }
     index
 }

@@ -347,6 +347,11 @@ fn fan_out(
     // Windows handed back and not yet unmapped: at most one per window in flight, so a full
     // channel is unlikely; a lane that finds it full unmaps the window itself.
     let (unmap_tx, unmap_rx) = bounded::<Chunk>(16);
+    // Set once the file was read to its end: a lane whose file failed or was stopped part way
+    // is dropped, not finished, so that nothing of it is counted (a reduction lane folds its
+    // file into the shared counts when it finishes).
+    let whole = std::sync::atomic::AtomicBool::new(false);
+    let whole = &whole;
     std::thread::scope(|s| {
         let mut txs: Vec<Sender<Arc<Chunk>>> = Vec::with_capacity(lanes.len());
         let mut handles = Vec::with_capacity(lanes.len());
@@ -364,7 +369,9 @@ fn fan_out(
                     }
                 }
                 drop(unmap);
-                lane.finish()
+                whole
+                    .load(std::sync::atomic::Ordering::SeqCst)
+                    .then(|| lane.finish())
             }));
         }
         drop(unmap_tx);
@@ -399,13 +406,16 @@ fn fan_out(
                 }
             }
         }
+        if matches!(result, Ok(Some(()))) {
+            whole.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         drop(txs);
         // Until every lane has let go of its channel end.
         for _window in unmap_rx.iter() {}
-        let outputs: Vec<LaneOutput> = handles
+        let outputs: Vec<Option<LaneOutput>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
-        result.map(|r| r.map(|()| outputs))
+        result.map(|r| r.map(|()| outputs.into_iter().flatten().collect()))
     })
 }

@@ -61,8 +61,9 @@ pub struct ServeConfig {
     pub serving: resolve::Serving,
 }
 
-/// Bytes read per step of a response body (each step is one hop to tokio's blocking pool).
-const BODY_CHUNK: usize = 256 << 10;
+/// Bytes read per step of a response body (each step is one hop to tokio's blocking pool). A
+/// client that reads slowly holds about three of these (docs/safety.md).
+const BODY_CHUNK: usize = 32 << 10;
 
 struct AppState {
     root: resolve::Root,
@@ -121,8 +122,20 @@ pub fn serve(
     res
 }
 
-/// Connections being turned away (503) at once, past the cap; more are closed without a word.
+/// Connections being turned away (503) at once, past the cap; more wait to be accepted until
+/// one of these is done (each takes at most half a second).
 const REFUSING: usize = 32;
+
+/// Hands the heap's free memory back to the system once no connection is open: the buffers of a
+/// thousand slow clients are freed when they leave, but the allocator keeps freed memory for
+/// reuse and the process's size would stay at its peak.
+fn give_memory_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of glibc's heap to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 /// Answers 503 to a client past the connection cap: the answer, then a short drain of what it
 /// sent (bounded in time and bytes), then close.
@@ -156,7 +169,10 @@ async fn accept_loop(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
+        .header_read_timeout(limits.header_timeout)
+        // What a connection queues to send: a body chunk, not hyper's default of ~400 KiB of
+        // them, whatever the client's speed.
+        .max_buf_size(BODY_CHUNK);
     let stopped = async {
         while !stop.is_stopping() {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -164,6 +180,8 @@ async fn accept_loop(
     };
     tokio::pin!(stopped);
     let mut at_cap = false;
+    // Connections open now: when the last one closes, the memory the clients held goes back.
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -193,13 +211,16 @@ async fn accept_loop(
                 // Told at once rather than left waiting in the backlog behind clients that
                 // may be holding their connections on purpose. The request is drained for a
                 // moment so that closing does not reset the connection before the client has
-                // read the answer; at most `REFUSING` such goodbyes are in progress at once.
-                if let Ok(permit) = refusing.clone().try_acquire_owned() {
-                    tokio::spawn(async move {
-                        let _permit = permit;
-                        refuse(stream).await;
-                    });
-                }
+                // read the answer; at most `REFUSING` such goodbyes are in progress at once,
+                // and the next client past the cap waits to be accepted until one is done
+                // (every client past the cap gets its 503).
+                let Ok(permit) = refusing.clone().acquire_owned().await else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    refuse(stream).await;
+                });
                 continue;
             }
         };
@@ -212,12 +233,17 @@ async fn accept_loop(
         });
         let connection = graceful.watch(http.serve_connection(io, svc));
         let idle = limits.idle_timeout;
+        let open = open.clone();
+        open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let _slot = slot;
             tokio::select! {
                 _ = connection => {}
                 // Dropping the connection closes the socket.
                 _ = activity.idle(idle) => {}
+            }
+            if open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+                give_memory_back();
             }
         });
     }
@@ -254,7 +280,7 @@ fn start_param(uri: &Uri) -> Option<String> {
 async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Response {
     let (method, uri, version) = (req.method().clone(), req.uri().clone(), req.version());
     // The line is printed when the body is done, with the bytes that went out.
-    let slot = Arc::new(log::Slot::new(&st.notices));
+    let slot = Arc::new(log::Slot::new(&st.notices, uri.path()));
     let r = answer(&st, &method, &uri, req.headers(), &slot).await;
     if st.access_log {
         slot.set(format!(
@@ -373,7 +399,7 @@ async fn respond(
             let mut r = Response::new(if head {
                 Body::empty()
             } else {
-                let mut f = tokio::fs::File::from_std(file);
+                let mut f = body_file(file);
                 f.seek(std::io::SeekFrom::Start(body.from)).await?;
                 let reader =
                     std::io::Cursor::new(body.prefix.clone()).chain(f.take(body.to - body.from));
@@ -454,6 +480,15 @@ impl Validators {
     }
 }
 
+/// A served file for a body: its reads at most a body chunk each, so that what one connection
+/// holds (the file's buffer, the chunk in hand and the one the connection is sending) stays
+/// a few chunks, whatever the client's speed.
+fn body_file(file: std::fs::File) -> tokio::fs::File {
+    let mut f = tokio::fs::File::from_std(file);
+    f.set_max_buf_size(BODY_CHUNK);
+    f
+}
+
 /// The whole file, or one range of it.
 async fn whole(
     file: std::fs::File,
@@ -478,7 +513,15 @@ async fn whole(
     let mut r = Response::new(if head {
         Body::empty()
     } else {
-        let mut f = tokio::fs::File::from_std(file);
+        let mut f = body_file(file);
+        if to > from {
+            // The first bytes are read before the status is sent: a file the storage cannot
+            // deliver (EIO) is a 500 and a log line, not a 200 with a body cut short at its
+            // start. (A failure later cuts the body short, and is logged.)
+            let mut probe = [0u8; 4096];
+            f.seek(std::io::SeekFrom::Start(from)).await?;
+            let _ = f.read(&mut probe).await?;
+        }
         f.seek(std::io::SeekFrom::Start(from)).await?;
         let reader = log::Counted::new(f.take(to - from), slot);
         Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))

@@ -36,15 +36,21 @@ pub struct Slot {
     line: Mutex<Option<String>>,
     sent: AtomicU64,
     streamed: AtomicBool,
+    /// The request's path, for a read that fails while the body is sent.
+    path: String,
+    /// Why the body was cut short (the file could not be read on), if it was.
+    failed: Mutex<Option<io::Error>>,
     notices: Notices,
 }
 
 impl Slot {
-    pub fn new(notices: &Notices) -> Slot {
+    pub fn new(notices: &Notices, path: &str) -> Slot {
         Slot {
             line: Mutex::new(None),
             sent: AtomicU64::new(0),
             streamed: AtomicBool::new(false),
+            path: path.to_string(),
+            failed: Mutex::new(None),
             notices: notices.clone(),
         }
     }
@@ -64,6 +70,26 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        // A body cut short by a read error: the client saw its connection close before the
+        // length it was promised; the log says why.
+        if let Some(e) = self
+            .failed
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let n = self.sent.load(Ordering::Relaxed);
+            let error = io::Error::new(
+                e.kind(),
+                format!(
+                    "read failed after {n} bytes of the body were sent, and the response was cut short: {e}"
+                ),
+            );
+            (self.notices)(Notice::Internal {
+                path: &self.path,
+                error: &error,
+            });
+        }
         let line = self
             .line
             .get_mut()
@@ -106,9 +132,16 @@ impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = &r {
-            let n = (buf.filled().len() - before) as u64;
-            self.slot.sent.fetch_add(n, Ordering::Relaxed);
+        match &r {
+            Poll::Ready(Ok(())) => {
+                let n = (buf.filled().len() - before) as u64;
+                self.slot.sent.fetch_add(n, Ordering::Relaxed);
+            }
+            Poll::Ready(Err(e)) => {
+                *self.slot.failed.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(io::Error::new(e.kind(), e.to_string()));
+            }
+            Poll::Pending => {}
         }
         r
     }

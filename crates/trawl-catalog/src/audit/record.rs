@@ -5,7 +5,7 @@ use trawl_digest::Algorithm;
 
 use super::Audit;
 use crate::Result;
-use crate::verdict::Verdict;
+use crate::verdict::{AuditMode, Verdict};
 
 /// What a read found of a file: its metadata and its digests, concatenated.
 struct Seen<'a> {
@@ -234,10 +234,24 @@ impl Audit<'_> {
         Ok(())
     }
 
-    /// A file that could not be read (it stays registered as it was).
+    /// A file that could not be read: it keeps its registration (size, digests), and its state
+    /// becomes `unreadable` (a corrupt file stays corrupt), so that reports list it under
+    /// attention until an audit reads it whole again.
     pub fn record_unreadable(&mut self, root: usize, rel: &[u8], reason: &str) -> Result<()> {
         let rid = self.roots[root].0;
         let at = self.place(rid, rel)?;
+        if self.mode == AuditMode::Full {
+            self.cat
+                .conn
+                .prepare_cached(
+                    "UPDATE files SET state = CASE state WHEN 'corrupt' THEN 'corrupt'
+                         ELSE 'unreadable' END, present = 1, missing_since = NULL,
+                         last_run = ?3, last_verdict = 'unreadable'
+                     WHERE dir = ?1 AND name = ?2 AND state <> 'removed'",
+                )
+                .and_then(|mut st| st.execute(params![at.0, at.1, self.run]))
+                .map_err(|e| self.err(e))?;
+        }
         self.event(
             at,
             Verdict::Unreadable,

@@ -40,9 +40,13 @@ fn ticks(max: f64) -> (f64, Vec<f64>) {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    let top = (max / step).ceil() * step;
-    let n = (top / step).round() as usize;
-    (top, (0..=n).map(|i| i as f64 * step).collect())
+    let n = (max / step).ceil();
+    let top = n * step;
+    // Near f64's largest values the rounded top is past them: the maximum itself is the top.
+    if !top.is_finite() || !(1.0..=10.0).contains(&n) {
+        return (max, vec![0.0, max]);
+    }
+    (top, (0..=n as usize).map(|i| i as f64 * step).collect())
 }
 
 fn tick_label(v: f64) -> String {
@@ -232,6 +236,14 @@ mod tests {
         let (top, t) = ticks(1234.0);
         assert!(top >= 1234.0 && t.len() <= 6, "{top} {t:?}");
         assert_eq!(ticks(0.0).0, 1.0);
+        // Any number a JSON report can hold: a few ticks, the maximum covered, no overflow.
+        for max in [1.7e308, f64::MAX, 1e-300, f64::MIN_POSITIVE] {
+            let (top, t) = ticks(max);
+            assert!(
+                top >= max && top.is_finite() && (2..=11).contains(&t.len()),
+                "{max}: {top} {t:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,420 @@
+//! Round four of the adversary's and the unlucky operator's tests: I/O errors from a failing
+//! device, full disks, slow clients by the hundred, outputs that would replace one another or a
+//! catalog's own files, numbers at the edge of what JSON holds.
+
+use crate::util::*;
+
+/// `--json X --html X`, two manifests to one file, and the same file by two names: refused
+/// before anything is read, and what was there is kept.
+#[test]
+fn two_outputs_to_one_file_are_refused() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.create(b"keep", b"kept\n");
+    for args in [
+        &["--json", "keep", "--html", "keep"][..],
+        &["-m", "sha256sum:keep", "-m", "b3sum:keep"],
+        &["--json", "keep", "-m", "sha256sum:./keep"],
+        &["--jsonl", "keep", "--duplicates", "t/../keep"],
+    ] {
+        let r = d.cmd().arg("scan").arg("t").args(args).run();
+        r.code(2).stderr_has("each output needs a file of its own");
+        assert_eq!(
+            std::fs::read(d.join("keep")).unwrap(),
+            b"kept\n",
+            "{args:?}"
+        );
+    }
+    d.cmd()
+        .args([
+            "audit", "t", "-c", "cat.db", "--json", "keep", "--html", "keep",
+        ])
+        .run()
+        .code(2)
+        .stderr_has("named by --json and by --html");
+    // Two different files are fine.
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "a.json", "--html", "a.html"])
+        .run()
+        .code(0);
+}
+
+/// An output named after a catalog's write-ahead log, shared-memory index or rollback journal
+/// is refused as the catalog itself is: replacing one loses runs.
+#[test]
+fn outputs_named_after_a_catalogs_own_files_are_refused() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.cmd()
+        .args(["audit", "t", "-q", "-c", "cat.db"])
+        .run()
+        .code(0);
+    let catalog = std::fs::read(d.join("cat.db")).unwrap();
+    for (name, said) in [
+        ("cat.db", "is the catalog"),
+        ("cat.db-wal", "write-ahead log"),
+        ("cat.db-shm", "shared-memory index"),
+        ("cat.db-journal", "rollback journal"),
+    ] {
+        d.cmd()
+            .args(["audit", "t", "-q", "-c", "cat.db", "--json", name])
+            .run()
+            .code(2)
+            .stderr_has(said);
+        d.cmd()
+            .args(["catalog", "export", "-c", "cat.db", "-o", name])
+            .run()
+            .code(2)
+            .stderr_has(said);
+        d.cmd()
+            .args(["catalog", "report", "-c", "cat.db", "--html", name])
+            .run()
+            .code(2)
+            .stderr_has(said);
+    }
+    assert_eq!(std::fs::read(d.join("cat.db")).unwrap(), catalog);
+    d.cmd()
+        .args(["catalog", "verify", "-c", "cat.db"])
+        .run()
+        .code(0);
+}
+
+/// A file the device fails to deliver (EIO) is reported failed and contributes nothing to the
+/// reduction: the figures are those of the other files alone.
+#[test]
+fn a_file_that_fails_part_way_counts_for_nothing_in_the_reduction() {
+    let d = Dir::new();
+    let Some(m) = EioMount::new(&d, &[("good", b"hello\n")], "bad") else {
+        return;
+    };
+    m.fail(true);
+    let r = d
+        .cmd()
+        .arg("scan")
+        .arg(&m.at)
+        .args(["-q", "--json", "r.json"])
+        .run();
+    r.code(2).stderr_has("Input/output error");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["totals"]["failed"], 1);
+    assert_eq!(v["totals"]["bytes"], 6);
+    for way in v["reduction"]["dedup"].as_array().unwrap() {
+        assert_eq!(way["logical_bytes"], 6, "{way}");
+    }
+    for c in v["reduction"]["compression"].as_array().unwrap() {
+        assert_eq!(c["logical_bytes"], 6, "{c}");
+    }
+}
+
+/// An audit that meets an I/O error: the catalog keeps the file under attention, in the text
+/// report's counts and in the page, until it reads whole again.
+#[test]
+fn a_file_unreadable_through_an_io_error_stays_under_attention() {
+    let d = Dir::new();
+    let Some(m) = EioMount::new(&d, &[("good", b"hello\n"), ("sub/b", b"x\n")], "bad") else {
+        return;
+    };
+    let audit = || {
+        d.cmd()
+            .arg("audit")
+            .arg(&m.at)
+            .args(["-q", "-c", "cat.db"])
+            .run()
+    };
+    audit().code(0);
+    m.fail(true);
+    audit().code(2).stderr_has("Input/output error");
+    let r = d
+        .cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "c.html"])
+        .run();
+    r.code(0);
+    // The registered files by state, below "registered files: 3".
+    let states: Vec<Vec<&str>> = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("registered files:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().take(2).collect())
+        .collect();
+    assert_eq!(
+        states,
+        vec![vec!["ok", "2"], vec!["unreadable", "1"]],
+        "{}",
+        r.stdout
+    );
+    let page = std::fs::read_to_string(d.join("c.html")).unwrap();
+    assert!(
+        page.contains(r#"<div class="v">1</div><div class="k">want attention</div>"#),
+        "the page does not count the file under attention"
+    );
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--list", "unreadable"])
+        .run()
+        .code(0)
+        .stdout_has("bad");
+}
+
+/// `flv index` on a file the device fails to deliver says so, not that the file shrank.
+#[test]
+fn flv_index_names_an_io_error_as_one() {
+    let d = Dir::new();
+    let Some(m) = EioMount::new(&d, &[], "bad.flv") else {
+        return;
+    };
+    // An FLV header and a first tag header, so that the index reads on into the failing part.
+    let mut head = b"FLV\x01\x05\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
+    head.extend_from_slice(&[9, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.join("bad.flv"))
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &head, 0).unwrap();
+    drop(f);
+    m.fail(true);
+    for io in ["mmap", "auto", "read"] {
+        let r = d
+            .cmd()
+            .args(["flv", "index", "--io", io])
+            .arg(m.join("bad.flv"))
+            .run();
+        r.code(2);
+        assert!(!r.stderr.contains("shrank"), "--io {io}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("I/O error") || r.stderr.contains("Input/output error"),
+            "--io {io}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// `serve`: a file whose first bytes cannot be read is a 500 and a log line; one that fails
+/// part way is cut short and logged, never a 200 that looks whole.
+#[test]
+fn serve_answers_an_io_error_with_an_error_and_a_log_line() {
+    let d = Dir::new();
+    let Some(m) = EioMount::new(&d, &[("good", b"hello\n")], "bad") else {
+        return;
+    };
+    m.fail(false);
+    let s = Serve::start(&d, m.at.to_str().unwrap(), &["--all"]);
+    let got = s.get("/bad", "");
+    let head = String::from_utf8_lossy(&got[..got.len().min(200)]).to_string();
+    assert!(head.starts_with("HTTP/1.1 500"), "{head}");
+    let good = s.get("/good", "");
+    assert!(good.ends_with(b"hello\n"));
+    let log = s.stop();
+    assert!(log.contains("serve: /bad: Input/output error"), "{log}");
+
+    let d = Dir::new();
+    let Some(m) = EioMount::new(&d, &[], "bad") else {
+        return;
+    };
+    m.fail(true);
+    let s = Serve::start(&d, m.at.to_str().unwrap(), &["--all"]);
+    let got = s.get("/bad", "");
+    assert!(got.starts_with(b"HTTP/1.1 200"));
+    assert!(
+        got.len() < 24 << 20,
+        "the whole body arrived from a failing file"
+    );
+    let log = s.stop();
+    assert!(
+        log.contains("serve: /bad: read failed after") && log.contains("cut short"),
+        "{log}"
+    );
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// 300 clients that ask for a large file and never read: each holds a bounded few chunks in the
+/// server, and the memory goes back once they leave.
+#[test]
+fn serve_holds_little_per_slow_client_and_gives_it_back() {
+    use std::io::{Read, Write};
+    let d = Dir::new();
+    let big: Vec<u8> = (0..32u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    d.create(b"srv/big.bin", &big);
+    drop(big);
+    let s = Serve::start(&d, "srv", &["--all", "-q", "--max-connections", "400"]);
+    let pid = s.child.id();
+    // One whole download first: the server's own buffers and threads are there.
+    let got = s.get("/big.bin", "");
+    assert!(got.len() > 32 << 20);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let base = rss_kib(pid);
+    let n = 300;
+    let mut clients = Vec::new();
+    for _ in 0..n {
+        let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+        write!(c, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        clients.push(c);
+    }
+    // Until the server has filled every socket and holds what it holds.
+    let mut held = 0;
+    for _ in 0..30 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = rss_kib(pid);
+        if now <= held + 256 && held > 0 {
+            break;
+        }
+        held = held.max(now);
+    }
+    let held = held.max(rss_kib(pid));
+    let each = held.saturating_sub(base) / n;
+    assert!(
+        each < 200,
+        "{each} KiB per slow client (base {base} KiB, held {held} KiB)"
+    );
+    // Each one still gets its answer, if it reads.
+    let mut first = [0u8; 12];
+    clients[0].read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    drop(clients);
+    let mut after = u64::MAX;
+    for _ in 0..30 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        after = rss_kib(pid);
+        if after < base + 16 * 1024 {
+            break;
+        }
+    }
+    assert!(
+        after < base + 16 * 1024,
+        "after the clients left: {after} KiB (base {base} KiB, held {held} KiB)"
+    );
+}
+
+/// Past `--max-connections`, every new client gets 503 with Retry-After, none a bare close.
+#[test]
+fn serve_answers_every_client_past_the_cap() {
+    use std::io::{Read, Write};
+    let d = Dir::new();
+    d.create(b"srv/big.bin", &vec![7u8; 8 << 20]);
+    let s = Serve::start(&d, "srv", &["--all", "-q", "--max-connections", "10"]);
+    let mut held = Vec::new();
+    for _ in 0..10 {
+        let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+        write!(c, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        held.push(c);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let answers: Vec<String> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..200)
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+                    c.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+                        .unwrap();
+                    let _ = write!(c, "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+                    let mut out = Vec::new();
+                    let _ = c.read_to_end(&mut out);
+                    String::from_utf8_lossy(&out).to_string()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let refused = answers
+        .iter()
+        .filter(|a| a.starts_with("HTTP/1.1 503") && a.contains("Retry-After"))
+        .count();
+    assert_eq!(
+        refused,
+        200,
+        "{:?}",
+        answers.iter().find(|a| !a.starts_with("HTTP/1.1 503"))
+    );
+    drop(held);
+}
+
+/// Any number a JSON report can hold renders: a ratio of 1.7e308 once aborted the page.
+#[test]
+fn a_report_with_numbers_at_the_edge_of_json_renders() {
+    let d = Dir::new();
+    d.create(b"t/a", &[1u8; 100_000]);
+    d.create(b"t/b", &[1u8; 100_000]);
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json"])
+        .run()
+        .code(0);
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    fn huge(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if k.ends_with("ratio") && x.is_f64() {
+                        *x = serde_json::json!(1.7e308);
+                    } else {
+                        huge(x);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(huge),
+            _ => {}
+        }
+    }
+    huge(&mut v);
+    std::fs::write(d.join("huge.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    let r = d
+        .cmd()
+        .args(["report", "huge.json", "--html", "h.html"])
+        .run();
+    r.code(0);
+    assert!(
+        std::fs::read_to_string(d.join("h.html"))
+            .unwrap()
+            .contains("</html>")
+    );
+}
+
+/// A stdout that cannot be written (a full disk: /dev/full) is an error, exit 2, for every
+/// command that prints its result there; a reader gone away (EPIPE) is not (streams.rs).
+#[test]
+fn a_full_stdout_is_an_error_for_every_command_that_prints_its_result() {
+    let d = Dir::new();
+    d.create(b"p/a", b"alpha\n");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let run = |args: &[&str]| {
+        let mut c = d.cmd().args(args).cmd;
+        c.stdout(full());
+        Run::from(c.output().unwrap())
+    };
+    run(&["bag", "create", "p", "--out", "bag"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    assert!(d.join("bag/bagit.txt").exists(), "the bag itself is made");
+    run(&["bag", "validate", "bag"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    run(&["bag", "update", "bag", "--digest", "sha256,md5"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    run(&["scan", "p"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    d.cmd()
+        .args(["scan", "p", "-q", "--json", "r.json"])
+        .run()
+        .code(0);
+    run(&["report", "r.json", "--html", "-"])
+        .code(2)
+        .stderr_has("cannot write");
+}
