@@ -418,3 +418,150 @@ fn a_full_stdout_is_an_error_for_every_command_that_prints_its_result() {
         .code(2)
         .stderr_has("cannot write");
 }
+
+/// A tmpfs of `kib` KiB mounted at `DIR/NAME`, unmounted on drop; `None` (skipped, with the
+/// reason printed) where the tests cannot mount one.
+struct SmallFs {
+    at: std::path::PathBuf,
+}
+
+impl SmallFs {
+    fn new(d: &Dir, name: &str, kib: u64) -> Option<SmallFs> {
+        if !is_root() {
+            skip("a small filesystem needs root to mount");
+            return None;
+        }
+        let at = d.join(name);
+        std::fs::create_dir(&at).unwrap();
+        let r = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(&at)
+            .output()
+            .unwrap();
+        if !r.status.success() {
+            skip(&format!(
+                "cannot mount a tmpfs here: {}",
+                String::from_utf8_lossy(&r.stderr).trim()
+            ));
+            return None;
+        }
+        Some(SmallFs { at })
+    }
+
+    /// Fills the filesystem but for about `free` KiB.
+    fn fill(&self, free: u64) {
+        use std::io::Write;
+        let spare = self.at.join(".spare");
+        std::fs::write(&spare, vec![0u8; (free as usize) << 10]).unwrap();
+        let mut f = std::fs::File::create(self.at.join(".filler")).unwrap();
+        while f.write_all(&[0u8; 4096]).is_ok() {}
+        std::fs::remove_file(spare).unwrap();
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.at)
+            .status();
+    }
+}
+
+/// A disk that fills up while `bag create` writes the tag files in place: the directory is put
+/// back as it was (from the journal), and the message says so.
+#[test]
+fn bag_create_in_place_on_a_full_disk_puts_the_directory_back() {
+    let d = Dir::new();
+    let Some(fs) = SmallFs::new(&d, "small", 1024) else {
+        return;
+    };
+    let bag = fs.at.join("bag");
+    let mut names = Vec::new();
+    for i in 0..60 {
+        let name = format!("{i:03}-{}", "n".repeat(200));
+        std::fs::create_dir_all(bag.join("sub")).unwrap();
+        std::fs::write(bag.join("sub").join(&name), format!("{i}\n")).unwrap();
+        names.push(name);
+    }
+    std::fs::write(bag.join("top.txt"), b"top\n").unwrap();
+    let listing = |p: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = (listing(&bag), listing(&bag.join("sub")));
+    fs.fill(8);
+    let r = d
+        .cmd()
+        .arg("bag")
+        .arg("create")
+        .arg(&bag)
+        .args(["--digest", "sha512,sha256"])
+        .run();
+    r.code(2)
+        .stderr_has("No space left on device")
+        .stderr_has("the directory was put back as it was");
+    assert_eq!((listing(&bag), listing(&bag.join("sub"))), before);
+    assert_eq!(std::fs::read(bag.join("top.txt")).unwrap(), b"top\n");
+}
+
+/// `bag validate` on a directory whose `bag create` was cut short names the way back.
+#[test]
+fn bag_validate_of_an_interrupted_creation_names_bag_recover() {
+    let d = Dir::new();
+    d.create(b"p/a", b"alpha\n");
+    d.create(
+        b"p/.trawl-bag-journal",
+        b"trawl bag create journal v2: these entries were moved into data/; tag files written: bagit.txt\n",
+    );
+    d.cmd()
+        .args(["bag", "validate", "p"])
+        .run()
+        .code(2)
+        .stderr_has("run `trawl bag recover");
+}
+
+/// A bag whose manifests name `café.txt` composed (NFC) while the disk has it decomposed (NFD,
+/// as a copy through macOS leaves it): one file, read and checked under its name on disk, with
+/// a warning naming both forms; bagit-python gives the same verdict. Changed content is still a
+/// mismatch.
+#[test]
+fn a_name_in_another_unicode_normalization_is_the_same_file() {
+    let d = Dir::new();
+    let nfc = "caf\u{e9}.txt";
+    let nfd = "cafe\u{301}.txt";
+    d.create(format!("p/{nfc}").as_bytes(), b"coffee\n");
+    d.create(b"p/plain.txt", b"plain\n");
+    d.cmd()
+        .args(["bag", "create", "p", "--out", "bag", "-q"])
+        .run()
+        .code(0);
+    std::fs::rename(
+        d.join(format!("bag/data/{nfc}")),
+        d.join(format!("bag/data/{nfd}")),
+    )
+    .unwrap();
+    let r = d.cmd().args(["bag", "validate", "bag"]).run();
+    r.code(0)
+        .stderr_has("another Unicode normalization form")
+        .stdout_has("valid");
+    if let Some(bagit) = tool("bagit.py") {
+        let b = run_tool(
+            d.path(),
+            &bagit,
+            &[
+                std::ffi::OsStr::new("--validate"),
+                std::ffi::OsStr::new("bag"),
+            ],
+        );
+        assert_eq!(b.code, 0, "bagit.py: {}", b.stderr);
+    }
+    std::fs::write(d.join(format!("bag/data/{nfd}")), b"tea\n").unwrap();
+    let r = d.cmd().args(["bag", "validate", "bag"]).run();
+    r.code(1).stdout_has("NOT valid").stderr_has("mismatch");
+    assert!(r.stderr.contains(nfd), "{}", r.stderr);
+}

@@ -454,15 +454,31 @@ fn create_in_place(
         journal.push(b'\n');
     }
     write_atomic(&dir.join(JOURNAL), &journal)?;
-    let staging = dir.join(STAGING);
-    std::fs::create_dir(&staging).map_err(io_err(&staging))?;
-    for n in &top {
-        std::fs::rename(dir.join(n), staging.join(n)).map_err(io_err(&dir.join(n)))?;
-    }
-    std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
-    write_tag_files(dir, listing, &opts.algorithms, Some(info), &opts.algorithms)?;
-    std::fs::remove_file(dir.join(JOURNAL)).map_err(io_err(&dir.join(JOURNAL)))?;
-    Ok(())
+    let made = (|| {
+        let staging = dir.join(STAGING);
+        std::fs::create_dir(&staging).map_err(io_err(&staging))?;
+        for n in &top {
+            std::fs::rename(dir.join(n), staging.join(n)).map_err(io_err(&dir.join(n)))?;
+        }
+        std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
+        write_tag_files(dir, listing, &opts.algorithms, Some(info), &opts.algorithms)?;
+        std::fs::remove_file(dir.join(JOURNAL)).map_err(io_err(&dir.join(JOURNAL)))
+    })();
+    // A step that failed (a full disk while the tag files are written) is rolled back from the
+    // journal at once: the directory is left as it was, not half a bag.
+    made.map_err(|e| match recover(dir) {
+        Ok(_) => BagError::Refused {
+            path: dir.to_path_buf(),
+            msg: format!("not bagged ({e}); the directory was put back as it was"),
+        },
+        Err(again) => BagError::Refused {
+            path: dir.to_path_buf(),
+            msg: format!(
+                "not bagged ({e}), and putting it back failed too ({again}): run `trawl bag recover {}` once that is fixed",
+                dir.display()
+            ),
+        },
+    })
 }
 
 /// A bag made at `--out`: what it is made from.

@@ -21,6 +21,11 @@ pub(crate) struct Findings {
     pub(crate) errors: Vec<BagFinding>,
     pub(crate) warnings: Vec<BagFinding>,
     pub(crate) to_fetch: Vec<ToFetch>,
+    /// Listed files absent, and present files in no manifest, whose names are not plain ASCII:
+    /// held until the end, where a pair whose names differ only in Unicode normalization is
+    /// taken as one file (see [`pair_normalized`]).
+    odd_listed: Vec<(String, Group)>,
+    odd_present: Vec<String>,
 }
 
 pub(crate) fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
@@ -119,7 +124,65 @@ pub(crate) fn merge(
         advance_fetch(&mut hc)?;
     }
     unlisted.finish_into(&mut f.errors);
+    for (path, group) in pair_normalized(bag, &mut f) {
+        if !send(path, group) {
+            break;
+        }
+    }
     Ok(f)
+}
+
+/// A name as it is compared across Unicode normalization forms (a manifest written on one
+/// system, the files copied through another that normalizes names, as macOS's HFS+ does).
+fn normalized(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfc().collect()
+}
+
+/// Pairs a listed file absent with a present file in no manifest whose names differ only in
+/// Unicode normalization (`café` composed in the manifest, decomposed on disk): they are one
+/// file, read under its name on disk against the manifests' digests, and a warning names both
+/// forms (bagit-python compares names the same way and takes the bag as valid). What pairs with
+/// nothing gets its error. Returns the pairs to read: (the name on disk, the listings).
+fn pair_normalized(bag: &Bag, f: &mut Findings) -> Vec<(String, Group)> {
+    let mut listed: std::collections::HashMap<String, (String, Group)> =
+        std::mem::take(&mut f.odd_listed)
+            .into_iter()
+            .map(|(p, g)| (normalized(&p), (p, g)))
+            .collect();
+    let mut read = Vec::new();
+    for path in std::mem::take(&mut f.odd_present) {
+        match listed.remove(&normalized(&path)) {
+            Some((as_listed, group)) => {
+                let files: Vec<&str> = group
+                    .iter()
+                    .map(|(mi, _, _)| bag.payload[*mi].file.as_str())
+                    .collect();
+                f.warnings.push(BagFinding::about(
+                    &path,
+                    format!(
+                        "listed as '{}' in {}: the same name in another Unicode normalization form; taken as that file",
+                        as_listed.escape_debug(),
+                        files.join(", ")
+                    ),
+                ));
+                read.push((path, group));
+            }
+            None => f.errors.push(BagFinding::about(
+                &path,
+                "present in the payload but in no manifest",
+            )),
+        }
+    }
+    let mut left: Vec<String> = listed.into_values().map(|(p, _)| p).collect();
+    left.sort();
+    for path in left {
+        f.errors.push(BagFinding::about(
+            &path,
+            "listed in the manifests but missing",
+        ));
+    }
+    read
 }
 
 /// One manifest's listing of `path` (its encoded slot, line and digest) added to the path's
@@ -158,12 +221,15 @@ fn judge(
     fetched: Option<(Option<u64>, String)>,
 ) -> Option<(String, Group)> {
     let path = String::from_utf8_lossy(key).into_owned();
+    let plain = key.is_ascii();
     if group.is_empty() {
-        if present {
+        if present && plain {
             f.errors.push(BagFinding::about(
                 &path,
                 "present in the payload but in no manifest",
             ));
+        } else if present {
+            f.odd_present.push(path.clone());
         }
         if fetched.is_some() {
             unlisted.not_listed(&mut f.errors, key);
@@ -193,10 +259,11 @@ fn judge(
                 length,
                 path: path.clone(),
             }),
-            None => f.errors.push(BagFinding::about(
+            None if plain => f.errors.push(BagFinding::about(
                 &path,
                 "listed in the manifests but missing",
             )),
+            None => f.odd_listed.push((path, group)),
         }
         return None;
     }

@@ -210,9 +210,19 @@ fn declaration(
     report: &mut Report,
 ) -> Result<(), BagError> {
     let Some(raw) = read_tag(root, dir, "bagit.txt")? else {
+        // A creation in place that was cut short leaves its journal: the way back is named.
+        let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
         return Err(BagError::Refused {
             path: root.join("bagit.txt"),
-            msg: "missing: not a bag".into(),
+            msg: if interrupted {
+                format!(
+                    "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
+                    crate::create::JOURNAL,
+                    root.display()
+                )
+            } else {
+                "missing: not a bag".into()
+            },
         });
     };
     if raw.starts_with(b"\xef\xbb\xbf") {
