@@ -227,7 +227,8 @@ pub struct ScanArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Digests to compute in one pass (comma-separated): md5, sha1, sha224, sha256, sha384, sha512,
-    /// sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2s, blake3, xxh3, crc32c; or none (data
+    /// sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160,
+    /// blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3; or none (data
     /// reduction or media only).
     #[arg(
         help_heading = "Digests and manifests",

@@ -3,6 +3,7 @@
 //! catalog's own files, numbers at the edge of what JSON holds.
 
 use crate::util::*;
+use std::os::unix::ffi::OsStrExt;
 
 /// `--json X --html X`, two manifests to one file, and the same file by two names: refused
 /// before anything is read, and what was there is kept.
@@ -564,4 +565,130 @@ fn a_name_in_another_unicode_normalization_is_the_same_file() {
     let r = d.cmd().args(["bag", "validate", "bag"]).run();
     r.code(1).stdout_has("NOT valid").stderr_has("mismatch");
     assert!(r.stderr.contains(nfd), "{}", r.stderr);
+}
+
+/// Every manifest form GNU coreutils' `-c` reads (from its own tests), run side by side with
+/// the GNU tool on the same files: the same exit code and the same OK and FAILED counts.
+#[test]
+fn verify_reads_every_form_gnu_reads_and_judges_as_gnu_does() {
+    let d = Dir::new();
+    d.create(b"a", b"alpha\n");
+    d.create(b" b", b" bee\n");
+    d.create(b"*c", b"star\n");
+    d.create(b"x\\y", b"x");
+    let md5 = |name: &[u8]| {
+        let data = std::fs::read(d.join(std::ffi::OsStr::from_bytes(name))).unwrap();
+        let out = std::process::Command::new("md5sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(&data)?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()[..32].to_string()
+    };
+    let (a, b, c, xy) = (md5(b"a"), md5(b" b"), md5(b"*c"), md5(b"x\\y"));
+    let zeros = "0".repeat(32);
+    let cases: Vec<(&str, &str, String)> = vec![
+        // OpenSSL's `md5 -r`-less form: ALG(NAME)= HEX.
+        ("md5sum", "openssl.md5", format!("MD5(a)= {a}\n")),
+        // BSD `md5 -r`: one space; names that begin with a space or `*` kept as written.
+        ("md5sum", "reversed.md5", format!("{a} a\n{b}  b\n{c} *c\n")),
+        // A tagged line after white space, its name escaped.
+        ("md5sum", "tagged.md5", format!(" \\MD5 (x\\\\y) = {xy}\n")),
+        // One path, two digests: each line judged.
+        ("md5sum", "twice.md5", format!("{a}  a\n{zeros}  a\n")),
+    ];
+    let mut all = cases;
+    // What b2sum -l 256 and cksum -a (blake2b -l 256, sm3) write, made by the tools themselves.
+    for (tool_name, args, file) in [
+        ("b2sum", &["-l", "256", "a"][..], "B2SUMS"),
+        ("b2sum", &["--tag", "-l", "256", "a"][..], "tagged.b2"),
+        ("cksum", &["-a", "blake2b", "-l", "384", "a"][..], "ck.b2"),
+        ("cksum", &["-a", "sm3", "a"][..], "ck.sm3"),
+    ] {
+        let Some(t) = tool(tool_name) else {
+            return;
+        };
+        let out = std::process::Command::new(&t)
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            skip(&format!(
+                "{tool_name} {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+            continue;
+        }
+        all.push((tool_name, file, String::from_utf8(out.stdout).unwrap()));
+    }
+    let counts = |text: &str| {
+        let ok = text.lines().filter(|l| l.ends_with(": OK")).count();
+        let failed = text.lines().filter(|l| l.contains(": FAILED")).count();
+        (ok, failed)
+    };
+    for (gnu, file, text) in all {
+        d.create(file.as_bytes(), text.as_bytes());
+        let Some(g) = tool(gnu) else {
+            return;
+        };
+        let theirs = run_tool(
+            d.path(),
+            &g,
+            &[std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(file)],
+        );
+        let ours = d.cmd().args(["verify", file]).run();
+        assert_eq!(
+            ours.code, theirs.code,
+            "{file}: trawl {ours:?}, {gnu} {theirs:?}"
+        );
+        assert_eq!(
+            counts(&ours.stdout),
+            counts(&theirs.stdout),
+            "{file}: trawl {ours:?}, {gnu} {theirs:?}"
+        );
+        assert!(counts(&ours.stdout).0 >= 1, "{file}: {ours:?}");
+    }
+}
+
+/// `scan` computes the algorithms GNU `cksum -a` writes beyond the classic ones, and `cksum -c`
+/// checks trawl's tagged manifest of them.
+#[test]
+fn scan_writes_sm3_and_blake2b_lengths_that_gnu_cksum_checks() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.create(b"t/b", &[7u8; 100_000]);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "-d",
+            "sm3,blake2b-256,blake2b-384",
+            "-m",
+            "bsd:SUMS",
+        ])
+        .run()
+        .code(0);
+    let Some(cksum) = tool("cksum") else {
+        return;
+    };
+    // Names in a manifest are relative to the root scanned.
+    let r = run_tool(
+        &d.join("t"),
+        &cksum,
+        &[std::ffi::OsStr::new("-c"), std::ffi::OsStr::new("../SUMS")],
+    );
+    assert_eq!(r.code, 0, "cksum -c: {r:?}");
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.ends_with(": OK")).count(),
+        6,
+        "{r:?}"
+    );
 }

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use digest::consts::{U16, U20, U28, U32, U48};
 use sha2::Digest as _;
 
 #[cfg(feature = "openssl")]
@@ -32,16 +33,27 @@ pub enum Algorithm {
     Sha3_512,
     /// BLAKE2b with a 512-bit result (`b2sum`'s default).
     Blake2b,
+    /// BLAKE2b with shorter results, as `b2sum -l N` and `cksum -a blake2b -l N` write them
+    /// (the lengths in use; others are refused by name).
+    Blake2b128,
+    Blake2b160,
+    Blake2b224,
+    Blake2b256,
+    Blake2b384,
     /// BLAKE2s with a 256-bit result.
     Blake2s,
     Blake3,
     /// XXH3 with a 128-bit result.
     Xxh3,
     Crc32c,
+    /// SHA-512/256 (FIPS 180-4): SHA-512's rounds cut to 256 bits.
+    Sha512_256,
+    /// SM3 (GB/T 32905), as `cksum -a sm3` writes it.
+    Sm3,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 15] = [
+    pub const ALL: [Algorithm; 22] = [
         Algorithm::Md5,
         Algorithm::Sha1,
         Algorithm::Sha224,
@@ -57,6 +69,13 @@ impl Algorithm {
         Algorithm::Blake3,
         Algorithm::Xxh3,
         Algorithm::Crc32c,
+        Algorithm::Blake2b128,
+        Algorithm::Blake2b160,
+        Algorithm::Blake2b224,
+        Algorithm::Blake2b256,
+        Algorithm::Blake2b384,
+        Algorithm::Sha512_256,
+        Algorithm::Sm3,
     ];
 
     /// Lower-case name used on the command line and in JSON.
@@ -77,6 +96,13 @@ impl Algorithm {
             Algorithm::Blake3 => "blake3",
             Algorithm::Xxh3 => "xxh3",
             Algorithm::Crc32c => "crc32c",
+            Algorithm::Blake2b128 => "blake2b-128",
+            Algorithm::Blake2b160 => "blake2b-160",
+            Algorithm::Blake2b224 => "blake2b-224",
+            Algorithm::Blake2b256 => "blake2b-256",
+            Algorithm::Blake2b384 => "blake2b-384",
+            Algorithm::Sha512_256 => "sha512-256",
+            Algorithm::Sm3 => "sm3",
         }
     }
 
@@ -88,6 +114,7 @@ impl Algorithm {
             Algorithm::Sha3_256 => "sha3_256",
             Algorithm::Sha3_384 => "sha3_384",
             Algorithm::Sha3_512 => "sha3_512",
+            Algorithm::Sha512_256 => "sha512_256",
             a => a.name(),
         }
     }
@@ -97,7 +124,16 @@ impl Algorithm {
     pub fn is_bagit_standard(self) -> bool {
         !matches!(
             self,
-            Algorithm::Blake3 | Algorithm::Xxh3 | Algorithm::Crc32c
+            Algorithm::Blake3
+                | Algorithm::Xxh3
+                | Algorithm::Crc32c
+                | Algorithm::Blake2b128
+                | Algorithm::Blake2b160
+                | Algorithm::Blake2b224
+                | Algorithm::Blake2b256
+                | Algorithm::Blake2b384
+                | Algorithm::Sha512_256
+                | Algorithm::Sm3
         )
     }
 
@@ -119,14 +155,32 @@ impl Algorithm {
             Algorithm::Blake3 => "BLAKE3",
             Algorithm::Xxh3 => "XXH128",
             Algorithm::Crc32c => "CRC32C",
+            Algorithm::Blake2b128 => "BLAKE2b-128",
+            Algorithm::Blake2b160 => "BLAKE2b-160",
+            Algorithm::Blake2b224 => "BLAKE2b-224",
+            Algorithm::Blake2b256 => "BLAKE2b-256",
+            Algorithm::Blake2b384 => "BLAKE2b-384",
+            Algorithm::Sha512_256 => "SHA512/256",
+            Algorithm::Sm3 => "SM3",
         }
     }
 
-    /// Parses a BSD tag (`SHA256`, `MD5`, ...), case-insensitively.
+    /// Parses a BSD tag (`SHA256`, `MD5`, `BLAKE2b-256`, OpenSSL's `SHA2-256` and
+    /// `SHA2-512/256`, ...), case-insensitively.
     pub fn from_bsd_tag(tag: &str) -> Option<Algorithm> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.bsd_tag().eq_ignore_ascii_case(tag))
+        // OpenSSL 3 names the SHA-2 family `SHA2-NNN`.
+        let tag = match tag.get(..5) {
+            Some(p) if p.eq_ignore_ascii_case("sha2-") => &tag[5..],
+            _ => tag,
+        };
+        let plain = |t: &str| {
+            Algorithm::ALL
+                .into_iter()
+                .find(|a| a.bsd_tag().eq_ignore_ascii_case(t))
+        };
+        plain(tag)
+            .or_else(|| plain(&format!("SHA{tag}")))
+            .or_else(|| tag.replace('/', "-").parse().ok())
             .or_else(|| tag.parse().ok())
     }
 
@@ -135,12 +189,18 @@ impl Algorithm {
         match self {
             Algorithm::Md5 => 16,
             Algorithm::Sha1 => 20,
-            Algorithm::Sha224 | Algorithm::Sha3_224 => 28,
-            Algorithm::Sha256 | Algorithm::Sha3_256 | Algorithm::Blake2s => 32,
-            Algorithm::Sha384 | Algorithm::Sha3_384 => 48,
+            Algorithm::Sha224 | Algorithm::Sha3_224 | Algorithm::Blake2b224 => 28,
+            Algorithm::Sha256
+            | Algorithm::Sha3_256
+            | Algorithm::Blake2s
+            | Algorithm::Blake2b256
+            | Algorithm::Sha512_256
+            | Algorithm::Sm3 => 32,
+            Algorithm::Sha384 | Algorithm::Sha3_384 | Algorithm::Blake2b384 => 48,
             Algorithm::Sha512 | Algorithm::Sha3_512 | Algorithm::Blake2b => 64,
             Algorithm::Blake3 => 32,
-            Algorithm::Xxh3 => 16,
+            Algorithm::Xxh3 | Algorithm::Blake2b128 => 16,
+            Algorithm::Blake2b160 => 20,
             Algorithm::Crc32c => 4,
         }
     }
@@ -175,6 +235,13 @@ impl Algorithm {
             Algorithm::Blake3 => Inner::Blake3(Box::new(blake3::Hasher::new())),
             Algorithm::Xxh3 => Inner::Xxh3(Box::new(xxhash_rust::xxh3::Xxh3::new())),
             Algorithm::Crc32c => Inner::Crc32c(0),
+            Algorithm::Blake2b128 => Inner::Other(Box::new(blake2::Blake2b::<U16>::new()), self),
+            Algorithm::Blake2b160 => Inner::Other(Box::new(blake2::Blake2b::<U20>::new()), self),
+            Algorithm::Blake2b224 => Inner::Other(Box::new(blake2::Blake2b::<U28>::new()), self),
+            Algorithm::Blake2b256 => Inner::Other(Box::new(blake2::Blake2b::<U32>::new()), self),
+            Algorithm::Blake2b384 => Inner::Other(Box::new(blake2::Blake2b::<U48>::new()), self),
+            Algorithm::Sha512_256 => Inner::Other(Box::new(sha2::Sha512_256::new()), self),
+            Algorithm::Sm3 => Inner::Other(Box::new(sm3::Sm3::new()), self),
         };
         Hasher {
             inner,
@@ -199,7 +266,15 @@ impl Algorithm {
             | Algorithm::Sha3_256
             | Algorithm::Sha3_384
             | Algorithm::Sha3_512 => "RustCrypto sha3",
-            Algorithm::Blake2b | Algorithm::Blake2s => "RustCrypto blake2",
+            Algorithm::Blake2b
+            | Algorithm::Blake2s
+            | Algorithm::Blake2b128
+            | Algorithm::Blake2b160
+            | Algorithm::Blake2b224
+            | Algorithm::Blake2b256
+            | Algorithm::Blake2b384 => "RustCrypto blake2",
+            Algorithm::Sha512_256 => "RustCrypto sha2",
+            Algorithm::Sm3 => "RustCrypto sm3",
             Algorithm::Blake3 => "blake3",
             Algorithm::Xxh3 => "xxhash-rust",
             Algorithm::Crc32c => "crc32c",
@@ -222,7 +297,7 @@ impl fmt::Display for UnknownAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown digest algorithm '{}' (known: md5, sha1, sha224, sha256, sha384, sha512, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2s, blake3, xxh3, crc32c)",
+            "unknown digest algorithm '{}' (known: md5, sha1, sha224, sha256, sha384, sha512, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160, blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3)",
             self.0
         )
     }
@@ -246,6 +321,13 @@ impl FromStr for Algorithm {
             "sha3-384" | "sha3_384" => Algorithm::Sha3_384,
             "sha3-512" | "sha3_512" => Algorithm::Sha3_512,
             "blake2b" | "blake2b-512" | "blake2b512" | "b2" => Algorithm::Blake2b,
+            "blake2b-128" | "blake2b128" => Algorithm::Blake2b128,
+            "blake2b-160" | "blake2b160" => Algorithm::Blake2b160,
+            "blake2b-224" | "blake2b224" => Algorithm::Blake2b224,
+            "blake2b-256" | "blake2b256" => Algorithm::Blake2b256,
+            "blake2b-384" | "blake2b384" => Algorithm::Blake2b384,
+            "sha512-256" | "sha512_256" | "sha-512/256" | "sha512/256" => Algorithm::Sha512_256,
+            "sm3" => Algorithm::Sm3,
             "blake2s" | "blake2s-256" | "blake2s256" => Algorithm::Blake2s,
             "blake3" | "b3" => Algorithm::Blake3,
             "xxh3" | "xxh128" | "xxh3-128" => Algorithm::Xxh3,
@@ -368,6 +450,60 @@ mod tests {
 
     fn hx(a: Algorithm, d: &[u8]) -> String {
         hex::encode(digest(a, d))
+    }
+
+    #[test]
+    fn the_lengths_and_algorithms_gnu_cksum_and_b2sum_write() {
+        // "abc": GB/T 32905's SM3 vector, FIPS 180-4's SHA-512/256, and what `b2sum -l N`
+        // (coreutils) and Python's hashlib.blake2b(digest_size=N/8) print.
+        for (a, want) in [
+            (
+                Algorithm::Sm3,
+                "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0",
+            ),
+            (
+                Algorithm::Sha512_256,
+                "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23",
+            ),
+            (Algorithm::Blake2b128, "cf4ab791c62b8d2b2109c90275287816"),
+            (
+                Algorithm::Blake2b160,
+                "384264f676f39536840523f284921cdc68b6846b",
+            ),
+            (
+                Algorithm::Blake2b224,
+                "9bd237b02a29e43bdd6738afa5b53ff0eee178d6210b618e4511aec8",
+            ),
+            (
+                Algorithm::Blake2b256,
+                "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319",
+            ),
+            (
+                Algorithm::Blake2b384,
+                "6f56a82c8e7ef526dfe182eb5212f7db9df1317e57815dbda46083fc30f54ee6c66ba83be64b302d7cba6ce15bb556f4",
+            ),
+        ] {
+            assert_eq!(hx(a, b"abc"), want, "{a}");
+            assert_eq!(a.hex_len(), want.len(), "{a}");
+            assert_eq!(a.name().parse::<Algorithm>().unwrap(), a);
+            assert_eq!(Algorithm::from_bsd_tag(a.bsd_tag()), Some(a));
+        }
+        // The tags GNU cksum and OpenSSL write.
+        assert_eq!(
+            Algorithm::from_bsd_tag("BLAKE2b-256"),
+            Some(Algorithm::Blake2b256)
+        );
+        assert_eq!(Algorithm::from_bsd_tag("SM3"), Some(Algorithm::Sm3));
+        assert_eq!(Algorithm::from_bsd_tag("SHA2-256"), Some(Algorithm::Sha256));
+        assert_eq!(
+            Algorithm::from_bsd_tag("SHA2-512/256"),
+            Some(Algorithm::Sha512_256)
+        );
+        assert_eq!(
+            Algorithm::from_bsd_tag("SHA512/256"),
+            Some(Algorithm::Sha512_256)
+        );
+        assert_eq!(Algorithm::from_bsd_tag("BLAKE2b-8"), None);
     }
 
     #[test]

@@ -84,6 +84,26 @@ pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
             rest.replace_range(i..i + token.len(), &" ".repeat(token.len()));
         }
     }
+    // BLAKE2b names every length `b2sum -l N` writes (B2SUMS of 256-bit digests).
+    if out.contains(&Algorithm::Blake2b) {
+        out.extend([
+            Algorithm::Blake2b384,
+            Algorithm::Blake2b256,
+            Algorithm::Blake2b224,
+            Algorithm::Blake2b160,
+            Algorithm::Blake2b128,
+        ]);
+    }
+    // `sm3` and SHA-512/256, as `cksum -a` and OpenSSL name them.
+    for (token, alg) in [
+        ("sm3", Algorithm::Sm3),
+        ("512_256", Algorithm::Sha512_256),
+        ("512-256", Algorithm::Sha512_256),
+    ] {
+        if n.contains(token) && !out.contains(&alg) {
+            out.push(alg);
+        }
+    }
     // A bare `sha3` names the family: any of its lengths.
     if out.contains(&Algorithm::Sha3_256) && !n.contains("256") {
         for a in [
@@ -130,6 +150,9 @@ struct Text {
     errors: Vec<ManifestError>,
     format: Option<Format>,
     guessed: Vec<Algorithm>,
+    /// Whether the untagged lines are in the form of BSD `md5 -r` (`HEX NAME`, one space), as
+    /// the first untagged line decided; GNU refuses to mix the two forms.
+    reversed: Option<bool>,
 }
 
 impl Text {
@@ -161,7 +184,7 @@ impl Text {
             if line.is_empty() || (!zero && line.starts_with(b"#")) {
                 continue;
             }
-            match parse_line(line, zero, prefer, named) {
+            match parse_line(line, zero, prefer, named, &mut self.reversed) {
                 Ok((fmt, path, alg, digest, guess)) => {
                     if guess && !self.guessed.contains(&alg) {
                         self.guessed.push(alg);
@@ -205,12 +228,26 @@ impl Text {
 /// digest's length among several.
 type Parsed = (Format, Vec<u8>, Algorithm, Vec<u8>, bool);
 
+/// One line, in any form `sha256sum -c` (GNU coreutils) reads: `HEX  NAME` and `HEX *NAME`;
+/// BSD `md5 -r`'s `HEX NAME` (one space; then a name's leading space or `*` is its own); tagged
+/// `ALG (NAME) = HEX`, and OpenSSL's `ALG(NAME)= HEX`; each after any leading white space and a
+/// `\` that says the name is escaped. `reversed`: the untagged form so far (see [`Text`]).
 fn parse_line(
     line: &[u8],
     zero: bool,
     prefer: &[Algorithm],
     named: &[Algorithm],
+    reversed: &mut Option<bool>,
 ) -> Result<Parsed, String> {
+    let line = if zero {
+        line
+    } else {
+        let ws = line
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        &line[ws..]
+    };
     let (escaped, body) = match line.strip_prefix(b"\\") {
         Some(rest) if !zero => (true, rest),
         _ => (false, line),
@@ -231,12 +268,29 @@ fn parse_line(
         return Err("not a checksum line (expected 'HEX  NAME' or 'ALG (NAME) = HEX')".into());
     }
     let rest = &body[hex_end..];
-    let name = match rest {
-        [b' ', b' ' | b'*', name @ ..] => name,
-        _ => {
+    let Some((b' ' | b'\t', after)) = rest.split_first() else {
+        return Err(
+            "malformed: the digest must be followed by two spaces (or ' *') and a name".into(),
+        );
+    };
+    // GNU's form has a second space or a `*`; without one, the line is `md5 -r`'s form, and
+    // the first untagged line decides which form the manifest is in.
+    let gnu = after.len() > 1 && matches!(after[0], b' ' | b'*');
+    let name = match (gnu, *reversed) {
+        (true, Some(true)) => after,
+        (true, _) => {
+            *reversed = Some(false);
+            &after[1..]
+        }
+        (false, Some(false)) => {
             return Err(
-                "malformed: the digest must be followed by two spaces (or ' *') and a name".into(),
+                "malformed: the digest must be followed by two spaces (or ' *') and a name, as on the lines before"
+                    .into(),
             );
+        }
+        (false, _) => {
+            *reversed = Some(true);
+            after
         }
     };
     let hex = std::str::from_utf8(&body[..hex_end]).expect("hex digits are ASCII");
@@ -311,16 +365,26 @@ fn finish_name(name: &[u8], escaped: bool) -> Result<Vec<u8>, String> {
     Ok(name)
 }
 
+/// A tagged line: `ALG (NAME) = HEX`, or OpenSSL's `ALG(NAME)= HEX`: the tag, an optional
+/// space, `(`, the name up to the last `)`, white space around `=`, the digest. (The name may
+/// itself hold `) = `: GNU splits at the last `)` too.)
 fn try_bsd(body: &[u8]) -> Option<(&str, &[u8], &str)> {
-    // ALG (NAME) = HEX ; the name may itself contain ") = ", so split at the last one.
-    let open = body.iter().position(|&b| b == b' ')?;
-    let tag = std::str::from_utf8(&body[..open]).ok()?;
-    if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+    let open = body.iter().position(|&b| b == b'(')?;
+    let tag = body[..open].strip_suffix(b" ").unwrap_or(&body[..open]);
+    let tag = std::str::from_utf8(tag).ok()?;
+    if tag.is_empty()
+        || !tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'/')
+    {
         return None;
     }
-    let rest = body[open..].strip_prefix(b" (")?;
-    let close = rest.windows(4).rposition(|w| w == b") = ")?;
-    let hex = std::str::from_utf8(&rest[close + 4..]).ok()?;
+    let rest = &body[open + 1..];
+    let close = rest.iter().rposition(|&b| b == b')')?;
+    let ws = |s: &[u8]| s.iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+    let after = &rest[close + 1..];
+    let after = after[ws(after)..].strip_prefix(b"=")?;
+    let hex = std::str::from_utf8(&after[ws(after)..]).ok()?;
     if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }

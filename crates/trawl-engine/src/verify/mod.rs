@@ -67,18 +67,6 @@ pub enum ManifestProblem {
         line: usize,
         name: Vec<u8>,
     },
-    #[error(
-        "{}:{line}: {} is listed again (first on line {first}) with a different {algorithm} digest",
-        manifest.display(),
-        String::from_utf8_lossy(name)
-    )]
-    Conflict {
-        manifest: PathBuf,
-        line: usize,
-        first: usize,
-        name: Vec<u8>,
-        algorithm: Algorithm,
-    },
 }
 
 /// What happens on the way.
@@ -180,8 +168,9 @@ pub fn verify(
             stop.reason().unwrap_or(Reason::Failed),
         ));
     };
-    let unique = pass.one_per_name(listed.by_name, &listed.remap, notice)?;
-    let read = pass.read(&unique, listed.algorithms, progress, stop, notice)?;
+    let rounds = pass.one_per_name(listed.by_name, &listed.remap)?;
+    let read = pass.read(&rounds, listed.algorithms, progress, stop, notice)?;
+    let unique = &rounds[0];
     if let Some(r) = stop.reason() {
         return Ok(VerifyOutcome::Stopped(r));
     }

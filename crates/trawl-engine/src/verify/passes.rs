@@ -173,23 +173,30 @@ impl Passes<'_> {
         }))
     }
 
-    /// Pass 2: one entry per name (the same name listed twice must agree), in name order.
+    /// Pass 2: the entries by name, in rounds: the first round has one entry per name (the
+    /// lines that agree merged into it); a line that gives a name another digest than an
+    /// earlier line did is judged on its own, as `sha256sum -c` judges every line: it goes to
+    /// the next round (a name's k-th disagreeing line to round k), whose files are read again.
     pub(crate) fn one_per_name(
         &mut self,
         by_name: Spool,
         remap: &[(Algorithm, Algorithm)],
-        notice: &mut dyn FnMut(Notice<'_>),
-    ) -> Result<Arc<Sorted>, VerifyError> {
+    ) -> Result<Vec<Arc<Sorted>>, VerifyError> {
         let spool_err = self.spool_err();
         let by_name = Arc::new(by_name.finish().map_err(&spool_err)?);
-        let mut unique = Spool::new(&self.temp, self.opts.memory / 3);
+        let (temp, memory) = (self.temp.clone(), self.opts.memory / 3);
+        let mut rounds: Vec<Spool> = vec![Spool::new(&temp, memory)];
         let mut pending: Option<Entry> = None;
+        // The disagreeing lines of the current name so far.
+        let mut others = 0usize;
         let mut buf = std::mem::take(&mut self.buf);
-        let mut flush = |e: Entry, unique: &mut Spool| -> std::io::Result<()> {
-            encode_entry(&e, &mut buf);
-            unique.push(&e.path, &buf)
+        let mut flush = |e: &Entry, round: usize, rounds: &mut Vec<Spool>| -> std::io::Result<()> {
+            while rounds.len() <= round {
+                rounds.push(Spool::new(&temp, memory));
+            }
+            encode_entry(e, &mut buf);
+            rounds[round].push(&e.path, &buf)
         };
-        let manifest = &self.opts.manifest;
         let merged = by_name.for_each(|name, v| {
             let mut e = decode_entry(name, v)?;
             for (a, _) in &mut e.digests {
@@ -199,36 +206,37 @@ impl Passes<'_> {
             }
             let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
                 if let Some(done) = pending.replace(e) {
-                    flush(done, &mut unique)?;
+                    flush(&done, 0, &mut rounds)?;
                 }
+                others = 0;
                 return Ok(());
             };
+            let disagrees = e
+                .digests
+                .iter()
+                .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d));
+            if disagrees {
+                others += 1;
+                return flush(&e, others, &mut rounds);
+            }
             for (alg, d) in e.digests {
-                match prev.digests.iter().find(|(a, _)| *a == alg) {
-                    Some((_, pd)) if *pd != d => {
-                        self.problems += 1;
-                        notice(Notice::Manifest(&ManifestProblem::Conflict {
-                            manifest: manifest.clone(),
-                            line: e.line,
-                            first: prev.line,
-                            name: e.path.clone(),
-                            algorithm: alg,
-                        }));
-                    }
-                    Some(_) => {}
-                    None => prev.digests.push((alg, d)),
+                if !prev.digests.iter().any(|(a, _)| *a == alg) {
+                    prev.digests.push((alg, d));
                 }
             }
             Ok::<(), std::io::Error>(())
         });
         merged
             .and_then(|()| match pending.take() {
-                Some(e) => flush(e, &mut unique),
+                Some(e) => flush(&e, 0, &mut rounds),
                 None => Ok(()),
             })
             .map_err(&spool_err)?;
         self.buf = buf;
-        Ok(Arc::new(unique.finish().map_err(&spool_err)?))
+        rounds
+            .into_iter()
+            .map(|r| r.finish().map(Arc::new).map_err(&spool_err))
+            .collect()
     }
 
     /// Pass 3: the files read, fed to the engine as the entries come; each result goes into a
@@ -238,7 +246,7 @@ impl Passes<'_> {
     /// between them share one scope; split, they would pass the same handles around.
     pub(crate) fn read(
         &mut self,
-        unique: &Arc<Sorted>,
+        rounds: &[Arc<Sorted>],
         algorithms: Vec<Algorithm>,
         progress: &dyn Progress,
         stop: &Stop,
@@ -282,12 +290,15 @@ impl Passes<'_> {
                 })?),
                 false => None,
             };
-        let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
-        let fed = std::thread::scope(|s| {
-            let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
-            let in_flight = &in_flight;
-            let decided = &decided;
-            let feeder = s.spawn(move || {
+        // Round by round (see `one_per_name`): a name is in flight once at a time.
+        for unique in rounds {
+            let beneath = &mut beneath;
+            let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
+            let fed = std::thread::scope(|s| {
+                let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
+                let in_flight = &in_flight;
+                let decided = &decided;
+                let feeder = s.spawn(move || {
                 unique.for_each(|name, v| {
                     if stop.is_stopping() {
                         return Ok(());
@@ -319,46 +330,51 @@ impl Passes<'_> {
                     Ok::<(), std::io::Error>(())
                 })
             });
-            trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
-                let (path, st) = match ev {
-                    Event::File(rec) => {
-                        let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
-                            return;
-                        };
-                        return record(&e.path, e.line, compare(&e, &rec));
+                trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
+                    let (path, st) = match ev {
+                        Event::File(rec) => {
+                            let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
+                                return;
+                            };
+                            return record(&e.path, e.line, compare(&e, &rec));
+                        }
+                        Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
+                            (path, VerifyState::Missing)
+                        }
+                        Event::Failed(ScanError::Read(r)) => {
+                            (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
+                        }
+                        Event::Failed(other) => return notice(Notice::Failed(&other)),
+                        Event::Skipped { path, kind } => {
+                            (path, VerifyState::Unreadable(kind.describe().to_string()))
+                        }
+                    };
+                    if let Some(e) = lock(in_flight).remove(path.as_path()) {
+                        record(&e.path, e.line, st);
                     }
-                    Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
-                        (path, VerifyState::Missing)
-                    }
-                    Event::Failed(ScanError::Read(r)) => {
-                        (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
-                    }
-                    Event::Failed(other) => return notice(Notice::Failed(&other)),
-                    Event::Skipped { path, kind } => {
-                        (path, VerifyState::Unreadable(kind.describe().to_string()))
-                    }
-                };
-                if let Some(e) = lock(in_flight).remove(path.as_path()) {
-                    record(&e.path, e.line, st);
-                }
+                });
+                feeder
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
             });
-            feeder
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
-        });
-        for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            record(&e.path, e.line, st);
-        }
-        // Whatever the engine did not report on (none, unless stopped) was not read.
-        let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
-        for e in left {
-            record(&e.path, e.line, VerifyState::Unreadable("not read".into()));
+            for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                record(&e.path, e.line, st);
+            }
+            // Whatever the engine did not report on (none, unless stopped) was not read.
+            let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
+            for e in left {
+                record(&e.path, e.line, VerifyState::Unreadable("not read".into()));
+            }
+            fed.map_err(self.spool_err())?;
+            // A result that could not be kept stops the run (see `record`).
+            if stop.is_stopping() {
+                break;
+            }
         }
         self.buf = buf;
         if let Some(e) = result_err {
             return Err(self.spool_err()(e));
         }
-        fed.map_err(self.spool_err())?;
         Ok(Read {
             results,
             counts,

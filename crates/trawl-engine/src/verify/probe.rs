@@ -47,36 +47,44 @@ pub(crate) fn probe(
             continue;
         }
         let path = root.join(OsStr::from_bytes(name));
-        let opened = match beneath.as_mut() {
-            None => trawl_read::open_for_read(&path),
-            Some(b) => match b.entry_following_inside(name, &path, 0) {
-                Ok(f) => match &f.open {
-                    Some(open) => trawl_read::open_for_read_with((open.0)(), &path),
-                    None => continue,
+        let mut hash_with = |algs: &[Algorithm]| -> Option<Vec<Vec<u8>>> {
+            let opened = match beneath.as_mut() {
+                None => trawl_read::open_for_read(&path),
+                Some(b) => match b.entry_following_inside(name, &path, 0) {
+                    Ok(f) => trawl_read::open_for_read_with((f.open.as_ref()?.0)(), &path),
+                    Err(_) => return None,
                 },
-                Err(_) => continue,
-            },
+            };
+            let mut f = opened.ok()?.file;
+            let mut hashers: Vec<_> = algs.iter().map(|a| a.hasher()).collect();
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match f.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => hashers.iter_mut().for_each(|h| h.update(&buf[..n])),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return None,
+                }
+            }
+            Some(hashers.into_iter().map(|h| h.finish()).collect())
         };
-        let Ok(mut f) = opened.map(|o| o.file) else {
+        // The usual algorithm alone first: a file it matches needs no other (a manifest of
+        // that algorithm, the common case, costs one digest of the first files, not one per
+        // algorithm of that length).
+        let Some(first) = hash_with(&candidates[..1]) else {
             continue;
         };
-        let mut hashers: Vec<_> = candidates.iter().map(|a| a.hasher()).collect();
-        let mut buf = vec![0u8; 1 << 16];
-        let ok = loop {
-            match f.read(&mut buf) {
-                Ok(0) => break true,
-                Ok(n) => hashers.iter_mut().for_each(|h| h.update(&buf[..n])),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break false,
-            }
-        };
-        if !ok {
+        read += 1;
+        if first[0] == *want {
+            score[0] += 1;
             continue;
         }
-        read += 1;
-        for (i, h) in hashers.into_iter().enumerate() {
-            if h.finish() == *want {
-                score[i] += 1;
+        let Some(others) = hash_with(&candidates[1..]) else {
+            continue;
+        };
+        for (i, d) in others.into_iter().enumerate() {
+            if d == *want {
+                score[i + 1] += 1;
             }
         }
     }
