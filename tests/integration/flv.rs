@@ -600,3 +600,26 @@ fn the_scan_reports_keyframe_intervals_as_ffprobe_finds_them() {
         assert!(html.contains(&format!(r#"data-intervals="{n}""#)));
     }
 }
+
+/// `flv inject` whose stdout cannot take its closing line (a full disk) says so, exit 2; the
+/// output file itself is written whole.
+#[test]
+fn inject_with_a_full_stdout_is_exit_2() {
+    let d = Dir::new();
+    let Some(_) = ffmpeg_files(&d) else {
+        return;
+    };
+    let mut c = d
+        .cmd()
+        .args(["flv", "inject", "avc_aac.flv", "out.flv"])
+        .cmd;
+    c.stdout(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap(),
+    );
+    let r = crate::util::Run::from(c.output().unwrap());
+    r.code(2).stderr_has("stdout: cannot write");
+    d.cmd().args(["flv", "index", "out.flv"]).run().code(0);
+}

@@ -180,7 +180,7 @@ pub fn verify(
             &opts.root,
             &opts.cfg.walk,
             &opts.manifest,
-            &unique,
+            unique,
             &pass.temp,
             opts.memory / 3,
         )
