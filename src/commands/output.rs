@@ -145,9 +145,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Refuses two outputs named to one file (`--json X --html X`): one of them would be lost.
+/// A character device (`/dev/null`) takes any number: it is written in place, as a stream.
 /// `outputs`: each output's flag and path.
 pub fn distinct(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
     for (i, (flag, p)) in outputs.iter().enumerate() {
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()) {
+            continue;
+        }
         if let Some((other, _)) = outputs[..i].iter().find(|(_, q)| same_file(p, q)) {
             anyhow::bail!(
                 "{}: named by {other} and by {flag}; each output needs a file of its own",
