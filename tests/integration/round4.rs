@@ -274,8 +274,9 @@ fn serve_holds_little_per_slow_client_and_gives_it_back() {
     }
     let held = held.max(rss_kib(pid));
     let each = held.saturating_sub(base) / n;
+    // Two 128 KiB chunks and the connection's own state (1,100 KiB before).
     assert!(
-        each < 200,
+        each < 450,
         "{each} KiB per slow client (base {base} KiB, held {held} KiB)"
     );
     // Each one still gets its answer, if it reads.

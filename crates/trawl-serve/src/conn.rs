@@ -121,6 +121,23 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         }
         r
     }
+    /// Passed through, so that the connection sends a response's head and its body chunks in
+    /// one `writev` each time, without copying the chunks into a buffer of its own first (what
+    /// it does for a stream that cannot write vectored).
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(cx)
     }

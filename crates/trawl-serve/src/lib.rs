@@ -5,6 +5,7 @@
 //! common log format, and the server's troubles, are handed to the caller as [`log::Notice`]s
 //! (the library prints nothing).
 
+mod body;
 pub mod cache;
 pub mod conn;
 pub mod log;
@@ -24,8 +25,6 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
 use axum::response::Response;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
-use tokio_util::io::ReaderStream;
 
 use cache::IndexCache;
 use range::Ranged;
@@ -60,10 +59,6 @@ pub struct ServeConfig {
     /// FLV files only, or every regular file (dotfiles and catalogs aside).
     pub serving: resolve::Serving,
 }
-
-/// Bytes read per step of a response body (each step is one hop to tokio's blocking pool). A
-/// client that reads slowly holds about three of these (docs/safety.md).
-const BODY_CHUNK: usize = 32 << 10;
 
 struct AppState {
     root: resolve::Root,
@@ -140,7 +135,7 @@ fn give_memory_back() {
 /// Answers 503 to a client past the connection cap: the answer, then a short drain of what it
 /// sent (bounded in time and bytes), then close.
 async fn refuse(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let _ = stream
         .write_all(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         .await;
@@ -172,7 +167,7 @@ async fn accept_loop(
         .header_read_timeout(limits.header_timeout)
         // What a connection queues to send: a body chunk, not hyper's default of ~400 KiB of
         // them, whatever the client's speed.
-        .max_buf_size(BODY_CHUNK);
+        .max_buf_size(body::CHUNK);
     let stopped = async {
         while !stop.is_stopping() {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -399,12 +394,13 @@ async fn respond(
             let mut r = Response::new(if head {
                 Body::empty()
             } else {
-                let mut f = body_file(file);
-                f.seek(std::io::SeekFrom::Start(body.from)).await?;
-                let reader =
-                    std::io::Cursor::new(body.prefix.clone()).chain(f.take(body.to - body.from));
-                let reader = log::Counted::new(reader, slot);
-                Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))
+                Body::new(body::FileBody::new(
+                    file,
+                    body.prefix.clone(),
+                    body.from,
+                    body.to,
+                    slot,
+                ))
             });
             let h = r.headers_mut();
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
@@ -480,15 +476,6 @@ impl Validators {
     }
 }
 
-/// A served file for a body: its reads at most a body chunk each, so that what one connection
-/// holds (the file's buffer, the chunk in hand and the one the connection is sending) stays
-/// a few chunks, whatever the client's speed.
-fn body_file(file: std::fs::File) -> tokio::fs::File {
-    let mut f = tokio::fs::File::from_std(file);
-    f.set_max_buf_size(BODY_CHUNK);
-    f
-}
-
 /// The whole file, or one range of it.
 async fn whole(
     file: std::fs::File,
@@ -513,18 +500,24 @@ async fn whole(
     let mut r = Response::new(if head {
         Body::empty()
     } else {
-        let mut f = body_file(file);
-        if to > from {
-            // The first bytes are read before the status is sent: a file the storage cannot
-            // deliver (EIO) is a 500 and a log line, not a 200 with a body cut short at its
-            // start. (A failure later cuts the body short, and is logged.)
-            let mut probe = [0u8; 4096];
-            f.seek(std::io::SeekFrom::Start(from)).await?;
-            let _ = f.read(&mut probe).await?;
-        }
-        f.seek(std::io::SeekFrom::Start(from)).await?;
-        let reader = log::Counted::new(f.take(to - from), slot);
-        Body::from_stream(ReaderStream::with_capacity(reader, BODY_CHUNK))
+        // The first bytes are read before the status is sent: a file the storage cannot
+        // deliver (EIO) is a 500 and a log line, not a 200 with a body cut short at its start.
+        // (A failure later cuts the body short, and is logged.)
+        let file = if to > from {
+            let (file, probe) = tokio::task::spawn_blocking(move || {
+                use std::os::unix::fs::FileExt;
+                let mut probe = [0u8; 4096];
+                let r = file.read_at(&mut probe, from);
+                (file, r)
+            })
+            .await
+            .map_err(std::io::Error::other)?;
+            probe?;
+            file
+        } else {
+            file
+        };
+        Body::new(body::FileBody::new(file, Vec::new(), from, to, slot))
     });
     *r.status_mut() = status;
     let h = r.headers_mut();

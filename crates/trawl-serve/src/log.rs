@@ -4,12 +4,8 @@
 //! `Content-Length`; and the server's own troubles.
 
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncRead, ReadBuf};
 
 /// Something the server has to say; the caller decides how it is shown.
 #[derive(Debug)]
@@ -57,14 +53,25 @@ impl Slot {
 }
 
 impl Slot {
+    /// The response has a body, whose bytes are counted as they go.
+    pub(crate) fn streaming(&self) {
+        self.streamed.store(true, Ordering::Relaxed);
+    }
+
+    /// `n` more bytes of the body handed to the connection.
+    pub(crate) fn sent(&self, n: u64) {
+        self.sent.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The body was cut short: the file could not be read on.
+    pub(crate) fn fail(&self, e: &io::Error) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(io::Error::new(e.kind(), e.to_string()));
+    }
+
     /// Sets the line (everything but the byte count); unset, nothing is printed.
     pub fn set(&self, line: String) {
         *self.line.lock().unwrap_or_else(|p| p.into_inner()) = Some(line);
-    }
-
-    /// Bytes of the body handed to the connection so far.
-    pub fn sent(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
     }
 }
 
@@ -105,44 +112,5 @@ impl Drop for Slot {
             };
             (self.notices)(Notice::Access(&line));
         }
-    }
-}
-
-/// A body's reader that counts what it hands out into its request's [`Slot`].
-pub struct Counted<R> {
-    inner: R,
-    slot: Arc<Slot>,
-}
-
-impl<R> Counted<R> {
-    pub fn new(inner: R, slot: &Arc<Slot>) -> Counted<R> {
-        slot.streamed.store(true, Ordering::Relaxed);
-        Counted {
-            inner,
-            slot: slot.clone(),
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Counted<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match &r {
-            Poll::Ready(Ok(())) => {
-                let n = (buf.filled().len() - before) as u64;
-                self.slot.sent.fetch_add(n, Ordering::Relaxed);
-            }
-            Poll::Ready(Err(e)) => {
-                *self.slot.failed.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(io::Error::new(e.kind(), e.to_string()));
-            }
-            Poll::Pending => {}
-        }
-        r
     }
 }
