@@ -75,6 +75,13 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
         cfg.walk.threads = t.min(8);
     }
     cfg.io = r.io.parse::<IoMethod>().map_err(anyhow::Error::msg)?;
+    cfg.io_depth = match r.io_depth.trim() {
+        "auto" => trawl_scan::IoDepth::Auto,
+        n => match n.parse::<usize>() {
+            Ok(n @ 1..=1024) => trawl_scan::IoDepth::Fixed(n),
+            _ => bail!("--io-depth {n}: expected auto or a number from 1 to 1024"),
+        },
+    };
     let bs = parse_size(&r.buffer_size)?;
     if !(4096..=(256 << 20)).contains(&bs) {
         bail!("--buffer-size must be between 4K and 256M");

@@ -186,9 +186,20 @@ pub struct FlvIndexArgs {
 /// How files are found and read; shared by every command that reads.
 #[derive(Debug, Args, Clone)]
 pub struct ReadArgs {
-    /// Files read at once (default: the number of CPUs; 1 to 1024).
+    /// Compute threads: the cores kept busy hashing and counting (default: the number of CPUs;
+    /// 1 to 1024). How many files are read at once is --io-depth's.
     #[arg(help_heading = "Memory and speed", long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
+    /// Files read at once: auto (the default) starts at -j and adds readers while they wait on
+    /// the device rather than compute (up to 64: a cold disk or a network store), or a fixed N
+    /// (1 to 1024).
+    #[arg(
+        help_heading = "Memory and speed",
+        long,
+        value_name = "N|auto",
+        default_value = "auto"
+    )]
+    pub io_depth: String,
     /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
     /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
     /// buffers) or mmap (mapped windows).

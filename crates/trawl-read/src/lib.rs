@@ -4,6 +4,7 @@
 
 pub mod at;
 pub mod beneath;
+pub mod clock;
 pub mod open;
 pub mod pool;
 pub mod sigbus;

@@ -11,6 +11,8 @@ pub struct BufferPool {
     tx: Sender<Colored>,
     rx: Receiver<Colored>,
     size: usize,
+    /// Buffers made so far (at most the channel's capacity).
+    made: std::sync::Arc<std::sync::Mutex<usize>>,
 }
 
 /// A buffer and where its usable part starts.
@@ -38,17 +40,48 @@ const COLOR_STEP: usize = (8 << 10) + 64;
 impl BufferPool {
     /// `count` buffers of `size` bytes, all allocated now.
     pub fn new(count: usize, size: usize) -> BufferPool {
+        BufferPool::growable(count, count, size)
+    }
+
+    /// `count` buffers of `size` bytes now, room for up to `max` ([`BufferPool::grow_to`]).
+    pub fn growable(count: usize, max: usize, size: usize) -> BufferPool {
         let count = count.max(1);
-        let (tx, rx) = bounded(count);
-        for i in 0..count {
+        let (tx, rx) = bounded(max.max(count));
+        let pool = BufferPool {
+            tx,
+            rx,
+            size,
+            made: Default::default(),
+        };
+        pool.grow_to(count);
+        pool
+    }
+
+    /// Makes buffers until there are `count` (within the room given): more reads in flight
+    /// need more buffers, and a pool made at its largest would, cycling first in first out,
+    /// leave all of them resident in a scan that never needed them.
+    pub fn grow_to(&self, count: usize) {
+        let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+        let count = count.min(self.tx.capacity().unwrap_or(usize::MAX));
+        while *made < count {
+            let i = *made;
             // Room to move the start to a `COLOR_SPAN` boundary, then `i` steps on.
-            let mem = vec![0u8; COLOR_SPAN + COLORS * COLOR_STEP + size];
+            let mem = vec![0u8; COLOR_SPAN + COLORS * COLOR_STEP + self.size];
             let to_boundary = mem.as_ptr().align_offset(COLOR_SPAN);
             let start = to_boundary + (i % COLORS) * COLOR_STEP;
-            tx.send(Colored { mem, start, size })
-                .expect("pool has room");
+            if self
+                .tx
+                .send(Colored {
+                    mem,
+                    start,
+                    size: self.size,
+                })
+                .is_err()
+            {
+                return;
+            }
+            *made += 1;
         }
-        BufferPool { tx, rx, size }
     }
 
     pub fn buffer_size(&self) -> usize {

@@ -72,7 +72,17 @@ pub struct ChunkSource<'a> {
     window: usize,
     /// Set by the SIGBUS guard if a mapped page was past the file's end when touched.
     shrank: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// How far the device has been asked to read ahead ([`READ_AHEAD`]).
+    advised: u64,
+    /// Time spent waiting for a free buffer (the consumers' pace, not the device's).
+    waited: std::time::Duration,
 }
+
+/// Bytes of a large file the device is asked for ahead of the reads (`POSIX_FADV_WILLNEED`),
+/// renewed each time the reads pass half of it: the device reads on while the bytes before
+/// are hashed, in requests far larger than the kernel's own read-ahead window (128 KiB on
+/// many disks), so that one cold file comes in at the device's sequential speed.
+pub const READ_AHEAD: u64 = 32 << 20;
 
 impl<'a> ChunkSource<'a> {
     pub fn new(file: OpenedFile, pool: &'a BufferPool, method: IoMethod) -> Self {
@@ -89,7 +99,40 @@ impl<'a> ChunkSource<'a> {
             eof: false,
             window: MAP_WINDOW,
             shrank: Default::default(),
+            advised: 0,
+            waited: std::time::Duration::ZERO,
         }
+    }
+
+    /// Time spent waiting for a free buffer so far.
+    pub fn waited(&self) -> std::time::Duration {
+        self.waited
+    }
+
+    /// Asks the device for the next [`READ_AHEAD`] bytes once the reads have passed half of
+    /// what was asked for (a file of one buffer is one read and needs none).
+    fn read_ahead(&mut self) {
+        let size = self.file.stamp.size;
+        if size <= self.pool.buffer_size() as u64
+            || self.advised >= size
+            || self.offset + READ_AHEAD / 2 < self.advised
+        {
+            return;
+        }
+        let from = self.advised.max(self.offset);
+        let len = READ_AHEAD.min(size - from);
+        // SAFETY: an advisory system call on a descriptor this source owns; failure is harmless
+        // (the reads then rely on the kernel's own read-ahead).
+        unsafe {
+            use std::os::fd::AsRawFd;
+            libc::posix_fadvise(
+                self.file.file.as_raw_fd(),
+                from as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_WILLNEED,
+            );
+        }
+        self.advised = from + len;
     }
 
     /// Maps windows of `lanes`' share of 32 MiB (at least 4 MiB; the buffer size if larger).
@@ -128,7 +171,10 @@ impl<'a> ChunkSource<'a> {
     }
 
     fn next_read(&mut self) -> Result<Option<Chunk>, ReadError> {
+        self.read_ahead();
+        let t = std::time::Instant::now();
         let mut buf = self.pool.get();
+        self.waited += t.elapsed();
         let space = buf.space();
         let mut filled = 0;
         // Every byte `fstat` counted at open is in: no read just to meet the end (one system
@@ -195,6 +241,9 @@ impl<'a> ChunkSource<'a> {
             self.method = IoMethod::Read;
             return self.next_read();
         };
+        // The whole window asked of the device at once: its pages come in while the consumers
+        // hash the window before, not a fault at a time.
+        let _ = map.advise(memmap2::Advice::WillNeed);
         self.offset += len as u64;
         Ok(Some(Chunk::Map(Window { _guard: guard, map })))
     }

@@ -11,10 +11,12 @@
 #![forbid(unsafe_code)]
 
 pub mod beneath;
+mod depth;
 pub mod lane;
 pub mod progress;
 pub mod rate;
 
+pub use depth::{IoDepth, MAX_READERS};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use progress::{NoProgress, Progress};
 
@@ -31,8 +33,12 @@ use trawl_walk::{BATCH, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 pub struct ScanConfig {
     pub roots: Vec<PathBuf>,
     pub walk: WalkOptions,
-    /// Reader/worker threads (files read at once).
+    /// Compute threads (`-j`): the readers that keep this many cores busy, and the lanes' and
+    /// the reduction's parallelism.
     pub threads: usize,
+    /// Files read at once: steered by the device by default, or fixed (`--io-depth`); see
+    /// [`IoDepth`].
+    pub io_depth: IoDepth,
     pub io: IoMethod,
     pub buffer_size: usize,
     /// Buffers in the pool; bounds memory at `buffers * buffer_size`.
@@ -53,6 +59,7 @@ impl ScanConfig {
                 ..WalkOptions::default()
             },
             threads,
+            io_depth: IoDepth::Auto,
             io: IoMethod::Auto,
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
@@ -146,7 +153,16 @@ pub fn scan(
     stop: &Stop,
     sink: &mut dyn FnMut(Event),
 ) {
-    let pool = BufferPool::new(cfg.buffers.max(cfg.threads + 1), cfg.buffer_size);
+    let depth = depth::Depth::new(cfg.io_depth, cfg.threads);
+    // The compute threads' share of buffers, and one more for each reader let in past them
+    // (made when the readers are: see `grow_to` below).
+    let base = cfg.buffers.max(cfg.threads + 1);
+    let extra = |limit: usize| base + limit.saturating_sub(cfg.threads);
+    let pool = BufferPool::growable(
+        extra(depth.limit()),
+        extra(depth.readers()),
+        cfg.buffer_size,
+    );
     let limiter = cfg.rate_limit.map(rate::RateLimiter::new);
     let throttled;
     let progress: &dyn Progress = match &limiter {
@@ -197,12 +213,22 @@ pub fn scan(
             }
             progress.walk_done();
         });
-        for _ in 0..cfg.threads.max(1) {
+        let depth = &depth;
+        for i in 0..depth.readers() {
             let walk_rx = walk_rx.clone();
             let ev_tx = ev_tx.clone();
             let pool = &pool;
             s.spawn(move || {
-                'batches: for batch in walk_rx {
+                'batches: while depth.admit(i, &|| stop.is_stopping()) {
+                    let Ok(batch) = walk_rx.recv() else {
+                        depth.finish();
+                        break;
+                    };
+                    let (t, cpu) = (
+                        std::time::Instant::now(),
+                        trawl_read::clock::thread_cpu_time(),
+                    );
+                    let mut waited = std::time::Duration::ZERO;
                     let mut events = Vec::with_capacity(batch.len());
                     for item in batch {
                         if stop.is_stopping() {
@@ -210,7 +236,15 @@ pub fn scan(
                         }
                         events.push(match item {
                             WalkItem::File(f) => {
-                                match read_file(&f, cfg.io, pool, lanes, progress, stop) {
+                                match read_file(
+                                    &f,
+                                    cfg.io,
+                                    pool,
+                                    lanes,
+                                    progress,
+                                    stop,
+                                    &mut waited,
+                                ) {
                                     Ok(Some(rec)) => Event::File(rec),
                                     Ok(None) => break 'batches,
                                     Err(e) => Event::Failed(e.into()),
@@ -220,9 +254,16 @@ pub fn scan(
                             WalkItem::Error(e) => Event::Failed(e.into()),
                         });
                     }
+                    let sent = std::time::Instant::now();
                     if ev_tx.send(events).is_err() {
                         break;
                     }
+                    waited += sent.elapsed();
+                    depth.record(
+                        t.elapsed(),
+                        trawl_read::clock::thread_cpu_time() - cpu,
+                        waited,
+                    );
                 }
             });
         }
@@ -233,7 +274,10 @@ pub fn scan(
                 progress.file_done();
             }
             sink(ev);
+            depth.step();
+            pool.grow_to(extra(depth.limit()));
         }
+        depth.finish();
     });
 }
 
@@ -260,7 +304,8 @@ fn list_files(
     }
 }
 
-/// Reads one file through its lanes. `Ok(None)` means the scan was cancelled.
+/// Reads one file through its lanes. `Ok(None)` means the scan was cancelled. `waited` gains
+/// the time this thread spent waiting on the consumers (a free buffer, a lane's channel).
 fn read_file(
     entry: &FileEntry,
     io: IoMethod,
@@ -268,6 +313,7 @@ fn read_file(
     factory: &dyn LaneFactory,
     progress: &dyn Progress,
     stop: &Stop,
+    waited: &mut std::time::Duration,
 ) -> Result<Option<FileRecord>, ReadError> {
     let opened = match &entry.open {
         Some(open) => trawl_read::open_for_read_with((open.0)(), &entry.path)?,
@@ -311,11 +357,12 @@ fn read_file(
         }
         lanes.into_iter().map(|l| l.finish()).collect()
     } else {
-        match fan_out(&mut src, lanes, progress, stop)? {
+        match fan_out(&mut src, lanes, progress, stop, waited)? {
             Some(o) => o,
             None => return Ok(None),
         }
     };
+    *waited += src.waited();
     src.finish()?;
     Ok(Some(FileRecord {
         path: entry.path.clone(),
@@ -343,6 +390,7 @@ fn fan_out(
     lanes: Vec<Box<dyn Lane>>,
     progress: &dyn Progress,
     stop: &Stop,
+    waited: &mut std::time::Duration,
 ) -> Result<Option<Vec<LaneOutput>>, ReadError> {
     // Windows handed back and not yet unmapped: at most one per window in flight, so a full
     // channel is unlikely; a lane that finds it full unmaps the window itself.
@@ -386,6 +434,7 @@ fn fan_out(
                 Ok(Some(chunk)) => {
                     let n = chunk.len() as u64;
                     let chunk = Arc::new(chunk);
+                    let t = std::time::Instant::now();
                     for tx in &txs {
                         // Waiting for room in a lane's channel, unmap what comes back. A lane
                         // thread only stops early by panicking (the send then fails at once),
@@ -397,6 +446,7 @@ fn fan_out(
                             }
                         }
                     }
+                    *waited += t.elapsed();
                     progress.read(n);
                 }
                 Ok(None) => break,

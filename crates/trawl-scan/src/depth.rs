@@ -1,0 +1,203 @@
+//! How many files are read at once: set by the device, not by the core count.
+//!
+//! The scan starts as many reader threads as it may ever use, and lets `limit` of them take
+//! work; the others wait. By default the limit starts at the compute threads (`-j`) and is
+//! steered by what the readers measure on each batch of files: wall time, the thread's CPU
+//! time, and the time spent waiting on the consumers (a free buffer, a lane's channel, the
+//! results' channel). What is neither computing nor waiting on the consumers is waiting on the
+//! device; by Little's law, keeping `threads` CPUs busy while each reader spends a fraction
+//! `b` of its time on the device takes `threads / (1 - b)` readers. A warm cache (no device
+//! waits) keeps the limit at `-j`; a cold disk raises it, up to [`MAX_READERS`]. `--io-depth N`
+//! fixes it instead. Files are still handed out in walk order; only how many are in flight
+//! changes.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Readers at most under the automatic setting (outstanding reads a fast SSD or a network
+/// store rewards; the buffer pool, not this, bounds memory).
+pub const MAX_READERS: usize = 64;
+
+/// How often the limit is reconsidered.
+const STEP: Duration = Duration::from_millis(50);
+
+/// The reads in flight: the automatic setting, or a fixed number (`--io-depth N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoDepth {
+    #[default]
+    Auto,
+    Fixed(usize),
+}
+
+/// The readers that may take work, and what they measured since the last step.
+pub(crate) struct Depth {
+    limit: AtomicUsize,
+    min: usize,
+    max: usize,
+    auto: bool,
+    done: AtomicBool,
+    lock: Mutex<Instant>,
+    cv: Condvar,
+    wall_ns: AtomicU64,
+    cpu_ns: AtomicU64,
+    waited_ns: AtomicU64,
+}
+
+impl Depth {
+    /// For `threads` compute threads.
+    pub(crate) fn new(depth: IoDepth, threads: usize) -> Depth {
+        let threads = threads.max(1);
+        let (min, max, auto) = match depth {
+            IoDepth::Auto => (threads, MAX_READERS.max(threads), true),
+            IoDepth::Fixed(n) => (n.max(1), n.max(1), false),
+        };
+        Depth {
+            limit: AtomicUsize::new(min),
+            min,
+            max,
+            auto,
+            done: AtomicBool::new(false),
+            lock: Mutex::new(Instant::now()),
+            cv: Condvar::new(),
+            wall_ns: AtomicU64::new(0),
+            cpu_ns: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Reader threads to start.
+    pub(crate) fn readers(&self) -> usize {
+        self.max
+    }
+
+    /// Readers allowed to take work now.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit.load(Ordering::SeqCst)
+    }
+
+    /// Waits until reader `i` may take work; false once there is none left to take (or the
+    /// scan stops).
+    pub(crate) fn admit(&self, i: usize, stopping: &dyn Fn() -> bool) -> bool {
+        let mut g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.done.load(Ordering::SeqCst) || stopping() {
+                return false;
+            }
+            if i < self.limit() {
+                return true;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, Duration::from_millis(50))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// No more work: every waiting reader goes.
+    pub(crate) fn finish(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.cv.notify_all();
+    }
+
+    /// What one batch cost a reader.
+    pub(crate) fn record(&self, wall: Duration, cpu: Duration, waited: Duration) {
+        self.wall_ns
+            .fetch_add(wall.as_nanos() as u64, Ordering::Relaxed);
+        self.cpu_ns
+            .fetch_add(cpu.as_nanos() as u64, Ordering::Relaxed);
+        self.waited_ns
+            .fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Reconsiders the limit, at most every [`STEP`] (called from the results' loop).
+    pub(crate) fn step(&self) {
+        if !self.auto {
+            return;
+        }
+        let mut last = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        if last.elapsed() < STEP {
+            return;
+        }
+        *last = Instant::now();
+        let wall = self.wall_ns.swap(0, Ordering::Relaxed);
+        let cpu = self.cpu_ns.swap(0, Ordering::Relaxed);
+        let waited = self.waited_ns.swap(0, Ordering::Relaxed);
+        let next = target(self.min, self.max, self.limit(), wall, cpu, waited);
+        self.limit.store(next, Ordering::SeqCst);
+        drop(last);
+        self.cv.notify_all();
+    }
+}
+
+/// The readers that keep `min` CPUs busy when the readers spent `wall` ns on their batches, of
+/// which `cpu` computing and `waited` waiting on the consumers (the rest waiting on the
+/// device): `min / (1 - device share)`, within `min..=max`. A step moves at most halfway
+/// down at once (a slow batch of cached files is no reason to drop every reader), and nothing
+/// measured keeps `now`.
+pub(crate) fn target(
+    min: usize,
+    max: usize,
+    now: usize,
+    wall: u64,
+    cpu: u64,
+    waited: u64,
+) -> usize {
+    if wall == 0 {
+        return now;
+    }
+    let device = wall.saturating_sub(cpu).saturating_sub(waited) as f64 / wall as f64;
+    let busy = (1.0 - device).max(1.0 / max as f64);
+    // (less a hair, so that a share that is 0.9 in decimal asks for 10x, not 11x)
+    let want = ((min as f64) / busy - 1e-9).ceil() as usize;
+    let want = want.clamp(min, max);
+    if want < now {
+        want.max(now.div_ceil(2)).max(min)
+    } else {
+        want
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_follow_the_time_spent_waiting_on_the_device() {
+        // Warm: all computing (or waiting on the consumers): the compute threads alone.
+        assert_eq!(target(2, 64, 2, 1_000, 1_000, 0), 2);
+        assert_eq!(target(2, 64, 2, 1_000, 200, 800), 2);
+        // Half the time on the device: twice the readers; 90%: ten times.
+        assert_eq!(target(2, 64, 2, 1_000, 500, 0), 4);
+        assert_eq!(target(2, 64, 2, 1_000, 100, 0), 20);
+        // All of it: as many as allowed.
+        assert_eq!(target(2, 64, 2, 1_000, 0, 0), 64);
+        assert_eq!(target(16, 64, 16, 1_000, 100, 0), 64);
+        // Down by half at most per step, never under the compute threads.
+        assert_eq!(target(2, 64, 40, 1_000, 1_000, 0), 20);
+        assert_eq!(target(2, 64, 3, 1_000, 1_000, 0), 2);
+        // Nothing measured: no change.
+        assert_eq!(target(2, 64, 17, 0, 0, 0), 17);
+    }
+
+    #[test]
+    fn a_fixed_depth_starts_that_many_and_never_moves() {
+        let d = Depth::new(IoDepth::Fixed(8), 2);
+        assert_eq!((d.readers(), d.limit()), (8, 8));
+        d.record(Duration::from_secs(1), Duration::ZERO, Duration::ZERO);
+        *d.lock.lock().unwrap() -= STEP;
+        d.step();
+        assert_eq!(d.limit(), 8);
+        let a = Depth::new(IoDepth::Auto, 2);
+        assert_eq!((a.readers(), a.limit()), (MAX_READERS, 2));
+        a.record(
+            Duration::from_secs(1),
+            Duration::from_millis(100),
+            Duration::ZERO,
+        );
+        *a.lock.lock().unwrap() -= STEP;
+        a.step();
+        assert_eq!(a.limit(), 20);
+    }
+}
