@@ -88,6 +88,16 @@ impl BufferPool {
         self.size
     }
 
+    /// Takes a buffer if one is free now.
+    pub fn try_get(&self) -> Option<PooledBuf> {
+        let buf = self.rx.try_recv().ok()?;
+        Some(PooledBuf {
+            buf: Some(buf),
+            len: 0,
+            home: self.tx.clone(),
+        })
+    }
+
     /// Takes a buffer, waiting while all are in use.
     pub fn get(&self) -> PooledBuf {
         let buf = self

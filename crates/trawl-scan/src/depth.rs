@@ -1,7 +1,7 @@
 //! How many files are read at once: set by the device, not by the core count.
 //!
-//! The scan starts as many reader threads as it may ever use, and lets `limit` of them take
-//! work; the others wait. By default the limit starts at the compute threads (`-j`) and is
+//! The scan lets `limit` reader threads take work (starting each the first time it is let in;
+//! one let out again waits). By default the limit starts at the compute threads (`-j`) and is
 //! steered by what the readers measure on each batch of files: wall time, the thread's CPU
 //! time, and the time spent waiting on the consumers (a free buffer, a lane's channel, the
 //! results' channel). What is neither computing nor waiting on the consumers is waiting on the
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 pub const MAX_READERS: usize = 64;
 
 /// How often the limit is reconsidered.
-const STEP: Duration = Duration::from_millis(50);
+pub(crate) const STEP: Duration = Duration::from_millis(50);
 
 /// The reads in flight: the automatic setting, or a fixed number (`--io-depth N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,7 +66,7 @@ impl Depth {
         }
     }
 
-    /// Reader threads to start.
+    /// Reader threads it may let in at most.
     pub(crate) fn readers(&self) -> usize {
         self.max
     }
@@ -79,6 +79,10 @@ impl Depth {
     /// Waits until reader `i` may take work; false once there is none left to take (or the
     /// scan stops).
     pub(crate) fn admit(&self, i: usize, stopping: &dyn Fn() -> bool) -> bool {
+        // The readers at work pass without a lock: it is taken only to wait.
+        if i < self.limit() {
+            return !self.done.load(Ordering::SeqCst) && !stopping();
+        }
         let mut g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if self.done.load(Ordering::SeqCst) || stopping() {
@@ -89,10 +93,15 @@ impl Depth {
             }
             g = self
                 .cv
-                .wait_timeout(g, Duration::from_millis(50))
+                .wait_timeout(g, Duration::from_millis(100))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+
+    /// Whether the walk's files have all been taken.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
     }
 
     /// No more work: every waiting reader goes.

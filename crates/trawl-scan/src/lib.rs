@@ -214,68 +214,87 @@ pub fn scan(
             progress.walk_done();
         });
         let depth = &depth;
-        for i in 0..depth.readers() {
-            let walk_rx = walk_rx.clone();
-            let ev_tx = ev_tx.clone();
-            let pool = &pool;
-            s.spawn(move || {
-                'batches: while depth.admit(i, &|| stop.is_stopping()) {
-                    let Ok(batch) = walk_rx.recv() else {
-                        depth.finish();
-                        break;
-                    };
-                    let (t, cpu) = (
-                        std::time::Instant::now(),
-                        trawl_read::clock::thread_cpu_time(),
-                    );
-                    let mut waited = std::time::Duration::ZERO;
-                    let mut events = Vec::with_capacity(batch.len());
-                    for item in batch {
-                        if stop.is_stopping() {
-                            break 'batches;
-                        }
-                        events.push(match item {
-                            WalkItem::File(f) => {
-                                match read_file(
-                                    &f,
-                                    cfg.io,
-                                    pool,
-                                    lanes,
-                                    progress,
-                                    stop,
-                                    &mut waited,
-                                ) {
-                                    Ok(Some(rec)) => Event::File(rec),
-                                    Ok(None) => break 'batches,
-                                    Err(e) => Event::Failed(e.into()),
-                                }
+        let pool = &pool;
+        // One reader: takes batches while it is let in (see `depth`), reads each file through
+        // its lanes, and says what the batch cost it.
+        let reader = move |i: usize,
+                           walk_rx: crossbeam_channel::Receiver<Vec<WalkItem>>,
+                           ev_tx: Sender<Vec<Event>>| {
+            'batches: while depth.admit(i, &|| stop.is_stopping()) {
+                let Ok(batch) = walk_rx.recv() else {
+                    depth.finish();
+                    break;
+                };
+                let (t, cpu) = (
+                    std::time::Instant::now(),
+                    trawl_read::clock::thread_cpu_time(),
+                );
+                let mut waited = std::time::Duration::ZERO;
+                let mut events = Vec::with_capacity(batch.len());
+                for item in batch {
+                    if stop.is_stopping() {
+                        break 'batches;
+                    }
+                    events.push(match item {
+                        WalkItem::File(f) => {
+                            match read_file(&f, cfg.io, pool, lanes, progress, stop, &mut waited) {
+                                Ok(Some(rec)) => Event::File(rec),
+                                Ok(None) => break 'batches,
+                                Err(e) => Event::Failed(e.into()),
                             }
-                            WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
-                            WalkItem::Error(e) => Event::Failed(e.into()),
-                        });
-                    }
-                    let sent = std::time::Instant::now();
-                    if ev_tx.send(events).is_err() {
-                        break;
-                    }
-                    waited += sent.elapsed();
-                    depth.record(
-                        t.elapsed(),
-                        trawl_read::clock::thread_cpu_time() - cpu,
-                        waited,
-                    );
+                        }
+                        WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
+                        WalkItem::Error(e) => Event::Failed(e.into()),
+                    });
                 }
-            });
-        }
-        drop(ev_tx);
-        drop(walk_rx);
-        for ev in ev_rx.into_iter().flatten() {
-            if !matches!(ev, Event::Skipped { .. }) {
-                progress.file_done();
+                match ev_tx.try_send(events) {
+                    Ok(()) => {}
+                    Err(crossbeam_channel::TrySendError::Full(events)) => {
+                        let sent = std::time::Instant::now();
+                        if ev_tx.send(events).is_err() {
+                            break;
+                        }
+                        waited += sent.elapsed();
+                    }
+                    Err(crossbeam_channel::TrySendError::Disconnected(_)) => break,
+                }
+                depth.record(
+                    t.elapsed(),
+                    trawl_read::clock::thread_cpu_time() - cpu,
+                    waited,
+                );
             }
-            sink(ev);
+        };
+        // Readers are started as they are let in: a warm scan never starts more than `-j`.
+        // The channels' ends kept here for them go once the walk is drained or the scan stops,
+        // so that the results' channel then closes with the last reader.
+        let mut spawner = Some((walk_rx, ev_tx));
+        let mut started = 0;
+        loop {
+            if let Some((w, e)) = &spawner {
+                while started < depth.limit() {
+                    let (w, e, i) = (w.clone(), e.clone(), started);
+                    s.spawn(move || reader(i, w, e));
+                    started += 1;
+                }
+            }
+            match ev_rx.recv_timeout(depth::STEP) {
+                Ok(events) => {
+                    for ev in events {
+                        if !matches!(ev, Event::Skipped { .. }) {
+                            progress.file_done();
+                        }
+                        sink(ev);
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
             depth.step();
             pool.grow_to(extra(depth.limit()));
+            if depth.is_done() || stop.is_stopping() {
+                spawner = None;
+            }
         }
         depth.finish();
     });
