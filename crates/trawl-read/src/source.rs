@@ -76,6 +76,29 @@ pub struct ChunkSource<'a> {
     advised: u64,
     /// Time spent waiting for a free buffer (the consumers' pace, not the device's).
     waited: std::time::Duration,
+    /// A read of this file came from the device, not the page cache ([`COLD_READ`]).
+    cold: bool,
+}
+
+/// A 1 MiB read that takes longer than this came from the device: a copy out of the page cache
+/// takes a tenth of it.
+const COLD_READ: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// Whether a mapped window's pages are all in the page cache (`mincore`); false when that
+/// cannot be told.
+fn resident(map: &memmap2::Mmap) -> bool {
+    // SAFETY: sysconf has no preconditions.
+    let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize;
+    let mut vec = vec![0u8; map.len().div_ceil(page)];
+    // SAFETY: the range is the mapping's own, and `vec` has a byte for each of its pages.
+    let r = unsafe {
+        libc::mincore(
+            map.as_ptr() as *mut libc::c_void,
+            map.len(),
+            vec.as_mut_ptr(),
+        )
+    };
+    r == 0 && vec.iter().all(|b| b & 1 == 1)
 }
 
 /// Bytes of a large file the device is asked for ahead of the reads (`POSIX_FADV_WILLNEED`),
@@ -101,6 +124,7 @@ impl<'a> ChunkSource<'a> {
             shrank: Default::default(),
             advised: 0,
             waited: std::time::Duration::ZERO,
+            cold: false,
         }
     }
 
@@ -110,10 +134,12 @@ impl<'a> ChunkSource<'a> {
     }
 
     /// Asks the device for the next [`READ_AHEAD`] bytes once the reads have passed half of
-    /// what was asked for (a file of one buffer is one read and needs none).
+    /// what was asked for, on a file whose reads wait on the device (`cold`: a file in the page
+    /// cache would only pay for the advice; a file of one buffer is one read and needs none).
     fn read_ahead(&mut self) {
         let size = self.file.stamp.size;
-        if size <= self.pool.buffer_size() as u64
+        if !self.cold
+            || size <= self.pool.buffer_size() as u64
             || self.advised >= size
             || self.offset + READ_AHEAD / 2 < self.advised
         {
@@ -190,6 +216,10 @@ impl<'a> ChunkSource<'a> {
         let want = self.file.stamp.size.saturating_sub(self.offset);
         // At the tracked offset (`pread`), never the descriptor's position: after mapped
         // windows, or anything else that moved it, the bytes read are still the right ones.
+        // A large file's reads are timed until one shows the device (then the reads ahead
+        // begin); a file of one buffer is one read, and not timed.
+        let timed = !self.cold && want > space.len() as u64;
+        let t = timed.then(std::time::Instant::now);
         while filled < space.len() && (filled as u64) < want.max(1) {
             match self
                 .file
@@ -209,6 +239,11 @@ impl<'a> ChunkSource<'a> {
                     });
                 }
             }
+        }
+        if let Some(t) = t
+            && t.elapsed() * ((1 << 20) / filled.max(1)).max(1) as u32 > COLD_READ
+        {
+            self.cold = true;
         }
         buf.set_len(filled);
         self.offset += filled as u64;
@@ -248,9 +283,11 @@ impl<'a> ChunkSource<'a> {
             self.method = IoMethod::Read;
             return self.next_read();
         };
-        // The whole window asked of the device at once: its pages come in while the consumers
-        // hash the window before, not a fault at a time.
-        let _ = map.advise(memmap2::Advice::WillNeed);
+        // A window not in the page cache is asked of the device at once: its pages come in
+        // while the consumers hash the window before, not a fault at a time.
+        if !resident(&map) {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
         self.offset += len as u64;
         Ok(Some(Chunk::Map(Window { _guard: guard, map })))
     }
