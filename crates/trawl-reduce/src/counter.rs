@@ -270,7 +270,10 @@ impl Counter {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => {
                 self.names_busy.fetch_add(1, Ordering::Relaxed);
-                lock(&self.names)
+                let t = std::time::Instant::now();
+                let g = lock(&self.names);
+                trawl_scan::waited_on_a_lock(t.elapsed());
+                g
             }
         };
         let r = match &mut *names {
@@ -340,7 +343,10 @@ impl Counter {
                 }
             }
         }
-        lock(&self.slots[home % n])
+        let t = std::time::Instant::now();
+        let s = lock(&self.slots[home % n]);
+        trawl_scan::waited_on_a_lock(t.elapsed());
+        s
     }
 
     pub(crate) fn part_of(&self, key: u128) -> usize {

@@ -273,7 +273,10 @@ impl Slot {
             c.batches.fetch_add(1, Ordering::Relaxed);
         }
         for q in later {
-            self.give(c, q, &mut lock(&c.parts[q]))?;
+            let t = std::time::Instant::now();
+            let mut part = lock(&c.parts[q]);
+            trawl_scan::waited_on_a_lock(t.elapsed());
+            self.give(c, q, &mut part)?;
         }
         for r in &mut self.recs {
             r.clear();

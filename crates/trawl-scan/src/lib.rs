@@ -16,7 +16,7 @@ pub mod lane;
 pub mod progress;
 pub mod rate;
 
-pub use depth::{IoDepth, MAX_READERS};
+pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use progress::{NoProgress, Progress};
 
@@ -230,6 +230,7 @@ pub fn scan(
                     trawl_read::clock::thread_cpu_time(),
                 );
                 let mut waited = std::time::Duration::ZERO;
+                depth::take_lock_waits();
                 let mut events = Vec::with_capacity(batch.len());
                 for item in batch {
                     if stop.is_stopping() {
@@ -258,6 +259,7 @@ pub fn scan(
                     }
                     Err(crossbeam_channel::TrySendError::Disconnected(_)) => break,
                 }
+                waited += depth::take_lock_waits();
                 depth.record(
                     t.elapsed(),
                     trawl_read::clock::thread_cpu_time() - cpu,
