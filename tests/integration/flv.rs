@@ -2,11 +2,10 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{Dir, Serve, is_root, python_with, run_tool, skip, tool};
+use crate::util::{Dir, Mounted, Serve, python_with, run_tool, tool};
 
 pub fn flv_with_keyframes() -> Vec<u8> {
     let mut v = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00".to_vec();
@@ -315,60 +314,9 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
 /// An XFS filesystem with reflinks, loop-mounted at `DIR/xfs` and unmounted on drop; `None`
 /// (skipped, with the reason printed) where the tests cannot mount one: not root, no
 /// `mkfs.xfs` (xfsprogs), or mounting refused (a container without the right).
-struct XfsMount {
-    at: PathBuf,
-}
-
-impl XfsMount {
-    fn new(d: &Dir) -> Option<XfsMount> {
-        if !is_root() {
-            skip("mounting a reflink filesystem needs root");
-            return None;
-        }
-        let mkfs = tool("mkfs.xfs")?;
-        let img = d.join("xfs.img");
-        // 300 MB is XFS's smallest; the image is sparse.
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(320 << 20)
-            .unwrap();
-        let r = run_tool(
-            d.path(),
-            &mkfs,
-            &[
-                OsStr::new("-q"),
-                OsStr::new("-m"),
-                OsStr::new("reflink=1"),
-                img.as_os_str(),
-            ],
-        );
-        r.code(0);
-        let at = d.join("xfs");
-        std::fs::create_dir(&at).unwrap();
-        let r = Command::new("mount")
-            .args([
-                OsStr::new("-o"),
-                OsStr::new("loop"),
-                img.as_os_str(),
-                at.as_os_str(),
-            ])
-            .output()
-            .unwrap();
-        if !r.status.success() {
-            skip(&format!(
-                "cannot loop-mount an XFS image here: {}",
-                String::from_utf8_lossy(&r.stderr).trim()
-            ));
-            return None;
-        }
-        Some(XfsMount { at })
-    }
-}
-
-impl Drop for XfsMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.at).status();
-    }
+fn xfs_mount(d: &Dir) -> Option<Mounted> {
+    // 300 MB is XFS's smallest; the image is sparse.
+    Mounted::image(d, "mkfs.xfs", &["-q", "-m", "reflink=1"], 320 << 20, "xfs").map(|(m, _)| m)
 }
 
 #[test]
@@ -377,7 +325,7 @@ fn inject_shares_the_body_with_a_reflink_where_the_filesystem_can() {
     let Some(files) = ffmpeg_files(&d) else {
         return;
     };
-    let Some(xfs) = XfsMount::new(&d) else {
+    let Some(xfs) = xfs_mount(&d) else {
         return;
     };
     for name in files {

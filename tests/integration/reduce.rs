@@ -3,19 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Dir, python_with};
-
-fn rnd(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as u8
-        })
-        .collect()
-}
+use crate::util::{Dir, noise as rnd, python_with};
 
 fn text(n: usize, seed: u64) -> Vec<u8> {
     let words = [

@@ -421,52 +421,24 @@ fn a_full_stdout_is_an_error_for_every_command_that_prints_its_result() {
         .stderr_has("cannot write");
 }
 
-/// A tmpfs of `kib` KiB mounted at `DIR/NAME`, unmounted on drop; `None` (skipped, with the
-/// reason printed) where the tests cannot mount one.
-struct SmallFs {
-    at: std::path::PathBuf,
-}
+/// A tmpfs of `kib` KiB mounted at `DIR/NAME`; `None` (skipped) where it cannot be.
+struct SmallFs(Mounted);
 
 impl SmallFs {
     fn new(d: &Dir, name: &str, kib: u64) -> Option<SmallFs> {
-        if !is_root() {
-            skip("a small filesystem needs root to mount");
-            return None;
-        }
-        let at = d.join(name);
-        std::fs::create_dir(&at).unwrap();
-        let r = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
-            .arg(&at)
-            .output()
-            .unwrap();
-        if !r.status.success() {
-            skip(&format!(
-                "cannot mount a tmpfs here: {}",
-                String::from_utf8_lossy(&r.stderr).trim()
-            ));
-            return None;
-        }
-        Some(SmallFs { at })
+        let size = format!("size={kib}k");
+        let args = ["-t", "tmpfs", "-o", &size, "tmpfs"].map(std::ffi::OsStr::new);
+        Mounted::new(&args, d.join(name), "a tmpfs").map(SmallFs)
     }
 
     /// Fills the filesystem but for about `free` KiB.
     fn fill(&self, free: u64) {
         use std::io::Write;
-        let spare = self.at.join(".spare");
+        let spare = self.0.at.join(".spare");
         std::fs::write(&spare, vec![0u8; (free as usize) << 10]).unwrap();
-        let mut f = std::fs::File::create(self.at.join(".filler")).unwrap();
+        let mut f = std::fs::File::create(self.0.at.join(".filler")).unwrap();
         while f.write_all(&[0u8; 4096]).is_ok() {}
         std::fs::remove_file(spare).unwrap();
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.at)
-            .status();
     }
 }
 
@@ -478,7 +450,7 @@ fn bag_create_in_place_on_a_full_disk_puts_the_directory_back() {
     let Some(fs) = SmallFs::new(&d, "small", 1024) else {
         return;
     };
-    let bag = fs.at.join("bag");
+    let bag = fs.0.at.join("bag");
     let mut names = Vec::new();
     for i in 0..60 {
         let name = format!("{i:03}-{}", "n".repeat(200));

@@ -488,6 +488,82 @@ pub fn peak_rss_apart(d: &Dir, args: &[&str]) -> (i32, u64) {
     (it.next().unwrap() as i32, it.next().unwrap() as u64)
 }
 
+/// Incompressible bytes, the same for a seed (xorshift).
+pub fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as u8
+        })
+        .collect()
+}
+
+/// A filesystem mounted for a test, unmounted on drop (lazily: a file a test still holds open
+/// is no reason to leave it mounted).
+pub struct Mounted {
+    pub at: PathBuf,
+}
+
+impl Mounted {
+    /// `mount ARGS... AT`, AT made here; `None` (skipped, with the reason printed) where it
+    /// cannot be: not root, or mounting refused (a container without the right). `what` names
+    /// the filesystem in the reason.
+    pub fn new(args: &[&OsStr], at: PathBuf, what: &str) -> Option<Mounted> {
+        if !is_root() {
+            skip(&format!("mounting {what} needs root"));
+            return None;
+        }
+        std::fs::create_dir(&at).unwrap();
+        let r = Command::new("mount").args(args).arg(&at).output().unwrap();
+        if !r.status.success() {
+            skip(&format!(
+                "cannot mount {what} here: {}",
+                String::from_utf8_lossy(&r.stderr).trim()
+            ));
+            return None;
+        }
+        Some(Mounted { at })
+    }
+
+    /// A new image of `size` bytes (sparse) at `DIR/NAME.img`, made by `MKFS ARGS... IMAGE`
+    /// and loop-mounted at `DIR/NAME`; the mount and the image's path. `None` (skipped) without
+    /// root, the mkfs tool, or the right to mount.
+    pub fn image(
+        d: &Dir,
+        mkfs: &str,
+        args: &[&str],
+        size: u64,
+        name: &str,
+    ) -> Option<(Mounted, PathBuf)> {
+        if !is_root() {
+            skip(&format!("mounting a {mkfs} image needs root"));
+            return None;
+        }
+        let mkfs = tool(mkfs)?;
+        let img = d.join(format!("{name}.img"));
+        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+        let mut a: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        a.push(img.as_os_str());
+        run_tool(d.path(), &mkfs, &a).code(0);
+        let what = format!("a loop image made by {}", mkfs.display());
+        let m = Mounted::new(
+            &[OsStr::new("-o"), OsStr::new("loop"), img.as_os_str()],
+            d.join(name),
+            &what,
+        )?;
+        Some((m, img))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
+    }
+}
+
 /// A file that fails with EIO part way: an ext4 image loop-mounted at `DIR/eio`, whose backing
 /// file is cut short under it once the file is written, so that the file's first few MiB read
 /// and the rest fail with "Input/output error", as a failing disk's do. Unmounted on drop;
@@ -496,6 +572,7 @@ pub fn peak_rss_apart(d: &Dir, args: &[&str]) -> (i32, u64) {
 pub struct EioMount {
     pub at: PathBuf,
     img: PathBuf,
+    _mount: Mounted,
 }
 
 impl EioMount {
@@ -503,60 +580,21 @@ impl EioMount {
     /// incompressible bytes, last: the one [`EioMount::fail`] makes fail. The others are small
     /// and read whole.
     pub fn new(d: &Dir, files: &[(&str, &[u8])], bad: &str) -> Option<EioMount> {
-        if !is_root() {
-            skip("an I/O error from a loop-mounted image needs root");
-            return None;
-        }
-        let mkfs = tool("mkfs.ext4")?;
-        let img = d.join("eio.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        run_tool(
-            d.path(),
-            &mkfs,
-            &[OsStr::new("-q"), OsStr::new("-F"), img.as_os_str()],
-        )
-        .code(0);
-        let at = d.join("eio");
-        std::fs::create_dir(&at).unwrap();
-        let r = Command::new("mount")
-            .args([
-                OsStr::new("-o"),
-                OsStr::new("loop"),
-                img.as_os_str(),
-                at.as_os_str(),
-            ])
-            .output()
-            .unwrap();
-        if !r.status.success() {
-            skip(&format!(
-                "cannot loop-mount an ext4 image here: {}",
-                String::from_utf8_lossy(&r.stderr).trim()
-            ));
-            return None;
-        }
-        let m = EioMount { at, img };
+        let (mount, img) = Mounted::image(d, "mkfs.ext4", &["-q", "-F"], 64 << 20, "eio")?;
+        let m = EioMount {
+            at: mount.at.clone(),
+            img,
+            _mount: mount,
+        };
         for (name, contents) in files {
             let p = m.at.join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, contents).unwrap();
         }
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let noise: Vec<u8> = (0..24 << 20)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
-        std::fs::write(m.at.join(bad), noise).unwrap();
+        std::fs::write(m.at.join(bad), noise(24 << 20, 0x9e37_79b9_7f4a_7c15)).unwrap();
         assert!(Command::new("sync").status().unwrap().success());
         Some(m)
     }
-
     /// From now on the large file fails with EIO: after its first ~6 MiB with
     /// `readable_start`, else from its first byte. The image is cut short under the mount
     /// (the small files lie near 8.5 MiB into it, the large one from 10 MiB on) and the clean
@@ -575,11 +613,5 @@ impl EioMount {
 
     pub fn join(&self, p: &str) -> PathBuf {
         self.at.join(p)
-    }
-}
-
-impl Drop for EioMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
     }
 }
