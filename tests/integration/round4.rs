@@ -274,7 +274,7 @@ fn serve_holds_little_per_slow_client_and_gives_it_back() {
     }
     let held = held.max(rss_kib(pid));
     let each = held.saturating_sub(base) / n;
-    // Two 128 KiB chunks and the connection's own state (1,100 KiB before).
+    // Two 128 KiB chunks and the connection's own state.
     assert!(
         each < 450,
         "{each} KiB per slow client (base {base} KiB, held {held} KiB)"

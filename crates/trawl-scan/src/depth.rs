@@ -179,11 +179,10 @@ pub(crate) struct Measured {
 }
 
 /// The readers that keep `min` CPUs busy: `min / (1 - device share)`, within `min..=max`. Not
-/// more while the readers already keep nine tenths of `min` CPUs busy: what they wait on
-/// then is a lock or the cores, not the device, and more readers only queue for it (100,000
-/// cached tiny files at -j16 found the name log busy half as often again). A step moves at
-/// most halfway down at once (a slow batch of cached files is no reason to drop every reader),
-/// and nothing measured keeps `now`.
+/// more while the readers already keep nine tenths of `min` CPUs busy: what they wait on then is
+/// a lock or the cores, not the device, and more readers only queue for it. A step moves at most
+/// halfway down at once (a slow batch of cached files is no reason to drop every reader), and
+/// nothing measured keeps `now`.
 pub(crate) fn target(min: usize, max: usize, now: usize, m: Measured) -> usize {
     let Measured {
         wall,
@@ -199,9 +198,7 @@ pub(crate) fn target(min: usize, max: usize, now: usize, m: Measured) -> usize {
     // (less a hair, so that a share that is 0.9 in decimal asks for 10x, not 11x)
     let want = ((min as f64) / busy - 1e-9).ceil() as usize;
     // Under half the time blocked is a busy machine's noise (a reader waiting for a core, a
-    // page fault), not a device that holds the readers back: the compute threads alone. (On
-    // 16 cores, 100,000 cached tiny files read by more readers than -j found the name log
-    // busy half as often again, and took 10% longer.)
+    // page fault), not a device that holds the readers back: the compute threads alone.
     let want = if device < 0.5 {
         min
     } else {

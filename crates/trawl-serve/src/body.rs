@@ -1,14 +1,11 @@
 //! A served file's bytes as a response body: each chunk read with one `pread` on tokio's
 //! blocking pool into a buffer of its own, handed to the connection, and freed once sent; the
 //! next chunk is read while the connection sends this one. A connection whose client reads
-//! slowly holds the chunk it could not send yet and the one read after it, nothing more (a
-//! tokio `File` behind a `ReaderStream` kept a buffer in each, and the connection queued
-//! several chunks: about 1.1 MiB per slow client).
+//! slowly holds the chunk it could not send yet and the one read after it, nothing more.
 //!
 //! The chunk's size trades memory per slow client against one fast client's speed: on a
-//! 2-core machine, 128 KiB gives about 290 KiB per slow client and 1.8 GB/s to one client
-//! (256 KiB chunks queued four deep gave 1.1 MiB and 2.5 GB/s; 64 KiB gives 160 KiB and 1.2
-//! GB/s), past what a 10 Gbit/s link carries (`bench/serve_clients.py`).
+//! 2-core machine, 128 KiB gives about 280 KiB per slow client and 1.7 GB/s to one client (64
+//! KiB: 160 KiB and 1.2 GB/s), past what a 10 Gbit/s link carries (`bench/serve_clients.py`).
 
 use std::io;
 use std::os::unix::fs::FileExt;
