@@ -92,7 +92,7 @@ fn a_file_that_fails_part_way_counts_for_nothing_in_the_reduction() {
     let r = d
         .cmd()
         .arg("scan")
-        .arg(&m.at)
+        .arg(m.at())
         .args(["-q", "--json", "r.json"])
         .run();
     r.code(2).stderr_has("Input/output error");
@@ -119,7 +119,7 @@ fn a_file_unreadable_through_an_io_error_stays_under_attention() {
     let audit = || {
         d.cmd()
             .arg("audit")
-            .arg(&m.at)
+            .arg(m.at())
             .args(["-q", "-c", "cat.db"])
             .run()
     };
@@ -200,7 +200,7 @@ fn serve_answers_an_io_error_with_an_error_and_a_log_line() {
         return;
     };
     m.fail(false);
-    let s = Serve::start(&d, m.at.to_str().unwrap(), &["--all"]);
+    let s = Serve::start(&d, m.at().to_str().unwrap(), &["--all"]);
     let got = s.get("/bad", "");
     let head = String::from_utf8_lossy(&got[..got.len().min(200)]).to_string();
     assert!(head.starts_with("HTTP/1.1 500"), "{head}");
@@ -214,7 +214,7 @@ fn serve_answers_an_io_error_with_an_error_and_a_log_line() {
         return;
     };
     m.fail(true);
-    let s = Serve::start(&d, m.at.to_str().unwrap(), &["--all"]);
+    let s = Serve::start(&d, m.at().to_str().unwrap(), &["--all"]);
     let got = s.get("/bad", "");
     assert!(got.starts_with(b"HTTP/1.1 200"));
     assert!(

@@ -570,9 +570,8 @@ impl Drop for Mounted {
 /// `None` (skipped, with the reason printed) where the tests cannot mount one: not root, no
 /// `mkfs.ext4` (e2fsprogs), or mounting refused.
 pub struct EioMount {
-    pub at: PathBuf,
+    mount: Mounted,
     img: PathBuf,
-    _mount: Mounted,
 }
 
 impl EioMount {
@@ -581,17 +580,13 @@ impl EioMount {
     /// and read whole.
     pub fn new(d: &Dir, files: &[(&str, &[u8])], bad: &str) -> Option<EioMount> {
         let (mount, img) = Mounted::image(d, "mkfs.ext4", &["-q", "-F"], 64 << 20, "eio")?;
-        let m = EioMount {
-            at: mount.at.clone(),
-            img,
-            _mount: mount,
-        };
+        let m = EioMount { mount, img };
         for (name, contents) in files {
-            let p = m.at.join(name);
+            let p = m.join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, contents).unwrap();
         }
-        std::fs::write(m.at.join(bad), noise(24 << 20, 0x9e37_79b9_7f4a_7c15)).unwrap();
+        std::fs::write(m.join(bad), noise(24 << 20, 0x9e37_79b9_7f4a_7c15)).unwrap();
         assert!(Command::new("sync").status().unwrap().success());
         Some(m)
     }
@@ -611,7 +606,12 @@ impl EioMount {
         std::fs::write("/proc/sys/vm/drop_caches", "1").unwrap();
     }
 
+    /// Where the image is mounted.
+    pub fn at(&self) -> &Path {
+        &self.mount.at
+    }
+
     pub fn join(&self, p: &str) -> PathBuf {
-        self.at.join(p)
+        self.mount.at.join(p)
     }
 }

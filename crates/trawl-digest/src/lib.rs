@@ -181,7 +181,6 @@ impl Algorithm {
         plain(tag)
             .or_else(|| plain(&format!("SHA{tag}")))
             .or_else(|| tag.replace('/', "-").parse().ok())
-            .or_else(|| tag.parse().ok())
     }
 
     /// Length of the digest in bytes.

@@ -123,10 +123,7 @@ pub fn index_open(
             .map(|()| w.finish())
     };
     if shrank.load(Ordering::SeqCst) {
-        // A mapped page that could not be had: past a new end (the file shrank), or one the
-        // storage failed to deliver (an I/O error raises the same SIGBUS).
-        let shorter = file.metadata().is_ok_and(|m| m.len() < size);
-        return Err(io(if shorter {
+        return Err(io(if trawl_read::sigbus::shrank_below(file, size) {
             std::io::Error::other(
                 "the file shrank while it was indexed (pages past its new end read as zeros); no index",
             )

@@ -62,6 +62,13 @@ impl Drop for MapGuard {
     }
 }
 
+/// Why a guarded window of `file` raised SIGBUS: the file is now shorter than `len`, the bytes
+/// the windows covered (it shrank), or not (the device failed to deliver a page: an I/O error
+/// raises the same signal).
+pub fn shrank_below(file: &std::fs::File, len: u64) -> bool {
+    file.metadata().is_ok_and(|m| m.len() < len)
+}
+
 /// Registers `window` (a mapping of a file) so that a SIGBUS inside it sets `flag` instead of
 /// killing the process. `None` if the handler could not be installed or the table is full:
 /// then the caller must not rely on a mapping (read instead).

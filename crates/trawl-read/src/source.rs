@@ -297,21 +297,23 @@ impl<'a> ChunkSource<'a> {
     /// end is only known once it has been touched.
     pub fn finish(self) -> Result<u64, ReadError> {
         if self.shrank.load(std::sync::atomic::Ordering::SeqCst) {
-            // A mapped page that could not be had: past a new end (the file shrank), or one
-            // the storage failed to deliver (an I/O error raises the same SIGBUS).
-            let now = self.file.file.metadata().map(|m| m.len());
-            return Err(match now {
-                Ok(n) if n < self.offset => ReadError::Changed {
-                    path: self.file.path.clone(),
-                    detail: "it shrank while mapped: pages past its new end read as zeros".into(),
+            // A mapped page that could not be had: past a new end, or not delivered.
+            return Err(
+                if crate::sigbus::shrank_below(&self.file.file, self.offset) {
+                    ReadError::Changed {
+                        path: self.file.path.clone(),
+                        detail: "it shrank while mapped: pages past its new end read as zeros"
+                            .into(),
+                    }
+                } else {
+                    ReadError::Read {
+                        path: self.file.path.clone(),
+                        source: std::io::Error::other(
+                            "a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded",
+                        ),
+                    }
                 },
-                _ => ReadError::Read {
-                    path: self.file.path.clone(),
-                    source: std::io::Error::other(
-                        "a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded",
-                    ),
-                },
-            });
+            );
         }
         self.file.check_unchanged(self.offset)?;
         Ok(self.offset)
