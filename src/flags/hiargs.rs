@@ -82,6 +82,11 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
             _ => bail!("--io-depth {n}: expected auto or a number from 1 to 1024"),
         },
     };
+    cfg.read_order = match r.read_order.as_str() {
+        "disk" => trawl_scan::ReadOrder::Disk,
+        "walk" => trawl_scan::ReadOrder::Walk,
+        _ => trawl_scan::ReadOrder::Auto,
+    };
     let bs = parse_size(&r.buffer_size)?;
     if !(4096..=(256 << 20)).contains(&bs) {
         bail!("--buffer-size must be between 4K and 256M");

@@ -200,6 +200,17 @@ pub struct ReadArgs {
         default_value = "auto"
     )]
     pub io_depth: String,
+    /// The order files are read in: auto (the default: as their data lies on disk, found with
+    /// FIEMAP, for files on a device that seeks while the reads wait on it; as listed
+    /// otherwise), disk (as their data lies, wherever the file system says) or walk (as listed).
+    #[arg(
+        help_heading = "Memory and speed",
+        long,
+        value_name = "ORDER",
+        default_value = "auto",
+        value_parser = ["auto", "disk", "walk"]
+    )]
+    pub read_order: String,
     /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
     /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
     /// buffers) or mmap (mapped windows).

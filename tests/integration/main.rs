@@ -8,6 +8,7 @@ mod flv;
 mod golden;
 mod hardening;
 mod interop;
+mod order;
 mod readme;
 mod reduce;
 mod report;

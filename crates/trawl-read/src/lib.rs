@@ -5,12 +5,13 @@
 pub mod at;
 pub mod beneath;
 pub mod clock;
+pub mod disk;
 pub mod open;
 pub mod pool;
 pub mod sigbus;
 pub mod source;
 
-pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with};
+pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in};
 pub use pool::{BufferPool, PooledBuf};
 pub use source::{Chunk, ChunkSource, IoMethod};
 

@@ -53,31 +53,13 @@ pub fn open_for_read(path: &Path) -> Result<OpenedFile, ReadError> {
 /// `path` was listed from, so the kernel looks up one name instead of every component of the
 /// path (a tenth of the cost of a small file).
 pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, ReadError> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
     let name = dir.zip(path.file_name());
-    let open = |flags: i32| -> std::io::Result<File> {
-        match name {
-            // By its name in the directory it was listed from, never through a link: a name
-            // swapped for one after the listing is refused, not followed.
-            Some((d, n)) => crate::beneath::open_at(
-                d.as_raw_fd(),
-                n.as_bytes(),
-                flags | libc::O_RDONLY | libc::O_NOFOLLOW,
-            )
-            .map(File::from),
-            None => std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(flags)
-                .open(path),
-        }
-    };
-    let base = libc::O_NONBLOCK | libc::O_CLOEXEC;
-    let file = match open(base | libc::O_NOATIME) {
+    let open = |flags: i32| open_in(dir, path, flags);
+    let file = match open(libc::O_NOATIME) {
         Ok(f) => f,
         // O_NOATIME is allowed only to the file's owner (or CAP_FOWNER).
         Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
-            open(base).map_err(|e| open_err(path, e))?
+            open(0).map_err(|e| open_err(path, e))?
         }
         Err(e) if name.is_some() && e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(ReadError::NotRegular {
@@ -88,6 +70,27 @@ pub fn open_for_read_in(dir: Option<&File>, path: &Path) -> Result<OpenedFile, R
         Err(e) => return Err(open_err(path, e)),
     };
     opened(file, path)
+}
+
+/// Opens `path` read-only, never blocking (`O_NONBLOCK`: a name replaced by a FIFO since it was
+/// listed cannot hang the caller), with `flags` besides: by its name alone in `dir` where it is
+/// given, never through a link (a name swapped for a link after the listing is refused, not
+/// followed), by its path otherwise. No checks: [`open_for_read_in`] makes them.
+pub fn open_in(dir: Option<&File>, path: &Path, flags: i32) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    match dir.zip(path.file_name()) {
+        Some((d, n)) => crate::beneath::open_at(
+            d.as_raw_fd(),
+            n.as_bytes(),
+            flags | libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+        .map(File::from),
+        None => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path),
+    }
 }
 
 /// [`open_for_read`] for a file its caller opened (read-only, `O_NONBLOCK`): the same checks,

@@ -8,8 +8,7 @@
 //! device; by Little's law, keeping `threads` CPUs busy while each reader spends a fraction
 //! `b` of its time on the device takes `threads / (1 - b)` readers. A warm cache (no device
 //! waits) keeps the limit at `-j`; a cold disk raises it, up to [`MAX_READERS`]. `--io-depth N`
-//! fixes it instead. Files are still handed out in walk order; only how many are in flight
-//! changes.
+//! fixes it instead. In which order files are handed out is `order`'s.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -57,6 +56,8 @@ pub(crate) struct Depth {
     max: usize,
     auto: bool,
     done: AtomicBool,
+    /// Whether the last step's readers spent half their time or more waiting on the device.
+    device_bound: AtomicBool,
     lock: Mutex<Instant>,
     cv: Condvar,
     wall_ns: AtomicU64,
@@ -78,6 +79,7 @@ impl Depth {
             max,
             auto,
             done: AtomicBool::new(false),
+            device_bound: AtomicBool::new(false),
             lock: Mutex::new(Instant::now()),
             cv: Condvar::new(),
             wall_ns: AtomicU64::new(0),
@@ -140,11 +142,14 @@ impl Depth {
             .fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Whether the readers, at the last step, waited on the device half their time or more:
+    /// reads that the page cache does not serve.
+    pub(crate) fn device_bound(&self) -> bool {
+        self.device_bound.load(Ordering::SeqCst)
+    }
+
     /// Reconsiders the limit, at most every [`STEP`] (called from the results' loop).
     pub(crate) fn step(&self) {
-        if !self.auto {
-            return;
-        }
         let mut last = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let interval = last.elapsed();
         if interval < STEP {
@@ -160,6 +165,13 @@ impl Depth {
             waited,
             interval: interval.as_nanos() as u64,
         };
+        if m.wall > 0 {
+            self.device_bound
+                .store(m.device_share() >= 0.5, Ordering::SeqCst);
+        }
+        if !self.auto {
+            return;
+        }
         let next = target(self.min, self.max, self.limit(), m);
         self.limit.store(next, Ordering::SeqCst);
         drop(last);
@@ -178,22 +190,27 @@ pub(crate) struct Measured {
     pub(crate) interval: u64,
 }
 
+impl Measured {
+    /// The share of the readers' time spent neither computing nor waiting on the consumers:
+    /// waiting on the device.
+    fn device_share(&self) -> f64 {
+        self.wall
+            .saturating_sub(self.cpu)
+            .saturating_sub(self.waited) as f64
+            / self.wall.max(1) as f64
+    }
+}
+
 /// The readers that keep `min` CPUs busy: `min / (1 - device share)`, within `min..=max`. Not
 /// more while the readers already keep nine tenths of `min` CPUs busy: what they wait on then is
 /// a lock or the cores, not the device, and more readers only queue for it. A step moves at most
 /// halfway down at once (a slow batch of cached files is no reason to drop every reader), and
 /// nothing measured keeps `now`.
 pub(crate) fn target(min: usize, max: usize, now: usize, m: Measured) -> usize {
-    let Measured {
-        wall,
-        cpu,
-        waited,
-        interval,
-    } = m;
-    if wall == 0 {
+    if m.wall == 0 {
         return now;
     }
-    let device = wall.saturating_sub(cpu).saturating_sub(waited) as f64 / wall as f64;
+    let device = m.device_share();
     let busy = (1.0 - device).max(1.0 / max as f64);
     // (less a hair, so that a share that is 0.9 in decimal asks for 10x, not 11x)
     let want = ((min as f64) / busy - 1e-9).ceil() as usize;
@@ -204,7 +221,7 @@ pub(crate) fn target(min: usize, max: usize, now: usize, m: Measured) -> usize {
     } else {
         want.clamp(min, max)
     };
-    let cores_busy = cpu as f64 / interval.max(1) as f64;
+    let cores_busy = m.cpu as f64 / m.interval.max(1) as f64;
     if want > now && cores_busy >= 0.9 * min as f64 {
         return now;
     }
@@ -277,5 +294,31 @@ mod tests {
         *a.lock.lock().unwrap() -= Duration::from_secs(1);
         a.step();
         assert_eq!(a.limit(), 20);
+    }
+
+    #[test]
+    fn reads_that_wait_on_the_device_are_seen_at_any_depth() {
+        for depth in [IoDepth::Auto, IoDepth::Fixed(1)] {
+            let d = Depth::new(depth, 2);
+            assert!(!d.device_bound());
+            // Nine tenths of the time on the device.
+            d.record(
+                Duration::from_secs(1),
+                Duration::from_millis(100),
+                Duration::ZERO,
+            );
+            *d.lock.lock().unwrap() -= STEP;
+            d.step();
+            assert!(d.device_bound(), "{depth:?}");
+            // Then all of it computing: the page cache serves the reads.
+            d.record(
+                Duration::from_secs(1),
+                Duration::from_secs(1),
+                Duration::ZERO,
+            );
+            *d.lock.lock().unwrap() -= STEP;
+            d.step();
+            assert!(!d.device_bound(), "{depth:?}");
+        }
     }
 }

@@ -13,11 +13,15 @@
 pub mod beneath;
 mod depth;
 pub mod lane;
+#[cfg(debug_assertions)]
+mod open_log;
+mod order;
 pub mod progress;
 pub mod rate;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
+pub use order::ReadOrder;
 pub use progress::{NoProgress, Progress};
 
 use std::path::PathBuf;
@@ -39,6 +43,8 @@ pub struct ScanConfig {
     /// Files read at once: steered by the device by default, or fixed (`--io-depth`); see
     /// [`IoDepth`].
     pub io_depth: IoDepth,
+    /// In which order the listed files are read (`--read-order`); see [`ReadOrder`].
+    pub read_order: ReadOrder,
     pub io: IoMethod,
     pub buffer_size: usize,
     /// Buffers in the pool; bounds memory at `buffers * buffer_size`.
@@ -60,6 +66,7 @@ impl ScanConfig {
             },
             threads,
             io_depth: IoDepth::Auto,
+            read_order: ReadOrder::Auto,
             io: IoMethod::Auto,
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
@@ -175,13 +182,28 @@ pub fn scan(
         }
         None => progress,
     };
-    // Deep enough for the walk to run well ahead of the readers (the progress bar's ETA needs
-    // the total), bounded so that a huge tree does not pile up in memory. Files travel in
-    // batches (`trawl_walk::BATCH`) both ways: a message per small file made the channels'
-    // locking, spinning and waking a large part of its cost.
-    let (walk_tx, walk_rx) = bounded::<Vec<WalkItem>>(16 * 1024 / BATCH);
+    // The walk's channel is deep enough for the walk to run well ahead of the readers (the
+    // progress bar's ETA needs the total), bounded so that a huge tree does not pile up in
+    // memory; the readers' own, after `order` has put the files in the order they are read,
+    // holds one window of it. Files travel in batches (`trawl_walk::BATCH`) both ways: a
+    // message per small file made the channels' locking, spinning and waking a large part of
+    // its cost.
+    let (listed_tx, listed_rx) = bounded::<Vec<WalkItem>>(16 * 1024 / BATCH);
+    let (walk_tx, walk_rx) = bounded::<Vec<WalkItem>>(order::WINDOW / BATCH);
     let (ev_tx, ev_rx) = bounded::<Vec<Event>>(1024 / BATCH);
+    let depth = &depth;
     std::thread::scope(|s| {
+        s.spawn(move || {
+            order::pass_on(
+                cfg.read_order,
+                &listed_rx,
+                &walk_tx,
+                cfg.threads,
+                depth,
+                stop,
+            )
+        });
+        let walk_tx = listed_tx;
         s.spawn(move || {
             let observe = |item: &WalkItem| {
                 if let WalkItem::File(f) = item {
@@ -213,7 +235,6 @@ pub fn scan(
             }
             progress.walk_done();
         });
-        let depth = &depth;
         let pool = &pool;
         // One reader: takes batches while it is let in (see `depth`), reads each file through
         // its lanes, and says what the batch cost it.
@@ -336,6 +357,8 @@ fn read_file(
     stop: &Stop,
     waited: &mut std::time::Duration,
 ) -> Result<Option<FileRecord>, ReadError> {
+    #[cfg(debug_assertions)]
+    open_log::opening(&entry.path);
     let opened = match &entry.open {
         Some(open) => trawl_read::open_for_read_with((open.0)(), &entry.path)?,
         None => open_for_read_in(entry.dir.as_deref(), &entry.path)?,

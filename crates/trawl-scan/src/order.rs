@@ -1,0 +1,140 @@
+//! The order files are handed to the readers: as listed, or as their data lies on disk.
+//!
+//! Between the walk and the readers, files wait in a window: whatever the walk has listed and
+//! the readers have not yet taken, up to [`WINDOW`] files. Where the order is the disk's, each
+//! file of the window is looked up (one open and one FIEMAP ioctl) and the window goes out
+//! sorted by device and by the offset of the file's first extent, so that a disk that seeks
+//! reads forward instead of back and forth; files with no place on a device (empty, inline,
+//! a file system without FIEMAP) go first, as listed. By default (`auto`) that is done only for
+//! files on a device that seeks, as sysfs says, and only while the readers wait on the device:
+//! where the page cache serves the reads the order saves nothing and the lookups would cost.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+
+use crossbeam_channel::{Receiver, Sender};
+use trawl_stop::Stop;
+use trawl_walk::{BATCH, FileEntry, WalkItem};
+
+use crate::depth::Depth;
+
+/// In which order the listed files are read (`--read-order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadOrder {
+    /// The disk's, for files on a device that seeks while the reads wait on it; as listed
+    /// otherwise.
+    #[default]
+    Auto,
+    /// The disk's, for every file whose place its file system says.
+    Disk,
+    /// As listed.
+    Walk,
+}
+
+/// Files sorted at once at most: enough that a cold directory's files are read in one sweep,
+/// few enough that the first are read soon (the lookups take a few microseconds a file).
+pub(crate) const WINDOW: usize = 4096;
+
+/// Passes the listed files on from `rx` to `tx` in `order`, until `rx` closes or the scan stops.
+pub(crate) fn pass_on(
+    order: ReadOrder,
+    rx: &Receiver<Vec<WalkItem>>,
+    tx: &Sender<Vec<WalkItem>>,
+    threads: usize,
+    depth: &Depth,
+    stop: &Stop,
+) {
+    let mut seeks = Seeks::default();
+    for mut window in rx.iter() {
+        let sorted = match order {
+            ReadOrder::Walk => false,
+            ReadOrder::Disk => true,
+            ReadOrder::Auto => depth.device_bound(),
+        };
+        if !sorted {
+            if stop.is_stopping() || tx.send(window).is_err() {
+                return;
+            }
+            continue;
+        }
+        while window.len() < WINDOW
+            && let Ok(more) = rx.try_recv()
+        {
+            window.extend(more);
+        }
+        let mut keyed: Vec<(Option<(u64, u64)>, WalkItem)> =
+            window.into_iter().map(|item| (None, item)).collect();
+        // The lookups (an open, an ioctl and a close a file) on `threads` threads: on one,
+        // they held back the readers of a tree of tiny files.
+        let part = keyed.len().div_ceil(threads.max(1)).max(256);
+        for (_, item) in &keyed {
+            if let WalkItem::File(f) = item
+                && f.dev != 0
+            {
+                seeks.learn(f.dev);
+            }
+        }
+        std::thread::scope(|s| {
+            for part in keyed.chunks_mut(part) {
+                let known = &seeks;
+                s.spawn(move || {
+                    let mut seeks = known.clone();
+                    for (key, item) in part {
+                        if let WalkItem::File(f) = item
+                            && !stop.is_stopping()
+                        {
+                            *key = place(f, order == ReadOrder::Auto, &mut seeks);
+                        }
+                    }
+                });
+            }
+        });
+        // Stable: files without a place keep the walk's order, ahead of the rest.
+        keyed.sort_by_key(|(key, _)| *key);
+        let mut items = keyed.into_iter().map(|(_, item)| item).peekable();
+        while items.peek().is_some() {
+            let batch: Vec<WalkItem> = items.by_ref().take(BATCH).collect();
+            if stop.is_stopping() || tx.send(batch).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The file's device and the offset of its data there; None where it has no place or (when
+/// `only_seeking`) its device does not seek.
+fn place(f: &FileEntry, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u64)> {
+    if only_seeking && f.dev != 0 && !seeks.of(f.dev) {
+        return None;
+    }
+    let file = match &f.open {
+        Some(open) => (open.0)(),
+        None => trawl_read::open_in(f.dir.as_deref(), &f.path, 0),
+    }
+    .ok()?;
+    let dev = match f.dev {
+        0 => file.metadata().ok()?.dev(),
+        dev => dev,
+    };
+    if only_seeking && !seeks.of(dev) {
+        return None;
+    }
+    Some((dev, trawl_read::disk::first_extent(&file)?))
+}
+
+/// Whether each device seen seeks, asked of sysfs once per device (unknown: no).
+#[derive(Default, Clone)]
+struct Seeks(HashMap<u64, bool>);
+
+impl Seeks {
+    fn learn(&mut self, dev: u64) {
+        self.0
+            .entry(dev)
+            .or_insert_with(|| trawl_read::disk::seeks(dev).unwrap_or(false));
+    }
+
+    fn of(&mut self, dev: u64) -> bool {
+        self.learn(dev);
+        self.0[&dev]
+    }
+}
