@@ -284,8 +284,9 @@ impl<'a> ChunkSource<'a> {
             return self.next_read();
         };
         // A window not in the page cache is asked of the device at once: its pages come in
-        // while the consumers hash the window before, not a fault at a time.
-        if !resident(&map) {
+        // while the consumers hash the window before, not a fault at a time. (A small one
+        // comes in whole with its first fault's read-ahead: not worth the question.)
+        if len >= 1 << 20 && !resident(&map) {
             let _ = map.advise(memmap2::Advice::WillNeed);
         }
         self.offset += len as u64;

@@ -46,52 +46,30 @@ pub(crate) fn pass_on(
 ) {
     let mut seeks = Seeks::default();
     for mut window in rx.iter() {
-        let sorted = match order {
+        let wanted = match order {
             ReadOrder::Walk => false,
             ReadOrder::Disk => true,
             ReadOrder::Auto => depth.device_bound(),
         };
-        if !sorted {
-            if stop.is_stopping() || tx.send(window).is_err() {
-                return;
-            }
-            continue;
-        }
-        while window.len() < WINDOW
-            && let Ok(more) = rx.try_recv()
-        {
-            window.extend(more);
-        }
-        let mut keyed: Vec<(Option<(u64, u64)>, WalkItem)> =
-            window.into_iter().map(|item| (None, item)).collect();
-        // The lookups (an open, an ioctl and a close a file) on `threads` threads: on one,
-        // they held back the readers of a tree of tiny files.
-        let part = keyed.len().div_ceil(threads.max(1)).max(256);
-        for (_, item) in &keyed {
-            if let WalkItem::File(f) = item
-                && f.dev != 0
+        if wanted {
+            while window.len() < WINDOW
+                && let Ok(more) = rx.try_recv()
             {
-                seeks.learn(f.dev);
+                window.extend(more);
             }
         }
-        std::thread::scope(|s| {
-            for part in keyed.chunks_mut(part) {
-                let known = &seeks;
-                s.spawn(move || {
-                    let mut seeks = known.clone();
-                    for (key, item) in part {
-                        if let WalkItem::File(f) = item
-                            && !stop.is_stopping()
-                        {
-                            *key = place(f, order == ReadOrder::Auto, &mut seeks);
-                        }
-                    }
-                });
-            }
-        });
-        // Stable: files without a place keep the walk's order, ahead of the rest.
-        keyed.sort_by_key(|(key, _)| *key);
-        let mut items = keyed.into_iter().map(|(_, item)| item).peekable();
+        // Each file's device, where the walk or the directory it was listed from says it (0:
+        // known only once the file is opened).
+        let devs: Vec<u64> = if wanted { devices(&window) } else { Vec::new() };
+        let only_seeking = order == ReadOrder::Auto;
+        let look = wanted && (!only_seeking || devs.iter().any(|&d| d == 0 || seeks.of(d)));
+        if look {
+            window = sorted(window, &devs, only_seeking, &seeks, threads, stop);
+        }
+        if stop.is_stopping() {
+            return;
+        }
+        let mut items = window.into_iter().peekable();
         while items.peek().is_some() {
             let batch: Vec<WalkItem> = items.by_ref().take(BATCH).collect();
             if stop.is_stopping() || tx.send(batch).is_err() {
@@ -101,10 +79,61 @@ pub(crate) fn pass_on(
     }
 }
 
+/// Each item's device (0 for an item that is no file, or whose device is not known before it
+/// is opened): the walk's, else its directory's (asked once per directory).
+fn devices(window: &[WalkItem]) -> Vec<u64> {
+    let mut dirs: HashMap<*const std::fs::File, u64> = HashMap::new();
+    window
+        .iter()
+        .map(|item| match item {
+            WalkItem::File(f) if f.dev != 0 => f.dev,
+            WalkItem::File(FileEntry { dir: Some(d), .. }) => *dirs
+                .entry(std::sync::Arc::as_ptr(d))
+                .or_insert_with(|| d.metadata().map(|m| m.dev()).unwrap_or(0)),
+            _ => 0,
+        })
+        .collect()
+}
+
+/// The window in disk order: each file looked up (an open, an ioctl and a close a file; on
+/// `threads` threads, as on one they held back the readers of a tree of tiny files), then a
+/// stable sort, files without a place first as listed.
+fn sorted(
+    window: Vec<WalkItem>,
+    devs: &[u64],
+    only_seeking: bool,
+    seeks: &Seeks,
+    threads: usize,
+    stop: &Stop,
+) -> Vec<WalkItem> {
+    let mut keyed: Vec<(Option<(u64, u64)>, u64, WalkItem)> = window
+        .into_iter()
+        .zip(devs)
+        .map(|(item, &dev)| (None, dev, item))
+        .collect();
+    let part = keyed.len().div_ceil(threads.max(1)).max(256);
+    std::thread::scope(|s| {
+        for part in keyed.chunks_mut(part) {
+            s.spawn(move || {
+                let mut seeks = seeks.clone();
+                for (key, dev, item) in part {
+                    if let WalkItem::File(f) = item
+                        && !stop.is_stopping()
+                    {
+                        *key = place(f, *dev, only_seeking, &mut seeks);
+                    }
+                }
+            });
+        }
+    });
+    keyed.sort_by_key(|(key, _, _)| *key);
+    keyed.into_iter().map(|(_, _, item)| item).collect()
+}
+
 /// The file's device and the offset of its data there; None where it has no place or (when
-/// `only_seeking`) its device does not seek.
-fn place(f: &FileEntry, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u64)> {
-    if only_seeking && f.dev != 0 && !seeks.of(f.dev) {
+/// `only_seeking`) its device does not seek. `dev`: its device where known before it is opened.
+fn place(f: &FileEntry, dev: u64, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u64)> {
+    if only_seeking && dev != 0 && !seeks.of(dev) {
         return None;
     }
     let file = match &f.open {
@@ -112,7 +141,7 @@ fn place(f: &FileEntry, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u
         None => trawl_read::open_in(f.dir.as_deref(), &f.path, 0),
     }
     .ok()?;
-    let dev = match f.dev {
+    let dev = match dev {
         0 => file.metadata().ok()?.dev(),
         dev => dev,
     };
@@ -127,14 +156,10 @@ fn place(f: &FileEntry, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u
 struct Seeks(HashMap<u64, bool>);
 
 impl Seeks {
-    fn learn(&mut self, dev: u64) {
-        self.0
-            .entry(dev)
-            .or_insert_with(|| trawl_read::disk::seeks(dev).unwrap_or(false));
-    }
-
     fn of(&mut self, dev: u64) -> bool {
-        self.learn(dev);
-        self.0[&dev]
+        *self
+            .0
+            .entry(dev)
+            .or_insert_with(|| trawl_read::disk::seeks(dev).unwrap_or(false))
     }
 }
