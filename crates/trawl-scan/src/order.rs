@@ -106,7 +106,7 @@ fn sorted(
     threads: usize,
     stop: &Stop,
 ) -> Vec<WalkItem> {
-    let mut keyed: Vec<(Option<(u64, u64)>, u64, WalkItem)> = window
+    let mut keyed: Vec<(Place, u64, WalkItem)> = window
         .into_iter()
         .zip(devs)
         .map(|(item, &dev)| (None, dev, item))
@@ -130,9 +130,12 @@ fn sorted(
     keyed.into_iter().map(|(_, _, item)| item).collect()
 }
 
+/// A file's device and the offset of its data there.
+type Place = Option<(u64, u64)>;
+
 /// The file's device and the offset of its data there; None where it has no place or (when
 /// `only_seeking`) its device does not seek. `dev`: its device where known before it is opened.
-fn place(f: &FileEntry, dev: u64, only_seeking: bool, seeks: &mut Seeks) -> Option<(u64, u64)> {
+fn place(f: &FileEntry, dev: u64, only_seeking: bool, seeks: &mut Seeks) -> Place {
     if only_seeking && dev != 0 && !seeks.of(dev) {
         return None;
     }
