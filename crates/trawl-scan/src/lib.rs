@@ -184,25 +184,35 @@ pub fn scan(
     };
     // The walk's channel is deep enough for the walk to run well ahead of the readers (the
     // progress bar's ETA needs the total), bounded so that a huge tree does not pile up in
-    // memory; the readers' own, after `order` has put the files in the order they are read,
-    // holds one window of it. Files travel in batches (`trawl_walk::BATCH`) both ways: a
-    // message per small file made the channels' locking, spinning and waking a large part of
-    // its cost.
+    // memory. Unless the order is the walk's, `order` passes the files on to the readers' own
+    // channel, which holds one window. Files travel in batches (`trawl_walk::BATCH`) both
+    // ways: a message per small file made the channels' locking, spinning and waking a large
+    // part of its cost.
     let (listed_tx, listed_rx) = bounded::<Vec<WalkItem>>(16 * 1024 / BATCH);
-    let (walk_tx, walk_rx) = bounded::<Vec<WalkItem>>(order::WINDOW / BATCH);
+    let (walk_tx, walk_rx) = match cfg.read_order {
+        ReadOrder::Walk => (None, listed_rx.clone()),
+        _ => {
+            let (tx, rx) = bounded::<Vec<WalkItem>>(order::WINDOW / BATCH);
+            (Some(tx), rx)
+        }
+    };
     let (ev_tx, ev_rx) = bounded::<Vec<Event>>(1024 / BATCH);
     let depth = &depth;
     std::thread::scope(|s| {
-        s.spawn(move || {
-            order::pass_on(
-                cfg.read_order,
-                &listed_rx,
-                &walk_tx,
-                cfg.threads,
-                depth,
-                stop,
-            )
-        });
+        if let Some(walk_tx) = walk_tx {
+            s.spawn(move || {
+                order::pass_on(
+                    cfg.read_order,
+                    &listed_rx,
+                    &walk_tx,
+                    cfg.threads,
+                    depth,
+                    stop,
+                )
+            });
+        } else {
+            drop(listed_rx);
+        }
         let walk_tx = listed_tx;
         s.spawn(move || {
             let observe = |item: &WalkItem| {
