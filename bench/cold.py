@@ -11,7 +11,7 @@ Rows per data set, each run --runs times, rounds interleaved, `sync; echo 3 >
 /proc/sys/vm/drop_caches` before every command:
   fio (direct, io_uring, 1 MiB reads, depth 8 and 32; the one file only, for reference),
   cat, find | xargs -0 -P16 -n64 cat, find | xargs -0 -P16 -n64 xxhsum -H3, b3sum --no-mmap,
-  trawl scan (default), -d xxh3 --no-reduce (the peers' work), -d sha256 --no-reduce -m
+  trawl scan (default; and warm: run once untimed first, no drop), -d xxh3 --no-reduce (the peers' work), -d sha256 --no-reduce -m
   sha256sum:/dev/null, and -d xxh3 --no-reduce at --io-depth 1, 4, 16, 64 (the default's reads
   in flight set beside fixed ones).
 A tool that is not installed is left out, saying so. Each row: median seconds, MiB/s, and
@@ -111,21 +111,27 @@ def main():
                     f"fio --name=r --filename={files} --rw=read --bs=1M --direct=1 "
                     f"--ioengine=io_uring --iodepth={depth} --output=/dev/null")
         mine = {"trawl scan": f"{T} scan {tree} -q",
+                "trawl scan, warm": f"{T} scan {tree} -q",
                 "trawl -d xxh3 --no-reduce": f"{T} scan {tree} -q -d xxh3 --no-reduce",
                 "trawl -m sha256sum": f"{T} scan {tree} -q -d sha256 --no-reduce -m sha256sum:/dev/null"}
         for d in (1, 4, 16, 64):
             mine[f"trawl -d xxh3 --no-reduce --io-depth {d}"] = (
                 f"{T} scan {tree} -q -d xxh3 --no-reduce --io-depth {d}")
-        # The first command of a round reads from the disk, the later ones partly from the host's
-        # cache of a virtual disk: trawl's rows go first every other round.
+        # Where a command falls in a round matters on a virtual disk (what the host's cache
+        # holds from the command before): each round starts at another command, so that over
+        # the rounds every command takes every place about as often.
         cmds = {**peers, **mine}
         times = {k: [] for k in cmds}
+        items = list(cmds.items())
         for r in range(a.runs):
-            order = list(cmds.items())
-            if r % 2:
-                order = [x for x in order if x[0] in mine] + [x for x in order if x[0] in peers]
+            start = r * len(items) // a.runs
+            order = items[start:] + items[:start]
             for k, c in order:
-                drop_caches()
+                if k.endswith(", warm"):
+                    # Read once untimed, so that the timed run finds every byte in memory.
+                    subprocess.run(c, shell=True, stdout=subprocess.DEVNULL, check=True)
+                else:
+                    drop_caches()
                 t = time.perf_counter()
                 r = subprocess.run(c, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 times[k].append(time.perf_counter() - t)
@@ -140,6 +146,12 @@ def main():
         for k, m in med.items():
             ratio = f"{best_peer / m:>9.2f}x" if best_peer and k in mine else ""
             print(f"  {k:<36} {m:>9.2f} {size / 2**20 / m:>8.0f} {ratio:>10}")
+        if best_peer:
+            floor = max(med["trawl scan, warm"], best_peer)
+            print(f"  trawl scan cold / max(warm, fastest peer): {med['trawl scan'] / floor:.2f}x (goal: 1.1x at most)")
+        fixed = [v for k, v in med.items() if "--io-depth" in k]
+        if fixed:
+            print(f"  best fixed --io-depth / default depth: {min(fixed) / med['trawl -d xxh3 --no-reduce']:.2f}x")
 
 
 if __name__ == "__main__":

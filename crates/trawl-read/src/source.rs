@@ -72,17 +72,9 @@ pub struct ChunkSource<'a> {
     window: usize,
     /// Set by the SIGBUS guard if a mapped page was past the file's end when touched.
     shrank: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// How far the device has been asked to read ahead ([`READ_AHEAD`]).
-    advised: u64,
     /// Time spent waiting for a free buffer (the consumers' pace, not the device's).
     waited: std::time::Duration,
-    /// A read of this file came from the device, not the page cache ([`COLD_READ`]).
-    cold: bool,
 }
-
-/// A 1 MiB read that takes longer than this came from the device: a copy out of the page cache
-/// takes a tenth of it.
-const COLD_READ: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Whether a mapped window's pages are all in the page cache (`mincore`); false when that
 /// cannot be told.
@@ -101,12 +93,6 @@ fn resident(map: &memmap2::Mmap) -> bool {
     r == 0 && vec.iter().all(|b| b & 1 == 1)
 }
 
-/// Bytes of a large file the device is asked for ahead of the reads (`POSIX_FADV_WILLNEED`),
-/// renewed each time the reads pass half of it: the device reads on while the bytes before
-/// are hashed, in requests far larger than the kernel's own read-ahead window (128 KiB on
-/// many disks), so that one cold file comes in at the device's sequential speed.
-pub const READ_AHEAD: u64 = 32 << 20;
-
 impl<'a> ChunkSource<'a> {
     pub fn new(file: OpenedFile, pool: &'a BufferPool, method: IoMethod) -> Self {
         let method = match method {
@@ -122,43 +108,13 @@ impl<'a> ChunkSource<'a> {
             eof: false,
             window: MAP_WINDOW,
             shrank: Default::default(),
-            advised: 0,
             waited: std::time::Duration::ZERO,
-            cold: false,
         }
     }
 
     /// Time spent waiting for a free buffer so far.
     pub fn waited(&self) -> std::time::Duration {
         self.waited
-    }
-
-    /// Asks the device for the next [`READ_AHEAD`] bytes once the reads have passed half of
-    /// what was asked for, on a file whose reads wait on the device (`cold`: a file in the page
-    /// cache would only pay for the advice; a file of one buffer is one read and needs none).
-    fn read_ahead(&mut self) {
-        let size = self.file.stamp.size;
-        if !self.cold
-            || size <= self.pool.buffer_size() as u64
-            || self.advised >= size
-            || self.offset + READ_AHEAD / 2 < self.advised
-        {
-            return;
-        }
-        let from = self.advised.max(self.offset);
-        let len = READ_AHEAD.min(size - from);
-        // SAFETY: an advisory system call on a descriptor this source owns; failure is harmless
-        // (the reads then rely on the kernel's own read-ahead).
-        unsafe {
-            use std::os::fd::AsRawFd;
-            libc::posix_fadvise(
-                self.file.file.as_raw_fd(),
-                from as libc::off_t,
-                len as libc::off_t,
-                libc::POSIX_FADV_WILLNEED,
-            );
-        }
-        self.advised = from + len;
     }
 
     /// Maps windows of `lanes`' share of 32 MiB (at least 4 MiB; the buffer size if larger).
@@ -197,7 +153,6 @@ impl<'a> ChunkSource<'a> {
     }
 
     fn next_read(&mut self) -> Result<Option<Chunk>, ReadError> {
-        self.read_ahead();
         // Timed only when it has to wait (a clock read per small file costs more than the wait).
         let mut buf = match self.pool.try_get() {
             Some(b) => b,
@@ -216,10 +171,6 @@ impl<'a> ChunkSource<'a> {
         let want = self.file.stamp.size.saturating_sub(self.offset);
         // At the tracked offset (`pread`), never the descriptor's position: after mapped
         // windows, or anything else that moved it, the bytes read are still the right ones.
-        // A large file's reads are timed until one shows the device (then the reads ahead
-        // begin); a file of one buffer is one read, and not timed.
-        let timed = !self.cold && want > space.len() as u64;
-        let t = timed.then(std::time::Instant::now);
         while filled < space.len() && (filled as u64) < want.max(1) {
             match self
                 .file
@@ -239,11 +190,6 @@ impl<'a> ChunkSource<'a> {
                     });
                 }
             }
-        }
-        if let Some(t) = t
-            && t.elapsed() * ((1 << 20) / filled.max(1)).max(1) as u32 > COLD_READ
-        {
-            self.cold = true;
         }
         buf.set_len(filled);
         self.offset += filled as u64;
