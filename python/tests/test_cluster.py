@@ -648,3 +648,34 @@ def test_scan_in_process_raises_typed_errors_that_carry_the_reason(tree, tmp_pat
     assert r["exit_code"] == 2 and r["failed"]
     assert any("dangling" in m for m in caplog.messages), caplog.messages
     assert capfd.readouterr().err == ""
+
+
+def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tree, tmp_path, cluster):
+    # The reducers' results were left on the workers until the end: a worker that died holding
+    # one made Dask compute that reducer again, from map results lost with the same worker.
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    pause = tmp_path / "reduced"
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8",
+                           "--no-speculate", tree, *SCAN, "--json", "c.json", cwd=str(tmp_path),
+                           env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        # The worker holding a reducer's result, if any is held; else "a".
+        who = c.who_has()
+        holders = {w for k, ws in who.items() if str(k).startswith("trawl-reduce-") for w in ws}
+        workers = c.scheduler_info(n_workers=-1)["workers"]
+        name = next((str(workers[w]["name"]) for w in sorted(holders) if w in workers), "a")
+        _, pid = worker_pid(c, name)
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
+    finally:
+        c.close()
+        pause.unlink(missing_ok=True)
+    _, err = ended(p, 120, "the run did not end")
+    assert p.returncode == 0, err
+    assert "Traceback" not in err, err
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -540,6 +540,9 @@ class Run(_Cluster):
                 return
 
         delay = float(os.environ.get("TRAWL_DASK_REDUCE_DELAY", "0") or 0)
+        # Tests only: once every reducer has finished, the file this names is made and the run
+        # waits (a minute at most) until it is gone, before the merge.
+        pause = os.environ.get("TRAWL_DASK_MERGE_PAUSE")
 
         def reducer(i, attempt=0):
             lo, hi = self.bounds[i]
@@ -551,6 +554,8 @@ class Run(_Cluster):
         locate()
 
         reducers = [reducer(i) for i in range(len(self.bounds))]
+        # Each reducer's result, taken as it finishes (see `take`).
+        got = [None] * len(reducers)
         which = {f.key: i for i, f in enumerate(reducers)}
         # The recovery each reducer's inputs are from (see `take`).
         made_after = {f.key: 0 for f in reducers}
@@ -577,6 +582,17 @@ class Run(_Cluster):
 
         def take(f):
             nonlocal recovered
+            if f.key in which and f.status == "finished":
+                # Fetched at once and let go: a worker that dies later, holding a finished
+                # reducer's result, takes nothing the run still needs (Dask would compute the
+                # reducer again, from map results lost with that worker).
+                try:
+                    got[which[f.key]] = f.result()
+                    f.release()
+                    return None
+                except Exception as e:  # noqa: BLE001 - sorted just below
+                    if not (type(e).__name__ == "SharesLost" or f.status == "cancelled"):
+                        raise
             if f.key in which and lost(f):
                 # A share was lost with a worker: the maps' results are had again (Dask reads
                 # a lost shard again; a resumed one is sent again from its checkpoint), once
@@ -596,6 +612,11 @@ class Run(_Cluster):
             return None
 
         self.drain(reducers + [m for _, m in tasks], take)
+        if pause:
+            open(pause, "w").close()
+            t = time.time()
+            while os.path.exists(pause) and time.time() - t < 60:
+                time.sleep(0.05)
         # In map order: the partitions number files by their map's place.
         for i, f in enumerate(merged):
             m = f if isinstance(f, dict) else f.result()
@@ -612,7 +633,7 @@ class Run(_Cluster):
                 f.release()
         self.stats["reduces_again"] = recovered
         self.stats.setdefault("resent_shards", 0)
-        reduced = self.client.gather(reducers)
+        reduced = got
         counts = []
         for r in reduced:
             if "error" in r:
