@@ -19,21 +19,28 @@ const TYPE_KEYS: usize = 4096;
 /// Bytes of directory rows held in RAM before they go to disk.
 const DIRS_MEMORY: usize = 4 << 20;
 
-/// A file's figures with its share of the saving unrounded (rounded once, per row).
+/// Parts of a byte a file's share of the saving is counted in: whole numbers, so that a row's
+/// sum is the same whatever order its files come in (a sum of floats is not), fine enough that
+/// the shares of a few billion files round to the byte.
+const SAVED_SCALE: f64 = 1024.0;
+
+/// A file's figures with its share of the saving in 1/[`SAVED_SCALE`] bytes (rounded to the byte
+/// once, per row).
 #[derive(Default, Clone)]
 struct Acc {
     f: Figures,
-    saved: f64,
+    saved: u64,
 }
 
 impl Acc {
     fn add(&mut self, o: &Acc) {
         self.f.add(&o.f);
-        self.saved += o.saved;
+        self.saved = self.saved.saturating_add(o.saved);
     }
 
     fn done(mut self) -> Figures {
-        self.f.saved_bytes = self.saved.round() as u64;
+        let scale = SAVED_SCALE as u64;
+        self.f.saved_bytes = self.saved / scale + u64::from(self.saved % scale >= scale / 2);
         self.f
     }
 
@@ -66,7 +73,7 @@ impl Acc {
                 saved_bytes: 0,
                 allocated_bytes: at(3),
             },
-            saved: f64::from_bits(at(4)),
+            saved: at(4),
         })
     }
 }
@@ -214,7 +221,7 @@ impl BreakdownBuilder {
                 saved_bytes: 0,
                 allocated_bytes: allocated,
             },
-            saved,
+            saved: (saved * SAVED_SCALE).round() as u64,
         };
         let mut key = (extension(name), kind.unwrap_or(""));
         if !self.types.contains_key(&key) && self.types.len() >= TYPE_KEYS {
