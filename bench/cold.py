@@ -23,6 +23,7 @@ fastest peer / this (above 1: this row is faster than the fastest peer).
 
 import argparse
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -118,14 +119,15 @@ def main():
             mine[f"trawl -d xxh3 --no-reduce --io-depth {d}"] = (
                 f"{T} scan {tree} -q -d xxh3 --no-reduce --io-depth {d}")
         # Where a command falls in a round matters on a virtual disk (what the host's cache
-        # holds from the command before): each round starts at another command, so that over
-        # the rounds every command takes every place about as often.
+        # holds, and what memory the command before gave back to the host): each round is in
+        # another order (shuffled, seeded by the round), so that no command always follows the
+        # same one.
         cmds = {**peers, **mine}
         times = {k: [] for k in cmds}
         items = list(cmds.items())
         for r in range(a.runs):
-            start = r * len(items) // a.runs
-            order = items[start:] + items[:start]
+            order = list(items)
+            random.Random(r).shuffle(order)
             for k, c in order:
                 drop_caches()
                 t = time.perf_counter()

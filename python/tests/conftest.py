@@ -127,17 +127,26 @@ def free_port():
 class Cluster:
     """A scheduler and workers as processes of their own (each killable), on loopback."""
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, tls=None, scheduler_file=None):
+        """``tls``: (CA file, certificate, key) for a tls:// cluster, given to the scheduler and
+        workers with Dask's own flags; ``scheduler_file``: where the scheduler writes its address."""
         self.tmp = tmp
         self.port = free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.tls = tls
+        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.procs = []
         self.workers = {}
-        self.scheduler = self._start(
-            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-             "--port", str(self.port), "--no-dashboard"],
-            "scheduler",
-        )
+        argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                "--port", str(self.port), "--no-dashboard"]
+        if tls:
+            argv += ["--protocol", "tls", *self._tls_flags()]
+        if scheduler_file:
+            argv += ["--scheduler-file", str(scheduler_file)]
+        self.scheduler = self._start(argv, "scheduler")
+
+    def _tls_flags(self):
+        ca, cert, key = self.tls
+        return ["--tls-ca-file", str(ca), "--tls-cert", str(cert), "--tls-key", str(key)]
 
     def _start(self, argv, name, env=None):
         e = dict(os.environ)
@@ -152,13 +161,22 @@ class Cluster:
                 "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
         if not nanny:
             argv.append("--no-nanny")
+        if self.tls:
+            argv += self._tls_flags()
         self.workers[name] = self._start(argv, f"worker-{name}", env)
         return self.workers[name]
 
     def client(self):
         from distributed import Client
 
-        return Client(self.address, timeout=60)
+        security = None
+        if self.tls:
+            from distributed.security import Security
+
+            ca, cert, key = self.tls
+            security = Security(tls_ca_file=str(ca), tls_client_cert=str(cert), tls_client_key=str(key),
+                                require_encryption=True)
+        return Client(self.address, timeout=60, security=security)
 
     def wait_for(self, n, timeout=60):
         c = self.client()

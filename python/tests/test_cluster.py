@@ -4,6 +4,7 @@ scheduler and 2-3 workers as processes on loopback."""
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -679,3 +680,57 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def _self_signed(tmp_path):
+    """A self-signed certificate and its key for 127.0.0.1 (its own CA), made with openssl."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def test_a_tls_cluster_started_with_dasks_own_flags_gives_the_exact_report(tree, tmp_path):
+    from conftest import Cluster
+
+    if not shutil.which("openssl"):
+        assert os.environ.get("TRAWL_REQUIRE_INTEROP") != "1", "openssl is required and not installed"
+        pytest.skip("openssl is not installed")
+    cert, key = _self_signed(tmp_path)
+    sfile = tmp_path / "scheduler.json"
+    cluster = Cluster(str(tmp_path), tls=(cert, cert, key), scheduler_file=sfile)
+    try:
+        cluster.worker("a")
+        cluster.worker("b")
+        cluster.wait_for(2)
+        want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+        tls = ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
+        r = trawl_dask("scan", "--scheduler", cluster.address, *tls, tree, *SCAN, "--json", "c.json",
+                       cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert_same_report(json.load(open(tmp_path / "c.json")), want)
+        # The address as the scheduler wrote it, as dask-jobqueue and dask-mpi hand it over.
+        r = trawl_dask("scan", "--scheduler-file", str(sfile), *tls, tree, *SCAN, "--json", "f.json",
+                       cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert_same_report(json.load(open(tmp_path / "f.json")), want)
+        # Without the client's certificate: refused by name, before any connection.
+        r = trawl_dask("scan", "--scheduler-file", str(sfile), tree, cwd=str(tmp_path),
+                       env={k: "" for k in os.environ if k.startswith("DASK_DISTRIBUTED__COMM__TLS")})
+        assert r.returncode == 2 and "needs this client's certificate" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    finally:
+        cluster.close()
+
+
+def test_a_scheduler_file_that_is_missing_or_not_one_is_named(tree, tmp_path):
+    r = trawl_dask("scan", "--scheduler-file", str(tmp_path / "none.json"), tree, cwd=str(tmp_path))
+    assert r.returncode == 2 and "none.json: cannot read it" in r.stderr, r.stderr
+    (tmp_path / "bad.json").write_text("{}")
+    r = trawl_dask("scan", "--scheduler-file", str(tmp_path / "bad.json"), tree, cwd=str(tmp_path))
+    assert r.returncode == 2 and "no scheduler address in it" in r.stderr, r.stderr
+    r = trawl_dask("scan", "--scheduler", "tcp://127.0.0.1:1", "--tls-cert", "x.pem", tree, cwd=str(tmp_path))
+    assert r.returncode == 2 and "is not a tls:// address" in r.stderr, r.stderr

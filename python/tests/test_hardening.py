@@ -173,7 +173,7 @@ def test_a_tls_scheduler_without_tls_settings_is_refused_by_name(tree, tmp_path)
     r = subprocess.run([sys.executable, "-m", "trawl.cluster", "scan", "--scheduler",
                         "tls://127.0.0.1:1", "--connect-timeout", "5", tree],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "needs Dask's TLS settings" in r.stderr, r.stderr
+    assert r.returncode == 2 and "needs this client's certificate: --tls-ca-file" in r.stderr, r.stderr
     no_traceback(r)
 
 

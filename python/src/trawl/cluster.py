@@ -11,6 +11,7 @@ of finished shards for ``--resume``, and a version check before any work.
 """
 
 import argparse
+import json
 import sys
 
 from . import _native
@@ -45,9 +46,7 @@ def _parser():
         help="scan PATH... on the cluster",
         epilog="Every other option is trawl scan's (--digest, --manifest, --json, --cdc, ...).",
     )
-    where = s.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786)")
-    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    _where(s)
     s.add_argument(
         "--on",
         metavar="HOST:PATH",
@@ -79,14 +78,75 @@ def _parser():
         epilog="Every other option is trawl audit's (--catalog is required; --digest, --json, "
         "--max-bytes, ...). The paths must be the same on this machine and on every worker.",
     )
-    where = a.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786)")
-    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    _where(a)
     a.add_argument("--shard-files", type=int, default=10000, help="at most this many files per read task (default 10000)")
     a.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most about this many bytes per read task (default 8GiB)")
     a.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
     a.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     return p
+
+
+def _where(p):
+    """The options that say which cluster runs the work, and how to reach it."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786, tls://HOST:8786)")
+    where.add_argument("--scheduler-file", metavar="FILE", help="a running scheduler's address, from the file "
+                       "`dask scheduler --scheduler-file FILE` writes (as dask-jobqueue and dask-mpi hand it over)")
+    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    p.add_argument("--tls-ca-file", metavar="FILE", help="a tls:// scheduler: the CA certificate(s) to trust")
+    p.add_argument("--tls-cert", metavar="FILE", help="a tls:// scheduler: this client's certificate")
+    p.add_argument("--tls-key", metavar="FILE", help="a tls:// scheduler: this client's private key (if not in --tls-cert)")
+
+
+def _scheduler_address(o):
+    """The scheduler's address: --scheduler, or the one in --scheduler-file."""
+    if not o.scheduler_file:
+        return o.scheduler
+    try:
+        with open(o.scheduler_file) as f:
+            address = json.load(f).get("address")
+    except OSError as e:
+        raise Fatal(f"--scheduler-file {o.scheduler_file}: cannot read it: {e.strerror or e}")
+    except (ValueError, AttributeError):
+        raise Fatal(f"--scheduler-file {o.scheduler_file}: not a scheduler file (JSON with an \"address\")")
+    if not isinstance(address, str) or "://" not in address:
+        raise Fatal(f"--scheduler-file {o.scheduler_file}: no scheduler address in it")
+    return address
+
+
+def _security(o, address):
+    """Dask's Security for a tls:// scheduler (from --tls-*, else Dask's own settings); None for
+    tcp://. Refused by name: tls:// with neither, --tls-* for another protocol, a file that
+    cannot be read."""
+    flags = {"--tls-ca-file": o.tls_ca_file, "--tls-cert": o.tls_cert, "--tls-key": o.tls_key}
+    given = {k: v for k, v in flags.items() if v}
+    tls = address.startswith("tls://")
+    if given and not tls:
+        raise Fatal(f"{', '.join(given)}: the scheduler {address} is not a tls:// address")
+    if not tls:
+        return None
+    for k, v in given.items():
+        try:
+            open(v, "rb").close()
+        except OSError as e:
+            raise Fatal(f"{k} {v}: cannot read it: {e.strerror or e}")
+    if given:
+        if not (o.tls_ca_file and o.tls_cert):
+            raise Fatal(f"{address}: a tls:// scheduler needs --tls-ca-file and --tls-cert (and --tls-key "
+                        "unless the key is in the certificate's file)")
+        from distributed.security import Security
+
+        return Security(tls_ca_file=o.tls_ca_file, tls_client_cert=o.tls_cert,
+                        tls_client_key=o.tls_key, require_encryption=True)
+    import dask
+
+    conf = dask.config.get("distributed.comm.tls", {}) or {}
+    if not (conf.get("ca-file") and (conf.get("client") or {}).get("cert")):
+        raise Fatal(
+            f"{address}: a tls:// scheduler needs this client's certificate: --tls-ca-file, "
+            "--tls-cert and --tls-key (or Dask's own settings, DASK_DISTRIBUTED__COMM__TLS__*)"
+        )
+    return None  # Dask's settings apply by themselves
 
 
 def _client(o):
@@ -95,6 +155,8 @@ def _client(o):
     if o.local is not None:
         if o.local < 1:
             raise Fatal("--local N: N must be at least 1")
+        if o.tls_ca_file or o.tls_cert or o.tls_key:
+            raise Fatal("--tls-*: for a running tls:// scheduler, not a local cluster")
         cluster = LocalCluster(
             n_workers=o.local,
             threads_per_worker=1,
@@ -103,22 +165,13 @@ def _client(o):
             silence_logs=40,
         )
         return Client(cluster), cluster
+    o.scheduler = _scheduler_address(o)
     if not o.scheduler:
-        raise Fatal("name a scheduler (--scheduler tcp://HOST:8786) or start a local cluster (--local N)")
-    if o.scheduler.startswith("tls://"):
-        import dask
-
-        tls = dask.config.get("distributed.comm.tls", {}) or {}
-        client = tls.get("client") or {}
-        if not (tls.get("ca-file") and client.get("cert")):
-            raise Fatal(
-                f"--scheduler {o.scheduler}: a tls:// scheduler needs Dask's TLS settings (a CA file, "
-                "and this client's certificate and key: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
-                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT, DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY), "
-                "and none are set"
-            )
+        raise Fatal("name a scheduler (--scheduler tcp://HOST:8786 or --scheduler-file FILE) or start a "
+                    "local cluster (--local N)")
+    security = _security(o, o.scheduler)
     try:
-        return Client(o.scheduler, timeout=o.connect_timeout), None
+        return Client(o.scheduler, timeout=o.connect_timeout, security=security), None
     except (OSError, TimeoutError) as e:
         raise Fatal(f"cannot reach the scheduler at {o.scheduler} within {o.connect_timeout:g} s: {e}")
     except (TypeError, ValueError) as e:
