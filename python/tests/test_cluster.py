@@ -675,7 +675,8 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
         wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
     finally:
         c.close()
-        pause.unlink(missing_ok=True)
+        if pause.exists():
+            pause.rmdir()
     _, err = ended(p, 120, "the run did not end")
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
@@ -734,3 +735,34 @@ def test_a_scheduler_file_that_is_missing_or_not_one_is_named(tree, tmp_path):
     assert r.returncode == 2 and "no scheduler address in it" in r.stderr, r.stderr
     r = trawl_dask("scan", "--scheduler", "tcp://127.0.0.1:1", "--tls-cert", "x.pem", tree, cwd=str(tmp_path))
     assert r.returncode == 2 and "is not a tls:// address" in r.stderr, r.stderr
+
+
+def test_a_frozen_worker_is_taken_as_lost_after_the_worker_timeout(tree, tmp_path, cluster):
+    # SIGSTOP: the process holds its connections and answers nothing; Dask would wait for its
+    # heartbeat timeout (5 minutes), the requests for its map results for ever.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           "--worker-timeout", "5", tree, *SCAN, "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "1"})
+    c = cluster.client()
+    try:
+        # "a" has finished a map (it holds a result) and is busy with another.
+        wait_until(lambda: any(str(k).startswith("trawl-map-") for k in c.has_what().get(worker_pid(c, "a")[0], ())))
+        _, pid = worker_pid(c, "a")
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        _, err = ended(p, 120, "the run did not end with a frozen worker")
+        assert p.returncode == 0, err
+        assert time.time() - t < 100
+        assert "not heard from for 5 s (--worker-timeout)" in err, err
+        assert "Traceback" not in err, err
+        assert json.load(open(tmp_path / "stats.json"))["silent_workers"] == 1
+        assert_same_report(json.load(open(tmp_path / "c.json")), want)
+    finally:
+        os.kill(pid, signal.SIGKILL)

@@ -728,7 +728,17 @@ fn the_same_tree_gives_the_same_report_every_run() {
     for _ in 0..5 {
         let r = d
             .cmd_unprivileged()
-            .args(["scan", "-q", "-j", "2", "--io-depth", "8", "--json", "-", "t"])
+            .args([
+                "scan",
+                "-q",
+                "-j",
+                "2",
+                "--io-depth",
+                "8",
+                "--json",
+                "-",
+                "t",
+            ])
             .run();
         r.code(2);
         let got = masked(&r.stdout);

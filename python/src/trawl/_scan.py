@@ -245,6 +245,7 @@ class Run(_Cluster):
                 pending |= set(each_round(pending) or ())
 
     def watch(self, pending):
+        self.drop_silent()
         self.repin()
         now = time.time()
         hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
@@ -267,6 +268,20 @@ class Run(_Cluster):
                     f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
                     f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
                 )
+
+    def drop_silent(self):
+        """Workers the scheduler has not heard from for --worker-timeout are removed (at most
+        once a second): their work runs on the others."""
+        now = time.time()
+        if now - getattr(self, "_silent_checked", 0) < 1.0:
+            return
+        self._silent_checked = now
+        from ._tasks import _drop_silent
+
+        for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
+            _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
+                 "taken as lost, its work runs on the other workers")
+            self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
 
     # -- the walk --
 
@@ -540,14 +555,15 @@ class Run(_Cluster):
                 return
 
         delay = float(os.environ.get("TRAWL_DASK_REDUCE_DELAY", "0") or 0)
-        # Tests only: once every reducer has finished, the file this names is made and the run
-        # waits (a minute at most) until it is gone, before the merge.
+        # Tests only: once every reducer has finished, the directory this names is made and the
+        # run waits (a minute at most) until it is gone, before the merge.
         pause = os.environ.get("TRAWL_DASK_MERGE_PAUSE")
 
         def reducer(i, attempt=0):
             lo, hi = self.bounds[i]
             return self.client.submit(
                 _reduce, lo, hi, list(where), self.run_key, delay if not attempt else 0.0,
+                self.o.worker_timeout,
                 key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
             )
 
@@ -613,7 +629,7 @@ class Run(_Cluster):
 
         self.drain(reducers + [m for _, m in tasks], take)
         if pause:
-            open(pause, "w").close()
+            os.mkdir(pause)
             t = time.time()
             while os.path.exists(pause) and time.time() - t < 60:
                 time.sleep(0.05)
@@ -633,6 +649,7 @@ class Run(_Cluster):
                 f.release()
         self.stats["reduces_again"] = recovered
         self.stats.setdefault("resent_shards", 0)
+        self.stats.setdefault("silent_workers", 0)
         reduced = got
         counts = []
         for r in reduced:

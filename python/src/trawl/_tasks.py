@@ -111,7 +111,7 @@ def _shares_plugin(run_key):
     return Shares()
 
 
-def _gather(where, lo, hi, run_key):
+def _gather(where, lo, hi, run_key, deadline=60.0):
     """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
     order), fetched from the workers holding them past the scheduler: one request per worker,
     for all of its maps, every worker at once."""
@@ -143,7 +143,11 @@ def _gather(where, lo, hi, run_key):
         keys = [k for _, k in items]
         if addr == w.address and all(k in w.data for k in keys):
             return [w.data[k]["parts"][lo:hi] for k in keys]
-        return await getattr(w.rpc(addr), _shares_handler(run_key))(keys=keys, lo=lo, hi=hi)
+        request = getattr(w.rpc(addr), _shares_handler(run_key))(keys=keys, lo=lo, hi=hi)
+        try:
+            return await asyncio.wait_for(request, deadline)
+        except asyncio.TimeoutError:
+            raise SharesLost(f"worker {addr} did not answer within {deadline:g} s (--worker-timeout)") from None
 
     async def every():
         return await asyncio.gather(*[one(a, items) for a, items in by_worker.items()])
@@ -159,11 +163,22 @@ def _gather(where, lo, hi, run_key):
     return out
 
 
+async def _drop_silent(dask_scheduler=None, seconds=60.0):
+    """Run on the scheduler: removes the workers it has not heard from for ``seconds`` (a frozen
+    process; Dask itself waits for its worker-ttl, 5 minutes by default), so that their tasks
+    and the results only they held are computed elsewhere. Returns their addresses."""
+    now = time.time()
+    silent = sorted(a for a, ws in dask_scheduler.workers.items() if now - ws.last_seen > seconds)
+    for a in silent:
+        await dask_scheduler.remove_worker(address=a, stimulus_id=f"trawl-silent-{now}", close=False)
+    return silent
+
+
 def _meta(result):
     return {k: v for k, v in result.items() if k != "parts"}
 
 
-def _reduce(lo, hi, where, run_key, delay=0.0):
+def _reduce(lo, hi, where, run_key, delay=0.0, deadline=60.0):
     """Counts partitions lo..hi-1, one at a time, from every map's share, fetched first (in map
     order): what the task holds at once is its maps' encoded batches and one partition
     decoded. ``delay`` (seconds before fetching, TRAWL_DASK_REDUCE_DELAY) is a knob for fault
@@ -175,7 +190,7 @@ def _reduce(lo, hi, where, run_key, delay=0.0):
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
-    pieces = _gather(where, lo, hi, run_key)
+    pieces = _gather(where, lo, hi, run_key, deadline)
     out = []
     for i in range(len(pieces[0]) if pieces else 0):
         try:

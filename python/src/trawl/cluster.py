@@ -70,6 +70,14 @@ def _parser():
         help="shards pinned to a host with no worker for this long are named and the run ends "
         "with exit code 2 (default 120)",
     )
+    s.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="a worker not heard from for this long, or that does not answer a request for map "
+        "results within it, is taken as lost and its work runs on the others (default 60)",
+    )
     s.add_argument("--no-speculate", action="store_true", help="do not re-issue the last shards on idle workers")
     s.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     a = sub.add_parser(
