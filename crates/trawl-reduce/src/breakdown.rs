@@ -20,16 +20,16 @@ const TYPE_KEYS: usize = 4096;
 const DIRS_MEMORY: usize = 4 << 20;
 
 /// Parts of a byte a file's share of the saving is counted in: whole numbers, so that a row's
-/// sum is the same whatever order its files come in (a sum of floats is not), fine enough that
-/// the shares of a few billion files round to the byte.
-const SAVED_SCALE: f64 = 1024.0;
+/// sum is the same whatever order its files come in (a sum of floats is not), fine enough
+/// (2^-32 bytes) that the rounding of a billion files' shares stays under a byte.
+const SAVED_SCALE: f64 = 4_294_967_296.0;
 
 /// A file's figures with its share of the saving in 1/[`SAVED_SCALE`] bytes (rounded to the byte
 /// once, per row).
 #[derive(Default, Clone)]
 struct Acc {
     f: Figures,
-    saved: u64,
+    saved: u128,
 }
 
 impl Acc {
@@ -39,8 +39,9 @@ impl Acc {
     }
 
     fn done(mut self) -> Figures {
-        let scale = SAVED_SCALE as u64;
-        self.f.saved_bytes = self.saved / scale + u64::from(self.saved % scale >= scale / 2);
+        let scale = SAVED_SCALE as u128;
+        let whole = self.saved / scale + u128::from(self.saved % scale >= scale / 2);
+        self.f.saved_bytes = u64::try_from(whole).unwrap_or(u64::MAX);
         self.f
     }
 
@@ -58,7 +59,7 @@ impl Acc {
     }
 
     fn decode(v: &[u8]) -> io::Result<Acc> {
-        if v.len() != 40 {
+        if v.len() != 48 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "a breakdown record is damaged",
@@ -73,7 +74,7 @@ impl Acc {
                 saved_bytes: 0,
                 allocated_bytes: at(3),
             },
-            saved: at(4),
+            saved: u128::from_le_bytes(v[32..48].try_into().expect("16 bytes")),
         })
     }
 }
@@ -221,7 +222,7 @@ impl BreakdownBuilder {
                 saved_bytes: 0,
                 allocated_bytes: allocated,
             },
-            saved: (saved * SAVED_SCALE).round() as u64,
+            saved: (saved * SAVED_SCALE).round() as u128,
         };
         let mut key = (extension(name), kind.unwrap_or(""));
         if !self.types.contains_key(&key) && self.types.len() >= TYPE_KEYS {
@@ -403,5 +404,33 @@ mod tests {
         let bin = r.types.iter().find(|t| t.extension == "bin").unwrap();
         assert_eq!(bin.figures.files, Breakdown::DIRECTORIES as u64 + 10);
         assert!(!bin.compressed_format);
+    }
+
+    #[test]
+    fn a_rows_saving_is_the_same_whatever_order_its_files_come_in() {
+        // Shares of files of 2^40 and 10^11 bytes stored three times over (and a small one)
+        // whose float sum is ...221.4999 one way and ...221.5 the other: rounded, 1 byte apart.
+        let shares: [f64; 5] = [
+            733_007_751_850.666_6,
+            66_666_666_666.666_664,
+            37_036.5,
+            66_666_666_666.666_664,
+            1.0,
+        ];
+        let float = |order: &mut dyn Iterator<Item = &f64>| order.sum::<f64>().round() as u64;
+        assert_ne!(float(&mut shares.iter()), float(&mut shares.iter().rev()));
+        let row = |order: &mut dyn Iterator<Item = &f64>| {
+            let mut acc = Acc::default();
+            for &share in order {
+                acc.add(&Acc {
+                    f: Figures::default(),
+                    saved: (share * SAVED_SCALE).round() as u128,
+                });
+            }
+            let mut bytes = Vec::new();
+            acc.encode(&mut bytes);
+            Acc::decode(&bytes).unwrap().done().saved_bytes
+        };
+        assert_eq!(row(&mut shares.iter()), row(&mut shares.iter().rev()));
     }
 }
