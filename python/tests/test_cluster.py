@@ -766,3 +766,30 @@ def test_a_frozen_worker_is_taken_as_lost_after_the_worker_timeout(tree, tmp_pat
         assert_same_report(json.load(open(tmp_path / "c.json")), want)
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_the_same_tree_gives_the_same_report_every_run_on_a_cluster_as_on_one_machine(tree, tmp_path, cluster):
+    # Shards of 5 files on two workers land differently each run; the JSON is the same, byte for
+    # byte, times and memory aside, and in one machine's order (its lists unsorted here).
+    for i in range(6):
+        os.symlink(f"nowhere{i}", os.path.join(tree, f"d{i % 4}", f"dangling{i}"))
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+
+    def masked(path):
+        r = json.load(open(path))
+        for k in ("seconds", "bytes_per_second", "peak_rss_bytes"):
+            r["totals"].pop(k)
+        return json.dumps(r, indent=1)
+
+    subprocess.run([trawl_bin(), "scan", tree, *SCAN, "--json", "one.json", "-q"], cwd=str(tmp_path))
+    want = masked(tmp_path / "one.json")
+    for i in range(3):
+        r = trawl_dask("scan", "--scheduler", cluster.address, "--shard-files", "5", tree, *SCAN,
+                       "--json", f"c{i}.json", cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        got = masked(tmp_path / f"c{i}.json")
+        assert got == want, f"run {i}: " + "".join(
+            f"\n- {a}\n+ {b}" for a, b in zip(want.splitlines(), got.splitlines()) if a != b
+        )[:3000]

@@ -7,7 +7,7 @@ use trawl_engine::ScanResult;
 use trawl_engine::records::RecordSink;
 use trawl_reduce::cluster::{MapTotals, PartitionResult};
 use trawl_report::reduction::HardLinks;
-use trawl_report::scan::{ScanReport, SizeHistogram};
+use trawl_report::scan::{FileJson, ScanReport, SizeHistogram};
 
 use crate::{ClusterError, Listing, ScanWork};
 
@@ -108,12 +108,14 @@ impl Merge {
         let records = sink.finish(&work.cfg.roots).map_err(ClusterError::io(
             "cannot keep the merged records (--temp-dir)",
         ))?;
-        // The walk's problems first, as one machine meets them.
+        // The walk's problems and the shards', in path order as one machine gives them.
         let mut skipped = walk.skipped.clone();
         skipped.append(&mut report.skipped);
+        FileJson::in_path_order(&mut skipped);
         report.skipped = skipped;
         let mut failed = walk.failed.clone();
         failed.append(&mut report.failed);
+        FileJson::in_path_order(&mut failed);
         report.failed = failed;
         report.file_sizes = sizes.buckets();
         report.totals.skipped = report.skipped.len() as u64;

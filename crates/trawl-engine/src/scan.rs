@@ -388,14 +388,9 @@ impl<'a> Collected<'a> {
         let seconds = start.elapsed().as_secs_f64();
         let records = sink.finish(&o.cfg.roots).map_err(records_err)?;
         media.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
-        // In path order, as the files are: the readers deliver them in no particular order, and
-        // the same tree gives the same report every run.
-        let by_path = |a: &FileJson, b: &FileJson| {
-            (&a.path.path, &a.path.path_hex).cmp(&(&b.path.path, &b.path.path_hex))
-        };
         let (mut skipped, mut failed) = (skipped, failed);
-        skipped.sort_by(by_path);
-        failed.sort_by(by_path);
+        FileJson::in_path_order(&mut skipped);
+        FileJson::in_path_order(&mut failed);
         let duplicates = dups
             .map(DuplicateSink::finish)
             .transpose()

@@ -36,6 +36,17 @@ pub struct FileJson {
     pub flv: Option<FlvSummary>,
 }
 
+impl FileJson {
+    /// Puts `list` (the report's `skipped` or `failed`) in path order: the order a report gives
+    /// them in whatever order the readers or the workers met them, so that the same tree gives
+    /// the same report every run.
+    pub fn in_path_order(list: &mut [FileJson]) {
+        list.sort_by(|a, b| {
+            (&a.path.path, &a.path.path_hex).cmp(&(&b.path.path, &b.path.path_hex))
+        });
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ErrorJson {
     pub kind: String,
