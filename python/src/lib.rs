@@ -165,18 +165,22 @@ struct Merger(Mutex<Option<trawl_cluster::Merge>>);
 
 #[pymethods]
 impl Merger {
-    /// Takes the next shard's (report, records, totals), in the order its map was reduced in.
+    /// Takes the next shard's (report, records, totals), in the order its map was reduced in;
+    /// `worker`: the worker that read it, named in its failures.
+    #[pyo3(signature = (report, records, totals, worker=None))]
     fn add(
         &self,
         py: Python<'_>,
         report: Vec<u8>,
         records: Vec<u8>,
         totals: Vec<u8>,
+        worker: Option<String>,
     ) -> PyResult<()> {
         let part = ShardPart {
             report,
             records,
             totals,
+            worker,
         };
         let mut g = self
             .0
@@ -252,9 +256,16 @@ impl Walk {
         Walk(Mutex::new(trawl_cluster::Walk::new(excluded)))
     }
 
-    /// Takes a listing task's result for root number `root`; the directories it left, to list
-    /// next.
-    fn add(&self, py: Python<'_>, root: usize, listing: Vec<u8>) -> PyResult<Vec<Py<PyBytes>>> {
+    /// Takes a listing task's result for root number `root` (`worker`: the worker that listed,
+    /// named in its failures); the directories it left, to list next.
+    #[pyo3(signature = (root, listing, worker=None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        root: usize,
+        listing: Vec<u8>,
+        worker: Option<&str>,
+    ) -> PyResult<Vec<Py<PyBytes>>> {
         let l = Listing::decode(&listing).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let dirs = l
             .dirs
@@ -264,7 +275,7 @@ impl Walk {
         self.0
             .lock()
             .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?
-            .add(root, l);
+            .add(root, l, worker);
         Ok(dirs)
     }
 

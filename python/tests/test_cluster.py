@@ -616,13 +616,17 @@ def test_the_cluster_rules_are_rusts_sizes_and_a_refused_batch_names_its_map():
     assert isinstance(e.value, ValueError)
 
 
-def test_a_missing_path_is_named_and_recorded_as_one_machine_records_it(tree, tmp_path):
+def test_a_missing_path_is_named_with_its_worker_and_recorded_as_one_machine_records_it(tree, tmp_path):
     missing = str(tmp_path / "no-such-dir")
     want, code = one_machine([tree, missing], cwd=str(tmp_path))
     r = trawl_dask("scan", "--local", "1", tree, missing, "--json", "c.json", cwd=str(tmp_path))
     assert r.returncode == code == 2, r.stderr
     assert f"{missing}: No such file or directory" in r.stderr + r.stdout
     got = json.load(open(tmp_path / "c.json"))
+    # The worker that met it is named, in the report and in the summary.
+    worker = got["failed"][0]["error"].pop("worker")
+    assert "tcp://127.0.0.1:" in worker, worker  # a local cluster's worker: "0 (tcp://...)"
+    assert f"(on worker {worker})" in r.stdout + r.stderr, r.stdout + r.stderr
     assert got["failed"] == want["failed"]
     assert got["failed"][0]["error"]["kind"] == "walk"
 

@@ -228,6 +228,7 @@ fn problem(path: &Path, kind: Option<SkipKind>, error: Option<&str>, error_kind:
         error: error.map(|m| ErrorJson {
             kind: error_kind.to_string(),
             message: m.to_string(),
+            worker: None,
         }),
         flv: None,
     }

@@ -16,6 +16,8 @@ pub struct ShardPart {
     pub report: Vec<u8>,
     pub records: Vec<u8>,
     pub totals: Vec<u8>,
+    /// The worker that read it (named in its failures).
+    pub worker: Option<String>,
 }
 
 /// The shards' parts merged so far.
@@ -52,7 +54,7 @@ impl Merge {
     /// Takes the next shard's part (in the order its map was reduced in).
     pub fn add(&mut self, part: &ShardPart) -> Result<(), ClusterError> {
         let i = self.totals.len();
-        let r: ScanReport = serde_json::from_slice(&part.report)
+        let mut r: ScanReport = serde_json::from_slice(&part.report)
             .map_err(|e| ClusterError::wire(format!("shard {i}: its report"), e))?;
         let t: MapTotals = serde_json::from_slice(&part.totals)
             .map_err(|e| ClusterError::wire(format!("shard {i}: its totals"), e))?;
@@ -63,6 +65,7 @@ impl Merge {
         report.totals.files += r.totals.files;
         report.totals.bytes += r.totals.bytes;
         report.skipped.extend(r.skipped);
+        FileJson::met_by(&mut r.failed, part.worker.as_deref());
         report.failed.extend(r.failed);
         for b in &r.file_sizes {
             self.sizes.add_bucket(b);

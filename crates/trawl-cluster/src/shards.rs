@@ -5,6 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use trawl_report::scan::FileJson;
+
 use crate::listing::{ListedFile, Listing};
 
 /// One shard of a cluster scan: its files (every name of a multiply linked file in the shard
@@ -47,8 +49,9 @@ impl Walk {
     }
 
     /// Takes one listing task's result for root number `root`.
-    pub fn add(&mut self, root: usize, listing: Listing) {
+    pub fn add(&mut self, root: usize, mut listing: Listing, worker: Option<&str>) {
         self.listings += 1;
+        FileJson::met_by(&mut listing.failed, worker);
         for f in listing.files {
             if !self.excluded.contains(&(f.dev, f.ino)) {
                 self.files.push((root, f));
@@ -169,9 +172,10 @@ mod tests {
                 file("r/out.json", 5, 99, 1),
                 file("r/c", 20, 8, 1),
             ]),
+            None,
         );
-        w.add(0, listing(vec![file("r/a", 10, 7, 2)]));
-        w.add(1, listing(vec![file("s/x", 1, 9, 1)]));
+        w.add(0, listing(vec![file("r/a", 10, 7, 2)]), None);
+        w.add(1, listing(vec![file("s/x", 1, 9, 1)]), None);
         assert_eq!((w.files(), w.listings()), (4, 3));
         let shards = w.shards(ShardBounds {
             max_bytes: 1 << 30,
@@ -202,6 +206,7 @@ mod tests {
                     .map(|i| file(&format!("f{i:04}"), 1, i, 1))
                     .collect(),
             ),
+            None,
         );
         let shards = w.shards(ShardBounds {
             max_bytes: 1 << 30,

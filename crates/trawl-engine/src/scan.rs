@@ -268,6 +268,7 @@ impl<'a> Collected<'a> {
                     Some(ErrorJson {
                         kind: e.kind().to_string(),
                         message: e.to_string(),
+                        worker: None,
                     }),
                 );
                 notice(Notice::Failed {

@@ -101,8 +101,14 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             human::count(r.failed.len() as u64, "file", "files")
         ));
         for f in &r.failed {
-            if let Some(e) = &f.error {
-                s.push_str(&format!("  {}\n", e.message));
+            match &f.error {
+                Some(e) if e.worker.is_some() => s.push_str(&format!(
+                    "  {} (on worker {})\n",
+                    e.message,
+                    e.worker.as_deref().unwrap_or_default()
+                )),
+                Some(e) => s.push_str(&format!("  {}\n", e.message)),
+                None => {}
             }
         }
     }

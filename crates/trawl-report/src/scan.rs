@@ -45,12 +45,25 @@ impl FileJson {
             (&a.path.path, &a.path.path_hex).cmp(&(&b.path.path, &b.path.path_hex))
         });
     }
+
+    /// Says of every failure in `list` that `worker` met it (a cluster's listing or shard).
+    pub fn met_by(list: &mut [FileJson], worker: Option<&str>) {
+        for f in list {
+            if let Some(e) = &mut f.error {
+                e.worker = worker.map(str::to_string);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ErrorJson {
     pub kind: String,
     pub message: String,
+    /// On a cluster: the worker that met it (its name and address), as workers may differ in
+    /// what they can read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub worker: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

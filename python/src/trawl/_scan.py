@@ -306,7 +306,8 @@ class Run(_Cluster):
         def done(f):
             self.failed(f, self.what[f.key])
             idx = self.root_of.pop(f.key)
-            dirs = found.add(idx, f.result())
+            listing, who = f.result()
+            dirs = found.add(idx, listing, who)
             f.release()
             # Batches small enough that every worker has one while the tree is narrow.
             nw = max(1, self.stats.get("workers", 1))
@@ -637,7 +638,7 @@ class Run(_Cluster):
         for i, f in enumerate(merged):
             m = f if isinstance(f, dict) else f.result()
             try:
-                merger.add(m["report"], m["records"], m["totals"])
+                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))
                 t = json.loads(m["totals"])
             except ValueError as e:
                 raise Fatal(f"shard {shards[i]['key']}: {self.source_of(shards[i])} does not decode "

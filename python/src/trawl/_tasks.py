@@ -16,13 +16,26 @@ LIST_BATCH = 32
 LIST_DIRS = 256
 
 
+def _worker_label():
+    """This worker as failures name it: its name and address (the address alone when it has no
+    name of its own); "client" outside a worker."""
+    from distributed import get_worker
+
+    try:
+        w = get_worker()
+    except ValueError:
+        return "client"
+    name = str(w.name) if w.name is not None else ""
+    return w.address if not name or name == w.address else f"{name} ({w.address})"
+
+
 def _list(args, idx, dirs):
     """Lists root number ``idx`` (``dirs`` None) or each of ``dirs``, depth first within a
     task's budget: one bytes object (Dask sends each bytes object of a result as a frame of
-    its own, and tens of thousands of names cost seconds that way)."""
+    its own, and tens of thousands of names cost seconds that way), and the worker that listed."""
     from trawl import _native as n
 
-    return n.Plan(args).list(idx, dirs)
+    return n.Plan(args).list(idx, dirs), _worker_label()
 
 
 def _same_version(expect):
@@ -60,6 +73,7 @@ def _map(args, files, partitions, delay, expect=None):
         where = get_worker().address
     except ValueError:
         where = "client"
+    label = _worker_label()
     return {
         "report": report,
         "records": records,
@@ -68,6 +82,7 @@ def _map(args, files, partitions, delay, expect=None):
         "seconds": time.perf_counter() - t,
         "began": began,
         "worker": where,
+        "worker_label": label,
     }
 
 
