@@ -22,13 +22,16 @@ Every figure checks first that the two reports agree (reduction and totals).
 
     python3 bench/cluster.py [--runs N] [--trawl PATH] [--mixed DIR] [--files DIR] [--local N]
                              [--sections scan,files,audit,running] [--shapes 2x1,4x4]
+                             [--sizes 0.5,2 [--data-dir /dev/shm]]
 
 Section `running` (not run by default): a scheduler and --shapes workers (default 2x1: two
 single-threaded workers) started once, as an operator starts them; `trawl-dask scan --scheduler` against `trawl scan`, wall time
 and CPU seconds of the whole cluster (client, scheduler, workers: /proc of each, the client's
 rusage) over trawl scan's; and Dask's floor: the same cluster running as many tasks as the scan
 ran, each doing nothing, from a client that imports what trawl-dask imports (what no change to
-trawl's own work can take away).
+trawl's own work can take away). With --sizes, each size's tree is measured on one cluster
+and the fixed cost and the cost per GiB of both sides are fitted through the smallest and the
+largest.
 
 trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
 wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
@@ -73,6 +76,12 @@ def main():
     ap.add_argument("--sections", default="scan,files,audit")
     ap.add_argument("--local", type=int, default=2,
                     help="worker processes of trawl-dask --local in sections scan and files")
+    ap.add_argument("--sizes", default="",
+                    help="section running: trees of these many GiB (e.g. 0.5,2; mixed, made once "
+                         "under --data-dir) instead of --mixed, and the fixed and per-GiB costs "
+                         "fitted through them")
+    ap.add_argument("--data-dir", default="/dev/shm",
+                    help="where --sizes makes its trees (default /dev/shm)")
     ap.add_argument("--shapes", default="2x1",
                     help="section running: clusters of WORKERSxTHREADS, e.g. 4x4,8x2; trawl scan "
                          "runs with -j WORKERS*THREADS beside each")
@@ -91,9 +100,19 @@ def main():
     if "audit" in sections:
         audits(a, j)
     if "running" in sections:
+        trees = [(None, a.mixed)]
+        if a.sizes:
+            trees = []
+            for g in (float(x) for x in a.sizes.split(",")):
+                tree = os.path.join(a.data_dir, f"trawl-bench-mixed-{int(g * 1024)}")
+                subprocess.run([sys.executable, os.path.join(HERE, "gen_corpus.py"), "mixed", tree,
+                                str(int(g * 1024))], check=True, stdout=subprocess.DEVNULL)
+                trees.append((g, tree))
         for shape in a.shapes.split(","):
             workers, threads = (int(x) for x in shape.split("x"))
-            running(a, j, workers, threads)
+            fits = [running(a, j, workers, threads, tree) for _, tree in trees]
+            if len(trees) >= 2:
+                per_gib(trees, fits)
 
 
 #: Dask's own cost for a run of N tasks: a client that imports trawl's cluster module and Dask,
@@ -114,7 +133,26 @@ def cpu_of(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def running(a, j, workers=2, threads=1):
+def per_gib(trees, fits):
+    """The fixed cost and the cost per GiB of each side, from the smallest and largest trees'
+    medians (wall and CPU), and the cluster's over one machine's."""
+    (g1, _), (g2, _) = min(trees), max(trees)
+    f1, f2 = fits[trees.index(min(trees))], fits[trees.index(max(trees))]
+    print(f"\n  fitted through {g1:g} and {g2:g} GiB: fixed + per GiB")
+    print(f"  {'':<24} {'fixed s':>8} {'s/GiB':>7} {'fixed CPU':>10} {'CPU s/GiB':>10}")
+    rows = {}
+    for k in f1:
+        (t1, c1), (t2, c2) = f1[k], f2[k]
+        st, sc = (t2 - t1) / (g2 - g1), (c2 - c1) / (g2 - g1)
+        rows[k] = (t1 - st * g1, st, c1 - sc * g1, sc)
+        print(f"  {k:<24} {rows[k][0]:>8.2f} {st:>7.2f} {rows[k][2]:>10.2f} {sc:>10.2f}")
+    one, dask = rows["trawl scan"], rows["trawl-dask --scheduler"]
+    print(f"  per GiB, cluster / one machine: wall {dask[1] / one[1]:.2f}x (goal 1.1x), "
+          f"CPU {dask[3] / one[3]:.2f}x (goal 1.15x); the cluster's fixed wall {dask[0]:.2f} s "
+          f"(goal 0.6 s)")
+
+
+def running(a, j, workers=2, threads=1, tree=None):
     """`trawl-dask scan --scheduler` on a cluster already running (a `dask scheduler` and
     `workers` `dask worker` processes of `threads` threads, started once, as an operator starts
     them) against `trawl scan -j workers*threads`: wall time, and CPU seconds of the whole
@@ -125,6 +163,7 @@ def running(a, j, workers=2, threads=1):
         so.bind(("127.0.0.1", 0))
         port = so.getsockname()[1]
     addr = f"tcp://127.0.0.1:{port}"
+    tree = tree or a.mixed
     log = open(j("cluster.log"), "w")
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
                                "127.0.0.1", "--port", str(port), "--no-dashboard"],
@@ -153,10 +192,10 @@ def running(a, j, workers=2, threads=1):
             return t, cpu
 
         cmds = {
-            "trawl scan": ([a.trawl, "scan", a.mixed, "-q", "-j", str(workers * threads),
+            "trawl scan": ([a.trawl, "scan", tree, "-q", "-j", str(workers * threads),
                             "--json", j("r1.json")], False),
             "trawl-dask --scheduler": ([sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", addr,
-                                        a.mixed, "-q", "--json", j("rd.json"), "--stats", j("st.json")], True),
+                                        tree, "-q", "--json", j("rd.json"), "--stats", j("st.json")], True),
         }
         # Dask's floor: a client that imports what trawl-dask imports, connects, and runs as
         # many tasks as the scan ran (listings, maps, their metadata, reducers) doing nothing.
@@ -174,7 +213,7 @@ def running(a, j, workers=2, threads=1):
                 got[k].append(timed(cmd, cluster))
         same(j("r1.json"), j("rd.json"), "running cluster")
         one = json.load(open(j("r1.json")))
-        print(f"\n{a.mixed}: {one['totals']['bytes'] / 2**30:.2f} GiB; a running scheduler and "
+        print(f"\n{tree}: {one['totals']['bytes'] / 2**30:.2f} GiB; a running scheduler and "
               f"{workers} workers of {threads} thread(s) (their start not counted) against trawl scan "
               f"-j{workers * threads}; reports equal")
         base_t = statistics.median(t for t, _ in got["trawl scan"])
@@ -192,6 +231,8 @@ def running(a, j, workers=2, threads=1):
         print(f"  the cluster run's own seconds (its report, after the client started): "
               f"{statistics.median(own):.2f} s, {statistics.median(own) / base_t:.2f}x; "
               f"the client's Python importing trawl and distributed alone: {imp:.2f} s")
+        return {k: (statistics.median(x for x, _ in v), statistics.median(x for _, x in v))
+                for k, v in got.items()}
     finally:
         for p in reversed(procs):
             p.terminate()
