@@ -447,6 +447,30 @@ class Run(_Cluster):
         winner, resumed = {}, 0
         owner = {}  # task key -> shard key
         by_key = {s["key"]: s for s in shards}
+        copies = {}  # shard key -> its futures still running
+
+        def submit(s, near=None):
+            where = self.pinned(s["root"])
+            if near and not where:
+                # A preference, not a pin: the worker whose map just finished.
+                where = {"workers": [near], "allow_other_workers": True}
+            f = self.client.submit(
+                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay, self.wire,
+                key=f"trawl-map-{self.run_key}-{s['key']}", **where,
+            )
+            self.root_of[f.key] = s["root"]
+            self.note_pin(f, s["root"])
+            self.what[f.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
+            owner[f.key] = s["key"]
+            copies[s["key"]] = [f]
+            return f
+
+        # Shards on shared storage are handed out as the workers' threads come free, the next
+        # to the worker whose map just finished: given all at once, Dask placed tasks on the
+        # workers ahead of time and the last ones waited behind a busy worker while another
+        # sat idle (2 GiB on two workers: 5 shards against 3). A pinned shard can run on its
+        # host only: those go at once.
+        waiting = []
         first = []
         for s in shards:
             prior = self.load(s) if self.o.resume else None
@@ -456,19 +480,24 @@ class Run(_Cluster):
                 self.resumed.add(s["key"])
                 self.early[s["key"]] = (_meta(prior), self.scatter(s["key"], prior))
                 resumed += 1
-                continue
-            f = self.client.submit(
-                _map, self.args, b"\0".join(s["files"]), self.o.partitions, delay, self.wire,
-                key=f"trawl-map-{self.run_key}-{s['key']}", **self.pinned(s["root"]),
-            )
-            self.root_of[f.key] = s["root"]
-            self.note_pin(f, s["root"])
-            self.what[f.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
-            owner[f.key] = s["key"]
-            first.append(f)
-        copies = {}  # shard key -> its futures still running
-        for f in first:
-            copies[owner[f.key]] = [f]
+            elif self.pins[s["root"]] is not None:
+                first.append(submit(s))
+            else:
+                waiting.append(s)
+        waiting.reverse()  # taken from the end, in shard order
+        threads = [self.threads()]
+
+        def top_up(near=None):
+            """Maps for the waiting shards while fewer run than the workers have threads."""
+            running = sum(1 for k in copies if self.pins[by_key[k]["root"]] is None)
+            new = []
+            while waiting and running < threads[0]:
+                new.append(submit(waiting.pop(), near))
+                running += 1
+                near = None
+            return new
+
+        first += top_up()
         started = time.time()
 
         def done(f):
@@ -488,7 +517,10 @@ class Run(_Cluster):
                     g.cancel()
             if self.o.state:
                 self.save(by_key[k], f.result())
-            return None
+            if not waiting:
+                return None
+            held = self.client.who_has([f]).get(f.key) or [None]
+            return top_up(held[0])
 
         def speculate(pending):
             if self.o.no_speculate or time.time() - started < 2.0:
@@ -513,11 +545,17 @@ class Run(_Cluster):
                 self.speculated += 1
             return new
 
-        # Only the last shards are copied: once fewer are left than there are workers.
+        asked = [time.time()]
+
+        # Only the last shards are copied: once none waits and fewer run than there are
+        # workers. Workers that joined since are given shards too.
         def each_round(pending):
-            if copies and len(copies) < len(self.client.processing()):
-                return speculate(pending)
-            return None
+            if time.time() - asked[0] >= 1.0:
+                threads[0], asked[0] = self.threads(), time.time()
+            more = top_up()
+            if not waiting and copies and len(copies) < len(self.client.processing()):
+                more += speculate(pending) or []
+            return more
 
         self.drain(first, done, each_round)
         self.stats["resumed_shards"] = resumed
@@ -525,6 +563,11 @@ class Run(_Cluster):
             self.say_why_none_resumed()
         self.stats["speculative_copies"] = self.speculated
         return [winner[s["key"]] for s in shards]
+
+    def threads(self):
+        """The threads of the workers now (at least 1)."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
 
     # -- reduce and finish --
 
