@@ -797,3 +797,11 @@ def test_the_same_tree_gives_the_same_report_every_run_on_a_cluster_as_on_one_ma
         assert got == want, f"run {i}: " + "".join(
             f"\n- {a}\n+ {b}" for a, b in zip(want.splitlines(), got.splitlines()) if a != b
         )[:3000]
+
+
+def test_quiet_silences_the_cluster_figures_as_it_silences_the_summary(tree, tmp_path):
+    r = trawl_dask("scan", "--local", "1", tree, "-q", "--json", "q.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "shards on" not in r.stderr and r.stdout == "", (r.stdout, r.stderr)
+    r = trawl_dask("scan", "--local", "1", tree, "--json", "n.json", cwd=str(tmp_path))
+    assert r.returncode == 0 and "shards on 1 workers" in r.stderr, r.stderr

@@ -809,7 +809,9 @@ class Run(_Cluster):
         self.stats["phase_seconds"] = phases
         self.stats["shard_timeline"] = sorted(self.timeline, key=lambda x: (str(x[0]), x[1]))
         s = self.stats
-        if s["fingerprints"]:
+        # The run's figures are a summary line: -q, which silences trawl's summary, silences it.
+        quiet = any(os.fsdecode(a) in ("-q", "--quiet") for a in self.args)
+        if s["fingerprints"] and not quiet:
             _say(
                 f"{s['shards']} shards on {s['workers']} workers, {s['partitions']} partitions: "
                 f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes "
