@@ -237,7 +237,11 @@ def running(a, j, workers=2, threads=1, tree=None):
         for p in reversed(procs):
             p.terminate()
         for p in procs:
-            p.wait(timeout=30)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # a worker retrying its gone scheduler
+                p.kill()
+                p.wait()
 
 
 def mixed(a, dask, j):
