@@ -47,6 +47,16 @@ def fs_type(path):
     return kind
 
 
+def refuse_unless_cold(path):
+    """Stops, saying why, where `path` can never be read cold (tmpfs, ramfs) or the page cache
+    cannot be dropped (not root)."""
+    kind = fs_type(path)
+    if kind in ("tmpfs", "ramfs"):
+        sys.exit(f"{path} is on {kind}: its files are in memory, never cold; name a directory on a disk")
+    if os.geteuid() != 0:
+        sys.exit("dropping the page cache (echo 3 > /proc/sys/vm/drop_caches) needs root: run as root")
+
+
 def drop_caches():
     subprocess.run(["sync"], check=True)
     with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -70,11 +80,7 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="data sizes times this")
     ap.add_argument("--only", default="big,mixed,small,tiny")
     a = ap.parse_args()
-    kind = fs_type(a.dir)
-    if kind in ("tmpfs", "ramfs"):
-        sys.exit(f"{a.dir} is on {kind}: its files are in memory, never cold; name a directory on a disk")
-    if os.geteuid() != 0:
-        sys.exit("dropping the page cache (echo 3 > /proc/sys/vm/drop_caches) needs root: run as root")
+    refuse_unless_cold(a.dir)
     os.makedirs(a.dir, exist_ok=True)
     gen = [sys.executable, os.path.join(HERE, "gen_corpus.py")]
     sets = {

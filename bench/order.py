@@ -21,7 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cold import drop_caches, fs_type  # noqa: E402
+from cold import drop_caches, fs_type, refuse_unless_cold  # noqa: E402
 
 
 def main():
@@ -32,11 +32,8 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--set", default="tiny", choices=["tiny", "small"])
     a = ap.parse_args()
+    refuse_unless_cold(a.dir)
     kind = fs_type(a.dir)
-    if kind in ("tmpfs", "ramfs"):
-        sys.exit(f"{a.dir} is on {kind}: its files are in memory, never cold; name a directory on a disk")
-    if os.geteuid() != 0:
-        sys.exit("dropping the page cache (echo 3 > /proc/sys/vm/drop_caches) needs root: run as root")
     n = int((200000 if a.set == "tiny" else 20000) * a.scale)
     tree = os.path.join(a.dir, f"{a.set}-{n}")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_corpus.py"), a.set, tree, str(n)],
