@@ -16,17 +16,17 @@ LIST_BATCH = 32
 LIST_DIRS = 256
 
 
-def _worker_label():
-    """This worker as failures name it: its name and address (the address alone when it has no
-    name of its own); "client" outside a worker."""
+def _worker_here():
+    """This worker's address, and how failures name it: its name and address (the address
+    alone when it has no name of its own); "client" for both outside a worker."""
     from distributed import get_worker
 
     try:
         w = get_worker()
     except ValueError:
-        return "client"
+        return "client", "client"
     name = str(w.name) if w.name is not None else ""
-    return w.address if not name or name == w.address else f"{name} ({w.address})"
+    return w.address, w.address if not name or name == w.address else f"{name} ({w.address})"
 
 
 def _list(args, idx, dirs):
@@ -35,7 +35,7 @@ def _list(args, idx, dirs):
     its own, and tens of thousands of names cost seconds that way), and the worker that listed."""
     from trawl import _native as n
 
-    return n.Plan(args).list(idx, dirs), _worker_label()
+    return n.Plan(args).list(idx, dirs), _worker_here()[1]
 
 
 def _same_version(expect):
@@ -59,7 +59,6 @@ def _same_version(expect):
 def _map(args, files, partitions, delay, expect=None):
     """One shard's map (``files``: its names joined by NUL, one bytes object); ``delay`` (seconds before reading, TRAWL_DASK_MAP_DELAY) is a knob
     for fault tests, to have a worker die mid-shard; ``expect``: the client's wire version."""
-    from distributed import get_worker
     from trawl import _native as n
 
     _same_version(expect)
@@ -69,11 +68,7 @@ def _map(args, files, partitions, delay, expect=None):
     began = time.time()
     files = files.split(b"\0") if files else []
     report, records, totals, parts = n.Plan(args).map(files, partitions)
-    try:
-        where = get_worker().address
-    except ValueError:
-        where = "client"
-    label = _worker_label()
+    where, label = _worker_here()
     return {
         "report": report,
         "records": records,
