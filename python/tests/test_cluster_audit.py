@@ -7,8 +7,9 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
-from conftest import make_tree, trawl_bin, trawl_dask, wait_until
+from conftest import ended, make_tree, trawl_bin, trawl_dask, trawl_dask_started, wait_until, worker_pid
 
 
 def one_machine(*args, cwd):
@@ -138,3 +139,36 @@ def test_what_a_cluster_audit_cannot_do_is_refused_by_name(tmp_path):
     assert not os.path.exists(tmp_path / "cat.db")
     r = trawl_dask("audit", "--local", "1", a, cwd=str(tmp_path))
     assert r.returncode == 2 and "--catalog" in r.stderr
+
+
+def test_a_frozen_worker_in_a_cluster_audit_is_taken_as_lost_after_the_worker_timeout(tmp_path, cluster):
+    # SIGSTOP: the worker holds its connections and answers nothing; Dask alone would wait for
+    # its heartbeat timeout (5 minutes) before giving its reads to the other worker.
+    a, b = make_tree(str(tmp_path / "a")), make_tree(str(tmp_path / "b"))
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    p = trawl_dask_started("audit", "--scheduler", cluster.address, "--shard-files", "5",
+                           "--worker-timeout", "5", a, "-c", "cat.db", "--json", "c.json",
+                           "--stats", "stats.json", cwd=str(tmp_path), env={"TRAWL_DASK_MAP_DELAY": "2"})
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(str(t).startswith("trawl-audit-read-")
+                               for t in c.processing().get(worker_pid(c, "a")[0], ())))
+        _, pid = worker_pid(c, "a")
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        _, err = ended(p, 120, "the audit did not end with a frozen worker")
+        assert p.returncode == 0, err
+        assert time.time() - t < 100
+        assert "not heard from for 5 s (--worker-timeout)" in err, err
+        assert "Traceback" not in err, err
+        assert json.load(open(tmp_path / "stats.json"))["silent_workers"] == 1
+        w = one_machine(b, "-c", "l.db", "--json", "l.json", cwd=str(tmp_path))
+        assert w.returncode == 0, w.stderr
+        assert events(tmp_path / "c.json", a) == events(tmp_path / "l.json", b)
+    finally:
+        os.kill(pid, signal.SIGKILL)

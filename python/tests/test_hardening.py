@@ -177,13 +177,39 @@ def test_a_tls_scheduler_without_tls_settings_is_refused_by_name(tree, tmp_path)
     no_traceback(r)
 
 
-def test_a_relative_root_is_refused_where_workers_resolve_it_elsewhere(tree, tmp_path, cluster):
+def test_a_relative_root_is_made_absolute_on_the_client(tree, tmp_path, cluster):
+    # The worker runs in another directory, where the relative path names nothing.
     cluster.worker("w1")
     cluster.wait_for(1)
     rel = os.path.relpath(tree, str(tmp_path))
-    r = trawl_dask("scan", "--scheduler", cluster.address, rel, "--json", "c.json", cwd=str(tmp_path))
+    assert not os.path.isabs(rel)
+    r = trawl_dask("scan", "--scheduler", cluster.address, "--json", "c.json", rel, "-q",
+                   cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    no_traceback(r)
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["roots"] == [{"path": tree}], report["roots"]
+    one, code = one_machine([tree], cwd=str(tmp_path))
+    assert code == 0 and report["totals"]["files"] == one["totals"]["files"] > 0
+
+
+def test_only_the_roots_are_made_absolute_not_an_option_equal_to_one(tmp_path, monkeypatch):
+    from trawl._scan import _absolute_roots
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x").mkdir()
+    args = [b"--temp-dir", b"x", b"x", b"/abs", b"y"]
+    x, y = (os.fsencode(str(tmp_path / n)) for n in "xy")
+    assert _absolute_roots(args, [b"x", b"/abs", b"y"]) == [b"--temp-dir", b"x", x, b"/abs", y]
+
+
+def test_a_relative_root_on_a_pinned_host_is_refused_by_name(tree, tmp_path, cluster):
+    cluster.worker("w1")
+    cluster.wait_for(1)
+    r = trawl_dask("scan", "--scheduler", cluster.address, "--on", "somehost:data/x", "--json",
+                   "c.json", cwd=str(tmp_path))
     assert r.returncode == 2, r.stderr
-    assert f"{rel}: a relative path" in r.stderr and tree in r.stderr, r.stderr
+    assert "--on somehost:data/x: a relative path, which host somehost would resolve" in r.stderr
     no_traceback(r)
     assert not (tmp_path / "c.json").exists()
 

@@ -41,7 +41,8 @@ class Audit(_Cluster):
         t = time.perf_counter()
         ac = as_completed([submit(i, None) for i in range(roots)])
         try:
-            for f in ac:
+            while not ac.is_empty():
+                f = self.next_done(ac)
                 self.failed(f, what[f.key])
                 idx = root_of.pop(f.key)
                 items, dirs = pickle.loads(f.result())
@@ -87,7 +88,7 @@ class Audit(_Cluster):
         try:
             fill()
             while live:
-                f = next(ac)
+                f = self.next_done(ac)
                 live -= 1
                 self.failed(f, what.pop(f.key))
                 r = f.result()

@@ -23,6 +23,25 @@ from ._checkpoints import (
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
 from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
 
+def _absolute_roots(args, roots):
+    """``args`` with each relative root made absolute (from this process's directory). A root's
+    argument is told from an option's value equal to it by trying: the argument whose change
+    moves that root is the root."""
+    args = list(args)
+    for n, root in enumerate(roots):
+        if os.path.isabs(root):
+            continue
+        absolute = os.fsencode(os.path.abspath(root))
+        for i, a in enumerate(args):
+            if a != root:
+                continue
+            trial = args[:i] + [absolute] + args[i + 1:]
+            if _native.Plan(trial).roots()[n] == absolute:
+                args = trial
+                break
+    return args
+
+
 class _Cluster:
     """What a scan and an audit share: the client, the workers, a version check."""
 
@@ -71,6 +90,36 @@ class _Cluster:
         if f.status == "cancelled":
             raise Fatal(f"{what}: cancelled")
 
+    def drop_silent(self):
+        """Workers the scheduler has not heard from for --worker-timeout are removed (at most
+        once a second): their work runs on the others."""
+        now = time.time()
+        if now - getattr(self, "_silent_checked", 0) < 1.0:
+            return
+        self._silent_checked = now
+        from ._tasks import _drop_silent
+
+        for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
+            _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
+                 "taken as lost, its work runs on the other workers")
+            self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
+
+    def next_done(self, ac):
+        """The next finished future of ``ac`` (an ``as_completed`` with futures left), with the
+        silent workers removed once a second while none finishes (their tasks run elsewhere)."""
+        from distributed import wait
+
+        while True:
+            done = ac.next_batch(block=False)
+            if done:
+                ac.update(done[1:])
+                return done[0]
+            try:
+                wait(list(ac.futures), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            self.drop_silent()
+
 
 class Run(_Cluster):
     """One trawl-dask scan."""
@@ -94,13 +143,17 @@ class Run(_Cluster):
         except ValueError as e:
             raise Fatal(str(e).strip())
         self.roots = self.plan.roots()
-        # A running cluster's workers (and a pinned host's) resolve a relative path in their own
-        # directories, not this one: refused by name (a local cluster's start here).
+        # A running cluster's workers resolve a relative path in their own directories, not
+        # this one: a relative root is made absolute here. A pinned host's directory is not
+        # known here: refused by name. (A local cluster's workers start here.)
         for root, pin in zip(self.roots, self.pins or [None] * len(self.roots)):
-            if not os.path.isabs(root) and (opts.scheduler or pin is not None):
-                where = f"host {pin}" if pin is not None else "the workers"
-                raise Fatal(f"{os.fsdecode(root)}: a relative path, which {where} would resolve in "
-                            f"their own directory: give it from / ({os.path.abspath(os.fsdecode(root))} here)")
+            if not os.path.isabs(root) and pin is not None:
+                raise Fatal(f"--on {pin}:{os.fsdecode(root)}: a relative path, which host {pin} "
+                            f"would resolve in its own directory: give it from /")
+        if opts.scheduler and not all(os.path.isabs(r) for r in self.roots):
+            self.args = _absolute_roots(self.args, self.roots)
+            self.plan = _native.Plan(self.args)
+            self.roots = self.plan.roots()
         if not self.pins:
             self.pins = [None] * len(self.roots)
         elif len(self.roots) != len(self.pins):
@@ -268,20 +321,6 @@ class Run(_Cluster):
                     f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
                     f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
                 )
-
-    def drop_silent(self):
-        """Workers the scheduler has not heard from for --worker-timeout are removed (at most
-        once a second): their work runs on the others."""
-        now = time.time()
-        if now - getattr(self, "_silent_checked", 0) < 1.0:
-            return
-        self._silent_checked = now
-        from ._tasks import _drop_silent
-
-        for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
-            _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
-                 "taken as lost, its work runs on the other workers")
-            self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
 
     # -- the walk --
 

@@ -70,14 +70,7 @@ def _parser():
         help="shards pinned to a host with no worker for this long are named and the run ends "
         "with exit code 2 (default 120)",
     )
-    s.add_argument(
-        "--worker-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="a worker not heard from for this long, or that does not answer a request for map "
-        "results within it, is taken as lost and its work runs on the others (default 60)",
-    )
+    _worker_timeout(s, ", or that does not answer a request for map results within it,")
     s.add_argument("--no-speculate", action="store_true", help="do not re-issue the last shards on idle workers")
     s.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     a = sub.add_parser(
@@ -90,8 +83,20 @@ def _parser():
     a.add_argument("--shard-files", type=int, default=10000, help="at most this many files per read task (default 10000)")
     a.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most about this many bytes per read task (default 8GiB)")
     a.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
+    _worker_timeout(a, "")
     a.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     return p
+
+
+def _worker_timeout(p, also):
+    p.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help=f"a worker not heard from for this long{also} is taken as lost and its work runs "
+        "on the others (default 60)",
+    )
 
 
 def _where(p):
