@@ -82,6 +82,8 @@ def main():
                          "fitted through them")
     ap.add_argument("--data-dir", default="/dev/shm",
                     help="where --sizes makes its trees (default /dev/shm)")
+    ap.add_argument("--gen-parts", type=int, default=1,
+                    help="--sizes: make each tree in this many parts, by as many processes")
     ap.add_argument("--shapes", default="2x1",
                     help="section running: clusters of WORKERSxTHREADS, e.g. 4x4,8x2; trawl scan "
                          "runs with -j WORKERS*THREADS beside each")
@@ -104,9 +106,15 @@ def main():
         if a.sizes:
             trees = []
             for g in (float(x) for x in a.sizes.split(",")):
-                tree = os.path.join(a.data_dir, f"trawl-bench-mixed-{int(g * 1024)}")
-                subprocess.run([sys.executable, os.path.join(HERE, "gen_corpus.py"), "mixed", tree,
-                                str(int(g * 1024))], check=True, stdout=subprocess.DEVNULL)
+                name = f"trawl-bench-mixed-{int(g * 1024)}"
+                if a.gen_parts > 1:
+                    import scaling
+
+                    tree = scaling.generate(a.data_dir, "mixed", int(g * 1024), a.gen_parts, 100, name)
+                else:
+                    tree = os.path.join(a.data_dir, name)
+                    subprocess.run([sys.executable, os.path.join(HERE, "gen_corpus.py"), "mixed", tree,
+                                    str(int(g * 1024))], check=True, stdout=subprocess.DEVNULL)
                 trees.append((g, tree))
         for shape in a.shapes.split(","):
             workers, threads = (int(x) for x in shape.split("x"))
