@@ -156,8 +156,8 @@ class Cluster:
         self.procs.append(p)
         return p
 
-    def worker(self, name, nanny=True, env=None):
-        argv = [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--name", name,
+    def worker(self, name, nanny=True, env=None, prefix=()):
+        argv = [*prefix, sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--name", name,
                 "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
         if not nanny:
             argv.append("--no-nanny")

@@ -631,6 +631,49 @@ def test_a_missing_path_is_named_with_its_worker_and_recorded_as_one_machine_rec
     assert got["failed"][0]["error"]["kind"] == "walk"
 
 
+def test_a_directory_one_worker_cannot_read_is_named_with_that_worker(tree, tmp_path, cluster):
+    # Worker "blind" runs without the capabilities that let root read past permissions, so a
+    # directory of mode 000 is closed to it and open to worker "sees". Whichever lists it and
+    # whichever reads its files, every failure names "blind", in the report and the summary.
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv (util-linux) to start a worker without CAP_DAC_*")
+    locked = os.path.join(tree, "locked")
+    os.makedirs(locked)
+    for i in range(12):
+        with open(os.path.join(locked, f"f{i:02d}"), "wb") as f:
+            f.write(os.urandom(5000 + i))
+    os.chmod(locked, 0)
+    cluster.worker("sees")
+    cluster.worker("blind", prefix=("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                                    "--inh-caps", "-dac_override,-dac_read_search"))
+    cluster.wait_for(2)
+    c = cluster.client()
+    try:
+        blind, _ = worker_pid(c, "blind")
+        sees, _ = worker_pid(c, "sees")
+    finally:
+        c.close()
+    try:
+        seen = 0
+        for i in range(4):
+            r = trawl_dask("scan", "--scheduler", cluster.address, "--shard-files", "2", "--no-speculate",
+                           tree, *SCAN, "--json", f"c{i}.json", cwd=str(tmp_path))
+            assert "Traceback" not in r.stderr, r.stderr
+            failed = json.load(open(tmp_path / f"c{i}.json"))["failed"]
+            assert r.returncode == (2 if failed else 0), r.stderr
+            for f in failed:
+                assert f["path"].startswith(locked), f
+                assert f["error"]["worker"].endswith(f"({blind})") or f["error"]["worker"] == blind, f
+                assert f"(on worker {f['error']['worker']})" in r.stdout + r.stderr
+            assert not any(sees in f["error"]["worker"] for f in failed)
+            seen += bool(failed)
+            if seen >= 2:
+                break
+        assert seen, "the blind worker was never given the locked directory in four runs"
+    finally:
+        os.chmod(locked, 0o755)
+
+
 def test_scan_in_process_raises_typed_errors_that_carry_the_reason(tree, tmp_path, capfd, caplog):
     with pytest.raises(trawl.OptionError, match="unknown digest algorithm 'sha265'") as e:
         trawl.scan(tree, digest="sha265")
