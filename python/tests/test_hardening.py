@@ -244,3 +244,11 @@ def test_the_shares_handler_lives_for_its_run_and_serves_its_keys_alone(tree, tm
         serve(keys=["trawl-map-K2-a"], lo=0, hi=1)
     p.teardown(w)
     assert w.handlers == {}
+
+
+def test_the_package_shows_its_own_names_not_the_modules_it_uses():
+    import trawl
+
+    public = {n for n in dir(trawl) if not n.startswith("_")}
+    assert not public & {"os", "json", "re", "tempfile", "errno", "logging"}, public
+    assert {"scan", "main", "ScanError", "OptionError", "cluster"} >= public - {"cluster"}, public

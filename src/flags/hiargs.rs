@@ -298,10 +298,15 @@ impl ScanPlan {
 
     pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
         // `none`: no digest (a data-reduction or media scan only), unless a manifest needs one.
-        let mut algorithms = if a.digest.trim() == "none" {
+        let sampling = a.reduce.sample.is_some_and(|s| s < 1.0);
+        let digest = a
+            .digest
+            .as_deref()
+            .unwrap_or(if sampling { "none" } else { "sha256" });
+        let mut algorithms = if digest.trim() == "none" {
             Vec::new()
         } else {
-            trawl_digest::parse_list(&a.digest)?
+            trawl_digest::parse_list(digest)?
         };
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         let stdout_users = manifests

@@ -251,15 +251,10 @@ pub struct ScanArgs {
     /// Digests to compute in one pass (comma-separated): md5, sha1, sha224, sha256, sha384, sha512,
     /// sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160,
     /// blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3; or none (data
-    /// reduction or media only).
-    #[arg(
-        help_heading = "Digests and manifests",
-        long,
-        short = 'd',
-        value_name = "LIST",
-        default_value = "sha256"
-    )]
-    pub digest: String,
+    /// reduction or media only). Default: sha256, or none with --sample (an estimate does not
+    /// pay for whole-file digests unless asked).
+    #[arg(help_heading = "Digests and manifests", long, short = 'd', value_name = "LIST")]
+    pub digest: Option<String>,
     /// Write a manifest: FORMAT:FILE with FORMAT a checksum tool's name (md5sum, sha1sum, sha224sum,
     /// sha256sum, sha384sum, sha512sum, b2sum, b3sum, xxh128sum, or ALGsum for any other digest),
     /// bsd or hashdeep (repeatable; '-' as FILE writes to stdout).

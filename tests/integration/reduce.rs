@@ -257,6 +257,33 @@ fn digest_none_measures_the_reduction_alone() {
 }
 
 #[test]
+fn a_sampled_estimate_pays_for_no_digest_unless_asked_and_its_ratio_is_at_least_one() {
+    let d = Dir::new();
+    // Data that does not repeat: the estimate's interval would reach past the data itself.
+    for i in 0..4 {
+        d.create(format!("t/rnd{i}").as_bytes(), &rnd(300_000, 40 + i));
+    }
+    let json = |extra: &[&str]| -> Value {
+        let mut args = vec!["scan", "t", "-q", "--json", "out.json", "--sample", "0.05"];
+        args.extend_from_slice(extra);
+        d.cmd().args(&args).run().code(0);
+        serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap()
+    };
+    let v = json(&[]);
+    assert_eq!(v["algorithms"], serde_json::json!([]), "no digest by default when sampling");
+    for w in v["reduction"]["dedup"].as_array().unwrap() {
+        let nonzero = w["logical_bytes"].as_u64().unwrap() - w["zero_bytes"].as_u64().unwrap();
+        let s = &w["sample"];
+        assert!(s["high"].as_u64().unwrap() <= nonzero, "{w}");
+        assert!(w["unique_bytes"].as_u64().unwrap() <= nonzero, "{w}");
+    }
+    // Asked for, a digest is computed as ever.
+    let v = json(&["-d", "sha256"]);
+    assert_eq!(v["algorithms"], serde_json::json!(["sha256"]));
+    assert!(v["files"][0]["digests"]["sha256"].is_string(), "{}", v["files"][0]);
+}
+
+#[test]
 fn a_sampled_run_brackets_the_exact_figures() {
     let d = Dir::new();
     corpus(&d);

@@ -607,7 +607,9 @@ impl Counter {
                 .ways
                 .get(w)
                 .map_or((0, 0, Refs::default()), |x| (x.0, x.1, x.3));
-            let (unique_blocks, unique_bytes, sample) = estimate(kb, kbytes, sampled, rate);
+            let nonzero = t.logical_bytes - t.zero_bytes;
+            let (unique_blocks, unique_bytes, sample) =
+                estimate(kb, kbytes, sampled, rate, nonzero);
             dedup_counts(&t, unique_blocks, unique_bytes, &refs, sample)
         };
         let nsizes = self.sizes.len();

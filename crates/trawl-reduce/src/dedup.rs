@@ -121,26 +121,30 @@ impl Dedup {
 }
 
 /// (unique blocks, unique bytes) from the distinct records kept, and, when they were sampled
-/// (kept if their key is under a threshold, at `rate`), the 99% interval of the bytes.
+/// (kept if their key is under a threshold, at `rate`), the 99% interval of the bytes. The
+/// estimate and its interval stay within what is possible: no fewer bytes than the distinct
+/// ones kept, no more than the `nonzero` bytes scanned (a dedup ratio is at least 1).
 pub(crate) fn estimate(
     kept_blocks: u64,
     kept_bytes: u64,
     sampled: bool,
     rate: f64,
+    nonzero: u64,
 ) -> (u64, u64, Option<SampleJson>) {
     if !sampled {
         return (kept_blocks, kept_bytes, None);
     }
     let blocks = (kept_blocks as f64 / rate).round() as u64;
-    let bytes = kept_bytes as f64 / rate;
+    let (floor, cap) = (kept_bytes as f64, nonzero.max(kept_bytes) as f64);
+    let bytes = (kept_bytes as f64 / rate).clamp(floor, cap);
     // Hash-threshold sampling: the kept count is binomial; relative error ~ 1/sqrt(kept).
     let rel = 2.576 / (kept_blocks.max(1) as f64).sqrt();
     let s = SampleJson {
         rate,
         kept: kept_blocks,
         confidence: 0.99,
-        low: (bytes * (1.0 - rel)).max(0.0).round() as u64,
-        high: (bytes * (1.0 + rel)).round() as u64,
+        low: (bytes * (1.0 - rel)).clamp(floor, cap).round() as u64,
+        high: (bytes * (1.0 + rel)).clamp(floor, cap).round() as u64,
     };
     (blocks, bytes.round() as u64, Some(s))
 }
@@ -205,4 +209,26 @@ pub(crate) fn histogram(refs: &Refs) -> Vec<RefBucket> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sampled_estimate_stays_within_what_is_possible() {
+        // 100 distinct blocks of 4 KiB kept at a 1% rate (39 MiB scaled) from 41 MiB of
+        // non-zero data: the interval's top (1.26x the scaled bytes) would pass the data itself,
+        // a dedup ratio under 1.
+        let nonzero = 41 << 20;
+        let (_, bytes, s) = estimate(100, 100 * 4096, true, 0.01, nonzero);
+        let s = s.expect("sampled");
+        assert!(s.high <= nonzero, "{} > {nonzero}", s.high);
+        assert!(bytes <= nonzero && s.low <= bytes);
+        // Never fewer bytes than the distinct blocks actually kept.
+        let (_, bytes, s) = estimate(4, 4 * 4096, true, 0.5, 1 << 30);
+        assert!(s.expect("sampled").low >= 4 * 4096 && bytes >= 4 * 4096);
+        // Unsampled: exact.
+        assert_eq!(estimate(7, 700, false, 1.0, 1000), (7, 700, None));
+    }
 }

@@ -2,12 +2,12 @@
 writes, and ``trawl.main([...])`` runs any trawl command line. ``trawl.cluster`` (the
 ``trawl-dask`` command) spreads one scan over a Dask cluster."""
 
-import errno
-import json
-import logging
-import os
-import re
-import tempfile
+import errno as _errno
+import json as _json
+import logging as _logging
+import os as _os
+import re as _re
+import tempfile as _tempfile
 
 from . import _native
 
@@ -24,14 +24,14 @@ def _flag(name, value):
     if isinstance(value, (list, tuple)):
         out = []
         for v in value:
-            out += [flag, os.fsdecode(v) if isinstance(v, bytes) else str(v)]
+            out += [flag, _os.fsdecode(v) if isinstance(v, bytes) else str(v)]
         return out
     return [flag, str(value)]
 
 
 def main(argv):
     """Runs a trawl command line (without the program's name) in this process; its exit code."""
-    return _native.main([os.fsencode(a) for a in ["trawl", *argv]])
+    return _native.main([_os.fsencode(a) for a in ["trawl", *argv]])
 
 
 class ScanError(RuntimeError):
@@ -54,7 +54,7 @@ class OptionError(ScanError, ValueError):
         super().__init__(2, message)
 
 
-_log = logging.getLogger("trawl")
+_log = _logging.getLogger("trawl")
 
 
 def _option_error(text):
@@ -67,7 +67,7 @@ def _option_error(text):
             continue
         line = line.removeprefix("error: ").removeprefix("trawl: ")
         line = line.replace("unexpected argument", "unknown option").replace("a similar argument", "a similar option")
-        keep.append(re.sub(r"'?--([a-z0-9][a-z0-9-]*)(?: <[^>]*>)?'?",
+        keep.append(_re.sub(r"'?--([a-z0-9][a-z0-9-]*)(?: <[^>]*>)?'?",
                            lambda m: m.group(1).replace("-", "_"), line))
     return OptionError("scan(): " + "; ".join(keep))
 
@@ -75,8 +75,8 @@ def _option_error(text):
 def _os_error(message):
     """An ``OSError`` of the right subclass (``FileNotFoundError``, ``PermissionError``, ...) when
     trawl's words end with a system error, else None."""
-    for n in sorted(errno.errorcode):
-        if f"{os.strerror(n)} (os error {n})" in message:
+    for n in sorted(_errno.errorcode):
+        if f"{_os.strerror(n)} (os error {n})" in message:
             return OSError(n, message)
     return None
 
@@ -97,14 +97,14 @@ def scan(*paths, **options):
         raise ValueError("scan: the report is returned; write it with json.dump")
     for p in paths:
         # The path's own error, typed, before anything is read (os.stat raises it).
-        os.stat(p)
-    argv = ["scan", *[os.fsdecode(p) for p in paths], "--quiet"]
+        _os.stat(p)
+    argv = ["scan", *[_os.fsdecode(p) for p in paths], "--quiet"]
     for k, v in options.items():
         argv += _flag(k, v)
-    with tempfile.TemporaryDirectory(prefix="trawl-") as d:
-        out = os.path.join(d, "report.json")
-        code, said = _native.main_captured([os.fsencode(a) for a in ["trawl", *argv, "--json", out]])
-        if not os.path.exists(out):
+    with _tempfile.TemporaryDirectory(prefix="trawl-") as d:
+        out = _os.path.join(d, "report.json")
+        code, said = _native.main_captured([_os.fsencode(a) for a in ["trawl", *argv, "--json", out]])
+        if not _os.path.exists(out):
             msg = said.strip().removeprefix("trawl: ")
             e = _os_error(msg)
             if e is not None:
@@ -113,7 +113,7 @@ def scan(*paths, **options):
                 raise _option_error(said)
             raise ScanError(code, msg)
         with open(out, "rb") as f:
-            report = json.load(f)
+            report = _json.load(f)
     for line in said.splitlines():
         if line.strip():
             _log.warning("%s", line.removeprefix("trawl: "))
