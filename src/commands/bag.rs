@@ -61,9 +61,32 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
         }
         info.push((k.trim().to_string(), v.trim().to_string()));
     }
-    let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
+    use crate::flags::lowargs::BagLinks;
+    let links = match (a.links, a.read.follow) {
+        (None, false) | (Some(BagLinks::Refuse), false) => create::Links::Refuse,
+        (Some(BagLinks::Skip), false) => create::Links::Skip,
+        (None, true) | (Some(BagLinks::Follow), _) => create::Links::Follow,
+        (Some(other), true) => bail!(
+            "--follow bags what links point to; --links {} says otherwise: give one",
+            if other == BagLinks::Skip {
+                "skip"
+            } else {
+                "refuse"
+            }
+        ),
+    };
+    if links == create::Links::Skip && a.out.is_none() {
+        bail!(
+            "--links skip needs --out DEST: in place the links would stay in data/, where a bag may hold nothing its manifests do not list (with --out the bag leaves them out and {} keeps them)",
+            a.dir.display()
+        );
+    }
+    let mut read = a.read.clone();
+    read.follow = links == create::Links::Follow;
+    let cfg = scan_config(vec![a.dir.clone()], &read)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
     let opts = CreateOptions {
+        links,
         algorithms,
         info,
         out: a.out.as_deref(),
@@ -90,6 +113,15 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
             line += &format!(
                 " ({} hard links, {} verified copies; {how})",
                 c.linked, c.copied
+            );
+        }
+        if c.links_left_out > 0 {
+            line += &format!(
+                "; {} symbolic links left out (--links skip), listed in {}",
+                c.links_left_out,
+                trawl_printer::terminal::line(
+                    &target.join(create::LINKS_LEFT_OUT).display().to_string()
+                )
             );
         }
         messages::to_stdout(&format!("{line}\n"))?;

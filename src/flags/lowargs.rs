@@ -253,7 +253,12 @@ pub struct ScanArgs {
     /// blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3; or none (data
     /// reduction or media only). Default: sha256, or none with --sample (an estimate does not
     /// pay for whole-file digests unless asked).
-    #[arg(help_heading = "Digests and manifests", long, short = 'd', value_name = "LIST")]
+    #[arg(
+        help_heading = "Digests and manifests",
+        long,
+        short = 'd',
+        value_name = "LIST"
+    )]
     pub digest: Option<String>,
     /// Write a manifest: FORMAT:FILE with FORMAT a checksum tool's name (md5sum, sha1sum, sha224sum,
     /// sha256sum, sha384sum, sha512sum, b2sum, b3sum, xxh128sum, or ALGsum for any other digest),
@@ -465,6 +470,14 @@ pub enum BagCommand {
     Recover(BagRecoverArgs),
 }
 
+/// `bag create --links`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BagLinks {
+    Refuse,
+    Skip,
+    Follow,
+}
+
 #[derive(Debug, Args)]
 pub struct BagCreateArgs {
     /// The directory to make a bag of (in place, unless --out).
@@ -477,6 +490,11 @@ pub struct BagCreateArgs {
     /// With --out: copy every file (verified), so that the bag shares nothing with DIR.
     #[arg(long, requires = "out")]
     pub copy: bool,
+    /// Symbolic links (a bag holds none): refuse (each named; the default), skip (with --out:
+    /// left out of the bag, listed in its links-left-out.txt), follow (bag what each points to,
+    /// as --follow does; a dangling one is named).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub links: Option<BagLinks>,
     /// Payload manifest algorithms.
     #[arg(
         long,

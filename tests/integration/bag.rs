@@ -349,3 +349,117 @@ fn interrupted_creation_is_recoverable() {
     d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
     validate(&d, "b").code(0);
 }
+
+/// A tree with links as real trees have them: to a file, to a directory, dangling.
+fn tree_with_links(d: &Dir) {
+    d.create(b"src/a.txt", b"alpha\n");
+    d.create(b"src/sub/b.txt", b"beta\n");
+    std::os::unix::fs::symlink("a.txt", d.join("src/to-a")).unwrap();
+    std::os::unix::fs::symlink("sub", d.join("src/to-sub")).unwrap();
+    std::os::unix::fs::symlink("../gone.txt", d.join("src/sub/dangling")).unwrap();
+}
+
+#[test]
+fn links_are_refused_by_default_each_named_with_the_choices() {
+    let d = Dir::new();
+    tree_with_links(&d);
+    let r = d.cmd().args(["bag", "create", "src", "-q"]).run();
+    r.code(2);
+    for l in ["src/to-a", "src/to-sub", "src/sub/dangling"] {
+        r.stderr_has(&format!(
+            "{l}: symbolic link; a bag holds none: --links skip"
+        ));
+    }
+    assert!(!d.join("src/data").exists() && d.join("src/a.txt").exists());
+}
+
+#[test]
+fn links_skip_leaves_them_out_of_the_bag_and_lists_them() {
+    let d = Dir::new();
+    tree_with_links(&d);
+    // In place the links would stay inside data/: refused, nothing changed.
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--links", "skip"])
+        .run();
+    r.code(2);
+    r.stderr_has("--links skip needs --out DEST");
+    assert!(!d.join("src/data").exists());
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "bag", "--links", "skip"])
+        .run();
+    r.code(0);
+    r.stdout_has("3 symbolic links left out (--links skip), listed in bag/links-left-out.txt");
+    let listed = std::fs::read_to_string(d.join("bag/links-left-out.txt")).unwrap();
+    assert_eq!(
+        listed,
+        "data/sub/dangling -> ../gone.txt\ndata/to-a -> a.txt\ndata/to-sub -> sub\n"
+    );
+    assert!(!d.join("bag/data/to-a").exists() && !d.join("bag/data/to-sub").exists());
+    // The list is a tag file, under the tag manifests; the source keeps its links.
+    let tags = std::fs::read_to_string(d.join("bag/tagmanifest-sha256.txt")).unwrap();
+    assert!(tags.contains(&format!(
+        "{}  links-left-out.txt",
+        sha256_hex(listed.as_bytes())
+    )));
+    assert!(
+        std::fs::symlink_metadata(d.join("src/to-a"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    validate(&d, "bag").code(0);
+    if let Some(bagit) = crate::util::tool("bagit.py") {
+        crate::util::run_tool(
+            d.path(),
+            &bagit,
+            &[
+                std::ffi::OsStr::new("--validate"),
+                std::ffi::OsStr::new("bag"),
+            ],
+        )
+        .code(0);
+    }
+}
+
+#[test]
+fn links_follow_bags_their_targets_and_names_a_dangling_one_as_dangling() {
+    let d = Dir::new();
+    tree_with_links(&d);
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "bag", "--links", "follow"])
+        .run();
+    r.code(2);
+    r.stderr_has("src/sub/dangling: dangling symbolic link to ../gone.txt: nothing there");
+    assert!(!d.join("bag").exists());
+    std::fs::remove_file(d.join("src/sub/dangling")).unwrap();
+    d.cmd()
+        .args([
+            "bag", "create", "src", "--out", "bag", "--links", "follow", "-q",
+        ])
+        .run()
+        .code(0);
+    assert_eq!(std::fs::read(d.join("bag/data/to-a")).unwrap(), b"alpha\n");
+    assert_eq!(
+        std::fs::read(d.join("bag/data/to-sub/b.txt")).unwrap(),
+        b"beta\n"
+    );
+    assert!(
+        !std::fs::symlink_metadata(d.join("bag/data/to-a"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    validate(&d, "bag").code(0);
+    // --follow says the same; with --links skip it contradicts, and is refused.
+    let r = d
+        .cmd()
+        .args([
+            "bag", "create", "src", "--out", "bag2", "--links", "skip", "--follow",
+        ])
+        .run();
+    r.code(2);
+    r.stderr_has("--links skip says otherwise");
+}

@@ -270,7 +270,11 @@ fn a_sampled_estimate_pays_for_no_digest_unless_asked_and_its_ratio_is_at_least_
         serde_json::from_slice(&std::fs::read(d.join("out.json")).unwrap()).unwrap()
     };
     let v = json(&[]);
-    assert_eq!(v["algorithms"], serde_json::json!([]), "no digest by default when sampling");
+    assert_eq!(
+        v["algorithms"],
+        serde_json::json!([]),
+        "no digest by default when sampling"
+    );
     for w in v["reduction"]["dedup"].as_array().unwrap() {
         let nonzero = w["logical_bytes"].as_u64().unwrap() - w["zero_bytes"].as_u64().unwrap();
         let s = &w["sample"];
@@ -280,7 +284,11 @@ fn a_sampled_estimate_pays_for_no_digest_unless_asked_and_its_ratio_is_at_least_
     // Asked for, a digest is computed as ever.
     let v = json(&["-d", "sha256"]);
     assert_eq!(v["algorithms"], serde_json::json!(["sha256"]));
-    assert!(v["files"][0]["digests"]["sha256"].is_string(), "{}", v["files"][0]);
+    assert!(
+        v["files"][0]["digests"]["sha256"].is_string(),
+        "{}",
+        v["files"][0]
+    );
 }
 
 #[test]

@@ -232,7 +232,10 @@ mod tests {
         got.sort();
         let mut kept = kept;
         kept.sort();
-        assert_eq!(got, kept, "the next pool reads into the ended pool's buffers");
+        assert_eq!(
+            got, kept,
+            "the next pool reads into the ended pool's buffers"
+        );
         drop((c, d, next, hold));
         let spare = SPARE.lock().unwrap();
         assert!(spare.iter().map(Vec::len).sum::<usize>() <= SPARE_BYTES);

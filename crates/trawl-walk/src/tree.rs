@@ -316,7 +316,13 @@ impl Walker<'_> {
     fn followed(&self, dir: &DirWork, path: PathBuf) -> Option<WalkItem> {
         let md = match std::fs::metadata(&path) {
             Ok(md) => md,
-            // Dangling, or a loop of links.
+            // Dangling: said so, with where it points.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let to = std::fs::read_link(&path).unwrap_or_default();
+                let said = format!("dangling symbolic link to {}: nothing there", to.display());
+                return Some(io_error(&path, std::io::Error::new(e.kind(), said)));
+            }
+            // A loop of links, or a target that cannot be looked at.
             Err(e) => return Some(io_error(&path, e)),
         };
         if md.is_dir() {

@@ -11,7 +11,7 @@
 //! This module creates; [`recover`] undoes, [`update`] adds manifests.
 
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +20,7 @@ use trawl_digest::Algorithm;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 use trawl_spool::Sorted;
 use trawl_stop::Stop;
+use trawl_walk::SkipKind;
 
 use crate::payload::{
     Hashed, Listing, Spools, digest_reader, hash_stream, write_payload_manifests,
@@ -71,6 +72,8 @@ pub(crate) struct Tree {
     /// Entries that cannot be bagged, the first [`PROBLEMS_SHOWN`] of them.
     pub(crate) problems: Vec<String>,
     pub(crate) more_problems: u64,
+    /// With [`Links::Skip`]: each symbolic link left out, as (relative path, target).
+    pub(crate) left_out: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 /// How many entries that cannot be bagged are named (the rest are counted).
@@ -93,7 +96,25 @@ pub struct Created {
     pub bytes: u64,
     pub linked: u64,
     pub copied: u64,
+    /// Symbolic links left out ([`Links::Skip`]), listed in [`LINKS_LEFT_OUT`].
+    pub links_left_out: u64,
 }
+
+/// What a bag does with the symbolic links of its source (a bag holds no link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Links {
+    /// Each one is a problem that refuses the creation (the default).
+    #[default]
+    Refuse,
+    /// Left out of the bag (with `out` only), each listed in the bag's [`LINKS_LEFT_OUT`].
+    Skip,
+    /// What each points to is bagged under the link's name; a dangling one is a problem.
+    Follow,
+}
+
+/// The tag file that lists the links [`Links::Skip`] left out: `PATH -> TARGET` per line, the
+/// path under `data/`, both encoded as manifest paths are.
+pub const LINKS_LEFT_OUT: &str = "links-left-out.txt";
 
 pub(crate) fn refused(path: &Path, msg: impl Into<String>) -> BagError {
     BagError::Refused {
@@ -108,6 +129,7 @@ pub(crate) fn refused(path: &Path, msg: impl Into<String>) -> BagError {
 pub(crate) fn digest_tree(
     dir: &Path,
     algs: &[Algorithm],
+    links: Links,
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
@@ -122,6 +144,7 @@ pub(crate) fn digest_tree(
         bytes: 0,
         problems: Vec::new(),
         more_problems: 0,
+        left_out: Vec::new(),
     };
     let mut pushed: std::io::Result<()> = Ok(());
     let mut value = Vec::new();
@@ -132,7 +155,8 @@ pub(crate) fn digest_tree(
         &DigestLanes(algs.to_vec()),
         progress,
         &engine,
-        &mut |ev| match ev {
+        &mut |ev| {
+            match ev {
             Event::File(rec) => {
                 let rel = rec.path.strip_prefix(dir).unwrap_or(&rec.path);
                 match rel.to_str() {
@@ -157,10 +181,27 @@ pub(crate) fn digest_tree(
                     )),
                 }
             }
+            Event::Skipped {
+                path,
+                kind: SkipKind::Symlink,
+            } if links == Links::Skip => {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                let target = std::fs::read_link(&path).unwrap_or_default();
+                tree.left_out
+                    .push((rel.as_os_str().as_bytes().to_vec(), target.into_os_string().into_vec()));
+            }
+            Event::Skipped {
+                path,
+                kind: SkipKind::Symlink,
+            } => tree.problem(format!(
+                "{}: symbolic link; a bag holds none: --links skip leaves the links out (with --out), --links follow bags what they point to",
+                path.display()
+            )),
             Event::Skipped { path, kind } => {
                 tree.problem(format!("{}: {}", path.display(), kind.describe()))
             }
             Event::Failed(e) => tree.problem(e.to_string()),
+        }
         },
     );
     pushed.map_err(spools.err())?;
@@ -270,6 +311,7 @@ pub struct CreateOptions<'a> {
     /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
     /// of hard-linking where possible.
     pub copy: bool,
+    pub links: Links,
 }
 
 /// Whether `inner` is `outer` or lies under it, comparing canonical paths (the deepest
@@ -309,8 +351,23 @@ pub fn create(
     stop: &Stop,
 ) -> Result<Created, BagError> {
     refuse_unsafe(dir, opts)?;
+    let follow = opts.links == Links::Follow;
+    if cfg.walk.follow_links != follow {
+        return Err(refused(
+            dir,
+            "--links follow and --follow go together (one implies the other)",
+        ));
+    }
     let spools = &opts.spools;
-    let mut tree = digest_tree(dir, &opts.algorithms, cfg, progress, stop, spools)?;
+    let mut tree = digest_tree(
+        dir,
+        &opts.algorithms,
+        opts.links,
+        cfg,
+        progress,
+        stop,
+        spools,
+    )?;
     let files = tree.files.take().expect("digest_tree spools the files");
     if opts.out.is_none() && cfg.walk.follow_links {
         refuse_links_in_place(dir, &files, &mut tree, spools)?;
@@ -319,8 +376,10 @@ pub fn create(
     let mut created = Created {
         files: tree.count,
         bytes: tree.bytes,
+        links_left_out: tree.left_out.len() as u64,
         ..Default::default()
     };
+    let left_out = left_out_list(&mut tree.left_out);
     let listing = Listing {
         sorted: &files,
         layout: &opts.algorithms,
@@ -337,6 +396,7 @@ pub fn create(
                 files: &files,
                 listing: &listing,
                 info: &info,
+                left_out: &left_out,
             };
             made.create(opts, cfg, progress, stop, &mut created)?
         }
@@ -368,6 +428,12 @@ fn refuse_unsafe(dir: &Path, opts: &CreateOptions<'_>) -> Result<(), BagError> {
                 "inside the source {}: --out must be outside it, which it leaves untouched",
                 dir.display()
             ),
+        ));
+    }
+    if opts.out.is_none() && opts.links == Links::Skip {
+        return Err(refused(
+            dir,
+            "--links skip needs --out DEST: in place the links would stay in data/, where a bag may hold nothing its manifests do not list (with --out the bag leaves them out and DIR keeps them)",
         ));
     }
     if opts.out.is_none() && dir.join("bagit.txt").exists() {
@@ -405,6 +471,21 @@ fn refuse_links_in_place(
         })
         .map_err(spools.err())?;
     Ok(())
+}
+
+/// [`LINKS_LEFT_OUT`]'s text: `data/PATH -> TARGET` per link, in path order, encoded as
+/// manifest paths are (a line break in a name cannot break a line).
+fn left_out_list(links: &mut [(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+    links.sort();
+    let mut text = Vec::new();
+    for (path, target) in links.iter() {
+        text.extend_from_slice(b"data/");
+        text.extend(crate::encode_path(path));
+        text.extend_from_slice(b" -> ");
+        text.extend(crate::encode_path(target));
+        text.push(b'\n');
+    }
+    text
 }
 
 /// Entries that cannot be bagged: nothing is changed, and each is named (the first ones).
@@ -488,6 +569,8 @@ struct Made<'a> {
     files: &'a Arc<Sorted>,
     listing: &'a Listing<'a>,
     info: &'a [(String, String)],
+    /// [`LINKS_LEFT_OUT`]'s text (empty: no such file).
+    left_out: &'a [u8],
 }
 
 impl Made<'_> {
@@ -526,6 +609,9 @@ impl Made<'_> {
         let result = (|| {
             let copied = self.link_or_copy(&tmp, opts, stop, created)?;
             self.check_copies(&tmp, &copied, opts, cfg, progress, stop)?;
+            if !self.left_out.is_empty() {
+                write_atomic(&tmp.join(LINKS_LEFT_OUT), self.left_out)?;
+            }
             write_tag_files(
                 &tmp,
                 listing,
