@@ -498,6 +498,45 @@ fn metadata_only_sees_size_and_mtime_changes_and_moves_by_inode_but_reads_nothin
 }
 
 #[test]
+fn a_known_corrupt_file_is_reported_by_every_audit_until_restored_partial_ones_too() {
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    flip_byte(&d.join("t/f0.txt"), 3);
+    let (r, v) = audit(&d, &[]);
+    r.code(1);
+    assert_eq!(paths(&v, "corrupt"), set(&["f0.txt"]));
+    // Audits that do not read it again still say it is corrupt, and exit 1.
+    for partial in [
+        &["--metadata-only"][..],
+        &["--older-than", "1h"],
+        &["--max-bytes", "1"],
+    ] {
+        let (r, v) = audit(&d, partial);
+        r.code(1);
+        assert_eq!(paths(&v, "corrupt"), set(&["f0.txt"]), "{partial:?}");
+        assert_eq!(count(&v, "corrupt"), 1, "{partial:?}");
+        let e = &v["events"].as_array().unwrap()[0];
+        let read = e["actual"].is_object();
+        assert!(
+            read || e["detail"]
+                .as_str()
+                .unwrap()
+                .contains("not read in this one"),
+            "{e}"
+        );
+    }
+    // Restored: the next full audit finds it ok, and the partial ones say nothing more.
+    flip_byte(&d.join("t/f0.txt"), 3);
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert_eq!(count(&v, "corrupt"), 0);
+    let (r, v) = audit(&d, &["--metadata-only"]);
+    r.code(0);
+    assert_eq!(count(&v, "corrupt"), 0);
+}
+
+#[test]
 fn older_than_and_max_bytes_read_part_and_the_next_run_goes_on_from_there() {
     let d = Dir::new();
     for i in 0..10 {

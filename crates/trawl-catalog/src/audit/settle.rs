@@ -55,7 +55,26 @@ impl Audit<'_> {
                 self.tick()?;
             }
         }
+        self.carry_corrupt()?;
         self.commit()
+    }
+
+    /// A corrupt file this run found where it was but did not read (a metadata-only audit,
+    /// `--older-than`, a budget) is reported corrupt again, as every audit reports it until its
+    /// content is restored; its registration is left as it is.
+    fn carry_corrupt(&mut self) -> Result<()> {
+        self.cat
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO events(run, dir, name, state, size, mtime_ns, expected, detail)
+                 SELECT ?1, w.dir, w.name, 'corrupt', w.size, w.mtime_ns, f.digests,
+                        'corrupt since an earlier audit, not read in this one: corrupt until its content is restored'
+                 FROM walk w JOIN files f ON f.dir = w.dir AND f.name = w.name
+                 WHERE w.kind = 'file' AND f.present = 1 AND f.state = 'corrupt'",
+                [self.run],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
     }
 
     /// Up to 1,000 registered files, by id past `after`, that the walk did not find as files:
@@ -319,7 +338,8 @@ impl Audit<'_> {
             .and_then(|_| {
                 conn.query_row(
                     "SELECT count(*) FROM walk w JOIN files f ON f.dir = w.dir AND f.name = w.name
-                     WHERE w.kind = 'file' AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns",
+                     WHERE w.kind = 'file' AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns
+                       AND f.state != 'corrupt'",
                     [],
                     |r| r.get::<_, i64>(0),
                 )
