@@ -317,17 +317,12 @@ fn write_page(
     Ok(())
 }
 
-/// The directory hashdeep names start with: the one directory root as given (trailing `/`
-/// dropped), as `hashdeep -r -l ROOT` writes it; none for several roots or a file (their names
-/// are the paths as walked already).
+/// The directory hashdeep names start with: `.` for one directory root, whose files are named
+/// as `cd ROOT && hashdeep -r -l .` names them (`./a`), the rule of every hashdeep file trawl
+/// writes; none for several roots or a file (their names are the paths as walked already).
 fn hashdeep_base(roots: &[std::path::PathBuf]) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
     match roots {
-        [r] if r.is_dir() => {
-            let b = r.as_os_str().as_bytes();
-            let end = b.iter().rposition(|&c| c != b'/').map_or(0, |i| i + 1);
-            Some(b[..end].to_vec())
-        }
+        [r] if r.is_dir() => Some(b".".to_vec()),
         _ => None,
     }
 }

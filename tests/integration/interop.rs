@@ -272,3 +272,89 @@ fn bagit_python_and_trawl_accept_each_others_bags_and_reject_the_same_corruption
         }
     }
 }
+
+/// Every hashdeep file trawl writes names a root's files one way, `./REL` (as `cd ROOT &&
+/// hashdeep -r -l .` does), so that `trawl verify X --root ROOT` and hashdeep's audit from
+/// inside ROOT both accept each of them.
+#[test]
+fn every_hashdeep_file_trawl_writes_follows_one_rule_that_verify_and_hashdeep_accept() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha");
+    d.create(b"t/sub/b", b"beta");
+    // From outside the root, from inside it, and exported from a catalog.
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-d",
+            "sha256",
+            "-m",
+            "hashdeep:outside.hd",
+            "-q",
+        ])
+        .run()
+        .code(0);
+    d.cmd()
+        .args([
+            "scan",
+            ".",
+            "-d",
+            "sha256",
+            "-m",
+            "hashdeep:../inside.hd",
+            "-q",
+        ])
+        .run_in("t")
+        .code(0);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args([
+            "catalog",
+            "export",
+            "-c",
+            "cat.db",
+            "--format",
+            "hashdeep",
+            "-o",
+            "export.hd",
+        ])
+        .run()
+        .code(0);
+    let names = |f: &str| -> Vec<String> {
+        std::fs::read_to_string(d.join(f))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
+            .map(|l| l.rsplit(',').next().unwrap().to_string())
+            .collect()
+    };
+    for f in ["outside.hd", "inside.hd", "export.hd"] {
+        assert_eq!(names(f), ["./a", "./sub/b"], "{f}");
+        d.cmd()
+            .args(["verify", f, "--root", "t", "--strict"])
+            .run()
+            .code(0);
+    }
+    let Some(hd) = tool("hashdeep") else { return };
+    for f in ["outside.hd", "inside.hd", "export.hd"] {
+        let k = format!("../{f}");
+        let r = run_tool(
+            &d.join("t"),
+            &hd,
+            &[
+                os("-c"),
+                os("sha256"),
+                os("-a"),
+                os("-k"),
+                os(&k),
+                os("-r"),
+                os("-l"),
+                os("."),
+            ],
+        );
+        assert_eq!(r.code, 0, "hashdeep audit of {f}: {r:?}");
+    }
+}

@@ -66,12 +66,17 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     match kind {
         Kind::Manifest(f) => {
             let comment = [format!("Exported from catalog {}", a.catalog.display())];
+            // hashdeep names of one root's files as `scan -m hashdeep` writes them (`./a`); of
+            // several roots', each root's absolute path first, as hashdeep writes without -l.
+            let style = Style {
+                hashdeep_base: (cat.roots()?.len() == 1).then(|| b".".to_vec()),
+                ..Style::default()
+            };
             // Writes the manifest to `to`; the names the format cannot hold are left out and
             // counted, which refuses the export: nothing is written.
             let write = |to: &mut dyn std::io::Write| -> anyhow::Result<()> {
-                let mut w =
-                    trawl_manifest::ManifestWriter::begin(to, &f, Style::default(), &comment)
-                        .with_context(|| format!("{name}: cannot write"))?;
+                let mut w = trawl_manifest::ManifestWriter::begin(to, &f, style.clone(), &comment)
+                    .with_context(|| format!("{name}: cannot write"))?;
                 cat.for_each_manifest_entry(&mut |e| w.entry(e))?
                     .with_context(|| format!("{name}: cannot write"))?;
                 let left_out = w.finish();
