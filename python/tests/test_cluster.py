@@ -103,6 +103,11 @@ def test_a_worker_killed_mid_shard_and_restarted_gives_the_exact_report(tree, tm
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+    # The summary says a worker left and its restart joined.
+    stats = json.load(open(tmp_path / "stats.json"))
+    assert busy in stats["workers_left"] and len(stats["workers_joined"]) == 1, stats
+    assert f"1 worker(s) left during the run ({busy})" in err, err
+    assert "1 worker(s) joined during the run" in err, err
 
 
 def test_a_host_lost_for_good_is_named_and_the_run_ends_non_zero(tree, tmp_path, cluster):

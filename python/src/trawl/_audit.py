@@ -115,6 +115,7 @@ class Audit(_Cluster):
             except ValueError as e:
                 raise Fatal(str(e).strip())
         code = _native.audit(self.args, self.walk, self.read)
+        self.say_worker_changes()
         if stats is not None:
             _write_run_file(stats, self.stats)
         return code

@@ -77,6 +77,7 @@ class _Cluster:
             got = self.client.run(_wire_version, on_error="return")
             if not got:
                 raise Fatal("the cluster has no workers")
+        self.started_with = set(got)
         for addr, v in sorted(got.items()):
             if isinstance(v, BaseException):
                 raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
@@ -89,6 +90,22 @@ class _Cluster:
             raise Fatal(f"{what}: {f.exception()}")
         if f.status == "cancelled":
             raise Fatal(f"{what}: cancelled")
+
+    def say_worker_changes(self):
+        """Says which workers left during the run (their work ran on the others) and which
+        joined (a nanny's restart comes back under a new address); in the stats too."""
+        try:
+            now = set(self.workers())
+        except Exception:
+            return
+        before = getattr(self, "started_with", now)
+        left, joined = sorted(before - now), sorted(now - before)
+        self.stats["workers_left"], self.stats["workers_joined"] = left, joined
+        if left:
+            _say(f"{len(left)} worker(s) left during the run ({', '.join(left)}): their work ran on "
+                 f"the others; the report is complete")
+        if joined:
+            _say(f"{len(joined)} worker(s) joined during the run ({', '.join(joined)})")
 
     def drop_silent(self):
         """Workers the scheduler has not heard from for --worker-timeout are removed (at most
@@ -845,6 +862,7 @@ class Run(_Cluster):
             time.time() - self.started,
         )
         phase("merge and outputs")
+        self.say_worker_changes()
         self.stats["phase_seconds"] = phases
         self.stats["shard_timeline"] = sorted(self.timeline, key=lambda x: (str(x[0]), x[1]))
         s = self.stats
