@@ -36,7 +36,8 @@ pub enum Command {
     /// Ask an audit catalog: report, history, export, verify.
     #[command(subcommand)]
     Catalog(CatalogCommand),
-    /// FLV media: keyframe index.
+    /// FLV media: the keyframe index (times and byte offsets), and a copy with it injected as
+    /// onMetaData (as yamdi and flvmeta write it), for players that seek by it.
     #[command(subcommand)]
     Flv(FlvCommand),
     /// Serve the FLV files under DIR over HTTP, seekable with ?start=SECONDS (or bytes).

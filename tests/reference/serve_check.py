@@ -100,6 +100,10 @@ for p in ["/../secret.txt", "/%2e%2e/secret.txt", "/many/%2E%2E/%2e%2e/secret.tx
     assert s == 403, f"{p}: {s}"
 assert raw_status("/nope.flv") == 404
 assert get("/avc_aac.flv?start=abc")[0] == 400
+# A number past the duration that is no keyframe's offset: seconds past the end, 416.
+st, h, body = get("/avc_aac.flv?start=9999")
+assert st == 416 and b"past the end" in body, (st, body)
+assert h["content-range"] == f"bytes */{len(data)}", h
 print("refusals: ok")
 
 # Single flight: 50 simultaneous first requests for one file compute its index once.

@@ -376,6 +376,20 @@ async fn respond(
                 format!("start={v}: expected seconds (e.g. 12.5) or a byte offset"),
             ));
         };
+        if seek::past_the_end(s, &idx) {
+            let mut r = plain(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                format!(
+                    "start={v}: past the end (the file lasts {:.3} s; a byte offset must be a keyframe's, from keyframes.filepositions)",
+                    idx.duration
+                ),
+            );
+            r.headers_mut().insert(
+                header::CONTENT_RANGE,
+                HeaderValue::from_str(&format!("bytes */{size}")).expect("ascii"),
+            );
+            return Ok(r);
+        }
         let k = seek::keyframe_for(s, &idx);
         let (file, plan) = tokio::task::spawn_blocking(move || {
             let p = seek::plan(&idx, &file, k);

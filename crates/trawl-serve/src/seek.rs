@@ -4,9 +4,8 @@
 //!
 //! Telling seconds from bytes: players that seek by bytes (nginx's flv module, lighttpd's
 //! mod_flv_streaming) send an offset taken from `keyframes.filepositions`, so an integer that is
-//! the offset of a keyframe tag is bytes; so is an integer larger than the duration in seconds
-//! and smaller than the file (the stream then starts at the last keyframe at or before that
-//! byte). Anything else (`12`, `12.5`) is seconds.
+//! the offset of a keyframe tag is bytes. Anything else (`12`, `12.5`, `9999`) is seconds, and
+//! seconds past the file's duration are no place in it ([`past_the_end`]).
 
 use std::fs::File;
 use std::io;
@@ -24,14 +23,20 @@ pub enum Start {
 
 /// Reads a `start` value against the file's index; `None` when it is not a number.
 pub fn parse_start(v: &str, idx: &FlvIndex) -> Option<Start> {
-    if let Ok(n) = v.parse::<u64>() {
-        let is_key = idx.keyframes.iter().any(|k| k.offset == n);
-        if n > 0 && (is_key || (n as f64 > idx.duration && n < idx.size)) {
-            return Some(Start::Bytes(n));
-        }
+    if let Ok(n) = v.parse::<u64>()
+        && n > 0
+        && idx.keyframes.iter().any(|k| k.offset == n)
+    {
+        return Some(Start::Bytes(n));
     }
     let s: f64 = v.parse().ok()?;
     (s.is_finite() && s >= 0.0).then_some(Start::Seconds(s))
+}
+
+/// Whether `start` lies past the end of the file: seconds beyond its duration (a file whose
+/// duration is unknown, 0, has no end to pass).
+pub fn past_the_end(start: Start, idx: &FlvIndex) -> bool {
+    matches!(start, Start::Seconds(s) if idx.duration > 0.0 && s > idx.duration)
 }
 
 /// The keyframe a seek starts at: the last one at or before the time or byte.
@@ -170,7 +175,11 @@ mod tests {
         assert_eq!(parse_start("3", &i), Some(Start::Seconds(3.0)));
         assert_eq!(parse_start("3.5", &i), Some(Start::Seconds(3.5)));
         assert_eq!(parse_start("90000", &i), Some(Start::Bytes(90_000)));
-        assert_eq!(parse_start("100000", &i), Some(Start::Bytes(100_000)));
+        // Not a keyframe's offset: seconds, past the end of this 60 s file.
+        assert_eq!(parse_start("100000", &i), Some(Start::Seconds(100_000.0)));
+        assert!(past_the_end(Start::Seconds(100_000.0), &i));
+        assert!(!past_the_end(Start::Seconds(4.5), &i));
+        assert!(!past_the_end(Start::Bytes(90_000), &i));
         assert_eq!(parse_start("-1", &i), None);
         assert_eq!(parse_start("abc", &i), None);
         assert_eq!(parse_start("NaN", &i), None);
