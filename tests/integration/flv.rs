@@ -253,6 +253,76 @@ fn check_injected(d: &Dir, name: &str, out: &str) -> Option<PathBuf> {
     Some(flvmeta)
 }
 
+/// Each kind's tags of an FLV file, whole (header, payload, the size after it), walked here
+/// in a few lines apart from trawl's own reader: (video, audio, every tag after the first).
+fn tag_sizes(data: &[u8]) -> (u64, u64, u64) {
+    let mut at = u32::from_be_bytes(data[5..9].try_into().unwrap()) as usize + 4;
+    let (mut video, mut audio, mut rest, mut first) = (0, 0, 0, true);
+    while at + 11 <= data.len() {
+        let size = u32::from_be_bytes([0, data[at + 1], data[at + 2], data[at + 3]]) as u64;
+        let whole = 11 + size + 4;
+        match data[at] & 0x1f {
+            9 => video += whole,
+            8 => audio += whole,
+            _ => {}
+        }
+        if !first {
+            rest += whole;
+        }
+        first = false;
+        at += whole as usize;
+    }
+    (video, audio, rest)
+}
+
+#[test]
+fn inject_writes_the_sizes_and_rates_yamdi_writes() {
+    let d = Dir::new();
+    let Some(files) = ffmpeg_files(&d) else {
+        return;
+    };
+    let ffprobe = tool("ffprobe").unwrap();
+    for name in files {
+        let out = format!("sizes_{name}");
+        d.cmd().args(["flv", "inject", name, &out]).run().code(0);
+        let (video, audio, data) = tag_sizes(&std::fs::read(d.join(&out)).unwrap());
+        let a = [
+            "-v",
+            "error",
+            "-show_format",
+            "-show_streams",
+            "-of",
+            "json",
+            &out,
+        ];
+        let a: Vec<&OsStr> = a.iter().map(OsStr::new).collect();
+        let v: Value = serde_json::from_str(&run_tool(d.path(), &ffprobe, &a).stdout).unwrap();
+        let tag = |k: &str| {
+            v["format"]["tags"][k]
+                .as_str()
+                .map(|s| s.parse::<u64>().unwrap())
+        };
+        assert_eq!(tag("videosize"), Some(video), "{name}");
+        assert_eq!(tag("audiosize"), Some(audio), "{name}");
+        assert_eq!(tag("datasize"), Some(data), "{name}");
+        // The rates, as FFmpeg reads them back: bits a second of each kind's tags.
+        let duration: f64 = v["format"]["duration"].as_str().unwrap().parse().unwrap();
+        for s in v["streams"].as_array().unwrap() {
+            let bytes = if s["codec_type"] == "video" {
+                video
+            } else {
+                audio
+            };
+            let want = bytes as f64 * 8.0 / duration;
+            let got: f64 = s["bit_rate"].as_str().unwrap().parse().unwrap();
+            assert!(
+                (got - want).abs() / want < 0.05,
+                "{name}: {s}: {got} against {want}"
+            );
+        }
+    }
+}
+
 #[test]
 fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() {
     let d = Dir::new();

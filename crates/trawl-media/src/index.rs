@@ -75,6 +75,18 @@ pub struct FlvIndex {
     pub problems: Vec<FlvProblem>,
     /// Bytes actually read to build the index.
     pub bytes_read: u64,
+    /// Bytes of the video, the audio and the other tags, each tag with its header and the
+    /// PreviousTagSize after it (what onMetaData's `videosize`, `audiosize` and `datasize` count).
+    #[serde(skip)]
+    pub tag_bytes: TagBytes,
+}
+
+/// Bytes of the tags of each kind, each with its 11-byte header and the 4 bytes after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TagBytes {
+    pub video: u64,
+    pub audio: u64,
+    pub other: u64,
 }
 
 impl FlvIndex {
@@ -105,6 +117,7 @@ impl FlvIndex {
             end: 0,
             problems: Vec::new(),
             bytes_read: 0,
+            tag_bytes: TagBytes::default(),
         }
     }
 

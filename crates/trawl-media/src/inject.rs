@@ -32,6 +32,11 @@ pub const SET_KEYS: &[&str] = &[
     "canSeekToEnd",
     "duration",
     "filesize",
+    "datasize",
+    "videosize",
+    "audiosize",
+    "videodatarate",
+    "audiodatarate",
     "lasttimestamp",
     "lastkeyframetimestamp",
     "lastkeyframelocation",
@@ -178,6 +183,20 @@ fn metadata_payload(
 ) -> Vec<u8> {
     let last = idx.keyframes.last();
     let num = Value::Number;
+    // The sizes yamdi and ffmpeg write: each kind's tags whole (header, payload, the size
+    // after it); `datasize` every tag the copy keeps after its new onMetaData (the old one is
+    // left out); the rates in units of 1,024 bits a second over the duration, as FFmpeg's FLV
+    // reader takes them (0 without a duration).
+    let b = idx.tag_bytes;
+    let old_meta = idx.metadata.map_or(0, |m| m.size + 4);
+    let data = (b.video + b.audio + b.other).saturating_sub(old_meta);
+    let rate = |bytes: u64| {
+        if idx.duration > 0.0 {
+            bytes as f64 * 8.0 / 1024.0 / idx.duration
+        } else {
+            0.0
+        }
+    };
     let mut kv = kept.to_vec();
     kv.extend([
         (
@@ -194,6 +213,11 @@ fn metadata_payload(
         ),
         ("duration".into(), num(idx.duration)),
         ("filesize".into(), num(filesize as f64)),
+        ("datasize".into(), num(data as f64)),
+        ("videosize".into(), num(b.video as f64)),
+        ("audiosize".into(), num(b.audio as f64)),
+        ("videodatarate".into(), num(rate(b.video))),
+        ("audiodatarate".into(), num(rate(b.audio))),
         ("lasttimestamp".into(), num(idx.last_timestamp)),
         (
             "lastkeyframetimestamp".into(),

@@ -20,6 +20,6 @@ pub use flv::{
     index_bytes, index_bytes_in_parts, index_file, index_file_on, index_file_with, index_open,
     open_regular,
 };
-pub use index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagCounts, TagSpan};
+pub use index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagBytes, TagCounts, TagSpan};
 pub use lane::{MediaLane, MediaOutput};
 pub use stream::FlvStream;
