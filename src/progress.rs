@@ -58,30 +58,23 @@ impl Bar {
             let _ = BAR.set(pb.clone());
             let (c, s) = (counters.clone(), stop.clone());
             std::thread::spawn(move || {
-                let mut recent = Recent::default();
+                let (mut recent, mut walking) = (Recent::default(), Recent::default());
                 while !s.load(Ordering::Relaxed) {
                     let found = c.found_bytes.load(Ordering::Relaxed);
                     let read = c.read_bytes.load(Ordering::Relaxed);
                     // Nothing found yet is an empty bar, not a full one.
                     pb.set_length(found.max(1));
                     pb.set_position(read.min(found));
-                    let rate = recent.rate(read);
-                    let walk_done = c.walk_done.load(Ordering::Relaxed);
-                    let eta = match (rate, walk_done) {
-                        (Some(r), true) if r > 0.0 => {
-                            human::duration(found.saturating_sub(read) as f64 / r)
-                        }
-                        _ => "-".into(),
-                    };
                     let files = c.found_files.load(Ordering::Relaxed);
-                    let more = if walk_done { "" } else { "+" };
-                    pb.set_prefix(format!(
-                        "{}/{}{more}  {}  ETA {eta}  {}/{files}{more} files",
-                        human::bytes(read),
-                        human::bytes(found),
-                        rate.map_or("-".into(), |r| human::rate(r as u64, 1.0)),
-                        c.done_files.load(Ordering::Relaxed)
-                    ));
+                    let walk_done = c.walk_done.load(Ordering::Relaxed);
+                    pb.set_prefix(figures(&Figures {
+                        read,
+                        found,
+                        files,
+                        done: c.done_files.load(Ordering::Relaxed),
+                        rate: recent.rate(read),
+                        walking: (!walk_done).then(|| walking.rate(files)),
+                    }));
                     if let Ok(p) = c.current.try_lock() {
                         pb.set_message(p.display().to_string());
                     }
@@ -96,6 +89,50 @@ impl Bar {
             ticker,
         }
     }
+}
+
+/// What the bar's first line says.
+struct Figures {
+    read: u64,
+    found: u64,
+    files: u64,
+    done: u64,
+    /// Bytes read a second lately.
+    rate: Option<f64>,
+    /// While the walk goes on: files found a second lately (None until it is measured).
+    walking: Option<Option<f64>>,
+}
+
+/// The bar's figures: bytes read of bytes found, the read rate, the time left, files done of
+/// files found. While the walk goes on, what it has found is a floor (`+`), the time left is
+/// at least that of what is found so far (`ETA >1m 5s`), and the walk's own pace is said,
+/// since on a tree of small files the walk can take most of the run.
+fn figures(f: &Figures) -> String {
+    let left = match f.rate {
+        Some(r) if r > 0.0 => Some(human::duration(f.found.saturating_sub(f.read) as f64 / r)),
+        _ => None,
+    };
+    let (more, eta) = match (&f.walking, left) {
+        (None, Some(t)) => ("", t),
+        (None, None) => ("", "-".into()),
+        (Some(_), Some(t)) => ("+", format!(">{t}")),
+        (Some(_), None) => ("+", "-".into()),
+    };
+    let mut line = format!(
+        "{}/{}{more}  {}  ETA {eta}  {}/{}{more} files",
+        human::bytes(f.read),
+        human::bytes(f.found),
+        f.rate.map_or("-".into(), |r| human::rate(r as u64, 1.0)),
+        f.done,
+        f.files
+    );
+    if let Some(pace) = f.walking {
+        line += &match pace {
+            Some(p) => format!("  walking: {} files/s", p.round() as u64),
+            None => "  walking".into(),
+        };
+    }
+    line
 }
 
 /// The read rate over the last few seconds (not the average since the start, which a pause,
@@ -175,5 +212,40 @@ impl trawl_scan::Progress for Bar {
         if self.ticker.is_some() {
             self.counters.done_files.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn while_the_walk_goes_on_the_bar_gives_a_floor_for_the_time_left_and_the_walks_pace() {
+        let f = Figures {
+            read: 100 << 20,
+            found: 400 << 20,
+            files: 12_000,
+            done: 3_000,
+            rate: Some((100 << 20) as f64),
+            walking: Some(Some(2_400.4)),
+        };
+        let line = figures(&f);
+        assert!(line.contains("ETA >3"), "{line}");
+        assert!(line.contains("3000/12000+ files"), "{line}");
+        assert!(line.ends_with("walking: 2400 files/s"), "{line}");
+        // The walk over: a plain estimate, nothing about walking.
+        let line = figures(&Figures { walking: None, ..f });
+        assert!(line.contains("ETA 3") && !line.contains("walking") && !line.contains('+'));
+        // Nothing read yet: no time to give, but the walk's pace is there.
+        let line = figures(&Figures {
+            rate: None,
+            read: 0,
+            walking: Some(None),
+            ..f
+        });
+        assert!(
+            line.contains("ETA -") && line.ends_with("walking"),
+            "{line}"
+        );
     }
 }

@@ -71,6 +71,19 @@ def main():
             for h, files in boxes:
                 if abs(h / max(b[0] for b in boxes) - files / tallest) > 0.02:
                     problems.append(f"a file-size bar of {files} files is {h} high")
+        # Byte axes count in the tables' binary units; tile labels fit their tiles as drawn.
+        axes = page.eval_on_selector_all(
+            "svg.chart", "cs => cs.map(c => [c.id, c.querySelector('text.axis')?.textContent,"
+            " [...c.querySelectorAll('text.tick')].map(t => t.textContent)])")
+        for cid, label, ticks in axes:
+            if label == "bytes" and any(t != "0" and not t.endswith("iB") for t in ticks):
+                problems.append(f"{cid}: byte ticks not in binary units: {ticks}")
+        for text_w, tile_w, label in page.eval_on_selector_all(
+                "svg.treemap text.tile-label",
+                "ts => ts.map(t => [t.getBBox().width, t.previousElementSibling.getBBox().width,"
+                " t.textContent])"):
+            if text_w > tile_w:
+                problems.append(f"tile label {label!r} is {text_w:.0f} wide in a {tile_w:.0f} tile")
         if r is not None:
             want = [str(b["files"]) for b in r["file_sizes"]]
             got = attrs("#r0-file-sizes .mark", "files")

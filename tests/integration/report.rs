@@ -105,6 +105,32 @@ print(json.dumps(out))
 }
 
 #[test]
+fn the_terminal_summary_says_what_duplicates_were_found() {
+    let d = Dir::new();
+    tree(&d);
+    // The same figures as the report's (2 groups, 5 files, 3 redundant), said on the terminal.
+    let r = d
+        .cmd()
+        .args(["scan", "t", "--duplicates", "dups.txt", "--json", "r.json"])
+        .run();
+    r.code(0);
+    r.stdout_has("duplicates: 2 groups of identical files (5 files), ");
+    r.stdout_has(" redundant in 3 files (by sha256)");
+    // Two directories of the same files: a group of duplicate directories.
+    for dir in ["u/c1", "u/c2"] {
+        d.create(format!("{dir}/p").as_bytes(), b"pp");
+        d.create(format!("{dir}/q").as_bytes(), b"qqq");
+    }
+    let r = d.cmd().args(["scan", "u", "--json", "u.json"]).run();
+    r.code(0);
+    r.stdout_has("duplicate directories: 1 group (in the JSON and HTML reports)");
+    // Without --duplicates, nothing is said of duplicate files.
+    let r = d.cmd().args(["scan", "t"]).run();
+    r.code(0);
+    assert!(!r.stdout.contains("duplicates:"), "{}", r.stdout);
+}
+
+#[test]
 fn duplicates_need_a_digest_that_can_tell_files_apart() {
     let d = Dir::new();
     tree(&d);
@@ -922,4 +948,82 @@ fn a_hostile_name_is_text_in_every_page_never_markup() {
             "{page}: the name is shown"
         );
     }
+}
+
+/// A catalog registered with thousands of files, then a run with a few events: in chromium at
+/// 1280 px, the chart of what changed shows that run's bar at a readable height, and the runs
+/// table fits the page.
+#[test]
+fn the_catalog_chart_of_what_changed_is_not_scaled_by_the_registration() {
+    let (Some(chromium), true) = (tool("chromium"), python_with(&["playwright"])) else {
+        return;
+    };
+    let d = Dir::new();
+    for i in 0..3000 {
+        d.create(format!("t/d{}/f{i}", i % 30).as_bytes(), b"x");
+    }
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    std::fs::remove_file(d.join("t/d0/f0")).unwrap();
+    d.create(b"t/new.txt", b"new");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(1);
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
+    assert!(
+        html.contains("#1 (3000 new paths)"),
+        "the left-out run is named"
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check_catalog.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(&chromium)
+        .arg(d.join("cat.html"))
+        .arg("2")
+        .arg("60")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains("ok"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Small files: the stored data takes more than it holds (each file rounded up to a sector).
+/// The page says why a ratio is under 1x; with one large file it has nothing to explain.
+#[test]
+fn the_page_says_why_a_compression_ratio_is_under_one() {
+    let d = Dir::new();
+    for i in 0..50 {
+        d.create(format!("t/f{i}").as_bytes(), format!("{i}").as_bytes());
+    }
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json", "--html", "r.html"])
+        .run()
+        .code(0);
+    let r = read_json(&d, "r.json");
+    assert!(r["reduction"]["compression"][0]["ratio"].as_f64().unwrap() < 1.0);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(
+        html.contains("A ratio under 1x means"),
+        "no word on sector rounding"
+    );
+    let big: Vec<u8> = (0..400_000u32).map(|i| (i % 7) as u8).collect();
+    d.create(b"u/big", &big);
+    d.cmd()
+        .args(["scan", "u", "-q", "--html", "u.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("u.html")).unwrap();
+    assert!(!html.contains("A ratio under 1x means"));
 }

@@ -748,3 +748,39 @@ fn the_same_tree_gives_the_same_report_every_run() {
         }
     }
 }
+
+/// The progress bar on a terminal (`script` gives the scan one) while a slow walk goes on: the
+/// time left is a floor of what is found so far, and the walk's pace is said.
+#[test]
+fn while_the_walk_goes_on_the_bar_says_how_fast_and_a_floor_for_the_time_left() {
+    let Some(script) = crate::util::tool("script") else {
+        return;
+    };
+    let d = Dir::new();
+    for i in 0..24 {
+        for j in 0..4 {
+            d.create(
+                format!("t/d{i:02}/f{j}").as_bytes(),
+                &vec![i as u8; 200_000],
+            );
+        }
+    }
+    // Each directory waits 120 ms before it is listed (a debug build's test hook): a walk of
+    // about three seconds, read as it goes.
+    let cmd = format!(
+        "TRAWL_TEST_WALK_DELAY_MS=120 {} scan t -j1 --io-depth 1 --limit-rate 4M",
+        env!("CARGO_BIN_EXE_trawl")
+    );
+    let out = Command::new(script)
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(" files/s"),
+        "no walking pace on the bar: {text}"
+    );
+    assert!(text.contains("ETA >"), "no floor for the time left: {text}");
+}

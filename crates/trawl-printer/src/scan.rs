@@ -67,6 +67,27 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
         }
     }
+    if let Some(d) = &r.duplicates {
+        s.push_str(&format!(
+            "duplicates: {} of identical files ({}), {} redundant in {} (by {})\n",
+            human::count(d.groups, "group", "groups"),
+            human::count(d.files, "file", "files"),
+            human::bytes(d.redundant_bytes),
+            human::count(d.redundant_files, "file", "files"),
+            d.algorithm
+        ));
+    }
+    if let Some(dirs) = r
+        .breakdown
+        .as_ref()
+        .and_then(|b| b.duplicate_directories.as_ref())
+        .filter(|d| !d.is_empty())
+    {
+        s.push_str(&format!(
+            "duplicate directories: {} (in the JSON and HTML reports)\n",
+            human::count(dirs.len() as u64, "group", "groups")
+        ));
+    }
     let m = &r.media;
     if m.files > 0 {
         s.push_str(&format!(

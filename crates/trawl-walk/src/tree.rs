@@ -225,6 +225,8 @@ impl Walker<'_> {
                 Err(e) => return out(io_error(&dir.path, e)),
             }
         }
+        #[cfg(debug_assertions)]
+        test_delay();
         let rd = match std::fs::read_dir(&dir.path) {
             Ok(rd) => rd,
             Err(e) => return out(io_error(&dir.path, e)),
@@ -349,6 +351,23 @@ impl Walker<'_> {
             path,
             kind: SkipKind::of(&md.file_type()),
         })
+    }
+}
+
+/// Tests only (debug builds): `TRAWL_TEST_WALK_DELAY_MS` milliseconds before each directory is
+/// listed, so that a test can watch a walk that takes a while.
+#[cfg(debug_assertions)]
+fn test_delay() {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    let d = DELAY.get_or_init(|| {
+        let ms = std::env::var("TRAWL_TEST_WALK_DELAY_MS")
+            .ok()?
+            .parse()
+            .ok()?;
+        Some(std::time::Duration::from_millis(ms))
+    });
+    if let Some(d) = d {
+        std::thread::sleep(*d);
     }
 }
 

@@ -98,12 +98,36 @@ fn runs(v: &CatalogView) -> Markup {
         &labels,
         &all,
     );
-    let not_ok: Vec<Series> = all.into_iter().filter(|s| s.name != "ok").collect();
+    // What changed, without the ok paths and without the registrations (runs whose every path
+    // is new): a registration's thousands of new paths would set the scale, and a later run's
+    // few events would be slivers.
+    let registration = |r: &trawl_report::audit::RunRow| {
+        count(r, "new") > 0 && STATES.iter().all(|s| *s == "new" || count(r, s) == 0)
+    };
+    let kept: Vec<usize> = (0..v.runs.len())
+        .filter(|&i| !registration(&v.runs[i]))
+        .collect();
+    let left_out: Vec<String> = v
+        .runs
+        .iter()
+        .filter(|r| registration(r))
+        .map(|r| format!("#{} ({} new paths)", r.run, count(r, "new")))
+        .collect();
+    let not_ok: Vec<Series> = all
+        .iter()
+        .filter(|s| s.name != "ok")
+        .map(|s| Series {
+            name: s.name.clone(),
+            class: s.class,
+            values: kept.iter().map(|&i| s.values[i]).collect(),
+        })
+        .collect();
+    let kept_labels: Vec<String> = kept.iter().map(|&i| labels[i].clone()).collect();
     let changed = svg::stacked(
         "runs-problems",
         "The same runs without the ok paths: what changed",
         "paths",
-        &labels,
+        &kept_labels,
         &not_ok,
     );
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
@@ -126,7 +150,7 @@ fn runs(v: &CatalogView) -> Markup {
                 r.chain_digest
                     .as_deref()
                     .map_or("(not sealed)".to_string(), |d| {
-                        format!("{}…", &d[..16.min(d.len())])
+                        format!("{}…", &d[..12.min(d.len())])
                     }),
             ));
             row
@@ -136,6 +160,12 @@ fn runs(v: &CatalogView) -> Markup {
         h2 { "Verdicts per run" }
         (chart(every))
         (chart(changed))
+        @if !left_out.is_empty() {
+            p.note {
+                "Left out of the second chart, as registrations (every path new), which would set its scale: "
+                (left_out.join(", ")) "."
+            }
+        }
         (table("runs-table", &head, &rows, true))
     }
 }

@@ -41,7 +41,7 @@ h3{font-size:1em;margin:1em 0 .3em}
 .card{border:1px solid var(--line);border-radius:8px;padding:8px 12px;min-width:130px;flex:1 1 130px}
 .card .v{font-size:1.35em;font-weight:600}.card .k{color:var(--muted);font-size:.85em}
 .card.bad .v{color:var(--accent)}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto}#runs-table{font-size:.8em}#runs-table th,#runs-table td{padding:2px 4px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums;margin:.4em 0}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}

@@ -49,6 +49,43 @@ fn ticks(max: f64) -> (f64, Vec<f64>) {
     (top, (0..=n as usize).map(|i| i as f64 * step).collect())
 }
 
+/// Ticks for an axis of `y_label`: bytes in round numbers of the binary unit the tables use
+/// (KiB, MiB, GiB), anything else in round decimal numbers. Returns the top, the ticks, and
+/// the unit and its name for the labels (1 and "" for a count).
+fn axis(max: f64, y_label: &str) -> (f64, Vec<f64>, f64, &'static str) {
+    if y_label != "bytes" {
+        let (top, ts) = ticks(max);
+        return (top, ts, 1.0, "");
+    }
+    let (unit, name) = [
+        (1u64 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ]
+    .into_iter()
+    .find(|(u, _)| max >= *u as f64)
+    .map_or((1.0, "B"), |(u, n)| (u as f64, n));
+    let (top, ts) = ticks(max / unit);
+    (
+        top * unit,
+        ts.into_iter().map(|t| t * unit).collect(),
+        unit,
+        name,
+    )
+}
+
+/// A tick's text: in `unit`s named `name` on a bytes axis, else a decimal count.
+fn tick_text(v: f64, unit: f64, name: &str) -> String {
+    if name.is_empty() {
+        tick_label(v)
+    } else if v == 0.0 {
+        "0".into()
+    } else {
+        format!("{} {name}", trim(v / unit))
+    }
+}
+
 fn tick_label(v: f64) -> String {
     if v >= 1e9 {
         format!("{}G", trim(v / 1e9))
@@ -66,14 +103,15 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn frame(out: &mut String, id: &str, title: &str, y_label: &str, top: f64, ticks: &[f64]) {
+fn frame(out: &mut String, id: &str, title: &str, y_label: &str, max: f64) -> f64 {
+    let (top, ticks, unit, name) = axis(max, y_label);
     let _ = write!(
         out,
         r#"<svg class="chart" id="{id}" viewBox="0 0 {W} {H}" role="img" aria-label="{t}"><title>{t}</title>"#,
         t = esc(title)
     );
     let plot_h = H - TOP - BOTTOM;
-    for t in ticks {
+    for t in &ticks {
         let y = TOP + plot_h * (1.0 - t / top);
         let _ = write!(
             out,
@@ -81,7 +119,7 @@ fn frame(out: &mut String, id: &str, title: &str, y_label: &str, top: f64, ticks
             x2 = W - RIGHT,
             lx = LEFT - 6.0,
             ty = y + 4.0,
-            l = tick_label(*t)
+            l = tick_text(*t, unit, name)
         );
     }
     let _ = write!(
@@ -90,6 +128,7 @@ fn frame(out: &mut String, id: &str, title: &str, y_label: &str, top: f64, ticks
         y = TOP + plot_h / 2.0,
         l = esc(y_label)
     );
+    top
 }
 
 fn data_attrs(out: &mut String, m: &Mark) {
@@ -114,8 +153,7 @@ pub fn bars(id: &str, title: &str, y_label: &str, marks: &[Mark]) -> String {
         .iter()
         .map(|m| m.interval.map_or(m.value, |(_, hi)| hi.max(m.value)))
         .fold(0.0, f64::max);
-    let (top, ts) = ticks(max);
-    frame(&mut out, id, title, y_label, top, &ts);
+    let top = frame(&mut out, id, title, y_label, max);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let n = marks.len().max(1) as f64;
@@ -165,8 +203,7 @@ pub fn curve(
         .chain(extra.iter().map(|(_, m)| m))
         .map(|m| m.interval.map_or(m.value, |(_, hi)| hi.max(m.value)))
         .fold(0.0, f64::max);
-    let (top, ts) = ticks(max);
-    frame(&mut out, id, title, y_label, top, &ts);
+    let top = frame(&mut out, id, title, y_label, max);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let n = marks.len().max(1) as f64;
@@ -244,6 +281,61 @@ mod tests {
                 "{max}: {top} {t:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_bytes_axis_counts_in_the_binary_units_the_tables_use() {
+        let m = |v: f64| Mark {
+            label: String::new(),
+            value: v,
+            interval: None,
+            data: Vec::new(),
+            title: String::new(),
+        };
+        // 3 GiB: ticks at round numbers of GiB, written so.
+        let svg = bars("c", "t", "bytes", &[m(3.0 * (1u64 << 30) as f64)]);
+        let ticks: Vec<&str> = svg
+            .split(r#"class="tick""#)
+            .skip(1)
+            .map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        assert_eq!(ticks, ["0", "1 GiB", "2 GiB", "3 GiB"], "{svg}");
+        // A count stays decimal.
+        let svg = bars("c", "t", "files", &[m(30_000.0)]);
+        assert!(svg.contains(">30k<") && !svg.contains("iB"), "{svg}");
+    }
+
+    #[test]
+    fn a_long_tile_label_keeps_its_end() {
+        let t = |label: &str, value: f64| Tile {
+            label: label.into(),
+            value,
+            shade: 0.0,
+            data: Vec::new(),
+            title: String::new(),
+        };
+        // The second tile is about a quarter of the width: its label is cut, from the left.
+        let svg = treemap(
+            "m",
+            "t",
+            &[
+                t("/usr/lib", 3.0),
+                t("/usr/share/doc/a-package-with-a-long-name", 1.0),
+            ],
+        );
+        let labels: Vec<&str> = svg
+            .split(r#"class="tile-label""#)
+            .skip(1)
+            .map(|l| l.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        let cut = labels
+            .iter()
+            .find(|l| l.contains("long"))
+            .expect("labelled");
+        assert!(
+            cut.starts_with('…') && cut.ends_with("long-name"),
+            "{labels:?}"
+        );
     }
 
     #[test]
@@ -347,12 +439,15 @@ pub fn treemap(id: &str, title: &str, tiles: &[Tile]) -> String {
         }
         let _ = write!(out, "><title>{}</title></rect>", esc(&t.title));
         if w > 60.0 && h > 16.0 {
+            // Cut from the left: a path's end is what tells tiles apart.
             let max_chars = (w / 6.5) as usize;
-            let mut l: String = t.label.chars().take(max_chars).collect();
-            if l.len() < t.label.len() {
-                l.pop();
-                l.push('…');
-            }
+            let n = t.label.chars().count();
+            let l: String = if n > max_chars {
+                let tail: String = t.label.chars().skip(n + 1 - max_chars).collect();
+                format!("…{tail}")
+            } else {
+                t.label.clone()
+            };
             let _ = write!(
                 out,
                 r#"<text class="tile-label" x="{:.1}" y="{:.1}">{}</text>"#,
@@ -415,8 +510,8 @@ pub fn stacked(
     let totals: Vec<u64> = (0..labels.len())
         .map(|i| series.iter().map(|s| s.values[i]).sum())
         .collect();
-    let (top, ts) = ticks(totals.iter().copied().max().unwrap_or(0) as f64);
-    frame(&mut out, id, title, y_label, top, &ts);
+    let max = totals.iter().copied().max().unwrap_or(0) as f64;
+    let top = frame(&mut out, id, title, y_label, max);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let slot = plot_w / labels.len().max(1) as f64;

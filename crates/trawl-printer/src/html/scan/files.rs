@@ -124,11 +124,10 @@ pub(crate) fn duplicates(id: &str, r: &ScanReport) -> Markup {
     }
 }
 
-/// Every file that could not be read and every entry skipped, by name (the first ones).
+/// Every file that could not be read, by name (the first ones), under "Problems"; the entries
+/// not read by design (links not followed, special files) counted by kind, and named in a
+/// table folded away: a tree's symbolic links are not its problems.
 pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
-    if r.failed.is_empty() && r.skipped.is_empty() {
-        return html! {};
-    }
     let rows = |list: &[trawl_report::scan::FileJson]| -> Vec<Vec<Cell>> {
         list.iter()
             .take(PROBLEMS_SHOWN)
@@ -142,14 +141,50 @@ pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
             })
             .collect()
     };
+    let more = |list: &[trawl_report::scan::FileJson]| {
+        (list.len() > PROBLEMS_SHOWN).then(|| list.len() - PROBLEMS_SHOWN)
+    };
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for f in &r.skipped {
+        let k = f.skipped.clone().unwrap_or_default();
+        match kinds.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((k, 1)),
+        }
+    }
+    let said = |k: &str, n: usize| -> String {
+        let n = n as u64;
+        match k {
+            "symlink" => format!(
+                "{} (not followed: --follow reads what they point to)",
+                crate::human::count(n, "symbolic link", "symbolic links")
+            ),
+            "symlink-loop" => crate::human::count(n, "link loop", "link loops"),
+            "fifo" => crate::human::count(n, "FIFO", "FIFOs"),
+            "socket" => crate::human::count(n, "socket", "sockets"),
+            "block-device" | "char-device" => crate::human::count(n, "device", "devices"),
+            _ => format!("{n} {k}"),
+        }
+    };
     html! {
-        h2 { "Problems" }
-        @for (what, kind, list) in [("Could not be read", "failed", &r.failed), ("Skipped", "skipped", &r.skipped)] {
-            @if !list.is_empty() {
-                h3 { (what) " (" (group_digits(list.len() as u64)) ")" }
-                (table(&format!("{id}-{kind}"), &["path", "why"], &rows(list), true))
-                @if list.len() > PROBLEMS_SHOWN {
-                    p.note { "... and " (list.len() - PROBLEMS_SHOWN) " more (all are in the JSON report)." }
+        @if !r.failed.is_empty() {
+            h2 { "Problems" }
+            h3 { "Could not be read (" (group_digits(r.failed.len() as u64)) ")" }
+            (table(&format!("{id}-failed"), &["path", "why"], &rows(&r.failed), true))
+            @if let Some(n) = more(&r.failed) {
+                p.note { "... and " (n) " more (all are in the JSON report)." }
+            }
+        }
+        @if !r.skipped.is_empty() {
+            h2 { "Not read, by design" }
+            p {
+                (kinds.iter().map(|(k, n)| said(k, *n)).collect::<Vec<_>>().join("; ")) "."
+            }
+            details {
+                summary { "Each of them (" (group_digits(r.skipped.len() as u64)) ")" }
+                (table(&format!("{id}-skipped"), &["path", "what"], &rows(&r.skipped), true))
+                @if let Some(n) = more(&r.skipped) {
+                    p.note { "... and " (n) " more (all are in the JSON report)." }
                 }
             }
         }

@@ -375,6 +375,14 @@ pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
                 "-byte sectors. " (codec_name(c)) " compressed by " (c.implementation) "."
             }
         }
+        @if red.compression.iter().any(|c| c.ratio.is_some_and(|r| r < 1.0)) {
+            p.note.under-one {
+                "A ratio under 1x means the data would take more room stored this way than it holds: "
+                "every stored unit is rounded up to whole sectors, so a tree of small files (each "
+                "smaller than a sector) is mostly rounding. The allocated column counts it; "
+                code { "--sector" } " sets the sector to the storage's own."
+            }
+        }
     }
 }
 
