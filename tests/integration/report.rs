@@ -1027,3 +1027,40 @@ fn the_page_says_why_a_compression_ratio_is_under_one() {
     let html = std::fs::read_to_string(d.join("u.html")).unwrap();
     assert!(!html.contains("A ratio under 1x means"));
 }
+
+/// A tree of many directories: the page draws and lists the largest 100, says how many more
+/// the JSON holds, and stays small.
+#[test]
+fn the_page_lists_the_largest_directories_and_stays_small() {
+    let d = Dir::new();
+    for i in 0..300u32 {
+        d.create(
+            format!("t/d{i:03}/f").as_bytes(),
+            &vec![b'x'; 100 + i as usize * 10],
+        );
+    }
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json", "--html", "r.html"])
+        .run()
+        .code(0);
+    let r = read_json(&d, "r.json");
+    let in_json = r["breakdown"]["directories"].as_array().unwrap().len();
+    assert!(in_json > 100, "{in_json}");
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    let table = html.split(r#"id="r0-dirs""#).nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert_eq!(
+        table.matches("<tr").count(),
+        101,
+        "a header and the 100 largest"
+    );
+    assert!(
+        table.contains("d299") && !table.contains("d000"),
+        "largest first"
+    );
+    assert!(
+        html.contains("The 100 largest directories; "),
+        "the rest is counted"
+    );
+    assert!(html.len() < 120_000, "{} bytes", html.len());
+}

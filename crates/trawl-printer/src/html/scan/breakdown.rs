@@ -10,6 +10,10 @@ use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 use crate::human;
 
+/// The directories the page draws and lists, the largest first: the page stays small whatever
+/// the tree (the JSON report keeps more).
+const DIRECTORIES_SHOWN: usize = 100;
+
 /// The figures of a breakdown row as table cells (after its name).
 pub(crate) fn figure_cells(f: &Figures) -> Vec<Cell> {
     let stored = if f.allocated_bytes > 0 {
@@ -55,7 +59,7 @@ fn by_directory(id: &str, b: &Breakdown) -> Markup {
         let tiles: Vec<svg::Tile> = b
             .directories
             .iter()
-            .take(200)
+            .take(DIRECTORIES_SHOWN)
             .map(|d| svg::Tile {
                 label: d.path.clone(),
                 value: d.figures.bytes as f64,
@@ -83,29 +87,29 @@ fn by_directory(id: &str, b: &Breakdown) -> Markup {
             "Directories by bytes (area); the more of a directory is duplicate, the more orange",
             &tiles,
         );
-        let mut rows: Vec<Vec<Cell>> = b
+        let rows: Vec<Vec<Cell>> = b
             .directories
             .iter()
+            .take(DIRECTORIES_SHOWN)
             .map(|d| {
                 let mut r = vec![text(d.path.clone())];
                 r.extend(figure_cells(&d.figures));
                 r
             })
             .collect();
-        if let Some(o) = &b.other_directories {
-            let mut r = vec![text(format!(
-                "({} more directories)",
-                group_digits(b.other_directory_count)
-            ))];
-            r.extend(figure_cells(o));
-            rows.push(r);
-        }
+        // The rest, counted: the JSON report lists the directories the breakdown keeps.
+        let not_listed =
+            b.directories.len().saturating_sub(DIRECTORIES_SHOWN) as u64 + b.other_directory_count;
+
         let mut head = vec!["directory"];
         head.extend(FIGURE_HEADS);
         html! {
             h2 { "By directory (" (b.depth) " level" @if b.depth != 1 { "s" } " below the root)" }
             (chart(map))
             (table(&format!("{id}-dirs"), &head, &rows, true))
+            @if not_listed > 0 {
+                p.note { "The " (rows.len()) " largest directories; " (group_digits(not_listed)) " more are in the JSON report (the smallest of them summed as other_directories)." }
+            }
             p.note { "Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again." }
         }
     }
