@@ -80,6 +80,10 @@ impl Remote for PyRemote {
             let Some(it) = self.stream.as_ref() else {
                 return Ok(None);
             };
+            // A Ctrl-C that came while the engine ran: raised here, as the generator would.
+            if let Err(e) = py.check_signals() {
+                return Err(self.fail(py, e));
+            }
             let r = it.bind(py).call_method0("__next__");
             match r {
                 Ok(b) => match b.extract::<Vec<u8>>() {
@@ -97,7 +101,13 @@ impl Remote for PyRemote {
             if let Some(it) = self.stream.take() {
                 // A generator's `finally` runs now (its tasks are let go), not when collected.
                 if let Ok(close) = it.bind(py).getattr("close") {
-                    let _ = close.call0();
+                    // An interrupt that lands here is kept, not lost with the close.
+                    if let Err(e) = close.call0()
+                        && e.is_instance_of::<PyKeyboardInterrupt>(py)
+                        && self.error.is_none()
+                    {
+                        self.error = Some(e);
+                    }
                 }
             }
         })

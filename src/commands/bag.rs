@@ -75,12 +75,6 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
             }
         ),
     };
-    if links == create::Links::Skip && a.out.is_none() {
-        bail!(
-            "--links skip needs --out DEST: in place the links would stay in data/, where a bag may hold nothing its manifests do not list (with --out the bag leaves them out and {} keeps them)",
-            a.dir.display()
-        );
-    }
     let mut read = a.read.clone();
     read.follow = links == create::Links::Follow;
     let cfg = scan_config(vec![a.dir.clone()], &read)?;
