@@ -46,14 +46,16 @@ impl Outcome {
 /// `signals`, SIGINT, SIGTERM and SIGHUP stop the run (the binary); an embedding process keeps
 /// its own handlers.
 pub fn main_with(argv: Vec<std::ffi::OsString>, signals: bool) -> u8 {
-    // A file-size limit (ulimit -f) must make writes fail with EFBIG, like a full disk,
-    // rather than kill the process with half-written output.
-    // SAFETY: setting a signal disposition to SIG_IGN; no other code of this process relies
-    // on SIGXFSZ's default (ending the process).
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
     if signals {
+        // A file-size limit (ulimit -f) must make writes fail with EFBIG, like a full disk,
+        // rather than kill the process with half-written output. Only the command's own
+        // process: in a host (the Python binding) signals stay the host's (Python ignores
+        // SIGXFSZ itself).
+        // SAFETY: setting a signal disposition to SIG_IGN; no other code of this process relies
+        // on SIGXFSZ's default (ending the process).
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        }
         stop::install_handlers();
     }
     let _run = stop::begin_run();

@@ -252,3 +252,23 @@ def test_the_package_shows_its_own_names_not_the_modules_it_uses():
     public = {n for n in dir(trawl) if not n.startswith("_")}
     assert not public & {"os", "json", "re", "tempfile", "errno", "logging"}, public
     assert {"scan", "main", "ScanError", "OptionError", "cluster"} >= public - {"cluster"}, public
+
+
+def test_the_binding_leaves_the_interpreters_signal_dispositions_alone():
+    # trawl's command ignores SIGXFSZ for its own process; in a host program the host decides.
+    import signal
+
+    import trawl
+
+    def ignored():
+        with open("/proc/self/status") as f:
+            mask = next(l for l in f if l.startswith("SigIgn:")).split()[1]
+        return int(mask, 16) & (1 << (signal.SIGXFSZ - 1)) != 0
+
+    before = signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    try:
+        assert not ignored()
+        assert trawl.main(["--version"]) == 0
+        assert not ignored(), "trawl.main set SIGXFSZ to ignored in the interpreter"
+    finally:
+        signal.signal(signal.SIGXFSZ, before)

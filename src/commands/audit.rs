@@ -65,17 +65,23 @@ pub fn run_with(
     let mut out = std::io::stdout().lock();
     let to_stdout = !plan.quiet && !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
+        // The first write error ends the lines; a reader gone (EPIPE) loses them, not the run.
+        let mut written: std::io::Result<()> = Ok(());
         cat.for_each_event(report.summary.id, &mut |ev| {
-            if report.registration && ev.verdict == Verdict::New {
+            if written.is_err() || (report.registration && ev.verdict == Verdict::New) {
                 return;
             }
             let (from, detail) = (ev.other_path.as_deref(), ev.detail.as_deref());
-            let _ = writeln!(
+            written = writeln!(
                 out,
                 "{}",
                 event_line(ev.verdict.name(), &ev.path, from, detail, &shown)
             );
         })?;
+        match written.and_then(|()| out.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.context("stdout: cannot write")?,
+        }
     }
     if let Some(mut j) = json.take() {
         let algs = &report.algorithms;

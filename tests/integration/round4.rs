@@ -419,6 +419,15 @@ fn a_full_stdout_is_an_error_for_every_command_that_prints_its_result() {
     run(&["report", "r.json", "--html", "-"])
         .code(2)
         .stderr_has("cannot write");
+    // An audit's event lines: the first that cannot be written ends them, exit 2.
+    d.cmd()
+        .args(["audit", "p", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    d.create(b"p/b", b"beta\n");
+    run(&["audit", "p", "-c", "cat.db"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
 }
 
 /// A tmpfs of `kib` KiB mounted at `DIR/NAME`; `None` (skipped) where it cannot be.

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -279,7 +280,15 @@ pub(crate) fn write_payload_manifests(
         let enc = crate::encode_path(&path);
         for (alg, p, w) in outs.iter_mut() {
             line.clear();
-            let d = listing.digest(value, *alg).unwrap_or_default();
+            // Every spooled entry holds each algorithm's digest; one without is never written
+            // as an empty digest, but ends the writing with the file named.
+            let Some(d) = listing.digest(value, *alg) else {
+                failed = Some(BagError::Refused {
+                    path: root.join(std::ffi::OsStr::from_bytes(&path)),
+                    msg: format!("no {alg} digest was kept for it; no manifest written"),
+                });
+                return Err(std::io::Error::other("no digest"));
+            };
             line.extend_from_slice(hex::encode(d).as_bytes());
             line.extend_from_slice(b"  ");
             line.extend_from_slice(&enc);

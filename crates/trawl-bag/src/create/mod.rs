@@ -260,7 +260,9 @@ pub(crate) fn write_tag_files(
     }
     let mut tag_names: Vec<String> = std::fs::read_dir(root)
         .map_err(io_err(root))?
-        .filter_map(|e| e.ok())
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(io_err(root))?
+        .into_iter()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| !n.starts_with("tagmanifest-") && !n.starts_with('.') && n.ends_with(".txt"))
@@ -520,8 +522,10 @@ fn create_in_place(
 ) -> Result<(), BagError> {
     let mut top: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
         .map_err(io_err(dir))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name())
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(io_err(dir))?
+        .into_iter()
         .filter(|n| n != JOURNAL && n != STAGING)
         .collect();
     top.sort();

@@ -318,7 +318,9 @@ fn manifests(
     // Manifests, sorted by name for stable messages.
     let mut names: Vec<String> = std::fs::read_dir(root)
         .map_err(io_err(root))?
-        .filter_map(|e| e.ok())
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(io_err(root))?
+        .into_iter()
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
     names.sort();

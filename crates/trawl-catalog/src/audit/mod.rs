@@ -289,8 +289,8 @@ impl Audit<'_> {
         Ok(())
     }
 
-    pub(super) fn root_index(&self, rid: i64) -> usize {
-        self.roots.iter().position(|(i, _)| *i == rid).unwrap_or(0)
+    pub(super) fn root_index(&self, rid: i64) -> Result<usize> {
+        root_index(&self.roots, rid, &self.cat.path)
     }
 
     /// The directory id (created where missing) and name of a path below root `rid`.
@@ -303,16 +303,16 @@ impl Audit<'_> {
         Ok((dir, name))
     }
 
-    pub(super) fn joined(&self, rid: i64, rel: &[u8]) -> Vec<u8> {
+    pub(super) fn joined(&self, rid: i64, rel: &[u8]) -> Result<Vec<u8>> {
         use std::os::unix::ffi::OsStrExt;
-        let mut p = self.roots[self.root_index(rid)]
+        let mut p = self.roots[self.root_index(rid)?]
             .1
             .as_os_str()
             .as_bytes()
             .to_vec();
         p.push(b'/');
         p.extend_from_slice(rel);
-        p
+        Ok(p)
     }
 
     pub(super) fn concat(&self, digests: &[(Algorithm, Vec<u8>)]) -> Vec<u8> {
@@ -409,4 +409,37 @@ pub(crate) fn update_counts(
         params![run, n_ok, deferred, now_secs()],
     )?;
     Ok(())
+}
+
+/// Which of the audit's roots the catalog's root id `rid` is: a row naming a root this audit
+/// does not hold is an inconsistent catalog, said so (never taken for the first root).
+pub(super) fn root_index(
+    roots: &[(i64, std::path::PathBuf)],
+    rid: i64,
+    catalog: &std::path::Path,
+) -> Result<usize> {
+    roots
+        .iter()
+        .position(|(i, _)| *i == rid)
+        .ok_or_else(|| crate::CatalogError::Invalid {
+            path: catalog.to_path_buf(),
+            msg: format!("a row names root {rid}, which is not one of this audit's roots"),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_naming_an_unknown_root_is_an_error_not_the_first_root() {
+        let roots = vec![(3, "/a".into()), (7, "/b".into())];
+        let cat = std::path::Path::new("cat.db");
+        assert_eq!(root_index(&roots, 7, cat).unwrap(), 1);
+        let e = root_index(&roots, 5, cat).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "cat.db: a row names root 5, which is not one of this audit's roots"
+        );
+    }
 }

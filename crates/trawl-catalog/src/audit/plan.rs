@@ -111,7 +111,7 @@ impl Planner {
         while let Some(r) = rows.next().map_err(e)? {
             let rid: i64 = r.get(0).map_err(e)?;
             let rel: Vec<u8> = r.get(1).map_err(e)?;
-            let root = self.roots.iter().position(|(i, _)| *i == rid).unwrap_or(0);
+            let root = super::root_index(&self.roots, rid, &self.path)?;
             let path = self.roots[root].1.join(std::ffi::OsStr::from_bytes(&rel));
             let p = Planned {
                 root,

@@ -138,7 +138,7 @@ impl Audit<'_> {
         let from = self.whole_path(dir, name)?;
         let detail = format!(
             "moved from {}",
-            String::from_utf8_lossy(&self.joined(rid, &from))
+            String::from_utf8_lossy(&self.joined(rid, &from)?)
         );
         self.event(
             (tdir, &tname),

@@ -16,10 +16,10 @@
 //!   relative error under 10^-7; `--exact-keys` keeps all 128 bits). The key's low 8 bits are
 //!   not kept either: the caller may put a tag of its own there ([`stage_word`]).
 //! - Each partition is a sorted array of 7-byte slots, with no empty slots (a hash table at a
-//!   useful load carries 15-25% of empty slots: this layout was an ordered linear-probing table
-//!   at 8.6-9.5 bytes per distinct key until it was measured against this one).
+//!   useful load carries 15-25% of empty slots: an ordered linear-probing table takes 8.6-9.5
+//!   bytes per distinct key).
 //! - Keys are not inserted one by one: a random insert into a table far larger than the caches
-//!   is a cache miss (about 9 M inserts/s with prefetching, measured with the earlier layout).
+//!   is a cache miss (about 9 M inserts/s with prefetching, measured with a hash table).
 //!   They are staged, each in its partition's region of the staging as it comes; a flush sorts
 //!   each partition's share (a counting sort on the next bits and an insertion pass, in cache)
 //!   and merges it into the partition's array from the back, in place, in one sequential pass.
@@ -32,7 +32,7 @@
 //!   partitions are not held at once.
 //! - Memory that the allocator cannot give back is memory lost: partitions growing on the heap
 //!   leave freed blocks that later sizes cannot reuse (RSS 17.8 bytes per distinct block at 50
-//!   million for 10 in the slots, in an earlier layout). So a partition of 32 KiB or more lives in
+//!   million for 10 in the slots, measured with heap partitions). So a partition of 32 KiB or more lives in
 //!   an anonymous mapping of its own and grows in place (`mremap` moves page tables, not bytes).
 //!   With 256 partitions the heap only holds partitions while the table is under about 1 million
 //!   keys.
