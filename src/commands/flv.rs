@@ -25,10 +25,10 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     let mut trouble = false;
     for f in &a.files {
-        let method = match a.io.as_str() {
-            "read" => trawl_media::SeekMethod::Pread,
-            "mmap" => trawl_media::SeekMethod::Mmap,
-            _ => trawl_media::SeekMethod::Auto,
+        let method = match a.io {
+            crate::flags::lowargs::SeekIo::Read => trawl_media::SeekMethod::Pread,
+            crate::flags::lowargs::SeekIo::Mmap => trawl_media::SeekMethod::Mmap,
+            crate::flags::lowargs::SeekIo::Auto => trawl_media::SeekMethod::Auto,
         };
         match trawl_media::index_file_with(f, method) {
             Ok(i) => {

@@ -29,10 +29,10 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     let file = out
         .file_mut()
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let reflink = match a.reflink.as_str() {
-        "always" => trawl_media::inject::Reflink::Always,
-        "never" => trawl_media::inject::Reflink::Never,
-        _ => trawl_media::inject::Reflink::Auto,
+    let reflink = match a.reflink {
+        crate::flags::lowargs::Reflink::Always => trawl_media::inject::Reflink::Always,
+        crate::flags::lowargs::Reflink::Never => trawl_media::inject::Reflink::Never,
+        crate::flags::lowargs::Reflink::Auto => trawl_media::inject::Reflink::Auto,
     };
     let r = trawl_media::inject::inject(&i, &src, file, reflink)
         .with_context(|| format!("{}: cannot write", a.output.display()))?;

@@ -1,5 +1,6 @@
 //! The plan: flags turned into plain values the commands use (engine config, outputs).
 
+use crate::flags::lowargs::{ReadIo, ReadOrderArg};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -74,7 +75,11 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
         cfg.buffers = t * 4 + 4;
         cfg.walk.threads = t.min(8);
     }
-    cfg.io = r.io.parse::<IoMethod>().map_err(anyhow::Error::msg)?;
+    cfg.io = match r.io {
+        ReadIo::Auto => IoMethod::Auto,
+        ReadIo::Read => IoMethod::Read,
+        ReadIo::Mmap => IoMethod::Mmap,
+    };
     cfg.io_depth = match r.io_depth.trim() {
         "auto" => trawl_scan::IoDepth::Auto,
         n => match n.parse::<usize>() {
@@ -82,10 +87,10 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
             _ => bail!("--io-depth {n}: expected auto or a number from 1 to 1024"),
         },
     };
-    cfg.read_order = match r.read_order.as_str() {
-        "disk" => trawl_scan::ReadOrder::Disk,
-        "walk" => trawl_scan::ReadOrder::Walk,
-        _ => trawl_scan::ReadOrder::Auto,
+    cfg.read_order = match r.read_order {
+        ReadOrderArg::Disk => trawl_scan::ReadOrder::Disk,
+        ReadOrderArg::Walk => trawl_scan::ReadOrder::Walk,
+        ReadOrderArg::Auto => trawl_scan::ReadOrder::Auto,
     };
     let bs = parse_size(&r.buffer_size)?;
     if !(4096..=(256 << 20)).contains(&bs) {

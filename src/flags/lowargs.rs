@@ -160,8 +160,40 @@ pub struct FlvInjectArgs {
     /// Share IN's blocks instead of copying them where OUT's filesystem can (XFS, btrfs), as
     /// `cp --reflink`: auto (for inputs of 1 MiB or more), always (or fail), never. A shared
     /// copy's onMetaData carries a `trawlpadding` string that aligns the body to a block.
-    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub reflink: String,
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = Reflink::Auto)]
+    pub reflink: Reflink,
+}
+
+/// `flv inject --reflink`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reflink {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `flv index --io`: how tag headers are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SeekIo {
+    Auto,
+    Mmap,
+    Read,
+}
+
+/// `--io`: how file contents are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadIo {
+    Auto,
+    Read,
+    Mmap,
+}
+
+/// `--read-order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadOrderArg {
+    Auto,
+    Disk,
+    Walk,
 }
 
 #[derive(Debug, Args)]
@@ -180,8 +212,8 @@ pub struct FlvIndexArgs {
     pub stats: bool,
     /// How tag headers are reached: read (one pread a tag), mmap, or auto (both timed on the
     /// file as it is indexed, the cheaper kept; see docs/commands/flv.md).
-    #[arg(long, value_name = "METHOD", default_value = "auto", value_parser = ["auto", "mmap", "read"])]
-    pub io: String,
+    #[arg(long, value_name = "METHOD", value_enum, default_value_t = SeekIo::Auto)]
+    pub io: SeekIo,
 }
 
 /// How files are found and read; shared by every command that reads.
@@ -208,10 +240,10 @@ pub struct ReadArgs {
         help_heading = "Memory and speed",
         long,
         value_name = "ORDER",
-        default_value = "auto",
-        value_parser = ["auto", "disk", "walk"]
+        value_enum,
+        default_value_t = ReadOrderArg::Auto
     )]
-    pub read_order: String,
+    pub read_order: ReadOrderArg,
     /// How file contents are read: auto (mapped windows for files of 32 MiB or more whose
     /// digests keep all cores busy, e.g. BLAKE3; read(2) otherwise), read (read(2) into pooled
     /// buffers) or mmap (mapped windows).
@@ -219,9 +251,10 @@ pub struct ReadArgs {
         help_heading = "Memory and speed",
         long,
         value_name = "METHOD",
-        default_value = "auto"
+        value_enum,
+        default_value_t = ReadIo::Auto
     )]
-    pub io: String,
+    pub io: ReadIo,
     /// Size of each pooled read buffer, e.g. 1M, 256K.
     #[arg(
         help_heading = "Memory and speed",

@@ -135,3 +135,24 @@ fn man_pages_cover_every_command_and_render() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every enumerated flag is a closed set: a wrong value is refused with the values that exist
+/// (and shells complete them).
+#[test]
+fn enumerated_flags_refuse_other_values_and_list_theirs() {
+    let d = Dir::new();
+    d.create(b"t/a", b"a");
+    for (args, values) in [
+        (&["scan", "t", "--io", "bogus"][..], "auto, read, mmap"),
+        (&["scan", "t", "--read-order", "bogus"], "auto, disk, walk"),
+        (&["flv", "index", "x.flv", "--io", "bogus"], "auto, mmap, read"),
+        (&["flv", "inject", "x.flv", "y.flv", "--reflink", "bogus"], "auto, always, never"),
+    ] {
+        let r = d.cmd().args(args).run();
+        r.code(2);
+        r.stderr_has(&format!("[possible values: {values}]"));
+    }
+    let r = d.cmd().args(["completions", "bash"]).run();
+    r.code(0);
+    assert!(r.stdout.contains("auto read mmap"), "bash completes --io's values");
+}
