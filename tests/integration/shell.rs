@@ -145,8 +145,14 @@ fn enumerated_flags_refuse_other_values_and_list_theirs() {
     for (args, values) in [
         (&["scan", "t", "--io", "bogus"][..], "auto, read, mmap"),
         (&["scan", "t", "--read-order", "bogus"], "auto, disk, walk"),
-        (&["flv", "index", "x.flv", "--io", "bogus"], "auto, mmap, read"),
-        (&["flv", "inject", "x.flv", "y.flv", "--reflink", "bogus"], "auto, always, never"),
+        (
+            &["flv", "index", "x.flv", "--io", "bogus"],
+            "auto, mmap, read",
+        ),
+        (
+            &["flv", "inject", "x.flv", "y.flv", "--reflink", "bogus"],
+            "auto, always, never",
+        ),
     ] {
         let r = d.cmd().args(args).run();
         r.code(2);
@@ -154,5 +160,8 @@ fn enumerated_flags_refuse_other_values_and_list_theirs() {
     }
     let r = d.cmd().args(["completions", "bash"]).run();
     r.code(0);
-    assert!(r.stdout.contains("auto read mmap"), "bash completes --io's values");
+    assert!(
+        r.stdout.contains("auto read mmap"),
+        "bash completes --io's values"
+    );
 }
