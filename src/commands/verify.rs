@@ -128,11 +128,14 @@ fn verify_options(a: &VerifyArgs, root: &std::path::Path) -> anyhow::Result<Veri
 /// Names in a manifest are relative to the directory it was made in; when the first one is
 /// found beside the manifest, that directory is named.
 fn root_hint(manifest: &std::path::Path, report: &trawl_report::verify::VerifyReport) -> String {
-    let mut first = None;
-    let _ = report.entries.for_each(&mut |e| {
-        first = Some(e.name.clone());
-        Err(std::io::Error::other("the first is enough"))
-    });
+    // The first entry's name (entries that cannot be read back give no hint).
+    let first = match report
+        .entries
+        .try_for_each(|e| std::ops::ControlFlow::Break(e.name.clone()))
+    {
+        Ok(std::ops::ControlFlow::Break(name)) => Some(name),
+        _ => None,
+    };
     let beside = manifest.parent().map(|p| {
         if p.as_os_str().is_empty() {
             std::path::Path::new(".")

@@ -25,6 +25,19 @@ pub enum BagError {
     Refused { path: PathBuf, msg: String },
 }
 
+/// Why a pass over a spooled list ended early: the spool could not be read back (its own
+/// error, named by the caller), or the work on an entry failed with a [`BagError`].
+pub(crate) enum Ended {
+    Spool(std::io::Error),
+    Bag(BagError),
+}
+
+impl From<std::io::Error> for Ended {
+    fn from(e: std::io::Error) -> Ended {
+        Ended::Spool(e)
+    }
+}
+
 pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> BagError + '_ {
     move |source| BagError::Io {
         path: path.to_path_buf(),

@@ -272,7 +272,7 @@ pub(crate) fn write_payload_manifests(
     }
     let mut line = Vec::new();
     let mut path = Vec::new();
-    let mut failed: Option<BagError> = None;
+    use crate::Ended;
     let read = listing.sorted.for_each(|key, value| {
         path.clear();
         path.extend_from_slice(listing.prefix);
@@ -283,27 +283,24 @@ pub(crate) fn write_payload_manifests(
             // Every spooled entry holds each algorithm's digest; one without is never written
             // as an empty digest, but ends the writing with the file named.
             let Some(d) = listing.digest(value, *alg) else {
-                failed = Some(BagError::Refused {
+                return Err(Ended::Bag(BagError::Refused {
                     path: root.join(std::ffi::OsStr::from_bytes(&path)),
                     msg: format!("no {alg} digest was kept for it; no manifest written"),
-                });
-                return Err(std::io::Error::other("no digest"));
+                }));
             };
             line.extend_from_slice(hex::encode(d).as_bytes());
             line.extend_from_slice(b"  ");
             line.extend_from_slice(&enc);
             line.push(b'\n');
-            if let Err(e) = w.write_all(&line) {
-                failed = Some(io_err(p)(e));
-                return Err(std::io::Error::other("write failed"));
-            }
+            w.write_all(&line).map_err(|e| Ended::Bag(io_err(p)(e)))?;
         }
-        Ok::<(), std::io::Error>(())
+        Ok(())
     });
-    if let Some(e) = failed {
-        return Err(e);
+    match read {
+        Ok(()) => {}
+        Err(Ended::Bag(e)) => return Err(e),
+        Err(Ended::Spool(e)) => return Err(io_err(root)(e)),
     }
-    read.map_err(io_err(root))?;
     for (_, p, w) in outs {
         let f = w.into_inner().map_err(|e| io_err(&p)(e.into_error()))?;
         f.commit().map_err(io_err(&p))?;

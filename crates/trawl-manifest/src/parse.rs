@@ -551,6 +551,9 @@ pub enum PiecesError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// The caller's function broke off the reading.
+    #[error("the reading was broken off")]
+    Stopped,
 }
 
 /// The longest manifest line [`parse_pieces`] reads, without its separator: far beyond any name
@@ -631,12 +634,13 @@ fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Resul
 /// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
 /// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
 /// held. The file is read twice (first for the record separator, which the last byte decides).
+/// `on` breaking ends the reading with [`PiecesError::Stopped`].
 pub fn parse_pieces(
     f: &mut std::fs::File,
     prefer: &[Algorithm],
     name_hint: &str,
     piece: usize,
-    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::io::Result<()>,
+    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::ops::ControlFlow<()>,
 ) -> Result<PiecesSummary, PiecesError> {
     use std::io::Seek;
     let (hashdeep, zero) = kind_and_separator(f)?;
@@ -669,13 +673,17 @@ pub fn parse_pieces(
         if first_end.unwrap_or(buf.len()) > MAX_LINE {
             first = false;
             errors_seen += 1;
-            on(
+            if on(
                 Vec::new(),
                 vec![ManifestError::Line {
                     line: before + 1,
                     reason: format!("longer than {MAX_LINE} bytes: not read"),
                 }],
-            )?;
+            )
+            .is_break()
+            {
+                return Err(PiecesError::Stopped);
+            }
             skipping = !drop_line(&mut buf, first_end, &mut before);
             want = piece;
             continue;
@@ -708,7 +716,9 @@ pub fn parse_pieces(
         let (entries, errors) = if hashdeep { hd.take() } else { text.take() };
         entries_seen += entries.len();
         errors_seen += errors.len();
-        on(entries, errors)?;
+        if on(entries, errors).is_break() {
+            return Err(PiecesError::Stopped);
+        }
         buf.drain(..upto);
     }
     if hashdeep {

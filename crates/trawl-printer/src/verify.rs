@@ -2,6 +2,7 @@
 //! the counts.
 
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 
 use trawl_report::verify::{VerifyReport, VerifyState};
 
@@ -38,21 +39,30 @@ fn display_name(name: &[u8]) -> Vec<u8> {
 /// One line per entry (only the ones that are not OK with `failures_only`), then one per file
 /// not listed.
 pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::Result<()> {
-    r.entries.for_each(&mut |e| {
+    let written = r.entries.try_for_each(|e| {
         let (word, detail): (&str, Option<&str>) = match &e.state {
-            VerifyState::Ok if failures_only => return Ok(()),
+            VerifyState::Ok if failures_only => return ControlFlow::Continue(()),
             VerifyState::Ok => ("OK", None),
             VerifyState::Failed(why) => ("FAILED", Some(why)),
             VerifyState::Missing => ("MISSING", None),
             VerifyState::Unreadable(why) => ("FAILED open or read", Some(why)),
         };
-        out.write_all(&display_name(&e.name))?;
-        write!(out, ": {word}")?;
-        if let Some(d) = detail {
-            write!(out, " ({d})")?;
+        let line = (|| {
+            out.write_all(&display_name(&e.name))?;
+            write!(out, ": {word}")?;
+            if let Some(d) = detail {
+                write!(out, " ({d})")?;
+            }
+            writeln!(out)
+        })();
+        match line {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(x) => ControlFlow::Break(x),
         }
-        writeln!(out)
     })?;
+    if let ControlFlow::Break(e) = written {
+        return Err(e);
+    }
     for name in &r.not_listed {
         out.write_all(&display_name(name))?;
         writeln!(out, ": NOT IN MANIFEST")?;

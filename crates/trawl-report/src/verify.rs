@@ -2,6 +2,7 @@
 //! does not list (with `--strict`).
 
 use serde::Serialize;
+use std::ops::ControlFlow;
 
 /// What became of one listed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,11 +53,10 @@ impl Serialize for VerifyEntry {
 /// from disk each time they are gone through (a manifest of 10^8 lines is never held).
 pub struct VerifyEntries(Entries);
 
-/// Goes through the entries once, calling the function with each.
+/// Goes through the entries once, calling the function with each until it breaks; an error
+/// is the entries' own (they could not be read back).
 pub type EntrySource = Box<
-    dyn Fn(&mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>) -> std::io::Result<()>
-        + Send
-        + Sync,
+    dyn Fn(&mut dyn FnMut(&VerifyEntry) -> ControlFlow<()>) -> std::io::Result<()> + Send + Sync,
 >;
 
 enum Entries {
@@ -73,15 +73,32 @@ impl VerifyEntries {
         VerifyEntries(Entries::Source(s))
     }
 
-    /// Calls `f` with each entry in manifest order; stops at the first error.
-    pub fn for_each(
+    /// Calls `f` with each entry in manifest order until it breaks: `Break` with its value
+    /// then, `Continue` once every entry was seen; an error only when the entries could not be
+    /// read back.
+    pub fn try_for_each<B>(
         &self,
-        f: &mut dyn FnMut(&VerifyEntry) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
+        mut f: impl FnMut(&VerifyEntry) -> ControlFlow<B>,
+    ) -> std::io::Result<ControlFlow<B>> {
+        let mut broke = None;
+        let mut visit = |e: &VerifyEntry| match f(e) {
+            ControlFlow::Continue(()) => ControlFlow::Continue(()),
+            ControlFlow::Break(b) => {
+                broke = Some(b);
+                ControlFlow::Break(())
+            }
+        };
         match &self.0 {
-            Entries::InRam(v) => v.iter().try_for_each(f),
-            Entries::Source(s) => s(f),
+            Entries::InRam(v) => {
+                for e in v {
+                    if visit(e).is_break() {
+                        break;
+                    }
+                }
+            }
+            Entries::Source(s) => s(&mut visit)?,
         }
+        Ok(broke.map_or(ControlFlow::Continue(()), ControlFlow::Break))
     }
 }
 
@@ -104,18 +121,13 @@ impl Serialize for VerifyEntries {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
         let mut seq = s.serialize_seq(None)?;
-        let mut err = None;
-        let r = self.for_each(&mut |e| {
-            seq.serialize_element(e).map_err(|x| {
-                let msg = x.to_string();
-                err = Some(x);
-                std::io::Error::other(msg)
-            })
+        let r = self.try_for_each(|e| match seq.serialize_element(e) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(x) => ControlFlow::Break(x),
         });
-        if let Some(e) = err {
+        if let ControlFlow::Break(e) = r.map_err(S::Error::custom)? {
             return Err(e);
         }
-        r.map_err(S::Error::custom)?;
         seq.end()
     }
 }
@@ -211,5 +223,56 @@ impl VerifyCounts {
             VerifyState::Missing => self.missing += 1,
             VerifyState::Unreadable(_) => self.unreadable += 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: usize) -> VerifyEntry {
+        VerifyEntry {
+            name: format!("f{n}").into_bytes(),
+            line: n,
+            state: VerifyState::Ok,
+        }
+    }
+
+    /// A pass stops where the caller breaks, with the caller's value, in RAM and from a source
+    /// alike; the source's own error is an error, not a stop.
+    #[test]
+    fn a_pass_over_the_entries_stops_with_the_callers_value() {
+        let in_ram = VerifyEntries::new((0..5).map(entry).collect());
+        let source = VerifyEntries::source(Box::new(|f| {
+            for n in 0..5 {
+                if f(&entry(n)).is_break() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }));
+        for entries in [&in_ram, &source] {
+            let mut seen = 0;
+            let r = entries
+                .try_for_each(|e| {
+                    seen += 1;
+                    if e.line == 2 {
+                        ControlFlow::Break(e.name.clone())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                })
+                .unwrap();
+            assert_eq!(r, ControlFlow::Break(b"f2".to_vec()));
+            assert_eq!(seen, 3);
+            let all = entries.try_for_each(|_| ControlFlow::<()>::Continue(()));
+            assert_eq!(all.unwrap(), ControlFlow::Continue(()));
+        }
+        let broken = VerifyEntries::source(Box::new(|_| Err(std::io::Error::other("damaged"))));
+        assert!(
+            broken
+                .try_for_each(|_| ControlFlow::<()>::Continue(()))
+                .is_err()
+        );
     }
 }

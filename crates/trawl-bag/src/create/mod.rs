@@ -653,7 +653,6 @@ impl Made<'_> {
         let (dir, out, files) = (self.dir, self.out, self.files);
         let spools = &opts.spools;
         let mut copied = spools.spool(2);
-        let mut failed: Option<BagError> = None;
         let walked = files.for_each(|rel, value| {
             let rel = std::ffi::OsStr::from_bytes(rel);
             let src = dir.join(rel);
@@ -680,18 +679,13 @@ impl Made<'_> {
                 }
                 Ok(())
             })();
-            match step {
-                Ok(()) => Ok(()),
-                Err(e) => {
-                    failed = Some(e);
-                    Err(std::io::Error::other("stopped"))
-                }
-            }
+            step.map_err(crate::Ended::Bag)
         });
-        if let Some(e) = failed {
-            return Err(e);
+        match walked {
+            Ok(()) => {}
+            Err(crate::Ended::Bag(e)) => return Err(e),
+            Err(crate::Ended::Spool(e)) => return Err(spools.err()(e)),
         }
-        walked.map_err(spools.err())?;
         Ok(Arc::new(copied.finish().map_err(spools.err())?))
     }
 

@@ -188,11 +188,29 @@ pub fn verify(
     }
     let results = Arc::new(read.results.finish().map_err(pass.spool_err())?);
     let entries = VerifyEntries::source(Box::new(move |f| {
-        results.for_each(|k, v| {
+        /// Why a pass over the results ended early: a record that could not be read back,
+        /// or the caller had seen enough.
+        enum Ended {
+            Io(std::io::Error),
+            Enough,
+        }
+        impl From<std::io::Error> for Ended {
+            fn from(e: std::io::Error) -> Ended {
+                Ended::Io(e)
+            }
+        }
+        let r = results.for_each(|k, v| {
             let mut e = decode_result(v)?;
             e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
-            f(&e)
-        })
+            match f(&e) {
+                std::ops::ControlFlow::Continue(()) => Ok(()),
+                std::ops::ControlFlow::Break(()) => Err(Ended::Enough),
+            }
+        });
+        match r {
+            Ok(()) | Err(Ended::Enough) => Ok(()),
+            Err(Ended::Io(e)) => Err(e),
+        }
     }));
     Ok(VerifyOutcome::Finished(VerifyReport {
         entries,

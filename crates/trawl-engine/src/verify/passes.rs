@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -100,7 +101,7 @@ impl Passes<'_> {
             &mut |entries, errors| {
                 // A stop ends the reading of the manifest too, however long it is.
                 if stop.is_stopping() {
-                    return Err(std::io::Error::other("stopped"));
+                    return ControlFlow::Break(());
                 }
                 for e in errors {
                     self.problem(problem_of(manifest, e), notice);
@@ -144,10 +145,10 @@ impl Passes<'_> {
                     encode_entry(&e, &mut buf);
                     if let Err(err) = by_name.push(&e.path, &buf) {
                         spool_failed = Some(err);
-                        return Err(std::io::Error::other("spool"));
+                        return ControlFlow::Break(());
                     }
                 }
-                Ok(())
+                ControlFlow::Continue(())
             },
         );
         self.buf = buf;
@@ -445,6 +446,10 @@ fn unreadable(manifest: &Path, e: PiecesError) -> VerifyError {
         PiecesError::Manifest(e) => VerifyError::Unusable {
             path: manifest.to_path_buf(),
             reason: e.to_string(),
+        },
+        PiecesError::Stopped => VerifyError::Unusable {
+            path: manifest.to_path_buf(),
+            reason: PiecesError::Stopped.to_string(),
         },
     }
 }

@@ -149,7 +149,7 @@ fn pieces_read_what_the_whole_reads_with_the_same_line_numbers() {
             let sum = parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
                 entries.extend(e);
                 errors.extend(r);
-                Ok(())
+                std::ops::ControlFlow::Continue(())
             })
             .unwrap();
             assert_eq!(entries, whole.entries, "piece {piece}");
@@ -184,7 +184,7 @@ fn a_line_over_the_limit_is_refused_and_reading_goes_on() {
                 parse_pieces(&mut f, &[], "", piece, &mut |e, r| {
                     entries.extend(e);
                     errors.extend(r);
-                    Ok(())
+                    std::ops::ControlFlow::Continue(())
                 })
                 .unwrap();
                 let names: Vec<(usize, usize)> =
