@@ -225,3 +225,23 @@ def wait_until(cond, timeout=60, step=0.05):
             return v
         time.sleep(step)
     raise AssertionError("timed out waiting")
+
+
+def frozen_until_taken_as_lost(p, pid, stats, what):
+    """Freezes worker process ``pid`` (SIGSTOP: it holds its connections and answers nothing)
+    while run ``p`` (started with ``--worker-timeout 5``) goes on, and checks that the run ends
+    by itself, exit 0, saying so, with ``silent_workers`` 1 in its ``--stats`` file ``stats``;
+    the worker is killed afterwards. Returns the run's stderr."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        _, err = ended(p, 120, f"the {what} did not end with a frozen worker")
+        assert p.returncode == 0, err
+        assert time.time() - t < 100
+        assert "not heard from for 5 s (--worker-timeout)" in err, err
+        assert "Traceback" not in err, err
+        with open(stats) as f:
+            assert json.load(f)["silent_workers"] == 1
+        return err
+    finally:
+        os.kill(pid, signal.SIGKILL)
