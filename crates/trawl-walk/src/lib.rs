@@ -453,6 +453,54 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
+    #[test]
+    fn a_dangling_link_followed_is_an_error_naming_where_it_points() {
+        let d = std::env::temp_dir().join(format!("trawl-walk-dangling-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("here"), "x").unwrap();
+        std::os::unix::fs::symlink("../gone", d.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("here", d.join("alias")).unwrap();
+        let items = run(&d, true);
+        let errors: Vec<String> = items
+            .iter()
+            .filter_map(|i| match i {
+                WalkItem::Error(e) => Some(e.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 1, "{items:?}");
+        assert!(
+            errors[0].ends_with("dangling: dangling symbolic link to ../gone: nothing there"),
+            "{errors:?}"
+        );
+        // The other link is followed to its file.
+        let files = items
+            .iter()
+            .filter(|i| matches!(i, WalkItem::File(_)))
+            .count();
+        assert_eq!(files, 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn every_skip_kind_has_a_name_that_reads_back_and_says_why() {
+        let kinds = [
+            SkipKind::Fifo,
+            SkipKind::Socket,
+            SkipKind::BlockDevice,
+            SkipKind::CharDevice,
+            SkipKind::Symlink,
+            SkipKind::SymlinkLoop,
+            SkipKind::Other,
+        ];
+        for k in kinds {
+            assert_eq!(SkipKind::from_name(k.name()), Some(k));
+            assert!(!k.describe().is_empty());
+        }
+        assert_eq!(SkipKind::from_name("nonsense"), None);
+    }
+
     unsafe extern "C" {
         #[link_name = "mkfifo"]
         fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
