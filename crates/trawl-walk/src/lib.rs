@@ -101,19 +101,20 @@ impl SkipKind {
         }
     }
 
+    /// Every kind.
+    pub const ALL: [SkipKind; 7] = [
+        SkipKind::Fifo,
+        SkipKind::Socket,
+        SkipKind::BlockDevice,
+        SkipKind::CharDevice,
+        SkipKind::Symlink,
+        SkipKind::SymlinkLoop,
+        SkipKind::Other,
+    ];
+
     /// The kind [`SkipKind::name`] names.
     pub fn from_name(name: &str) -> Option<SkipKind> {
-        [
-            SkipKind::Fifo,
-            SkipKind::Socket,
-            SkipKind::BlockDevice,
-            SkipKind::CharDevice,
-            SkipKind::Symlink,
-            SkipKind::SymlinkLoop,
-            SkipKind::Other,
-        ]
-        .into_iter()
-        .find(|k| k.name() == name)
+        SkipKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// The kind of a file type that is not read.
@@ -485,16 +486,7 @@ mod tests {
 
     #[test]
     fn every_skip_kind_has_a_name_that_reads_back_and_says_why() {
-        let kinds = [
-            SkipKind::Fifo,
-            SkipKind::Socket,
-            SkipKind::BlockDevice,
-            SkipKind::CharDevice,
-            SkipKind::Symlink,
-            SkipKind::SymlinkLoop,
-            SkipKind::Other,
-        ];
-        for k in kinds {
+        for k in SkipKind::ALL {
             assert_eq!(SkipKind::from_name(k.name()), Some(k));
             assert!(!k.describe().is_empty());
         }
