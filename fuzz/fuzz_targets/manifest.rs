@@ -20,7 +20,7 @@ fn pieces_agree(body: &[u8], hint: &str, piece: usize, long: Option<usize>) {
     let got = parse_pieces(&mut f, &[], hint, piece, &mut |e, r| {
         entries.extend(e);
         errors.extend(r);
-        Ok(())
+        std::ops::ControlFlow::Continue(())
     });
     let (Ok(whole), Ok(_)) = (whole, got) else {
         return;
