@@ -6,6 +6,7 @@
 //! crates that write files (bags, the command line) need no renderer to do it.
 
 // Unsafe code only in tests (to make FIFOs).
+#![warn(missing_docs)]
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::io::{self, BufWriter, Write};

@@ -4,6 +4,7 @@
 //! Payload bytes are read by the scan engine (one pass, every algorithm at once); this crate
 //! decides what must be read and what the results mean.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod create;

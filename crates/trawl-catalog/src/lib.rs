@@ -5,6 +5,7 @@
 //! into a hash chain and checks it; [`query`] answers the read-only questions (report, history,
 //! export). Nothing here holds the collection in memory: every per-file fact goes straight into
 //! the database, in batched transactions.
+#![warn(missing_docs)]
 
 pub mod audit;
 pub mod chain;

@@ -4,6 +4,7 @@
 //! ([`map`]), the client's merge of the shards' parts into the report `trawl scan` makes
 //! ([`merge`]) and an audit's listings and reads ([`audit`]). Flags are parsed and outputs rendered by the `trawl` crate; what a shard's
 //! result is, is decided here, from a [`ScanWork`].
+#![warn(missing_docs)]
 
 pub mod audit;
 mod error;
@@ -37,6 +38,6 @@ pub fn wire_version() -> String {
     format!(
         "trawl {} batch {} audit 2",
         env!("CARGO_PKG_VERSION"),
-        trawl_reduce::batch::BATCH_VERSION
+        trawl_reduce::BATCH_VERSION
     )
 }

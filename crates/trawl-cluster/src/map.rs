@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use trawl_engine::{Scan, ScanOptions, ScanOutcome};
-use trawl_reduce::cluster::ReduceError;
+use trawl_reduce::ReduceError;
 
 use crate::{ClusterError, ScanWork};
 
@@ -78,7 +78,7 @@ pub struct ReduceFailure {
 
 /// Counts one partition from every map's batch set (in map order): the counts as JSON.
 pub fn reduce(parts: &[&[u8]]) -> Result<Vec<u8>, ReduceFailure> {
-    let r = trawl_reduce::cluster::reduce_partition(parts).map_err(|e| match e {
+    let r = trawl_reduce::reduce_partition(parts).map_err(|e| match e {
         ReduceError::Batch { map, source } => ReduceFailure {
             map,
             reason: source.to_string(),

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use trawl_engine::ScanResult;
 use trawl_engine::records::RecordSink;
-use trawl_reduce::cluster::{MapTotals, PartitionResult};
+use trawl_reduce::{MapTotals, PartitionResult};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{FileJson, ScanReport, SizeHistogram};
 
@@ -132,10 +132,9 @@ impl Merge {
         };
         report.totals.peak_rss_bytes = trawl_engine::peak_rss();
         if let Some(cfg) = &work.reduce {
-            let (mut red, breakdown) = trawl_reduce::cluster::assemble(cfg, &totals, &parts)
-                .map_err(ClusterError::io(
-                    "cannot break the figures down (--temp-dir)",
-                ))?;
+            let (mut red, breakdown) = trawl_reduce::assemble(cfg, &totals, &parts).map_err(
+                ClusterError::io("cannot break the figures down (--temp-dir)"),
+            )?;
             red.hardlinks = hardlinks;
             report.reduction = Some(red);
             report.breakdown = breakdown;

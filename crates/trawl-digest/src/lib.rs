@@ -7,6 +7,7 @@
 //! refuses them. This module only gives them one
 //! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::fmt;

@@ -4,6 +4,7 @@
 //! results into the typed report of `trawl-report`, and says how each file is named in a
 //! manifest and where its keyframe index goes; and verification against a manifest. It writes
 //! nothing: rendering is the caller's.
+#![warn(missing_docs)]
 
 pub mod dupdirs;
 pub mod duplicates;

@@ -111,7 +111,7 @@ pub struct ScanResult {
     /// The groups of equal files (with [`ScanOptions::duplicates`]).
     pub duplicates: Option<Duplicates>,
     /// A cluster map's batches and totals (with [`ScanOptions::map_partitions`]).
-    pub map: Option<trawl_reduce::cluster::MapOutput>,
+    pub map: Option<trawl_reduce::MapOutput>,
     /// How often readers folding files in found a partition or a slot busy.
     pub contention: Option<trawl_reduce::Contention>,
 }

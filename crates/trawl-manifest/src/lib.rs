@@ -11,6 +11,7 @@
 //! (an escaped line with an unknown escape, an empty name, a NUL in a name, a digest of a length no
 //! algorithm has) are rejected with the line number.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod parse;

@@ -2,6 +2,7 @@
 //! 9-byte header and each 11-byte tag header (plus the first bytes of video payloads) and seeking
 //! over everything else, so that only a small fraction of the file is read; the same
 //! index from a scan's buffers; metadata injection.
+#![warn(missing_docs)]
 
 pub mod amf;
 pub mod avc;

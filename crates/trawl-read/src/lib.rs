@@ -1,6 +1,7 @@
 //! Reading: opening files without side effects, a bounded pool of reusable buffers, chunked
 //! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
 //! and detection of files that change while they are read.
+#![warn(missing_docs)]
 
 pub mod at;
 pub mod beneath;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use trawl_reduce::table::{FpTable, stage_word};
+use trawl_reduce::bench::{FpTable, stage_word};
 
 #[path = "common/keys.rs"]
 mod keys;

@@ -2,7 +2,7 @@
 //! packed batch of (key, length, count), sorted and delta-coded, with one header per batch
 //! carrying a format version; never a message per block. A map side folds its blocks into
 //! batches ([`map`]); a reduce side counts one partition's batches from every map exactly,
-//! whatever way the data was split ([`crate::cluster::reduce_partition`]).
+//! whatever way the data was split ([`crate::mapreduce::reduce_partition`]).
 //!
 //! Encoding (integers LEB128 varints unless said): magic `TRB`, version byte, partition, block
 //! size, key shift (the low bits a key does not keep, not shipped), entry count; then, if there
@@ -19,8 +19,6 @@
 //! occurrences) the first file's occurrences, the number of other files, and per other file
 //! its difference from the previous one and its occurrences. The varints and the layout are written here because the format is a
 //! few lines and must not change with a library's version.
-
-use std::collections::BTreeMap;
 
 #[cfg(test)]
 use trawl_report::reduction::RefBucket;
@@ -344,12 +342,14 @@ impl Batch {
 }
 
 /// A map's blocks (key and length; zero blocks left out by the caller) folded into one batch
-/// per partition that has any.
-pub fn map(
+/// per partition that has any (the tests' way to make batches).
+#[cfg(test)]
+fn map(
     blocks: impl IntoIterator<Item = (u64, u32)>,
     partitions: u32,
     block_size: u32,
 ) -> Vec<Batch> {
+    use std::collections::BTreeMap;
     let mut parts: BTreeMap<u32, BTreeMap<u64, (u32, u64)>> = BTreeMap::new();
     for (key, len) in blocks {
         let e = parts
@@ -376,7 +376,7 @@ pub type KeySeen<'a> = dyn FnMut(u64, u32, u64, &[u32]) + 'a;
 
 /// One partition counted from the batches of every map by a k-way merge of their sorted keys:
 /// the tests' reference for what the batches carry (reduces count with the table instead, see
-/// [`crate::cluster::reduce_partition`]).
+/// [`crate::mapreduce::reduce_partition`]).
 #[cfg(test)]
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Merged {

@@ -8,12 +8,16 @@ use std::io::Write;
 /// A codec at a level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
+    /// LZ4 (its fast mode, level 1).
     Lz4,
+    /// Zstandard at this level.
     Zstd(i32),
+    /// Deflate (zlib-rs) at this level.
     Gzip(u32),
 }
 
 impl Codec {
+    /// The codec's name as reports and flags spell it.
     pub fn name(self) -> &'static str {
         match self {
             Codec::Lz4 => "lz4",
@@ -116,6 +120,7 @@ pub struct Compressor {
 }
 
 impl Compressor {
+    /// A compressor for `codec`, with its buffers.
     pub fn new(codec: Codec) -> Compressor {
         let zstd = match codec {
             Codec::Zstd(l) => {
@@ -135,6 +140,7 @@ impl Compressor {
         }
     }
 
+    /// The codec it compresses with.
     pub fn codec(&self) -> Codec {
         self.codec
     }
@@ -196,6 +202,7 @@ impl Compressor {
         self.n
     }
 
+    /// The last unit compressed (as long as [`Compressor::compress`] said).
     pub fn output(&self) -> &[u8] {
         &self.out[..self.n]
     }
@@ -213,7 +220,8 @@ fn lz4_len(n: usize) -> i32 {
 }
 
 /// Decompresses what [`Compressor`] produced (for the round-trip checks).
-pub fn decompress(codec: Codec, data: &[u8], len: usize) -> Vec<u8> {
+#[cfg(test)]
+fn decompress(codec: Codec, data: &[u8], len: usize) -> Vec<u8> {
     match codec {
         Codec::Lz4 => {
             let mut out = vec![0u8; len];

@@ -18,6 +18,7 @@ pub struct ReduceConfig {
     pub dedup_sizes: Vec<usize>,
     /// Content-defined chunking at this average size (min = avg/4, max = avg*4).
     pub cdc_avg: Option<usize>,
+    /// Codecs each compression unit is compressed with (none: no compression figures).
     pub codecs: Vec<Codec>,
     /// Compression unit (a multiple of 4 KiB).
     pub unit: usize,
@@ -32,6 +33,7 @@ pub struct ReduceConfig {
     pub sample: Option<f64>,
     /// Bound on the fingerprint indexes in RAM; past it they spill to `temp_dir` (`--memory`).
     pub memory: Option<u64>,
+    /// Where spill files and the breakdowns' rows wait (default the system's).
     pub temp_dir: Option<std::path::PathBuf>,
     /// A large file's facts are folded in every this many 4 KiB blocks (see
     /// [`FileReducer::with_counter`](crate::FileReducer::with_counter)).
@@ -162,6 +164,7 @@ impl ReduceConfig {
         (self.top_files > 0 || self.breakdown.is_some()) && self.sample_threshold().is_none()
     }
 
+    /// Refuses a configuration that cannot be counted, saying why (sizes not multiples of 4 KiB, a unit not among them with codecs, a rate out of range...).
     pub fn check(&self) -> Result<(), String> {
         for &b in &self.dedup_sizes {
             if b == 0 || !b.is_multiple_of(BASE) {

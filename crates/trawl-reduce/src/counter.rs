@@ -18,17 +18,18 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::accumulator::{Figures, cut_sizes, dedup_counts};
 use crate::attribution::{Facts, NameLog, RefBytes, Shares, attribute_partition};
 use crate::breakdown::BreakdownBuilder;
-use crate::cluster::{MapOutput, Mapper};
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, estimate};
 use crate::facts::FileReduce;
+use crate::figures::{Figures, cut_sizes, dedup_counts};
+use crate::mapreduce::{MapOutput, Mapper};
 use crate::short::{Overlap, Short};
-use crate::slot::{SLOT_RECORDS, Slot, Totals};
+use crate::slot::{SLOT_RECORDS, Slot};
 use crate::spill;
 use crate::table::COUNT_MAX;
+use crate::totals::Totals;
 
 /// Records taken by a partition between two measurements of its indexes against the budget,
 /// all partitions together (a budget is passed by at most about that many entries).
@@ -46,11 +47,24 @@ pub struct Contention {
     pub slot_busy: u64,
     /// Files numbered (for the ranking), and of those the ones that found the name log busy.
     pub named: u64,
+    /// Files numbered that found the name log busy.
     pub names_busy: u64,
 }
 
 /// Counts every way of cutting the files folded in, partitioned by key. Shared by reference
 /// between the readers ([`Counter::add`] takes `&self`).
+///
+/// The counting rules:
+/// - Blocks are cut from the start of each file; a file's last block is as long as what is left
+///   and is fingerprinted as it is (so it only matches an equally short block of equal bytes).
+/// - A block of any size is a zero block if all its bytes are zero; zero blocks are counted in
+///   `zero_blocks`/`zero_bytes` and are neither unique nor indexed.
+/// - `unique_blocks`/`unique_bytes`: distinct non-zero blocks and their bytes; `ratio` =
+///   `logical_bytes / unique_bytes`.
+/// - Compression: each unit (cut like blocks) is compressed alone; `allocated` = the compressed
+///   size, or the unit's size if compression saves less than `threshold`, rounded up to `sector`.
+///   `ratio` = logical / allocated. Combined: the allocated bytes of distinct non-zero units only
+///   (dedup at the unit size, then compression); `combined_ratio` = logical / that.
 pub struct Counter {
     pub(crate) cfg: Arc<ReduceConfig>,
     pub(crate) sizes: Vec<usize>,
@@ -223,6 +237,7 @@ impl Counter {
         Some(mapper.finish())
     }
 
+    /// The configuration it counts with.
     pub fn config(&self) -> &Arc<ReduceConfig> {
         &self.cfg
     }
@@ -629,14 +644,7 @@ impl Counter {
                 .get(self.unit_index)
                 .map(|x| x.2.clone())
                 .unwrap_or_else(|| vec![0; self.cfg.codecs.len()]),
-            compressed: d.totals.compressed.clone(),
-            allocated: d.totals.allocated.clone(),
-            zero_compressed: d.totals.zero_compressed.clone(),
-            zero_allocated: d.totals.zero_allocated.clone(),
-            zero_logical: d.totals.zero_logical,
-            sampled_units: d.totals.sampled_units,
-            sampled_logical: d.totals.sampled_logical,
-            units: d.totals.units,
+            totals: d.totals.clone(),
             top: d.top.clone(),
             attributing: self.cfg.attributing(),
         }

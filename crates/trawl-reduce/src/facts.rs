@@ -3,6 +3,7 @@
 /// One file's reduction facts, to be folded into an [`Accumulator`](crate::Accumulator).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileReduce {
+    /// The file's (or part's) length in bytes.
     pub size: u64,
     /// XXH3-128 of each 4 KiB block (the last may be shorter), in order.
     pub fps: Vec<u128>,

@@ -2,48 +2,68 @@
 //! hash pass, content-defined chunking (FastCDC 2020), compression per unit with real codecs, and
 //! the combined figure a deduplicating, compressing array would show.
 //!
-//! [`FileReducer`] consumes one file's bytes in order (it is a scan lane: it runs on the thread
-//! that owns the file) and returns a compact [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB
-//! block, per-unit compressed sizes, and CDC chunk fingerprints. [`Counter`] folds those into
-//! the global counts, from many readers at once, partitioned by key, each partition through the
-//! hand-written [`table::FpTable`] ([`Accumulator`] is the same for one caller); its result is
-//! order-independent (a set of fingerprints, and sizes that depend only on content), so any
-//! scan order, thread count or partition count gives the same report. The counting rules are
-//! stated in the README ("Data reduction") and in [`Accumulator`].
+//! The face, in the data's order:
+//! - [`ReduceConfig`] (with [`Codec`] and [`BreakdownConfig`]): what to measure.
+//! - [`FileReducer`] consumes one file's bytes in order (a scan lane: it runs on the thread that
+//!   owns the file) and returns a compact [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB
+//!   block, per-unit compressed sizes, and CDC chunk fingerprints.
+//! - [`Counter`] folds those into the global counts, from many readers at once, partitioned by
+//!   key; its result is order-independent (a set of fingerprints, and sizes that depend only on
+//!   content), so any scan order, thread count or partition count gives the same report. Its
+//!   documentation states the counting rules; [`Contention`] says how often readers waited.
+//! - The same split across machines: a map's [`MapOutput`] (its [`MapTotals`] and one batch set
+//!   per partition), [`reduce_partition`] counting one partition from every map's batch, and
+//!   [`assemble`] summing partitions and totals into one machine's figures.
 //!
-//! Modules, in the data's order: [`config`] (what to measure, the size cache), [`reducer`] (one
-//! file's bytes to facts), [`index`] (distinct fingerprints, staged and flushed), [`dedup`]
-//! (distinct records per way of cutting), [`short`] (keys the same at every size, stored once), [`attribution`] (which files hold the duplicates),
-//! [`slot`] (a reader's staging), [`counter`] (all files folded in, partitioned by key), [`accumulator`] (the same for one
-//! caller, and the report's figures), [`cluster`] (the same split across
-//! machines: maps, partitions, the sum), plus [`codec`], [`spill`], [`table`] and
-//! the scan [`lane`].
+//! Inside: `reducer` (one file's bytes to facts), `index` (distinct fingerprints, staged and
+//! flushed), `dedup` (distinct records per way of cutting), `short` (keys the same at every
+//! size, stored once), `attribution` (which files hold the duplicates), `slot` (a reader's
+//! staging), `counter`, `totals` (the sums no key decides), `figures` (the report's shape),
+//! `mapreduce`, `batch` (the wire form of a partition's records), `codec`, `spill`, `table`
+//! (the fingerprint table) and `breakdown` (by directory and type).
+#![deny(missing_docs)]
 
-pub mod accumulator;
-pub mod attribution;
-pub mod batch;
-pub mod breakdown;
-pub mod cluster;
-pub mod codec;
-pub mod config;
-pub mod counter;
-pub mod dedup;
-pub mod facts;
-pub mod fingerprint;
-pub mod index;
-pub mod lane;
-pub mod reducer;
-pub mod short;
-pub mod slot;
-pub mod spill;
-pub mod table;
+#[cfg(test)]
+mod accumulator;
+mod attribution;
+mod batch;
+mod breakdown;
+mod codec;
+mod config;
+mod counter;
+mod dedup;
+mod facts;
+mod figures;
+mod fingerprint;
+mod index;
+mod lane;
+mod mapreduce;
+mod reducer;
+mod short;
+mod slot;
+mod spill;
+mod table;
+mod totals;
 
-pub use accumulator::Accumulator;
+#[cfg(test)]
+pub(crate) use accumulator::Accumulator;
+pub use batch::BATCH_VERSION;
 pub use codec::{Codec, Compressor};
 pub use config::{BASE, BreakdownConfig, ReduceConfig, SizeCache};
 pub use counter::{Contention, Counter};
 pub use facts::FileReduce;
+pub use mapreduce::{
+    MapOutput, MapTotals, Mapper, PartitionResult, ReduceError, assemble, reduce_partition,
+};
 pub use reducer::FileReducer;
+pub use totals::{Totals, WayTotals};
+
+/// The fingerprint table, for `examples/table_bench.rs` (it measures the table alone); not part
+/// of the face.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::table::{FpTable, stage_word};
+}
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -76,6 +76,7 @@ impl Scratch {
 }
 
 impl FileReducer {
+    /// A reducer for one file, measuring what `cfg` asks.
     pub fn new(cfg: Arc<ReduceConfig>) -> FileReducer {
         let s = Scratch::take(&cfg.codecs);
         FileReducer {
@@ -209,6 +210,7 @@ impl FileReducer {
         acc.add_now(&part);
     }
 
+    /// Takes the file's next bytes (any piece size gives the same facts).
     pub fn update(&mut self, data: &[u8]) {
         if !self.sniffed
             && self.out.file.is_some()
@@ -279,6 +281,7 @@ impl FileReducer {
         self.cdc.extend_from_slice(&data[done..]);
     }
 
+    /// The file's facts, after its last byte.
     pub fn finish(mut self) -> FileReduce {
         if !self.block.is_empty() {
             let b = std::mem::take(&mut self.block);

@@ -5,10 +5,10 @@ use std::sync::TryLockError;
 use std::sync::atomic::Ordering;
 
 use crate::attribution::Facts;
-use crate::cluster::WayTotals;
 use crate::counter::{Counter, Part, lock};
 use crate::facts::{FileReduce, add_unit};
 use crate::spill;
+use crate::totals::Totals;
 
 /// Records (over all ways of cutting) a slot holds before it hands them to the partitions:
 /// about 64 per partition at 64 partitions, so that a partition's lock is taken once for a
@@ -42,54 +42,6 @@ pub(crate) struct Slot {
     /// Record numbers grouped by partition, and where each partition's group starts.
     pub(crate) order: Vec<u32>,
     pub(crate) starts: Vec<u32>,
-}
-
-/// What no key decides, summed over the files a slot took.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Totals {
-    pub(crate) ways: Vec<WayTotals>,
-    pub(crate) chunk_sizes: Vec<u64>,
-    pub(crate) compressed: Vec<u64>,
-    pub(crate) allocated: Vec<u64>,
-    pub(crate) zero_compressed: Vec<u64>,
-    pub(crate) zero_allocated: Vec<u64>,
-    pub(crate) zero_logical: u64,
-    pub(crate) sampled_units: u64,
-    pub(crate) sampled_logical: u64,
-    pub(crate) units: u64,
-}
-
-impl Totals {
-    pub(crate) fn new(ways: usize, ncodec: usize) -> Totals {
-        Totals {
-            ways: vec![WayTotals::default(); ways],
-            chunk_sizes: vec![0; 64],
-            compressed: vec![0; ncodec],
-            allocated: vec![0; ncodec],
-            zero_compressed: vec![0; ncodec],
-            zero_allocated: vec![0; ncodec],
-            ..Totals::default()
-        }
-    }
-
-    pub(crate) fn merge(&mut self, o: &Totals) {
-        for (a, b) in self.ways.iter_mut().zip(&o.ways) {
-            a.blocks += b.blocks;
-            a.logical_bytes += b.logical_bytes;
-            a.zero_blocks += b.zero_blocks;
-            a.zero_bytes += b.zero_bytes;
-        }
-        let add = |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-        add(&mut self.chunk_sizes, &o.chunk_sizes);
-        add(&mut self.compressed, &o.compressed);
-        add(&mut self.allocated, &o.allocated);
-        add(&mut self.zero_compressed, &o.zero_compressed);
-        add(&mut self.zero_allocated, &o.zero_allocated);
-        self.zero_logical += o.zero_logical;
-        self.sampled_units += o.sampled_units;
-        self.sampled_logical += o.sampled_logical;
-        self.units += o.units;
-    }
 }
 
 impl Slot {

@@ -8,6 +8,7 @@
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod audit;

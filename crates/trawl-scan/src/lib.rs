@@ -8,6 +8,7 @@
 //! and independent lanes run on different cores. Results go over a bounded channel to the caller's
 //! sink, on the caller's thread.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod beneath;

@@ -4,6 +4,7 @@
 //! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request's line in the
 //! common log format, and the server's troubles, are handed to the caller as [`log::Notice`]s
 //! (the library prints nothing).
+#![warn(missing_docs)]
 
 mod body;
 pub mod cache;

@@ -7,6 +7,7 @@
 //! iterator and bound a run by a count of items, while a scan pushes records from a callback and
 //! its bound is in bytes (paths vary from a few bytes to 4 KiB).
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::cmp::Ordering;

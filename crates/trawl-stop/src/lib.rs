@@ -6,6 +6,7 @@
 //! feeding files when its budget is spent without cutting short the reads already started, and
 //! to stop its reads on a catalog error without making the caller's run look interrupted.
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;

@@ -5,6 +5,7 @@
 //! symlinks) are reported as skipped and are never opened. The walk itself is in [`tree`].
 
 // Unsafe code only in tests (to make FIFOs).
+#![warn(missing_docs)]
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::fs::Metadata;

@@ -107,6 +107,7 @@ impl Default for FpTable {
 }
 
 impl FpTable {
+    /// An empty table.
     pub fn new() -> FpTable {
         FpTable::with_map_min(MAP_MIN)
     }

@@ -19,27 +19,23 @@ use serde::{Deserialize, Serialize};
 use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::accumulator::{Figures, cut_sizes, dedup_counts};
 use crate::attribution::{RefBytes, saved, static_kind};
 use crate::batch::{Batch, BatchError, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, ref_bucket};
-use crate::facts::{FileReduce, add_unit};
+use crate::facts::FileReduce;
+use crate::figures::{Figures, cut_sizes, dedup_counts};
+use crate::totals::Totals;
 
-/// What one map sums that no key decides: per way of cutting (each size, then CDC chunks),
-/// blocks and bytes in all and of zeros; chunk sizes; per-unit compression; and the names of the
-/// files it numbered (for attribution), in number order.
+/// What one map sums that no key decides ([`Totals`]), and the names of the files it numbered
+/// (for attribution), in number order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MapTotals {
-    pub ways: Vec<WayTotals>,
-    pub chunk_sizes: Vec<u64>,
-    pub units: u64,
-    pub compressed: Vec<u64>,
-    pub allocated: Vec<u64>,
-    pub zero_compressed: Vec<u64>,
-    pub zero_allocated: Vec<u64>,
-    pub zero_logical: u64,
+    /// The sums (on the wire, their fields sit beside the others).
+    #[serde(flatten)]
+    pub sums: Totals,
+    /// The files numbered, by number.
     pub files: Vec<String>,
     /// Per file numbered (with the breakdowns): its bytes, the bytes the first codec stores of
     /// its non-zero units, and its format.
@@ -50,18 +46,12 @@ pub struct MapTotals {
     pub fingerprints: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct WayTotals {
-    pub blocks: u64,
-    pub logical_bytes: u64,
-    pub zero_blocks: u64,
-    pub zero_bytes: u64,
-}
-
 /// A map's product: its totals, and one encoded batch set per partition (see [`encode_part`]).
 #[derive(Debug, Clone, Default)]
 pub struct MapOutput {
+    /// What the map summed, and the files it numbered.
     pub totals: MapTotals,
+    /// One encoded batch set per fingerprint partition, by partition.
     pub partitions: Vec<Vec<u8>>,
 }
 
@@ -101,6 +91,7 @@ fn key_of(fp: u128, exact: bool) -> u64 {
 }
 
 impl Mapper {
+    /// A mapper folding files into `partitions` partitions' batches.
     pub fn new(cfg: Arc<ReduceConfig>, partitions: u32) -> Mapper {
         let (sizes, unit_index) = cut_sizes(&cfg);
         let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
@@ -111,12 +102,7 @@ impl Mapper {
             carried: Vec::new(),
             files: Vec::new(),
             totals: MapTotals {
-                ways: vec![WayTotals::default(); nways],
-                chunk_sizes: vec![0; 64],
-                compressed: vec![0; n],
-                allocated: vec![0; n],
-                zero_compressed: vec![0; n],
-                zero_allocated: vec![0; n],
+                sums: Totals::new(nways, n),
                 ..MapTotals::default()
             },
             buf: Vec::new(),
@@ -152,25 +138,13 @@ impl Mapper {
             f.for_each_block(self.sizes[idx], &mut self.buf, &mut |g, fp, len, zero| {
                 let key = key_of(fp, exact);
                 if is_unit && ncodec > 0 {
-                    totals.units += 1;
                     if !zero {
                         stored += f.units[g * ncodec].1 as u64;
                     }
                     let sizes = &f.units[g * ncodec..(g + 1) * ncodec];
-                    if zero {
-                        add_unit(
-                            &mut totals.zero_compressed,
-                            &mut totals.zero_allocated,
-                            sizes,
-                        );
-                    } else {
-                        add_unit(&mut totals.compressed, &mut totals.allocated, sizes);
-                    }
-                    if zero {
-                        totals.zero_logical += len as u64;
-                    }
+                    totals.sums.add_unit(len as u64, zero, sizes);
                 }
-                let t = &mut totals.ways[idx];
+                let t = &mut totals.sums.ways[idx];
                 t.blocks += 1;
                 t.logical_bytes += len as u64;
                 if zero {
@@ -210,8 +184,9 @@ impl Mapper {
         if self.cfg.cdc_avg.is_some() {
             let w = self.sizes.len();
             for (fp, len, zero) in &f.chunks {
-                self.totals.chunk_sizes[63 - (*len as u64).max(1).leading_zeros() as usize] += 1;
-                let t = &mut self.totals.ways[w];
+                self.totals.sums.chunk_sizes[63 - (*len as u64).max(1).leading_zeros() as usize] +=
+                    1;
+                let t = &mut self.totals.sums.ways[w];
                 t.blocks += 1;
                 t.logical_bytes += *len as u64;
                 if *zero {
@@ -318,6 +293,7 @@ pub fn decode_part(b: &[u8]) -> Result<Vec<Batch>, BatchError> {
 /// One partition counted from every map.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PartitionResult {
+    /// Per way of cutting: its distinct records in this partition.
     pub ways: Vec<WayResult>,
     /// Per reference-count bucket of the smallest size: (bytes of every occurrence, bytes
     /// stored once as summed `1/c` shares); empty when not attributing.
@@ -331,9 +307,12 @@ pub struct PartitionResult {
     pub held_bytes: u64,
 }
 
+/// One way of cutting's distinct records in one partition.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WayResult {
+    /// Distinct non-zero keys.
     pub unique_blocks: u64,
+    /// Their bytes (each counted once).
     pub unique_bytes: u64,
     refs: Refs,
     /// Carried values summed over the distinct keys (the combined allocated bytes per codec).
@@ -343,12 +322,22 @@ pub struct WayResult {
 /// Why a partition could not be counted.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ReduceError {
+    /// A map's batch could not be decoded.
     #[error("map {map}: {source}")]
-    Batch { map: usize, source: BatchError },
+    Batch {
+        /// The map's place in the reduce's input.
+        map: usize,
+        /// What was wrong with its batch.
+        source: BatchError,
+    },
+    /// Two maps cut their data a different number of ways.
     #[error("map {map} cut its data {found} ways, map 0 {expected}: made by another configuration")]
     Ways {
+        /// The map's place in the reduce's input.
         map: usize,
+        /// Its ways of cutting.
         found: usize,
+        /// Map 0's.
         expected: usize,
     },
 }
@@ -449,16 +438,12 @@ pub fn assemble(
 ) -> std::io::Result<(ReductionJson, Option<Breakdown>)> {
     let (sizes, unit_index) = cut_sizes(cfg);
     let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
+    let mut sums = Totals::new(nways, cfg.codecs.len());
+    for m in maps {
+        sums.merge(&m.sums);
+    }
     let counts = |w: usize| {
-        let mut t = WayTotals::default();
-        for m in maps {
-            if let Some(x) = m.ways.get(w) {
-                t.blocks += x.blocks;
-                t.logical_bytes += x.logical_bytes;
-                t.zero_blocks += x.zero_blocks;
-                t.zero_bytes += x.zero_bytes;
-            }
-        }
+        let t = sums.ways.get(w).copied().unwrap_or_default();
         let (mut unique_blocks, mut unique_bytes, mut refs) = (0, 0, Refs::default());
         for p in parts {
             if let Some(r) = p.ways.get(w) {
@@ -469,15 +454,6 @@ pub fn assemble(
         }
         dedup_counts(&t, unique_blocks, unique_bytes, &refs, None)
     };
-    let sum = |f: &dyn Fn(&MapTotals) -> &Vec<u64>| {
-        let mut s = vec![0u64; cfg.codecs.len()];
-        for m in maps {
-            for (a, b) in s.iter_mut().zip(f(m)) {
-                *a += b;
-            }
-        }
-        s
-    };
     let mut combined = vec![0u64; cfg.codecs.len()];
     for p in parts {
         if let Some(r) = p.ways.get(unit_index) {
@@ -487,11 +463,7 @@ pub fn assemble(
         }
     }
     let mut chunk_sizes = [0u64; 64];
-    for m in maps {
-        for (a, b) in chunk_sizes.iter_mut().zip(&m.chunk_sizes) {
-            *a += b;
-        }
-    }
+    chunk_sizes.copy_from_slice(&sums.chunk_sizes[..64]);
     let attributing = cfg.attributing();
     let ref_bytes = attributing.then(|| {
         let mut rb: RefBytes = [(0, 0.0); 13];
@@ -521,14 +493,7 @@ pub fn assemble(
         ref_bytes,
         cdc: cfg.cdc_avg.map(|_| (counts(nways - 1), chunk_sizes)),
         combined,
-        compressed: sum(&|m| &m.compressed),
-        allocated: sum(&|m| &m.allocated),
-        zero_compressed: sum(&|m| &m.zero_compressed),
-        zero_allocated: sum(&|m| &m.zero_allocated),
-        zero_logical: maps.iter().map(|m| m.zero_logical).sum(),
-        sampled_units: 0,
-        sampled_logical: 0,
-        units: maps.iter().map(|m| m.units).sum(),
+        totals: sums,
         top,
         attributing,
     }
