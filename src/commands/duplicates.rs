@@ -3,7 +3,7 @@
 use std::os::unix::ffi::OsStrExt;
 
 use anyhow::Context;
-use trawl_engine::duplicates::Duplicates;
+use trawl_engine::Duplicates;
 use trawl_printer::fclones;
 
 use super::output::Output;

@@ -72,27 +72,21 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let bar = crate::progress::Bar::new(plan.quiet);
     let mut cfg = plan.cfg.clone();
     cfg.walk.metadata = bar.is_drawn();
-    let scan = Scan::new(ScanOptions {
-        cfg,
-        algorithms: plan.algorithms.clone(),
-        reduce: plan.reduce.clone(),
-        media: plan.media,
-        exclude,
-        file_records: plan.json.is_some(),
-        keep_records: plan.json.is_some()
-            || !plan.manifests.is_empty()
-            || plan.ncdu.is_some()
-            || plan.html.is_some(),
-        duplicate_directories: plan.json.is_some() || plan.html.is_some(),
-        disk_usage: plan.ncdu.is_some(),
-        count_links: plan.count_links,
-        record_memory: plan.record_memory,
-        temp_dir: plan.temp_dir.clone(),
-        media_indexes: plan.media_index.is_some(),
-        duplicates: plan.duplicates.as_ref().map(|(_, a)| *a),
-        files: None,
-        map_partitions: None,
-    });
+    let keep = !plan.manifests.is_empty() || plan.html.is_some();
+    let opts = ScanOptions::new(cfg, plan.algorithms.clone())
+        .reduce(plan.reduce.clone())
+        .media(plan.media)
+        .media_indexes(plan.media_index.is_some())
+        .exclude(exclude)
+        .count_links(plan.count_links)
+        .list_files(plan.json.is_some())
+        .keep_records(keep)
+        .disk_usage(plan.ncdu.is_some())
+        .duplicate_directories(plan.json.is_some() || plan.html.is_some())
+        .record_memory(plan.record_memory)
+        .temp_dir(plan.temp_dir.clone())
+        .duplicates(plan.duplicates.as_ref().map(|(_, a)| *a))?;
+    let scan = Scan::new(opts);
 
     let mut jsonl_err: Option<std::io::Error> = None;
     let stop = crate::stop::current();
@@ -100,7 +94,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         let file;
         let record = match n {
             Notice::File(rec) if jsonl.is_some() => {
-                file = trawl_engine::scan::file_json(rec);
+                file = trawl_engine::file_json(rec);
                 &file
             }
             Notice::File(_) => return,
@@ -140,6 +134,16 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         // Dropping the outputs removes their temporary files.
         ScanOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
+    if std::env::var_os("TRAWL_CONTENTION").is_some()
+        && let Some(c) = scan.contention()
+    {
+        // For measurements (bench/scaling.py): how often a reader waited on another.
+        crate::messages::to_stderr(&format!(
+            "contention: {} batches, {} found their partition busy, {} slots found busy, \
+             {} files numbered, {} found the name log busy\n",
+            c.batches, c.busy, c.slot_busy, c.named, c.names_busy
+        ));
+    }
     outputs.jsonl = jsonl;
     write(outputs, &plan, *result)
 }
@@ -200,16 +204,6 @@ pub(crate) fn write(
     if let Some(out) = html.take() {
         result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
         write_page(out, plan, &result.report)?;
-    }
-    if std::env::var_os("TRAWL_CONTENTION").is_some()
-        && let Some(c) = &result.contention
-    {
-        // For measurements (bench/scaling.py): how often a reader waited on another.
-        crate::messages::to_stderr(&format!(
-            "contention: {} batches, {} found their partition busy, {} slots found busy, \
-             {} files numbered, {} found the name log busy\n",
-            c.batches, c.busy, c.slot_busy, c.named, c.names_busy
-        ));
     }
     // The summary's figure is the process's peak with every output written.
     result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();

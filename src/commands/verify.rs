@@ -4,7 +4,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use trawl_engine::verify::{Notice, VerifyOptions, VerifyOutcome};
+use trawl_engine::{VerifyNotice as Notice, VerifyOptions, VerifyOutcome};
 use trawl_report::verify::VerifyJson;
 
 use super::output::{Output, write_json};

@@ -356,7 +356,7 @@ impl ScanPlan {
         }
         let duplicates = match &a.duplicates {
             None => None,
-            Some(p) => match trawl_engine::duplicates::comparing_digest(&algorithms) {
+            Some(p) => match trawl_engine::comparing_digest(&algorithms) {
                 Some(alg) => Some((p.clone(), alg)),
                 None => bail!(
                     "--duplicates compares files by a digest of 128 bits or more: add one with --digest (sha256 is the default)"

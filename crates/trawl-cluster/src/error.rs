@@ -15,6 +15,9 @@ pub enum ClusterError {
     /// A shard's scan could not run (its spill or record files).
     #[error(transparent)]
     Scan(#[from] trawl_engine::ScanRunError),
+    /// The shard's options cannot work together (another configuration on the client).
+    #[error(transparent)]
+    Options(#[from] trawl_engine::OptionsError),
     /// A shard's scan stopped before its end.
     #[error("the shard's scan stopped: {0}")]
     Stopped(String),

@@ -24,31 +24,22 @@ pub fn map(
     files: Vec<PathBuf>,
     partitions: u32,
 ) -> Result<MapResult, ClusterError> {
-    let scan = Scan::new(ScanOptions {
-        cfg: work.cfg.clone(),
-        algorithms: work.algorithms.clone(),
-        reduce: work.reduce.clone(),
-        media: work.media,
-        exclude: Vec::new(),
-        count_links: work.count_links,
-        file_records: false,
-        keep_records: work.keep_records,
-        record_memory: work.record_memory,
-        temp_dir: work.temp_dir.clone(),
-        media_indexes: false,
-        duplicates: None,
-        duplicate_directories: false,
-        disk_usage: false,
-        files: Some(files),
-        map_partitions: Some(partitions),
-    });
+    let opts = ScanOptions::new(work.cfg.clone(), work.algorithms.clone())
+        .reduce(work.reduce.clone())
+        .media(work.media)
+        .count_links(work.count_links)
+        .keep_records(work.keep_records)
+        .record_memory(work.record_memory)
+        .temp_dir(work.temp_dir.clone())
+        .shard(files, partitions)?;
+    let scan = Scan::new(opts);
     // Each map has its own token: a task that failed must not stop the next one.
     let stop = trawl_stop::Stop::new();
     let result = match scan.run(&stop, &trawl_scan::NoProgress, &mut |_| {})? {
         ScanOutcome::Finished(r) => r,
         ScanOutcome::Stopped(r) => return Err(ClusterError::Stopped(format!("{r:?}"))),
     };
-    let map = result.map.unwrap_or_default();
+    let map = scan.take_map().unwrap_or_default();
     // A map's output is a function of its files alone (a checkpoint of the same shard is the
     // same bytes every run): the run's time and memory, which the merge sets for the whole
     // run, are left out.

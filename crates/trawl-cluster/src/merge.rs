@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
+use trawl_engine::RecordSink;
 use trawl_engine::ScanResult;
-use trawl_engine::records::RecordSink;
 use trawl_reduce::{MapTotals, PartitionResult};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{FileJson, ScanReport, SizeHistogram};
@@ -43,7 +43,7 @@ impl Merge {
                 work.keep_records,
                 false,
             ),
-            report: trawl_engine::scan::empty_report(&work.cfg, &work.algorithms),
+            report: trawl_engine::empty_report(&work.cfg, &work.algorithms),
             sizes: SizeHistogram::default(),
             hardlinks: HardLinks::default(),
             totals: Vec::new(),
@@ -140,9 +140,9 @@ impl Merge {
             report.breakdown = breakdown;
         }
         if work.compare_directories
-            && let Some(alg) = trawl_engine::duplicates::comparing_digest(&work.algorithms)
+            && let Some(alg) = trawl_engine::comparing_digest(&work.algorithms)
         {
-            let groups = trawl_engine::dupdirs::find(
+            let groups = trawl_engine::duplicate_directories(
                 &records,
                 &work.cfg.roots,
                 alg,
@@ -167,8 +167,6 @@ impl Merge {
             spilled: false,
             roots: work.cfg.roots.clone(),
             duplicates: None,
-            map: None,
-            contention: None,
         })
     }
 }

@@ -102,7 +102,9 @@ impl DuplicateSink {
 /// The groups of a finished scan, to be written as often as asked.
 pub struct Duplicates {
     sorted: Arc<Sorted>,
+    /// The digest files were compared by.
     pub algorithm: Algorithm,
+    /// The groups' counts, as the report gives them.
     pub summary: DuplicateSummary,
 }
 

@@ -4,22 +4,35 @@
 //! results into the typed report of `trawl-report`, and says how each file is named in a
 //! manifest and where its keyframe index goes; and verification against a manifest. It writes
 //! nothing: rendering is the caller's.
-#![warn(missing_docs)]
+//!
+//! The face: [`Scan`] (made of [`ScanOptions`]) runs to a [`ScanOutcome`], telling the caller
+//! each file as it finishes ([`Notice`]); its [`ScanResult`] holds the report, the [`Records`]
+//! and the [`Duplicates`]. [`verify`] checks a tree against manifest entries ([`VerifyOptions`]).
+//! Beside them, what the cluster and the renderers share with a scan: how files are named
+//! ([`manifest_name`], [`media_index_name`]), the comparing digest, the search for equal
+//! directories, the shard packer, and the report's empty shape.
+#![deny(missing_docs)]
 
-pub mod dupdirs;
-pub mod duplicates;
-pub mod lanes;
-pub mod names;
-pub mod records;
-pub mod scan;
-pub mod shards;
-pub mod verify;
+mod dupdirs;
+mod duplicates;
+mod lanes;
+mod names;
+mod options;
+mod records;
+mod scan;
+mod shards;
+mod verify;
 
-pub use lanes::ScanLanes;
+pub use dupdirs::find as duplicate_directories;
+pub use duplicates::{Duplicates, comparing_digest};
 pub use names::{manifest_name, media_index_name};
-pub use records::{Records, StoredFile};
-pub use scan::{Notice, RECORD_MEMORY, Scan, ScanOptions, ScanOutcome, ScanResult, ScanRunError};
-pub use verify::{VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify};
+pub use options::{OptionsError, RECORD_MEMORY, ScanOptions};
+pub use records::{RecordSink, Records, StoredFile};
+pub use scan::{Notice, Scan, ScanOutcome, ScanResult, ScanRunError, empty_report, file_json};
+pub use shards::{Shard, pack as pack_shards};
+pub use verify::{
+    Notice as VerifyNotice, VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify,
+};
 
 /// Peak resident set size of this process so far (its own address space's, from /proc).
 pub fn peak_rss() -> Option<u64> {

@@ -21,18 +21,26 @@ use crate::names::ManifestNames;
 /// One file read, as the records keep it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredFile {
+    /// The file as found (under its root as given).
     pub path: PathBuf,
     /// Which of the scan's roots it was found under.
     pub root: usize,
+    /// Bytes read.
     pub size: u64,
+    /// Modification time: seconds since the epoch.
     pub mtime_sec: i64,
+    /// And nanoseconds.
     pub mtime_nsec: i64,
     /// Inode, names of it, and bytes on disk (for a disk-usage export); `disk_bytes` is
     /// `u64::MAX` when the records were not asked to keep them.
     pub ino: u64,
+    /// Names of the inode.
     pub nlink: u64,
+    /// Bytes on disk.
     pub disk_bytes: u64,
+    /// Each digest computed, by algorithm.
     pub digests: Vec<(Algorithm, Vec<u8>)>,
+    /// The FLV lane's summary, for an FLV file.
     pub flv: Option<FlvSummary>,
 }
 
@@ -198,6 +206,7 @@ impl RecordSink {
         }
     }
 
+    /// Keeps one file's record (or only counts it, when records are not kept).
     pub fn add(&mut self, rec: &FileRecord, flv: Option<FlvSummary>) -> io::Result<()> {
         self.count += 1;
         if !self.keep {
@@ -240,6 +249,7 @@ impl RecordSink {
         Ok(())
     }
 
+    /// Every record kept, sorted by path, from RAM and the runs on disk.
     pub fn finish(self, roots: &[PathBuf]) -> io::Result<Records> {
         Ok(Records {
             count: self.count,
@@ -278,6 +288,7 @@ impl Records {
         self.count
     }
 
+    /// Whether no file was recorded.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }

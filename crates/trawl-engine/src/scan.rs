@@ -4,13 +4,13 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
-use trawl_reduce::{Counter, FileReduce, ReduceConfig};
+use trawl_reduce::{Contention, Counter, FileReduce, MapOutput};
 use trawl_report::media::{FlvRow, FlvSummary, MediaReport, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
@@ -22,54 +22,8 @@ use trawl_walk::SkipKind;
 use crate::duplicates::{DuplicateSink, Duplicates};
 use crate::lanes::ScanLanes;
 use crate::names::media_index_name;
+use crate::options::ScanOptions;
 use crate::records::{RecordSink, Records, StoredFile};
-
-/// What a scan computes.
-#[derive(Debug, Clone)]
-pub struct ScanOptions {
-    pub cfg: ScanConfig,
-    pub algorithms: Vec<Algorithm>,
-    /// Data reduction, or None for none.
-    pub reduce: Option<ReduceConfig>,
-    /// Index FLV files from the scan's buffers.
-    pub media: bool,
-    /// Files (device, inode) that are not part of the tree: the caller's own outputs, which may
-    /// sit inside it.
-    pub exclude: Vec<(u64, u64)>,
-    /// Count every name of a file with hard links in the reduction (by default an inode's data
-    /// is counted once, as `du` does).
-    pub count_links: bool,
-    /// Fill the report's `files` (streamed from the records when it is written); without it the
-    /// report has the totals, skipped and failed entries only, and the records stay in
-    /// [`ScanResult::records`].
-    pub file_records: bool,
-    /// Keep the per-file records (for manifests, or `files` with `file_records`); without
-    /// them the files are only counted.
-    pub keep_records: bool,
-    /// Bytes of per-file records held in RAM; past it they wait in sorted runs on disk.
-    pub record_memory: usize,
-    /// Where records (and the fingerprint spill) go past their budgets; default the system's.
-    pub temp_dir: Option<PathBuf>,
-    /// Keep each FLV file's full keyframe index for [`ScanResult::media_indexes`] (one per FLV
-    /// file, in RAM until the end).
-    pub media_indexes: bool,
-    /// Group the files of equal content by this digest (one of `algorithms`; see
-    /// [`crate::duplicates::comparing_digest`]).
-    pub duplicates: Option<Algorithm>,
-    /// Find directories of equal content (from the kept records, by the strongest digest).
-    pub duplicate_directories: bool,
-    /// Keep each file's inode, names and bytes on disk in its record (for `--ncdu`).
-    pub disk_usage: bool,
-    /// Read exactly these files instead of walking the roots (a cluster's shard; symbolic links
-    /// followed, a missing file is a failure).
-    pub files: Option<Vec<PathBuf>>,
-    /// Be one map of a cluster's scan: the reduction is not counted here but folded into this
-    /// many fingerprint partitions' batches ([`ScanResult::map`]).
-    pub map_partitions: Option<u32>,
-}
-
-/// Default bound on the records in RAM.
-pub const RECORD_MEMORY: usize = 16 << 20;
 
 /// What happens on the way, on the caller's thread, as it happens.
 #[derive(Debug)]
@@ -78,27 +32,38 @@ pub enum Notice<'a> {
     File(&'a FileRecord),
     /// Not a regular file, or a symbolic link not followed (the record carries `skipped`).
     Skipped {
+        /// The entry.
         path: &'a Path,
+        /// What it is.
         kind: SkipKind,
+        /// Its record in the report.
         record: &'a FileJson,
     },
     /// A file or directory that could not be read (the record carries `error`).
     Failed {
+        /// What failed, naming the path.
         error: &'a ScanError,
+        /// Its record in the report.
         record: &'a FileJson,
     },
     /// Something odd in an FLV file (the index is still written, up to where it stops).
     MediaProblem {
+        /// The file.
         path: &'a Path,
+        /// What is odd.
         problem: &'a trawl_media::FlvProblem,
     },
     /// A file that looked like FLV could not be indexed.
-    MediaFailed { message: &'a str },
+    MediaFailed {
+        /// What went wrong, naming the file.
+        message: &'a str,
+    },
 }
 
 /// A scan that ran to its end.
 #[derive(Debug)]
 pub struct ScanResult {
+    /// The report (without `files` unless listed; see [`ScanOptions::list_files`]).
     pub report: ScanReport,
     /// Every file read, sorted by path (bytes).
     pub records: Records,
@@ -110,15 +75,12 @@ pub struct ScanResult {
     pub roots: Vec<PathBuf>,
     /// The groups of equal files (with [`ScanOptions::duplicates`]).
     pub duplicates: Option<Duplicates>,
-    /// A cluster map's batches and totals (with [`ScanOptions::map_partitions`]).
-    pub map: Option<trawl_reduce::MapOutput>,
-    /// How often readers folding files in found a partition or a slot busy.
-    pub contention: Option<trawl_reduce::Contention>,
 }
 
 /// How a scan ended.
 #[derive(Debug)]
 pub enum ScanOutcome {
+    /// Every file was read or named as failed.
     Finished(Box<ScanResult>),
     /// Stopped by the token; nothing is complete.
     Stopped(Reason),
@@ -127,14 +89,20 @@ pub enum ScanOutcome {
 /// Why a scan could not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanRunError {
+    /// The fingerprint index could not spill.
     #[error("{}: cannot write the fingerprint spill files (--temp-dir): {source}", dir.display())]
     Spill {
+        /// Where spills go.
         dir: PathBuf,
+        /// The write's error.
         source: std::io::Error,
     },
+    /// The records could not wait on disk.
     #[error("{}: cannot keep the scan's records (--temp-dir): {source}", dir.display())]
     Records {
+        /// Where records wait.
         dir: PathBuf,
+        /// The write's error.
         source: std::io::Error,
     },
 }
@@ -142,11 +110,43 @@ pub enum ScanRunError {
 /// A scan, ready to run.
 pub struct Scan {
     opts: ScanOptions,
+    /// What the last run left beside its result: a map's batches, the readers' contention.
+    aside: Mutex<Aside>,
+}
+
+/// What a run leaves beside its result, for the callers that ask.
+#[derive(Default)]
+struct Aside {
+    map: Option<MapOutput>,
+    contention: Option<Contention>,
 }
 
 impl Scan {
+    /// A scan of `opts`.
     pub fn new(opts: ScanOptions) -> Scan {
-        Scan { opts }
+        Scan {
+            opts,
+            aside: Mutex::new(Aside::default()),
+        }
+    }
+
+    /// A map's batches and totals, after a run of a [`ScanOptions::shard`] (once).
+    pub fn take_map(&self) -> Option<MapOutput> {
+        self.aside
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map
+            .take()
+    }
+
+    /// After a run with a reduction: how often readers folding files in found a partition or
+    /// a slot busy (for measurements).
+    pub fn contention(&self) -> Option<Contention> {
+        self.aside
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contention
+            .clone()
     }
 
     /// Reads everything once. `notice` is called on this thread; a caller that cannot keep up
@@ -189,7 +189,9 @@ impl Scan {
         });
         let links = lanes.links.clone();
         drop(lanes);
-        collected.finish(links, start)
+        let (outcome, aside) = collected.finish(links, start)?;
+        *self.aside.lock().unwrap_or_else(|e| e.into_inner()) = aside;
+        Ok(outcome)
     }
 }
 
@@ -349,7 +351,7 @@ impl<'a> Collected<'a> {
         self,
         links: Option<Arc<crate::lanes::Links>>,
         start: Instant,
-    ) -> Result<ScanOutcome, ScanRunError> {
+    ) -> Result<(ScanOutcome, Aside), ScanRunError> {
         let Collected {
             o,
             stop,
@@ -380,7 +382,7 @@ impl<'a> Collected<'a> {
             return Err(records_err(source));
         }
         if let Some(r) = stop.reason() {
-            return Ok(ScanOutcome::Stopped(r));
+            return Ok((ScanOutcome::Stopped(r), Aside::default()));
         }
         if let Some(a) = acc.as_ref() {
             a.finish().map_err(spill)?;
@@ -432,16 +434,19 @@ impl<'a> Collected<'a> {
             failed,
             ..empty_report(&o.cfg, &o.algorithms)
         };
-        Ok(ScanOutcome::Finished(Box::new(ScanResult {
+        let outcome = ScanOutcome::Finished(Box::new(ScanResult {
             report,
             records,
             media,
             spilled,
             roots: o.cfg.roots.clone(),
             duplicates,
+        }));
+        let aside = Aside {
             map,
             contention: acc.as_ref().map(|a| a.contention()),
-        })))
+        };
+        Ok((outcome, aside))
     }
 }
 

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 /// One unit of work.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shard {
+    /// Its files, in the order given.
     pub files: Vec<PathBuf>,
+    /// Their bytes in all.
     pub bytes: u64,
 }
 

@@ -23,6 +23,7 @@ use {passes::*, probe::*, records::*, strict::*};
 /// What to verify.
 #[derive(Debug, Clone)]
 pub struct VerifyOptions {
+    /// The manifest file.
     pub manifest: PathBuf,
     /// Where the manifest's names are resolved (`.` by default).
     pub root: PathBuf,
@@ -72,11 +73,14 @@ pub enum ManifestProblem {
 /// What happens on the way.
 #[derive(Debug)]
 pub enum Notice<'a> {
+    /// A line of the manifest that cannot be used.
     Manifest(&'a ManifestProblem),
     /// Digests of this length were taken for `assumed` by their length alone; the first files
     /// that could be read match `found` instead, and are checked with it.
     AlgorithmFound {
+        /// The algorithm first assumed.
         assumed: Algorithm,
+        /// The one the files match.
         found: Algorithm,
     },
     /// A failure that is not one entry's (e.g. a directory that could not be listed).
@@ -86,18 +90,36 @@ pub enum Notice<'a> {
 /// Why a verification could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
+    /// The manifest could not be read.
     #[error("{}: cannot read manifest: {source}", path.display())]
     Read {
+        /// The manifest.
         path: PathBuf,
+        /// The read's error.
         source: std::io::Error,
     },
+    /// The manifest holds nothing to verify with.
     #[error("{}: {reason}", path.display())]
-    Unusable { path: PathBuf, reason: String },
+    Unusable {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The root given cannot be used.
     #[error("{}: the root (--root) is not a directory: {reason}", path.display())]
-    Root { path: PathBuf, reason: String },
+    Root {
+        /// The root given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// The entries could not wait on disk.
     #[error("{}: cannot keep the manifest's entries (--temp-dir): {source}", dir.display())]
     Spool {
+        /// Where they wait.
         dir: PathBuf,
+        /// The write's error.
         source: std::io::Error,
     },
 }
@@ -105,7 +127,9 @@ pub enum VerifyError {
 /// How a verification ended.
 #[derive(Debug)]
 pub enum VerifyOutcome {
+    /// Every entry was checked.
     Finished(VerifyReport),
+    /// Stopped by the token; the report would be partial.
     Stopped(Reason),
 }
 
