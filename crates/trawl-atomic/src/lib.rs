@@ -6,7 +6,7 @@
 //! crates that write files (bags, the command line) need no renderer to do it.
 
 // Unsafe code only in tests (to make FIFOs).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::io::{self, BufWriter, Write};
@@ -55,6 +55,7 @@ fn follow_links(target: &Path) -> io::Result<PathBuf> {
 }
 
 impl AtomicFile {
+    /// A temporary file beside `target` (links followed to the file they name), which becomes `target` on commit.
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
         let to = follow_links(target)?;
         let dest = match std::fs::symlink_metadata(&to) {

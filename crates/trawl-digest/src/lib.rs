@@ -7,7 +7,7 @@
 //! refuses them. This module only gives them one
 //! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -22,30 +22,46 @@ mod ossl;
 /// A digest algorithm trawl can compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Algorithm {
+    /// MD5 (RFC 1321).
     Md5,
+    /// SHA-1.
     Sha1,
+    /// SHA-224.
     Sha224,
+    /// SHA-256.
     Sha256,
+    /// SHA-384.
     Sha384,
+    /// SHA-512.
     Sha512,
+    /// SHA3-224.
     Sha3_224,
+    /// SHA3-256.
     Sha3_256,
+    /// SHA3-384.
     Sha3_384,
+    /// SHA3-512.
     Sha3_512,
     /// BLAKE2b with a 512-bit result (`b2sum`'s default).
     Blake2b,
     /// BLAKE2b with shorter results, as `b2sum -l N` and `cksum -a blake2b -l N` write them
     /// (the lengths in use; others are refused by name).
     Blake2b128,
+    /// BLAKE2b-160.
     Blake2b160,
+    /// BLAKE2b-224.
     Blake2b224,
+    /// BLAKE2b-256.
     Blake2b256,
+    /// BLAKE2b-384.
     Blake2b384,
     /// BLAKE2s with a 256-bit result.
     Blake2s,
+    /// BLAKE3 (256 bits).
     Blake3,
     /// XXH3 with a 128-bit result.
     Xxh3,
+    /// CRC-32C (Castagnoli).
     Crc32c,
     /// SHA-512/256 (FIPS 180-4): SHA-512's rounds cut to 256 bits.
     Sha512_256,
@@ -54,6 +70,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm.
     pub const ALL: [Algorithm; 22] = [
         Algorithm::Md5,
         Algorithm::Sha1,
@@ -383,6 +400,7 @@ impl Hasher {
         self
     }
 
+    /// The algorithm this hasher computes.
     pub fn algorithm(&self) -> Algorithm {
         match &self.inner {
             Inner::Md5(_) => Algorithm::Md5,
@@ -398,6 +416,7 @@ impl Hasher {
         }
     }
 
+    /// Hashes the next bytes.
     pub fn update(&mut self, data: &[u8]) {
         match &mut self.inner {
             Inner::Md5(h) => h.update(data),

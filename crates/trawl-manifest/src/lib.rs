@@ -11,7 +11,7 @@
 //! (an escaped line with an unknown escape, an empty name, a NUL in a name, a digest of a length no
 //! algorithm has) are rejected with the line number.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod parse;
@@ -30,7 +30,9 @@ use trawl_digest::Algorithm;
 pub struct Entry {
     /// Path bytes as written in the manifest (relative to the manifest's root, `/`-separated).
     pub path: Vec<u8>,
+    /// The file's size, where the format records it (hashdeep).
     pub size: Option<u64>,
+    /// Each digest given, by algorithm.
     pub digests: Vec<(Algorithm, Vec<u8>)>,
     /// 1-based line number it was read from (0 when built in memory).
     pub line: usize,
@@ -52,12 +54,16 @@ pub fn algorithms_of(entries: &[Entry]) -> Vec<Algorithm> {
 /// Which format a manifest file is written in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {
+    /// `DIGEST  NAME` lines, as coreutils' `sha256sum` writes them.
     Gnu(Algorithm),
+    /// `ALG (NAME) = DIGEST` lines, as BSD tools and `--tag` write them.
     Bsd(Algorithm),
+    /// hashdeep's CSV, with these algorithms' columns.
     Hashdeep(Vec<Algorithm>),
 }
 
 impl Format {
+    /// The format's name in messages.
     pub fn name(&self) -> &'static str {
         match self {
             Format::Gnu(_) => "GNU coreutils",
@@ -88,8 +94,15 @@ pub const HASHDEEP_ALGORITHMS: [Algorithm; 3] =
 /// A problem with one manifest line or with the whole manifest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestError {
+    /// One line cannot be read.
     #[error("line {line}: {reason}")]
-    Line { line: usize, reason: String },
+    Line {
+        /// Its number, from 1.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The manifest as a whole cannot be read (its format, its header).
     #[error("{0}")]
     Whole(String),
 }

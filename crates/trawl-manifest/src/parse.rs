@@ -7,8 +7,11 @@ use crate::{Entry, Format, ManifestError};
 /// A manifest as read: its entries, its format, and the lines that could not be read.
 #[derive(Debug, Clone)]
 pub struct ParsedManifest {
+    /// The format it is written in.
     pub format: Format,
+    /// The entries read, in order.
     pub entries: Vec<Entry>,
+    /// The lines that could not be read.
     pub errors: Vec<ManifestError>,
     /// Algorithms assumed from a digest's length alone (neither `-d` nor the manifest's name
     /// said which, and several algorithms have that length): a caller can check them against
@@ -539,6 +542,7 @@ impl Hashdeep {
 /// What [`parse_pieces`] learned of the whole manifest.
 #[derive(Debug, Clone)]
 pub struct PiecesSummary {
+    /// The format it is written in.
     pub format: Format,
     /// As [`ParsedManifest::guessed`].
     pub guessed: Vec<Algorithm>,
@@ -547,8 +551,10 @@ pub struct PiecesSummary {
 /// Why [`parse_pieces`] stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum PiecesError {
+    /// The manifest could not be read.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The manifest as a whole cannot be read.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     /// The caller's function broke off the reading.

@@ -14,6 +14,7 @@ pub struct Shown {
 }
 
 impl Shown {
+    /// `p` as the user typed its root (a path under a canonical root), escaped for a terminal.
     pub fn path(&self, p: &Path) -> String {
         for (canon, typed) in &self.roots {
             if let Ok(rel) = p.strip_prefix(canon) {

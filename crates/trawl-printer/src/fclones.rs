@@ -21,6 +21,7 @@ pub struct Header<'a> {
     pub command: &'a [String],
     /// The working directory.
     pub base_dir: &'a [u8],
+    /// The groups' counts.
     pub summary: &'a DuplicateSummary,
     /// trawl and how it was run, written as a comment line (text) that fclones skips.
     pub made_by: &'a str,

@@ -2,7 +2,7 @@
 //! (`trawl-report`).
 
 // Unsafe code only in tests (to make FIFOs).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 pub mod audit;

@@ -21,8 +21,11 @@ pub struct NcduFile<'a> {
     pub rel: &'a [u8],
     /// Apparent size and bytes on disk.
     pub asize: u64,
+    /// Bytes on disk.
     pub dsize: u64,
+    /// Inode number.
     pub ino: u64,
+    /// Names of the inode.
     pub nlink: u64,
 }
 

@@ -7,7 +7,7 @@
 //! iterator and bound a run by a count of items, while a scan pushes records from a callback and
 //! its bound is in bytes (paths vary from a few bytes to 4 KiB).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::cmp::Ordering;
@@ -113,6 +113,7 @@ impl Spool {
         self.count
     }
 
+    /// Whether nothing was added.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -222,6 +223,7 @@ impl Sorted {
         self.count
     }
 
+    /// Whether nothing was added.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -256,6 +258,7 @@ pub struct Records {
 }
 
 impl Records {
+    /// The next record (key, value) in key order, or None after the last.
     pub fn next_record(&mut self) -> io::Result<Option<(&[u8], &[u8])>> {
         self.merge.next_record()
     }

@@ -6,7 +6,7 @@
 //! feeding files when its budget is spent without cutting short the reads already started, and
 //! to stop its reads on a catalog error without making the caller's run look interrupted.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -75,6 +75,7 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// A token that has not stopped.
     pub fn new() -> Stop {
         Stop::default()
     }

@@ -5,7 +5,7 @@
 //! symlinks) are reported as skipped and are never opened. The walk itself is in [`tree`].
 
 // Unsafe code only in tests (to make FIFOs).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::fs::Metadata;
@@ -25,7 +25,12 @@ pub enum WalkItem {
     /// A regular file.
     File(FileEntry),
     /// Something that is not read, and why.
-    Skipped { path: PathBuf, kind: SkipKind },
+    Skipped {
+        /// The entry.
+        path: PathBuf,
+        /// What it is.
+        kind: SkipKind,
+    },
     /// A directory or entry that could not be listed or inspected.
     Error(WalkError),
 }
@@ -39,7 +44,9 @@ pub struct FileEntry {
     pub root: usize,
     /// Size when walked (the reader checks it again).
     pub size: u64,
+    /// Device it is on.
     pub dev: u64,
+    /// Its inode number.
     pub ino: u64,
     /// Modification time when walked, in nanoseconds since the epoch.
     pub mtime_ns: i64,
@@ -65,17 +72,24 @@ impl std::fmt::Debug for Opener {
 /// Why an entry was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SkipKind {
+    /// A named pipe.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A block device.
     BlockDevice,
+    /// A character device.
     CharDevice,
+    /// A symbolic link, not followed.
     Symlink,
     /// With `--follow`: a link back to a directory being walked (walked once, not again).
     SymlinkLoop,
+    /// Anything else that is not a regular file.
     Other,
 }
 
 impl SkipKind {
+    /// Why it is not read, as messages say it.
     pub fn describe(self) -> &'static str {
         match self {
             SkipKind::Fifo => "FIFO (named pipe), not read",
@@ -90,6 +104,7 @@ impl SkipKind {
         }
     }
 
+    /// Its name in reports (`skipped` records).
     pub fn name(self) -> &'static str {
         match self {
             SkipKind::Fifo => "fifo",
@@ -139,18 +154,29 @@ impl SkipKind {
 /// A walk failure, always naming the path concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum WalkError {
+    /// A symbolic link that leads back to a directory above it.
     #[error("{}: symbolic link loop (points back to {})", path.display(), ancestor.display())]
-    Loop { path: PathBuf, ancestor: PathBuf },
+    Loop {
+        /// The link.
+        path: PathBuf,
+        /// The directory it leads back to.
+        ancestor: PathBuf,
+    },
+    /// A directory or entry that could not be read.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The path.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
+    /// Another failure, its message naming the path.
     #[error("{0}")]
     Other(String),
 }
 
 impl WalkError {
+    /// The path concerned, when the error has one of its own.
     pub fn path(&self) -> Option<&Path> {
         match self {
             WalkError::Loop { path, .. } | WalkError::Io { path, .. } => Some(path),
@@ -162,8 +188,11 @@ impl WalkError {
 /// How to walk.
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
+    /// Follow symbolic links (loops are named and walked once).
     pub follow_links: bool,
+    /// Stay on each root's file system.
     pub one_file_system: bool,
+    /// Directories listed at once.
     pub threads: usize,
     /// Directories not to enter (compared with the walked paths as they are spelled: give them
     /// under the same spelling as the roots, e.g. both canonical).

@@ -19,6 +19,7 @@ const BOTTOM: f64 = 56.0;
 pub struct Mark {
     /// Shown under the bar, or at the point's x position.
     pub label: String,
+    /// Its height, or the point's y.
     pub value: f64,
     /// An interval around `value`, drawn as an error bar.
     pub interval: Option<(f64, f64)>,
@@ -361,10 +362,15 @@ mod tests {
 
 /// One rectangle of a treemap: its area is `value`; `shade` (0 to 1) colours it.
 pub struct Tile {
+    /// Written on the tile when it is large enough.
     pub label: String,
+    /// Its area.
     pub value: f64,
+    /// Its colour's depth (0 to 1).
     pub shade: f64,
+    /// `data-` attributes (name, value) for the page's script.
     pub data: Vec<(&'static str, String)>,
+    /// Its tooltip.
     pub title: String,
 }
 
@@ -492,8 +498,11 @@ mod treemap_tests {
 
 /// One series of a stacked bar chart: a name, a CSS class (its colour) and a value per bar.
 pub struct Series {
+    /// Shown in the legend.
     pub name: String,
+    /// Its CSS class (its colour).
     pub class: &'static str,
+    /// One value per bar.
     pub values: Vec<u64>,
 }
 
