@@ -238,7 +238,7 @@ pub(crate) fn write(
 /// so that no index is written outside `dir`.
 fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    use trawl_read::at::{DirAt, Kind};
+    use trawl_read::{DirAt, EntryKind as Kind};
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut at = DirAt::open(dir).with_context(|| format!("{}: cannot open", dir.display()))?;
     let mut here = dir.to_path_buf();

@@ -104,7 +104,7 @@ pub fn index_open(
     // Declared after the map, so dropped before it.
     let guard = map
         .as_deref()
-        .and_then(|m| trawl_read::sigbus::guard(m, &shrank));
+        .and_then(|m| trawl_read::guard_map(m, &shrank));
     let method = if map.is_some() && guard.is_none() {
         // No guard to be had: no map either.
         map = None;
@@ -123,7 +123,7 @@ pub fn index_open(
             .map(|()| w.finish())
     };
     if shrank.load(Ordering::SeqCst) {
-        return Err(io(if trawl_read::sigbus::shrank_below(file, size) {
+        return Err(io(if trawl_read::file_shrank_below(file, size) {
             std::io::Error::other(
                 "the file shrank while it was indexed (pages past its new end read as zeros); no index",
             )

@@ -13,9 +13,13 @@ use std::path::Path;
 /// What a name inside a [`DirAt`] is, as `fstatat(AT_SYMLINK_NOFOLLOW)` sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link (not followed).
     Symlink,
+    /// Anything else.
     Other,
 }
 

@@ -28,23 +28,24 @@ pub enum Refused {
 const MAX_LINKS: usize = 40;
 
 /// A directory: its canonical path and a descriptor every lookup starts from.
-pub struct Root {
+pub struct RootDir {
     path: PathBuf,
     fd: OwnedFd,
 }
 
-impl Root {
+impl RootDir {
     /// `path` must be a directory; it is canonicalized once, here.
-    pub fn open(path: &Path) -> io::Result<Root> {
+    pub fn open(path: &Path) -> io::Result<RootDir> {
         let path = path.canonicalize()?;
         let fd = open_at(
             libc::AT_FDCWD,
             path.as_os_str().as_bytes(),
             libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )?;
-        Ok(Root { path, fd })
+        Ok(RootDir { path, fd })
     }
 
+    /// The directory's path as given.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -99,13 +100,13 @@ fn openat2_beneath(dir: &OwnedFd, rel: &[u8], flags: libc::c_int) -> io::Result<
 
 /// Opens the regular file that `segs` (plain names: no empty, `.` or `..` segment) name
 /// beneath `root`.
-pub fn open_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+pub fn open_beneath(root: &RootDir, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
     regular(open_beneath_any(root, segs)?)
 }
 
 /// As [`open_beneath`], whatever the file is (a FIFO or device is opened without blocking, for
 /// the caller's `fstat` to name it).
-pub fn open_beneath_any(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+pub fn open_beneath_any(root: &RootDir, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
     if segs.is_empty() {
         return Err(Refused::NotFound);
     }
@@ -127,7 +128,7 @@ fn plain(segs: &[Vec<u8>]) -> Result<(), Refused> {
 /// Opens the directory that `segs` (plain names) name beneath `root`, as an `O_PATH`
 /// descriptor to open names in with `openat`: symbolic links on the way are followed only
 /// where they stay beneath. No `segs`: the root itself.
-pub fn open_dir_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+pub fn open_dir_beneath(root: &RootDir, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
     if segs.is_empty() {
         return root
             .fd
@@ -140,7 +141,7 @@ pub fn open_dir_beneath(root: &Root, segs: Vec<Vec<u8>>) -> Result<File, Refused
 }
 
 /// `openat2` with `flags`, else the walk with the same flags for the last component.
-fn resolve(root: &Root, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedFd, Refused> {
+fn resolve(root: &RootDir, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedFd, Refused> {
     let rel = segs.join(&b'/');
     let fd = match openat2_beneath(&root.fd, &rel, flags) {
         Ok(fd) => fd,
@@ -165,12 +166,13 @@ fn resolve(root: &Root, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedF
 /// open a file by its name in its directory's descriptor (`O_NOFOLLOW`), so that no name
 /// swapped for a link while they run reaches outside the root.
 pub struct Parents {
-    root: std::sync::Arc<Root>,
+    root: std::sync::Arc<RootDir>,
     last: Option<(Vec<Vec<u8>>, std::sync::Arc<File>)>,
 }
 
 impl Parents {
-    pub fn new(root: Root) -> Parents {
+    /// Parent directories opened beneath `root`, each kept for the names that follow in it.
+    pub fn new(root: RootDir) -> Parents {
         Parents {
             root: std::sync::Arc::new(root),
             last: None,
@@ -178,7 +180,7 @@ impl Parents {
     }
 
     /// The root, shared (for openers that resolve a whole name beneath it later).
-    pub fn root(&self) -> &std::sync::Arc<Root> {
+    pub fn root(&self) -> &std::sync::Arc<RootDir> {
         &self.root
     }
 
@@ -223,7 +225,7 @@ fn regular(file: File) -> Result<File, Refused> {
 }
 
 /// The component-by-component resolution (see the module documentation).
-fn walk(root: &Root, segs: Vec<Vec<u8>>, last_flags: libc::c_int) -> Result<OwnedFd, Refused> {
+fn walk(root: &RootDir, segs: Vec<Vec<u8>>, last_flags: libc::c_int) -> Result<OwnedFd, Refused> {
     let dup = root.fd.try_clone().map_err(|_| Refused::NotFound)?;
     // The directories opened so far, root first: `..` in a link's target pops one, and can
     // never pop the root.
@@ -319,7 +321,7 @@ fn readlink_at(dir: libc::c_int, name: &[u8]) -> io::Result<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn fixture() -> (tempfile::TempDir, Root) {
+    fn fixture() -> (tempfile::TempDir, RootDir) {
         let top = tempfile::tempdir().unwrap();
         let root = top.path().join("served");
         std::fs::create_dir_all(root.join("sub")).unwrap();
@@ -332,7 +334,7 @@ mod tests {
         std::os::unix::fs::symlink("sub/../sub/a b.flv", root.join("in_rel")).unwrap();
         std::os::unix::fs::symlink("/proc/self/root/etc/hostname", root.join("magic")).unwrap();
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
-        let r = Root::open(&root).unwrap();
+        let r = RootDir::open(&root).unwrap();
         (top, r)
     }
 
@@ -340,9 +342,9 @@ mod tests {
         plain_segments(p.as_bytes()).unwrap()
     }
 
-    type Opener<'a> = &'a dyn Fn(&Root, Vec<Vec<u8>>) -> Result<File, Refused>;
+    type Opener<'a> = &'a dyn Fn(&RootDir, Vec<Vec<u8>>) -> Result<File, Refused>;
 
-    fn check(root: &Root, open: Opener<'_>) {
+    fn check(root: &RootDir, open: Opener<'_>) {
         use std::io::Read;
         let mut s = String::new();
         open(root, segs("sub/a b.flv"))

@@ -22,7 +22,7 @@ pub fn first_extent(file: &File) -> Option<u64> {
 /// device (tmpfs, NFS, overlay), sysfs is absent, or the disk is a paravirtual one (virtio,
 /// Xen), whose flag is 1 unless its host says otherwise, whatever lies behind it. A
 /// partition's queue is its disk's.
-pub fn seeks(dev: u64) -> Option<bool> {
+pub fn device_seeks(dev: u64) -> Option<bool> {
     let node = format!("/sys/dev/block/{}:{}", libc::major(dev), libc::minor(dev));
     let node = std::fs::canonicalize(node).ok()?;
     let disk = if node.join("queue").is_dir() {
@@ -61,6 +61,6 @@ mod tests {
     fn no_block_device_neither_seeks_nor_not() {
         // /proc is on no block device.
         let dev = std::fs::metadata("/proc/self").unwrap().dev();
-        assert_eq!(seeks(dev), None);
+        assert_eq!(device_seeks(dev), None);
     }
 }

@@ -1,45 +1,82 @@
 //! Reading: opening files without side effects, a bounded pool of reusable buffers, chunked
 //! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
 //! and detection of files that change while they are read.
-#![warn(missing_docs)]
+//!
+//! The face: opening ([`open_for_read`] and its variants, [`OpenedFile`], [`Stamp`]), buffers
+//! ([`BufferPool`]), reading ([`ChunkSource`] by [`IoMethod`]), names opened beneath a directory
+//! that cannot leave it ([`RootDir`], [`open_beneath`], [`Parents`]), directories held open
+//! ([`DirAt`]), the mapped window's guard against a file that shrinks ([`guard_map`]), what the
+//! device is ([`device_seeks`], [`first_extent`]) and a thread's CPU clock.
+#![deny(missing_docs)]
 
-pub mod at;
-pub mod beneath;
-pub mod clock;
-pub mod disk;
-pub mod open;
-pub mod pool;
-pub mod sigbus;
-pub mod source;
+mod at;
+mod beneath;
+mod clock;
+mod disk;
+mod open;
+mod pool;
+mod sigbus;
+mod source;
 
+pub use at::{DirAt, Kind as EntryKind, is_plain_name};
+pub use beneath::{
+    Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, plain_segments,
+    stat_in,
+};
+pub use clock::thread_cpu_time;
+pub use disk::{device_seeks, first_extent};
 pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in};
-pub use pool::{BufferPool, PooledBuf};
-pub use source::{Chunk, ChunkSource, IoMethod};
+pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
+pub use sigbus::{MapGuard, file_shrank_below, guard_map};
+pub use source::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 
 use std::path::{Path, PathBuf};
 
 /// A read failure, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file was gone when it was opened.
     #[error("{}: vanished before it could be read", path.display())]
-    Vanished { path: PathBuf },
+    Vanished {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// The file could not be opened.
     #[error("{}: cannot open: {source}", path.display())]
     Open {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// A read failed.
     #[error("{}: read error: {source}", path.display())]
     Read {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// Not a regular file.
     #[error("{}: {what}, not read", path.display())]
-    NotRegular { path: PathBuf, what: &'static str },
+    NotRegular {
+        /// The path concerned.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// The file changed while it was read (size, time or identity).
     #[error("{}: changed while being read ({detail}); no digest recorded", path.display())]
-    Changed { path: PathBuf, detail: String },
+    Changed {
+        /// The path concerned.
+        path: PathBuf,
+        /// What changed.
+        detail: String,
+    },
 }
 
 impl ReadError {
+    /// The file concerned.
     pub fn path(&self) -> &Path {
         match self {
             ReadError::Vanished { path }

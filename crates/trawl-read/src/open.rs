@@ -9,14 +9,20 @@ use crate::ReadError;
 /// What identifies a file's state: compared before and after reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
+    /// Size in bytes.
     pub size: u64,
+    /// Modification time: seconds since the epoch.
     pub mtime_sec: i64,
+    /// And nanoseconds.
     pub mtime_nsec: i64,
+    /// Inode number.
     pub ino: u64,
+    /// Device.
     pub dev: u64,
 }
 
 impl Stamp {
+    /// The stamp of `md`.
     pub fn of(md: &std::fs::Metadata) -> Stamp {
         Stamp {
             size: md.len(),
@@ -30,8 +36,11 @@ impl Stamp {
 
 /// An open regular file and its state when opened.
 pub struct OpenedFile {
+    /// The file, open for reading.
     pub file: File,
+    /// Its path as given.
     pub path: PathBuf,
+    /// What it was when opened.
     pub stamp: Stamp,
     /// Names the inode had when opened (more than 1: hard links).
     pub nlink: u64,

@@ -112,6 +112,7 @@ impl BufferPool {
         }
     }
 
+    /// Bytes in each buffer.
     pub fn buffer_size(&self) -> usize {
         self.size
     }
@@ -154,6 +155,7 @@ impl PooledBuf {
         &mut b.mem[b.start..b.start + b.size]
     }
 
+    /// Sets the length of the filled part (at most the buffer's size).
     pub fn set_len(&mut self, len: usize) {
         assert!(len <= self.buf.as_ref().map_or(0, |b| b.size));
         self.len = len;

@@ -65,14 +65,14 @@ impl Drop for MapGuard {
 /// Why a guarded window of `file` raised SIGBUS: the file is now shorter than `len`, the bytes
 /// the windows covered (it shrank), or not (the device failed to deliver a page: an I/O error
 /// raises the same signal).
-pub fn shrank_below(file: &std::fs::File, len: u64) -> bool {
+pub fn file_shrank_below(file: &std::fs::File, len: u64) -> bool {
     file.metadata().is_ok_and(|m| m.len() < len)
 }
 
 /// Registers `window` (a mapping of a file) so that a SIGBUS inside it sets `flag` instead of
 /// killing the process. `None` if the handler could not be installed or the table is full:
 /// then the caller must not rely on a mapping (read instead).
-pub fn guard(window: &[u8], flag: &Arc<AtomicBool>) -> Option<MapGuard> {
+pub fn guard_map(window: &[u8], flag: &Arc<AtomicBool>) -> Option<MapGuard> {
     INSTALL.call_once(install);
     if !INSTALLED.load(Ordering::SeqCst) || window.is_empty() {
         return None;
@@ -198,7 +198,7 @@ mod tests {
         // SAFETY: a test file of our own; the test itself truncates it to provoke the fault it checks.
         let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
         let flag = Arc::new(AtomicBool::new(false));
-        let g = guard(&map, &flag).expect("registered");
+        let g = guard_map(&map, &flag).expect("registered");
         std::fs::OpenOptions::new()
             .write(true)
             .open(&p)
@@ -225,7 +225,7 @@ mod tests {
         std::fs::write(&p, vec![1u8; 64 << 10]).unwrap();
         // Our handler is installed, with nothing registered for this mapping.
         let flag = Arc::new(AtomicBool::new(false));
-        drop(guard(b"x", &flag));
+        drop(guard_map(b"x", &flag));
         assert!(INSTALLED.load(Ordering::SeqCst));
         let file = std::fs::File::open(&p).unwrap();
         // SAFETY: a test file of our own; the test itself truncates it to provoke the fault it checks.

@@ -47,7 +47,9 @@ pub struct Window {
 
 /// One piece of a file's contents, shared read-only by every consumer of the file.
 pub enum Chunk {
+    /// Bytes read into a pooled buffer.
     Buf(PooledBuf),
+    /// A window of the file mapped into memory.
     Map(Window),
 }
 
@@ -94,6 +96,7 @@ fn resident(map: &memmap2::Mmap) -> bool {
 }
 
 impl<'a> ChunkSource<'a> {
+    /// Reads `file` by `method`, with buffers from `pool`.
     pub fn new(file: OpenedFile, pool: &'a BufferPool, method: IoMethod) -> Self {
         let method = match method {
             IoMethod::Auto if file.stamp.size >= AUTO_MAP_MIN => IoMethod::Mmap,
@@ -132,6 +135,7 @@ impl<'a> ChunkSource<'a> {
         self.method
     }
 
+    /// The file being read.
     pub fn file(&self) -> &OpenedFile {
         &self.file
     }
@@ -222,7 +226,7 @@ impl<'a> ChunkSource<'a> {
             path: self.file.path.clone(),
             source: e,
         })?;
-        let Some(guard) = crate::sigbus::guard(&map, &self.shrank) else {
+        let Some(guard) = crate::sigbus::guard_map(&map, &self.shrank) else {
             // No guard (the handler could not be installed, or too many windows at once): the
             // rest of the file is read instead.
             drop(map);
@@ -246,7 +250,7 @@ impl<'a> ChunkSource<'a> {
         if self.shrank.load(std::sync::atomic::Ordering::SeqCst) {
             // A mapped page that could not be had: past a new end, or not delivered.
             return Err(
-                if crate::sigbus::shrank_below(&self.file.file, self.offset) {
+                if crate::sigbus::file_shrank_below(&self.file.file, self.offset) {
                     ReadError::Changed {
                         path: self.file.path.clone(),
                         detail: "it shrank while mapped: pages past its new end read as zeros"

@@ -6,7 +6,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use trawl_read::beneath::{Parents, Refused, Root, stat_in};
+use trawl_read::{Parents, Refused, RootDir, stat_in};
 use trawl_walk::FileEntry;
 
 /// Builds [`FileEntry`]s beneath one root.
@@ -27,7 +27,7 @@ impl Beneath {
     /// `root` must be a directory.
     pub fn open(root: &Path) -> std::io::Result<Beneath> {
         Ok(Beneath {
-            parents: Parents::new(Root::open(root)?),
+            parents: Parents::new(RootDir::open(root)?),
         })
     }
 
@@ -42,11 +42,11 @@ impl Beneath {
         root: usize,
     ) -> Result<FileEntry, NotBeneath> {
         let mut e = self.entry(rel, path, root)?;
-        let segs = trawl_read::beneath::plain_segments(rel).ok_or(NotBeneath::Outside)?;
+        let segs = trawl_read::plain_segments(rel).ok_or(NotBeneath::Outside)?;
         let at = self.parents.root().clone();
         e.dir = None;
         e.open = Some(trawl_walk::Opener(std::sync::Arc::new(move || {
-            trawl_read::beneath::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
+            trawl_read::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
                 Refused::Outside => std::io::Error::other(
                     "leads outside the root through a symbolic link: not read",
                 ),

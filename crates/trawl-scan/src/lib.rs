@@ -257,10 +257,7 @@ pub fn scan(
                     depth.finish();
                     break;
                 };
-                let (t, cpu) = (
-                    std::time::Instant::now(),
-                    trawl_read::clock::thread_cpu_time(),
-                );
+                let (t, cpu) = (std::time::Instant::now(), trawl_read::thread_cpu_time());
                 let mut waited = std::time::Duration::ZERO;
                 depth::take_lock_waits();
                 let mut events = Vec::with_capacity(batch.len());
@@ -292,11 +289,7 @@ pub fn scan(
                     Err(crossbeam_channel::TrySendError::Disconnected(_)) => break,
                 }
                 waited += depth::take_lock_waits();
-                depth.record(
-                    t.elapsed(),
-                    trawl_read::clock::thread_cpu_time() - cpu,
-                    waited,
-                );
+                depth.record(t.elapsed(), trawl_read::thread_cpu_time() - cpu, waited);
             }
         };
         // Readers are started as they are let in: a warm scan never starts more than `-j`.
@@ -381,9 +374,7 @@ fn read_file(
     // `auto` (which the source resolves by size) maps a large file only where its lanes keep
     // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
     let io = match io {
-        IoMethod::Auto
-            if stamp.size >= trawl_read::source::AUTO_MAP_MIN && !factory.busy_cores() =>
-        {
+        IoMethod::Auto if stamp.size >= trawl_read::AUTO_MAP_MIN && !factory.busy_cores() => {
             IoMethod::Read
         }
         io => io,

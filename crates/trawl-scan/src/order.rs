@@ -151,7 +151,7 @@ fn place(f: &FileEntry, dev: u64, only_seeking: bool, seeks: &mut Seeks) -> Plac
     if only_seeking && !seeks.of(dev) {
         return None;
     }
-    Some((dev, trawl_read::disk::first_extent(&file)?))
+    Some((dev, trawl_read::first_extent(&file)?))
 }
 
 /// Whether each device seen seeks, asked of sysfs once per device (unknown: no).
@@ -163,6 +163,6 @@ impl Seeks {
         *self
             .0
             .entry(dev)
-            .or_insert_with(|| trawl_read::disk::seeks(dev).unwrap_or(false))
+            .or_insert_with(|| trawl_read::device_seeks(dev).unwrap_or(false))
     }
 }

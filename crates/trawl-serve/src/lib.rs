@@ -62,7 +62,7 @@ pub struct ServeConfig {
 }
 
 struct AppState {
-    root: resolve::Root,
+    root: resolve::RootDir,
     cache: IndexCache,
     access_log: bool,
     serving: resolve::Serving,
@@ -77,7 +77,7 @@ pub fn serve(
     stop: &Stop,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let root = resolve::Root::open(&cfg.root).map_err(|source| ServeError::Root {
+    let root = resolve::RootDir::open(&cfg.root).map_err(|source| ServeError::Root {
         path: cfg.root.clone(),
         source: if source.raw_os_error() == Some(libc::ENOTDIR) {
             std::io::Error::other("not a directory")

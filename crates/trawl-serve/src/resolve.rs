@@ -1,5 +1,5 @@
 //! A request path to an open regular file beneath the served directory (see
-//! [`trawl_read::beneath`] for how the open cannot leave it), and what is served at all.
+//! [`trawl_read::open_beneath`] for how the open cannot leave it), and what is served at all.
 //! Requests with `..` segments (also percent-encoded) or NUL bytes are refused outright. Never
 //! served: a name with a segment that starts with `.` (`.git/config`, `.env`), a file's name with
 //! a trailing `/`, trawl's own catalogs and SQLite's files beside them; by default only FLV
@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-pub use trawl_read::beneath::{Refused, Root};
+pub use trawl_read::{Refused, RootDir};
 
 /// What a server serves besides FLV files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ fn segments(raw_path: &str) -> Result<Vec<Vec<u8>>, Refused> {
         return Err(Refused::NotFound);
     }
     let rel = bytes.strip_prefix(b"/").unwrap_or(&bytes);
-    let segs = trawl_read::beneath::plain_segments(rel).ok_or(Refused::Outside)?;
+    let segs = trawl_read::plain_segments(rel).ok_or(Refused::Outside)?;
     if segs.iter().any(|s| s.starts_with(b".")) {
         return Err(Refused::NotFound);
     }
@@ -54,7 +54,7 @@ fn is_catalog(f: &File) -> bool {
 
 /// Opens the regular file `raw_path` (a request path) names beneath `root`, if it is one that
 /// is served.
-pub fn open(root: &Root, raw_path: &str, serving: Serving) -> Result<File, Refused> {
+pub fn open(root: &RootDir, raw_path: &str, serving: Serving) -> Result<File, Refused> {
     let segs = segments(raw_path)?;
     let last = segs.last().ok_or(Refused::NotFound)?.clone();
     let flv = last
@@ -67,7 +67,7 @@ pub fn open(root: &Root, raw_path: &str, serving: Serving) -> Result<File, Refus
     if sqlite_sidecar(&last) {
         return Err(Refused::NotFound);
     }
-    let f = trawl_read::beneath::open_beneath(root, segs)?;
+    let f = trawl_read::open_beneath(root, segs)?;
     if is_catalog(&f) {
         return Err(Refused::NotFound);
     }
@@ -86,8 +86,8 @@ mod tests {
         std::fs::write(root.join("sub/a b.flv"), b"x").unwrap();
         std::fs::write(top.path().join("secret"), b"s").unwrap();
         std::os::unix::fs::symlink(top.path().join("secret"), root.join("out")).unwrap();
-        let root = Root::open(&root).unwrap();
-        let open = |r: &Root, p: &str| open(r, p, Serving::All);
+        let root = RootDir::open(&root).unwrap();
+        let open = |r: &RootDir, p: &str| open(r, p, Serving::All);
         assert!(open(&root, "/sub/a%20b.flv").is_ok());
         for bad in [
             "/../secret",
@@ -124,7 +124,7 @@ mod tests {
         catalog.resize(100, 0);
         catalog[68..72].copy_from_slice(b"trwl");
         std::fs::write(root.join("cat.db"), &catalog).unwrap();
-        let r = Root::open(root).unwrap();
+        let r = RootDir::open(root).unwrap();
         use Serving::{All, Media};
         assert!(open(&r, "/a.flv", Media).is_ok());
         assert!(open(&r, "/B.FLV", Media).is_ok());

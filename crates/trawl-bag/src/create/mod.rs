@@ -625,7 +625,7 @@ impl Made<'_> {
             )?;
             // Never over anything that appeared at `out` meanwhile (an empty directory
             // would be replaced by rename(2)).
-            let dir = trawl_read::at::DirAt::open(&parent).map_err(io_err(&parent))?;
+            let dir = trawl_read::DirAt::open(&parent).map_err(io_err(&parent))?;
             let tmp_name = tmp.file_name().map(|n| n.as_bytes()).unwrap_or_default();
             dir.rename(tmp_name, &dir, name.as_bytes())
                 .map_err(io_err(out))

@@ -44,7 +44,7 @@ pub(crate) fn is_tag_file_name(name: &[u8]) -> bool {
 /// and rename is done relative to the bag's directory descriptor without following a link.
 /// Anything else refuses the whole recovery before it changes anything.
 pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
-    use trawl_read::at::{DirAt, Kind};
+    use trawl_read::{DirAt, EntryKind as Kind};
     let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut done = Recovered::default();
     let top = DirAt::open(dir).map_err(io_err(dir))?;
@@ -140,11 +140,11 @@ type Names = Vec<Vec<u8>>;
 /// is `untrusted`, with why.
 fn journal_entries(
     journal: &[u8],
-    top: &trawl_read::at::DirAt,
+    top: &trawl_read::DirAt,
     dir: &Path,
     untrusted: &dyn Fn(String) -> BagError,
 ) -> Result<(Names, Names), BagError> {
-    use trawl_read::at::is_plain_name;
+    use trawl_read::is_plain_name;
     let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut lines = journal.split(|&b| b == b'\n');
     let header = lines.next().unwrap_or_default();
@@ -188,10 +188,10 @@ fn journal_entries(
 /// The directory the entries are in: the staging directory, or `data/` once it was renamed;
 /// either must be a directory of its own, not a link to one elsewhere. None: neither is there.
 fn entries_dir<'a>(
-    top: &trawl_read::at::DirAt,
+    top: &trawl_read::DirAt,
     dir: &Path,
-) -> Result<Option<(&'a str, trawl_read::at::DirAt)>, BagError> {
-    use trawl_read::at::Kind;
+) -> Result<Option<(&'a str, trawl_read::DirAt)>, BagError> {
+    use trawl_read::EntryKind as Kind;
     let mut from = None;
     let names: [&'a str; 2] = [STAGING, "data"];
     for name in names {

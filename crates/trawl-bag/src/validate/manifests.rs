@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_read::beneath::Root;
+use trawl_read::RootDir;
 use trawl_report::bag::BagFinding;
 use trawl_spool::Spool;
 
@@ -98,7 +98,7 @@ pub(crate) fn piece_end(buf: &[u8]) -> Option<usize> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read_payload_manifest(
     root: &Path,
-    dir: &Root,
+    dir: &RootDir,
     name: &str,
     enc: &str,
     algorithm: Option<Algorithm>,
@@ -225,7 +225,7 @@ impl LineProblems {
 /// valid UTF-8, or holds a line over 4 pieces. No file: nothing is read.
 pub(crate) fn read_utf8_pieces(
     root: &Path,
-    dir: &Root,
+    dir: &RootDir,
     name: &str,
     take: &mut dyn FnMut(&str, usize) -> Result<(), BagError>,
 ) -> Result<Result<(), String>, BagError> {

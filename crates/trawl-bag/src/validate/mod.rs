@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_read::beneath::Root;
+use trawl_read::RootDir;
 use trawl_report::bag::{BagFinding, BagReport};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
@@ -124,7 +124,7 @@ fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
 /// The tag manifests' entries checked (a tag file's digest, never a payload file), and the tag
 /// files they SHOULD list.
 fn tag_manifests(root: &Path, bag: &Bag, report: &mut Report) -> Result<(), BagError> {
-    let tag_dir = Root::open(root).map_err(io_err(root))?;
+    let tag_dir = RootDir::open(root).map_err(io_err(root))?;
     let mut tag_listed = BTreeSet::new();
     for m in &bag.tag {
         for e in &m.entries {

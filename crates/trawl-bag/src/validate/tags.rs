@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_read::beneath::{self, Refused, Root};
+use trawl_read::{Refused, RootDir, open_beneath, plain_segments};
 use trawl_report::bag::BagFinding;
 use trawl_spool::{Sorted, Spool};
 
@@ -101,7 +101,7 @@ pub(crate) fn cap_for(name: &str) -> u64 {
 /// regular file only. `None`: no such file.
 pub(crate) fn open_tag(
     root: &Path,
-    bag: &Root,
+    bag: &RootDir,
     name: &str,
 ) -> Result<Option<std::fs::File>, BagError> {
     let p = root.join(name);
@@ -109,10 +109,10 @@ pub(crate) fn open_tag(
         path: p.clone(),
         msg,
     };
-    let Some(segs) = beneath::plain_segments(name.as_bytes()) else {
+    let Some(segs) = plain_segments(name.as_bytes()) else {
         return Err(refused("names a file outside the bag".into()));
     };
-    let file = match beneath::open_beneath(bag, segs) {
+    let file = match open_beneath(bag, segs) {
         Ok(f) => f,
         Err(Refused::Outside) => {
             return Err(refused(
@@ -135,7 +135,11 @@ pub(crate) fn open_tag(
 }
 
 /// Reads the tag file `name` whole, as [`open_tag`] opens it, at most `cap_for(name)` bytes.
-pub(crate) fn read_tag(root: &Path, bag: &Root, name: &str) -> Result<Option<Vec<u8>>, BagError> {
+pub(crate) fn read_tag(
+    root: &Path,
+    bag: &RootDir,
+    name: &str,
+) -> Result<Option<Vec<u8>>, BagError> {
     let p = root.join(name);
     let refused = |msg: String| BagError::Refused {
         path: p.clone(),
@@ -175,7 +179,7 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
             msg: "not a directory".into(),
         });
     }
-    let dir = Root::open(root).map_err(io_err(root))?;
+    let dir = RootDir::open(root).map_err(io_err(root))?;
     declaration(root, &dir, &mut bag, report)?;
     if bag.encoding.is_empty() {
         bag.encoding = "UTF-8".into();
@@ -205,7 +209,7 @@ fn decode(name: &str, raw: &[u8], enc: &str, report: &mut Report) -> Option<Stri
 /// `bagit.txt`: the version and encoding, in RFC 8493's form.
 fn declaration(
     root: &Path,
-    dir: &Root,
+    dir: &RootDir,
     bag: &mut Bag,
     report: &mut Report,
 ) -> Result<(), BagError> {
@@ -287,7 +291,7 @@ fn payload_directory(root: &Path, report: &mut Report) {
 }
 
 /// `bag-info.txt` (or the older `package-info.txt`), if there is one.
-fn info(root: &Path, dir: &Root, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
+fn info(root: &Path, dir: &RootDir, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
     let enc = bag.encoding.clone();
     for info_name in ["bag-info.txt", "package-info.txt"] {
         if let Some(raw) = read_tag(root, dir, info_name)?
@@ -309,7 +313,7 @@ fn info(root: &Path, dir: &Root, bag: &mut Bag, report: &mut Report) -> Result<(
 /// of listed entries.
 fn manifests(
     root: &Path,
-    dir: &Root,
+    dir: &RootDir,
     bag: &mut Bag,
     report: &mut Report,
     spools: &Spools,
@@ -429,7 +433,7 @@ fn payload_manifest_found(bag: &mut Bag, report: &mut Report) {
 /// problem lines capped.
 fn fetch(
     root: &Path,
-    dir: &Root,
+    dir: &RootDir,
     bag: &mut Bag,
     report: &mut Report,
     spools: &Spools,
