@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
 use trawl_report::bag::BagFinding;
-use trawl_scan::beneath::NotBeneath;
+use trawl_scan::NotBeneath;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
@@ -79,7 +79,7 @@ pub(crate) struct Feeder<'a, T> {
     progress: &'a dyn Progress,
     stop: &'a Stop,
     /// Opens each file's directory beneath the bag, so the reader never follows a link out.
-    beneath: Option<trawl_scan::beneath::Beneath>,
+    beneath: Option<trawl_scan::RelativeEntries>,
     /// Files decided without reading (outside the bag, or gone), for `done` after the read.
     decided: &'a Mutex<Vec<(String, T, Hashed)>>,
 }
@@ -141,7 +141,7 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
     let lanes = DigestLanes(algs.to_vec());
     let engine = stop.child();
     let decided: Mutex<Vec<(String, T, Hashed)>> = Mutex::new(Vec::new());
-    let beneath = trawl_scan::beneath::Beneath::open(root).ok();
+    let beneath = trawl_scan::RelativeEntries::open(root).ok();
     let r = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded(IN_FLIGHT);
         let in_flight = &in_flight;

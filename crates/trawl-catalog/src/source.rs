@@ -7,8 +7,8 @@ use crossbeam_channel::{Receiver, bounded};
 use std::os::unix::ffi::OsStrExt;
 use trawl_digest::Algorithm;
 use trawl_read::ReadError;
-use trawl_scan::beneath::{Beneath, NotBeneath};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_scan::{NotBeneath, RelativeEntries};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, WalkItem, WalkOptions};
 
@@ -125,7 +125,7 @@ impl Source for Local {
         std::thread::scope(|s| {
             let decided = &decided;
             s.spawn(move || {
-                let mut beneath: Vec<Option<Option<Beneath>>> =
+                let mut beneath: Vec<Option<Option<RelativeEntries>>> =
                     std::iter::repeat_with(|| None).take(roots.len()).collect();
                 for e in feed {
                     let root = roots.get(e.root);
@@ -136,7 +136,7 @@ impl Source for Local {
                         }
                         continue;
                     };
-                    let b = beneath[e.root].get_or_insert_with(|| Beneath::open(root).ok());
+                    let b = beneath[e.root].get_or_insert_with(|| RelativeEntries::open(root).ok());
                     let Some(b) = b.as_mut() else {
                         decided_push(decided, e.path, NotBeneath::Missing);
                         continue;

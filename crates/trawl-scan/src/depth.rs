@@ -44,8 +44,10 @@ pub(crate) const STEP: Duration = Duration::from_millis(50);
 /// The reads in flight: the automatic setting, or a fixed number (`--io-depth N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IoDepth {
+    /// Steered by the device: more files at once while it keeps up.
     #[default]
     Auto,
+    /// This many files read at once.
     Fixed(usize),
 }
 

@@ -10,6 +10,7 @@ use trawl_digest::{Algorithm, Hasher};
 
 /// What a lane produced for one file.
 pub enum LaneOutput {
+    /// A digest by an algorithm.
     Digest(Algorithm, Vec<u8>),
     /// The product of a lane defined elsewhere; the crate that defines the lane names its type
     /// (see [`LaneOutput::other`]).
@@ -30,6 +31,7 @@ impl std::fmt::Debug for LaneOutput {
 }
 
 impl LaneOutput {
+    /// The digest, when it is one.
     pub fn digest(&self) -> Option<(Algorithm, &[u8])> {
         match self {
             LaneOutput::Digest(a, d) => Some((*a, d)),
@@ -56,7 +58,9 @@ impl LaneOutput {
 
 /// A consumer of one file's contents.
 pub trait Lane: Send {
+    /// Takes the file's next bytes, in order.
     fn update(&mut self, chunk: &[u8]);
+    /// What the lane made of the file, after its last byte.
     fn finish(self: Box<Self>) -> LaneOutput;
 
     /// Whether it reads every byte it is given (a lane that only looks at some bytes does not
@@ -69,11 +73,15 @@ pub trait Lane: Send {
 /// The file a factory makes lanes for, as it was opened.
 #[derive(Debug, Clone, Copy)]
 pub struct FileInfo<'a> {
+    /// The file.
     pub path: &'a Path,
+    /// Its size when opened.
     pub size: u64,
     /// It spans several buffers and each lane gets a thread of its own.
     pub large: bool,
+    /// Device it is on.
     pub dev: u64,
+    /// Its inode number.
     pub ino: u64,
     /// Names of the inode: more than 1 for a file with hard links.
     pub nlink: u64,
@@ -81,6 +89,7 @@ pub struct FileInfo<'a> {
 
 /// Makes the lanes for each file.
 pub trait LaneFactory: Sync {
+    /// The lanes that consume `file` (none: the file is only counted).
     fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>>;
 
     /// Whether a large file's lanes keep every core busy by themselves, so that `--io auto`

@@ -8,22 +8,28 @@
 //! and independent lanes run on different cores. Results go over a bounded channel to the caller's
 //! sink, on the caller's thread.
 
-#![warn(missing_docs)]
+//!
+//! The face: [`scan`] runs a [`ScanConfig`] over an [`Input`] with the lanes a [`LaneFactory`]
+//! makes ([`DigestLanes`] for digests alone), telling [`Progress`] and the caller's sink each
+//! [`Event`]; [`IoDepth`] and [`ReadOrder`] steer the reads, [`RelativeEntries`] makes the entries
+//! of files named relative to a root (a manifest's, a bag's, a catalog's).
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod beneath;
 mod depth;
-pub mod lane;
+mod lane;
 #[cfg(debug_assertions)]
 mod open_log;
 mod order;
-pub mod progress;
-pub mod rate;
+mod progress;
+mod rate;
+mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use order::ReadOrder;
 pub use progress::{NoProgress, Progress};
+pub use relative::{NotBeneath, RelativeEntries};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,7 +42,9 @@ use trawl_walk::{BATCH, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 /// Everything the engine needs to know.
 #[derive(Debug, Clone)]
 pub struct ScanConfig {
+    /// Where to walk (or what the files are named under, with [`Input::Files`]).
     pub roots: Vec<PathBuf>,
+    /// How to walk.
     pub walk: WalkOptions,
     /// Compute threads (`-j`): the readers that keep this many cores busy, and the lanes' and
     /// the reduction's parallelism.
@@ -46,7 +54,9 @@ pub struct ScanConfig {
     pub io_depth: IoDepth,
     /// In which order the listed files are read (`--read-order`); see [`ReadOrder`].
     pub read_order: ReadOrder,
+    /// How bytes come in (`--io`).
     pub io: IoMethod,
+    /// Bytes in each pooled buffer.
     pub buffer_size: usize,
     /// Buffers in the pool; bounds memory at `buffers * buffer_size`.
     pub buffers: usize,
@@ -55,6 +65,7 @@ pub struct ScanConfig {
 }
 
 impl ScanConfig {
+    /// Defaults for `roots`: a reader and a lane per core, reads steered by the device.
     pub fn new(roots: Vec<PathBuf>) -> ScanConfig {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -79,18 +90,25 @@ impl ScanConfig {
 /// One file fully read.
 #[derive(Debug)]
 pub struct FileRecord {
+    /// The file as found.
     pub path: PathBuf,
+    /// Which root it was found under.
     pub root: usize,
+    /// Bytes read.
     pub size: u64,
+    /// Modification time: seconds since the epoch.
     pub mtime_sec: i64,
+    /// And nanoseconds.
     pub mtime_nsec: i64,
     /// Device and inode, as read (identifies the file whatever path reached it).
     pub dev: u64,
+    /// Inode number.
     pub ino: u64,
     /// Names of the inode (more than 1: hard links).
     pub nlink: u64,
     /// Bytes it takes on disk (`st_blocks` x 512), as `du` counts them.
     pub disk_bytes: u64,
+    /// What each lane made of it.
     pub outputs: Vec<LaneOutput>,
 }
 
@@ -107,13 +125,16 @@ impl FileRecord {
 /// A failure during the scan, naming the path.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
+    /// The walk failed on a path.
     #[error(transparent)]
     Walk(#[from] WalkError),
+    /// A file could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
 }
 
 impl ScanError {
+    /// The failure's kind as reports name it (`walk`, `symlink-loop`, or the read's).
     pub fn kind(&self) -> &'static str {
         match self {
             ScanError::Walk(WalkError::Loop { .. }) => "symlink-loop",
@@ -122,6 +143,7 @@ impl ScanError {
         }
     }
 
+    /// The path concerned, when there is one.
     pub fn path(&self) -> Option<&std::path::Path> {
         match self {
             ScanError::Walk(w) => w.path(),
@@ -133,8 +155,16 @@ impl ScanError {
 /// What the sink receives, in no particular order.
 #[derive(Debug)]
 pub enum Event {
+    /// A file read to its end.
     File(FileRecord),
-    Skipped { path: PathBuf, kind: SkipKind },
+    /// An entry not read, and why.
+    Skipped {
+        /// The path concerned.
+        path: PathBuf,
+        /// What it is.
+        kind: SkipKind,
+    },
+    /// A file or directory that failed.
     Failed(ScanError),
 }
 

@@ -17,6 +17,7 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
+    /// A limiter at `rate` bytes per second.
     pub fn new(rate: u64) -> RateLimiter {
         RateLimiter {
             start: Instant::now(),

@@ -12,7 +12,7 @@ use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
 use trawl_read::ReadError;
 use trawl_report::verify::{VerifyCounts, VerifyState};
-use trawl_scan::beneath::NotBeneath;
+use trawl_scan::NotBeneath;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
@@ -283,7 +283,7 @@ impl Passes<'_> {
         // here and recorded below.
         let mut beneath =
             match opts.confine {
-                true => Some(trawl_scan::beneath::Beneath::open(root).map_err(|e| {
+                true => Some(trawl_scan::RelativeEntries::open(root).map_err(|e| {
                     VerifyError::Root {
                         path: root.clone(),
                         reason: e.to_string(),

@@ -33,7 +33,7 @@ pub(crate) fn probe(
     let mut read = 0;
     // Confined: opened as the read itself opens them, beneath the root.
     let mut beneath = confine
-        .then(|| trawl_scan::beneath::Beneath::open(root).ok())
+        .then(|| trawl_scan::RelativeEntries::open(root).ok())
         .flatten();
     for e in entries {
         if read == PROBE_FILES || stop.is_stopping() {

@@ -10,7 +10,7 @@ use trawl_read::{Parents, Refused, RootDir, stat_in};
 use trawl_walk::FileEntry;
 
 /// Builds [`FileEntry`]s beneath one root.
-pub struct Beneath {
+pub struct RelativeEntries {
     parents: Parents,
 }
 
@@ -23,15 +23,15 @@ pub enum NotBeneath {
     Missing,
 }
 
-impl Beneath {
+impl RelativeEntries {
     /// `root` must be a directory.
-    pub fn open(root: &Path) -> std::io::Result<Beneath> {
-        Ok(Beneath {
+    pub fn open(root: &Path) -> std::io::Result<RelativeEntries> {
+        Ok(RelativeEntries {
             parents: Parents::new(RootDir::open(root)?),
         })
     }
 
-    /// The entry for `rel` as [`Beneath::entry`] makes it, opened by the reader in one step
+    /// The entry for `rel` as [`RelativeEntries::entry`] makes it, opened by the reader in one step
     /// from the root's descriptor (`openat2` beneath it, or the component walk): links on the
     /// way and the name itself, if a link, are followed only where they stay beneath the root,
     /// so a name swapped for one that leaves it is refused whenever it is swapped.
