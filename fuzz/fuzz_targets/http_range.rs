@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use trawl_serve::range::{Ranged, parse};
-use trawl_serve::seek::{Start, keyframe_for, parse_start};
+use trawl_serve::{Ranged, parse_range as parse};
+use trawl_serve::{Start, keyframe_for, parse_start};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {

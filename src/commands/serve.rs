@@ -17,10 +17,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
             root: a.dir,
             listen: a.listen,
             threads: a.threads,
-            limits: trawl_serve::conn::Limits {
+            limits: trawl_serve::Limits {
                 max_connections: a
                     .max_connections
-                    .unwrap_or_else(trawl_serve::conn::default_max_connections)
+                    .unwrap_or_else(trawl_serve::default_max_connections)
                     .max(1),
                 header_timeout: seconds("--header-timeout", a.header_timeout)?,
                 idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
@@ -29,9 +29,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
             access_log: !a.quiet,
             notices: std::sync::Arc::new(notice),
             serving: if a.all {
-                trawl_serve::resolve::Serving::All
+                trawl_serve::Serving::All
             } else {
-                trawl_serve::resolve::Serving::Media
+                trawl_serve::Serving::Media
             },
         },
         &crate::stop::current(),
@@ -53,8 +53,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The server's notices as trawl prints them: the access log as it is, the rest as messages.
-fn notice(n: trawl_serve::log::Notice<'_>) {
-    use trawl_serve::log::Notice;
+fn notice(n: trawl_serve::Notice<'_>) {
+    use trawl_serve::Notice;
     match n {
         Notice::Access(line) => messages::to_stderr(&format!("{line}\n")),
         Notice::AcceptFailed(e) => messages::error(format_args!("serve: accept: {e}")),

@@ -15,9 +15,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// The limits; see the module documentation.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Connections served at once; past it, new clients get 503.
     pub max_connections: usize,
+    /// How long a client has to send its request's headers.
     pub header_timeout: Duration,
+    /// How long a connection may stay idle between requests.
     pub idle_timeout: Duration,
+    /// How long responses in flight may go on after the stop.
     pub grace: Duration,
 }
 

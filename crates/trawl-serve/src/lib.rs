@@ -4,15 +4,25 @@
 //! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request's line in the
 //! common log format, and the server's troubles, are handed to the caller as [`log::Notice`]s
 //! (the library prints nothing).
-#![warn(missing_docs)]
+//!
+//! The face: [`serve`] runs a [`ServeConfig`] ([`Limits`], [`Serving`], [`Notices`]) until its
+//! stop token; [`parse_range`], [`parse_start`] and [`keyframe_for`] are the request parsers the
+//! fuzz targets drive.
+#![deny(missing_docs)]
 
 mod body;
-pub mod cache;
-pub mod conn;
-pub mod log;
-pub mod range;
-pub mod resolve;
-pub mod seek;
+mod cache;
+mod conn;
+mod log;
+mod range;
+mod resolve;
+mod seek;
+
+pub use conn::{Limits, default_max_connections};
+pub use log::{Notice, Notices};
+pub use range::{Ranged, parse as parse_range};
+pub use resolve::Serving;
+pub use seek::{Start, keyframe_for, parse_start};
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -28,30 +38,42 @@ use axum::response::Response;
 use hyper_util::rt::{TokioIo, TokioTimer};
 
 use cache::IndexCache;
-use range::Ranged;
+
 use resolve::Refused;
 
+/// Why the server could not start or run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The directory to serve cannot be opened.
     #[error("{}: {source}", path.display())]
     Root {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The address cannot be listened on.
     #[error("{addr}: cannot listen: {source}")]
     Listen {
+        /// The address as given.
         addr: String,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The server's own I/O failed.
     #[error("server: {0}")]
     Io(#[from] std::io::Error),
 }
 
+/// What to serve, where, and how.
 pub struct ServeConfig {
+    /// The directory served; nothing outside it is.
     pub root: PathBuf,
+    /// The address to listen on (`HOST:PORT`).
     pub listen: String,
     /// Worker threads (default: the number of CPUs).
     pub threads: Option<usize>,
+    /// Connection limits and timeouts.
     pub limits: conn::Limits,
     /// One common-log-format line per request, as [`log::Notice::Access`].
     pub access_log: bool,

@@ -16,11 +16,22 @@ pub enum Notice<'a> {
     /// waits a moment and goes on.
     AcceptFailed(&'a io::Error),
     /// The connection limit was reached: new clients get 503 until one closes.
-    AtCapacity { max_connections: usize },
+    AtCapacity {
+        /// The limit.
+        max_connections: usize,
+    },
     /// Responses still in flight after the grace period were cut off at the stop.
-    CutOff { grace: std::time::Duration },
+    CutOff {
+        /// The grace period.
+        grace: std::time::Duration,
+    },
     /// A request failed on the server's side: the client got a bare 500, the detail is here.
-    Internal { path: &'a str, error: &'a io::Error },
+    Internal {
+        /// The request's path.
+        path: &'a str,
+        /// What failed.
+        error: &'a io::Error,
+    },
 }
 
 /// Where notices go: called from the server's threads.

@@ -12,6 +12,7 @@ pub enum Ranged {
     Unsatisfiable,
 }
 
+/// The answer to a `Range` header (absent: the whole file) for a file of `size` bytes.
 pub fn parse(header: Option<&str>, size: u64) -> Ranged {
     let Some(spec) = header.and_then(|h| h.trim().strip_prefix("bytes=")) else {
         return Ranged::Whole;

@@ -17,7 +17,9 @@ use trawl_media::{FlvIndex, Keyframe};
 /// Where a seek starts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Start {
+    /// At a time, in seconds.
     Seconds(f64),
+    /// At a byte offset (a keyframe's).
     Bytes(u64),
 }
 
