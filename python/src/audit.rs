@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use trawl_cluster::audit::{Feed as Plan, Remote, RemoteSource, Worker};
+use trawl_cluster::{AuditFeed as Plan, AuditWorker as Worker, Remote, RemoteSource};
 
 use crate::{os_args, path};
 
@@ -156,22 +156,26 @@ impl AuditWorker {
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }
 
-    /// Lists root number `idx` of the walk `spec` (`dir` None) or one of its directories:
-    /// (the listing, as bytes for the client; the subdirectories left to list).
-    fn list(
+    /// An audit's listing task: root number `idx` of the walk `spec` (`dirs` None) or each of
+    /// `dirs`, depth first within the listing budget a scan's tasks have (in trawl-cluster):
+    /// (each directory's listing, as bytes for the client; the directories left to list).
+    fn list_task(
         &self,
         py: Python<'_>,
         spec: Vec<u8>,
         idx: usize,
-        dir: Option<Vec<u8>>,
-    ) -> PyResult<(Py<PyBytes>, Vec<Py<PyBytes>>)> {
+        dirs: Option<Vec<Vec<u8>>>,
+    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<Py<PyBytes>>)> {
         use std::os::unix::ffi::OsStrExt;
-        let dir = dir.map(path);
+        let dirs = dirs.map(|d| d.into_iter().map(path).collect());
         let (items, dirs) = py
-            .detach(|| self.0.list(&spec, idx, dir.as_deref()))
+            .detach(|| {
+                self.0
+                    .list_task(&spec, idx, dirs, trawl_cluster::ListBudget::default())
+            })
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         Ok((
-            PyBytes::new(py, &items).unbind(),
+            items.iter().map(|b| PyBytes::new(py, b).unbind()).collect(),
             dirs.iter()
                 .map(|d| PyBytes::new(py, d.as_os_str().as_bytes()).unbind())
                 .collect(),

@@ -82,7 +82,7 @@ impl Plan {
         let dirs = dirs.map(|d| d.into_iter().map(path).collect());
         let work = self.0.work();
         let l = py
-            .detach(|| trawl_cluster::listing::list_task(work, idx, dirs, ListBudget::default()))
+            .detach(|| trawl_cluster::list_task(work, idx, dirs, ListBudget::default()))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyBytes::new(py, &l.encode()).unbind())
     }

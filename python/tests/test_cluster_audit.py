@@ -68,7 +68,8 @@ def test_a_cluster_audit_finds_what_trawl_audit_finds_with_the_catalog_inside_th
         assert e["state"] == "new" and e["actual"]["sha256"] == hashlib.sha256(data).hexdigest()
     stats = json.load(open(tmp_path / "stats.json"))
     assert stats["reads"]["shards"] >= 8, "the reads were spread over many tasks"
-    # A tree this small is listed by one task (each goes down into what it finds, LIST_DIRS).
+    # A tree this small is listed by one task (each goes down into what it finds, within
+    # trawl-cluster's ListBudget).
     assert stats["walk"]["listing_tasks"] == 1
     # The FIFO is named and skipped, on the cluster as on one machine.
     assert "fifo: skipped: FIFO" in r.stderr and "fifo: skipped: FIFO" in w.stderr

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use anyhow::bail;
 use clap::Parser;
 use trawl_catalog::Source;
-use trawl_cluster::audit::Worker;
+use trawl_cluster::AuditWorker as Worker;
 
 use crate::commands::audit::run_with;
 use crate::flags::LowArgs;

@@ -91,8 +91,8 @@ impl ClusterPlan {
             record_memory: plan.record_memory,
             temp_dir: plan.temp_dir.clone(),
             keep_records: keep,
-            file_list: plan.json.is_some(),
-            compare_directories: plan.json.is_some() || plan.html.is_some(),
+            list_files: plan.json.is_some(),
+            duplicate_directories: plan.json.is_some() || plan.html.is_some(),
         };
         Ok(ClusterPlan { plan, work })
     }
@@ -110,8 +110,8 @@ impl ClusterPlan {
         [
             ("reduction", w.reduce.is_some()),
             ("records", w.keep_records),
-            ("file list", w.file_list),
-            ("directory comparison", w.compare_directories),
+            ("file list", w.list_files),
+            ("directory comparison", w.duplicate_directories),
             ("media", w.media),
         ]
         .into_iter()

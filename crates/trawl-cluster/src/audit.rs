@@ -15,7 +15,8 @@ use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
-use crate::{ClusterError, bytes, path};
+use crate::listing::budgeted;
+use crate::{ClusterError, ListBudget, bytes, path};
 
 /// What a listing task needs beyond the flags: the roots as the audit placed them (a root
 /// given inside a registered one is replaced by it) and the directories the walk leaves out.
@@ -155,6 +156,7 @@ pub struct Feed {
     stop: Stop,
     /// What the plan holds: files, and bytes (no more than the byte budget).
     pub files: u64,
+    /// And bytes.
     pub bytes: u64,
 }
 
@@ -336,20 +338,34 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// A worker reading with `cfg` (from `trawl audit`'s flags).
     pub fn new(cfg: ScanConfig) -> Worker {
         Worker { cfg }
     }
 
-    /// Lists root number `idx` of `spec` (`dir` None) or one of its directories: the listing
-    /// for [`take_listing`], and the subdirectories left to list.
-    pub fn list(
+    /// An audit's listing task: root number `idx` of `spec` (`dirs` None) or each of `dirs`,
+    /// within `budget` as a scan's listing task ([`crate::list_task`]): each directory's listing
+    /// for [`take_listing`], and the directories left to list.
+    pub fn list_task(
         &self,
         spec: &[u8],
         idx: usize,
-        dir: Option<&Path>,
-    ) -> Result<(Vec<u8>, Vec<PathBuf>), ClusterError> {
+        dirs: Option<Vec<PathBuf>>,
+        budget: ListBudget,
+    ) -> Result<(Vec<Vec<u8>>, Vec<PathBuf>), ClusterError> {
         let spec: WalkSpec =
             postcard::from_bytes(spec).map_err(|e| ClusterError::wire("a walk spec", e))?;
+        budgeted(dirs, budget, |d| self.list_one(&spec, idx, d.as_deref()))
+    }
+
+    /// One directory's listing (the root's with `dir` None), its subdirectories, and how many
+    /// files it holds.
+    fn list_one(
+        &self,
+        spec: &WalkSpec,
+        idx: usize,
+        dir: Option<&Path>,
+    ) -> Result<(Vec<u8>, Vec<PathBuf>, usize), ClusterError> {
         let root = path(
             spec.roots
                 .get(idx)
@@ -357,7 +373,7 @@ impl Worker {
                 .ok_or(ClusterError::NoRoot(idx))?,
         );
         let opts = WalkOptions {
-            exclude: spec.exclude.into_iter().map(path).collect(),
+            exclude: spec.exclude.iter().cloned().map(path).collect(),
             metadata: true,
             follow_links: false,
             ..self.cfg.walk.clone()
@@ -369,6 +385,11 @@ impl Worker {
         };
         let l =
             trawl_walk::list_directory(idx, dir.unwrap_or(&root), &opts, root_dev, &Stop::new());
+        let files = l
+            .items
+            .iter()
+            .filter(|it| matches!(it, WalkItem::File(_)))
+            .count();
         let items: Vec<WireItem> = l
             .items
             .into_iter()
@@ -400,6 +421,7 @@ impl Worker {
         Ok((
             postcard::to_stdvec(&items).expect("a listing encodes"),
             l.dirs,
+            files,
         ))
     }
 
@@ -482,6 +504,49 @@ mod tests {
         Worker::new(ScanConfig::new(vec![root.to_path_buf()]))
     }
 
+    /// An audit's listing task keeps a scan's budget: directories depth first, and no more
+    /// once its files are found (the audit's tasks once had no limit on files).
+    #[test]
+    fn an_audit_listing_task_stops_at_the_budget_a_scans_has() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        for d in ["d0", "d1", "d2"] {
+            std::fs::create_dir_all(root.join(d).join("deep")).unwrap();
+            for f in ["x", "y", "z"] {
+                std::fs::write(root.join(d).join(f), b"1").unwrap();
+            }
+        }
+        let spec = WalkSpec {
+            roots: vec![bytes(&root)],
+            exclude: vec![],
+        };
+        let spec = postcard::to_stdvec(&spec).unwrap();
+        let w = worker(&root);
+        // Three files found (in d0): the task ends there, d0's subdirectory first in what is left.
+        let files = ListBudget {
+            dirs: 100,
+            files: 3,
+        };
+        let (made, left) = w.list_task(&spec, 0, None, files).unwrap();
+        // (in the order the directory lists them)
+        assert_eq!(made.len(), 2, "the root, then its first directory");
+        assert_eq!(left.len(), 3, "{left:?}");
+        let first = left[0].parent().unwrap().to_path_buf();
+        assert_eq!(left[0], first.join("deep"));
+        let mut tops = vec![first, left[1].clone(), left[2].clone()];
+        tops.sort();
+        assert_eq!(tops, [root.join("d0"), root.join("d1"), root.join("d2")]);
+        // The directories handed back are listed by the next task, in that order: the empty
+        // `deep`, then the next directory (three files), whose `deep` comes before the last.
+        let dirs = ListBudget {
+            dirs: 2,
+            files: 1000,
+        };
+        let (made, rest) = w.list_task(&spec, 0, Some(left.clone()), dirs).unwrap();
+        assert_eq!(made.len(), 2);
+        assert_eq!(rest, [left[1].join("deep"), left[2].clone()]);
+    }
+
     /// A listing crosses the wire whole: files with their metadata, skipped entries with their
     /// kind, the subdirectories left; directories excluded by the spec are not listed.
     #[test]
@@ -497,8 +562,13 @@ mod tests {
             exclude: vec![bytes(&root.join("left-out"))],
         };
         let spec = postcard::to_stdvec(&spec).unwrap();
-        let (b, dirs) = worker(&root).list(&spec, 0, None).unwrap();
+        let one = ListBudget {
+            dirs: 1,
+            ..ListBudget::default()
+        };
+        let (b, dirs) = worker(&root).list_task(&spec, 0, None, one).unwrap();
         assert_eq!(dirs, vec![root.join("sub")]);
+        let b = b.into_iter().next().unwrap();
         let mut got = Vec::new();
         take_listing(&b, &mut |it| {
             got.push(match it {

@@ -5,7 +5,12 @@
 pub enum ClusterError {
     /// Bytes from another process that do not decode: another version, or damage.
     #[error("{what}: cannot decode ({reason}); are all workers on this version?")]
-    Wire { what: String, reason: String },
+    Wire {
+        /// What was being decoded.
+        what: String,
+        /// Why.
+        reason: String,
+    },
     /// A listing task asked for a root the walk does not have.
     #[error("no root number {0}")]
     NoRoot(usize),
@@ -24,7 +29,9 @@ pub enum ClusterError {
     /// A file of the client's or a worker's own (records, spills) could not be written or read.
     #[error("{what}: {source}")]
     Io {
+        /// What it is.
         what: &'static str,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

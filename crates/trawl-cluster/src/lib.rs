@@ -1,21 +1,27 @@
 //! A scan or an audit spread over a cluster, as typed pieces the cluster's glue (the Python
-//! package on Dask) runs on its workers and client: one directory's listing ([`listing`]), the
-//! shards a listing is cut into ([`shards`]), one shard's map and one partition's reduce
-//! ([`map`]), the client's merge of the shards' parts into the report `trawl scan` makes
-//! ([`merge`]) and an audit's listings and reads ([`audit`]). Flags are parsed and outputs rendered by the `trawl` crate; what a shard's
-//! result is, is decided here, from a [`ScanWork`].
-#![warn(missing_docs)]
+//! package on Dask) runs on its workers and client. Flags are parsed and outputs rendered by the
+//! `trawl` crate; what a shard's result is, is decided here, from a [`ScanWork`].
+//!
+//! The face, in the order a scan runs: a listing task ([`list_task`] within a [`ListBudget`],
+//! giving a [`Listing`]); the shards a walk's listings are cut into ([`Walk`], [`ShardPlan`],
+//! [`ShardBounds`]); one shard's [`map`] ([`MapResult`]) and one partition's [`reduce`]; the
+//! client's [`Merge`] of the shards' parts ([`ShardPart`]) into the report `trawl scan` makes. An
+//! audit's side: the [`AuditWorker`]'s listing tasks and reads, the client's [`AuditFeed`] of
+//! shards, and the [`RemoteSource`] the catalog's audit reads through. Every failure is a
+//! [`ClusterError`]; [`wire_version`] is what every process must agree on.
+#![deny(missing_docs)]
 
-pub mod audit;
+mod audit;
 mod error;
-pub mod listing;
-pub mod map;
-pub mod merge;
-pub mod shards;
+mod listing;
+mod map;
+mod merge;
+mod shards;
 mod work;
 
+pub use audit::{Feed as AuditFeed, Remote, RemoteSource, Worker as AuditWorker};
 pub use error::ClusterError;
-pub use listing::{ListBudget, ListedFile, Listing};
+pub use listing::{ListBudget, ListedFile, Listing, list_task};
 pub use map::{MapResult, ReduceFailure, map, reduce};
 pub use merge::{Merge, ShardPart};
 pub use shards::{ShardBounds, ShardPlan, Walk};

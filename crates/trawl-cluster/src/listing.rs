@@ -14,9 +14,13 @@ use crate::{ClusterError, ScanWork, bytes};
 /// A regular file found by a listing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListedFile {
+    /// The file as found.
     pub path: PathBuf,
+    /// Its size when listed.
     pub size: u64,
+    /// Device it is on.
     pub dev: u64,
+    /// Its inode number.
     pub ino: u64,
     /// Its number of names (hard links).
     pub nlink: u64,
@@ -25,12 +29,14 @@ pub struct ListedFile {
 /// A directory's entries for the cluster's walk.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Listing {
+    /// Regular files found.
     pub files: Vec<ListedFile>,
     /// Subdirectories to list next.
     pub dirs: Vec<PathBuf>,
     /// Entries not read (not regular files) and entries that could not be listed, as the
     /// report records them.
     pub skipped: Vec<FileJson>,
+    /// Entries that could not be listed or inspected.
     pub failed: Vec<FileJson>,
 }
 
@@ -126,32 +132,55 @@ pub fn list_task(
     dirs: Option<Vec<PathBuf>>,
     budget: ListBudget,
 ) -> Result<Listing, ClusterError> {
-    let mut todo: Vec<Option<PathBuf>> = match dirs {
-        None => vec![None],
-        Some(d) => d.into_iter().rev().map(Some).collect(),
-    };
     let mut out = Listing::default();
-    let mut listed = 0;
-    while listed < budget.dirs && out.files.len() < budget.files {
-        let Some(d) = todo.pop() else { break };
+    let (_, rest) = budgeted(dirs, budget, |d| {
         let l = match d {
             None => list_root(work, idx)?,
             Some(d) => list_dir(work, idx, &d)?,
         };
-        listed += 1;
+        let found = l.files.len();
         out.files.extend(l.files);
         out.skipped.extend(l.skipped);
         out.failed.extend(l.failed);
-        todo.extend(l.dirs.into_iter().rev().map(Some));
-    }
-    out.dirs = todo.into_iter().rev().flatten().collect();
+        Ok::<_, ClusterError>(((), l.dirs, found))
+    })?;
+    out.dirs = rest;
     Ok(out)
+}
+
+/// The budget of one listing task, the same for a scan's and an audit's: lists the root (`dirs`
+/// None) or each of `dirs` with `list_one`, depth first (a directory's subdirectories before
+/// its next sibling), until `budget.dirs` directories or `budget.files` files are listed.
+/// `list_one` returns what it made, the subdirectories it found and how many files. Returns
+/// what each listing made, in order, and the directories left, in the order they would have
+/// been listed.
+pub(crate) fn budgeted<T, E>(
+    dirs: Option<Vec<PathBuf>>,
+    budget: ListBudget,
+    mut list_one: impl FnMut(Option<PathBuf>) -> Result<(T, Vec<PathBuf>, usize), E>,
+) -> Result<(Vec<T>, Vec<PathBuf>), E> {
+    let mut todo: Vec<Option<PathBuf>> = match dirs {
+        None => vec![None],
+        Some(d) => d.into_iter().rev().map(Some).collect(),
+    };
+    let (mut made, mut listed, mut files) = (Vec::new(), 0, 0);
+    while listed < budget.dirs && files < budget.files {
+        let Some(d) = todo.pop() else { break };
+        let (one, subdirs, found) = list_one(d)?;
+        listed += 1;
+        files += found;
+        made.push(one);
+        todo.extend(subdirs.into_iter().rev().map(Some));
+    }
+    Ok((made, todo.into_iter().rev().flatten().collect()))
 }
 
 /// How much one listing task lists at most.
 #[derive(Debug, Clone, Copy)]
 pub struct ListBudget {
+    /// Directories listed.
     pub dirs: usize,
+    /// Files found (a directory is listed whole: one task may find more).
     pub files: usize,
 }
 

@@ -12,9 +12,13 @@ use crate::{ClusterError, ScanWork};
 /// What one shard's map returns: its report (no `files`, no reduction), its records exported,
 /// its reduction totals, and one fingerprint batch set per partition.
 pub struct MapResult {
+    /// The shard's report (JSON).
     pub report: Vec<u8>,
+    /// Its records, exported for the client's merge.
     pub records: Vec<u8>,
+    /// Its reduction totals (JSON).
     pub totals: Vec<u8>,
+    /// One fingerprint batch set per partition.
     pub partitions: Vec<Vec<u8>>,
 }
 
@@ -63,7 +67,9 @@ pub fn map(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("map {map}: {reason}")]
 pub struct ReduceFailure {
+    /// The map's place in the reduce's input.
     pub map: usize,
+    /// Why its batch was refused.
     pub reason: String,
 }
 
@@ -103,8 +109,8 @@ pub(crate) mod tests {
             record_memory: 1 << 20,
             temp_dir: Some(root.to_path_buf()),
             keep_records: false,
-            file_list: false,
-            compare_directories: false,
+            list_files: false,
+            duplicate_directories: false,
         }
     }
 

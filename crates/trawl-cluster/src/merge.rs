@@ -13,8 +13,11 @@ use crate::{ClusterError, Listing, ScanWork};
 
 /// A shard's map result as the client merges it.
 pub struct ShardPart {
+    /// The shard's report, as [`MapResult::report`](crate::MapResult::report).
     pub report: Vec<u8>,
+    /// Its records, as [`MapResult::records`](crate::MapResult::records).
     pub records: Vec<u8>,
+    /// Its totals, as [`MapResult::totals`](crate::MapResult::totals).
     pub totals: Vec<u8>,
     /// The worker that read it (named in its failures).
     pub worker: Option<String>,
@@ -139,7 +142,7 @@ impl Merge {
             report.reduction = Some(red);
             report.breakdown = breakdown;
         }
-        if work.compare_directories
+        if work.duplicate_directories
             && let Some(alg) = trawl_engine::comparing_digest(&work.algorithms)
         {
             let groups = trawl_engine::duplicate_directories(
@@ -155,7 +158,7 @@ impl Merge {
                 .get_or_insert_with(Default::default)
                 .duplicate_directories = Some(groups);
         }
-        if work.file_list {
+        if work.list_files {
             report.files = records.file_list().map_err(ClusterError::io(
                 "cannot list the merged records (--temp-dir)",
             ))?;

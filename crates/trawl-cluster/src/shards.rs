@@ -13,17 +13,22 @@ use crate::listing::{ListedFile, Listing};
 /// of its first name), named by a key that the same files always give.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardPlan {
+    /// A name the same files always give (checkpoints are kept under it).
     pub key: String,
     /// The root the files are under (pinned roots are read where they are).
     pub root: usize,
+    /// Its files.
     pub files: Vec<PathBuf>,
+    /// Their bytes in all.
     pub bytes: u64,
 }
 
 /// How big shards are: at most these, and small enough that each worker gets several.
 #[derive(Debug, Clone, Copy)]
 pub struct ShardBounds {
+    /// Bytes in a shard at most.
     pub max_bytes: u64,
+    /// Files in a shard at most.
     pub max_files: usize,
     /// Workers the shards are for.
     pub workers: usize,
@@ -41,6 +46,7 @@ pub struct Walk {
 }
 
 impl Walk {
+    /// An empty walk that will leave out the files `excluded` names (device, inode).
     pub fn new(excluded: impl IntoIterator<Item = (u64, u64)>) -> Walk {
         Walk {
             excluded: excluded.into_iter().collect(),

@@ -9,7 +9,9 @@ use trawl_scan::ScanConfig;
 /// A cluster scan's settings: the engine's, and which of the results the outputs need.
 #[derive(Debug, Clone)]
 pub struct ScanWork {
+    /// The engine's settings.
     pub cfg: ScanConfig,
+    /// The digests computed.
     pub algorithms: Vec<Algorithm>,
     /// Data reduction's settings; None: the maps ship no fingerprints.
     pub reduce: Option<ReduceConfig>,
@@ -19,13 +21,14 @@ pub struct ScanWork {
     pub count_links: bool,
     /// Bytes of per-file records held in RAM before they wait on disk.
     pub record_memory: usize,
+    /// Where records and figures wait on disk (default the system's).
     pub temp_dir: Option<PathBuf>,
     /// Keep every file's record (a report, a manifest or a page is written).
     pub keep_records: bool,
     /// The report lists every file (a JSON report is written).
-    pub file_list: bool,
+    pub list_files: bool,
     /// Compare directories by content (a JSON report or a page is written).
-    pub compare_directories: bool,
+    pub duplicate_directories: bool,
 }
 
 impl ScanWork {

@@ -12,7 +12,7 @@ import time
 from . import _native
 from ._common import Fatal, _say, _write_run_file
 from ._scan import _Cluster
-from ._tasks import LIST_BATCH, LIST_DIRS, _audit_list, _audit_read
+from ._tasks import LIST_BATCH, _audit_list, _audit_read
 
 class Audit(_Cluster):
     """One trawl-dask audit: trawl audit runs here, with the catalog; its walk and its reads

@@ -7,13 +7,9 @@ import json
 import pickle
 import time
 
-#: Directories handed to one listing task.
+#: Directories handed to one listing task (what one task lists at most, going down into the
+#: subdirectories it finds before it hands the rest back, is trawl-cluster's `ListBudget`).
 LIST_BATCH = 32
-#: What one audit listing task lists at most, going down into the subdirectories it finds
-#: before it hands the rest back: a tree of a thousand small directories takes a handful of
-#: tasks (each costs the scheduler a few milliseconds), and a wide or deep one is still spread.
-#: (A scan's listing tasks keep the same budget, in trawl-cluster.)
-LIST_DIRS = 256
 
 
 def _worker_here():
@@ -219,21 +215,11 @@ def _reduce(lo, hi, where, run_key, delay=0.0, deadline=60.0):
 
 
 def _audit_list(args, spec, idx, dirs):
-    """An audit's listing of root number ``idx`` (``dirs`` None) or of each of ``dirs``."""
+    """An audit's listing of root number ``idx`` (``dirs`` None) or of each of ``dirs``, within
+    a listing task's budget: (each directory's listing, the directories left), pickled."""
     from trawl import _native as n
 
-    w = n.AuditWorker(args)
-    items = []
-    # As `_list`: depth first within a budget of directories, the rest handed back.
-    todo = [None] if dirs is None else list(reversed(dirs))
-    listed = 0
-    while todo and listed < LIST_DIRS:
-        d = todo.pop()
-        b, ds = w.list(spec, idx, d)
-        listed += 1
-        items.append(b)
-        todo += reversed(ds)
-    subdirs = list(reversed(todo))
+    items, subdirs = n.AuditWorker(args).list_task(spec, idx, dirs)
     return pickle.dumps((items, subdirs), protocol=pickle.HIGHEST_PROTOCOL)
 
 
