@@ -1,8 +1,8 @@
 //! `trawl bag`: BagIt create, validate, update, recover.
 
 use anyhow::{Context, bail};
-use trawl_bag::create::{self, CreateOptions};
-use trawl_bag::validate::{self, Report};
+use trawl_bag::CreateOptions;
+use trawl_report::bag::BagReport as Report;
 
 use crate::flags::hiargs::{bag_spools, scan_config};
 use crate::flags::lowargs::BagCommand;
@@ -63,9 +63,9 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
     }
     use crate::flags::lowargs::BagLinks;
     let links = match (a.links, a.read.follow) {
-        (None, false) | (Some(BagLinks::Refuse), false) => create::Links::Refuse,
-        (Some(BagLinks::Skip), false) => create::Links::Skip,
-        (None, true) | (Some(BagLinks::Follow), _) => create::Links::Follow,
+        (None, false) | (Some(BagLinks::Refuse), false) => trawl_bag::Links::Refuse,
+        (Some(BagLinks::Skip), false) => trawl_bag::Links::Skip,
+        (None, true) | (Some(BagLinks::Follow), _) => trawl_bag::Links::Follow,
         (Some(other), true) => bail!(
             "--follow bags what links point to; --links {} says otherwise: give one",
             if other == BagLinks::Skip {
@@ -76,7 +76,7 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
         ),
     };
     let mut read = a.read.clone();
-    read.follow = links == create::Links::Follow;
+    read.follow = links == trawl_bag::Links::Follow;
     let cfg = scan_config(vec![a.dir.clone()], &read)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
     let opts = CreateOptions {
@@ -87,7 +87,7 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
         copy: a.copy,
         spools: bag_spools(&a.spool)?,
     };
-    let res = create::create(&a.dir, &opts, &cfg, &bar, &crate::stop::current());
+    let res = trawl_bag::create(&a.dir, &opts, &cfg, &bar, &crate::stop::current());
     drop(bar);
     let c = res?;
     if !a.read.quiet {
@@ -114,7 +114,7 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
                 "; {} symbolic links left out (--links skip), listed in {}",
                 c.links_left_out,
                 trawl_printer::terminal::line(
-                    &target.join(create::LINKS_LEFT_OUT).display().to_string()
+                    &target.join(trawl_bag::LINKS_LEFT_OUT).display().to_string()
                 )
             );
         }
@@ -129,7 +129,7 @@ fn validate(a: crate::flags::lowargs::BagValidateArgs) -> anyhow::Result<Outcome
     let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
     let spools = bag_spools(&a.spool)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
-    let r = validate::validate(&a.dir, a.fast, &cfg, &bar, &crate::stop::current(), &spools);
+    let r = trawl_bag::validate(&a.dir, a.fast, &cfg, &bar, &crate::stop::current(), &spools);
     drop(bar);
     print_report(&a.dir, &r?, a.read.quiet)
 }
@@ -141,7 +141,7 @@ fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
     let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
     let spools = bag_spools(&a.spool)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
-    let r = create::update(&a.dir, &algs, &cfg, &bar, &crate::stop::current(), &spools);
+    let r = trawl_bag::update(&a.dir, &algs, &cfg, &bar, &crate::stop::current(), &spools);
     drop(bar);
     let u = r?;
     let r = &u.report;
@@ -167,7 +167,7 @@ fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
 
 /// `bag recover`.
 fn recover(a: crate::flags::lowargs::BagRecoverArgs) -> anyhow::Result<Outcome> {
-    let r = create::recover(&a.dir)?;
+    let r = trawl_bag::recover(&a.dir)?;
     let removed = if r.removed.is_empty() {
         String::new()
     } else {

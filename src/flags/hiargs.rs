@@ -163,10 +163,8 @@ pub struct ManifestSpec {
 }
 
 /// A bag command's spools from `--memory` and `--temp-dir`.
-pub fn bag_spools(
-    a: &crate::flags::lowargs::BagSpoolArgs,
-) -> anyhow::Result<trawl_bag::payload::Spools> {
-    let mut s = trawl_bag::payload::Spools::default();
+pub fn bag_spools(a: &crate::flags::lowargs::BagSpoolArgs) -> anyhow::Result<trawl_bag::Spools> {
+    let mut s = trawl_bag::Spools::default();
     if let Some(m) = &a.memory {
         s.memory = usize::try_from(parse_size(m)?).unwrap_or(usize::MAX);
     }

@@ -4,26 +4,47 @@
 //! Payload bytes are read by the scan engine (one pass, every algorithm at once); this crate
 //! decides what must be read and what the results mean.
 
-#![warn(missing_docs)]
+//!
+//! The face: [`create`] (with [`CreateOptions`] and [`Links`]), [`update`] (algorithms added),
+//! [`recover`] (an interrupted in-place creation undone or finished) and [`validate`], each
+//! reading payloads through the [`Spools`] they are given; the tag files' parsers are
+//! [`tagfile`]'s, and [`encode_path`] / [`decode_path`] spell names as manifests do.
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod create;
-pub mod payload;
+mod create;
+mod payload;
 pub mod tagfile;
-pub mod validate;
+mod validate;
+
+pub use create::{
+    CreateOptions, Created, JOURNAL, LINKS_LEFT_OUT, Links, Recovered, STAGING, Updated, create,
+    recover, update,
+};
+pub use payload::{DEFAULT_MEMORY, Spools};
+pub use validate::{SUPPORTED_VERSIONS, validate};
 
 use std::path::PathBuf;
 
 /// A failure that stops a bag operation, naming the path.
 #[derive(Debug, thiserror::Error)]
 pub enum BagError {
+    /// A file or directory could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The operation refuses (what is wrong, naming the path).
     #[error("{}: {msg}", path.display())]
-    Refused { path: PathBuf, msg: String },
+    Refused {
+        /// The path concerned.
+        path: PathBuf,
+        /// Why.
+        msg: String,
+    },
 }
 
 /// Why a pass over a spooled list ended early: the spool could not be read back (its own

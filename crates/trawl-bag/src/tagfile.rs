@@ -105,8 +105,11 @@ pub fn parse_labels(text: &str) -> Result<Vec<(String, String)>, String> {
 /// One manifest line: digest and decoded path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestLine {
+    /// Its number, from 1.
     pub line: usize,
+    /// The digest as written.
     pub digest: String,
+    /// The file's path as written (percent-encoded where RFC 8493 says).
     pub path: String,
 }
 
@@ -218,8 +221,11 @@ mod tests {
 /// One line of fetch.txt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchItem {
+    /// Where the file is fetched from.
     pub url: String,
+    /// Its length, when given (`-` is none).
     pub length: Option<u64>,
+    /// Where it goes in the bag.
     pub path: String,
 }
 

@@ -33,7 +33,9 @@ mod update;
 pub use recover::{Recovered, recover};
 pub use update::{Updated, update};
 
+/// The journal an in-place creation keeps in the directory until it is done (what `recover` reads).
 pub const JOURNAL: &str = ".trawl-bag-journal";
+/// Where an in-place creation moves the payload before it becomes `data/`.
 pub const STAGING: &str = ".trawl-bag-payload";
 /// The journal's first line, followed by the tag files the creation writes (space-separated);
 /// the lines after it name the entries moved into `data/`.
@@ -92,9 +94,13 @@ impl Tree {
 /// What a creation did.
 #[derive(Debug, Default)]
 pub struct Created {
+    /// Payload files.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
+    /// Files hard-linked into a separate destination.
     pub linked: u64,
+    /// Files copied into it.
     pub copied: u64,
     /// Symbolic links left out ([`Links::Skip`]), listed in [`LINKS_LEFT_OUT`].
     pub links_left_out: u64,
@@ -306,13 +312,18 @@ pub(crate) fn bag_info(
 
 /// Options for [`create`].
 pub struct CreateOptions<'a> {
+    /// The payload manifests' algorithms.
     pub algorithms: Vec<Algorithm>,
+    /// `bag-info.txt`'s labels and values beyond those trawl writes.
     pub info: Vec<(String, String)>,
+    /// A separate destination (None: the directory becomes a bag in place).
     pub out: Option<&'a Path>,
+    /// Where lists wait past their memory.
     pub spools: Spools,
     /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
     /// of hard-linking where possible.
     pub copy: bool,
+    /// What to do with symbolic links.
     pub links: Links,
 }
 

@@ -21,7 +21,9 @@ use super::*;
 /// when the bag does not validate, or when every one asked for was there already).
 #[derive(Debug)]
 pub struct Updated {
+    /// The validation of the bag as it was.
     pub report: Report,
+    /// The algorithms added.
     pub added: Vec<Algorithm>,
     /// Asked for, and already in the bag.
     pub present: Vec<Algorithm>,

@@ -28,19 +28,17 @@ mod manifests;
 mod merge;
 mod tags;
 
-pub use declaration::declaration_deviations;
-pub use disk::{OnDisk, payload_files};
+pub(crate) use declaration::declaration_deviations;
+pub(crate) use disk::{OnDisk, payload_files};
 pub(crate) use merge::check_payload;
-pub use tags::{Bag, LoadedManifest, load};
+pub(crate) use tags::{Bag, load};
 use {manifests::*, tags::*};
 
 /// BagIt versions whose bags trawl reads.
 pub const SUPPORTED_VERSIONS: [&str; 6] = ["0.93", "0.94", "0.95", "0.96", "0.97", "1.0"];
 
-pub use crate::tagfile::FetchItem;
-
 /// What validation found.
-pub type Report = BagReport;
+pub(crate) type Report = BagReport;
 
 /// Validates the bag at `root`. `fast`: everything but the payload's digests (structure, the
 /// file list against every manifest and fetch.txt, Payload-Oxum): no payload byte is read.
