@@ -30,11 +30,11 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
         .file_mut()
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
     let reflink = match a.reflink {
-        crate::flags::lowargs::Reflink::Always => trawl_media::inject::Reflink::Always,
-        crate::flags::lowargs::Reflink::Never => trawl_media::inject::Reflink::Never,
-        crate::flags::lowargs::Reflink::Auto => trawl_media::inject::Reflink::Auto,
+        crate::flags::lowargs::Reflink::Always => trawl_media::Reflink::Always,
+        crate::flags::lowargs::Reflink::Never => trawl_media::Reflink::Never,
+        crate::flags::lowargs::Reflink::Auto => trawl_media::Reflink::Auto,
     };
-    let r = trawl_media::inject::inject(&i, &src, file, reflink)
+    let r = trawl_media::inject(&i, &src, file, reflink)
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
     let after = src.metadata()?;
     if (after.len(), after.mtime(), after.mtime_nsec())

@@ -8,19 +8,26 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A number (type 0), a double.
     Number(f64),
+    /// A boolean (type 1).
     Bool(bool),
+    /// A string (type 2, or 12 when long).
     String(String),
+    /// An object (type 3): keys and values in order.
     Object(Vec<(String, Value)>),
     /// An ECMA array (type 8): keys and values, like an object (onMetaData is one).
     EcmaArray(Vec<(String, Value)>),
+    /// A strict array (type 10).
     Array(Vec<Value>),
     /// Milliseconds since the epoch and a time-zone offset.
     Date(f64, i16),
+    /// Null or undefined (types 5 and 6).
     Null,
 }
 
 impl Value {
+    /// An object's or ECMA array's value for `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Object(kv) | Value::EcmaArray(kv) => {
@@ -30,6 +37,7 @@ impl Value {
         }
     }
 
+    /// The number, when it is one.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Number(n) => Some(*n),

@@ -5,19 +5,39 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+/// Why a file could not be indexed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlvError {
+    /// The file could not be opened or read.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The file does not start with the FLV signature.
     #[error("{}: not an FLV file (no 'FLV' signature)", path.display())]
-    NotFlv { path: PathBuf },
+    NotFlv {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// The file ends inside its 9-byte header.
     #[error("{}: truncated FLV header ({size} bytes)", path.display())]
-    TruncatedHeader { path: PathBuf, size: u64 },
+    TruncatedHeader {
+        /// The path concerned.
+        path: PathBuf,
+        /// The file's size.
+        size: u64,
+    },
+    /// The header's data offset points before its end or past the file's.
     #[error("{}: bad FLV header: data offset {offset} (must be at least 9 and inside the file)", path.display())]
-    BadDataOffset { path: PathBuf, offset: u64 },
+    BadDataOffset {
+        /// The path concerned.
+        path: PathBuf,
+        /// The offset.
+        offset: u64,
+    },
 }
 
 pub use trawl_report::media::{Keyframe, TagCounts};
@@ -26,33 +46,46 @@ pub use trawl_report::media::{Keyframe, TagCounts};
 /// PreviousTagSize that follows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TagSpan {
+    /// The tag's offset in the file.
     pub offset: u64,
+    /// Its size, header included.
     pub size: u64,
 }
 
 /// What indexing one file found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlvIndex {
+    /// The file as given.
     pub path: String,
+    /// Its size in bytes.
     pub size: u64,
     /// Seconds: the largest tag timestamp seen.
     pub duration: f64,
+    /// The video codec, from the first video tag.
     pub video_codec: Option<String>,
+    /// The audio codec, from the first audio tag.
     pub audio_codec: Option<String>,
     /// From onMetaData, when present.
     /// Pixels, rounded (onMetaData holds them as numbers).
     pub width: Option<u32>,
+    /// Pixels, rounded (from onMetaData).
     pub height: Option<u32>,
+    /// Frames per second (from onMetaData).
     pub frame_rate: Option<f64>,
+    /// Seconds (from onMetaData).
     pub metadata_duration: Option<f64>,
     /// From the AVC sequence header's SPS, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coded_width: Option<u32>,
+    /// Pixels (from the SPS).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coded_height: Option<u32>,
+    /// Frames per second (from the SPS's timing, when it has it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coded_frame_rate: Option<f64>,
+    /// Every keyframe, in file order.
     pub keyframes: Vec<Keyframe>,
+    /// Tags by kind.
     pub tags: TagCounts,
     /// The header's data offset (9 in files that follow the spec to the letter).
     pub data_offset: u64,
@@ -84,8 +117,11 @@ pub struct FlvIndex {
 /// Bytes of the tags of each kind, each with its 11-byte header and the 4 bytes after it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TagBytes {
+    /// Of the video tags.
     pub video: u64,
+    /// Of the audio tags.
     pub audio: u64,
+    /// Of the others (script data, unknown).
     pub other: u64,
 }
 
@@ -135,6 +171,7 @@ pub struct FlvProblem {
     /// The offset of the tag (or PreviousTagSize) concerned; `None` for a count of problems
     /// left out.
     pub offset: Option<u64>,
+    /// What is odd.
     pub message: String,
 }
 

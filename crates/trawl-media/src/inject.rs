@@ -66,7 +66,9 @@ const REFLINK_MIN: u64 = 1 << 20;
 /// What was written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Injected {
+    /// The new file's size.
     pub size: u64,
+    /// Keyframes in the index written.
     pub keyframes: usize,
     /// Size of the new onMetaData tag, header included.
     pub metadata_tag: u64,

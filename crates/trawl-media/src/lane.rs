@@ -16,17 +16,25 @@ pub type MediaOutput = Option<Result<FlvIndex, String>>;
 /// FLV, and a walker for each (its index, its copies of the path) cost more than reading a small
 /// file.
 pub enum MediaLane {
+    /// Not yet known: the file's first bytes are gathered until the signature can be told.
     Head {
+        /// The path concerned.
         path: PathBuf,
+        /// The file's size.
         size: u64,
+        /// Its first bytes so far.
         head: [u8; 3],
+        /// How many of them.
         seen: usize,
     },
+    /// An FLV file, indexed as its bytes come.
     Flv(Box<FlvStream>),
+    /// Not an FLV file: the rest of its bytes are ignored.
     NotFlv,
 }
 
 impl MediaLane {
+    /// A lane for the file at `path` of `size` bytes.
     pub fn new(path: &Path, size: u64) -> MediaLane {
         MediaLane::Head {
             path: path.to_path_buf(),

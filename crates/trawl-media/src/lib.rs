@@ -2,19 +2,25 @@
 //! 9-byte header and each 11-byte tag header (plus the first bytes of video payloads) and seeking
 //! over everything else, so that only a small fraction of the file is read; the same
 //! index from a scan's buffers; metadata injection.
-#![warn(missing_docs)]
+//!
+//! The face: [`index_file`] and its variants index a file by [`SeekMethod`] into an
+//! [`FlvIndex`] (its [`Keyframe`]s, [`TagCounts`] and the [`FlvProblem`]s met); [`index_bytes`]
+//! and [`FlvStream`] index bytes as they come, and [`MediaLane`] does it in a scan; [`inject`]
+//! writes the metadata a player seeks with ([`Reflink`], [`Injected`]); [`amf`] is the AMF0
+//! codec of the script tags.
+#![deny(missing_docs)]
 
 pub mod amf;
-pub mod avc;
-pub mod codecs;
-pub mod fetch;
-pub mod flv;
-pub mod index;
-pub mod inject;
-pub mod lane;
+mod avc;
+mod codecs;
+mod fetch;
+mod flv;
+mod index;
+mod inject;
+mod lane;
 mod parallel;
-pub mod stream;
-pub mod walker;
+mod stream;
+mod walker;
 
 pub use fetch::SeekMethod;
 pub use flv::{
@@ -22,5 +28,6 @@ pub use flv::{
     open_regular,
 };
 pub use index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagBytes, TagCounts, TagSpan};
+pub use inject::{Injected, PADDING_KEY, Reflink, SET_KEYS, inject};
 pub use lane::{MediaLane, MediaOutput};
 pub use stream::FlvStream;

@@ -20,6 +20,7 @@ pub struct FlvStream {
 }
 
 impl FlvStream {
+    /// An index of the file at `path` of `size` bytes, built from its bytes in order.
     pub fn new(path: &Path, size: u64) -> FlvStream {
         FlvStream {
             walker: Some(Walker::new(path, size)),

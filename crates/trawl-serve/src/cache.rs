@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OnceCell, Semaphore};
@@ -26,7 +25,6 @@ pub struct IndexCache {
     map: Mutex<HashMap<FileId, (Stamp, Cell)>>,
     /// Caps the indexing done at once.
     permits: Semaphore,
-    computed: AtomicU64,
 }
 
 impl IndexCache {
@@ -34,13 +32,7 @@ impl IndexCache {
         IndexCache {
             map: Mutex::new(HashMap::new()),
             permits: Semaphore::new(parallel.max(1)),
-            computed: AtomicU64::new(0),
         }
-    }
-
-    /// How many indexes were computed so far.
-    pub fn computed(&self) -> u64 {
-        self.computed.load(Ordering::Relaxed)
     }
 
     /// The index of the open `file` (`id`, named `path` in errors) as it is at `stamp`, and
@@ -69,7 +61,6 @@ impl IndexCache {
             .get_or_init(|| async {
                 mine = true;
                 let _permit = self.permits.acquire().await.expect("never closed");
-                self.computed.fetch_add(1, Ordering::Relaxed);
                 let p = path.to_path_buf();
                 let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let f = match file.try_clone() {

@@ -65,10 +65,6 @@ impl SeekBody {
     pub fn len(&self) -> u64 {
         self.prefix.len() as u64 + self.to - self.from
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The most a seek's answer holds in memory before the file's bytes (its header, metadata and
