@@ -146,7 +146,6 @@ impl Scan {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contention
-            .clone()
     }
 
     /// Reads everything once. `notice` is called on this thread; a caller that cannot keep up
