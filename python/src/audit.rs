@@ -165,7 +165,7 @@ impl AuditWorker {
         spec: Vec<u8>,
         idx: usize,
         dirs: Option<Vec<Vec<u8>>>,
-    ) -> PyResult<(Vec<Py<PyBytes>>, Vec<Py<PyBytes>>)> {
+    ) -> PyResult<(BytesList, BytesList)> {
         use std::os::unix::ffi::OsStrExt;
         let dirs = dirs.map(|d| d.into_iter().map(path).collect());
         let (items, dirs) = py
@@ -190,6 +190,9 @@ impl AuditWorker {
         Ok(PyBytes::new(py, &out).unbind())
     }
 }
+
+/// Python `bytes` objects, one per item.
+type BytesList = Vec<Py<PyBytes>>;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Feed>()?;

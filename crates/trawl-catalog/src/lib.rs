@@ -5,21 +5,21 @@
 //! into a hash chain and checks it; [`query`] answers the read-only questions (report, history,
 //! export). Nothing here holds the collection in memory: every per-file fact goes straight into
 //! the database, in batched transactions.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
-pub mod audit;
-pub mod chain;
+mod audit;
+mod chain;
 mod dirs;
-pub mod lock;
+mod lock;
 mod migrate;
-pub mod query;
-pub mod report;
-pub mod run;
+mod query;
+mod report;
+mod run;
 mod schema;
-pub mod source;
-pub mod summary;
-pub mod verdict;
-pub mod view;
+mod source;
+mod summary;
+mod verdict;
+mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use trawl_digest::Algorithm;
 
 pub use audit::{Audit, AuditMode, Planned, Verdict};
+pub use lock::Lock;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
 pub use source::{Local, ReadPlan, ReadResult, Source, SourceError};
@@ -48,51 +49,91 @@ pub fn split_digests(algs: &[Algorithm], d: &[u8]) -> Vec<(Algorithm, Vec<u8>)> 
 /// Every way a catalog operation fails; each names the catalog file.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
+    /// Another audit holds the catalog's lock.
     #[error("{}: catalog is in use by pid {pid} (another audit is running on it)", path.display())]
-    InUse { path: PathBuf, pid: String },
+    InUse {
+        /// The path concerned.
+        path: PathBuf,
+        /// The process that holds it.
+        pid: String,
+    },
+    /// No catalog at that path (a command that reads one).
     #[error("{}: no such catalog", path.display())]
-    Missing { path: PathBuf },
+    Missing {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// The file is not a catalog.
     #[error("{}: not a trawl catalog", path.display())]
-    NotCatalog { path: PathBuf },
+    NotCatalog {
+        /// The path concerned.
+        path: PathBuf,
+    },
     #[error(
         "{}: catalog schema version {found} is older than this trawl's ({supported}); `trawl catalog upgrade -c {}` upgrades it in place (so does the next `trawl audit`)",
         path.display(), path.display()
     )]
+    /// The catalog's schema is older than this trawl's (it can be upgraded).
     Old {
+        /// The path concerned.
         path: PathBuf,
+        /// The catalog's version.
         found: i64,
+        /// This trawl's.
         supported: i64,
     },
     #[error(
         "{}: catalog schema version {found} is not one this trawl reads (it reads version {supported}); use the trawl that wrote it",
         path.display()
     )]
+    /// The catalog's schema is newer than this trawl's.
     Version {
+        /// The path concerned.
         path: PathBuf,
+        /// The catalog's version.
         found: i64,
+        /// This trawl's.
         supported: i64,
     },
+    /// SQLite failed.
     #[error("{}: {source}", path.display())]
     Sqlite {
+        /// The path concerned.
         path: PathBuf,
+        /// Its error.
         source: rusqlite::Error,
     },
+    /// A file of the catalog's could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The path concerned.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The catalog holds what it cannot (a row naming what does not exist).
     #[error("{}: {msg}", path.display())]
-    Invalid { path: PathBuf, msg: String },
+    Invalid {
+        /// The path concerned.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
     /// Schema objects trawl did not create (a planted trigger or view, one redefined): the
     /// catalog is not used, since they could change what an audit records or reports.
     #[error(
         "{}: the catalog's schema holds what trawl did not create: {}; not used (it may have been tampered with)",
         path.display(), objects.join(", ")
     )]
-    Schema { path: PathBuf, objects: Vec<String> },
+    Schema {
+        /// The path concerned.
+        path: PathBuf,
+        /// What it holds that trawl did not create.
+        objects: Vec<String>,
+    },
 }
 
+/// A catalog operation's result.
 pub type Result<T> = std::result::Result<T, CatalogError>;
 
 /// How a catalog is opened.
@@ -259,6 +300,7 @@ impl Catalog {
         Ok(cat)
     }
 
+    /// The catalog's path as opened.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -367,6 +409,7 @@ impl Catalog {
         Ok(n)
     }
 
+    /// The SQLite connection (read-only questions beyond this crate's).
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

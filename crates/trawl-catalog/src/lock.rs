@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::{CatalogError, Result};
 
+/// The lock that keeps a second audit out of a catalog, held until dropped.
 pub struct Lock {
     _file: File,
 }

@@ -75,6 +75,7 @@ pub struct CollectionReport {
 pub type StateVisitor<'a> = dyn FnMut(&Path, &[u8], u64, &str) + 'a;
 
 impl Catalog {
+    /// One run's figures.
     pub fn run_summary(&self, run: i64) -> Result<RunSummary> {
         run_summary(&self.conn, run).map_err(|e| self.err(e))
     }
@@ -90,6 +91,7 @@ impl Catalog {
         Ok(())
     }
 
+    /// The collection as the catalog last saw it: every path's state, and the runs.
     pub fn report(&self) -> Result<CollectionReport> {
         let c = &self.conn;
         let r = (|| -> rusqlite::Result<CollectionReport> {
@@ -310,6 +312,7 @@ impl Catalog {
         Ok(())
     }
 
+    /// Checks the runs' hash chain.
     pub fn verify_chain(&self) -> Result<crate::chain::ChainReport> {
         crate::chain::verify(&self.conn).map_err(|e| self.err(e))
     }

@@ -31,6 +31,7 @@ pub struct AuditOptions {
     /// The digests a new catalog records (None: sha256); an existing catalog keeps its own, and
     /// a different list given here is an error.
     pub algorithms: Option<Vec<Algorithm>>,
+    /// Full or metadata-only.
     pub mode: AuditMode,
     /// Read only registered, unchanged files not verified within this age.
     pub older_than: Option<Duration>,
@@ -53,23 +54,38 @@ pub struct AuditOptions {
 #[derive(Debug)]
 pub enum Notice<'a> {
     /// The last run of these roots was interrupted; this one resumes it.
-    Resumed { run: i64 },
+    Resumed {
+        /// The run resumed.
+        run: i64,
+    },
     /// The walk met something that is not a regular file (symbolic links are not reported).
-    Skipped { path: &'a Path, kind: SkipKind },
+    Skipped {
+        /// The entry.
+        path: &'a Path,
+        /// What it is.
+        kind: SkipKind,
+    },
     /// A directory could not be listed, or a file could not be read (the error names it).
     Failed(&'a (dyn std::error::Error + 'a)),
     /// Same size and mtime as registered, different content.
-    Corrupt { path: &'a Path },
+    Corrupt {
+        /// The file.
+        path: &'a Path,
+    },
     /// A root given lies inside a registered root: that root is audited instead (its files
     /// are never registered a second time under another root).
     WithinRegistered {
+        /// The root given.
         root: &'a Path,
+        /// The registered root audited instead.
         registered: &'a Path,
     },
     /// A root given contains a registered root: that root is audited as itself, and the walk
     /// of the given one leaves it out.
     ContainsRegistered {
+        /// The root given.
         root: &'a Path,
+        /// The registered root inside it.
         registered: &'a Path,
     },
 }
@@ -116,7 +132,9 @@ fn place_roots(
 /// An audit that ran to its end (complete, or partial when a budget stopped it).
 #[derive(Debug, Clone)]
 pub struct AuditReport {
+    /// The run's figures.
     pub summary: RunSummary,
+    /// The catalog's algorithms.
     pub algorithms: Vec<Algorithm>,
     /// The roots held no registered file before: this run registered the collection.
     pub registration: bool,
@@ -124,6 +142,7 @@ pub struct AuditReport {
     pub budget_spent: bool,
     /// A directory could not be listed or a file could not be read.
     pub trouble: bool,
+    /// How long it took.
     pub seconds: f64,
     /// The roots audited: the ones given, with registered roots taking the place of those
     /// inside them (see [`Notice::WithinRegistered`]).
@@ -133,6 +152,7 @@ pub struct AuditReport {
 /// How a run ended.
 #[derive(Debug)]
 pub enum AuditOutcome {
+    /// The audit ran to its end (complete, or partial by its budget).
     Finished(Box<AuditReport>),
     /// Stopped by the caller's token; what was recorded is kept and the next audit resumes.
     Stopped(Reason),
@@ -141,22 +161,30 @@ pub enum AuditOutcome {
 /// Why an audit could not run or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
+    /// The catalog failed before the reads.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     #[error(
         "{}: this catalog records {recorded}; --digest {asked} differs (start a new catalog to change algorithms)",
         path.display()
     )]
+    /// The algorithms asked for differ from the catalog's.
     Algorithms {
+        /// The path concerned.
         path: PathBuf,
+        /// The catalog's.
         recorded: String,
+        /// Those asked for.
         asked: String,
     },
     /// The catalog failed while the reads were under way.
     #[error(
         "{source}: the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes"
     )]
-    Stopped { source: CatalogError },
+    Stopped {
+        /// The catalog's error.
+        source: CatalogError,
+    },
     /// The walk or the reads failed where they ran (e.g. a cluster's task).
     #[error(
         "{0}: the audit stopped; the catalog keeps everything recorded before this, and the next audit resumes"

@@ -19,19 +19,31 @@ use crate::CatalogError;
 pub enum ReadResult<'a> {
     /// Read to its end: what it is now, and its digests in the catalog's algorithm order.
     Read {
+        /// Which root it is under.
         root: usize,
+        /// The file.
         path: &'a Path,
+        /// Bytes read.
         size: u64,
+        /// Modification time, nanoseconds since the epoch.
         mtime_ns: i64,
+        /// Device it is on.
         dev: u64,
+        /// Its inode number.
         ino: u64,
+        /// Its digests, in the catalog's algorithm order.
         digests: &'a [(Algorithm, Vec<u8>)],
     },
     /// Gone since the walk.
-    Gone { path: &'a Path },
+    Gone {
+        /// The file.
+        path: &'a Path,
+    },
     /// Could not be read; the error names the file.
     Failed {
+        /// The file, when the failure has one.
         path: Option<&'a Path>,
+        /// What failed.
         error: &'a (dyn std::error::Error + 'a),
     },
 }
@@ -72,6 +84,7 @@ pub trait Source {
 
 /// What an audit's reads are to do.
 pub struct ReadPlan<'a> {
+    /// The engine's settings.
     pub cfg: &'a ScanConfig,
     /// The digests to compute, in the catalog's order.
     pub algorithms: &'a [Algorithm],
@@ -81,6 +94,7 @@ pub struct ReadPlan<'a> {
     pub roots: &'a [PathBuf],
     /// What the plan holds: files, and bytes (no more than the byte budget).
     pub files: u64,
+    /// And bytes.
     pub bytes: u64,
 }
 

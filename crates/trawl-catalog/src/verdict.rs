@@ -3,7 +3,9 @@
 /// Full (read and compare contents) or metadata-only (size and mtime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
+    /// Read and compare contents.
     Full,
+    /// Compare size and modification time only.
     Metadata,
 }
 
@@ -19,16 +21,24 @@ impl AuditMode {
 /// The verdict on one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verdict {
+    /// As registered.
     Ok,
+    /// Same size and time as registered, different content.
     Corrupt,
+    /// Changed: its size or time differs.
     Modified,
+    /// Registered, and not found.
     Missing,
+    /// Found, and not registered.
     New,
+    /// A registered file found under another name.
     Moved,
+    /// Found, and could not be read.
     Unreadable,
 }
 
 impl Verdict {
+    /// Every verdict.
     pub const ALL: [Verdict; 7] = [
         Verdict::Ok,
         Verdict::Corrupt,
@@ -39,6 +49,7 @@ impl Verdict {
         Verdict::Unreadable,
     ];
 
+    /// Its name in reports and flags.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
@@ -51,6 +62,7 @@ impl Verdict {
         }
     }
 
+    /// The verdict a name stands for.
     pub fn from_name(s: &str) -> Option<Verdict> {
         Verdict::ALL.into_iter().find(|v| v.name() == s)
     }

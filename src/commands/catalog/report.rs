@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use trawl_catalog::lock::Lock;
+use trawl_catalog::Lock;
 use trawl_catalog::{Catalog, OpenMode, format_time};
 use trawl_printer::human;
 

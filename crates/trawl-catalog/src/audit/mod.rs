@@ -38,11 +38,14 @@ use crate::{Catalog, CatalogError, Result, chain, now_secs};
 
 pub use crate::summary::RunSummary;
 pub use crate::verdict::{AuditMode, Verdict};
-pub use plan::{PlanFilter, Planned, Planner};
+pub use plan::{PlanFilter, Planned};
 
+/// One audit run being recorded: the files it walks and reads go into the catalog as they come.
 pub struct Audit<'c> {
     cat: &'c mut Catalog,
+    /// The run's number in the catalog.
     pub run: i64,
+    /// It resumes an interrupted run of the same roots.
     pub resumed: bool,
     mode: AuditMode,
     roots: Vec<(i64, PathBuf)>,
@@ -249,10 +252,12 @@ impl Audit<'_> {
         self.cat.err(e)
     }
 
+    /// The catalog's algorithms, in its order.
     pub fn algorithms(&self) -> &[Algorithm] {
         &self.algorithms
     }
 
+    /// Full or metadata-only.
     pub fn mode(&self) -> AuditMode {
         self.mode
     }

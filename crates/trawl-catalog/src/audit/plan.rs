@@ -11,10 +11,15 @@ use crate::Result;
 /// A file the audit should read, in the order it should be read.
 #[derive(Debug, Clone)]
 pub struct Planned {
+    /// Which root it is under.
     pub root: usize,
+    /// The file.
     pub path: PathBuf,
+    /// Its size when walked.
     pub size: u64,
+    /// Device it is on.
     pub dev: u64,
+    /// Its inode number.
     pub ino: u64,
 }
 
