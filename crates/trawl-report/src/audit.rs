@@ -13,39 +13,56 @@ pub type Digests = BTreeMap<String, String>;
 /// Everything but the events (which are streamed from the catalog after it).
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditHead {
+    /// The catalog's algorithms.
     pub algorithms: Vec<String>,
+    /// Bytes read by this run.
     pub bytes_read: u64,
+    /// The catalog.
     pub catalog: JsonPath,
+    /// The run's seal in the catalog's hash chain (hex).
     pub chain_digest: Option<String>,
     /// Paths per verdict in this run.
     pub counts: BTreeMap<String, u64>,
+    /// Files read by this run.
     pub files_read: u64,
     /// `full` or `metadata`.
     pub mode: String,
     /// Registered files this run did not read (verified recently enough, or past the budget).
     pub not_read: u64,
+    /// The process's peak resident memory, where known.
     pub peak_rss_bytes: Option<u64>,
+    /// The roots audited.
     pub roots: Vec<JsonPath>,
+    /// The run's number in the catalog.
     pub run: i64,
+    /// The report layout's version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// How long the run took.
     pub seconds: f64,
     /// `complete`, or `partial` when a budget stopped the reads.
     pub status: String,
+    /// The trawl that ran it.
     pub trawl_version: String,
 }
 
 /// One event of the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditEvent {
+    /// The digests found now.
     pub actual: Option<Digests>,
+    /// More on what happened (an error's message).
     pub detail: Option<String>,
+    /// The digests registered.
     pub expected: Option<Digests>,
+    /// A moved file's registered name.
     pub moved_from: Option<String>,
     /// The exact bytes of `moved_from`, in hex, when they are not UTF-8.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_from_hex: Option<String>,
+    /// The path.
     #[serde(flatten)]
     pub path: JsonPath,
+    /// Its size now.
     pub size: Option<u64>,
     /// The verdict: ok, corrupt, modified, missing, new, moved, unreadable.
     pub state: String,
@@ -80,16 +97,23 @@ impl AuditHead {
 /// One audit run, for the history of a collection.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRow {
+    /// The run's number.
     pub run: i64,
     /// Seconds since the epoch.
     pub started: i64,
+    /// When it ended (None: it did not).
     pub finished: Option<i64>,
+    /// `full` or `metadata`.
     pub mode: String,
+    /// `complete`, `partial`, `running` or `interrupted`.
     pub status: String,
+    /// Files read.
     pub files_read: u64,
+    /// Bytes read.
     pub bytes_read: u64,
     /// Paths per verdict, in [`STATES`] order.
     pub counts: Vec<(String, u64)>,
+    /// The run's seal (hex), once sealed.
     pub chain_digest: Option<String>,
 }
 
@@ -98,29 +122,40 @@ pub struct RunRow {
 pub struct AgeBucket {
     /// `never`, `< 1 day`, `1-7 days`, ...
     pub label: String,
+    /// Files.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
 }
 
 /// A registered file in a state that wants attention.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProblemFile {
+    /// Its state.
     pub state: String,
+    /// The path.
     #[serde(flatten)]
     pub path: JsonPath,
+    /// Its registered size.
     pub size: u64,
 }
 
 /// What a catalog shows of its collection over time: the report an auditor hands on.
 #[derive(Debug, Clone, Serialize)]
 pub struct CatalogView {
+    /// The catalog.
     pub catalog: JsonPath,
+    /// Its schema version.
     pub schema: u32,
+    /// Its algorithms.
     pub algorithms: Vec<String>,
+    /// Its registered roots.
     pub roots: Vec<JsonPath>,
+    /// Its size on disk.
     pub catalog_bytes: u64,
     /// When the view was made (seconds since the epoch): ages are counted from it.
     pub now: i64,
+    /// Every run, oldest first.
     pub runs: Vec<RunRow>,
     /// Registered files per state: (state, files, bytes).
     pub by_state: Vec<(String, u64, u64)>,
@@ -129,11 +164,13 @@ pub struct CatalogView {
     /// Files corrupt, missing, modified or unreadable, in path order, the first
     /// [`CatalogView::PROBLEMS`] of them.
     pub problems: Vec<ProblemFile>,
+    /// How many files want attention in all.
     pub problem_count: u64,
     /// The chain digest of the last sealed run: what `catalog verify --expect` checks.
     pub chain_head: Option<String>,
 }
 
 impl CatalogView {
+    /// Problems listed at most.
     pub const PROBLEMS: usize = 1000;
 }

@@ -7,10 +7,13 @@ use serde::Serialize;
 /// of a tag file where it applies, and what is wrong. Shown as `SUBJECT: line N: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BagFinding {
+    /// What it is about (a tag file, a payload path), when it is about one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// The tag file's line, when it applies to one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -72,19 +75,28 @@ impl std::fmt::Display for BagFinding {
 /// A payload file a holey bag lists in fetch.txt and does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToFetch {
+    /// Where to fetch it from.
     pub url: String,
+    /// Its length, when fetch.txt gives it.
     pub length: Option<u64>,
+    /// Where it goes in the bag.
     pub path: String,
 }
 
 /// What validating a bag found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct BagReport {
+    /// The bag's declared BagIt version.
     pub version: String,
+    /// What makes the bag invalid.
     pub errors: Vec<BagFinding>,
+    /// What does not, but is worth saying.
     pub warnings: Vec<BagFinding>,
+    /// Files fetch.txt lists and the bag does not hold.
     pub to_fetch: Vec<ToFetch>,
+    /// Payload files whose digests were checked.
     pub files_checked: u64,
+    /// Their bytes.
     pub bytes_checked: u64,
     /// Payload files that could not be read (permissions, I/O errors).
     pub unreadable: u64,

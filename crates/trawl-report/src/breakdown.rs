@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// size, as `top_files` counts them; `allocated_bytes` is what the first codec stores of them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Figures {
+    /// Files.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
     /// Bytes of blocks that occur more than once in the scan.
     pub duplicate_bytes: u64,
@@ -20,6 +22,7 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Adds `o`'s figures to these.
     pub fn add(&mut self, o: &Figures) {
         self.files += o.files;
         self.bytes += o.bytes;
@@ -34,6 +37,7 @@ impl Figures {
 pub struct DirectoryRow {
     /// As reports spell paths, with a trailing `/`.
     pub path: String,
+    /// Its figures.
     #[serde(flatten)]
     pub figures: Figures,
 }
@@ -47,6 +51,7 @@ pub struct TypeRow {
     pub format: String,
     /// An already-compressed format (compressed media, archives): it will not shrink further.
     pub compressed_format: bool,
+    /// Their figures.
     #[serde(flatten)]
     pub figures: Figures,
 }
@@ -57,7 +62,9 @@ pub struct TypeRow {
 pub struct DuplicateDirectories {
     /// Files and bytes in each of them.
     pub files: u64,
+    /// Bytes in each of them.
     pub bytes: u64,
+    /// How many directories are equal.
     pub count: u64,
     /// At most [`Breakdown::NAMES_SHOWN`] of them.
     pub directories: Vec<String>,
@@ -73,6 +80,7 @@ pub struct Breakdown {
     pub directories: Vec<DirectoryRow>,
     /// The rest of the directories, in sum, and how many they are.
     pub other_directories: Option<Figures>,
+    /// How many directories that is.
     pub other_directory_count: u64,
     /// By type, most bytes first.
     pub types: Vec<TypeRow>,

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 /// One group of files with equal content, names as bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileGroup {
+    /// Each file's size.
     pub size: u64,
+    /// Their digest.
     pub digest: Vec<u8>,
     /// Absolute names, one per inode.
     pub names: Vec<Vec<u8>>,
@@ -55,12 +57,15 @@ impl DuplicateGroup {
 pub struct DuplicateSummary {
     /// The digest files were compared by (the strongest computed).
     pub algorithm: String,
+    /// Groups of equal files.
     pub groups: u64,
     /// Files in the groups, and their bytes.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
     /// Files beyond the first of each group, and their bytes.
     pub redundant_files: u64,
+    /// Their bytes.
     pub redundant_bytes: u64,
     /// The groups with the most redundant bytes, most first (ties by digest).
     pub top: Vec<DuplicateGroup>,

@@ -8,7 +8,7 @@
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod audit;
@@ -29,9 +29,12 @@ use std::path::Path;
 /// added within a version). docs/json.md lists what changed from version 1 to 2.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// A path as reports give it: as text, and its exact bytes in hex when they are not UTF-8.
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct JsonPath {
+    /// The path (lossily, when it is not UTF-8).
     pub path: String,
+    /// Its bytes in hex, when they are not UTF-8.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_hex: Option<String>,
 }
@@ -50,6 +53,7 @@ impl JsonPath {
         JsonPath::new(Path::new(std::ffi::OsStr::from_bytes(b)))
     }
 
+    /// The path as it is.
     pub fn new(p: &Path) -> JsonPath {
         let bytes = p.as_os_str().as_bytes();
         match std::str::from_utf8(bytes) {

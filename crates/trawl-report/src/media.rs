@@ -16,9 +16,13 @@ pub struct Keyframe {
 /// Tags by type.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TagCounts {
+    /// Video tags.
     pub video: u64,
+    /// Audio tags.
     pub audio: u64,
+    /// Script data tags (onMetaData).
     pub script: u64,
+    /// Tags of any other type.
     pub other: u64,
 }
 
@@ -27,35 +31,49 @@ pub struct TagCounts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum FlvSummary {
+    /// The file was indexed.
     Indexed {
         /// Seconds: the largest tag timestamp seen.
         duration: f64,
+        /// The video codec.
         video_codec: Option<String>,
+        /// The audio codec.
         audio_codec: Option<String>,
         /// Pixels: from onMetaData, else from the video's sequence header.
         width: Option<u32>,
+        /// Pixels, as the width.
         height: Option<u32>,
+        /// How many keyframes.
         keyframes: usize,
+        /// The first.
         first_keyframe: Option<Keyframe>,
+        /// The last.
         last_keyframe: Option<Keyframe>,
+        /// Tags by type.
         tags: TagCounts,
         /// Where and why the index stops early, or anything odd; empty for a clean file.
         problems: Vec<String>,
     },
     /// The file starts like FLV but could not be indexed.
-    Failed { error: String },
+    Failed {
+        /// Why.
+        error: String,
+    },
 }
 
 /// A keyframe index file (`flv index --json`, `scan --media-index`): `files` are the media
 /// crate's full indexes, written with their keys sorted, as schema 1 has them.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexFile<T: Serialize> {
+    /// One index per file.
     #[serde(serialize_with = "crate::sorted_keys")]
     pub files: Vec<T>,
+    /// The layout's version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
 }
 
 impl<T: Serialize> IndexFile<T> {
+    /// An index file of `files`, at this version.
     pub fn new(files: Vec<T>) -> IndexFile<T> {
         IndexFile {
             files,
@@ -67,8 +85,11 @@ impl<T: Serialize> IndexFile<T> {
 /// The FLV files a scan indexed, in sum (for summaries; not part of the JSON of schema 1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MediaTotals {
+    /// FLV files indexed.
     pub files: u64,
+    /// Their keyframes.
     pub keyframes: u64,
+    /// Files with a problem.
     pub with_problems: u64,
 }
 
@@ -79,26 +100,38 @@ pub const INTERVAL_EDGES: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
 /// How many keyframe intervals fall in `[from, to)` seconds (`to` null: or longer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalBucket {
+    /// Seconds, from.
     pub from: f64,
+    /// Seconds, to (None: no bound).
     pub to: Option<f64>,
+    /// How many intervals.
     pub intervals: u64,
 }
 
 /// One FLV file in the media section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlvRow {
+    /// The file as reports spell it.
     pub path: String,
+    /// Its size.
     pub size: u64,
+    /// Seconds: the largest tag timestamp.
     pub duration: f64,
+    /// How many keyframes.
     pub keyframes: u64,
+    /// The video codec.
     pub video_codec: Option<String>,
+    /// The audio codec.
     pub audio_codec: Option<String>,
+    /// Pixels.
     pub width: Option<u32>,
+    /// Pixels.
     pub height: Option<u32>,
     /// The longest time between two keyframes, seconds.
     pub max_interval: Option<f64>,
     /// Keyframe intervals per bucket of [`INTERVAL_EDGES`].
     pub intervals: Vec<u64>,
+    /// What is odd in it.
     pub problems: Vec<String>,
     /// Set when the file starts like FLV but could not be indexed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,11 +141,15 @@ pub struct FlvRow {
 /// The FLV files of a scan (`media` in its JSON).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MediaReport {
+    /// FLV files indexed.
     pub files: u64,
+    /// Their keyframes.
     pub keyframes: u64,
     /// Seconds, all files.
     pub duration: f64,
+    /// Files with a problem.
     pub with_problems: u64,
+    /// Files that start like FLV and could not be indexed.
     pub failed: u64,
     /// Every file's keyframe intervals, in sum.
     pub intervals: Vec<IntervalBucket>,

@@ -14,17 +14,22 @@ use crate::reduction::ReductionJson;
 /// One file, as a JSON Lines record and as an element of the report's `files`.
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct FileJson {
+    /// The file as reports spell it.
     #[serde(flatten)]
     pub path: JsonPath,
+    /// Bytes read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Modification time, seconds since the epoch (fractional).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtime: Option<f64>,
+    /// Digests by algorithm name (hex).
     #[serde(skip_serializing_if = "serde_json::Map::is_empty", default)]
     pub digests: serde_json::Map<String, serde_json::Value>,
+    /// Why it was not read (a skip kind's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Why it could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorJson>,
     /// For an FLV file: a summary of its keyframe index (the full index goes to
@@ -56,9 +61,12 @@ impl FileJson {
     }
 }
 
+/// A failure in a record: its kind and its message.
 #[derive(Debug, Serialize, Deserialize, Clone)]
 pub struct ErrorJson {
+    /// `walk`, `symlink-loop`, `open`, `read`, ...: where it failed.
     pub kind: String,
+    /// The message, naming the path.
     pub message: String,
     /// On a cluster: the worker that met it (its name and address), as workers may differ in
     /// what they can read.
@@ -66,23 +74,35 @@ pub struct ErrorJson {
     pub worker: Option<String>,
 }
 
+/// The run's figures.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Totals {
+    /// Files read.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
+    /// Entries not read (not regular files).
     pub skipped: u64,
+    /// Files and directories that failed.
     pub failed: u64,
+    /// How long the scan took.
     pub seconds: f64,
+    /// Bytes read per second.
     pub bytes_per_second: f64,
+    /// The process's peak resident memory, where known.
     pub peak_rss_bytes: Option<u64>,
 }
 
 /// Files whose size is in `[from, to)`, and their bytes (`from` 0, `to` 1: empty files).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileSizeBucket {
+    /// Smallest size in it.
     pub from: u64,
+    /// Past the largest.
     pub to: u64,
+    /// Files.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
 }
 
@@ -97,6 +117,7 @@ impl Default for SizeHistogram {
 }
 
 impl SizeHistogram {
+    /// Counts a file of `size` bytes.
     pub fn add(&mut self, size: u64) {
         let b = (64 - size.leading_zeros()) as usize;
         self.0[b].0 += 1;
@@ -131,17 +152,25 @@ impl SizeHistogram {
     }
 }
 
+/// The report of a scan (`--json`), as docs/json.md describes it.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ScanReport {
+    /// The layout's version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The trawl that wrote it.
     pub trawl_version: String,
+    /// The roots as given.
     pub roots: Vec<JsonPath>,
+    /// Digest algorithms computed.
     pub algorithms: Vec<String>,
     /// For each of `algorithms`, the library that computed it (`"openssl (OpenSSL 3.0.19 ...)"`,
     /// `"RustCrypto sha2"`, ...).
     pub digest_implementations: std::collections::BTreeMap<String, String>,
+    /// How bytes came in (`--io`).
     pub io: String,
+    /// Compute threads.
     pub threads: usize,
+    /// The run's figures.
     pub totals: Totals,
     /// Data reduction figures (see the README's "Data reduction"); absent with --no-reduce.
     #[serde(
@@ -149,6 +178,7 @@ pub struct ScanReport {
         serialize_with = "crate::sorted_keys_opt"
     )]
     pub reduction: Option<ReductionJson>,
+    /// Always false: an interrupted scan writes no report.
     pub cancelled: bool,
     /// Files by size, in power-of-two buckets.
     #[serde(default)]
@@ -169,7 +199,9 @@ pub struct ScanReport {
     /// Files of equal content (with `--duplicates`): totals and the largest groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<DuplicateSummary>,
+    /// Entries not read, in path order.
     pub skipped: Vec<FileJson>,
+    /// Entries that failed, in path order.
     pub failed: Vec<FileJson>,
 }
 
@@ -188,6 +220,7 @@ enum Files {
 }
 
 impl FileList {
+    /// A list held in RAM.
     pub fn new(files: Vec<FileJson>) -> FileList {
         FileList(Mutex::new(Files::InRam(files)))
     }

@@ -7,9 +7,11 @@ use std::ops::ControlFlow;
 /// What became of one listed file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VerifyState {
+    /// Read, and every digest (and the size, where listed) matches.
     Ok,
     /// Read, and a digest or the size differs (which one is said).
     Failed(String),
+    /// Not found.
     Missing,
     /// Could not be opened or read (why is said).
     Unreadable(String),
@@ -19,8 +21,11 @@ pub enum VerifyState {
 /// state, detail}`, `path` as in every other report.
 #[derive(Debug, Clone)]
 pub struct VerifyEntry {
+    /// Its name as the manifest writes it.
     pub name: Vec<u8>,
+    /// Its line in the manifest.
     pub line: usize,
+    /// What became of it.
     pub state: VerifyState,
 }
 
@@ -65,10 +70,12 @@ enum Entries {
 }
 
 impl VerifyEntries {
+    /// Entries held in RAM.
     pub fn new(v: Vec<VerifyEntry>) -> VerifyEntries {
         VerifyEntries(Entries::InRam(v))
     }
 
+    /// Entries read back from where they wait, as they are passed over.
     pub fn source(s: EntrySource) -> VerifyEntries {
         VerifyEntries(Entries::Source(s))
     }
@@ -135,6 +142,7 @@ impl Serialize for VerifyEntries {
 /// Everything a verification found.
 #[derive(Debug, Default, Serialize)]
 pub struct VerifyReport {
+    /// Each entry with its state, in manifest order.
     pub entries: VerifyEntries,
     /// How many entries are in each state.
     #[serde(skip)]
@@ -142,6 +150,7 @@ pub struct VerifyReport {
     /// Files under the root that the manifest does not list (`--strict` only), sorted.
     #[serde(serialize_with = "crate::bytes_list_as_paths")]
     pub not_listed: Vec<Vec<u8>>,
+    /// Whether files the manifest does not list were looked for.
     pub strict: bool,
     /// Manifest lines that were refused or malformed (each already reported with its line).
     pub manifest_problems: usize,
@@ -152,14 +161,21 @@ pub struct VerifyReport {
 /// `verify --json`: the entries and the totals.
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyJson<'a> {
+    /// The layout's version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The trawl that wrote it.
     pub trawl_version: &'a str,
+    /// The manifest.
     #[serde(serialize_with = "crate::bytes_as_path")]
     pub manifest: Vec<u8>,
+    /// The root its names were resolved under.
     #[serde(serialize_with = "crate::bytes_as_path")]
     pub root: Vec<u8>,
+    /// Counts by state.
     pub totals: VerifyTotals,
+    /// Each entry with its state.
     pub entries: &'a VerifyEntries,
+    /// Files the manifest does not list (`--strict`).
     #[serde(serialize_with = "crate::bytes_list_as_paths")]
     pub not_listed: &'a [Vec<u8>],
 }
@@ -167,17 +183,26 @@ pub struct VerifyJson<'a> {
 /// Counts by state, as `verify --json` writes them.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct VerifyTotals {
+    /// Entries in the manifest.
     pub listed: u64,
+    /// Matching.
     pub ok: u64,
+    /// Differing.
     pub failed: u64,
+    /// Not found.
     pub missing: u64,
+    /// Found and not readable.
     pub unreadable: u64,
+    /// Found and not listed (`--strict`).
     pub not_listed: u64,
+    /// Not found, left out by `--ignore-missing`.
     pub missing_ignored: u64,
+    /// Manifest lines refused.
     pub manifest_problems: u64,
 }
 
 impl VerifyReport {
+    /// The counts, as `verify --json` writes them.
     pub fn totals(&self) -> VerifyTotals {
         let c = self.counts();
         VerifyTotals {
@@ -196,13 +221,18 @@ impl VerifyReport {
 /// Counts by state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VerifyCounts {
+    /// Matching.
     pub ok: u64,
+    /// Differing.
     pub failed: u64,
+    /// Not found.
     pub missing: u64,
+    /// Found and not readable.
     pub unreadable: u64,
 }
 
 impl VerifyReport {
+    /// Counts by state.
     pub fn counts(&self) -> VerifyCounts {
         self.counts
     }
