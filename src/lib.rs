@@ -1,11 +1,11 @@
 //! trawl's command line as a library: flags parse into [`flags::LowArgs`], become a plain plan
 //! in [`flags::hiargs`], and [`main_with`] dispatches to a command and decides the exit code
 //! once, at the end. The `trawl` binary is [`main_with`] with the signal handlers installed;
-//! the Python package calls the same entry points in-process ([`cluster`] holds a cluster's
+//! the Python package calls the same entry points in-process ([`dask`] holds a Dask run's
 //! pieces: a shard's map, a directory's listing, the outputs written from the merged parts).
 
-pub mod cluster;
 mod commands;
+pub mod dask;
 mod flags;
 mod messages;
 mod progress;

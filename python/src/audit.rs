@@ -126,7 +126,7 @@ fn audit(py: Python<'_>, args: Vec<Vec<u8>>, walk: Py<PyAny>, read: Py<PyAny>) -
         error: None,
     });
     let args = os_args(args);
-    let code = py.detach(|| trawl_cli::cluster::audit::audit(args, &mut remote));
+    let code = py.detach(|| trawl_cli::dask::audit::audit(args, &mut remote));
     match remote.0.error.take() {
         Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => Err(e),
         _ => Ok(code),
@@ -138,7 +138,7 @@ fn audit(py: Python<'_>, args: Vec<Vec<u8>>, walk: Py<PyAny>, read: Py<PyAny>) -
 /// files beside it, or another output.
 #[pyfunction]
 fn open_audit_output(args: Vec<Vec<u8>>, flag: &str, path: Vec<u8>) -> PyResult<crate::RunFile> {
-    trawl_cli::cluster::audit::open_run_output(os_args(args), flag, &crate::path(path))
+    trawl_cli::dask::audit::open_run_output(os_args(args), flag, &crate::path(path))
         .map(|o| crate::RunFile(std::sync::Mutex::new(Some(o))))
         .map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
@@ -151,7 +151,7 @@ struct AuditWorker(Worker);
 impl AuditWorker {
     #[new]
     fn new(args: Vec<Vec<u8>>) -> PyResult<AuditWorker> {
-        trawl_cli::cluster::audit::worker(os_args(args))
+        trawl_cli::dask::audit::worker(os_args(args))
             .map(AuditWorker)
             .map_err(|e| PyValueError::new_err(format!("{e:#}")))
     }

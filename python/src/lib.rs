@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use trawl_cli::cluster::{ClusterPlan, OpenOutputs, RunOutput};
+use trawl_cli::dask::{ClusterPlan, OpenOutputs, RunOutput};
 use trawl_cluster::{ListBudget, Listing, ShardBounds, ShardPart};
 
 pyo3::create_exception!(

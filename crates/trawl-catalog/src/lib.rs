@@ -1,8 +1,8 @@
 //! The audit catalog: one SQLite file that registers a collection and records every audit of it.
 //!
 //! [`Catalog`] opens (or creates) the file, checks its schema version and holds the lock that keeps
-//! a second audit out; [`audit`] records one audit run as it streams by; [`chain`] seals each run
-//! into a hash chain and checks it; [`query`] answers the read-only questions (report, history,
+//! a second audit out; [`audit`] records one audit run as it streams by; `chain` seals each run
+//! into a hash chain and checks it; `query` answers the read-only questions (report, history,
 //! export). Nothing here holds the collection in memory: every per-file fact goes straight into
 //! the database, in batched transactions.
 #![deny(missing_docs)]

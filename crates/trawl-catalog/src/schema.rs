@@ -8,7 +8,7 @@ use crate::{CatalogError, Result, sql};
 
 /// The schema this trawl writes and reads (`PRAGMA user_version`). Version 1 (paths stored
 /// whole in every row, the primary digest twice, the walk inside the catalog) is upgraded in
-/// place by the first write ([`crate::migrate`]).
+/// place by the first write (`migrate.rs`).
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id`: "trwl", so that other SQLite files are told apart from catalogs.

@@ -201,7 +201,7 @@ impl Feed {
 /// Where a cluster audit's listings and reads come from: the tasks the caller runs, each
 /// stream pulled a result at a time. An error is the caller's words for why it ended.
 pub trait Remote {
-    /// Starts a walk of `roots` roots: listing tasks for [`Worker::list`] with `spec`.
+    /// Starts a walk of `roots` roots: listing tasks for [`Worker::list_task`] with `spec`.
     fn walk(&mut self, spec: &[u8], roots: usize) -> Result<(), String>;
     /// Starts the reads: tasks for [`Worker::read`], each with a shard taken from `feed`.
     fn read(&mut self, feed: Arc<Feed>) -> Result<(), String>;
@@ -345,7 +345,7 @@ impl Worker {
 
     /// An audit's listing task: root number `idx` of `spec` (`dirs` None) or each of `dirs`,
     /// within `budget` as a scan's listing task ([`crate::list_task`]): each directory's listing
-    /// for [`take_listing`], and the directories left to list.
+    /// for `take_listing`, and the directories left to list.
     pub fn list_task(
         &self,
         spec: &[u8],
@@ -425,8 +425,8 @@ impl Worker {
         ))
     }
 
-    /// Reads one shard (from [`next_shard`]) with trawl's engine: what each file's read found,
-    /// for [`take_reads`].
+    /// Reads one shard (from [`Feed::next_shard`]) with trawl's engine: what each file's read found,
+    /// for `take_reads`.
     pub fn read(&self, shard: &[u8]) -> Result<Vec<u8>, ClusterError> {
         let shard: ReadShard =
             postcard::from_bytes(shard).map_err(|e| ClusterError::wire("a shard", e))?;

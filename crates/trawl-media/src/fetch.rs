@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use crate::index::FlvError;
 use crate::walker::Walker;
 
-/// How [`index_file_with`] reaches the tag headers.
+/// How [`index_file_with`](crate::index_file_with) reaches the tag headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeekMethod {
     /// One `pread` per tag (header and payload start together).

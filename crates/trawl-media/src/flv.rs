@@ -22,7 +22,7 @@ pub fn index_file(path: &Path) -> Result<FlvIndex, FlvError> {
     index_file_with(path, SeekMethod::Auto)
 }
 
-/// Indexes one FLV file; the [`Walker`] asks for the ranges, `method` fetches them.
+/// Indexes one FLV file; the walker asks for the ranges, `method` fetches them.
 pub fn index_file_with(path: &Path, method: SeekMethod) -> Result<FlvIndex, FlvError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     index_file_on(path, method, threads)

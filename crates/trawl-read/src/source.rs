@@ -12,7 +12,7 @@ pub enum IoMethod {
     Read,
     /// `mmap(2)` windows of 32 MiB, or a share of that with several consumers
     /// ([`ChunkSource::share_windows`]), or the buffer size if larger, faulted in by whoever
-    /// reads them, each guarded against the file shrinking ([`crate::sigbus`]).
+    /// reads them, each guarded against the file shrinking ([`crate::guard_map`]).
     Mmap,
     /// Mapped windows for files of [`AUTO_MAP_MIN`] bytes or more, reads for smaller ones (the
     /// default; the scan narrows it further to files whose consumers keep every core busy; the

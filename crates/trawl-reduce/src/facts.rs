@@ -1,6 +1,6 @@
 //! What one file contributes to the reduction, as the reducer hands it to the accumulator.
 
-/// One file's reduction facts, to be folded into an [`Accumulator`](crate::Accumulator).
+/// One file's reduction facts, to be folded into a [`Counter`](crate::Counter).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileReduce {
     /// The file's (or part's) length in bytes.
@@ -13,7 +13,7 @@ pub struct FileReduce {
     pub units: Vec<(u32, u32)>,
     /// CDC chunks: fingerprint, length, all zeros.
     pub chunks: Vec<(u128, u32, bool)>,
-    /// The file's number from [`Accumulator::register`](crate::Accumulator::register), for the files contributing most
+    /// The file's number from [`Counter::register`](crate::Counter::register), for the files contributing most
     /// duplicate bytes.
     pub file: Option<u32>,
     /// The format its first bytes show (a MIME type), in the part that has them.

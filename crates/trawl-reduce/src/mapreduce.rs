@@ -46,7 +46,7 @@ pub struct MapTotals {
     pub fingerprints: u64,
 }
 
-/// A map's product: its totals, and one encoded batch set per partition (see [`encode_part`]).
+/// A map's product: its totals, and one encoded batch set per partition (see `encode_part`).
 #[derive(Debug, Clone, Default)]
 pub struct MapOutput {
     /// What the map summed, and the files it numbered.

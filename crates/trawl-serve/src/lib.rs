@@ -1,8 +1,8 @@
 //! `trawl serve`: FLV files under a directory over HTTP (hyper on tokio). `GET /f.flv?start=N`
-//! answers a playable stream from the last keyframe at or before N (see [`seek`] for how seconds
+//! answers a playable stream from the last keyframe at or before N (see `seek.rs` for how seconds
 //! and bytes are told apart); plain GET and HEAD serve whole files, with single byte ranges
-//! (`If-Range` honoured). Connections are bounded as [`conn`] says; each request's line in the
-//! common log format, and the server's troubles, are handed to the caller as [`log::Notice`]s
+//! (`If-Range` honoured). Connections are bounded as `conn.rs` says ([`Limits`]); each request's line in the
+//! common log format, and the server's troubles, are handed to the caller as [`Notice`]s
 //! (the library prints nothing).
 //!
 //! The face: [`serve`] runs a [`ServeConfig`] ([`Limits`], [`Serving`], [`Notices`]) until its

@@ -2,7 +2,7 @@
 //!
 //! Nothing is filtered: this is fixity, so hidden files, `.gitignore`d files and VCS directories
 //! are all included. Entries that are not regular files (FIFOs, sockets, devices, unfollowed
-//! symlinks) are reported as skipped and are never opened. The walk itself is in [`tree`].
+//! symlinks) are reported as skipped and are never opened. The walk itself is in `tree.rs`.
 
 // Unsafe code only in tests (to make FIFOs).
 #![deny(missing_docs)]

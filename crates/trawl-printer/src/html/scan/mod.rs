@@ -3,8 +3,8 @@
 //! groups, and every problem named. Several reports (`trawl report A.json B.json`) are drawn
 //! one after the other under a table that sets their headline figures side by side.
 //!
-//! This module draws the page and its headline; the sections are drawn by [`reduction`],
-//! [`files`], [`breakdown`] and [`media`].
+//! This module draws the page and its headline; the sections are drawn by `reduction`,
+//! `files`, `breakdown` and `media`.
 
 use maud::{Markup, html};
 use trawl_report::scan::ScanReport;
