@@ -61,6 +61,11 @@ impl Plan {
         self.0.reducing()
     }
 
+    /// Whether `-q` was given (as trawl's flags read it).
+    fn quiet(&self) -> bool {
+        self.0.quiet()
+    }
+
     /// The roots as given, as bytes.
     fn roots(&self, py: Python<'_>) -> Vec<Py<PyBytes>> {
         self.0

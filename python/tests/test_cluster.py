@@ -622,6 +622,33 @@ def test_the_cluster_rules_are_rusts_sizes_and_a_refused_batch_names_its_map():
     assert isinstance(e.value, ValueError)
 
 
+def test_a_reduce_task_that_refuses_a_batch_fails_with_a_typed_error(monkeypatch):
+    """A reduce task that refuses a map's batch fails (a typed error naming the map and the
+    partition), so that the client ends the run as that task fails, not after every shard is
+    merged; and a lost share is told apart by its type, not its name."""
+    from trawl import _tasks
+
+    monkeypatch.setattr(_tasks, "_gather", lambda where, lo, hi, run_key, deadline: [[b"not a batch"]])
+    with pytest.raises(_tasks.BatchRefused) as e:
+        _tasks._reduce(7, 8, [], "run")
+    assert (e.value.map, e.value.partition) == (0, 7) and e.value.why
+    assert "partition 7: map 0: " in str(e.value)
+    # It crosses the wire as itself (Dask pickles a task's exception).
+    import pickle
+
+    again = pickle.loads(pickle.dumps(e.value))
+    assert isinstance(again, _tasks.BatchRefused) and (again.map, again.partition) == (0, 7)
+    from trawl._reduce import Reduce
+
+    class Lost:
+        status = "error"
+
+        def exception(self):
+            return _tasks.SharesLost("gone")
+
+    assert Reduce.lost(Lost())
+
+
 def test_a_missing_path_is_named_with_its_worker_and_recorded_as_one_machine_records_it(tree, tmp_path):
     missing = str(tmp_path / "no-such-dir")
     want, code = one_machine([tree, missing], cwd=str(tmp_path))

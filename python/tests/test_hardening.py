@@ -272,3 +272,38 @@ def test_the_binding_leaves_the_interpreters_signal_dispositions_alone():
         assert not ignored(), "trawl.main set SIGXFSZ to ignored in the interpreter"
     finally:
         signal.signal(signal.SIGXFSZ, before)
+
+
+def test_an_embedded_run_leaves_the_programs_signal_handlers_and_dasks_loggers_as_they_were(monkeypatch, capsys):
+    """trawl-dask called in-process (an embedding program): the SIGTERM and SIGHUP handlers it
+    installs for the run are put back after it, and Dask's loggers, quiet while a client whose
+    scheduler is gone closes, are as they were after (not disabled for the rest of the
+    program)."""
+    import logging
+    import signal
+
+    from distributed.comm.core import CommClosedError
+    from trawl import cluster
+
+    def mine(signum, frame):
+        pass
+
+    old = {s: signal.signal(s, mine) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        # A run that ends with a message (a bad --local), and one whose scheduler is gone.
+        assert cluster.main(["scan", "--local", "0", "."]) == 2
+        assert signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGHUP) is mine
+        monkeypatch.setattr(cluster, "_client", lambda opts: (None, None))
+        dask_log = logging.getLogger("distributed.client")
+
+        def gone(client):
+            raise CommClosedError("the scheduler went away")
+
+        opts, _ = cluster._parser().parse_known_args(["scan", "--scheduler", "tcp://127.0.0.1:1", "."])
+        assert cluster._main(opts, gone) == 2
+        assert "lost the connection to the scheduler" in capsys.readouterr().err
+        assert not dask_log.disabled and not logging.getLogger("distributed").disabled
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

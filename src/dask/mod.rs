@@ -128,6 +128,11 @@ impl ClusterPlan {
         &self.plan.cfg.roots
     }
 
+    /// Whether `-q` silences the summaries (trawl's, and the run's own figures).
+    pub fn quiet(&self) -> bool {
+        self.plan.quiet
+    }
+
     /// Opens the outputs (before any reading: a bad path costs nothing) and returns their
     /// (device, inode) so that the walk leaves them out.
     pub fn open_outputs(&self) -> anyhow::Result<(OpenOutputs, Vec<(u64, u64)>)> {

@@ -11,7 +11,7 @@ import time
 
 from . import _native
 from ._common import Fatal, _say, _write_run_file
-from ._scan import _Cluster
+from ._cluster import _Cluster
 from ._tasks import LIST_BATCH, _audit_list, _audit_read
 
 class Audit(_Cluster):

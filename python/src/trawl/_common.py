@@ -41,6 +41,8 @@ def _on_terminate(signum, _frame):
 
 
 def _scheduler_lost(e, client):
-    """Whether ``e`` (a cancellation) came from losing the scheduler."""
-    text = str(e)
-    return "scheduler-connection-lost" in text or (client is not None and client.status != "running")
+    """Whether ``e`` (a cancellation: one future's, or a group's) came from losing the
+    scheduler: the reason Dask gives the cancelled futures, or a client no longer running."""
+    lost = "scheduler-connection-lost"
+    reasons = [getattr(e, "reason", None)] + [g.reason for g in getattr(e, "error_groups", ())]
+    return lost in reasons or (client is not None and client.status != "running")

@@ -20,7 +20,9 @@ from ._checkpoints import (
     _private_dir,
     _result_args,
 )
+from ._cluster import _Cluster
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
+from ._reduce import Reduce
 from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
 
 def _absolute_roots(args, roots):
@@ -40,102 +42,6 @@ def _absolute_roots(args, roots):
                 args = trial
                 break
     return args
-
-
-class _Cluster:
-    """What a scan and an audit share: the client, the workers, a version check."""
-
-    def __init__(self, opts, client):
-        self.o = opts
-        self.client = client
-        self.started = time.time()
-        self.stats = {}
-        # The version every worker must run (checked at the start, and by each map or read).
-        self.wire = _native.wire_version()
-
-    def workers(self):
-        return self.client.scheduler_info(n_workers=-1)["workers"]
-
-    def check_versions(self):
-        mine = self.wire = _native.wire_version()
-
-        # Nested, so that Dask sends it by value: a worker whose trawl is another (or none)
-        # still runs it and says which.
-        def _wire_version():
-            from trawl import _native as n
-
-            return n.wire_version()
-
-        got = self.client.run(_wire_version, on_error="return")
-        if not got:
-            # Workers often start after their scheduler: waited for, as long as for it.
-            t = self.o.connect_timeout
-            try:
-                self.client.wait_for_workers(1, timeout=t)
-            except TimeoutError:
-                raise Fatal(f"no worker joined the scheduler within {t:g} s (--connect-timeout)")
-            got = self.client.run(_wire_version, on_error="return")
-            if not got:
-                raise Fatal("the cluster has no workers")
-        self.started_with = set(got)
-        for addr, v in sorted(got.items()):
-            if isinstance(v, BaseException):
-                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
-            if v != mine:
-                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
-        self.stats["workers"] = len(got)
-
-    def failed(self, f, what):
-        if f.status == "error":
-            raise Fatal(f"{what}: {f.exception()}")
-        if f.status == "cancelled":
-            raise Fatal(f"{what}: cancelled")
-
-    def say_worker_changes(self):
-        """Says which workers left during the run (their work ran on the others) and which
-        joined (a nanny's restart comes back under a new address); in the stats too."""
-        try:
-            now = set(self.workers())
-        except Exception:
-            return
-        before = getattr(self, "started_with", now)
-        left, joined = sorted(before - now), sorted(now - before)
-        self.stats["workers_left"], self.stats["workers_joined"] = left, joined
-        if left:
-            _say(f"{len(left)} worker(s) left during the run ({', '.join(left)}): their work ran on "
-                 f"the others; the report is complete")
-        if joined:
-            _say(f"{len(joined)} worker(s) joined during the run ({', '.join(joined)})")
-
-    def drop_silent(self):
-        """Workers the scheduler has not heard from for --worker-timeout are removed (at most
-        once a second): their work runs on the others."""
-        now = time.time()
-        if now - getattr(self, "_silent_checked", 0) < 1.0:
-            return
-        self._silent_checked = now
-        from ._tasks import _drop_silent
-
-        for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
-            _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
-                 "taken as lost, its work runs on the other workers")
-            self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
-
-    def next_done(self, ac):
-        """The next finished future of ``ac`` (an ``as_completed`` with futures left), with the
-        silent workers removed once a second while none finishes (their tasks run elsewhere)."""
-        from distributed import wait
-
-        while True:
-            done = ac.next_batch(block=False)
-            if done:
-                ac.update(done[1:])
-                return done[0]
-            try:
-                wait(list(ac.futures), timeout=1.0, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                pass
-            self.drop_silent()
 
 
 class Run(_Cluster):
@@ -628,142 +534,10 @@ class Run(_Cluster):
     # -- reduce and finish --
 
     def reduce(self, maps, shards):
-        """The partitions counted by --reducers tasks, each a range of partitions that fetches
-        its share of every map's result from the worker holding it (no task per map and
-        reducer: each costs the scheduler a few milliseconds, see bench/shuffle.py). Returns
-        the maps' metadata, the reducers' results and every partition's counts in order."""
-        from distributed import wait
-        from distributed.client import FuturesCancelledError
-
-        metas = [self.early[s["key"]][0] for s in shards]
-        where = []
-
-        def locate():
-            """Where every shard's result is now (after a loss: once Dask has it again, or,
-            for a resumed shard, once it is sent again from its checkpoint)."""
-            for attempt in range(5):
-                self.recover(shards)
-                results = [self.early[s["key"]][1] for s in shards]
-                try:
-                    wait(results)
-                except FuturesCancelledError as e:
-                    if _scheduler_lost(e, self.client) or attempt == 4:
-                        raise
-                    continue
-                who = self.client.who_has(results)
-                where[:] = [(f.key, (who.get(f.key) or [""])[0]) for f in results]
-                return
-
-        delay = float(os.environ.get("TRAWL_DASK_REDUCE_DELAY", "0") or 0)
-        # Tests only: once every reducer has finished, the directory this names is made and the
-        # run waits (a minute at most) until it is gone, before the merge.
-        pause = os.environ.get("TRAWL_DASK_MERGE_PAUSE")
-
-        def reducer(i, attempt=0):
-            lo, hi = self.bounds[i]
-            return self.client.submit(
-                _reduce, lo, hi, list(where), self.run_key, delay if not attempt else 0.0,
-                self.o.worker_timeout,
-                key=f"trawl-reduce-{self.run_key}-{lo}" + (f"-again{attempt}" if attempt else ""),
-            )
-
-        locate()
-
-        reducers = [reducer(i) for i in range(len(self.bounds))]
-        # Each reducer's result, taken as it finishes (see `take`).
-        got = [None] * len(reducers)
-        which = {f.key: i for i, f in enumerate(reducers)}
-        # The recovery each reducer's inputs are from (see `take`).
-        made_after = {f.key: 0 for f in reducers}
-        # A resumed shard's metadata is here already (a dict); the others' come from tasks.
-        tasks = [(i, m) for i, m in enumerate(metas) if not isinstance(m, dict)]
-        # A pinned shard whose result was lost with its host is read again there: the watchdog
-        # goes on watching those hosts through the shards' metadata tasks.
-        self.root_of = {m.key: shards[i]["root"] for i, m in tasks}
-        for i, m in tasks:
-            s = shards[i]
-            self.what[m.key] = f"shard {s['key']} ({len(s['files'])} files from {os.fsdecode(s['files'][0])})"
-        # The shards' records and totals, merged one at a time after the reducers count, in
-        # map order (each let go once merged).
-        merger = self.plan.merge()
-        pending = {m.key: i for i, m in tasks}
-        merged = [m if isinstance(m, dict) else None for m in metas]
-        seconds = []
-        recovered = 0
-
-        def lost(f):
-            if f.status == "cancelled":
-                return True
-            return f.status == "error" and type(f.exception()).__name__ == "SharesLost"
-
-        def take(f):
-            nonlocal recovered
-            if f.key in which and f.status == "finished":
-                # Fetched at once and let go: a worker that dies later, holding a finished
-                # reducer's result, takes nothing the run still needs (Dask would compute the
-                # reducer again, from map results lost with that worker).
-                try:
-                    got[which[f.key]] = f.result()
-                    f.release()
-                    return None
-                except Exception as e:  # noqa: BLE001 - sorted just below
-                    if not (type(e).__name__ == "SharesLost" or f.status == "cancelled"):
-                        raise
-            if f.key in which and lost(f):
-                # A share was lost with a worker: the maps' results are had again (Dask reads
-                # a lost shard again; a resumed one is sent again from its checkpoint), once
-                # for every reducer that lost them, and the reducer runs again.
-                if made_after[f.key] == recovered and recovered < 5:
-                    locate()
-                    recovered += 1
-                if made_after[f.key] < recovered:
-                    i = which.pop(f.key)
-                    reducers[i] = reducer(i, recovered)
-                    which[reducers[i].key] = i
-                    made_after[reducers[i].key] = recovered
-                    return [reducers[i]]
-            self.failed(f, self.what.get(f.key, f.key))
-            if f.key in pending:
-                merged[pending.pop(f.key)] = f
-            return None
-
-        self.drain(reducers + [m for _, m in tasks], take)
-        if pause:
-            os.mkdir(pause)
-            t = time.time()
-            while os.path.exists(pause) and time.time() - t < 60:
-                time.sleep(0.05)
-        # In map order: the partitions number files by their map's place.
-        for i, f in enumerate(merged):
-            m = f if isinstance(f, dict) else f.result()
-            try:
-                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))
-                t = json.loads(m["totals"])
-            except ValueError as e:
-                raise Fatal(f"shard {shards[i]['key']}: {self.source_of(shards[i])} does not decode "
-                            f"({str(e).strip()}){self.delete_hint(shards[i])}")
-            blocks = sum(w["blocks"] - w["zero_blocks"] for w in t["ways"])
-            seconds.append((m["seconds"], t.get("fingerprints", 0), blocks))
-            self.timeline.append((m.get("worker"), round(m.get("began", 0) - self.maps_began, 3), round(m["seconds"], 3)))
-            if not isinstance(f, dict):
-                f.release()
-        self.stats["reduces_again"] = recovered
-        self.stats.setdefault("resent_shards", 0)
-        self.stats.setdefault("silent_workers", 0)
-        reduced = got
-        counts = []
-        for r in reduced:
-            if "error" in r:
-                i = r["map"]
-                m = maps[i]
-                who = (self.client.who_has([m]).get(m.key) if m is not None else None) or [
-                    self.source_of(shards[i])
-                ]
-                raise Fatal(f"partition {r['partition']}: shard {shards[i]['key']} (from {', '.join(who)}): "
-                            f"{r['error']}{self.delete_hint(shards[i])}")
-            counts += r["counts"]
-        self.stats["reducers"] = len(reducers)
-        return merger, seconds, reduced, counts
+        """The partitions counted and the shards merged (see `Reduce`): the merger, each
+        shard's (seconds, fingerprints, blocks), the reducers' results and every partition's
+        counts in order."""
+        return Reduce(self, maps, shards).run()
 
     def source_of(self, shard):
         """Where a shard's result came from, for a message."""
@@ -867,8 +641,7 @@ class Run(_Cluster):
         self.stats["shard_timeline"] = sorted(self.timeline, key=lambda x: (str(x[0]), x[1]))
         s = self.stats
         # The run's figures are a summary line: -q, which silences trawl's summary, silences it.
-        quiet = any(os.fsdecode(a) in ("-q", "--quiet") for a in self.args)
-        if s["fingerprints"] and not quiet:
+        if s["fingerprints"] and not self.plan.quiet():
             _say(
                 f"{s['shards']} shards on {s['workers']} workers, {s['partitions']} partitions: "
                 f"{s['fingerprints']:,} fingerprints in {s['batch_bytes']:,} bytes "

@@ -82,6 +82,18 @@ class SharesLost(RuntimeError):
     it): the client runs the reduce again once the maps are back."""
 
 
+class BatchRefused(RuntimeError):
+    """A reduce task refused map ``map``'s batch of partition ``partition`` (``why``): made by
+    another configuration or damaged. The client ends the run, naming that map's shard."""
+
+    def __init__(self, map, partition, why):
+        super().__init__(map, partition, why)
+        self.map, self.partition, self.why = map, partition, why
+
+    def __str__(self):
+        return f"partition {self.partition}: map {self.map}: {self.why}"
+
+
 def _shares_handler(run_key):
     """The name of the handler that serves run ``run_key``'s shares on its workers."""
     return f"trawl_shares_{run_key}"
@@ -203,7 +215,7 @@ def _reduce(lo, hi, where, run_key, delay=0.0, deadline=60.0):
             counts = n.reduce_partition([p[i] for p in pieces])
         except n.BatchError as e:
             bad, why = e.args
-            return {"error": why, "map": bad, "partition": lo + i}
+            raise BatchRefused(bad, lo + i, why) from None
         out.append(counts)
     return {
         "counts": out,

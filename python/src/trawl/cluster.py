@@ -11,6 +11,7 @@ of finished shards for ``--resume``, and a version check before any work.
 """
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -220,12 +221,15 @@ def _main(opts, run):
     from distributed.comm.core import CommClosedError
 
     client = cluster = None
-    # Outside the main thread (an embedding program) signals stay the program's.
+    # Outside the main thread (an embedding program) signals stay the program's; in it, the
+    # handlers installed here are put back as they were when the run ends.
+    before = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
-            signal.signal(sig, _on_terminate)
+            before[sig] = signal.signal(sig, _on_terminate)
         except ValueError:
             pass
+    lost = False
     try:
         client, cluster = _client(opts)
         return run(client)
@@ -236,12 +240,7 @@ def _main(opts, run):
         # The client talks to the scheduler alone: a connection closed under it is that one.
         if not isinstance(e, CommClosedError) and not _scheduler_lost(e, client):
             raise
-        # What Dask's client logs while it closes a connection already gone says nothing more.
-        import logging
-
-        for name in ["distributed", *logging.root.manager.loggerDict]:
-            if name.startswith("distributed"):
-                logging.getLogger(name).disabled = True
+        lost = True
         where = opts.scheduler or "the local cluster"
         resume = (" (what --state checkpointed is kept: run again with --resume)"
                   if getattr(opts, "state", None) else "")
@@ -256,11 +255,32 @@ def _main(opts, run):
         _say(f"terminated ({name}); no manifest or report was left half-written")
         return 128 + t.signum
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        # What Dask's client logs while it closes a connection already gone says nothing more:
+        # its loggers are quiet while it closes, and as they were after.
+        with _quiet_dask_logs(lost):
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
+
+@contextlib.contextmanager
+def _quiet_dask_logs(quiet):
+    """Dask's loggers disabled inside the block when ``quiet``, each put back as it was after."""
+    import logging
+
+    names = [n for n in ["distributed", *logging.root.manager.loggerDict] if n.startswith("distributed")]
+    loggers = [logging.getLogger(n) for n in names] if quiet else []
+    was = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, w in zip(loggers, was):
+            lg.disabled = w
 
 if __name__ == "__main__":
     sys.exit(main())

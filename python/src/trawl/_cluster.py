@@ -1,0 +1,103 @@
+"""What trawl-dask's scan and audit clients share: the client, the workers, the version check,
+and waiting for tasks while silent workers are taken as lost."""
+
+import time
+
+from . import _native
+from ._common import Fatal, _say
+
+
+class _Cluster:
+    """What a scan and an audit share: the client, the workers, a version check."""
+
+    def __init__(self, opts, client):
+        self.o = opts
+        self.client = client
+        self.started = time.time()
+        self.stats = {}
+        # The version every worker must run (checked at the start, and by each map or read).
+        self.wire = _native.wire_version()
+
+    def workers(self):
+        return self.client.scheduler_info(n_workers=-1)["workers"]
+
+    def check_versions(self):
+        mine = self.wire = _native.wire_version()
+
+        # Nested, so that Dask sends it by value: a worker whose trawl is another (or none)
+        # still runs it and says which.
+        def _wire_version():
+            from trawl import _native as n
+
+            return n.wire_version()
+
+        got = self.client.run(_wire_version, on_error="return")
+        if not got:
+            # Workers often start after their scheduler: waited for, as long as for it.
+            t = self.o.connect_timeout
+            try:
+                self.client.wait_for_workers(1, timeout=t)
+            except TimeoutError:
+                raise Fatal(f"no worker joined the scheduler within {t:g} s (--connect-timeout)")
+            got = self.client.run(_wire_version, on_error="return")
+            if not got:
+                raise Fatal("the cluster has no workers")
+        self.started_with = set(got)
+        for addr, v in sorted(got.items()):
+            if isinstance(v, BaseException):
+                raise Fatal(f"worker {addr} cannot run trawl: {type(v).__name__}: {v}")
+            if v != mine:
+                raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
+        self.stats["workers"] = len(got)
+
+    def failed(self, f, what):
+        if f.status == "error":
+            raise Fatal(f"{what}: {f.exception()}")
+        if f.status == "cancelled":
+            raise Fatal(f"{what}: cancelled")
+
+    def say_worker_changes(self):
+        """Says which workers left during the run (their work ran on the others) and which
+        joined (a nanny's restart comes back under a new address); in the stats too."""
+        try:
+            now = set(self.workers())
+        except Exception:
+            return
+        before = getattr(self, "started_with", now)
+        left, joined = sorted(before - now), sorted(now - before)
+        self.stats["workers_left"], self.stats["workers_joined"] = left, joined
+        if left:
+            _say(f"{len(left)} worker(s) left during the run ({', '.join(left)}): their work ran on "
+                 f"the others; the report is complete")
+        if joined:
+            _say(f"{len(joined)} worker(s) joined during the run ({', '.join(joined)})")
+
+    def drop_silent(self):
+        """Workers the scheduler has not heard from for --worker-timeout are removed (at most
+        once a second): their work runs on the others."""
+        now = time.time()
+        if now - getattr(self, "_silent_checked", 0) < 1.0:
+            return
+        self._silent_checked = now
+        from ._tasks import _drop_silent
+
+        for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
+            _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
+                 "taken as lost, its work runs on the other workers")
+            self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
+
+    def next_done(self, ac):
+        """The next finished future of ``ac`` (an ``as_completed`` with futures left), with the
+        silent workers removed once a second while none finishes (their tasks run elsewhere)."""
+        from distributed import wait
+
+        while True:
+            done = ac.next_batch(block=False)
+            if done:
+                ac.update(done[1:])
+                return done[0]
+            try:
+                wait(list(ac.futures), timeout=1.0, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            self.drop_silent()
