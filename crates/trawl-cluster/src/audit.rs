@@ -98,7 +98,7 @@ fn wire_error(what: &str, e: postcard::Error) -> SourceError {
 }
 
 /// Hands each item of a listing task's result to `item`.
-fn take_listing(
+pub(crate) fn take_listing(
     b: &[u8],
     item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
 ) -> Result<(), SourceError> {
@@ -284,7 +284,7 @@ impl<R: Remote> Source for RemoteSource<R> {
 }
 
 /// Hands what a read task found to `found`, file by file, showing it on `progress`.
-fn take_reads(
+pub(crate) fn take_reads(
     b: &[u8],
     algorithms: &[Algorithm],
     progress: &dyn Progress,

@@ -27,6 +27,32 @@ pub use merge::{Merge, ShardPart};
 pub use shards::{ShardBounds, ShardPlan, Walk};
 pub use work::ScanWork;
 
+/// The audit's wire decoders, for the fuzz targets (bytes from other machines must give an
+/// error, never a panic); not part of the face.
+#[doc(hidden)]
+pub mod wire {
+    use trawl_digest::Algorithm;
+
+    /// Decodes a listing task's result: how many items it holds, or why it does not decode.
+    pub fn audit_listing(b: &[u8]) -> Result<usize, String> {
+        let mut n = 0;
+        crate::audit::take_listing(b, &mut |_| {
+            n += 1;
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(n)
+    }
+
+    /// Decodes a read task's result for a catalog of `algorithms`: how many files it holds.
+    pub fn audit_reads(b: &[u8], algorithms: &[Algorithm]) -> Result<usize, String> {
+        let mut n = 0;
+        crate::audit::take_reads(b, algorithms, &trawl_scan::NoProgress, &mut |_| n += 1)
+            .map_err(|e| e.to_string())?;
+        Ok(n)
+    }
+}
+
 /// A name from the bytes it crossed the wire as (whatever their encoding).
 pub(crate) fn path(b: Vec<u8>) -> std::path::PathBuf {
     use std::os::unix::ffi::OsStringExt;
