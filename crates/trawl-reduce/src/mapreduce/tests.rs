@@ -1,4 +1,4 @@
-//! The unit tests of `cluster`.
+//! The unit tests of `mapreduce`.
 
 use super::*;
 use crate::codec::Codec;
@@ -165,4 +165,62 @@ fn a_partition_from_another_configuration_or_version_is_refused() {
             }
         })
     );
+}
+
+/// One generated file: pieces from a few seeds (so that blocks repeat within and across
+/// files, at any alignment), zero runs and text, each of a length that leaves short tails.
+fn generated(pieces: &[(u8, u8, u16)]) -> Vec<u8> {
+    let mut d = Vec::new();
+    for &(kind, seed, len) in pieces {
+        let len = usize::from(len);
+        match kind % 4 {
+            0 => d.extend_from_slice(&data(len, u64::from(seed % 6) + 1)),
+            1 => d.extend(std::iter::repeat_n(0u8, len)),
+            2 => d.extend(b"abcdefgh".iter().copied().cycle().take(len)),
+            _ => d.extend_from_slice(&data(len.max(4096) / 4096 * 4096, u64::from(seed % 3) + 9)),
+        }
+    }
+    d
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Over generated trees, shard counts and partition counts, a cluster's figures are one
+    /// machine's, every one of them (the fixed cases above, generalised).
+    #[test]
+    fn over_generated_trees_a_cluster_counts_as_one_machine_does(
+        tree in proptest::collection::vec(
+            proptest::collection::vec((0u8..4, 0u8..6, 1u16..40_000), 0..6),
+            1..10,
+        ),
+        shards in 1usize..12,
+        partitions in 1u32..40,
+        which in 0usize..3,
+    ) {
+        let files: Vec<(String, Vec<u8>)> = tree
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("d{}/f{i}", i % 3), generated(p)))
+            .collect();
+        let cfg = match which {
+            0 => cfg(),
+            1 => Arc::new(ReduceConfig {
+                dedup_sizes: vec![8192],
+                codecs: vec![],
+                cdc_avg: None,
+                top_files: 0,
+                ..ReduceConfig::default()
+            }),
+            _ => Arc::new(ReduceConfig {
+                dedup_sizes: vec![4096],
+                codecs: vec![Codec::Gzip(1)],
+                top_files: 3,
+                ..ReduceConfig::default()
+            }),
+        };
+        let one = one_machine(&cfg, &files);
+        let (many, _) = cluster(&cfg, &files, shards.min(files.len()), partitions);
+        proptest::prop_assert_eq!(many, one);
+    }
 }
