@@ -216,6 +216,70 @@ mod tests {
             assert!(safe_path(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn fetch_lines_give_items_under_data_and_name_every_line_refused() {
+        let text = "http://a/x 12 data/x\n\
+                    http://a/y - data/sub/y%0Az\n\
+                    \n\
+                    http://a/t 3 bagit.txt\n\
+                    http://a/u 3 data/../../etc/passwd\n\
+                    http://a/v lots data/v\n\
+                    just-a-url\n";
+        let (items, errors) = parse_fetch(text);
+        assert_eq!(
+            items,
+            vec![
+                FetchItem {
+                    url: "http://a/x".into(),
+                    length: Some(12),
+                    path: "data/x".into()
+                },
+                FetchItem {
+                    url: "http://a/y".into(),
+                    length: None,
+                    path: "data/sub/y\nz".into()
+                },
+            ]
+        );
+        let lines: Vec<usize> = errors.iter().map(|e| e.0).collect();
+        assert_eq!(lines, [4, 5, 6, 7], "{errors:?}");
+        assert!(errors[0].1.contains("outside data/"), "{errors:?}");
+        assert!(errors[1].1.contains("'..'"), "{errors:?}");
+        assert!(errors[2].1.contains("LENGTH 'lots'"), "{errors:?}");
+        assert!(
+            errors[3].1.contains("expected 'URL LENGTH FILENAME'"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn manifest_lines_are_lowercased_decoded_and_numbered() {
+        let (entries, errors) =
+            parse_manifest("ABC  data/a%25b\r\n\r\n0f\tdata/t\r\nlonely\r\nff \r\n");
+        assert_eq!(
+            entries,
+            vec![
+                ManifestLine {
+                    line: 1,
+                    digest: "abc".into(),
+                    path: "data/a%b".into()
+                },
+                ManifestLine {
+                    line: 3,
+                    digest: "0f".into(),
+                    path: "data/t".into()
+                },
+            ]
+        );
+        assert_eq!(
+            errors,
+            vec![
+                (4, "expected 'CHECKSUM FILEPATH'".to_string()),
+                (5, "no file path after the digest".to_string())
+            ]
+        );
+    }
 }
 
 /// One line of fetch.txt.
@@ -240,6 +304,9 @@ pub fn parse_fetch(text: &str) -> (Vec<FetchItem>, Vec<(usize, String)>) {
         }
         let mut it = line.splitn(3, [' ', '\t']);
         match (it.next(), it.next(), it.next()) {
+            (Some(_), Some(len), Some(_)) if len != "-" && len.parse::<u64>().is_err() => {
+                errors.push((i + 1, format!("LENGTH '{len}' is neither a number nor '-'")))
+            }
             (Some(url), Some(len), Some(path)) => {
                 match safe_path(&crate::decode_path(path.trim_start())) {
                     Ok(p) if p.starts_with("data/") => items.push(FetchItem {

@@ -78,3 +78,29 @@ fn flock_holder(md: &std::fs::Metadata) -> Option<String> {
             .then(|| f[4].to_string())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second writer is refused while the first holds the lock, naming this process as the
+    /// holder; once the first lets go, the next one takes it.
+    #[test]
+    fn a_second_writer_is_refused_naming_the_holder_until_the_first_lets_go() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("c.db");
+        std::fs::write(&path, b"").unwrap();
+        let first = Lock::acquire(&path, File::open(&path).unwrap()).unwrap();
+        match Lock::acquire(&path, File::open(&path).unwrap()) {
+            Err(CatalogError::InUse { path: p, pid }) => {
+                assert_eq!(p, path);
+                assert!(pid == std::process::id().to_string() || pid == "?", "{pid}");
+            }
+            other => panic!("not refused: {:?}", other.map(|_| ())),
+        }
+        assert!(Lock::holder(&path).is_some());
+        drop(first);
+        assert_eq!(Lock::holder(&path), None);
+        let _again = Lock::acquire(&path, File::open(&path).unwrap()).unwrap();
+    }
+}

@@ -67,3 +67,39 @@ impl Verdict {
         Verdict::ALL.into_iter().find(|v| v.name() == s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every verdict's name reads back to it, the names are those reports use, and nothing
+    /// else reads as a verdict.
+    #[test]
+    fn every_verdict_has_a_name_that_reads_back() {
+        let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(
+            sorted.len(),
+            Verdict::ALL.len(),
+            "no two verdicts share a name"
+        );
+        for v in Verdict::ALL {
+            assert_eq!(Verdict::from_name(v.name()), Some(v));
+        }
+        for n in [
+            "corrupt",
+            "modified",
+            "missing",
+            "new",
+            "moved",
+            "unreadable",
+            "ok",
+        ] {
+            assert!(names.contains(&n), "{n}");
+        }
+        assert_eq!(Verdict::from_name("Corrupt"), None);
+        assert_eq!(Verdict::from_name(""), None);
+    }
+}

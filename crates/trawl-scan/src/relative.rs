@@ -94,3 +94,77 @@ impl RelativeEntries {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, symlink};
+
+    /// A root with `sub/f` (5 bytes), a link `out` to a directory outside it and a link `in`
+    /// to `sub` inside it.
+    fn fixture() -> (tempfile::TempDir, std::path::PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir(t.path().join("outside")).unwrap();
+        std::fs::write(root.join("sub/f"), b"12345").unwrap();
+        std::fs::write(t.path().join("outside/f"), b"secret").unwrap();
+        symlink(t.path().join("outside"), root.join("out")).unwrap();
+        symlink("sub", root.join("in")).unwrap();
+        (t, root)
+    }
+
+    #[test]
+    fn an_entry_beneath_the_root_has_the_files_size_and_identity() {
+        let (_t, root) = fixture();
+        let mut r = RelativeEntries::open(&root).unwrap();
+        let e = r.entry(b"sub/f", Path::new("x/sub/f"), 3).unwrap();
+        let md = std::fs::metadata(root.join("sub/f")).unwrap();
+        assert_eq!((e.size, e.dev, e.ino, e.root), (5, md.dev(), md.ino(), 3));
+        assert_eq!(e.path, Path::new("x/sub/f"), "named as the caller names it");
+        // A name whose directory is missing, or a path that does not end in the name.
+        assert_eq!(
+            r.entry(b"nope/f", Path::new("nope/f"), 0).unwrap_err(),
+            NotBeneath::Missing
+        );
+        assert_eq!(
+            r.entry(b"sub/f", Path::new("sub/g"), 0).unwrap_err(),
+            NotBeneath::Missing
+        );
+    }
+
+    #[test]
+    fn a_name_that_leaves_the_root_gets_no_entry() {
+        let (_t, root) = fixture();
+        let mut r = RelativeEntries::open(&root).unwrap();
+        for rel in [&b"../outside/f"[..], b"out/f", b"/etc/passwd"] {
+            let path = Path::new(std::ffi::OsStr::from_bytes(rel));
+            assert_eq!(
+                r.entry(rel, path, 0).unwrap_err(),
+                NotBeneath::Outside,
+                "{path:?}"
+            );
+        }
+        // A link that stays inside is followed.
+        assert_eq!(r.entry(b"in/f", Path::new("in/f"), 0).unwrap().size, 5);
+    }
+
+    #[test]
+    fn a_following_entry_opens_only_what_stays_beneath() {
+        let (_t, root) = fixture();
+        let mut r = RelativeEntries::open(&root).unwrap();
+        let e = r
+            .entry_following_inside(b"sub/f", Path::new("sub/f"), 0)
+            .unwrap();
+        let open = e.open.as_ref().unwrap().0.clone();
+        let mut s = String::new();
+        use std::io::Read;
+        open().unwrap().read_to_string(&mut s).unwrap();
+        assert_eq!(s, "12345");
+        // `sub/f` swapped for a link out of the root after the entry was made: refused.
+        std::fs::remove_file(root.join("sub/f")).unwrap();
+        symlink(root.join("../outside/f"), root.join("sub/f")).unwrap();
+        let err = open().unwrap_err();
+        assert!(err.to_string().contains("leads outside the root"), "{err}");
+    }
+}
