@@ -1,11 +1,11 @@
 //! `trawl bag`: BagIt create, validate, update, recover.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use trawl_bag::CreateOptions;
 use trawl_report::bag::BagReport as Report;
 
-use crate::flags::hiargs::{bag_spools, scan_config};
 use crate::flags::lowargs::BagCommand;
+use crate::flags::plans::{BagCheckPlan, BagCreatePlan};
 use crate::{Outcome, messages};
 
 fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> anyhow::Result<Outcome> {
@@ -34,72 +34,55 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> anyhow::Resul
 
 pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
     match cmd {
-        BagCommand::Create(a) => create(a),
-        BagCommand::Validate(a) => validate(a),
-        BagCommand::Update(a) => update(a),
+        BagCommand::Create(a) => create(BagCreatePlan::from_args(&a)?),
+        BagCommand::Validate(a) => validate(BagCheckPlan::validate(&a)?),
+        BagCommand::Update(a) => update(BagCheckPlan::update(&a)?),
         BagCommand::Recover(a) => recover(a),
     }
 }
 
 /// `bag create`.
-fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
-    let algorithms = trawl_digest::parse_list(&a.digest)?;
+fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
+    let BagCreatePlan {
+        dir,
+        algorithms,
+        info,
+        links,
+        out,
+        copy,
+        cfg,
+        spools,
+        quiet,
+    } = a;
     for alg in algorithms.iter().filter(|a| !a.is_bagit_standard()) {
         messages::warning(format_args!(
             "{}: {alg} is trawl's own: other BagIt tools (bagit-python) will not check manifest-{}.txt",
-            a.dir.display(),
+            dir.display(),
             alg.bagit_name()
         ));
     }
-    let mut info = Vec::new();
-    for i in &a.info {
-        let (k, v) = i
-            .split_once(':')
-            .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
-        if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
-            bail!("--info '{i}': label must be non-empty and neither part may hold a line break");
-        }
-        info.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    use crate::flags::lowargs::BagLinks;
-    let links = match (a.links, a.read.follow) {
-        (None, false) | (Some(BagLinks::Refuse), false) => trawl_bag::Links::Refuse,
-        (Some(BagLinks::Skip), false) => trawl_bag::Links::Skip,
-        (None, true) | (Some(BagLinks::Follow), _) => trawl_bag::Links::Follow,
-        (Some(other), true) => bail!(
-            "--follow bags what links point to; --links {} says otherwise: give one",
-            if other == BagLinks::Skip {
-                "skip"
-            } else {
-                "refuse"
-            }
-        ),
-    };
-    let mut read = a.read.clone();
-    read.follow = links == trawl_bag::Links::Follow;
-    let cfg = scan_config(vec![a.dir.clone()], &read)?;
-    let bar = crate::progress::Bar::new(a.read.quiet);
+    let bar = crate::progress::Bar::new(quiet);
     let opts = CreateOptions {
         links,
         algorithms,
         info,
-        out: a.out.as_deref(),
-        copy: a.copy,
-        spools: bag_spools(&a.spool)?,
+        out: out.as_deref(),
+        copy,
+        spools,
     };
-    let res = trawl_bag::create(&a.dir, &opts, &cfg, &bar, &crate::stop::current());
+    let res = trawl_bag::create(&dir, &opts, &cfg, &bar, &crate::stop::current());
     drop(bar);
     let c = res?;
-    if !a.read.quiet {
-        let target = a.out.as_deref().unwrap_or(&a.dir);
+    if !quiet {
+        let target = out.as_deref().unwrap_or(&dir);
         let mut line = format!(
             "bagged {} files ({} bytes) into {}",
             c.files,
             c.bytes,
             trawl_printer::terminal::line(&target.display().to_string())
         );
-        if a.out.is_some() {
-            let how = if a.copy {
+        if out.is_some() {
+            let how = if copy {
                 "copied (--copy)"
             } else {
                 "hard-linked where possible (--copy to copy)"
@@ -124,24 +107,31 @@ fn create(a: crate::flags::lowargs::BagCreateArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `bag validate`.
-fn validate(a: crate::flags::lowargs::BagValidateArgs) -> anyhow::Result<Outcome> {
-    refuse_follow(&a.read, "validate")?;
-    let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
-    let spools = bag_spools(&a.spool)?;
-    let bar = crate::progress::Bar::new(a.read.quiet);
-    let r = trawl_bag::validate(&a.dir, a.fast, &cfg, &bar, &crate::stop::current(), &spools);
+fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
+    let bar = crate::progress::Bar::new(a.quiet);
+    let r = trawl_bag::validate(
+        &a.dir,
+        a.fast,
+        &a.cfg,
+        &bar,
+        &crate::stop::current(),
+        &a.spools,
+    );
     drop(bar);
-    print_report(&a.dir, &r?, a.read.quiet)
+    print_report(&a.dir, &r?, a.quiet)
 }
 
 /// `bag update`.
-fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
-    refuse_follow(&a.read, "update")?;
-    let algs = trawl_digest::parse_list(&a.digest)?;
-    let cfg = scan_config(vec![a.dir.clone()], &a.read)?;
-    let spools = bag_spools(&a.spool)?;
-    let bar = crate::progress::Bar::new(a.read.quiet);
-    let r = trawl_bag::update(&a.dir, &algs, &cfg, &bar, &crate::stop::current(), &spools);
+fn update(a: BagCheckPlan) -> anyhow::Result<Outcome> {
+    let bar = crate::progress::Bar::new(a.quiet);
+    let r = trawl_bag::update(
+        &a.dir,
+        &a.add,
+        &a.cfg,
+        &bar,
+        &crate::stop::current(),
+        &a.spools,
+    );
     drop(bar);
     let u = r?;
     let r = &u.report;
@@ -149,13 +139,13 @@ fn update(a: crate::flags::lowargs::BagUpdateArgs) -> anyhow::Result<Outcome> {
         messages::warning(format_args!("{}: {w}", a.dir.display()));
     }
     if !r.errors.is_empty() {
-        print_report(&a.dir, r, a.read.quiet)?;
+        print_report(&a.dir, r, a.quiet)?;
         bail!(
             "{}: not updated: the bag does not validate",
             a.dir.display()
         );
     }
-    if !a.read.quiet {
+    if !a.quiet {
         let names =
             |v: &[trawl_digest::Algorithm]| -> Vec<&str> { v.iter().map(|a| a.name()).collect() };
         let dir = a.dir.display().to_string();
@@ -184,15 +174,4 @@ fn recover(a: crate::flags::lowargs::BagRecoverArgs) -> anyhow::Result<Outcome> 
     );
     messages::to_stdout(&format!("{}\n", trawl_printer::terminal::line(&line)))?;
     Ok(Outcome::Ok)
-}
-
-/// `-L` means nothing to a bag that is read as it is (a bag holds no links, and its payload is
-/// never read through one): refused rather than accepted and ignored.
-fn refuse_follow(r: &crate::flags::lowargs::ReadArgs, command: &str) -> anyhow::Result<()> {
-    if r.follow {
-        bail!(
-            "-L/--follow: bag {command} reads a bag as it is and follows no link (a bag holds none; `bag create --out` copies what links point to)"
-        );
-    }
-    Ok(())
 }

@@ -6,18 +6,14 @@ use anyhow::Context;
 use trawl_report::media::IndexFile;
 
 use super::output::Output;
-use crate::flags::lowargs::FlvIndexArgs;
+use crate::flags::plans::FlvIndexPlan;
 use crate::{Outcome, messages};
 
-pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
+pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
     let apart = |p: &std::path::Path| Output::create_apart(p, &a.files);
     let mut json = a.json.as_deref().map(apart).transpose()?;
     let mut csv = a.csv.as_deref().map(apart).transpose()?;
-    let dash = |p: &Option<std::path::PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if dash(&a.json) && dash(&a.csv) {
-        anyhow::bail!("only one output may go to stdout ('-')");
-    }
-    let to_stdout = !dash(&a.json) && !dash(&a.csv);
+    let to_stdout = a.table_to_stdout();
     if let Some(c) = csv.as_mut() {
         c.write_all(b"path,time,offset\n")?;
     }
@@ -25,12 +21,7 @@ pub fn index(a: FlvIndexArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     let mut trouble = false;
     for f in &a.files {
-        let method = match a.io {
-            crate::flags::lowargs::SeekIo::Read => trawl_media::SeekMethod::Pread,
-            crate::flags::lowargs::SeekIo::Mmap => trawl_media::SeekMethod::Mmap,
-            crate::flags::lowargs::SeekIo::Auto => trawl_media::SeekMethod::Auto,
-        };
-        match trawl_media::index_file_with(f, method) {
+        match trawl_media::index_file_with(f, a.method) {
             Ok(i) => {
                 for p in &i.problems {
                     messages::warning(format_args!("{}: {p}", f.display()));

@@ -2,10 +2,10 @@
 
 use anyhow::Context;
 
-use crate::flags::lowargs::FlvInjectArgs;
+use crate::flags::plans::InjectPlan;
 use crate::{Outcome, messages};
 
-pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
+pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
     use std::os::unix::fs::MetadataExt;
     // One open, never blocking (a FIFO is refused), for both the index and the copy.
     let src = trawl_media::open_regular(&a.input)
@@ -29,12 +29,7 @@ pub fn run(a: FlvInjectArgs) -> anyhow::Result<Outcome> {
     let file = out
         .file_mut()
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let reflink = match a.reflink {
-        crate::flags::lowargs::Reflink::Always => trawl_media::Reflink::Always,
-        crate::flags::lowargs::Reflink::Never => trawl_media::Reflink::Never,
-        crate::flags::lowargs::Reflink::Auto => trawl_media::Reflink::Auto,
-    };
-    let r = trawl_media::inject(&i, &src, file, reflink)
+    let r = trawl_media::inject(&i, &src, file, a.reflink)
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
     let after = src.metadata()?;
     if (after.len(), after.mtime(), after.mtime_nsec())

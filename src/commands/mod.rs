@@ -18,6 +18,7 @@ mod verify;
 use crate::Outcome;
 use crate::flags::LowArgs;
 use crate::flags::lowargs::Command;
+use crate::flags::plans;
 
 pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
     let LowArgs {
@@ -30,7 +31,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
             plan.invocation = invocation;
             scan::run(plan)
         }
-        Command::Verify(a) => verify::run(a),
+        Command::Verify(a) => verify::run(plans::VerifyPlan::from_args(&a)?),
         Command::Bag(b) => bag::run(b),
         Command::Audit(a) => {
             let mut plan = crate::flags::hiargs::AuditPlan::from_args(&a)?;
@@ -41,10 +42,14 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),
         Command::Report(a) => report::run(a),
-        Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => flv::index(a),
-        Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => inject::run(a),
+        Command::Flv(crate::flags::lowargs::FlvCommand::Index(a)) => {
+            flv::index(plans::FlvIndexPlan::from_args(&a)?)
+        }
+        Command::Flv(crate::flags::lowargs::FlvCommand::Inject(a)) => {
+            inject::run(plans::InjectPlan::from_args(&a))
+        }
         #[cfg(feature = "serve")]
-        Command::Serve(a) => serve::run(a),
+        Command::Serve(a) => serve::run(plans::ServePlan::from_args(&a)?),
         #[cfg(not(feature = "serve"))]
         Command::Serve(_) => anyhow::bail!(
             "serve: this trawl was built without the `serve` feature (cargo build --features serve)"

@@ -1,39 +1,12 @@
 //! `trawl serve`: the FLV files under a directory over HTTP, seekable; stopped by a signal.
 
-use crate::flags::lowargs::ServeArgs;
+use crate::flags::plans::ServePlan;
 use crate::{Outcome, messages};
 
-fn seconds(flag: &str, v: f64) -> anyhow::Result<std::time::Duration> {
-    std::time::Duration::try_from_secs_f64(v)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| anyhow::anyhow!("{flag} {v}: expected a positive number of seconds"))
-}
-
-pub fn run(a: ServeArgs) -> anyhow::Result<Outcome> {
-    let dir = a.dir.clone();
+pub fn run(plan: ServePlan) -> anyhow::Result<Outcome> {
+    let dir = plan.root.clone();
     trawl_serve::serve(
-        trawl_serve::ServeConfig {
-            root: a.dir,
-            listen: a.listen,
-            threads: a.threads,
-            limits: trawl_serve::Limits {
-                max_connections: a
-                    .max_connections
-                    .unwrap_or_else(trawl_serve::default_max_connections)
-                    .max(1),
-                header_timeout: seconds("--header-timeout", a.header_timeout)?,
-                idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
-                grace: seconds("--grace", a.grace)?,
-            },
-            access_log: !a.quiet,
-            notices: std::sync::Arc::new(notice),
-            serving: if a.all {
-                trawl_serve::Serving::All
-            } else {
-                trawl_serve::Serving::Media
-            },
-        },
+        plan.config(std::sync::Arc::new(notice)),
         &crate::stop::current(),
         |addr| {
             let shown = trawl_printer::terminal::line(&dir.display().to_string()).into_owned();

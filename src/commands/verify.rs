@@ -2,32 +2,29 @@
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
-use trawl_engine::{VerifyNotice as Notice, VerifyOptions, VerifyOutcome};
+use trawl_engine::{VerifyNotice as Notice, VerifyOutcome};
 use trawl_report::verify::VerifyJson;
 
 use super::output::{Output, write_json};
-use crate::flags::hiargs::scan_config;
-use crate::flags::lowargs::VerifyArgs;
+use crate::flags::plans::VerifyPlan;
 use crate::{Outcome, messages};
 
 /// Problems with a manifest's lines shown one by one; past them, a count.
 const SHOWN_PROBLEMS: u64 = 5;
 
-pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
-    let mut json = a
+pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
+    let opts = &plan.opts;
+    let mut json = plan
         .json
         .as_deref()
-        .map(|p| Output::create_apart(p, &[&a.manifest]))
+        .map(|p| Output::create_apart(p, &[&opts.manifest]))
         .transpose()?;
-    let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let opts = verify_options(&a, &root)?;
-    let bar = crate::progress::Bar::new(a.read.quiet);
+    let bar = crate::progress::Bar::new(plan.quiet);
     // A file that is no manifest at all (a JSON report, a tarball) has a problem on every line:
     // the first few are shown, the rest counted (sha256sum says it once).
     let mut problems = 0u64;
-    let outcome = trawl_engine::verify(&opts, &bar, &crate::stop::current(), &mut |n| match n {
+    let outcome = trawl_engine::verify(opts, &bar, &crate::stop::current(), &mut |n| match n {
         Notice::Manifest(p) => {
             problems += 1;
             if problems <= SHOWN_PROBLEMS {
@@ -37,7 +34,7 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         Notice::Failed(e) => messages::error(format_args!("{e}")),
         Notice::AlgorithmFound { assumed, found } => messages::warning(format_args!(
             "{}: digests of {} hex digits are {found}, not {assumed}: the first files match {found}; checking with it (-d {found} says so)",
-            a.manifest.display(),
+            opts.manifest.display(),
             found.hex_len()
         )),
     });
@@ -49,20 +46,20 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     if problems > SHOWN_PROBLEMS {
         messages::error(format_args!(
             "{}: {} more lines that are not checksum lines",
-            a.manifest.display(),
+            opts.manifest.display(),
             problems - SHOWN_PROBLEMS
         ));
     }
     if problems > 0 && report.listed() == 0 {
         messages::error(format_args!(
             "{}: no properly formatted checksum lines found: is it a manifest (sha256sum, BSD or hashdeep format)?",
-            a.manifest.display()
+            opts.manifest.display()
         ));
     }
     let to_stdout = !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let failures_only = a.failures_only || a.read.quiet;
+        let failures_only = plan.failures_only || plan.quiet;
         trawl_printer::verify::lines(&mut out, &report, failures_only)?;
         out.flush()?;
     }
@@ -70,8 +67,8 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         let doc = VerifyJson {
             schema_version: trawl_report::SCHEMA_VERSION,
             trawl_version: env!("CARGO_PKG_VERSION"),
-            manifest: a.manifest.as_os_str().as_bytes().to_vec(),
-            root: root.as_os_str().as_bytes().to_vec(),
+            manifest: opts.manifest.as_os_str().as_bytes().to_vec(),
+            root: opts.root.as_os_str().as_bytes().to_vec(),
             totals: report.totals(),
             entries: &report.entries,
             not_listed: &report.not_listed,
@@ -81,17 +78,17 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
     }
     let c = report.counts();
     let different = c.failed + c.missing + report.not_listed.len() as u64;
-    let nothing_verified = a.ignore_missing && report.listed() == 0;
+    let nothing_verified = opts.ignore_missing && report.listed() == 0;
     if nothing_verified {
         messages::error(format_args!(
             "{}: no file was verified (every listed file is missing)",
-            a.manifest.display()
+            opts.manifest.display()
         ));
     }
-    if a.root.is_none() && c.missing > 0 && c.missing == report.listed() {
-        messages::error(format_args!("{}", root_hint(&a.manifest, &report)));
+    if !plan.root_given && c.missing > 0 && c.missing == report.listed() {
+        messages::error(format_args!("{}", root_hint(&opts.manifest, &report)));
     }
-    if different + c.unreadable > 0 || !a.read.quiet {
+    if different + c.unreadable > 0 || !plan.quiet {
         messages::error(format_args!("{}", trawl_printer::verify::summary(&report)));
     }
     Ok(if c.unreadable > 0 || report.manifest_problems > 0 {
@@ -100,27 +97,6 @@ pub fn run(a: VerifyArgs) -> anyhow::Result<Outcome> {
         Outcome::Difference
     } else {
         Outcome::Ok
-    })
-}
-
-/// What the engine is asked to verify, from the flags.
-fn verify_options(a: &VerifyArgs, root: &std::path::Path) -> anyhow::Result<VerifyOptions> {
-    Ok(VerifyOptions {
-        manifest: a.manifest.clone(),
-        prefer: match &a.digest {
-            Some(d) => trawl_digest::parse_list(d)?,
-            None => Vec::new(),
-        },
-        confine: a.confine || (a.root.is_some() && !a.no_confine),
-        strict: a.strict,
-        ignore_missing: a.ignore_missing,
-        cfg: scan_config(vec![root.to_path_buf()], &a.read)?,
-        root: root.to_path_buf(),
-        temp_dir: crate::flags::hiargs::check_temp_dir(a.temp_dir.as_deref())?,
-        memory: match a.memory.as_deref() {
-            Some(m) => crate::flags::hiargs::parse_size(m)? as usize,
-            None => trawl_engine::VERIFY_MEMORY,
-        },
     })
 }
 

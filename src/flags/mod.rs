@@ -1,7 +1,9 @@
-//! Command-line flags: [`lowargs`] is what the user typed, [`hiargs`] the plan built from it.
+//! Command-line flags: [`lowargs`] is what the user typed, [`hiargs`] and [`plans`] the plans
+//! built from it.
 
 pub mod hiargs;
 pub mod lowargs;
+pub mod plans;
 
 pub use lowargs::LowArgs;
 

@@ -1,0 +1,315 @@
+//! The plans of `verify`, `bag`, `flv index`, `flv inject` and `serve`: each command's flags
+//! checked and turned into the typed settings its library takes, before anything is read or
+//! written (`scan` and `audit` have theirs in [`super::hiargs`]).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use trawl_digest::Algorithm;
+use trawl_engine::VerifyOptions;
+use trawl_scan::ScanConfig;
+
+use super::hiargs::{bag_spools, check_temp_dir, parse_size, scan_config};
+use super::lowargs::{
+    BagCreateArgs, BagLinks, BagUpdateArgs, BagValidateArgs, FlvIndexArgs, FlvInjectArgs, ReadArgs,
+    Reflink, SeekIo, VerifyArgs,
+};
+
+/// `trawl verify`.
+pub struct VerifyPlan {
+    /// What the engine verifies.
+    pub opts: VerifyOptions,
+    /// `--json`: where the report goes.
+    pub json: Option<PathBuf>,
+    /// `--root` was given (without it, names resolve under `.`, and a hint may say where).
+    pub root_given: bool,
+    /// `-q`: failures only, and no summary when all is well.
+    pub quiet: bool,
+    /// `--failures-only`.
+    pub failures_only: bool,
+}
+
+impl VerifyPlan {
+    /// The plan of `a`.
+    pub fn from_args(a: &VerifyArgs) -> anyhow::Result<VerifyPlan> {
+        let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
+        let opts = VerifyOptions {
+            manifest: a.manifest.clone(),
+            prefer: match &a.digest {
+                Some(d) => trawl_digest::parse_list(d)?,
+                None => Vec::new(),
+            },
+            confine: a.confine || (a.root.is_some() && !a.no_confine),
+            strict: a.strict,
+            ignore_missing: a.ignore_missing,
+            cfg: scan_config(vec![root.clone()], &a.read)?,
+            root,
+            temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
+            memory: match a.memory.as_deref() {
+                Some(m) => parse_size(m)? as usize,
+                None => trawl_engine::VERIFY_MEMORY,
+            },
+        };
+        Ok(VerifyPlan {
+            opts,
+            json: a.json.clone(),
+            root_given: a.root.is_some(),
+            quiet: a.read.quiet,
+            failures_only: a.failures_only,
+        })
+    }
+}
+
+/// `trawl flv index`.
+pub struct FlvIndexPlan {
+    /// The files to index, in order.
+    pub files: Vec<PathBuf>,
+    /// `--json`: where the indexes go.
+    pub json: Option<PathBuf>,
+    /// `--csv`: where the keyframe table goes.
+    pub csv: Option<PathBuf>,
+    /// How the tag headers are reached (`--io`).
+    pub method: trawl_media::SeekMethod,
+    /// `--stats`: say how much of each file was read.
+    pub stats: bool,
+}
+
+impl FlvIndexPlan {
+    /// The plan of `a`; two outputs to stdout are refused.
+    pub fn from_args(a: &FlvIndexArgs) -> anyhow::Result<FlvIndexPlan> {
+        let dash = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+        if dash(&a.json) && dash(&a.csv) {
+            bail!("only one output may go to stdout ('-')");
+        }
+        Ok(FlvIndexPlan {
+            files: a.files.clone(),
+            json: a.json.clone(),
+            csv: a.csv.clone(),
+            method: match a.io {
+                SeekIo::Read => trawl_media::SeekMethod::Pread,
+                SeekIo::Mmap => trawl_media::SeekMethod::Mmap,
+                SeekIo::Auto => trawl_media::SeekMethod::Auto,
+            },
+            stats: a.stats,
+        })
+    }
+
+    /// Whether the table goes to stdout (no output took it).
+    pub fn table_to_stdout(&self) -> bool {
+        let dash = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+        !dash(&self.json) && !dash(&self.csv)
+    }
+}
+
+/// `trawl flv inject`.
+pub struct InjectPlan {
+    /// The FLV file read.
+    pub input: PathBuf,
+    /// The copy written.
+    pub output: PathBuf,
+    /// Whether the copy shares IN's blocks (`--reflink`).
+    pub reflink: trawl_media::Reflink,
+    /// `--fsync`: the copy is on disk before it takes its name.
+    pub fsync: bool,
+}
+
+impl InjectPlan {
+    /// The plan of `a`.
+    pub fn from_args(a: &FlvInjectArgs) -> InjectPlan {
+        InjectPlan {
+            input: a.input.clone(),
+            output: a.output.clone(),
+            reflink: match a.reflink {
+                Reflink::Always => trawl_media::Reflink::Always,
+                Reflink::Never => trawl_media::Reflink::Never,
+                Reflink::Auto => trawl_media::Reflink::Auto,
+            },
+            fsync: a.fsync,
+        }
+    }
+}
+
+/// `trawl serve`: the server's settings but where its notices go.
+#[cfg(feature = "serve")]
+pub struct ServePlan {
+    /// The directory served.
+    pub root: PathBuf,
+    /// `HOST:PORT`.
+    pub listen: String,
+    /// Worker threads (None: one per CPU).
+    pub threads: Option<usize>,
+    /// Connections and timeouts.
+    pub limits: trawl_serve::Limits,
+    /// One line per request (not with `-q`).
+    pub access_log: bool,
+    /// FLV files only, or every regular file (`--all`).
+    pub serving: trawl_serve::Serving,
+}
+
+#[cfg(feature = "serve")]
+impl ServePlan {
+    /// The plan of `a`: timeouts must be positive numbers of seconds.
+    pub fn from_args(a: &super::lowargs::ServeArgs) -> anyhow::Result<ServePlan> {
+        let seconds = |flag: &str, v: f64| {
+            std::time::Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| anyhow::anyhow!("{flag} {v}: expected a positive number of seconds"))
+        };
+        Ok(ServePlan {
+            root: a.dir.clone(),
+            listen: a.listen.clone(),
+            threads: a.threads,
+            limits: trawl_serve::Limits {
+                max_connections: a
+                    .max_connections
+                    .unwrap_or_else(trawl_serve::default_max_connections)
+                    .max(1),
+                header_timeout: seconds("--header-timeout", a.header_timeout)?,
+                idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
+                grace: seconds("--grace", a.grace)?,
+            },
+            access_log: !a.quiet,
+            serving: if a.all {
+                trawl_serve::Serving::All
+            } else {
+                trawl_serve::Serving::Media
+            },
+        })
+    }
+
+    /// The server's configuration, its notices going to `notices`.
+    pub fn config(self, notices: trawl_serve::Notices) -> trawl_serve::ServeConfig {
+        trawl_serve::ServeConfig {
+            root: self.root,
+            listen: self.listen,
+            threads: self.threads,
+            limits: self.limits,
+            access_log: self.access_log,
+            notices,
+            serving: self.serving,
+        }
+    }
+}
+
+/// `trawl bag create`.
+pub struct BagCreatePlan {
+    /// The directory bagged.
+    pub dir: PathBuf,
+    /// The payload manifests' algorithms.
+    pub algorithms: Vec<Algorithm>,
+    /// `--info LABEL:VALUE`, each checked.
+    pub info: Vec<(String, String)>,
+    /// What is done with symbolic links.
+    pub links: trawl_bag::Links,
+    /// `--out`: a separate destination.
+    pub out: Option<PathBuf>,
+    /// `--copy`.
+    pub copy: bool,
+    /// How the payload is read.
+    pub cfg: ScanConfig,
+    /// Where lists wait past their memory.
+    pub spools: trawl_bag::Spools,
+    /// `-q`.
+    pub quiet: bool,
+}
+
+impl BagCreatePlan {
+    /// The plan of `a`: `--info` values and a `--links` that contradicts `--follow` refused.
+    pub fn from_args(a: &BagCreateArgs) -> anyhow::Result<BagCreatePlan> {
+        let algorithms = trawl_digest::parse_list(&a.digest)?;
+        let mut info = Vec::new();
+        for i in &a.info {
+            let (k, v) = i
+                .split_once(':')
+                .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
+            if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
+                bail!(
+                    "--info '{i}': label must be non-empty and neither part may hold a line break"
+                );
+            }
+            info.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        let links = match (a.links, a.read.follow) {
+            (None, false) | (Some(BagLinks::Refuse), false) => trawl_bag::Links::Refuse,
+            (Some(BagLinks::Skip), false) => trawl_bag::Links::Skip,
+            (None, true) | (Some(BagLinks::Follow), _) => trawl_bag::Links::Follow,
+            (Some(other), true) => bail!(
+                "--follow bags what links point to; --links {} says otherwise: give one",
+                if other == BagLinks::Skip {
+                    "skip"
+                } else {
+                    "refuse"
+                }
+            ),
+        };
+        let mut read = a.read.clone();
+        read.follow = links == trawl_bag::Links::Follow;
+        Ok(BagCreatePlan {
+            dir: a.dir.clone(),
+            algorithms,
+            info,
+            links,
+            out: a.out.clone(),
+            copy: a.copy,
+            cfg: scan_config(vec![a.dir.clone()], &read)?,
+            spools: bag_spools(&a.spool)?,
+            quiet: a.read.quiet,
+        })
+    }
+}
+
+/// `trawl bag validate` and `trawl bag update`.
+pub struct BagCheckPlan {
+    /// The bag.
+    pub dir: PathBuf,
+    /// `bag validate --fast`: everything but the payload's digests.
+    pub fast: bool,
+    /// `bag update`: the algorithms to add (empty for `validate`).
+    pub add: Vec<Algorithm>,
+    /// How the payload is read.
+    pub cfg: ScanConfig,
+    /// Where lists wait past their memory.
+    pub spools: trawl_bag::Spools,
+    /// `-q`.
+    pub quiet: bool,
+}
+
+impl BagCheckPlan {
+    /// The plan of `bag validate`.
+    pub fn validate(a: &BagValidateArgs) -> anyhow::Result<BagCheckPlan> {
+        refuse_follow(&a.read, "validate")?;
+        Ok(BagCheckPlan {
+            dir: a.dir.clone(),
+            fast: a.fast,
+            add: Vec::new(),
+            cfg: scan_config(vec![a.dir.clone()], &a.read)?,
+            spools: bag_spools(&a.spool)?,
+            quiet: a.read.quiet,
+        })
+    }
+
+    /// The plan of `bag update`.
+    pub fn update(a: &BagUpdateArgs) -> anyhow::Result<BagCheckPlan> {
+        refuse_follow(&a.read, "update")?;
+        Ok(BagCheckPlan {
+            dir: a.dir.clone(),
+            fast: false,
+            add: trawl_digest::parse_list(&a.digest)?,
+            cfg: scan_config(vec![a.dir.clone()], &a.read)?,
+            spools: bag_spools(&a.spool)?,
+            quiet: a.read.quiet,
+        })
+    }
+}
+
+/// `-L` means nothing to a bag that is read as it is (a bag holds no links, and its payload is
+/// never read through one): refused rather than accepted and ignored.
+fn refuse_follow(r: &ReadArgs, command: &str) -> anyhow::Result<()> {
+    if r.follow {
+        bail!(
+            "-L/--follow: bag {command} reads a bag as it is and follows no link (a bag holds none; `bag create --out` copies what links point to)"
+        );
+    }
+    Ok(())
+}
