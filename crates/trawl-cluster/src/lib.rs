@@ -16,6 +16,7 @@ mod error;
 mod listing;
 mod map;
 mod merge;
+mod pack;
 mod shards;
 mod work;
 

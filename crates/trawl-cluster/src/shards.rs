@@ -125,7 +125,7 @@ impl Walk {
                 }
                 read.push((f.path.clone(), f.size));
             }
-            for s in trawl_engine::pack_shards(read, max_files, max_bytes) {
+            for s in crate::pack::pack(read, max_files, max_bytes) {
                 let key = s.key();
                 let mut files = s.files;
                 let mut others = Vec::new();

@@ -10,7 +10,7 @@
 //! and the [`Duplicates`]. [`verify`] checks a tree against manifest entries ([`VerifyOptions`]).
 //! Beside them, what the cluster and the renderers share with a scan: how files are named
 //! ([`manifest_name`], [`media_index_name`]), the comparing digest, the search for equal
-//! directories, the shard packer, and the report's empty shape.
+//! directories, and the report's empty shape.
 #![deny(missing_docs)]
 
 mod dupdirs;
@@ -20,7 +20,6 @@ mod names;
 mod options;
 mod records;
 mod scan;
-mod shards;
 mod verify;
 
 pub use dupdirs::find as duplicate_directories;
@@ -29,7 +28,6 @@ pub use names::{manifest_name, media_index_name};
 pub use options::{OptionsError, RECORD_MEMORY, ScanOptions};
 pub use records::{RecordSink, Records, StoredFile};
 pub use scan::{Notice, Scan, ScanOutcome, ScanResult, ScanRunError, empty_report, file_json};
-pub use shards::{Shard, pack as pack_shards};
 pub use verify::{
     Notice as VerifyNotice, VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify,
 };

@@ -11,24 +11,24 @@
 
 mod at;
 mod beneath;
+mod chunks;
 mod clock;
 mod disk;
 mod open;
 mod pool;
 mod sigbus;
-mod source;
 
 pub use at::{DirAt, Kind as EntryKind, is_plain_name};
 pub use beneath::{
     Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, plain_segments,
     stat_in,
 };
+pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::thread_cpu_time;
 pub use disk::{device_seeks, first_extent};
 pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in};
 pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
 pub use sigbus::{MapGuard, file_shrank_below, guard_map};
-pub use source::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 
 use std::path::{Path, PathBuf};
 
