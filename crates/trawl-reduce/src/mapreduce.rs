@@ -144,12 +144,8 @@ impl Mapper {
                     let sizes = &f.units[g * ncodec..(g + 1) * ncodec];
                     totals.sums.add_unit(len as u64, zero, sizes);
                 }
-                let t = &mut totals.sums.ways[idx];
-                t.blocks += 1;
-                t.logical_bytes += len as u64;
+                totals.sums.ways[idx].add(len as u64, zero);
                 if zero {
-                    t.zero_blocks += 1;
-                    t.zero_bytes += len as u64;
                     return;
                 }
                 let at = carried.len() as u32;
@@ -184,14 +180,8 @@ impl Mapper {
         if self.cfg.cdc_avg.is_some() {
             let w = self.sizes.len();
             for (fp, len, zero) in &f.chunks {
-                self.totals.sums.chunk_sizes[63 - (*len as u64).max(1).leading_zeros() as usize] +=
-                    1;
-                let t = &mut self.totals.sums.ways[w];
-                t.blocks += 1;
-                t.logical_bytes += *len as u64;
+                self.totals.sums.add_chunk(w, *len as u64, *zero);
                 if *zero {
-                    t.zero_blocks += 1;
-                    t.zero_bytes += *len as u64;
                     continue;
                 }
                 self.ways[w]

@@ -74,12 +74,9 @@ impl Slot {
             let t = &mut self.totals.ways[idx];
             let recs = &mut self.recs[idx];
             for i in 0..keys.len() {
-                t.blocks += 1;
-                t.logical_bytes += lens[i] as u64;
+                t.add(lens[i] as u64, zero[i]);
                 // Zero blocks are thin-provisioned: counted apart, never indexed.
                 if zero[i] {
-                    t.zero_blocks += 1;
-                    t.zero_bytes += lens[i] as u64;
                     continue;
                 }
                 if out_of_sample(keys[i]) || short {
@@ -140,13 +137,8 @@ impl Slot {
         if cfg.cdc_avg.is_some() {
             let w = c.sizes.len();
             for &(key, len, z) in &f.chunks {
-                self.totals.chunk_sizes[63 - (len as u64).max(1).leading_zeros() as usize] += 1;
-                let t = &mut self.totals.ways[w];
-                t.blocks += 1;
-                t.logical_bytes += len as u64;
+                self.totals.add_chunk(w, len as u64, z);
                 if z {
-                    t.zero_blocks += 1;
-                    t.zero_bytes += len as u64;
                     continue;
                 }
                 if out_of_sample(key) {

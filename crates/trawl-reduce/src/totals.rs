@@ -19,6 +19,17 @@ pub struct WayTotals {
 }
 
 impl WayTotals {
+    /// Counts one block (or chunk) of `len` bytes, a zero one when `zero`.
+    #[inline]
+    pub(crate) fn add(&mut self, len: u64, zero: bool) {
+        self.blocks += 1;
+        self.logical_bytes += len;
+        if zero {
+            self.zero_blocks += 1;
+            self.zero_bytes += len;
+        }
+    }
+
     fn merge(&mut self, o: &WayTotals) {
         self.blocks += o.blocks;
         self.logical_bytes += o.logical_bytes;
@@ -85,6 +96,13 @@ impl Totals {
         self.sampled_units += o.sampled_units;
         self.sampled_logical += o.sampled_logical;
         self.units += o.units;
+    }
+
+    /// Counts one CDC chunk of `len` bytes in way `w` (the last) and in the chunk sizes.
+    #[inline]
+    pub(crate) fn add_chunk(&mut self, w: usize, len: u64, zero: bool) {
+        self.chunk_sizes[63 - len.max(1).leading_zeros() as usize] += 1;
+        self.ways[w].add(len, zero);
     }
 
     /// Adds one compression unit of `len` bytes, with its per-codec (compressed, allocated)
