@@ -118,7 +118,11 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
         &a.spools,
     );
     drop(bar);
-    print_report(&a.dir, &r?, a.quiet)
+    let mut r = r?;
+    if let Some(p) = &a.profile {
+        r.errors.extend(trawl_bag::check_profile(&a.dir, p)?);
+    }
+    print_report(&a.dir, &r, a.quiet)
 }
 
 /// `bag update`.

@@ -554,6 +554,10 @@ pub struct BagValidateArgs {
     /// Only check completeness and Payload-Oxum, read no payload bytes.
     #[arg(long)]
     pub fast: bool,
+    /// Also hold the bag to this BagIt Profile (a JSON file, specification 1.4.0): each
+    /// departure is an error naming the profile's field.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]

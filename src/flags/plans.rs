@@ -267,6 +267,8 @@ pub struct BagCheckPlan {
     pub fast: bool,
     /// `bag update`: the algorithms to add (empty for `validate`).
     pub add: Vec<Algorithm>,
+    /// `bag validate --profile`: the profile the bag is held to.
+    pub profile: Option<trawl_bag::Profile>,
     /// How the payload is read.
     pub cfg: ScanConfig,
     /// Where lists wait past their memory.
@@ -279,10 +281,21 @@ impl BagCheckPlan {
     /// The plan of `bag validate`.
     pub fn validate(a: &BagValidateArgs) -> anyhow::Result<BagCheckPlan> {
         refuse_follow(&a.read, "validate")?;
+        let profile = match &a.profile {
+            Some(p) => {
+                let json = std::fs::read(p)
+                    .with_context(|| format!("{}: cannot read the profile", p.display()))?;
+                let profile = trawl_bag::Profile::parse(&json)
+                    .map_err(|e| anyhow::anyhow!("{}: not a BagIt Profile: {e}", p.display()))?;
+                Some(profile)
+            }
+            None => None,
+        };
         Ok(BagCheckPlan {
             dir: a.dir.clone(),
             fast: a.fast,
             add: Vec::new(),
+            profile,
             cfg: scan_config(vec![a.dir.clone()], &a.read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,
@@ -296,6 +309,7 @@ impl BagCheckPlan {
             dir: a.dir.clone(),
             fast: false,
             add: trawl_digest::parse_list(&a.digest)?,
+            profile: None,
             cfg: scan_config(vec![a.dir.clone()], &a.read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,

@@ -463,3 +463,53 @@ fn links_follow_bags_their_targets_and_names_a_dangling_one_as_dangling() {
     r.code(2);
     r.stderr_has("--links skip says otherwise");
 }
+
+/// `bag validate --profile`: a bag held to a BagIt Profile. One it meets is valid (exit 0); a
+/// departure is an error naming the field and the profile (exit 1); a profile that cannot be
+/// read or is not one is named, and nothing is validated (exit 2).
+#[test]
+fn a_bag_is_held_to_a_bagit_profile() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"abc");
+    d.cmd()
+        .args(["bag", "create", "b", "--info", "Source-Organization: Test"])
+        .run()
+        .code(0);
+    let profile = |extra: &str| {
+        format!(
+            r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "https://example.org/p.json"}},
+                 "Accept-BagIt-Version": ["1.0"], "Manifests-Required": ["sha256"]{extra}}}"#
+        )
+    };
+    d.create(b"meets.json", profile("").as_bytes());
+    d.create(
+        b"strict.json",
+        profile(r#", "Bag-Info": {"Contact-Email": {"required": true}}, "Data-Empty": true"#)
+            .as_bytes(),
+    );
+    d.create(b"broken.json", b"{\"BagIt-Profile-Info\": {}}");
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "meets.json"])
+        .run();
+    r.code(0);
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "strict.json"])
+        .run();
+    r.code(1);
+    r.stderr_has("Bag-Info: 'Contact-Email' is required and absent (https://example.org/p.json)");
+    r.stderr_has("Data-Empty: data/ must hold one empty file");
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "broken.json"])
+        .run();
+    r.code(2);
+    r.stderr_has("broken.json: not a BagIt Profile");
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "absent.json"])
+        .run();
+    r.code(2);
+    r.stderr_has("absent.json: cannot read the profile");
+}

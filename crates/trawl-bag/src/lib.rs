@@ -7,13 +7,15 @@
 //!
 //! The face: [`create`] (with [`CreateOptions`] and [`Links`]), [`update`] (algorithms added),
 //! [`recover`] (an interrupted in-place creation undone or finished) and [`validate`], each
-//! reading payloads through the [`Spools`] they are given; the tag files' parsers are
+//! reading payloads through the [`Spools`] they are given; [`check_profile`] holds a bag to a
+//! BagIt [`Profile`]; the tag files' parsers are
 //! [`tagfile`]'s, and [`encode_path`] / [`decode_path`] spell names as manifests do.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod create;
 mod payload;
+mod profile;
 pub mod tagfile;
 mod validate;
 
@@ -22,6 +24,7 @@ pub use create::{
     recover, update,
 };
 pub use payload::{DEFAULT_MEMORY, Spools};
+pub use profile::{Profile, check_profile};
 pub use validate::{SUPPORTED_VERSIONS, validate};
 
 use std::path::PathBuf;

@@ -1,0 +1,568 @@
+//! BagIt Profiles (specification 1.4.0): what a profile requires of a bag, read from its JSON,
+//! and the bag's departures from it, each a finding naming the profile's field.
+//!
+//! A profile is a few dozen lines of JSON: read whole, with serde_json. The bag's tag files
+//! are listed from its top (everything but `data/`), its payload from `data/`, names only.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use trawl_report::bag::BagFinding;
+
+use crate::{BagError, io_err};
+
+/// One `Bag-Info` entry of a profile.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InfoRule {
+    #[serde(default)]
+    required: bool,
+    #[serde(default)]
+    values: Vec<String>,
+    #[serde(default = "yes")]
+    repeatable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A BagIt Profile: the fields of specification 1.4.0 that apply to a bag on disk.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Profile {
+    #[serde(rename = "BagIt-Profile-Info")]
+    info: BTreeMap<String, serde_json::Value>,
+    #[serde(rename = "Bag-Info", default)]
+    bag_info: BTreeMap<String, InfoRule>,
+    #[serde(rename = "Manifests-Required", default)]
+    manifests_required: Vec<String>,
+    #[serde(rename = "Manifests-Allowed", default)]
+    manifests_allowed: Option<Vec<String>>,
+    #[serde(rename = "Tag-Manifests-Required", default)]
+    tag_manifests_required: Vec<String>,
+    #[serde(rename = "Tag-Manifests-Allowed", default)]
+    tag_manifests_allowed: Option<Vec<String>>,
+    #[serde(rename = "Tag-Files-Required", default)]
+    tag_files_required: Vec<String>,
+    #[serde(rename = "Tag-Files-Allowed", default)]
+    tag_files_allowed: Option<Vec<String>>,
+    #[serde(rename = "Payload-Files-Required", default)]
+    payload_files_required: Vec<String>,
+    #[serde(rename = "Payload-Files-Allowed", default)]
+    payload_files_allowed: Option<Vec<String>>,
+    #[serde(rename = "Allow-Fetch.txt", default = "yes")]
+    allow_fetch: bool,
+    #[serde(rename = "Fetch.txt-Required", default)]
+    fetch_required: bool,
+    #[serde(rename = "Data-Empty", default)]
+    data_empty: bool,
+    #[serde(rename = "Serialization", default)]
+    serialization: Option<String>,
+    #[serde(rename = "Accept-BagIt-Version")]
+    accept_versions: Vec<String>,
+}
+
+impl Profile {
+    /// A profile from its JSON; what it lacks or holds wrongly is said.
+    pub fn parse(json: &[u8]) -> Result<Profile, String> {
+        let p: Profile = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        if !p.info.contains_key("BagIt-Profile-Identifier") {
+            return Err("BagIt-Profile-Info has no BagIt-Profile-Identifier".into());
+        }
+        if let Some(s) = &p.serialization
+            && !["required", "optional", "forbidden"].contains(&s.as_str())
+        {
+            return Err(format!(
+                "Serialization is '{s}': expected required, optional or forbidden"
+            ));
+        }
+        for (field, globs) in [
+            ("Tag-Files-Allowed", &p.tag_files_allowed),
+            ("Payload-Files-Allowed", &p.payload_files_allowed),
+        ] {
+            for g in globs.iter().flatten() {
+                glob::Pattern::new(g).map_err(|e| format!("{field}: '{g}': {e}"))?;
+            }
+        }
+        // A list of what is allowed holds at least what is required (specification 1.4.0).
+        for (required, allowed, fields) in [
+            (
+                &p.manifests_required,
+                &p.manifests_allowed,
+                ("Manifests-Required", "Manifests-Allowed"),
+            ),
+            (
+                &p.tag_manifests_required,
+                &p.tag_manifests_allowed,
+                ("Tag-Manifests-Required", "Tag-Manifests-Allowed"),
+            ),
+        ] {
+            if let Some(allowed) = allowed
+                && let Some(r) = required.iter().find(|r| !allowed.contains(r))
+            {
+                return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+            }
+        }
+        for (required, allowed, fields) in [
+            (
+                &p.tag_files_required,
+                &p.tag_files_allowed,
+                ("Tag-Files-Required", "Tag-Files-Allowed"),
+            ),
+            (
+                &p.payload_files_required,
+                &p.payload_files_allowed,
+                ("Payload-Files-Required", "Payload-Files-Allowed"),
+            ),
+        ] {
+            if let Some(globs) = allowed
+                && let Some(r) = required.iter().find(|r| !matches_any(globs, r))
+            {
+                return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+            }
+        }
+        Ok(p)
+    }
+
+    /// The profile's identifier (its `BagIt-Profile-Identifier`).
+    pub fn identifier(&self) -> String {
+        match self.info.get("BagIt-Profile-Identifier") {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        }
+    }
+}
+
+/// What a profile is checked against: the bag's declared version and `bag-info.txt`, and the
+/// names of its files.
+struct Seen {
+    version: String,
+    info: Vec<(String, String)>,
+    /// Tag files, relative to the bag's top, `/`-separated.
+    tags: Vec<String>,
+    /// Payload files, `data/...`, with their sizes.
+    payload: Vec<(String, u64)>,
+}
+
+/// The bag at `root` against `profile`: one finding per departure, naming the field.
+pub fn check_profile(root: &Path, profile: &Profile) -> Result<Vec<BagFinding>, BagError> {
+    let seen = seen(root)?;
+    Ok(departures(profile, &seen))
+}
+
+fn seen(root: &Path) -> Result<Seen, BagError> {
+    let text = |name: &str| -> Result<Option<String>, BagError> {
+        let p = root.join(name);
+        match std::fs::read(&p) {
+            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&p)(e)),
+        }
+    };
+    let labels = |t: Option<String>| {
+        t.and_then(|t| crate::tagfile::parse_labels(&t).ok())
+            .unwrap_or_default()
+    };
+    let declared = labels(text("bagit.txt")?);
+    let version = declared
+        .iter()
+        .find(|(k, _)| k == "BagIt-Version")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let info = labels(text("bag-info.txt")?);
+    let mut tags = Vec::new();
+    let mut payload = Vec::new();
+    list(root, root, &mut tags, &mut payload)?;
+    tags.sort();
+    payload.sort();
+    Ok(Seen {
+        version,
+        info,
+        tags,
+        payload,
+    })
+}
+
+/// Every regular file under `dir`, as names relative to `root`: those under `data/` into
+/// `payload` (with sizes), the others into `tags`. Links are not followed.
+fn list(
+    root: &Path,
+    dir: &Path,
+    tags: &mut Vec<String>,
+    payload: &mut Vec<(String, u64)>,
+) -> Result<(), BagError> {
+    for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let e = e.map_err(io_err(dir))?;
+        let p = e.path();
+        let ft = e.file_type().map_err(io_err(&p))?;
+        let rel = p
+            .strip_prefix(root)
+            .unwrap_or(&p)
+            .to_string_lossy()
+            .into_owned();
+        if ft.is_dir() {
+            list(root, &p, tags, payload)?;
+        } else if rel.starts_with("data/") {
+            let size = e.metadata().map_err(io_err(&p))?.len();
+            payload.push((rel, size));
+        } else {
+            tags.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// The algorithms of the manifests named `{prefix}-ALG.txt` among the tag files.
+fn manifest_algorithms<'a>(tags: &'a [String], prefix: &str) -> Vec<&'a str> {
+    tags.iter()
+        .filter_map(|t| t.strip_prefix(prefix)?.strip_suffix(".txt"))
+        .filter(|a| !a.contains('/'))
+        .collect()
+}
+
+fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
+    let mut out = Vec::new();
+    let mut say = |field: &str, what: String| {
+        out.push(BagFinding::about(
+            "profile",
+            format!("{field}: {what} ({})", p.identifier()),
+        ))
+    };
+    if !p.accept_versions.contains(&s.version) {
+        say(
+            "Accept-BagIt-Version",
+            format!(
+                "the bag is version '{}', the profile accepts {}",
+                s.version,
+                p.accept_versions.join(", ")
+            ),
+        );
+    }
+    for (label, rule) in &p.bag_info {
+        let values: Vec<&str> = s
+            .info
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(label))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if rule.required && values.is_empty() {
+            say("Bag-Info", format!("'{label}' is required and absent"));
+        }
+        if !rule.repeatable && values.len() > 1 {
+            say(
+                "Bag-Info",
+                format!(
+                    "'{label}' is not repeatable and appears {} times",
+                    values.len()
+                ),
+            );
+        }
+        if !rule.values.is_empty() {
+            for v in values
+                .iter()
+                .filter(|v| !rule.values.iter().any(|a| a == *v))
+            {
+                say(
+                    "Bag-Info",
+                    format!("'{label}' is '{v}', not one of {}", rule.values.join(", ")),
+                );
+            }
+        }
+    }
+    for (field_req, field_allowed, prefix, required, allowed) in [
+        (
+            "Manifests-Required",
+            "Manifests-Allowed",
+            "manifest-",
+            &p.manifests_required,
+            &p.manifests_allowed,
+        ),
+        (
+            "Tag-Manifests-Required",
+            "Tag-Manifests-Allowed",
+            "tagmanifest-",
+            &p.tag_manifests_required,
+            &p.tag_manifests_allowed,
+        ),
+    ] {
+        let have = manifest_algorithms(&s.tags, prefix);
+        for a in required.iter().filter(|a| !have.contains(&a.as_str())) {
+            say(field_req, format!("no {prefix}{a}.txt"));
+        }
+        if let Some(allowed) = allowed {
+            for a in have.iter().filter(|a| !allowed.iter().any(|x| x == *a)) {
+                say(field_allowed, format!("{prefix}{a}.txt is not allowed"));
+            }
+        }
+    }
+    let fetch = s.tags.iter().any(|t| t == "fetch.txt");
+    if fetch && !p.allow_fetch {
+        say("Allow-Fetch.txt", "the bag has a fetch.txt".into());
+    }
+    if !fetch && p.fetch_required {
+        say("Fetch.txt-Required", "the bag has no fetch.txt".into());
+    }
+    if p.serialization.as_deref() == Some("required") {
+        say(
+            "Serialization",
+            "the profile requires a serialized bag; this is a directory".into(),
+        );
+    }
+    for t in p.tag_files_required.iter().filter(|t| !s.tags.contains(t)) {
+        say("Tag-Files-Required", format!("no {t}"));
+    }
+    if let Some(globs) = &p.tag_files_allowed {
+        // The files every bag may hold are allowed (those the profile requires are among its
+        // globs: a profile where they are not is refused).
+        let implicit = |t: &str| {
+            ["bagit.txt", "bag-info.txt", "fetch.txt"].contains(&t)
+                || !manifest_algorithms(&[t.to_string()], "manifest-").is_empty()
+                || !manifest_algorithms(&[t.to_string()], "tagmanifest-").is_empty()
+        };
+        for t in s
+            .tags
+            .iter()
+            .filter(|t| !implicit(t) && !matches_any(globs, t))
+        {
+            say("Tag-Files-Allowed", format!("{t} is not allowed"));
+        }
+    }
+    for f in &p.payload_files_required {
+        if !s.payload.iter().any(|(n, _)| n == f) {
+            say("Payload-Files-Required", format!("no {f}"));
+        }
+    }
+    if let Some(globs) = &p.payload_files_allowed {
+        for (f, _) in s.payload.iter().filter(|(f, _)| !matches_any(globs, f)) {
+            say("Payload-Files-Allowed", format!("{f} is not allowed"));
+        }
+    }
+    if p.data_empty && !(s.payload.len() == 1 && s.payload[0].1 == 0) {
+        say(
+            "Data-Empty",
+            format!(
+                "data/ must hold one empty file; it holds {} files of {} bytes",
+                s.payload.len(),
+                s.payload.iter().map(|(_, n)| n).sum::<u64>()
+            ),
+        );
+    }
+    out
+}
+
+fn matches_any(globs: &[String], name: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    globs.iter().any(|g| {
+        glob::Pattern::new(g).is_ok_and(|p| p.matches_with(name, opts))
+            // `dir/*` in a profile means everything below dir/, as the validators read it.
+            || g.strip_suffix("/*").is_some_and(|d| name.starts_with(&format!("{d}/")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bag of one payload file, with a sha256 manifest and tag manifest, and bag-info.txt.
+    fn bag() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("data/sub")).unwrap();
+        std::fs::write(r.join("data/sub/a.txt"), b"abc").unwrap();
+        std::fs::write(
+            r.join("bagit.txt"),
+            "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
+        )
+        .unwrap();
+        std::fs::write(
+            r.join("bag-info.txt"),
+            "Source-Organization: Example\nContact-Name: A\nContact-Name: B\nBagIt-Profile-Identifier: http://x/p.json\n",
+        )
+        .unwrap();
+        std::fs::write(r.join("manifest-sha256.txt"), "ba78  data/sub/a.txt\n").unwrap();
+        std::fs::write(r.join("tagmanifest-sha256.txt"), "00  bagit.txt\n").unwrap();
+        t
+    }
+
+    /// The base profile, which the bag meets, with `extra` fields added or replaced.
+    fn profile(extra: &str) -> Profile {
+        let mut v: serde_json::Value = serde_json::from_str(
+            r#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "http://x/p.json",
+                 "Source-Organization": "x", "External-Description": "d", "Version": "1",
+                 "BagIt-Profile-Version": "1.4.0"},
+                "Accept-BagIt-Version": ["0.97", "1.0"]}"#,
+        )
+        .unwrap();
+        let e: serde_json::Value = serde_json::from_str(extra).unwrap();
+        for (k, x) in e.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        Profile::parse(v.to_string().as_bytes()).unwrap()
+    }
+
+    /// The departures of the test bag from the base profile plus `extra`, as "FIELD: what".
+    fn found(t: &tempfile::TempDir, extra: &str) -> Vec<String> {
+        check_profile(t.path(), &profile(extra))
+            .unwrap()
+            .into_iter()
+            .map(|f| f.message)
+            .collect()
+    }
+
+    fn one(t: &tempfile::TempDir, extra: &str, field: &str) {
+        let f = found(t, extra);
+        assert_eq!(f.len(), 1, "{extra}: {f:?}");
+        assert!(f[0].starts_with(&format!("{field}: ")), "{extra}: {f:?}");
+        assert!(f[0].ends_with("(http://x/p.json)"), "{f:?}");
+    }
+
+    #[test]
+    fn a_bag_that_meets_every_field_has_no_departure() {
+        let t = bag();
+        let all = r#"{"Bag-Info": {"Source-Organization": {"required": true, "values": ["Example"]},
+                       "Contact-Name": {"required": true}},
+                      "Manifests-Required": ["sha256"], "Manifests-Allowed": ["sha256", "sha512"],
+                      "Tag-Manifests-Required": ["sha256"], "Tag-Manifests-Allowed": ["sha256"],
+                      "Tag-Files-Required": [], "Tag-Files-Allowed": [],
+                      "Payload-Files-Required": ["data/sub/a.txt"], "Payload-Files-Allowed": ["data/sub/*"],
+                      "Allow-Fetch.txt": false, "Fetch.txt-Required": false, "Data-Empty": false,
+                      "Serialization": "optional", "Accept-Serialization": ["application/zip"]}"#;
+        assert_eq!(found(&t, all), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_field_is_checked() {
+        let t = bag();
+        one(
+            &t,
+            r#"{"Accept-BagIt-Version": ["0.97"]}"#,
+            "Accept-BagIt-Version",
+        );
+        one(
+            &t,
+            r#"{"Bag-Info": {"External-Identifier": {"required": true}}}"#,
+            "Bag-Info",
+        );
+        one(
+            &t,
+            r#"{"Bag-Info": {"Source-Organization": {"values": ["Other"]}}}"#,
+            "Bag-Info",
+        );
+        one(
+            &t,
+            r#"{"Bag-Info": {"Contact-Name": {"repeatable": false}}}"#,
+            "Bag-Info",
+        );
+        one(
+            &t,
+            r#"{"Manifests-Required": ["sha512"]}"#,
+            "Manifests-Required",
+        );
+        one(&t, r#"{"Manifests-Allowed": ["md5"]}"#, "Manifests-Allowed");
+        one(
+            &t,
+            r#"{"Tag-Manifests-Required": ["md5"]}"#,
+            "Tag-Manifests-Required",
+        );
+        one(
+            &t,
+            r#"{"Tag-Manifests-Allowed": ["md5"]}"#,
+            "Tag-Manifests-Allowed",
+        );
+        one(
+            &t,
+            r#"{"Tag-Files-Required": ["DPN/dpnFirstNode.txt"]}"#,
+            "Tag-Files-Required",
+        );
+        one(&t, r#"{"Fetch.txt-Required": true}"#, "Fetch.txt-Required");
+        one(&t, r#"{"Serialization": "required"}"#, "Serialization");
+        one(
+            &t,
+            r#"{"Payload-Files-Required": ["data/b.txt"]}"#,
+            "Payload-Files-Required",
+        );
+        one(
+            &t,
+            r#"{"Payload-Files-Allowed": ["data/*.csv"]}"#,
+            "Payload-Files-Allowed",
+        );
+        one(&t, r#"{"Data-Empty": true}"#, "Data-Empty");
+        // A tag file the profile does not allow, and one it does.
+        std::fs::create_dir(t.path().join("meta")).unwrap();
+        std::fs::write(t.path().join("meta/x.xml"), b"<x/>").unwrap();
+        one(
+            &t,
+            r#"{"Tag-Files-Allowed": ["other/*"]}"#,
+            "Tag-Files-Allowed",
+        );
+        assert!(found(&t, r#"{"Tag-Files-Allowed": ["meta/*"]}"#).is_empty());
+        // fetch.txt where the profile forbids one.
+        std::fs::write(t.path().join("fetch.txt"), b"http://a/b 3 data/b\n").unwrap();
+        one(&t, r#"{"Allow-Fetch.txt": false}"#, "Allow-Fetch.txt");
+        assert!(found(&t, r#"{"Fetch.txt-Required": true}"#).is_empty());
+    }
+
+    #[test]
+    fn a_data_empty_bag_holds_one_empty_file() {
+        let t = bag();
+        std::fs::remove_dir_all(t.path().join("data")).unwrap();
+        std::fs::create_dir(t.path().join("data")).unwrap();
+        std::fs::write(t.path().join("data/.keep"), b"").unwrap();
+        assert!(found(&t, r#"{"Data-Empty": true}"#).is_empty());
+    }
+
+    /// The validator's own cases for Tag-Files-Allowed: not given (valid), an existing tag file
+    /// not allowed (one departure), a required one not allowed (the profile contradicts
+    /// itself: refused, naming both fields).
+    #[test]
+    fn tag_files_allowed_as_the_python_validator_tests_it() {
+        let t = bag();
+        assert!(found(&t, "{}").is_empty());
+        std::fs::write(t.path().join("tag-foo"), b"").unwrap();
+        let f = found(&t, r#"{"Tag-Files-Allowed": []}"#);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with("Tag-Files-Allowed: tag-foo is not allowed"),
+            "{f:?}"
+        );
+        let contradicts = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"},
+            "Accept-BagIt-Version": ["1.0"], "Tag-Files-Allowed": [], "Tag-Files-Required": ["tag-foo"]}"#;
+        let e = Profile::parse(contradicts).unwrap_err();
+        assert!(
+            e.contains("Tag-Files-Required 'tag-foo' is not among Tag-Files-Allowed"),
+            "{e}"
+        );
+        let manifests = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"},
+            "Accept-BagIt-Version": ["1.0"], "Manifests-Required": ["sha512"], "Manifests-Allowed": ["sha256"]}"#;
+        assert!(
+            Profile::parse(manifests)
+                .unwrap_err()
+                .contains("Manifests-Required 'sha512'")
+        );
+    }
+
+    #[test]
+    fn a_profile_without_what_it_must_say_is_refused() {
+        let no_id = br#"{"BagIt-Profile-Info": {}, "Accept-BagIt-Version": ["1.0"]}"#;
+        assert!(
+            Profile::parse(no_id)
+                .unwrap_err()
+                .contains("BagIt-Profile-Identifier")
+        );
+        let no_versions = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"}}"#;
+        assert!(
+            Profile::parse(no_versions)
+                .unwrap_err()
+                .contains("Accept-BagIt-Version")
+        );
+        let bad = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"},
+                       "Accept-BagIt-Version": ["1.0"], "Serialization": "sometimes"}"#;
+        assert!(Profile::parse(bad).unwrap_err().contains("Serialization"));
+    }
+}
