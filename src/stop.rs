@@ -61,9 +61,14 @@ pub fn signal_handled() {
     current().clear();
 }
 
+/// A signal repeated sooner than this after the first is the same request, not a second one:
+/// `timeout`, `kill -- -PGID` and a terminal's Ctrl-C can deliver one signal twice, to the
+/// process and to its group, microseconds apart.
+const REPEATED_WITHIN: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Turns SIGINT, SIGTERM and SIGHUP into a stop request, on a thread of their own; a second
-/// signal ends the process at once, whatever any run's token holds (temporary files, named
-/// `*.trawl-tmp`, may then remain).
+/// signal (at least [`REPEATED_WITHIN`] after the first) ends the process at once, whatever any
+/// run's token holds (temporary files, named `*.trawl-tmp`, may then remain).
 pub fn install_handlers() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
@@ -71,10 +76,13 @@ pub fn install_handlers() {
     };
     let stop: &'static Stop = &SIGNALS;
     std::thread::spawn(move || {
+        let mut first: Option<std::time::Instant> = None;
         for sig in signals.forever() {
-            if stop.is_stopping() {
+            let repeated = first.is_some_and(|t| t.elapsed() < REPEATED_WITHIN);
+            if stop.is_stopping() && !repeated {
                 std::process::exit(128 + sig);
             }
+            first.get_or_insert_with(std::time::Instant::now);
             stop.request(Reason::Signal(sig));
         }
     });

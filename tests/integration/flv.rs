@@ -548,6 +548,29 @@ fn serve_refuses_a_missing_directory_and_stops_cleanly_on_ctrl_c() {
     assert!(!log.contains("warning"), "{log}");
 }
 
+/// `timeout -s INT` sends its signal to the command and again to its process group: one
+/// request delivered twice, microseconds apart, is still the normal stop (exit 0), not the
+/// second Ctrl-C that ends the process at once (exit 130, nothing said).
+#[test]
+fn a_signal_delivered_twice_at_once_is_one_stop() {
+    let d = Dir::new();
+    let mut srv = Serve::start(&d, ".", &[]);
+    let pid = srv.child.id() as i32;
+    // SAFETY: sending SIGINT to our own child, twice: the second once the first has surely
+    // been taken (the signal thread wakes within microseconds), well within a repeat.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let status = srv.child.wait().unwrap();
+    let log = srv.stop();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("trawl: serve: stopped"), "{log}");
+}
+
 #[test]
 fn the_scan_reports_keyframe_intervals_as_ffprobe_finds_them() {
     let d = Dir::new();
