@@ -562,6 +562,7 @@ fn a_signal_delivered_twice_at_once_is_one_stop() {
         libc::kill(pid, libc::SIGINT);
     }
     std::thread::sleep(std::time::Duration::from_millis(30));
+    // SAFETY: as above.
     unsafe {
         libc::kill(pid, libc::SIGINT);
     }
