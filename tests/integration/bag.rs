@@ -473,6 +473,10 @@ fn a_bag_is_held_to_a_bagit_profile() {
     d.create(b"b/a.txt", b"abc");
     d.cmd()
         .args(["bag", "create", "b", "--info", "Source-Organization: Test"])
+        .args([
+            "--info",
+            "BagIt-Profile-Identifier: https://example.org/p.json",
+        ])
         .run()
         .code(0);
     let profile = |extra: &str| {

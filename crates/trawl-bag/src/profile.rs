@@ -230,6 +230,25 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
             format!("{field}: {what} ({})", p.identifier()),
         ))
     };
+    // The bag names the profile it follows (as the profiles' own validator requires).
+    let id = p.identifier();
+    let named: Vec<&str> = s
+        .info
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("BagIt-Profile-Identifier"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    if named.is_empty() {
+        say(
+            "BagIt-Profile-Identifier",
+            "bag-info.txt does not name the profile".into(),
+        );
+    } else if !named.contains(&id.as_str()) {
+        say(
+            "BagIt-Profile-Identifier",
+            format!("bag-info.txt names '{}'", named.join("', '")),
+        );
+    }
     if !p.accept_versions.contains(&s.version) {
         say(
             "Accept-BagIt-Version",
@@ -506,6 +525,22 @@ mod tests {
         std::fs::write(t.path().join("fetch.txt"), b"http://a/b 3 data/b\n").unwrap();
         one(&t, r#"{"Allow-Fetch.txt": false}"#, "Allow-Fetch.txt");
         assert!(found(&t, r#"{"Fetch.txt-Required": true}"#).is_empty());
+    }
+
+    #[test]
+    fn the_bag_names_the_profile_it_follows() {
+        let t = bag();
+        let info = t.path().join("bag-info.txt");
+        std::fs::write(
+            &info,
+            "Source-Organization: Example\nBagIt-Profile-Identifier: http://y/other.json\n",
+        )
+        .unwrap();
+        one(&t, "{}", "BagIt-Profile-Identifier");
+        std::fs::write(&info, "Source-Organization: Example\n").unwrap();
+        one(&t, "{}", "BagIt-Profile-Identifier");
+        std::fs::remove_file(&info).unwrap();
+        one(&t, "{}", "BagIt-Profile-Identifier");
     }
 
     #[test]
