@@ -7,6 +7,7 @@ mod duplicates;
 mod flv;
 mod inject;
 mod ncdu;
+mod ocfl;
 pub(crate) mod output;
 mod report;
 pub(crate) mod scan;
@@ -33,6 +34,9 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         }
         Command::Verify(a) => verify::run(plans::VerifyPlan::from_args(&a)?),
         Command::Bag(b) => bag::run(b),
+        Command::Ocfl(crate::flags::lowargs::OcflCommand::Validate(a)) => {
+            ocfl::validate(plans::OcflPlan::from_args(&a)?)
+        }
         Command::Audit(a) => {
             let mut plan = crate::flags::hiargs::AuditPlan::from_args(&a)?;
             plan.invocation = invocation;

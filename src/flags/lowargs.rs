@@ -29,6 +29,9 @@ pub enum Command {
     /// Create, validate or update BagIt bags (RFC 8493).
     #[command(subcommand)]
     Bag(BagCommand),
+    /// Validate OCFL storage roots and objects (specifications 1.0 and 1.1).
+    #[command(subcommand)]
+    Ocfl(OcflCommand),
     /// Register a collection in a catalog, then audit it again and again: ok, corrupt, modified,
     /// missing, new, moved, unreadable.
     #[command(after_help = AUDIT_EXAMPLES)]
@@ -560,6 +563,38 @@ pub struct BagValidateArgs {
     pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OcflCommand {
+    /// Validate OCFL storage roots or objects: structure, inventories, and every content file's
+    /// digests (each file read once, with every algorithm the inventories give).
+    #[command(after_help = OCFL_EXAMPLES)]
+    Validate(OcflValidateArgs),
+}
+
+const OCFL_EXAMPLES: &str = "Examples:
+  trawl ocfl validate /repo/ocfl-root         every object, each problem with its code
+  trawl ocfl validate --json /repo/obj > r    one JSON record per object, then the totals
+  trawl ocfl validate -q /repo/ocfl-root      only what is wrong
+
+Exit codes: 0 valid (warnings allowed), 1 invalid, 2 some content unreadable or a path
+not checked. More: docs/commands/ocfl.md.";
+
+#[derive(Debug, Args)]
+pub struct OcflValidateArgs {
+    /// Storage roots (a directory holding 0=ocfl_1.x) or objects (holding 0=ocfl_object_1.x).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print JSON Lines on stdout (one record per object, then one per path's totals) instead
+    /// of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Leave warnings out of the text (they stay in --json).
+    #[arg(long)]
+    pub no_warnings: bool,
     #[command(flatten)]
     pub read: ReadArgs,
 }

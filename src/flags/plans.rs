@@ -1,4 +1,4 @@
-//! The plans of `verify`, `bag`, `flv index`, `flv inject` and `serve`: each command's flags
+//! The plans of `verify`, `bag`, `ocfl`, `flv index`, `flv inject` and `serve`: each command's flags
 //! checked and turned into the typed settings its library takes, before anything is read or
 //! written (`scan` and `audit` have theirs in [`super::hiargs`]).
 
@@ -11,8 +11,8 @@ use trawl_scan::ScanConfig;
 
 use super::hiargs::{bag_spools, check_temp_dir, parse_size, scan_config};
 use super::lowargs::{
-    BagCreateArgs, BagLinks, BagUpdateArgs, BagValidateArgs, FlvIndexArgs, FlvInjectArgs, ReadArgs,
-    Reflink, SeekIo, VerifyArgs,
+    BagCreateArgs, BagLinks, BagUpdateArgs, BagValidateArgs, FlvIndexArgs, FlvInjectArgs,
+    OcflValidateArgs, ReadArgs, Reflink, SeekIo, VerifyArgs,
 };
 
 /// `trawl verify`.
@@ -326,4 +326,36 @@ fn refuse_follow(r: &ReadArgs, command: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `trawl ocfl validate`.
+pub struct OcflPlan {
+    /// Storage roots or objects.
+    pub paths: Vec<PathBuf>,
+    /// JSON Lines instead of text.
+    pub json: bool,
+    /// Warnings left out of the text.
+    pub no_warnings: bool,
+    /// How content is read.
+    pub cfg: ScanConfig,
+    /// `-q`.
+    pub quiet: bool,
+}
+
+impl OcflPlan {
+    /// The plan of `ocfl validate`.
+    pub fn from_args(a: &OcflValidateArgs) -> anyhow::Result<OcflPlan> {
+        if a.read.follow {
+            bail!(
+                "-L/--follow: ocfl validate follows no link (an OCFL object holds files, and a link in it is named as a problem)"
+            );
+        }
+        Ok(OcflPlan {
+            paths: a.paths.clone(),
+            json: a.json,
+            no_warnings: a.no_warnings,
+            cfg: scan_config(a.paths.clone(), &a.read)?,
+            quiet: a.read.quiet,
+        })
+    }
 }

@@ -8,6 +8,7 @@ mod flv;
 mod golden;
 mod hardening;
 mod interop;
+mod ocfl;
 mod order;
 mod readme;
 mod reduce;

@@ -60,9 +60,12 @@ impl Spools {
 const IN_FLIGHT: usize = 1024;
 
 /// What became of a file sent to [`hash_stream`].
-pub(crate) enum Hashed {
+pub enum Hashed {
+    /// Read whole: its size and a digest of each algorithm asked for.
     Digests {
+        /// Bytes read.
         size: u64,
+        /// Each algorithm's digest.
         digests: Vec<(Algorithm, Vec<u8>)>,
     },
     /// Could not be read (counts as unreadable).
@@ -72,7 +75,7 @@ pub(crate) enum Hashed {
 }
 
 /// Sends files to [`hash_stream`]'s engine, each with what its result is checked against.
-pub(crate) struct Feeder<'a, T> {
+pub struct Feeder<'a, T> {
     root: &'a Path,
     in_flight: &'a Mutex<HashMap<PathBuf, (String, T)>>,
     tx: crossbeam_channel::Sender<trawl_walk::FileEntry>,
@@ -90,7 +93,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<T> Feeder<'_, T> {
     /// Queues `rel` (a path below the root); false once the engine has stopped.
-    pub(crate) fn send(&mut self, rel: String, with: T) -> bool {
+    pub fn send(&mut self, rel: String, with: T) -> bool {
         if self.stop.is_stopping() {
             return false;
         }
@@ -126,7 +129,7 @@ impl<T> Feeder<'_, T> {
 /// in one read each, and hands each result to `done` with what it was sent with. At most
 /// [`IN_FLIGHT`] files wait in the channel; only files under way are held.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn hash_stream<T: Send, R: Send>(
+pub fn hash_stream<T: Send, R: Send>(
     root: &Path,
     algs: &[Algorithm],
     cfg: &ScanConfig,

@@ -11,6 +11,7 @@ pub mod fclones;
 pub mod html;
 pub mod human;
 pub mod ncdu;
+pub mod ocfl;
 pub mod reduction;
 pub mod scan;
 pub mod terminal;

@@ -4,7 +4,8 @@
 //!
 //! One module per domain: [`scan`] (files, totals, failures), [`reduction`] (dedup, CDC,
 //! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events),
-//! [`verify`] (manifest entries and their states), [`bag`] (findings of a bag validation).
+//! [`verify`] (manifest entries and their states), [`bag`] (findings of a bag validation),
+//! [`ocfl`] (an OCFL validation's objects and findings).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
@@ -16,6 +17,7 @@ pub mod bag;
 pub mod breakdown;
 pub mod duplicates;
 pub mod media;
+pub mod ocfl;
 pub mod reduction;
 pub mod scan;
 pub mod verify;

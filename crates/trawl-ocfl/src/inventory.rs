@@ -1,0 +1,1004 @@
+//! One inventory's checks, on the inventory alone (no file of the object is looked at): its
+//! keys and their types, the version sequence, the manifest's and the states' paths and
+//! digests, the fixity block; and an earlier version's inventory held against the newest.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+use trawl_digest::Algorithm;
+
+use crate::log::Log;
+
+/// The specification versions trawl validates against.
+pub(crate) const SPEC_VERSIONS: [&str; 2] = ["1.0", "1.1"];
+
+/// What checking an inventory learned of it, for the object's checks that follow.
+#[derive(Debug)]
+pub(crate) struct Inventory {
+    /// The inventory as parsed.
+    pub value: Map<String, Value>,
+    /// Where it is, below the object (`inventory.json`, `v2/inventory.json`).
+    pub at: String,
+    pub id: Option<String>,
+    pub spec_version: String,
+    pub digest_algorithm: String,
+    pub content_directory: String,
+    pub content_directory_set: bool,
+    /// The versions in sequence (`v1`, `v2`, ...), as far as the sequence is sound.
+    pub all_versions: Vec<String>,
+    /// Every content path of the manifest, with its normalized digest.
+    pub manifest_files: HashMap<String, String>,
+    pub head: String,
+}
+
+/// The algorithm an OCFL name stands for, where trawl computes it.
+pub(crate) fn algorithm(name: &str) -> Option<Algorithm> {
+    Some(match name {
+        "md5" => Algorithm::Md5,
+        "sha1" => Algorithm::Sha1,
+        "sha256" => Algorithm::Sha256,
+        "sha512" => Algorithm::Sha512,
+        "blake2b-512" => Algorithm::Blake2b,
+        "blake2b-160" => Algorithm::Blake2b160,
+        "blake2b-256" => Algorithm::Blake2b256,
+        "blake2b-384" => Algorithm::Blake2b384,
+        _ => return None,
+    })
+}
+
+/// Whether `digest` has the form of `alg`'s digests (hex of its length, either case); `None`
+/// for an algorithm the specification and its registered extension do not name.
+pub(crate) fn digest_form(alg: &str, digest: &str) -> Option<bool> {
+    let len = algorithm(alg)?.hex_len();
+    Some(digest.len() == len && digest.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Digests compare in lower case.
+pub(crate) fn normalized(digest: &str) -> String {
+    digest.to_ascii_lowercase()
+}
+
+/// A W3C date-time as inventories write `created`: `YYYY[-MM[-DD]]` then optionally
+/// `Thh:mm[:ss[.s+]]` and a zone (`Z` or `+hh:mm`). The parts found, or why it is not one.
+/// (Hand-written: the check is of the text's form, which no date library reports by part.)
+struct Created {
+    zone: bool,
+    seconds: bool,
+}
+
+fn parse_created(s: &str) -> Result<Created, String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize, n: usize| -> Option<u32> {
+        let part = b.get(*i..*i + n)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *i += n;
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    let bad = || format!("'{s}' is not a W3C date-time");
+    digits(&mut i, 4).ok_or_else(bad)?;
+    let mut out = Created {
+        zone: false,
+        seconds: false,
+    };
+    for (max, min) in [(12, 1), (31, 1)] {
+        if b.get(i) != Some(&b'-') {
+            break;
+        }
+        i += 1;
+        let v = digits(&mut i, 2).ok_or_else(bad)?;
+        if v < min || v > max {
+            return Err(bad());
+        }
+    }
+    if b.get(i) == Some(&b'T') {
+        i += 1;
+        let h = digits(&mut i, 2).ok_or_else(bad)?;
+        if b.get(i) != Some(&b':') {
+            return Err(bad());
+        }
+        i += 1;
+        let m = digits(&mut i, 2).ok_or_else(bad)?;
+        if h > 23 || m > 59 {
+            return Err(bad());
+        }
+        if b.get(i) == Some(&b':') {
+            i += 1;
+            if digits(&mut i, 2).ok_or_else(bad)? > 60 {
+                return Err(bad());
+            }
+            out.seconds = true;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                let start = i;
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+                if i == start {
+                    return Err(bad());
+                }
+            }
+        }
+        match b.get(i) {
+            Some(b'Z') => {
+                i += 1;
+                out.zone = true;
+            }
+            Some(b'+' | b'-') => {
+                i += 1;
+                digits(&mut i, 2).ok_or_else(bad)?;
+                if b.get(i) != Some(&b':') {
+                    return Err(bad());
+                }
+                i += 1;
+                digits(&mut i, 2).ok_or_else(bad)?;
+                out.zone = true;
+            }
+            _ => {}
+        }
+    }
+    if i != b.len() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// Checks `raw` (the bytes of the inventory at `at`); `None` when it is not a JSON object
+/// (E033, nothing further can be checked). `default_spec` is the version assumed where the
+/// inventory's `type` does not give one.
+pub(crate) fn check(raw: &[u8], at: &str, default_spec: &str, log: &mut Log) -> Option<Inventory> {
+    let value: Value = match serde_json::from_slice(raw) {
+        Ok(v) => v,
+        Err(e) => {
+            log.error("E033", at, format!("not valid JSON ({e})"));
+            return None;
+        }
+    };
+    let Value::Object(value) = value else {
+        log.error("E033", at, "not a JSON object");
+        return None;
+    };
+    let mut inv = Inventory {
+        value: Map::new(),
+        at: at.to_string(),
+        id: None,
+        spec_version: default_spec.to_string(),
+        digest_algorithm: "sha512".into(),
+        content_directory: "content".into(),
+        content_directory_set: false,
+        all_versions: Vec::new(),
+        manifest_files: HashMap::new(),
+        head: "UNKNOWN".into(),
+    };
+    let start = log.errors.len();
+    structure(&value, &mut inv, log, start);
+    inv.value = value;
+    Some(inv)
+}
+
+fn structure(value: &Map<String, Value>, inv: &mut Inventory, log: &mut Log, start: usize) {
+    let at = inv.at.clone();
+    let at = at.as_str();
+    match value.get("id") {
+        None => log.error("E036", at, "no `id`"),
+        Some(Value::String(id)) if !id.is_empty() => {
+            if !looks_like_uri(id) {
+                log.warning("W005", at, format!("`id` SHOULD be a URI (is '{id}')"));
+            }
+            inv.id = Some(id.clone());
+        }
+        Some(_) => log.error("E037", at, "`id` is empty or not a string"),
+    }
+    match value.get("type") {
+        None => log.error("E036", at, "no `type`"),
+        Some(Value::String(t)) => {
+            let version = t
+                .strip_prefix("https://ocfl.io/")
+                .and_then(|r| r.strip_suffix("/spec/#inventory"));
+            match version {
+                None => log.error(
+                    "E038",
+                    at,
+                    format!(
+                        "`type` is not an inventory type URI (is '{t}'); checked as {}",
+                        inv.spec_version
+                    ),
+                ),
+                Some(v) if SPEC_VERSIONS.contains(&v) => inv.spec_version = v.to_string(),
+                Some(v) => log.error(
+                    "E038",
+                    at,
+                    format!(
+                        "`type` names specification version {v}, which is not 1.0 or 1.1; checked as {}",
+                        inv.spec_version
+                    ),
+                ),
+            }
+        }
+        Some(_) => log.error("E038", at, "`type` is not a string"),
+    }
+    match value.get("digestAlgorithm") {
+        None => log.error("E036", at, "no `digestAlgorithm`"),
+        Some(Value::String(a)) if a == "sha512" => {}
+        Some(Value::String(a)) if a == "sha256" => {
+            log.warning(
+                "W004",
+                at,
+                "`digestAlgorithm` is sha256; it SHOULD be sha512",
+            );
+            inv.digest_algorithm = a.clone();
+        }
+        Some(a) => {
+            log.error(
+                "E025",
+                at,
+                format!("`digestAlgorithm` must be sha512 or sha256 (is {a})"),
+            );
+            return;
+        }
+    }
+    if let Some(cd) = value.get("contentDirectory") {
+        match cd {
+            Value::String(cd) if cd.contains('/') => {
+                log.error("E017", at, format!("`contentDirectory` '{cd}' holds a '/'"))
+            }
+            Value::String(cd) if cd == "." || cd == ".." => {
+                log.error("E018", at, format!("`contentDirectory` must not be '{cd}'"))
+            }
+            Value::String(cd) => {
+                inv.content_directory = cd.clone();
+                inv.content_directory_set = true;
+            }
+            _ => log.error("E017", at, "`contentDirectory` is not a string"),
+        }
+    }
+    let mut manifest_paths = None;
+    let mut manifest_digests = HashSet::new();
+    match value.get("manifest") {
+        None => log.error("E041", at, "no `manifest`"),
+        Some(m) => {
+            let (paths, digests) = manifest(m, inv, log);
+            manifest_paths = Some(paths);
+            manifest_digests = digests;
+        }
+    }
+    let mut used = Vec::new();
+    match value.get("versions") {
+        None => log.error("E041", at, "no `versions`"),
+        Some(v) => {
+            inv.all_versions = version_sequence(v, at, log);
+            if let Value::Object(versions) = v {
+                used = check_versions(versions, inv, &manifest_digests, log);
+            }
+        }
+    }
+    match value.get("head") {
+        None => log.error("E036", at, "no `head`"),
+        Some(h) => {
+            if let Some(last) = inv.all_versions.last() {
+                inv.head = last.clone();
+                if h.as_str() != Some(last.as_str()) {
+                    log.error(
+                        "E040",
+                        at,
+                        format!("`head` is {h}, but the newest version is {last}"),
+                    );
+                }
+            }
+        }
+    }
+    if inv.all_versions.is_empty() {
+        if log.errors.len() == start {
+            log.error("E008", at, "no version");
+        }
+        return;
+    }
+    if let Some(paths) = manifest_paths {
+        for p in paths {
+            let v = p.split('/').next().unwrap_or_default();
+            if !inv.all_versions.iter().any(|x| x == v) {
+                log.error(
+                    "E042",
+                    at,
+                    format!("content path '{p}' is not in a version directory of the object"),
+                );
+            }
+        }
+        let in_manifest: BTreeSet<&str> = inv.manifest_files.values().map(String::as_str).collect();
+        let in_state: BTreeSet<&str> = used.iter().map(String::as_str).collect();
+        let missing: Vec<&str> = in_state.difference(&in_manifest).copied().collect();
+        if !missing.is_empty() {
+            log.error(
+                "E050",
+                at,
+                format!(
+                    "the state names digests the manifest does not hold: {}",
+                    missing.join(", ")
+                ),
+            );
+        }
+        let unused: Vec<&str> = in_manifest.difference(&in_state).copied().collect();
+        if !unused.is_empty() {
+            log.error(
+                "E107",
+                at,
+                format!(
+                    "the manifest holds digests no version's state uses: {}",
+                    unused.join(", ")
+                ),
+            );
+        }
+    }
+    if let Some(f) = value.get("fixity") {
+        fixity(f, inv, log);
+    }
+}
+
+/// `scheme:` then something, as RFC 3986 begins a URI.
+fn looks_like_uri(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(':') else {
+        return false;
+    };
+    let mut c = scheme.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic())
+        && c.all(|x| x.is_ascii_alphanumeric() || "+-.".contains(x))
+        && !rest.is_empty()
+}
+
+/// The manifest: digests of the inventory's algorithm, each once, with content paths that are
+/// sound and distinct. Returns the paths that passed (their version directories are checked
+/// once the versions are known) and the digests as written (a state must use them exactly).
+fn manifest(m: &Value, inv: &mut Inventory, log: &mut Log) -> (Vec<String>, HashSet<String>) {
+    let at = inv.at.clone();
+    let mut good = Vec::new();
+    let mut written = HashSet::new();
+    let Value::Object(m) = m else {
+        log.error("E041", &at, "`manifest` is not a JSON object");
+        return (good, written);
+    };
+    let alg = inv.digest_algorithm.clone();
+    let mut seen_digests = HashSet::new();
+    let mut paths = HashSet::new();
+    let mut dirs = HashSet::new();
+    for (digest, files) in m {
+        if digest_form(&alg, digest) != Some(true) {
+            log.error(
+                "E025",
+                &at,
+                format!("manifest digest '{digest}' is not of the form of {alg}"),
+            );
+            continue;
+        }
+        let Value::Array(files) = files else {
+            log.error(
+                "E092",
+                &at,
+                format!("manifest entry for {digest} is not a list of paths"),
+            );
+            continue;
+        };
+        written.insert(digest.clone());
+        let norm = normalized(digest);
+        if !seen_digests.insert(norm.clone()) {
+            log.error(
+                "E096",
+                &at,
+                format!("manifest digest {norm} is listed more than once (in different cases)"),
+            );
+        }
+        for f in files {
+            let Some(f) = f.as_str() else {
+                log.error(
+                    "E092",
+                    &at,
+                    format!("manifest entry for {digest} holds a path that is not a string"),
+                );
+                continue;
+            };
+            inv.manifest_files.insert(f.to_string(), norm.clone());
+            if content_path(f, &inv.content_directory, &at, &mut paths, &mut dirs, log) {
+                good.push(f.to_string());
+            }
+        }
+    }
+    for d in &dirs {
+        if paths.contains(d) {
+            log.error(
+                "E101",
+                &at,
+                format!("content path '{d}' is both a file and a directory"),
+            );
+        }
+    }
+    (good, written)
+}
+
+/// A content path: `vN/CONTENT/...` with no empty, `.` or `..` element, listed once.
+fn content_path(
+    path: &str,
+    content_dir: &str,
+    at: &str,
+    paths: &mut HashSet<String>,
+    dirs: &mut HashSet<String>,
+    log: &mut Log,
+) -> bool {
+    if path.starts_with('/') || path.ends_with('/') {
+        log.error(
+            "E100",
+            at,
+            format!("content path '{path}' begins or ends with '/'"),
+        );
+        return false;
+    }
+    let mut parts = path.splitn(3, '/');
+    let (Some(v), Some(cd), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
+        log.error(
+            "E042",
+            at,
+            format!("content path '{path}' is not vN/{content_dir}/..."),
+        );
+        return false;
+    };
+    if !(v.len() > 1 && v.starts_with('v') && v[1..].bytes().all(|b| b.is_ascii_digit())) {
+        log.error(
+            "E042",
+            at,
+            format!("content path '{path}' does not begin with a version directory"),
+        );
+        return false;
+    }
+    if cd != content_dir {
+        log.error(
+            "E042",
+            at,
+            format!("content path '{path}' is not in the content directory '{content_dir}'"),
+        );
+        return false;
+    }
+    let elements: Vec<&str> = rest.split('/').collect();
+    if elements.iter().any(|e| matches!(*e, "" | "." | "..")) {
+        log.error(
+            "E099",
+            at,
+            format!("content path '{path}' has an empty, '.' or '..' element"),
+        );
+        return false;
+    }
+    if !paths.insert(path.to_string()) {
+        log.error(
+            "E101",
+            at,
+            format!("content path '{path}' is listed more than once"),
+        );
+        return false;
+    }
+    let mut dir = format!("{v}/{cd}");
+    for e in &elements[..elements.len() - 1] {
+        dir.push('/');
+        dir.push_str(e);
+        dirs.insert(dir.clone());
+    }
+    // The version's content directory itself is a directory too.
+    dirs.insert(format!("{v}/{cd}"));
+    true
+}
+
+/// The version names: `v1`, `v2`, ... or zero-padded (`v001`, ...) all alike, with no gap.
+fn version_sequence(versions: &Value, at: &str, log: &mut Log) -> Vec<String> {
+    let mut all = Vec::new();
+    let Value::Object(versions) = versions else {
+        log.error("E044", at, "`versions` is not a JSON object");
+        return all;
+    };
+    if versions.is_empty() {
+        log.error("E008", at, "`versions` holds no version");
+        return all;
+    }
+    let (width, max) = if versions.contains_key("v1") {
+        (0, 999_999usize)
+    } else {
+        match (2..=10).find(|n| versions.contains_key(&format!("v{:0w$}", 1, w = *n))) {
+            Some(n) => (n, 10usize.pow(n as u32 - 1) - 1),
+            None => {
+                log.error("E009", at, "`versions` has no v1 (nor a zero-padded one)");
+                return all;
+            }
+        }
+    };
+    if width > 0 {
+        log.warning("W001", at, "version numbers SHOULD NOT be zero-padded");
+    }
+    for n in 1..=max {
+        let v = format!("v{:0w$}", n, w = width);
+        if versions.contains_key(&v) {
+            all.push(v);
+        } else {
+            if versions.len() != n - 1 {
+                log.error(
+                    "E010",
+                    at,
+                    format!(
+                        "`versions` is not a sequence: {v} is missing, or a name is out of form"
+                    ),
+                );
+            }
+            return all;
+        }
+    }
+    if versions.len() > max {
+        log.error(
+            "E011",
+            at,
+            format!("more versions than zero-padding to {width} digits allows"),
+        );
+        log.error(
+            "E013",
+            at,
+            format!(
+                "a version after v{max} cannot be named with the padding of v{:0w$}",
+                1,
+                w = width
+            ),
+        );
+    }
+    all
+}
+
+/// Each version's block: `created`, `state`, `message`, `user`. Returns the digests the states
+/// use (normalized).
+fn check_versions(
+    versions: &Map<String, Value>,
+    inv: &Inventory,
+    written: &HashSet<String>,
+    log: &mut Log,
+) -> Vec<String> {
+    let at = inv.at.as_str();
+    let mut used = Vec::new();
+    for v in &inv.all_versions {
+        let Some(Value::Object(block)) = versions.get(v) else {
+            log.error("E047", at, format!("version {v} is not a JSON object"));
+            continue;
+        };
+        match block.get("created") {
+            None => log.error("E048", at, format!("version {v} has no `created`")),
+            Some(Value::String(c)) => match parse_created(c) {
+                Ok(parts) => {
+                    if !parts.zone {
+                        log.error(
+                            "E049",
+                            at,
+                            format!("version {v} `created` has no time zone ('{c}')"),
+                        );
+                    }
+                    if !parts.seconds {
+                        log.error(
+                            "E049",
+                            at,
+                            format!("version {v} `created` is not to the second ('{c}')"),
+                        );
+                    }
+                }
+                Err(why) => log.error("E049", at, format!("version {v} `created`: {why}")),
+            },
+            Some(_) => log.error("E049", at, format!("version {v} `created` is not a string")),
+        }
+        match block.get("state") {
+            Some(s) => used.extend(state(s, v, inv, written, log)),
+            None => log.error("E048", at, format!("version {v} has no `state`")),
+        }
+        match block.get("message") {
+            None => log.warning("W007", at, format!("version {v} SHOULD have a `message`")),
+            Some(Value::String(_)) => {}
+            Some(_) => log.error("E094", at, format!("version {v} `message` is not a string")),
+        }
+        match block.get("user") {
+            None => log.warning("W007", at, format!("version {v} SHOULD have a `user`")),
+            Some(Value::Object(user)) => {
+                if !matches!(user.get("name"), Some(Value::String(_))) {
+                    log.error(
+                        "E054",
+                        at,
+                        format!("version {v} `user` has no `name` string"),
+                    );
+                }
+                match user.get("address") {
+                    None => log.warning(
+                        "W008",
+                        at,
+                        format!("version {v} `user` SHOULD have an `address`"),
+                    ),
+                    Some(Value::String(a)) => {
+                        if !looks_like_address(a) {
+                            log.warning(
+                                "W009",
+                                at,
+                                format!(
+                                    "version {v} `user` `address` SHOULD be a URI (mailto: or an identifier; is '{a}')"
+                                ),
+                            );
+                        }
+                    }
+                    Some(_) => log.error(
+                        "E054",
+                        at,
+                        format!("version {v} `user` `address` is not a string"),
+                    ),
+                }
+            }
+            Some(_) => log.error(
+                "E054",
+                at,
+                format!("version {v} `user` is not a JSON object"),
+            ),
+        }
+    }
+    used
+}
+
+/// A user's address as the specification's examples write them: a scheme of 3 to 6 word
+/// characters and a colon (`mailto:`, `https:`).
+fn looks_like_address(a: &str) -> bool {
+    let scheme: Vec<char> = a.chars().take_while(|c| *c != ':').collect();
+    a.len() > scheme.len()
+        && (3..=6).contains(&scheme.len())
+        && scheme.iter().all(|c| c.is_alphanumeric() || *c == '_')
+}
+
+/// A version's state: digests of the inventory's algorithm, written as in the manifest,
+/// each with logical paths that are sound and distinct.
+fn state(
+    s: &Value,
+    version: &str,
+    inv: &Inventory,
+    written: &HashSet<String>,
+    log: &mut Log,
+) -> Vec<String> {
+    let at = inv.at.as_str();
+    let mut digests = Vec::new();
+    let Value::Object(s) = s else {
+        log.error(
+            "E050",
+            at,
+            format!("version {version} `state` is not a JSON object"),
+        );
+        return digests;
+    };
+    let mut paths = HashSet::new();
+    let mut dirs = HashSet::new();
+    for (digest, files) in s {
+        if digest_form(&inv.digest_algorithm, digest) != Some(true) {
+            log.error(
+                "E050",
+                at,
+                format!(
+                    "version {version} state digest '{digest}' is not of the form of {}",
+                    inv.digest_algorithm
+                ),
+            );
+            continue;
+        }
+        let Value::Array(files) = files else {
+            log.error(
+                "E050",
+                at,
+                format!("version {version} state entry for {digest} is not a list of paths"),
+            );
+            continue;
+        };
+        for f in files {
+            let Some(p) = f.as_str() else {
+                log.error(
+                    "E050",
+                    at,
+                    format!("version {version} state entry for {digest} holds a path that is not a string"),
+                );
+                continue;
+            };
+            if paths.contains(p) {
+                log.error(
+                    "E095",
+                    at,
+                    format!("version {version} state lists logical path '{p}' more than once"),
+                );
+            } else if p.starts_with('/') || p.ends_with('/') {
+                log.error(
+                    "E053",
+                    at,
+                    format!("version {version} logical path '{p}' begins or ends with '/'"),
+                );
+            } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
+                log.error(
+                    "E052",
+                    at,
+                    format!(
+                        "version {version} logical path '{p}' has an empty, '.' or '..' element"
+                    ),
+                );
+            } else {
+                paths.insert(p.to_string());
+                let elements: Vec<&str> = p.split('/').collect();
+                for i in 1..elements.len() {
+                    dirs.insert(elements[..i].join("/"));
+                }
+            }
+        }
+        if !written.contains(digest) {
+            log.error(
+                "E050",
+                at,
+                format!(
+                    "version {version} state digest {digest} is not written so in the manifest"
+                ),
+            );
+        }
+        digests.push(normalized(digest));
+    }
+    for d in &dirs {
+        if paths.contains(d) {
+            log.error(
+                "E095",
+                at,
+                format!("version {version} logical path '{d}' is both a file and a directory"),
+            );
+        }
+    }
+    digests
+}
+
+/// The fixity block: known algorithms, digests of their form each once, content paths that the
+/// manifest lists.
+fn fixity(f: &Value, inv: &Inventory, log: &mut Log) {
+    let at = inv.at.as_str();
+    let Value::Object(f) = f else {
+        let code = if inv.spec_version == "1.0" {
+            "E056"
+        } else {
+            "E111"
+        };
+        log.error(code, at, "`fixity` is not a JSON object");
+        return;
+    };
+    for (alg, block) in f {
+        if algorithm(alg).is_none() {
+            log.error(
+                "E056",
+                at,
+                format!("fixity algorithm '{alg}' is not one the specification or its extension 0001 names, or not one trawl computes"),
+            );
+            continue;
+        }
+        let Value::Object(block) = block else {
+            log.error(
+                "E057",
+                at,
+                format!("fixity block for {alg} is not a JSON object"),
+            );
+            continue;
+        };
+        let mut seen = HashSet::new();
+        for (digest, files) in block {
+            if digest_form(alg, digest) != Some(true) {
+                log.error(
+                    "E057",
+                    at,
+                    format!("fixity digest '{digest}' is not of the form of {alg}"),
+                );
+                continue;
+            }
+            let Value::Array(files) = files else {
+                log.error(
+                    "E057",
+                    at,
+                    format!("fixity entry {alg} {digest} is not a list of paths"),
+                );
+                continue;
+            };
+            let norm = normalized(digest);
+            if !seen.insert(norm.clone()) {
+                log.error(
+                    "E097",
+                    at,
+                    format!(
+                        "fixity {alg} digest {norm} is listed more than once (in different cases)"
+                    ),
+                );
+            }
+            for p in files {
+                let p = p.as_str().unwrap_or_default();
+                if p.starts_with('/') || p.ends_with('/') {
+                    log.error(
+                        "E100",
+                        at,
+                        format!("fixity {alg} content path '{p}' begins or ends with '/'"),
+                    );
+                } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
+                    log.error(
+                        "E099",
+                        at,
+                        format!(
+                            "fixity {alg} content path '{p}' has an empty, '.' or '..' element"
+                        ),
+                    );
+                } else if !inv.manifest_files.contains_key(p) {
+                    log.error(
+                        "E057",
+                        at,
+                        format!("fixity {alg} {norm} lists '{p}', which the manifest does not"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Each logical path of `version`'s state, with the content paths its digest maps to.
+fn logical_map(inv: &Inventory, version: &str) -> HashMap<String, BTreeSet<String>> {
+    let mut out = HashMap::new();
+    let state = inv
+        .value
+        .get("versions")
+        .and_then(|v| v.get(version))
+        .and_then(|v| v.get("state"))
+        .and_then(Value::as_object);
+    let manifest = inv.value.get("manifest").and_then(Value::as_object);
+    let (Some(state), Some(manifest)) = (state, manifest) else {
+        return out;
+    };
+    for (digest, paths) in state {
+        let Some(content) = manifest.get(digest).and_then(Value::as_array) else {
+            continue;
+        };
+        let content: BTreeSet<String> = content
+            .iter()
+            .filter_map(|c| c.as_str().map(String::from))
+            .collect();
+        for p in paths.as_array().into_iter().flatten() {
+            if let Some(p) = p.as_str() {
+                out.insert(p.to_string(), content.clone());
+            }
+        }
+    }
+    out
+}
+
+fn state_digests(inv: &Inventory, version: &str) -> BTreeSet<String> {
+    inv.value
+        .get("versions")
+        .and_then(|v| v.get(version))
+        .and_then(|v| v.get("state"))
+        .and_then(Value::as_object)
+        .map(|s| s.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn version_field<'a>(inv: &'a Inventory, version: &str, key: &str) -> Option<&'a Value> {
+    inv.value.get("versions")?.get(version)?.get(key)
+}
+
+/// `prior` (an earlier version's inventory) against `newest` (the root's): the versions it
+/// has are the newest's first ones, each with the same logical paths mapped to the same
+/// content, and (SHOULD) the same metadata.
+pub(crate) fn check_prior(newest: &Inventory, prior: &Inventory, log: &mut Log) {
+    let at = prior.at.as_str();
+    let ours: BTreeSet<&String> = newest.all_versions.iter().collect();
+    let theirs: BTreeSet<&String> = prior.all_versions.iter().collect();
+    if !(theirs.is_subset(&ours) && theirs.len() < ours.len()) {
+        log.error(
+            "E066",
+            at,
+            format!(
+                "its versions ({}) are not earlier versions of the root inventory's",
+                prior.all_versions.join(", ")
+            ),
+        );
+        return;
+    }
+    for v in &prior.all_versions {
+        if prior.digest_algorithm == newest.digest_algorithm {
+            let (a, b) = (state_digests(newest, v), state_digests(prior, v));
+            for d in a.symmetric_difference(&b) {
+                log.error(
+                    "E066",
+                    at,
+                    format!("version {v}'s state differs from the root inventory's in digest {d}"),
+                );
+            }
+        }
+        let (mine, root) = (logical_map(prior, v), logical_map(newest, v));
+        let only_prior: BTreeSet<&String> =
+            mine.keys().filter(|k| !root.contains_key(*k)).collect();
+        let only_root: BTreeSet<&String> = root.keys().filter(|k| !mine.contains_key(*k)).collect();
+        if !only_prior.is_empty() || !only_root.is_empty() {
+            for (what, set) in [
+                ("this inventory", only_prior),
+                ("the root inventory", only_root),
+            ] {
+                if !set.is_empty() {
+                    let list: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
+                    log.error(
+                        "E066",
+                        at,
+                        format!(
+                            "version {v}'s logical paths differ: only {what} has {}",
+                            list.join(", ")
+                        ),
+                    );
+                }
+            }
+        } else {
+            let mut keys: Vec<&String> = mine.keys().collect();
+            keys.sort();
+            for k in keys {
+                if !mine[k].is_subset(&root[k]) {
+                    log.error(
+                        "E066",
+                        at,
+                        format!("version {v}'s logical path '{k}' maps to other content than in the root inventory"),
+                    );
+                }
+            }
+        }
+        for key in ["created", "message", "user"] {
+            if version_field(prior, v, key) != version_field(newest, v, key) {
+                log.warning(
+                    "W011",
+                    at,
+                    format!("version {v}'s `{key}` differs from the root inventory's"),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_dates_are_read_by_part() {
+        let ok = parse_created("2019-01-01T02:03:04Z").unwrap();
+        assert!(ok.zone && ok.seconds);
+        let ok = parse_created("2019-01-01T02:03:04.123+01:00").unwrap();
+        assert!(ok.zone && ok.seconds);
+        let no_zone = parse_created("2019-01-01T02:03:04").unwrap();
+        assert!(!no_zone.zone && no_zone.seconds);
+        let no_secs = parse_created("2019-01-01T02:03Z").unwrap();
+        assert!(no_secs.zone && !no_secs.seconds);
+        for bad in [
+            "",
+            "2019-13-01T00:00:00Z",
+            "yesterday",
+            "2019-01-01T25:00:00Z",
+            "2019-01-01 00:00:00Z",
+        ] {
+            assert!(parse_created(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn uris_and_addresses_are_told_from_plain_text() {
+        assert!(looks_like_uri("info:fedora/x"));
+        assert!(looks_like_uri("https://example.org/a"));
+        assert!(!looks_like_uri("ark-123"));
+        assert!(!looks_like_uri("1abc:x"));
+        assert!(looks_like_address("mailto:a@b.org"));
+        assert!(!looks_like_address("a@b.org"));
+    }
+
+    #[test]
+    fn a_zero_padded_sequence_warns_and_a_gap_is_an_error() {
+        let mut log = Log::default();
+        let v: Value = serde_json::json!({"v001": {}, "v002": {}});
+        assert_eq!(
+            version_sequence(&v, "inventory.json", &mut log),
+            ["v001", "v002"]
+        );
+        assert_eq!(log.warnings[0].code, "W001");
+        let mut log = Log::default();
+        let v: Value = serde_json::json!({"v1": {}, "v3": {}});
+        assert_eq!(version_sequence(&v, "inventory.json", &mut log), ["v1"]);
+        assert_eq!(log.errors[0].code, "E010");
+    }
+}

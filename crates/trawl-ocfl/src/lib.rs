@@ -1,0 +1,147 @@
+//! OCFL (the Oxford Common File Layout, specifications 1.0 and 1.1): validating storage roots
+//! and objects, with the specification's validation codes.
+//!
+//! Everything but the content is checked from the inventories and the directory listings, one
+//! object at a time; the content is then read by the scan engine (as `trawl scan` reads, one
+//! read per file with every algorithm the inventories ask for), a batch of objects at a time,
+//! and each object's report handed on as soon as its batch is done. Memory holds one batch,
+//! never the whole storage root.
+//!
+//! The face: [`validate`] (a storage root or an object), its reports in
+//! `trawl_report::ocfl`, and [`OcflError`] when nothing could be checked.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod content;
+mod inventory;
+mod log;
+mod object;
+mod root;
+
+use std::path::{Path, PathBuf};
+
+use trawl_report::ocfl::{ObjectReport, OcflSummary};
+use trawl_scan::{Progress, ScanConfig};
+use trawl_stop::Stop;
+
+use crate::content::Pending;
+use crate::log::Log;
+
+/// Objects whose content waits to be read together.
+const BATCH_OBJECTS: usize = 1024;
+/// Content files read together (their paths and digests are what a batch holds).
+const BATCH_FILES: usize = 16 * 1024;
+
+/// Why nothing could be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum OcflError {
+    /// The path could not be listed (missing, not a directory, no permission).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path given.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// Validates the storage root or object at `path`, handing each object's report to `each` as
+/// soon as it is complete, in the hierarchy's name order. Returns the totals, with the
+/// findings about the storage root itself.
+pub fn validate(
+    path: &Path,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    each: &mut dyn FnMut(&ObjectReport),
+) -> Result<OcflSummary, OcflError> {
+    let entries = object::list(path).map_err(|source| OcflError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let shown = path.display().to_string();
+    let mut summary = OcflSummary {
+        path: shown.clone(),
+        complete: true,
+        ..OcflSummary::default()
+    };
+    let mut batch: Vec<Pending> = Vec::new();
+    let mut files = 0usize;
+    let mut flush = |batch: &mut Vec<Pending>, summary: &mut OcflSummary| {
+        content::read(path, batch, cfg, progress, stop);
+        for p in batch.drain(..) {
+            summary.add(&p.report);
+            each(&p.report);
+        }
+    };
+    if root::is_storage_root(&entries) || root::lacks_declaration(&entries) {
+        summary.kind = "storage_root";
+        let mut log = Log::default();
+        let version = root::check_root(path, &entries, &mut log);
+        summary.spec = version.clone();
+        let mut walk = root::Walk::new(path, &entries);
+        while let Some((rel, declared)) = walk.next(&mut log) {
+            if stop.is_stopping() {
+                break;
+            }
+            let mut p = pending(path, &rel, &shown);
+            if let Some(v) = &version
+                && declared.as_str() > v.as_str()
+            {
+                p.report.errors.push(trawl_report::ocfl::OcflFinding {
+                    code: "E081",
+                    path: None,
+                    message: format!(
+                        "the object follows specification {declared}, newer than the storage root's {v}"
+                    ),
+                });
+            }
+            files += p.reads.len();
+            batch.push(p);
+            if batch.len() >= BATCH_OBJECTS || files >= BATCH_FILES {
+                flush(&mut batch, &mut summary);
+                files = 0;
+            }
+        }
+        flush(&mut batch, &mut summary);
+        summary.errors += log.errors.len() as u64;
+        summary.warnings += log.warnings.len() as u64;
+        summary.root_errors = log.errors;
+        summary.root_warnings = log.warnings;
+    } else {
+        summary.kind = "object";
+        let p = pending(path, "", &shown);
+        summary.spec = Some(p.report.spec.clone());
+        batch.push(p);
+        flush(&mut batch, &mut summary);
+    }
+    summary.complete = !stop.is_stopping();
+    Ok(summary)
+}
+
+/// The object at `rel` below `root`, its structure checked.
+fn pending(root: &Path, rel: &str, shown: &str) -> Pending {
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let checked = object::check(&dir);
+    let path = if rel.is_empty() {
+        shown.to_string()
+    } else {
+        format!("{}/{rel}", shown.trim_end_matches('/'))
+    };
+    Pending {
+        rel: rel.to_string(),
+        report: ObjectReport {
+            path,
+            id: checked.id,
+            spec: checked.spec,
+            errors: checked.log.errors,
+            warnings: checked.log.warnings,
+            ..ObjectReport::default()
+        },
+        reads: checked.reads,
+    }
+}

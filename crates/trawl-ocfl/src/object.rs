@@ -1,0 +1,744 @@
+//! One object's checks short of reading its content: the declaration, the root inventory and
+//! its sidecar, the object root's entries, every version's inventory against the newest, the
+//! version and content directories against the manifest. What is left is a list of content
+//! files to read, each with every digest the inventories give for it.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+use trawl_digest::Algorithm;
+
+use crate::inventory::{self, Inventory, SPEC_VERSIONS, algorithm, normalized};
+use crate::log::Log;
+
+/// The specification version assumed for an object that does not declare one.
+pub(crate) const DEFAULT_SPEC: &str = "1.1";
+
+/// Extensions registered with the OCFL editors (an object's `extensions/` holding another name
+/// SHOULD NOT happen).
+const REGISTERED_EXTENSIONS: [&str; 7] = [
+    "0001-digest-algorithms",
+    "0002-flat-direct-storage-layout",
+    "0003-hash-and-id-n-tuple-storage-layout",
+    "0004-hashed-n-tuple-storage-layout",
+    "0005-mutable-head",
+    "0006-flat-omit-prefix-storage-layout",
+    "0007-n-tuple-omit-prefix-storage-layout",
+];
+
+/// An inventory larger than this is refused rather than read into memory.
+const INVENTORY_CAP: u64 = 1 << 30;
+
+/// A digest a content file must have, and where it was given.
+#[derive(Debug, Clone)]
+pub(crate) struct Expect {
+    pub alg: Algorithm,
+    pub alg_name: String,
+    /// Normalized (lower case).
+    pub digest: String,
+    /// E092 (a manifest's) or E093 (a fixity block's).
+    pub code: &'static str,
+    /// The inventories that give it (`root`, `v1`, ...).
+    pub from: Vec<String>,
+}
+
+/// A content file to read, by its content path.
+#[derive(Debug)]
+pub(crate) struct ContentRead {
+    pub path: String,
+    pub expect: Vec<Expect>,
+}
+
+/// An object's checks so far, and what remains to be read.
+#[derive(Debug, Default)]
+pub(crate) struct Checked {
+    pub log: Log,
+    pub id: Option<String>,
+    pub spec: String,
+    pub reads: Vec<ContentRead>,
+}
+
+/// What a directory entry is, never following a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    /// A symbolic link, a FIFO, a device, a socket.
+    Other,
+}
+
+/// A directory's entries, sorted by name, without following links.
+pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(String, Kind)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let t = e.file_type()?;
+        let kind = if t.is_file() {
+            Kind::File
+        } else if t.is_dir() {
+            Kind::Dir
+        } else {
+            Kind::Other
+        };
+        out.push((e.file_name().to_string_lossy().into_owned(), kind));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// A small file's bytes, not through a link; `cap` bounds what is read.
+pub(crate) fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut buf = Vec::new();
+    f.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not read",
+            cap >> 20
+        )));
+    }
+    Ok(buf)
+}
+
+/// NAMASTE's rule for a declaration's content: trimmed, the first 40 characters, anything but
+/// a word character, `.`, `-` or `:` made `_`.
+pub(crate) fn namaste_value(content: &str) -> String {
+    content
+        .trim()
+        .chars()
+        .take(40)
+        .map(|c| {
+            if c.is_alphanumeric() || "_.-:".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Checks the object at `dir`. `shown` is how findings name the object's files (empty: as
+/// paths below it).
+pub(crate) fn check(dir: &Path) -> Checked {
+    let mut c = Checked {
+        spec: DEFAULT_SPEC.into(),
+        ..Checked::default()
+    };
+    let entries = match list(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            c.log.error(
+                "E003",
+                "",
+                format!("cannot list the object's directory: {e}"),
+            );
+            return c;
+        }
+    };
+    let declarations = declaration(dir, &entries, &mut c);
+    if !entries
+        .iter()
+        .any(|(n, k)| n == "inventory.json" && *k == Kind::File)
+    {
+        c.log
+            .error("E063", "inventory.json", "the object has no root inventory");
+        return c;
+    }
+    let Some(root) = read_inventory(dir, "inventory.json", &c.spec.clone(), &mut c.log) else {
+        return c;
+    };
+    let inventory_valid = c.log.errors.is_empty();
+    c.id = root.id.clone();
+    sidecar(dir, "inventory.json", &root.digest_algorithm, &mut c.log);
+    object_root(&entries, &declarations, &root, dir, &mut c);
+    let (prior, sidecars) = version_inventories(dir, &root, &mut c);
+    version_gaps(&entries, &root, &mut c.log);
+    let (seen, special) = version_dirs(dir, &root, &sidecars, &mut c.log);
+    // Content is held against a manifest only when the root inventory is sound: an unsound
+    // one would make every file look wrong.
+    if inventory_valid {
+        content(seen, &special, &root, &prior, &mut c);
+    }
+    c
+}
+
+/// The `0=` files: exactly one, `0=ocfl_object_1.x`, holding its own name's value. Sets the
+/// spec version; returns the declarations' names (the object root may hold them).
+fn declaration(dir: &Path, entries: &[(String, Kind)], c: &mut Checked) -> Vec<String> {
+    let names: Vec<String> = entries
+        .iter()
+        .filter(|(n, _)| n.starts_with("0="))
+        .map(|(n, _)| n.clone())
+        .collect();
+    if names.is_empty() {
+        c.log.error(
+            "E003",
+            "",
+            format!("no declaration (0=ocfl_object_1.x); checked as {}", c.spec),
+        );
+        return names;
+    }
+    let mut best: Option<&str> = None;
+    for n in &names {
+        let v = n
+            .strip_prefix("0=ocfl_object_")
+            .filter(|v| SPEC_VERSIONS.contains(v));
+        match v {
+            None => c.log.error(
+                "E006",
+                n,
+                "not a declaration of an OCFL version trawl knows (0=ocfl_object_1.0 or 1.1)",
+            ),
+            Some(v) if best.is_none_or(|b| v > b) => {
+                best = Some(v);
+                let ok = read_small(&dir.join(n), 4096)
+                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == n[2..])
+                    .unwrap_or(false);
+                if !ok {
+                    c.log.error(
+                        "E007",
+                        n,
+                        format!("the declaration must hold '{}'", &n[2..]),
+                    );
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    match best {
+        None => c.log.error(
+            "E003",
+            "",
+            format!("no declaration names a version; checked as {}", c.spec),
+        ),
+        Some(v) => {
+            c.spec = v.to_string();
+            if names.len() > 1 {
+                c.log.error(
+                    "E003",
+                    "",
+                    format!("{} declarations; checked as {v}", names.len()),
+                );
+            }
+        }
+    }
+    names
+}
+
+/// Reads and checks the inventory at `rel`; `None` when it cannot be read or parsed (E033).
+fn read_inventory(dir: &Path, rel: &str, default_spec: &str, log: &mut Log) -> Option<Inventory> {
+    match read_small(&dir.join(rel), INVENTORY_CAP) {
+        Ok(raw) => inventory::check(&raw, rel, default_spec, log),
+        Err(e) => {
+            log.error("E033", rel, format!("cannot be read: {e}"));
+            None
+        }
+    }
+}
+
+/// The inventory's sidecar (`inventory.json.ALG`): present, one line `DIGEST inventory.json`,
+/// the digest the inventory has.
+fn sidecar(dir: &Path, inv: &str, alg: &str, log: &mut Log) {
+    let name = format!("{inv}.{alg}");
+    let path = dir.join(&name);
+    let text = match read_small(&path, 4096) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            log.error(
+                "E058",
+                &name,
+                "the inventory's sidecar digest file is missing",
+            );
+            return;
+        }
+        Err(e) => {
+            log.error("E061", &name, format!("cannot be read: {e}"));
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&text);
+    let line = text.lines().next().unwrap_or_default();
+    let mut parts = line.split_whitespace();
+    let (Some(recorded), Some(file), None) = (parts.next(), parts.next(), parts.next()) else {
+        log.error("E061", &name, "not one line 'DIGEST inventory.json'");
+        return;
+    };
+    if file != "inventory.json" || !recorded.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        log.error("E061", &name, "not one line 'DIGEST inventory.json'");
+        return;
+    }
+    let Some(a) = algorithm(alg) else { return };
+    let Ok(bytes) = read_small(&dir.join(inv), INVENTORY_CAP) else {
+        return;
+    };
+    let actual = hex::encode(trawl_digest::digest(a, &bytes));
+    if actual != normalized(recorded) {
+        log.error(
+            "E060",
+            inv,
+            format!("{alg} is {actual}, but {name} records {recorded}"),
+        );
+    }
+}
+
+/// The object root holds the declaration, the inventory and its sidecar, the version
+/// directories, and optionally `logs/` and `extensions/`; nothing else.
+fn object_root(
+    entries: &[(String, Kind)],
+    declarations: &[String],
+    root: &Inventory,
+    dir: &Path,
+    c: &mut Checked,
+) {
+    let expected = [
+        format!("0=ocfl_object_{}", c.spec),
+        "inventory.json".to_string(),
+        format!("inventory.json.{}", root.digest_algorithm),
+    ];
+    for (name, kind) in entries {
+        match kind {
+            Kind::File => {
+                if !expected.contains(name) && !declarations.contains(name) {
+                    c.log.error("E001", name, "a file the object root must not hold");
+                }
+            }
+            Kind::Dir => {
+                if root.all_versions.contains(name) || name == "logs" {
+                } else if name == "extensions" {
+                    extensions(&dir.join(name), &mut c.log);
+                } else if is_version_name(name) {
+                    c.log.error(
+                        "E046",
+                        name,
+                        "a version directory the inventory does not list",
+                    );
+                } else {
+                    c.log.error("E001", name, "a directory the object root must not hold");
+                }
+            }
+            Kind::Other => c.log.error(
+                "E001",
+                name,
+                "neither a file nor a directory (a symbolic link?): the object root must not hold it",
+            ),
+        }
+    }
+}
+
+fn is_version_name(n: &str) -> bool {
+    n.len() > 1 && n.starts_with('v') && n[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `extensions/` holds only directories, each (SHOULD) a registered extension.
+fn extensions(dir: &Path, log: &mut Log) {
+    let Ok(entries) = list(dir) else {
+        log.error("E067", "extensions", "cannot be listed");
+        return;
+    };
+    for (name, kind) in entries {
+        let at = format!("extensions/{name}");
+        if kind != Kind::Dir {
+            log.error(
+                "E067",
+                &at,
+                "the extensions directory must hold only directories",
+            );
+        } else if !REGISTERED_EXTENSIONS.contains(&name.as_str()) {
+            log.warning("W013", &at, "not a registered extension");
+        }
+    }
+}
+
+/// Digests given for content paths by earlier versions' inventories: path -> (algorithm,
+/// digest) -> (code, versions).
+type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<String>)>>;
+
+/// Every version's inventory (SHOULD be there): the newest identical to the root's, the
+/// earlier ones sound and consistent with it. Returns the digests they give for content, and
+/// each version's sidecar name.
+fn version_inventories(
+    dir: &Path,
+    root: &Inventory,
+    c: &mut Checked,
+) -> (Prior, BTreeMap<String, String>) {
+    let mut prior = Prior::new();
+    let mut sidecars = BTreeMap::new();
+    let mut prev_spec = "1.0".to_string();
+    let mut prev_dir = String::new();
+    let root_raw = read_small(&dir.join("inventory.json"), INVENTORY_CAP).unwrap_or_default();
+    for (i, v) in root.all_versions.iter().enumerate() {
+        let rel = format!("{v}/inventory.json");
+        let path = dir.join(&rel);
+        if !path.symlink_metadata().is_ok_and(|m| m.is_file()) {
+            c.log
+                .warning("W010", v, "a version directory SHOULD hold its inventory");
+            continue;
+        }
+        let this_spec;
+        if i + 1 == root.all_versions.len() {
+            let same = read_small(&path, INVENTORY_CAP).is_ok_and(|b| b == root_raw);
+            if !same {
+                c.log.error(
+                    "E064",
+                    &rel,
+                    "the newest version's inventory must be identical to the root inventory",
+                );
+            } else {
+                sidecar(dir, &rel, &root.digest_algorithm, &mut c.log);
+            }
+            sidecars.insert(
+                v.clone(),
+                format!("inventory.json.{}", root.digest_algorithm),
+            );
+            this_spec = c.spec.clone();
+        } else {
+            let Some(inv) = read_inventory(dir, &rel, &c.spec.clone(), &mut c.log) else {
+                continue;
+            };
+            this_spec = inv.spec_version.clone();
+            if let Some(head) = inv.value.get("head").and_then(Value::as_str)
+                && head != v
+            {
+                c.log.error(
+                    "E040",
+                    &rel,
+                    format!("`head` is {head}, but this inventory is version {v}'s"),
+                );
+            }
+            sidecar(dir, &rel, &inv.digest_algorithm, &mut c.log);
+            sidecars.insert(
+                v.clone(),
+                format!("inventory.json.{}", inv.digest_algorithm),
+            );
+            if let (Some(root_id), Some(id)) =
+                (&root.id, inv.value.get("id").and_then(Value::as_str))
+                && id != root_id
+            {
+                c.log.error(
+                    "E037",
+                    &rel,
+                    format!("`id` '{id}' is not the root inventory's '{root_id}'"),
+                );
+            }
+            if root.content_directory_set && !inv.content_directory_set {
+                c.log.error(
+                    "E019",
+                    &rel,
+                    "the root inventory sets `contentDirectory`, this earlier one does not",
+                );
+            }
+            if inv.content_directory != root.content_directory {
+                c.log.error(
+                    "E019",
+                    &rel,
+                    format!(
+                        "`contentDirectory` '{}' is not the root inventory's '{}'",
+                        inv.content_directory, root.content_directory
+                    ),
+                );
+            }
+            if let Some(Value::Object(m)) = inv.value.get("manifest") {
+                let listed: HashSet<&str> = m
+                    .values()
+                    .filter_map(Value::as_array)
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let missing: Vec<&str> = prior
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|p| !listed.contains(p))
+                    .collect();
+                if !missing.is_empty() {
+                    c.log.error(
+                        "E023",
+                        &rel,
+                        format!(
+                            "the manifest lacks content an earlier version's lists: {}",
+                            missing.join(", ")
+                        ),
+                    );
+                }
+                record(&mut prior, m, &inv.digest_algorithm, "E092", v);
+            }
+            inventory::check_prior(root, &inv, &mut c.log);
+            if let Some(Value::Object(f)) = inv.value.get("fixity") {
+                for (alg, block) in f {
+                    if let Some(block) = block.as_object() {
+                        record(&mut prior, block, alg, "E093", v);
+                    }
+                }
+            }
+        }
+        if prev_spec > this_spec {
+            c.log.error(
+                "E103",
+                &rel,
+                format!("follows specification {this_spec}, earlier than {prev_dir}'s {prev_spec}"),
+            );
+        }
+        prev_spec = this_spec;
+        prev_dir = v.clone();
+    }
+    (prior, sidecars)
+}
+
+fn record(
+    prior: &mut Prior,
+    block: &serde_json::Map<String, Value>,
+    alg: &str,
+    code: &'static str,
+    version: &str,
+) {
+    for (digest, paths) in block {
+        for p in paths
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            let e = prior
+                .entry(p.to_string())
+                .or_default()
+                .entry((alg.to_string(), normalized(digest)))
+                .or_insert((code, Vec::new()));
+            e.1.push(version.to_string());
+        }
+    }
+}
+
+/// The version directories on disk, named in one sequence (`v1`, `v2`, ... with no gap).
+fn version_gaps(entries: &[(String, Kind)], root: &Inventory, log: &mut Log) {
+    let width = root.all_versions.first().map_or(0, |v| v.len() - 1);
+    let mut on_disk: Vec<u64> = entries
+        .iter()
+        .filter(|(n, k)| *k == Kind::Dir && is_version_name(n))
+        .filter_map(|(n, _)| n[1..].parse().ok())
+        .collect();
+    on_disk.sort_unstable();
+    for (i, n) in on_disk.iter().enumerate() {
+        if *n != i as u64 + 1 {
+            let missing = format!("v{:0w$}", i + 1, w = if width > 1 { width } else { 0 });
+            log.error(
+                "E010",
+                &missing,
+                "the version directories are not a sequence: this one is missing",
+            );
+            return;
+        }
+    }
+}
+
+/// The version directories hold the inventory, its sidecar and the content directory (other
+/// directories SHOULD NOT be there, files MUST NOT); the content directories hold no empty
+/// directory. Returns the content files found, and of them those that are not regular files
+/// (links, special files).
+fn version_dirs(
+    dir: &Path,
+    root: &Inventory,
+    sidecars: &BTreeMap<String, String>,
+    log: &mut Log,
+) -> (HashSet<String>, HashSet<String>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut special: HashSet<String> = HashSet::new();
+    for v in &root.all_versions {
+        let entries = match list(&dir.join(v)) {
+            Ok(e) => e,
+            Err(_) => {
+                log.error(
+                    "E046",
+                    v,
+                    "the inventory lists this version, but its directory is missing",
+                );
+                continue;
+            }
+        };
+        for (name, kind) in entries {
+            let at = format!("{v}/{name}");
+            if name == "inventory.json" || sidecars.get(v) == Some(&name) {
+            } else if name == root.content_directory && kind == Kind::Dir {
+                let before = seen.len();
+                walk_content(dir, &at, true, &mut seen, &mut special, log);
+                if seen.len() == before {
+                    log.warning("W003", &at, "an empty content directory");
+                }
+            } else if kind == Kind::Dir {
+                log.warning(
+                    "W002",
+                    &at,
+                    "a version directory SHOULD hold no directory but the content directory",
+                );
+            } else {
+                log.error(
+                    "E015",
+                    &at,
+                    "a version directory must hold only the inventory, its sidecar and the content directory",
+                );
+            }
+        }
+    }
+    (seen, special)
+}
+
+/// The content directories hold exactly the manifest's files; each gets its digests to check.
+fn content(
+    mut seen: HashSet<String>,
+    special: &HashSet<String>,
+    root: &Inventory,
+    prior: &Prior,
+    c: &mut Checked,
+) {
+    // The root fixity block's digests, by content path.
+    let mut fixity: BTreeMap<&str, Vec<Expect>> = BTreeMap::new();
+    if let Some(Value::Object(f)) = root.value.get("fixity") {
+        for (alg_name, block) in f {
+            let (Some(alg), Some(block)) = (algorithm(alg_name), block.as_object()) else {
+                continue;
+            };
+            for (digest, paths) in block {
+                for p in paths
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if seen.contains(p) {
+                        fixity.entry(p).or_default().push(Expect {
+                            alg,
+                            alg_name: alg_name.clone(),
+                            digest: normalized(digest),
+                            code: "E093",
+                            from: vec!["root".into()],
+                        });
+                    } else {
+                        c.log.error(
+                            "E093",
+                            p,
+                            format!("the fixity block gives its {alg_name}, but the object does not hold it"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let Some(root_alg) = algorithm(&root.digest_algorithm) else {
+        return;
+    };
+    let mut listed: Vec<(&String, &String)> = root.manifest_files.iter().collect();
+    listed.sort();
+    for (path, digest) in listed {
+        if !seen.remove(path) {
+            c.log.error(
+                "E092",
+                path,
+                "the manifest lists it, but the object does not hold it",
+            );
+            continue;
+        }
+        if special.contains(path.as_str()) {
+            c.log.error(
+                "E092",
+                path,
+                "a symbolic link or special file, not a file: not read, so its digest is unchecked",
+            );
+            continue;
+        }
+        let mut expect = vec![Expect {
+            alg: root_alg,
+            alg_name: root.digest_algorithm.clone(),
+            digest: digest.clone(),
+            code: "E092",
+            from: vec!["root".into()],
+        }];
+        expect.extend(fixity.remove(path.as_str()).unwrap_or_default());
+        for ((alg_name, d), (code, from)) in prior.get(path).into_iter().flatten() {
+            let Some(alg) = algorithm(alg_name) else {
+                continue;
+            };
+            // The same digest given by several inventories is one check, naming them all.
+            match expect
+                .iter_mut()
+                .find(|e| e.alg == alg && e.digest == *d && e.code == *code)
+            {
+                Some(e) => e.from.extend(from.iter().cloned()),
+                None => expect.push(Expect {
+                    alg,
+                    alg_name: alg_name.clone(),
+                    digest: d.clone(),
+                    code,
+                    from: from.clone(),
+                }),
+            }
+        }
+        c.reads.push(ContentRead {
+            path: path.clone(),
+            expect,
+        });
+    }
+    let mut extra: Vec<String> = seen.into_iter().collect();
+    extra.sort();
+    for p in extra {
+        c.log.error(
+            "E023",
+            &p,
+            "the object holds it, but the manifest does not list it",
+        );
+    }
+}
+
+/// Adds the files under `rel` (a content directory, or below one) to `seen`, naming empty
+/// directories below the content directory (E024).
+fn walk_content(
+    dir: &Path,
+    rel: &str,
+    top: bool,
+    seen: &mut HashSet<String>,
+    special: &mut HashSet<String>,
+    log: &mut Log,
+) {
+    let entries = match list(&dir.join(rel)) {
+        Ok(e) => e,
+        Err(e) => {
+            log.error("E024", rel, format!("cannot be listed: {e}"));
+            return;
+        }
+    };
+    if entries.is_empty() && !top {
+        log.error("E024", rel, "an empty directory in the content directory");
+    }
+    for (name, kind) in entries {
+        let at = format!("{rel}/{name}");
+        match kind {
+            Kind::Dir => walk_content(dir, &at, false, seen, special, log),
+            Kind::File => {
+                seen.insert(at);
+            }
+            // Matched to the manifest like a file, and never read.
+            Kind::Other => {
+                seen.insert(at.clone());
+                special.insert(at);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declaration_value_is_read_as_namaste_says() {
+        assert_eq!(namaste_value("ocfl_object_1.1\n"), "ocfl_object_1.1");
+        assert_eq!(namaste_value("  ocfl 1.1 \n"), "ocfl_1.1");
+        assert_ne!(
+            namaste_value("This is not the right content!\n"),
+            "ocfl_object_1.0"
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! A storage root's own checks and its hierarchy: the declaration, `ocfl_layout.json`,
+//! `extensions/`, and the directories below, walked depth-first in name order: each is an
+//! object (its declaration found; not descended into), holds only directories (descended
+//! into), or is an error (empty, or holding files without being an object). Only the path
+//! from the root to the current directory is held, whatever the number of objects.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::inventory::SPEC_VERSIONS;
+use crate::log::Log;
+use crate::object::{Kind, list, namaste_value, read_small};
+
+/// Whether `entries` (a directory's) declare a storage root (`0=ocfl_1.x`).
+pub(crate) fn is_storage_root(entries: &[(String, Kind)]) -> bool {
+    entries
+        .iter()
+        .any(|(n, _)| n.starts_with("0=ocfl_") && !n.starts_with("0=ocfl_object_"))
+}
+
+/// Whether `entries` look like a storage root that lost its declaration: no `0=` file, no
+/// inventory (an object without its declaration has one), and directories to walk.
+pub(crate) fn lacks_declaration(entries: &[(String, Kind)]) -> bool {
+    !entries
+        .iter()
+        .any(|(n, _)| n.starts_with("0=") || n == "inventory.json")
+        && entries.iter().any(|(_, k)| *k == Kind::Dir)
+}
+
+/// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
+/// and extensions. Returns the declared version.
+pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) -> Option<String> {
+    let decls: Vec<&String> = entries
+        .iter()
+        .filter(|(n, _)| n.starts_with("0="))
+        .map(|(n, _)| n)
+        .collect();
+    let mut version = None;
+    match decls.as_slice() {
+        [] => log.error(
+            "E069",
+            "",
+            "the storage root has no declaration (0=ocfl_1.x)",
+        ),
+        [one] => match one
+            .strip_prefix("0=ocfl_")
+            .filter(|v| SPEC_VERSIONS.contains(v))
+        {
+            None => log.error(
+                "E069",
+                one,
+                "not a storage root declaration trawl knows (0=ocfl_1.0 or 0=ocfl_1.1)",
+            ),
+            Some(v) => {
+                version = Some(v.to_string());
+                let ok = read_small(&dir.join(one), 4096)
+                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == one[2..])
+                    .unwrap_or(false);
+                if !ok {
+                    log.error(
+                        "E069",
+                        one,
+                        format!("the declaration must hold '{}'", &one[2..]),
+                    );
+                }
+            }
+        },
+        many => log.error(
+            "E069",
+            "",
+            format!(
+                "{} declarations; a storage root has exactly one",
+                many.len()
+            ),
+        ),
+    }
+    if entries
+        .iter()
+        .any(|(n, k)| n == "ocfl_layout.json" && *k == Kind::File)
+    {
+        let good = read_small(&dir.join("ocfl_layout.json"), 1 << 20)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some_and(|v| {
+                v.get("extension").is_some_and(Value::is_string)
+                    && v.get("description").is_some_and(Value::is_string)
+            });
+        if !good {
+            log.error(
+                "E070",
+                "ocfl_layout.json",
+                "must be a JSON object with the strings `extension` and `description`",
+            );
+        }
+    }
+    if entries
+        .iter()
+        .any(|(n, k)| n == "extensions" && *k == Kind::Dir)
+    {
+        match list(&dir.join("extensions")) {
+            Ok(ext) => {
+                for (name, kind) in ext {
+                    if kind != Kind::Dir {
+                        log.error(
+                            "E086",
+                            &format!("extensions/{name}"),
+                            "the storage root's extensions directory must hold only directories",
+                        );
+                    }
+                }
+            }
+            Err(e) => log.error("E086", "extensions", format!("cannot be listed: {e}")),
+        }
+    }
+    version
+}
+
+/// The storage root's hierarchy, walked depth-first in name order.
+pub(crate) struct Walk {
+    root: PathBuf,
+    /// Directories still to visit, per level (reversed, so the next is last).
+    stack: Vec<Vec<String>>,
+}
+
+impl Walk {
+    /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
+    /// the hierarchy; files at the top are the root's own).
+    pub(crate) fn new(root: &Path, entries: &[(String, Kind)]) -> Walk {
+        let mut top: Vec<String> = entries
+            .iter()
+            .filter(|(n, k)| *k == Kind::Dir && n != "extensions")
+            .map(|(n, _)| n.clone())
+            .collect();
+        top.reverse();
+        Walk {
+            root: root.to_path_buf(),
+            stack: vec![top],
+        }
+    }
+
+    /// The next object's directory (below the root) and the version it declares, logging what
+    /// is wrong on the way; `None` at the end.
+    pub(crate) fn next(&mut self, log: &mut Log) -> Option<(String, String)> {
+        loop {
+            let level = self.stack.last_mut()?;
+            let Some(rel) = level.pop() else {
+                self.stack.pop();
+                continue;
+            };
+            let entries = match list(&self.root.join(&rel)) {
+                Ok(e) => e,
+                Err(e) => {
+                    log.error("E072", &rel, format!("cannot be listed: {e}"));
+                    continue;
+                }
+            };
+            if entries.is_empty() {
+                log.error("E073", &rel, "an empty directory in the storage hierarchy");
+                continue;
+            }
+            let files: Vec<&(String, Kind)> =
+                entries.iter().filter(|(_, k)| *k != Kind::Dir).collect();
+            if files.is_empty() {
+                let mut below: Vec<String> =
+                    entries.iter().map(|(n, _)| format!("{rel}/{n}")).collect();
+                below.reverse();
+                self.stack.push(below);
+                continue;
+            }
+            let decls: Vec<&String> = files
+                .iter()
+                .filter(|(n, k)| *k == Kind::File && n.starts_with("0="))
+                .map(|(n, _)| n)
+                .collect();
+            match decls.as_slice() {
+                [one] => match one.strip_prefix("0=ocfl_object_") {
+                    Some(v) if SPEC_VERSIONS.contains(&v) => {
+                        return Some((rel, v.to_string()));
+                    }
+                    Some(v) => log.error(
+                        "E004",
+                        &format!("{rel}/{one}"),
+                        format!("an object declaring specification version {v}, which trawl does not know: not validated"),
+                    ),
+                    None => log.error(
+                        "E004",
+                        &format!("{rel}/{one}"),
+                        "not an object declaration: the directory is not validated",
+                    ),
+                },
+                [] => {
+                    // Objects below are still found and checked.
+                    let mut below: Vec<String> = entries
+                        .iter()
+                        .filter(|(_, k)| *k == Kind::Dir)
+                        .map(|(n, _)| format!("{rel}/{n}"))
+                        .collect();
+                    below.reverse();
+                    self.stack.push(below);
+                    for (n, k) in &files {
+                        let what = if *k == Kind::File {
+                            "a file in the storage hierarchy outside any object"
+                        } else {
+                            "a symbolic link or special file in the storage hierarchy outside any object (not followed)"
+                        };
+                        log.error("E072", &format!("{rel}/{n}"), what);
+                    }
+                }
+                many => log.error(
+                    "E003",
+                    &rel,
+                    format!("{} object declarations in one directory: not validated", many.len()),
+                ),
+            }
+        }
+    }
+}

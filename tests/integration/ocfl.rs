@@ -1,0 +1,325 @@
+//! `trawl ocfl validate`: the OCFL fixtures (outside material: each object's folder names the
+//! codes it must raise), and storage roots built here (objects written with coreutils'
+//! digests) with the faults a storage hierarchy can have.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::util::{Dir, Run};
+
+/// `sha512sum`'s or `md5sum`'s digest of `b`.
+fn digest_by(tool: &str, b: &[u8]) -> String {
+    let out = std::process::Command::new(tool)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_whitespace().next().unwrap().to_string()
+}
+
+/// Writes a valid OCFL 1.1 object at `dir`: one version per entry of `versions` (each the
+/// whole state: logical path and content), content stored once per digest, sha512 with an
+/// md5 fixity block, every version's inventory and sidecar.
+fn write_object(dir: &Path, id: &str, versions: &[&[(&str, &[u8])]]) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("0=ocfl_object_1.1"), "ocfl_object_1.1\n").unwrap();
+    let mut manifest = serde_json::Map::new();
+    let mut md5 = serde_json::Map::new();
+    let mut blocks = serde_json::Map::new();
+    for (i, state) in versions.iter().enumerate() {
+        let v = format!("v{}", i + 1);
+        let mut st = serde_json::Map::new();
+        for (logical, content) in state.iter() {
+            let d = digest_by("sha512sum", content);
+            if !manifest.contains_key(&d) {
+                let cp = format!("{v}/content/{logical}");
+                let p = dir.join(&cp);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, content).unwrap();
+                manifest.insert(d.clone(), json!([cp]));
+                md5.insert(digest_by("md5sum", content), json!([cp]));
+            }
+            st.entry(d)
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .unwrap()
+                .push(json!(logical));
+        }
+        let created = format!("2026-01-0{}T00:00:00Z", i + 1);
+        blocks.insert(
+            v.clone(),
+            json!({"created": created, "message": "m",
+                   "user": {"name": "A", "address": "mailto:a@example.org"}, "state": st}),
+        );
+        let inv = json!({
+            "id": id, "type": "https://ocfl.io/1.1/spec/#inventory",
+            "digestAlgorithm": "sha512", "head": v,
+            "manifest": manifest, "versions": blocks, "fixity": {"md5": md5},
+        });
+        let text = serde_json::to_vec_pretty(&inv).unwrap();
+        let side = format!("{}  inventory.json\n", digest_by("sha512sum", &text));
+        std::fs::create_dir_all(dir.join(&v)).unwrap();
+        for at in [dir.join(&v), dir.to_path_buf()] {
+            std::fs::write(at.join("inventory.json"), &text).unwrap();
+            std::fs::write(at.join("inventory.json.sha512"), &side).unwrap();
+        }
+    }
+}
+
+/// The JSON Lines of `--json`: the object records, then the summary.
+fn records(r: &Run) -> (Vec<Value>, Value) {
+    let mut all: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let summary = all.pop().expect("a summary record");
+    assert_eq!(summary["type"], "summary", "{}", r.stdout);
+    (all, summary)
+}
+
+fn codes(objects: &[Value], key: &str) -> Vec<String> {
+    objects
+        .iter()
+        .flat_map(|o| o[key].as_array().unwrap().iter())
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every OCFL fixture: good objects valid without a warning, bad objects invalid with every
+/// code their folder names, warn objects valid with their warnings' codes.
+#[test]
+fn the_ocfl_fixtures_are_judged_as_their_folders_say() {
+    let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ocfl-fixtures");
+    if !Path::new(base).is_dir() {
+        return crate::util::skip(&format!("{base} is not present"));
+    }
+    let d = Dir::new();
+    let mut table = Vec::new();
+    let mut failures = Vec::new();
+    for spec in ["1.0", "1.1"] {
+        for kind in ["good", "bad", "warn"] {
+            let dir = format!("{base}/{spec}/{kind}-objects");
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            let (mut n, mut right) = (0, 0);
+            for name in names {
+                n += 1;
+                let r = d
+                    .cmd()
+                    .args(["ocfl", "validate", "--json", &format!("{dir}/{name}")])
+                    .run();
+                let (objects, summary) = records(&r);
+                let (errors, warnings) = (codes(&objects, "errors"), codes(&objects, "warnings"));
+                let named: Vec<String> = name
+                    .split('_')
+                    .filter(|p| {
+                        p.len() == 4
+                            && (p.starts_with('E') || p.starts_with('W'))
+                            && p[1..].bytes().all(|b| b.is_ascii_digit())
+                    })
+                    .map(String::from)
+                    .collect();
+                let ok = match kind {
+                    "good" => r.code == 0 && errors.is_empty() && warnings.is_empty(),
+                    "bad" => {
+                        r.code == 1
+                            && summary["invalid"] == 1
+                            && named.iter().all(|c| errors.contains(c))
+                    }
+                    _ => {
+                        r.code == 0
+                            && errors.is_empty()
+                            && named.iter().all(|c| warnings.contains(c))
+                    }
+                };
+                if ok {
+                    right += 1;
+                } else {
+                    failures.push(format!(
+                        "{spec} {kind} {name}: exit {}, errors {errors:?}, warnings {warnings:?}",
+                        r.code
+                    ));
+                }
+            }
+            table.push(format!("{spec} {kind}: {right}/{n}"));
+        }
+    }
+    println!("{}", table.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A storage root of objects under a layout's nested directories: all valid, each object read
+/// once; a corrupted content file is named with its object, its code and both digests.
+#[test]
+fn a_storage_root_is_walked_and_every_object_checked() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    std::fs::write(
+        root.join("ocfl_layout.json"),
+        r#"{"extension": "0004-hashed-n-tuple-storage-layout", "description": "d"}"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("README.txt"), "the root MAY hold other files").unwrap();
+    write_object(
+        &root.join("ab/cd/one"),
+        "info:one",
+        &[&[("a.txt", b"alpha")]],
+    );
+    write_object(
+        &root.join("ab/ef/two"),
+        "info:two",
+        &[
+            &[("a.txt", b"alpha"), ("b/c.txt", b"charlie")],
+            &[("a.txt", b"alpha2"), ("b/c.txt", b"charlie")],
+            &[("b/c.txt", b"charlie"), ("moved.txt", b"alpha2")],
+        ],
+    );
+    write_object(&root.join("zz/three"), "info:three", &[&[("x", b"")]]);
+    let r = d.cmd().args(["ocfl", "validate", "--json", "root"]).run();
+    r.code(0);
+    let (objects, s) = records(&r);
+    let paths: Vec<&str> = objects
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["root/ab/cd/one", "root/ab/ef/two", "root/zz/three"]);
+    assert_eq!(
+        (
+            s["kind"].as_str(),
+            s["objects"].as_u64(),
+            s["valid"].as_u64()
+        ),
+        (Some("storage_root"), Some(3), Some(3))
+    );
+    // Content stored once per digest: one, two (alpha, charlie, alpha2), three.
+    assert_eq!(s["files_checked"], 5, "{s}");
+    assert_eq!(s["bytes_checked"], (5 + 5 + 7 + 6) as u64, "{s}");
+    assert_eq!(s["spec"], "1.1");
+
+    std::fs::write(root.join("ab/ef/two/v2/content/a.txt"), b"alphaX").unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "root"]).run();
+    r.code(1);
+    r.stderr_has("root/ab/ef/two: [E092] v2/content/a.txt: sha512 is ")
+        .stderr_has("root/ab/ef/two: [E093] v2/content/a.txt: md5 is ")
+        .stdout_has("root/ab/ef/two is NOT a valid OCFL 1.1 object: 2 errors")
+        .stdout_has("3 objects, 2 valid, 1 invalid");
+}
+
+/// What a storage hierarchy must not hold: a file outside any object, an empty directory, a
+/// symbolic link (named, never followed), an object inside an object; a root without its
+/// declaration is still walked.
+#[test]
+fn a_storage_hierarchy_s_faults_are_named() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    write_object(&root.join("a/obj"), "info:a", &[&[("f", b"1")]]);
+    std::fs::write(root.join("a/stray.txt"), "x").unwrap();
+    std::fs::create_dir_all(root.join("b/empty")).unwrap();
+    std::fs::create_dir_all(d.join("outside")).unwrap();
+    write_object(
+        &d.join("outside/obj"),
+        "info:out",
+        &[&[("secret", b"not to be read")]],
+    );
+    std::fs::create_dir_all(root.join("c")).unwrap();
+    std::os::unix::fs::symlink(d.join("outside"), root.join("c/link")).unwrap();
+    write_object(&root.join("d/outer"), "info:outer", &[&[("f", b"2")]]);
+    write_object(&root.join("d/outer/inner"), "info:inner", &[&[("g", b"3")]]);
+    let r = d.cmd().args(["ocfl", "validate", "--json", "root"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    let root_errors: Vec<(String, String)> = s["root_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().into(),
+                f["path"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        root_errors.contains(&("E072".into(), "a/stray.txt".into())),
+        "{root_errors:?}"
+    );
+    assert!(
+        root_errors.contains(&("E073".into(), "b/empty".into())),
+        "{root_errors:?}"
+    );
+    assert!(
+        root_errors.contains(&("E072".into(), "c/link".into())),
+        "{root_errors:?}"
+    );
+    // Nothing was read through the link.
+    assert!(!r.stdout.contains("\"info:out\""), "{}", r.stdout);
+    // The object inside an object is a directory its root must not hold.
+    let outer = objects.iter().find(|o| o["id"] == "info:outer").unwrap();
+    assert!(
+        outer["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["code"] == "E001" && e["path"] == "inner"),
+        "{outer}"
+    );
+    assert_eq!(objects.len(), 2, "{}", r.stdout);
+    assert_eq!(s["files_checked"], 2, "{s}");
+
+    // No declaration: E069, and the objects are still checked.
+    std::fs::remove_file(root.join("0=ocfl_1.1")).unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "--json", "root"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert!(
+        s["root_errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["code"] == "E069"),
+        "{s}"
+    );
+    assert_eq!(objects.len(), 2);
+}
+
+/// A symbolic link in an object's content is named and not read; a path that is not there is
+/// exit 2 with its name; several paths are each reported.
+#[test]
+fn an_object_s_link_is_not_read_and_a_missing_path_is_trouble() {
+    let d = Dir::new();
+    write_object(&d.join("obj"), "info:x", &[&[("f", b"content")]]);
+    std::fs::write(d.join("elsewhere"), b"content").unwrap();
+    std::fs::remove_file(d.join("obj/v1/content/f")).unwrap();
+    std::os::unix::fs::symlink(d.join("elsewhere"), d.join("obj/v1/content/f")).unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "--json", "obj"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(s["bytes_checked"], 0, "{s}");
+    let e = &objects[0]["errors"][0];
+    assert_eq!(
+        (e["code"].as_str(), e["path"].as_str()),
+        (Some("E092"), Some("v1/content/f")),
+        "{e}"
+    );
+
+    write_object(&d.join("good"), "info:g", &[&[("f", b"1")]]);
+    let r = d.cmd().args(["ocfl", "validate", "good", "nowhere"]).run();
+    r.code(2);
+    r.stdout_has("good is a valid OCFL 1.1 object")
+        .stderr_has("nowhere: No such file or directory");
+}
