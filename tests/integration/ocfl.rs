@@ -323,3 +323,50 @@ fn an_object_s_link_is_not_read_and_a_missing_path_is_trouble() {
     r.stdout_has("good is a valid OCFL 1.1 object")
         .stderr_has("nowhere: No such file or directory");
 }
+
+/// A storage root's memory does not grow with its objects: eight times the objects, about the
+/// same peak (objects are checked and handed on a batch at a time, the hierarchy walked with
+/// only the current path held).
+#[test]
+fn a_storage_root_s_memory_does_not_grow_with_its_objects() {
+    let d = Dir::new();
+    write_object(&d.join("one"), "info:o", &[&[("a", b"1")]]);
+    // The object's files, to write again and again.
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for e in std::fs::read_dir(d.join("one").join(&rel)).unwrap() {
+            let e = e.unwrap();
+            let r = rel.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                stack.push(r);
+            } else {
+                files.push((r, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    let mut peaks = Vec::new();
+    for (name, n) in [("small", 600), ("large", 4_800)] {
+        let root = d.join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+        for i in 0..n {
+            let to = root.join(format!("{:03}/{:03}/o{i}", i % 97, i % 89));
+            for (rel, _) in &files {
+                let p = to.join(rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::hard_link(d.join("one").join(rel), p).unwrap();
+            }
+        }
+        let (code, rss) = crate::util::peak_rss_apart(&d, &["ocfl", "validate", "-q", "-j1", name]);
+        assert_eq!(code, 0, "{name}");
+        peaks.push(rss);
+    }
+    println!("peak RSS: {} KiB at 600 objects, {} KiB at 4,800", peaks[0] >> 10, peaks[1] >> 10);
+    assert!(
+        peaks[1] < peaks[0] + (3 << 20),
+        "peak RSS {} MiB at 600 objects, {} MiB at 4,800",
+        peaks[0] >> 20,
+        peaks[1] >> 20
+    );
+}

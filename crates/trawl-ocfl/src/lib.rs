@@ -27,10 +27,10 @@ use trawl_stop::Stop;
 use crate::content::Pending;
 use crate::log::Log;
 
-/// Objects whose content waits to be read together.
-const BATCH_OBJECTS: usize = 1024;
+/// Objects whose content is read together (and, as many, checked ahead while it is).
+const BATCH_OBJECTS: usize = 128;
 /// Content files read together (their paths and digests are what a batch holds).
-const BATCH_FILES: usize = 16 * 1024;
+const BATCH_FILES: usize = 8 * 1024;
 
 /// Why nothing could be checked.
 #[derive(Debug, thiserror::Error)]
@@ -65,45 +65,53 @@ pub fn validate(
         complete: true,
         ..OcflSummary::default()
     };
-    let mut batch: Vec<Pending> = Vec::new();
-    let mut files = 0usize;
-    let mut flush = |batch: &mut Vec<Pending>, summary: &mut OcflSummary| {
-        content::read(path, batch, cfg, progress, stop);
-        for p in batch.drain(..) {
-            summary.add(&p.report);
-            each(&p.report);
-        }
-    };
     if root::is_storage_root(&entries) || root::lacks_declaration(&entries) {
         summary.kind = "storage_root";
         let mut log = Log::default();
         let version = root::check_root(path, &entries, &mut log);
         summary.spec = version.clone();
-        let mut walk = root::Walk::new(path, &entries);
-        while let Some((rel, declared)) = walk.next(&mut log) {
-            if stop.is_stopping() {
-                break;
+        // The hierarchy is walked and each object's structure checked on one thread while the
+        // objects before are read on the engine's: at most two batches are held.
+        let (tx, rx) = crossbeam_channel::bounded::<Pending>(BATCH_OBJECTS);
+        let log = std::thread::scope(|s| {
+            let walker = s.spawn(|| {
+                let mut walk = root::Walk::new(path, &entries);
+                while let Some((rel, declared)) = walk.next(&mut log) {
+                    if stop.is_stopping() {
+                        break;
+                    }
+                    let mut p = pending(path, &rel, &shown);
+                    if let Some(v) = &version
+                        && declared.as_str() > v.as_str()
+                    {
+                        p.report.errors.push(trawl_report::ocfl::OcflFinding {
+                            code: "E081",
+                            path: None,
+                            message: format!(
+                                "the object follows specification {declared}, newer than the storage root's {v}"
+                            ),
+                        });
+                    }
+                    if tx.send(p).is_err() {
+                        break;
+                    }
+                }
+                drop(tx);
+                log
+            });
+            let mut batch: Vec<Pending> = Vec::new();
+            let mut files = 0;
+            for p in rx.iter() {
+                files += p.reads.len();
+                batch.push(p);
+                if batch.len() >= BATCH_OBJECTS || files >= BATCH_FILES {
+                    read_and_hand_on(path, &mut batch, cfg, progress, stop, &mut summary, each);
+                    files = 0;
+                }
             }
-            let mut p = pending(path, &rel, &shown);
-            if let Some(v) = &version
-                && declared.as_str() > v.as_str()
-            {
-                p.report.errors.push(trawl_report::ocfl::OcflFinding {
-                    code: "E081",
-                    path: None,
-                    message: format!(
-                        "the object follows specification {declared}, newer than the storage root's {v}"
-                    ),
-                });
-            }
-            files += p.reads.len();
-            batch.push(p);
-            if batch.len() >= BATCH_OBJECTS || files >= BATCH_FILES {
-                flush(&mut batch, &mut summary);
-                files = 0;
-            }
-        }
-        flush(&mut batch, &mut summary);
+            read_and_hand_on(path, &mut batch, cfg, progress, stop, &mut summary, each);
+            walker.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
         summary.errors += log.errors.len() as u64;
         summary.warnings += log.warnings.len() as u64;
         summary.root_errors = log.errors;
@@ -112,11 +120,27 @@ pub fn validate(
         summary.kind = "object";
         let p = pending(path, "", &shown);
         summary.spec = Some(p.report.spec.clone());
-        batch.push(p);
-        flush(&mut batch, &mut summary);
+        read_and_hand_on(path, &mut vec![p], cfg, progress, stop, &mut summary, each);
     }
     summary.complete = !stop.is_stopping();
     Ok(summary)
+}
+
+/// Reads a batch's content, then adds each object's report to the totals and hands it on.
+fn read_and_hand_on(
+    root: &Path,
+    batch: &mut Vec<Pending>,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    summary: &mut OcflSummary,
+    each: &mut dyn FnMut(&ObjectReport),
+) {
+    content::read(root, batch, cfg, progress, stop);
+    for p in batch.drain(..) {
+        summary.add(&p.report);
+        each(&p.report);
+    }
 }
 
 /// The object at `rel` below `root`, its structure checked.
