@@ -16,7 +16,9 @@ trawl is faster). Every run must report the root valid.
 
 --cold: the page cache dropped before every command (needs root; DIR on a real disk, never
 tmpfs), the same rounds; with each command's bytes read from the device (`read_bytes` of
-/proc/PID/io, taken as it exits) against the content's size.
+/proc/PID/io, taken as it exits, its children's included) against the content's size, and
+`cat` of every file of the root once as the floor (directories, inodes and inventories are read
+from the device too).
 
     python3 bench/ocfl.py [--objects N] [--size 2G] [--runs N] [--cold] [--only trawl,rocfl]
         [--trawl PATH] [--rocfl PATH] [--ocfl-validate PATH] [--dir DIR]
@@ -212,6 +214,11 @@ def main():
         tools["rocfl"] = [a.rocfl, "-r", a.dir, "validate", "-l", "error"]
     else:
         print("rocfl not found (cargo install rocfl): left out", file=sys.stderr)
+    if a.cold:
+        # The floor for "every file read once": every file of the root (content, inventories,
+        # sidecars) read by cat, the directories and inodes on the way included.
+        tools["cat every file"] = ["sh", "-c", 'find "$0" -type f -print0 | xargs -0 cat > /dev/null',
+                                   a.dir]
     if a.only:
         tools = {k: v for k, v in tools.items() if k in a.only.split(",")}
     times = {k: [] for k in tools}

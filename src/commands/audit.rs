@@ -44,7 +44,11 @@ pub fn run_with(
         .chain(&html)
         .filter_map(Output::identity)
         .collect();
-    let opts = audit_options(&plan, exclude);
+    let mut opts = audit_options(&plan, exclude);
+    // An OCFL root's new catalog computes what OCFL inventories give: sha512.
+    if plan.ocfl && opts.algorithms.is_none() && cat.algorithms()?.is_empty() {
+        opts.algorithms = Some(vec![trawl_digest::Algorithm::Sha512]);
+    }
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -172,10 +176,9 @@ fn notice(n: Notice<'_>, shown: &Shown) {
             kind.describe()
         )),
         Notice::Failed(e) => messages::error(format_args!("{e}")),
-        Notice::Corrupt { path } => messages::error(format_args!(
-            "{}: CORRUPT: content changed but size and mtime did not",
-            shown.path(path)
-        )),
+        Notice::Corrupt { path, detail } => {
+            messages::error(format_args!("{}: CORRUPT: {detail}", shown.path(path)))
+        }
         Notice::WithinRegistered { root, registered } => messages::warning(format_args!(
             "{}: inside the registered root {}; auditing {} (its files are registered once)",
             shown.path(root),

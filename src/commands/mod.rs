@@ -40,7 +40,11 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Audit(a) => {
             let mut plan = crate::flags::hiargs::AuditPlan::from_args(&a)?;
             plan.invocation = invocation;
-            audit::run(plan, &a.paths)
+            if plan.ocfl {
+                audit::run_with(plan, &a.paths, &mut trawl_ocfl::OcflSource::new())
+            } else {
+                audit::run(plan, &a.paths)
+            }
         }
         Command::Catalog(c) => catalog::run(c),
         Command::Completions(a) => shell::completions(a),

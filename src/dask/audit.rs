@@ -29,6 +29,9 @@ fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     if plan.cfg.walk.follow_links {
         bail!("--follow: not available in a cluster audit (trawl audit has it)");
     }
+    if plan.ocfl {
+        bail!("--ocfl: not available in a cluster audit (trawl audit has it)");
+    }
     Ok((a, plan))
 }
 

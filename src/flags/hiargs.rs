@@ -483,6 +483,8 @@ pub struct AuditPlan {
     pub html: Option<PathBuf>,
     pub temp_dir: Option<PathBuf>,
     pub quiet: bool,
+    /// `--ocfl`: the roots are OCFL storage roots, audited by their logical paths.
+    pub ocfl: bool,
 }
 
 impl AuditPlan {
@@ -534,6 +536,7 @@ impl AuditPlan {
             html: a.html.clone(),
             temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
             quiet: a.read.quiet,
+            ocfl: a.ocfl,
         })
     }
 }

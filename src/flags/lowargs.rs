@@ -677,6 +677,11 @@ pub struct AuditArgs {
     /// default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
+    /// PATH... are OCFL storage roots (or objects): each version's files are registered and
+    /// audited under their logical paths (OBJECT/vN/PATH), read from their content files, the
+    /// inventories' digests the expected ones (a new catalog's digest: sha512).
+    #[arg(long)]
+    pub ocfl: bool,
     #[command(flatten)]
     pub read: ReadArgs,
 }

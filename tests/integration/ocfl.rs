@@ -27,7 +27,7 @@ fn digest_by(tool: &str, b: &[u8]) -> String {
 /// Writes a valid OCFL 1.1 object at `dir`: one version per entry of `versions` (each the
 /// whole state: logical path and content), content stored once per digest, sha512 with an
 /// md5 fixity block, every version's inventory and sidecar.
-fn write_object(dir: &Path, id: &str, versions: &[&[(&str, &[u8])]]) {
+pub(crate) fn write_object(dir: &Path, id: &str, versions: &[&[(&str, &[u8])]]) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("0=ocfl_object_1.1"), "ocfl_object_1.1\n").unwrap();
     let mut manifest = serde_json::Map::new();
@@ -317,6 +317,32 @@ fn an_object_s_link_is_not_read_and_a_missing_path_is_trouble() {
         "{e}"
     );
 
+    // A version directory swapped for a link to a copy elsewhere: named, nothing listed or
+    // read through it; a FIFO for a sidecar is named, never waited on.
+    write_object(&d.join("v"), "info:v", &[&[("f", b"1")]]);
+    std::fs::rename(d.join("v/v1"), d.join("v1-elsewhere")).unwrap();
+    std::os::unix::fs::symlink(d.join("v1-elsewhere"), d.join("v/v1")).unwrap();
+    std::fs::remove_file(d.join("v/inventory.json.sha512")).unwrap();
+    crate::util::mkfifo(&d.join("v/inventory.json.sha512"));
+    let r = d
+        .cmd()
+        .args(["ocfl", "validate", "--json", "v"])
+        .run_within(30);
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(s["files_checked"], 0, "{s}");
+    let errors = &objects[0]["errors"];
+    let has = |code: &str, path: &str| {
+        errors
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["code"] == code && e["path"] == path)
+    };
+    assert!(has("E001", "v1"), "{errors}");
+    assert!(has("E061", "inventory.json.sha512"), "{errors}");
+    assert!(has("E092", "v1/content/f"), "{errors}");
+
     write_object(&d.join("good"), "info:g", &[&[("f", b"1")]]);
     let r = d.cmd().args(["ocfl", "validate", "good", "nowhere"]).run();
     r.code(2);
@@ -362,11 +388,124 @@ fn a_storage_root_s_memory_does_not_grow_with_its_objects() {
         assert_eq!(code, 0, "{name}");
         peaks.push(rss);
     }
-    println!("peak RSS: {} KiB at 600 objects, {} KiB at 4,800", peaks[0] >> 10, peaks[1] >> 10);
+    println!(
+        "peak RSS: {} KiB at 600 objects, {} KiB at 4,800",
+        peaks[0] >> 10,
+        peaks[1] >> 10
+    );
     assert!(
         peaks[1] < peaks[0] + (3 << 20),
         "peak RSS {} MiB at 600 objects, {} MiB at 4,800",
         peaks[0] >> 20,
         peaks[1] >> 20
     );
+}
+
+/// `trawl audit --ocfl`: each version's files registered under their logical paths with the
+/// inventory's digests (coreutils' sha512 of the content), a content file changed in place
+/// corrupt for every logical path that names it, whatever its mtime, and a file already wrong
+/// when first registered reported corrupt at once.
+#[test]
+fn an_ocfl_storage_root_is_audited_by_logical_paths_against_its_inventories() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    write_object(
+        &root.join("ab/obj"),
+        "info:obj",
+        &[
+            &[("a.txt", b"alpha"), ("b.txt", b"bravo")],
+            &[("a.txt", b"alpha"), ("c.txt", b"charlie")],
+        ],
+    );
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "cat.db"])
+        .run();
+    r.code(0);
+    r.stdout_has("registered 4 files");
+    let r = d
+        .cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "sha512sum"])
+        .run();
+    r.code(0);
+    let mut lines: Vec<String> = r.stdout.lines().map(String::from).collect();
+    lines.sort();
+    let want = |content: &[u8], p: &str| format!("{}  ab/obj/{p}", digest_by("sha512sum", content));
+    let mut expect = vec![
+        want(b"alpha", "v1/a.txt"),
+        want(b"bravo", "v1/b.txt"),
+        want(b"alpha", "v2/a.txt"),
+        want(b"charlie", "v2/c.txt"),
+    ];
+    expect.sort();
+    assert_eq!(lines, expect);
+
+    // Changed in place, its mtime changed too: corrupt (OCFL content never changes), for
+    // both logical paths that name it.
+    std::fs::write(root.join("ab/obj/v1/content/a.txt"), b"alphX").unwrap();
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "cat.db"])
+        .run();
+    r.code(1);
+    r.stdout_has(
+        "corrupt     root/ab/obj/v1/a.txt: content differs from the OCFL inventory (sha512)",
+    )
+    .stdout_has("corrupt     root/ab/obj/v2/a.txt")
+    .stdout_has("ok 2, corrupt 2, modified 0");
+
+    // A new catalog: wrong from the start, and said so.
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "fresh.db"])
+        .run();
+    r.code(1);
+    r.stdout_has("ok 0, corrupt 2, modified 0, missing 0, new 2");
+}
+
+/// A storage root is a tree like another for `trawl scan`: its manifest checks with
+/// coreutils, and every content file's digest is the one its inventory gives.
+#[test]
+fn a_storage_root_scans_like_any_tree() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    write_object(
+        &root.join("o"),
+        "info:o",
+        &[&[("a", b"one"), ("b/c", b"two")]],
+    );
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            "root",
+            "-q",
+            "--no-reduce",
+            "-d",
+            "sha512",
+            "-m",
+            "sha512sum:SUMS",
+        ])
+        .run();
+    r.code(0);
+    let sums = std::fs::read_to_string(d.join("SUMS")).unwrap();
+    let inv: Value =
+        serde_json::from_slice(&std::fs::read(root.join("o/inventory.json")).unwrap()).unwrap();
+    for (digest, paths) in inv["manifest"].as_object().unwrap() {
+        for p in paths.as_array().unwrap() {
+            let line = format!("{digest}  o/{}", p.as_str().unwrap());
+            assert!(sums.lines().any(|l| l == line), "{line} not in\n{sums}");
+        }
+    }
+    let ok = std::process::Command::new("sha512sum")
+        .args(["-c", "--quiet", "../SUMS"])
+        .current_dir(&root)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "sha512sum -c SUMS");
 }

@@ -96,6 +96,13 @@ fn every_readme_command_runs_as_written() {
     for dir in ["scratch", "bags", "work", "home", "bin"] {
         std::fs::create_dir_all(d.join(dir)).unwrap();
     }
+    std::fs::create_dir_all(d.join("repo/ocfl-root")).unwrap();
+    std::fs::write(d.join("repo/ocfl-root/0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    crate::ocfl::write_object(
+        &d.join("repo/ocfl-root/obj"),
+        "info:obj",
+        &[&[("a.txt", b"alpha")]],
+    );
     let flv = crate::flv::flv_with_keyframes();
     d.create(b"videos/talk.flv", &flv);
     d.create(b"work/talk.flv", &flv);
@@ -123,6 +130,7 @@ fn every_readme_command_runs_as_written() {
             "/huge",
             "/scratch",
             "/videos",
+            "/repo/ocfl-root",
         ] {
             cmd = cmd.replace(&format!(" {p}"), &format!(" {root}{p}"));
             cmd = cmd.replace(&format!("({p}"), &format!("({root}{p}"));

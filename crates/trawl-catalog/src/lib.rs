@@ -30,7 +30,7 @@ pub use audit::{Audit, AuditMode, Planned, Verdict};
 pub use lock::Lock;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
-pub use source::{Local, ReadPlan, ReadResult, Source, SourceError};
+pub use source::{Expected, Local, ReadPlan, ReadResult, Source, SourceError};
 
 /// Splits a catalog's concatenated digests (in the catalog's algorithm order) by algorithm.
 pub fn split_digests(algs: &[Algorithm], d: &[u8]) -> Vec<(Algorithm, Vec<u8>)> {

@@ -67,10 +67,13 @@ pub enum Notice<'a> {
     },
     /// A directory could not be listed, or a file could not be read (the error names it).
     Failed(&'a (dyn std::error::Error + 'a)),
-    /// Same size and mtime as registered, different content.
+    /// Same size and mtime as registered, different content; or content that is not what
+    /// its source expects.
     Corrupt {
         /// The file.
         path: &'a Path,
+        /// How it differs.
+        detail: &'a str,
     },
     /// A root given lies inside a registered root: that root is audited instead (its files
     /// are never registered a second time under another root).
@@ -510,19 +513,21 @@ impl Reads<'_> {
                         dev,
                         ino,
                         digests,
+                        expected,
                     } => audit
                         .record_read(
                             root,
                             rel(path, &roots[root]),
-                            size,
-                            mtime_ns,
-                            dev,
-                            ino,
+                            (size, mtime_ns, dev, ino),
                             digests,
+                            expected,
                         )
-                        .map(|(v, _)| {
+                        .map(|(v, detail)| {
                             if v == Verdict::Corrupt {
-                                notice(Notice::Corrupt { path });
+                                notice(Notice::Corrupt {
+                                    path,
+                                    detail: detail.as_deref().unwrap_or_default(),
+                                });
                             }
                         }),
                     ReadResult::Gone { path } => match root_of(roots, path) {

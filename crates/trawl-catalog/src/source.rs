@@ -33,6 +33,10 @@ pub enum ReadResult<'a> {
         ino: u64,
         /// Its digests, in the catalog's algorithm order.
         digests: &'a [(Algorithm, Vec<u8>)],
+        /// What its source says the content must be, when it says (an OCFL inventory's
+        /// digests): a read that differs in one of these is corrupt, whatever its size and
+        /// time, and these stay its registered digests.
+        expected: Option<Expected<'a>>,
     },
     /// Gone since the walk.
     Gone {
@@ -46,6 +50,15 @@ pub enum ReadResult<'a> {
         /// What failed.
         error: &'a (dyn std::error::Error + 'a),
     },
+}
+
+/// Digests a file's source gives for it, and where they come from (for the event's detail).
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    /// Each algorithm's digest; those the catalog does not compute are not compared.
+    pub digests: &'a [(Algorithm, Vec<u8>)],
+    /// Where they come from (`the OCFL inventory`).
+    pub from: &'a str,
 }
 
 /// Why a source stopped early.
@@ -228,6 +241,7 @@ impl Local {
                         dev: rec.dev,
                         ino: rec.ino,
                         digests: &digests,
+                        expected: None,
                     })
                 }
                 Event::Failed(ScanError::Read(ReadError::Vanished { path, .. })) => {

@@ -316,6 +316,7 @@ pub(crate) fn take_reads(
                     dev,
                     ino,
                     digests: &digests,
+                    expected: None,
                 });
             }
             WireRead::Gone { path: p } => found(ReadResult::Gone { path: &path(p) }),
@@ -475,6 +476,7 @@ impl Worker {
                         dev,
                         ino,
                         digests,
+                        ..
                     } => WireRead::Read {
                         root: root as u32,
                         path: bytes(p),

@@ -8,7 +8,9 @@
 //! never the whole storage root.
 //!
 //! The face: [`validate`] (a storage root or an object), its reports in
-//! `trawl_report::ocfl`, and [`OcflError`] when nothing could be checked.
+//! `trawl_report::ocfl`, and [`OcflError`] when nothing could be checked; [`OcflSource`], an
+//! audit's walk and reads over storage roots (each version's files under their logical paths,
+//! the inventories' digests as the expected ones).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -17,12 +19,15 @@ mod inventory;
 mod log;
 mod object;
 mod root;
+mod source;
 
 use std::path::{Path, PathBuf};
 
 use trawl_report::ocfl::{ObjectReport, OcflSummary};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
+
+pub use crate::source::OcflSource;
 
 use crate::content::Pending;
 use crate::log::Log;
@@ -110,7 +115,9 @@ pub fn validate(
                 }
             }
             read_and_hand_on(path, &mut batch, cfg, progress, stop, &mut summary, each);
-            walker.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            walker
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
         });
         summary.errors += log.errors.len() as u64;
         summary.warnings += log.warnings.len() as u64;

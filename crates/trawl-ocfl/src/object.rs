@@ -91,10 +91,15 @@ pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(String, Kind)>> {
 
 /// A small file's bytes, not through a link; `cap` bounds what is read.
 pub(crate) fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    // Not through a link, and never waiting on a FIFO: opened without blocking, then held to
+    // be a regular file.
     let f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file: not read"));
+    }
     let mut buf = Vec::new();
     f.take(cap + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
@@ -157,9 +162,15 @@ pub(crate) fn check(dir: &Path) -> Checked {
     c.id = root.id.clone();
     sidecar(dir, "inventory.json", &root.digest_algorithm, &mut c.log);
     object_root(&entries, &declarations, &root, dir, &mut c);
-    let (prior, sidecars) = version_inventories(dir, &root, &mut c);
+    // A version that is a link (E001 above) is neither listed nor read through.
+    let linked: HashSet<&str> = entries
+        .iter()
+        .filter(|(_, k)| *k == Kind::Other)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let (prior, sidecars) = version_inventories(dir, &root, &linked, &mut c);
     version_gaps(&entries, &root, &mut c.log);
-    let (seen, special) = version_dirs(dir, &root, &sidecars, &mut c.log);
+    let (seen, special) = version_dirs(dir, &root, &linked, &sidecars, &mut c.log);
     // Content is held against a manifest only when the root inventory is sound: an unsound
     // one would make every file look wrong.
     if inventory_valid {
@@ -365,6 +376,7 @@ type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<Stri
 fn version_inventories(
     dir: &Path,
     root: &Inventory,
+    linked: &HashSet<&str>,
     c: &mut Checked,
 ) -> (Prior, BTreeMap<String, String>) {
     let mut prior = Prior::new();
@@ -373,6 +385,9 @@ fn version_inventories(
     let mut prev_dir = String::new();
     let root_raw = read_small(&dir.join("inventory.json"), INVENTORY_CAP).unwrap_or_default();
     for (i, v) in root.all_versions.iter().enumerate() {
+        if linked.contains(v.as_str()) {
+            continue;
+        }
         let rel = format!("{v}/inventory.json");
         let path = dir.join(&rel);
         if !path.symlink_metadata().is_ok_and(|m| m.is_file()) {
@@ -542,12 +557,16 @@ fn version_gaps(entries: &[(String, Kind)], root: &Inventory, log: &mut Log) {
 fn version_dirs(
     dir: &Path,
     root: &Inventory,
+    linked: &HashSet<&str>,
     sidecars: &BTreeMap<String, String>,
     log: &mut Log,
 ) -> (HashSet<String>, HashSet<String>) {
     let mut seen: HashSet<String> = HashSet::new();
     let mut special: HashSet<String> = HashSet::new();
     for v in &root.all_versions {
+        if linked.contains(v.as_str()) {
+            continue;
+        }
         let entries = match list(&dir.join(v)) {
             Ok(e) => e,
             Err(_) => {

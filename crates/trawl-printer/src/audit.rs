@@ -93,7 +93,7 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
     let corrupt = count("corrupt");
     if corrupt > 0 {
         t.push_str(&format!(
-            "CORRUPT: {corrupt} file{} changed content while size and mtime stayed the same: silent corruption; restore from a good copy\n",
+            "CORRUPT: {corrupt} file{} changed content while size and mtime stayed the same (or, with --ocfl, differ from their inventory): silent corruption; restore from a good copy\n",
             if corrupt == 1 { "" } else { "s" }
         ));
     }

@@ -5,9 +5,11 @@ use trawl_digest::Algorithm;
 
 use super::Audit;
 use crate::Result;
+use crate::source::Expected;
 use crate::verdict::{AuditMode, Verdict};
 
 /// What a read found of a file: its metadata and its digests, concatenated.
+#[derive(Clone, Copy)]
 struct Seen<'a> {
     size: u64,
     mtime_ns: i64,
@@ -54,23 +56,57 @@ fn verdict_on(
     }
 }
 
+/// When a read's digests differ from the expected ones in an algorithm both have: the
+/// reference to keep, the read's digests with each expected one in its place.
+fn differs_from(
+    digests: &[(Algorithm, Vec<u8>)],
+    e: Expected<'_>,
+) -> Option<Vec<(Algorithm, Vec<u8>)>> {
+    let want = |a: Algorithm| e.digests.iter().find(|(x, _)| *x == a).map(|(_, d)| d);
+    let differs = digests
+        .iter()
+        .any(|(a, d)| want(*a).is_some_and(|w| w != d));
+    differs.then(|| {
+        digests
+            .iter()
+            .map(|(a, d)| (*a, want(*a).unwrap_or(d).clone()))
+            .collect()
+    })
+}
+
 impl Audit<'_> {
-    /// A file read in full: compares it with its registered row and records the verdict.
-    #[allow(clippy::too_many_arguments)]
+    /// A file read in full (`meta`: its size, mtime, device and inode): compares it with its
+    /// registered row, or with what its source expects of it, and records the verdict.
     pub fn record_read(
         &mut self,
         root: usize,
         rel: &[u8],
-        size: u64,
-        mtime_ns: i64,
-        dev: u64,
-        ino: u64,
+        meta: (u64, i64, u64, u64),
         digests: &[(Algorithm, Vec<u8>)],
+        expected: Option<Expected<'_>>,
     ) -> Result<(Verdict, Option<String>)> {
+        let (size, mtime_ns, dev, ino) = meta;
         self.read.0 += 1;
         self.read.1 += size;
         let rid = self.roots[root].0;
         let (dir, name) = self.place(rid, rel)?;
+        if let Some(e) = expected
+            && let Some(reference) = differs_from(digests, e)
+        {
+            return self.record_unexpected(
+                (dir, name),
+                Seen {
+                    size,
+                    mtime_ns,
+                    dev,
+                    ino,
+                    digests: &self.concat(digests),
+                },
+                &self.concat(&reference),
+                e,
+                &digests.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+            );
+        }
         let all = self.concat(digests);
         let run = self.run;
         let seen = Seen {
@@ -123,6 +159,59 @@ impl Audit<'_> {
         }
         self.tick()?;
         Ok((verdict, detail))
+    }
+
+    /// A file whose content is not what its source expects: corrupt, whatever its size and
+    /// time; registered (if it was not) with the expected digests as the reference, which a
+    /// registered file keeps.
+    fn record_unexpected(
+        &mut self,
+        at: (i64, &[u8]),
+        seen: Seen<'_>,
+        reference: &[u8],
+        e: Expected<'_>,
+        read: &[Algorithm],
+    ) -> Result<(Verdict, Option<String>)> {
+        let (dir, name) = at;
+        let id: Option<i64> = self
+            .cat
+            .conn
+            .prepare_cached("SELECT id FROM files WHERE dir = ?1 AND name = ?2")
+            .and_then(|mut st| st.query_row(params![dir, name], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        let id = match id {
+            Some(id) => id,
+            None => {
+                self.insert_new(
+                    dir,
+                    name,
+                    &Seen {
+                        digests: reference,
+                        ..seen
+                    },
+                )?;
+                self.cat.conn.last_insert_rowid()
+            }
+        };
+        self.update_read(id, Verdict::Corrupt, &seen, false, self.run)?;
+        let algs: Vec<&str> = e
+            .digests
+            .iter()
+            .filter(|(a, _)| read.contains(a))
+            .map(|(a, _)| a.name())
+            .collect();
+        let detail = format!("content differs from {} ({})", e.from, algs.join(", "));
+        self.event(
+            (dir, name),
+            Verdict::Corrupt,
+            Some((seen.size, seen.mtime_ns)),
+            Some(reference),
+            Some(seen.digests),
+            None,
+            Some(&detail),
+        )?;
+        self.tick()?;
+        Ok((Verdict::Corrupt, Some(detail)))
     }
 
     /// A file met for the first time: registered, new.
