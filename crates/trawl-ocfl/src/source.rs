@@ -22,8 +22,11 @@ use crate::root;
 /// Where the expected digests come from, as events name it.
 const FROM: &str = "the OCFL inventory";
 
+/// Digests by algorithm.
+type Digests = Vec<(Algorithm, Vec<u8>)>;
+
 /// One object's logical files: (version, logical path) -> (content path, expected digests).
-type Files = HashMap<(String, String), (String, Vec<(Algorithm, Vec<u8>)>)>;
+type Files = HashMap<(String, String), (String, Digests)>;
 
 /// The root inventory's files of the object at `dir`, or why there are none.
 fn object_files(dir: &Path) -> Result<Files, String> {
@@ -135,11 +138,7 @@ impl OcflSource {
 
     /// The content file and expected digests of a logical path (below `root`), the object
     /// found by the first version directory beneath which an inventory lies.
-    fn resolve(
-        &mut self,
-        root: &Path,
-        rel: &str,
-    ) -> Option<(String, String, Vec<(Algorithm, Vec<u8>)>)> {
+    fn resolve(&mut self, root: &Path, rel: &str) -> Option<(String, String, Digests)> {
         let parts: Vec<&str> = rel.split('/').collect();
         for i in 0..parts.len().saturating_sub(1) {
             let v = parts[i];
@@ -240,7 +239,7 @@ impl Source for OcflSource {
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
         let lanes = DigestLanes(plan.algorithms.to_vec());
-        let expected: Mutex<HashMap<PathBuf, Vec<(Algorithm, Vec<u8>)>>> = Default::default();
+        let expected: Mutex<HashMap<PathBuf, Digests>> = Default::default();
         let gone: Mutex<Vec<PathBuf>> = Default::default();
         let (tx, rx) = crossbeam_channel::bounded::<FileEntry>(1024);
         let roots = plan.roots;
