@@ -108,6 +108,32 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
 
 /// `bag validate`.
 fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
+    // A serialized bag: held to the profile's serialization rules, its content not read.
+    if let Some(p) = &a.profile
+        && a.dir.is_file()
+    {
+        let (kind, departures) = trawl_bag::check_serialized(&a.dir, p)?;
+        let dir = a.dir.display();
+        for f in &departures {
+            messages::error(format_args!("{dir}: {f}"));
+        }
+        messages::to_stdout(&format!(
+            "{dir} is a serialized bag ({kind}): {}; its content was NOT CHECKED (unpack it and validate the directory)\n",
+            if departures.is_empty() {
+                "the profile accepts its serialization".to_string()
+            } else {
+                format!(
+                    "{} from the profile",
+                    trawl_printer::human::count(departures.len() as u64, "departure", "departures")
+                )
+            }
+        ))?;
+        return Ok(if departures.is_empty() {
+            Outcome::Unchecked
+        } else {
+            Outcome::Difference
+        });
+    }
     let bar = crate::progress::Bar::new(a.quiet);
     let r = trawl_bag::validate(
         &a.dir,

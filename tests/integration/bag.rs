@@ -516,4 +516,40 @@ fn a_bag_is_held_to_a_bagit_profile() {
         .run();
     r.code(2);
     r.stderr_has("absent.json: cannot read the profile");
+
+    // A serialized bag: its type against Accept-Serialization, its content not read.
+    let zip = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import shutil; shutil.make_archive('b', 'zip', '.', 'b')",
+        ])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(zip.success());
+    d.create(
+        b"zips.json",
+        br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+             "Accept-BagIt-Version": ["1.0"], "Accept-Serialization": ["application/zip"]}"#,
+    );
+    d.create(
+        b"tars.json",
+        br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+             "Accept-BagIt-Version": ["1.0"], "Serialization": "optional",
+             "Accept-Serialization": ["application/x-tar"]}"#,
+    );
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b.zip", "--profile", "zips.json"])
+        .run();
+    r.code(3);
+    r.stdout_has("b.zip is a serialized bag (application/zip): the profile accepts its serialization; its content was NOT CHECKED");
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b.zip", "--profile", "tars.json"])
+        .run();
+    r.code(1);
+    r.stderr_has(
+        "Accept-Serialization: the bag is application/zip, the profile accepts application/x-tar",
+    );
 }

@@ -25,7 +25,7 @@ pub use create::{
     recover, update,
 };
 pub use payload::{DEFAULT_MEMORY, Feeder, Hashed, Spools, hash_stream};
-pub use profile::{Profile, check_profile};
+pub use profile::{Profile, check_profile, check_serialized};
 pub use validate::{SUPPORTED_VERSIONS, validate};
 
 use std::path::PathBuf;

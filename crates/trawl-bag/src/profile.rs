@@ -22,6 +22,11 @@ struct InfoRule {
     values: Vec<String>,
     #[serde(default = "yes")]
     repeatable: bool,
+    /// What the element is for (specification 1.3.0): a string when present; a profile with
+    /// another type here is refused.
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
 }
 
 fn yes() -> bool {
@@ -59,6 +64,8 @@ pub struct Profile {
     data_empty: bool,
     #[serde(rename = "Serialization", default)]
     serialization: Option<String>,
+    #[serde(rename = "Accept-Serialization", default)]
+    accept_serialization: Option<Vec<String>>,
     #[serde(rename = "Accept-BagIt-Version")]
     accept_versions: Vec<String>,
 }
@@ -144,6 +151,63 @@ struct Seen {
     tags: Vec<String>,
     /// Payload files, `data/...`, with their sizes.
     payload: Vec<(String, u64)>,
+}
+
+/// The MIME type of a serialized bag, from its first bytes (the formats BagIt Profiles name).
+/// Hand-written: five signatures, where a detection library would bring hundreds.
+fn serialized_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        Some("application/zip")
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        Some("application/gzip")
+    } else if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        Some("application/x-7z-compressed")
+    } else if head.get(257..262) == Some(b"ustar") {
+        Some("application/x-tar")
+    } else {
+        None
+    }
+}
+
+/// A serialized bag (a file, not a directory) against `profile`'s `Serialization` and
+/// `Accept-Serialization`: its type, from its first bytes, and the departures. Its content is
+/// not read (trawl validates bags as directories).
+pub fn check_serialized(
+    file: &Path,
+    profile: &Profile,
+) -> Result<(String, Vec<BagFinding>), BagError> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .map_err(io_err(file))?;
+    let kind = serialized_type(&head);
+    let shown = kind.unwrap_or("an unknown type").to_string();
+    let mut out = Vec::new();
+    let mut say = |field: &str, what: String| {
+        out.push(BagFinding::about(
+            "profile",
+            format!("{field}: {what} ({})", profile.identifier()),
+        ))
+    };
+    if profile.serialization.as_deref() == Some("forbidden") {
+        say(
+            "Serialization",
+            format!("forbidden, and the bag is a file ({shown})"),
+        );
+    }
+    if let Some(accepted) = &profile.accept_serialization
+        && !kind.is_some_and(|k| accepted.iter().any(|a| a == k))
+    {
+        say(
+            "Accept-Serialization",
+            format!(
+                "the bag is {shown}, the profile accepts {}",
+                accepted.join(", ")
+            ),
+        );
+    }
+    Ok((shown, out))
 }
 
 /// The bag at `root` against `profile`: one finding per departure, naming the field.
@@ -580,6 +644,187 @@ mod tests {
                 .unwrap_err()
                 .contains("Manifests-Required 'sha512'")
         );
+    }
+
+    /// The bagit-profiles-validator's own cases (its test.py), rebuilt: Bag-Info labels, tag
+    /// descriptions, manifests allowed and required. Where trawl differs it says so.
+    #[test]
+    fn the_python_validator_s_cases() {
+        let t = bag();
+        // Labels: the same case always matches; another case matches too (RFC 8493 labels
+        // are compared without case, as the validator's ignore_baginfo_tag_case=True).
+        for label in ["BagIt-Profile-Identifier", "BAGIT-PROFILE-IDENTIFIER"] {
+            let extra = format!(r#"{{"Bag-Info": {{"{label}": {{"required": true}}}}}}"#);
+            assert!(found(&t, &extra).is_empty(), "{label}");
+        }
+        // A tag's description is a string, when present.
+        for bad in ["false", "0"] {
+            let json = format!(
+                r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, "Accept-BagIt-Version": ["1.0"],
+                    "Bag-Info": {{"FakeTag": {{"description": {bad}}}}}}}"#
+            );
+            assert!(Profile::parse(json.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(
+            found(
+                &t,
+                r#"{"Bag-Info": {"FakeTag": {"description": "some string"}}}"#
+            )
+            .is_empty()
+        );
+        // Required not among allowed: the validator reports one error, trawl refuses the
+        // profile (it contradicts itself), naming both fields.
+        for (req, allowed) in [
+            ("Manifests-Required", "Manifests-Allowed"),
+            ("Tag-Manifests-Required", "Tag-Manifests-Allowed"),
+        ] {
+            let json = format!(
+                r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, "Accept-BagIt-Version": ["1.0"],
+                    "{allowed}": ["foo"], "{req}": ["sha256"]}}"#
+            );
+            let e = Profile::parse(json.as_bytes()).unwrap_err();
+            assert!(e.contains(req) && e.contains(allowed), "{e}");
+        }
+        // A manifest the profile does not allow: one departure each.
+        one(
+            &t,
+            r#"{"Manifests-Allowed": ["foo"], "Manifests-Required": []}"#,
+            "Manifests-Allowed",
+        );
+        one(
+            &t,
+            r#"{"Tag-Manifests-Allowed": ["foo"], "Tag-Manifests-Required": []}"#,
+            "Tag-Manifests-Allowed",
+        );
+        // More allowed than required: valid.
+        assert!(
+            found(
+                &t,
+                r#"{"Manifests-Allowed": ["sha256", "sha512"], "Manifests-Required": ["sha256"]}"#
+            )
+            .is_empty()
+        );
+        assert!(found(&t, r#"{"Tag-Manifests-Allowed": ["sha256", "sha512"], "Tag-Manifests-Required": ["sha256"]}"#).is_empty());
+    }
+
+    /// The validator's "bar" case: a BagIt 0.96 bag with md5 manifests, DPN tag files and the
+    /// bag-info values its profile (bagProfileBar.json, rebuilt here) asks for, valid as a
+    /// directory (Serialization optional); then each rule broken once.
+    #[test]
+    fn the_python_validator_s_bar_bag_and_profile() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("data")).unwrap();
+        std::fs::create_dir_all(r.join("DPN")).unwrap();
+        std::fs::write(r.join("data/photo.jpg"), b"jpeg").unwrap();
+        std::fs::write(r.join("DPN/dpnFirstNode.txt"), b"node").unwrap();
+        std::fs::write(r.join("DPN/dpnRegistry"), b"reg").unwrap();
+        std::fs::write(
+            r.join("bagit.txt"),
+            "BagIt-Version: 0.96\nTag-File-Character-Encoding: UTF-8\n",
+        )
+        .unwrap();
+        let info = "Bag-Count: 1/1\nBag-Size: 1.6M\nBagging-Date: 2012-12-06\nContact-Email: ruestn@yorku.ca\n\
+                    Contact-Name: Nick Ruest\nExternal-Description: Sample BagBar for testing\n\
+                    Organization-Address: 4700 Keele Street Toronto, Ontario M3J 1P3 Canada\n\
+                    Payload-Oxum: 4.1\nSource-Organization: York University\n\
+                    BagIt-Profile-Identifier: http://canadiana.org/standards/bagit/tdr_ingest.json\n";
+        std::fs::write(r.join("bag-info.txt"), info).unwrap();
+        std::fs::write(r.join("manifest-md5.txt"), "x  data/photo.jpg\n").unwrap();
+        std::fs::write(r.join("tagmanifest-md5.txt"), "x  bagit.txt\n").unwrap();
+        let bar = r#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "http://canadiana.org/standards/bagit/tdr_ingest.json",
+              "BagIt-Profile-Version": "1.2.0", "Source-Organization": "Candiana.org", "Version": "1.2"},
+            "Bag-Info": {
+              "Source-Organization": {"required": true, "values": ["Simon Fraser University", "York University"]},
+              "Organization-Address": {"required": true, "values": ["8888 University Drive Burnaby, B.C. V5A 1S6 Canada",
+                                                                    "4700 Keele Street Toronto, Ontario M3J 1P3 Canada"]},
+              "Contact-Name": {"required": true, "values": ["Mark Jordan", "Nick Ruest"]},
+              "Contact-Phone": {"required": false}, "Contact-Email": {"required": true},
+              "External-Description": {"required": true}, "External-Identifier": {"required": false},
+              "Bag-Size": {"required": true}, "Bag-Group-Identifier": {"required": false},
+              "Bag-Count": {"required": true}, "Internal-Sender-Identifier": {"required": false},
+              "Internal-Sender-Description": {"required": false}, "Bagging-Date": {"required": true},
+              "Payload-Oxum": {"required": true}},
+            "Manifests-Required": ["md5"], "Allow-Fetch.txt": false, "Serialization": "optional",
+            "Accept-Serialization": ["application/zip"], "Tag-Manifests-Required": ["md5"],
+            "Tag-Files-Allowed": ["DPN/*"], "Tag-Files-Required": ["DPN/dpnFirstNode.txt", "DPN/dpnRegistry"],
+            "Accept-BagIt-Version": ["0.96"]}"#;
+        let p = Profile::parse(bar.as_bytes()).unwrap();
+        let departures = |p: &Profile| -> Vec<String> {
+            check_profile(r, p)
+                .unwrap()
+                .into_iter()
+                .map(|f| f.message)
+                .collect()
+        };
+        assert_eq!(departures(&p), Vec::<String>::new());
+        // Each broken once.
+        std::fs::write(r.join("fetch.txt"), "http://a/b 3 data/b\n").unwrap();
+        let f = departures(&p);
+        assert!(
+            f.len() == 1 && f[0].starts_with("Allow-Fetch.txt: "),
+            "{f:?}"
+        );
+        std::fs::remove_file(r.join("fetch.txt")).unwrap();
+        std::fs::remove_file(r.join("DPN/dpnRegistry")).unwrap();
+        let f = departures(&p);
+        assert!(
+            f.len() == 1 && f[0].starts_with("Tag-Files-Required: "),
+            "{f:?}"
+        );
+        std::fs::write(r.join("DPN/dpnRegistry"), b"reg").unwrap();
+        std::fs::write(
+            r.join("bag-info.txt"),
+            info.replace("York University", "Elsewhere"),
+        )
+        .unwrap();
+        let f = departures(&p);
+        assert!(
+            f.len() == 1 && f[0].starts_with("Bag-Info: 'Source-Organization' is 'Elsewhere'"),
+            "{f:?}"
+        );
+        std::fs::write(r.join("bag-info.txt"), info.replace("Bag-Count: 1/1\n", "")).unwrap();
+        let f = departures(&p);
+        assert!(
+            f.len() == 1 && f[0].starts_with("Bag-Info: 'Bag-Count' is required"),
+            "{f:?}"
+        );
+    }
+
+    /// A serialized bag is held to Serialization and Accept-Serialization by its type.
+    #[test]
+    fn a_serialized_bag_is_held_to_the_accepted_serializations() {
+        let t = tempfile::tempdir().unwrap();
+        let zip = t.path().join("b.zip");
+        std::fs::write(&zip, b"PK\x03\x04rest").unwrap();
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        let tarf = t.path().join("b.tar");
+        std::fs::write(&tarf, &tar).unwrap();
+        let p = profile(
+            r#"{"Serialization": "optional", "Accept-Serialization": ["application/zip"]}"#,
+        );
+        let (kind, f) = check_serialized(&zip, &p).unwrap();
+        assert_eq!((kind.as_str(), f.len()), ("application/zip", 0));
+        let (kind, f) = check_serialized(&tarf, &p).unwrap();
+        assert_eq!(kind, "application/x-tar");
+        assert!(
+            f.len() == 1
+                && f[0]
+                    .message
+                    .starts_with("Accept-Serialization: the bag is application/x-tar"),
+            "{f:?}"
+        );
+        let p = profile(r#"{"Serialization": "forbidden"}"#);
+        let (_, f) = check_serialized(&zip, &p).unwrap();
+        assert!(
+            f.len() == 1 && f[0].message.starts_with("Serialization: forbidden"),
+            "{f:?}"
+        );
+        // A list of types, or refused.
+        let bad = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"},
+                       "Accept-BagIt-Version": ["1.0"], "Accept-Serialization": "application/zip"}"#;
+        assert!(Profile::parse(bad).is_err());
     }
 
     #[test]
