@@ -463,6 +463,49 @@ fn an_ocfl_storage_root_is_audited_by_logical_paths_against_its_inventories() {
         .run();
     r.code(1);
     r.stdout_has("ok 0, corrupt 2, modified 0, missing 0, new 2");
+
+    // A content file three versions name is read once for the three logical paths (the
+    // bytes the process read, from /proc/PID/io as it exits).
+    let big = crate::util::noise(4 << 20, 7);
+    write_object(
+        &root.join("cd/big"),
+        "info:big",
+        &[
+            &[("x.bin", &big)],
+            &[("x.bin", &big), ("y", b"1")],
+            &[("x.bin", &big)],
+        ],
+    );
+    let script = "import os, subprocess, sys\n\
+                  p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
+                  os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)\n\
+                  io = dict(l.split(':') for l in open(f'/proc/{p.pid}/io'))\n\
+                  print(p.wait(), int(io['rchar']))";
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_trawl"),
+            "audit",
+            "--ocfl",
+            "root/cd",
+            "-c",
+            "big.db",
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Vec<u64> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(v[0], 0, "{text}");
+    assert!(
+        v[1] < (6 << 20),
+        "read {} bytes for one 4 MiB content file",
+        v[1]
+    );
 }
 
 /// A storage root is a tree like another for `trawl scan`: its manifest checks with

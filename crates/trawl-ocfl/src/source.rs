@@ -122,6 +122,70 @@ fn join(root: &Path, rel: &str) -> PathBuf {
     }
 }
 
+/// Logical paths of one object grouped before their content files are sent, at most this many.
+const GROUP_FILES: usize = 4096;
+
+/// The plan's logical paths of one object, by content file.
+#[derive(Default)]
+struct Group {
+    /// The object (its root's index and directory below it).
+    object: Option<(usize, String)>,
+    /// Content path below the root -> the logical paths' entries that name it.
+    by_content: HashMap<String, Vec<(FileEntry, Digests)>>,
+    files: usize,
+}
+
+impl Group {
+    fn add(&mut self, e: FileEntry, content: String, want: Digests) {
+        self.files += 1;
+        self.by_content.entry(content).or_default().push((e, want));
+    }
+
+    /// Sends one read per content file, opened beneath its root (never through a link that
+    /// leaves it), the logical paths it stands for left in `waiting`; false once the reader has
+    /// stopped.
+    fn send(
+        &mut self,
+        tx: &crossbeam_channel::Sender<FileEntry>,
+        waiting: &Mutex<HashMap<PathBuf, Vec<(PathBuf, Digests)>>>,
+        dirs: &[Option<Arc<RootDir>>],
+    ) -> bool {
+        self.files = 0;
+        let mut groups: Vec<(String, Vec<(FileEntry, Digests)>)> =
+            std::mem::take(&mut self.by_content).into_iter().collect();
+        groups.sort_by(|a, b| a.1[0].0.path.cmp(&b.1[0].0.path));
+        for (content, entries) in groups {
+            let first = entries[0].0.clone();
+            let Some(Some(rd)) = dirs.get(first.root).cloned() else {
+                continue;
+            };
+            let names = entries.into_iter().map(|(e, w)| (e.path, w)).collect();
+            waiting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(first.path.clone(), names);
+            let open = Opener(Arc::new(move || {
+                let segs = plain_segments(content.as_bytes())
+                    .ok_or_else(|| std::io::Error::other("not a plain path"))?;
+                open_beneath(&rd, segs).map_err(|why| {
+                    std::io::Error::other(format!("content file not opened: {why:?}"))
+                })
+            }));
+            if tx
+                .send(FileEntry {
+                    open: Some(open),
+                    dir: None,
+                    ..first
+                })
+                .is_err()
+            {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 /// OCFL storage roots (or objects) as an audit's source. Their hierarchy's faults are
 /// `trawl ocfl validate`'s to report; here a walk lists what the inventories hold.
 #[derive(Default)]
@@ -239,7 +303,9 @@ impl Source for OcflSource {
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
         let lanes = DigestLanes(plan.algorithms.to_vec());
-        let expected: Mutex<HashMap<PathBuf, Digests>> = Default::default();
+        // Each content file sent, by the logical path it was sent as: every logical path it
+        // stands for, with what each expects (the first is the one sent).
+        let waiting: Mutex<HashMap<PathBuf, Vec<(PathBuf, Digests)>>> = Default::default();
         let gone: Mutex<Vec<PathBuf>> = Default::default();
         let (tx, rx) = crossbeam_channel::bounded::<FileEntry>(1024);
         let roots = plan.roots;
@@ -249,8 +315,11 @@ impl Source for OcflSource {
             .collect();
         let feed = plan.feed;
         std::thread::scope(|s| {
-            let (expected, gone) = (&expected, &gone);
+            let (waiting, gone) = (&waiting, &gone);
             s.spawn(move || {
+                // The plan's files of one object, in a row, are grouped by content file: a
+                // content file several versions name is read once for all of them.
+                let mut group = Group::default();
                 for e in feed {
                     let root = &roots[e.root];
                     let rel = e
@@ -260,40 +329,26 @@ impl Source for OcflSource {
                         .and_then(|r| r.to_str())
                         .map(String::from);
                     let hit = rel.and_then(|rel| self.resolve(root, &rel));
-                    let (Some((obj, content, want)), Some(Some(rd))) = (hit, dirs.get(e.root))
+                    let (Some((obj, content, want)), Some(Some(_))) = (hit, dirs.get(e.root))
                     else {
                         gone.lock().unwrap_or_else(|p| p.into_inner()).push(e.path);
                         continue;
                     };
-                    // Opened beneath the root, never through a link that leaves it.
                     let rel_content = if obj.is_empty() {
                         content
                     } else {
                         format!("{obj}/{content}")
                     };
-                    let rd = rd.clone();
-                    let open = Opener(Arc::new(move || {
-                        let segs = plain_segments(rel_content.as_bytes())
-                            .ok_or_else(|| std::io::Error::other("not a plain path"))?;
-                        open_beneath(&rd, segs).map_err(|why| {
-                            std::io::Error::other(format!("content file not opened: {why:?}"))
-                        })
-                    }));
-                    expected
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(e.path.clone(), want);
-                    if tx
-                        .send(FileEntry {
-                            open: Some(open),
-                            dir: None,
-                            ..e
-                        })
-                        .is_err()
-                    {
-                        return;
+                    let object = (e.root, obj);
+                    if group.object.as_ref() != Some(&object) || group.files >= GROUP_FILES {
+                        if !group.send(&tx, waiting, &dirs) {
+                            return;
+                        }
+                        group.object = Some(object);
                     }
+                    group.add(e, rel_content, want);
                 }
+                group.send(&tx, waiting, &dirs);
             });
             trawl_scan::scan(
                 plan.cfg,
@@ -301,35 +356,50 @@ impl Source for OcflSource {
                 &lanes,
                 progress,
                 stop,
-                &mut |ev| match ev {
-                    Event::File(rec) => {
-                        let digests = rec.digests();
-                        let want = expected
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .remove(&rec.path);
-                        found(ReadResult::Read {
-                            root: rec.root,
-                            path: &rec.path,
-                            size: rec.size,
-                            mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
-                            dev: rec.dev,
-                            ino: rec.ino,
-                            digests: &digests,
-                            expected: want.as_deref().map(|digests| Expected {
-                                digests,
-                                from: FROM,
+                &mut |ev| {
+                    let path = match &ev {
+                        Event::File(rec) => rec.path.clone(),
+                        Event::Failed(e) => match e.path() {
+                            Some(p) => p.to_path_buf(),
+                            None => {
+                                return found(ReadResult::Failed {
+                                    path: None,
+                                    error: e,
+                                });
+                            }
+                        },
+                        Event::Skipped { path, .. } => path.clone(),
+                    };
+                    let named = waiting
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&path)
+                        .unwrap_or_default();
+                    for (logical, want) in &named {
+                        match &ev {
+                            Event::File(rec) => found(ReadResult::Read {
+                                root: rec.root,
+                                path: logical,
+                                size: rec.size,
+                                mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
+                                dev: rec.dev,
+                                ino: rec.ino,
+                                digests: &rec.digests(),
+                                expected: Some(Expected {
+                                    digests: want,
+                                    from: FROM,
+                                }),
                             }),
-                        })
+                            Event::Failed(ScanError::Read(ReadError::Vanished { .. })) => {
+                                found(ReadResult::Gone { path: logical })
+                            }
+                            Event::Failed(e) => found(ReadResult::Failed {
+                                path: Some(logical),
+                                error: e,
+                            }),
+                            Event::Skipped { .. } => {}
+                        }
                     }
-                    Event::Failed(ScanError::Read(ReadError::Vanished { path, .. })) => {
-                        found(ReadResult::Gone { path: &path })
-                    }
-                    Event::Failed(e) => found(ReadResult::Failed {
-                        path: e.path(),
-                        error: &e,
-                    }),
-                    Event::Skipped { .. } => {}
                 },
             );
         });
