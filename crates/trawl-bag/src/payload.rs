@@ -127,7 +127,7 @@ impl<T> Feeder<'_, T> {
 
 /// Hashes the files `feed` sends (from a thread of its own, as it produces them) with `algs`
 /// in one read each, and hands each result to `done` with what it was sent with. At most
-/// [`IN_FLIGHT`] files wait in the channel; only files under way are held.
+/// 1,024 files wait in the channel; only files under way are held.
 #[allow(clippy::too_many_arguments)]
 pub fn hash_stream<T: Send, R: Send>(
     root: &Path,
