@@ -552,3 +552,41 @@ fn a_storage_root_scans_like_any_tree() {
         .success();
     assert!(ok, "sha512sum -c SUMS");
 }
+
+/// Interrupted (SIGINT while content is read, slowly by --limit-rate): exit 130, the totals say
+/// INTERRUPTED, and no object is called invalid for the files the stop left unread.
+#[test]
+fn an_interrupted_validation_calls_nothing_invalid() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    for i in 0..6 {
+        let body = crate::util::noise(1 << 20, i);
+        write_object(&root.join(format!("o{i}")), "info:x", &[&[("f", &body)]]);
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["ocfl", "validate", "--json", "--limit-rate", "1M", "root"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["complete"], false, "{last}");
+    assert_eq!(last["invalid"], 0, "{text}");
+    assert!(last["objects"].as_u64().unwrap() < 6, "{last}");
+}

@@ -18,6 +18,8 @@ pub(crate) struct Pending {
     pub rel: String,
     pub report: ObjectReport,
     pub reads: Vec<ContentRead>,
+    /// A content file was left unread by a stop: the object is unchecked, not reported.
+    pub interrupted: bool,
 }
 
 fn error(code: &'static str, path: &str, message: String) -> OcflFinding {
@@ -70,6 +72,10 @@ pub(crate) fn read(
             }
         },
         |_rel, (i, r): (usize, ContentRead), hashed| {
+            if stop.is_stopping() && !matches!(hashed, Hashed::Digests { .. }) {
+                batch[i].interrupted = true;
+                return;
+            }
             let report = &mut batch[i].report;
             match hashed {
                 Hashed::Digests { size, digests } => {

@@ -144,7 +144,7 @@ fn read_and_hand_on(
     each: &mut dyn FnMut(&ObjectReport),
 ) {
     content::read(root, batch, cfg, progress, stop);
-    for p in batch.drain(..) {
+    for p in batch.drain(..).filter(|p| !p.interrupted) {
         summary.add(&p.report);
         each(&p.report);
     }
@@ -174,5 +174,6 @@ fn pending(root: &Path, rel: &str, shown: &str) -> Pending {
             ..ObjectReport::default()
         },
         reads: checked.reads,
+        interrupted: false,
     }
 }
