@@ -53,6 +53,31 @@ pub(crate) fn digest_form(alg: &str, digest: &str) -> Option<bool> {
     Some(digest.len() == len && digest.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// Each (digest, path) of a manifest, state or fixity block (`{digest: [path, ...]}`), leaving
+/// out what is not a list of strings (the checks above name it).
+pub(crate) fn digest_paths(block: &Map<String, Value>) -> impl Iterator<Item = (&String, &str)> {
+    block.iter().flat_map(|(digest, paths)| {
+        paths
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(move |p| (digest, p))
+    })
+}
+
+/// A version's `state` block in an inventory, if it is an object.
+pub(crate) fn state_of<'a>(
+    value: &'a Map<String, Value>,
+    version: &str,
+) -> Option<&'a Map<String, Value>> {
+    value
+        .get("versions")?
+        .get(version)?
+        .get("state")?
+        .as_object()
+}
+
 /// Digests compare in lower case.
 pub(crate) fn normalized(digest: &str) -> String {
     digest.to_ascii_lowercase()
@@ -836,17 +861,11 @@ fn fixity(f: &Value, inv: &Inventory, log: &mut Log) {
 /// Each logical path of `version`'s state, with the content paths its digest maps to.
 fn logical_map(inv: &Inventory, version: &str) -> HashMap<String, BTreeSet<String>> {
     let mut out = HashMap::new();
-    let state = inv
-        .value
-        .get("versions")
-        .and_then(|v| v.get(version))
-        .and_then(|v| v.get("state"))
-        .and_then(Value::as_object);
     let manifest = inv.value.get("manifest").and_then(Value::as_object);
-    let (Some(state), Some(manifest)) = (state, manifest) else {
+    let (Some(state), Some(manifest)) = (state_of(&inv.value, version), manifest) else {
         return out;
     };
-    for (digest, paths) in state {
+    for (digest, p) in digest_paths(state) {
         let Some(content) = manifest.get(digest).and_then(Value::as_array) else {
             continue;
         };
@@ -854,21 +873,13 @@ fn logical_map(inv: &Inventory, version: &str) -> HashMap<String, BTreeSet<Strin
             .iter()
             .filter_map(|c| c.as_str().map(String::from))
             .collect();
-        for p in paths.as_array().into_iter().flatten() {
-            if let Some(p) = p.as_str() {
-                out.insert(p.to_string(), content.clone());
-            }
-        }
+        out.insert(p.to_string(), content);
     }
     out
 }
 
 fn state_digests(inv: &Inventory, version: &str) -> BTreeSet<String> {
-    inv.value
-        .get("versions")
-        .and_then(|v| v.get(version))
-        .and_then(|v| v.get("state"))
-        .and_then(Value::as_object)
+    state_of(&inv.value, version)
         .map(|s| s.keys().cloned().collect())
         .unwrap_or_default()
 }

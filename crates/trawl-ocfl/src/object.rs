@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::Value;
 use trawl_digest::Algorithm;
 
-use crate::inventory::{self, Inventory, SPEC_VERSIONS, algorithm, normalized};
+use crate::inventory::{self, Inventory, SPEC_VERSIONS, algorithm, digest_paths, normalized};
 use crate::log::Log;
 
 /// The specification version assumed for an object that does not declare one.
@@ -511,20 +511,13 @@ fn record(
     code: &'static str,
     version: &str,
 ) {
-    for (digest, paths) in block {
-        for p in paths
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            let e = prior
-                .entry(p.to_string())
-                .or_default()
-                .entry((alg.to_string(), normalized(digest)))
-                .or_insert((code, Vec::new()));
-            e.1.push(version.to_string());
-        }
+    for (digest, p) in digest_paths(block) {
+        let e = prior
+            .entry(p.to_string())
+            .or_default()
+            .entry((alg.to_string(), normalized(digest)))
+            .or_insert((code, Vec::new()));
+        e.1.push(version.to_string());
     }
 }
 
@@ -620,28 +613,23 @@ fn content(
             let (Some(alg), Some(block)) = (algorithm(alg_name), block.as_object()) else {
                 continue;
             };
-            for (digest, paths) in block {
-                for p in paths
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    if seen.contains(p) {
-                        fixity.entry(p).or_default().push(Expect {
-                            alg,
-                            alg_name: alg_name.clone(),
-                            digest: normalized(digest),
-                            code: "E093",
-                            from: vec!["root".into()],
-                        });
-                    } else {
-                        c.log.error(
-                            "E093",
-                            p,
-                            format!("the fixity block gives its {alg_name}, but the object does not hold it"),
-                        );
-                    }
+            for (digest, p) in digest_paths(block) {
+                if seen.contains(p) {
+                    fixity.entry(p).or_default().push(Expect {
+                        alg,
+                        alg_name: alg_name.clone(),
+                        digest: normalized(digest),
+                        code: "E093",
+                        from: vec!["root".into()],
+                    });
+                } else {
+                    c.log.error(
+                        "E093",
+                        p,
+                        format!(
+                            "the fixity block gives its {alg_name}, but the object does not hold it"
+                        ),
+                    );
                 }
             }
         }

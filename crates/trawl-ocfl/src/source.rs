@@ -14,7 +14,7 @@ use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, Opener, WalkError, WalkItem, WalkOptions};
 
-use crate::inventory::{algorithm, normalized};
+use crate::inventory::{algorithm, digest_paths, normalized, state_of};
 use crate::log::Log;
 use crate::object::{list, read_small};
 use crate::root;
@@ -45,30 +45,16 @@ fn object_files(dir: &Path) -> Result<Files, String> {
             let (Some(a), Some(block)) = (algorithm(name), block.as_object()) else {
                 continue;
             };
-            for (d, paths) in block {
-                let Ok(bytes) = hex::decode(normalized(d)) else {
-                    continue;
-                };
-                for p in paths
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    fixity.entry(p).or_default().push((a, bytes.clone()));
+            for (d, p) in digest_paths(block) {
+                if let Ok(bytes) = hex::decode(normalized(d)) {
+                    fixity.entry(p).or_default().push((a, bytes));
                 }
             }
         }
     }
     let mut files = Files::new();
     for v in &inv.all_versions {
-        let state = inv
-            .value
-            .get("versions")
-            .and_then(|x| x.get(v))
-            .and_then(|x| x.get("state"))
-            .and_then(Value::as_object);
-        for (digest, logical) in state.into_iter().flatten() {
+        for (digest, l) in state_of(&inv.value, v).into_iter().flat_map(digest_paths) {
             let content = manifest
                 .and_then(|m| m.get(digest))
                 .and_then(Value::as_array)
@@ -79,17 +65,7 @@ fn object_files(dir: &Path) -> Result<Files, String> {
             };
             let mut expected = vec![(alg, bytes)];
             expected.extend(fixity.get(content).cloned().unwrap_or_default());
-            for l in logical
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                files.insert(
-                    (v.clone(), l.to_string()),
-                    (content.to_string(), expected.clone()),
-                );
-            }
+            files.insert((v.clone(), l.to_string()), (content.to_string(), expected));
         }
     }
     Ok(files)
