@@ -155,12 +155,19 @@ pub(crate) fn check(dir: &Path) -> Checked {
             .error("E063", "inventory.json", "the object has no root inventory");
         return c;
     }
-    let Some(root) = read_inventory(dir, "inventory.json", &c.spec.clone(), &mut c.log) else {
+    let Some((root, root_raw)) = read_inventory(dir, "inventory.json", &c.spec.clone(), &mut c.log)
+    else {
         return c;
     };
     let inventory_valid = c.log.errors.is_empty();
     c.id = root.id.clone();
-    sidecar(dir, "inventory.json", &root.digest_algorithm, &mut c.log);
+    sidecar(
+        dir,
+        "inventory.json",
+        &root_raw,
+        &root.digest_algorithm,
+        &mut c.log,
+    );
     object_root(&entries, &declarations, &root, dir, &mut c);
     // A version that is a link (E001 above) is neither listed nor read through.
     let linked: HashSet<&str> = entries
@@ -168,7 +175,7 @@ pub(crate) fn check(dir: &Path) -> Checked {
         .filter(|(_, k)| *k == Kind::Other)
         .map(|(n, _)| n.as_str())
         .collect();
-    let (prior, sidecars) = version_inventories(dir, &root, &linked, &mut c);
+    let (prior, sidecars) = version_inventories(dir, (&root, &root_raw), &linked, &mut c);
     version_gaps(&entries, &root, &mut c.log);
     let (seen, special) = version_dirs(dir, &root, &linked, &sidecars, &mut c.log);
     // Content is held against a manifest only when the root inventory is sound: an unsound
@@ -242,10 +249,16 @@ fn declaration(dir: &Path, entries: &[(String, Kind)], c: &mut Checked) -> Vec<S
     names
 }
 
-/// Reads and checks the inventory at `rel`; `None` when it cannot be read or parsed (E033).
-fn read_inventory(dir: &Path, rel: &str, default_spec: &str, log: &mut Log) -> Option<Inventory> {
+/// Reads and checks the inventory at `rel`, returned with its bytes; `None` when it cannot be
+/// read or parsed (E033).
+fn read_inventory(
+    dir: &Path,
+    rel: &str,
+    default_spec: &str,
+    log: &mut Log,
+) -> Option<(Inventory, Vec<u8>)> {
     match read_small(&dir.join(rel), INVENTORY_CAP) {
-        Ok(raw) => inventory::check(&raw, rel, default_spec, log),
+        Ok(raw) => inventory::check(&raw, rel, default_spec, log).map(|inv| (inv, raw)),
         Err(e) => {
             log.error("E033", rel, format!("cannot be read: {e}"));
             None
@@ -253,9 +266,9 @@ fn read_inventory(dir: &Path, rel: &str, default_spec: &str, log: &mut Log) -> O
     }
 }
 
-/// The inventory's sidecar (`inventory.json.ALG`): present, one line `DIGEST inventory.json`,
-/// the digest the inventory has.
-fn sidecar(dir: &Path, inv: &str, alg: &str, log: &mut Log) {
+/// The sidecar of the inventory at `inv` (its bytes `raw`), `inventory.json.ALG`: present, one
+/// line `DIGEST inventory.json`, the digest the inventory has.
+fn sidecar(dir: &Path, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
     let name = format!("{inv}.{alg}");
     let path = dir.join(&name);
     let text = match read_small(&path, 4096) {
@@ -285,10 +298,7 @@ fn sidecar(dir: &Path, inv: &str, alg: &str, log: &mut Log) {
         return;
     }
     let Some(a) = algorithm(alg) else { return };
-    let Ok(bytes) = read_small(&dir.join(inv), INVENTORY_CAP) else {
-        return;
-    };
-    let actual = hex::encode(trawl_digest::digest(a, &bytes));
+    let actual = hex::encode(trawl_digest::digest(a, raw));
     if actual != normalized(recorded) {
         log.error(
             "E060",
@@ -375,7 +385,7 @@ type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<Stri
 /// each version's sidecar name.
 fn version_inventories(
     dir: &Path,
-    root: &Inventory,
+    (root, root_raw): (&Inventory, &[u8]),
     linked: &HashSet<&str>,
     c: &mut Checked,
 ) -> (Prior, BTreeMap<String, String>) {
@@ -383,7 +393,6 @@ fn version_inventories(
     let mut sidecars = BTreeMap::new();
     let mut prev_spec = "1.0".to_string();
     let mut prev_dir = String::new();
-    let root_raw = read_small(&dir.join("inventory.json"), INVENTORY_CAP).unwrap_or_default();
     for (i, v) in root.all_versions.iter().enumerate() {
         if linked.contains(v.as_str()) {
             continue;
@@ -397,15 +406,15 @@ fn version_inventories(
         }
         let this_spec;
         if i + 1 == root.all_versions.len() {
-            let same = read_small(&path, INVENTORY_CAP).is_ok_and(|b| b == root_raw);
-            if !same {
+            let raw = read_small(&path, INVENTORY_CAP).unwrap_or_default();
+            if raw != root_raw {
                 c.log.error(
                     "E064",
                     &rel,
                     "the newest version's inventory must be identical to the root inventory",
                 );
             } else {
-                sidecar(dir, &rel, &root.digest_algorithm, &mut c.log);
+                sidecar(dir, &rel, &raw, &root.digest_algorithm, &mut c.log);
             }
             sidecars.insert(
                 v.clone(),
@@ -413,7 +422,7 @@ fn version_inventories(
             );
             this_spec = c.spec.clone();
         } else {
-            let Some(inv) = read_inventory(dir, &rel, &c.spec.clone(), &mut c.log) else {
+            let Some((inv, raw)) = read_inventory(dir, &rel, &c.spec.clone(), &mut c.log) else {
                 continue;
             };
             this_spec = inv.spec_version.clone();
@@ -426,7 +435,8 @@ fn version_inventories(
                     format!("`head` is {head}, but this inventory is version {v}'s"),
                 );
             }
-            sidecar(dir, &rel, &inv.digest_algorithm, &mut c.log);
+            sidecar(dir, &rel, &raw, &inv.digest_algorithm, &mut c.log);
+            drop(raw);
             sidecars.insert(
                 v.clone(),
                 format!("inventory.json.{}", inv.digest_algorithm),
