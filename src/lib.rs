@@ -23,7 +23,7 @@ pub enum Outcome {
     /// 2: some files could not be read, or the input was malformed; the run still finished.
     Trouble,
     /// 3: nothing could be checked: a bag whose payload manifests all use algorithms trawl
-    /// cannot compute.
+    /// cannot compute, or a serialized bag (only its serialization is held to a profile).
     Unchecked,
     /// 128 + the signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing
     /// half-written was left behind.
