@@ -281,6 +281,22 @@ fn a_storage_hierarchy_s_faults_are_named() {
     assert_eq!(objects.len(), 2, "{}", r.stdout);
     assert_eq!(s["files_checked"], 2, "{s}");
 
+    // A directory below the root: part of its hierarchy, not a root without a declaration.
+    let r = d.cmd().args(["ocfl", "validate", "--json", "root/a"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(s["kind"], "storage_hierarchy", "{s}");
+    assert_eq!(s["spec"], "1.1", "{s}");
+    let codes: Vec<(&str, &str)> = s["root_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap(), f["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(codes, [("E072", "stray.txt")], "{s}");
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0]["path"], "root/a/obj");
+
     // No declaration: E069, and the objects are still checked.
     std::fs::remove_file(root.join("0=ocfl_1.1")).unwrap();
     let r = d.cmd().args(["ocfl", "validate", "--json", "root"]).run();

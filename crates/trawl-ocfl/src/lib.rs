@@ -71,9 +71,30 @@ pub fn validate(
         ..OcflSummary::default()
     };
     if root::is_storage_root(&entries) || root::lacks_declaration(&entries) {
-        summary.kind = "storage_root";
         let mut log = Log::default();
-        let version = root::check_root(path, &entries, &mut log);
+        // A directory below a storage root is part of its hierarchy: walked as the root's own
+        // directories are, the root's own checks left to the root.
+        let below = (!root::is_storage_root(&entries))
+            .then(|| root::enclosing_root(path))
+            .flatten();
+        let version = match below {
+            Some((_, v)) => {
+                summary.kind = "storage_hierarchy";
+                // Its files are not a root's own: a file outside any object (E072).
+                for (name, _) in entries.iter().filter(|(_, k)| *k != object::Kind::Dir) {
+                    log.error(
+                        "E072",
+                        name,
+                        "a file in the storage hierarchy outside any object",
+                    );
+                }
+                Some(v)
+            }
+            None => {
+                summary.kind = "storage_root";
+                root::check_root(path, &entries, &mut log)
+            }
+        };
         summary.spec = version.clone();
         // The hierarchy is walked and each object's structure checked on one thread while the
         // objects before are read on the engine's: at most two batches are held.

@@ -28,6 +28,20 @@ pub(crate) fn lacks_declaration(entries: &[(String, Kind)]) -> bool {
         && entries.iter().any(|(_, k)| *k == Kind::Dir)
 }
 
+/// The storage root `dir` lies below, and its declared version, when one of its ancestors
+/// declares one (`0=ocfl_1.x`): `dir` is then part of that root's hierarchy.
+pub(crate) fn enclosing_root(dir: &Path) -> Option<(std::path::PathBuf, String)> {
+    let dir = dir.canonicalize().ok()?;
+    dir.ancestors().skip(1).find_map(|a| {
+        SPEC_VERSIONS.iter().find_map(|v| {
+            a.join(format!("0=ocfl_{v}"))
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file())
+                .then(|| (a.to_path_buf(), v.to_string()))
+        })
+    })
+}
+
 /// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
 /// and extensions. Returns the declared version.
 pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) -> Option<String> {

@@ -66,9 +66,14 @@ pub fn verdict(s: &OcflSummary) -> String {
         String::new()
     };
     let spec = s.spec.as_deref().unwrap_or("?");
-    let head = if s.kind == "storage_root" {
+    let head = if s.kind != "object" {
+        let what = if s.kind == "storage_root" {
+            "storage root"
+        } else {
+            "storage hierarchy"
+        };
         format!(
-            "OCFL {spec} storage root {}: {}, {} valid, {} invalid",
+            "OCFL {spec} {what} {}: {}, {} valid, {} invalid",
             s.path,
             crate::human::count(s.objects, "object", "objects"),
             s.valid,
@@ -80,7 +85,7 @@ pub fn verdict(s: &OcflSummary) -> String {
         format!("{} is NOT a valid OCFL {spec} object", s.path)
     };
     let mut line = format!("{head}; {read}{warned}");
-    if s.kind == "storage_root" && !s.root_errors.is_empty() {
+    if s.kind != "object" && !s.root_errors.is_empty() {
         line += &format!(
             "; the storage hierarchy has {}",
             crate::human::count(s.root_errors.len() as u64, "error", "errors")

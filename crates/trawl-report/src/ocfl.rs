@@ -72,7 +72,7 @@ impl ObjectReport {
 pub struct OcflSummary {
     /// The path validated, as given.
     pub path: String,
-    /// `storage_root` or `object`.
+    /// `storage_root`, `storage_hierarchy` (a directory below a storage root) or `object`.
     pub kind: &'static str,
     /// The storage root's declared specification version (an object's, for an object).
     #[serde(skip_serializing_if = "Option::is_none")]
