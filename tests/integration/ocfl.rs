@@ -6,23 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::{Dir, Run};
-
-/// `sha512sum`'s or `md5sum`'s digest of `b`.
-fn digest_by(tool: &str, b: &[u8]) -> String {
-    let out = std::process::Command::new(tool)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().unwrap().write_all(b)?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.split_whitespace().next().unwrap().to_string()
-}
+use crate::util::{Dir, Run, digest_by};
 
 /// Writes a valid OCFL 1.1 object at `dir`: one version per entry of `versions` (each the
 /// whole state: logical path and content), content stored once per digest, sha512 with an

@@ -454,7 +454,12 @@ impl Drop for Serve {
 
 /// SHA-256 of `b` in hex, as coreutils' sha256sum computes it.
 pub fn sha256_hex(b: &[u8]) -> String {
-    let out = std::process::Command::new("sha256sum")
+    digest_by("sha256sum", b)
+}
+
+/// The digest of `b` in hex as a coreutils tool (`sha512sum`, `md5sum`, ...) computes it.
+pub fn digest_by(tool: &str, b: &[u8]) -> String {
+    let out = std::process::Command::new(tool)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -464,7 +469,8 @@ pub fn sha256_hex(b: &[u8]) -> String {
             c.wait_with_output()
         })
         .unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_whitespace().next().unwrap().to_string()
 }
 
 /// Exit code and peak RSS of trawl run with `args` in `d`, measured by a small python3 process
