@@ -40,7 +40,7 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
                 }
                 match trawl_printer::ocfl::object_verdict(o) {
                     // An object validated by itself has its verdict in the path's line.
-                    Some(_) if o.path == path.display().to_string() => Ok(()),
+                    Some(_) if o.path == trawl_report::JsonPath::new(path) => Ok(()),
                     Some(v) => {
                         messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v)))
                     }

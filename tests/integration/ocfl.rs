@@ -105,7 +105,7 @@ fn the_ocfl_fixtures_are_judged_as_their_folders_say() {
                     .run();
                 let (objects, summary) = records(&r);
                 let (errors, warnings) = (codes(&objects, "errors"), codes(&objects, "warnings"));
-                let named: Vec<String> = name
+                let mut named: Vec<String> = name
                     .split('_')
                     .filter(|p| {
                         p.len() == 4
@@ -114,6 +114,14 @@ fn the_ocfl_fixtures_are_judged_as_their_folders_say() {
                     })
                     .map(String::from)
                     .collect();
+                // This fixture's v1 inventory sets `contentDirectory` to another value than the
+                // root's: a content directory that changes between versions, which the
+                // specification's table of codes gives E020, and ocfl-py (the fixtures' own
+                // validator) reports as E020 too. trawl keeps E019 for an earlier inventory
+                // that leaves out the `contentDirectory` the root's sets.
+                if name == "E019_inconsistent_content_dir" {
+                    named = vec!["E020".into()];
+                }
                 let ok = match kind {
                     "good" => r.code == 0 && errors.is_empty() && warnings.is_empty(),
                     "bad" => {
@@ -589,4 +597,421 @@ fn an_interrupted_validation_calls_nothing_invalid() {
     assert_eq!(last["complete"], false, "{last}");
     assert_eq!(last["invalid"], 0, "{text}");
     assert!(last["objects"].as_u64().unwrap() < 6, "{last}");
+}
+
+/// Rewrites the root inventory of the object at `dir` with `edit`, and its copy in the newest
+/// version, both sidecars made again (coreutils' sha512).
+fn edit_inventory(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut inv: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("inventory.json")).unwrap()).unwrap();
+    edit(&mut inv);
+    let head = inv["head"].as_str().unwrap().to_string();
+    let text = serde_json::to_vec_pretty(&inv).unwrap();
+    let side = format!("{}  inventory.json\n", digest_by("sha512sum", &text));
+    for at in [dir.join(head), dir.to_path_buf()] {
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("inventory.json"), &text).unwrap();
+        std::fs::write(at.join("inventory.json.sha512"), &side).unwrap();
+    }
+}
+
+fn os(b: &[u8]) -> &std::ffi::OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(b)
+}
+
+/// Object and content names stay bytes from the listing to the report: an object named
+/// `o\xff` (its content corrupt) beside one named `o` + U+FFFD (sound) are two objects, the
+/// corrupt one invalid and named by its bytes; an unlisted content file `a\xff` beside a
+/// listed `a` + U+FFFD is content the manifest lacks (E023); a sound object under a name that
+/// is not UTF-8 is valid on its own.
+#[test]
+fn names_that_are_not_utf8_stay_apart_from_the_listing_to_the_report() {
+    let d = Dir::new();
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    write_object(&root.join(os(b"o\xff")), "info:ff", &[&[("a", b"1")]]);
+    write_object(&root.join("o\u{fffd}"), "info:fffd", &[&[("a", b"2")]]);
+    std::fs::write(root.join(os(b"o\xff/v1/content/a")), b"X").unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "--json", "root"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(
+        (s["objects"].as_u64(), s["invalid"].as_u64()),
+        (Some(2), Some(1)),
+        "{s}"
+    );
+    let bad: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["errors"] != json!([]))
+        .collect();
+    assert_eq!(bad.len(), 1, "{}", r.stdout);
+    assert_eq!(bad[0]["path_hex"], hex(b"root/o\xff"), "{}", bad[0]);
+    assert_eq!(bad[0]["id"], "info:ff");
+    assert_eq!(bad[0]["errors"][0]["code"], "E092");
+    // People read the bytes too: two names alike as text are told apart.
+    let r = d.cmd().args(["ocfl", "validate", "root"]).run();
+    r.stderr_has("root/o\u{fffd} [bytes 726f6f742f6fff]: [E092] v1/content/a");
+
+    // Alone, the sound object under a name that is not UTF-8 is valid.
+    std::fs::write(root.join(os(b"o\xff/v1/content/a")), b"1").unwrap();
+    let r = d
+        .cmd()
+        .arg("ocfl")
+        .arg("validate")
+        .arg(root.join(os(b"o\xff")))
+        .run();
+    r.code(0);
+    let r = d.cmd().args(["ocfl", "validate", "root"]).run();
+    r.code(0);
+    r.stdout_has("2 objects, 2 valid, 0 invalid");
+
+    write_object(&d.join("c"), "info:c", &[&[("a\u{fffd}", b"1")]]);
+    std::fs::write(d.join(os(b"c/v1/content/a\xff")), b"unlisted").unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "--json", "c"]).run();
+    r.code(1);
+    let (objects, _) = records(&r);
+    let e = &objects[0]["errors"];
+    assert_eq!(e.as_array().unwrap().len(), 1, "{e}");
+    assert_eq!(
+        (e[0]["code"].as_str(), e[0]["path_hex"].as_str()),
+        (Some("E023"), Some(hex(b"v1/content/a\xff").as_str())),
+        "{e}"
+    );
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// `created` holds real dates: a day the month lacks, an offset out of range, a 60th second
+/// that cannot be a leap second are E049; a leap second at 23:59:60 UTC is a date.
+#[test]
+fn created_dates_are_held_to_the_calendar() {
+    let d = Dir::new();
+    for (created, valid) in [
+        ("2024-02-31T00:00:00Z", false),
+        ("2024-01-01T00:00:00+99:99", false),
+        ("2024-01-01T10:00:60Z", false),
+        ("2024-02-29T00:00:00Z", true),
+        ("2016-12-31T23:59:60Z", true),
+    ] {
+        let at = d.join(format!("o-{}", created.replace(':', "")));
+        write_object(&at, "info:d", &[&[("a", b"1")]]);
+        edit_inventory(&at, |inv| inv["versions"]["v1"]["created"] = json!(created));
+        let r = d.cmd().arg("ocfl").arg("validate").arg(&at).run();
+        if valid {
+            r.code(0);
+        } else {
+            r.code(1);
+            r.stderr_has("[E049]");
+        }
+    }
+}
+
+/// An inventory that breaks a rule a hundred thousand times is reported with the first
+/// thousand findings listed and the rest counted; one with twenty million numbers in an array
+/// is held in memory bounded by its size, not by the values it holds.
+#[test]
+fn a_hostile_inventory_costs_memory_bounded_by_its_size() {
+    let d = Dir::new();
+    write_object(&d.join("many"), "info:m", &[&[("a", b"1")]]);
+    edit_inventory(&d.join("many"), |inv| {
+        let vs = inv["versions"].as_object_mut().unwrap();
+        for i in 2..=100_000 {
+            vs.insert(format!("v{i}"), json!({}));
+        }
+        inv["head"] = json!("v100000");
+    });
+    let r = d.cmd().args(["ocfl", "validate", "--json", "many"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    let o = &objects[0];
+    assert_eq!(o["errors"].as_array().unwrap().len(), 1000);
+    let more = o["errors_not_listed"].as_u64().unwrap();
+    assert!(more > 100_000, "{more}");
+    assert_eq!(s["errors"].as_u64(), Some(1000 + more));
+    let r = d.cmd().args(["ocfl", "validate", "many"]).run();
+    r.stderr_has(&format!("many: {more} more errors not listed"));
+
+    let dir = d.join("zeros");
+    write_object(&dir, "info:z", &[&[("a", b"1")]]);
+    let mut text = std::fs::read(dir.join("inventory.json")).unwrap();
+    text.pop();
+    text.extend_from_slice(b", \"x\": [");
+    text.extend(std::iter::repeat_n(&b"0,"[..], 10_000_000).flatten());
+    text.extend_from_slice(b"0]}");
+    std::fs::write(dir.join("inventory.json"), &text).unwrap();
+    let (code, rss) = crate::util::peak_rss_apart(&d, &["ocfl", "validate", "-q", "zeros"]);
+    assert_eq!(code, 1);
+    println!(
+        "peak RSS {} MiB for a {} MiB inventory",
+        rss >> 20,
+        text.len() >> 20
+    );
+    // The text itself, and a little; a value per number would take 320 MB.
+    assert!(
+        rss < text.len() as u64 * 2 + (40 << 20),
+        "peak RSS {} MiB for a {} MiB inventory",
+        rss >> 20,
+        text.len() >> 20
+    );
+}
+
+/// A directory without a storage root's declaration that holds objects is a storage root
+/// without its declaration (E069), whatever other `0=` file it holds; a link at the storage
+/// root's top is named and not followed (E072), `extensions` must be a directory (E086) and
+/// `ocfl_layout.json` a file (E070, a FIFO never waited on).
+#[test]
+fn a_storage_root_s_top_level_is_held_to_its_rules() {
+    let d = Dir::new();
+    write_object(&d.join("nodecl/o"), "info:o", &[&[("a", b"1")]]);
+    std::fs::write(d.join("nodecl/0=bagit_1.0"), "x").unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "--json", "nodecl"]).run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(s["kind"], "storage_root", "{s}");
+    assert_eq!(s["root_errors"][0]["code"], "E069", "{s}");
+    assert_eq!(objects.len(), 1);
+
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    write_object(&root.join("good"), "info:g", &[&[("a", b"1")]]);
+    // An object outside, corrupt, that a link would bring in.
+    write_object(&d.join("outside/o"), "info:out", &[&[("a", b"1")]]);
+    std::fs::write(d.join("outside/o/v1/content/a"), b"X").unwrap();
+    std::os::unix::fs::symlink("../outside/o", root.join("linked")).unwrap();
+    std::fs::create_dir_all(d.join("outside/ext")).unwrap();
+    std::os::unix::fs::symlink("../outside/ext", root.join("extensions")).unwrap();
+    crate::util::mkfifo(&root.join("ocfl_layout.json"));
+    let r = d
+        .cmd()
+        .args(["ocfl", "validate", "--json", "root"])
+        .run_within(30);
+    r.code(1);
+    let (_, s) = records(&r);
+    let codes: Vec<(&str, &str)> = s["root_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["code"].as_str().unwrap(), e["path"].as_str().unwrap()))
+        .collect();
+    for want in [
+        ("E072", "linked"),
+        ("E086", "extensions"),
+        ("E070", "ocfl_layout.json"),
+    ] {
+        assert!(codes.contains(&want), "{want:?} in {codes:?}");
+    }
+}
+
+/// `ocfl validate INVENTORY` checks an inventory file alone, as ocfl-py does: a sound one is
+/// valid, one whose content paths are outside the version directories is E042.
+#[test]
+fn an_inventory_file_is_checked_alone() {
+    let d = Dir::new();
+    write_object(&d.join("o"), "info:o", &[&[("a", b"1")]]);
+    std::fs::copy(d.join("o/inventory.json"), d.join("good.json")).unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "good.json"]).run();
+    r.code(0);
+    r.stdout_has("good.json is a valid OCFL 1.1 inventory");
+    edit_inventory(&d.join("o"), |inv| {
+        let m = inv["manifest"].as_object_mut().unwrap();
+        for paths in m.values_mut() {
+            *paths = json!(["content/a"]);
+        }
+    });
+    std::fs::copy(d.join("o/inventory.json"), d.join("bad.json")).unwrap();
+    let r = d
+        .cmd()
+        .args(["ocfl", "validate", "--json", "bad.json"])
+        .run();
+    r.code(1);
+    let (objects, s) = records(&r);
+    assert_eq!(s["kind"], "inventory");
+    assert_eq!(objects[0]["errors"][0]["code"], "E042", "{}", objects[0]);
+}
+
+/// ocfl-py (the OCFL fixtures' own validator) gives the same verdict as trawl on the cases
+/// above that it can read: dates, a content directory that changes between versions, an
+/// inventory alone, a storage root without its declaration.
+#[test]
+fn ocfl_py_gives_the_same_verdicts() {
+    let Some(ocfl_py) = crate::util::tool("ocfl-validate.py") else {
+        return;
+    };
+    let d = Dir::new();
+    let mut cases: Vec<std::path::PathBuf> = Vec::new();
+    for created in [
+        "2024-02-31T00:00:00Z",
+        "2024-01-01T00:00:00+99:99",
+        "2024-01-01T10:00:60Z",
+        "2024-02-29T00:00:00+05:30",
+    ] {
+        let at = d.join(format!("o-{}", created.replace(':', "")));
+        write_object(&at, "info:d", &[&[("a", b"1")]]);
+        edit_inventory(&at, |inv| inv["versions"]["v1"]["created"] = json!(created));
+        cases.push(at);
+    }
+    write_object(&d.join("nodecl/o"), "info:o", &[&[("a", b"1")]]);
+    std::fs::write(d.join("nodecl/0=bagit_1.0"), "x").unwrap();
+    cases.push(d.join("nodecl"));
+    write_object(&d.join("inv"), "info:i", &[&[("a", b"1")]]);
+    std::fs::copy(d.join("inv/inventory.json"), d.join("good.json")).unwrap();
+    cases.push(d.join("good.json"));
+    let base = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/ocfl-fixtures/1.1/bad-objects"
+    );
+    let fixture = Path::new(base).join("E019_inconsistent_content_dir");
+    if fixture.is_dir() {
+        cases.push(fixture.clone());
+    }
+    for case in &cases {
+        let theirs = crate::util::run_tool(d.path(), &ocfl_py, &[case.as_os_str()]);
+        let ours = d.cmd().arg("ocfl").arg("validate").arg(case).run();
+        assert_eq!(
+            theirs.code == 0,
+            ours.code == 0,
+            "{}: ocfl-py exit {} ({}), trawl exit {} ({})",
+            case.display(),
+            theirs.code,
+            theirs.stdout,
+            ours.code,
+            ours.stderr
+        );
+    }
+    let theirs = crate::util::run_tool(d.path(), &ocfl_py, &[cases.last().unwrap().as_os_str()]);
+    if fixture.is_dir() {
+        assert!(theirs.stdout.contains("[E020]"), "{}", theirs.stdout);
+    }
+}
+
+/// A storage root with `0=ocfl_1.1` at `d/name`.
+fn storage_root(d: &Dir, name: &str) -> std::path::PathBuf {
+    let root = d.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+    root
+}
+
+/// `audit --ocfl` audits every object the hierarchy holds, whatever its name's bytes, and takes
+/// a logical path back to its object through the objects the walk found: an object named
+/// `v1` beside a decoy with the same content, and a planted `inventory.json` at the top that
+/// points `v1/doc.txt` at the decoy's file, do not hide `v1`'s corruption.
+#[test]
+fn an_ocfl_audit_finds_its_objects_by_the_walk_not_by_path_shape() {
+    let d = Dir::new();
+    let root = storage_root(&d, "q");
+    write_object(
+        &root.join(os(b"q\xff")),
+        "info:q",
+        &[&[("doc.txt", b"same")]],
+    );
+    std::fs::write(root.join(os(b"q\xff/v1/content/doc.txt")), b"bad!").unwrap();
+    for db in ["q1.db", "q2.db"] {
+        let r = d.cmd().args(["audit", "--ocfl", "q", "-c", db]).run();
+        r.code(1);
+        r.stdout_has("corrupt 1");
+    }
+
+    let root = storage_root(&d, "r");
+    write_object(&root.join("v1"), "info:v1", &[&[("doc.txt", b"same")]]);
+    write_object(
+        &root.join("decoy"),
+        "info:decoy",
+        &[&[("doc.txt", b"same")]],
+    );
+    let mut planted: Value =
+        serde_json::from_slice(&std::fs::read(root.join("decoy/inventory.json")).unwrap()).unwrap();
+    for paths in planted["manifest"].as_object_mut().unwrap().values_mut() {
+        *paths = json!(["decoy/v1/content/doc.txt"]);
+    }
+    std::fs::write(root.join("inventory.json"), planted.to_string()).unwrap();
+    let r = d.cmd().args(["audit", "--ocfl", "r", "-c", "r.db"]).run();
+    r.code(0);
+    r.stdout_has("new 2");
+    std::fs::write(root.join("v1/v1/content/doc.txt"), b"SAME").unwrap();
+    let r = d.cmd().args(["audit", "--ocfl", "r", "-c", "r.db"]).run();
+    r.code(1);
+    r.stdout_has("corrupt     r/v1/v1/doc.txt: content differs from the OCFL inventory")
+        .stdout_has("ok 1, corrupt 1");
+}
+
+/// OCFL versions never change: an object deleted and written again under its id, its v1
+/// holding other bytes, is corrupt where it differs from what was registered (not modified),
+/// and stays so; a version that disappears is missing.
+#[test]
+fn an_ocfl_version_rewritten_in_place_is_corrupt() {
+    let d = Dir::new();
+    let root = storage_root(&d, "root");
+    let o = root.join("o");
+    write_object(
+        &o,
+        "info:o",
+        &[&[("doc.txt", b"original")], &[("doc.txt", b"two")]],
+    );
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "c.db"])
+        .run();
+    r.code(0);
+    std::fs::remove_dir_all(&o).unwrap();
+    write_object(&o, "info:o", &[&[("doc.txt", b"rewritten!")]]);
+    for _ in 0..2 {
+        let r = d
+            .cmd()
+            .args(["audit", "--ocfl", "root", "-c", "c.db"])
+            .run();
+        r.code(1);
+        r.stdout_has("corrupt     root/o/v1/doc.txt: content differs from what was registered")
+            .stdout_has("ok 0, corrupt 1, modified 0, missing 1");
+    }
+}
+
+/// Inside an object no link is followed: a content directory that is a link to another
+/// object's is named and not read through (the file is unreadable, exit 2), as `ocfl
+/// validate` names it; a content path that leaves the object is refused before anything is
+/// looked for, the same way whether or not what it names exists.
+#[test]
+fn an_ocfl_audit_follows_no_link_and_looks_nowhere_outside_an_object() {
+    let d = Dir::new();
+    let root = storage_root(&d, "root");
+    write_object(&root.join("A"), "info:a", &[&[("d/x", b"same")]]);
+    write_object(&root.join("B"), "info:b", &[&[("d/x", b"same")]]);
+    std::fs::remove_dir_all(root.join("A/v1/content/d")).unwrap();
+    std::os::unix::fs::symlink("../../../B/v1/content/d", root.join("A/v1/content/d")).unwrap();
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "c.db"])
+        .run();
+    r.code(2);
+    r.stdout_has("unreadable  root/A/v1/d/x")
+        .stderr_has("reached through a symbolic link inside the object: not followed")
+        .stdout_has("new 1");
+    let r = d.cmd().args(["ocfl", "validate", "root"]).run();
+    r.code(1);
+    r.stderr_has("root/A: [E023] v1/content/d");
+
+    let root = storage_root(&d, "out");
+    write_object(&root.join("o"), "info:o", &[&[("p", b"1"), ("q", b"2")]]);
+    std::fs::write(d.join("exists"), b"x").unwrap();
+    edit_inventory(&root.join("o"), |inv| {
+        let m = inv["manifest"].as_object_mut().unwrap();
+        let keys: Vec<String> = m.keys().cloned().collect();
+        m[&keys[0]] = json!([d.join("exists").to_str().unwrap()]);
+        m[&keys[1]] = json!(["v1/content/../../../../nowhere"]);
+    });
+    let r = d.cmd().args(["audit", "--ocfl", "out", "-c", "o.db"]).run();
+    r.code(2);
+    r.stdout_has("unreadable 2");
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| {
+            l.contains("not a file in one of the object's version directories: not looked for")
+        })
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stderr);
 }

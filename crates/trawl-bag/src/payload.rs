@@ -94,15 +94,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<T> Feeder<'_, T> {
     /// Queues `rel` (a path below the root); false once the engine has stopped.
     pub fn send(&mut self, rel: String, with: T) -> bool {
+        let path = self.root.join(&rel);
+        let bytes = rel.as_bytes().to_vec();
+        self.send_path(path, &bytes, rel, with)
+    }
+
+    /// Queues `rel` given as bytes (a name that need not be UTF-8); what `done` is handed
+    /// names it lossily, for messages only.
+    pub fn send_bytes(&mut self, rel: &[u8], with: T) -> bool {
+        let path = self.root.join(std::ffi::OsStr::from_bytes(rel));
+        self.send_path(path, rel, String::from_utf8_lossy(rel).into_owned(), with)
+    }
+
+    fn send_path(&mut self, path: PathBuf, rel_bytes: &[u8], rel: String, with: T) -> bool {
         if self.stop.is_stopping() {
             return false;
         }
-        let path = self.root.join(&rel);
-        let f = match self
-            .beneath
-            .as_mut()
-            .map(|b| b.entry(rel.as_bytes(), &path, 0))
-        {
+        let f = match self.beneath.as_mut().map(|b| b.entry(rel_bytes, &path, 0)) {
             None => trawl_walk::FileEntry::named(&path),
             Some(Ok(f)) => f,
             Some(Err(why)) => {

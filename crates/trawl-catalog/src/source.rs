@@ -59,6 +59,10 @@ pub struct Expected<'a> {
     pub digests: &'a [(Algorithm, Vec<u8>)],
     /// Where they come from (`the OCFL inventory`).
     pub from: &'a str,
+    /// The source holds the content fixed for good (an OCFL version's files never change): a
+    /// registered file read again with other digests is corrupt, never modified, whatever its
+    /// size and time, and keeps its registered digests.
+    pub fixed: bool,
 }
 
 /// Why a source stopped early.

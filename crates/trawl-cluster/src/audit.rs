@@ -53,6 +53,10 @@ enum WireItem {
         ancestor: Vec<u8>,
     },
     Other(String),
+    Refused {
+        path: Vec<u8>,
+        reason: String,
+    },
 }
 
 /// A shard of the plan: the catalog's algorithms and (root, path, size, device, inode) per file.
@@ -142,6 +146,10 @@ pub(crate) fn take_listing(
                 ancestor: path(ancestor),
             }),
             WireItem::Other(m) => WalkItem::Error(WalkError::Other(m)),
+            WireItem::Refused { path: p, reason } => WalkItem::Error(WalkError::Refused {
+                path: path(p),
+                reason,
+            }),
         })?;
     }
     Ok(())
@@ -417,6 +425,10 @@ impl Worker {
                     ancestor: bytes(&ancestor),
                 },
                 WalkItem::Error(WalkError::Other(m)) => WireItem::Other(m),
+                WalkItem::Error(WalkError::Refused { path: p, reason }) => WireItem::Refused {
+                    path: bytes(&p),
+                    reason,
+                },
             })
             .collect();
         Ok((

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use trawl_bag::Hashed;
 use trawl_digest::Algorithm;
+use trawl_report::JsonPath;
 use trawl_report::ocfl::{ObjectReport, OcflFinding};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
@@ -15,7 +16,7 @@ use crate::object::ContentRead;
 /// An object whose structure is checked and whose content waits to be read.
 pub(crate) struct Pending {
     /// The object's directory below the batch's root (empty: the root is the object).
-    pub rel: String,
+    pub rel: crate::object::Name,
     pub report: ObjectReport,
     pub reads: Vec<ContentRead>,
     /// A content file was left unread by a stop: the object is unchecked, not reported.
@@ -25,7 +26,7 @@ pub(crate) struct Pending {
 fn error(code: &'static str, path: &str, message: String) -> OcflFinding {
     OcflFinding {
         code,
-        path: Some(path.to_string()),
+        path: Some(JsonPath::from(path)),
         message,
     }
 }
@@ -47,11 +48,7 @@ pub(crate) fn read(
                     algs.push(e.alg);
                 }
             }
-            let rel = if p.rel.is_empty() {
-                r.path.clone()
-            } else {
-                format!("{}/{}", p.rel, r.path)
-            };
+            let rel = crate::object::join(&p.rel, r.path.as_bytes());
             work.push((rel, i, r));
         }
     }
@@ -66,7 +63,7 @@ pub(crate) fn read(
         stop,
         move |feeder| {
             for (rel, i, r) in work {
-                if !feeder.send(rel, (i, r)) {
+                if !feeder.send_bytes(&rel, (i, r)) {
                     break;
                 }
             }

@@ -18,7 +18,7 @@ pub(crate) struct Inventory {
     /// The inventory as parsed.
     pub value: Map<String, Value>,
     /// Where it is, below the object (`inventory.json`, `v2/inventory.json`).
-    pub at: String,
+    pub at: Vec<u8>,
     pub id: Option<String>,
     pub spec_version: String,
     pub digest_algorithm: String,
@@ -83,9 +83,12 @@ pub(crate) fn normalized(digest: &str) -> String {
     digest.to_ascii_lowercase()
 }
 
-/// A W3C date-time as inventories write `created`: `YYYY[-MM[-DD]]` then optionally
+/// A W3C date-time as inventories write `created`: `YYYY[-MM[-DD]]`, or a whole date then
 /// `Thh:mm[:ss[.s+]]` and a zone (`Z` or `+hh:mm`). The parts found, or why it is not one.
-/// (Hand-written: the check is of the text's form, which no date library reports by part.)
+/// The form is read by hand (no date library reports which part is missing); the values are
+/// held to the calendar by `time`: a day the month has, hours, minutes and offsets in range,
+/// and a 60th second only where a leap second can be (the last minute of 30 June or 31
+/// December in UTC, which needs the zone).
 struct Created {
     zone: bool,
     seconds: bool,
@@ -103,12 +106,13 @@ fn parse_created(s: &str) -> Result<Created, String> {
         std::str::from_utf8(part).ok()?.parse().ok()
     };
     let bad = || format!("'{s}' is not a W3C date-time");
-    digits(&mut i, 4).ok_or_else(bad)?;
+    let year = digits(&mut i, 4).ok_or_else(bad)?;
     let mut out = Created {
         zone: false,
         seconds: false,
     };
-    for (max, min) in [(12, 1), (31, 1)] {
+    let mut date = [year, 0, 0];
+    for (part, (max, min)) in [(12, 1), (31, 1)].into_iter().enumerate() {
         if b.get(i) != Some(&b'-') {
             break;
         }
@@ -117,8 +121,21 @@ fn parse_created(s: &str) -> Result<Created, String> {
         if v < min || v > max {
             return Err(bad());
         }
+        date[part + 1] = v;
     }
+    let day = if date[2] > 0 {
+        let month = time::Month::try_from(date[1] as u8).map_err(|_| bad())?;
+        Some(
+            time::Date::from_calendar_date(year as i32, month, date[2] as u8)
+                .map_err(|_| format!("'{s}' names a day its month does not have"))?,
+        )
+    } else {
+        None
+    };
     if b.get(i) == Some(&b'T') {
+        let Some(day) = day else {
+            return Err(format!("'{s}' gives a time without a whole date"));
+        };
         i += 1;
         let h = digits(&mut i, 2).ok_or_else(bad)?;
         if b.get(i) != Some(&b':') {
@@ -129,9 +146,11 @@ fn parse_created(s: &str) -> Result<Created, String> {
         if h > 23 || m > 59 {
             return Err(bad());
         }
+        let mut second = 0;
         if b.get(i) == Some(&b':') {
             i += 1;
-            if digits(&mut i, 2).ok_or_else(bad)? > 60 {
+            second = digits(&mut i, 2).ok_or_else(bad)?;
+            if second > 60 {
                 return Err(bad());
             }
             out.seconds = true;
@@ -146,22 +165,33 @@ fn parse_created(s: &str) -> Result<Created, String> {
                 }
             }
         }
+        let mut offset = None;
         match b.get(i) {
             Some(b'Z') => {
                 i += 1;
-                out.zone = true;
+                offset = Some(time::UtcOffset::UTC);
             }
-            Some(b'+' | b'-') => {
+            Some(&sign @ (b'+' | b'-')) => {
                 i += 1;
-                digits(&mut i, 2).ok_or_else(bad)?;
+                let oh = digits(&mut i, 2).ok_or_else(bad)?;
                 if b.get(i) != Some(&b':') {
                     return Err(bad());
                 }
                 i += 1;
-                digits(&mut i, 2).ok_or_else(bad)?;
-                out.zone = true;
+                let om = digits(&mut i, 2).ok_or_else(bad)?;
+                if oh > 23 || om > 59 {
+                    return Err(format!("'{s}' has a time zone offset out of range"));
+                }
+                let k = if sign == b'-' { -1 } else { 1 };
+                offset = Some(
+                    time::UtcOffset::from_hms(k * oh as i8, k * om as i8, 0).map_err(|_| bad())?,
+                );
             }
             _ => {}
+        }
+        out.zone = offset.is_some();
+        if second == 60 {
+            leap_second(day, h, m, offset).map_err(|why| format!("'{s}': {why}"))?;
         }
     }
     if i != b.len() {
@@ -170,14 +200,42 @@ fn parse_created(s: &str) -> Result<Created, String> {
     Ok(out)
 }
 
+/// Whether `day` at `h:m:60` (local time at `offset`) can be a leap second: 23:59:60 UTC on
+/// the last day of June or December.
+fn leap_second(
+    day: time::Date,
+    h: u32,
+    m: u32,
+    offset: Option<time::UtcOffset>,
+) -> Result<(), &'static str> {
+    let Some(offset) = offset else {
+        return Err("a 60th second without a time zone cannot be a leap second");
+    };
+    let local = time::Time::from_hms(h as u8, m as u8, 59)
+        .map(|t| time::PrimitiveDateTime::new(day, t).assume_offset(offset))
+        .map_err(|_| "not a time")?;
+    let utc = local.to_offset(time::UtcOffset::UTC);
+    let end_of_half = matches!(
+        (utc.month(), utc.day()),
+        (time::Month::June, 30) | (time::Month::December, 31)
+    );
+    if (utc.hour(), utc.minute(), utc.second()) == (23, 59, 59) && end_of_half {
+        Ok(())
+    } else {
+        Err(
+            "a 60th second only where a leap second can be (23:59:60 UTC on 30 June or 31 December)",
+        )
+    }
+}
+
 /// Checks `raw` (the bytes of the inventory at `at`); `None` when it is not a JSON object
 /// (E033, nothing further can be checked). `default_spec` is the version assumed where the
 /// inventory's `type` does not give one.
-pub(crate) fn check(raw: &[u8], at: &str, default_spec: &str, log: &mut Log) -> Option<Inventory> {
-    let value: Value = match serde_json::from_slice(raw) {
+pub(crate) fn check(raw: &[u8], at: &[u8], default_spec: &str, log: &mut Log) -> Option<Inventory> {
+    let value: Value = match crate::json::parse(raw) {
         Ok(v) => v,
         Err(e) => {
-            log.error("E033", at, format!("not valid JSON ({e})"));
+            log.error("E033", at, e.to_string());
             return None;
         }
     };
@@ -187,7 +245,7 @@ pub(crate) fn check(raw: &[u8], at: &str, default_spec: &str, log: &mut Log) -> 
     };
     let mut inv = Inventory {
         value: Map::new(),
-        at: at.to_string(),
+        at: at.to_vec(),
         id: None,
         spec_version: default_spec.to_string(),
         digest_algorithm: "sha512".into(),
@@ -205,7 +263,7 @@ pub(crate) fn check(raw: &[u8], at: &str, default_spec: &str, log: &mut Log) -> 
 
 fn structure(value: &Map<String, Value>, inv: &mut Inventory, log: &mut Log, start: usize) {
     let at = inv.at.clone();
-    let at = at.as_str();
+    let at = at.as_slice();
     match value.get("id") {
         None => log.error("E036", at, "no `id`"),
         Some(Value::String(id)) if !id.is_empty() => {
@@ -444,7 +502,7 @@ fn manifest(m: &Value, inv: &mut Inventory, log: &mut Log) -> (Vec<String>, Hash
 fn content_path(
     path: &str,
     content_dir: &str,
-    at: &str,
+    at: &[u8],
     paths: &mut HashSet<String>,
     dirs: &mut HashSet<String>,
     log: &mut Log,
@@ -511,7 +569,7 @@ fn content_path(
 }
 
 /// The version names: `v1`, `v2`, ... or zero-padded (`v001`, ...) all alike, with no gap.
-fn version_sequence(versions: &Value, at: &str, log: &mut Log) -> Vec<String> {
+fn version_sequence(versions: &Value, at: &[u8], log: &mut Log) -> Vec<String> {
     let mut all = Vec::new();
     let Value::Object(versions) = versions else {
         log.error("E044", at, "`versions` is not a JSON object");
@@ -579,7 +637,7 @@ fn check_versions(
     written: &HashSet<String>,
     log: &mut Log,
 ) -> Vec<String> {
-    let at = inv.at.as_str();
+    let at = inv.at.as_slice();
     let mut used = Vec::new();
     for v in &inv.all_versions {
         let Some(Value::Object(block)) = versions.get(v) else {
@@ -680,7 +738,7 @@ fn state(
     written: &HashSet<String>,
     log: &mut Log,
 ) -> Vec<String> {
-    let at = inv.at.as_str();
+    let at = inv.at.as_slice();
     let mut digests = Vec::new();
     let Value::Object(s) = s else {
         log.error(
@@ -775,7 +833,7 @@ fn state(
 /// The fixity block: known algorithms, digests of their form each once, content paths that the
 /// manifest lists.
 fn fixity(f: &Value, inv: &Inventory, log: &mut Log) {
-    let at = inv.at.as_str();
+    let at = inv.at.as_slice();
     let Value::Object(f) = f else {
         let code = if inv.spec_version == "1.0" {
             "E056"
@@ -892,7 +950,7 @@ fn version_field<'a>(inv: &'a Inventory, version: &str, key: &str) -> Option<&'a
 /// has are the newest's first ones, each with the same logical paths mapped to the same
 /// content, and (SHOULD) the same metadata.
 pub(crate) fn check_prior(newest: &Inventory, prior: &Inventory, log: &mut Log) {
-    let at = prior.at.as_str();
+    let at = prior.at.as_slice();
     let ours: BTreeSet<&String> = newest.all_versions.iter().collect();
     let theirs: BTreeSet<&String> = prior.all_versions.iter().collect();
     if !(theirs.is_subset(&ours) && theirs.len() < ours.len()) {
@@ -983,8 +1041,32 @@ mod tests {
             "yesterday",
             "2019-01-01T25:00:00Z",
             "2019-01-01 00:00:00Z",
+            // Days the month does not have, offsets out of range, a 60th second that cannot
+            // be a leap second, a time without a whole date.
+            "2024-02-31T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2024-04-31",
+            "2024-01-01T00:00:00+99:99",
+            "2024-01-01T00:00:00-24:00",
+            "2024-01-01T10:00:60Z",
+            "2016-12-31T23:59:60",
+            "2024-01T10:00Z",
+            "2024T10:00Z",
         ] {
             assert!(parse_created(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "2024-02-29T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2015-06-30T23:59:60.5Z",
+            // The same leap second in another zone.
+            "2017-01-01T00:59:60+01:00",
+            "2015-06-30T18:59:60-05:00",
+            "2024-01-01T00:00:00+23:59",
+            "2024",
+            "2024-02",
+        ] {
+            assert!(parse_created(good).is_ok(), "{good}");
         }
     }
 
@@ -1003,13 +1085,13 @@ mod tests {
         let mut log = Log::default();
         let v: Value = serde_json::json!({"v001": {}, "v002": {}});
         assert_eq!(
-            version_sequence(&v, "inventory.json", &mut log),
+            version_sequence(&v, b"inventory.json", &mut log),
             ["v001", "v002"]
         );
         assert_eq!(log.warnings[0].code, "W001");
         let mut log = Log::default();
         let v: Value = serde_json::json!({"v1": {}, "v3": {}});
-        assert_eq!(version_sequence(&v, "inventory.json", &mut log), ["v1"]);
+        assert_eq!(version_sequence(&v, b"inventory.json", &mut log), ["v1"]);
         assert_eq!(log.errors[0].code, "E010");
     }
 }

@@ -7,7 +7,7 @@
 //! and each object's report handed on as soon as its batch is done. Memory holds one batch,
 //! never the whole storage root.
 //!
-//! The face: [`validate`] (a storage root or an object), its reports in
+//! The face: [`validate`] (a storage root, an object, or an inventory file alone), its reports in
 //! `trawl_report::ocfl`, and [`OcflError`] when nothing could be checked; [`OcflSource`], an
 //! audit's walk and reads over storage roots (each version's files under their logical paths,
 //! the inventories' digests as the expected ones).
@@ -16,13 +16,16 @@
 
 mod content;
 mod inventory;
+mod json;
 mod log;
 mod object;
 mod root;
 mod source;
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use trawl_report::JsonPath;
 use trawl_report::ocfl::{ObjectReport, OcflSummary};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
@@ -50,9 +53,10 @@ pub enum OcflError {
     },
 }
 
-/// Validates the storage root or object at `path`, handing each object's report to `each` as
-/// soon as it is complete, in the hierarchy's name order. Returns the totals, with the
-/// findings about the storage root itself.
+/// Validates the storage root, object or inventory file at `path`, handing each object's
+/// report to `each` as soon as it is complete, in the hierarchy's name order (an inventory file
+/// alone is reported as one object, its structure checked and nothing else). Returns the
+/// totals, with the findings about the storage root itself.
 pub fn validate(
     path: &Path,
     cfg: &ScanConfig,
@@ -60,13 +64,18 @@ pub fn validate(
     stop: &Stop,
     each: &mut dyn FnMut(&ObjectReport),
 ) -> Result<OcflSummary, OcflError> {
-    let entries = object::list(path).map_err(|source| OcflError::Io {
+    let io = |source| OcflError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    let shown = path.display().to_string();
+    };
+    // The path the user named may be a link; what it leads to is what is checked.
+    if !std::fs::metadata(path).map_err(io)?.is_dir() {
+        return inventory_alone(path, each).map_err(io);
+    }
+    let entries = object::list(path).map_err(io)?;
+    let shown = path.as_os_str().as_bytes();
     let mut summary = OcflSummary {
-        path: shown.clone(),
+        path: JsonPath::from_bytes(shown),
         complete: true,
         ..OcflSummary::default()
     };
@@ -102,11 +111,11 @@ pub fn validate(
         let log = std::thread::scope(|s| {
             let walker = s.spawn(|| {
                 let mut walk = root::Walk::new(path, &entries);
-                while let Some((rel, declared)) = walk.next(&mut log) {
+                while let Some((rel, declared)) = walk.next_object(&mut log) {
                     if stop.is_stopping() {
                         break;
                     }
-                    let mut p = pending(path, &rel, &shown);
+                    let mut p = pending(path, &rel, shown);
                     if let Some(v) = &version
                         && declared.as_str() > v.as_str()
                     {
@@ -140,13 +149,15 @@ pub fn validate(
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))
         });
-        summary.errors += log.errors.len() as u64;
-        summary.warnings += log.warnings.len() as u64;
+        summary.errors += log.error_count();
+        summary.warnings += log.warnings.len() as u64 + log.warnings_not_listed;
         summary.root_errors = log.errors;
         summary.root_warnings = log.warnings;
+        summary.root_errors_not_listed = log.errors_not_listed;
+        summary.root_warnings_not_listed = log.warnings_not_listed;
     } else {
         summary.kind = "object";
-        let p = pending(path, "", &shown);
+        let p = pending(path, b"", shown);
         summary.spec = Some(p.report.spec.clone());
         read_and_hand_on(path, &mut vec![p], cfg, progress, stop, &mut summary, each);
     }
@@ -171,30 +182,65 @@ fn read_and_hand_on(
     }
 }
 
-/// The object at `rel` below `root`, its structure checked.
-fn pending(root: &Path, rel: &str, shown: &str) -> Pending {
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
-    };
-    let checked = object::check(&dir);
+/// The object at `rel` below `root` (`shown` as the user named it), its structure checked.
+fn pending(root: &Path, rel: &[u8], shown: &[u8]) -> Pending {
+    let checked = object::check(&object::path_in(root, rel));
     let path = if rel.is_empty() {
-        shown.to_string()
+        shown.to_vec()
     } else {
-        format!("{}/{rel}", shown.trim_end_matches('/'))
+        let mut trimmed = shown;
+        while let [rest @ .., b'/'] = trimmed {
+            trimmed = rest;
+        }
+        object::join(trimmed, rel)
     };
     Pending {
-        rel: rel.to_string(),
-        report: ObjectReport {
-            path,
-            id: checked.id,
-            spec: checked.spec,
-            errors: checked.log.errors,
-            warnings: checked.log.warnings,
-            ..ObjectReport::default()
-        },
+        rel: rel.to_vec(),
+        report: report(&path, checked.id, checked.spec, checked.log),
         reads: checked.reads,
         interrupted: false,
     }
+}
+
+/// An object's report of what `log` holds so far.
+fn report(path: &[u8], id: Option<String>, spec: String, log: log::Log) -> ObjectReport {
+    ObjectReport {
+        path: JsonPath::from_bytes(path),
+        id,
+        spec,
+        errors: log.errors,
+        warnings: log.warnings,
+        errors_not_listed: log.errors_not_listed,
+        warnings_not_listed: log.warnings_not_listed,
+        ..ObjectReport::default()
+    }
+}
+
+/// An inventory file checked alone: its structure, as an object's root inventory's is (no
+/// sidecar, no content, nothing around it).
+fn inventory_alone(
+    path: &Path,
+    each: &mut dyn FnMut(&ObjectReport),
+) -> std::io::Result<OcflSummary> {
+    let raw = object::read_small(path, object::INVENTORY_CAP)?;
+    let mut log = Log::default();
+    let name = path
+        .file_name()
+        .map_or_else(Vec::new, |n| n.as_bytes().to_vec());
+    let inv = inventory::check(&raw, &name, object::DEFAULT_SPEC, &mut log);
+    let (id, spec) = match inv {
+        Some(i) => (i.id, i.spec_version),
+        None => (None, object::DEFAULT_SPEC.to_string()),
+    };
+    let o = report(path.as_os_str().as_bytes(), id, spec.clone(), log);
+    let mut summary = OcflSummary {
+        path: JsonPath::new(path),
+        kind: "inventory",
+        spec: Some(spec),
+        complete: true,
+        ..OcflSummary::default()
+    };
+    summary.add(&o);
+    each(&o);
+    Ok(summary)
 }

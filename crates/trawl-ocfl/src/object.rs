@@ -4,9 +4,11 @@
 //! files to read, each with every digest the inventories give for it.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsStr;
 use std::io::Read;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trawl_digest::Algorithm;
@@ -30,7 +32,7 @@ const REGISTERED_EXTENSIONS: [&str; 7] = [
 ];
 
 /// An inventory larger than this is refused rather than read into memory.
-const INVENTORY_CAP: u64 = 1 << 30;
+pub(crate) const INVENTORY_CAP: u64 = 1 << 30;
 
 /// A digest a content file must have, and where it was given.
 #[derive(Debug, Clone)]
@@ -70,8 +72,33 @@ pub(crate) enum Kind {
     Other,
 }
 
-/// A directory's entries, sorted by name, without following links.
-pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(String, Kind)>> {
+/// A directory entry's name, as its bytes: names are never decoded, so that two names that
+/// differ only in bytes that are not UTF-8 stay two.
+pub(crate) type Name = Vec<u8>;
+
+/// `a/b` of two relative names (`b` alone when `a` is empty).
+pub(crate) fn join(a: &[u8], b: &[u8]) -> Name {
+    if a.is_empty() {
+        return b.to_vec();
+    }
+    let mut out = Vec::with_capacity(a.len() + 1 + b.len());
+    out.extend_from_slice(a);
+    out.push(b'/');
+    out.extend_from_slice(b);
+    out
+}
+
+/// `dir` joined with a relative name given as bytes (`dir` itself when it is empty).
+pub(crate) fn path_in(dir: &Path, rel: &[u8]) -> PathBuf {
+    if rel.is_empty() {
+        dir.to_path_buf()
+    } else {
+        dir.join(OsStr::from_bytes(rel))
+    }
+}
+
+/// A directory's entries, sorted by name (as bytes), without following links.
+pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(Name, Kind)>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let e = e?;
@@ -83,7 +110,7 @@ pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(String, Kind)>> {
         } else {
             Kind::Other
         };
-        out.push((e.file_name().to_string_lossy().into_owned(), kind));
+        out.push((e.file_name().into_vec(), kind));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
@@ -149,7 +176,7 @@ pub(crate) fn check(dir: &Path) -> Checked {
     let declarations = declaration(dir, &entries, &mut c);
     if !entries
         .iter()
-        .any(|(n, k)| n == "inventory.json" && *k == Kind::File)
+        .any(|(n, k)| n == b"inventory.json" && *k == Kind::File)
     {
         c.log
             .error("E063", "inventory.json", "the object has no root inventory");
@@ -159,7 +186,7 @@ pub(crate) fn check(dir: &Path) -> Checked {
     else {
         return c;
     };
-    let inventory_valid = c.log.errors.is_empty();
+    let inventory_valid = !c.log.has_errors();
     c.id = root.id.clone();
     sidecar(
         dir,
@@ -170,10 +197,10 @@ pub(crate) fn check(dir: &Path) -> Checked {
     );
     object_root(&entries, &declarations, &root, dir, &mut c);
     // A version that is a link (E001 above) is neither listed nor read through.
-    let linked: HashSet<&str> = entries
+    let linked: HashSet<&[u8]> = entries
         .iter()
         .filter(|(_, k)| *k == Kind::Other)
-        .map(|(n, _)| n.as_str())
+        .map(|(n, _)| n.as_slice())
         .collect();
     let (prior, sidecars) = version_inventories(dir, (&root, &root_raw), &linked, &mut c);
     version_gaps(&entries, &root, &mut c.log);
@@ -188,10 +215,10 @@ pub(crate) fn check(dir: &Path) -> Checked {
 
 /// The `0=` files: exactly one, `0=ocfl_object_1.x`, holding its own name's value. Sets the
 /// spec version; returns the declarations' names (the object root may hold them).
-fn declaration(dir: &Path, entries: &[(String, Kind)], c: &mut Checked) -> Vec<String> {
-    let names: Vec<String> = entries
+fn declaration(dir: &Path, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Name> {
+    let names: Vec<Name> = entries
         .iter()
-        .filter(|(n, _)| n.starts_with("0="))
+        .filter(|(n, _)| n.starts_with(b"0="))
         .map(|(n, _)| n.clone())
         .collect();
     if names.is_empty() {
@@ -205,7 +232,8 @@ fn declaration(dir: &Path, entries: &[(String, Kind)], c: &mut Checked) -> Vec<S
     let mut best: Option<&str> = None;
     for n in &names {
         let v = n
-            .strip_prefix("0=ocfl_object_")
+            .strip_prefix(b"0=ocfl_object_")
+            .and_then(|v| std::str::from_utf8(v).ok())
             .filter(|v| SPEC_VERSIONS.contains(v));
         match v {
             None => c.log.error(
@@ -215,15 +243,13 @@ fn declaration(dir: &Path, entries: &[(String, Kind)], c: &mut Checked) -> Vec<S
             ),
             Some(v) if best.is_none_or(|b| v > b) => {
                 best = Some(v);
-                let ok = read_small(&dir.join(n), 4096)
-                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == n[2..])
+                let want = format!("ocfl_object_{v}");
+                let ok = read_small(&path_in(dir, n), 4096)
+                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
                     .unwrap_or(false);
                 if !ok {
-                    c.log.error(
-                        "E007",
-                        n,
-                        format!("the declaration must hold '{}'", &n[2..]),
-                    );
+                    c.log
+                        .error("E007", n, format!("the declaration must hold '{want}'"));
                 }
             }
             Some(_) => {}
@@ -258,7 +284,7 @@ fn read_inventory(
     log: &mut Log,
 ) -> Option<(Inventory, Vec<u8>)> {
     match read_small(&dir.join(rel), INVENTORY_CAP) {
-        Ok(raw) => inventory::check(&raw, rel, default_spec, log).map(|inv| (inv, raw)),
+        Ok(raw) => inventory::check(&raw, rel.as_bytes(), default_spec, log).map(|inv| (inv, raw)),
         Err(e) => {
             log.error("E033", rel, format!("cannot be read: {e}"));
             None
@@ -311,16 +337,16 @@ fn sidecar(dir: &Path, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
 /// The object root holds the declaration, the inventory and its sidecar, the version
 /// directories, and optionally `logs/` and `extensions/`; nothing else.
 fn object_root(
-    entries: &[(String, Kind)],
-    declarations: &[String],
+    entries: &[(Name, Kind)],
+    declarations: &[Name],
     root: &Inventory,
     dir: &Path,
     c: &mut Checked,
 ) {
     let expected = [
-        format!("0=ocfl_object_{}", c.spec),
-        "inventory.json".to_string(),
-        format!("inventory.json.{}", root.digest_algorithm),
+        format!("0=ocfl_object_{}", c.spec).into_bytes(),
+        b"inventory.json".to_vec(),
+        format!("inventory.json.{}", root.digest_algorithm).into_bytes(),
     ];
     for (name, kind) in entries {
         match kind {
@@ -330,9 +356,9 @@ fn object_root(
                 }
             }
             Kind::Dir => {
-                if root.all_versions.contains(name) || name == "logs" {
-                } else if name == "extensions" {
-                    extensions(&dir.join(name), &mut c.log);
+                if root.all_versions.iter().any(|v| v.as_bytes() == name) || name == b"logs" {
+                } else if name == b"extensions" {
+                    extensions(&path_in(dir, name), &mut c.log);
                 } else if is_version_name(name) {
                     c.log.error(
                         "E046",
@@ -352,8 +378,9 @@ fn object_root(
     }
 }
 
-fn is_version_name(n: &str) -> bool {
-    n.len() > 1 && n.starts_with('v') && n[1..].bytes().all(|b| b.is_ascii_digit())
+/// `v` and digits (`v1`, `v002`).
+pub(crate) fn is_version_name(n: &[u8]) -> bool {
+    n.len() > 1 && n[0] == b'v' && n[1..].iter().all(u8::is_ascii_digit)
 }
 
 /// `extensions/` holds only directories, each (SHOULD) a registered extension.
@@ -363,14 +390,17 @@ fn extensions(dir: &Path, log: &mut Log) {
         return;
     };
     for (name, kind) in entries {
-        let at = format!("extensions/{name}");
+        let at = join(b"extensions", &name);
         if kind != Kind::Dir {
             log.error(
                 "E067",
                 &at,
                 "the extensions directory must hold only directories",
             );
-        } else if !REGISTERED_EXTENSIONS.contains(&name.as_str()) {
+        } else if !REGISTERED_EXTENSIONS
+            .iter()
+            .any(|r| r.as_bytes() == name.as_slice())
+        {
             log.warning("W013", &at, "not a registered extension");
         }
     }
@@ -386,7 +416,7 @@ type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<Stri
 fn version_inventories(
     dir: &Path,
     (root, root_raw): (&Inventory, &[u8]),
-    linked: &HashSet<&str>,
+    linked: &HashSet<&[u8]>,
     c: &mut Checked,
 ) -> (Prior, BTreeMap<String, String>) {
     let mut prior = Prior::new();
@@ -394,7 +424,7 @@ fn version_inventories(
     let mut prev_spec = "1.0".to_string();
     let mut prev_dir = String::new();
     for (i, v) in root.all_versions.iter().enumerate() {
-        if linked.contains(v.as_str()) {
+        if linked.contains(v.as_bytes()) {
             continue;
         }
         let rel = format!("{v}/inventory.json");
@@ -406,15 +436,14 @@ fn version_inventories(
         }
         let this_spec;
         if i + 1 == root.all_versions.len() {
-            let raw = read_small(&path, INVENTORY_CAP).unwrap_or_default();
-            if raw != root_raw {
-                c.log.error(
+            match read_small(&path, INVENTORY_CAP) {
+                Err(e) => c.log.error("E033", &rel, format!("cannot be read: {e}")),
+                Ok(raw) if raw != root_raw => c.log.error(
                     "E064",
                     &rel,
                     "the newest version's inventory must be identical to the root inventory",
-                );
-            } else {
-                sidecar(dir, &rel, &raw, &root.digest_algorithm, &mut c.log);
+                ),
+                Ok(raw) => sidecar(dir, &rel, &raw, &root.digest_algorithm, &mut c.log),
             }
             sidecars.insert(
                 v.clone(),
@@ -460,7 +489,7 @@ fn version_inventories(
             }
             if inv.content_directory != root.content_directory {
                 c.log.error(
-                    "E019",
+                    "E020",
                     &rel,
                     format!(
                         "`contentDirectory` '{}' is not the root inventory's '{}'",
@@ -532,12 +561,12 @@ fn record(
 }
 
 /// The version directories on disk, named in one sequence (`v1`, `v2`, ... with no gap).
-fn version_gaps(entries: &[(String, Kind)], root: &Inventory, log: &mut Log) {
+fn version_gaps(entries: &[(Name, Kind)], root: &Inventory, log: &mut Log) {
     let width = root.all_versions.first().map_or(0, |v| v.len() - 1);
     let mut on_disk: Vec<u64> = entries
         .iter()
         .filter(|(n, k)| *k == Kind::Dir && is_version_name(n))
-        .filter_map(|(n, _)| n[1..].parse().ok())
+        .filter_map(|(n, _)| std::str::from_utf8(&n[1..]).ok()?.parse().ok())
         .collect();
     on_disk.sort_unstable();
     for (i, n) in on_disk.iter().enumerate() {
@@ -560,14 +589,14 @@ fn version_gaps(entries: &[(String, Kind)], root: &Inventory, log: &mut Log) {
 fn version_dirs(
     dir: &Path,
     root: &Inventory,
-    linked: &HashSet<&str>,
+    linked: &HashSet<&[u8]>,
     sidecars: &BTreeMap<String, String>,
     log: &mut Log,
-) -> (HashSet<String>, HashSet<String>) {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut special: HashSet<String> = HashSet::new();
+) -> (HashSet<Name>, HashSet<Name>) {
+    let mut seen: HashSet<Name> = HashSet::new();
+    let mut special: HashSet<Name> = HashSet::new();
     for v in &root.all_versions {
-        if linked.contains(v.as_str()) {
+        if linked.contains(v.as_bytes()) {
             continue;
         }
         let entries = match list(&dir.join(v)) {
@@ -582,9 +611,9 @@ fn version_dirs(
             }
         };
         for (name, kind) in entries {
-            let at = format!("{v}/{name}");
-            if name == "inventory.json" || sidecars.get(v) == Some(&name) {
-            } else if name == root.content_directory && kind == Kind::Dir {
+            let at = join(v.as_bytes(), &name);
+            if name == b"inventory.json" || sidecars.get(v).map(String::as_bytes) == Some(&name) {
+            } else if name == root.content_directory.as_bytes() && kind == Kind::Dir {
                 let before = seen.len();
                 walk_content(dir, &at, true, &mut seen, &mut special, log);
                 if seen.len() == before {
@@ -610,8 +639,8 @@ fn version_dirs(
 
 /// The content directories hold exactly the manifest's files; each gets its digests to check.
 fn content(
-    mut seen: HashSet<String>,
-    special: &HashSet<String>,
+    mut seen: HashSet<Name>,
+    special: &HashSet<Name>,
     root: &Inventory,
     prior: &Prior,
     c: &mut Checked,
@@ -624,7 +653,7 @@ fn content(
                 continue;
             };
             for (digest, p) in digest_paths(block) {
-                if seen.contains(p) {
+                if seen.contains(p.as_bytes()) {
                     fixity.entry(p).or_default().push(Expect {
                         alg,
                         alg_name: alg_name.clone(),
@@ -650,7 +679,7 @@ fn content(
     let mut listed: Vec<(&String, &String)> = root.manifest_files.iter().collect();
     listed.sort();
     for (path, digest) in listed {
-        if !seen.remove(path) {
+        if !seen.remove(path.as_bytes()) {
             c.log.error(
                 "E092",
                 path,
@@ -658,7 +687,7 @@ fn content(
             );
             continue;
         }
-        if special.contains(path.as_str()) {
+        if special.contains(path.as_bytes()) {
             c.log.error(
                 "E092",
                 path,
@@ -698,7 +727,7 @@ fn content(
             expect,
         });
     }
-    let mut extra: Vec<String> = seen.into_iter().collect();
+    let mut extra: Vec<Name> = seen.into_iter().collect();
     extra.sort();
     for p in extra {
         c.log.error(
@@ -713,13 +742,13 @@ fn content(
 /// directories below the content directory (E024).
 fn walk_content(
     dir: &Path,
-    rel: &str,
+    rel: &[u8],
     top: bool,
-    seen: &mut HashSet<String>,
-    special: &mut HashSet<String>,
+    seen: &mut HashSet<Name>,
+    special: &mut HashSet<Name>,
     log: &mut Log,
 ) {
-    let entries = match list(&dir.join(rel)) {
+    let entries = match list(&path_in(dir, rel)) {
         Ok(e) => e,
         Err(e) => {
             log.error("E024", rel, format!("cannot be listed: {e}"));
@@ -730,7 +759,7 @@ fn walk_content(
         log.error("E024", rel, "an empty directory in the content directory");
     }
     for (name, kind) in entries {
-        let at = format!("{rel}/{name}");
+        let at = join(rel, &name);
         match kind {
             Kind::Dir => walk_content(dir, &at, false, seen, special, log),
             Kind::File => {

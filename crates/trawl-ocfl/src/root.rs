@@ -10,21 +10,22 @@ use serde_json::Value;
 
 use crate::inventory::SPEC_VERSIONS;
 use crate::log::Log;
-use crate::object::{Kind, list, namaste_value, read_small};
+use crate::object::{Kind, Name, join, list, namaste_value, path_in, read_small};
 
 /// Whether `entries` (a directory's) declare a storage root (`0=ocfl_1.x`).
-pub(crate) fn is_storage_root(entries: &[(String, Kind)]) -> bool {
+pub(crate) fn is_storage_root(entries: &[(Name, Kind)]) -> bool {
     entries
         .iter()
-        .any(|(n, _)| n.starts_with("0=ocfl_") && !n.starts_with("0=ocfl_object_"))
+        .any(|(n, _)| n.starts_with(b"0=ocfl_") && !n.starts_with(b"0=ocfl_object_"))
 }
 
-/// Whether `entries` look like a storage root that lost its declaration: no `0=` file, no
-/// inventory (an object without its declaration has one), and directories to walk.
-pub(crate) fn lacks_declaration(entries: &[(String, Kind)]) -> bool {
+/// Whether `entries` look like a storage root that lost its declaration: no object
+/// declaration, no inventory (an object without its declaration has one), and directories to
+/// walk.
+pub(crate) fn lacks_declaration(entries: &[(Name, Kind)]) -> bool {
     !entries
         .iter()
-        .any(|(n, _)| n.starts_with("0=") || n == "inventory.json")
+        .any(|(n, _)| n.starts_with(b"0=ocfl_object_") || n == b"inventory.json")
         && entries.iter().any(|(_, k)| *k == Kind::Dir)
 }
 
@@ -43,11 +44,11 @@ pub(crate) fn enclosing_root(dir: &Path) -> Option<(std::path::PathBuf, String)>
 }
 
 /// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
-/// and extensions. Returns the declared version.
-pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) -> Option<String> {
-    let decls: Vec<&String> = entries
+/// and extensions, and what else its top level holds. Returns the declared version.
+pub(crate) fn check_root(dir: &Path, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
+    let decls: Vec<&Name> = entries
         .iter()
-        .filter(|(n, _)| n.starts_with("0="))
+        .filter(|(n, _)| n.starts_with(b"0="))
         .map(|(n, _)| n)
         .collect();
     let mut version = None;
@@ -58,7 +59,8 @@ pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) 
             "the storage root has no declaration (0=ocfl_1.x)",
         ),
         [one] => match one
-            .strip_prefix("0=ocfl_")
+            .strip_prefix(b"0=ocfl_")
+            .and_then(|v| std::str::from_utf8(v).ok())
             .filter(|v| SPEC_VERSIONS.contains(v))
         {
             None => log.error(
@@ -68,15 +70,12 @@ pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) 
             ),
             Some(v) => {
                 version = Some(v.to_string());
-                let ok = read_small(&dir.join(one), 4096)
-                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == one[2..])
+                let want = format!("ocfl_{v}");
+                let ok = read_small(&path_in(dir, one), 4096)
+                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
                     .unwrap_or(false);
                 if !ok {
-                    log.error(
-                        "E069",
-                        one,
-                        format!("the declaration must hold '{}'", &one[2..]),
-                    );
+                    log.error("E069", one, format!("the declaration must hold '{want}'"));
                 }
             }
         },
@@ -89,61 +88,84 @@ pub(crate) fn check_root(dir: &Path, entries: &[(String, Kind)], log: &mut Log) 
             ),
         ),
     }
-    if entries
-        .iter()
-        .any(|(n, k)| n == "ocfl_layout.json" && *k == Kind::File)
-    {
-        let good = read_small(&dir.join("ocfl_layout.json"), 1 << 20)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .is_some_and(|v| {
-                v.get("extension").is_some_and(Value::is_string)
-                    && v.get("description").is_some_and(Value::is_string)
-            });
-        if !good {
-            log.error(
-                "E070",
-                "ocfl_layout.json",
-                "must be a JSON object with the strings `extension` and `description`",
-            );
-        }
-    }
-    if entries
-        .iter()
-        .any(|(n, k)| n == "extensions" && *k == Kind::Dir)
-    {
-        match list(&dir.join("extensions")) {
-            Ok(ext) => {
-                for (name, kind) in ext {
-                    if kind != Kind::Dir {
-                        log.error(
-                            "E086",
-                            &format!("extensions/{name}"),
-                            "the storage root's extensions directory must hold only directories",
-                        );
-                    }
+    for (name, kind) in entries {
+        match (name.as_slice(), kind) {
+            (b"ocfl_layout.json", Kind::File) => {
+                let good = read_small(&dir.join("ocfl_layout.json"), 1 << 20)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                    .is_some_and(|v| {
+                        v.get("extension").is_some_and(Value::is_string)
+                            && v.get("description").is_some_and(Value::is_string)
+                    });
+                if !good {
+                    log.error(
+                        "E070",
+                        "ocfl_layout.json",
+                        "must be a JSON object with the strings `extension` and `description`",
+                    );
                 }
             }
-            Err(e) => log.error("E086", "extensions", format!("cannot be listed: {e}")),
+            (b"ocfl_layout.json", _) => log.error(
+                "E070",
+                "ocfl_layout.json",
+                "not a regular file (a directory, symbolic link or special file): not read",
+            ),
+            (b"extensions", Kind::Dir) => match list(&dir.join("extensions")) {
+                Ok(ext) => {
+                    for (name, kind) in ext {
+                        if kind != Kind::Dir {
+                            log.error(
+                                "E086",
+                                join(b"extensions", &name),
+                                "the storage root's extensions directory must hold only directories",
+                            );
+                        }
+                    }
+                }
+                Err(e) => log.error("E086", "extensions", format!("cannot be listed: {e}")),
+            },
+            (b"extensions", _) => log.error(
+                "E086",
+                "extensions",
+                "the storage root's extensions must be a directory (not a file or symbolic link)",
+            ),
+            // A link is never followed: what it points to (an object elsewhere, perhaps) is
+            // not part of the storage root, and would otherwise pass unchecked and unnamed.
+            (_, Kind::Other) => log.error(
+                "E072",
+                name,
+                "a symbolic link or special file in the storage root: not followed, what it points to is not checked",
+            ),
+            _ => {}
         }
     }
     version
+}
+
+/// What the walk of a hierarchy met next.
+pub(crate) enum Found {
+    /// An object's directory (below the root) and the version it declares.
+    Object(Name, String),
+    /// A directory that may hold or be an object, but cannot be checked (it cannot be listed,
+    /// or its declarations are not an object's trawl knows); the log says why.
+    Unchecked(Name),
 }
 
 /// The storage root's hierarchy, walked depth-first in name order.
 pub(crate) struct Walk {
     root: PathBuf,
     /// Directories still to visit, per level (reversed, so the next is last).
-    stack: Vec<Vec<String>>,
+    stack: Vec<Vec<Name>>,
 }
 
 impl Walk {
     /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
     /// the hierarchy; files at the top are the root's own).
-    pub(crate) fn new(root: &Path, entries: &[(String, Kind)]) -> Walk {
-        let mut top: Vec<String> = entries
+    pub(crate) fn new(root: &Path, entries: &[(Name, Kind)]) -> Walk {
+        let mut top: Vec<Name> = entries
             .iter()
-            .filter(|(n, k)| *k == Kind::Dir && n != "extensions")
+            .filter(|(n, k)| *k == Kind::Dir && n != b"extensions")
             .map(|(n, _)| n.clone())
             .collect();
         top.reverse();
@@ -155,60 +177,77 @@ impl Walk {
 
     /// The next object's directory (below the root) and the version it declares, logging what
     /// is wrong on the way; `None` at the end.
-    pub(crate) fn next(&mut self, log: &mut Log) -> Option<(String, String)> {
+    pub(crate) fn next_object(&mut self, log: &mut Log) -> Option<(Name, String)> {
+        loop {
+            match self.next(log)? {
+                Found::Object(rel, v) => return Some((rel, v)),
+                Found::Unchecked(_) => {}
+            }
+        }
+    }
+
+    /// The next object, or directory that cannot be checked, logging what is wrong on the
+    /// way; `None` at the end.
+    pub(crate) fn next(&mut self, log: &mut Log) -> Option<Found> {
         loop {
             let level = self.stack.last_mut()?;
             let Some(rel) = level.pop() else {
                 self.stack.pop();
                 continue;
             };
-            let entries = match list(&self.root.join(&rel)) {
+            let entries = match list(&path_in(&self.root, &rel)) {
                 Ok(e) => e,
                 Err(e) => {
                     log.error("E072", &rel, format!("cannot be listed: {e}"));
-                    continue;
+                    return Some(Found::Unchecked(rel));
                 }
             };
             if entries.is_empty() {
                 log.error("E073", &rel, "an empty directory in the storage hierarchy");
                 continue;
             }
-            let files: Vec<&(String, Kind)> =
+            let files: Vec<&(Name, Kind)> =
                 entries.iter().filter(|(_, k)| *k != Kind::Dir).collect();
             if files.is_empty() {
-                let mut below: Vec<String> =
-                    entries.iter().map(|(n, _)| format!("{rel}/{n}")).collect();
+                let mut below: Vec<Name> = entries.iter().map(|(n, _)| join(&rel, n)).collect();
                 below.reverse();
                 self.stack.push(below);
                 continue;
             }
-            let decls: Vec<&String> = files
+            let decls: Vec<&Name> = files
                 .iter()
-                .filter(|(n, k)| *k == Kind::File && n.starts_with("0="))
+                .filter(|(n, k)| *k == Kind::File && n.starts_with(b"0="))
                 .map(|(n, _)| n)
                 .collect();
             match decls.as_slice() {
-                [one] => match one.strip_prefix("0=ocfl_object_") {
-                    Some(v) if SPEC_VERSIONS.contains(&v) => {
-                        return Some((rel, v.to_string()));
+                [one] => {
+                    let at = join(&rel, one);
+                    match one
+                        .strip_prefix(b"0=ocfl_object_")
+                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                    {
+                        Some(v) if SPEC_VERSIONS.contains(&v.as_str()) => {
+                            return Some(Found::Object(rel, v));
+                        }
+                        Some(v) => log.error(
+                            "E004",
+                            &at,
+                            format!("an object declaring specification version {v}, which trawl does not know: not validated"),
+                        ),
+                        None => log.error(
+                            "E004",
+                            &at,
+                            "not an object declaration: the directory is not validated",
+                        ),
                     }
-                    Some(v) => log.error(
-                        "E004",
-                        &format!("{rel}/{one}"),
-                        format!("an object declaring specification version {v}, which trawl does not know: not validated"),
-                    ),
-                    None => log.error(
-                        "E004",
-                        &format!("{rel}/{one}"),
-                        "not an object declaration: the directory is not validated",
-                    ),
-                },
+                    return Some(Found::Unchecked(rel));
+                }
                 [] => {
                     // Objects below are still found and checked.
-                    let mut below: Vec<String> = entries
+                    let mut below: Vec<Name> = entries
                         .iter()
                         .filter(|(_, k)| *k == Kind::Dir)
-                        .map(|(n, _)| format!("{rel}/{n}"))
+                        .map(|(n, _)| join(&rel, n))
                         .collect();
                     below.reverse();
                     self.stack.push(below);
@@ -218,14 +257,20 @@ impl Walk {
                         } else {
                             "a symbolic link or special file in the storage hierarchy outside any object (not followed)"
                         };
-                        log.error("E072", &format!("{rel}/{n}"), what);
+                        log.error("E072", join(&rel, n), what);
                     }
                 }
-                many => log.error(
-                    "E003",
-                    &rel,
-                    format!("{} object declarations in one directory: not validated", many.len()),
-                ),
+                many => {
+                    log.error(
+                        "E003",
+                        &rel,
+                        format!(
+                            "{} object declarations in one directory: not validated",
+                            many.len()
+                        ),
+                    );
+                    return Some(Found::Unchecked(rel));
+                }
             }
         }
     }

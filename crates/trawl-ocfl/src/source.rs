@@ -1,23 +1,29 @@
 //! An audit's walk and reads over OCFL storage roots: the catalog sees each version's files
 //! under their logical paths (`OBJECT/vN/LOGICAL`, OBJECT the object's directory below the
 //! root), each read from its content file, with the inventory's digests as the expected ones.
+//!
+//! The objects are those the walk of the hierarchy found (as `ocfl validate` walks it, names
+//! kept as bytes), and a logical path read later is taken back to its object through them,
+//! never by the shape of its path. Inside an object no symbolic link is followed, and a
+//! content path that would leave the object is refused before any system call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use trawl_catalog::{CatalogError, Expected, ReadPlan, ReadResult, Source, SourceError};
 use trawl_digest::Algorithm;
-use trawl_read::{ReadError, RootDir, open_beneath, plain_segments};
+use trawl_read::{ReadError, Refused, RootDir, open_no_links, open_path_no_links};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, Opener, WalkError, WalkItem, WalkOptions};
 
 use crate::inventory::{algorithm, digest_paths, normalized, state_of};
 use crate::log::Log;
-use crate::object::{list, read_small};
-use crate::root;
+use crate::object::{Name, is_version_name, join, list, path_in, read_small};
+use crate::root::{self, Found};
 
 /// Where the expected digests come from, as events name it.
 const FROM: &str = "the OCFL inventory";
@@ -25,18 +31,39 @@ const FROM: &str = "the OCFL inventory";
 /// Digests by algorithm.
 type Digests = Vec<(Algorithm, Vec<u8>)>;
 
-/// One object's logical files: (version, logical path) -> (content path, expected digests).
-type Files = HashMap<(String, String), (String, Digests)>;
+/// Where a logical path's bytes are: its content file and the digests it must have, or why
+/// it is not read.
+#[derive(Clone)]
+enum Content {
+    File { path: String, expected: Digests },
+    Refused(String),
+}
+
+/// One object's logical files: (version, logical path) -> its content.
+type Files = HashMap<(String, String), Content>;
+
+/// A path the inventory gives (content or logical) as the plain names it is made of: no empty,
+/// `.` or `..` element, not absolute, no NUL; `None` otherwise.
+fn plain(path: &str) -> Option<Vec<Vec<u8>>> {
+    let segs: Vec<Vec<u8>> = path.split('/').map(|s| s.as_bytes().to_vec()).collect();
+    segs.iter()
+        .all(|s| trawl_read::is_plain_name(s))
+        .then_some(segs)
+}
 
 /// The root inventory's files of the object at `dir`, or why there are none.
 fn object_files(dir: &Path) -> Result<Files, String> {
-    let raw = read_small(&dir.join("inventory.json"), 1 << 30)
-        .map_err(|e| format!("inventory.json: {e}"))?;
+    let raw = read_small(&dir.join("inventory.json"), crate::object::INVENTORY_CAP)
+        .map_err(|e| format!("cannot be read: {e}"))?;
     let mut log = Log::default();
-    let inv = crate::inventory::check(&raw, "inventory.json", "1.1", &mut log)
-        .ok_or_else(|| "inventory.json: not valid JSON".to_string())?;
+    let inv =
+        crate::inventory::check(&raw, b"inventory.json", "1.1", &mut log).ok_or_else(|| {
+            log.errors
+                .first()
+                .map_or_else(|| "not valid JSON".to_string(), |f| f.message.clone())
+        })?;
     let alg = algorithm(&inv.digest_algorithm)
-        .ok_or_else(|| format!("inventory.json: digest algorithm {}", inv.digest_algorithm))?;
+        .ok_or_else(|| format!("digest algorithm {}", inv.digest_algorithm))?;
     let manifest = inv.value.get("manifest").and_then(Value::as_object);
     // The fixity block's digests of each content path.
     let mut fixity: HashMap<&str, Vec<(Algorithm, Vec<u8>)>> = HashMap::new();
@@ -63,39 +90,35 @@ fn object_files(dir: &Path) -> Result<Files, String> {
             let (Some(content), Ok(bytes)) = (content, hex::decode(normalized(digest))) else {
                 continue;
             };
-            let mut expected = vec![(alg, bytes)];
-            expected.extend(fixity.get(content).cloned().unwrap_or_default());
-            files.insert((v.clone(), l.to_string()), (content.to_string(), expected));
+            // Within the object, and in one of its versions' directories: anything else is
+            // refused here, before it is looked for.
+            let inside = plain(content).is_some_and(|segs| {
+                segs.len() > 2 && inv.all_versions.iter().any(|v| v.as_bytes() == segs[0])
+            });
+            let c = if inside {
+                let mut expected = vec![(alg, bytes)];
+                expected.extend(fixity.get(content).cloned().unwrap_or_default());
+                Content::File {
+                    path: content.to_string(),
+                    expected,
+                }
+            } else {
+                Content::Refused(format!(
+                    "the inventory gives its content as '{content}', which is not a file in one of the object's version directories: not looked for"
+                ))
+            };
+            files.insert((v.clone(), l.to_string()), c);
         }
     }
     Ok(files)
 }
 
-/// The objects to audit under `root`: every object of a storage root, or the root itself when
-/// it is an object.
-fn objects(root: &Path, stop: &Stop) -> std::io::Result<Vec<String>> {
-    let entries = list(root)?;
-    if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
-        return Ok(vec![String::new()]);
-    }
-    let mut walk = root::Walk::new(root, &entries);
-    let mut out = Vec::new();
-    let mut log = Log::default();
-    while let Some((rel, _)) = walk.next(&mut log) {
-        if stop.is_stopping() {
-            break;
-        }
-        out.push(rel);
-    }
-    Ok(out)
-}
-
-fn join(root: &Path, rel: &str) -> PathBuf {
-    if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
-    }
+/// A walk's item refusing `path` for `reason`.
+fn refused(path: PathBuf, reason: impl Into<String>) -> WalkItem {
+    WalkItem::Error(WalkError::Refused {
+        path,
+        reason: reason.into(),
+    })
 }
 
 /// Logical paths of one object grouped before their content files are sent, at most this many.
@@ -105,21 +128,21 @@ const GROUP_FILES: usize = 4096;
 #[derive(Default)]
 struct Group {
     /// The object (its root's index and directory below it).
-    object: Option<(usize, String)>,
+    object: Option<(usize, Name)>,
     /// Content path below the root -> the logical paths' entries that name it.
-    by_content: HashMap<String, Vec<(FileEntry, Digests)>>,
+    by_content: HashMap<Name, Vec<(FileEntry, Digests)>>,
     files: usize,
 }
 
 impl Group {
-    fn add(&mut self, e: FileEntry, content: String, want: Digests) {
+    fn add(&mut self, e: FileEntry, content: Name, want: Digests) {
         self.files += 1;
         self.by_content.entry(content).or_default().push((e, want));
     }
 
-    /// Sends one read per content file, opened beneath its root (never through a link that
-    /// leaves it), the logical paths it stands for left in `waiting`; false once the reader has
-    /// stopped.
+    /// Sends one read per content file, opened beneath its root without following any link
+    /// (nothing inside an object may be one), the logical paths it stands for left in
+    /// `waiting`; false once the reader has stopped.
     fn send(
         &mut self,
         tx: &crossbeam_channel::Sender<FileEntry>,
@@ -127,7 +150,7 @@ impl Group {
         dirs: &[Option<Arc<RootDir>>],
     ) -> bool {
         self.files = 0;
-        let mut groups: Vec<(String, Vec<(FileEntry, Digests)>)> =
+        let mut groups: Vec<(Name, Vec<(FileEntry, Digests)>)> =
             std::mem::take(&mut self.by_content).into_iter().collect();
         groups.sort_by(|a, b| a.1[0].0.path.cmp(&b.1[0].0.path));
         for (content, entries) in groups {
@@ -141,10 +164,10 @@ impl Group {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(first.path.clone(), names);
             let open = Opener(Arc::new(move || {
-                let segs = plain_segments(content.as_bytes())
-                    .ok_or_else(|| std::io::Error::other("not a plain path"))?;
-                open_beneath(&rd, segs).map_err(|why| {
-                    std::io::Error::other(format!("content file not opened: {why:?}"))
+                let segs = content.split(|&b| b == b'/').map(<[u8]>::to_vec).collect();
+                open_no_links(&rd, segs).map_err(|why| match why {
+                    Refused::Outside => std::io::Error::from_raw_os_error(libc::ELOOP),
+                    Refused::NotFound => std::io::Error::from(std::io::ErrorKind::NotFound),
                 })
             }));
             if tx
@@ -163,11 +186,15 @@ impl Group {
 }
 
 /// OCFL storage roots (or objects) as an audit's source. Their hierarchy's faults are
-/// `trawl ocfl validate`'s to report; here a walk lists what the inventories hold.
+/// `trawl ocfl validate`'s to report; here a walk lists what the inventories hold, and names
+/// what it cannot audit.
 #[derive(Default)]
 pub struct OcflSource {
+    /// The objects the walk found, per root: each one's directory below its root (empty: the
+    /// root is the object). One name per object, not per file.
+    objects: Vec<HashSet<Name>>,
     /// The last object read from, with its files (reads come object by object).
-    last: Option<(PathBuf, Arc<Files>)>,
+    last: Option<((usize, Name), Arc<Files>)>,
 }
 
 impl OcflSource {
@@ -176,33 +203,133 @@ impl OcflSource {
         OcflSource::default()
     }
 
-    /// The content file and expected digests of a logical path (below `root`), the object
-    /// found by the first version directory beneath which an inventory lies.
-    fn resolve(&mut self, root: &Path, rel: &str) -> Option<(String, String, Digests)> {
-        let parts: Vec<&str> = rel.split('/').collect();
-        for i in 0..parts.len().saturating_sub(1) {
-            let v = parts[i];
-            if !(v.len() > 1 && v.starts_with('v') && v[1..].bytes().all(|b| b.is_ascii_digit())) {
-                continue;
-            }
-            let obj = parts[..i].join("/");
-            let dir = join(root, &obj);
-            let files = match &self.last {
-                Some((d, f)) if *d == dir => f.clone(),
-                _ => {
-                    if !dir.join("inventory.json").is_file() {
-                        continue;
-                    }
-                    let f = Arc::new(object_files(&dir).ok()?);
-                    self.last = Some((dir.clone(), f.clone()));
-                    f
-                }
+    /// The object a logical path (below root `ri`) is in, among those the walk found, and
+    /// the path's version and logical path in it.
+    fn object_of<'r>(&self, ri: usize, rel: &'r [u8]) -> Option<(Name, &'r [u8], &'r [u8])> {
+        let found = self.objects.get(ri)?;
+        // Each `/` (and the start) is where an object's directory may end; the segment after
+        // it must be a version's. Objects are never nested, so at most one matches.
+        let starts = std::iter::once(0).chain(
+            rel.iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'/')
+                .map(|(i, _)| i + 1),
+        );
+        for start in starts {
+            let obj = &rel[..start.saturating_sub(1)];
+            let rest = &rel[start..];
+            let Some(slash) = rest.iter().position(|&b| b == b'/') else {
+                break;
             };
-            let logical = parts[i + 1..].join("/");
-            let (content, expected) = files.get(&(v.to_string(), logical))?;
-            return Some((obj, content.clone(), expected.clone()));
+            let (v, logical) = (&rest[..slash], &rest[slash + 1..]);
+            if is_version_name(v) && found.contains(obj) {
+                return Some((obj.to_vec(), v, logical));
+            }
         }
         None
+    }
+
+    /// The content file (below the root) and expected digests of a logical path (below root
+    /// `ri`, whose directory is `root`).
+    fn resolve(&mut self, ri: usize, root: &Path, rel: &[u8]) -> Option<(Name, Name, Digests)> {
+        let (obj, v, logical) = self.object_of(ri, rel)?;
+        let key = (ri, obj);
+        let files = match &self.last {
+            Some((k, f)) if *k == key => f.clone(),
+            _ => {
+                let f = Arc::new(object_files(&path_in(root, &key.1)).ok()?);
+                self.last = Some((key.clone(), f.clone()));
+                f
+            }
+        };
+        let v = std::str::from_utf8(v).ok()?.to_string();
+        let logical = std::str::from_utf8(logical).ok()?.to_string();
+        match files.get(&(v, logical))? {
+            Content::File { path, expected } => Some((
+                key.1.clone(),
+                join(&key.1, path.as_bytes()),
+                expected.clone(),
+            )),
+            Content::Refused(_) => None,
+        }
+    }
+
+    /// Hands on the logical files of the object at `rel` below `root` (index `ri`, opened as
+    /// `rd`): each whose content file is there, a regular file reached without a link, as a
+    /// file; each that cannot be so, as refused.
+    fn object(
+        &mut self,
+        (ri, root, rd): (usize, &Path, &RootDir),
+        rel: &[u8],
+        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+    ) -> Result<(), CatalogError> {
+        let dir = path_in(root, rel);
+        let files = match object_files(&dir) {
+            Ok(f) => f,
+            Err(why) => {
+                return item(refused(
+                    dir.join("inventory.json"),
+                    format!("{why}: the object is not audited"),
+                ));
+            }
+        };
+        if let Some(found) = self.objects.get_mut(ri) {
+            found.insert(rel.to_vec());
+        }
+        let mut names: Vec<&(String, String)> = files.keys().collect();
+        names.sort();
+        for key in names {
+            let (v, logical) = key;
+            if plain(logical).is_none() {
+                item(refused(
+                    dir.join(v),
+                    format!(
+                        "the inventory names logical path '{logical}', which is not a plain relative path: not audited"
+                    ),
+                ))?;
+                continue;
+            }
+            let virt = dir.join(v).join(logical);
+            let content = match &files[key] {
+                Content::File { path, .. } => path,
+                Content::Refused(why) => {
+                    item(refused(virt, why.clone()))?;
+                    continue;
+                }
+            };
+            let segs = join(rel, content.as_bytes())
+                .split(|&b| b == b'/')
+                .map(<[u8]>::to_vec)
+                .collect();
+            match open_path_no_links(rd, segs).map(|f| f.metadata()) {
+                Ok(Ok(m)) if m.is_file() => {
+                    use std::os::unix::fs::MetadataExt;
+                    item(WalkItem::File(FileEntry {
+                        path: virt,
+                        root: ri,
+                        size: m.len(),
+                        dev: m.dev(),
+                        ino: m.ino(),
+                        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                        dir: None,
+                        open: None,
+                    }))?;
+                }
+                Ok(Ok(_)) => item(refused(
+                    virt,
+                    format!("its content file {content} is not a regular file: not read"),
+                ))?,
+                Err(Refused::Outside) => item(refused(
+                    virt,
+                    format!(
+                        "its content file {content} is reached through a symbolic link inside the object: not followed"
+                    ),
+                ))?,
+                // Not there: the logical path is not found (missing, once registered).
+                Ok(Err(_)) | Err(Refused::NotFound) => {}
+            }
+        }
+        Ok(())
     }
 }
 
@@ -214,8 +341,11 @@ impl Source for OcflSource {
         stop: &Stop,
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), SourceError> {
+        self.objects = vec![HashSet::new(); roots.len()];
+        self.last = None;
         for (ri, root) in roots.iter().enumerate() {
-            let objs = match objects(root, stop) {
+            let opened = list(root).and_then(|e| Ok((e, RootDir::open(root)?)));
+            let (entries, rd) = match opened {
                 Ok(o) => o,
                 Err(source) => {
                     item(WalkItem::Error(WalkError::Io {
@@ -225,46 +355,35 @@ impl Source for OcflSource {
                     continue;
                 }
             };
-            for obj in objs {
+            if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
+                self.object((ri, root, &rd), b"", item)?;
+                continue;
+            }
+            // Every object the hierarchy holds is audited, whatever its name's bytes; a
+            // directory that may hold one and cannot be checked is named, never passed over.
+            let mut walk = root::Walk::new(root, &entries);
+            let mut log = Log::default();
+            while let Some(found) = walk.next(&mut log) {
                 if stop.is_stopping() {
                     return Ok(());
                 }
-                let dir = join(root, &obj);
-                let files = match object_files(&dir) {
-                    Ok(f) => f,
-                    Err(why) => {
-                        item(WalkItem::Error(WalkError::Io {
-                            path: dir.join("inventory.json"),
-                            source: std::io::Error::other(why),
-                        }))?;
-                        continue;
-                    }
-                };
-                let mut names: Vec<&(String, String)> = files.keys().collect();
-                names.sort();
-                for key in names {
-                    let (v, logical) = key;
-                    let (content, _) = &files[key];
-                    let physical = dir.join(content);
-                    let virt = join(root, &obj).join(v).join(logical);
-                    match physical.symlink_metadata() {
-                        Ok(m) if m.is_file() => {
-                            use std::os::unix::fs::MetadataExt;
-                            item(WalkItem::File(FileEntry {
-                                path: virt,
-                                root: ri,
-                                size: m.len(),
-                                dev: m.dev(),
-                                ino: m.ino(),
-                                mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-                                dir: None,
-                                open: None,
-                            }))?;
-                        }
-                        // Not there, or not a file: the logical path is not found (missing,
-                        // once registered).
-                        _ => {}
-                    }
+                // The hierarchy's own faults are `ocfl validate`'s to report.
+                let why = log.errors.pop();
+                log.errors.clear();
+                match found {
+                    Found::Object(rel, _) => self.object((ri, root, &rd), &rel, item)?,
+                    Found::Unchecked(rel) => item(refused(
+                        path_in(root, &rel),
+                        why.map_or_else(
+                            || "cannot be checked".to_string(),
+                            |f| {
+                                format!(
+                                    "[{}] {}: the objects in it are not audited",
+                                    f.code, f.message
+                                )
+                            },
+                        ),
+                    ))?,
                 }
             }
         }
@@ -298,22 +417,15 @@ impl Source for OcflSource {
                 let mut group = Group::default();
                 for e in feed {
                     let root = &roots[e.root];
-                    let rel = e
+                    let hit = e
                         .path
                         .strip_prefix(root)
                         .ok()
-                        .and_then(|r| r.to_str())
-                        .map(String::from);
-                    let hit = rel.and_then(|rel| self.resolve(root, &rel));
+                        .and_then(|rel| self.resolve(e.root, root, rel.as_os_str().as_bytes()));
                     let (Some((obj, content, want)), Some(Some(_))) = (hit, dirs.get(e.root))
                     else {
                         gone.lock().unwrap_or_else(|p| p.into_inner()).push(e.path);
                         continue;
-                    };
-                    let rel_content = if obj.is_empty() {
-                        content
-                    } else {
-                        format!("{obj}/{content}")
                     };
                     let object = (e.root, obj);
                     if group.object.as_ref() != Some(&object) || group.files >= GROUP_FILES {
@@ -322,7 +434,7 @@ impl Source for OcflSource {
                         }
                         group.object = Some(object);
                     }
-                    group.add(e, rel_content, want);
+                    group.add(e, content, want);
                 }
                 group.send(&tx, waiting, &dirs);
             });
@@ -364,6 +476,7 @@ impl Source for OcflSource {
                                 expected: Some(Expected {
                                     digests: want,
                                     from: FROM,
+                                    fixed: true,
                                 }),
                             }),
                             Event::Failed(ScanError::Read(ReadError::Vanished { .. })) => {
@@ -383,5 +496,50 @@ impl Source for OcflSource {
             found(ReadResult::Gone { path: &path });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logical_path_is_taken_to_an_object_the_walk_found_only() {
+        let mut s = OcflSource::new();
+        s.objects = vec![HashSet::from([b"v1".to_vec(), b"a/b".to_vec()])];
+        // An object named like a version: its own v1, not the root's.
+        assert_eq!(
+            s.object_of(0, b"v1/v1/doc.txt"),
+            Some((b"v1".to_vec(), &b"v1"[..], &b"doc.txt"[..]))
+        );
+        assert_eq!(
+            s.object_of(0, b"a/b/v2/v1/x"),
+            Some((b"a/b".to_vec(), &b"v2"[..], &b"v1/x"[..]))
+        );
+        // No object the walk found: nothing, whatever the path's shape.
+        assert_eq!(s.object_of(0, b"v2/doc.txt"), None);
+        assert_eq!(s.object_of(0, b"a/v1/x"), None);
+        assert_eq!(s.object_of(1, b"v1/v1/doc.txt"), None);
+        // The root as the object.
+        s.objects = vec![HashSet::from([Vec::new()])];
+        assert_eq!(
+            s.object_of(0, b"v3/d/e"),
+            Some((Vec::new(), &b"v3"[..], &b"d/e"[..]))
+        );
+    }
+
+    #[test]
+    fn only_plain_paths_are_looked_for() {
+        assert!(plain("v1/content/a").is_some());
+        for bad in [
+            "/etc/passwd",
+            "v1/content/../../..",
+            "v1//a",
+            "v1/./a",
+            "a\0b",
+            "",
+        ] {
+            assert!(plain(bad).is_none(), "{bad}");
+        }
     }
 }

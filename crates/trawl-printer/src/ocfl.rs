@@ -1,23 +1,47 @@
 //! An OCFL validation's human output: each object's findings, prefixed with the object, and a
 //! verdict per invalid object and per path validated.
 
-use trawl_report::ocfl::{ObjectReport, OcflSummary};
+use trawl_report::JsonPath;
+use trawl_report::ocfl::{ObjectReport, OcflFinding, OcflSummary};
+
+/// Findings about `what` to print: `(is_error, text)`, warnings after errors, each list
+/// closed by how many more were found than it holds.
+fn listed(
+    what: &JsonPath,
+    (errors, more_errors): (&[OcflFinding], u64),
+    (warnings, more_warnings): (&[OcflFinding], u64),
+    with_warnings: bool,
+) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = errors
+        .iter()
+        .map(|e| (true, format!("{what}: {e}")))
+        .collect();
+    let more = |n: u64, one: &str, many: &str| {
+        format!(
+            "{what}: {n} more {} not listed",
+            if n == 1 { one } else { many }
+        )
+    };
+    if more_errors > 0 {
+        out.push((true, more(more_errors, "error", "errors")));
+    }
+    if with_warnings {
+        out.extend(warnings.iter().map(|w| (false, format!("{what}: {w}"))));
+        if more_warnings > 0 {
+            out.push((false, more(more_warnings, "warning", "warnings")));
+        }
+    }
+    out
+}
 
 /// An object's findings to print: `(is_error, text)`, warnings after errors.
 pub fn findings(o: &ObjectReport, warnings: bool) -> Vec<(bool, String)> {
-    let mut out: Vec<(bool, String)> = o
-        .errors
-        .iter()
-        .map(|e| (true, format!("{}: {e}", o.path)))
-        .collect();
-    if warnings {
-        out.extend(
-            o.warnings
-                .iter()
-                .map(|w| (false, format!("{}: {w}", o.path))),
-        );
-    }
-    out
+    listed(
+        &o.path,
+        (&o.errors, o.errors_not_listed),
+        (&o.warnings, o.warnings_not_listed),
+        warnings,
+    )
 }
 
 /// `OBJECT is NOT valid: ...` for an invalid object, nothing for a valid one (the totals say
@@ -28,26 +52,23 @@ pub fn object_verdict(o: &ObjectReport) -> Option<String> {
             "{} is NOT a valid OCFL {} object: {}",
             o.path,
             o.spec,
-            crate::human::count(o.errors.len() as u64, "error", "errors")
+            crate::human::count(
+                o.errors.len() as u64 + o.errors_not_listed,
+                "error",
+                "errors"
+            )
         )
     })
 }
 
 /// The storage root's own findings: `(is_error, text)`.
 pub fn root_findings(s: &OcflSummary, warnings: bool) -> Vec<(bool, String)> {
-    let mut out: Vec<(bool, String)> = s
-        .root_errors
-        .iter()
-        .map(|e| (true, format!("{}: {e}", s.path)))
-        .collect();
-    if warnings {
-        out.extend(
-            s.root_warnings
-                .iter()
-                .map(|w| (false, format!("{}: {w}", s.path))),
-        );
-    }
-    out
+    listed(
+        &s.path,
+        (&s.root_errors, s.root_errors_not_listed),
+        (&s.root_warnings, s.root_warnings_not_listed),
+        warnings,
+    )
 }
 
 /// One line of totals for a path validated.
@@ -66,7 +87,17 @@ pub fn verdict(s: &OcflSummary) -> String {
         String::new()
     };
     let spec = s.spec.as_deref().unwrap_or("?");
-    let head = if s.kind != "object" {
+    let head = if s.kind == "inventory" {
+        let valid = if s.is_valid() {
+            "a valid"
+        } else {
+            "NOT a valid"
+        };
+        format!(
+            "{} is {valid} OCFL {spec} inventory (checked alone)",
+            s.path
+        )
+    } else if s.kind != "object" {
         let what = if s.kind == "storage_root" {
             "storage root"
         } else {
@@ -84,11 +115,19 @@ pub fn verdict(s: &OcflSummary) -> String {
     } else {
         format!("{} is NOT a valid OCFL {spec} object", s.path)
     };
-    let mut line = format!("{head}; {read}{warned}");
+    let mut line = if s.kind == "inventory" {
+        format!("{head}{warned}")
+    } else {
+        format!("{head}; {read}{warned}")
+    };
     if s.kind != "object" && !s.root_errors.is_empty() {
         line += &format!(
             "; the storage hierarchy has {}",
-            crate::human::count(s.root_errors.len() as u64, "error", "errors")
+            crate::human::count(
+                s.root_errors.len() as u64 + s.root_errors_not_listed,
+                "error",
+                "errors"
+            )
         );
     }
     if s.unreadable > 0 {

@@ -76,11 +76,26 @@ const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXE
 /// `openat2` beneath `dir` with `flags`; `ENOSYS` where the kernel (or a seccomp filter) lacks
 /// it.
 fn openat2_beneath(dir: &OwnedFd, rel: &[u8], flags: libc::c_int) -> io::Result<OwnedFd> {
+    openat2_with(
+        dir,
+        rel,
+        flags,
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
+    )
+}
+
+/// `openat2` from `dir` with `flags` and `resolve`.
+fn openat2_with(
+    dir: &OwnedFd,
+    rel: &[u8],
+    flags: libc::c_int,
+    resolve: u64,
+) -> io::Result<OwnedFd> {
     let c = cstr(rel)?;
     // SAFETY: open_how is plain data; zeroed then filled.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = flags as u64;
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    how.resolve = resolve;
     // SAFETY: the syscall reads the C string and the struct, both alive across the call.
     let fd = unsafe {
         libc::syscall(
@@ -159,6 +174,85 @@ fn resolve(root: &RootDir, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<Own
         Err(_) => return Err(Refused::NotFound),
     };
     Ok(fd)
+}
+
+/// Opens what `segs` (plain names) name beneath `root` without following a symbolic link
+/// anywhere: a link on the way, or at the end, is [`Refused::Outside`] (for trees whose rules
+/// forbid links, so that a link can never make one part of the tree stand in for another).
+/// Whatever the name is, it is opened as `O_PATH` (nothing is read, no device is opened), for
+/// the caller to `fstat`; a FIFO or device is returned as such.
+pub fn open_path_no_links(root: &RootDir, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+    if segs.is_empty() {
+        return Err(Refused::NotFound);
+    }
+    plain(&segs)?;
+    let f = File::from(no_links(
+        root,
+        segs,
+        libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+    )?);
+    // `O_PATH | O_NOFOLLOW` opens a link at the end as itself.
+    match f.metadata() {
+        Ok(m) if m.file_type().is_symlink() => Err(Refused::Outside),
+        Ok(_) => Ok(f),
+        Err(_) => Err(Refused::NotFound),
+    }
+}
+
+/// As [`open_path_no_links`], opened to be read: only a regular file is returned, opened
+/// without blocking.
+pub fn open_no_links(root: &RootDir, segs: Vec<Vec<u8>>) -> Result<File, Refused> {
+    if segs.is_empty() {
+        return Err(Refused::NotFound);
+    }
+    plain(&segs)?;
+    regular(File::from(no_links(
+        root,
+        segs,
+        FILE_FLAGS | libc::O_NOFOLLOW,
+    )?))
+}
+
+/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, else one component at a time with
+/// `O_NOFOLLOW`; a component that is a link is refused as leaving.
+fn no_links(root: &RootDir, segs: Vec<Vec<u8>>, flags: libc::c_int) -> Result<OwnedFd, Refused> {
+    let rel = segs.join(&b'/');
+    match openat2_with(
+        &root.fd,
+        &rel,
+        flags,
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
+    ) {
+        Ok(fd) => return Ok(fd),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Refused::Outside),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {}
+        Err(_) => return Err(Refused::NotFound),
+    }
+    let mut dir = root.fd.try_clone().map_err(|_| Refused::NotFound)?;
+    let n = segs.len();
+    for (i, c) in segs.into_iter().enumerate() {
+        let last = i + 1 == n;
+        let f = if last {
+            flags | libc::O_NOFOLLOW
+        } else {
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC
+        };
+        match open_at(dir.as_raw_fd(), &c, f) {
+            Ok(fd) if last => return Ok(fd),
+            Ok(fd) => dir = fd,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                // A link, or a name that is not a directory where one is needed.
+                return Err(if readlink_at(dir.as_raw_fd(), &c).is_ok() {
+                    Refused::Outside
+                } else {
+                    Refused::NotFound
+                });
+            }
+            Err(_) => return Err(Refused::NotFound),
+        }
+    }
+    Err(Refused::NotFound)
 }
 
 /// The parent directories of names beneath one root, each opened with [`open_dir_beneath`];
@@ -379,6 +473,44 @@ mod tests {
         // The fallback for kernels without openat2, checked on its own.
         let (_top, root) = fixture();
         check(&root, &|r, s| regular(File::from(walk(r, s, FILE_FLAGS)?)));
+    }
+
+    #[test]
+    fn no_link_is_followed_where_none_may_be() {
+        let (_top, root) = fixture();
+        std::fs::create_dir(root.path().join("d")).unwrap();
+        std::fs::write(root.path().join("d/f"), b"y").unwrap();
+        std::os::unix::fs::symlink("d", root.path().join("dl")).unwrap();
+        assert!(open_no_links(&root, segs("sub/a b.flv")).is_ok());
+        assert!(open_no_links(&root, segs("d/f")).is_ok());
+        // Links that stay beneath are refused too, on the way or at the end.
+        for bad in ["in", "in_rel", "dl/f", "out", "magic"] {
+            assert_eq!(
+                open_no_links(&root, segs(bad)).err(),
+                Some(Refused::Outside),
+                "{bad}"
+            );
+            assert_eq!(
+                open_path_no_links(&root, segs(bad)).err(),
+                Some(Refused::Outside),
+                "{bad}"
+            );
+            // The walk alone decides the same.
+            assert_eq!(
+                no_links(&root, segs(bad), FILE_FLAGS).err(),
+                Some(Refused::Outside),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            open_no_links(&root, segs("nope")).err(),
+            Some(Refused::NotFound)
+        );
+        assert_eq!(
+            open_no_links(&root, segs("d/f/x")).err(),
+            Some(Refused::NotFound)
+        );
+        assert!(open_path_no_links(&root, segs("d")).is_ok());
     }
 
     #[test]

@@ -20,8 +20,8 @@ mod sigbus;
 
 pub use at::{DirAt, Kind as EntryKind, is_plain_name};
 pub use beneath::{
-    Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, plain_segments,
-    stat_in,
+    Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, open_no_links,
+    open_path_no_links, plain_segments, stat_in,
 };
 pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::thread_cpu_time;

@@ -32,7 +32,7 @@ use std::path::Path;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// A path as reports give it: as text, and its exact bytes in hex when they are not UTF-8.
-#[derive(Debug, Serialize, Deserialize, Clone)]
+#[derive(Debug, Serialize, Deserialize, Clone, Default, PartialEq, Eq)]
 pub struct JsonPath {
     /// The path (lossily, when it is not UTF-8).
     pub path: String,
@@ -57,7 +57,11 @@ impl JsonPath {
 
     /// The path as it is.
     pub fn new(p: &Path) -> JsonPath {
-        let bytes = p.as_os_str().as_bytes();
+        JsonPath::from_bytes(p.as_os_str().as_bytes())
+    }
+
+    /// A path given as its bytes.
+    pub fn from_bytes(bytes: &[u8]) -> JsonPath {
         match std::str::from_utf8(bytes) {
             Ok(s) => JsonPath {
                 path: s.to_string(),
@@ -68,6 +72,27 @@ impl JsonPath {
                 path_hex: Some(hex::encode(bytes)),
             },
         }
+    }
+}
+
+impl From<&str> for JsonPath {
+    fn from(s: &str) -> JsonPath {
+        JsonPath {
+            path: s.to_string(),
+            path_hex: None,
+        }
+    }
+}
+
+/// For people: the text, and when the bytes are not UTF-8, the bytes too (two names that differ
+/// only in bytes that are not UTF-8 read alike as text).
+impl std::fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.path)?;
+        if let Some(h) = &self.path_hex {
+            write!(f, " [bytes {h}]")?;
+        }
+        Ok(())
     }
 }
 

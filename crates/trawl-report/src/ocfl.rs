@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use crate::JsonPath;
+
 /// How bad a finding is: an error makes what it is about invalid, a warning does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -21,9 +23,10 @@ pub enum Severity {
 pub struct OcflFinding {
     /// The specification's validation code (`E092`, `W004`).
     pub code: &'static str,
-    /// The file or directory it is about, when it is about one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    /// The file or directory it is about, when it is about one (`path`, and `path_hex` when
+    /// its bytes are not UTF-8).
+    #[serde(flatten)]
+    pub path: Option<JsonPath>,
     /// What is wrong.
     pub message: String,
 }
@@ -41,8 +44,10 @@ impl std::fmt::Display for OcflFinding {
 /// One object's validation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ObjectReport {
-    /// The object's directory (as given, or joined to the storage root's).
-    pub path: String,
+    /// The object's directory (as given, or joined to the storage root's): `path`, and
+    /// `path_hex` when its bytes are not UTF-8.
+    #[serde(flatten)]
+    pub path: JsonPath,
     /// The object's `id`, when its root inventory gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -52,6 +57,12 @@ pub struct ObjectReport {
     pub errors: Vec<OcflFinding>,
     /// What departs from its SHOULDs.
     pub warnings: Vec<OcflFinding>,
+    /// Errors found past those listed (a list is capped; these are counted, not kept).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub errors_not_listed: u64,
+    /// Warnings found past those listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub warnings_not_listed: u64,
     /// Content files read and checked against their digests.
     pub files_checked: u64,
     /// Their bytes.
@@ -70,8 +81,9 @@ impl ObjectReport {
 /// What a validation of one path (a storage root or an object) found in all.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct OcflSummary {
-    /// The path validated, as given.
-    pub path: String,
+    /// The path validated, as given (`path`, and `path_hex` when its bytes are not UTF-8).
+    #[serde(flatten)]
+    pub path: JsonPath,
     /// `storage_root`, `storage_hierarchy` (a directory below a storage root) or `object`.
     pub kind: &'static str,
     /// The storage root's declared specification version (an object's, for an object).
@@ -87,6 +99,12 @@ pub struct OcflSummary {
     pub root_errors: Vec<OcflFinding>,
     /// Warnings about the storage root itself.
     pub root_warnings: Vec<OcflFinding>,
+    /// The storage root's errors found past those listed (counted, not kept).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub root_errors_not_listed: u64,
+    /// The storage root's warnings found past those listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub root_warnings_not_listed: u64,
     /// Errors in all, the objects' and the root's.
     pub errors: u64,
     /// Warnings in all.
@@ -115,10 +133,14 @@ impl OcflSummary {
         } else {
             self.invalid += 1;
         }
-        self.errors += o.errors.len() as u64;
-        self.warnings += o.warnings.len() as u64;
+        self.errors += o.errors.len() as u64 + o.errors_not_listed;
+        self.warnings += o.warnings.len() as u64 + o.warnings_not_listed;
         self.files_checked += o.files_checked;
         self.bytes_checked += o.bytes_checked;
         self.unreadable += o.unreadable;
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

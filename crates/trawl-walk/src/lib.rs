@@ -173,13 +173,24 @@ pub enum WalkError {
     /// Another failure, its message naming the path.
     #[error("{0}")]
     Other(String),
+    /// An entry left unread by a rule of the tree it is in (a symbolic link where none may be
+    /// followed, a name that would leave the tree), and why.
+    #[error("{}: {reason}", path.display())]
+    Refused {
+        /// The entry.
+        path: PathBuf,
+        /// Why it is not read.
+        reason: String,
+    },
 }
 
 impl WalkError {
     /// The path concerned, when the error has one of its own.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            WalkError::Loop { path, .. } | WalkError::Io { path, .. } => Some(path),
+            WalkError::Loop { path, .. }
+            | WalkError::Io { path, .. }
+            | WalkError::Refused { path, .. } => Some(path),
             WalkError::Other(_) => None,
         }
     }

@@ -134,13 +134,24 @@ impl Audit<'_> {
                 (Verdict::New, None, None)
             }
             Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
-                let (verdict, detail) = verdict_on(
-                    present,
-                    (old_size, old_mtime, &old_digests),
-                    size,
-                    mtime_ns,
-                    &all,
-                );
+                let (verdict, detail) = match expected {
+                    // Content its source holds fixed that is not what was registered: the
+                    // source's own record was rewritten with it, or the file was swapped.
+                    Some(e) if e.fixed && old_digests != all => (
+                        Verdict::Corrupt,
+                        Some(format!(
+                            "content differs from what was registered, and {} holds it fixed (it may not change)",
+                            e.from
+                        )),
+                    ),
+                    _ => verdict_on(
+                        present,
+                        (old_size, old_mtime, &old_digests),
+                        size,
+                        mtime_ns,
+                        &all,
+                    ),
+                };
                 let first_run = if present { first_run } else { run };
                 self.update_read(id, verdict, &seen, old_digests != all, first_run)?;
                 (verdict, detail, Some(old_digests))
@@ -253,7 +264,8 @@ impl Audit<'_> {
         let conn = &self.cat.conn;
         if verdict == Verdict::Corrupt {
             conn.prepare_cached(
-                "UPDATE files SET state = 'corrupt', last_run = ?2, last_verdict = 'corrupt' WHERE id = ?1",
+                "UPDATE files SET state = 'corrupt', present = 1, missing_since = NULL, last_run = ?2,
+                     last_verdict = 'corrupt' WHERE id = ?1",
             )
             .and_then(|mut st| st.execute(params![id, self.run]))
             .map_err(|e| self.err(e))?;
