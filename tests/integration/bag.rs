@@ -553,3 +553,34 @@ fn a_bag_is_held_to_a_bagit_profile() {
         "Accept-Serialization: the bag is application/zip, the profile accepts application/x-tar",
     );
 }
+
+/// `--links skip` with a link whose name and target are not UTF-8: links-left-out.txt, a tag
+/// file of a UTF-8 bag, holds them percent-encoded (each byte outside UTF-8 as `%XX`), valid
+/// UTF-8 that decodes back to the exact bytes.
+#[test]
+fn links_left_out_that_are_not_utf8_are_percent_encoded() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    let name = d.join(std::ffi::OsStr::from_bytes(b"src/l\xffnk"));
+    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(b"t\xff 50%"), &name).unwrap();
+    d.cmd()
+        .args([
+            "bag", "create", "src", "--out", "bag", "--links", "skip", "-q",
+        ])
+        .run()
+        .code(0);
+    let raw = std::fs::read(d.join("bag/links-left-out.txt")).unwrap();
+    let text = String::from_utf8(raw).expect("links-left-out.txt is UTF-8");
+    assert_eq!(text, "data/l%FFnk -> t%FF 50%25\n");
+    let (path, target) = text.trim_end().split_once(" -> ").unwrap();
+    assert_eq!(
+        trawl_bag::decode_path_bytes(path.as_bytes()),
+        b"data/l\xffnk"
+    );
+    assert_eq!(
+        trawl_bag::decode_path_bytes(target.as_bytes()),
+        b"t\xff 50%"
+    );
+    validate(&d, "bag").code(0);
+}
