@@ -281,16 +281,11 @@ impl BagCheckPlan {
     /// The plan of `bag validate`.
     pub fn validate(a: &BagValidateArgs) -> anyhow::Result<BagCheckPlan> {
         refuse_follow(&a.read, "validate")?;
-        let profile = match &a.profile {
-            Some(p) => {
-                let json = std::fs::read(p)
-                    .with_context(|| format!("{}: cannot read the profile", p.display()))?;
-                let profile = trawl_bag::Profile::parse(&json)
-                    .map_err(|e| anyhow::anyhow!("{}: not a BagIt Profile: {e}", p.display()))?;
-                Some(profile)
-            }
-            None => None,
-        };
+        let profile = a
+            .profile
+            .as_deref()
+            .map(trawl_bag::Profile::read)
+            .transpose()?;
         Ok(BagCheckPlan {
             dir: a.dir.clone(),
             fast: a.fast,

@@ -503,7 +503,7 @@ fn a_bag_is_held_to_a_bagit_profile() {
         .run();
     r.code(1);
     r.stderr_has("Bag-Info: 'Contact-Email' is required and absent (https://example.org/p.json)");
-    r.stderr_has("Data-Empty: data/ must hold one empty file");
+    r.stderr_has("Data-Empty: data/ must hold no file or one empty file");
     let r = d
         .cmd()
         .args(["bag", "validate", "b", "--profile", "broken.json"])
@@ -552,4 +552,95 @@ fn a_bag_is_held_to_a_bagit_profile() {
     r.stderr_has(
         "Accept-Serialization: the bag is application/zip, the profile accepts application/x-tar",
     );
+}
+
+/// `--profile` names a FIFO, a device or an oversized file: refused at once, naming the file
+/// and why (exit 2, as for a profile that does not exist), never waited on or read whole.
+#[test]
+fn a_profile_that_is_not_a_small_regular_file_is_refused_at_once() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"abc");
+    d.cmd().args(["bag", "create", "b", "-q"]).run().code(0);
+    crate::util::mkfifo(&d.join("p.fifo"));
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "p.fifo"])
+        .run_within(5);
+    r.code(2);
+    r.stderr_has("p.fifo: cannot read the profile: FIFO (named pipe), not read");
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "/dev/zero"])
+        .run_within(5);
+    r.code(2);
+    r.stderr_has("/dev/zero: cannot read the profile: character device, not read");
+    d.create(b"big.json", &vec![b' '; (1 << 20) + 1]);
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "big.json"])
+        .run_within(5);
+    r.code(2);
+    r.stderr_has("big.json: cannot read the profile: larger than the 1 MiB");
+}
+
+/// A FIFO among a bag's tag files is named (a warning, as special files in the payload are),
+/// never passed over in silence; a profile that requires a tag file of that name is not met.
+#[test]
+fn a_fifo_among_the_tag_files_is_named() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"abc");
+    d.cmd()
+        .args(["bag", "create", "b", "-q"])
+        .args([
+            "--info",
+            "BagIt-Profile-Identifier: https://example.org/p.json",
+        ])
+        .run()
+        .code(0);
+    crate::util::mkfifo(&d.join("b/extra.txt"));
+    let r = d.cmd().args(["bag", "validate", "b"]).run_within(5);
+    r.code(0);
+    r.stderr_has("b: extra.txt: a tag file that is a FIFO (named pipe), not read");
+    d.create(
+        b"p.json",
+        br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+             "Accept-BagIt-Version": ["1.0"], "Tag-Files-Required": ["extra.txt"]}"#,
+    );
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "b", "--profile", "p.json"])
+        .run_within(5);
+    r.code(1);
+    r.stderr_has("Tag-Files-Required: extra.txt is a FIFO (named pipe), not a regular file");
+}
+
+/// `--links skip` with a link whose name and target are not UTF-8: links-left-out.txt, a tag
+/// file of a UTF-8 bag, holds them percent-encoded (each byte outside UTF-8 as `%XX`), valid
+/// UTF-8 that decodes back to the exact bytes.
+#[test]
+fn links_left_out_that_are_not_utf8_are_percent_encoded() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    let name = d.join(std::ffi::OsStr::from_bytes(b"src/l\xffnk"));
+    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(b"t\xff 50%"), &name).unwrap();
+    d.cmd()
+        .args([
+            "bag", "create", "src", "--out", "bag", "--links", "skip", "-q",
+        ])
+        .run()
+        .code(0);
+    let raw = std::fs::read(d.join("bag/links-left-out.txt")).unwrap();
+    let text = String::from_utf8(raw).expect("links-left-out.txt is UTF-8");
+    assert_eq!(text, "data/l%FFnk -> t%FF 50%25\n");
+    let (path, target) = text.trim_end().split_once(" -> ").unwrap();
+    assert_eq!(
+        trawl_bag::decode_path_bytes(path.as_bytes()),
+        b"data/l\xffnk"
+    );
+    assert_eq!(
+        trawl_bag::decode_path_bytes(target.as_bytes()),
+        b"t\xff 50%"
+    );
+    validate(&d, "bag").code(0);
 }

@@ -73,6 +73,11 @@ fn bag_recover_refuses_a_planted_journal() {
             "no top-level entry",
         ),
         (
+            "payload name through .. percent-encoded",
+            format!("{header}bagit.txt\n%2E%2E%2Fvictim\n"),
+            "no top-level entry",
+        ),
+        (
             "not a journal at all",
             "hello\n../victim\n".into(),
             "not a journal",

@@ -71,37 +71,50 @@ pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> B
     }
 }
 
-/// Percent-encodes a payload path for a manifest line (RFC 8493 §2.1.3: CR, LF and `%`).
+/// Percent-encodes a path for a line of a tag file (RFC 8493 §2.1.3: CR, LF and `%`), so that
+/// the line is UTF-8 whatever the name: each byte that is not part of valid UTF-8 is written
+/// `%XX` too (a payload name never is: `create` refuses one; a link's name or target left
+/// out may be). A UTF-8 name is encoded exactly as RFC 8493 says.
 pub fn encode_path(p: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(p.len());
-    for &b in p {
-        match b {
-            b'%' => out.extend_from_slice(b"%25"),
-            b'\r' => out.extend_from_slice(b"%0D"),
-            b'\n' => out.extend_from_slice(b"%0A"),
-            _ => out.push(b),
+    for chunk in p.utf8_chunks() {
+        for &b in chunk.valid().as_bytes() {
+            match b {
+                b'%' => out.extend_from_slice(b"%25"),
+                b'\r' => out.extend_from_slice(b"%0D"),
+                b'\n' => out.extend_from_slice(b"%0A"),
+                _ => out.push(b),
+            }
+        }
+        for &b in chunk.invalid() {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
         }
     }
     out
 }
 
-/// Reverses [`encode_path`] on raw bytes (a name need not be UTF-8).
+/// Reverses [`encode_path`] on raw bytes, to the exact name (which need not be UTF-8): every
+/// `%XX` is the byte it names (`encode_path` writes `%` itself as `%25`, so no other `%`
+/// sequence comes from it); a `%` not followed by two hex digits is kept.
 pub fn decode_path_bytes(p: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(p.len());
     let mut i = 0;
     while i < p.len() {
-        let code = p.get(i + 1..i + 3).map(<[u8]>::to_ascii_uppercase);
-        match (p[i], code.as_deref()) {
-            (b'%', Some(b"25")) => out.push(b'%'),
-            (b'%', Some(b"0A")) => out.push(b'\n'),
-            (b'%', Some(b"0D")) => out.push(b'\r'),
+        let byte = p
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (p[i], byte) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
             (b, _) => {
                 out.push(b);
                 i += 1;
-                continue;
             }
         }
-        i += 3;
     }
     out
 }
@@ -144,5 +157,17 @@ mod tests {
             name
         );
         assert_eq!(decode_path("a%0ab%2x"), "a\nb%2x");
+    }
+
+    /// A name that is not UTF-8 is encoded as UTF-8 (its stray bytes as `%XX`), and decoded
+    /// back to its exact bytes; a UTF-8 name keeps its characters.
+    #[test]
+    fn a_name_that_is_not_utf8_round_trips_as_utf8() {
+        let name = b"d/caf\xc3\xa9 \xff\xfe%\n\xe2\x82";
+        let enc = encode_path(name);
+        assert_eq!(enc, "d/café %FF%FE%25%0A%E2%82".as_bytes());
+        assert!(std::str::from_utf8(&enc).is_ok());
+        assert_eq!(decode_path_bytes(&enc), name);
+        assert_eq!(decode_path_bytes(b"50%zz%4"), b"50%zz%4");
     }
 }

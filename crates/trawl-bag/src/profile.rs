@@ -1,16 +1,23 @@
 //! BagIt Profiles (specification 1.4.0): what a profile requires of a bag, read from its JSON,
 //! and the bag's departures from it, each a finding naming the profile's field.
 //!
-//! A profile is a few dozen lines of JSON: read whole, with serde_json. The bag's tag files
-//! are listed from its top (everything but `data/`), its payload from `data/`, names only.
+//! A profile is a few dozen lines of JSON: read whole (a regular file of at most
+//! [`PROFILE_MAX`] bytes, opened without blocking), with serde_json. The bag's tag files are
+//! listed from its top (everything but `data/`), its payload from `data/`, names only; what is
+//! neither a regular file nor a directory is listed apart, and meets no requirement.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 use trawl_report::bag::BagFinding;
+use trawl_walk::SkipKind;
 
 use crate::{BagError, io_err};
+
+/// The most of a profile file that is read (a profile is a few dozen lines of JSON): past it
+/// the file is refused, naming the limit.
+pub const PROFILE_MAX: u64 = 1 << 20;
 
 /// One `Bag-Info` entry of a profile.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -18,8 +25,9 @@ use crate::{BagError, io_err};
 struct InfoRule {
     #[serde(default)]
     required: bool,
+    /// The values allowed (None: any); an empty list allows none.
     #[serde(default)]
-    values: Vec<String>,
+    values: Option<Vec<String>>,
     #[serde(default = "yes")]
     repeatable: bool,
     /// What the element is for (specification 1.3.0): a string when present; a profile with
@@ -71,11 +79,54 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Reads the profile at `path`: opened without blocking (a FIFO named here cannot hang
+    /// the reader), a regular file only, at most [`PROFILE_MAX`] bytes, then parsed. Each
+    /// refusal names the file and says why.
+    pub fn read(path: &Path) -> Result<Profile, BagError> {
+        use std::io::Read;
+        let refused = |msg: String| BagError::Refused {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let unread = |e: std::io::Error| refused(format!("cannot read the profile: {e}"));
+        let file = trawl_read::open_in(None, path, 0).map_err(unread)?;
+        let ft = file.metadata().map_err(unread)?.file_type();
+        if ft.is_dir() {
+            return Err(refused(
+                "cannot read the profile: a directory, not a file".into(),
+            ));
+        }
+        if !ft.is_file() {
+            return Err(refused(format!(
+                "cannot read the profile: {}",
+                SkipKind::of(&ft).describe()
+            )));
+        }
+        let mut json = Vec::new();
+        file.take(PROFILE_MAX + 1)
+            .read_to_end(&mut json)
+            .map_err(unread)?;
+        if json.len() as u64 > PROFILE_MAX {
+            return Err(refused(format!(
+                "cannot read the profile: larger than the {} MiB trawl reads for one; not read",
+                PROFILE_MAX >> 20
+            )));
+        }
+        Profile::parse(&json).map_err(|e| refused(format!("not a BagIt Profile: {e}")))
+    }
+
     /// A profile from its JSON; what it lacks or holds wrongly is said.
     pub fn parse(json: &[u8]) -> Result<Profile, String> {
         let p: Profile = serde_json::from_slice(json).map_err(|e| e.to_string())?;
-        if !p.info.contains_key("BagIt-Profile-Identifier") {
-            return Err("BagIt-Profile-Info has no BagIt-Profile-Identifier".into());
+        match p.info.get("BagIt-Profile-Identifier") {
+            None => return Err("BagIt-Profile-Info has no BagIt-Profile-Identifier".into()),
+            Some(serde_json::Value::String(_)) => {}
+            // The identifier is the profile's URI, which a bag names in its bag-info.txt.
+            Some(v) => {
+                return Err(format!(
+                    "BagIt-Profile-Info's BagIt-Profile-Identifier is {v}, not a string (the profile's URI)"
+                ));
+            }
         }
         if let Some(s) = &p.serialization
             && !["required", "optional", "forbidden"].contains(&s.as_str())
@@ -132,12 +183,12 @@ impl Profile {
         Ok(p)
     }
 
-    /// The profile's identifier (its `BagIt-Profile-Identifier`).
+    /// The profile's identifier (its `BagIt-Profile-Identifier`, a string: [`Profile::parse`]
+    /// refuses a profile without one).
     pub fn identifier(&self) -> String {
         match self.info.get("BagIt-Profile-Identifier") {
             Some(serde_json::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
+            _ => String::new(),
         }
     }
 }
@@ -151,6 +202,19 @@ struct Seen {
     tags: Vec<String>,
     /// Payload files, `data/...`, with their sizes.
     payload: Vec<(String, u64)>,
+    /// What is neither a regular file nor a directory (a FIFO, a device, a link), anywhere in
+    /// the bag, with what it is: no tag or payload file, but present.
+    special: Vec<(String, SkipKind)>,
+}
+
+impl Seen {
+    /// What `name` is when it is present but not a regular file.
+    fn special(&self, name: &str) -> Option<SkipKind> {
+        self.special
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, k)| *k)
+    }
 }
 
 /// The MIME type of a serialized bag, from its first bytes (the formats BagIt Profiles name).
@@ -178,7 +242,8 @@ pub fn check_serialized(
 ) -> Result<(String, Vec<BagFinding>), BagError> {
     use std::io::Read;
     let mut head = Vec::new();
-    std::fs::File::open(file)
+    // Never waiting: a name swapped for a FIFO since it was found to be a file is not read.
+    trawl_read::open_in(None, file, 0)
         .and_then(|f| f.take(512).read_to_end(&mut head))
         .map_err(io_err(file))?;
     let kind = serialized_type(&head);
@@ -217,13 +282,11 @@ pub fn check_profile(root: &Path, profile: &Profile) -> Result<Vec<BagFinding>, 
 }
 
 fn seen(root: &Path) -> Result<Seen, BagError> {
+    let dir = trawl_read::RootDir::open(root).map_err(io_err(root))?;
+    // Read as validation reads them: beneath the bag, never blocking, capped.
     let text = |name: &str| -> Result<Option<String>, BagError> {
-        let p = root.join(name);
-        match std::fs::read(&p) {
-            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&p)(e)),
-        }
+        Ok(crate::validate::read_tag(root, &dir, name)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
     };
     let labels = |t: Option<String>| {
         t.and_then(|t| crate::tagfile::parse_labels(&t).ok())
@@ -236,27 +299,24 @@ fn seen(root: &Path) -> Result<Seen, BagError> {
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
     let info = labels(text("bag-info.txt")?);
-    let mut tags = Vec::new();
-    let mut payload = Vec::new();
-    list(root, root, &mut tags, &mut payload)?;
-    tags.sort();
-    payload.sort();
-    Ok(Seen {
+    let mut s = Seen {
         version,
         info,
-        tags,
-        payload,
-    })
+        tags: Vec::new(),
+        payload: Vec::new(),
+        special: Vec::new(),
+    };
+    list(root, root, &mut s)?;
+    s.tags.sort();
+    s.payload.sort();
+    s.special.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(s)
 }
 
-/// Every regular file under `dir`, as names relative to `root`: those under `data/` into
-/// `payload` (with sizes), the others into `tags`. Links are not followed.
-fn list(
-    root: &Path,
-    dir: &Path,
-    tags: &mut Vec<String>,
-    payload: &mut Vec<(String, u64)>,
-) -> Result<(), BagError> {
+/// Every entry under `dir`, as names relative to `root`: regular files under `data/` into the
+/// payload (with sizes), the others into the tags; what is neither a file nor a directory into
+/// `special`. Links are not followed.
+fn list(root: &Path, dir: &Path, s: &mut Seen) -> Result<(), BagError> {
     for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
         let e = e.map_err(io_err(dir))?;
         let p = e.path();
@@ -267,12 +327,14 @@ fn list(
             .to_string_lossy()
             .into_owned();
         if ft.is_dir() {
-            list(root, &p, tags, payload)?;
+            list(root, &p, s)?;
+        } else if !ft.is_file() {
+            s.special.push((rel, SkipKind::of(&ft)));
         } else if rel.starts_with("data/") {
             let size = e.metadata().map_err(io_err(&p))?.len();
-            payload.push((rel, size));
+            s.payload.push((rel, size));
         } else {
-            tags.push(rel);
+            s.tags.push(rel);
         }
     }
     Ok(())
@@ -306,6 +368,17 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
         say(
             "BagIt-Profile-Identifier",
             "bag-info.txt does not name the profile".into(),
+        );
+    } else if named.len() > 1 {
+        // A bag follows one profile: with two lines (this one's among them) which one is
+        // left unsaid.
+        say(
+            "BagIt-Profile-Identifier",
+            format!(
+                "bag-info.txt has {} BagIt-Profile-Identifier lines ('{}'); a bag names the one profile it follows",
+                named.len(),
+                named.join("', '")
+            ),
         );
     } else if !named.contains(&id.as_str()) {
         say(
@@ -342,15 +415,14 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
                 ),
             );
         }
-        if !rule.values.is_empty() {
-            for v in values
-                .iter()
-                .filter(|v| !rule.values.iter().any(|a| a == *v))
-            {
-                say(
-                    "Bag-Info",
-                    format!("'{label}' is '{v}', not one of {}", rule.values.join(", ")),
-                );
+        if let Some(allowed) = &rule.values {
+            for v in values.iter().filter(|v| !allowed.iter().any(|a| a == *v)) {
+                let what = if allowed.is_empty() {
+                    "the profile allows no value (its values list is empty)".to_string()
+                } else {
+                    format!("not one of {}", allowed.join(", "))
+                };
+                say("Bag-Info", format!("'{label}' is '{v}', {what}"));
             }
         }
     }
@@ -393,8 +465,17 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
             "the profile requires a serialized bag; this is a directory".into(),
         );
     }
+    // A name that is there but no regular file (a FIFO) is no tag or payload file.
+    let absent = |name: &str| match s.special(name) {
+        Some(SkipKind::Symlink) => format!("{name} is a symbolic link, not a regular file"),
+        Some(k) => format!(
+            "{name} is a {}, not a regular file",
+            k.describe().trim_end_matches(", not read")
+        ),
+        None => format!("no {name}"),
+    };
     for t in p.tag_files_required.iter().filter(|t| !s.tags.contains(t)) {
-        say("Tag-Files-Required", format!("no {t}"));
+        say("Tag-Files-Required", absent(t));
     }
     if let Some(globs) = &p.tag_files_allowed {
         // The files every bag may hold are allowed (those the profile requires are among its
@@ -404,32 +485,52 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
                 || !manifest_algorithms(&[t.to_string()], "manifest-").is_empty()
                 || !manifest_algorithms(&[t.to_string()], "tagmanifest-").is_empty()
         };
-        for t in s
-            .tags
-            .iter()
-            .filter(|t| !implicit(t) && !matches_any(globs, t))
-        {
+        let tags = s.tags.iter().chain(
+            s.special
+                .iter()
+                .map(|(n, _)| n)
+                .filter(|n| !n.starts_with("data/")),
+        );
+        for t in tags.filter(|t| !implicit(t) && !matches_any(globs, t)) {
             say("Tag-Files-Allowed", format!("{t} is not allowed"));
         }
     }
     for f in &p.payload_files_required {
         if !s.payload.iter().any(|(n, _)| n == f) {
-            say("Payload-Files-Required", format!("no {f}"));
+            say("Payload-Files-Required", absent(f));
         }
     }
     if let Some(globs) = &p.payload_files_allowed {
-        for (f, _) in s.payload.iter().filter(|(f, _)| !matches_any(globs, f)) {
+        let payload = s.payload.iter().map(|(n, _)| n).chain(
+            s.special
+                .iter()
+                .map(|(n, _)| n)
+                .filter(|n| n.starts_with("data/")),
+        );
+        for f in payload.filter(|f| !matches_any(globs, f)) {
             say("Payload-Files-Allowed", format!("{f} is not allowed"));
         }
     }
-    if p.data_empty && !(s.payload.len() == 1 && s.payload[0].1 == 0) {
+    // Data-Empty (specification 1.4.0): no file at all, or a single file of zero bytes.
+    let others = s
+        .special
+        .iter()
+        .filter(|(n, _)| n.starts_with("data/"))
+        .count();
+    let empty =
+        others == 0 && (s.payload.is_empty() || (s.payload.len() == 1 && s.payload[0].1 == 0));
+    if p.data_empty && !empty {
+        let mut holds = format!(
+            "{} files of {} bytes",
+            s.payload.len(),
+            s.payload.iter().map(|(_, n)| n).sum::<u64>()
+        );
+        if others > 0 {
+            holds.push_str(&format!(" and {others} entries that are not regular files"));
+        }
         say(
             "Data-Empty",
-            format!(
-                "data/ must hold one empty file; it holds {} files of {} bytes",
-                s.payload.len(),
-                s.payload.iter().map(|(_, n)| n).sum::<u64>()
-            ),
+            format!("data/ must hold no file or one empty file; it holds {holds}"),
         );
     }
     out
@@ -607,13 +708,106 @@ mod tests {
         one(&t, "{}", "BagIt-Profile-Identifier");
     }
 
+    /// Data-Empty: no file, or one file of zero bytes; one byte, or a second empty file, is a
+    /// departure.
     #[test]
-    fn a_data_empty_bag_holds_one_empty_file() {
+    fn a_data_empty_bag_holds_no_file_or_one_empty_file() {
         let t = bag();
-        std::fs::remove_dir_all(t.path().join("data")).unwrap();
-        std::fs::create_dir(t.path().join("data")).unwrap();
-        std::fs::write(t.path().join("data/.keep"), b"").unwrap();
+        let data = t.path().join("data");
+        std::fs::remove_dir_all(&data).unwrap();
+        std::fs::create_dir(&data).unwrap();
         assert!(found(&t, r#"{"Data-Empty": true}"#).is_empty());
+        std::fs::write(data.join(".keep"), b"").unwrap();
+        assert!(found(&t, r#"{"Data-Empty": true}"#).is_empty());
+        std::fs::write(data.join(".keep"), b"x").unwrap();
+        one(&t, r#"{"Data-Empty": true}"#, "Data-Empty");
+        std::fs::write(data.join(".keep"), b"").unwrap();
+        std::fs::write(data.join(".keep2"), b"").unwrap();
+        one(&t, r#"{"Data-Empty": true}"#, "Data-Empty");
+    }
+
+    /// `"values": []` allows no value: a value present is a departure (as the python validator
+    /// has it); an absent label is not.
+    #[test]
+    fn an_empty_list_of_values_allows_none() {
+        let t = bag();
+        let f = found(
+            &t,
+            r#"{"Bag-Info": {"Source-Organization": {"values": []}}}"#,
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with("Bag-Info: 'Source-Organization' is 'Example'")
+                && f[0].contains("allows no value"),
+            "{f:?}"
+        );
+        assert!(
+            found(
+                &t,
+                r#"{"Bag-Info": {"External-Identifier": {"values": []}}}"#
+            )
+            .is_empty()
+        );
+    }
+
+    /// A bag-info.txt that names two profiles (the profile's and another) is a departure, as
+    /// it is when it names only another.
+    #[test]
+    fn a_bag_that_names_two_profiles_is_a_departure() {
+        let t = bag();
+        std::fs::write(
+            t.path().join("bag-info.txt"),
+            "Source-Organization: Example\nBagIt-Profile-Identifier: http://x/p.json\n\
+             BagIt-Profile-Identifier: http://y/other.json\n",
+        )
+        .unwrap();
+        let f = found(&t, "{}");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with(
+                "BagIt-Profile-Identifier: bag-info.txt has 2 BagIt-Profile-Identifier lines"
+            ) && f[0].contains("http://y/other.json"),
+            "{f:?}"
+        );
+    }
+
+    /// A profile's own identifier is a string (a URI): a number is refused, naming the field.
+    #[test]
+    fn a_profile_identifier_that_is_not_a_string_is_refused() {
+        let json = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": 42},
+                        "Accept-BagIt-Version": ["1.0"]}"#;
+        let e = Profile::parse(json).unwrap_err();
+        assert!(
+            e.contains("BagIt-Profile-Identifier") && e.contains("42") && e.contains("string"),
+            "{e}"
+        );
+    }
+
+    /// A FIFO among the tag files does not count as the tag file a profile requires, and one
+    /// under data/ leaves it not empty.
+    #[test]
+    fn a_fifo_is_not_a_tag_or_payload_file() {
+        let t = bag();
+        let fifo = |p: &Path| {
+            let st = std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap();
+            assert!(st.success());
+        };
+        fifo(&t.path().join("extra.txt"));
+        let f = found(&t, r#"{"Tag-Files-Required": ["extra.txt"]}"#);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].starts_with("Tag-Files-Required: extra.txt is a FIFO"),
+            "{f:?}"
+        );
+        std::fs::remove_file(t.path().join("extra.txt")).unwrap();
+        let data = t.path().join("data");
+        std::fs::remove_dir_all(&data).unwrap();
+        std::fs::create_dir(&data).unwrap();
+        fifo(&data.join("pipe"));
+        one(&t, r#"{"Data-Empty": true}"#, "Data-Empty");
     }
 
     /// The validator's own cases for Tag-Files-Allowed: not given (valid), an existing tag file

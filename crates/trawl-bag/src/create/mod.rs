@@ -190,12 +190,10 @@ pub(crate) fn digest_tree(
             Event::Skipped {
                 path,
                 kind: SkipKind::Symlink,
-            } if links == Links::Skip => {
-                let rel = path.strip_prefix(dir).unwrap_or(&path);
-                let target = std::fs::read_link(&path).unwrap_or_default();
-                tree.left_out
-                    .push((rel.as_os_str().as_bytes().to_vec(), target.into_os_string().into_vec()));
-            }
+            } if links == Links::Skip => match left_out_link(dir, &path) {
+                Ok(link) => tree.left_out.push(link),
+                Err(p) => tree.problem(p),
+            },
             Event::Skipped {
                 path,
                 kind: SkipKind::Symlink,
@@ -216,6 +214,36 @@ pub(crate) fn digest_tree(
     }
     tree.files = Some(Arc::new(spool.finish().map_err(spools.err())?));
     Ok(tree)
+}
+
+/// A symbolic link the walk found under `dir`, left out ([`Links::Skip`]): its path relative
+/// to `dir` and its target. A name that is no longer a link when its target is read (swapped
+/// for a directory or a file during the run, or removed) is a problem that refuses the
+/// creation, saying what it now is: listed as a link it would be a lie, and what it now holds
+/// was never walked.
+fn left_out_link(dir: &Path, path: &Path) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    match std::fs::read_link(path) {
+        Ok(target) => Ok((
+            rel.as_os_str().as_bytes().to_vec(),
+            target.into_os_string().into_vec(),
+        )),
+        Err(e) => {
+            let now = match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => "is now a directory".to_string(),
+                Ok(m) if m.is_file() => "is now a regular file".to_string(),
+                Ok(m) if !m.file_type().is_symlink() => {
+                    format!("is now a {}", SkipKind::of(&m.file_type()).describe())
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "is gone".to_string(),
+                _ => format!("cannot be read ({e})"),
+            };
+            Err(format!(
+                "{}: a symbolic link when the tree was listed, and {now}: it changed during the run; bag it again",
+                path.display()
+            ))
+        }
+    }
 }
 
 pub(crate) fn today() -> String {
@@ -759,5 +787,29 @@ impl Made<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link the walk listed that is something else by the time its target is read (swapped
+    /// for a directory during the run) is a problem naming what it now is, never a link with
+    /// an empty target; a link is listed with its target.
+    #[test]
+    fn a_link_swapped_for_a_directory_is_named_as_what_it_now_is() {
+        let t = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("some/target", t.path().join("l")).unwrap();
+        assert_eq!(
+            left_out_link(t.path(), &t.path().join("l")),
+            Ok((b"l".to_vec(), b"some/target".to_vec()))
+        );
+        std::fs::create_dir(t.path().join("was-a-link")).unwrap();
+        let e = left_out_link(t.path(), &t.path().join("was-a-link")).unwrap_err();
+        assert!(
+            e.contains("was-a-link") && e.contains("now a directory"),
+            "{e}"
+        );
     }
 }

@@ -31,7 +31,7 @@ mod tags;
 pub(crate) use declaration::declaration_deviations;
 pub(crate) use disk::{OnDisk, payload_files};
 pub(crate) use merge::check_payload;
-pub(crate) use tags::{Bag, load};
+pub(crate) use tags::{Bag, load, read_tag};
 use {manifests::*, tags::*};
 
 /// BagIt versions whose bags trawl reads.

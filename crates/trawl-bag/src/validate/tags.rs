@@ -189,7 +189,53 @@ pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, Ba
     manifests(root, &dir, &mut bag, report, spools)?;
     payload_manifest_found(&mut bag, report);
     fetch(root, &dir, &mut bag, report, spools)?;
+    special_tag_files(root, Path::new(""), report)?;
     Ok(bag)
+}
+
+/// What is neither a regular file, a directory nor a link outside `data/` (a FIFO, a socket, a
+/// device), under `rel` and below: never read, each named in a warning, as such entries in the
+/// payload are. One where bagit.txt, bag-info.txt, fetch.txt or a manifest should be was
+/// refused when it was read, and one listed in a tag manifest is an error there; a link is
+/// read where it is listed.
+fn special_tag_files(root: &Path, rel: &Path, report: &mut Report) -> Result<(), BagError> {
+    let dir = root.join(rel);
+    let listed = std::fs::read_dir(&dir).and_then(|d| {
+        d.map(|e| e.and_then(|e| Ok((e.file_name(), e.file_type()?))))
+            .collect::<std::io::Result<Vec<_>>>()
+    });
+    let mut entries = match listed {
+        Ok(v) => v,
+        Err(e) if rel.as_os_str().is_empty() => return Err(io_err(&dir)(e)),
+        Err(e) => {
+            report.warnings.push(BagFinding::about(
+                rel.display(),
+                format!(
+                    "a tag directory that cannot be listed ({e}); its entries were not looked at"
+                ),
+            ));
+            return Ok(());
+        }
+    };
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, ft) in entries {
+        if rel.as_os_str().is_empty() && name == "data" {
+            continue;
+        }
+        let path = rel.join(&name);
+        if ft.is_dir() {
+            special_tag_files(root, &path, report)?;
+        } else if !ft.is_file() && !ft.is_symlink() {
+            report.warnings.push(BagFinding::about(
+                path.display(),
+                format!(
+                    "a tag file that is a {}",
+                    trawl_walk::SkipKind::of(&ft).describe()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A tag file's text in the bag's declared encoding; an error in `report` if it is not.
