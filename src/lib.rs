@@ -22,8 +22,10 @@ pub enum Outcome {
     Difference,
     /// 2: some files could not be read, or the input was malformed; the run still finished.
     Trouble,
-    /// 3: nothing could be checked: a bag whose payload manifests all use algorithms trawl
-    /// cannot compute, or a serialized bag (only its serialization is held to a profile).
+    /// 3: not checked: a bag whose payload manifests all use algorithms trawl cannot compute,
+    /// a serialized bag (only its serialization is held to a profile), or listed files
+    /// `verify` could not check (a digest's algorithm not established or not computed) where
+    /// nothing else was wrong.
     Unchecked,
     /// 128 + the signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP): interrupted; nothing
     /// half-written was left behind.

@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
                 path: e.path.clone(),
                 size: None,
                 digests: vec![(alg, digest.clone())],
-                line: 0,
+                ..trawl_manifest::Entry::default()
             };
             let mut out = Vec::new();
             let left = write_manifest(&mut out, &Format::Gnu(alg), &[one], Style { zero, ..Style::default() }, &[])

@@ -22,13 +22,18 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
         .transpose()?;
     let bar = crate::progress::Bar::new(plan.quiet);
     // A file that is no manifest at all (a JSON report, a tarball) has a problem on every line:
-    // the first few are shown, the rest counted (sha256sum says it once).
+    // the first few are shown, the rest counted (sha256sum says it once). A line that is no
+    // checksum line is a warning, as with `sha256sum -c`, unless --strict.
     let mut problems = 0u64;
     let outcome = trawl_engine::verify(opts, &bar, &crate::stop::current(), &mut |n| match n {
         Notice::Manifest(p) => {
             problems += 1;
             if problems <= SHOWN_PROBLEMS {
-                messages::error(format_args!("{p}"));
+                if p.is_malformed() && !opts.strict {
+                    messages::warning(format_args!("{p}"));
+                } else {
+                    messages::error(format_args!("{p}"));
+                }
             }
         }
         Notice::Failed(e) => messages::error(format_args!("{e}")),
@@ -37,18 +42,44 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
             opts.manifest.display(),
             found.hex_len()
         )),
+        Notice::AlgorithmUnsettled {
+            assumed,
+            read,
+            matched,
+        } => messages::warning(format_args!(
+            "{}: digests of {} hex digits fit {}; {}: files that do not match {assumed} are NOT VERIFIED (-d names the algorithm)",
+            opts.manifest.display(),
+            assumed.hex_len(),
+            list(&trawl_manifest::same_length(assumed.hex_len())),
+            match &matched[..] {
+                [] => format!("none of the {read} files read first matches any of them"),
+                _ => format!(
+                    "the files read first match {}: the manifest mixes them",
+                    list(&matched)
+                ),
+            }
+        )),
     });
     drop(bar);
     let report = match outcome? {
         VerifyOutcome::Finished(r) => r,
         VerifyOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
+    // Lines that name a file refused, and with --strict lines that are no checksum lines,
+    // are errors; lines that are no checksum lines otherwise only warned about.
+    let refused = report.manifest_problems - report.malformed_lines;
+    let malformed_count = report.malformed_lines > 0 && (opts.strict || report.listed() == 0);
     if problems > SHOWN_PROBLEMS {
-        messages::error(format_args!(
+        let more = format_args!(
             "{}: {} more lines that are not checksum lines",
             opts.manifest.display(),
             problems - SHOWN_PROBLEMS
-        ));
+        );
+        if refused > 0 || malformed_count {
+            messages::error(more);
+        } else {
+            messages::warning(more);
+        }
     }
     if problems > 0 && report.listed() == 0 {
         messages::error(format_args!(
@@ -88,16 +119,27 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
     if !plan.root_given && c.missing > 0 && c.missing == report.listed() {
         messages::error(format_args!("{}", root_hint(&opts.manifest, &report)));
     }
-    if different + c.unreadable > 0 || !plan.quiet {
+    if different + c.unreadable + c.unverified > 0 || !plan.quiet {
         messages::error(format_args!("{}", trawl_printer::verify::summary(&report)));
     }
-    Ok(if c.unreadable > 0 || report.manifest_problems > 0 {
+    Ok(if c.unreadable > 0 || refused > 0 || malformed_count {
         Outcome::Trouble
     } else if different > 0 || nothing_verified {
         Outcome::Difference
+    } else if c.unverified > 0 {
+        Outcome::Unchecked
     } else {
         Outcome::Ok
     })
+}
+
+/// Algorithms' names, `a, b and c`.
+fn list(algs: &[trawl_digest::Algorithm]) -> String {
+    let names: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
 }
 
 /// Every listed file missing, no `--root` given: most likely the manifest was made elsewhere.

@@ -465,12 +465,13 @@ pub struct VerifyArgs {
     /// Check absolute and `..` entries as sha256sum -c does, even with --root.
     #[arg(long, overrides_with = "confine")]
     pub no_confine: bool,
-    /// Also report files under the root that the manifest does not list (and fail on them).
+    /// Also report files under the root that the manifest does not list (and fail on them),
+    /// and make lines that are no checksum lines errors (exit 2), as sha256sum --strict does.
     #[arg(long)]
     pub strict: bool,
     /// The algorithm of GNU-format lines (needed where several share a length: md5/xxh3,
     /// sha256/blake3/sha3-256/blake2s, sha512/blake2b/sha3-512); a line of another length is
-    /// an error.
+    /// malformed. blake2b takes its length from the digest, as b2sum -c does.
     #[arg(long, short = 'd', value_name = "ALG")]
     pub digest: Option<String>,
     /// Print only problems, not every OK file (also with -q).

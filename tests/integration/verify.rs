@@ -86,6 +86,8 @@ fn verify_reads_bsd_and_hashdeep_and_checks_sizes() {
     );
 }
 
+/// Lines that are no checksum lines are named, as warnings: the files' verdicts decide the exit
+/// code, as with `sha256sum -c` (0 here); with --strict they are errors, and the code is 2.
 #[test]
 fn malformed_manifest_lines_are_named() {
     let d = Dir::new();
@@ -97,14 +99,22 @@ fn malformed_manifest_lines_are_named() {
     )
     .unwrap();
     let r = d.cmd().args(["verify", "sums"]).run();
-    r.code(2);
-    r.stderr_has("trawl: sums:2: not a checksum line");
-    r.stderr_has("trawl: sums:3:");
+    r.stderr_has("trawl: warning: sums:2: not a checksum line");
+    r.stderr_has("trawl: warning: sums:3:");
     assert!(
         r.stdout.contains("a: OK"),
         "the good line is still checked: {}",
         r.stdout
     );
+    if let Some(g) = gnu(&d, "sha256sum", &["-c", "sums"]) {
+        r.code(g.code);
+    }
+    r.code(0);
+    d.cmd()
+        .args(["verify", "sums", "--strict"])
+        .run()
+        .code(2)
+        .stderr_has("trawl: sums:2: not a checksum line");
 }
 
 /// As `sha256sum -c`: each line is judged on its own (the file is read again for the line that
@@ -228,4 +238,288 @@ fn verify_from_another_directory_names_the_root_to_give() {
         .run();
     r.code(0);
     assert!(!r.stderr.contains("--root"), "{}", r.stderr);
+}
+
+/// Each `NAME: VERDICT` line of a `-c` run, the verdict without its parenthesized detail
+/// (`FAILED (sha256 differs)` is `FAILED`, as GNU writes it).
+fn verdicts(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.rsplit_once(": "))
+        .map(|(name, v)| {
+            let v = v.split(" (").next().unwrap_or(v);
+            (name.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// A GNU checker (`b2sum`, `sha256sum`, `cksum`) run on `args` in `d`; None (skipped) when it
+/// is not installed.
+fn gnu(d: &Dir, name: &str, args: &[&str]) -> Option<crate::util::Run> {
+    let prog = crate::util::tool(name)?;
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    Some(crate::util::run_tool(d.path(), &prog, &args))
+}
+
+/// `b2sum -l 256` writes 64 hex digits, as sha256 does: with the first three files corrupt, the
+/// probe reads on until a file matches, and then the corrupt ones are FAILED and the intact
+/// ones OK, as `b2sum -c` says; never FAILED by sha256 on a guess.
+#[test]
+fn a_guessed_algorithm_is_settled_by_a_file_that_matches_not_by_the_first_three() {
+    let d = Dir::new();
+    let names = ["a", "b", "c", "d", "e"];
+    for n in names {
+        d.create(n.as_bytes(), n.as_bytes());
+    }
+    let Some(r) = gnu(&d, "b2sum", &["-l", "256", "a", "b", "c", "d", "e"]) else {
+        return;
+    };
+    std::fs::write(d.join("checksums.txt"), &r.stdout).unwrap();
+    for n in &names[..3] {
+        d.create(n.as_bytes(), b"corrupt");
+    }
+    let v = d.cmd().args(["verify", "checksums.txt"]).run();
+    let g = gnu(&d, "b2sum", &["-c", "checksums.txt"]).unwrap();
+    assert_eq!(verdicts(&v.stdout), verdicts(&g.stdout), "{}", v.stderr);
+    assert_eq!(
+        verdicts(&v.stdout)
+            .iter()
+            .map(|(_, x)| &x[..])
+            .collect::<Vec<_>>(),
+        ["FAILED", "FAILED", "FAILED", "OK", "OK"]
+    );
+    v.code(g.code)
+        .stdout_has("a: FAILED (blake2b-256 differs)")
+        .stderr_has("are blake2b-256, not sha256");
+}
+
+/// When no file read matches any algorithm of the digests' length, none is FAILED on a guess:
+/// they are NOT VERIFIED, said once on stderr, and the exit code is 3 (not checked). Named
+/// with -d, the algorithm is known and the corrupt files are FAILED, as `b2sum -c` says.
+#[test]
+fn files_no_algorithm_of_the_length_matches_are_not_verified_not_failed() {
+    let d = Dir::new();
+    for n in ["a", "b", "c"] {
+        d.create(n.as_bytes(), n.as_bytes());
+    }
+    let Some(r) = gnu(&d, "b2sum", &["-l", "256", "a", "b", "c"]) else {
+        return;
+    };
+    std::fs::write(d.join("checksums.txt"), &r.stdout).unwrap();
+    for n in ["a", "b", "c"] {
+        d.create(n.as_bytes(), b"corrupt");
+    }
+    let v = d.cmd().args(["verify", "checksums.txt"]).run();
+    v.code(3)
+        .stderr_has("checksums.txt: digests of 64 hex digits")
+        .stderr_has("-d names the algorithm")
+        .stderr_has("3 not verified");
+    assert!(!v.stdout.contains("FAILED"), "{}", v.stdout);
+    assert_eq!(
+        v.stdout.matches(": NOT VERIFIED (").count(),
+        3,
+        "{}",
+        v.stdout
+    );
+    let g = gnu(&d, "b2sum", &["-c", "checksums.txt"]).unwrap();
+    let v = d
+        .cmd()
+        .args(["verify", "-d", "blake2b", "checksums.txt"])
+        .run();
+    assert_eq!(verdicts(&v.stdout), verdicts(&g.stdout), "{}", v.stderr);
+    v.code(g.code).stdout_has("a: FAILED (blake2b-256 differs)");
+}
+
+/// `b2sum -c` takes the length from the digest (`-l 128`: 32 hex digits, `-l 72`: 18) and from
+/// a tag (`BLAKE2b-72`); so does `verify` of a b2sum manifest (by -d blake2b or its name). A
+/// length trawl has no BLAKE2b for is NOT VERIFIED, never FAILED, and the exit code is 3.
+#[test]
+fn blake2b_lengths_are_taken_from_the_digest_as_b2sum_does() {
+    let d = Dir::new();
+    d.create(b"a", b"alpha\n");
+    d.create(b"b", b"beta\n");
+    d.create(b"c", b"gamma\n");
+    let mut sums = Vec::new();
+    for args in [
+        &["-l", "128", "a"][..],
+        &["-l", "256", "b"],
+        &["-l", "72", "a"],
+        &["--tag", "-l", "72", "b"],
+        &["--tag", "-l", "128", "c"],
+    ] {
+        let Some(r) = gnu(&d, "b2sum", args) else {
+            return;
+        };
+        r.code(0);
+        sums.extend_from_slice(&r.stdout_bytes);
+    }
+    std::fs::write(d.join("sums"), &sums).unwrap();
+    std::fs::write(d.join("check.b2sum"), &sums).unwrap();
+    let g = gnu(&d, "b2sum", &["--strict", "-c", "sums"]).unwrap();
+    g.code(0);
+    assert_eq!(g.stdout, "a: OK\nb: OK\na: OK\nb: OK\nc: OK\n");
+    for args in [
+        &["verify", "-d", "blake2b", "sums"][..],
+        &["verify", "check.b2sum"],
+    ] {
+        let v = d.cmd().args(args).run();
+        v.code(3);
+        assert_eq!(
+            v.stdout,
+            "a: OK\nb: OK\n\
+             a: NOT VERIFIED (a BLAKE2b digest of 72 bits: trawl computes BLAKE2b of 128, 160, 224, 256, 384 and 512 bits only)\n\
+             b: NOT VERIFIED (a BLAKE2b digest of 72 bits: trawl computes BLAKE2b of 128, 160, 224, 256, 384 and 512 bits only)\n\
+             c: OK\n",
+            "{args:?}: {}",
+            v.stderr
+        );
+    }
+    // A corrupt file is FAILED where the length is one trawl computes, as b2sum says.
+    d.create(b"a", b"ALPHA\n");
+    let g = gnu(&d, "b2sum", &["-c", "sums"]).unwrap();
+    let v = d.cmd().args(["verify", "-d", "blake2b", "sums"]).run();
+    assert_eq!(g.stdout.lines().next(), Some("a: FAILED"));
+    v.code(g.code).stdout_has("a: FAILED (blake2b-128 differs)");
+    assert!(!v.stdout.contains("a: FAILED (blake2b-72"), "{}", v.stdout);
+}
+
+/// `cksum --base64` writes `SHA256 (f) = BASE64`, padded; `cksum -c` reads it where its length
+/// fits the algorithm and refuses it with a `=` of its padding gone. The digests are of the
+/// empty file (Python: `base64.b64encode(hashlib.new(alg, b"").digest())`), written out here:
+/// the installed coreutils may predate `--base64`, and then GNU is not asked.
+#[test]
+fn base64_digests_in_tagged_lines_are_read_as_cksum_reads_them() {
+    const EMPTY: [(&str, &str); 8] = [
+        ("MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="),
+        ("SHA1", "2jmj7l5rSw0yVb/vlWAYkK/YBwk="),
+        ("SHA224", "0UoCjCo6K8lHYQK7KII0xBWisB+CjqYqxbPkLw=="),
+        ("SHA256", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="),
+        (
+            "SHA384",
+            "OLBgp1GsljhM2TJ+sbHjaiH9txEUvgdDTAzHv2P24donTt6/529l+9Ua0vFImLlb",
+        ),
+        (
+            "SHA512",
+            "z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+        ),
+        (
+            "BLAKE2b",
+            "eGoC90IBWQPGxv2FJVLScpEvR0DhWEdhiobiF/cfVBnSXhAxr+5YUxOJZESTTrBLkDpoWxRIt1XVb3Aa/pvizg==",
+        ),
+        ("SM3", "GrIdg1XPoX+OYRlIMegajyK+yMco/vt0ftA161CCqis="),
+    ];
+    let d = Dir::new();
+    d.create(b"f", b"");
+    let gnu_base64 = std::process::Command::new("cksum")
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--base64"));
+    for (tag, b64) in EMPTY {
+        std::fs::write(d.join("CHECKSUMS"), format!("{tag} (f) = {b64}\n")).unwrap();
+        let v = d.cmd().args(["verify", "CHECKSUMS"]).run();
+        assert_eq!(v.stdout, "f: OK\n", "{tag}: {}", v.stderr);
+        assert!(!v.stderr.contains("CHECKSUMS:1"), "{tag}: {}", v.stderr);
+        v.code(0);
+        if gnu_base64 {
+            let g = gnu(&d, "cksum", &["--check", "--strict", "CHECKSUMS"]).unwrap();
+            assert_eq!((g.code, &g.stdout[..]), (0, "f: OK\n"), "{tag}");
+        }
+        // One `=` of the padding gone: not a checksum line (GNU: "no properly formatted
+        // checksum lines found").
+        if let Some(short) = b64.strip_suffix('=') {
+            std::fs::write(d.join("SHORT"), format!("{tag} (f) = {short}\n")).unwrap();
+            let v = d.cmd().args(["verify", "SHORT"]).run();
+            v.code(2)
+                .stderr_has("no properly formatted checksum lines found");
+            assert_eq!(v.stdout, "", "{tag}");
+        }
+    }
+    // A file that changed is FAILED by its base64 digest.
+    d.create(b"f", b"x");
+    std::fs::write(
+        d.join("CHECKSUMS"),
+        format!("SHA256 (f) = {}\n", EMPTY[3].1),
+    )
+    .unwrap();
+    d.cmd()
+        .args(["verify", "CHECKSUMS"])
+        .run()
+        .code(1)
+        .stdout_has("f: FAILED (sha256 differs)");
+}
+
+/// A signed manifest (PGP armour around `cksum` lines) has lines that are no checksum lines:
+/// as `cksum -c`, they are warned about and the files' verdicts decide the exit code (0 here);
+/// with --strict they make it non-zero; a digest that differs makes it 1 either way.
+#[test]
+fn improperly_formatted_lines_are_warnings_unless_strict_as_gnu_checks() {
+    let d = Dir::new();
+    // One file per line: lines of one name with different algorithms are one entry to trawl.
+    let mut sums = Vec::new();
+    for (name, args) in [
+        ("in1", &["-a", "sha384"][..]),
+        ("in2", &["-a", "blake2b"]),
+        ("in3", &["-a", "blake2b", "-l", "384"]),
+        ("in4", &["-a", "sm3"]),
+    ] {
+        d.create(name.as_bytes(), b"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+        let Some(r) = gnu(&d, "cksum", &[args, &[name]].concat()) else {
+            return;
+        };
+        r.code(0);
+        sums.extend_from_slice(&r.stdout_bytes);
+    }
+    let mut signed =
+        b"-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA384\n\n# ignored comment\n".to_vec();
+    signed.extend_from_slice(&sums);
+    signed.extend_from_slice(
+        b"-----BEGIN PGP SIGNATURE-----\n\n\
+          SHA384+BCAAdFiEEjFummQvbJuGfKhqAEWGuaUVxmjkFAmCDId0ACgkQEWGuaUVx\n\
+          BLAKE2b/00001EuON62pTEnqrJ5lav61QxRByiuDp/6VODrRL2JWM6Stxu1Myws=\n\
+          =AWU7\n-----END PGP SIGNATURE-----\n",
+    );
+    std::fs::write(d.join("signed_CHECKSUMS"), &signed).unwrap();
+    let g = gnu(&d, "cksum", &["--check", "signed_CHECKSUMS"]).unwrap();
+    let v = d.cmd().args(["verify", "signed_CHECKSUMS"]).run();
+    assert_eq!(verdicts(&v.stdout), verdicts(&g.stdout), "{}", v.stderr);
+    assert_eq!(v.stdout.matches(": OK").count(), 4, "{}", v.stdout);
+    v.code(g.code)
+        .stderr_has("trawl: warning: signed_CHECKSUMS:1: not a checksum line");
+    assert_eq!(g.code, 0);
+    // --strict: the same lines make the exit code non-zero, as GNU's --strict does.
+    let g = gnu(&d, "cksum", &["--check", "--strict", "signed_CHECKSUMS"]).unwrap();
+    assert_ne!(g.code, 0);
+    d.cmd()
+        .args(["verify", "--strict", "signed_CHECKSUMS"])
+        .run()
+        .code(2)
+        .stderr_has("trawl: signed_CHECKSUMS:1: not a checksum line");
+    // A digest that differs: 1, with or without the malformed lines.
+    signed.extend_from_slice(
+        b"SM3 (in4) = aaaaaaaaaaaaaaaaaaaaaaaaaaaaafdb57c725157cb40b5aee8d937b8351477e\n",
+    );
+    std::fs::write(d.join("signed_CHECKSUMS"), &signed).unwrap();
+    let g = gnu(&d, "cksum", &["--check", "signed_CHECKSUMS"]).unwrap();
+    let v = d.cmd().args(["verify", "signed_CHECKSUMS"]).run();
+    assert_eq!(verdicts(&v.stdout), verdicts(&g.stdout), "{}", v.stderr);
+    v.code(g.code).stdout_has("in4: FAILED (sm3 differs)");
+}
+
+/// An untagged line whose name looks like a tag's rest (`HEX (x) = ab`, one space: BSD `md5
+/// -r`'s form) is read as `sha256sum -c` reads it: the digest, then the name `(x) = ab`.
+#[test]
+fn an_untagged_line_whose_name_looks_tagged_is_read_as_gnu_reads_it() {
+    let d = Dir::new();
+    d.create(b"(x) = ab", b"x");
+    let hex = crate::util::sha256_hex(b"x");
+    for (manifest, sep) in [("one", " "), ("two", "  ")] {
+        std::fs::write(d.join(manifest), format!("{hex}{sep}(x) = ab\n")).unwrap();
+        let Some(g) = gnu(&d, "sha256sum", &["-c", manifest]) else {
+            return;
+        };
+        let v = d.cmd().args(["verify", manifest]).run();
+        assert_eq!(v.stdout, g.stdout, "{manifest}: {}", v.stderr);
+        assert_eq!(v.stdout, "(x) = ab: OK\n");
+        v.code(g.code);
+    }
 }

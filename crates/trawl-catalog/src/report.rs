@@ -99,7 +99,7 @@ impl Catalog {
                 path,
                 size: Some(size),
                 digests: split_digests(&algs, d),
-                line: 0,
+                ..Entry::default()
             });
         })?;
         Ok(failed)

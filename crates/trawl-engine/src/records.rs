@@ -339,7 +339,7 @@ impl Records {
             path: names.name(&s.path),
             size: Some(s.size),
             digests: s.digests,
-            line: 0,
+            ..Entry::default()
         };
         if self.names.keeps_order(&self.roots) {
             let names = &self.names;

@@ -9,7 +9,8 @@
 //!
 //! Names are raw bytes: invalid UTF-8 round-trips exactly. On reading, lines that are ambiguous
 //! (an escaped line with an unknown escape, an empty name, a NUL in a name, a digest of a length no
-//! algorithm has) are rejected with the line number.
+//! algorithm has) are rejected with the line number. A tagged line's digest may be base64, as
+//! `cksum --base64` writes it.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -26,7 +27,7 @@ pub use write::{ManifestWriter, Style, write_manifest};
 use trawl_digest::Algorithm;
 
 /// One file in a manifest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Entry {
     /// Path bytes as written in the manifest (relative to the manifest's root, `/`-separated).
     pub path: Vec<u8>,
@@ -36,6 +37,13 @@ pub struct Entry {
     pub digests: Vec<(Algorithm, Vec<u8>)>,
     /// 1-based line number it was read from (0 when built in memory).
     pub line: usize,
+    /// Whether the digest's algorithm was taken from its length alone, among several algorithms
+    /// of that length (an untagged line, with neither `-d` nor the manifest's name to go by):
+    /// it is to be confirmed against the files before a mismatch means anything.
+    pub guessed: bool,
+    /// Why the line's digest cannot be checked, where it cannot (a BLAKE2b length trawl does
+    /// not compute); `digests` is then empty.
+    pub unverifiable: Option<String>,
 }
 
 /// The algorithms a set of entries uses, in first-seen order.
@@ -101,6 +109,13 @@ pub enum ManifestError {
         line: usize,
         /// Why.
         reason: String,
+    },
+    /// One line is longer than [`MAX_LINE`]: not read at all (it may name a file; whether it
+    /// is a checksum line is not known).
+    #[error("line {line}: longer than {MAX_LINE} bytes: not read")]
+    TooLong {
+        /// Its number, from 1.
+        line: usize,
     },
     /// The manifest as a whole cannot be read (its format, its header).
     #[error("{0}")]

@@ -4,6 +4,10 @@ use trawl_digest::Algorithm;
 
 use crate::{Entry, Format, ManifestError};
 
+mod digits;
+
+use digits::{decode_digest, decode_hex};
+
 /// A manifest as read: its entries, its format, and the lines that could not be read.
 #[derive(Debug, Clone)]
 pub struct ParsedManifest {
@@ -48,7 +52,8 @@ fn default_for_length(hex_len: usize) -> Option<Algorithm> {
 }
 
 /// The algorithms a manifest's file name names (`SHA256SUMS`, `B2SUMS`, `files.sha3-256`,
-/// `checksums.b3`), in no particular order; empty when it names none.
+/// `checksums.b3`), in no particular order; empty when it names none. BLAKE2b stands for
+/// every length of it (see [`detect_and_parse`]).
 pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
     let n = name.to_ascii_lowercase();
     // Longer names first, so that `sha3-256` is not also read as `sha256`... and each match is
@@ -87,16 +92,6 @@ pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
             rest.replace_range(i..i + token.len(), &" ".repeat(token.len()));
         }
     }
-    // BLAKE2b names every length `b2sum -l N` writes (B2SUMS of 256-bit digests).
-    if out.contains(&Algorithm::Blake2b) {
-        out.extend([
-            Algorithm::Blake2b384,
-            Algorithm::Blake2b256,
-            Algorithm::Blake2b224,
-            Algorithm::Blake2b160,
-            Algorithm::Blake2b128,
-        ]);
-    }
     // `sm3` and SHA-512/256, as `cksum -a` and OpenSSL name them.
     for (token, alg) in [
         ("sm3", Algorithm::Sm3),
@@ -126,7 +121,10 @@ pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
 /// (`-d`) when given: a length none of those algorithms has is an error on that line. Else by
 /// the algorithms the manifest's name names ([`algorithms_named_in`]): a length none of them has
 /// is an error too. Else by what coreutils writes for that length ([`same_length`] lists the
-/// others), and the algorithm goes into [`ParsedManifest::guessed`] when another shares it.
+/// others), and the algorithm goes into [`ParsedManifest::guessed`] (and the entry is marked
+/// [`Entry::guessed`]) when another shares it. BLAKE2b, given or named, stands for every length
+/// `b2sum -l N` writes (any multiple of 8 bits up to 512), taken from the digest as `b2sum -c`
+/// takes it; a length trawl does not compute makes an entry with [`Entry::unverifiable`] set.
 pub fn detect_and_parse(
     data: &[u8],
     prefer: &[Algorithm],
@@ -188,19 +186,19 @@ impl Text {
                 continue;
             }
             match parse_line(line, zero, prefer, named, &mut self.reversed) {
-                Ok((fmt, path, alg, digest, guess)) => {
-                    if guess && !self.guessed.contains(&alg) {
-                        self.guessed.push(alg);
+                Ok((fmt, mut entry)) => {
+                    if entry.guessed {
+                        for (alg, _) in &entry.digests {
+                            if !self.guessed.contains(alg) {
+                                self.guessed.push(*alg);
+                            }
+                        }
                     }
                     if self.format.is_none() {
                         self.format = Some(fmt);
                     }
-                    self.entries.push(Entry {
-                        path,
-                        size: None,
-                        digests: vec![(alg, digest)],
-                        line: line_no,
-                    });
+                    entry.line = line_no;
+                    self.entries.push(entry);
                 }
                 Err(reason) => self.errors.push(ManifestError::Line {
                     line: line_no,
@@ -227,9 +225,27 @@ impl Text {
     }
 }
 
-/// A line's format, name, algorithm, digest, and whether the algorithm was guessed from the
-/// digest's length among several.
-type Parsed = (Format, Vec<u8>, Algorithm, Vec<u8>, bool);
+/// A line's format, and its entry (line number 0: the caller knows it).
+type Parsed = (Format, Entry);
+
+/// An entry of one digest.
+fn entry(path: Vec<u8>, alg: Algorithm, digest: Vec<u8>, guessed: bool) -> Entry {
+    Entry {
+        path,
+        digests: vec![(alg, digest)],
+        guessed,
+        ..Entry::default()
+    }
+}
+
+/// An entry whose digest cannot be checked, and why.
+fn unverifiable(path: Vec<u8>, why: String) -> Entry {
+    Entry {
+        path,
+        unverifiable: Some(why),
+        ..Entry::default()
+    }
+}
 
 /// One line, in any form `sha256sum -c` (GNU coreutils) reads: `HEX  NAME` and `HEX *NAME`;
 /// BSD `md5 -r`'s `HEX NAME` (one space; then a name's leading space or `*` is its own); tagged
@@ -255,13 +271,31 @@ fn parse_line(
         Some(rest) if !zero => (true, rest),
         _ => (false, line),
     };
-    if let Some(p) = try_bsd(body) {
-        let (tag, name, hex) = p;
-        let alg =
-            Algorithm::from_bsd_tag(tag).ok_or_else(|| format!("unknown algorithm tag '{tag}'"))?;
-        let digest = decode_hex(hex, alg)?;
-        let name = finish_name(name, escaped)?;
-        return Ok((Format::Bsd(alg), name, alg, digest, false));
+    if let Some((tag, name, text)) = try_bsd(body) {
+        if let Some(alg) = Algorithm::from_bsd_tag(tag) {
+            let digest = decode_digest(text, alg)?;
+            let name = finish_name(name, escaped)?;
+            return Ok((Format::Bsd(alg), entry(name, alg, digest, false)));
+        }
+        if let Some(bits) = blake2b_tag_bits(tag) {
+            if !digits::fits(text, bits / 8) {
+                return Err(format!(
+                    "a BLAKE2b-{bits} digest must have {} hex digits (or {} in base64), found {}",
+                    bits / 4,
+                    digits::base64_len(bits / 8),
+                    text.len()
+                ));
+            }
+            let name = finish_name(name, escaped)?;
+            let why = blake2b_unverifiable(bits);
+            return Ok((Format::Bsd(Algorithm::Blake2b), unverifiable(name, why)));
+        }
+        // GNU takes a line for a tagged one only where it starts with an algorithm's name: a
+        // "tag" of hex digits is the digest of an untagged line whose name holds `(` and `) =`
+        // (`HEX (x) = ab`, BSD `md5 -r`'s one space), read as such below.
+        if !tag.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("unknown algorithm tag '{tag}'"));
+        }
     }
     let hex_end = body
         .iter()
@@ -297,15 +331,16 @@ fn parse_line(
         }
     };
     let hex = std::str::from_utf8(&body[..hex_end]).expect("hex digits are ASCII");
-    let (alg, guess) = resolve_algorithm(hex.len(), prefer, named)?;
-    let digest = decode_hex(hex, alg)?;
-    Ok((
-        Format::Gnu(alg),
-        finish_name(name, escaped)?,
-        alg,
-        digest,
-        guess,
-    ))
+    let name = finish_name(name, escaped)?;
+    match resolve_algorithm(hex.len(), prefer, named)? {
+        Resolved::Known(alg, guessed) => {
+            let digest = decode_hex(hex, alg)?;
+            Ok((Format::Gnu(alg), entry(name, alg, digest, guessed)))
+        }
+        Resolved::Unverifiable(why) => {
+            Ok((Format::Gnu(Algorithm::Blake2b), unverifiable(name, why)))
+        }
+    }
 }
 
 fn names(algs: &[Algorithm]) -> String {
@@ -315,38 +350,98 @@ fn names(algs: &[Algorithm]) -> String {
         .join(", ")
 }
 
+/// What a GNU line's digest is.
+enum Resolved {
+    /// This algorithm's; whether it was guessed from the length among several.
+    Known(Algorithm, bool),
+    /// A BLAKE2b length trawl does not compute: why it cannot be checked.
+    Unverifiable(String),
+}
+
+/// The BLAKE2b lengths trawl computes, longest first.
+const BLAKE2B: [Algorithm; 6] = [
+    Algorithm::Blake2b,
+    Algorithm::Blake2b384,
+    Algorithm::Blake2b256,
+    Algorithm::Blake2b224,
+    Algorithm::Blake2b160,
+    Algorithm::Blake2b128,
+];
+
+/// Whether `b2sum -l N` writes digests of `len` hex digits: N a multiple of 8 up to 512.
+fn is_blake2b_hex_len(len: usize) -> bool {
+    len >= 2 && len.is_multiple_of(2) && len <= 128
+}
+
+/// The bits of a tag `BLAKE2b-N` (as `b2sum -l N --tag` writes it) that names no algorithm trawl
+/// has: N a multiple of 8 up to 512, as `b2sum -c` accepts.
+fn blake2b_tag_bits(tag: &str) -> Option<usize> {
+    let bits: usize = tag
+        .get(..8)
+        .filter(|p| p.eq_ignore_ascii_case("blake2b-"))
+        .and_then(|_| tag[8..].parse().ok())?;
+    (bits > 0 && bits.is_multiple_of(8) && is_blake2b_hex_len(bits / 4)).then_some(bits)
+}
+
+/// Why a BLAKE2b digest of `bits` bits is not checked.
+fn blake2b_unverifiable(bits: usize) -> String {
+    let have: Vec<String> = BLAKE2B
+        .iter()
+        .rev()
+        .map(|a| (a.output_len() * 8).to_string())
+        .collect();
+    let (last, rest) = have.split_last().expect("BLAKE2B is not empty");
+    format!(
+        "a BLAKE2b digest of {bits} bits: trawl computes BLAKE2b of {} and {last} bits only",
+        rest.join(", ")
+    )
+}
+
+/// The algorithm of `algs` whose digests have `len` hex digits. BLAKE2b among them stands for
+/// each of its lengths, as `b2sum -c` takes the length from the digest: one trawl computes, or
+/// else an unverifiable one; None when no algorithm of `algs` has that length.
+fn pick(algs: &[Algorithm], len: usize) -> Option<Resolved> {
+    let fits = |a: &&Algorithm| a.hex_len() == len;
+    if let Some(a) = algs.iter().find(fits) {
+        return Some(Resolved::Known(*a, false));
+    }
+    if !algs.contains(&Algorithm::Blake2b) {
+        return None;
+    }
+    if let Some(a) = BLAKE2B.iter().find(fits) {
+        return Some(Resolved::Known(*a, false));
+    }
+    is_blake2b_hex_len(len).then(|| Resolved::Unverifiable(blake2b_unverifiable(len * 4)))
+}
+
 /// Which algorithm a GNU line's digest of `len` hex digits is (see [`detect_and_parse`]).
 fn resolve_algorithm(
     len: usize,
     prefer: &[Algorithm],
     named: &[Algorithm],
-) -> Result<(Algorithm, bool), String> {
+) -> Result<Resolved, String> {
     if !prefer.is_empty() {
-        return prefer
-            .iter()
-            .find(|a| a.hex_len() == len)
-            .map(|a| (*a, false))
-            .ok_or_else(|| {
-                format!(
-                    "a digest of {len} hex digits cannot be {} as -d says",
-                    names(prefer)
-                )
-            });
+        return pick(prefer, len).ok_or_else(|| {
+            format!(
+                "a digest of {len} hex digits cannot be {} as -d says",
+                names(prefer)
+            )
+        });
     }
     if !named.is_empty() {
-        return named
-            .iter()
-            .find(|a| a.hex_len() == len)
-            .map(|a| (*a, false))
-            .ok_or_else(|| {
-                format!(
-                    "a digest of {len} hex digits cannot be {} as the manifest's name says (-d names the algorithm)",
-                    names(named)
-                )
-            });
+        return pick(named, len).ok_or_else(|| {
+            format!(
+                "a digest of {len} hex digits cannot be {} as the manifest's name says (-d names the algorithm)",
+                names(named)
+            )
+        });
     }
     match default_for_length(len) {
-        Some(a) => Ok((a, same_length(len).len() > 1)),
+        Some(a) => Ok(Resolved::Known(a, same_length(len).len() > 1)),
+        None if is_blake2b_hex_len(len) => Err(format!(
+            "a digest of {len} hex digits matches no known algorithm (b2sum -l {} writes such digests: -d blake2b reads them)",
+            len * 4
+        )),
         None => Err(format!(
             "a digest of {len} hex digits matches no known algorithm"
         )),
@@ -368,9 +463,9 @@ fn finish_name(name: &[u8], escaped: bool) -> Result<Vec<u8>, String> {
     Ok(name)
 }
 
-/// A tagged line: `ALG (NAME) = HEX`, or OpenSSL's `ALG(NAME)= HEX`: the tag, an optional
-/// space, `(`, the name up to the last `)`, white space around `=`, the digest. (The name may
-/// itself hold `) = `: GNU splits at the last `)` too.)
+/// A tagged line: `ALG (NAME) = DIGEST`, or OpenSSL's `ALG(NAME)= DIGEST`: the tag, an optional
+/// space, `(`, the name up to the last `)`, white space around `=`, the digest in hex or base64
+/// digits. (The name may itself hold `) = `: GNU splits at the last `)` too.)
 fn try_bsd(body: &[u8]) -> Option<(&str, &[u8], &str)> {
     let open = body.iter().position(|&b| b == b'(')?;
     let tag = body[..open].strip_suffix(b" ").unwrap_or(&body[..open]);
@@ -387,22 +482,12 @@ fn try_bsd(body: &[u8]) -> Option<(&str, &[u8], &str)> {
     let ws = |s: &[u8]| s.iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
     let after = &rest[close + 1..];
     let after = after[ws(after)..].strip_prefix(b"=")?;
-    let hex = std::str::from_utf8(&after[ws(after)..]).ok()?;
-    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let text = std::str::from_utf8(&after[ws(after)..]).ok()?;
+    let digit = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    if text.is_empty() || !text.bytes().all(digit) {
         return None;
     }
-    Some((tag, &rest[..close], hex))
-}
-
-fn decode_hex(hex: &str, alg: Algorithm) -> Result<Vec<u8>, String> {
-    if hex.len() != alg.hex_len() {
-        return Err(format!(
-            "{alg} digest must have {} hex digits, found {}",
-            alg.hex_len(),
-            hex.len()
-        ));
-    }
-    hex::decode(hex).map_err(|e| format!("bad hex digest: {e}"))
+    Some((tag, &rest[..close], text))
 }
 
 fn parse_hashdeep(data: &[u8]) -> Result<ParsedManifest, ManifestError> {
@@ -507,6 +592,7 @@ impl Hashdeep {
                     size: Some(size),
                     digests,
                     line: line_no,
+                    ..Entry::default()
                 }),
                 Err(reason) => errors.push(ManifestError::Line {
                     line: line_no,
@@ -681,10 +767,7 @@ pub fn parse_pieces(
             errors_seen += 1;
             if on(
                 Vec::new(),
-                vec![ManifestError::Line {
-                    line: before + 1,
-                    reason: format!("longer than {MAX_LINE} bytes: not read"),
-                }],
+                vec![ManifestError::TooLong { line: before + 1 }],
             )
             .is_break()
             {

@@ -46,6 +46,7 @@ pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::
             VerifyState::Failed(why) => ("FAILED", Some(why)),
             VerifyState::Missing => ("MISSING", None),
             VerifyState::Unreadable(why) => ("FAILED open or read", Some(why)),
+            VerifyState::Unverified(why) => ("NOT VERIFIED", Some(why)),
         };
         let line = (|| {
             out.write_all(&display_name(&e.name))?;
@@ -70,16 +71,21 @@ pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::
     Ok(())
 }
 
-/// `N listed: a OK, b FAILED, c missing, d unreadable[, e not in manifest]`.
+/// `N listed: a OK, b FAILED, c missing, d unreadable[, e not verified][, f not in manifest]`.
 pub fn summary(r: &VerifyReport) -> String {
     let c = r.counts();
     format!(
-        "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}",
+        "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}{}",
         r.listed(),
         c.ok,
         c.failed,
         c.missing,
         c.unreadable,
+        if c.unverified > 0 {
+            format!(", {} not verified", c.unverified)
+        } else {
+            String::new()
+        },
         if r.strict {
             format!(", {} not in manifest", r.not_listed.len())
         } else {

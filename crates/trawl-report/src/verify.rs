@@ -15,6 +15,9 @@ pub enum VerifyState {
     Missing,
     /// Could not be opened or read (why is said).
     Unreadable(String),
+    /// Read or not, not checked: the digest's algorithm is not known or not computed (why is
+    /// said). Never a verdict on the file's content.
+    Unverified(String),
 }
 
 /// One manifest entry, by its name in the manifest. Written as `{path, [path_hex,] line,
@@ -41,6 +44,7 @@ impl Serialize for VerifyEntry {
             VerifyState::Failed(d) => ("failed", Some(d)),
             VerifyState::Missing => ("missing", None),
             VerifyState::Unreadable(d) => ("unreadable", Some(d)),
+            VerifyState::Unverified(d) => ("unverified", Some(d)),
         };
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("path", &p.path)?;
@@ -154,6 +158,9 @@ pub struct VerifyReport {
     pub strict: bool,
     /// Manifest lines that were refused or malformed (each already reported with its line).
     pub manifest_problems: usize,
+    /// Of those, the lines that are no checksum lines at all (as `sha256sum -c` calls them,
+    /// improperly formatted); the others name a file that was refused.
+    pub malformed_lines: usize,
     /// Listed files that do not exist, left out with `--ignore-missing`.
     pub missing_ignored: u64,
 }
@@ -193,12 +200,16 @@ pub struct VerifyTotals {
     pub missing: u64,
     /// Found and not readable.
     pub unreadable: u64,
+    /// Not checked: the digest's algorithm not known or not computed.
+    pub unverified: u64,
     /// Found and not listed (`--strict`).
     pub not_listed: u64,
     /// Not found, left out by `--ignore-missing`.
     pub missing_ignored: u64,
     /// Manifest lines refused.
     pub manifest_problems: u64,
+    /// Of those, the lines that are no checksum lines at all.
+    pub malformed_lines: u64,
 }
 
 impl VerifyReport {
@@ -211,9 +222,11 @@ impl VerifyReport {
             failed: c.failed,
             missing: c.missing,
             unreadable: c.unreadable,
+            unverified: c.unverified,
             not_listed: self.not_listed.len() as u64,
             missing_ignored: self.missing_ignored,
             manifest_problems: self.manifest_problems as u64,
+            malformed_lines: self.malformed_lines as u64,
         }
     }
 }
@@ -229,6 +242,8 @@ pub struct VerifyCounts {
     pub missing: u64,
     /// Found and not readable.
     pub unreadable: u64,
+    /// Not checked.
+    pub unverified: u64,
 }
 
 impl VerifyReport {
@@ -240,7 +255,7 @@ impl VerifyReport {
     /// How many entries the report has.
     pub fn listed(&self) -> u64 {
         let c = self.counts;
-        c.ok + c.failed + c.missing + c.unreadable
+        c.ok + c.failed + c.missing + c.unreadable + c.unverified
     }
 }
 
@@ -252,6 +267,7 @@ impl VerifyCounts {
             VerifyState::Failed(_) => self.failed += 1,
             VerifyState::Missing => self.missing += 1,
             VerifyState::Unreadable(_) => self.unreadable += 1,
+            VerifyState::Unverified(_) => self.unverified += 1,
         }
     }
 }

@@ -50,11 +50,22 @@ pub const VERIFY_MEMORY: usize = 24 << 20;
 /// Something wrong with the manifest itself, naming its line.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ManifestProblem {
+    /// A line that is no checksum line (improperly formatted, as `sha256sum -c` says).
     #[error("{}:{line}: {reason}", manifest.display())]
     Line {
         manifest: PathBuf,
         line: usize,
         reason: String,
+    },
+    /// A line too long to read (it may name a file: refused, not taken for no checksum line).
+    #[error("{}:{line}: longer than {} bytes: not read", manifest.display(), trawl_manifest::MAX_LINE)]
+    TooLong { manifest: PathBuf, line: usize },
+    /// A checksum line whose name ends in `/`: a directory, never verified.
+    #[error("{}:{line}: '{}' names a directory, not a file", manifest.display(), String::from_utf8_lossy(name))]
+    Directory {
+        manifest: PathBuf,
+        line: usize,
+        name: Vec<u8>,
     },
     #[error("{}: {reason}", manifest.display())]
     Whole { manifest: PathBuf, reason: String },
@@ -70,6 +81,14 @@ pub enum ManifestProblem {
     },
 }
 
+impl ManifestProblem {
+    /// Whether the line is no checksum line at all (then, as with `sha256sum -c`, it is only
+    /// warned about unless `--strict`), rather than one naming a file that is refused.
+    pub fn is_malformed(&self) -> bool {
+        matches!(self, ManifestProblem::Line { .. })
+    }
+}
+
 /// What happens on the way.
 #[derive(Debug)]
 pub enum Notice<'a> {
@@ -82,6 +101,17 @@ pub enum Notice<'a> {
         assumed: Algorithm,
         /// The one the files match.
         found: Algorithm,
+    },
+    /// Digests of this length were taken for `assumed` by their length alone, and the first
+    /// files read settle no algorithm: those entries are verified only where a file matches
+    /// `assumed`, and are NOT VERIFIED otherwise (never FAILED).
+    AlgorithmUnsettled {
+        /// The algorithm assumed.
+        assumed: Algorithm,
+        /// The listed files read to find it.
+        read: usize,
+        /// The algorithms some of them matched (several: the manifest mixes them).
+        matched: Vec<Algorithm>,
     },
     /// A failure that is not one entry's (e.g. a directory that could not be listed).
     Failed(&'a ScanError),
@@ -184,6 +214,7 @@ pub fn verify(
         opts,
         temp: opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir),
         problems: 0,
+        malformed: 0,
         buf: Vec::new(),
     };
     let file = pass.open_manifest()?;
@@ -192,8 +223,15 @@ pub fn verify(
             stop.reason().unwrap_or(Reason::Failed),
         ));
     };
-    let rounds = pass.one_per_name(listed.by_name, &listed.remap)?;
-    let read = pass.read(&rounds, listed.algorithms, progress, stop, notice)?;
+    let rounds = pass.one_per_name(listed.by_name, &listed.settled)?;
+    let read = pass.read(
+        &rounds,
+        listed.algorithms,
+        &listed.unsettled,
+        progress,
+        stop,
+        notice,
+    )?;
     let unique = &rounds[0];
     if let Some(r) = stop.reason() {
         return Ok(VerifyOutcome::Stopped(r));
@@ -242,6 +280,7 @@ pub fn verify(
         not_listed,
         strict: opts.strict,
         manifest_problems: pass.problems,
+        malformed_lines: pass.malformed,
         missing_ignored: read.missing_ignored,
     }))
 }

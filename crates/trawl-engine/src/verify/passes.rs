@@ -19,21 +19,24 @@ use trawl_stop::{Reason, Stop};
 
 use super::*;
 
-/// What the passes share: the options, where spools go, the manifest's problems counted, and
-/// one buffer entries are encoded in.
+/// What the passes share: the options, where spools go, the manifest's problems counted (and
+/// of them the malformed lines), and one buffer entries are encoded in.
 pub(crate) struct Passes<'a> {
     pub(crate) opts: &'a VerifyOptions,
     pub(crate) temp: PathBuf,
     pub(crate) problems: usize,
+    pub(crate) malformed: usize,
     pub(crate) buf: Vec<u8>,
 }
 
-/// The manifest's entries by name, the algorithms they use, and the algorithms a probe found
-/// where the manifest's digest lengths fit several (assumed, found).
+/// The manifest's entries by name, the algorithms to compute, and where the manifest's digest
+/// lengths fit several: the algorithms a probe settled (assumed, found), and the ones it did
+/// not, with why their entries are not verified.
 pub(crate) struct Listed {
     pub(crate) by_name: Spool,
     pub(crate) algorithms: Vec<Algorithm>,
-    pub(crate) remap: Vec<(Algorithm, Algorithm)>,
+    pub(crate) settled: Vec<(Algorithm, Algorithm)>,
+    pub(crate) unsettled: Vec<(Algorithm, String)>,
 }
 
 /// The files read: every entry's state, by manifest line, and the counts.
@@ -54,6 +57,7 @@ impl Passes<'_> {
 
     pub(crate) fn problem(&mut self, p: ManifestProblem, notice: &mut dyn FnMut(Notice<'_>)) {
         self.problems += 1;
+        self.malformed += usize::from(p.is_malformed());
         notice(Notice::Manifest(&p));
     }
 
@@ -90,6 +94,7 @@ impl Passes<'_> {
             .unwrap_or_default();
         let mut by_name = Spool::new(&self.temp, opts.memory / 3);
         let mut sample: Vec<Entry> = Vec::new();
+        // The algorithms of the entries that name theirs (a guessed one waits for the probe).
         let mut algorithms: Vec<Algorithm> = Vec::new();
         let mut spool_failed: Option<std::io::Error> = None;
         let mut buf = std::mem::take(&mut self.buf);
@@ -107,24 +112,20 @@ impl Passes<'_> {
                     self.problem(problem_of(manifest, e), notice);
                 }
                 for mut e in entries {
-                    if sample.len() < PROBE_SAMPLE {
+                    if e.guessed && sample.len() < PROBE_SAMPLE {
                         sample.push(e.clone());
                     }
                     for (a, _) in &e.digests {
-                        if !algorithms.contains(a) {
+                        if !e.guessed && !algorithms.contains(a) {
                             algorithms.push(*a);
                         }
                     }
                     if e.path.ends_with(b"/") {
-                        let reason = format!(
-                            "'{}' names a directory, not a file",
-                            String::from_utf8_lossy(&e.path)
-                        );
                         self.problem(
-                            ManifestProblem::Line {
+                            ManifestProblem::Directory {
                                 manifest: manifest.clone(),
                                 line: e.line,
-                                reason,
+                                name: e.path,
                             },
                             notice,
                         );
@@ -159,18 +160,27 @@ impl Passes<'_> {
             return Ok(None);
         }
         let parsed = parsed.map_err(|e| unreadable(manifest, e))?;
-        let remap = probed(
-            opts,
-            &parsed.guessed,
-            &sample,
-            &mut algorithms,
-            stop,
-            notice,
-        );
+        let (settled, unsettled) = probed(opts, &parsed.guessed, &sample, stop, notice);
+        // What the entries guessed to be of an algorithm need: the one settled, or the one
+        // assumed (a file matching it is OK, whatever the probe saw).
+        let guessed_need = settled
+            .iter()
+            .map(|(_, found)| *found)
+            .chain(unsettled.iter().copied());
+        for a in guessed_need {
+            if !algorithms.contains(&a) {
+                algorithms.push(a);
+            }
+        }
+        let unsettled = unsettled
+            .into_iter()
+            .map(|a| (a, unsettled_reason(a)))
+            .collect();
         Ok(Some(Listed {
             by_name,
             algorithms,
-            remap,
+            settled,
+            unsettled,
         }))
     }
 
@@ -178,10 +188,13 @@ impl Passes<'_> {
     /// lines that agree merged into it); a line that gives a name another digest than an
     /// earlier line did is judged on its own, as `sha256sum -c` judges every line: it goes to
     /// the next round (a name's k-th disagreeing line to round k), whose files are read again.
+    /// A guessed algorithm is replaced by the one its probe settled (`settled`: assumed,
+    /// found); a line whose algorithm is still unsettled, or that cannot be verified, is
+    /// judged on its own too, never merged into another's verdict.
     pub(crate) fn one_per_name(
         &mut self,
         by_name: Spool,
-        remap: &[(Algorithm, Algorithm)],
+        settled: &[(Algorithm, Algorithm)],
     ) -> Result<Vec<Arc<Sorted>>, VerifyError> {
         let spool_err = self.spool_err();
         let by_name = Arc::new(by_name.finish().map_err(&spool_err)?);
@@ -200,9 +213,12 @@ impl Passes<'_> {
         };
         let merged = by_name.for_each(|name, v| {
             let mut e = decode_entry(name, v)?;
-            for (a, _) in &mut e.digests {
-                if let Some((_, found)) = remap.iter().find(|(x, _)| x == a) {
-                    *a = *found;
+            if e.guessed {
+                for (a, _) in &mut e.digests {
+                    if let Some((_, found)) = settled.iter().find(|(x, _)| x == a) {
+                        *a = *found;
+                        e.guessed = false;
+                    }
                 }
             }
             let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
@@ -212,10 +228,12 @@ impl Passes<'_> {
                 others = 0;
                 return Ok(());
             };
-            let disagrees = e
-                .digests
-                .iter()
-                .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d));
+            let alone = |x: &Entry| x.guessed || x.unverifiable.is_some();
+            let disagrees = alone(prev)
+                || alone(&e)
+                || e.digests
+                    .iter()
+                    .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d));
             if disagrees {
                 others += 1;
                 return flush(&e, others, &mut rounds);
@@ -249,6 +267,7 @@ impl Passes<'_> {
         &mut self,
         rounds: &[Arc<Sorted>],
         algorithms: Vec<Algorithm>,
+        unsettled: &[(Algorithm, String)],
         progress: &dyn Progress,
         stop: &Stop,
         notice: &mut dyn FnMut(Notice<'_>),
@@ -324,6 +343,18 @@ impl Passes<'_> {
                             return Ok(());
                         }
                     };
+                    // Nothing to compare with: looked for (confined, found above), not read.
+                    if let Some(why) = &e.unverifiable {
+                        let missing = beneath.is_none()
+                            && std::fs::metadata(&path)
+                                .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound);
+                        let st = match missing {
+                            true => VerifyState::Missing,
+                            false => VerifyState::Unverified(why.clone()),
+                        };
+                        lock(decided).push((e, st));
+                        return Ok(());
+                    }
                     progress.found(1, f.size);
                     lock(in_flight).insert(path, e);
                     // The engine gone (stopped): nothing more to feed.
@@ -337,7 +368,7 @@ impl Passes<'_> {
                             let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
                                 return;
                             };
-                            return record(&e.path, e.line, compare(&e, &rec));
+                            return record(&e.path, e.line, compare(&e, &rec, unsettled));
                         }
                         Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
                             (path, VerifyState::Missing)
@@ -395,30 +426,36 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The algorithms the first files show where the manifest's digest lengths fit several
-/// (assumed, found), each said, with `algorithms` set to what will be computed.
+/// Where the manifest's digest lengths fit several algorithms: the ones the first files
+/// settle (assumed, found), and the ones they do not, each said where it is news (a found
+/// algorithm other than the one assumed, or none).
 fn probed(
     opts: &VerifyOptions,
     guessed: &[Algorithm],
     sample: &[Entry],
-    algorithms: &mut Vec<Algorithm>,
     stop: &Stop,
     notice: &mut dyn FnMut(Notice<'_>),
-) -> Vec<(Algorithm, Algorithm)> {
-    let mut remap: Vec<(Algorithm, Algorithm)> = Vec::new();
+) -> (Vec<(Algorithm, Algorithm)>, Vec<Algorithm>) {
+    let (mut settled, mut unsettled) = (Vec::new(), Vec::new());
     for &assumed in guessed {
-        if let Some(found) = probe(sample, assumed, &opts.root, opts.confine, stop)
-            && found != assumed
-        {
-            notice(Notice::AlgorithmFound { assumed, found });
-            remap.push((assumed, found));
-            algorithms.retain(|a| *a != assumed);
-            if !algorithms.contains(&found) {
-                algorithms.push(found);
+        match probe(sample, assumed, &opts.root, opts.confine, stop) {
+            Probed::Settled(found) => {
+                if found != assumed {
+                    notice(Notice::AlgorithmFound { assumed, found });
+                }
+                settled.push((assumed, found));
+            }
+            Probed::Unsettled { read, matched } => {
+                notice(Notice::AlgorithmUnsettled {
+                    assumed,
+                    read,
+                    matched,
+                });
+                unsettled.push(assumed);
             }
         }
     }
-    remap
+    (settled, unsettled)
 }
 
 /// A manifest's line problem, or its problem as a whole, naming the manifest.
@@ -428,6 +465,10 @@ fn problem_of(manifest: &Path, e: ManifestError) -> ManifestProblem {
             manifest: manifest.to_path_buf(),
             line,
             reason,
+        },
+        ManifestError::TooLong { line } => ManifestProblem::TooLong {
+            manifest: manifest.to_path_buf(),
+            line,
         },
         ManifestError::Whole(reason) => ManifestProblem::Whole {
             manifest: manifest.to_path_buf(),

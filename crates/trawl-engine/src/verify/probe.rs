@@ -12,32 +12,54 @@ use trawl_stop::Stop;
 
 use super::*;
 
-/// How many listed files a probe reads at most.
-pub(crate) const PROBE_FILES: usize = 3;
+/// How many listed files a probe wants to see match before it settles.
+pub(crate) const PROBE_MATCHES: usize = 3;
+/// How many listed files a probe reads at most, matching or not.
+pub(crate) const PROBE_READS: usize = 16;
 
-/// Which algorithm of `assumed`'s length the digests taken for it really are: the candidates
-/// ([`trawl_manifest::same_length`]) are computed over the first few listed files that can be
-/// read (at most [`PROBE_FILES`]), and the one matching most of them wins, `assumed` on a tie.
-/// `None` when no file could be read. A real mismatch (corruption) matches no candidate and
-/// leaves `assumed` in place, so that it is reported as FAILED.
+/// What a probe found of the digests taken for one algorithm by their length alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Probed {
+    /// The files that matched all match this algorithm (the one assumed, or another of its
+    /// length).
+    Settled(Algorithm),
+    /// No algorithm is established: no file read matched any algorithm of that length, or
+    /// files matched different ones.
+    Unsettled {
+        /// The listed files read.
+        read: usize,
+        /// The algorithms some file matched (several: the manifest mixes them).
+        matched: Vec<Algorithm>,
+    },
+}
+
+/// Which algorithm of `assumed`'s length the digests guessed to be `assumed`'s really are: the
+/// candidates ([`trawl_manifest::same_length`]) are computed over the listed files of those
+/// entries, in order, until [`PROBE_MATCHES`] of them have matched one, or [`PROBE_READS`] were
+/// read, or `entries` end. The algorithm is settled only by files that match it: a file that
+/// matches none (corrupt, or of an algorithm trawl lacks) settles nothing, so that no file is
+/// FAILED by an algorithm no file showed.
 pub(crate) fn probe(
     entries: &[Entry],
     assumed: Algorithm,
     root: &Path,
     confine: bool,
     stop: &Stop,
-) -> Option<Algorithm> {
+) -> Probed {
     use std::io::Read;
     let candidates = trawl_manifest::same_length(assumed.hex_len());
     let mut score = vec![0usize; candidates.len()];
-    let mut read = 0;
+    let (mut read, mut matched) = (0, 0);
     // Confined: opened as the read itself opens them, beneath the root.
     let mut beneath = confine
         .then(|| trawl_scan::RelativeEntries::open(root).ok())
         .flatten();
     for e in entries {
-        if read == PROBE_FILES || stop.is_stopping() {
+        if matched == PROBE_MATCHES || read == PROBE_READS || stop.is_stopping() {
             break;
+        }
+        if !e.guessed {
+            continue;
         }
         let Some((_, want)) = e.digests.iter().find(|(a, _)| *a == assumed) else {
             continue;
@@ -77,6 +99,7 @@ pub(crate) fn probe(
         read += 1;
         if first[0] == *want {
             score[0] += 1;
+            matched += 1;
             continue;
         }
         let Some(others) = hash_with(&candidates[1..]) else {
@@ -85,32 +108,67 @@ pub(crate) fn probe(
         for (i, d) in others.into_iter().enumerate() {
             if d == *want {
                 score[i + 1] += 1;
+                matched += 1;
             }
         }
     }
-    if read == 0 {
-        return None;
+    let found: Vec<Algorithm> = (0..candidates.len())
+        .filter(|&i| score[i] > 0)
+        .map(|i| candidates[i])
+        .collect();
+    match found[..] {
+        [one] => Probed::Settled(one),
+        _ => Probed::Unsettled {
+            read,
+            matched: found,
+        },
     }
-    let best = (0..candidates.len()).max_by_key(|&i| (score[i], usize::MAX - i))?;
-    Some(if score[best] > score[0] {
-        candidates[best]
-    } else {
-        assumed
-    })
 }
 
-/// A file read against its entry: the size first, then the first digest that differs.
-pub(crate) fn compare(e: &Entry, rec: &trawl_scan::FileRecord) -> VerifyState {
+/// Why an entry whose algorithm no probe settled is not verified (see [`probe`]).
+pub(crate) fn unsettled_reason(assumed: Algorithm) -> String {
+    format!(
+        "no algorithm of its {} hex digits is established by the files: -d names it",
+        assumed.hex_len()
+    )
+}
+
+/// A file read against its entry: the size first, then the first digest that differs. A
+/// digest whose algorithm was guessed and not settled ([`probe`]) is no ground for FAILED: a
+/// match under it is OK, anything else NOT VERIFIED with `unsettled`'s reason.
+pub(crate) fn compare(
+    e: &Entry,
+    rec: &trawl_scan::FileRecord,
+    unsettled: &[(Algorithm, String)],
+) -> VerifyState {
     if let Some(sz) = e.size
         && sz != rec.size
     {
         return VerifyState::Failed(format!("size is {}, manifest says {sz}", rec.size));
     }
-    for (alg, got) in rec.digests() {
-        let want = e.digests.iter().find(|(a, _)| *a == alg).map(|(_, d)| d);
-        if want.is_some_and(|w| *w != got) {
-            return VerifyState::Failed(format!("{alg} differs"));
+    if let Some(why) = &e.unverifiable {
+        return VerifyState::Unverified(why.clone());
+    }
+    let computed = rec.digests();
+    let mut not_settled = None;
+    for (alg, want) in &e.digests {
+        let got = computed.iter().find(|(a, _)| a == alg).map(|(_, d)| d);
+        let guessed = e
+            .guessed
+            .then(|| unsettled.iter().find(|(a, _)| a == alg))
+            .flatten();
+        match (got, guessed) {
+            (Some(got), _) if want == got => {}
+            (_, Some((_, why))) => not_settled = Some(why),
+            (Some(_), None) => return VerifyState::Failed(format!("{alg} differs")),
+            // Every algorithm an entry gives that is not left unsettled is computed.
+            (None, None) => {
+                return VerifyState::Unverified(format!("{alg} was not computed"));
+            }
         }
     }
-    VerifyState::Ok
+    match not_settled {
+        Some(why) => VerifyState::Unverified(why.clone()),
+        None => VerifyState::Ok,
+    }
 }

@@ -3,7 +3,8 @@
 use trawl_manifest::Entry;
 use trawl_report::verify::{VerifyEntry, VerifyState};
 
-/// An entry as a spool keeps it (the name is the key): line, size, digests.
+/// An entry as a spool keeps it (the name is the key): line, size, digests, whether the
+/// digest's algorithm was guessed, why it cannot be verified.
 pub(crate) fn encode_entry(e: &Entry, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(&(e.line as u64).to_le_bytes());
@@ -19,6 +20,11 @@ pub(crate) fn encode_entry(e: &Entry, out: &mut Vec<u8>) {
         out.push(crate::records::algorithm_code(*a));
         out.push(d.len() as u8);
         out.extend_from_slice(d);
+    }
+    out.push(u8::from(e.guessed));
+    if let Some(why) = &e.unverifiable {
+        out.extend_from_slice(&(why.len() as u32).to_le_bytes());
+        out.extend_from_slice(why.as_bytes());
     }
 }
 
@@ -44,11 +50,21 @@ pub(crate) fn decode_entry(name: &[u8], v: &[u8]) -> std::io::Result<Entry> {
         let len = h[1] as usize;
         digests.push((a, r.take(len)?.to_vec()));
     }
+    let guessed = r.take(1)?[0] == 1;
+    let unverifiable = match r.0.len() {
+        0 => None,
+        _ => {
+            let n = u32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes")) as usize;
+            Some(String::from_utf8_lossy(r.take(n)?).into_owned())
+        }
+    };
     Ok(Entry {
         path: name.to_vec(),
         size,
         digests,
         line,
+        guessed,
+        unverifiable,
     })
 }
 
@@ -62,6 +78,7 @@ pub(crate) fn encode_result(name: &[u8], state: &VerifyState, out: &mut Vec<u8>)
         VerifyState::Failed(d) => (1, d.as_str()),
         VerifyState::Missing => (2, ""),
         VerifyState::Unreadable(d) => (3, d.as_str()),
+        VerifyState::Unverified(d) => (4, d.as_str()),
     };
     out.push(code);
     out.extend_from_slice(detail.as_bytes());
@@ -77,6 +94,7 @@ pub(crate) fn decode_result(v: &[u8]) -> std::io::Result<VerifyEntry> {
         0 => VerifyState::Ok,
         1 => VerifyState::Failed(detail),
         2 => VerifyState::Missing,
+        4 => VerifyState::Unverified(detail),
         _ => VerifyState::Unreadable(detail),
     };
     Ok(VerifyEntry {

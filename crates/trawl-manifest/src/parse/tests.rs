@@ -12,7 +12,7 @@ fn entry(path: &[u8]) -> Entry {
         path: path.to_vec(),
         size: Some(path.len() as u64),
         digests,
-        line: 0,
+        ..Entry::default()
     }
 }
 
@@ -196,13 +196,117 @@ fn a_line_over_the_limit_is_refused_and_reading_goes_on() {
                 } else {
                     assert_eq!(names, [(1, 1), (3, 1)], "{why}");
                     assert_eq!(errors.len(), 1, "{why}");
-                    let ManifestError::Line { line, reason } = &errors[0] else {
-                        panic!("{why}: {errors:?}");
-                    };
-                    assert_eq!(*line, 2, "{why}");
-                    assert!(reason.contains("longer than 1048576 bytes"), "{reason}");
+                    assert_eq!(errors[0], ManifestError::TooLong { line: 2 }, "{why}");
+                    assert!(
+                        errors[0].to_string().contains("longer than 1048576 bytes"),
+                        "{why}"
+                    );
                 }
             }
         }
     }
+}
+
+/// BLAKE2b, by -d or by the manifest's name, takes its length from the digest as `b2sum -c`
+/// does: a length trawl computes is that algorithm, another one (72 bits) an entry that says
+/// why it cannot be checked, by an untagged line or a `BLAKE2b-72` tag alike.
+#[test]
+fn blake2b_takes_its_length_from_the_digest() {
+    let a128 = hex::encode(trawl_digest::digest(Algorithm::Blake2b128, b"a"));
+    let text = format!(
+        "{a128}  a\n{}  b\nBLAKE2b-72 (c) = {}\nBLAKE2b-128 (d) = {a128}\n",
+        "ab".repeat(9),
+        "cd".repeat(9)
+    );
+    for (prefer, hint) in [(&[Algorithm::Blake2b][..], "sums"), (&[], "B2SUMS")] {
+        let p = detect_and_parse(text.as_bytes(), prefer, hint).unwrap();
+        assert!(p.errors.is_empty(), "{:?}", p.errors);
+        let got: Vec<_> = p
+            .entries
+            .iter()
+            .map(|e| (e.digests.first().map(|d| d.0), e.unverifiable.is_some()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(Algorithm::Blake2b128), false),
+                (None, true),
+                (None, true),
+                (Some(Algorithm::Blake2b128), false),
+            ]
+        );
+        assert!(
+            p.entries[1]
+                .unverifiable
+                .as_deref()
+                .unwrap()
+                .starts_with("a BLAKE2b digest of 72 bits")
+        );
+        assert!(p.guessed.is_empty());
+    }
+    // Without either, 18 hex digits are no algorithm's: refused, saying what would read them.
+    let p = detect_and_parse(text.as_bytes(), &[], "sums").unwrap();
+    let ManifestError::Line { line: 2, reason } = &p.errors[0] else {
+        panic!("{:?}", p.errors);
+    };
+    assert!(reason.contains("-d blake2b"), "{reason}");
+    // An odd length is no BLAKE2b's either.
+    let p = detect_and_parse(
+        format!("{}  x\n", "a".repeat(17)).as_bytes(),
+        &[Algorithm::Blake2b],
+        "",
+    )
+    .unwrap();
+    assert_eq!(p.entries.len(), 0);
+    assert_eq!(p.errors.len(), 1);
+}
+
+/// `HEX (x) = ab` is read as `sha256sum -c` reads it: one space, so BSD `md5 -r`'s form, and the
+/// name `(x) = ab`; a tag that is not hex and names no algorithm is still refused as a tag.
+#[test]
+fn a_hex_tag_is_the_digest_of_an_untagged_line() {
+    let hex = hex::encode(trawl_digest::digest(Algorithm::Sha256, b"x"));
+    for line in [format!("{hex} (x) = ab\n"), format!("{hex}  (x) = ab\n")] {
+        let p = detect_and_parse(line.as_bytes(), &[], "").unwrap();
+        assert!(p.errors.is_empty(), "{line}: {:?}", p.errors);
+        assert_eq!(p.entries[0].path, b"(x) = ab");
+        assert_eq!(p.entries[0].digests[0].0, Algorithm::Sha256);
+        assert!(p.entries[0].guessed);
+    }
+    let p = detect_and_parse(format!("MD4 (x) = {hex}\n").as_bytes(), &[], "").unwrap();
+    assert!(
+        p.errors[0]
+            .to_string()
+            .contains("unknown algorithm tag 'MD4'"),
+        "{:?}",
+        p.errors
+    );
+}
+
+/// A tagged line's digest in base64 (`cksum --base64`), where its length is that of the
+/// algorithm's digest in padded base64.
+#[test]
+fn a_tagged_digest_may_be_base64() {
+    let p = detect_and_parse(
+        b"SHA256 (f) = 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\
+          SHA256 (g) = 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU\n",
+        &[],
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        p.entries[0].digests,
+        [(
+            Algorithm::Sha256,
+            trawl_digest::digest(Algorithm::Sha256, b"")
+        )]
+    );
+    assert_eq!(p.entries.len(), 1);
+    assert!(
+        p.errors[0].to_string().starts_with(
+            "line 2: sha256 digest must have 64 hex digits (or 44 in base64), found 43"
+        ),
+        "{:?}",
+        p.errors
+    );
 }
