@@ -334,6 +334,14 @@ fn parse_size(s: &str) -> PyResult<u64> {
     trawl_cli::parse_size(s).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
+/// The scheduler's address in a scheduler file (bytes: its path), read as trawl reads a small
+/// input; ValueError naming the file for one that cannot be read or holds none.
+#[pyfunction]
+fn scheduler_address(path: Vec<u8>) -> PyResult<String> {
+    trawl_cli::dask::scheduler::scheduler_address(&crate::path(path))
+        .map_err(|e| PyValueError::new_err(format!("{e:#}")))
+}
+
 /// The trawl version and batch format every worker of a cluster must share.
 #[pyfunction]
 fn wire_version() -> String {
@@ -367,6 +375,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_address, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(main_captured, m)?)?;
     audit::register(m)?;

@@ -290,20 +290,173 @@ def test_an_embedded_run_leaves_the_programs_signal_handlers_and_dasks_loggers_a
 
     old = {s: signal.signal(s, mine) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        # A run that ends with a message (a bad --local), and one whose scheduler is gone.
-        assert cluster.main(["scan", "--local", "0", "."]) == 2
+        # A run that ends with a message (no scheduler file), and one whose scheduler is gone.
+        assert cluster.main(["scan", "--scheduler-file", "/nonexistent/s.json", "."]) == 2
         assert signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGHUP) is mine
         monkeypatch.setattr(cluster, "_client", lambda opts: (None, None))
         dask_log = logging.getLogger("distributed.client")
 
-        def gone(client):
-            raise CommClosedError("the scheduler went away")
+        class Gone:
+            def run(self, client):
+                raise CommClosedError("the scheduler went away")
 
         opts, _ = cluster._parser().parse_known_args(["scan", "--scheduler", "tcp://127.0.0.1:1", "."])
-        assert cluster._main(opts, gone) == 2
+        assert cluster._main(opts, Gone) == 2
         assert "lost the connection to the scheduler" in capsys.readouterr().err
         assert not dask_log.disabled and not logging.getLogger("distributed").disabled
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def refused_before_any_cluster(monkeypatch, capsys, argv):
+    """Runs ``trawl-dask ARGV`` in-process with every way to a cluster closed: its exit code and
+    stderr (a flag refused when parsed exits through argparse)."""
+    from trawl import cluster
+
+    def no_cluster(opts):
+        raise AssertionError("a cluster was contacted")
+
+    monkeypatch.setattr(cluster, "_client", no_cluster)
+    try:
+        code = cluster.main(argv)
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag,bad", [
+    (flag, bad)
+    for flag in ("--worker-timeout", "--connect-timeout", "--lost-worker-timeout")
+    for bad in ("0", "-1", "nan", "inf", "1e9", "0.5", "x")
+] + [
+    ("--local", "0"), ("--local", "-1"), ("--local", "100000"), ("--local", "1.5"),
+    ("--partitions", "0"), ("--partitions", "-1"), ("--partitions", "70000"),
+    ("--reducers", "-1"), ("--reducers", "70000"),
+    ("--shard-files", "0"), ("--shard-files", "-1"), ("--shard-files", "10" * 12),
+    ("--shard-size", "0"), ("--shard-size", "-1"), ("--shard-size", "nan"),
+])
+def test_a_numeric_flag_out_of_its_bounds_is_refused_by_name_when_parsed(monkeypatch, capsys, flag, bad):
+    where = [] if flag == "--local" else ["--local", "1"]
+    code, err = refused_before_any_cluster(monkeypatch, capsys, ["scan", *where, flag, bad, "."])
+    assert code == 2, err
+    assert f"argument {flag}: " in err and f"'{bad}'" in err, err
+    assert "from 1 to 86400 (a day" in err or not flag.endswith("-timeout"), err
+    # The audit's flags of the same names take the same values.
+    if flag in ("--worker-timeout", "--connect-timeout", "--shard-files", "--shard-size"):
+        code, err = refused_before_any_cluster(monkeypatch, capsys, ["audit", *where, flag, bad, ".", "-c", "c.db"])
+        assert code == 2 and f"argument {flag}: " in err and f"'{bad}'" in err, err
+
+
+def test_numeric_flags_take_their_bounds():
+    from trawl import cluster
+
+    opts, _ = cluster._parser().parse_known_args([
+        "scan", "--local", "1024", "--worker-timeout", "86400", "--connect-timeout", "1",
+        "--lost-worker-timeout", "2.5", "--partitions", "65536", "--reducers", "0", "--shard-files", "1",
+        "--shard-size", "1", ".",
+    ])
+    assert (opts.local, opts.worker_timeout, opts.connect_timeout, opts.lost_worker_timeout) == (1024, 86400, 1, 2.5)
+    assert (opts.partitions, opts.reducers, opts.shard_files, opts.shard_size) == (65536, 0, 1, 1)
+
+
+def test_a_worker_timeout_of_0_ends_at_once_with_exit_2_and_one_message(tmp_path):
+    r = trawl_dask("scan", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1",
+                   "--worker-timeout", "0", str(tmp_path), cwd=str(tmp_path), timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "argument --worker-timeout: '0': expected a number of seconds from 1 to 86400" in r.stderr, r.stderr
+    no_traceback(r)
+
+
+def test_a_scheduler_file_is_read_as_trawl_reads_an_input(tmp_path):
+    """Never waited on (a FIFO), a regular file of at most 1 MiB (a larger one is refused by its
+    size, unread), JSON parsed with its nesting bounded: each refusal one line naming the file,
+    exit 2, before any cluster is contacted."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(5 << 20)
+    (tmp_path / "deep.json").write_bytes(b"[" * 65536)
+    (tmp_path / "cut.json").write_bytes(b'{"address": ')
+    os.mkfifo(tmp_path / "fifo.json")
+    for name, says in (
+        ("fifo.json", "FIFO (named pipe), not read"),
+        ("big.json", "5242880 bytes, more than the 1048576"),
+        ("deep.json", "not a scheduler file (JSON with an \"address\"): recursion limit exceeded"),
+        ("cut.json", "not a scheduler file (JSON with an \"address\")"),
+        (".", "directory, not read"),
+    ):
+        path = str(tmp_path / name)
+        # A run that waits on the FIFO is killed, and the test fails: it never hangs.
+        r = trawl_dask("scan", "--scheduler-file", path, str(tmp_path), cwd=str(tmp_path), timeout=60)
+        assert r.returncode == 2, r.stderr
+        no_traceback(r)
+        lines = r.stderr.strip().splitlines()
+        assert lines == [f"trawl-dask: --scheduler-file {path}: {lines[0].split(': ', 2)[2]}"], r.stderr
+        assert says in lines[0], r.stderr
+
+
+def test_scan_takes_paths_and_options_as_trawl_takes_them(tmp_path, monkeypatch):
+    import trawl
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a").write_bytes(b"a\n")
+    # An int is not a path (os.stat would take it as a file descriptor).
+    for bad in (5, 1.5, None, ["t"]):
+        with pytest.raises(TypeError, match=r"scan\(\): paths: .* is not a path"):
+            trawl.scan(bad)
+    # A value starting with '-' is the option's value, refused for what it is, by the option.
+    with pytest.raises(ValueError, match=r"io_depth -1: expected auto or a number from 1 to 1024"):
+        trawl.scan("t", io_depth=-1)
+    with pytest.raises(ValueError, match=r"top_files"):
+        trawl.scan("t", top_files=-3)
+    # A value given to a flag that takes none is refused, not taken as a path to scan.
+    with pytest.raises(ValueError, match=r"unexpected value '1' for no_reduce"):
+        trawl.scan("t", no_reduce=1)
+    # What is not text, a path or a number is refused by the option's name.
+    for bad in ({"a": 1}, {1}, [["x"]], [True], object()):
+        with pytest.raises(TypeError, match=r"scan\(\): top_files="):
+            trawl.scan("t", top_files=bad)
+    with pytest.raises(TypeError, match=r"not an option's name"):
+        trawl.scan("t", **{"json=x": "y"})
+    # bytes and path objects are paths, as in a list; a root named like an option is a root.
+    (tmp_path / "-j").mkdir()
+    (tmp_path / "-j" / "f").write_bytes(b"f\n")
+    r = trawl.scan("-j", top_files=b"3", temp_dir=tmp_path, quiet=True)
+    assert r["roots"] == [{"path": "-j"}] and r["totals"]["files"] == 1, r["roots"]
+    with pytest.raises(TypeError, match=r"main\(\): argv is a list"):
+        trawl.main("--version")
+    from trawl import cluster
+
+    with pytest.raises(TypeError, match=r"argv is a list of arguments"):
+        cluster.main("scan --local 1 t")
+
+
+def test_no_output_or_stats_replaces_a_file_inside_a_root(tree, tmp_path):
+    """trawl's own rule, through the binding: --stats or an output that would replace a file
+    inside a scanned (or audited) root is refused by name; for trawl-dask, before any cluster
+    is contacted, the file left as it was."""
+    from trawl import _native
+
+    a = os.path.join(tree, "copy.bin")
+    before = open(a, "rb").read()
+    t = os.fsencode(tree)
+    with pytest.raises(ValueError, match="copy.bin: is a file inside"):
+        _native.Plan([t]).open_run_output("--stats", os.fsencode(a))
+    with pytest.raises(ValueError, match="copy.bin: is a file inside"):
+        _native.Plan([t, b"--json", os.fsencode(a)]).open_outputs()
+    with pytest.raises(ValueError, match="copy.bin: is a file inside"):
+        _native.open_audit_output([t, b"-c", os.fsencode(str(tmp_path / "c.db"))], "--stats", os.fsencode(a))
+    for out in (["--stats", a], ["--json", os.path.join(tree, "d0", "..", "copy.bin")]):
+        r = trawl_dask("scan", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", tree, "-q", *out,
+                       cwd=str(tmp_path), timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert "copy.bin: is a file inside" in r.stderr and "which is read" in r.stderr, r.stderr
+        assert "cannot reach" not in r.stderr, r.stderr
+        no_traceback(r)
+    r = trawl_dask("audit", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", tree, "-c", "c.db",
+                   "--stats", a, cwd=str(tmp_path), timeout=60)
+    assert r.returncode == 2 and "copy.bin: is a file inside" in r.stderr, r.stderr
+    assert open(a, "rb").read() == before
+    assert not (tmp_path / "c.db").exists()

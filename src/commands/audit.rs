@@ -19,6 +19,13 @@ pub fn run(plan: AuditPlan, typed_roots: &[PathBuf]) -> anyhow::Result<Outcome> 
     run_with(plan, typed_roots, &mut Local)
 }
 
+/// Opens one of an audit's outputs: refused where it would replace a file inside a root (or
+/// a root that is a file), or the catalog or one of SQLite's files beside it.
+pub(crate) fn create_output(plan: &AuditPlan, path: &std::path::Path) -> anyhow::Result<Output> {
+    super::output::apart(path, &plan.cfg.roots)?;
+    Output::create_beside_catalog(path, &plan.catalog)
+}
+
 /// `trawl audit` with its walk and reads done by `source` (a cluster's workers); the catalog,
 /// the messages and the outputs stay here.
 pub fn run_with(
@@ -27,7 +34,7 @@ pub fn run_with(
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
     super::output::distinct(&plan.output_paths())?;
-    let apart = |p: &std::path::Path| Output::create_beside_catalog(p, &plan.catalog);
+    let apart = |p: &std::path::Path| create_output(&plan, p);
     let mut json = plan.json.as_deref().map(apart).transpose()?;
     let mut html = plan.html.as_deref().map(apart).transpose()?;
     let mut cat = open_catalog(&plan)?;

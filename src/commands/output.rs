@@ -1,4 +1,5 @@
-//! Output destinations: a file written atomically, or stdout ('-').
+//! Output destinations: a file written atomically, or stdout ('-'); and the rule that no output
+//! replaces what its command reads (an input, a file inside a root, a catalog's own files).
 
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
@@ -23,21 +24,10 @@ impl Output {
             .with_context(|| format!("{}: cannot create", path.display()))
     }
 
-    /// As [`Output::create`], refusing an output that is one of `inputs` (the same file by
-    /// device and inode, whatever name reaches it, or the same name in the same directory):
-    /// writing it would replace what is read.
+    /// As [`Output::create`], refusing what [`apart`] refuses: an output that would replace
+    /// one of `inputs` or a file inside one.
     pub fn create_apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<Output> {
-        if let Some(i) = inputs
-            .iter()
-            .map(AsRef::as_ref)
-            .find(|i| same_file(path, i))
-        {
-            anyhow::bail!(
-                "{}: is the input {}; writing it would replace it (name another output)",
-                path.display(),
-                i.display()
-            );
-        }
+        apart(path, inputs)?;
         Output::create(path)
     }
 
@@ -114,6 +104,88 @@ const CATALOG_COMPANIONS: [(&str, &str); 4] = [
     ("-shm", "the catalog's shared-memory index"),
     ("-journal", "the catalog's rollback journal"),
 ];
+
+/// Refuses an output that would replace what the command reads: one of `inputs` (the same
+/// file by device and inode, whatever name reaches it, or the same name in the same
+/// directory), or an existing file inside an input that is a directory (a scan's or an
+/// audit's root), found by the device and inode of each directory above the file's real
+/// path, so that a link, `..` or a bind mount reaches the same root. A name not yet taken
+/// inside a root is allowed: the walk leaves the output's file out.
+pub fn apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
+    if let Some(i) = inputs
+        .iter()
+        .map(AsRef::as_ref)
+        .find(|i| same_file(path, i))
+    {
+        anyhow::bail!(
+            "{}: is the input {}; writing it would replace it (name another output)",
+            path.display(),
+            i.display()
+        );
+    }
+    // The file the writer would replace: links followed, as it follows them; a device or a
+    // FIFO is written in place, never replaced.
+    let existing = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if let Some(root) = existing
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten()
+        .and_then(|real| inside(real.parent()?, inputs))
+    {
+        anyhow::bail!(
+            "{}: is a file inside {}, which is read; writing it would replace it (name a new \
+             file, or one outside {})",
+            path.display(),
+            root.display(),
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a directory of outputs whose names are known only once the files are read
+/// (`--media-index DIR`) where it lies inside one of `inputs` and holds anything: one of
+/// the files written into it could replace a file that was read. A new or empty directory
+/// inside a root is allowed.
+pub fn dir_apart<P: AsRef<Path>>(flag: &str, dir: &Path, inputs: &[P]) -> anyhow::Result<()> {
+    let holds = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
+    if let Some(root) = holds
+        .then(|| std::fs::canonicalize(dir).ok())
+        .flatten()
+        .and_then(|real| inside(&real, inputs))
+    {
+        anyhow::bail!(
+            "{flag} {}: a directory inside {}, which is read, and not empty: what is written \
+             into it could replace a file of it (name a new or empty directory, or one outside {})",
+            dir.display(),
+            root.display(),
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// The input directory that holds `dir` (a real path), `dir` itself included: each directory
+/// from `dir` up to `/` compared with the inputs' by device and inode.
+fn inside<'a, P: AsRef<Path>>(dir: &Path, inputs: &'a [P]) -> Option<&'a Path> {
+    let roots: Vec<((u64, u64), &Path)> = inputs
+        .iter()
+        .map(AsRef::as_ref)
+        .filter_map(|i| {
+            let m = std::fs::metadata(i).ok().filter(|m| m.is_dir())?;
+            Some(((m.dev(), m.ino()), i))
+        })
+        .collect();
+    if roots.is_empty() {
+        return None;
+    }
+    dir.ancestors().find_map(|a| {
+        let m = std::fs::metadata(a).ok()?;
+        roots
+            .iter()
+            .find(|(id, _)| *id == (m.dev(), m.ino()))
+            .map(|(_, r)| *r)
+    })
+}
 
 /// Where a name leads: its directory resolved (links and `..` followed) joined with its own
 /// name, so that two names of a file not yet made can be compared; None for stdout ('-') or a

@@ -26,9 +26,12 @@ pub(crate) struct Outputs {
 
 impl Outputs {
     pub(crate) fn open(plan: &ScanPlan) -> anyhow::Result<Outputs> {
-        // A root may be a file: no output may be one.
+        // No output may be a root that is a file, nor replace a file inside a root.
         super::output::distinct(&plan.output_paths())?;
         let create = |p: &std::path::Path| Output::create_apart(p, &plan.cfg.roots);
+        if let Some(dir) = &plan.media_index {
+            super::output::dir_apart("--media-index", dir, &plan.cfg.roots)?;
+        }
         let mut manifests: Vec<(Format, Output)> = Vec::new();
         for m in &plan.manifests {
             manifests.push((m.format.clone(), create(&m.path)?));

@@ -49,9 +49,9 @@ pub fn audit(args: Vec<OsString>, source: &mut dyn Source) -> u8 {
     })
 }
 
-/// Opens the audit's own figures file (`flag`, e.g. `--stats`) for `trawl audit`'s arguments:
-/// refused where it is the catalog or one of SQLite's files beside it, or names the file of
-/// another output.
+/// Opens the audit's own figures file (`flag`, e.g. `--stats`) for `trawl audit`'s arguments
+/// as the audit's outputs are opened: refused where it would replace a file inside a root, is
+/// the catalog or one of SQLite's files beside it, or names the file of another output.
 pub fn open_run_output(
     args: Vec<OsString>,
     flag: &str,
@@ -61,8 +61,7 @@ pub fn open_run_output(
     let mut outputs = plan.output_paths();
     outputs.push((flag, path));
     crate::commands::output::distinct(&outputs)?;
-    crate::commands::output::Output::create_beside_catalog(path, &plan.catalog)
-        .map(super::RunOutput)
+    crate::commands::audit::create_output(&plan, path).map(super::RunOutput)
 }
 
 /// A worker's side of a cluster audit, from `trawl audit`'s arguments.

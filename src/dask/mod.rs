@@ -1,9 +1,11 @@
 //! A cluster scan's front, as the Python package calls it in-process: `trawl scan`'s own flags
 //! parsed and checked for a cluster ([`ClusterPlan`]), its outputs opened before anything is
 //! read, and written at the end from the merged parts exactly as `trawl scan` writes them. The
-//! work between (listings, maps, reduces, the merge) is `trawl-cluster`'s.
+//! work between (listings, maps, reduces, the merge) is `trawl-cluster`'s. An audit's front is
+//! [`audit`]'s; the scheduler file, [`scheduler`]'s.
 
 pub mod audit;
+pub mod scheduler;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -141,8 +143,9 @@ impl ClusterPlan {
         Ok((OpenOutputs(o), ids))
     }
 
-    /// Opens the run's own figures file (`flag`, e.g. `--stats`): refused where it is a root
-    /// or names the file of another output.
+    /// Opens the run's own figures file (`flag`, e.g. `--stats`) as the scan's outputs are
+    /// opened: refused where it is a root, would replace a file inside one, or names the file
+    /// of another output.
     pub fn open_run_output(&self, flag: &str, path: &Path) -> anyhow::Result<RunOutput> {
         let mut outputs = self.plan.output_paths();
         outputs.push((flag, path));

@@ -175,6 +175,99 @@ fn a_symlinked_output_replaces_its_destination_and_keeps_the_link() {
     }
 }
 
+/// The names under `dir`, sorted (what a refused run must leave as it was: no file replaced,
+/// no temporary file left).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// An output that would replace a file inside a scanned root is refused by name before
+/// anything is read (exit 2), whatever name reaches the file: a link to the root, `..`, a
+/// link to the file itself. A new file inside the root is written and left out of the scan;
+/// a --media-index directory inside a root must be new or empty.
+#[test]
+fn no_scan_output_replaces_a_file_inside_a_root() {
+    let d = Dir::new();
+    d.create(b"t3/a", b"a\n");
+    d.create(b"t3/sub/b", b"b\n");
+    d.create(b"t3/idx/old.keyframes.json", b"{}");
+    std::os::unix::fs::symlink("t3", d.join("alias")).unwrap();
+    std::os::unix::fs::symlink("t3/sub/b", d.join("to-b")).unwrap();
+    let before = |p: &str| std::fs::read(d.join(p)).unwrap();
+    let (a, b) = (before("t3/a"), before("t3/sub/b"));
+    let (top, sub) = (listing(&d.join("t3")), listing(&d.join("t3/sub")));
+    for (flag, value, named) in [
+        ("-m", "sha256sum:t3/sub/b", "t3/sub/b"),
+        ("--json", "t3/a", "t3/a"),
+        ("--jsonl", "alias/a", "alias/a"),
+        ("--html", "t3/sub/../a", "t3/sub/../a"),
+        ("--ncdu", "to-b", "to-b"),
+        ("--duplicates", "./t3/sub/b", "./t3/sub/b"),
+    ] {
+        let r = d.cmd().args(["scan", "t3", "-q", flag, value]).run();
+        assert_eq!(r.code, 2, "{flag} {value}: {}", r.stderr);
+        r.stderr_has(&format!("{named}: is a file inside t3, which is read"));
+        assert_eq!((before("t3/a"), before("t3/sub/b")), (a.clone(), b.clone()));
+        assert_eq!(listing(&d.join("t3")), top, "{flag} {value}");
+        assert_eq!(listing(&d.join("t3/sub")), sub, "{flag} {value}");
+    }
+    // A root given through a link is the same root.
+    d.cmd()
+        .args(["scan", "alias", "-q", "--json", "t3/a"])
+        .run()
+        .code(2)
+        .stderr_has("t3/a: is a file inside alias, which is read");
+    d.cmd()
+        .args(["scan", "t3", "-q", "--media-index", "t3/idx"])
+        .run()
+        .code(2)
+        .stderr_has("--media-index t3/idx: a directory inside t3, which is read, and not empty");
+    // New files inside the root: written, and not part of what they describe.
+    d.cmd()
+        .args([
+            "scan",
+            "t3",
+            "-q",
+            "-m",
+            "sha256sum:t3/SUMS",
+            "--json",
+            "t3/r.json",
+        ])
+        .args(["--media-index", "t3/new-idx"])
+        .run()
+        .code(0);
+    let sums = String::from_utf8(before("t3/SUMS")).unwrap();
+    assert_eq!(sums.lines().count(), 3, "{sums}");
+    assert!(!sums.contains("SUMS") && !sums.contains("r.json"), "{sums}");
+    assert_eq!(before("t3/a"), a);
+}
+
+/// An audit's outputs keep the same rule: one that would replace a file inside an audited
+/// root is refused by name before the catalog is opened or anything is read.
+#[test]
+fn no_audit_output_replaces_a_file_inside_a_root() {
+    let d = Dir::new();
+    d.create(b"t3/a", b"a\n");
+    std::os::unix::fs::symlink("t3", d.join("alias")).unwrap();
+    for (flag, out) in [("--json", "t3/a"), ("--html", "alias/a")] {
+        let r = d
+            .cmd()
+            .args(["audit", "t3", "-c", "cat.db", "-q", flag, out])
+            .run();
+        assert_eq!(r.code, 2, "{flag} {out}: {}", r.stderr);
+        r.stderr_has(&format!("{out}: is a file inside "));
+        r.stderr_has("which is read; writing it would replace it");
+        assert_eq!(std::fs::read(d.join("t3/a")).unwrap(), b"a\n");
+        assert!(!d.join("cat.db").exists(), "the catalog was made");
+        assert_eq!(listing(&d.join("t3")), ["a"]);
+    }
+}
+
 #[test]
 fn serve_never_leaks_an_outside_file_through_a_swapped_symlink() {
     let d = Dir::new();

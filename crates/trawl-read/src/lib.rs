@@ -2,11 +2,12 @@
 //! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
 //! and detection of files that change while they are read.
 //!
-//! The face: opening ([`open_for_read`] and its variants, [`OpenedFile`], [`Stamp`]), buffers
-//! ([`BufferPool`]), reading ([`ChunkSource`] by [`IoMethod`]), names opened beneath a directory
-//! that cannot leave it ([`RootDir`], [`open_beneath`], [`Parents`]), directories held open
-//! ([`DirAt`]), the mapped window's guard against a file that shrinks ([`guard_map`]), what the
-//! device is ([`device_seeks`], [`first_extent`]) and a thread's CPU clock.
+//! The face: opening ([`open_for_read`] and its variants, [`OpenedFile`], [`Stamp`]; a small
+//! input read whole, [`read_whole`]), buffers ([`BufferPool`]), reading ([`ChunkSource`] by
+//! [`IoMethod`]), names opened beneath a directory that cannot leave it ([`RootDir`],
+//! [`open_beneath`], [`Parents`]), directories held open ([`DirAt`]), the mapped window's
+//! guard against a file that shrinks ([`guard_map`]), what the device is ([`device_seeks`],
+//! [`first_extent`]) and a thread's CPU clock.
 #![deny(missing_docs)]
 
 mod at;
@@ -26,7 +27,9 @@ pub use beneath::{
 pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::thread_cpu_time;
 pub use disk::{device_seeks, first_extent};
-pub use open::{OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in};
+pub use open::{
+    OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in, read_whole,
+};
 pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
 pub use sigbus::{MapGuard, file_shrank_below, guard_map};
 
@@ -65,6 +68,19 @@ pub enum ReadError {
         /// What it is.
         what: &'static str,
     },
+    /// A file read whole that is larger than a file of its kind may be.
+    #[error(
+        "{}: {size} bytes, more than the {cap} a file of this kind may hold; not read",
+        path.display()
+    )]
+    TooLarge {
+        /// The path concerned.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The most read.
+        cap: u64,
+    },
     /// The file changed while it was read (size, time or identity).
     #[error("{}: changed while being read ({detail}); no digest recorded", path.display())]
     Changed {
@@ -83,6 +99,7 @@ impl ReadError {
             | ReadError::Open { path, .. }
             | ReadError::Read { path, .. }
             | ReadError::NotRegular { path, .. }
+            | ReadError::TooLarge { path, .. }
             | ReadError::Changed { path, .. } => path,
         }
     }
@@ -94,6 +111,7 @@ impl ReadError {
             ReadError::Open { .. } => "open",
             ReadError::Read { .. } => "read",
             ReadError::NotRegular { .. } => "not-regular",
+            ReadError::TooLarge { .. } => "too-large",
             ReadError::Changed { .. } => "changed-during-read",
         }
     }

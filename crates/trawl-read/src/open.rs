@@ -102,6 +102,34 @@ pub fn open_in(dir: Option<&File>, path: &Path, flags: i32) -> std::io::Result<F
     }
 }
 
+/// Reads a small input whole (a settings file handed over by another program): opened as
+/// [`open_for_read`] opens a file (never waiting on a FIFO, a regular file only), and refused
+/// past `cap` bytes, by its size before anything is read and by what a read finds after.
+pub fn read_whole(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let f = open_for_read(path)?;
+    let too_large = |size| ReadError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        cap,
+    };
+    if f.stamp.size > cap {
+        return Err(too_large(f.stamp.size));
+    }
+    let mut v = Vec::new();
+    (&f.file)
+        .take(cap + 1)
+        .read_to_end(&mut v)
+        .map_err(|e| ReadError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+    if v.len() as u64 > cap {
+        return Err(too_large(v.len() as u64));
+    }
+    Ok(v)
+}
+
 /// [`open_for_read`] for a file its caller opened (read-only, `O_NONBLOCK`): the same checks,
 /// the same read-ahead advice; an error to open it is reported for `path`.
 pub fn open_for_read_with(

@@ -5,6 +5,7 @@ writes, and ``trawl.main([...])`` runs any trawl command line. ``trawl.cluster``
 import errno as _errno
 import json as _json
 import logging as _logging
+import numbers as _numbers
 import os as _os
 import re as _re
 import tempfile as _tempfile
@@ -14,23 +15,43 @@ from . import _native
 __version__ = _native.__version__
 
 
+#: What a keyword argument's value (or each item of a list of them) may be: text, a path, a
+#: number (numpy's included).
+_VALUE_TYPES = (str, bytes, _os.PathLike, _numbers.Real)
+
+
+def _value(name, v):
+    """One value of keyword argument ``name`` as text; TypeError naming it for anything that
+    is not text, a path or a number (a dict, a set, a nested list)."""
+    if isinstance(v, bool) or not isinstance(v, _VALUE_TYPES):
+        raise TypeError(f"scan(): {name}={v!r}: expected a string, a path or a number "
+                        f"(True for a flag, a list for a repeatable option)")
+    if isinstance(v, (bytes, _os.PathLike)):
+        return _os.fsdecode(v)
+    return str(v)
+
+
 def _flag(name, value):
-    """One keyword argument as trawl flags: ``top_files=5`` -> ``--top-files 5``."""
+    """One keyword argument as trawl flags: ``top_files=5`` -> ``--top-files=5``. The value is
+    joined to its flag, so that one starting with ``-`` is taken as the value it is (not as
+    another option), and one given to a flag that takes none is refused (not taken as a
+    path)."""
+    if not isinstance(name, str) or not _re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", name):
+        raise TypeError(f"scan(): {name!r}: not an option's name (trawl scan's long flags, with _ for -)")
     flag = "--" + name.replace("_", "-")
     if value is True:
         return [flag]
     if value is False or value is None:
         return []
     if isinstance(value, (list, tuple)):
-        out = []
-        for v in value:
-            out += [flag, _os.fsdecode(v) if isinstance(v, bytes) else str(v)]
-        return out
-    return [flag, str(value)]
+        return [f"{flag}={_value(name, v)}" for v in value]
+    return [f"{flag}={_value(name, value)}"]
 
 
 def main(argv):
     """Runs a trawl command line (without the program's name) in this process; its exit code."""
+    if isinstance(argv, (str, bytes)):
+        raise TypeError("main(): argv is a list of arguments (main(['scan', 'DIR'])), not one string")
     return _native.main([_os.fsencode(a) for a in ["trawl", *argv]])
 
 
@@ -96,14 +117,21 @@ def scan(*paths, **options):
     if "json" in options:
         raise ValueError("scan: the report is returned; write it with json.dump")
     for p in paths:
+        # A path is text, bytes or a path object: os.stat would take an int as a descriptor.
+        if not isinstance(p, (str, bytes, _os.PathLike)):
+            raise TypeError(f"scan(): paths: {p!r} is not a path (expected str, bytes or os.PathLike)")
         # The path's own error, typed, before anything is read (os.stat raises it).
         _os.stat(p)
-    argv = ["scan", *[_os.fsdecode(p) for p in paths], "--quiet"]
+    argv = ["scan", "--quiet"]
     for k, v in options.items():
-        argv += _flag(k, v)
+        # Always quiet (the messages go to the logger): a `quiet` keyword changes nothing.
+        if k != "quiet":
+            argv += _flag(k, v)
     with _tempfile.TemporaryDirectory(prefix="trawl-") as d:
         out = _os.path.join(d, "report.json")
-        code, said = _native.main_captured([_os.fsencode(a) for a in ["trawl", *argv, "--json", out]])
+        # The paths after `--`: one starting with `-` is a path, not an option.
+        argv += ["--json", out, "--", *[_os.fsdecode(p) for p in paths]]
+        code, said = _native.main_captured([_os.fsencode(a) for a in ["trawl", *argv]])
         if not _os.path.exists(out):
             msg = said.strip().removeprefix("trawl: ")
             e = _os_error(msg)

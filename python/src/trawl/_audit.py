@@ -18,10 +18,18 @@ class Audit(_Cluster):
     """One trawl-dask audit: trawl audit runs here, with the catalog; its walk and its reads
     are tasks on the workers, pulled from the two generators below as it records them."""
 
-    def __init__(self, opts, audit_args, client):
-        super().__init__(opts, client)
+    def __init__(self, opts, audit_args):
+        super().__init__(opts)
         self.args = [os.fsencode(a) for a in audit_args]
         self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
+        # Opened before any cluster is contacted, as the audit's own outputs are opened before
+        # anything is read: a bad path costs nothing.
+        self.stats_file = None
+        if opts.stats:
+            try:
+                self.stats_file = _native.open_audit_output(self.args, "--stats", os.fsencode(opts.stats))
+            except ValueError as e:
+                raise Fatal(str(e).strip())
 
     def walk(self, spec, roots):
         """Yields the listings of the roots, as listing tasks (a few directories each) end."""
@@ -106,16 +114,10 @@ class Audit(_Cluster):
             "shard_bytes_max": max_bytes,
         }
 
-    def run(self):
+    def run_on_cluster(self):
         self.check_versions()
-        stats = None
-        if self.o.stats:
-            try:
-                stats = _native.open_audit_output(self.args, "--stats", os.fsencode(self.o.stats))
-            except ValueError as e:
-                raise Fatal(str(e).strip())
         code = _native.audit(self.args, self.walk, self.read)
         self.say_worker_changes()
-        if stats is not None:
-            _write_run_file(stats, self.stats)
+        if self.stats_file is not None:
+            _write_run_file(self.stats_file, self.stats)
         return code

@@ -8,15 +8,23 @@ from ._common import Fatal, _say
 
 
 class _Cluster:
-    """What a scan and an audit share: the client, the workers, a version check."""
+    """What a scan and an audit share: the client, the workers, a version check. A job is made
+    (its flags checked, its outputs opened) before any cluster is contacted, and run on one
+    with ``run(client)``."""
 
-    def __init__(self, opts, client):
+    def __init__(self, opts):
         self.o = opts
-        self.client = client
+        self.client = None
         self.started = time.time()
         self.stats = {}
         # The version every worker must run (checked at the start, and by each map or read).
         self.wire = _native.wire_version()
+
+    def run(self, client):
+        """Runs the job on the cluster ``client`` reaches; its exit code."""
+        self.client = client
+        self.started = time.time()
+        return self.run_on_cluster()
 
     def workers(self):
         return self.client.scheduler_info(n_workers=-1)["workers"]

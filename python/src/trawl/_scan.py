@@ -47,8 +47,8 @@ def _absolute_roots(args, roots):
 class Run(_Cluster):
     """One trawl-dask scan."""
 
-    def __init__(self, opts, scan_args, client):
-        super().__init__(opts, client)
+    def __init__(self, opts, scan_args):
+        super().__init__(opts)
         # Roots: PATH... as given, or the --on paths (each pinned to its host).
         self.pins = []  # per root: None or the host spec
         if opts.on:
@@ -66,14 +66,15 @@ class Run(_Cluster):
         except ValueError as e:
             raise Fatal(str(e).strip())
         self.roots = self.plan.roots()
-        # A running cluster's workers resolve a relative path in their own directories, not
-        # this one: a relative root is made absolute here. A pinned host's directory is not
-        # known here: refused by name. (A local cluster's workers start here.)
+        # A running cluster's workers (--scheduler, --scheduler-file) resolve a relative path in
+        # their own directories, not this one: a relative root is made absolute here. A pinned
+        # host's directory is not known here: refused by name. (A local cluster's workers start
+        # here.)
         for root, pin in zip(self.roots, self.pins or [None] * len(self.roots)):
             if not os.path.isabs(root) and pin is not None:
                 raise Fatal(f"--on {pin}:{os.fsdecode(root)}: a relative path, which host {pin} "
                             f"would resolve in its own directory: give it from /")
-        if opts.scheduler and not all(os.path.isabs(r) for r in self.roots):
+        if opts.local is None and not all(os.path.isabs(r) for r in self.roots):
             self.args = _absolute_roots(self.args, self.roots)
             self.plan = _native.Plan(self.args)
             self.roots = self.plan.roots()
@@ -103,6 +104,7 @@ class Run(_Cluster):
         self.resolved = {}  # host spec -> its address, or None
         self.pinned_keys = {}  # task key -> root number, for every task pinned by --on
         self.pin_addr = {}  # worker name given to --on -> the address its tasks are pinned to
+        self.open_outputs()
 
     # -- workers --
 
@@ -581,7 +583,24 @@ class Run(_Cluster):
             }
         )
 
-    def run(self):
+    def open_outputs(self):
+        """Opens the outputs and --stats (refused by trawl's rules: a root, a file inside one,
+        another output), as trawl scan does before anything is read, and here before any
+        cluster is contacted: a bad path costs nothing. Their files are left out of the walk."""
+        self.stats_file = None
+        if self.o.stats:
+            try:
+                self.stats_file = self.plan.open_run_output("--stats", os.fsencode(self.o.stats))
+            except ValueError as e:
+                raise Fatal(str(e).strip())
+        try:
+            self.outputs, self.excluded = self.plan.open_outputs()
+        except ValueError as e:
+            raise Fatal(str(e).strip())
+        if self.stats_file is not None and self.stats_file.identity() is not None:
+            self.excluded.append(self.stats_file.identity())
+
+    def run_on_cluster(self):
         phases = {}
         t = time.perf_counter()
 
@@ -592,19 +611,7 @@ class Run(_Cluster):
             t = now
 
         self.check_versions()
-        # Opened before anything is read, as trawl's outputs are: a bad path costs nothing.
-        stats = None
-        if self.o.stats:
-            try:
-                stats = self.plan.open_run_output("--stats", os.fsencode(self.o.stats))
-            except ValueError as e:
-                raise Fatal(str(e).strip())
-        try:
-            outputs, excluded = self.plan.open_outputs()
-        except ValueError as e:
-            raise Fatal(str(e).strip())
-        if stats is not None and stats.identity() is not None:
-            excluded.append(stats.identity())
+        outputs, excluded, stats = self.outputs, self.excluded, self.stats_file
         # Every worker (and any that joins) serves this run's map shares to its reduce tasks,
         # until the run ends.
         plugin = _shares_plugin(self.run_key)
@@ -618,7 +625,7 @@ class Run(_Cluster):
                 pass  # the scheduler is gone, or the plugin with it
 
     def run_registered(self, phases, phase, outputs, excluded, stats):
-        phase("versions and outputs")
+        phase("versions")
         found = self.walk(excluded)
         phase("walk")
         shards = self.shards(found)

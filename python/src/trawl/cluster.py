@@ -12,7 +12,7 @@ of finished shards for ``--resume``, and a version check before any work.
 
 import argparse
 import contextlib
-import json
+import os
 import sys
 
 from . import _native
@@ -27,11 +27,57 @@ _ = (CheckpointError, _checkpoint_decode, _checkpoint_encode)
 
 
 def _parse_size(s):
-    """A size as trawl's own flags read it (one rule, in Rust)."""
+    """A size as trawl's own flags read it (one rule, in Rust), of at least a byte."""
     try:
-        return _native.parse_size(s)
+        n = _native.parse_size(s)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e))
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{s!r}: at least 1 byte")
+    return n
+
+
+#: The longest a SECONDS flag waits: a day. Past it, a frozen worker, a lost host or a
+#: scheduler that never answers would hold a run for days.
+SECONDS_MAX = 86400
+
+
+def _seconds(s):
+    """A SECONDS flag's value: a finite number of seconds from 1 to ``SECONDS_MAX``."""
+    try:
+        v = float(s)
+    except ValueError:
+        v = None
+    # NaN fails both comparisons.
+    if v is None or not 1 <= v <= SECONDS_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{s!r}: expected a number of seconds from 1 to {SECONDS_MAX} (a day; past it, a frozen "
+            "worker or a scheduler that never answers would hold the run for days)"
+        )
+    return v
+
+
+def _count(lo, hi, what):
+    """A count flag's value: a whole number from ``lo`` to ``hi``; ``what`` says why the bounds."""
+
+    def parse(s):
+        try:
+            v = int(s)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{s!r}: expected a whole number from {lo} to {hi} ({what})")
+        return v
+
+    return parse
+
+
+#: Each count flag's bounds: a local cluster's processes, as many as trawl's own -j; the
+#: partitions a batch's format can number; files per shard, whose names travel in one task.
+_LOCAL = _count(1, 1024, "worker processes on this machine")
+_PARTITIONS = _count(1, 65536, "fingerprint partitions")
+_REDUCERS = _count(0, 65536, "reduce tasks; 0: twice the workers")
+_SHARD_FILES = _count(1, 1_000_000, "files per task, whose names travel with it")
 
 
 def _parser():
@@ -56,20 +102,20 @@ def _parser():
         help="local disks: PATH on the worker(s) of HOST (a host name or address, or a worker's "
         "name); its shards run only there (repeatable; instead of PATH...)",
     )
-    s.add_argument("--partitions", type=int, default=64, help="fingerprint partitions, each counted apart (default 64)")
-    s.add_argument("--reducers", type=int, default=0, help="reduce tasks, each counting a range of partitions (default: twice the workers)")
-    s.add_argument("--shard-files", type=int, default=10000, help="at most this many files per shard (default 10000)")
+    s.add_argument("--partitions", type=_PARTITIONS, default=64, help="fingerprint partitions, each counted apart (1 to 65536; default 64)")
+    s.add_argument("--reducers", type=_REDUCERS, default=0, help="reduce tasks, each counting a range of partitions (default: twice the workers)")
+    s.add_argument("--shard-files", type=_SHARD_FILES, default=10000, help="at most this many files per shard (1 to 1000000; default 10000)")
     s.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most this many bytes per shard (default 8GiB)")
     s.add_argument("--state", metavar="DIR", help="checkpoint each finished shard here (for --resume)")
     s.add_argument("--resume", action="store_true", help="take the shards already checkpointed in --state DIR")
-    s.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
+    _connect_timeout(s)
     s.add_argument(
         "--lost-worker-timeout",
-        type=float,
+        type=_seconds,
         default=120.0,
         metavar="SECONDS",
         help="shards pinned to a host with no worker for this long are named and the run ends "
-        "with exit code 2 (default 120)",
+        "with exit code 2 (1 to 86400; default 120)",
     )
     _worker_timeout(s, ", or that does not answer a request for map results within it,")
     s.add_argument("--no-speculate", action="store_true", help="do not re-issue the last shards on idle workers")
@@ -81,22 +127,27 @@ def _parser():
         "--max-bytes, ...). The paths must be the same on this machine and on every worker.",
     )
     _where(a)
-    a.add_argument("--shard-files", type=int, default=10000, help="at most this many files per read task (default 10000)")
+    a.add_argument("--shard-files", type=_SHARD_FILES, default=10000, help="at most this many files per read task (1 to 1000000; default 10000)")
     a.add_argument("--shard-size", type=_parse_size, default=8 << 30, help="at most about this many bytes per read task (default 8GiB)")
-    a.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS", help="give up reaching the scheduler after this long (default 30)")
+    _connect_timeout(a)
     _worker_timeout(a, "")
     a.add_argument("--stats", metavar="FILE", help="write the run's cluster figures (JSON)")
     return p
 
 
+def _connect_timeout(p):
+    p.add_argument("--connect-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="give up reaching the scheduler after this long (1 to 86400; default 30)")
+
+
 def _worker_timeout(p, also):
     p.add_argument(
         "--worker-timeout",
-        type=float,
+        type=_seconds,
         default=60.0,
         metavar="SECONDS",
         help=f"a worker not heard from for this long{also} is taken as lost and its work runs "
-        "on the others (default 60)",
+        "on the others (1 to 86400; default 60)",
     )
 
 
@@ -106,26 +157,21 @@ def _where(p):
     where.add_argument("--scheduler", metavar="ADDRESS", help="a running scheduler (tcp://HOST:8786, tls://HOST:8786)")
     where.add_argument("--scheduler-file", metavar="FILE", help="a running scheduler's address, from the file "
                        "`dask scheduler --scheduler-file FILE` writes (as dask-jobqueue and dask-mpi hand it over)")
-    where.add_argument("--local", metavar="N", type=int, help="start a local cluster of N worker processes")
+    where.add_argument("--local", metavar="N", type=_LOCAL, help="start a local cluster of N worker processes (1 to 1024)")
     p.add_argument("--tls-ca-file", metavar="FILE", help="a tls:// scheduler: the CA certificate(s) to trust")
     p.add_argument("--tls-cert", metavar="FILE", help="a tls:// scheduler: this client's certificate")
     p.add_argument("--tls-key", metavar="FILE", help="a tls:// scheduler: this client's private key (if not in --tls-cert)")
 
 
 def _scheduler_address(o):
-    """The scheduler's address: --scheduler, or the one in --scheduler-file."""
+    """The scheduler's address: --scheduler, or the one in --scheduler-file (read as trawl reads
+    a small input: never waiting on a FIFO, a regular file of at most 1 MiB; one rule, in Rust)."""
     if not o.scheduler_file:
         return o.scheduler
     try:
-        with open(o.scheduler_file) as f:
-            address = json.load(f).get("address")
-    except OSError as e:
-        raise Fatal(f"--scheduler-file {o.scheduler_file}: cannot read it: {e.strerror or e}")
-    except (ValueError, AttributeError):
-        raise Fatal(f"--scheduler-file {o.scheduler_file}: not a scheduler file (JSON with an \"address\")")
-    if not isinstance(address, str) or "://" not in address:
-        raise Fatal(f"--scheduler-file {o.scheduler_file}: no scheduler address in it")
-    return address
+        return _native.scheduler_address(os.fsencode(o.scheduler_file))
+    except ValueError as e:
+        raise Fatal(f"--scheduler-file {str(e).strip()}")
 
 
 def _security(o, address):
@@ -167,8 +213,6 @@ def _client(o):
     from distributed import Client, LocalCluster
 
     if o.local is not None:
-        if o.local < 1:
-            raise Fatal("--local N: N must be at least 1")
         if o.tls_ca_file or o.tls_cert or o.tls_key:
             raise Fatal("--tls-*: for a running tls:// scheduler, not a local cluster")
         cluster = LocalCluster(
@@ -180,9 +224,6 @@ def _client(o):
         )
         return Client(cluster), cluster
     o.scheduler = _scheduler_address(o)
-    if not o.scheduler:
-        raise Fatal("name a scheduler (--scheduler tcp://HOST:8786 or --scheduler-file FILE) or start a "
-                    "local cluster (--local N)")
     security = _security(o, o.scheduler)
     try:
         return Client(o.scheduler, timeout=o.connect_timeout, security=security), None
@@ -195,9 +236,15 @@ def _client(o):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if isinstance(argv, (str, bytes)):
+        raise TypeError("trawl.cluster.main: argv is a list of arguments, not one string")
     opts, rest = _parser().parse_known_args(argv)
+    if opts.local is None and not opts.scheduler and not opts.scheduler_file:
+        _say("name a scheduler (--scheduler tcp://HOST:8786 or --scheduler-file FILE) or start a "
+             "local cluster (--local N)")
+        return 2
     if opts.command == "audit":
-        return _main(opts, lambda client: Audit(opts, rest, client).run())
+        return _main(opts, lambda: Audit(opts, rest))
     if opts.resume and not opts.state:
         _say("--resume needs --state DIR")
         return 2
@@ -207,13 +254,13 @@ def main(argv=None):
         except Fatal as e:
             _say(str(e))
             return 2
-    if opts.partitions < 1 or opts.partitions > 65536:
-        _say("--partitions: between 1 and 65536")
-        return 2
-    return _main(opts, lambda client: Run(opts, rest, client).run())
+    return _main(opts, lambda: Run(opts, rest))
 
 
-def _main(opts, run):
+def _main(opts, prepare):
+    """Runs the job ``prepare()`` makes (its flags checked and its outputs opened before any
+    cluster is contacted: a bad flag or path costs nothing) on the cluster the options name;
+    the exit code."""
     import signal
     from concurrent.futures import CancelledError
 
@@ -231,8 +278,9 @@ def _main(opts, run):
             pass
     lost = False
     try:
+        job = prepare()
         client, cluster = _client(opts)
-        return run(client)
+        return job.run(client)
     except Fatal as e:
         _say(str(e))
         return 2
