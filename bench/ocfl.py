@@ -20,8 +20,11 @@ tmpfs), the same rounds; with each command's bytes read from the device (`read_b
 `cat` of every file of the root once as the floor (directories, inodes and inventories are read
 from the device too).
 
+--baseline PATH runs another build of trawl beside this one (as "trawl baseline"), to show what
+a change does to the figures.
+
     python3 bench/ocfl.py [--objects N] [--size 2G] [--runs N] [--cold] [--only trawl,rocfl]
-        [--trawl PATH] [--rocfl PATH] [--ocfl-validate PATH] [--dir DIR]
+        [--trawl PATH] [--baseline PATH] [--rocfl PATH] [--ocfl-validate PATH] [--dir DIR]
 """
 import argparse
 import hashlib
@@ -199,6 +202,7 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--dir", default="/var/tmp/trawl-bench-ocfl")
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
+    ap.add_argument("--baseline")
     ap.add_argument("--rocfl", default=shutil.which("rocfl"))
     ap.add_argument("--ocfl-validate", default=script("ocfl-validate.py"))
     a = ap.parse_args()
@@ -206,6 +210,8 @@ def main():
         sys.exit("--cold drops the page cache (echo 3 > /proc/sys/vm/drop_caches): run as root")
     content = generate(a.dir, a.objects, parse_size(a.size))
     tools = {"trawl": [a.trawl, "ocfl", "validate", "-q", a.dir]}
+    if a.baseline:
+        tools["trawl baseline"] = [a.baseline, "ocfl", "validate", "-q", a.dir]
     if a.ocfl_validate:
         tools["ocfl-validate"] = [sys.executable, a.ocfl_validate, a.dir]
     else:
@@ -220,7 +226,8 @@ def main():
         tools["cat every file"] = ["sh", "-c", 'find "$0" -type f -print0 | xargs -0 cat > /dev/null',
                                    a.dir]
     if a.only:
-        tools = {k: v for k, v in tools.items() if k in a.only.split(",")}
+        keep = a.only.split(",") + (["trawl baseline"] if a.baseline else [])
+        tools = {k: v for k, v in tools.items() if k in keep}
     times = {k: [] for k in tools}
     if not a.cold:
         for cmd in tools.values():
