@@ -550,6 +550,12 @@ fn older_than_and_max_bytes_read_part_and_the_next_run_goes_on_from_there() {
     assert_eq!(v["files_read"], 0);
     assert_eq!(v["not_read"], 10);
     assert_eq!(count(&v, "corrupt"), 0);
+    // An age past any time there is, however written: nothing is due, nothing overflows.
+    for age in ["9223372036854775808s", "10000000000000000000s"] {
+        let (r, v) = audit(&d, &["--older-than", age]);
+        r.code(0);
+        assert_eq!(v["files_read"], 0, "{age}");
+    }
     // A budget of 3000 bytes: three files per run, least recently verified first.
     let mut found_in = None;
     for run in 0..4 {

@@ -351,6 +351,23 @@ fn an_object_s_link_is_not_read_and_a_missing_path_is_trouble() {
     assert!(has("E061", "inventory.json.sha512"), "{errors}");
     assert!(has("E092", "v1/content/f"), "{errors}");
 
+    // A version's inventory that is a link is named itself, its sidecar not called a stray.
+    write_object(&d.join("vi"), "info:vi", &[&[("f", b"1")], &[("f", b"1")]]);
+    std::fs::rename(
+        d.join("vi/v1/inventory.json"),
+        d.join("vi-v1-inventory.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        d.join("vi-v1-inventory.json"),
+        d.join("vi/v1/inventory.json"),
+    )
+    .unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "vi"]).run();
+    r.code(1);
+    r.stderr_has("vi: [E015] v1/inventory.json: not a regular file");
+    assert!(!r.stderr.contains("inventory.json.sha512"), "{}", r.stderr);
+
     write_object(&d.join("good"), "info:g", &[&[("f", b"1")]]);
     let r = d.cmd().args(["ocfl", "validate", "good", "nowhere"]).run();
     r.code(2);
@@ -756,6 +773,21 @@ fn a_hostile_inventory_costs_memory_bounded_by_its_size() {
         rss >> 20,
         text.len() >> 20
     );
+
+    // Past the cap, refused by its size before anything is read.
+    let dir = d.join("sparse");
+    write_object(&dir, "info:s", &[&[("a", b"1")]]);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("inventory.json"))
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let (code, rss) = crate::util::peak_rss_apart(&d, &["ocfl", "validate", "-q", "sparse"]);
+    assert_eq!(code, 1);
+    assert!(rss < 100 << 20, "peak RSS {} MiB", rss >> 20);
+    let r = d.cmd().args(["ocfl", "validate", "sparse"]).run();
+    r.stderr_has("[E033] inventory.json: cannot be read: larger than 1024 MiB: not read");
 }
 
 /// A directory without a storage root's declaration that holds objects is a storage root
@@ -816,6 +848,12 @@ fn an_inventory_file_is_checked_alone() {
     let r = d.cmd().args(["ocfl", "validate", "good.json"]).run();
     r.code(0);
     r.stdout_has("good.json is a valid OCFL 1.1 inventory");
+    // Named through a link, it is the file the link leads to (the user named it so).
+    std::os::unix::fs::symlink("good.json", d.join("link.json")).unwrap();
+    d.cmd()
+        .args(["ocfl", "validate", "link.json"])
+        .run()
+        .code(0);
     edit_inventory(&d.join("o"), |inv| {
         let m = inv["manifest"].as_object_mut().unwrap();
         for paths in m.values_mut() {
@@ -860,6 +898,26 @@ fn ocfl_py_gives_the_same_verdicts() {
     write_object(&d.join("inv"), "info:i", &[&[("a", b"1")]]);
     std::fs::copy(d.join("inv/inventory.json"), d.join("good.json")).unwrap();
     cases.push(d.join("good.json"));
+    // Sidecars: the digest in upper case, or after a space, is not the line ocfl-py reads.
+    for (name, edit) in [
+        (
+            "side-upper",
+            &(|t: &str| t.to_uppercase().replace("INVENTORY.JSON", "inventory.json"))
+                as &dyn Fn(&str) -> String,
+        ),
+        ("side-space", &|t: &str| format!(" {t}")),
+    ] {
+        let at = d.join(name);
+        write_object(&at, "info:s", &[&[("a", b"1")]]);
+        for side in [
+            at.join("inventory.json.sha512"),
+            at.join("v1/inventory.json.sha512"),
+        ] {
+            let t = std::fs::read_to_string(&side).unwrap();
+            std::fs::write(&side, edit(&t)).unwrap();
+        }
+        cases.push(at);
+    }
     let base = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/ocfl-fixtures/1.1/bad-objects"
@@ -937,6 +995,12 @@ fn an_ocfl_audit_finds_its_objects_by_the_walk_not_by_path_shape() {
     r.code(1);
     r.stdout_has("corrupt     r/v1/v1/doc.txt: content differs from the OCFL inventory")
         .stdout_has("ok 1, corrupt 1");
+    // Names alike as text are told apart on the terminal by their bytes.
+    let r = d.cmd().args(["audit", "--ocfl", "q", "-c", "q1.db"]).run();
+    r.stdout_has(&format!(
+        "corrupt     q/q\u{fffd}/v1/doc.txt [bytes {}]",
+        hex(b"q/q\xff/v1/doc.txt")
+    ));
 }
 
 /// OCFL versions never change: an object deleted and written again under its id, its v1
@@ -1014,4 +1078,166 @@ fn an_ocfl_audit_follows_no_link_and_looks_nowhere_outside_an_object() {
         })
         .collect();
     assert_eq!(lines.len(), 2, "{}", r.stderr);
+}
+
+/// What `audit --ocfl` cannot audit it names, and the run exits 2: a link at the storage root's
+/// top, a declaration that is a FIFO, a directory holding an inventory without a declaration,
+/// an inventory that lists no version, a state digest its manifest lacks, a content file the
+/// inventory lists and the object lacks, logical paths that are not plain (counted, not one).
+#[test]
+fn an_ocfl_audit_names_what_it_cannot_audit() {
+    let d = Dir::new();
+    let root = storage_root(&d, "root");
+    write_object(&d.join("outside/o"), "info:out", &[&[("a", b"1")]]);
+    std::os::unix::fs::symlink("../outside/o", root.join("linked")).unwrap();
+    write_object(&root.join("fifo"), "info:f", &[&[("a", b"1")]]);
+    std::fs::remove_file(root.join("fifo/0=ocfl_object_1.1")).unwrap();
+    crate::util::mkfifo(&root.join("fifo/0=ocfl_object_1.1"));
+    write_object(&root.join("nodecl"), "info:n", &[&[("a", b"1")]]);
+    std::fs::remove_file(root.join("nodecl/0=ocfl_object_1.1")).unwrap();
+    write_object(&root.join("empty"), "info:e", &[&[("a", b"1")]]);
+    edit_inventory(&root.join("empty"), |inv| {
+        *inv = json!({"id": "info:e", "head": "v1"});
+    });
+    write_object(
+        &root.join("lacks"),
+        "info:l",
+        &[&[("a", b"1"), ("b", b"2")]],
+    );
+    std::fs::remove_file(root.join("lacks/v1/content/b")).unwrap();
+    edit_inventory(&root.join("lacks"), |inv| {
+        let st = inv["versions"]["v1"]["state"].as_object_mut().unwrap();
+        st.insert("f".repeat(128), json!(["ghost"]));
+        for (i, bad) in ["/abs", "../up", "a//b", "./x"].into_iter().enumerate() {
+            st.insert(format!("{i:0128}"), json!([bad]));
+        }
+    });
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "c.db"])
+        .run_within(60);
+    r.code(2);
+    for want in [
+        "root/linked: a symbolic link or special file in the storage hierarchy: not followed",
+        "root/fifo/0=ocfl_object_1.1: a symbolic link or special file in the storage hierarchy",
+        "the inventory names 4 logical paths that are not a plain relative path ('../up', './x', '/abs' and 1 more)",
+        "root/nodecl: holds inventory.json but no object declaration",
+        "root/empty: inventory.json lists no version",
+        "root/lacks/v1/ghost: the inventory's state gives it digest",
+        "root/lacks/v1/b: the inventory lists it, but its content file v1/content/b is not there",
+    ] {
+        r.stderr_has(want);
+    }
+    r.stdout_has("new 1");
+}
+
+/// `audit --ocfl` holds each file to every inventory and trusts no inventory its sidecar
+/// contradicts: a sha256 object's corrupt file is corrupt in a sha512 catalog; content swapped
+/// and the root inventory rewritten to match, v1's own inventory left, is corrupt from the first
+/// audit (as `ocfl validate` says); an inventory changed without its sidecar is named.
+#[test]
+fn an_ocfl_audit_holds_every_inventory_and_the_sidecar() {
+    let d = Dir::new();
+    let root = storage_root(&d, "a");
+    write_object(&root.join("s"), "info:s", &[&[("x", b"ORIGINAL")]]);
+    let x = digest_by("sha256sum", b"ORIGINAL");
+    edit_inventory(&root.join("s"), |inv| {
+        inv["digestAlgorithm"] = json!("sha256");
+        let d512 = inv["manifest"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        inv["manifest"] = json!({ x.clone(): inv["manifest"][&d512].clone() });
+        inv["versions"]["v1"]["state"] = json!({ x.clone(): ["x"] });
+        inv.as_object_mut().unwrap().remove("fixity");
+    });
+    let text = std::fs::read(root.join("s/inventory.json")).unwrap();
+    let side = format!("{}  inventory.json\n", digest_by("sha256sum", &text));
+    for at in ["s", "s/v1"] {
+        std::fs::remove_file(root.join(at).join("inventory.json.sha512")).unwrap();
+        std::fs::write(root.join(at).join("inventory.json.sha256"), &side).unwrap();
+    }
+    d.cmd().args(["ocfl", "validate", "a"]).run().code(0);
+    std::fs::write(root.join("s/v1/content/x"), b"CORRUPTED").unwrap();
+    let r = d.cmd().args(["audit", "--ocfl", "a", "-c", "a.db"]).run();
+    r.code(1);
+    r.stdout_has("corrupt     a/s/v1/x: content differs from the OCFL inventory (sha256)");
+
+    let root = storage_root(&d, "b");
+    write_object(
+        &root.join("o"),
+        "info:o",
+        &[&[("x", b"original")], &[("x", b"original"), ("y", b"2")]],
+    );
+    std::fs::write(root.join("o/v1/content/x"), b"swapped!").unwrap();
+    let swapped = digest_by("sha512sum", b"swapped!");
+    let original = digest_by("sha512sum", b"original");
+    edit_inventory(&root.join("o"), |inv| {
+        let text = inv.to_string().replace(&original, &swapped);
+        let md5 = (
+            digest_by("md5sum", b"original"),
+            digest_by("md5sum", b"swapped!"),
+        );
+        *inv = serde_json::from_str(&text.replace(&md5.0, &md5.1)).unwrap();
+    });
+    d.cmd().args(["ocfl", "validate", "b"]).run().code(1);
+    let r = d.cmd().args(["audit", "--ocfl", "b", "-c", "b.db"]).run();
+    r.code(1);
+    r.stdout_has("corrupt     b/o/v1/x");
+
+    let root = storage_root(&d, "c");
+    write_object(&root.join("o"), "info:o", &[&[("x", b"1")]]);
+    let inv = std::fs::read_to_string(root.join("o/inventory.json")).unwrap();
+    std::fs::write(root.join("o/inventory.json"), inv.replace("\"m\"", "\"M\"")).unwrap();
+    let r = d.cmd().args(["audit", "--ocfl", "c", "-c", "c.db"]).run();
+    r.code(2);
+    r.stderr_has("the inventory is not trusted: the object is not audited");
+}
+
+/// A version registered is never added to: a file injected into v1 and a logical path renamed
+/// there (every inventory and sidecar rewritten to match) are corrupt, the old name missing; a
+/// metadata-only audit calls a changed size corrupt, never modified.
+#[test]
+fn an_ocfl_version_is_never_added_to_or_changed_unseen() {
+    let d = Dir::new();
+    let root = storage_root(&d, "root");
+    let o = root.join("o");
+    write_object(&o, "info:o", &[&[("x", b"1"), ("y", b"2")]]);
+    d.cmd()
+        .args(["audit", "--ocfl", "root", "-c", "c.db"])
+        .run()
+        .code(0);
+    std::fs::remove_dir_all(&o).unwrap();
+    write_object(
+        &o,
+        "info:o",
+        &[&[("renamed", b"1"), ("y", b"2"), ("injected", b"3")]],
+    );
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "root", "-c", "c.db"])
+        .run();
+    r.code(1);
+    r.stdout_has("corrupt     root/o/v1/injected: new in ")
+        .stdout_has("corrupt     root/o/v1/renamed")
+        .stdout_has("missing     root/o/v1/x")
+        .stdout_has("ok 1, corrupt 2, modified 0, missing 1");
+
+    let root = storage_root(&d, "m");
+    write_object(&root.join("o"), "info:o", &[&[("x", b"1")]]);
+    d.cmd()
+        .args(["audit", "--ocfl", "m", "-c", "m.db"])
+        .run()
+        .code(0);
+    std::fs::write(root.join("o/v1/content/x"), b"longer").unwrap();
+    let r = d
+        .cmd()
+        .args(["audit", "--ocfl", "m", "-c", "m.db", "--metadata-only"])
+        .run();
+    r.code(1);
+    r.stdout_has("corrupt     m/o/v1/x: size or mtime changed, and its content never changes")
+        .stdout_has("modified 0");
 }

@@ -80,7 +80,7 @@ pub struct Profile {
 
 impl Profile {
     /// Reads the profile at `path`: opened without blocking (a FIFO named here cannot hang
-    /// the reader), a regular file only, at most [`PROFILE_MAX`] bytes, then parsed. Each
+    /// the reader), a regular file only, at most 1 MiB, then parsed. Each
     /// refusal names the file and says why.
     pub fn read(path: &Path) -> Result<Profile, BagError> {
         use std::io::Read;

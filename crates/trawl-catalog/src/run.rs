@@ -257,6 +257,7 @@ pub fn audit_with(
         opts.temp_dir.as_deref(),
     )?;
     audit.forget_missing(opts.forget_missing);
+    audit.fixed_content(source.fixed());
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });
     }
@@ -449,7 +450,10 @@ impl Reads<'_> {
         let filter = PlanFilter {
             verified_before: opts
                 .older_than
-                .map(|d| crate::now_secs() - d.as_secs() as i64),
+                // An age past any time there is: nothing registered is older.
+                .map(|d| {
+                    crate::now_secs().saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                }),
         };
         let (n, bytes, _deferred) = audit.plan_totals(filter)?;
         let bytes = opts.max_bytes.map_or(bytes, |m| bytes.min(m));

@@ -31,7 +31,8 @@ pub enum ReadResult<'a> {
         dev: u64,
         /// Its inode number.
         ino: u64,
-        /// Its digests, in the catalog's algorithm order.
+        /// Its digests: the catalog's algorithms in its order, then any others the source
+        /// computed to compare with `expected` (kept for that only).
         digests: &'a [(Algorithm, Vec<u8>)],
         /// What its source says the content must be, when it says (an OCFL inventory's
         /// digests): a read that differs in one of these is corrupt, whatever its size and
@@ -59,10 +60,12 @@ pub struct Expected<'a> {
     pub digests: &'a [(Algorithm, Vec<u8>)],
     /// Where they come from (`the OCFL inventory`).
     pub from: &'a str,
-    /// The source holds the content fixed for good (an OCFL version's files never change): a
-    /// registered file read again with other digests is corrupt, never modified, whatever its
-    /// size and time, and keeps its registered digests.
-    pub fixed: bool,
+    /// Where the source holds the content fixed for good, the unit it is fixed in (an OCFL
+    /// version's directory, `OBJECT/vN`, a path under the file's root): a registered file
+    /// read again with other digests is corrupt, never modified, whatever its size and time,
+    /// and keeps its registered digests; and a file new in a unit that had files registered
+    /// in an earlier run is corrupt too (the unit's content was added to).
+    pub fixed: Option<&'a Path>,
 }
 
 /// Why a source stopped early.
@@ -87,6 +90,12 @@ pub trait Source {
         stop: &Stop,
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), SourceError>;
+
+    /// Whether every file this source lists is content that never changes (an OCFL storage
+    /// root's): a metadata-only audit then calls a changed size or time corrupt, not modified.
+    fn fixed(&self) -> bool {
+        false
+    }
 
     /// Reads each file `plan.feed` gives until it is closed, and hands what each read found
     /// to `found`; stops starting files when `stop` is set.

@@ -12,11 +12,15 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-/// What a value costs to hold, roughly: its slot (a `Value`), and a heap block's overhead.
-const SLOT: usize = 32;
-const BLOCK: usize = 16;
-/// A map entry: its key's `String`, its value's slot, and its share of a tree node.
-const ENTRY: usize = 24 + SLOT + 40;
+/// What holding a value costs, as measured: an array's element (a 32-byte `Value`, and the
+/// half as much again a growing `Vec` leaves spare on average), an object's entry (its key's
+/// `String` and its value's `Value` in a tree node about half full), and a heap block (the
+/// allocator's 32 bytes at least, else the length and 8 rounded up to 16).
+const ELEMENT: usize = 48;
+const ENTRY: usize = 112;
+fn heap(len: usize) -> usize {
+    ((len + 8).div_ceil(16) * 16).max(32)
+}
 
 /// The bytes of memory a parse of `len` bytes may hold: four times what it reads, and 16 MiB
 /// whatever the size (a sound inventory takes about twice its size).
@@ -114,11 +118,11 @@ impl<'de> Visitor<'de> for Bounded<'_> {
         Ok(Value::Null)
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
-        self.charge(v.len() + BLOCK)?;
+        self.charge(heap(v.len()))?;
         Ok(Value::String(v.to_string()))
     }
     fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
-        self.charge(v.len() + BLOCK)?;
+        self.charge(heap(v.len()))?;
         Ok(Value::String(v))
     }
 
@@ -130,7 +134,7 @@ impl<'de> Visitor<'de> for Bounded<'_> {
             other_kept,
         })? {
             if let Some(v) = e {
-                self.charge(SLOT)?;
+                self.charge(ELEMENT)?;
                 other_kept |= !v.is_string();
                 out.push(v);
             }
@@ -141,7 +145,7 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            self.charge(ENTRY + k.len())?;
+            self.charge(ENTRY + heap(k.len()))?;
             let v = map.next_value_seed(self)?;
             out.insert(k, v);
         }

@@ -21,6 +21,7 @@ mod log;
 mod object;
 mod root;
 mod source;
+mod tree;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -72,7 +73,8 @@ pub fn validate(
     if !std::fs::metadata(path).map_err(io)?.is_dir() {
         return inventory_alone(path, each).map_err(io);
     }
-    let entries = object::list(path).map_err(io)?;
+    let top = trawl_read::DirAt::open(path).map_err(io)?;
+    let entries = tree::list(&top).map_err(io)?;
     let shown = path.as_os_str().as_bytes();
     let mut summary = OcflSummary {
         path: JsonPath::from_bytes(shown),
@@ -101,7 +103,7 @@ pub fn validate(
             }
             None => {
                 summary.kind = "storage_root";
-                root::check_root(path, &entries, &mut log)
+                root::check_root(&top, &entries, &mut log)
             }
         };
         summary.spec = version.clone();
@@ -110,12 +112,12 @@ pub fn validate(
         let (tx, rx) = crossbeam_channel::bounded::<Pending>(BATCH_OBJECTS);
         let log = std::thread::scope(|s| {
             let walker = s.spawn(|| {
-                let mut walk = root::Walk::new(path, &entries);
+                let mut walk = root::Walk::new(&top, &entries);
                 while let Some((rel, declared)) = walk.next_object(&mut log) {
                     if stop.is_stopping() {
                         break;
                     }
-                    let mut p = pending(path, &rel, shown);
+                    let mut p = pending(&top, &rel, shown);
                     if let Some(v) = &version
                         && declared.as_str() > v.as_str()
                     {
@@ -157,7 +159,7 @@ pub fn validate(
         summary.root_warnings_not_listed = log.warnings_not_listed;
     } else {
         summary.kind = "object";
-        let p = pending(path, b"", shown);
+        let p = pending(&top, b"", shown);
         summary.spec = Some(p.report.spec.clone());
         read_and_hand_on(path, &mut vec![p], cfg, progress, stop, &mut summary, each);
     }
@@ -183,8 +185,23 @@ fn read_and_hand_on(
 }
 
 /// The object at `rel` below `root` (`shown` as the user named it), its structure checked.
-fn pending(root: &Path, rel: &[u8], shown: &[u8]) -> Pending {
-    let checked = object::check(&object::path_in(root, rel));
+fn pending(root: &trawl_read::DirAt, rel: &[u8], shown: &[u8]) -> Pending {
+    let checked = match tree::open_rel(root, rel) {
+        Ok(dir) => object::check(&dir),
+        // Listed as a directory, and no longer one (swapped for a link, or gone).
+        Err(e) => {
+            let mut c = object::Checked {
+                spec: object::DEFAULT_SPEC.into(),
+                ..object::Checked::default()
+            };
+            c.log.error(
+                "E003",
+                "",
+                format!("cannot open the object's directory: {e}"),
+            );
+            c
+        }
+    };
     let path = if rel.is_empty() {
         shown.to_vec()
     } else {
@@ -222,7 +239,21 @@ fn inventory_alone(
     path: &Path,
     each: &mut dyn FnMut(&ObjectReport),
 ) -> std::io::Result<OcflSummary> {
-    let raw = object::read_small(path, object::INVENTORY_CAP)?;
+    // The file the user named, through whatever link they named it by.
+    let real = std::fs::canonicalize(path)?;
+    let (dir, name) = match (real.parent(), real.file_name()) {
+        (Some(d), Some(n)) => (d, n),
+        _ => return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)),
+    };
+    let raw = tree::read_small(
+        &trawl_read::DirAt::open(dir)?,
+        name.as_bytes(),
+        object::INVENTORY_CAP,
+    )
+    .map_err(|e| match e {
+        tree::Unread::Io(e) => e,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    })?;
     let mut log = Log::default();
     let name = path
         .file_name()

@@ -4,17 +4,15 @@
 //! files to read, each with every digest the inventories give for it.
 
 use std::collections::{BTreeMap, HashSet};
-use std::ffi::OsStr;
-use std::io::Read;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trawl_digest::Algorithm;
+use trawl_read::DirAt;
 
 use crate::inventory::{self, Inventory, SPEC_VERSIONS, algorithm, digest_paths, normalized};
 use crate::log::Log;
+pub(crate) use crate::tree::{Kind, Name, join};
+use crate::tree::{Unread, kind_of, list, open_rel, read_small};
 
 /// The specification version assumed for an object that does not declare one.
 pub(crate) const DEFAULT_SPEC: &str = "1.1";
@@ -63,81 +61,6 @@ pub(crate) struct Checked {
     pub reads: Vec<ContentRead>,
 }
 
-/// What a directory entry is, never following a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    File,
-    Dir,
-    /// A symbolic link, a FIFO, a device, a socket.
-    Other,
-}
-
-/// A directory entry's name, as its bytes: names are never decoded, so that two names that
-/// differ only in bytes that are not UTF-8 stay two.
-pub(crate) type Name = Vec<u8>;
-
-/// `a/b` of two relative names (`b` alone when `a` is empty).
-pub(crate) fn join(a: &[u8], b: &[u8]) -> Name {
-    if a.is_empty() {
-        return b.to_vec();
-    }
-    let mut out = Vec::with_capacity(a.len() + 1 + b.len());
-    out.extend_from_slice(a);
-    out.push(b'/');
-    out.extend_from_slice(b);
-    out
-}
-
-/// `dir` joined with a relative name given as bytes (`dir` itself when it is empty).
-pub(crate) fn path_in(dir: &Path, rel: &[u8]) -> PathBuf {
-    if rel.is_empty() {
-        dir.to_path_buf()
-    } else {
-        dir.join(OsStr::from_bytes(rel))
-    }
-}
-
-/// A directory's entries, sorted by name (as bytes), without following links.
-pub(crate) fn list(dir: &Path) -> std::io::Result<Vec<(Name, Kind)>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let t = e.file_type()?;
-        let kind = if t.is_file() {
-            Kind::File
-        } else if t.is_dir() {
-            Kind::Dir
-        } else {
-            Kind::Other
-        };
-        out.push((e.file_name().into_vec(), kind));
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
-}
-
-/// A small file's bytes, not through a link; `cap` bounds what is read.
-pub(crate) fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    // Not through a link, and never waiting on a FIFO: opened without blocking, then held to
-    // be a regular file.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file: not read"));
-    }
-    let mut buf = Vec::new();
-    f.take(cap + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > cap {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB: not read",
-            cap >> 20
-        )));
-    }
-    Ok(buf)
-}
-
 /// NAMASTE's rule for a declaration's content: trimmed, the first 40 characters, anything but
 /// a word character, `.`, `-` or `:` made `_`.
 pub(crate) fn namaste_value(content: &str) -> String {
@@ -157,7 +80,7 @@ pub(crate) fn namaste_value(content: &str) -> String {
 
 /// Checks the object at `dir`. `shown` is how findings name the object's files (empty: as
 /// paths below it).
-pub(crate) fn check(dir: &Path) -> Checked {
+pub(crate) fn check(dir: &DirAt) -> Checked {
     let mut c = Checked {
         spec: DEFAULT_SPEC.into(),
         ..Checked::default()
@@ -202,7 +125,14 @@ pub(crate) fn check(dir: &Path) -> Checked {
         .filter(|(_, k)| *k == Kind::Other)
         .map(|(n, _)| n.as_slice())
         .collect();
-    let (prior, sidecars) = version_inventories(dir, (&root, &root_raw), &linked, &mut c);
+    // The newest version's inventory must be these bytes: held to them by length and digest,
+    // so that the two are never in memory at once.
+    let root_sum = (
+        root_raw.len(),
+        trawl_digest::digest(Algorithm::Sha512, &root_raw),
+    );
+    drop(root_raw);
+    let (prior, sidecars) = version_inventories(dir, (&root, root_sum), &linked, &mut c);
     version_gaps(&entries, &root, &mut c.log);
     let (seen, special) = version_dirs(dir, &root, &linked, &sidecars, &mut c.log);
     // Content is held against a manifest only when the root inventory is sound: an unsound
@@ -215,7 +145,7 @@ pub(crate) fn check(dir: &Path) -> Checked {
 
 /// The `0=` files: exactly one, `0=ocfl_object_1.x`, holding its own name's value. Sets the
 /// spec version; returns the declarations' names (the object root may hold them).
-fn declaration(dir: &Path, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Name> {
+fn declaration(dir: &DirAt, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Name> {
     let names: Vec<Name> = entries
         .iter()
         .filter(|(n, _)| n.starts_with(b"0="))
@@ -244,7 +174,7 @@ fn declaration(dir: &Path, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Nam
             Some(v) if best.is_none_or(|b| v > b) => {
                 best = Some(v);
                 let want = format!("ocfl_object_{v}");
-                let ok = read_small(&path_in(dir, n), 4096)
+                let ok = read_small(dir, n, 4096)
                     .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
                     .unwrap_or(false);
                 if !ok {
@@ -278,12 +208,12 @@ fn declaration(dir: &Path, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Nam
 /// Reads and checks the inventory at `rel`, returned with its bytes; `None` when it cannot be
 /// read or parsed (E033).
 fn read_inventory(
-    dir: &Path,
+    dir: &DirAt,
     rel: &str,
     default_spec: &str,
     log: &mut Log,
 ) -> Option<(Inventory, Vec<u8>)> {
-    match read_small(&dir.join(rel), INVENTORY_CAP) {
+    match read_small(dir, rel.as_bytes(), INVENTORY_CAP) {
         Ok(raw) => inventory::check(&raw, rel.as_bytes(), default_spec, log).map(|inv| (inv, raw)),
         Err(e) => {
             log.error("E033", rel, format!("cannot be read: {e}"));
@@ -294,12 +224,11 @@ fn read_inventory(
 
 /// The sidecar of the inventory at `inv` (its bytes `raw`), `inventory.json.ALG`: present, one
 /// line `DIGEST inventory.json`, the digest the inventory has.
-fn sidecar(dir: &Path, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
+pub(crate) fn sidecar(dir: &DirAt, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
     let name = format!("{inv}.{alg}");
-    let path = dir.join(&name);
-    let text = match read_small(&path, 4096) {
+    let text = match read_small(dir, name.as_bytes(), 4096) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(Unread::Missing) => {
             log.error(
                 "E058",
                 &name,
@@ -314,6 +243,11 @@ fn sidecar(dir: &Path, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
     };
     let text = String::from_utf8_lossy(&text);
     let line = text.lines().next().unwrap_or_default();
+    // The digest first, with nothing before it (as ocfl-py reads the line).
+    if line.starts_with(char::is_whitespace) {
+        log.error("E061", &name, "not one line 'DIGEST inventory.json'");
+        return;
+    }
     let mut parts = line.split_whitespace();
     let (Some(recorded), Some(file), None) = (parts.next(), parts.next(), parts.next()) else {
         log.error("E061", &name, "not one line 'DIGEST inventory.json'");
@@ -325,7 +259,9 @@ fn sidecar(dir: &Path, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
     }
     let Some(a) = algorithm(alg) else { return };
     let actual = hex::encode(trawl_digest::digest(a, raw));
-    if actual != normalized(recorded) {
+    // Written as the digest is written: hex in lower case (an upper-case digest here is not
+    // the inventory's, as ocfl-py holds too).
+    if actual != recorded {
         log.error(
             "E060",
             inv,
@@ -340,7 +276,7 @@ fn object_root(
     entries: &[(Name, Kind)],
     declarations: &[Name],
     root: &Inventory,
-    dir: &Path,
+    dir: &DirAt,
     c: &mut Checked,
 ) {
     let expected = [
@@ -358,7 +294,7 @@ fn object_root(
             Kind::Dir => {
                 if root.all_versions.iter().any(|v| v.as_bytes() == name) || name == b"logs" {
                 } else if name == b"extensions" {
-                    extensions(&path_in(dir, name), &mut c.log);
+                    extensions(dir, &mut c.log);
                 } else if is_version_name(name) {
                     c.log.error(
                         "E046",
@@ -384,8 +320,11 @@ pub(crate) fn is_version_name(n: &[u8]) -> bool {
 }
 
 /// `extensions/` holds only directories, each (SHOULD) a registered extension.
-fn extensions(dir: &Path, log: &mut Log) {
-    let Ok(entries) = list(dir) else {
+fn extensions(object: &DirAt, log: &mut Log) {
+    let Ok(entries) = open_rel(object, b"extensions")
+        .map_err(|_| ())
+        .and_then(|d| list(&d).map_err(|_| ()))
+    else {
         log.error("E067", "extensions", "cannot be listed");
         return;
     };
@@ -414,8 +353,8 @@ type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<Stri
 /// earlier ones sound and consistent with it. Returns the digests they give for content, and
 /// each version's sidecar name.
 fn version_inventories(
-    dir: &Path,
-    (root, root_raw): (&Inventory, &[u8]),
+    dir: &DirAt,
+    (root, root_sum): (&Inventory, (usize, Vec<u8>)),
     linked: &HashSet<&[u8]>,
     c: &mut Checked,
 ) -> (Prior, BTreeMap<String, String>) {
@@ -428,21 +367,39 @@ fn version_inventories(
             continue;
         }
         let rel = format!("{v}/inventory.json");
-        let path = dir.join(&rel);
-        if !path.symlink_metadata().is_ok_and(|m| m.is_file()) {
+        let kind = kind_of(dir, rel.as_bytes());
+        if matches!(kind, Some(Kind::Other | Kind::Dir)) {
+            c.log.error(
+                "E015",
+                &rel,
+                "not a regular file (a symbolic link, directory or special file): not read",
+            );
+            // Its sidecar is the one this inventory would have: not a stray file.
+            sidecars.insert(
+                v.clone(),
+                format!("inventory.json.{}", root.digest_algorithm),
+            );
+            continue;
+        }
+        if kind != Some(Kind::File) {
             c.log
                 .warning("W010", v, "a version directory SHOULD hold its inventory");
             continue;
         }
         let this_spec;
         if i + 1 == root.all_versions.len() {
-            match read_small(&path, INVENTORY_CAP) {
+            match read_small(dir, rel.as_bytes(), INVENTORY_CAP) {
                 Err(e) => c.log.error("E033", &rel, format!("cannot be read: {e}")),
-                Ok(raw) if raw != root_raw => c.log.error(
-                    "E064",
-                    &rel,
-                    "the newest version's inventory must be identical to the root inventory",
-                ),
+                Ok(raw)
+                    if raw.len() != root_sum.0
+                        || trawl_digest::digest(Algorithm::Sha512, &raw) != root_sum.1 =>
+                {
+                    c.log.error(
+                        "E064",
+                        &rel,
+                        "the newest version's inventory must be identical to the root inventory",
+                    )
+                }
                 Ok(raw) => sidecar(dir, &rel, &raw, &root.digest_algorithm, &mut c.log),
             }
             sidecars.insert(
@@ -587,7 +544,7 @@ fn version_gaps(entries: &[(Name, Kind)], root: &Inventory, log: &mut Log) {
 /// directory. Returns the content files found, and of them those that are not regular files
 /// (links, special files).
 fn version_dirs(
-    dir: &Path,
+    dir: &DirAt,
     root: &Inventory,
     linked: &HashSet<&[u8]>,
     sidecars: &BTreeMap<String, String>,
@@ -599,7 +556,12 @@ fn version_dirs(
         if linked.contains(v.as_bytes()) {
             continue;
         }
-        let entries = match list(&dir.join(v)) {
+        let entries = match open_rel(dir, v.as_bytes()).map(|d| list(&d)) {
+            Ok(Ok(e)) => Ok(e),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        let entries = match entries {
             Ok(e) => e,
             Err(_) => {
                 log.error(
@@ -741,14 +703,17 @@ fn content(
 /// Adds the files under `rel` (a content directory, or below one) to `seen`, naming empty
 /// directories below the content directory (E024).
 fn walk_content(
-    dir: &Path,
+    dir: &DirAt,
     rel: &[u8],
     top: bool,
     seen: &mut HashSet<Name>,
     special: &mut HashSet<Name>,
     log: &mut Log,
 ) {
-    let entries = match list(&path_in(dir, rel)) {
+    let entries = match open_rel(dir, rel)
+        .map_err(|e| e.to_string())
+        .and_then(|d| list(&d).map_err(|e| e.to_string()))
+    {
         Ok(e) => e,
         Err(e) => {
             log.error("E024", rel, format!("cannot be listed: {e}"));

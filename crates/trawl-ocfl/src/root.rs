@@ -4,13 +4,15 @@
 //! into), or is an error (empty, or holding files without being an object). Only the path
 //! from the root to the current directory is held, whatever the number of objects.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
+use trawl_read::DirAt;
 
 use crate::inventory::SPEC_VERSIONS;
 use crate::log::Log;
-use crate::object::{Kind, Name, join, list, namaste_value, path_in, read_small};
+use crate::object::namaste_value;
+use crate::tree::{Kind, Name, join, list, open_rel, read_small};
 
 /// Whether `entries` (a directory's) declare a storage root (`0=ocfl_1.x`).
 pub(crate) fn is_storage_root(entries: &[(Name, Kind)]) -> bool {
@@ -45,7 +47,7 @@ pub(crate) fn enclosing_root(dir: &Path) -> Option<(std::path::PathBuf, String)>
 
 /// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
 /// and extensions, and what else its top level holds. Returns the declared version.
-pub(crate) fn check_root(dir: &Path, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
+pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
     let decls: Vec<&Name> = entries
         .iter()
         .filter(|(n, _)| n.starts_with(b"0="))
@@ -71,7 +73,7 @@ pub(crate) fn check_root(dir: &Path, entries: &[(Name, Kind)], log: &mut Log) ->
             Some(v) => {
                 version = Some(v.to_string());
                 let want = format!("ocfl_{v}");
-                let ok = read_small(&path_in(dir, one), 4096)
+                let ok = read_small(dir, one, 4096)
                     .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
                     .unwrap_or(false);
                 if !ok {
@@ -91,7 +93,7 @@ pub(crate) fn check_root(dir: &Path, entries: &[(Name, Kind)], log: &mut Log) ->
     for (name, kind) in entries {
         match (name.as_slice(), kind) {
             (b"ocfl_layout.json", Kind::File) => {
-                let good = read_small(&dir.join("ocfl_layout.json"), 1 << 20)
+                let good = read_small(dir, b"ocfl_layout.json", 1 << 20)
                     .ok()
                     .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
                     .is_some_and(|v| {
@@ -111,7 +113,10 @@ pub(crate) fn check_root(dir: &Path, entries: &[(Name, Kind)], log: &mut Log) ->
                 "ocfl_layout.json",
                 "not a regular file (a directory, symbolic link or special file): not read",
             ),
-            (b"extensions", Kind::Dir) => match list(&dir.join("extensions")) {
+            (b"extensions", Kind::Dir) => match open_rel(dir, b"extensions")
+                .map_err(|e| e.to_string())
+                .and_then(|d| list(&d).map_err(|e| e.to_string()))
+            {
                 Ok(ext) => {
                     for (name, kind) in ext {
                         if kind != Kind::Dir {
@@ -148,30 +153,44 @@ pub(crate) enum Found {
     /// An object's directory (below the root) and the version it declares.
     Object(Name, String),
     /// A directory that may hold or be an object, but cannot be checked (it cannot be listed,
-    /// or its declarations are not an object's trawl knows); the log says why.
-    Unchecked(Name),
+    /// its declarations are not an object's trawl knows, or it holds an inventory without a
+    /// declaration), and why.
+    Unchecked(Name, String),
+    /// A symbolic link or special file in the hierarchy (never followed: an object it leads to
+    /// is not checked).
+    Link(Name),
 }
 
 /// The storage root's hierarchy, walked depth-first in name order.
-pub(crate) struct Walk {
-    root: PathBuf,
+pub(crate) struct Walk<'a> {
+    root: &'a DirAt,
     /// Directories still to visit, per level (reversed, so the next is last).
     stack: Vec<Vec<Name>>,
+    /// Links and special files met and not yet handed on.
+    links: Vec<Name>,
 }
 
-impl Walk {
+impl<'a> Walk<'a> {
     /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
     /// the hierarchy; files at the top are the root's own).
-    pub(crate) fn new(root: &Path, entries: &[(Name, Kind)]) -> Walk {
+    pub(crate) fn new(root: &'a DirAt, entries: &[(Name, Kind)]) -> Walk<'a> {
         let mut top: Vec<Name> = entries
             .iter()
             .filter(|(n, k)| *k == Kind::Dir && n != b"extensions")
             .map(|(n, _)| n.clone())
             .collect();
         top.reverse();
+        // The root's own checks name these (E072, E070, E086); the walk hands them on too.
+        let mut links: Vec<Name> = entries
+            .iter()
+            .filter(|(_, k)| *k == Kind::Other)
+            .map(|(n, _)| n.clone())
+            .collect();
+        links.reverse();
         Walk {
-            root: root.to_path_buf(),
+            root,
             stack: vec![top],
+            links,
         }
     }
 
@@ -179,9 +198,8 @@ impl Walk {
     /// is wrong on the way; `None` at the end.
     pub(crate) fn next_object(&mut self, log: &mut Log) -> Option<(Name, String)> {
         loop {
-            match self.next(log)? {
-                Found::Object(rel, v) => return Some((rel, v)),
-                Found::Unchecked(_) => {}
+            if let Found::Object(rel, v) = self.next(log)? {
+                return Some((rel, v));
             }
         }
     }
@@ -190,16 +208,23 @@ impl Walk {
     /// way; `None` at the end.
     pub(crate) fn next(&mut self, log: &mut Log) -> Option<Found> {
         loop {
+            if let Some(l) = self.links.pop() {
+                return Some(Found::Link(l));
+            }
             let level = self.stack.last_mut()?;
             let Some(rel) = level.pop() else {
                 self.stack.pop();
                 continue;
             };
-            let entries = match list(&path_in(&self.root, &rel)) {
+            let entries = match open_rel(self.root, &rel)
+                .map_err(|e| e.to_string())
+                .and_then(|d| list(&d).map_err(|e| e.to_string()))
+            {
                 Ok(e) => e,
                 Err(e) => {
-                    log.error("E072", &rel, format!("cannot be listed: {e}"));
-                    return Some(Found::Unchecked(rel));
+                    let why = format!("cannot be listed: {e}");
+                    log.error("E072", &rel, &why);
+                    return Some(Found::Unchecked(rel, why));
                 }
             };
             if entries.is_empty() {
@@ -222,25 +247,22 @@ impl Walk {
             match decls.as_slice() {
                 [one] => {
                     let at = join(&rel, one);
-                    match one
+                    let why = match one
                         .strip_prefix(b"0=ocfl_object_")
                         .map(|v| String::from_utf8_lossy(v).into_owned())
                     {
                         Some(v) if SPEC_VERSIONS.contains(&v.as_str()) => {
                             return Some(Found::Object(rel, v));
                         }
-                        Some(v) => log.error(
-                            "E004",
-                            &at,
-                            format!("an object declaring specification version {v}, which trawl does not know: not validated"),
+                        Some(v) => format!(
+                            "an object declaring specification version {v}, which trawl does not know: not validated"
                         ),
-                        None => log.error(
-                            "E004",
-                            &at,
-                            "not an object declaration: the directory is not validated",
-                        ),
-                    }
-                    return Some(Found::Unchecked(rel));
+                        None => {
+                            "not an object declaration: the directory is not validated".to_string()
+                        }
+                    };
+                    log.error("E004", &at, &why);
+                    return Some(Found::Unchecked(rel, format!("[E004] {why}")));
                 }
                 [] => {
                     // Objects below are still found and checked.
@@ -252,24 +274,38 @@ impl Walk {
                     below.reverse();
                     self.stack.push(below);
                     for (n, k) in &files {
-                        let what = if *k == Kind::File {
-                            "a file in the storage hierarchy outside any object"
+                        if *k == Kind::File {
+                            log.error(
+                                "E072",
+                                join(&rel, n),
+                                "a file in the storage hierarchy outside any object",
+                            );
                         } else {
-                            "a symbolic link or special file in the storage hierarchy outside any object (not followed)"
-                        };
-                        log.error("E072", join(&rel, n), what);
+                            log.error(
+                                "E072",
+                                join(&rel, n),
+                                "a symbolic link or special file in the storage hierarchy outside any object (not followed)",
+                            );
+                            self.links.push(join(&rel, n));
+                        }
+                    }
+                    self.links.reverse();
+                    // An inventory without a declaration: an object that lost it, or one
+                    // planted to look like one; either way not an object to check.
+                    if files.iter().any(|(n, _)| n == b"inventory.json") {
+                        return Some(Found::Unchecked(
+                            rel,
+                            "holds inventory.json but no object declaration (0=ocfl_object_1.x): not checked as an object".to_string(),
+                        ));
                     }
                 }
                 many => {
-                    log.error(
-                        "E003",
-                        &rel,
-                        format!(
-                            "{} object declarations in one directory: not validated",
-                            many.len()
-                        ),
+                    let why = format!(
+                        "{} object declarations in one directory: not validated",
+                        many.len()
                     );
-                    return Some(Found::Unchecked(rel));
+                    log.error("E003", &rel, &why);
+                    return Some(Found::Unchecked(rel, format!("[E003] {why}")));
                 }
             }
         }

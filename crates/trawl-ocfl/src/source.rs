@@ -3,9 +3,13 @@
 //! root), each read from its content file, with the inventory's digests as the expected ones.
 //!
 //! The objects are those the walk of the hierarchy found (as `ocfl validate` walks it, names
-//! kept as bytes), and a logical path read later is taken back to its object through them,
-//! never by the shape of its path. Inside an object no symbolic link is followed, and a
-//! content path that would leave the object is refused before any system call.
+//! kept as bytes, every directory opened from its parent's descriptor without following a
+//! link), and a logical path read later is taken back to its object through them, never by
+//! the shape of its path. Inside an object no symbolic link is followed, and a content path
+//! that would leave the object is refused before any system call. An inventory whose sidecar
+//! does not match it is not trusted; every version's inventory gives its digests too, and
+//! whatever cannot be audited (a link in the hierarchy, a directory that cannot be checked, a
+//! content file the inventory lists and the object lacks) is named.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
@@ -15,15 +19,16 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use trawl_catalog::{CatalogError, Expected, ReadPlan, ReadResult, Source, SourceError};
 use trawl_digest::Algorithm;
-use trawl_read::{ReadError, Refused, RootDir, open_no_links, open_path_no_links};
+use trawl_read::{DirAt, ReadError, Refused, RootDir, open_no_links, open_path_no_links};
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, Opener, WalkError, WalkItem, WalkOptions};
 
 use crate::inventory::{algorithm, digest_paths, normalized, state_of};
 use crate::log::Log;
-use crate::object::{Name, is_version_name, join, list, path_in, read_small};
+use crate::object::is_version_name;
 use crate::root::{self, Found};
+use crate::tree::{Name, join, list, open_rel, read_small};
 
 /// Where the expected digests come from, as events name it.
 const FROM: &str = "the OCFL inventory";
@@ -51,31 +56,94 @@ fn plain(path: &str) -> Option<Vec<Vec<u8>>> {
         .then_some(segs)
 }
 
-/// The root inventory's files of the object at `dir`, or why there are none.
-fn object_files(dir: &Path) -> Result<Files, String> {
-    let raw = read_small(&dir.join("inventory.json"), crate::object::INVENTORY_CAP)
-        .map_err(|e| format!("cannot be read: {e}"))?;
+/// An object's logical files, and the digest algorithm its root inventory uses.
+struct Object {
+    files: Files,
+    algorithm: Algorithm,
+}
+
+/// The files of the object at `dir`, from its root inventory (held to its sidecar) and every
+/// earlier version's, or why there are none.
+fn object_files(dir: &DirAt) -> Result<Object, String> {
+    let raw = read_small(dir, b"inventory.json", crate::object::INVENTORY_CAP)
+        .map_err(|e| format!("inventory.json: {e}"))?;
     let mut log = Log::default();
     let inv =
         crate::inventory::check(&raw, b"inventory.json", "1.1", &mut log).ok_or_else(|| {
-            log.errors
-                .first()
-                .map_or_else(|| "not valid JSON".to_string(), |f| f.message.clone())
+            log.errors.first().map_or_else(
+                || "inventory.json: not valid JSON".to_string(),
+                |f| format!("inventory.json: {}", f.message),
+            )
         })?;
+    if inv.all_versions.is_empty() {
+        return Err(
+            "inventory.json lists no version (or its `versions` are not a sequence)".into(),
+        );
+    }
     let alg = algorithm(&inv.digest_algorithm)
-        .ok_or_else(|| format!("digest algorithm {}", inv.digest_algorithm))?;
+        .ok_or_else(|| format!("inventory.json: digest algorithm {}", inv.digest_algorithm))?;
+    // The sidecar is the inventory's own fixity: one that does not match is not trusted.
+    let mut side = Log::default();
+    crate::object::sidecar(
+        dir,
+        "inventory.json",
+        &raw,
+        &inv.digest_algorithm,
+        &mut side,
+    );
+    if let Some(f) = side.errors.first() {
+        return Err(format!(
+            "{}: {}: the inventory is not trusted",
+            String::from_utf8_lossy(
+                f.path
+                    .as_ref()
+                    .map_or(b"inventory.json", |p| p.path.as_bytes())
+            ),
+            f.message
+        ));
+    }
+    drop(raw);
+    // Every digest given for a content path, oldest inventory first: the earlier versions'
+    // manifests (each written when its version was), then the root's, then the fixity block's.
+    let mut given: HashMap<String, Digests> = HashMap::new();
+    let add = |given: &mut HashMap<String, Digests>, p: &str, a: Algorithm, d: &str| {
+        if let Ok(bytes) = hex::decode(normalized(d)) {
+            let e = given.entry(p.to_string()).or_default();
+            if !e.iter().any(|(x, y)| *x == a && *y == bytes) {
+                e.push((a, bytes));
+            }
+        }
+    };
+    for v in &inv.all_versions[..inv.all_versions.len() - 1] {
+        let rel = format!("{v}/inventory.json");
+        let Ok(raw) = read_small(dir, rel.as_bytes(), crate::object::INVENTORY_CAP) else {
+            continue;
+        };
+        let mut ignored = Log::default();
+        let Some(prior) = crate::inventory::check(&raw, rel.as_bytes(), "1.1", &mut ignored) else {
+            continue;
+        };
+        let (Some(a), Some(Value::Object(m))) = (
+            algorithm(&prior.digest_algorithm),
+            prior.value.get("manifest"),
+        ) else {
+            continue;
+        };
+        for (d, p) in digest_paths(m) {
+            add(&mut given, p, a, d);
+        }
+    }
     let manifest = inv.value.get("manifest").and_then(Value::as_object);
-    // The fixity block's digests of each content path.
-    let mut fixity: HashMap<&str, Vec<(Algorithm, Vec<u8>)>> = HashMap::new();
+    for (d, p) in manifest.into_iter().flat_map(digest_paths) {
+        add(&mut given, p, alg, d);
+    }
     if let Some(Value::Object(f)) = inv.value.get("fixity") {
         for (name, block) in f {
             let (Some(a), Some(block)) = (algorithm(name), block.as_object()) else {
                 continue;
             };
             for (d, p) in digest_paths(block) {
-                if let Ok(bytes) = hex::decode(normalized(d)) {
-                    fixity.entry(p).or_default().push((a, bytes));
-                }
+                add(&mut given, p, a, d);
             }
         }
     }
@@ -87,7 +155,13 @@ fn object_files(dir: &Path) -> Result<Files, String> {
                 .and_then(Value::as_array)
                 .and_then(|c| c.first())
                 .and_then(Value::as_str);
-            let (Some(content), Ok(bytes)) = (content, hex::decode(normalized(digest))) else {
+            let Some(content) = content else {
+                files.insert(
+                    (v.clone(), l.to_string()),
+                    Content::Refused(format!(
+                        "the inventory's state gives it digest {digest}, which its manifest does not hold: not audited"
+                    )),
+                );
                 continue;
             };
             // Within the object, and in one of its versions' directories: anything else is
@@ -95,22 +169,29 @@ fn object_files(dir: &Path) -> Result<Files, String> {
             let inside = plain(content).is_some_and(|segs| {
                 segs.len() > 2 && inv.all_versions.iter().any(|v| v.as_bytes() == segs[0])
             });
-            let c = if inside {
-                let mut expected = vec![(alg, bytes)];
-                expected.extend(fixity.get(content).cloned().unwrap_or_default());
+            let expected = given.get(content).cloned().unwrap_or_default();
+            let c = if !inside {
+                Content::Refused(format!(
+                    "the inventory gives its content as '{content}', which is not a file in one of the object's version directories: not looked for"
+                ))
+            } else if !expected.iter().any(|(a, _)| *a == alg) {
+                Content::Refused(format!(
+                    "the inventory's digest for it, {digest}, is not of the form of {}: not audited",
+                    inv.digest_algorithm
+                ))
+            } else {
                 Content::File {
                     path: content.to_string(),
                     expected,
                 }
-            } else {
-                Content::Refused(format!(
-                    "the inventory gives its content as '{content}', which is not a file in one of the object's version directories: not looked for"
-                ))
             };
             files.insert((v.clone(), l.to_string()), c);
         }
     }
-    Ok(files)
+    Ok(Object {
+        files,
+        algorithm: alg,
+    })
 }
 
 /// A walk's item refusing `path` for `reason`.
@@ -121,6 +202,14 @@ fn refused(path: PathBuf, reason: impl Into<String>) -> WalkItem {
     })
 }
 
+/// A logical path sent to be read: its path, the digests it must have, and its version's
+/// directory (what it is fixed in).
+type Named = (PathBuf, Digests, PathBuf);
+
+/// A logical path of the plan waiting for its content file: its entry, the digests it must
+/// have, its version's directory.
+type Planned = (FileEntry, Digests, PathBuf);
+
 /// Logical paths of one object grouped before their content files are sent, at most this many.
 const GROUP_FILES: usize = 4096;
 
@@ -130,14 +219,17 @@ struct Group {
     /// The object (its root's index and directory below it).
     object: Option<(usize, Name)>,
     /// Content path below the root -> the logical paths' entries that name it.
-    by_content: HashMap<Name, Vec<(FileEntry, Digests)>>,
+    by_content: HashMap<Name, Vec<Planned>>,
     files: usize,
 }
 
 impl Group {
-    fn add(&mut self, e: FileEntry, content: Name, want: Digests) {
+    fn add(&mut self, e: FileEntry, content: Name, want: Digests, unit: PathBuf) {
         self.files += 1;
-        self.by_content.entry(content).or_default().push((e, want));
+        self.by_content
+            .entry(content)
+            .or_default()
+            .push((e, want, unit));
     }
 
     /// Sends one read per content file, opened beneath its root without following any link
@@ -146,11 +238,11 @@ impl Group {
     fn send(
         &mut self,
         tx: &crossbeam_channel::Sender<FileEntry>,
-        waiting: &Mutex<HashMap<PathBuf, Vec<(PathBuf, Digests)>>>,
+        waiting: &Mutex<HashMap<PathBuf, Vec<Named>>>,
         dirs: &[Option<Arc<RootDir>>],
     ) -> bool {
         self.files = 0;
-        let mut groups: Vec<(Name, Vec<(FileEntry, Digests)>)> =
+        let mut groups: Vec<(Name, Vec<Planned>)> =
             std::mem::take(&mut self.by_content).into_iter().collect();
         groups.sort_by(|a, b| a.1[0].0.path.cmp(&b.1[0].0.path));
         for (content, entries) in groups {
@@ -158,7 +250,10 @@ impl Group {
             let Some(Some(rd)) = dirs.get(first.root).cloned() else {
                 continue;
             };
-            let names = entries.into_iter().map(|(e, w)| (e.path, w)).collect();
+            let names = entries
+                .into_iter()
+                .map(|(e, w, u)| (e.path, w, u))
+                .collect();
             waiting
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -190,11 +285,37 @@ impl Group {
 /// what it cannot audit.
 #[derive(Default)]
 pub struct OcflSource {
+    /// Each root's directory, held open from the walk on.
+    tops: Vec<Option<DirAt>>,
     /// The objects the walk found, per root: each one's directory below its root (empty: the
     /// root is the object). One name per object, not per file.
     objects: Vec<HashSet<Name>>,
+    /// The digest algorithms of the inventories the walk read: the reads compute them, so that
+    /// every file is held to its inventory whatever the catalog's algorithms.
+    inventory_algorithms: Vec<Algorithm>,
     /// The last object read from, with its files (reads come object by object).
     last: Option<((usize, Name), Arc<Files>)>,
+}
+
+/// A logical path is refused by naming it: the paths that are not plain relative paths
+/// cannot be, and are named by their version, counted, the first few quoted.
+fn not_plain(dir: &Path, v: &str, bad: &[&str]) -> WalkItem {
+    let quoted: Vec<String> = bad.iter().take(3).map(|l| format!("'{l}'")).collect();
+    let more = if bad.len() > 3 {
+        format!(" and {} more", bad.len() - 3)
+    } else {
+        String::new()
+    };
+    refused(
+        dir.join(v),
+        format!(
+            "the inventory names {} logical path{} that {} not a plain relative path ({}{more}): not audited",
+            bad.len(),
+            if bad.len() == 1 { "" } else { "s" },
+            if bad.len() == 1 { "is" } else { "are" },
+            quoted.join(", ")
+        ),
+    )
 }
 
 impl OcflSource {
@@ -229,19 +350,22 @@ impl OcflSource {
         None
     }
 
-    /// The content file (below the root) and expected digests of a logical path (below root
-    /// `ri`, whose directory is `root`).
-    fn resolve(&mut self, ri: usize, root: &Path, rel: &[u8]) -> Option<(Name, Name, Digests)> {
+    /// The object (below the root), its content file (below the root) and the expected
+    /// digests of a logical path below root `ri`.
+    fn resolve(&mut self, ri: usize, rel: &[u8]) -> Option<(Name, Name, Digests, Name)> {
         let (obj, v, logical) = self.object_of(ri, rel)?;
         let key = (ri, obj);
         let files = match &self.last {
             Some((k, f)) if *k == key => f.clone(),
             _ => {
-                let f = Arc::new(object_files(&path_in(root, &key.1)).ok()?);
+                let top = self.tops.get(ri)?.as_ref()?;
+                let dir = open_rel(top, &key.1).ok()?;
+                let f = Arc::new(object_files(&dir).ok()?.files);
                 self.last = Some((key.clone(), f.clone()));
                 f
             }
         };
+        let unit = join(&key.1, v);
         let v = std::str::from_utf8(v).ok()?.to_string();
         let logical = std::str::from_utf8(logical).ok()?.to_string();
         match files.get(&(v, logical))? {
@@ -249,44 +373,55 @@ impl OcflSource {
                 key.1.clone(),
                 join(&key.1, path.as_bytes()),
                 expected.clone(),
+                unit,
             )),
             Content::Refused(_) => None,
         }
     }
 
     /// Hands on the logical files of the object at `rel` below `root` (index `ri`, opened as
-    /// `rd`): each whose content file is there, a regular file reached without a link, as a
-    /// file; each that cannot be so, as refused.
+    /// `top` and `rd`): each whose content file is there, a regular file reached without a
+    /// link, as a file; each that cannot be so, as refused, named.
     fn object(
         &mut self,
-        (ri, root, rd): (usize, &Path, &RootDir),
+        (ri, root, top, rd): (usize, &Path, &DirAt, &RootDir),
         rel: &[u8],
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), CatalogError> {
-        let dir = path_in(root, rel);
-        let files = match object_files(&dir) {
-            Ok(f) => f,
-            Err(why) => {
-                return item(refused(
-                    dir.join("inventory.json"),
-                    format!("{why}: the object is not audited"),
-                ));
-            }
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(std::ffi::OsStr::from_bytes(rel))
         };
+        // Refused as a whole, the object is named by its directory: what was registered in
+        // it is then not called missing.
+        let object = match open_rel(top, rel)
+            .map_err(|e| format!("cannot be opened: {e}"))
+            .and_then(|d| object_files(&d))
+        {
+            Ok(o) => o,
+            Err(why) => return item(refused(dir, format!("{why}: the object is not audited"))),
+        };
+        if !self.inventory_algorithms.contains(&object.algorithm) {
+            self.inventory_algorithms.push(object.algorithm);
+        }
         if let Some(found) = self.objects.get_mut(ri) {
             found.insert(rel.to_vec());
         }
+        let files = object.files;
         let mut names: Vec<&(String, String)> = files.keys().collect();
         names.sort();
+        let mut bad: Vec<&str> = Vec::new();
+        let mut bad_version: Option<&str> = None;
         for key in names {
             let (v, logical) = key;
+            if bad_version.is_some_and(|b| b != v) {
+                item(not_plain(&dir, bad_version.unwrap_or_default(), &bad))?;
+                bad.clear();
+            }
             if plain(logical).is_none() {
-                item(refused(
-                    dir.join(v),
-                    format!(
-                        "the inventory names logical path '{logical}', which is not a plain relative path: not audited"
-                    ),
-                ))?;
+                bad.push(logical);
+                bad_version = Some(v);
                 continue;
             }
             let virt = dir.join(v).join(logical);
@@ -325,15 +460,48 @@ impl OcflSource {
                         "its content file {content} is reached through a symbolic link inside the object: not followed"
                     ),
                 ))?,
-                // Not there: the logical path is not found (missing, once registered).
-                Ok(Err(_)) | Err(Refused::NotFound) => {}
+                // The inventory lists it and the object lacks it: named, whether or not it was
+                // registered before.
+                Ok(Err(_)) | Err(Refused::NotFound) => item(refused(
+                    virt,
+                    format!("the inventory lists it, but its content file {content} is not there"),
+                ))?,
             }
         }
+        if let Some(v) = bad_version {
+            item(not_plain(&dir, v, &bad))?;
+        }
         Ok(())
+    }
+
+    /// One thing the walk of a hierarchy found: an object audited, anything else named.
+    fn found(
+        &mut self,
+        f: Found,
+        (ri, root, top, rd): (usize, &Path, &DirAt, &RootDir),
+        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+    ) -> Result<(), CatalogError> {
+        let at = |rel: &[u8]| root.join(std::ffi::OsStr::from_bytes(rel));
+        match f {
+            Found::Object(rel, _) => self.object((ri, root, top, rd), &rel, item),
+            Found::Unchecked(rel, why) => item(refused(
+                at(&rel),
+                format!("{why}: any object in it is not audited"),
+            )),
+            Found::Link(rel) => item(refused(
+                at(&rel),
+                "a symbolic link or special file in the storage hierarchy: not followed, any object it leads to is not audited",
+            )),
+        }
     }
 }
 
 impl Source for OcflSource {
+    /// An OCFL version's content never changes.
+    fn fixed(&self) -> bool {
+        true
+    }
+
     fn walk(
         &mut self,
         roots: &[PathBuf],
@@ -342,12 +510,16 @@ impl Source for OcflSource {
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), SourceError> {
         self.objects = vec![HashSet::new(); roots.len()];
+        self.tops = Vec::with_capacity(roots.len());
+        self.inventory_algorithms.clear();
         self.last = None;
         for (ri, root) in roots.iter().enumerate() {
-            let opened = list(root).and_then(|e| Ok((e, RootDir::open(root)?)));
-            let (entries, rd) = match opened {
+            let opened =
+                DirAt::open(root).and_then(|top| Ok((list(&top)?, RootDir::open(root)?, top)));
+            let (entries, rd, top) = match opened {
                 Ok(o) => o,
                 Err(source) => {
+                    self.tops.push(None);
                     item(WalkItem::Error(WalkError::Io {
                         path: root.clone(),
                         source,
@@ -356,36 +528,24 @@ impl Source for OcflSource {
                 }
             };
             if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
-                self.object((ri, root, &rd), b"", item)?;
+                self.object((ri, root, &top, &rd), b"", item)?;
+                self.tops.push(Some(top));
                 continue;
             }
-            // Every object the hierarchy holds is audited, whatever its name's bytes; a
-            // directory that may hold one and cannot be checked is named, never passed over.
-            let mut walk = root::Walk::new(root, &entries);
+            // Every object the hierarchy holds is audited, whatever its name's bytes; what may
+            // hold one and cannot be checked is named, never passed over.
+            let mut walk = root::Walk::new(&top, &entries);
+            // The hierarchy's own faults are `ocfl validate`'s to report: its log is dropped
+            // as it goes.
             let mut log = Log::default();
-            while let Some(found) = walk.next(&mut log) {
+            while let Some(f) = walk.next(&mut log) {
                 if stop.is_stopping() {
                     return Ok(());
                 }
-                // The hierarchy's own faults are `ocfl validate`'s to report.
-                let why = log.errors.pop();
-                log.errors.clear();
-                match found {
-                    Found::Object(rel, _) => self.object((ri, root, &rd), &rel, item)?,
-                    Found::Unchecked(rel) => item(refused(
-                        path_in(root, &rel),
-                        why.map_or_else(
-                            || "cannot be checked".to_string(),
-                            |f| {
-                                format!(
-                                    "[{}] {}: the objects in it are not audited",
-                                    f.code, f.message
-                                )
-                            },
-                        ),
-                    ))?,
-                }
+                log = Log::default();
+                self.found(f, (ri, root, &top, &rd), item)?;
             }
+            self.tops.push(Some(top));
         }
         Ok(())
     }
@@ -397,10 +557,18 @@ impl Source for OcflSource {
         stop: &Stop,
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
-        let lanes = DigestLanes(plan.algorithms.to_vec());
+        // The catalog's algorithms, then the inventories' that it lacks: a file is held to its
+        // inventory whatever the catalog computes.
+        let mut algorithms = plan.algorithms.to_vec();
+        for a in &self.inventory_algorithms {
+            if !algorithms.contains(a) {
+                algorithms.push(*a);
+            }
+        }
+        let lanes = DigestLanes(algorithms);
         // Each content file sent, by the logical path it was sent as: every logical path it
         // stands for, with what each expects (the first is the one sent).
-        let waiting: Mutex<HashMap<PathBuf, Vec<(PathBuf, Digests)>>> = Default::default();
+        let waiting: Mutex<HashMap<PathBuf, Vec<Named>>> = Default::default();
         let gone: Mutex<Vec<PathBuf>> = Default::default();
         let (tx, rx) = crossbeam_channel::bounded::<FileEntry>(1024);
         let roots = plan.roots;
@@ -421,8 +589,8 @@ impl Source for OcflSource {
                         .path
                         .strip_prefix(root)
                         .ok()
-                        .and_then(|rel| self.resolve(e.root, root, rel.as_os_str().as_bytes()));
-                    let (Some((obj, content, want)), Some(Some(_))) = (hit, dirs.get(e.root))
+                        .and_then(|rel| self.resolve(e.root, rel.as_os_str().as_bytes()));
+                    let (Some((obj, content, want, unit)), Some(Some(_))) = (hit, dirs.get(e.root))
                     else {
                         gone.lock().unwrap_or_else(|p| p.into_inner()).push(e.path);
                         continue;
@@ -434,7 +602,8 @@ impl Source for OcflSource {
                         }
                         group.object = Some(object);
                     }
-                    group.add(e, content, want);
+                    let unit = root.join(std::ffi::OsStr::from_bytes(&unit));
+                    group.add(e, content, want, unit);
                 }
                 group.send(&tx, waiting, &dirs);
             });
@@ -463,7 +632,7 @@ impl Source for OcflSource {
                         .unwrap_or_else(|p| p.into_inner())
                         .remove(&path)
                         .unwrap_or_default();
-                    for (logical, want) in &named {
+                    for (logical, want, unit) in &named {
                         match &ev {
                             Event::File(rec) => found(ReadResult::Read {
                                 root: rec.root,
@@ -476,7 +645,7 @@ impl Source for OcflSource {
                                 expected: Some(Expected {
                                     digests: want,
                                     from: FROM,
-                                    fixed: true,
+                                    fixed: Some(unit),
                                 }),
                             }),
                             Event::Failed(ScanError::Read(ReadError::Vanished { .. })) => {

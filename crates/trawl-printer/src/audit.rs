@@ -14,19 +14,22 @@ pub struct Shown {
 }
 
 impl Shown {
-    /// `p` as the user typed its root (a path under a canonical root), escaped for a terminal.
+    /// `p` as the user typed its root (a path under a canonical root), escaped for a terminal;
+    /// a name that is not UTF-8 is shown with its bytes too, so that two names alike as text
+    /// are told apart.
     pub fn path(&self, p: &Path) -> String {
+        let shown = |p: &Path| {
+            trawl_report::JsonPath::new(p)
+                .to_string()
+                .escape_debug()
+                .to_string()
+        };
         for (canon, typed) in &self.roots {
             if let Ok(rel) = p.strip_prefix(canon) {
-                return typed
-                    .join(rel)
-                    .display()
-                    .to_string()
-                    .escape_debug()
-                    .to_string();
+                return shown(&typed.join(rel));
             }
         }
-        p.display().to_string().escape_debug().to_string()
+        shown(p)
     }
 }
 

@@ -73,6 +73,13 @@ impl DirAt {
         Ok(DirAt { fd })
     }
 
+    /// A second handle on the same directory.
+    pub fn try_clone(&self) -> io::Result<DirAt> {
+        Ok(DirAt {
+            fd: self.fd.try_clone()?,
+        })
+    }
+
     /// Opens the subdirectory `name`, refusing a symbolic link (`ELOOP`/`ENOTDIR`).
     pub fn dir(&self, name: &[u8]) -> io::Result<DirAt> {
         let c = plain(name)?;
@@ -155,6 +162,27 @@ impl DirAt {
                 libc::RENAME_NOREPLACE,
             )
         })
+    }
+
+    /// Opens `name` to read, not following a link (`ELOOP` for one) and never waiting on a
+    /// FIFO; whatever it is, for the caller's `fstat` to judge.
+    pub fn open_file(&self, name: &[u8]) -> io::Result<File> {
+        let c = plain(name)?;
+        // SAFETY: as in `open`.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_NOCTTY
+                    | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        // SAFETY: a fresh descriptor nobody else owns.
+        Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
     /// Reads the regular file `name` whole, not following a link, not waiting on a FIFO, and

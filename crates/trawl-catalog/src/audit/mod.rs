@@ -60,6 +60,8 @@ pub struct Audit<'c> {
     /// Sealed or interrupted: nothing left for `Drop` to do.
     closed: bool,
     forget_missing: bool,
+    /// The files' content never changes (an OCFL storage root): see [`Audit::fixed_content`].
+    fixed: bool,
     dirs: DirIds,
     /// The scratch database (attached as `scratch`) that holds this run's walk; it goes with
     /// the run.
@@ -163,6 +165,7 @@ impl Catalog {
             metadata_ok: 0,
             closed: false,
             forget_missing: false,
+            fixed: false,
             dirs: DirIds::default(),
             scratch,
             fresh: false,
@@ -266,6 +269,12 @@ impl Audit<'_> {
     /// collection (state `removed`): later audits no longer report them.
     pub fn forget_missing(&mut self, yes: bool) {
         self.forget_missing = yes;
+    }
+
+    /// The files walked are content that never changes (their source says so): a metadata-only
+    /// audit calls a changed size or time corrupt, not modified.
+    pub fn fixed_content(&mut self, yes: bool) {
+        self.fixed = yes;
     }
 
     /// Commits the batch when it is big or old enough.

@@ -56,16 +56,20 @@ fn verdict_on(
     }
 }
 
-/// When a read's digests differ from the expected ones in an algorithm both have: the
-/// reference to keep, the read's digests with each expected one in its place.
+/// When a read's digests differ from an expected one (several may be given for one algorithm,
+/// each must hold) in an algorithm both have: the reference to keep, the read's digests with
+/// the first expected one of each algorithm in its place.
 fn differs_from(
     digests: &[(Algorithm, Vec<u8>)],
     e: Expected<'_>,
 ) -> Option<Vec<(Algorithm, Vec<u8>)>> {
     let want = |a: Algorithm| e.digests.iter().find(|(x, _)| *x == a).map(|(_, d)| d);
-    let differs = digests
-        .iter()
-        .any(|(a, d)| want(*a).is_some_and(|w| w != d));
+    let differs = e.digests.iter().any(|(a, w)| {
+        digests
+            .iter()
+            .find(|(x, _)| x == a)
+            .is_some_and(|(_, d)| d != w)
+    });
     differs.then(|| {
         digests
             .iter()
@@ -131,13 +135,24 @@ impl Audit<'_> {
         let (verdict, detail, expected) = match row {
             None => {
                 self.insert_new(dir, name, &seen)?;
-                (Verdict::New, None, None)
+                match expected.and_then(|e| e.fixed) {
+                    Some(unit) if self.registered_before(root, unit)? => {
+                        let id = self.cat.conn.last_insert_rowid();
+                        self.update_read(id, Verdict::Corrupt, &seen, false, run)?;
+                        let detail = format!(
+                            "new in {}, whose files were registered before and never change: content was added to it",
+                            unit.display()
+                        );
+                        (Verdict::Corrupt, Some(detail), None)
+                    }
+                    _ => (Verdict::New, None, None),
+                }
             }
             Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
                 let (verdict, detail) = match expected {
                     // Content its source holds fixed that is not what was registered: the
                     // source's own record was rewritten with it, or the file was swapped.
-                    Some(e) if e.fixed && old_digests != all => (
+                    Some(e) if e.fixed.is_some() && old_digests != all => (
                         Verdict::Corrupt,
                         Some(format!(
                             "content differs from what was registered, and {} holds it fixed (it may not change)",
@@ -223,6 +238,32 @@ impl Audit<'_> {
         )?;
         self.tick()?;
         Ok((Verdict::Corrupt, Some(detail)))
+    }
+
+    /// Whether files under `unit` (a directory below root `root`) were registered in an
+    /// earlier run.
+    fn registered_before(&mut self, root: usize, unit: &std::path::Path) -> Result<bool> {
+        use std::os::unix::ffi::OsStrExt;
+        let rid = self.roots[root].0;
+        let rel = unit
+            .strip_prefix(&self.roots[root].1)
+            .map(|r| r.as_os_str().as_bytes())
+            .unwrap_or_else(|_| unit.as_os_str().as_bytes());
+        let low = crate::dirs::as_dir(rel);
+        // Every directory path under `low` begins with it, and sorts before `low` with its
+        // trailing `/` raised to the next byte.
+        let mut high = low.clone();
+        if let Some(last) = high.last_mut() {
+            *last += 1;
+        }
+        self.cat
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir
+                 WHERE d.root = ?1 AND d.path >= ?2 AND d.path < ?3 AND f.first_run < ?4)",
+            )
+            .and_then(|mut st| st.query_row(params![rid, low, high, self.run], |r| r.get(0)))
+            .map_err(|e| self.err(e))
     }
 
     /// A file met for the first time: registered, new.

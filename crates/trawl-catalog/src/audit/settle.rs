@@ -325,15 +325,38 @@ impl Audit<'_> {
                 [self.run],
             )
             .and_then(|_| {
+                // Content that never changes (an OCFL version's) and whose size or time did is
+                // corrupt, and so recorded; any other changed file is modified.
+                let (state, detail) = if self.fixed {
+                    (
+                        "corrupt",
+                        "size or mtime changed, and its content never changes (metadata-only audit: content not compared)",
+                    )
+                } else {
+                    (
+                        "modified",
+                        "size or mtime changed (metadata-only audit: content not compared)",
+                    )
+                };
                 conn.execute(
                     "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, expected, detail)
-                     SELECT ?1, w.dir, w.name, 'modified', w.size, w.mtime_ns, f.digests,
-                            'size or mtime changed (metadata-only audit: content not compared)'
+                     SELECT ?1, w.dir, w.name, ?2, w.size, w.mtime_ns, f.digests, ?3
                      FROM walk w JOIN files f ON f.dir = w.dir AND f.name = w.name
                      WHERE w.kind = 'file' AND f.present = 1
                        AND (f.size != w.size OR f.mtime_ns != w.mtime_ns)",
-                    [self.run],
-                )
+                    rusqlite::params![self.run, state, detail],
+                )?;
+                if self.fixed {
+                    conn.execute(
+                        "UPDATE files SET state = 'corrupt', last_run = ?1, last_verdict = 'corrupt'
+                         WHERE id IN (SELECT f.id FROM walk w JOIN files f
+                                      ON f.dir = w.dir AND f.name = w.name
+                                      WHERE w.kind = 'file' AND f.present = 1
+                                        AND (f.size != w.size OR f.mtime_ns != w.mtime_ns))",
+                        [self.run],
+                    )?;
+                }
+                Ok(0)
             })
             .and_then(|_| {
                 conn.query_row(
