@@ -112,12 +112,19 @@ pub fn validate(
         let (tx, rx) = crossbeam_channel::bounded::<Pending>(BATCH_OBJECTS);
         let log = std::thread::scope(|s| {
             let walker = s.spawn(|| {
-                let mut walk = root::Walk::new(&top, &entries);
-                while let Some((rel, declared)) = walk.next_object(&mut log) {
+                let mut walk = match root::Walk::new(&top, &entries) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        log.error("E072", "", format!("cannot be walked: {e}"));
+                        drop(tx);
+                        return log;
+                    }
+                };
+                while let Some((rel, declared, dir)) = walk.next_object(&mut log) {
                     if stop.is_stopping() {
                         break;
                     }
-                    let mut p = pending(&top, &rel, shown);
+                    let mut p = pending(Ok(dir), &rel, shown);
                     if let Some(v) = &version
                         && declared.as_str() > v.as_str()
                     {
@@ -159,7 +166,7 @@ pub fn validate(
         summary.root_warnings_not_listed = log.warnings_not_listed;
     } else {
         summary.kind = "object";
-        let p = pending(&top, b"", shown);
+        let p = pending(top.try_clone().map_err(|e| e.to_string()), b"", shown);
         summary.spec = Some(p.report.spec.clone());
         read_and_hand_on(path, &mut vec![p], cfg, progress, stop, &mut summary, each);
     }
@@ -184,9 +191,10 @@ fn read_and_hand_on(
     }
 }
 
-/// The object at `rel` below `root` (`shown` as the user named it), its structure checked.
-fn pending(root: &trawl_read::DirAt, rel: &[u8], shown: &[u8]) -> Pending {
-    let checked = match tree::open_rel(root, rel) {
+/// The object at `rel` below the PATH (`shown` as the user named it), opened as `dir`, its
+/// structure checked.
+fn pending(dir: Result<trawl_read::DirAt, String>, rel: &[u8], shown: &[u8]) -> Pending {
+    let checked = match dir {
         Ok(dir) => object::check(&dir),
         // Listed as a directory, and no longer one (swapped for a link, or gone).
         Err(e) => {

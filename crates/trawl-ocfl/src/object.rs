@@ -111,10 +111,12 @@ pub(crate) fn check(dir: &DirAt) -> Checked {
     };
     let inventory_valid = !c.log.has_errors();
     c.id = root.id.clone();
-    sidecar(
+    // The inventory's digest, once: for its sidecar, and to hold the newest version's copy to.
+    let root_digest = digest_of(&root.digest_algorithm, &root_raw);
+    sidecar_of(
         dir,
         "inventory.json",
-        &root_raw,
+        &root_digest,
         &root.digest_algorithm,
         &mut c.log,
     );
@@ -127,10 +129,7 @@ pub(crate) fn check(dir: &DirAt) -> Checked {
         .collect();
     // The newest version's inventory must be these bytes: held to them by length and digest,
     // so that the two are never in memory at once.
-    let root_sum = (
-        root_raw.len(),
-        trawl_digest::digest(Algorithm::Sha512, &root_raw),
-    );
+    let root_sum = (root_raw.len(), root_digest);
     drop(root_raw);
     let (prior, sidecars) = version_inventories(dir, (&root, root_sum), &linked, &mut c);
     version_gaps(&entries, &root, &mut c.log);
@@ -222,9 +221,19 @@ fn read_inventory(
     }
 }
 
+/// `raw`'s digest by the OCFL algorithm `alg`, in hex (empty for one trawl does not compute).
+pub(crate) fn digest_of(alg: &str, raw: &[u8]) -> String {
+    algorithm(alg).map_or_else(String::new, |a| hex::encode(trawl_digest::digest(a, raw)))
+}
+
 /// The sidecar of the inventory at `inv` (its bytes `raw`), `inventory.json.ALG`: present, one
 /// line `DIGEST inventory.json`, the digest the inventory has.
 pub(crate) fn sidecar(dir: &DirAt, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
+    sidecar_of(dir, inv, &digest_of(alg, raw), alg, log);
+}
+
+/// As [`sidecar`], the inventory's digest (`actual`, hex) already computed.
+pub(crate) fn sidecar_of(dir: &DirAt, inv: &str, actual: &str, alg: &str, log: &mut Log) {
     let name = format!("{inv}.{alg}");
     let text = match read_small(dir, name.as_bytes(), 4096) {
         Ok(t) => t,
@@ -257,8 +266,9 @@ pub(crate) fn sidecar(dir: &DirAt, inv: &str, raw: &[u8], alg: &str, log: &mut L
         log.error("E061", &name, "not one line 'DIGEST inventory.json'");
         return;
     }
-    let Some(a) = algorithm(alg) else { return };
-    let actual = hex::encode(trawl_digest::digest(a, raw));
+    if actual.is_empty() {
+        return;
+    }
     // Written as the digest is written: hex in lower case (an upper-case digest here is not
     // the inventory's, as ocfl-py holds too).
     if actual != recorded {
@@ -354,7 +364,7 @@ type Prior = BTreeMap<String, BTreeMap<(String, String), (&'static str, Vec<Stri
 /// each version's sidecar name.
 fn version_inventories(
     dir: &DirAt,
-    (root, root_sum): (&Inventory, (usize, Vec<u8>)),
+    (root, root_sum): (&Inventory, (usize, String)),
     linked: &HashSet<&[u8]>,
     c: &mut Checked,
 ) -> (Prior, BTreeMap<String, String>) {
@@ -392,7 +402,7 @@ fn version_inventories(
                 Err(e) => c.log.error("E033", &rel, format!("cannot be read: {e}")),
                 Ok(raw)
                     if raw.len() != root_sum.0
-                        || trawl_digest::digest(Algorithm::Sha512, &raw) != root_sum.1 =>
+                        || digest_of(&root.digest_algorithm, &raw) != root_sum.1 =>
                 {
                     c.log.error(
                         "E064",
@@ -400,7 +410,8 @@ fn version_inventories(
                         "the newest version's inventory must be identical to the root inventory",
                     )
                 }
-                Ok(raw) => sidecar(dir, &rel, &raw, &root.digest_algorithm, &mut c.log),
+                // The same bytes: the same digest.
+                Ok(_) => sidecar_of(dir, &rel, &root_sum.1, &root.digest_algorithm, &mut c.log),
             }
             sidecars.insert(
                 v.clone(),
@@ -556,12 +567,13 @@ fn version_dirs(
         if linked.contains(v.as_bytes()) {
             continue;
         }
-        let entries = match open_rel(dir, v.as_bytes()).map(|d| list(&d)) {
-            Ok(Ok(e)) => Ok(e),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        let entries = match entries {
+        let listed = open_rel(dir, v.as_bytes())
+            .map_err(|e| e.to_string())
+            .and_then(|d| {
+                let e = list(&d).map_err(|e| e.to_string())?;
+                Ok((d, e))
+            });
+        let (vdir, entries) = match listed {
             Ok(e) => e,
             Err(_) => {
                 log.error(
@@ -577,7 +589,7 @@ fn version_dirs(
             if name == b"inventory.json" || sidecars.get(v).map(String::as_bytes) == Some(&name) {
             } else if name == root.content_directory.as_bytes() && kind == Kind::Dir {
                 let before = seen.len();
-                walk_content(dir, &at, true, &mut seen, &mut special, log);
+                walk_content(&vdir, &at, true, &mut seen, &mut special, log);
                 if seen.len() == before {
                     log.warning("W003", &at, "an empty content directory");
                 }
@@ -700,20 +712,25 @@ fn content(
     }
 }
 
-/// Adds the files under `rel` (a content directory, or below one) to `seen`, naming empty
-/// directories below the content directory (E024).
+/// Adds the files under `rel` (a content directory, or below one, held by `parent`) to
+/// `seen`, naming empty directories below the content directory (E024).
 fn walk_content(
-    dir: &DirAt,
+    parent: &DirAt,
     rel: &[u8],
     top: bool,
     seen: &mut HashSet<Name>,
     special: &mut HashSet<Name>,
     log: &mut Log,
 ) {
-    let entries = match open_rel(dir, rel)
+    // `rel`'s directory, opened by its name in `parent`.
+    let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(rel);
+    let listed = open_rel(parent, name)
         .map_err(|e| e.to_string())
-        .and_then(|d| list(&d).map_err(|e| e.to_string()))
-    {
+        .and_then(|d| {
+            let e = list(&d).map_err(|e| e.to_string())?;
+            Ok((d, e))
+        });
+    let (here, entries) = match listed {
         Ok(e) => e,
         Err(e) => {
             log.error("E024", rel, format!("cannot be listed: {e}"));
@@ -726,7 +743,7 @@ fn walk_content(
     for (name, kind) in entries {
         let at = join(rel, &name);
         match kind {
-            Kind::Dir => walk_content(dir, &at, false, seen, special, log),
+            Kind::Dir => walk_content(&here, &at, false, seen, special, log),
             Kind::File => {
                 seen.insert(at);
             }

@@ -5,6 +5,7 @@
 //! from the root to the current directory is held, whatever the number of objects.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 use trawl_read::DirAt;
@@ -150,8 +151,9 @@ pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -
 
 /// What the walk of a hierarchy met next.
 pub(crate) enum Found {
-    /// An object's directory (below the root) and the version it declares.
-    Object(Name, String),
+    /// An object's directory (below the root), the version it declares, and the directory
+    /// opened.
+    Object(Name, String, DirAt),
     /// A directory that may hold or be an object, but cannot be checked (it cannot be listed,
     /// its declarations are not an object's trawl knows, or it holds an inventory without a
     /// declaration), and why.
@@ -162,18 +164,18 @@ pub(crate) enum Found {
 }
 
 /// The storage root's hierarchy, walked depth-first in name order.
-pub(crate) struct Walk<'a> {
-    root: &'a DirAt,
-    /// Directories still to visit, per level (reversed, so the next is last).
-    stack: Vec<Vec<Name>>,
+pub(crate) struct Walk {
+    /// Directories still to visit, per level (reversed, so the next is last), each level with
+    /// the directory that holds them, opened: each is opened from it by its name alone.
+    stack: Vec<(Arc<DirAt>, Vec<Name>)>,
     /// Links and special files met and not yet handed on.
     links: Vec<Name>,
 }
 
-impl<'a> Walk<'a> {
+impl Walk {
     /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
     /// the hierarchy; files at the top are the root's own).
-    pub(crate) fn new(root: &'a DirAt, entries: &[(Name, Kind)]) -> Walk<'a> {
+    pub(crate) fn new(root: &DirAt, entries: &[(Name, Kind)]) -> std::io::Result<Walk> {
         let mut top: Vec<Name> = entries
             .iter()
             .filter(|(n, k)| *k == Kind::Dir && n != b"extensions")
@@ -187,19 +189,18 @@ impl<'a> Walk<'a> {
             .map(|(n, _)| n.clone())
             .collect();
         links.reverse();
-        Walk {
-            root,
-            stack: vec![top],
+        Ok(Walk {
+            stack: vec![(Arc::new(root.try_clone()?), top)],
             links,
-        }
+        })
     }
 
     /// The next object's directory (below the root) and the version it declares, logging what
     /// is wrong on the way; `None` at the end.
-    pub(crate) fn next_object(&mut self, log: &mut Log) -> Option<(Name, String)> {
+    pub(crate) fn next_object(&mut self, log: &mut Log) -> Option<(Name, String, DirAt)> {
         loop {
-            if let Found::Object(rel, v) = self.next(log)? {
-                return Some((rel, v));
+            if let Found::Object(rel, v, dir) = self.next(log)? {
+                return Some((rel, v, dir));
             }
         }
     }
@@ -211,15 +212,18 @@ impl<'a> Walk<'a> {
             if let Some(l) = self.links.pop() {
                 return Some(Found::Link(l));
             }
-            let level = self.stack.last_mut()?;
+            let (parent, level) = self.stack.last_mut()?;
             let Some(rel) = level.pop() else {
                 self.stack.pop();
                 continue;
             };
-            let entries = match open_rel(self.root, &rel)
-                .map_err(|e| e.to_string())
-                .and_then(|d| list(&d).map_err(|e| e.to_string()))
-            {
+            let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(&rel);
+            let opened = open_rel(parent, name).map_err(|e| e.to_string());
+            let listed = opened.and_then(|d| {
+                let e = list(&d).map_err(|e| e.to_string())?;
+                Ok((d, e))
+            });
+            let (dir, entries) = match listed {
                 Ok(e) => e,
                 Err(e) => {
                     let why = format!("cannot be listed: {e}");
@@ -236,7 +240,7 @@ impl<'a> Walk<'a> {
             if files.is_empty() {
                 let mut below: Vec<Name> = entries.iter().map(|(n, _)| join(&rel, n)).collect();
                 below.reverse();
-                self.stack.push(below);
+                self.stack.push((Arc::new(dir), below));
                 continue;
             }
             let decls: Vec<&Name> = files
@@ -252,7 +256,7 @@ impl<'a> Walk<'a> {
                         .map(|v| String::from_utf8_lossy(v).into_owned())
                     {
                         Some(v) if SPEC_VERSIONS.contains(&v.as_str()) => {
-                            return Some(Found::Object(rel, v));
+                            return Some(Found::Object(rel, v, dir));
                         }
                         Some(v) => format!(
                             "an object declaring specification version {v}, which trawl does not know: not validated"
@@ -272,7 +276,7 @@ impl<'a> Walk<'a> {
                         .map(|(n, _)| join(&rel, n))
                         .collect();
                     below.reverse();
-                    self.stack.push(below);
+                    self.stack.push((Arc::new(dir), below));
                     for (n, k) in &files {
                         if *k == Kind::File {
                             log.error(

@@ -380,12 +380,13 @@ impl OcflSource {
     }
 
     /// Hands on the logical files of the object at `rel` below `root` (index `ri`, opened as
-    /// `top` and `rd`): each whose content file is there, a regular file reached without a
-    /// link, as a file; each that cannot be so, as refused, named.
+    /// `rd`; the object's directory opened as `opened`): each whose content file is there, a
+    /// regular file reached without a link, as a file; each that cannot be so, as refused,
+    /// named.
     fn object(
         &mut self,
-        (ri, root, top, rd): (usize, &Path, &DirAt, &RootDir),
-        rel: &[u8],
+        (ri, root, rd): (usize, &Path, &RootDir),
+        (rel, opened): (&[u8], std::io::Result<DirAt>),
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), CatalogError> {
         let dir = if rel.is_empty() {
@@ -395,7 +396,7 @@ impl OcflSource {
         };
         // Refused as a whole, the object is named by its directory: what was registered in
         // it is then not called missing.
-        let object = match open_rel(top, rel)
+        let object = match opened
             .map_err(|e| format!("cannot be opened: {e}"))
             .and_then(|d| object_files(&d))
         {
@@ -478,12 +479,12 @@ impl OcflSource {
     fn found(
         &mut self,
         f: Found,
-        (ri, root, top, rd): (usize, &Path, &DirAt, &RootDir),
+        (ri, root, rd): (usize, &Path, &RootDir),
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), CatalogError> {
         let at = |rel: &[u8]| root.join(std::ffi::OsStr::from_bytes(rel));
         match f {
-            Found::Object(rel, _) => self.object((ri, root, top, rd), &rel, item),
+            Found::Object(rel, _, dir) => self.object((ri, root, rd), (&rel, Ok(dir)), item),
             Found::Unchecked(rel, why) => item(refused(
                 at(&rel),
                 format!("{why}: any object in it is not audited"),
@@ -528,13 +529,23 @@ impl Source for OcflSource {
                 }
             };
             if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
-                self.object((ri, root, &top, &rd), b"", item)?;
+                self.object((ri, root, &rd), (b"", top.try_clone()), item)?;
                 self.tops.push(Some(top));
                 continue;
             }
             // Every object the hierarchy holds is audited, whatever its name's bytes; what may
             // hold one and cannot be checked is named, never passed over.
-            let mut walk = root::Walk::new(&top, &entries);
+            let mut walk = match root::Walk::new(&top, &entries) {
+                Ok(w) => w,
+                Err(source) => {
+                    self.tops.push(None);
+                    item(WalkItem::Error(WalkError::Io {
+                        path: root.clone(),
+                        source,
+                    }))?;
+                    continue;
+                }
+            };
             // The hierarchy's own faults are `ocfl validate`'s to report: its log is dropped
             // as it goes.
             let mut log = Log::default();
@@ -543,7 +554,7 @@ impl Source for OcflSource {
                     return Ok(());
                 }
                 log = Log::default();
-                self.found(f, (ri, root, &top, &rd), item)?;
+                self.found(f, (ri, root, &rd), item)?;
             }
             self.tops.push(Some(top));
         }

@@ -85,17 +85,18 @@ fn step(dir: &DirAt, name: &[u8]) -> Result<DirAt, Unread> {
 
 /// A directory's entries, sorted by name (as bytes), without following links.
 pub(crate) fn list(dir: &DirAt) -> std::io::Result<Vec<(Name, Kind)>> {
-    let mut out = Vec::new();
-    for name in dir.names()? {
-        let kind = match dir.kind(&name)? {
-            Some(EntryKind::File) => Kind::File,
-            Some(EntryKind::Dir) => Kind::Dir,
-            Some(_) => Kind::Other,
-            // Gone since it was listed.
-            None => continue,
-        };
-        out.push((name, kind));
-    }
+    let mut out: Vec<(Name, Kind)> = dir
+        .entries()?
+        .into_iter()
+        .map(|(name, k)| {
+            let kind = match k {
+                EntryKind::File => Kind::File,
+                EntryKind::Dir => Kind::Dir,
+                _ => Kind::Other,
+            };
+            (name, kind)
+        })
+        .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }

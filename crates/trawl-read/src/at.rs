@@ -228,8 +228,34 @@ impl DirAt {
         Ok(v)
     }
 
+    /// The entries of this directory (`.` and `..` left out) with what each is, from the
+    /// listing's own type where the file system gives one (else `fstatat`, not following a
+    /// link); an entry gone since the listing is left out.
+    pub fn entries(&self) -> io::Result<Vec<(Vec<u8>, Kind)>> {
+        let mut out = Vec::new();
+        for (name, t) in self.listing()? {
+            let kind = match t {
+                libc::DT_REG => Kind::File,
+                libc::DT_DIR => Kind::Dir,
+                libc::DT_LNK => Kind::Symlink,
+                libc::DT_UNKNOWN => match self.kind(&name)? {
+                    Some(k) => k,
+                    None => continue,
+                },
+                _ => Kind::Other,
+            };
+            out.push((name, kind));
+        }
+        Ok(out)
+    }
+
     /// The names in this directory (`.` and `..` left out).
     pub fn names(&self) -> io::Result<Vec<Vec<u8>>> {
+        Ok(self.listing()?.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The names in this directory with their `d_type`.
+    fn listing(&self) -> io::Result<Vec<(Vec<u8>, u8)>> {
         // Through /proc/self/fd would depend on /proc: read the directory from a duplicate
         // descriptor instead (fdopendir takes ownership of what it is given).
         let dup = self.fd.try_clone()?;
@@ -251,7 +277,8 @@ impl DirAt {
             // SAFETY: d_name is a NUL-terminated array within the entry.
             let name = unsafe { std::ffi::CStr::from_ptr((*e).d_name.as_ptr()) }.to_bytes();
             if name != b"." && name != b".." {
-                out.push(name.to_vec());
+                // SAFETY: e points at a valid entry until the next readdir.
+                out.push((name.to_vec(), unsafe { (*e).d_type }));
             }
         }
         // SAFETY: d is valid and closed once (closing the duplicated descriptor).
