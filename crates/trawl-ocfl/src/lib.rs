@@ -112,14 +112,7 @@ pub fn validate(
         let (tx, rx) = crossbeam_channel::bounded::<Pending>(BATCH_OBJECTS);
         let log = std::thread::scope(|s| {
             let walker = s.spawn(|| {
-                let mut walk = match root::Walk::new(&top, &entries) {
-                    Ok(w) => w,
-                    Err(e) => {
-                        log.error("E072", "", format!("cannot be walked: {e}"));
-                        drop(tx);
-                        return log;
-                    }
-                };
+                let mut walk = root::Walk::new(top, &entries);
                 while let Some((rel, declared, dir)) = walk.next_object(&mut log) {
                     if stop.is_stopping() {
                         break;
@@ -166,7 +159,7 @@ pub fn validate(
         summary.root_warnings_not_listed = log.warnings_not_listed;
     } else {
         summary.kind = "object";
-        let p = pending(top.try_clone().map_err(|e| e.to_string()), b"", shown);
+        let p = pending(Ok(top), b"", shown);
         summary.spec = Some(p.report.spec.clone());
         read_and_hand_on(path, &mut vec![p], cfg, progress, stop, &mut summary, each);
     }
@@ -257,11 +250,7 @@ fn inventory_alone(
         &trawl_read::DirAt::open(dir)?,
         name.as_bytes(),
         object::INVENTORY_CAP,
-    )
-    .map_err(|e| match e {
-        tree::Unread::Io(e) => e,
-        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
-    })?;
+    )?;
     let mut log = Log::default();
     let name = path
         .file_name()

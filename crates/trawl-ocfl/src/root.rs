@@ -175,7 +175,7 @@ pub(crate) struct Walk {
 impl Walk {
     /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
     /// the hierarchy; files at the top are the root's own).
-    pub(crate) fn new(root: &DirAt, entries: &[(Name, Kind)]) -> std::io::Result<Walk> {
+    pub(crate) fn new(root: DirAt, entries: &[(Name, Kind)]) -> Walk {
         let mut top: Vec<Name> = entries
             .iter()
             .filter(|(n, k)| *k == Kind::Dir && n != b"extensions")
@@ -189,10 +189,10 @@ impl Walk {
             .map(|(n, _)| n.clone())
             .collect();
         links.reverse();
-        Ok(Walk {
-            stack: vec![(Arc::new(root.try_clone()?), top)],
+        Walk {
+            stack: vec![(Arc::new(root), top)],
             links,
-        })
+        }
     }
 
     /// The next object's directory (below the root) and the version it declares, logging what

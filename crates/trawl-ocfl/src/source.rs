@@ -285,8 +285,6 @@ impl Group {
 /// what it cannot audit.
 #[derive(Default)]
 pub struct OcflSource {
-    /// Each root's directory, held open from the walk on.
-    tops: Vec<Option<DirAt>>,
     /// The objects the walk found, per root: each one's directory below its root (empty: the
     /// root is the object). One name per object, not per file.
     objects: Vec<HashSet<Name>>,
@@ -350,15 +348,18 @@ impl OcflSource {
         None
     }
 
-    /// The object (below the root), its content file (below the root) and the expected
-    /// digests of a logical path below root `ri`.
-    fn resolve(&mut self, ri: usize, rel: &[u8]) -> Option<(Name, Name, Digests, Name)> {
+    /// The object (below the root), its content file (below the root), the expected digests
+    /// and the version's directory of a logical path below root `ri` (opened as `top`).
+    fn resolve(
+        &mut self,
+        (ri, top): (usize, &DirAt),
+        rel: &[u8],
+    ) -> Option<(Name, Name, Digests, Name)> {
         let (obj, v, logical) = self.object_of(ri, rel)?;
         let key = (ri, obj);
         let files = match &self.last {
             Some((k, f)) if *k == key => f.clone(),
             _ => {
-                let top = self.tops.get(ri)?.as_ref()?;
                 let dir = open_rel(top, &key.1).ok()?;
                 let f = Arc::new(object_files(&dir).ok()?.files);
                 self.last = Some((key.clone(), f.clone()));
@@ -511,7 +512,6 @@ impl Source for OcflSource {
         item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
     ) -> Result<(), SourceError> {
         self.objects = vec![HashSet::new(); roots.len()];
-        self.tops = Vec::with_capacity(roots.len());
         self.inventory_algorithms.clear();
         self.last = None;
         for (ri, root) in roots.iter().enumerate() {
@@ -520,7 +520,6 @@ impl Source for OcflSource {
             let (entries, rd, top) = match opened {
                 Ok(o) => o,
                 Err(source) => {
-                    self.tops.push(None);
                     item(WalkItem::Error(WalkError::Io {
                         path: root.clone(),
                         source,
@@ -529,23 +528,12 @@ impl Source for OcflSource {
                 }
             };
             if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
-                self.object((ri, root, &rd), (b"", top.try_clone()), item)?;
-                self.tops.push(Some(top));
+                self.object((ri, root, &rd), (b"", Ok(top)), item)?;
                 continue;
             }
             // Every object the hierarchy holds is audited, whatever its name's bytes; what may
             // hold one and cannot be checked is named, never passed over.
-            let mut walk = match root::Walk::new(&top, &entries) {
-                Ok(w) => w,
-                Err(source) => {
-                    self.tops.push(None);
-                    item(WalkItem::Error(WalkError::Io {
-                        path: root.clone(),
-                        source,
-                    }))?;
-                    continue;
-                }
-            };
+            let mut walk = root::Walk::new(top, &entries);
             // The hierarchy's own faults are `ocfl validate`'s to report: its log is dropped
             // as it goes.
             let mut log = Log::default();
@@ -556,7 +544,6 @@ impl Source for OcflSource {
                 log = Log::default();
                 self.found(f, (ri, root, &rd), item)?;
             }
-            self.tops.push(Some(top));
         }
         Ok(())
     }
@@ -587,6 +574,8 @@ impl Source for OcflSource {
             .iter()
             .map(|r| RootDir::open(r).ok().map(Arc::new))
             .collect();
+        // Each root's directory, for the inventories (opened as the walk opened them).
+        let tops: Vec<Option<DirAt>> = roots.iter().map(|r| DirAt::open(r).ok()).collect();
         let feed = plan.feed;
         std::thread::scope(|s| {
             let (waiting, gone) = (&waiting, &gone);
@@ -596,11 +585,15 @@ impl Source for OcflSource {
                 let mut group = Group::default();
                 for e in feed {
                     let root = &roots[e.root];
+                    let top = tops.get(e.root).and_then(Option::as_ref);
                     let hit = e
                         .path
                         .strip_prefix(root)
                         .ok()
-                        .and_then(|rel| self.resolve(e.root, rel.as_os_str().as_bytes()));
+                        .zip(top)
+                        .and_then(|(rel, top)| {
+                            self.resolve((e.root, top), rel.as_os_str().as_bytes())
+                        });
                     let (Some((obj, content, want, unit)), Some(Some(_))) = (hit, dirs.get(e.root))
                     else {
                         gone.lock().unwrap_or_else(|p| p.into_inner()).push(e.path);

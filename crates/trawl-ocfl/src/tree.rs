@@ -2,8 +2,7 @@
 //! descriptors, never through a symbolic link: a directory swapped for a link while a storage
 //! root is checked cannot lead a listing or a read outside it. Names stay bytes.
 
-use std::io::Read;
-
+pub(crate) use trawl_read::Unread;
 use trawl_read::{DirAt, EntryKind};
 
 /// A directory entry's name, as its bytes: names are never decoded, so that two names that
@@ -17,26 +16,6 @@ pub(crate) enum Kind {
     Dir,
     /// A symbolic link, a FIFO, a device, a socket.
     Other,
-}
-
-/// Why a small file was not read.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Unread {
-    /// Nothing there.
-    #[error("not there")]
-    Missing,
-    /// A symbolic link, on the way or at the end.
-    #[error("a symbolic link: not followed")]
-    Link,
-    /// A directory, FIFO, device or socket.
-    #[error("not a regular file: not read")]
-    NotFile,
-    /// Over the cap.
-    #[error("larger than {} MiB: not read", .0 >> 20)]
-    TooLarge(u64),
-    /// The system refused.
-    #[error("{0}")]
-    Io(std::io::Error),
 }
 
 fn unread(e: std::io::Error) -> Unread {
@@ -124,27 +103,10 @@ fn split(rel: &[u8]) -> (&[u8], &[u8]) {
 /// FIFO, refused past `cap` by its size before anything is read.
 pub(crate) fn read_small(dir: &DirAt, rel: &[u8], cap: u64) -> Result<Vec<u8>, Unread> {
     let (parent, name) = split(rel);
-    let d;
-    let at = if parent.is_empty() {
-        dir
-    } else {
-        d = open_rel(dir, parent)?;
-        &d
-    };
-    let f = at.open_file(name).map_err(unread)?;
-    let m = f.metadata().map_err(Unread::Io)?;
-    if !m.is_file() {
-        return Err(Unread::NotFile);
+    if parent.is_empty() {
+        return dir.read(name, cap);
     }
-    if m.len() > cap {
-        return Err(Unread::TooLarge(cap));
-    }
-    let mut buf = Vec::new();
-    f.take(cap + 1).read_to_end(&mut buf).map_err(Unread::Io)?;
-    if buf.len() as u64 > cap {
-        return Err(Unread::TooLarge(cap));
-    }
-    Ok(buf)
+    open_rel(dir, parent)?.read(name, cap)
 }
 
 #[cfg(test)]

@@ -23,6 +23,36 @@ pub enum Kind {
     Other,
 }
 
+/// Why [`DirAt::read`] (or a read through directories held open) read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum Unread {
+    /// Nothing there.
+    #[error("not there")]
+    Missing,
+    /// A symbolic link, on the way or at the end: not followed.
+    #[error("a symbolic link: not followed")]
+    Link,
+    /// A directory, FIFO, device or socket.
+    #[error("not a regular file: not read")]
+    NotFile,
+    /// Over the cap given (bytes).
+    #[error("larger than {} MiB: not read", .0 >> 20)]
+    TooLarge(u64),
+    /// The system refused.
+    #[error("{0}")]
+    Io(io::Error),
+}
+
+impl From<Unread> for io::Error {
+    fn from(u: Unread) -> io::Error {
+        match u {
+            Unread::Io(e) => e,
+            Unread::Missing => io::Error::from(io::ErrorKind::NotFound),
+            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+        }
+    }
+}
+
 /// A directory held open; every operation takes one plain name in it.
 pub struct DirAt {
     fd: OwnedFd,
@@ -186,44 +216,24 @@ impl DirAt {
     }
 
     /// Reads the regular file `name` whole, not following a link, not waiting on a FIFO, and
-    /// refusing one over `cap` bytes.
-    pub fn read(&self, name: &[u8], cap: u64) -> io::Result<Vec<u8>> {
-        let c = plain(name)?;
-        // SAFETY: as in `open`.
-        let fd = unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDONLY
-                    | libc::O_NOFOLLOW
-                    | libc::O_NONBLOCK
-                    | libc::O_NOCTTY
-                    | libc::O_CLOEXEC,
-            )
-        };
-        check(fd)?;
-        // SAFETY: a fresh descriptor nobody else owns.
-        let f = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        let m = f.metadata()?;
+    /// refusing one over `cap` bytes, by its size before anything is read.
+    pub fn read(&self, name: &[u8], cap: u64) -> Result<Vec<u8>, Unread> {
+        let f = self.open_file(name).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Unread::Link,
+            Some(libc::ENOENT) => Unread::Missing,
+            _ => Unread::Io(e),
+        })?;
+        let m = f.metadata().map_err(Unread::Io)?;
         if !m.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a regular file",
-            ));
+            return Err(Unread::NotFile);
         }
         if m.len() > cap {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("larger than {cap} bytes"),
-            ));
+            return Err(Unread::TooLarge(cap));
         }
         let mut v = Vec::new();
-        f.take(cap + 1).read_to_end(&mut v)?;
+        f.take(cap + 1).read_to_end(&mut v).map_err(Unread::Io)?;
         if v.len() as u64 > cap {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("larger than {cap} bytes"),
-            ));
+            return Err(Unread::TooLarge(cap));
         }
         Ok(v)
     }

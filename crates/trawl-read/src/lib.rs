@@ -19,7 +19,7 @@ mod open;
 mod pool;
 mod sigbus;
 
-pub use at::{DirAt, Kind as EntryKind, is_plain_name};
+pub use at::{DirAt, Kind as EntryKind, Unread, is_plain_name};
 pub use beneath::{
     Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, open_no_links,
     open_path_no_links, plain_segments, stat_in,

@@ -57,7 +57,7 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
     let jpath = dir.join(JOURNAL);
     let journal = match top.read(JOURNAL.as_bytes(), JOURNAL_CAP) {
         Ok(j) => j,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(trawl_read::Unread::Missing) => {
             // Interrupted while the journal itself was being written: nothing was moved yet.
             let temps: Vec<Vec<u8>> = top
                 .names()
@@ -78,7 +78,7 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
             }
             return Ok(done);
         }
-        Err(e) => return Err(io_err(&jpath)(e)),
+        Err(e) => return Err(io_err(&jpath)(e.into())),
     };
     let untrusted = |why: String| {
         refused(

@@ -62,6 +62,9 @@ pub struct Audit<'c> {
     forget_missing: bool,
     /// The files' content never changes (an OCFL storage root): see [`Audit::fixed_content`].
     fixed: bool,
+    /// Whether each fixed unit (a root's index and a directory below it) had files registered
+    /// before this run: asked once per unit, not per file (emptied when it fills).
+    units: std::collections::HashMap<(usize, Vec<u8>), bool>,
     dirs: DirIds,
     /// The scratch database (attached as `scratch`) that holds this run's walk; it goes with
     /// the run.
@@ -166,6 +169,7 @@ impl Catalog {
             closed: false,
             forget_missing: false,
             fixed: false,
+            units: Default::default(),
             dirs: DirIds::default(),
             scratch,
             fresh: false,

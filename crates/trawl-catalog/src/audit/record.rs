@@ -241,7 +241,7 @@ impl Audit<'_> {
     }
 
     /// Whether files under `unit` (a directory below root `root`) were registered in an
-    /// earlier run.
+    /// earlier run (what this run registers does not change the answer, so it is kept).
     fn registered_before(&mut self, root: usize, unit: &std::path::Path) -> Result<bool> {
         use std::os::unix::ffi::OsStrExt;
         let rid = self.roots[root].0;
@@ -249,6 +249,13 @@ impl Audit<'_> {
             .strip_prefix(&self.roots[root].1)
             .map(|r| r.as_os_str().as_bytes())
             .unwrap_or_else(|_| unit.as_os_str().as_bytes());
+        let key = (root, rel.to_vec());
+        if let Some(known) = self.units.get(&key) {
+            return Ok(*known);
+        }
+        if self.units.len() >= 4096 {
+            self.units.clear();
+        }
         let low = crate::dirs::as_dir(rel);
         // Every directory path under `low` begins with it, and sorts before `low` with its
         // trailing `/` raised to the next byte.
@@ -256,14 +263,17 @@ impl Audit<'_> {
         if let Some(last) = high.last_mut() {
             *last += 1;
         }
-        self.cat
+        let before: bool = self
+            .cat
             .conn
             .prepare_cached(
                 "SELECT EXISTS(SELECT 1 FROM files f JOIN dirs d ON d.id = f.dir
                  WHERE d.root = ?1 AND d.path >= ?2 AND d.path < ?3 AND f.first_run < ?4)",
             )
             .and_then(|mut st| st.query_row(params![rid, low, high, self.run], |r| r.get(0)))
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        self.units.insert(key, before);
+        Ok(before)
     }
 
     /// A file met for the first time: registered, new.
