@@ -97,6 +97,7 @@ pub fn reduce(parts: &[&[u8]]) -> Result<Vec<u8>, ReduceFailure> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::bytes;
 
     /// A default scan's work over `root`.
     pub(crate) fn work(root: &std::path::Path) -> ScanWork {
@@ -128,6 +129,99 @@ pub(crate) mod tests {
         let e = reduce(&[good, good, b"not a batch"]).unwrap_err();
         assert_eq!(e.map, 2);
         assert!(!e.reason.contains("map 2"), "{}", e.reason);
+    }
+
+    /// A map's whole output (report, records, totals, every partition's batches) is a function
+    /// of its files: the same at any number of threads and files read at once, whatever the
+    /// order the files are listed in, a hard link's names included (a map computed again after
+    /// its worker was lost must give what the reducers already counted).
+    #[test]
+    fn a_maps_output_is_the_same_at_any_threads_and_io_depth() {
+        use proptest::prelude::*;
+        use trawl_scan::IoDepth;
+
+        let sizes = proptest::collection::vec((0u8..5, 0usize..150_000), 2..24);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 6,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        runner
+            .run(&(sizes, any::<u64>()), |(specs, seed)| {
+                let t = tempfile::tempdir().unwrap();
+                let mut files = Vec::new();
+                let mut x = seed | 1;
+                for (i, (pattern, size)) in specs.iter().enumerate() {
+                    // Five contents repeated across files (duplicates within the shard), each
+                    // file's tail its own.
+                    let mut data: Vec<u8> = (0..*size)
+                        .map(|j| (j as u64).wrapping_mul(*pattern as u64 + 7) as u8 ^ (j >> 12) as u8)
+                        .collect();
+                    for _ in 0..100 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        data.push(x as u8);
+                    }
+                    let p = t.path().join(format!("d{}/f{i:02}.bin", i % 3));
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                    std::fs::write(&p, &data).unwrap();
+                    files.push(p);
+                }
+                // A hard link whose name sorts after and one before its first listed name.
+                std::fs::create_dir_all(t.path().join("d2")).unwrap();
+                std::fs::hard_link(&files[0], t.path().join("d2/zz-link.bin")).unwrap();
+                std::fs::hard_link(&files[1], t.path().join("a-link.bin")).unwrap();
+                files.push(t.path().join("d2/zz-link.bin"));
+                files.push(t.path().join("a-link.bin"));
+                let mut work = work(t.path());
+                let mut reduce = trawl_reduce::ReduceConfig {
+                    top_files: 5,
+                    cdc_avg: Some(16 << 10),
+                    breakdown: Some(trawl_reduce::BreakdownConfig {
+                        depth: 1,
+                        roots: vec![bytes(t.path())],
+                    }),
+                    ..trawl_reduce::ReduceConfig::default()
+                };
+                reduce.temp_dir = Some(t.path().to_path_buf());
+                work.reduce = Some(reduce);
+                work.keep_records = true;
+                let run = |threads: usize, depth: IoDepth, files: Vec<PathBuf>| {
+                    let mut w = work.clone();
+                    w.cfg.threads = threads;
+                    w.cfg.io_depth = depth;
+                    map(&w, files, 16).unwrap()
+                };
+                let first = run(1, IoDepth::Fixed(1), files.clone());
+                let mut reversed = files.clone();
+                reversed.reverse();
+                for (threads, depth, files) in [
+                    (2, IoDepth::Fixed(8), files.clone()),
+                    (4, IoDepth::Auto, files.clone()),
+                    (3, IoDepth::Fixed(2), reversed),
+                ] {
+                    let m = run(threads, depth, files);
+                    // The report names the threads it was asked for; nothing else may differ.
+                    let mut report: serde_json::Value = serde_json::from_slice(&m.report).unwrap();
+                    report["threads"] = 1.into();
+                    let want: serde_json::Value = serde_json::from_slice(&first.report).unwrap();
+                    prop_assert!(want == report, "reports differ at -j{threads}");
+                    prop_assert!(first.records == m.records, "records differ at -j{threads}");
+                    prop_assert_eq!(
+                        String::from_utf8_lossy(&first.totals),
+                        String::from_utf8_lossy(&m.totals)
+                    );
+                    prop_assert!(first.partitions == m.partitions, "batches differ at -j{threads}");
+                }
+                // The hard links are counted under their first names in byte order.
+                let totals: trawl_reduce::MapTotals = serde_json::from_slice(&first.totals).unwrap();
+                let has = |n: &str| totals.files.iter().any(|f| f.ends_with(n));
+                prop_assert!(has("/a-link.bin") && !has("/f01.bin"), "{:?}", totals.files);
+                prop_assert!(has("/d0/f00.bin") && !has("zz-link.bin"), "{:?}", totals.files);
+                Ok(())
+            })
+            .unwrap();
     }
 
     /// The same files give the same bytes every time (a shard's checkpoint is compared, and

@@ -2,13 +2,22 @@
 //! reduction (`trawl-reduce`) and the FLV index (`trawl-media`).
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use trawl_digest::Algorithm;
 use trawl_media::MediaLane;
 use trawl_reduce::{Counter, FileReducer, ReduceConfig};
 use trawl_scan::{DigestLanes, FileInfo, Lane, LaneFactory, fill_cores};
+use trawl_spool::Spool;
+
+/// A lock whose holder panicked is still taken (what it guards is whole between calls).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Digest lanes plus, if asked, one data-reduction lane and one media lane.
 #[derive(Clone)]
@@ -27,25 +36,94 @@ pub struct ScanLanes {
 }
 
 /// Hard links met during a scan: the inodes seen (only those with several names, so that the
-/// set stays small), and the names beyond the first with their bytes.
-#[derive(Debug, Default)]
+/// set stays small), and the names beyond the first with their bytes. When files are
+/// attributed, every name of such an inode also waits on disk, so that the one it is counted
+/// under is chosen once all were met: its first name in byte order, whatever order the reads
+/// took and however a cluster cut the files into shards (a report is the same every run).
+#[derive(Default)]
 pub struct Links {
     seen: Mutex<HashSet<(u64, u64)>>,
+    /// (device, inode, name) -> the number the counted name was registered under (none for
+    /// the others).
+    every: Option<Mutex<Option<Spool>>>,
+    error: Mutex<Option<std::io::Error>>,
     pub names: AtomicU64,
     pub bytes: AtomicU64,
 }
 
 impl Links {
+    /// Hard links counted once; with `naming`, every name kept under `temp_dir` for
+    /// [`Links::settle`].
+    pub fn new(naming: bool, temp_dir: &Path) -> Links {
+        Links {
+            every: naming.then(|| Mutex::new(Some(Spool::new(temp_dir, 1 << 20)))),
+            ..Links::default()
+        }
+    }
+
+    /// Notes a name of a file with several (`id`: the number it was registered under, when it
+    /// is the name counted).
+    fn met(&self, file: &FileInfo<'_>, id: Option<u32>) {
+        let Some(every) = self.every.as_ref().filter(|_| file.nlink >= 2) else {
+            return;
+        };
+        let mut key = Vec::with_capacity(16 + file.path.as_os_str().len());
+        key.extend_from_slice(&file.dev.to_be_bytes());
+        key.extend_from_slice(&file.ino.to_be_bytes());
+        key.extend_from_slice(file.path.as_os_str().as_bytes());
+        let value = id.map(u32::to_be_bytes);
+        let value = value.as_ref().map_or(&[][..], |v| &v[..]);
+        if let Some(Err(e)) = lock(every).as_mut().map(|s| s.push(&key, value)) {
+            lock(&self.error).get_or_insert(e);
+        }
+    }
+
+    /// Renames in `counter` each hard-linked file counted under a name that is not its first
+    /// in byte order (after the last read).
+    pub fn settle(&self, counter: &Counter) -> std::io::Result<()> {
+        if let Some(e) = lock(&self.error).take() {
+            return Err(e);
+        }
+        let Some(spool) = self.every.as_ref().and_then(|e| lock(e).take()) else {
+            return Ok(());
+        };
+        let sorted = Arc::new(spool.finish()?);
+        // Per inode: its first name, and the number of the name counted.
+        let mut inode: Option<[u8; 16]> = None;
+        let mut first: Vec<u8> = Vec::new();
+        let mut counted: Option<(u32, bool)> = None;
+        let done = |first: &[u8], counted: Option<(u32, bool)>| match counted {
+            Some((id, false)) => counter.rename(id, Path::new(OsStr::from_bytes(first))),
+            _ => Ok(()),
+        };
+        sorted.for_each(|k, v| -> std::io::Result<()> {
+            let (ino, name) = k.split_at(16.min(k.len()));
+            let ino: [u8; 16] = ino.try_into().unwrap_or_default();
+            if inode != Some(ino) {
+                if inode.is_some() {
+                    done(&first, counted.take())?;
+                }
+                inode = Some(ino);
+                first.clear();
+                first.extend_from_slice(name);
+            }
+            if let Ok(id) = <[u8; 4]>::try_from(v) {
+                counted = Some((u32::from_be_bytes(id), name == first.as_slice()));
+            }
+            Ok(())
+        })?;
+        if inode.is_some() {
+            done(&first, counted)?;
+        }
+        Ok(())
+    }
+
     /// Whether this name is the first of its inode met in this scan (always, for one name).
     pub fn first_name(&self, file: &FileInfo<'_>) -> bool {
         if file.nlink < 2 {
             return true;
         }
-        let first = self
-            .seen
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((file.dev, file.ino));
+        let first = lock(&self.seen).insert((file.dev, file.ino));
         if !first {
             self.names.fetch_add(1, Ordering::Relaxed);
             self.bytes.fetch_add(file.size, Ordering::Relaxed);
@@ -59,15 +137,21 @@ impl LaneFactory for ScanLanes {
         let (path, size) = (file.path, file.size);
         let mut l = DigestLanes::of(&self.digests, file, 2);
         let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
+        let mut id = None;
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
             let mut r = FileReducer::new(cfg.clone());
             if let Some(c) = &self.counter {
                 if cfg.attributing() {
-                    r = r.with_file(c.register(path));
+                    let n = c.register(path);
+                    id = Some(n);
+                    r = r.with_file(n);
                 }
                 r = r.with_counter(c.clone());
             }
             l.push(Box::new(r));
+        }
+        if let Some(k) = &self.links {
+            k.met(file, id);
         }
         if self.media && size > 0 {
             l.push(Box::new(MediaLane::new(path, size)));

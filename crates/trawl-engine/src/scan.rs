@@ -175,8 +175,10 @@ impl Scan {
             reduce: reduce_cfg,
             counter: counter.clone(),
             media: o.media,
-            links: (o.reduce.is_some() && !o.count_links)
-                .then(|| Arc::new(crate::lanes::Links::default())),
+            links: (o.reduce.is_some() && !o.count_links).then(|| {
+                let naming = o.reduce.as_ref().is_some_and(|r| r.attributing());
+                Arc::new(crate::lanes::Links::new(naming, &spill_dir(o)))
+            }),
         };
         let mut collected = Collected::new(o, counter, stop);
         let input = match &o.files {
@@ -384,6 +386,9 @@ impl<'a> Collected<'a> {
             return Ok((ScanOutcome::Stopped(r), Aside::default()));
         }
         if let Some(a) = acc.as_ref() {
+            if let Some(k) = &links {
+                k.settle(a).map_err(spill)?;
+            }
             a.finish().map_err(spill)?;
         }
         // The attribution and the settling at the end are part of the scan's time.

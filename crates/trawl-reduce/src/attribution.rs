@@ -96,6 +96,21 @@ impl Facts {
     }
 }
 
+/// Files counted under another name than the one they were numbered with, keyed by the
+/// file's number (big-endian: byte order is number order).
+pub(crate) struct Renames(Spool);
+
+impl Renames {
+    pub(crate) fn new(cfg: &ReduceConfig) -> Renames {
+        let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        Renames(Spool::new(&dir, SHARES_MEMORY))
+    }
+
+    pub(crate) fn add(&mut self, file: u32, name: &[u8]) -> std::io::Result<()> {
+        self.0.push(&file.to_be_bytes(), name)
+    }
+}
+
 /// The formats `infer` names, so that a format read back from a spool is a `&'static str`
 /// again (an unknown one is dropped).
 pub(crate) fn static_kind(k: &[u8]) -> Option<&'static str> {
@@ -129,18 +144,40 @@ impl Shares {
         Shares(Spool::new(&dir, SHARES_MEMORY / parts.max(1)))
     }
 
-    fn add(&mut self, file: u32, len: u32, share: f64) -> std::io::Result<()> {
-        let mut v = [0u8; 16];
+    fn add(&mut self, file: u32, len: u32, share: Share) -> std::io::Result<()> {
+        let mut v = [0u8; 24];
         v[..8].copy_from_slice(&(len as u64).to_le_bytes());
         v[8..].copy_from_slice(&share.to_le_bytes());
         self.0.push(&file.to_be_bytes(), &v)
     }
 }
 
+/// A share of bytes in whole parts of [`SHARE_ONE`]: shares are summed as whole numbers, so
+/// that a sum is the same whatever order its terms come in (a file's blocks met in another
+/// order, partitions cut another way, a cluster's shards: a sum of floats is not), and each
+/// term is rounded once, the same way everywhere, before it is summed.
+pub(crate) type Share = u128;
+
+/// One byte, as a [`Share`]: parts of 2^-32 bytes, fine enough that the rounding of a billion
+/// blocks' shares stays under a byte.
+pub(crate) const SHARE_ONE: Share = 1 << 32;
+
+/// `len` bytes times `num / den`, as a [`Share`] (rounded to the nearest part, halves up).
+pub(crate) fn share(len: u32, num: u64, den: u64) -> Share {
+    let den = Share::from(den.max(1));
+    (Share::from(len) * Share::from(num) * SHARE_ONE + den / 2) / den
+}
+
+/// A share in whole bytes, as reports show it (halves up): a file's share of the saving, a
+/// row's, a reference bucket's stored bytes.
+pub(crate) fn whole_bytes(s: Share) -> u64 {
+    u64::try_from(s / SHARE_ONE + Share::from(s % SHARE_ONE >= SHARE_ONE / 2)).unwrap_or(u64::MAX)
+}
+
 /// Per reference-count bucket: the bytes of every occurrence of its blocks (what storage
 /// without dedup holds) and, summed as each occurrence's `1/c` share, the bytes of the blocks
-/// once (what dedup stores).
-pub(crate) type RefBytes = [(u64, f64); 13];
+/// once (what dedup stores), in parts of a byte.
+pub(crate) type RefBytes = [(u64, Share); 13];
 
 /// Attributes one partition of the key log against the final counts of its keys (`count`).
 pub(crate) fn attribute_partition(
@@ -156,10 +193,10 @@ pub(crate) fn attribute_partition(
             let c = count(r.key);
             let b = crate::dedup::ref_bucket(c);
             ref_bytes[b].0 += r.len as u64;
-            ref_bytes[b].1 += r.len as f64 / c.max(1) as f64;
+            ref_bytes[b].1 += share(r.len, 1, c);
             if c >= 2
                 && err.is_none()
-                && let Err(e) = per.add(r.extra[0], r.len, r.len as f64 * (c - 1) as f64 / c as f64)
+                && let Err(e) = per.add(r.extra[0], r.len, share(r.len, c - 1, c))
             {
                 err = Some(e);
             }
@@ -175,6 +212,7 @@ pub(crate) fn rank(
     per: Vec<Shares>,
     names: NameLog,
     facts: Facts,
+    renames: Option<Renames>,
     top: usize,
     block_size: u64,
     mut breakdown: Option<&mut BreakdownBuilder>,
@@ -188,6 +226,11 @@ pub(crate) fn rank(
     let count = names.count;
     let mut names = names.reader()?;
     let mut facts = Cursor::new(facts.iter()?)?;
+    let mut renames = match renames {
+        Some(r) => Some(Cursor::new(Arc::new(r.0.finish()?).iter()?)?),
+        None => None,
+    };
+    let mut renamed = Vec::new();
     let bad = || {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -198,22 +241,37 @@ pub(crate) fn rank(
         Ok(u32::from_be_bytes(k.try_into().map_err(|_| bad())?))
     };
     // (share, name, duplicate bytes), at most a few times `top` of them.
-    let mut best: Vec<(f64, String, u64)> = Vec::new();
-    let order = |a: &(f64, String, u64), b: &(f64, String, u64)| {
+    let mut best: Vec<(Share, String, u64)> = Vec::new();
+    let order = |a: &(Share, String, u64), b: &(Share, String, u64)| {
         saved(b.0).cmp(&saved(a.0)).then_with(|| a.1.cmp(&b.1))
     };
     for id in 0..count {
-        let name = names.next_name()?;
-        let (mut dup, mut share) = (0u64, 0f64);
+        let mut name = names.next_name()?;
+        if let Some(r) = renames.as_mut() {
+            let mut found = false;
+            while let Some((k, v)) = r.peek() {
+                if id_of(k)? != id {
+                    break;
+                }
+                renamed.clear();
+                renamed.extend_from_slice(v);
+                found = true;
+                r.advance()?;
+            }
+            if found {
+                name = &renamed;
+            }
+        }
+        let (mut dup, mut share) = (0u64, 0 as Share);
         while let Some((k, v)) = shares.peek() {
             if id_of(k)? != id {
                 break;
             }
-            if v.len() < 16 {
+            if v.len() != 24 {
                 return Err(bad());
             }
             dup += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
-            share += f64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
+            share += Share::from_le_bytes(v[8..24].try_into().expect("16 bytes"));
             shares.advance()?;
         }
         let (mut bytes, mut allocated, mut kind) = (0u64, 0u64, None);
@@ -254,10 +312,9 @@ pub(crate) fn rank(
 }
 
 /// The bytes a file's share of the saving stands for, as the report shows them: files are
-/// ranked by these, ties by name, so that shares summed in another order (on a cluster, or by
-/// partition) rank alike.
-pub(crate) fn saved(share: f64) -> u64 {
-    share.round() as u64
+/// ranked by these, ties by name.
+pub(crate) fn saved(share: Share) -> u64 {
+    whole_bytes(share)
 }
 
 /// A pass over a spool that can look at its next record before taking it.

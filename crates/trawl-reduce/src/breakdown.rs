@@ -11,6 +11,7 @@ use std::sync::Arc;
 use trawl_report::breakdown::{Breakdown, DirectoryRow, Figures, TypeRow};
 use trawl_spool::Spool;
 
+use crate::attribution::{Share, whole_bytes};
 use crate::config::BreakdownConfig;
 
 /// Distinct (extension, format) pairs counted apart; past it, new ones go to `(other)`.
@@ -19,17 +20,12 @@ const TYPE_KEYS: usize = 4096;
 /// Bytes of directory rows held in RAM before they go to disk.
 const DIRS_MEMORY: usize = 4 << 20;
 
-/// Parts of a byte a file's share of the saving is counted in: whole numbers, so that a row's
-/// sum is the same whatever order its files come in (a sum of floats is not), fine enough
-/// (2^-32 bytes) that the rounding of a billion files' shares stays under a byte.
-const SAVED_SCALE: f64 = 4_294_967_296.0;
-
-/// A file's figures with its share of the saving in 1/[`SAVED_SCALE`] bytes (rounded to the byte
-/// once, per row).
+/// A file's figures with its share of the saving in parts of a byte ([`Share`]), rounded to
+/// the byte once, per row.
 #[derive(Default, Clone)]
 struct Acc {
     f: Figures,
-    saved: u128,
+    saved: Share,
 }
 
 impl Acc {
@@ -39,9 +35,7 @@ impl Acc {
     }
 
     fn done(mut self) -> Figures {
-        let scale = SAVED_SCALE as u128;
-        let whole = self.saved / scale + u128::from(self.saved % scale >= scale / 2);
-        self.f.saved_bytes = u64::try_from(whole).unwrap_or(u64::MAX);
+        self.f.saved_bytes = whole_bytes(self.saved);
         self.f
     }
 
@@ -210,7 +204,7 @@ impl BreakdownBuilder {
         name: &[u8],
         size: u64,
         duplicate: u64,
-        saved: f64,
+        saved: Share,
         allocated: u64,
         kind: Option<&'static str>,
     ) -> io::Result<()> {
@@ -222,7 +216,7 @@ impl BreakdownBuilder {
                 saved_bytes: 0,
                 allocated_bytes: allocated,
             },
-            saved: (saved * SAVED_SCALE).round() as u128,
+            saved,
         };
         let mut key = (extension(name), kind.unwrap_or(""));
         if !self.types.contains_key(&key) && self.types.len() >= TYPE_KEYS {
@@ -326,6 +320,7 @@ impl BreakdownBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attribution::SHARE_ONE;
 
     fn builder(depth: usize, roots: &[&str]) -> BreakdownBuilder {
         BreakdownBuilder::new(
@@ -377,13 +372,13 @@ mod tests {
                 format!("r/d{i:04}/f.bin").as_bytes(),
                 1000 + i as u64,
                 10,
-                2.5,
+                5 * SHARE_ONE / 2,
                 7,
                 None,
             )
             .unwrap();
         }
-        b.add(b"r/d0000/g.jpg", 5, 0, 0.0, 5, Some("image/jpeg"))
+        b.add(b"r/d0000/g.jpg", 5, 0, 0, 5, Some("image/jpeg"))
             .unwrap();
         let r = b.finish().unwrap();
         assert_eq!(r.directories.len(), Breakdown::DIRECTORIES);
@@ -424,7 +419,7 @@ mod tests {
             for &share in order {
                 acc.add(&Acc {
                     f: Figures::default(),
-                    saved: (share * SAVED_SCALE).round() as u128,
+                    saved: (share * SHARE_ONE as f64).round() as Share,
                 });
             }
             let mut bytes = Vec::new();

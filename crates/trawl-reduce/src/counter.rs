@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::attribution::{Facts, NameLog, RefBytes, Shares, attribute_partition};
+use crate::attribution::{Facts, NameLog, RefBytes, Renames, Shares, attribute_partition};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, estimate};
@@ -78,6 +78,8 @@ pub struct Counter {
     pub(crate) slots: Vec<Mutex<Slot>>,
     pub(crate) names: Mutex<Option<NameLog>>,
     pub(crate) facts: Mutex<Option<Facts>>,
+    /// Files counted under another name than the one they were numbered with.
+    renames: Mutex<Option<Renames>>,
     /// Bytes the partitions' indexes held when each last measured them.
     pub(crate) held: AtomicU64,
     /// Past the budget: every partition spills from its next batch on.
@@ -123,6 +125,18 @@ struct Done {
     ref_bytes: Option<RefBytes>,
     top: Option<Vec<TopFile>>,
     breakdown: Option<Breakdown>,
+}
+
+/// A path as reports spell it: without a leading `./`.
+fn shown(path: &std::path::Path) -> &[u8] {
+    let mut shown = path;
+    while let Ok(rest) = shown.strip_prefix(".") {
+        if rest == shown || rest.as_os_str().is_empty() {
+            break;
+        }
+        shown = rest;
+    }
+    std::os::unix::ffi::OsStrExt::as_bytes(shown.as_os_str())
 }
 
 /// A lock whose holder panicked is still taken: a batch is folded in whole or not at all, and
@@ -200,6 +214,7 @@ impl Counter {
             slots,
             names: Mutex::new(None),
             facts: Mutex::new(None),
+            renames: Mutex::new(None),
             held: AtomicU64::new(0),
             spilling: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -263,17 +278,21 @@ impl Counter {
         }
     }
 
+    /// Counts file `id` (a number [`Counter::register`] gave) under the name `path` instead:
+    /// the name of a hard-linked file that is counted, chosen once all its names were met.
+    pub fn rename(&self, id: u32, path: &std::path::Path) -> std::io::Result<()> {
+        let name = shown(path);
+        if let Some(m) = &self.mapper {
+            lock(m).rename(id, name);
+            return Ok(());
+        }
+        let mut r = lock(&self.renames);
+        r.get_or_insert_with(|| Renames::new(&self.cfg)).add(id, name)
+    }
+
     /// Numbers a file for [`crate::FileReducer::with_file`].
     pub fn register(&self, path: &std::path::Path) -> u32 {
-        // As reports spell paths: without a leading `./`.
-        let mut shown = path;
-        while let Ok(rest) = shown.strip_prefix(".") {
-            if rest == shown || rest.as_os_str().is_empty() {
-                break;
-            }
-            shown = rest;
-        }
-        let name = std::os::unix::ffi::OsStrExt::as_bytes(shown.as_os_str());
+        let name = shown(path);
         if let Some(m) = &self.mapper {
             return lock(m).register(name);
         }
@@ -409,7 +428,7 @@ impl Counter {
                 (0, 0, vec![0; carry], Refs::default())
             })
             .collect();
-        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
+        let mut ref_bytes: RefBytes = [(0, 0); 13];
         let mut shares = Vec::new();
         for s in settled {
             for (a, b) in ways.iter_mut().zip(&s.ways) {
@@ -440,6 +459,7 @@ impl Counter {
                     shares,
                     names,
                     facts,
+                    lock(&self.renames).take(),
                     self.cfg.top_files,
                     self.sizes[0] as u64,
                     builder.as_mut(),
@@ -511,7 +531,7 @@ impl Counter {
         let attributing = self.cfg.attributing();
         let keylog = keylog.take().map(|k| k.into_reader()).transpose()?;
         let mut per = attributing.then(|| Shares::new(&self.cfg, self.parts.len()));
-        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
+        let mut ref_bytes: RefBytes = [(0, 0); 13];
         let nsizes = self.sizes.len();
         short.flush();
         let short: &Short = short;

@@ -84,7 +84,7 @@ impl Figures {
             for b in &mut first.counts.references {
                 let (logical, stored) = rb[crate::dedup::ref_bucket(b.from)];
                 b.logical_bytes = Some(logical);
-                b.stored_bytes = Some(stored.round() as u64);
+                b.stored_bytes = Some(crate::attribution::whole_bytes(stored));
             }
         }
         let cdc = self.cdc.map(|(counts, sizes)| {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use trawl_report::breakdown::Breakdown;
 use trawl_report::reduction::{ReductionJson, TopFile};
 
-use crate::attribution::{RefBytes, saved, static_kind};
+use crate::attribution::{RefBytes, Share, saved, share, static_kind};
 use crate::batch::{Batch, BatchError, get, partition_of, put};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
@@ -78,6 +78,8 @@ pub struct Mapper {
     carried: Vec<u32>,
     /// (key, file) of each non-zero block at the smallest size, counted at the end.
     files: Vec<(u64, u32)>,
+    /// The files' names as bytes, by the number they were registered under (see `finish`).
+    names: Vec<Vec<u8>>,
     totals: MapTotals,
     buf: Vec<u8>,
 }
@@ -101,6 +103,7 @@ impl Mapper {
             ways: vec![WayKeys::default(); nways],
             carried: Vec::new(),
             files: Vec::new(),
+            names: Vec::new(),
             totals: MapTotals {
                 sums: Totals::new(nways, n),
                 ..MapTotals::default()
@@ -112,12 +115,18 @@ impl Mapper {
         }
     }
 
-    /// Numbers a file for attribution (its name as reports spell it).
+    /// Numbers a file for attribution (its name as reports spell it). The number holds while
+    /// the map runs; the output numbers files by name (see [`Mapper::finish`]).
     pub fn register(&mut self, name: &[u8]) -> u32 {
-        self.totals
-            .files
-            .push(String::from_utf8_lossy(name).into_owned());
-        (self.totals.files.len() - 1) as u32
+        self.names.push(name.to_vec());
+        (self.names.len() - 1) as u32
+    }
+
+    /// Counts file `id` under another name (a hard link's name chosen at the end).
+    pub fn rename(&mut self, id: u32, name: &[u8]) {
+        if let Some(n) = self.names.get_mut(id as usize) {
+            *n = name.to_vec();
+        }
     }
 
     /// Folds in one file, or a part of it (whole groups of blocks).
@@ -193,8 +202,12 @@ impl Mapper {
     }
 
     /// The totals and one encoded batch set per partition (every partition has one, empty or
-    /// not, so that a reducer knows it heard from every map).
-    pub fn finish(self) -> MapOutput {
+    /// not, so that a reducer knows it heard from every map). Files are numbered in the
+    /// order of their names' bytes, not in the order their reads finished: the output is a
+    /// function of the files alone, whatever the threads (a map computed again after its worker
+    /// was lost gives what the reducers already counted).
+    pub fn finish(mut self) -> MapOutput {
+        self.number_by_name();
         let p = self.partitions as usize;
         let ncodec = self.cfg.codecs.len();
         let mut parts: Vec<Vec<Batch>> = (0..p)
@@ -251,6 +264,42 @@ impl Mapper {
     }
 }
 
+impl Mapper {
+    /// Numbers the registered files in their names' byte order: the names, their facts and
+    /// every block's file, renumbered.
+    fn number_by_name(&mut self) {
+        // A file folded in under a number it was not registered with has no name.
+        let numbered = self.files.iter().map(|(_, f)| *f as usize + 1).max().unwrap_or(0);
+        let n = self
+            .names
+            .len()
+            .max(numbered)
+            .max(self.totals.file_facts.len());
+        self.names.resize(n, Vec::new());
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by(|a, b| self.names[*a as usize].cmp(&self.names[*b as usize]));
+        let mut new = vec![0u32; n];
+        for (to, from) in order.iter().enumerate() {
+            new[*from as usize] = to as u32;
+        }
+        let names = std::mem::take(&mut self.names);
+        self.totals.files = order
+            .iter()
+            .map(|i| String::from_utf8_lossy(&names[*i as usize]).into_owned())
+            .collect();
+        let facts = std::mem::take(&mut self.totals.file_facts);
+        if !facts.is_empty() {
+            self.totals.file_facts = order
+                .iter()
+                .map(|i| facts.get(*i as usize).cloned().unwrap_or((0, 0, None)))
+                .collect();
+        }
+        for (_, file) in &mut self.files {
+            *file = new[*file as usize];
+        }
+    }
+}
+
 /// One map's batches of one partition (one per way of cutting), each behind its length.
 pub fn encode_part(batches: &[Batch]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -286,11 +335,11 @@ pub struct PartitionResult {
     /// Per way of cutting: its distinct records in this partition.
     pub ways: Vec<WayResult>,
     /// Per reference-count bucket of the smallest size: (bytes of every occurrence, bytes
-    /// stored once as summed `1/c` shares); empty when not attributing.
-    pub ref_bytes: Vec<(u64, f64)>,
+    /// stored once as summed `1/c` shares, in parts of a byte); empty when not attributing.
+    pub ref_bytes: Vec<(u64, Share)>,
     /// (map, file, duplicate bytes, share of the saving) for each file with a duplicate block
     /// in this partition, ordered by map then file.
-    pub shares: Vec<(u32, u32, u64, f64)>,
+    pub shares: Vec<(u32, u32, u64, Share)>,
     /// Bytes this reduce held at its peak: every map's batches decoded, and the smallest
     /// size's counts kept for the attribution.
     #[serde(default)]
@@ -391,8 +440,8 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
         }
     }
     if let Some(d0) = first.filter(|_| decoded.iter().any(|d| !d[0].files.is_empty())) {
-        let mut ref_bytes: RefBytes = [(0, 0.0); 13];
-        let mut shares: BTreeMap<(u32, u32), (u64, f64)> = BTreeMap::new();
+        let mut ref_bytes: RefBytes = [(0, 0); 13];
+        let mut shares: BTreeMap<(u32, u32), (u64, Share)> = BTreeMap::new();
         for (map, d) in decoded.iter().enumerate() {
             for &(entry, file, n) in &d[0].files {
                 let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
@@ -401,11 +450,12 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
                 let c = d0.table.count((key as u128) << 64);
                 let b = ref_bucket(c);
                 ref_bytes[b].0 += len as u64 * n;
-                ref_bytes[b].1 += len as f64 * n as f64 / c.max(1) as f64;
+                // Each occurrence's share rounded as one machine rounds it, then summed.
+                ref_bytes[b].1 += share(len, 1, c) * Share::from(n);
                 if c >= 2 {
-                    let s = shares.entry((map as u32, file)).or_insert((0, 0.0));
+                    let s = shares.entry((map as u32, file)).or_insert((0, 0));
                     s.0 += len as u64 * n;
-                    s.1 += len as f64 * n as f64 * (c - 1) as f64 / c as f64;
+                    s.1 += share(len, c - 1, c) * Share::from(n);
                 }
             }
         }
@@ -456,7 +506,7 @@ pub fn assemble(
     chunk_sizes.copy_from_slice(&sums.chunk_sizes[..64]);
     let attributing = cfg.attributing();
     let ref_bytes = attributing.then(|| {
-        let mut rb: RefBytes = [(0, 0.0); 13];
+        let mut rb: RefBytes = [(0, 0); 13];
         for p in parts {
             for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
                 a.0 += b.0;
@@ -497,7 +547,7 @@ fn breakdown_of(
     cfg: &ReduceConfig,
     b: &crate::config::BreakdownConfig,
     maps: &[MapTotals],
-    per: &HashMap<(u32, u32), (u64, f64)>,
+    per: &HashMap<(u32, u32), (u64, Share)>,
 ) -> std::io::Result<Breakdown> {
     let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let mut builder = BreakdownBuilder::new(b.clone(), &dir);
@@ -513,11 +563,11 @@ fn breakdown_of(
 }
 
 /// Each file's (duplicate bytes, share of the saving), summed over the partitions.
-fn shares(parts: &[PartitionResult]) -> HashMap<(u32, u32), (u64, f64)> {
-    let mut per: HashMap<(u32, u32), (u64, f64)> = HashMap::new();
+fn shares(parts: &[PartitionResult]) -> HashMap<(u32, u32), (u64, Share)> {
+    let mut per: HashMap<(u32, u32), (u64, Share)> = HashMap::new();
     for p in parts {
         for &(m, f, d, s) in &p.shares {
-            let e = per.entry((m, f)).or_insert((0, 0.0));
+            let e = per.entry((m, f)).or_insert((0, 0));
             e.0 += d;
             e.1 += s;
         }
@@ -528,11 +578,11 @@ fn shares(parts: &[PartitionResult]) -> HashMap<(u32, u32), (u64, f64)> {
 /// The files with the largest share of the saving, ties by name (as one machine ranks them).
 fn rank(
     maps: &[MapTotals],
-    per: &HashMap<(u32, u32), (u64, f64)>,
+    per: &HashMap<(u32, u32), (u64, Share)>,
     cfg: &ReduceConfig,
     block_size: usize,
 ) -> Vec<TopFile> {
-    let mut best: Vec<(f64, &str, u64)> = per
+    let mut best: Vec<(Share, &str, u64)> = per
         .iter()
         .filter(|(_, (d, _))| *d > 0)
         .map(|(&(m, f), &(d, s))| {
