@@ -155,7 +155,9 @@ pub(crate) mod tests {
                     // Five contents repeated across files (duplicates within the shard), each
                     // file's tail its own.
                     let mut data: Vec<u8> = (0..*size)
-                        .map(|j| (j as u64).wrapping_mul(*pattern as u64 + 7) as u8 ^ (j >> 12) as u8)
+                        .map(|j| {
+                            (j as u64).wrapping_mul(*pattern as u64 + 7) as u8 ^ (j >> 12) as u8
+                        })
                         .collect();
                     for _ in 0..100 {
                         x ^= x << 13;
@@ -212,13 +214,21 @@ pub(crate) mod tests {
                         String::from_utf8_lossy(&first.totals),
                         String::from_utf8_lossy(&m.totals)
                     );
-                    prop_assert!(first.partitions == m.partitions, "batches differ at -j{threads}");
+                    prop_assert!(
+                        first.partitions == m.partitions,
+                        "batches differ at -j{threads}"
+                    );
                 }
                 // The hard links are counted under their first names in byte order.
-                let totals: trawl_reduce::MapTotals = serde_json::from_slice(&first.totals).unwrap();
+                let totals: trawl_reduce::MapTotals =
+                    serde_json::from_slice(&first.totals).unwrap();
                 let has = |n: &str| totals.files.iter().any(|f| f.ends_with(n));
                 prop_assert!(has("/a-link.bin") && !has("/f01.bin"), "{:?}", totals.files);
-                prop_assert!(has("/d0/f00.bin") && !has("zz-link.bin"), "{:?}", totals.files);
+                prop_assert!(
+                    has("/d0/f00.bin") && !has("zz-link.bin"),
+                    "{:?}",
+                    totals.files
+                );
                 Ok(())
             })
             .unwrap();

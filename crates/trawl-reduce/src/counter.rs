@@ -287,7 +287,8 @@ impl Counter {
             return Ok(());
         }
         let mut r = lock(&self.renames);
-        r.get_or_insert_with(|| Renames::new(&self.cfg)).add(id, name)
+        r.get_or_insert_with(|| Renames::new(&self.cfg))
+            .add(id, name)
     }
 
     /// Numbers a file for [`crate::FileReducer::with_file`].

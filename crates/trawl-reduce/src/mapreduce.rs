@@ -269,7 +269,12 @@ impl Mapper {
     /// every block's file, renumbered.
     fn number_by_name(&mut self) {
         // A file folded in under a number it was not registered with has no name.
-        let numbered = self.files.iter().map(|(_, f)| *f as usize + 1).max().unwrap_or(0);
+        let numbered = self
+            .files
+            .iter()
+            .map(|(_, f)| *f as usize + 1)
+            .max()
+            .unwrap_or(0);
         let n = self
             .names
             .len()
