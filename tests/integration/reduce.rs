@@ -454,6 +454,85 @@ fn a_hard_linked_file_is_counted_once_as_du_counts_it() {
     assert_eq!(v["reduction"]["hardlinks"]["names"], 0);
 }
 
+/// A hard-linked file's figures stand under its first name in byte order, whichever name the
+/// walk met first: the same report every run, at any `-j`, with its spool on disk or in RAM.
+#[test]
+fn a_hard_linked_file_is_counted_under_its_first_name_in_byte_order() {
+    let d = Dir::new();
+    // Inodes whose first name in byte order is the link made after (`a*/`), and inodes whose
+    // first is the file itself (`c*/` before `z*/`), in directories listed by different threads.
+    for k in 0..8u64 {
+        let data = rnd(20_000 + 4096 * k as usize, k + 1);
+        d.create(format!("t/m{k}/data").as_bytes(), &data);
+        d.create(format!("t/dup{k}/copy").as_bytes(), &data);
+        std::fs::create_dir_all(d.join(format!("t/a{k}"))).unwrap();
+        std::fs::hard_link(
+            d.join(format!("t/m{k}/data")),
+            d.join(format!("t/a{k}/link")),
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.join(format!("t/z{k}"))).unwrap();
+        d.create(format!("t/c{k}/orig").as_bytes(), &rnd(9_000, 100 + k));
+        std::fs::hard_link(
+            d.join(format!("t/c{k}/orig")),
+            d.join(format!("t/z{k}/link")),
+        )
+        .unwrap();
+    }
+    for (i, j) in ["1", "2", "4", "2", "4", "1"].iter().enumerate() {
+        let out = format!("r{i}.json");
+        d.cmd()
+            .args([
+                "scan",
+                "t",
+                "-q",
+                "--top-files",
+                "20",
+                "--depth",
+                "1",
+                "--json",
+                &out,
+                "-j",
+                j,
+            ])
+            .run()
+            .code(0);
+        let v = figures(&d, &out);
+        let dirs: Vec<&str> = v["breakdown"]["directories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap())
+            .collect();
+        for k in 0..8 {
+            assert!(
+                dirs.contains(&format!("t/a{k}/").as_str()),
+                "-j{j}: {dirs:?}"
+            );
+            assert!(
+                !dirs.contains(&format!("t/m{k}/").as_str()),
+                "-j{j}: {dirs:?}"
+            );
+            assert!(
+                dirs.contains(&format!("t/c{k}/").as_str()),
+                "-j{j}: {dirs:?}"
+            );
+            assert!(
+                !dirs.contains(&format!("t/z{k}/").as_str()),
+                "-j{j}: {dirs:?}"
+            );
+        }
+        let top: Vec<&str> = v["reduction"]["top_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert!(top.iter().all(|p| !p.ends_with("/data")), "-j{j}: {top:?}");
+        assert_eq!(v, figures(&d, "r0.json"), "-j{j}");
+    }
+}
+
 #[test]
 fn a_path_given_twice_is_scanned_once_with_a_warning() {
     let d = Dir::new();
