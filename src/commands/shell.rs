@@ -26,11 +26,70 @@ pub fn man(a: ManArgs) -> anyhow::Result<Outcome> {
     let cmd = LowArgs::command();
     let mut written = 0;
     write_pages(&cmd, "trawl", &a.dir, &mut written)?;
+    let shown = a.dir.display().to_string();
+    let shown = trawl_printer::terminal::line(&shown);
     crate::messages::to_stdout(&format!(
-        "wrote {written} manual pages into {}\n",
-        trawl_printer::terminal::line(&a.dir.display().to_string())
+        "wrote {written} manual pages into {shown}; {}\n",
+        where_man_looks(&a.dir, &shown)
     ))?;
     Ok(Outcome::Ok)
+}
+
+/// Whether `man trawl` finds pages written into `dir`, and if not, how to make it: man looks in
+/// the `man1` folders of the directories on its path (`manpath`, which `MANPATH` sets).
+fn where_man_looks(dir: &std::path::Path, shown: &str) -> String {
+    let read_one = format!("read one now with `man -l {shown}/trawl.1`");
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let root = match (dir.file_name(), dir.parent()) {
+        (Some(n), Some(p)) if n == "man1" => p.to_path_buf(),
+        _ => {
+            return format!(
+                "man looks for them in a folder named man1 (give one, e.g. \
+                 ~/.local/share/man/man1), or {read_one}"
+            );
+        }
+    };
+    let root_shown = root.display().to_string();
+    let root_shown = trawl_printer::terminal::line(&root_shown);
+    let path = match man_path() {
+        Some(p) => p,
+        None => {
+            return format!(
+                "man finds them if {root_shown} is on its path (`manpath` shows it), or {read_one}"
+            );
+        }
+    };
+    let on_path = path
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .any(|p| std::fs::canonicalize(p).is_ok_and(|p| p == root));
+    if on_path {
+        "`man trawl` finds them".to_string()
+    } else {
+        format!(
+            "man does not look there (its path: {}): add `export MANPATH=\"{root_shown}:$(manpath)\"` \
+             to your shell's profile, or {read_one}",
+            trawl_printer::terminal::line(&path)
+        )
+    }
+}
+
+/// man's search path: what `manpath` prints (it reads `MANPATH` and man's configuration), or
+/// `MANPATH` itself where `manpath` is not installed (an empty part stands for man's defaults,
+/// which are then not known).
+fn man_path() -> Option<String> {
+    let out = std::process::Command::new("manpath")
+        .arg("-q")
+        .stderr(std::process::Stdio::null())
+        .output();
+    if let Ok(o) = out
+        && o.status.success()
+    {
+        return Some(String::from_utf8_lossy(&o.stdout).trim().to_string());
+    }
+    std::env::var("MANPATH").ok().filter(|p| {
+        !p.is_empty() && !p.starts_with(':') && !p.ends_with(':') && !p.contains("::")
+    })
 }
 
 fn write_pages(

@@ -138,7 +138,11 @@ fn every_readme_command_runs_as_written() {
         }
         let serve = cmd.starts_with("trawl serve");
         if serve {
-            cmd = cmd.replace("0.0.0.0:8080", "127.0.0.1:0");
+            // A free port instead of the default one (another program may hold it).
+            cmd = cmd.replace(
+                &format!("trawl serve {root}"),
+                &format!("trawl serve --listen 127.0.0.1:0 {root}"),
+            );
             // A server runs until stopped: it must still be serving after a second.
             cmd = format!("timeout --preserve-status -s INT 1 {cmd}");
         }

@@ -601,6 +601,32 @@ fn a_missing_root_is_named_once_when_stderr_and_stdout_are_one_stream() {
         .stdout_has("  missing: No such file");
 }
 
+/// `trawl scan PATH` with the README's placeholder as it is: one line naming it, exit 2, no
+/// figure of a run that read nothing.
+#[test]
+fn a_placeholder_path_is_one_line_and_no_memory_figure() {
+    use std::io::Read;
+    let d = Dir::new();
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = d
+        .cmd()
+        .args(["scan", "PATH"])
+        .cmd
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let mut both = String::new();
+    reader.read_to_string(&mut both).unwrap();
+    assert_eq!(status.code(), Some(2), "{both}");
+    assert_eq!(both, "trawl: PATH: No such file or directory (os error 2)\n");
+    // Apart, the summary names it (stderr may be read by no one), still with no memory figure.
+    let r = d.cmd().args(["scan", "PATH"]).run();
+    r.code(2).stdout_has("  PATH: No such file");
+    assert!(!r.stdout.contains("peak memory"), "{}", r.stdout);
+}
+
 #[test]
 fn an_output_in_a_missing_directory_is_named_as_the_user_gave_it() {
     let d = Dir::new();

@@ -136,6 +136,29 @@ fn man_pages_cover_every_command_and_render() {
     );
 }
 
+/// `trawl man DIR` says whether `man trawl` finds the pages it wrote, and how to make it where
+/// it does not (the README's folder is on no man's path for root, nor on many systems).
+#[test]
+fn man_says_whether_man_finds_its_pages_and_how_to_make_it() {
+    let d = Dir::new();
+    let root = d.join("share/man");
+    let mut c = d.cmd().args(["man", "share/man/man1"]);
+    c.cmd.env("MANPATH", &root);
+    c.run().code(0).stdout_has("`man trawl` finds them");
+    let mut c = d.cmd().args(["man", "share/man/man1"]);
+    c.cmd.env("MANPATH", d.join("elsewhere"));
+    c.run()
+        .code(0)
+        .stdout_has("man does not look there")
+        .stdout_has(&format!("export MANPATH=\"{}:$(manpath)\"", root.display()))
+        .stdout_has("man -l share/man/man1/trawl.1");
+    d.cmd()
+        .args(["man", "pages"])
+        .run()
+        .code(0)
+        .stdout_has("a folder named man1");
+}
+
 /// Every enumerated flag is a closed set: a wrong value is refused with the values that exist
 /// (and shells complete them).
 #[test]

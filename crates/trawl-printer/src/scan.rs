@@ -100,7 +100,12 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             }
         ));
     }
-    if let Some(rss) = t.peak_rss_bytes {
+    // Nothing read because no path named could be: the errors said as they happened are the
+    // whole story (no memory figure of a run that did nothing, no count of them again).
+    if nothing_read && spilled.failures_named_above {
+        return s;
+    }
+    if let Some(rss) = t.peak_rss_bytes.filter(|_| !nothing_read) {
         s.push_str(&format!(
             "peak memory: {}{}\n",
             human::bytes(rss),
