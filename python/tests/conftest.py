@@ -59,7 +59,7 @@ def tree(tmp_path):
 
 
 #: Fields that depend on the run, not the data.
-VOLATILE = {"seconds", "bytes_per_second", "peak_rss_bytes"}
+VOLATILE = {"seconds", "bytes_per_second", "peak_rss_bytes", "peak_anon_bytes"}
 
 
 def comparable(report):

@@ -194,6 +194,7 @@ pub(crate) fn write(
         // The figure is the peak so far: the files that follow are read back from the records
         // within their budget.
         result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
         write_json(&mut out, &result.report)?;
         out.commit()?;
     }
@@ -206,10 +207,12 @@ pub(crate) fn write(
     }
     if let Some(out) = html.take() {
         result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
         write_page(out, plan, &result.report)?;
     }
     // The summary's figure is the process's peak with every output written.
     result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+    result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
     if !plan.quiet {
         let s = trawl_printer::scan::summary(
             &result.report,

@@ -87,9 +87,9 @@ fn man_path() -> Option<String> {
     {
         return Some(String::from_utf8_lossy(&o.stdout).trim().to_string());
     }
-    std::env::var("MANPATH").ok().filter(|p| {
-        !p.is_empty() && !p.starts_with(':') && !p.ends_with(':') && !p.contains("::")
-    })
+    std::env::var("MANPATH")
+        .ok()
+        .filter(|p| !p.is_empty() && !p.starts_with(':') && !p.ends_with(':') && !p.contains("::"))
 }
 
 fn write_pages(

@@ -17,6 +17,7 @@ const VOLATILE: &[&str] = &[
     "seconds",
     "bytes_per_second",
     "peak_rss_bytes",
+    "peak_anon_bytes",
     "implementation",
     "chain_digest",
     "trawl_version",

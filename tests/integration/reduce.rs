@@ -555,7 +555,13 @@ fn figures(d: &Dir, out: &str) -> Value {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(m) => {
-                for k in ["seconds", "bytes_per_second", "peak_rss_bytes", "threads"] {
+                for k in [
+                    "seconds",
+                    "bytes_per_second",
+                    "peak_rss_bytes",
+                    "peak_anon_bytes",
+                    "threads",
+                ] {
                     m.remove(k);
                 }
                 m.values_mut().for_each(strip);

@@ -620,7 +620,10 @@ fn a_placeholder_path_is_one_line_and_no_memory_figure() {
     let mut both = String::new();
     reader.read_to_string(&mut both).unwrap();
     assert_eq!(status.code(), Some(2), "{both}");
-    assert_eq!(both, "trawl: PATH: No such file or directory (os error 2)\n");
+    assert_eq!(
+        both,
+        "trawl: PATH: No such file or directory (os error 2)\n"
+    );
     // Apart, the summary names it (stderr may be read by no one), still with no memory figure.
     let r = d.cmd().args(["scan", "PATH"]).run();
     r.code(2).stdout_has("  PATH: No such file");

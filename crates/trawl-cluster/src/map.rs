@@ -51,6 +51,7 @@ pub fn map(
     report.totals.seconds = 0.0;
     report.totals.bytes_per_second = 0.0;
     report.totals.peak_rss_bytes = None;
+    report.totals.peak_anon_bytes = None;
     let json = |what: &str, e: serde_json::Error| ClusterError::wire(what, e);
     Ok(MapResult {
         report: serde_json::to_vec(&report).map_err(|e| json("the shard's report", e))?,

@@ -134,6 +134,7 @@ impl Merge {
             0.0
         };
         report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+        report.totals.peak_anon_bytes = trawl_engine::peak_anon();
         if let Some(cfg) = &work.reduce {
             let (mut red, breakdown) = trawl_reduce::assemble(cfg, &totals, &parts).map_err(
                 ClusterError::io("cannot break the figures down (--temp-dir)"),

@@ -16,6 +16,7 @@
 mod dupdirs;
 mod duplicates;
 mod lanes;
+mod memory;
 mod names;
 mod options;
 mod records;
@@ -24,6 +25,7 @@ mod verify;
 
 pub use dupdirs::find as duplicate_directories;
 pub use duplicates::{Duplicates, comparing_digest};
+pub use memory::peak_anon;
 pub use names::{manifest_name, media_index_name};
 pub use options::{OptionsError, RECORD_MEMORY, ScanOptions};
 pub use records::{RecordSink, Records, StoredFile};

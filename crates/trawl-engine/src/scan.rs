@@ -158,6 +158,7 @@ impl Scan {
     ) -> Result<ScanOutcome, ScanRunError> {
         let o = &self.opts;
         let start = Instant::now();
+        let _watch = crate::memory::Watch::start();
         let reduce_cfg = o.reduce.clone().map(|mut r| {
             if r.threads == 0 {
                 r.threads = o.cfg.threads;
@@ -418,6 +419,7 @@ impl<'a> Collected<'a> {
                     0.0
                 },
                 peak_rss_bytes: crate::peak_rss(),
+                peak_anon_bytes: crate::peak_anon(),
             },
             reduction,
             cancelled: false,

@@ -106,9 +106,20 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
         return s;
     }
     if let Some(rss) = t.peak_rss_bytes.filter(|_| !nothing_read) {
+        // What trawl holds (what --memory bounds); the pages of files mapped to read them are
+        // said apart: resident too, but the kernel drops them whenever it needs the room.
+        let held = match t.peak_anon_bytes {
+            Some(anon) if rss - anon.min(rss) > (anon / 2).max(32 << 20) => format!(
+                "{} ({} resident with the pages of the files it mapped, which the kernel \
+                 drops when it needs the room)",
+                human::bytes(anon),
+                human::bytes(rss)
+            ),
+            Some(anon) => human::bytes(anon),
+            None => human::bytes(rss),
+        };
         s.push_str(&format!(
-            "peak memory: {}{}\n",
-            human::bytes(rss),
+            "peak memory: {held}{}\n",
             if spilled.records {
                 " (the file records passed their share of --memory and waited on disk)"
             } else {

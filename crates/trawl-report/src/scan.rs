@@ -89,8 +89,13 @@ pub struct Totals {
     pub seconds: f64,
     /// Bytes read per second.
     pub bytes_per_second: f64,
-    /// The process's peak resident memory, where known.
+    /// The process's peak resident memory, where known: what it holds and the pages of the
+    /// files it maps to read them.
     pub peak_rss_bytes: Option<u64>,
+    /// The peak of the memory the process holds itself (anonymous pages: what `--memory`
+    /// bounds), where known.
+    #[serde(default)]
+    pub peak_anon_bytes: Option<u64>,
 }
 
 /// Files whose size is in `[from, to)`, and their bytes (`from` 0, `to` 1: empty files).
