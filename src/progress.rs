@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use trawl_printer::human;
+use trawl_printer::human::group;
 
 static BAR: OnceLock<ProgressBar> = OnceLock::new();
 
@@ -50,23 +51,25 @@ impl Bar {
         let ticker = enabled.then(|| {
             let pb = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(10));
             // Two lines, so that the current file shows whole at 80 columns: the figures, then
-            // the file (cut from the left by the terminal's width).
-            pb.set_style(
-                ProgressStyle::with_template("{bar:24} {prefix}\n{wide_msg}")
-                    .expect("valid template"),
-            );
+            // the file (cut from the left by the terminal's width). While the walk goes on the
+            // total is not known: a bar of what is found so far would move backwards as more is
+            // found, so the walk's figures are shown as such, and the bar once the total is known.
+            let walking_style = ProgressStyle::with_template("{spinner} {prefix}\n{wide_msg}")
+                .expect("valid template");
+            let bar_style = ProgressStyle::with_template("{bar:24} {prefix}\n{wide_msg}")
+                .expect("valid template");
+            pb.set_style(walking_style);
             let _ = BAR.set(pb.clone());
             let (c, s) = (counters.clone(), stop.clone());
             std::thread::spawn(move || {
                 let (mut recent, mut walking) = (Recent::default(), Recent::default());
+                let mut bar_shown = false;
                 while !s.load(Ordering::Relaxed) {
                     let found = c.found_bytes.load(Ordering::Relaxed);
                     let read = c.read_bytes.load(Ordering::Relaxed);
-                    // Nothing found yet is an empty bar, not a full one.
-                    pb.set_length(found.max(1));
-                    pb.set_position(read.min(found));
                     let files = c.found_files.load(Ordering::Relaxed);
                     let walk_done = c.walk_done.load(Ordering::Relaxed);
+                    // The figures first: a style changed draws the bar with them at once.
                     pb.set_prefix(figures(&Figures {
                         read,
                         found,
@@ -75,6 +78,17 @@ impl Bar {
                         rate: recent.rate(read),
                         walking: (!walk_done).then(|| walking.rate(files)),
                     }));
+                    if walk_done {
+                        // Nothing found is an empty bar, not a full one.
+                        pb.set_length(found.max(1));
+                        pb.set_position(read.min(found));
+                        if !bar_shown {
+                            pb.set_style(bar_style.clone());
+                            bar_shown = true;
+                        }
+                    } else {
+                        pb.tick();
+                    }
                     if let Ok(p) = c.current.try_lock() {
                         pb.set_message(p.display().to_string());
                     }
@@ -104,35 +118,37 @@ struct Figures {
 }
 
 /// The bar's figures: bytes read of bytes found, the read rate, the time left, files done of
-/// files found. While the walk goes on, what it has found is a floor (`+`), the time left is
-/// at least that of what is found so far (`ETA >1m 5s`), and the walk's own pace is said,
-/// since on a tree of small files the walk can take most of the run.
+/// files found. While the walk goes on there is no total to measure against and no time left
+/// to give: what the walk found so far and its pace, and what was read and how fast (on a tree
+/// of small files the walk can take most of the run).
 fn figures(f: &Figures) -> String {
-    let left = match f.rate {
-        Some(r) if r > 0.0 => Some(human::duration(f.found.saturating_sub(f.read) as f64 / r)),
-        _ => None,
+    let rate = f.rate.map_or("-".into(), |r| human::rate(r as u64, 1.0));
+    if let Some(pace) = f.walking {
+        let pace = match pace {
+            Some(p) => format!(" ({} files/s)", group(p.round() as u64)),
+            None => String::new(),
+        };
+        return format!(
+            "walking: {} {} found, {}{pace}; read {} files, {} ({rate})",
+            group(f.files),
+            if f.files == 1 { "file" } else { "files" },
+            human::bytes(f.found),
+            group(f.done),
+            human::bytes(f.read),
+        );
+    }
+
+    let eta = match f.rate {
+        Some(r) if r > 0.0 => human::duration(f.found.saturating_sub(f.read) as f64 / r),
+        _ => "-".into(),
     };
-    let (more, eta) = match (&f.walking, left) {
-        (None, Some(t)) => ("", t),
-        (None, None) => ("", "-".into()),
-        (Some(_), Some(t)) => ("+", format!(">{t}")),
-        (Some(_), None) => ("+", "-".into()),
-    };
-    let mut line = format!(
-        "{}/{}{more}  {}  ETA {eta}  {}/{}{more} files",
+    format!(
+        "{}/{}  {rate}  ETA {eta}  {}/{} files",
         human::bytes(f.read),
         human::bytes(f.found),
-        f.rate.map_or("-".into(), |r| human::rate(r as u64, 1.0)),
         f.done,
         f.files
-    );
-    if let Some(pace) = f.walking {
-        line += &match pace {
-            Some(p) => format!("  walking: {} files/s", p.round() as u64),
-            None => "  walking".into(),
-        };
-    }
-    line
+    )
 }
 
 /// The read rate over the last few seconds (not the average since the start, which a pause,
@@ -219,8 +235,11 @@ impl trawl_scan::Progress for Bar {
 mod tests {
     use super::*;
 
+    /// While the walk goes on there is no total: the line says what the walk found and how
+    /// fast, what was read, and gives no time left and no fraction (the bar is not drawn: it
+    /// moved backwards as more was found, 22/24 to 14/24, and said `ETA >0s` with GiB unfound).
     #[test]
-    fn while_the_walk_goes_on_the_bar_gives_a_floor_for_the_time_left_and_the_walks_pace() {
+    fn while_the_walk_goes_on_the_line_says_what_was_found_and_no_time_left() {
         let f = Figures {
             read: 100 << 20,
             found: 400 << 20,
@@ -230,22 +249,32 @@ mod tests {
             walking: Some(Some(2_400.4)),
         };
         let line = figures(&f);
-        assert!(line.contains("ETA >3"), "{line}");
-        assert!(line.contains("3000/12000+ files"), "{line}");
-        assert!(line.ends_with("walking: 2400 files/s"), "{line}");
-        // The walk over: a plain estimate, nothing about walking.
+        assert_eq!(
+            line,
+            "walking: 12,000 files found, 400.0 MiB (2,400 files/s); read 3,000 files, \
+             100.0 MiB (100.0 MiB/s)"
+        );
+        // The walk over: bytes of the total, the time left, files of the total.
         let line = figures(&Figures { walking: None, ..f });
-        assert!(line.contains("ETA 3") && !line.contains("walking") && !line.contains('+'));
-        // Nothing read yet: no time to give, but the walk's pace is there.
+        assert!(
+            line.starts_with("100.0 MiB/400.0 MiB  100.0 MiB/s  ETA 3"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("3000/12000 files") && !line.contains("walking"),
+            "{line}"
+        );
+        // Nothing read yet, the walk's pace not measured yet.
         let line = figures(&Figures {
             rate: None,
             read: 0,
+            done: 0,
             walking: Some(None),
             ..f
         });
-        assert!(
-            line.contains("ETA -") && line.ends_with("walking"),
-            "{line}"
+        assert_eq!(
+            line,
+            "walking: 12,000 files found, 400.0 MiB; read 0 files, 0 B (-)"
         );
     }
 }

@@ -122,15 +122,7 @@ pub(crate) fn text(s: impl Into<String>) -> Cell {
 
 /// `1234567` -> `1,234,567`.
 pub(crate) fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::human::group(n)
 }
 
 /// A headline figure.
