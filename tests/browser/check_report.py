@@ -84,6 +84,28 @@ def main():
                 " t.textContent])"):
             if text_w > tile_w:
                 problems.append(f"tile label {label!r} is {text_w:.0f} wide in a {tile_w:.0f} tile")
+        # Nothing a chart draws reaches past its box (slanted labels were cut off).
+        clipped = page.eval_on_selector_all(
+            "svg.chart", """cs => cs.flatMap(c => { const s = c.getBoundingClientRect();
+              return [...c.querySelectorAll('text')].filter(t => { const b = t.getBoundingClientRect();
+                return b.left < s.left - 0.5 || b.right > s.right + 0.5 || b.top < s.top - 0.5
+                  || b.bottom > s.bottom + 0.5; }).map(t => c.id + ': ' + t.textContent); })""")
+        problems += [f"cut off at its chart's edge: {c}" for c in clipped]
+        if red:
+            # Every codec's combined figure is a headline card, named.
+            cards = page.eval_on_selector_all("#headline .card .k", "ks => ks.map(k => k.textContent)")
+            for c in red["compression"]:
+                name = c["codec"] + (f"-{c['level']}" if c.get("level") is not None else "")
+                if f"dedup + {name}" not in cards:
+                    problems.append(f"no headline card for dedup + {name}: {cards}")
+        if r is not None and r.get("breakdown"):
+            exts = attrs("[id$=-types-chart] .mark", "extension")
+            rows = page.eval_on_selector_all(
+                "table[id$=-types] tbody tr td:first-child", "tds => tds.map(t => t.textContent)")
+            if len(set(rows)) != len(rows):
+                problems.append(f"a type has several rows: {rows}")
+            if any(e.isdigit() for e in exts + rows):
+                problems.append(f"a version number taken for an extension: {rows}")
         if r is not None:
             want = [str(b["files"]) for b in r["file_sizes"]]
             got = attrs("#r0-file-sizes .mark", "files")
@@ -110,6 +132,12 @@ def main():
             if up != sorted(up) or down != sorted(down, reverse=True) or len(up) < 2:
                 problems.append(f"table {tid} does not sort: {up} then {down}")
         page.screenshot(path=shot, full_page=True)
+        # A desktop window fits every table: none scrolls sideways in its box.
+        page.set_viewport_size({"width": 1280, "height": 900})
+        wide = page.eval_on_selector_all(
+            "div.scroll", "ds => ds.filter(d => d.scrollWidth > d.clientWidth + 1)"
+            ".map(d => d.firstElementChild.id + ' ' + d.scrollWidth + ' in ' + d.clientWidth)")
+        problems += [f"at 1280 px wide, table {w} px wide" for w in wide]
         # A narrow window (a phone) scrolls tables inside their boxes, not the page sideways.
         page.set_viewport_size({"width": 390, "height": 800})
         wide = page.evaluate("document.documentElement.scrollWidth")

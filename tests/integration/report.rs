@@ -313,6 +313,35 @@ fn trawl_report_draws_saved_reports_side_by_side_and_names_a_file_it_cannot_read
     assert!(html.contains(r#"id="compare""#) && html.contains(r#"id="r1""#));
     assert!(html.contains("a.json") && html.contains("b.json"));
     assert!(html.contains("No data reduction was measured"));
+    // Reports made with other codecs are compared in columns named for them, not under one
+    // word.
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--json",
+            "c.json",
+            "--compress",
+            "zstd:3",
+        ])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["report", "a.json", "c.json", "--html", "ac.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("ac.html")).unwrap();
+    let compare = &html[html.find(r#"id="compare""#).unwrap()..];
+    let compare = &compare[..compare.find("</table>").unwrap()];
+    for head in [
+        "<th>dedup at 4K</th>",
+        "<th>dedup + lz4</th>",
+        "<th>dedup + zstd-3</th>",
+    ] {
+        assert!(compare.contains(head), "{head} in {compare}");
+    }
+    assert!(!compare.contains("<th>combined</th>"), "{compare}");
     // The same page as the scan's own, for one report.
     d.cmd()
         .args(["report", "a.json", "--html", "a.html"])
@@ -339,6 +368,17 @@ fn the_pages_load_in_chromium_with_no_error_or_request_and_their_tables_sort() {
     };
     let d = Dir::new();
     audited(&d);
+    // Types a page has to fit: a library with its version after the extension, scripts with
+    // a `#!` line and without (one type, two formats), long format names.
+    let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+    elf.resize(5000, 3);
+    d.create(b"t/lib/libfoo.so.1.0.199", &elf);
+    d.create(b"t/lib/run.py", b"#!/usr/bin/env python3\nprint(1)\n");
+    d.create(b"t/lib/mod.py", b"x = 1\n");
+    let mut cab = b"MSCF\0\0\0\0".to_vec();
+    cab.resize(3000, 9);
+    d.create(b"t/lib/setup.cab", &cab);
+    d.create(b"t/lib/movie.swf", b"FWS\x0a aaaaaaaaaaaaaaaaaaaaaaaaa");
     d.cmd()
         .args([
             "scan",

@@ -131,19 +131,27 @@ pub fn compressed_format(mime: &str) -> bool {
 }
 
 /// The extension of a file name, lower-cased (`""` for none, `(other)` for one that is not a
-/// short run of letters and digits).
+/// short run of letters and digits). Version numbers after it are not one: `libfoo.so.1.0.199`
+/// is a `so`, `python3.11` has none.
 fn extension(name: &[u8]) -> String {
     let file = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
-    match file.iter().rposition(|b| *b == b'.') {
-        None | Some(0) => String::new(),
-        Some(i) => {
-            let e = &file[i + 1..];
-            if (1..=12).contains(&e.len()) && e.iter().all(u8::is_ascii_alphanumeric) {
-                String::from_utf8_lossy(e).to_ascii_lowercase()
-            } else {
-                "(other)".into()
-            }
-        }
+    // A leading dot starts a hidden name, not an extension.
+    let body = file.strip_prefix(b".").unwrap_or(file);
+    let mut parts = body.split(|b| *b == b'.');
+    parts.next(); // the name itself
+    let parts: Vec<&[u8]> = parts.collect();
+    let e = match parts
+        .iter()
+        .rev()
+        .find(|p| p.is_empty() || !p.iter().all(u8::is_ascii_digit))
+    {
+        None => return String::new(),
+        Some(e) => *e,
+    };
+    if (1..=12).contains(&e.len()) && e.iter().all(u8::is_ascii_alphanumeric) {
+        String::from_utf8_lossy(e).to_ascii_lowercase()
+    } else {
+        "(other)".into()
     }
 }
 
@@ -362,6 +370,13 @@ mod tests {
         assert_eq!(extension(b"a.d/noext"), "");
         assert_eq!(extension(b"x.tar.gz"), "gz");
         assert_eq!(extension(b"x.what ever"), "(other)");
+        // Version numbers are not extensions: the one before them is.
+        assert_eq!(extension(b"lib/libfoo.so.1.0.199"), "so");
+        assert_eq!(extension(b"bin/python3.11"), "");
+        assert_eq!(extension(b"a/archive.001"), "");
+        assert_eq!(extension(b"a/x.tar.gz"), "gz");
+        assert_eq!(extension(b"a/.hidden.conf"), "conf");
+        assert_eq!(extension(b"a/name."), "(other)");
     }
 
     #[test]

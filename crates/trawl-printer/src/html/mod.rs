@@ -44,6 +44,7 @@ h3{font-size:1em;margin:1em 0 .3em}
 .scroll{overflow-x:auto}#runs-table{font-size:.8em}#runs-table th,#runs-table td{padding:2px 4px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums;margin:.4em 0}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{white-space:normal;vertical-align:bottom}td.words{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:8em}
 th:first-child,td:first-child{text-align:left}
 td.path{text-align:left;white-space:pre-line;word-break:break-all}
 table.sortable th{cursor:pointer;user-select:none}
@@ -146,7 +147,15 @@ pub fn table(id: &str, head: &[&str], rows: &[Vec<Cell>], sortable: bool) -> Mar
                     @for r in rows {
                         tr {
                             @for (i, (text, key)) in r.iter().enumerate() {
-                                td class=[(i == 0 && text.contains('/')).then_some("path")]
+                                // A path wraps at its slashes; other words (a MIME type, a
+                                // list of formats) wrap where they must, numbers never.
+                                td class=[if i == 0 && text.contains('/') {
+                                        Some("path")
+                                    } else if i > 0 && key.is_none() && text.len() > 16 {
+                                        Some("words")
+                                    } else {
+                                        None
+                                    }]
                                     data-sort=[key] { (text) }
                             }
                         }

@@ -15,6 +15,31 @@ const RIGHT: f64 = 16.0;
 const TOP: f64 = 16.0;
 const BOTTOM: f64 = 56.0;
 
+/// How far a bar's label is slanted, in degrees.
+const LABEL_SLANT: f64 = 35.0;
+
+/// The longest bar label drawn whole (characters); a longer one ends in `…`.
+const LABEL_CHARS: usize = 26;
+
+/// A label's line height, and the width of one of its characters at most (11 px type; wide
+/// letters and capitals are rare in labels made of names and MIME types): what the view makes
+/// room for.
+const LABEL_HEIGHT: f64 = 14.0;
+const LABEL_CHAR_WIDTH: f64 = 7.0;
+
+fn short_label(l: &str) -> String {
+    if l.chars().count() <= LABEL_CHARS {
+        return l.to_string();
+    }
+    let mut s: String = l.chars().take(LABEL_CHARS - 1).collect();
+    s.push('…');
+    s
+}
+
+fn label_width(l: &str) -> f64 {
+    l.chars().count() as f64 * LABEL_CHAR_WIDTH
+}
+
 /// One bar, or one point.
 pub struct Mark {
     /// Shown under the bar, or at the point's x position.
@@ -105,10 +130,24 @@ fn trim(v: f64) -> String {
 }
 
 fn frame(out: &mut String, id: &str, title: &str, y_label: &str, max: f64) -> f64 {
+    frame_in(out, id, title, y_label, max, (0.0, W, H))
+}
+
+/// As [`frame`], in a view from `x0` to `x1` and down to `bottom`: room for labels that reach
+/// past the plot's frame.
+fn frame_in(
+    out: &mut String,
+    id: &str,
+    title: &str,
+    y_label: &str,
+    max: f64,
+    (x0, x1, bottom): (f64, f64, f64),
+) -> f64 {
     let (top, ticks, unit, name) = axis(max, y_label);
     let _ = write!(
         out,
-        r#"<svg class="chart" id="{id}" viewBox="0 0 {W} {H}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        r#"<svg class="chart" id="{id}" viewBox="{x0:.0} 0 {w:.0} {bottom:.0}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        w = x1 - x0,
         t = esc(title)
     );
     let plot_h = H - TOP - BOTTOM;
@@ -154,14 +193,33 @@ pub fn bars(id: &str, title: &str, y_label: &str, marks: &[Mark]) -> String {
         .iter()
         .map(|m| m.interval.map_or(m.value, |(_, hi)| hi.max(m.value)))
         .fold(0.0, f64::max);
-    let top = frame(&mut out, id, title, y_label, max);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let n = marks.len().max(1) as f64;
     let slot = plot_w / n;
     let bw = (slot * 0.7).max(1.0);
-    let y_of = |v: f64| TOP + plot_h * (1.0 - v / top);
     let every = (marks.len() / 16).max(1);
+    // The labels, slanted under their bars, shortened past LABEL_CHARS (whole in the bar's
+    // title), and the view made as large as they reach: to the left of the first bar and
+    // below the frame (labels cut off at the chart's edge said nothing).
+    let labels: Vec<String> = marks.iter().map(|m| short_label(&m.label)).collect();
+    let (sin, cos) = LABEL_SLANT.to_radians().sin_cos();
+    let (mut x0, mut bottom) = (0.0f64, H);
+    for (i, l) in labels.iter().enumerate().filter(|(i, _)| i % every == 0) {
+        let w = label_width(l);
+        let cx = LEFT + slot * i as f64 + slot / 2.0;
+        x0 = x0.min(cx - w * cos - 4.0);
+        bottom = bottom.max(TOP + plot_h + 14.0 + w * sin + LABEL_HEIGHT);
+    }
+    let top = frame_in(
+        &mut out,
+        id,
+        title,
+        y_label,
+        max,
+        (x0.floor(), W, bottom.ceil()),
+    );
+    let y_of = |v: f64| TOP + plot_h * (1.0 - v / top);
     for (i, m) in marks.iter().enumerate() {
         let x = LEFT + slot * i as f64 + (slot - bw) / 2.0;
         let y = y_of(m.value);
@@ -178,10 +236,10 @@ pub fn bars(id: &str, title: &str, y_label: &str, marks: &[Mark]) -> String {
         if i % every == 0 {
             let _ = write!(
                 out,
-                r#"<text class="label" x="{cx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-35 {cx:.1} {ly:.1})">{l}</text>"#,
+                r#"<text class="label" x="{cx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-{LABEL_SLANT} {cx:.1} {ly:.1})">{l}</text>"#,
                 cx = x + bw / 2.0,
                 ly = TOP + plot_h + 14.0,
-                l = esc(&m.label)
+                l = esc(&labels[i])
             );
         }
     }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use maud::{Markup, html};
-use trawl_report::breakdown::{Breakdown, Figures};
+use trawl_report::breakdown::{Breakdown, Figures, TypeRow};
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
@@ -110,18 +110,66 @@ fn by_directory(id: &str, b: &Breakdown) -> Markup {
             @if not_listed > 0 {
                 p.note { "The " (rows.len()) " largest directories; " (group_digits(not_listed)) " more are in the JSON report (the smallest of them summed as other_directories)." }
             }
-            p.note { "Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and the ratio to the bytes. A second name of a hard-linked file is not counted again." }
+            p.note { "Duplicate: bytes of 4 KiB blocks found more than once in the scan (in the directory or anywhere else); unique: the rest (blocks found once, and zero blocks); dedup saves: the directory's share of what dedup saves; stored compressed: what the first codec stores, unit by unit, and its ratio to the files' bytes (their logical size, not the blocks they occupy on disk now). A second name of a hard-linked file is not counted again." }
         }
     }
 }
 
+/// The type rows of the page: one per extension, the formats its files' first bytes showed
+/// listed in it (the JSON report keeps a row per extension and format: `.py` files with a
+/// `#!` line and without were two rows of one type), the most bytes first.
+fn types_by_extension(b: &Breakdown) -> Vec<(TypeRow, &'static str)> {
+    let mut rows: Vec<TypeRow> = Vec::new();
+    let mut compressed: Vec<(bool, bool)> = Vec::new(); // (any, all)
+    for t in &b.types {
+        match rows.iter().position(|r| r.extension == t.extension) {
+            Some(i) => {
+                let r = &mut rows[i];
+                r.figures.add(&t.figures);
+                if !t.format.is_empty() && !r.format.split(", ").any(|f| f == t.format) {
+                    if !r.format.is_empty() {
+                        r.format.push_str(", ");
+                    }
+                    r.format.push_str(&t.format);
+                }
+                compressed[i].0 |= t.compressed_format;
+                compressed[i].1 &= t.compressed_format;
+            }
+            None => {
+                rows.push(t.clone());
+                compressed.push((t.compressed_format, t.compressed_format));
+            }
+        }
+    }
+    let already: Vec<&'static str> = compressed
+        .iter()
+        .map(|c| match c {
+            (_, true) => "yes",
+            (true, false) => "some",
+            (false, _) => "",
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|a, b| {
+        rows[*b]
+            .figures
+            .bytes
+            .cmp(&rows[*a].figures.bytes)
+            .then_with(|| rows[*a].extension.cmp(&rows[*b].extension))
+    });
+    order
+        .into_iter()
+        .map(|i| (rows[i].clone(), already[i]))
+        .collect()
+}
+
 fn by_type(id: &str, b: &Breakdown) -> Markup {
     {
-        let marks: Vec<Mark> = b
-            .types
+        let types = types_by_extension(b);
+        let marks: Vec<Mark> = types
             .iter()
             .take(20)
-            .map(|t| Mark {
+            .map(|(t, already)| Mark {
                 label: type_label(&t.extension, &t.format),
                 value: t.figures.bytes as f64,
                 interval: None,
@@ -136,10 +184,10 @@ fn by_type(id: &str, b: &Breakdown) -> Markup {
                     type_label(&t.extension, &t.format),
                     human::bytes(t.figures.bytes),
                     group_digits(t.figures.files),
-                    if t.compressed_format {
-                        " (already compressed)"
-                    } else {
-                        ""
+                    match *already {
+                        "yes" => " (already compressed)",
+                        "some" => " (some already compressed)",
+                        _ => "",
                     }
                 ),
             })
@@ -150,10 +198,9 @@ fn by_type(id: &str, b: &Breakdown) -> Markup {
             "bytes",
             &marks,
         );
-        let rows: Vec<Vec<Cell>> = b
-            .types
+        let rows: Vec<Vec<Cell>> = types
             .iter()
-            .map(|t| {
+            .map(|(t, already)| {
                 let mut r = vec![
                     text(if t.extension.is_empty() {
                         "(none)".to_string()
@@ -165,7 +212,7 @@ fn by_type(id: &str, b: &Breakdown) -> Markup {
                     } else {
                         t.format.clone()
                     }),
-                    text(if t.compressed_format { "yes" } else { "" }),
+                    text(already.to_string()),
                 ];
                 r.extend(figure_cells(&t.figures));
                 r
