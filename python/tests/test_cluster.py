@@ -871,3 +871,37 @@ def test_quiet_silences_the_cluster_figures_as_it_silences_the_summary(tree, tmp
     assert "shards on" not in r.stderr and r.stdout == "", (r.stdout, r.stderr)
     r = trawl_dask("scan", "--local", "1", tree, "--json", "n.json", cwd=str(tmp_path))
     assert r.returncode == 0 and "shards on 1 workers" in r.stderr, r.stderr
+
+
+def test_two_runs_with_the_same_options_on_one_cluster_both_give_the_exact_report(tree, tmp_path, cluster):
+    # A run's key was a hash of its options: a second run with the same options shared the
+    # first's tasks, shares handler and plugin, and failed when the first ended (its end
+    # removed the handler) while the second was reducing. Each run has a key of its own.
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    pause = tmp_path / "first-reduced"
+    args = ["scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate", tree, *SCAN]
+    first = trawl_dask_started(*args, "--json", "first.json", cwd=str(tmp_path),
+                               env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        # The second starts while the first waits before its merge, and is reducing (its reduce
+        # tasks wait 3 s before they fetch) when the first ends.
+        second = trawl_dask_started(*args, "--json", "second.json", cwd=str(tmp_path),
+                                    env={"TRAWL_DASK_REDUCE_DELAY": "3"})
+        wait_until(lambda: any(str(t).startswith("trawl-reduce-")
+                               for ts in c.processing().values() for t in ts), timeout=120)
+    finally:
+        c.close()
+        if pause.exists():
+            pause.rmdir()
+    _, err = ended(first, 60, "the first run did not end")
+    assert first.returncode == 0, err
+    _, err = ended(second, 60, "the second run did not end")
+    assert second.returncode == 0, err
+    assert "Traceback" not in err, err
+    assert_same_report(json.load(open(tmp_path / "first.json")), want)
+    assert_same_report(json.load(open(tmp_path / "second.json")), want)

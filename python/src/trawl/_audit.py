@@ -1,9 +1,9 @@
 """trawl-dask audit's client: ``trawl audit`` run here, catalog and all, its walk and reads
 done by tasks on the workers."""
 
-import hashlib
 import os
 import pickle
+import secrets
 import socket
 import statistics
 import sys
@@ -21,7 +21,8 @@ class Audit(_Cluster):
     def __init__(self, opts, audit_args):
         super().__init__(opts)
         self.args = [os.fsencode(a) for a in audit_args]
-        self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
+        # The run's own key, for its task keys: two audits on one cluster share no task.
+        self.run_key = secrets.token_hex(8)
         # Opened before any cluster is contacted, as the audit's own outputs are opened before
         # anything is read: a bad path costs nothing.
         self.stats_file = None

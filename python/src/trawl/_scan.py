@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import pickle
+import secrets
 import socket
 import statistics
 import sys
@@ -86,11 +87,17 @@ class Run(_Cluster):
         # the checkpoints' key.
         self.result_args = _result_args([os.fsdecode(a) for a in self.args])
         self.computes = list(self.plan.computes())
-        self.run_key = hashlib.blake2b(
+        # The checkpoints are named by a hash of the result options, so that --resume finds
+        # them.
+        self.state_key = hashlib.blake2b(
             "\0".join(self.result_args).encode(errors="surrogateescape")
             + f"|{opts.partitions}|{','.join(self.computes)}".encode(),
             digest_size=8,
         ).hexdigest()
+        # Everything on the cluster is named by a key of this run's own (task keys, the shares
+        # plugin and handler, repins, scattered results): two runs with the same options on one
+        # cluster share nothing, and one ending (which removes its handler) leaves the other be.
+        self.run_key = secrets.token_hex(8)
         self.damaged = 0  # checkpoints refused by --resume (each named)
         self.sent = 0  # resumed shards' results sent to the workers
         self.saving = bool(opts.state)  # false once a checkpoint could not be written
@@ -298,7 +305,7 @@ class Run(_Cluster):
     # -- maps --
 
     def checkpoint_path(self, shard):
-        return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
+        return os.path.join(self.o.state, f"{self.state_key}-{shard['key']}.shard")
 
     def save(self, shard, result):
         """Checkpoints a finished shard; a checkpoint that cannot be written (a full disk) is
@@ -307,7 +314,7 @@ class Run(_Cluster):
             return
         path = self.checkpoint_path(shard)
         try:
-            run = os.path.join(self.o.state, f"{self.run_key}.run")
+            run = os.path.join(self.o.state, f"{self.state_key}.run")
             if not os.path.exists(run):
                 # What the checkpoints are of, for --resume to say what differs when none is taken.
                 _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions,
@@ -328,7 +335,7 @@ class Run(_Cluster):
         now = self.result_args + [f"--partitions={self.o.partitions}"]
         others = []
         for name in sorted(os.listdir(self.o.state)):
-            if not name.endswith(".run") or name == f"{self.run_key}.run":
+            if not name.endswith(".run") or name == f"{self.state_key}.run":
                 continue
             try:
                 with open(os.path.join(self.o.state, name), "rb") as f:
