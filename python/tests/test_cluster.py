@@ -752,6 +752,7 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
         name = next((str(workers[w]["name"]) for w in sorted(holders) if w in workers), "a")
         _, pid = worker_pid(c, name)
         os.kill(pid, signal.SIGKILL)
+        killed = time.time()
         wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
     finally:
         c.close()
@@ -760,6 +761,8 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
     _, err = ended(p, 120, "the run did not end")
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
+    # Its shards read again on the other worker, and no more (Dask sees a killed worker go).
+    assert time.time() - killed < 30
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
 
@@ -905,3 +908,41 @@ def test_two_runs_with_the_same_options_on_one_cluster_both_give_the_exact_repor
     assert "Traceback" not in err, err
     assert_same_report(json.load(open(tmp_path / "first.json")), want)
     assert_same_report(json.load(open(tmp_path / "second.json")), want)
+
+
+def test_a_worker_frozen_once_the_reducers_finished_is_taken_as_lost_in_the_merge(tree, tmp_path, cluster):
+    # The merge fetched each shard's metadata from the worker holding it with no watchdog: a
+    # frozen worker held the client for Dask's heartbeat timeout (5 minutes). It is taken as
+    # lost after --worker-timeout, its shards are read again on the other, and the report is
+    # exact.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    pause = tmp_path / "reduced"
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           "--worker-timeout", "2", tree, *SCAN, "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        a, pid = worker_pid(c, "a")
+        # "a" holds shards' metadata, which the merge fetches.
+        assert any(str(k).startswith("trawl-meta-") for k in c.has_what().get(a, ())), c.has_what()
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        pause.rmdir()
+        _, err = ended(p, 60, "the merge waited for the frozen worker")
+        took = time.time() - t
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, err
+    assert "not heard from for 2 s (--worker-timeout)" in err, err
+    assert "Traceback" not in err, err
+    # The timeout, the shards read again on "b", and a poll or two.
+    assert took < 2 + 15, took
+    assert json.load(open(tmp_path / "stats.json"))["silent_workers"] == 1
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -54,7 +54,7 @@ class Audit(_Cluster):
                 f = self.next_done(ac)
                 self.failed(f, what[f.key])
                 idx = root_of.pop(f.key)
-                items, dirs = pickle.loads(f.result())
+                items, dirs = pickle.loads(self.fetch(f))
                 f.release()
                 nw = max(1, self.stats.get("workers", 1))
                 step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
@@ -100,7 +100,7 @@ class Audit(_Cluster):
                 f = self.next_done(ac)
                 live -= 1
                 self.failed(f, what.pop(f.key))
-                r = f.result()
+                r = self.fetch(f)
                 f.release()
                 seconds.append(r["seconds"])
                 fill()

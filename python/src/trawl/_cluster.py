@@ -17,6 +17,7 @@ class _Cluster:
         self.client = None
         self.started = time.time()
         self.stats = {}
+        self.silent = set()  # the workers removed as silent (--worker-timeout)
         # The version every worker must run (checked at the start, and by each map or read).
         self.wire = _native.wire_version()
 
@@ -39,7 +40,7 @@ class _Cluster:
 
             return n.wire_version()
 
-        got = self.client.run(_wire_version, on_error="return")
+        got = self.ask_every_worker(_wire_version)
         if not got:
             # Workers often start after their scheduler: waited for, as long as for it.
             t = self.o.connect_timeout
@@ -47,7 +48,7 @@ class _Cluster:
                 self.client.wait_for_workers(1, timeout=t)
             except TimeoutError:
                 raise Fatal(f"no worker joined the scheduler within {t:g} s (--connect-timeout)")
-            got = self.client.run(_wire_version, on_error="return")
+            got = self.ask_every_worker(_wire_version)
             if not got:
                 raise Fatal("the cluster has no workers")
         self.started_with = set(got)
@@ -57,6 +58,13 @@ class _Cluster:
             if v != mine:
                 raise Fatal(f"worker {addr} runs {v}; this client runs {mine}: refusing to mix versions")
         self.stats["workers"] = len(got)
+
+    def ask_every_worker(self, fn):
+        """``fn()`` run on every worker, under the watchdog (see `on_loop`): {address: what it
+        returned, or the exception it raised}, without the workers removed meanwhile as
+        silent (their answer is the broken connection)."""
+        got = self.on_loop(self.client._run(fn, on_error="return"))
+        return {a: v for a, v in got.items() if a not in self.silent}
 
     def failed(self, f, what):
         if f.status == "error":
@@ -90,9 +98,43 @@ class _Cluster:
         from ._tasks import _drop_silent
 
         for a in self.client.run_on_scheduler(_drop_silent, seconds=self.o.worker_timeout):
+            self.silent.add(a)
             _say(f"worker {a}: not heard from for {self.o.worker_timeout:g} s (--worker-timeout): "
                  "taken as lost, its work runs on the other workers")
             self.stats["silent_workers"] = self.stats.get("silent_workers", 0) + 1
+
+    def keep_watch(self, futures):
+        """What is done every second while the client waits on workers for ``futures``: the
+        silent workers are removed (a scan watches its pinned hosts too, see `Run.watch`)."""
+        self.drop_silent()
+
+    def on_loop(self, coro, futures=()):
+        """Runs ``coro`` (a request that waits on workers: a result fetched from the worker
+        holding it, a message every worker answers) on the client's loop, and returns what it
+        returns, calling `keep_watch` every second while it is under way. Dask asks a worker
+        with no timeout: a frozen one would hold the client for its heartbeat timeout (5
+        minutes). Removed as silent after --worker-timeout, the worker is cut off (Dask closes
+        its connections), and the request, still under way, goes on without it: a result it
+        held is computed again on the others and fetched from there. The request is never
+        started again: a worker that is slow but still heard from (a large result) is waited
+        for, never cut short and asked again."""
+        import asyncio
+        import concurrent.futures
+
+        running = asyncio.run_coroutine_threadsafe(coro, self.client.loop.asyncio_loop)
+        try:
+            while True:
+                try:
+                    return running.result(timeout=1.0)
+                except concurrent.futures.TimeoutError:
+                    self.keep_watch(futures)
+        finally:
+            running.cancel()  # nothing, once it has ended; else it is not waited for
+
+    def fetch(self, f):
+        """The result of future ``f``, fetched from the worker holding it under the watchdog
+        (see `on_loop`); the task's error, as ``f.result()`` raises it."""
+        return self.on_loop(self.client.gather([f], asynchronous=True), [f])[0]
 
     def next_done(self, ac):
         """The next finished future of ``ac`` (an ``as_completed`` with futures left), with the

@@ -48,7 +48,14 @@ class Reduce:
             r.recover(self.shards)
             results = [r.early[s["key"]][1] for s in self.shards]
             try:
-                wait(results)
+                # Under the watchdog: a result lost with a worker may be computed again on one
+                # that freezes.
+                while True:
+                    try:
+                        wait(results, timeout=1.0)
+                        break
+                    except TimeoutError:
+                        r.keep_watch(results)
             except FuturesCancelledError as e:
                 if _scheduler_lost(e, self.client) or attempt == 4:
                     raise
@@ -84,7 +91,7 @@ class Reduce:
             # reducer's result, takes nothing the run still needs (Dask would compute the
             # reducer again, from map results lost with that worker).
             try:
-                self.got[self.which[f.key]] = f.result()
+                self.got[self.which[f.key]] = self.run_.fetch(f)
                 f.release()
                 return None
             except SharesLost:
@@ -173,7 +180,7 @@ class Reduce:
         merger = r.plan.merge()
         seconds = []
         for i, f in enumerate(merged):
-            m = f if isinstance(f, dict) else f.result()
+            m = f if isinstance(f, dict) else r.fetch(f)
             shard = self.shards[i]
             try:
                 merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))

@@ -229,7 +229,13 @@ class Run(_Cluster):
             if each_round:
                 pending |= set(each_round(pending) or ())
 
+    def keep_watch(self, futures):
+        self.watch(set(futures))
+
     def watch(self, pending):
+        """The watchdog, run every second while the client waits on workers: silent workers
+        removed, tasks pinned to a worker name moved to its new address, and the run ended when
+        a host that ``pending`` tasks are pinned to has had no worker for --lost-worker-timeout."""
         self.drop_silent()
         self.repin()
         now = time.time()
@@ -276,8 +282,8 @@ class Run(_Cluster):
 
         def done(f):
             self.failed(f, self.what[f.key])
+            listing, who = self.fetch(f)
             idx = self.root_of.pop(f.key)
-            listing, who = f.result()
             dirs = found.add(idx, listing, who)
             f.release()
             # Batches small enough that every worker has one while the tree is narrow.
@@ -487,7 +493,7 @@ class Run(_Cluster):
                     self.dropped.add(g.key)
                     g.cancel()
             if self.o.state:
-                self.save(by_key[k], f.result())
+                self.save(by_key[k], self.fetch(f))
             if not waiting:
                 return None
             held = self.client.who_has([f]).get(f.key) or [None]
@@ -622,12 +628,14 @@ class Run(_Cluster):
         # Every worker (and any that joins) serves this run's map shares to its reduce tasks,
         # until the run ends.
         plugin = _shares_plugin(self.run_key)
-        self.client.register_plugin(plugin)
+        # Every worker answers these: under the watchdog (a frozen worker is removed, not
+        # waited for).
+        self.on_loop(self.client._register_worker_plugin(plugin, plugin.name, idempotent=False))
         try:
             return self.run_registered(phases, phase, outputs, excluded, stats)
         finally:
             try:
-                self.client.unregister_worker_plugin(plugin.name)
+                self.on_loop(self.client._unregister_worker_plugin(plugin.name))
             except Exception:
                 pass  # the scheduler is gone, or the plugin with it
 
