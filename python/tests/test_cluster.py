@@ -628,7 +628,7 @@ def test_a_reduce_task_that_refuses_a_batch_fails_with_a_typed_error(monkeypatch
     merged; and a lost share is told apart by its type, not its name."""
     from trawl import _tasks
 
-    monkeypatch.setattr(_tasks, "_gather", lambda where, lo, hi, run_key, deadline: [[b"not a batch"]])
+    monkeypatch.setattr(_tasks, "_gather", lambda where, lo, hi, run_key, deadline: ([None], [[b"not a batch"]]))
     with pytest.raises(_tasks.BatchRefused) as e:
         _tasks._reduce(7, 8, [], "run")
     assert (e.value.map, e.value.partition) == (0, 7) and e.value.why
@@ -946,3 +946,44 @@ def test_a_worker_frozen_once_the_reducers_finished_is_taken_as_lost_in_the_merg
     assert took < 2 + 15, took
     assert json.load(open(tmp_path / "stats.json"))["silent_workers"] == 1
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_shard_read_again_for_the_merge_that_gives_another_result_ends_the_run(tree, tmp_path, cluster):
+    # Once the reducers have counted every shard, a worker dies with the shards' metadata it
+    # held: those maps are computed again for the merge, from files changed meanwhile. The
+    # report would mix two readings of them; the run ends instead, naming the shard.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    pause = tmp_path / "reduced"
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           tree, *SCAN, "--json", "c.json", "-m", "sha256sum:SUMS", cwd=str(tmp_path),
+                           env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        a, pid = worker_pid(c, "a")
+        assert any(str(k).startswith("trawl-meta-") for k in c.has_what().get(a, ())), c.has_what()
+    finally:
+        c.close()
+    # Every file changes (its size kept), then "a" dies.
+    seen = set()
+    for d, _, names in os.walk(tree):
+        for n in names:
+            path = os.path.join(d, n)
+            st = os.lstat(path)
+            if not os.path.isfile(path) or os.path.islink(path) or not st.st_size or st.st_ino in seen:
+                continue
+            seen.add(st.st_ino)
+            with open(path, "r+b") as f:
+                first = f.read(1)
+                f.seek(0)
+                f.write(bytes([first[0] ^ 0xFF]))
+    os.kill(pid, signal.SIGKILL)
+    pause.rmdir()
+    _, err = ended(p, 60, "the run did not end")
+    assert p.returncode == 2, err
+    assert "read again after its worker was lost, it gave another result than the one counted" in err, err
+    assert f"files from {tree}/" in err and "Traceback" not in err, err
+    left = os.listdir(tmp_path)
+    assert "c.json" not in left and "SUMS" not in left, left

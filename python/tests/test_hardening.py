@@ -233,13 +233,14 @@ def test_the_shares_handler_lives_for_its_run_and_serves_its_keys_alone(tree, tm
 
     class Worker:
         handlers = {}
-        data = {"trawl-map-K1-a": {"parts": [b"x", b"y"]}, "trawl-map-K2-a": {"parts": [b"z"]}}
+        data = {"trawl-map-K1-a": {"parts": [b"x", b"y"], "digest": "d1"}, "trawl-map-K2-a": {"parts": [b"z"]}}
 
     w = Worker()
     p = _shares_plugin("K1")
     p.setup(w)
     serve = w.handlers[_shares_handler("K1")]
-    assert serve(keys=["trawl-map-K1-a"], lo=1, hi=2) == [[b"y"]]
+    # Each share comes with the digest of the whole result it is taken from.
+    assert serve(keys=["trawl-map-K1-a"], lo=1, hi=2) == [("d1", [b"y"])]
     with pytest.raises(KeyError):
         serve(keys=["trawl-map-K2-a"], lo=0, hi=1)
     p.teardown(w)

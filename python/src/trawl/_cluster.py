@@ -7,6 +7,12 @@ from . import _native
 from ._common import Fatal, _say
 
 
+def _lost_result_warning(record):
+    """A logging filter: false for Dask's warning that a result could not be fetched and is
+    computed again."""
+    return not str(record.msg).startswith("Couldn't gather")
+
+
 class _Cluster:
     """What a scan and an audit share: the client, the workers, a version check. A job is made
     (its flags checked, its outputs opened) before any cluster is contacted, and run on one
@@ -23,9 +29,18 @@ class _Cluster:
 
     def run(self, client):
         """Runs the job on the cluster ``client`` reaches; its exit code."""
+        import logging
+
         self.client = client
         self.started = time.time()
-        return self.run_on_cluster()
+        # Dask's client logs a warning each time a result it fetches was lost with a worker
+        # (trawl-dask says which worker, once): left out while the run goes on.
+        log = logging.getLogger("distributed.client")
+        log.addFilter(_lost_result_warning)
+        try:
+            return self.run_on_cluster()
+        finally:
+            log.removeFilter(_lost_result_warning)
 
     def workers(self):
         return self.client.scheduler_info(n_workers=-1)["workers"]

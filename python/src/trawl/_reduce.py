@@ -172,6 +172,23 @@ class Reduce:
             counts += got["counts"]
         return merger, seconds, self.got, counts
 
+    def check_counted(self, i, m):
+        """Shard ``i``'s metadata ``m`` is of the result the reducers counted: a map computed
+        again after its worker was lost (for a reducer that ran again, or for the merge) reads
+        its files again, and files changed during the run give another result; the report would
+        mix two readings. Every reducer must have counted the same result, and the metadata
+        merged must be of it (by the digest of the map's whole output); else the run ends."""
+        counted = {got["digests"][i] for got in self.got}
+        if len(counted) <= 1 and (not counted or m.get("digest") in counted):
+            return  # no reducer (no reduction asked for), or all of one result, the merged one
+        shard = self.shards[i]
+        raise Fatal(
+            f"shard {shard['key']} ({len(shard['files'])} files from {os.fsdecode(shard['files'][0])}): "
+            f"read again after its worker was lost, it gave another result than the one counted (its "
+            f"files changed during the run?); the report would mix the two: no manifest or report "
+            f"was written"
+        )
+
     def merge(self, merged):
         """Every shard's records and totals merged, one at a time, in map order (the partitions
         number files by their map's place), each let go once merged: the merger, and each
@@ -182,6 +199,7 @@ class Reduce:
         for i, f in enumerate(merged):
             m = f if isinstance(f, dict) else r.fetch(f)
             shard = self.shards[i]
+            self.check_counted(i, m)
             try:
                 merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))
                 t = json.loads(m["totals"])

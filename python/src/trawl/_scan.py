@@ -24,7 +24,7 @@ from ._checkpoints import (
 from ._cluster import _Cluster
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
 from ._reduce import Reduce
-from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
+from ._tasks import LIST_BATCH, _list, _map, _meta, _output_digest, _reduce, _shares_plugin
 
 def _absolute_roots(args, roots):
     """``args`` with each relative root made absolute (from this process's directory). A root's
@@ -367,7 +367,10 @@ class Run(_Cluster):
     def load(self, shard):
         path = self.checkpoint_path(shard)
         try:
-            return _checkpoint_read(path)
+            prior = _checkpoint_read(path)
+            # Its digest, as its map gave it (checked against what the reducers counted).
+            prior["digest"] = _output_digest(prior)
+            return prior
         except FileNotFoundError:
             return None
         except CheckpointError as e:
