@@ -4,6 +4,7 @@ scheduler and 2-3 workers as processes on loopback."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -987,3 +988,59 @@ def test_a_shard_read_again_for_the_merge_that_gives_another_result_ends_the_run
     assert f"files from {tree}/" in err and "Traceback" not in err, err
     left = os.listdir(tmp_path)
     assert "c.json" not in left and "SUMS" not in left, left
+
+
+def on_a_terminal(args, cwd, env, timeout=120):
+    """`trawl-dask ARGS` with its stderr on a pseudo-terminal: its exit code and what it wrote
+    there."""
+    import select
+
+    master, slave = os.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "trawl.cluster", *args], cwd=cwd, env=dict(os.environ, **env),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out, end = b"", time.time() + timeout
+    try:
+        while time.time() < end:
+            if not select.select([master], [], [], 1.0)[0]:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the run ended, and its end of the terminal with it
+                break
+            if not chunk:
+                break
+            out += chunk
+        p.wait(timeout=max(1, end - time.time()))
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    return p.returncode, out.decode(errors="replace")
+
+
+def test_a_run_on_a_terminal_shows_its_progress_on_one_line_and_clears_it(tmp_path, cluster):
+    # A cluster run said nothing until its summary. On a terminal it keeps one line up to
+    # date (the phase, shards, bytes, the rate, the time left); not with -q, nor on a pipe.
+    from conftest import make_tree
+
+    tree = make_tree(str(tmp_path / "small"), files=12)
+    cluster.worker("a")
+    cluster.wait_for(1)
+    args = ["scan", "--scheduler", cluster.address, "--shard-files", "3", "--no-speculate", tree,
+            "--json", "c.json"]
+    slow = {"TRAWL_DASK_MAP_DELAY": "0.6"}
+    code, err = on_a_terminal(args, str(tmp_path), slow)
+    assert code == 0, err
+    drawn = re.findall(r"\rtrawl-dask: ([^\r\n\x1b]*)\x1b\[K", err)
+    assert any(re.fullmatch(r"maps: \d/\d shards, [\d.]+ [KM]iB of [\d.]+ [KM]iB, (-|[\d.]+ [KM]?i?B/s), "
+                            r"ETA (-|\d+s)", d) for d in drawn), repr(err)
+    # Redrawn in place (never a line of its own), and cleared before the summary.
+    last = err.rindex("\rtrawl-dask: ")
+    assert "\r\x1b[K" in err[last + 1:] and "shards on 1 workers" in err[last:], repr(err)
+    assert "\n" not in "".join(drawn)
+    code, err = on_a_terminal(args + ["-q"], str(tmp_path), slow)
+    assert code == 0 and err == "", repr(err)
+    r = trawl_dask(*args, cwd=str(tmp_path), env=slow)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "\x1b" not in r.stderr and "maps:" not in r.stderr, repr(r.stderr)

@@ -93,6 +93,7 @@ class Reduce:
             try:
                 self.got[self.which[f.key]] = self.run_.fetch(f)
                 f.release()
+                self.run_.step(sum(g is not None for g in self.got), len(self.got))
                 return None
             except SharesLost:
                 pass
@@ -139,6 +140,7 @@ class Reduce:
         self.got = [None] * len(self.reducers)
         self.which = {f.key: i for i, f in enumerate(self.reducers)}
         self.made_after = {f.key: 0 for f in self.reducers}
+        r.step(0, len(self.reducers))
         # A resumed shard's metadata is here already (a dict); the others' come from tasks.
         tasks = [(i, m) for i, m in enumerate(metas) if not isinstance(m, dict)]
         # A pinned shard whose result was lost with its host is read again there: the watchdog
@@ -196,7 +198,9 @@ class Reduce:
         r = self.run_
         merger = r.plan.merge()
         seconds = []
+        r.doing = "merge"
         for i, f in enumerate(merged):
+            r.step(i, len(merged))
             m = f if isinstance(f, dict) else r.fetch(f)
             shard = self.shards[i]
             self.check_counted(i, m)

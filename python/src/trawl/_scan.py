@@ -23,6 +23,7 @@ from ._checkpoints import (
 )
 from ._cluster import _Cluster
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
+from ._progress import Progress, human_bytes, human_duration
 from ._reduce import Reduce
 from ._tasks import LIST_BATCH, _list, _map, _meta, _output_digest, _reduce, _shares_plugin
 
@@ -111,6 +112,15 @@ class Run(_Cluster):
         self.resolved = {}  # host spec -> its address, or None
         self.pinned_keys = {}  # task key -> root number, for every task pinned by --on
         self.pin_addr = {}  # worker name given to --on -> the address its tasks are pinned to
+        # The progress line (a terminal, no -q): what the run is doing, and how far it is.
+        self.progress = Progress(False)
+        self.doing = "versions"
+        self.found = None  # the walk's `_native.Walk`, while it goes on
+        self.shards_done = self.shards_total = 0
+        self.bytes_done = self.bytes_total = 0
+        self.resumed_bytes = 0  # taken from checkpoints, not read
+        self.read_lately = []  # (time, bytes read this run) over the last seconds: the rate
+        self.steps = (None, 0, 0, time.time())  # the reduce or the merge: (phase, done, of, since)
         self.open_outputs()
 
     # -- workers --
@@ -235,7 +245,9 @@ class Run(_Cluster):
     def watch(self, pending):
         """The watchdog, run every second while the client waits on workers: silent workers
         removed, tasks pinned to a worker name moved to its new address, and the run ended when
-        a host that ``pending`` tasks are pinned to has had no worker for --lost-worker-timeout."""
+        a host that ``pending`` tasks are pinned to has had no worker for --lost-worker-timeout.
+        The progress line is drawn again too."""
+        self.tick()
         self.drop_silent()
         self.repin()
         now = time.time()
@@ -260,13 +272,50 @@ class Run(_Cluster):
                     f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
                 )
 
+    # -- the progress line --
+
+    def tick(self):
+        """Draws the progress line again (at most about once a second)."""
+        self.progress.tick(self.describe)
+
+    def describe(self):
+        """The progress line's text: the phase, shards done of all, bytes read of all (by whole
+        shards, as each finishes), the read rate over the last seconds, and the time left."""
+        if self.doing == "walk":
+            files, _ = self.found.counts() if self.found is not None else (0, 0)
+            return f"walk: {files:,} files found"
+        shards = f"{self.shards_done:,}/{self.shards_total:,} shards"
+        read = f"{human_bytes(self.bytes_done)} of {human_bytes(self.bytes_total)}"
+        if self.doing == "maps":
+            now = time.time()
+            lately = self.read_lately
+            lately.append((now, self.bytes_done - self.resumed_bytes))
+            while len(lately) > 1 and now - lately[0][0] > 10:
+                lately.pop(0)
+            secs = now - lately[0][0]
+            rate = (lately[-1][1] - lately[0][1]) / secs if secs >= 0.5 else 0.0
+            eta = human_duration((self.bytes_total - self.bytes_done) / rate) if rate > 0 else "-"
+            speed = f"{human_bytes(rate)}/s" if rate > 0 else "-"
+            return f"maps: {shards}, {read}, {speed}, ETA {eta}"
+        _, done, of, since = self.steps
+        eta = human_duration((time.time() - since) * (of - done) / done) if done else "-"
+        what = "reduce tasks" if self.doing == "reduce" else "shards merged"
+        return f"{self.doing}: {done:,}/{of:,} {what}; {shards}, {read}, ETA {eta}"
+
+    def step(self, done, of):
+        """The reduce's or the merge's progress: ``done`` of ``of`` (its time counted from its
+        first step)."""
+        phase, _, _, since = self.steps
+        self.steps = (self.doing, done, of, since if phase == self.doing else time.time())
+        self.tick()
+
     # -- the walk --
 
     def walk(self, excluded):
         """Lists the roots with listing tasks (each lists many directories and hands back the
         rest); what they find is taken in by a ``_native.Walk``, which leaves out ``excluded``
         (the outputs' (device, inode)) and cuts the files into shards."""
-        found = _native.Walk(list(excluded))
+        found = self.found = _native.Walk(list(excluded))
         n = 0
 
         def submit(idx, dirs):
@@ -426,6 +475,9 @@ class Run(_Cluster):
             _private_dir(self.o.state)
         winner, resumed = {}, 0
         owner = {}  # task key -> shard key
+        self.shards_total = len(shards)
+        self.bytes_total = sum(s["bytes"] for s in shards)
+        self.resumed_bytes = 0
         by_key = {s["key"]: s for s in shards}
         copies = {}  # shard key -> its futures still running
 
@@ -460,6 +512,9 @@ class Run(_Cluster):
                 self.resumed.add(s["key"])
                 self.early[s["key"]] = (_meta(prior), self.scatter(s["key"], prior))
                 resumed += 1
+                self.shards_done += 1
+                self.bytes_done += s["bytes"]
+                self.resumed_bytes += s["bytes"]
             elif self.pins[s["root"]] is not None:
                 first.append(submit(s))
             else:
@@ -490,6 +545,8 @@ class Run(_Cluster):
             self.failed(f, self.what.get(f.key, f.key))
             # The first result wins; the other copy is dropped.
             winner[k] = f
+            self.shards_done += 1
+            self.bytes_done += by_key[k]["bytes"]
             self.downstream(by_key[k], f)
             for g in copies.pop(k):
                 if g is not f:
@@ -627,6 +684,7 @@ class Run(_Cluster):
             t = now
 
         self.check_versions()
+        self.progress = Progress(Progress.wanted(self.plan.quiet()))
         outputs, excluded, stats = self.outputs, self.excluded, self.stats_file
         # Every worker (and any that joins) serves this run's map shares to its reduce tasks,
         # until the run ends.
@@ -637,6 +695,7 @@ class Run(_Cluster):
         try:
             return self.run_registered(phases, phase, outputs, excluded, stats)
         finally:
+            self.progress.end()
             try:
                 self.on_loop(self.client._unregister_worker_plugin(plugin.name))
             except Exception:
@@ -644,14 +703,19 @@ class Run(_Cluster):
 
     def run_registered(self, phases, phase, outputs, excluded, stats):
         phase("versions")
+        self.doing = "walk"
         found = self.walk(excluded)
         phase("walk")
         shards = self.shards(found)
         phase("shards")
+        self.doing = "maps"
         maps = self.maps(shards)
         phase("maps")
+        self.doing = "reduce"
         merger, metas, reduced, counts = self.reduce(maps, shards)
         phase("reduce")
+        # Cleared before the outputs are written and the summary printed.
+        self.progress.end()
         self.record_stats(metas, reduced, shards)
         code = self.plan.finish(
             outputs,
