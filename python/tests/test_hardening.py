@@ -461,3 +461,38 @@ def test_no_output_or_stats_replaces_a_file_inside_a_root(tree, tmp_path):
     assert r.returncode == 2 and "copy.bin: is a file inside" in r.stderr, r.stderr
     assert open(a, "rb").read() == before
     assert not (tmp_path / "c.db").exists()
+
+
+def test_a_local_cluster_starts_no_dashboard_and_takes_no_port_8787():
+    # `LocalCluster(dashboard_address=None)` still started the scheduler's HTTP server on port
+    # 8787 of every interface, or moved it with a warning when 8787 was taken.
+    import socket
+    import urllib.error
+    import urllib.request
+    import warnings
+
+    from trawl import cluster
+
+    held = socket.socket()
+    try:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("0.0.0.0", 8787))
+        held.listen()
+    except OSError:
+        pass  # taken already
+    opts, _ = cluster._parser().parse_known_args(["scan", "--local", "1", "."])
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        client, local = cluster._client(opts)
+    try:
+        assert not [w for w in said if "8787" in str(w.message)], [str(w.message) for w in said]
+        http = local.scheduler.http_server
+        assert http.port != 8787 and http.address == "127.0.0.1", (http.address, http.port)
+        for page in ("status", "health", "info/main/workers.html", "metrics"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(f"http://127.0.0.1:{http.port}/{page}", timeout=10)
+            assert e.value.code == 404, page
+    finally:
+        client.close()
+        local.close()
+        held.close()

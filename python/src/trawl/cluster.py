@@ -215,13 +215,22 @@ def _client(o):
     if o.local is not None:
         if o.tls_ca_file or o.tls_cert or o.tls_key:
             raise Fatal("--tls-*: for a running tls:// scheduler, not a local cluster")
-        cluster = LocalCluster(
-            n_workers=o.local,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=40,
-        )
+        import dask
+
+        # No dashboard. Dask's scheduler starts an HTTP server whatever it is told (with
+        # `dashboard_address=None` it took port 8787 on every interface, or moved to another
+        # with a warning when 8787 was taken): here it serves nothing (no routes, no Bokeh
+        # dashboard), on a free port of the loopback interface; the workers' serve nothing too.
+        with dask.config.set({"distributed.scheduler.http.routes": [],
+                              "distributed.worker.http.routes": []}):
+            cluster = LocalCluster(
+                n_workers=o.local,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False},
+                silence_logs=40,
+            )
         return Client(cluster), cluster
     o.scheduler = _scheduler_address(o)
     security = _security(o, o.scheduler)
