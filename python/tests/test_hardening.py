@@ -496,3 +496,25 @@ def test_a_local_cluster_starts_no_dashboard_and_takes_no_port_8787():
         client.close()
         local.close()
         held.close()
+
+
+def test_quiet_silences_the_workers_that_left_or_joined_and_the_stats_keep_them(tree, monkeypatch, capsys):
+    from trawl._audit import Audit
+    from trawl._scan import Run
+    from trawl.cluster import _parser
+
+    for job, args in ((Run, [tree]), (Audit, [tree, "-c", "cat.db"])):
+        for quiet in (False, True):
+            opts, _ = _parser().parse_known_args(["scan" if job is Run else "audit", "--local", "1", tree])
+            run = job(opts, args + (["-q"] if quiet else []))
+            monkeypatch.setattr(run, "workers", lambda: {"tcp://10.0.0.2:2": {}})
+            run.started_with = {"tcp://10.0.0.1:1"}
+            run.say_worker_changes()
+            err = capsys.readouterr().err
+            assert run.stats["workers_left"] == ["tcp://10.0.0.1:1"], run.stats
+            assert run.stats["workers_joined"] == ["tcp://10.0.0.2:2"], run.stats
+            if quiet:
+                assert err == "", err
+            else:
+                assert "1 worker(s) left during the run (tcp://10.0.0.1:1)" in err, err
+                assert "1 worker(s) joined during the run (tcp://10.0.0.2:2)" in err, err

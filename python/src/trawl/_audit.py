@@ -32,6 +32,11 @@ class Audit(_Cluster):
             except ValueError as e:
                 raise Fatal(str(e).strip())
 
+    def quiet(self):
+        # trawl audit's -q, given alone (its short flags are not bundled here).
+        head = self.args[: self.args.index(b"--")] if b"--" in self.args else self.args
+        return b"-q" in head or b"--quiet" in head
+
     def walk(self, spec, roots):
         """Yields the listings of the roots, as listing tasks (a few directories each) end."""
         from distributed import as_completed

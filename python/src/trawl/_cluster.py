@@ -87,9 +87,14 @@ class _Cluster:
         if f.status == "cancelled":
             raise Fatal(f"{what}: cancelled")
 
+    def quiet(self):
+        """Whether -q was given: the run's figures and its notes are not said."""
+        return False
+
     def say_worker_changes(self):
         """Says which workers left during the run (their work ran on the others) and which
-        joined (a nanny's restart comes back under a new address); in the stats too."""
+        joined (a nanny's restart comes back under a new address), but with -q; in the stats
+        always."""
         try:
             now = set(self.workers())
         except Exception:
@@ -97,6 +102,8 @@ class _Cluster:
         before = getattr(self, "started_with", now)
         left, joined = sorted(before - now), sorted(now - before)
         self.stats["workers_left"], self.stats["workers_joined"] = left, joined
+        if self.quiet():
+            return
         if left:
             _say(f"{len(left)} worker(s) left during the run ({', '.join(left)}): their work ran on "
                  f"the others; the report is complete")

@@ -123,6 +123,9 @@ class Run(_Cluster):
         self.steps = (None, 0, 0, time.time())  # the reduce or the merge: (phase, done, of, since)
         self.open_outputs()
 
+    def quiet(self):
+        return self.plan.quiet()
+
     # -- workers --
 
     def matching(self, spec):
