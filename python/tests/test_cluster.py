@@ -1044,3 +1044,37 @@ def test_a_run_on_a_terminal_shows_its_progress_on_one_line_and_clears_it(tmp_pa
     r = trawl_dask(*args, cwd=str(tmp_path), env=slow)
     assert r.returncode == 0, r.stderr
     assert "\r" not in r.stderr and "\x1b" not in r.stderr and "maps:" not in r.stderr, repr(r.stderr)
+
+
+def test_a_tls_certificate_refused_is_named_at_once_not_taken_for_a_timeout(tree, tmp_path):
+    # A certificate either side refuses fails the handshake in a fraction of a second; it read
+    # "cannot reach the scheduler ... within 20 s".
+    import socket
+
+    from conftest import Cluster
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "c").mkdir()
+    scert, skey = _self_signed(tmp_path / "s")
+    ccert, ckey = _self_signed(tmp_path / "c")
+    cluster = Cluster(str(tmp_path), tls=(scert, scert, skey))
+    try:
+        def listening():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", cluster.port)) == 0
+
+        wait_until(listening, timeout=60)
+        for ca, said in ((ccert, "this client does not trust the scheduler's certificate (self-signed certificate)"),
+                         (scert, "the scheduler did not accept this client's certificate?")):
+            t = time.time()
+            r = trawl_dask("scan", "--scheduler", cluster.address, "--tls-ca-file", str(ca), "--tls-cert",
+                           str(ccert), "--tls-key", str(ckey), "--connect-timeout", "20", tree, cwd=str(tmp_path))
+            assert r.returncode == 2, r.stderr
+            assert f"the scheduler at {cluster.address}: the TLS handshake failed" in r.stderr, r.stderr
+            assert said in r.stderr and "within 20 s" not in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+            assert time.time() - t < 15
+    finally:
+        cluster.close()

@@ -237,10 +237,41 @@ def _client(o):
     try:
         return Client(o.scheduler, timeout=o.connect_timeout, security=security), None
     except (OSError, TimeoutError) as e:
+        tls = _tls_failure(e)
+        if tls:
+            raise Fatal(f"the scheduler at {o.scheduler}: {tls}")
         raise Fatal(f"cannot reach the scheduler at {o.scheduler} within {o.connect_timeout:g} s: {e}")
     except (TypeError, ValueError) as e:
         # Dask's words for an address or a security setting it cannot use.
         raise Fatal(f"cannot connect to the scheduler at {o.scheduler}: {e}")
+
+
+def _tls_failure(e):
+    """What failed, in words, when connecting failed in the TLS handshake (an ``ssl`` error
+    among the causes of ``e``, or named in Dask's words for it); None otherwise. Dask says a
+    certificate "does not match", or a connection closed, the moment it fails: not a timeout."""
+    import re
+    import ssl
+
+    err, seen = e, 0
+    while err is not None and seen < 16 and not isinstance(err, ssl.SSLError):
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    if isinstance(err, ssl.SSLCertVerificationError):
+        why = err.verify_message or err.reason or str(err)
+        return (f"the TLS handshake failed: this client does not trust the scheduler's certificate "
+                f"({why}); check --tls-ca-file (or Dask's DASK_DISTRIBUTED__COMM__TLS__CA_FILE)")
+    if isinstance(err, ssl.SSLError):
+        kind, why = type(err).__name__, str(err.args[-1] if err.args else err)
+    else:
+        # Dask's words when it kept only the text: "...: SSLError: [SSL: ...] ... (_ssl.c:2580)".
+        m = re.search(r"\b(SSL\w*Error): (.+)$", str(e))
+        if not m:
+            return None
+        kind, why = m.groups()
+    # "[SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca (_ssl.c:2580)": the words alone.
+    why = re.sub(r" \(_ssl\.c:\d+\)$", "", re.sub(r"^\[SSL: [A-Z0-9_]+\] ", "", why))
+    return (f"the TLS handshake failed ({kind}: {why}): the scheduler did not accept this client's "
+            f"certificate? check --tls-cert and --tls-key (or Dask's TLS settings)")
 
 
 def main(argv=None):
