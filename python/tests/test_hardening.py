@@ -518,3 +518,18 @@ def test_quiet_silences_the_workers_that_left_or_joined_and_the_stats_keep_them(
             else:
                 assert "1 worker(s) left during the run (tcp://10.0.0.1:1)" in err, err
                 assert "1 worker(s) joined during the run (tcp://10.0.0.2:2)" in err, err
+
+
+def test_on_a_host_that_does_not_resolve_and_names_no_worker_is_refused_at_the_start(tree, tmp_path):
+    # It waited --lost-worker-timeout (120 s by default) for a host that cannot be.
+    t = time.time()
+    r = trawl_dask("scan", "--local", "1", "--on", f"no-such-host.invalid:{tree}", "--lost-worker-timeout", "30",
+                   "--json", "c.json", cwd=str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert (f"--on no-such-host.invalid:{tree}: no-such-host.invalid is no worker's name and no host name "
+            "that resolves here (the workers: 0)") in r.stderr, r.stderr
+    no_traceback(r)
+    assert time.time() - t < 25
+    assert not (tmp_path / "c.json").exists()
+    # A worker's name that is no host's is taken: see
+    # test_on_a_worker_name_survives_that_worker_starting_again ("b").

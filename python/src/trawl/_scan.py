@@ -142,6 +142,18 @@ class Run(_Cluster):
             if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
         ]
 
+    def check_pins(self):
+        """Every --on HOST names something: a worker (by name, host or address) or a host name
+        that resolves here (its workers may join later). One that is neither is refused at the
+        start, by name: its shards would wait --lost-worker-timeout for a host that cannot be."""
+        for idx, spec in enumerate(self.pins):
+            if spec is None or self.matching(spec) or self.resolved.get(spec):
+                continue
+            names = sorted(str(w.get("name")) for w in self.workers().values())
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            raise Fatal(f"--on {spec}:{os.fsdecode(self.roots[idx])}: {spec} is no worker's name and no "
+                        f"host name that resolves here (the workers: {shown or 'none'})")
+
     def pinned(self, idx):
         """Where root ``idx``'s tasks may run (submit keywords)."""
         spec = self.pins[idx]
@@ -705,6 +717,7 @@ class Run(_Cluster):
                 pass  # the scheduler is gone, or the plugin with it
 
     def run_registered(self, phases, phase, outputs, excluded, stats):
+        self.check_pins()
         phase("versions")
         self.doing = "walk"
         found = self.walk(excluded)
