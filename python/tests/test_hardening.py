@@ -109,6 +109,8 @@ def test_a_checkpoint_that_cannot_be_written_is_said_once_and_the_run_goes_on(tr
     assert r.returncode == 0, r.stderr
     no_traceback(r)
     assert r.stderr.count("the run goes on without checkpoints") == 1, r.stderr
+    # The file that could not be written is named: the run's own file, written first.
+    assert re.search(rf"cannot write {re.escape(str(state))}/[0-9a-f]+\.run: No space left on device", r.stderr), r.stderr
     assert comparable(json.load(open(tmp_path / "c.json")))["reduction"] == comparable(want)["reduction"]
 
 

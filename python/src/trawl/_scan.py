@@ -383,16 +383,20 @@ class Run(_Cluster):
         if not self.saving:
             return
         path = self.checkpoint_path(shard)
+        run = os.path.join(self.o.state, f"{self.state_key}.run")
+        # The file being written, named if it cannot be (not a temporary file's name, nor the
+        # checkpoint's when it is the run's file that failed).
+        writing = run
         try:
-            run = os.path.join(self.o.state, f"{self.state_key}.run")
             if not os.path.exists(run):
                 # What the checkpoints are of, for --resume to say what differs when none is taken.
                 _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions,
                                                 "computes": self.computes})
+            writing = path
             _checkpoint_write(self.o.state, path, result)
         except OSError as e:
             self.saving = False
-            _say(f"--state {self.o.state}: cannot write {e.filename or path}: {e.strerror or e}; "
+            _say(f"--state {self.o.state}: cannot write {writing}: {e.strerror or e}; "
                  f"the run goes on without checkpoints (a --resume reads the shards not saved again)")
 
     def say_why_none_resumed(self):
