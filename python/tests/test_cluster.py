@@ -1078,3 +1078,44 @@ def test_a_tls_certificate_refused_is_named_at_once_not_taken_for_a_timeout(tree
             assert time.time() - t < 15
     finally:
         cluster.close()
+
+
+def test_a_file_listed_by_one_worker_and_unreadable_to_another_names_both(tmp_path, cluster):
+    # Worker "sees" lists a directory that worker "blind" cannot read (as another mount would
+    # show another tree); "blind", joining once the walk is done, reads some of its files. Each
+    # such failure names both workers and says they see the tree differently.
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv (util-linux) to start a worker without CAP_DAC_*")
+    locked = tmp_path / "t" / "locked"
+    locked.mkdir(parents=True)
+    for i in range(12):
+        (locked / f"f{i:02d}").write_bytes(os.urandom(5000 + i))
+    os.chmod(locked, 0)
+    try:
+        cluster.worker("sees")
+        cluster.wait_for(1)
+        p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "2", "--no-speculate",
+                               str(tmp_path / "t"), "--json", "c.json", cwd=str(tmp_path),
+                               env={"TRAWL_DASK_MAP_DELAY": "1.5"})
+        c = cluster.client()
+        try:
+            wait_until(lambda: any(str(t).startswith("trawl-map-") for ts in c.processing().values() for t in ts),
+                       timeout=60)
+            cluster.worker("blind", prefix=("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                                            "--inh-caps", "-dac_override,-dac_read_search"))
+            cluster.wait_for(2)
+            sees, _ = worker_pid(c, "sees")
+            blind, _ = worker_pid(c, "blind")
+        finally:
+            c.close()
+        out, err = ended(p, 120, "the run did not end")
+    finally:
+        os.chmod(locked, 0o755)
+    failed = json.load(open(tmp_path / "c.json"))["failed"]
+    assert p.returncode == 2 and failed, err
+    for f in failed:
+        assert f["error"]["worker"] == f"blind ({blind})", f
+        assert f["error"]["message"] == (
+            f"{f['path']}: cannot open: Permission denied (os error 13), on worker blind ({blind}); worker "
+            f"sees ({sees}) listed it: the workers see the tree differently (permissions, another mount?)"), f
+    assert "the workers see the tree differently" in out + err

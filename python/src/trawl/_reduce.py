@@ -204,8 +204,11 @@ class Reduce:
             m = f if isinstance(f, dict) else r.fetch(f)
             shard = self.shards[i]
             self.check_counted(i, m)
+            # The walk says which worker listed a file its reader could not find or open (a
+            # resumed shard was read by a worker of another run: not compared).
+            walk = None if isinstance(f, dict) else r.found
             try:
-                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))
+                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"), walk)
                 t = json.loads(m["totals"])
             except ValueError as e:
                 raise Fatal(f"shard {shard['key']}: {r.source_of(shard)} does not decode "
