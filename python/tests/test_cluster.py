@@ -1119,3 +1119,35 @@ def test_a_file_listed_by_one_worker_and_unreadable_to_another_names_both(tmp_pa
             f"{f['path']}: cannot open: Permission denied (os error 13), on worker blind ({blind}); worker "
             f"sees ({sees}) listed it: the workers see the tree differently (permissions, another mount?)"), f
     assert "the workers see the tree differently" in out + err
+
+
+def test_a_worker_frozen_while_the_reduce_tasks_fetch_is_taken_as_lost(tree, tmp_path, cluster):
+    # Frozen as the reduce tasks fetch their shares (theirs, or their requests to it): after
+    # --worker-timeout it is removed, the maps it held are read again on the other worker, the
+    # reduce tasks run again, and the report is exact.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           "--worker-timeout", "2", tree, *SCAN, "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_REDUCE_DELAY": "2"})
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(str(t).startswith("trawl-reduce-")
+                               for ts in c.processing().values() for t in ts), timeout=120)
+        _, pid = worker_pid(c, "a")
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        _, err = ended(p, 60, "the reduce waited for the frozen worker")
+        took = time.time() - t
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, err
+    assert "not heard from for 2 s (--worker-timeout)" in err and "Traceback" not in err, err
+    # The timeout, the reduce tasks' 2 s wait, the maps read again, and a poll or two.
+    assert took < 2 + 2 + 15, took
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -456,10 +456,16 @@ class Run(_Cluster):
     def scatter(self, shard_key, prior):
         """A resumed shard's result sent to a worker under a key of this run's (the shares
         handler serves no other), for the reducers to fetch their shares of; sent again after
-        a loss, it gets a new key."""
-        self.sent += 1
-        key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
-        return self.client.scatter({key: prior}, hash=False)[key]
+        a loss, it gets a new key. Under the watchdog (the worker Dask sends it to may be frozen:
+        removed as silent, the sending fails, and it is sent once more, to another)."""
+        for attempt in (1, 2):
+            self.sent += 1
+            key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
+            try:
+                return self.on_loop(self.client.scatter({key: prior}, hash=False, asynchronous=True))[key]
+            except (OSError, TimeoutError):  # a comm error is an OSError
+                if attempt == 2 or self.client.status != "running":
+                    raise
 
     def recover(self, shards):
         """Resumed shards whose result was lost with the worker holding it (data sent from
