@@ -136,7 +136,9 @@ def _shares_plugin(run_key):
                 bad = [k for k in keys if not str(k).startswith(mine)]
                 if bad:
                     raise KeyError(f"not a map result of run {run_key}: {bad[0]}")
-                return [_share(worker.data[k], lo, hi) for k in keys]
+                # As `_share` does, written out: the plugin travels by value, and a worker of
+                # another trawl (refused by its first map) must still be able to load it.
+                return [(worker.data[k].get("digest"), worker.data[k]["parts"][lo:hi]) for k in keys]
 
             worker.handlers[handler] = shares
 
