@@ -296,6 +296,8 @@ class Run(_Cluster):
     def describe(self):
         """The progress line's text: the phase, shards done of all, bytes read of all (by whole
         shards, as each finishes), the read rate over the last seconds, and the time left."""
+        if self.doing == "versions":
+            return "starting: the workers' versions, the shares handler on each"
         if self.doing == "walk":
             files, _ = self.found.counts() if self.found is not None else (0, 0)
             return f"walk: {files:,} files found"
