@@ -171,8 +171,9 @@ struct Merger(Mutex<Option<trawl_cluster::Merge>>);
 #[pymethods]
 impl Merger {
     /// Takes the next shard's (report, records, totals), in the order its map was reduced in;
-    /// `worker`: the worker that read it, named in its failures.
-    #[pyo3(signature = (report, records, totals, worker=None))]
+    /// `worker`: the worker that read it, named in its failures; `walk`: the walk that found
+    /// its files, which says which worker listed a file that `worker` could not find or open.
+    #[pyo3(signature = (report, records, totals, worker=None, walk=None))]
     fn add(
         &self,
         py: Python<'_>,
@@ -180,6 +181,7 @@ impl Merger {
         records: Vec<u8>,
         totals: Vec<u8>,
         worker: Option<String>,
+        walk: Option<&Walk>,
     ) -> PyResult<()> {
         let part = ShardPart {
             report,
@@ -194,7 +196,12 @@ impl Merger {
         let m = g
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("this merge was already finished"))?;
-        py.detach(|| m.add(&part))
+        let walk = walk
+            .map(|w| w.0.lock())
+            .transpose()
+            .map_err(|_| PyRuntimeError::new_err("poisoned by a panic"))?;
+        let walk: Option<&trawl_cluster::Walk> = walk.as_deref();
+        py.detach(|| m.add_listed(&part, |name| walk?.listed_by(name).map(str::to_string)))
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 }

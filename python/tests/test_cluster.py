@@ -4,6 +4,7 @@ scheduler and 2-3 workers as processes on loopback."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -628,7 +629,7 @@ def test_a_reduce_task_that_refuses_a_batch_fails_with_a_typed_error(monkeypatch
     merged; and a lost share is told apart by its type, not its name."""
     from trawl import _tasks
 
-    monkeypatch.setattr(_tasks, "_gather", lambda where, lo, hi, run_key, deadline: [[b"not a batch"]])
+    monkeypatch.setattr(_tasks, "_gather", lambda where, lo, hi, run_key, deadline: ([None], [[b"not a batch"]]))
     with pytest.raises(_tasks.BatchRefused) as e:
         _tasks._reduce(7, 8, [], "run")
     assert (e.value.map, e.value.partition) == (0, 7) and e.value.why
@@ -752,6 +753,7 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
         name = next((str(workers[w]["name"]) for w in sorted(holders) if w in workers), "a")
         _, pid = worker_pid(c, name)
         os.kill(pid, signal.SIGKILL)
+        killed = time.time()
         wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
     finally:
         c.close()
@@ -760,6 +762,8 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
     _, err = ended(p, 120, "the run did not end")
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
+    # Its shards read again on the other worker, and no more (Dask sees a killed worker go).
+    assert time.time() - killed < 30
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
 
@@ -871,3 +875,279 @@ def test_quiet_silences_the_cluster_figures_as_it_silences_the_summary(tree, tmp
     assert "shards on" not in r.stderr and r.stdout == "", (r.stdout, r.stderr)
     r = trawl_dask("scan", "--local", "1", tree, "--json", "n.json", cwd=str(tmp_path))
     assert r.returncode == 0 and "shards on 1 workers" in r.stderr, r.stderr
+
+
+def test_two_runs_with_the_same_options_on_one_cluster_both_give_the_exact_report(tree, tmp_path, cluster):
+    # A run's key was a hash of its options: a second run with the same options shared the
+    # first's tasks, shares handler and plugin, and failed when the first ended (its end
+    # removed the handler) while the second was reducing. Each run has a key of its own.
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    pause = tmp_path / "first-reduced"
+    args = ["scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate", tree, *SCAN]
+    first = trawl_dask_started(*args, "--json", "first.json", cwd=str(tmp_path),
+                               env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        # The second starts while the first waits before its merge, and is reducing (its reduce
+        # tasks wait 3 s before they fetch) when the first ends.
+        second = trawl_dask_started(*args, "--json", "second.json", cwd=str(tmp_path),
+                                    env={"TRAWL_DASK_REDUCE_DELAY": "3"})
+        wait_until(lambda: any(str(t).startswith("trawl-reduce-")
+                               for ts in c.processing().values() for t in ts), timeout=120)
+    finally:
+        c.close()
+        if pause.exists():
+            pause.rmdir()
+    _, err = ended(first, 60, "the first run did not end")
+    assert first.returncode == 0, err
+    _, err = ended(second, 60, "the second run did not end")
+    assert second.returncode == 0, err
+    assert "Traceback" not in err, err
+    assert_same_report(json.load(open(tmp_path / "first.json")), want)
+    assert_same_report(json.load(open(tmp_path / "second.json")), want)
+
+
+def test_a_worker_frozen_once_the_reducers_finished_is_taken_as_lost_in_the_merge(tree, tmp_path, cluster):
+    # The merge fetched each shard's metadata from the worker holding it with no watchdog: a
+    # frozen worker held the client for Dask's heartbeat timeout (5 minutes). It is taken as
+    # lost after --worker-timeout, its shards are read again on the other, and the report is
+    # exact.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    pause = tmp_path / "reduced"
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           "--worker-timeout", "2", tree, *SCAN, "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        a, pid = worker_pid(c, "a")
+        # "a" holds shards' metadata, which the merge fetches.
+        assert any(str(k).startswith("trawl-meta-") for k in c.has_what().get(a, ())), c.has_what()
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        pause.rmdir()
+        _, err = ended(p, 60, "the merge waited for the frozen worker")
+        took = time.time() - t
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, err
+    assert "not heard from for 2 s (--worker-timeout)" in err, err
+    assert "Traceback" not in err, err
+    # The timeout, the shards read again on "b", and a poll or two.
+    assert took < 2 + 15, took
+    assert json.load(open(tmp_path / "stats.json"))["silent_workers"] == 1
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)
+
+
+def test_a_shard_read_again_for_the_merge_that_gives_another_result_ends_the_run(tree, tmp_path, cluster):
+    # Once the reducers have counted every shard, a worker dies with the shards' metadata it
+    # held: those maps are computed again for the merge, from files changed meanwhile. The
+    # report would mix two readings of them; the run ends instead, naming the shard.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    pause = tmp_path / "reduced"
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           tree, *SCAN, "--json", "c.json", "-m", "sha256sum:SUMS", cwd=str(tmp_path),
+                           env={"TRAWL_DASK_MERGE_PAUSE": str(pause)})
+    c = cluster.client()
+    try:
+        wait_until(pause.exists, timeout=120)
+        a, pid = worker_pid(c, "a")
+        assert any(str(k).startswith("trawl-meta-") for k in c.has_what().get(a, ())), c.has_what()
+    finally:
+        c.close()
+    # Every file changes (its size kept), then "a" dies.
+    seen = set()
+    for d, _, names in os.walk(tree):
+        for n in names:
+            path = os.path.join(d, n)
+            st = os.lstat(path)
+            if not os.path.isfile(path) or os.path.islink(path) or not st.st_size or st.st_ino in seen:
+                continue
+            seen.add(st.st_ino)
+            with open(path, "r+b") as f:
+                first = f.read(1)
+                f.seek(0)
+                f.write(bytes([first[0] ^ 0xFF]))
+    os.kill(pid, signal.SIGKILL)
+    pause.rmdir()
+    _, err = ended(p, 60, "the run did not end")
+    assert p.returncode == 2, err
+    assert "read again after its worker was lost, it gave another result than the one counted" in err, err
+    assert f"files from {tree}/" in err and "Traceback" not in err, err
+    left = os.listdir(tmp_path)
+    assert "c.json" not in left and "SUMS" not in left, left
+
+
+def on_a_terminal(args, cwd, env, timeout=120):
+    """`trawl-dask ARGS` with its stderr on a pseudo-terminal: its exit code and what it wrote
+    there."""
+    import select
+
+    master, slave = os.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "trawl.cluster", *args], cwd=cwd, env=dict(os.environ, **env),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out, end = b"", time.time() + timeout
+    try:
+        while time.time() < end:
+            if not select.select([master], [], [], 1.0)[0]:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the run ended, and its end of the terminal with it
+                break
+            if not chunk:
+                break
+            out += chunk
+        p.wait(timeout=max(1, end - time.time()))
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    return p.returncode, out.decode(errors="replace")
+
+
+def test_a_run_on_a_terminal_shows_its_progress_on_one_line_and_clears_it(tmp_path, cluster):
+    # A cluster run said nothing until its summary. On a terminal it keeps one line up to
+    # date (the phase, shards, bytes, the rate, the time left); not with -q, nor on a pipe.
+    from conftest import make_tree
+
+    tree = make_tree(str(tmp_path / "small"), files=12)
+    cluster.worker("a")
+    cluster.wait_for(1)
+    args = ["scan", "--scheduler", cluster.address, "--shard-files", "3", "--no-speculate", tree,
+            "--json", "c.json"]
+    slow = {"TRAWL_DASK_MAP_DELAY": "0.6"}
+    code, err = on_a_terminal(args, str(tmp_path), slow)
+    assert code == 0, err
+    drawn = re.findall(r"\rtrawl-dask: ([^\r\n\x1b]*)\x1b\[K", err)
+    assert any(re.fullmatch(r"maps: \d/\d shards, [\d.]+ [KM]iB of [\d.]+ [KM]iB, (-|[\d.]+ [KM]?i?B/s), "
+                            r"ETA (-|\d+s)", d) for d in drawn), repr(err)
+    # Redrawn in place (never a line of its own), and cleared before the summary.
+    last = err.rindex("\rtrawl-dask: ")
+    assert "\r\x1b[K" in err[last + 1:] and "shards on 1 workers" in err[last:], repr(err)
+    assert "\n" not in "".join(drawn)
+    code, err = on_a_terminal(args + ["-q"], str(tmp_path), slow)
+    assert code == 0 and err == "", repr(err)
+    r = trawl_dask(*args, cwd=str(tmp_path), env=slow)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "\x1b" not in r.stderr and "maps:" not in r.stderr, repr(r.stderr)
+
+
+def test_a_tls_certificate_refused_is_named_at_once_not_taken_for_a_timeout(tree, tmp_path):
+    # A certificate either side refuses fails the handshake in a fraction of a second; it read
+    # "cannot reach the scheduler ... within 20 s".
+    import socket
+
+    from conftest import Cluster
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "c").mkdir()
+    scert, skey = _self_signed(tmp_path / "s")
+    ccert, ckey = _self_signed(tmp_path / "c")
+    cluster = Cluster(str(tmp_path), tls=(scert, scert, skey))
+    try:
+        def listening():
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", cluster.port)) == 0
+
+        wait_until(listening, timeout=60)
+        for ca, said in ((ccert, "this client does not trust the scheduler's certificate (self-signed certificate)"),
+                         (scert, "the scheduler did not accept this client's certificate?")):
+            t = time.time()
+            r = trawl_dask("scan", "--scheduler", cluster.address, "--tls-ca-file", str(ca), "--tls-cert",
+                           str(ccert), "--tls-key", str(ckey), "--connect-timeout", "20", tree, cwd=str(tmp_path))
+            assert r.returncode == 2, r.stderr
+            assert f"the scheduler at {cluster.address}: the TLS handshake failed" in r.stderr, r.stderr
+            assert said in r.stderr and "within 20 s" not in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+            assert time.time() - t < 15
+    finally:
+        cluster.close()
+
+
+def test_a_file_listed_by_one_worker_and_unreadable_to_another_names_both(tmp_path, cluster):
+    # Worker "sees" lists a directory that worker "blind" cannot read (as another mount would
+    # show another tree); "blind", joining once the walk is done, reads some of its files. Each
+    # such failure names both workers and says they see the tree differently.
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv (util-linux) to start a worker without CAP_DAC_*")
+    locked = tmp_path / "t" / "locked"
+    locked.mkdir(parents=True)
+    for i in range(12):
+        (locked / f"f{i:02d}").write_bytes(os.urandom(5000 + i))
+    os.chmod(locked, 0)
+    try:
+        cluster.worker("sees")
+        cluster.wait_for(1)
+        p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "2", "--no-speculate",
+                               str(tmp_path / "t"), "--json", "c.json", cwd=str(tmp_path),
+                               env={"TRAWL_DASK_MAP_DELAY": "1.5"})
+        c = cluster.client()
+        try:
+            wait_until(lambda: any(str(t).startswith("trawl-map-") for ts in c.processing().values() for t in ts),
+                       timeout=60)
+            cluster.worker("blind", prefix=("setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                                            "--inh-caps", "-dac_override,-dac_read_search"))
+            cluster.wait_for(2)
+            sees, _ = worker_pid(c, "sees")
+            blind, _ = worker_pid(c, "blind")
+        finally:
+            c.close()
+        out, err = ended(p, 120, "the run did not end")
+    finally:
+        os.chmod(locked, 0o755)
+    failed = json.load(open(tmp_path / "c.json"))["failed"]
+    assert p.returncode == 2 and failed, err
+    for f in failed:
+        assert f["error"]["worker"] == f"blind ({blind})", f
+        assert f["error"]["message"] == (
+            f"{f['path']}: cannot open: Permission denied (os error 13), on worker blind ({blind}); worker "
+            f"sees ({sees}) listed it: the workers see the tree differently (permissions, another mount?)"), f
+    assert "the workers see the tree differently" in out + err
+
+
+def test_a_worker_frozen_while_the_reduce_tasks_fetch_is_taken_as_lost(tree, tmp_path, cluster):
+    # Frozen as the reduce tasks fetch their shares (theirs, or their requests to it): after
+    # --worker-timeout it is removed, the maps it held are read again on the other worker, the
+    # reduce tasks run again, and the report is exact.
+    cluster.worker("a", nanny=False)
+    cluster.worker("b", nanny=False)
+    cluster.wait_for(2)
+    want, _ = one_machine([tree], *SCAN, cwd=str(tmp_path))
+    p = trawl_dask_started("scan", "--scheduler", cluster.address, "--shard-files", "8", "--no-speculate",
+                           "--worker-timeout", "2", tree, *SCAN, "--json", "c.json", "--stats", "stats.json",
+                           cwd=str(tmp_path), env={"TRAWL_DASK_REDUCE_DELAY": "2"})
+    c = cluster.client()
+    try:
+        wait_until(lambda: any(str(t).startswith("trawl-reduce-")
+                               for ts in c.processing().values() for t in ts), timeout=120)
+        _, pid = worker_pid(c, "a")
+    finally:
+        c.close()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t = time.time()
+        _, err = ended(p, 60, "the reduce waited for the frozen worker")
+        took = time.time() - t
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, err
+    assert "not heard from for 2 s (--worker-timeout)" in err and "Traceback" not in err, err
+    # The timeout, the reduce tasks' 2 s wait, the maps read again, and a poll or two.
+    assert took < 2 + 2 + 15, took
+    assert_same_report(json.load(open(tmp_path / "c.json")), want)

@@ -109,6 +109,8 @@ def test_a_checkpoint_that_cannot_be_written_is_said_once_and_the_run_goes_on(tr
     assert r.returncode == 0, r.stderr
     no_traceback(r)
     assert r.stderr.count("the run goes on without checkpoints") == 1, r.stderr
+    # The file that could not be written is named: the run's own file, written first.
+    assert re.search(rf"cannot write {re.escape(str(state))}/[0-9a-f]+\.run: No space left on device", r.stderr), r.stderr
     assert comparable(json.load(open(tmp_path / "c.json")))["reduction"] == comparable(want)["reduction"]
 
 
@@ -233,13 +235,14 @@ def test_the_shares_handler_lives_for_its_run_and_serves_its_keys_alone(tree, tm
 
     class Worker:
         handlers = {}
-        data = {"trawl-map-K1-a": {"parts": [b"x", b"y"]}, "trawl-map-K2-a": {"parts": [b"z"]}}
+        data = {"trawl-map-K1-a": {"parts": [b"x", b"y"], "digest": "d1"}, "trawl-map-K2-a": {"parts": [b"z"]}}
 
     w = Worker()
     p = _shares_plugin("K1")
     p.setup(w)
     serve = w.handlers[_shares_handler("K1")]
-    assert serve(keys=["trawl-map-K1-a"], lo=1, hi=2) == [[b"y"]]
+    # Each share comes with the digest of the whole result it is taken from.
+    assert serve(keys=["trawl-map-K1-a"], lo=1, hi=2) == [("d1", [b"y"])]
     with pytest.raises(KeyError):
         serve(keys=["trawl-map-K2-a"], lo=0, hi=1)
     p.teardown(w)
@@ -460,3 +463,75 @@ def test_no_output_or_stats_replaces_a_file_inside_a_root(tree, tmp_path):
     assert r.returncode == 2 and "copy.bin: is a file inside" in r.stderr, r.stderr
     assert open(a, "rb").read() == before
     assert not (tmp_path / "c.db").exists()
+
+
+def test_a_local_cluster_starts_no_dashboard_and_takes_no_port_8787():
+    # `LocalCluster(dashboard_address=None)` still started the scheduler's HTTP server on port
+    # 8787 of every interface, or moved it with a warning when 8787 was taken.
+    import socket
+    import urllib.error
+    import urllib.request
+    import warnings
+
+    from trawl import cluster
+
+    held = socket.socket()
+    try:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("0.0.0.0", 8787))
+        held.listen()
+    except OSError:
+        pass  # taken already
+    opts, _ = cluster._parser().parse_known_args(["scan", "--local", "1", "."])
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        client, local = cluster._client(opts)
+    try:
+        assert not [w for w in said if "8787" in str(w.message)], [str(w.message) for w in said]
+        http = local.scheduler.http_server
+        assert http.port != 8787 and http.address == "127.0.0.1", (http.address, http.port)
+        for page in ("status", "health", "info/main/workers.html", "metrics"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(f"http://127.0.0.1:{http.port}/{page}", timeout=10)
+            assert e.value.code == 404, page
+    finally:
+        client.close()
+        local.close()
+        held.close()
+
+
+def test_quiet_silences_the_workers_that_left_or_joined_and_the_stats_keep_them(tree, monkeypatch, capsys):
+    from trawl._audit import Audit
+    from trawl._scan import Run
+    from trawl.cluster import _parser
+
+    for job, args in ((Run, [tree]), (Audit, [tree, "-c", "cat.db"])):
+        for quiet in (False, True):
+            opts, _ = _parser().parse_known_args(["scan" if job is Run else "audit", "--local", "1", tree])
+            run = job(opts, args + (["-q"] if quiet else []))
+            monkeypatch.setattr(run, "workers", lambda: {"tcp://10.0.0.2:2": {}})
+            run.started_with = {"tcp://10.0.0.1:1"}
+            run.say_worker_changes()
+            err = capsys.readouterr().err
+            assert run.stats["workers_left"] == ["tcp://10.0.0.1:1"], run.stats
+            assert run.stats["workers_joined"] == ["tcp://10.0.0.2:2"], run.stats
+            if quiet:
+                assert err == "", err
+            else:
+                assert "1 worker(s) left during the run (tcp://10.0.0.1:1)" in err, err
+                assert "1 worker(s) joined during the run (tcp://10.0.0.2:2)" in err, err
+
+
+def test_on_a_host_that_does_not_resolve_and_names_no_worker_is_refused_at_the_start(tree, tmp_path):
+    # It waited --lost-worker-timeout (120 s by default) for a host that cannot be.
+    t = time.time()
+    r = trawl_dask("scan", "--local", "1", "--on", f"no-such-host.invalid:{tree}", "--lost-worker-timeout", "30",
+                   "--json", "c.json", cwd=str(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert (f"--on no-such-host.invalid:{tree}: no-such-host.invalid is no worker's name and no host name "
+            "that resolves here (the workers: 0)") in r.stderr, r.stderr
+    no_traceback(r)
+    assert time.time() - t < 25
+    assert not (tmp_path / "c.json").exists()
+    # A worker's name that is no host's is taken: see
+    # test_on_a_worker_name_survives_that_worker_starting_again ("b").

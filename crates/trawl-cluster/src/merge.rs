@@ -23,6 +23,42 @@ pub struct ShardPart {
     pub worker: Option<String>,
 }
 
+/// A failure to find or open a file (`vanished`, `open`) met by worker `reader`, when another
+/// worker listed the file: its message says that the two see the tree differently, naming
+/// both.
+fn seen_otherwise(f: &mut FileJson, reader: &str, listed_by: &impl Fn(&[u8]) -> Option<String>) {
+    let Some(e) = f.error.as_mut() else { return };
+    if e.kind != "vanished" && e.kind != "open" {
+        return;
+    }
+    let name = match &f.path.path_hex {
+        Some(h) => match hex::decode(h) {
+            Ok(b) => b,
+            Err(_) => return,
+        },
+        None => f.path.path.as_bytes().to_vec(),
+    };
+    let Some(lister) = listed_by(&name) else {
+        return;
+    };
+    if lister == reader {
+        return;
+    }
+    e.message = if e.kind == "vanished" {
+        format!(
+            "{}: listed by worker {lister}, not found by worker {reader}, which read its shard: \
+             the workers see the tree differently (another mount?), or it was deleted meanwhile",
+            f.path.path
+        )
+    } else {
+        format!(
+            "{}, on worker {reader}; worker {lister} listed it: the workers see the tree \
+             differently (permissions, another mount?)",
+            e.message
+        )
+    };
+}
+
 /// The shards' parts merged so far.
 pub struct Merge {
     work: ScanWork,
@@ -56,6 +92,19 @@ impl Merge {
 
     /// Takes the next shard's part (in the order its map was reduced in).
     pub fn add(&mut self, part: &ShardPart) -> Result<(), ClusterError> {
+        self.add_listed(part, |_| None)
+    }
+
+    /// [`Merge::add`], with `listed_by` saying which worker listed a file (by its name's bytes
+    /// as reports spell them, see [`Walk::listed_by`](crate::Walk::listed_by)): a file the
+    /// worker that read the shard could not find or open, listed by another worker, is said to
+    /// be seen differently by the two, both named (a directory one cannot read, another
+    /// mount), where it would read as vanished or closed to the reader alone.
+    pub fn add_listed(
+        &mut self,
+        part: &ShardPart,
+        listed_by: impl Fn(&[u8]) -> Option<String>,
+    ) -> Result<(), ClusterError> {
         let i = self.totals.len();
         let mut r: ScanReport = serde_json::from_slice(&part.report)
             .map_err(|e| ClusterError::wire(format!("shard {i}: its report"), e))?;
@@ -69,6 +118,11 @@ impl Merge {
         report.totals.bytes += r.totals.bytes;
         report.skipped.extend(r.skipped);
         FileJson::met_by(&mut r.failed, part.worker.as_deref());
+        if let Some(reader) = part.worker.as_deref() {
+            for f in &mut r.failed {
+                seen_otherwise(f, reader, &listed_by);
+            }
+        }
         report.failed.extend(r.failed);
         for b in &r.file_sizes {
             self.sizes.add_bucket(b);
@@ -172,5 +226,64 @@ impl Merge {
             roots: work.cfg.roots.clone(),
             duplicates: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_report::JsonPath;
+    use trawl_report::scan::ErrorJson;
+
+    fn failed(kind: &str, message: &str) -> FileJson {
+        FileJson {
+            path: JsonPath::from_bytes(b"/t/d/f"),
+            size: None,
+            mtime: None,
+            digests: Default::default(),
+            skipped: None,
+            error: Some(ErrorJson {
+                kind: kind.into(),
+                message: message.into(),
+                worker: Some("b (tcp://h:2)".into()),
+            }),
+            flv: None,
+        }
+    }
+
+    /// A file one worker listed and another could not find or open is said to be seen
+    /// differently by the two, both named; by the same worker, or failing otherwise, it is
+    /// said as one machine says it.
+    #[test]
+    fn a_file_listed_by_one_worker_and_not_read_by_another_names_both() {
+        let by = |lister: &'static str| {
+            move |name: &[u8]| (name == b"/t/d/f").then(|| lister.to_string())
+        };
+        let mut f = failed("vanished", "/t/d/f: vanished before it could be read");
+        seen_otherwise(&mut f, "b (tcp://h:2)", &by("a (tcp://h:1)"));
+        let m = f.error.unwrap().message;
+        assert!(
+            m.starts_with(
+                "/t/d/f: listed by worker a (tcp://h:1), not found by worker b (tcp://h:2)"
+            ),
+            "{m}"
+        );
+        assert!(m.contains("the workers see the tree differently"), "{m}");
+        let mut f = failed(
+            "open",
+            "/t/d/f: cannot open: Permission denied (os error 13)",
+        );
+        seen_otherwise(&mut f, "b (tcp://h:2)", &by("a (tcp://h:1)"));
+        assert_eq!(
+            f.error.unwrap().message,
+            "/t/d/f: cannot open: Permission denied (os error 13), on worker b (tcp://h:2); \
+             worker a (tcp://h:1) listed it: the workers see the tree differently (permissions, \
+             another mount?)"
+        );
+        for (kind, lister) in [("open", "b (tcp://h:2)"), ("read", "a (tcp://h:1)")] {
+            let mut f = failed(kind, "as it was");
+            seen_otherwise(&mut f, "b (tcp://h:2)", &by(lister));
+            assert_eq!(f.error.unwrap().message, "as it was");
+        }
     }
 }

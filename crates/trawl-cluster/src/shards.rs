@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use trawl_report::scan::FileJson;
 
@@ -35,14 +36,32 @@ pub struct ShardBounds {
 }
 
 /// What the listing tasks found so far: the files under each root (the outputs' own files
-/// left out) and the entries skipped or failed, in the order the listings came in.
+/// left out), the worker that listed each, and the entries skipped or failed, in the order the
+/// listings came in.
 #[derive(Debug, Default)]
 pub struct Walk {
     /// (device, inode) of the outputs: never read.
     excluded: HashSet<(u64, u64)>,
     files: Vec<(usize, ListedFile)>,
+    /// The worker that listed each file of `files` (its place in `listers`).
+    listed_by: Vec<u32>,
+    /// The workers the listings came from, as failures name them (None: not said).
+    listers: Vec<Option<String>>,
+    /// `files`' places in the order of their names as reports spell them, for
+    /// [`Walk::listed_by`]: made at its first call (a failure to explain), 4 bytes a file.
+    by_name: OnceLock<Vec<u32>>,
     problems: Listing,
     listings: usize,
+}
+
+/// A path's bytes as reports spell it ([`trawl_report::JsonPath::shown`]): without a leading
+/// `./`.
+fn shown(p: &Path) -> &[u8] {
+    let mut b = p.as_os_str().as_bytes();
+    while let Some(rest) = b.strip_prefix(b"./") {
+        b = rest;
+    }
+    if b.is_empty() { b"." } else { b }
 }
 
 impl Walk {
@@ -54,15 +73,25 @@ impl Walk {
         }
     }
 
-    /// Takes one listing task's result for root number `root`.
+    /// Takes one listing task's result for root number `root`, listed by `worker`.
     pub fn add(&mut self, root: usize, mut listing: Listing, worker: Option<&str>) {
         self.listings += 1;
         FileJson::met_by(&mut listing.failed, worker);
+        let who = match self.listers.iter().position(|w| w.as_deref() == worker) {
+            Some(i) => i,
+            None => {
+                self.listers.push(worker.map(str::to_string));
+                self.listers.len() - 1
+            }
+        } as u32;
         for f in listing.files {
             if !self.excluded.contains(&(f.dev, f.ino)) {
                 self.files.push((root, f));
+                self.listed_by.push(who);
             }
         }
+        // Files came in: the order by name is made again when next asked for.
+        self.by_name = OnceLock::new();
         self.problems.skipped.extend(listing.skipped);
         self.problems.failed.extend(listing.failed);
     }
@@ -75,6 +104,22 @@ impl Walk {
     /// Listing results taken so far.
     pub fn listings(&self) -> usize {
         self.listings
+    }
+
+    /// The worker that listed the file a report names `name` (the bytes of its path as reports
+    /// spell it), when the walk found it and the listing said which worker it was.
+    pub fn listed_by(&self, name: &[u8]) -> Option<&str> {
+        let path = |i: u32| shown(&self.files[i as usize].1.path);
+        let order = self.by_name.get_or_init(|| {
+            let Ok(n) = u32::try_from(self.files.len()) else {
+                return Vec::new(); // more than 4 billion files: none is looked up
+            };
+            let mut order: Vec<u32> = (0..n).collect();
+            order.sort_unstable_by(|a, b| path(*a).cmp(path(*b)));
+            order
+        });
+        let at = order.binary_search_by(|i| path(*i).cmp(name)).ok()?;
+        self.listers[self.listed_by[order[at] as usize] as usize].as_deref()
     }
 
     /// The skipped and failed entries, for the report.
@@ -199,6 +244,35 @@ mod tests {
         // The data of r/a and r/b is one file's: counted once.
         assert_eq!(shards[0].bytes, 30);
         assert_eq!(names(&shards[1]), ["s/x"]);
+    }
+
+    /// Each file is known by the worker that listed it, by its name as reports spell it.
+    #[test]
+    fn each_file_is_known_by_the_worker_that_listed_it() {
+        let mut w = Walk::new([]);
+        w.add(
+            0,
+            listing(vec![file("./r/b", 1, 1, 1), file("r/a", 1, 2, 1)]),
+            Some("w1"),
+        );
+        w.add(
+            0,
+            listing(vec![file("r/c", 1, 3, 1)]),
+            Some("w2 (tcp://h:1)"),
+        );
+        w.add(0, listing(vec![file("r/d", 1, 4, 1)]), None);
+        assert_eq!(w.listed_by(b"r/a"), Some("w1"));
+        assert_eq!(w.listed_by(b"r/b"), Some("w1"));
+        assert_eq!(w.listed_by(b"r/c"), Some("w2 (tcp://h:1)"));
+        assert_eq!(w.listed_by(b"r/d"), None);
+        assert_eq!(w.listed_by(b"r/e"), None);
+        // Files that come in later are found too.
+        w.add(
+            0,
+            listing(vec![file("r/0", 1, 5, 1)]),
+            Some("w2 (tcp://h:1)"),
+        );
+        assert_eq!(w.listed_by(b"r/0"), Some("w2 (tcp://h:1)"));
     }
 
     /// Shards are small enough for every worker to get four (here, 100 files each at least).

@@ -1,9 +1,9 @@
 """trawl-dask audit's client: ``trawl audit`` run here, catalog and all, its walk and reads
 done by tasks on the workers."""
 
-import hashlib
 import os
 import pickle
+import secrets
 import socket
 import statistics
 import sys
@@ -21,7 +21,8 @@ class Audit(_Cluster):
     def __init__(self, opts, audit_args):
         super().__init__(opts)
         self.args = [os.fsencode(a) for a in audit_args]
-        self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
+        # The run's own key, for its task keys: two audits on one cluster share no task.
+        self.run_key = secrets.token_hex(8)
         # Opened before any cluster is contacted, as the audit's own outputs are opened before
         # anything is read: a bad path costs nothing.
         self.stats_file = None
@@ -30,6 +31,11 @@ class Audit(_Cluster):
                 self.stats_file = _native.open_audit_output(self.args, "--stats", os.fsencode(opts.stats))
             except ValueError as e:
                 raise Fatal(str(e).strip())
+
+    def quiet(self):
+        # trawl audit's -q, given alone (its short flags are not bundled here).
+        head = self.args[: self.args.index(b"--")] if b"--" in self.args else self.args
+        return b"-q" in head or b"--quiet" in head
 
     def walk(self, spec, roots):
         """Yields the listings of the roots, as listing tasks (a few directories each) end."""
@@ -53,7 +59,7 @@ class Audit(_Cluster):
                 f = self.next_done(ac)
                 self.failed(f, what[f.key])
                 idx = root_of.pop(f.key)
-                items, dirs = pickle.loads(f.result())
+                items, dirs = pickle.loads(self.fetch(f))
                 f.release()
                 nw = max(1, self.stats.get("workers", 1))
                 step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
@@ -99,7 +105,7 @@ class Audit(_Cluster):
                 f = self.next_done(ac)
                 live -= 1
                 self.failed(f, what.pop(f.key))
-                r = f.result()
+                r = self.fetch(f)
                 f.release()
                 seconds.append(r["seconds"])
                 fill()

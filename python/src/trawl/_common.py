@@ -3,7 +3,12 @@ scheduler is told apart."""
 
 import sys
 
+from ._progress import clear_shown
+
+
 def _say(msg):
+    # The progress line, if one is shown, is cleared first (it is drawn again a second later).
+    clear_shown()
     # A stderr whose reader has gone (`2>&1 | head`) loses the message, nothing else.
     try:
         print(f"trawl-dask: {msg}", file=sys.stderr, flush=True)

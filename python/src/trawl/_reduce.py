@@ -48,7 +48,14 @@ class Reduce:
             r.recover(self.shards)
             results = [r.early[s["key"]][1] for s in self.shards]
             try:
-                wait(results)
+                # Under the watchdog: a result lost with a worker may be computed again on one
+                # that freezes.
+                while True:
+                    try:
+                        wait(results, timeout=1.0)
+                        break
+                    except TimeoutError:
+                        r.keep_watch(results)
             except FuturesCancelledError as e:
                 if _scheduler_lost(e, self.client) or attempt == 4:
                     raise
@@ -84,8 +91,9 @@ class Reduce:
             # reducer's result, takes nothing the run still needs (Dask would compute the
             # reducer again, from map results lost with that worker).
             try:
-                self.got[self.which[f.key]] = f.result()
+                self.got[self.which[f.key]] = self.run_.fetch(f)
                 f.release()
+                self.run_.step(sum(g is not None for g in self.got), len(self.got))
                 return None
             except SharesLost:
                 pass
@@ -132,6 +140,7 @@ class Reduce:
         self.got = [None] * len(self.reducers)
         self.which = {f.key: i for i, f in enumerate(self.reducers)}
         self.made_after = {f.key: 0 for f in self.reducers}
+        r.step(0, len(self.reducers))
         # A resumed shard's metadata is here already (a dict); the others' come from tasks.
         tasks = [(i, m) for i, m in enumerate(metas) if not isinstance(m, dict)]
         # A pinned shard whose result was lost with its host is read again there: the watchdog
@@ -165,6 +174,23 @@ class Reduce:
             counts += got["counts"]
         return merger, seconds, self.got, counts
 
+    def check_counted(self, i, m):
+        """Shard ``i``'s metadata ``m`` is of the result the reducers counted: a map computed
+        again after its worker was lost (for a reducer that ran again, or for the merge) reads
+        its files again, and files changed during the run give another result; the report would
+        mix two readings. Every reducer must have counted the same result, and the metadata
+        merged must be of it (by the digest of the map's whole output); else the run ends."""
+        counted = {got["digests"][i] for got in self.got}
+        if len(counted) <= 1 and (not counted or m.get("digest") in counted):
+            return  # no reducer (no reduction asked for), or all of one result, the merged one
+        shard = self.shards[i]
+        raise Fatal(
+            f"shard {shard['key']} ({len(shard['files'])} files from {os.fsdecode(shard['files'][0])}): "
+            f"read again after its worker was lost, it gave another result than the one counted (its "
+            f"files changed during the run?); the report would mix the two: no manifest or report "
+            f"was written"
+        )
+
     def merge(self, merged):
         """Every shard's records and totals merged, one at a time, in map order (the partitions
         number files by their map's place), each let go once merged: the merger, and each
@@ -172,11 +198,17 @@ class Reduce:
         r = self.run_
         merger = r.plan.merge()
         seconds = []
+        r.doing = "merge"
         for i, f in enumerate(merged):
-            m = f if isinstance(f, dict) else f.result()
+            r.step(i, len(merged))
+            m = f if isinstance(f, dict) else r.fetch(f)
             shard = self.shards[i]
+            self.check_counted(i, m)
+            # The walk says which worker listed a file its reader could not find or open (a
+            # resumed shard was read by a worker of another run: not compared).
+            walk = None if isinstance(f, dict) else r.found
             try:
-                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"))
+                merger.add(m["report"], m["records"], m["totals"], m.get("worker_label") or m.get("worker"), walk)
                 t = json.loads(m["totals"])
             except ValueError as e:
                 raise Fatal(f"shard {shard['key']}: {r.source_of(shard)} does not decode "

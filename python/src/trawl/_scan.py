@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import pickle
+import secrets
 import socket
 import statistics
 import sys
@@ -22,8 +23,9 @@ from ._checkpoints import (
 )
 from ._cluster import _Cluster
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
+from ._progress import Progress, human_bytes, human_duration
 from ._reduce import Reduce
-from ._tasks import LIST_BATCH, _list, _map, _meta, _reduce, _shares_plugin
+from ._tasks import LIST_BATCH, _list, _map, _meta, _output_digest, _reduce, _shares_plugin
 
 def _absolute_roots(args, roots):
     """``args`` with each relative root made absolute (from this process's directory). A root's
@@ -86,11 +88,17 @@ class Run(_Cluster):
         # the checkpoints' key.
         self.result_args = _result_args([os.fsdecode(a) for a in self.args])
         self.computes = list(self.plan.computes())
-        self.run_key = hashlib.blake2b(
+        # The checkpoints are named by a hash of the result options, so that --resume finds
+        # them.
+        self.state_key = hashlib.blake2b(
             "\0".join(self.result_args).encode(errors="surrogateescape")
             + f"|{opts.partitions}|{','.join(self.computes)}".encode(),
             digest_size=8,
         ).hexdigest()
+        # Everything on the cluster is named by a key of this run's own (task keys, the shares
+        # plugin and handler, repins, scattered results): two runs with the same options on one
+        # cluster share nothing, and one ending (which removes its handler) leaves the other be.
+        self.run_key = secrets.token_hex(8)
         self.damaged = 0  # checkpoints refused by --resume (each named)
         self.sent = 0  # resumed shards' results sent to the workers
         self.saving = bool(opts.state)  # false once a checkpoint could not be written
@@ -104,7 +112,19 @@ class Run(_Cluster):
         self.resolved = {}  # host spec -> its address, or None
         self.pinned_keys = {}  # task key -> root number, for every task pinned by --on
         self.pin_addr = {}  # worker name given to --on -> the address its tasks are pinned to
+        # The progress line (a terminal, no -q): what the run is doing, and how far it is.
+        self.progress = Progress(False)
+        self.doing = "versions"
+        self.found = None  # the walk's `_native.Walk`, while it goes on
+        self.shards_done = self.shards_total = 0
+        self.bytes_done = self.bytes_total = 0
+        self.resumed_bytes = 0  # taken from checkpoints, not read
+        self.read_lately = []  # (time, bytes read this run) over the last seconds: the rate
+        self.steps = (None, 0, 0, time.time())  # the reduce or the merge: (phase, done, of, since)
         self.open_outputs()
+
+    def quiet(self):
+        return self.plan.quiet()
 
     # -- workers --
 
@@ -121,6 +141,18 @@ class Run(_Cluster):
             for a, w in self.workers().items()
             if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
         ]
+
+    def check_pins(self):
+        """Every --on HOST names something: a worker (by name, host or address) or a host name
+        that resolves here (its workers may join later). One that is neither is refused at the
+        start, by name: its shards would wait --lost-worker-timeout for a host that cannot be."""
+        for idx, spec in enumerate(self.pins):
+            if spec is None or self.matching(spec) or self.resolved.get(spec):
+                continue
+            names = sorted(str(w.get("name")) for w in self.workers().values())
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            raise Fatal(f"--on {spec}:{os.fsdecode(self.roots[idx])}: {spec} is no worker's name and no "
+                        f"host name that resolves here (the workers: {shown or 'none'})")
 
     def pinned(self, idx):
         """Where root ``idx``'s tasks may run (submit keywords)."""
@@ -222,7 +254,15 @@ class Run(_Cluster):
             if each_round:
                 pending |= set(each_round(pending) or ())
 
+    def keep_watch(self, futures):
+        self.watch(set(futures))
+
     def watch(self, pending):
+        """The watchdog, run every second while the client waits on workers: silent workers
+        removed, tasks pinned to a worker name moved to its new address, and the run ended when
+        a host that ``pending`` tasks are pinned to has had no worker for --lost-worker-timeout.
+        The progress line is drawn again too."""
+        self.tick()
         self.drop_silent()
         self.repin()
         now = time.time()
@@ -247,13 +287,52 @@ class Run(_Cluster):
                     f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
                 )
 
+    # -- the progress line --
+
+    def tick(self):
+        """Draws the progress line again (at most about once a second)."""
+        self.progress.tick(self.describe)
+
+    def describe(self):
+        """The progress line's text: the phase, shards done of all, bytes read of all (by whole
+        shards, as each finishes), the read rate over the last seconds, and the time left."""
+        if self.doing == "versions":
+            return "starting: the workers' versions, the shares handler on each"
+        if self.doing == "walk":
+            files, _ = self.found.counts() if self.found is not None else (0, 0)
+            return f"walk: {files:,} files found"
+        shards = f"{self.shards_done:,}/{self.shards_total:,} shards"
+        read = f"{human_bytes(self.bytes_done)} of {human_bytes(self.bytes_total)}"
+        if self.doing == "maps":
+            now = time.time()
+            lately = self.read_lately
+            lately.append((now, self.bytes_done - self.resumed_bytes))
+            while len(lately) > 1 and now - lately[0][0] > 10:
+                lately.pop(0)
+            secs = now - lately[0][0]
+            rate = (lately[-1][1] - lately[0][1]) / secs if secs >= 0.5 else 0.0
+            eta = human_duration((self.bytes_total - self.bytes_done) / rate) if rate > 0 else "-"
+            speed = f"{human_bytes(rate)}/s" if rate > 0 else "-"
+            return f"maps: {shards}, {read}, {speed}, ETA {eta}"
+        _, done, of, since = self.steps
+        eta = human_duration((time.time() - since) * (of - done) / done) if done else "-"
+        what = "reduce tasks" if self.doing == "reduce" else "shards merged"
+        return f"{self.doing}: {done:,}/{of:,} {what}; {shards}, {read}, ETA {eta}"
+
+    def step(self, done, of):
+        """The reduce's or the merge's progress: ``done`` of ``of`` (its time counted from its
+        first step)."""
+        phase, _, _, since = self.steps
+        self.steps = (self.doing, done, of, since if phase == self.doing else time.time())
+        self.tick()
+
     # -- the walk --
 
     def walk(self, excluded):
         """Lists the roots with listing tasks (each lists many directories and hands back the
         rest); what they find is taken in by a ``_native.Walk``, which leaves out ``excluded``
         (the outputs' (device, inode)) and cuts the files into shards."""
-        found = _native.Walk(list(excluded))
+        found = self.found = _native.Walk(list(excluded))
         n = 0
 
         def submit(idx, dirs):
@@ -269,8 +348,8 @@ class Run(_Cluster):
 
         def done(f):
             self.failed(f, self.what[f.key])
+            listing, who = self.fetch(f)
             idx = self.root_of.pop(f.key)
-            listing, who = f.result()
             dirs = found.add(idx, listing, who)
             f.release()
             # Batches small enough that every worker has one while the tree is narrow.
@@ -298,7 +377,7 @@ class Run(_Cluster):
     # -- maps --
 
     def checkpoint_path(self, shard):
-        return os.path.join(self.o.state, f"{self.run_key}-{shard['key']}.shard")
+        return os.path.join(self.o.state, f"{self.state_key}-{shard['key']}.shard")
 
     def save(self, shard, result):
         """Checkpoints a finished shard; a checkpoint that cannot be written (a full disk) is
@@ -306,16 +385,20 @@ class Run(_Cluster):
         if not self.saving:
             return
         path = self.checkpoint_path(shard)
+        run = os.path.join(self.o.state, f"{self.state_key}.run")
+        # The file being written, named if it cannot be (not a temporary file's name, nor the
+        # checkpoint's when it is the run's file that failed).
+        writing = run
         try:
-            run = os.path.join(self.o.state, f"{self.run_key}.run")
             if not os.path.exists(run):
                 # What the checkpoints are of, for --resume to say what differs when none is taken.
                 _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions,
                                                 "computes": self.computes})
+            writing = path
             _checkpoint_write(self.o.state, path, result)
         except OSError as e:
             self.saving = False
-            _say(f"--state {self.o.state}: cannot write {e.filename or path}: {e.strerror or e}; "
+            _say(f"--state {self.o.state}: cannot write {writing}: {e.strerror or e}; "
                  f"the run goes on without checkpoints (a --resume reads the shards not saved again)")
 
     def say_why_none_resumed(self):
@@ -328,7 +411,7 @@ class Run(_Cluster):
         now = self.result_args + [f"--partitions={self.o.partitions}"]
         others = []
         for name in sorted(os.listdir(self.o.state)):
-            if not name.endswith(".run") or name == f"{self.run_key}.run":
+            if not name.endswith(".run") or name == f"{self.state_key}.run":
                 continue
             try:
                 with open(os.path.join(self.o.state, name), "rb") as f:
@@ -354,7 +437,10 @@ class Run(_Cluster):
     def load(self, shard):
         path = self.checkpoint_path(shard)
         try:
-            return _checkpoint_read(path)
+            prior = _checkpoint_read(path)
+            # Its digest, as its map gave it (checked against what the reducers counted).
+            prior["digest"] = _output_digest(prior)
+            return prior
         except FileNotFoundError:
             return None
         except CheckpointError as e:
@@ -372,10 +458,16 @@ class Run(_Cluster):
     def scatter(self, shard_key, prior):
         """A resumed shard's result sent to a worker under a key of this run's (the shares
         handler serves no other), for the reducers to fetch their shares of; sent again after
-        a loss, it gets a new key."""
-        self.sent += 1
-        key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
-        return self.client.scatter({key: prior}, hash=False)[key]
+        a loss, it gets a new key. Under the watchdog (the worker Dask sends it to may be frozen:
+        removed as silent, the sending fails, and it is sent once more, to another)."""
+        for attempt in (1, 2):
+            self.sent += 1
+            key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
+            try:
+                return self.on_loop(self.client.scatter({key: prior}, hash=False, asynchronous=True))[key]
+            except (OSError, TimeoutError):  # a comm error is an OSError
+                if attempt == 2 or self.client.status != "running":
+                    raise
 
     def recover(self, shards):
         """Resumed shards whose result was lost with the worker holding it (data sent from
@@ -410,6 +502,9 @@ class Run(_Cluster):
             _private_dir(self.o.state)
         winner, resumed = {}, 0
         owner = {}  # task key -> shard key
+        self.shards_total = len(shards)
+        self.bytes_total = sum(s["bytes"] for s in shards)
+        self.resumed_bytes = 0
         by_key = {s["key"]: s for s in shards}
         copies = {}  # shard key -> its futures still running
 
@@ -444,6 +539,9 @@ class Run(_Cluster):
                 self.resumed.add(s["key"])
                 self.early[s["key"]] = (_meta(prior), self.scatter(s["key"], prior))
                 resumed += 1
+                self.shards_done += 1
+                self.bytes_done += s["bytes"]
+                self.resumed_bytes += s["bytes"]
             elif self.pins[s["root"]] is not None:
                 first.append(submit(s))
             else:
@@ -474,13 +572,15 @@ class Run(_Cluster):
             self.failed(f, self.what.get(f.key, f.key))
             # The first result wins; the other copy is dropped.
             winner[k] = f
+            self.shards_done += 1
+            self.bytes_done += by_key[k]["bytes"]
             self.downstream(by_key[k], f)
             for g in copies.pop(k):
                 if g is not f:
                     self.dropped.add(g.key)
                     g.cancel()
             if self.o.state:
-                self.save(by_key[k], f.result())
+                self.save(by_key[k], self.fetch(f))
             if not waiting:
                 return None
             held = self.client.who_has([f]).get(f.key) or [None]
@@ -611,29 +711,39 @@ class Run(_Cluster):
             t = now
 
         self.check_versions()
+        self.progress = Progress(Progress.wanted(self.plan.quiet()))
         outputs, excluded, stats = self.outputs, self.excluded, self.stats_file
         # Every worker (and any that joins) serves this run's map shares to its reduce tasks,
         # until the run ends.
         plugin = _shares_plugin(self.run_key)
-        self.client.register_plugin(plugin)
+        # Every worker answers these: under the watchdog (a frozen worker is removed, not
+        # waited for).
+        self.on_loop(self.client._register_worker_plugin(plugin, plugin.name, idempotent=False))
         try:
             return self.run_registered(phases, phase, outputs, excluded, stats)
         finally:
+            self.progress.end()
             try:
-                self.client.unregister_worker_plugin(plugin.name)
+                self.on_loop(self.client._unregister_worker_plugin(plugin.name))
             except Exception:
                 pass  # the scheduler is gone, or the plugin with it
 
     def run_registered(self, phases, phase, outputs, excluded, stats):
+        self.check_pins()
         phase("versions")
+        self.doing = "walk"
         found = self.walk(excluded)
         phase("walk")
         shards = self.shards(found)
         phase("shards")
+        self.doing = "maps"
         maps = self.maps(shards)
         phase("maps")
+        self.doing = "reduce"
         merger, metas, reduced, counts = self.reduce(maps, shards)
         phase("reduce")
+        # Cleared before the outputs are written and the summary printed.
+        self.progress.end()
         self.record_stats(metas, reduced, shards)
         code = self.plan.finish(
             outputs,

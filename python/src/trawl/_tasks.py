@@ -3,6 +3,7 @@ the maps' shares to the reduce tasks, and an audit's listing and read tasks. Mod
 that Dask pickles them by reference: a worker runs the trawl it has installed (its version is
 checked before and in every map)."""
 
+import hashlib
 import json
 import pickle
 import time
@@ -65,7 +66,7 @@ def _map(args, files, partitions, delay, expect=None):
     files = files.split(b"\0") if files else []
     report, records, totals, parts = n.Plan(args).map(files, partitions)
     where, label = _worker_here()
-    return {
+    out = {
         "report": report,
         "records": records,
         "totals": totals,
@@ -75,6 +76,21 @@ def _map(args, files, partitions, delay, expect=None):
         "worker": where,
         "worker_label": label,
     }
+    out["digest"] = _output_digest(out)
+    return out
+
+
+def _output_digest(result):
+    """A digest of a map's whole output (its report, records, totals and every partition's
+    batches): a map computed again (its worker lost) must give the result the reducers counted,
+    and the client checks it by this, shard by shard."""
+    h = hashlib.blake2b(digest_size=16)
+    blobs = [result["report"], result["records"], result["totals"], *result["parts"]]
+    h.update(len(blobs).to_bytes(8, "little"))
+    for b in blobs:
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
 
 
 class SharesLost(RuntimeError):
@@ -110,7 +126,8 @@ def _shares_plugin(run_key):
 
     class Shares(WorkerPlugin):
         """Adds the run's handler: partitions lo..hi of the run's map results this worker
-        holds; any other key is refused."""
+        holds, each with the digest of the result they are taken from; any other key is
+        refused."""
 
         name = f"trawl-shares-{run_key}"
 
@@ -119,7 +136,9 @@ def _shares_plugin(run_key):
                 bad = [k for k in keys if not str(k).startswith(mine)]
                 if bad:
                     raise KeyError(f"not a map result of run {run_key}: {bad[0]}")
-                return [worker.data[k]["parts"][lo:hi] for k in keys]
+                # As `_share` does, written out: the plugin travels by value, and a worker of
+                # another trawl (refused by its first map) must still be able to load it.
+                return [(worker.data[k].get("digest"), worker.data[k]["parts"][lo:hi]) for k in keys]
 
             worker.handlers[handler] = shares
 
@@ -129,10 +148,16 @@ def _shares_plugin(run_key):
     return Shares()
 
 
+def _share(result, lo, hi):
+    """Partitions lo..hi of a map's result, and the digest of the whole result."""
+    return result.get("digest"), result["parts"][lo:hi]
+
+
 def _gather(where, lo, hi, run_key, deadline=60.0):
     """Partitions lo..hi of every map's result (``where``: (key, worker) per map, in map
     order), fetched from the workers holding them past the scheduler: one request per worker,
-    for all of its maps, every worker at once."""
+    for all of its maps, every worker at once. Returns, per map, the digest of the result its
+    share was taken from, and the shares."""
     import asyncio
 
     from distributed import get_worker
@@ -160,7 +185,7 @@ def _gather(where, lo, hi, run_key, deadline=60.0):
     async def one(addr, items):
         keys = [k for _, k in items]
         if addr == w.address and all(k in w.data for k in keys):
-            return [w.data[k]["parts"][lo:hi] for k in keys]
+            return [_share(w.data[k], lo, hi) for k in keys]
         request = getattr(w.rpc(addr), _shares_handler(run_key))(keys=keys, lo=lo, hi=hi)
         try:
             return await asyncio.wait_for(request, deadline)
@@ -174,11 +199,11 @@ def _gather(where, lo, hi, run_key, deadline=60.0):
         got = sync(w.loop, every)
     except Exception as e:
         raise SharesLost(f"{type(e).__name__}: {e}") from None
-    out = [None] * len(where)
+    digests, out = [None] * len(where), [None] * len(where)
     for (addr, items), shares in zip(by_worker.items(), got):
-        for (i, _), share in zip(items, shares):
-            out[i] = share
-    return out
+        for (i, _), (digest, share) in zip(items, shares):
+            digests[i], out[i] = digest, share
+    return digests, out
 
 
 async def _drop_silent(dask_scheduler=None, seconds=60.0):
@@ -208,7 +233,7 @@ def _reduce(lo, hi, where, run_key, delay=0.0, deadline=60.0):
     if delay:
         time.sleep(delay)
     t = time.perf_counter()
-    pieces = _gather(where, lo, hi, run_key, deadline)
+    digests, pieces = _gather(where, lo, hi, run_key, deadline)
     out = []
     for i in range(len(pieces[0]) if pieces else 0):
         try:
@@ -219,6 +244,9 @@ def _reduce(lo, hi, where, run_key, delay=0.0, deadline=60.0):
         out.append(counts)
     return {
         "counts": out,
+        # Per map, the digest of the result counted: the client checks that every reducer and
+        # the merge had the same one.
+        "digests": digests,
         "held_bytes": max((json.loads(c).get("held_bytes", 0) for c in out), default=0),
         "input_bytes": sum(len(b) for p in pieces for b in p),
         "seconds": time.perf_counter() - t,

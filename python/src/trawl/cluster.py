@@ -215,23 +215,63 @@ def _client(o):
     if o.local is not None:
         if o.tls_ca_file or o.tls_cert or o.tls_key:
             raise Fatal("--tls-*: for a running tls:// scheduler, not a local cluster")
-        cluster = LocalCluster(
-            n_workers=o.local,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=40,
-        )
+        import dask
+
+        # No dashboard. Dask's scheduler starts an HTTP server whatever it is told (with
+        # `dashboard_address=None` it took port 8787 on every interface, or moved to another
+        # with a warning when 8787 was taken): here it serves nothing (no routes, no Bokeh
+        # dashboard), on a free port of the loopback interface; the workers' serve nothing too.
+        with dask.config.set({"distributed.scheduler.http.routes": [],
+                              "distributed.worker.http.routes": []}):
+            cluster = LocalCluster(
+                n_workers=o.local,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False},
+                silence_logs=40,
+            )
         return Client(cluster), cluster
     o.scheduler = _scheduler_address(o)
     security = _security(o, o.scheduler)
     try:
         return Client(o.scheduler, timeout=o.connect_timeout, security=security), None
     except (OSError, TimeoutError) as e:
+        tls = _tls_failure(e)
+        if tls:
+            raise Fatal(f"the scheduler at {o.scheduler}: {tls}")
         raise Fatal(f"cannot reach the scheduler at {o.scheduler} within {o.connect_timeout:g} s: {e}")
     except (TypeError, ValueError) as e:
         # Dask's words for an address or a security setting it cannot use.
         raise Fatal(f"cannot connect to the scheduler at {o.scheduler}: {e}")
+
+
+def _tls_failure(e):
+    """What failed, in words, when connecting failed in the TLS handshake (an ``ssl`` error
+    among the causes of ``e``, or named in Dask's words for it); None otherwise. Dask says a
+    certificate "does not match", or a connection closed, the moment it fails: not a timeout."""
+    import re
+    import ssl
+
+    err, seen = e, 0
+    while err is not None and seen < 16 and not isinstance(err, ssl.SSLError):
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    if isinstance(err, ssl.SSLCertVerificationError):
+        why = err.verify_message or err.reason or str(err)
+        return (f"the TLS handshake failed: this client does not trust the scheduler's certificate "
+                f"({why}); check --tls-ca-file (or Dask's DASK_DISTRIBUTED__COMM__TLS__CA_FILE)")
+    if isinstance(err, ssl.SSLError):
+        kind, why = type(err).__name__, str(err.args[-1] if err.args else err)
+    else:
+        # Dask's words when it kept only the text: "...: SSLError: [SSL: ...] ... (_ssl.c:2580)".
+        m = re.search(r"\b(SSL\w*Error): (.+)$", str(e))
+        if not m:
+            return None
+        kind, why = m.groups()
+    # "[SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca (_ssl.c:2580)": the words alone.
+    why = re.sub(r" \(_ssl\.c:\d+\)$", "", re.sub(r"^\[SSL: [A-Z0-9_]+\] ", "", why))
+    return (f"the TLS handshake failed ({kind}: {why}): the scheduler did not accept this client's "
+            f"certificate? check --tls-cert and --tls-key (or Dask's TLS settings)")
 
 
 def main(argv=None):
