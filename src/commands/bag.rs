@@ -49,7 +49,7 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
         info,
         links,
         out,
-        copy,
+        link,
         cfg,
         spools,
         quiet,
@@ -67,7 +67,7 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
         algorithms,
         info,
         out: out.as_deref(),
-        copy,
+        link,
         spools,
     };
     let res = trawl_bag::create(&dir, &opts, &cfg, &bar, &crate::stop::current());
@@ -82,15 +82,17 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
             trawl_printer::terminal::line(&target.display().to_string())
         );
         if out.is_some() {
-            let how = if copy {
-                "copied (--copy)"
-            } else {
-                "hard-linked where possible (--copy to copy)"
-            };
             line += &format!(
-                " ({} hard links, {} verified copies; {how})",
-                c.linked, c.copied
+                " ({} copied and read back, {} of them sharing blocks with the source (reflink)",
+                c.copied, c.reflinked
             );
+            if link {
+                line += &format!(
+                    "; {} hard-linked (--link): those are the source's files, and an edit of one changes the bag",
+                    c.linked
+                );
+            }
+            line += ")";
         }
         if c.links_left_out > 0 {
             line += &format!(

@@ -521,13 +521,14 @@ pub struct BagCreateArgs {
     /// The directory to make a bag of (in place, unless --out).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Build the bag in this new directory, outside DIR (hard links where possible, else verified
-    /// copies); DIR is left untouched.
+    /// Build the bag in this new directory, outside DIR (each file copied, a reflink where the
+    /// file system offers one, and read back to check it); DIR is left untouched.
     #[arg(long, value_name = "DEST")]
     pub out: Option<PathBuf>,
-    /// With --out: copy every file (verified), so that the bag shares nothing with DIR.
+    /// With --out: hard-link each file to DIR's instead of copying it (where they are on one
+    /// file system). The bag then shares its files with DIR: an edit of one changes the other.
     #[arg(long, requires = "out")]
-    pub copy: bool,
+    pub link: bool,
     /// Symbolic links (a bag holds none): refuse (each named; the default), skip (with --out:
     /// left out of the bag, listed in its links-left-out.txt), follow (bag what each points to,
     /// as --follow does; a dangling one is named).

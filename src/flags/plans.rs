@@ -204,8 +204,8 @@ pub struct BagCreatePlan {
     pub links: trawl_bag::Links,
     /// `--out`: a separate destination.
     pub out: Option<PathBuf>,
-    /// `--copy`.
-    pub copy: bool,
+    /// `--link`: hard links instead of copies.
+    pub link: bool,
     /// How the payload is read.
     pub cfg: ScanConfig,
     /// Where lists wait past their memory.
@@ -251,7 +251,7 @@ impl BagCreatePlan {
             info,
             links,
             out: a.out.clone(),
-            copy: a.copy,
+            link: a.link,
             cfg: scan_config(vec![a.dir.clone()], &read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,

@@ -644,3 +644,77 @@ fn links_left_out_that_are_not_utf8_are_percent_encoded() {
     );
     validate(&d, "bag").code(0);
 }
+
+/// bagit-python's verdict on a bag (`bagit.Bag(path).validate()`), with the error it gives;
+/// None (and the test skipped, or failed under TRAWL_REQUIRE_INTEROP=1) without bagit-python.
+pub(crate) fn bagit_python(d: &Dir, bag: &str) -> Option<Result<(), String>> {
+    if !crate::util::python_with(&["bagit"]) {
+        return None;
+    }
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import bagit, sys\n\
+             try:\n    bagit.Bag(sys.argv[1]).validate()\n\
+             except bagit.BagError as e:\n    print(e); sys.exit(1)",
+            bag,
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    Some(if o.status.success() {
+        Ok(())
+    } else {
+        Err(text)
+    })
+}
+
+fn inode(p: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap())
+}
+
+/// `bag create --out` copies the payload by default: the bag shares no inode with its source,
+/// so an edit of the source leaves the bag as it was (valid to bagit-python and to trawl);
+/// `--link` hard-links, and then an edit of the source is an edit of the bag.
+#[test]
+fn out_copies_the_payload_and_links_it_only_when_asked() {
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"first version\n");
+    d.create(b"src/d/b.txt", b"second file\n");
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "copied"])
+        .run();
+    r.code(0);
+    for f in ["a.txt", "d/b.txt"] {
+        assert_ne!(
+            inode(&d.join("src").join(f)),
+            inode(&d.join("copied/data").join(f)),
+            "{f}: the bag's file is the source's"
+        );
+    }
+    r.stdout_has("2 copied and read back");
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "linked", "--link"])
+        .run();
+    r.code(0);
+    r.stdout_has("2 hard-linked (--link)");
+    assert_eq!(
+        inode(&d.join("src/a.txt")),
+        inode(&d.join("linked/data/a.txt"))
+    );
+    // The source edited in place (the same inode, as an editor that rewrites a file keeps it).
+    std::fs::write(d.join("src/a.txt"), b"edited afterwards\n").unwrap();
+    validate(&d, "copied").code(0);
+    validate(&d, "linked").code(1);
+    if let Some(verdict) = bagit_python(&d, "copied") {
+        assert_eq!(verdict, Ok(()), "bagit-python on the copied bag");
+        assert!(
+            bagit_python(&d, "linked").unwrap().is_err(),
+            "bagit-python finds the linked bag changed with its source"
+        );
+    }
+}

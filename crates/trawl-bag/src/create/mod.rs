@@ -98,10 +98,14 @@ pub struct Created {
     pub files: u64,
     /// Their bytes.
     pub bytes: u64,
-    /// Files hard-linked into a separate destination.
+    /// Files hard-linked into a separate destination (with [`CreateOptions::link`]).
     pub linked: u64,
-    /// Files copied into it.
+    /// Files copied into it (each read back and checked against its source's digests).
     pub copied: u64,
+    /// Of the copies, those that share the source's blocks (a reflink, where the file system
+    /// offers one): a write to either makes it a copy of its own, so the bag never changes
+    /// with the source.
+    pub reflinked: u64,
     /// Symbolic links left out ([`Links::Skip`]), listed in [`LINKS_LEFT_OUT`].
     pub links_left_out: u64,
 }
@@ -348,9 +352,11 @@ pub struct CreateOptions<'a> {
     pub out: Option<&'a Path>,
     /// Where lists wait past their memory.
     pub spools: Spools,
-    /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
-    /// of hard-linking where possible.
-    pub copy: bool,
+    /// With `out`: hard-link each payload file to its source where possible, instead of copying
+    /// it. The bag then shares its files with the source: an edit of one is an edit of the other.
+    /// By default every file is copied (a reflink where the file system offers one), so that
+    /// the bag shares no inode with the source.
+    pub link: bool,
     /// What to do with symbolic links.
     pub links: Links,
 }
@@ -680,8 +686,9 @@ impl Made<'_> {
         Ok(())
     }
 
-    /// Every payload file into `tmp/data`: hard-linked where it can be (not with --copy, never
-    /// a link's target), else copied; the copies, each with the digests its source had.
+    /// Every payload file into `tmp/data`: copied (a reflink where the file system offers one,
+    /// which shares blocks but no writes), or hard-linked where it can be with `link` (never a
+    /// link's target); the copies, each with the digests its source had.
     fn link_or_copy(
         &self,
         tmp: &Path,
@@ -704,10 +711,15 @@ impl Made<'_> {
                 let is_link = std::fs::symlink_metadata(&src)
                     .map(|m| m.file_type().is_symlink())
                     .unwrap_or(false);
-                if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
+                if opts.link && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
                     created.linked += 1;
                 } else {
-                    std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                    // FICLONE where the file system shares blocks (XFS, btrfs), else a copy.
+                    let reflinked =
+                        reflink_copy::reflink_or_copy(&src, &dst).map_err(io_err(&src))?;
+                    if reflinked.is_none() {
+                        created.reflinked += 1;
+                    }
                     created.copied += 1;
                     let mut key = b"data/".to_vec();
                     key.extend_from_slice(rel.as_bytes());
