@@ -120,12 +120,12 @@ impl Audit<'_> {
             ino,
             digests: &all,
         };
-        type Row = (i64, i64, i64, Vec<u8>, bool, i64);
+        type Row = (i64, i64, i64, Vec<u8>, bool, i64, String);
         let row: Option<Row> = self
             .cat
             .conn
             .prepare_cached(
-                "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE dir = ?1 AND name = ?2",
+                "SELECT id, size, mtime_ns, digests, present, first_run, state FROM files WHERE dir = ?1 AND name = ?2",
             )
             .and_then(|mut st| {
                 st.query_row(params![dir, name], |r| r.try_into())
@@ -148,8 +148,8 @@ impl Audit<'_> {
                     _ => (Verdict::New, None, None),
                 }
             }
-            Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
-                let (verdict, detail) = match expected {
+            Some((id, old_size, old_mtime, old_digests, present, first_run, state)) => {
+                let (mut verdict, mut detail) = match expected {
                     // Content its source holds fixed that is not what was registered: the
                     // source's own record was rewritten with it, or the file was swapped.
                     Some(e) if e.fixed.is_some() && old_digests != all => (
@@ -167,6 +167,12 @@ impl Audit<'_> {
                         &all,
                     ),
                 };
+                // Corrupt until now, and as registered again: its content was restored, which
+                // its history says.
+                if verdict == Verdict::Ok && state == "corrupt" {
+                    verdict = Verdict::Restored;
+                    detail = Some(self.restored_detail(dir, name)?);
+                }
                 let first_run = if present { first_run } else { run };
                 self.update_read(id, verdict, &seen, old_digests != all, first_run)?;
                 (verdict, detail, Some(old_digests))
@@ -238,6 +244,25 @@ impl Audit<'_> {
         )?;
         self.tick()?;
         Ok((Verdict::Corrupt, Some(detail)))
+    }
+
+    /// What a restored file's event says: since which run it was corrupt (the first corrupt
+    /// event after the last one that was neither corrupt nor unreadable).
+    fn restored_detail(&self, dir: i64, name: &[u8]) -> Result<String> {
+        let since: Option<i64> = self
+            .cat
+            .conn
+            .prepare_cached(
+                "SELECT min(run) FROM events WHERE dir = ?1 AND name = ?2 AND state = 'corrupt'
+                   AND run > coalesce((SELECT max(run) FROM events WHERE dir = ?1 AND name = ?2
+                       AND run < ?3 AND state NOT IN ('corrupt', 'unreadable')), 0)",
+            )
+            .and_then(|mut st| st.query_row(params![dir, name, self.run], |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        Ok(match since {
+            Some(r) => format!("corrupt since run {r}; its content is as registered again"),
+            None => "corrupt before; its content is as registered again".to_string(),
+        })
     }
 
     /// Whether files under `unit` (a directory below root `root`) were registered in an
