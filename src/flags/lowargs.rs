@@ -647,8 +647,9 @@ pub struct AuditArgs {
     /// catalog whose contents were lost).
     #[arg(long)]
     pub init: bool,
-    /// Digests a new catalog records, the first one used to pair moves (default sha256); an
-    /// existing catalog keeps its own.
+    /// Digests a new catalog records, the first one used to pair moves (default sha256). An
+    /// existing catalog keeps its own, and adds the others this list names besides them (each
+    /// file gets them when next read).
     #[arg(long, short = 'd', value_name = "LIST")]
     pub digest: Option<String>,
     /// Read only files not verified within this time, e.g. 30d, 12h (new and changed files are

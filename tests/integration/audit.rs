@@ -1250,3 +1250,69 @@ fn the_audit_summary_says_what_each_number_counts() {
     r.stdout_has("(metadata, complete): read 0 files (0 B)");
     r.stdout_has("ok: size and mtime as registered (contents not read)");
 }
+
+/// A later audit adds an algorithm to a catalog (`-d sha256,md5` on a sha256 catalog): a file
+/// gets it when next read (moved ones too), never called changed for it. Until then
+/// `catalog export --format md5sum` leaves it out, says how many and the first, and exits 3;
+/// after an audit that read every file, coreutils' `md5sum -c` checks the whole export. A list
+/// that leaves out one of the catalog's algorithms is refused.
+#[test]
+fn a_later_audit_adds_an_algorithm_that_the_export_then_has() {
+    let Some(md5sum) = tool("md5sum") else {
+        return;
+    };
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    let r = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "-d", "md5"])
+        .run();
+    r.code(2);
+    r.stderr_has("this catalog records sha256; --digest md5 leaves out sha256");
+    // Added by an audit that reads nothing (every file verified within the day).
+    let (r, v) = audit(&d, &["-d", "sha256,md5", "--older-than", "1d"]);
+    r.code(0);
+    assert_eq!(v["algorithms"], serde_json::json!(["sha256", "md5"]));
+    assert_eq!(v["files_read"], 0);
+    let export = |d: &Dir| {
+        d.cmd()
+            .args([
+                "catalog", "export", "-c", "cat.db", "--format", "md5sum", "-o", "M",
+            ])
+            .run()
+    };
+    let r = export(&d);
+    r.code(3);
+    r.stderr_has("cat.db: 9 of 9 registered files have no md5 digest yet (the first: ");
+    r.stderr_has("/t/f0.txt): not in the manifest");
+    assert_eq!(std::fs::read_to_string(d.join("M")).unwrap(), "");
+    // Read again, each file gets md5 and stays ok; a moved one gets it where it went.
+    std::fs::rename(d.join("t/f3.txt"), d.join("t/sub/f3-moved.txt")).unwrap();
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert_eq!(count(&v, "ok"), 8, "{v}");
+    assert_eq!(paths(&v, "moved"), set(&["sub/f3-moved.txt"]));
+    for state in ["corrupt", "modified", "new", "missing"] {
+        assert_eq!(count(&v, state), 0, "{state}: {v}");
+    }
+    export(&d).code(0);
+    let m = std::fs::read_to_string(d.join("M")).unwrap();
+    assert_eq!(m.lines().filter(|l| !l.starts_with('#')).count(), 9, "{m}");
+    let check = run_tool(
+        &d.join("t"),
+        &md5sum,
+        &[OsStr::new("-c"), d.join("M").as_os_str()],
+    );
+    check.code(0);
+    assert_eq!(
+        check.stdout.matches(": OK\n").count(),
+        9,
+        "{}",
+        check.stdout
+    );
+    d.cmd()
+        .args(["catalog", "verify", "-c", "cat.db"])
+        .run()
+        .code(0);
+}

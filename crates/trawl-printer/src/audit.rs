@@ -147,7 +147,7 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
             "verified recently enough (--older-than)"
         };
         t.push_str(&format!(
-            "not read this time: {} ({why})\n",
+            "not read this time: {}: {why}\n",
             human::count(h.not_read, "registered file", "registered files")
         ));
     }

@@ -18,6 +18,15 @@ struct Seen<'a> {
     digests: &'a [u8],
 }
 
+/// Whether registered digests (`old`) and the digests read now (`new`), both concatenated in
+/// the catalog's algorithm order, agree, over the algorithms both hold: an algorithm added to
+/// the catalog comes after the others, so a row registered before it holds a prefix of what a
+/// read computes now (it gets the rest when read as registered).
+pub(crate) fn same_digests(old: &[u8], new: &[u8]) -> bool {
+    let n = old.len().min(new.len());
+    old[..n] == new[..n] && (n > 0 || old.len() == new.len())
+}
+
 /// The verdict on a registered file read again, from its registered size, mtime and digests
 /// (`old`) against what the read found, and what it says: new again (it was missing), ok,
 /// corrupt (other content, same size and mtime), or modified.
@@ -30,14 +39,15 @@ fn verdict_on(
 ) -> (Verdict, Option<String>) {
     let (old_size, old_mtime, old_digests) = old;
     let same_meta = old_size == size as i64 && old_mtime == mtime_ns;
+    let same = same_digests(old_digests, all);
     if !present {
-        let d = if old_digests == all {
+        let d = if same {
             "back after being missing, with its registered content"
         } else {
             "back after being missing, with different content (recorded as a new version)"
         };
         (Verdict::New, Some(d.to_string()))
-    } else if old_digests == all {
+    } else if same {
         (Verdict::Ok, None)
     } else if same_meta {
         (
@@ -152,7 +162,7 @@ impl Audit<'_> {
                 let (mut verdict, mut detail) = match expected {
                     // Content its source holds fixed that is not what was registered: the
                     // source's own record was rewritten with it, or the file was swapped.
-                    Some(e) if e.fixed.is_some() && old_digests != all => (
+                    Some(e) if e.fixed.is_some() && !same_digests(&old_digests, &all) => (
                         Verdict::Corrupt,
                         Some(format!(
                             "content differs from what was registered, and {} holds it fixed (it may not change)",
@@ -174,7 +184,8 @@ impl Audit<'_> {
                     detail = Some(self.restored_detail(dir, name)?);
                 }
                 let first_run = if present { first_run } else { run };
-                self.update_read(id, verdict, &seen, old_digests != all, first_run)?;
+                let changed = !same_digests(&old_digests, &all);
+                self.update_read(id, verdict, &seen, changed, first_run)?;
                 (verdict, detail, Some(old_digests))
             }
         };
@@ -451,5 +462,29 @@ impl Audit<'_> {
             .and_then(|mut st| st.execute(params![dir, name]))
             .map_err(|e| self.err(e))?;
         self.tick()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Digests agree over the algorithms both hold: a row registered before an algorithm was
+    /// added (a prefix of what a read computes now) agrees with a read of the same content,
+    /// and a difference in the algorithms it has is a difference.
+    #[test]
+    fn digests_agree_over_the_algorithms_both_hold() {
+        let sha = [1u8; 32];
+        let both = [[1u8; 32].as_slice(), [9u8; 16].as_slice()].concat();
+        assert!(same_digests(&sha, &both));
+        assert!(same_digests(&both, &both));
+        let mut other = both.clone();
+        other[0] = 2;
+        assert!(!same_digests(&sha, &other));
+        other[0] = 1;
+        other[40] = 0;
+        assert!(!same_digests(&both, &other));
+        assert!(same_digests(&[], &[]));
+        assert!(!same_digests(&[], &both));
     }
 }
