@@ -545,6 +545,11 @@ pub struct BagCreateArgs {
     /// Extra bag-info.txt lines, as LABEL:VALUE (repeatable).
     #[arg(long, value_name = "LABEL:VALUE")]
     pub info: Vec<String>,
+    /// Make the bag to this BagIt Profile (a JSON file, specification 1.4.0): bag-info.txt gets
+    /// the profile's identifier and each label it fixes to one value; what it requires and
+    /// the command line lacks is named, and nothing is written.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]
@@ -603,12 +608,24 @@ pub struct OcflValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagUpdateArgs {
-    /// The bag to add manifests to.
+    /// The bag to add manifests to, or whose bag-info.txt to edit.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Algorithms to add.
-    #[arg(long, short = 'd', value_name = "LIST", required = true)]
-    pub digest: String,
+    #[arg(
+        long,
+        short = 'd',
+        value_name = "LIST",
+        required_unless_present_any = ["info", "remove_info"]
+    )]
+    pub digest: Option<String>,
+    /// Set a bag-info.txt label, as LABEL:VALUE: its lines are replaced by this value (several
+    /// --info with one label give it several values); a label not there is added.
+    #[arg(long, value_name = "LABEL:VALUE")]
+    pub info: Vec<String>,
+    /// Remove every bag-info.txt line with this label.
+    #[arg(long, value_name = "LABEL")]
+    pub remove_info: Vec<String>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]

@@ -718,3 +718,207 @@ fn out_copies_the_payload_and_links_it_only_when_asked() {
         );
     }
 }
+
+/// bagit-python's `info` of a bag, as JSON (a label with several values gives a list).
+fn bagit_python_info(d: &Dir, bag: &str) -> serde_json::Value {
+    crate::util::python_json(
+        d,
+        "import bagit, json, sys; print(json.dumps(bagit.Bag(sys.argv[1]).info))",
+        bag,
+    )
+}
+
+const PROFILE: &str = r#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+    "Accept-BagIt-Version": ["1.0"], "Manifests-Required": ["sha256"],
+    "Bag-Info": {"Source-Organization": {"required": true, "values": ["Archive"]},
+                 "Contact-Email": {"required": true},
+                 "Contact-Name": {"recommended": true},
+                 "External-Identifier": {"required": true}}}"#;
+
+/// `bag create --profile`: what the profile requires and the command line lacks is refused at
+/// once, each field named, nothing written (in place or at --out); what it fixes (a label of
+/// one allowed value, its identifier) is filled in, and what it recommends and the bag lacks
+/// is said. The bag validates against the profile, the ok line naming it, and bagit-python
+/// accepts it with the fields in its `info`.
+#[test]
+fn create_with_a_profile_fills_in_what_it_fixes_and_refuses_what_is_missing() {
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    d.create(b"p.json", PROFILE.as_bytes());
+    let untouched = |d: &Dir| {
+        assert!(d.join("src/a.txt").is_file() && !d.join("src/data").exists());
+        assert!(!d.join("src/bagit.txt").exists() && !d.join("bag").exists());
+    };
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--profile",
+            "p.json",
+            "-d",
+            "sha512",
+        ])
+        .run();
+    r.code(2);
+    r.stderr_has("not bagged, nothing written: the bag would not meet the BagIt Profile https://example.org/p.json (3 departures)");
+    r.stderr_has("Bag-Info: 'Contact-Email' is required and absent");
+    r.stderr_has("Bag-Info: 'External-Identifier' is required and absent");
+    r.stderr_has("Manifests-Required: no manifest-sha256.txt");
+    untouched(&d);
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--out",
+            "bag",
+            "--profile",
+            "p.json",
+        ])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .args(["--info", "Source-Organization: Elsewhere"])
+        .run();
+    r.code(2);
+    r.stderr_has("Bag-Info: 'Source-Organization' is 'Elsewhere', not one of Archive");
+    untouched(&d);
+    // What the profile asks of the payload, once it is read: still nothing written.
+    d.create(
+        b"p2.json",
+        PROFILE
+            .replace(
+                r#""Manifests-Required""#,
+                r#""Payload-Files-Required": ["data/must.txt"], "Manifests-Required""#,
+            )
+            .as_bytes(),
+    );
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--profile", "p2.json"])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .run();
+    r.code(2);
+    r.stderr_has("Payload-Files-Required: no data/must.txt");
+    untouched(&d);
+
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--out",
+            "bag",
+            "--profile",
+            "p.json",
+        ])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .run();
+    r.code(0);
+    r.stderr_has("Bag-Info: 'Contact-Name' is recommended and absent");
+    let info = std::fs::read_to_string(d.join("bag/bag-info.txt")).unwrap();
+    for line in [
+        "Source-Organization: Archive\n",
+        "BagIt-Profile-Identifier: https://example.org/p.json\n",
+        "Contact-Email: a@example.org\n",
+    ] {
+        assert!(info.contains(line), "{line:?} in\n{info}");
+    }
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "bag", "--profile", "p.json"])
+        .run();
+    r.code(0);
+    r.stdout_has("bag is valid (BagIt 1.0, 1 file, 6 bytes checked); it meets the BagIt Profile https://example.org/p.json");
+    r.stderr_has("warning: bag: profile: Bag-Info: 'Contact-Name' is recommended and absent (https://example.org/p.json)");
+    if let Some(verdict) = bagit_python(&d, "bag") {
+        assert_eq!(verdict, Ok(()));
+        let info = bagit_python_info(&d, "bag");
+        assert_eq!(info["Source-Organization"], "Archive");
+        assert_eq!(
+            info["BagIt-Profile-Identifier"],
+            "https://example.org/p.json"
+        );
+        assert_eq!(info["External-Identifier"], "x1");
+    }
+}
+
+/// `bag update --info` / `--remove-info` edit bag-info.txt as bagit-python's `bag.info` and
+/// `save()` do: labels set or removed, the tag manifests written again (a tag file below the
+/// top kept in them), Payload-Oxum kept right. bagit-python accepts the result and reads the
+/// fields; an edit that cannot be made, or a bag that does not validate, changes nothing.
+#[test]
+fn update_edits_bag_info_and_keeps_the_bag_valid() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"alpha\n");
+    d.create(b"b/sub/b.txt", b"beta\n");
+    d.cmd()
+        .args(["bag", "create", "b", "-d", "sha256", "-q"])
+        .args(["--info", "Source-Organization: Archive"])
+        .args(["--info", "Contact-Name: A"])
+        .run()
+        .code(0);
+    // A tag file below the bag's top, listed in its tag manifest (as bagit-python lists them).
+    d.create(b"b/extra/notes.txt", b"notes\n");
+    let mut tm = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.join("b/tagmanifest-sha256.txt"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(tm, "{}  extra/notes.txt", sha256_hex(b"notes\n")).unwrap();
+    drop(tm);
+    validate(&d, "b").code(0);
+    let before = std::fs::read(d.join("b/bag-info.txt")).unwrap();
+    for (args, why) in [
+        (vec!["--remove-info", "Nope"], "no 'Nope' label to remove"),
+        (
+            vec!["--info", "Payload-Oxum: 9.9"],
+            "'Payload-Oxum' is kept right by trawl",
+        ),
+    ] {
+        let r = d.cmd().args(["bag", "update", "b"]).args(&args).run();
+        r.code(2);
+        r.stderr_has(why);
+        assert_eq!(std::fs::read(d.join("b/bag-info.txt")).unwrap(), before);
+    }
+    let r = d
+        .cmd()
+        .args(["bag", "update", "b"])
+        .args(["--info", "Contact-Name: B", "--info", "Contact-Name: C"])
+        .args(["--info", "External-Description: edited by trawl"])
+        .args(["--remove-info", "source-organization"])
+        .run();
+    r.code(0);
+    r.stdout_has("b: bag-info.txt edited, the tag manifests written again to match");
+    let info = std::fs::read_to_string(d.join("b/bag-info.txt")).unwrap();
+    assert!(!info.contains("Source-Organization"), "{info}");
+    assert!(info.contains("Payload-Oxum: 11.2\n"), "{info}");
+    let tm = std::fs::read_to_string(d.join("b/tagmanifest-sha256.txt")).unwrap();
+    assert!(tm.contains("  extra/notes.txt\n"), "{tm}");
+    let r = validate(&d, "b");
+    r.code(0);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    if let Some(verdict) = bagit_python(&d, "b") {
+        assert_eq!(verdict, Ok(()));
+        let info = bagit_python_info(&d, "b");
+        assert_eq!(info["Contact-Name"], serde_json::json!(["B", "C"]));
+        assert_eq!(info["External-Description"], "edited by trawl");
+        assert_eq!(info["Payload-Oxum"], "11.2");
+        assert!(info.get("Source-Organization").is_none(), "{info}");
+    }
+    // A bag that does not validate is not edited.
+    std::fs::write(d.join("b/data/a.txt"), b"alphA\n").unwrap();
+    let before = std::fs::read(d.join("b/bag-info.txt")).unwrap();
+    let r = d
+        .cmd()
+        .args(["bag", "update", "b", "--info", "Contact-Name: D"])
+        .run();
+    r.code(2);
+    r.stderr_has("not updated: the bag does not validate");
+    assert_eq!(std::fs::read(d.join("b/bag-info.txt")).unwrap(), before);
+}
