@@ -922,3 +922,27 @@ fn update_edits_bag_info_and_keeps_the_bag_valid() {
     r.stderr_has("not updated: the bag does not validate");
     assert_eq!(std::fs::read(d.join("b/bag-info.txt")).unwrap(), before);
 }
+
+/// On a file system that shares blocks (XFS with reflinks), `bag create --out` copies each
+/// file as a reflink: counted as such, a file of its own (another inode), and the source
+/// edited afterwards leaves the bag valid.
+#[test]
+fn out_copies_by_reflink_where_the_file_system_can() {
+    let d = Dir::new();
+    let Some(_xfs) = crate::flv::xfs_mount(&d) else {
+        return;
+    };
+    d.create(b"xfs/src/a.bin", &crate::util::noise(256 << 10, 7));
+    let r = d
+        .cmd()
+        .args(["bag", "create", "xfs/src", "--out", "xfs/bag"])
+        .run();
+    r.code(0);
+    r.stdout_has("1 copied and read back, 1 of them sharing blocks with the source (reflink)");
+    assert_ne!(
+        inode(&d.join("xfs/src/a.bin")),
+        inode(&d.join("xfs/bag/data/a.bin"))
+    );
+    std::fs::write(d.join("xfs/src/a.bin"), b"edited").unwrap();
+    validate(&d, "xfs/bag").code(0);
+}

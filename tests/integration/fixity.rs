@@ -250,10 +250,7 @@ fn bag_create_out_refuses_a_destination_inside_the_source_and_copies_share_nothi
     r.code(2).stderr_has("inside the source");
     assert!(!d.join("src/inside").exists());
     assert!(!d.join("src/bagit.txt").exists());
-    let r = d
-        .cmd()
-        .args(["bag", "create", "src", "--out", "bag"])
-        .run();
+    let r = d.cmd().args(["bag", "create", "src", "--out", "bag"]).run();
     r.code(0).stdout_has("1 copied and read back");
     let (a, b) = (
         std::fs::metadata(d.join("src/a.txt")).unwrap(),
