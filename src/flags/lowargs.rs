@@ -683,7 +683,8 @@ pub struct AuditArgs {
     #[arg(long)]
     pub metadata_only: bool,
     /// Accept deletions: files missing in this audit are reported, then dropped from the
-    /// collection (missing files are otherwise reported by every audit until they come back).
+    /// collection (missing files are otherwise reported by every audit until they come back),
+    /// and the exit code does not count them. A full audit only.
     #[arg(long)]
     pub forget_missing: bool,
     /// Write the audit's result as JSON to FILE ('-' for stdout).
