@@ -22,7 +22,8 @@ pub enum Outcome {
     Difference,
     /// 2: some files could not be read, or the input was malformed; the run still finished.
     Trouble,
-    /// 3: not checked: a bag whose payload manifests all use algorithms trawl cannot compute,
+    /// 3: not checked: a catalog export that leaves out files whose digest is not known yet,
+    /// a bag whose payload manifests all use algorithms trawl cannot compute,
     /// a serialized bag (only its serialization is held to a profile), or listed files
     /// `verify` could not check (a digest's algorithm not established or not computed) where
     /// nothing else was wrong.

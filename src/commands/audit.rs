@@ -8,7 +8,7 @@ use anyhow::Context;
 use trawl_catalog::{
     AuditOptions, AuditOutcome, Catalog, Local, Notice, OpenMode, Source, Verdict,
 };
-use trawl_printer::audit::{Shown, event_line, summary};
+use trawl_printer::audit::{Shown, SummaryOf, event_line, summary};
 use trawl_report::audit::AuditEvent;
 
 use super::output::Output;
@@ -108,7 +108,12 @@ pub fn run_with(
         super::catalog::write_html(h, &cat, &plan.catalog)?;
     }
     if !plan.quiet {
-        let s = summary(&head, report.registration, report.budget_spent);
+        let of = SummaryOf {
+            registration: report.registration,
+            budget_spent: report.budget_spent,
+            forget_missing: plan.forget_missing,
+        };
+        let s = summary(&head, of);
         let s = trawl_printer::terminal::text(&s);
         if to_stdout {
             // The summary is the last word: a reader gone loses it, not the exit code.
@@ -117,7 +122,7 @@ pub fn run_with(
             crate::messages::to_stderr(&s);
         }
     }
-    Ok(outcome_of(&report))
+    Ok(outcome_of(&report, plan.forget_missing))
 }
 
 /// The catalog, opened for writing (created with `--init`), an upgrade said.
@@ -138,11 +143,17 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
     Ok(cat)
 }
 
-/// The exit code an audit's findings give: a difference for corrupt or missing files, trouble
-/// for unreadable ones or a failed listing.
-fn outcome_of(report: &trawl_catalog::AuditReport) -> Outcome {
+/// The exit code an audit's findings give: a difference for corrupt or missing files (but
+/// not for missing files forgotten as asked, `forget_missing`: deletions the user accepted),
+/// trouble for unreadable ones or a failed listing.
+fn outcome_of(report: &trawl_catalog::AuditReport, forget_missing: bool) -> Outcome {
     let s = &report.summary;
-    if s.count(Verdict::Corrupt) + s.count(Verdict::Missing) > 0 {
+    let missing = if forget_missing {
+        0
+    } else {
+        s.count(Verdict::Missing)
+    };
+    if s.count(Verdict::Corrupt) + missing > 0 {
         Outcome::Difference
     } else if report.trouble || s.count(Verdict::Unreadable) > 0 {
         Outcome::Trouble

@@ -49,7 +49,8 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
         info,
         links,
         out,
-        copy,
+        link,
+        profile,
         cfg,
         spools,
         quiet,
@@ -67,12 +68,16 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
         algorithms,
         info,
         out: out.as_deref(),
-        copy,
+        link,
         spools,
+        profile: profile.as_ref(),
     };
     let res = trawl_bag::create(&dir, &opts, &cfg, &bar, &crate::stop::current());
     drop(bar);
     let c = res?;
+    for w in &c.warnings {
+        messages::warning(format_args!("{}: {w}", dir.display()));
+    }
     if !quiet {
         let target = out.as_deref().unwrap_or(&dir);
         let mut line = format!(
@@ -82,15 +87,17 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
             trawl_printer::terminal::line(&target.display().to_string())
         );
         if out.is_some() {
-            let how = if copy {
-                "copied (--copy)"
-            } else {
-                "hard-linked where possible (--copy to copy)"
-            };
             line += &format!(
-                " ({} hard links, {} verified copies; {how})",
-                c.linked, c.copied
+                " ({} copied and read back, {} of them sharing blocks with the source (reflink)",
+                c.copied, c.reflinked
             );
+            if link {
+                line += &format!(
+                    "; {} hard-linked (--link): those are the source's files, and an edit of one changes the bag",
+                    c.linked
+                );
+            }
+            line += ")";
         }
         if c.links_left_out > 0 {
             line += &format!(
@@ -146,7 +153,10 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
     drop(bar);
     let mut r = r?;
     if let Some(p) = &a.profile {
-        r.errors.extend(trawl_bag::check_profile(&a.dir, p)?);
+        let held = trawl_bag::hold_to_profile(&a.dir, p)?;
+        r.errors.extend(held.departures);
+        r.warnings.extend(held.warnings);
+        r.profile = Some(p.identifier());
     }
     print_report(&a.dir, &r, a.quiet)
 }
@@ -157,6 +167,7 @@ fn update(a: BagCheckPlan) -> anyhow::Result<Outcome> {
     let r = trawl_bag::update(
         &a.dir,
         &a.add,
+        &a.edits,
         &a.cfg,
         &bar,
         &crate::stop::current(),
@@ -179,7 +190,8 @@ fn update(a: BagCheckPlan) -> anyhow::Result<Outcome> {
         let names =
             |v: &[trawl_digest::Algorithm]| -> Vec<&str> { v.iter().map(|a| a.name()).collect() };
         let dir = a.dir.display().to_string();
-        let line = trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present));
+        let line =
+            trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present), u.info_edited);
         messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&line)))?;
     }
     Ok(Outcome::Ok)

@@ -505,6 +505,11 @@ impl AuditPlan {
         if a.metadata_only && (a.older_than.is_some() || a.max_bytes.is_some()) {
             bail!("--metadata-only reads no contents: --older-than and --max-bytes do not apply");
         }
+        if a.metadata_only && a.forget_missing {
+            bail!(
+                "--forget-missing needs a full audit: a metadata-only audit changes no registration, so it could not forget what it reports missing"
+            );
+        }
         let mut roots = Vec::new();
         for p in &a.paths {
             let c = std::fs::canonicalize(p).with_context(|| format!("{}", p.display()))?;

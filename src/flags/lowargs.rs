@@ -521,13 +521,14 @@ pub struct BagCreateArgs {
     /// The directory to make a bag of (in place, unless --out).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Build the bag in this new directory, outside DIR (hard links where possible, else verified
-    /// copies); DIR is left untouched.
+    /// Build the bag in this new directory, outside DIR (each file copied, a reflink where the
+    /// file system offers one, and read back to check it); DIR is left untouched.
     #[arg(long, value_name = "DEST")]
     pub out: Option<PathBuf>,
-    /// With --out: copy every file (verified), so that the bag shares nothing with DIR.
+    /// With --out: hard-link each file to DIR's instead of copying it (where they are on one
+    /// file system). The bag then shares its files with DIR: an edit of one changes the other.
     #[arg(long, requires = "out")]
-    pub copy: bool,
+    pub link: bool,
     /// Symbolic links (a bag holds none): refuse (each named; the default), skip (with --out:
     /// left out of the bag, listed in its links-left-out.txt), follow (bag what each points to,
     /// as --follow does; a dangling one is named).
@@ -544,6 +545,11 @@ pub struct BagCreateArgs {
     /// Extra bag-info.txt lines, as LABEL:VALUE (repeatable).
     #[arg(long, value_name = "LABEL:VALUE")]
     pub info: Vec<String>,
+    /// Make the bag to this BagIt Profile (a JSON file, specification 1.4.0): bag-info.txt gets
+    /// the profile's identifier and each label it fixes to one value; what it requires and
+    /// the command line lacks is named, and nothing is written.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]
@@ -602,12 +608,24 @@ pub struct OcflValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagUpdateArgs {
-    /// The bag to add manifests to.
+    /// The bag to add manifests to, or whose bag-info.txt to edit.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Algorithms to add.
-    #[arg(long, short = 'd', value_name = "LIST", required = true)]
-    pub digest: String,
+    #[arg(
+        long,
+        short = 'd',
+        value_name = "LIST",
+        required_unless_present_any = ["info", "remove_info"]
+    )]
+    pub digest: Option<String>,
+    /// Set a bag-info.txt label, as LABEL:VALUE: its lines are replaced by this value (several
+    /// --info with one label give it several values); a label not there is added.
+    #[arg(long, value_name = "LABEL:VALUE")]
+    pub info: Vec<String>,
+    /// Remove every bag-info.txt line with this label.
+    #[arg(long, value_name = "LABEL")]
+    pub remove_info: Vec<String>,
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]
@@ -646,8 +664,9 @@ pub struct AuditArgs {
     /// catalog whose contents were lost).
     #[arg(long)]
     pub init: bool,
-    /// Digests a new catalog records, the first one used to pair moves (default sha256); an
-    /// existing catalog keeps its own.
+    /// Digests a new catalog records, the first one used to pair moves (default sha256). An
+    /// existing catalog keeps its own, and adds the others this list names besides them (each
+    /// file gets them when next read).
     #[arg(long, short = 'd', value_name = "LIST")]
     pub digest: Option<String>,
     /// Read only files not verified within this time, e.g. 30d, 12h (new and changed files are
@@ -664,7 +683,8 @@ pub struct AuditArgs {
     #[arg(long)]
     pub metadata_only: bool,
     /// Accept deletions: files missing in this audit are reported, then dropped from the
-    /// collection (missing files are otherwise reported by every audit until they come back).
+    /// collection (missing files are otherwise reported by every audit until they come back),
+    /// and the exit code does not count them. A full audit only.
     #[arg(long)]
     pub forget_missing: bool,
     /// Write the audit's result as JSON to FILE ('-' for stdout).

@@ -202,10 +202,12 @@ pub struct BagCreatePlan {
     pub info: Vec<(String, String)>,
     /// What is done with symbolic links.
     pub links: trawl_bag::Links,
+    /// `--profile`: the BagIt Profile the bag is made to.
+    pub profile: Option<trawl_bag::Profile>,
     /// `--out`: a separate destination.
     pub out: Option<PathBuf>,
-    /// `--copy`.
-    pub copy: bool,
+    /// `--link`: hard links instead of copies.
+    pub link: bool,
     /// How the payload is read.
     pub cfg: ScanConfig,
     /// Where lists wait past their memory.
@@ -218,18 +220,14 @@ impl BagCreatePlan {
     /// The plan of `a`: `--info` values and a `--links` that contradicts `--follow` refused.
     pub fn from_args(a: &BagCreateArgs) -> anyhow::Result<BagCreatePlan> {
         let algorithms = trawl_digest::parse_list(&a.digest)?;
-        let mut info = Vec::new();
-        for i in &a.info {
-            let (k, v) = i
-                .split_once(':')
-                .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
-            if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
-                bail!(
-                    "--info '{i}': label must be non-empty and neither part may hold a line break"
-                );
-            }
-            info.push((k.trim().to_string(), v.trim().to_string()));
-        }
+        let info = parse_info(&a.info)?;
+        // Read first, as `bag validate --profile` reads it: a profile that cannot be read, or is
+        // not one, refuses the creation before anything is read.
+        let profile = a
+            .profile
+            .as_deref()
+            .map(trawl_bag::Profile::read)
+            .transpose()?;
         let links = match (a.links, a.read.follow) {
             (None, false) | (Some(BagLinks::Refuse), false) => trawl_bag::Links::Refuse,
             (Some(BagLinks::Skip), false) => trawl_bag::Links::Skip,
@@ -250,13 +248,29 @@ impl BagCreatePlan {
             algorithms,
             info,
             links,
+            profile,
             out: a.out.clone(),
-            copy: a.copy,
+            link: a.link,
             cfg: scan_config(vec![a.dir.clone()], &read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,
         })
     }
+}
+
+/// `--info LABEL:VALUE` arguments, each checked: a label, and no line break in either part.
+fn parse_info(args: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    let mut info = Vec::new();
+    for i in args {
+        let (k, v) = i
+            .split_once(':')
+            .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
+        if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
+            bail!("--info '{i}': label must be non-empty and neither part may hold a line break");
+        }
+        info.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(info)
 }
 
 /// `trawl bag validate` and `trawl bag update`.
@@ -269,6 +283,8 @@ pub struct BagCheckPlan {
     pub add: Vec<Algorithm>,
     /// `bag validate --profile`: the profile the bag is held to.
     pub profile: Option<trawl_bag::Profile>,
+    /// `bag update --info` and `--remove-info`: bag-info.txt's edits.
+    pub edits: trawl_bag::InfoEdits,
     /// How the payload is read.
     pub cfg: ScanConfig,
     /// Where lists wait past their memory.
@@ -291,6 +307,7 @@ impl BagCheckPlan {
             fast: a.fast,
             add: Vec::new(),
             profile,
+            edits: trawl_bag::InfoEdits::default(),
             cfg: scan_config(vec![a.dir.clone()], &a.read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,
@@ -303,8 +320,17 @@ impl BagCheckPlan {
         Ok(BagCheckPlan {
             dir: a.dir.clone(),
             fast: false,
-            add: trawl_digest::parse_list(&a.digest)?,
+            add: a
+                .digest
+                .as_deref()
+                .map(trawl_digest::parse_list)
+                .transpose()?
+                .unwrap_or_default(),
             profile: None,
+            edits: trawl_bag::InfoEdits {
+                set: parse_info(&a.info)?,
+                remove: a.remove_info.iter().map(|l| l.trim().to_string()).collect(),
+            },
             cfg: scan_config(vec![a.dir.clone()], &a.read)?,
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,

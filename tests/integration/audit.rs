@@ -153,12 +153,14 @@ fn audit_reports_each_verdict_and_says_it_in_the_exit_code() {
     );
     assert!(!r.stdout.contains("modified    t/"), "{}", r.stdout);
 
-    // Restoring the corrupt file's content makes it ok again.
+    // Restoring the corrupt file's content makes it ok again, and says so; the missing files
+    // forgotten as asked are the only other finding, so the exit code is 0.
     flip_byte(&d.join("t/f0.txt"), 3);
     flip_byte(&d.join("t/sub/deep.bin"), 99_999);
     let (r, v) = audit(&d, &["--forget-missing"]);
-    r.code(1);
+    r.code(0);
     assert_eq!(paths(&v, "missing"), set(&["f2.txt", "f4.txt"]));
+    assert_eq!(paths(&v, "restored"), set(&["f0.txt", "sub/deep.bin"]));
     let (r, v) = audit(&d, &[]);
     r.code(0);
     assert_eq!(count(&v, "missing"), 0, "forgotten");
@@ -1112,6 +1114,205 @@ fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
     let head = head.split_whitespace().last().unwrap();
     d2.cmd()
         .args(["catalog", "verify", "-c", "cat.db", "--expect", head])
+        .run()
+        .code(0);
+}
+
+/// A corrupt file whose content is restored gets a `restored` event (its history shows the run
+/// it was corrupt, then the run it came back), counted apart from the plainly ok files.
+#[test]
+fn a_restored_file_is_recorded_as_restored() {
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    flip_byte(&d.join("t/f0.txt"), 3);
+    audit(&d, &[]).0.code(1);
+    // Corrupt again in a run that does not read it, then read and restored.
+    audit(&d, &["--metadata-only"]).0.code(1);
+    flip_byte(&d.join("t/f0.txt"), 3);
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert_eq!(paths(&v, "restored"), set(&["f0.txt"]), "{v}");
+    assert_eq!(count(&v, "restored"), 1);
+    assert_eq!(
+        count(&v, "ok"),
+        8,
+        "the restored file is not among the plainly ok"
+    );
+    assert_eq!(count(&v, "corrupt"), 0);
+    let ev = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["state"] == "restored")
+        .unwrap();
+    assert_eq!(
+        ev["detail"],
+        "corrupt since run 2; its content is as registered again"
+    );
+    let h = d
+        .cmd()
+        .args(["catalog", "history", "t/f0.txt", "-c", "cat.db"])
+        .run();
+    h.code(0);
+    let runs: Vec<&str> = h
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  run "))
+        .collect();
+    assert_eq!(runs.len(), 4, "{}", h.stdout);
+    assert!(
+        runs[1].contains("corrupt") && runs[2].contains("corrupt"),
+        "{}",
+        h.stdout
+    );
+    assert!(
+        runs[3].contains("restored    ") && runs[3].starts_with("  run 4"),
+        "{}",
+        h.stdout
+    );
+    h.stdout_has("registered: ok,");
+    // Once restored, plainly ok: no more events.
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert!(v["events"].as_array().unwrap().is_empty(), "{v}");
+    d.cmd()
+        .args(["catalog", "verify", "-c", "cat.db"])
+        .run()
+        .code(0);
+}
+
+/// `--forget-missing`: the deletions asked to be accepted are reported and forgotten, and the
+/// exit code is 0 when nothing else is wrong (1 still for a corrupt file); a metadata-only
+/// audit, which changes no registration, cannot forget and refuses the flag.
+#[test]
+fn forgetting_missing_files_as_asked_exits_0() {
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    std::fs::remove_file(d.join("t/f2.txt")).unwrap();
+    let r = d
+        .cmd()
+        .args([
+            "audit",
+            "t",
+            "-c",
+            "cat.db",
+            "--metadata-only",
+            "--forget-missing",
+        ])
+        .run();
+    r.code(2);
+    r.stderr_has("--forget-missing needs a full audit");
+    let r = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "--forget-missing"])
+        .run();
+    r.code(0);
+    r.stdout_has("missing     t/f2.txt");
+    r.stdout_has("forgotten (--forget-missing): 1 registered file no longer there");
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert_eq!(count(&v, "missing"), 0);
+    // Forgetting does not hide corruption.
+    std::fs::remove_file(d.join("t/f3.txt")).unwrap();
+    flip_byte(&d.join("t/f1.txt"), 2);
+    let (r, v) = audit(&d, &["--forget-missing"]);
+    r.code(1);
+    assert_eq!(paths(&v, "missing"), set(&["f3.txt"]));
+    assert_eq!(paths(&v, "corrupt"), set(&["f1.txt"]));
+}
+
+/// The summary's numbers each say what they count: the files read, the files registered, and
+/// every verdict's count with its meaning.
+#[test]
+fn the_audit_summary_says_what_each_number_counts() {
+    let d = Dir::new();
+    tree(&d);
+    let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
+    r.code(0);
+    r.stdout_has("(full, complete): read 9 files (");
+    r.stdout_has("\nregistered 9 files in cat.db (the first audit of these roots)\n");
+    r.stdout_has("\n  0 ok: content as registered\n");
+    r.stdout_has("\n  9 new: not registered before, registered now\n");
+    flip_byte(&d.join("t/f0.txt"), 3);
+    std::fs::write(d.join("t/f1.txt"), "edited, longer than before\n").unwrap();
+    let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
+    r.code(1);
+    r.stdout_has("\n  7 ok: content as registered\n");
+    r.stdout_has("\n  1 corrupt: content differs from the registered digests");
+    r.stdout_has("\n  1 modified: size or mtime changed and the content too");
+    assert!(!r.stdout.contains("registered 0"), "{}", r.stdout);
+    let r = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "--metadata-only"])
+        .run();
+    r.stdout_has("(metadata, complete): read 0 files (0 B)");
+    r.stdout_has("ok: size and mtime as registered (contents not read)");
+}
+
+/// A later audit adds an algorithm to a catalog (`-d sha256,md5` on a sha256 catalog): a file
+/// gets it when next read (moved ones too), never called changed for it. Until then
+/// `catalog export --format md5sum` leaves it out, says how many and the first, and exits 3;
+/// after an audit that read every file, coreutils' `md5sum -c` checks the whole export. A list
+/// that leaves out one of the catalog's algorithms is refused.
+#[test]
+fn a_later_audit_adds_an_algorithm_that_the_export_then_has() {
+    let Some(md5sum) = tool("md5sum") else {
+        return;
+    };
+    let d = Dir::new();
+    tree(&d);
+    audit(&d, &[]).0.code(0);
+    let r = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "-d", "md5"])
+        .run();
+    r.code(2);
+    r.stderr_has("this catalog records sha256; --digest md5 leaves out sha256");
+    // Added by an audit that reads nothing (every file verified within the day).
+    let (r, v) = audit(&d, &["-d", "sha256,md5", "--older-than", "1d"]);
+    r.code(0);
+    assert_eq!(v["algorithms"], serde_json::json!(["sha256", "md5"]));
+    assert_eq!(v["files_read"], 0);
+    let export = |d: &Dir| {
+        d.cmd()
+            .args([
+                "catalog", "export", "-c", "cat.db", "--format", "md5sum", "-o", "M",
+            ])
+            .run()
+    };
+    let r = export(&d);
+    r.code(3);
+    r.stderr_has("cat.db: 9 of 9 registered files have no md5 digest yet (the first: ");
+    r.stderr_has("/t/f0.txt): not in the manifest");
+    assert_eq!(std::fs::read_to_string(d.join("M")).unwrap(), "");
+    // Read again, each file gets md5 and stays ok; a moved one gets it where it went.
+    std::fs::rename(d.join("t/f3.txt"), d.join("t/sub/f3-moved.txt")).unwrap();
+    let (r, v) = audit(&d, &[]);
+    r.code(0);
+    assert_eq!(count(&v, "ok"), 8, "{v}");
+    assert_eq!(paths(&v, "moved"), set(&["sub/f3-moved.txt"]));
+    for state in ["corrupt", "modified", "new", "missing"] {
+        assert_eq!(count(&v, state), 0, "{state}: {v}");
+    }
+    export(&d).code(0);
+    let m = std::fs::read_to_string(d.join("M")).unwrap();
+    assert_eq!(m.lines().filter(|l| !l.starts_with('#')).count(), 9, "{m}");
+    let check = run_tool(
+        &d.join("t"),
+        &md5sum,
+        &[OsStr::new("-c"), d.join("M").as_os_str()],
+    );
+    check.code(0);
+    assert_eq!(
+        check.stdout.matches(": OK\n").count(),
+        9,
+        "{}",
+        check.stdout
+    );
+    d.cmd()
+        .args(["catalog", "verify", "-c", "cat.db"])
         .run()
         .code(0);
 }

@@ -644,3 +644,305 @@ fn links_left_out_that_are_not_utf8_are_percent_encoded() {
     );
     validate(&d, "bag").code(0);
 }
+
+/// bagit-python's verdict on a bag (`bagit.Bag(path).validate()`), with the error it gives;
+/// None (and the test skipped, or failed under TRAWL_REQUIRE_INTEROP=1) without bagit-python.
+pub(crate) fn bagit_python(d: &Dir, bag: &str) -> Option<Result<(), String>> {
+    if !crate::util::python_with(&["bagit"]) {
+        return None;
+    }
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import bagit, sys\n\
+             try:\n    bagit.Bag(sys.argv[1]).validate()\n\
+             except bagit.BagError as e:\n    print(e); sys.exit(1)",
+            bag,
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    Some(if o.status.success() {
+        Ok(())
+    } else {
+        Err(text)
+    })
+}
+
+fn inode(p: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap())
+}
+
+/// `bag create --out` copies the payload by default: the bag shares no inode with its source,
+/// so an edit of the source leaves the bag as it was (valid to bagit-python and to trawl);
+/// `--link` hard-links, and then an edit of the source is an edit of the bag.
+#[test]
+fn out_copies_the_payload_and_links_it_only_when_asked() {
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"first version\n");
+    d.create(b"src/d/b.txt", b"second file\n");
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "copied"])
+        .run();
+    r.code(0);
+    for f in ["a.txt", "d/b.txt"] {
+        assert_ne!(
+            inode(&d.join("src").join(f)),
+            inode(&d.join("copied/data").join(f)),
+            "{f}: the bag's file is the source's"
+        );
+    }
+    r.stdout_has("2 copied and read back");
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "linked", "--link"])
+        .run();
+    r.code(0);
+    r.stdout_has("2 hard-linked (--link)");
+    assert_eq!(
+        inode(&d.join("src/a.txt")),
+        inode(&d.join("linked/data/a.txt"))
+    );
+    // The source edited in place (the same inode, as an editor that rewrites a file keeps it).
+    std::fs::write(d.join("src/a.txt"), b"edited afterwards\n").unwrap();
+    validate(&d, "copied").code(0);
+    validate(&d, "linked").code(1);
+    if let Some(verdict) = bagit_python(&d, "copied") {
+        assert_eq!(verdict, Ok(()), "bagit-python on the copied bag");
+        assert!(
+            bagit_python(&d, "linked").unwrap().is_err(),
+            "bagit-python finds the linked bag changed with its source"
+        );
+    }
+}
+
+/// bagit-python's `info` of a bag, as JSON (a label with several values gives a list).
+fn bagit_python_info(d: &Dir, bag: &str) -> serde_json::Value {
+    crate::util::python_json(
+        d,
+        "import bagit, json, sys; print(json.dumps(bagit.Bag(sys.argv[1]).info))",
+        bag,
+    )
+}
+
+const PROFILE: &str = r#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+    "Accept-BagIt-Version": ["1.0"], "Manifests-Required": ["sha256"],
+    "Bag-Info": {"Source-Organization": {"required": true, "values": ["Archive"]},
+                 "Contact-Email": {"required": true},
+                 "Contact-Name": {"recommended": true},
+                 "External-Identifier": {"required": true}}}"#;
+
+/// `bag create --profile`: what the profile requires and the command line lacks is refused at
+/// once, each field named, nothing written (in place or at --out); what it fixes (a label of
+/// one allowed value, its identifier) is filled in, and what it recommends and the bag lacks
+/// is said. The bag validates against the profile, the ok line naming it, and bagit-python
+/// accepts it with the fields in its `info`.
+#[test]
+fn create_with_a_profile_fills_in_what_it_fixes_and_refuses_what_is_missing() {
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    d.create(b"p.json", PROFILE.as_bytes());
+    let untouched = |d: &Dir| {
+        assert!(d.join("src/a.txt").is_file() && !d.join("src/data").exists());
+        assert!(!d.join("src/bagit.txt").exists() && !d.join("bag").exists());
+    };
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--profile",
+            "p.json",
+            "-d",
+            "sha512",
+        ])
+        .run();
+    r.code(2);
+    r.stderr_has("not bagged, nothing written: the bag would not meet the BagIt Profile https://example.org/p.json (3 departures)");
+    r.stderr_has("Bag-Info: 'Contact-Email' is required and absent");
+    r.stderr_has("Bag-Info: 'External-Identifier' is required and absent");
+    r.stderr_has("Manifests-Required: no manifest-sha256.txt");
+    untouched(&d);
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--out",
+            "bag",
+            "--profile",
+            "p.json",
+        ])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .args(["--info", "Source-Organization: Elsewhere"])
+        .run();
+    r.code(2);
+    r.stderr_has("Bag-Info: 'Source-Organization' is 'Elsewhere', not one of Archive");
+    untouched(&d);
+    // What the profile asks of the payload, once it is read: still nothing written.
+    d.create(
+        b"p2.json",
+        PROFILE
+            .replace(
+                r#""Manifests-Required""#,
+                r#""Payload-Files-Required": ["data/must.txt"], "Manifests-Required""#,
+            )
+            .as_bytes(),
+    );
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--profile", "p2.json"])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .run();
+    r.code(2);
+    r.stderr_has("Payload-Files-Required: no data/must.txt");
+    untouched(&d);
+
+    let r = d
+        .cmd()
+        .args([
+            "bag",
+            "create",
+            "src",
+            "--out",
+            "bag",
+            "--profile",
+            "p.json",
+        ])
+        .args(["--info", "Contact-Email: a@example.org"])
+        .args(["--info", "External-Identifier: x1"])
+        .run();
+    r.code(0);
+    r.stderr_has("Bag-Info: 'Contact-Name' is recommended and absent");
+    let info = std::fs::read_to_string(d.join("bag/bag-info.txt")).unwrap();
+    for line in [
+        "Source-Organization: Archive\n",
+        "BagIt-Profile-Identifier: https://example.org/p.json\n",
+        "Contact-Email: a@example.org\n",
+    ] {
+        assert!(info.contains(line), "{line:?} in\n{info}");
+    }
+    let r = d
+        .cmd()
+        .args(["bag", "validate", "bag", "--profile", "p.json"])
+        .run();
+    r.code(0);
+    r.stdout_has("bag is valid (BagIt 1.0, 1 file, 6 bytes checked); it meets the BagIt Profile https://example.org/p.json");
+    r.stderr_has("warning: bag: profile: Bag-Info: 'Contact-Name' is recommended and absent (https://example.org/p.json)");
+    if let Some(verdict) = bagit_python(&d, "bag") {
+        assert_eq!(verdict, Ok(()));
+        let info = bagit_python_info(&d, "bag");
+        assert_eq!(info["Source-Organization"], "Archive");
+        assert_eq!(
+            info["BagIt-Profile-Identifier"],
+            "https://example.org/p.json"
+        );
+        assert_eq!(info["External-Identifier"], "x1");
+    }
+}
+
+/// `bag update --info` / `--remove-info` edit bag-info.txt as bagit-python's `bag.info` and
+/// `save()` do: labels set or removed, the tag manifests written again (a tag file below the
+/// top kept in them), Payload-Oxum kept right. bagit-python accepts the result and reads the
+/// fields; an edit that cannot be made, or a bag that does not validate, changes nothing.
+#[test]
+fn update_edits_bag_info_and_keeps_the_bag_valid() {
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"alpha\n");
+    d.create(b"b/sub/b.txt", b"beta\n");
+    d.cmd()
+        .args(["bag", "create", "b", "-d", "sha256", "-q"])
+        .args(["--info", "Source-Organization: Archive"])
+        .args(["--info", "Contact-Name: A"])
+        .run()
+        .code(0);
+    // A tag file below the bag's top, listed in its tag manifest (as bagit-python lists them).
+    d.create(b"b/extra/notes.txt", b"notes\n");
+    let mut tm = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.join("b/tagmanifest-sha256.txt"))
+        .unwrap();
+    use std::io::Write;
+    writeln!(tm, "{}  extra/notes.txt", sha256_hex(b"notes\n")).unwrap();
+    drop(tm);
+    validate(&d, "b").code(0);
+    let before = std::fs::read(d.join("b/bag-info.txt")).unwrap();
+    for (args, why) in [
+        (vec!["--remove-info", "Nope"], "no 'Nope' label to remove"),
+        (
+            vec!["--info", "Payload-Oxum: 9.9"],
+            "'Payload-Oxum' is kept right by trawl",
+        ),
+    ] {
+        let r = d.cmd().args(["bag", "update", "b"]).args(&args).run();
+        r.code(2);
+        r.stderr_has(why);
+        assert_eq!(std::fs::read(d.join("b/bag-info.txt")).unwrap(), before);
+    }
+    let r = d
+        .cmd()
+        .args(["bag", "update", "b"])
+        .args(["--info", "Contact-Name: B", "--info", "Contact-Name: C"])
+        .args(["--info", "External-Description: edited by trawl"])
+        .args(["--remove-info", "source-organization"])
+        .run();
+    r.code(0);
+    r.stdout_has("b: bag-info.txt edited, the tag manifests written again to match");
+    let info = std::fs::read_to_string(d.join("b/bag-info.txt")).unwrap();
+    assert!(!info.contains("Source-Organization"), "{info}");
+    assert!(info.contains("Payload-Oxum: 11.2\n"), "{info}");
+    let tm = std::fs::read_to_string(d.join("b/tagmanifest-sha256.txt")).unwrap();
+    assert!(tm.contains("  extra/notes.txt\n"), "{tm}");
+    let r = validate(&d, "b");
+    r.code(0);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    if let Some(verdict) = bagit_python(&d, "b") {
+        assert_eq!(verdict, Ok(()));
+        let info = bagit_python_info(&d, "b");
+        assert_eq!(info["Contact-Name"], serde_json::json!(["B", "C"]));
+        assert_eq!(info["External-Description"], "edited by trawl");
+        assert_eq!(info["Payload-Oxum"], "11.2");
+        assert!(info.get("Source-Organization").is_none(), "{info}");
+    }
+    // A bag that does not validate is not edited.
+    std::fs::write(d.join("b/data/a.txt"), b"alphA\n").unwrap();
+    let before = std::fs::read(d.join("b/bag-info.txt")).unwrap();
+    let r = d
+        .cmd()
+        .args(["bag", "update", "b", "--info", "Contact-Name: D"])
+        .run();
+    r.code(2);
+    r.stderr_has("not updated: the bag does not validate");
+    assert_eq!(std::fs::read(d.join("b/bag-info.txt")).unwrap(), before);
+}
+
+/// On a file system that shares blocks (XFS with reflinks), `bag create --out` copies each
+/// file as a reflink: counted as such, a file of its own (another inode), and the source
+/// edited afterwards leaves the bag valid.
+#[test]
+fn out_copies_by_reflink_where_the_file_system_can() {
+    let d = Dir::new();
+    let Some(_xfs) = crate::flv::xfs_mount(&d) else {
+        return;
+    };
+    d.create(b"xfs/src/a.bin", &crate::util::noise(256 << 10, 7));
+    let r = d
+        .cmd()
+        .args(["bag", "create", "xfs/src", "--out", "xfs/bag"])
+        .run();
+    r.code(0);
+    r.stdout_has("1 copied and read back, 1 of them sharing blocks with the source (reflink)");
+    assert_ne!(
+        inode(&d.join("xfs/src/a.bin")),
+        inode(&d.join("xfs/bag/data/a.bin"))
+    );
+    std::fs::write(d.join("xfs/src/a.bin"), b"edited").unwrap();
+    validate(&d, "xfs/bag").code(0);
+}

@@ -384,7 +384,7 @@ fn injected_copies_are_read_by_ffprobe_and_flvmeta_and_the_input_is_untouched() 
 /// An XFS filesystem with reflinks, loop-mounted at `DIR/xfs` and unmounted on drop; `None`
 /// (skipped, with the reason printed) where the tests cannot mount one: not root, no
 /// `mkfs.xfs` (xfsprogs), or mounting refused (a container without the right).
-fn xfs_mount(d: &Dir) -> Option<Mounted> {
+pub(crate) fn xfs_mount(d: &Dir) -> Option<Mounted> {
     // 300 MB is XFS's smallest; the image is sparse.
     Mounted::image(d, "mkfs.xfs", &["-q", "-m", "reflink=1"], 320 << 20, "xfs").map(|(m, _)| m)
 }

@@ -387,7 +387,7 @@ fn bags_made_validated_and_updated_under_a_tiny_memory_are_byte_identical() {
 
     // A copy built elsewhere, every file copied and checked, under the same tiny memory.
     d.cmd()
-        .args(["bag", "create", "a/data", "--out", "c", "--copy", "-q"])
+        .args(["bag", "create", "a/data", "--out", "c", "-q"])
         .args(["-d", "sha256,md5", "--memory", "2K"])
         .run()
         .code(0);

@@ -265,6 +265,27 @@ impl Run {
         self
     }
 
+    /// Asserts an audit summary's counts: each `(verdict, n)` is the number on its line
+    /// (`  N verdict: what it counts`); a verdict without a line counts 0.
+    #[track_caller]
+    pub fn counted(&self, want: &[(&str, u64)]) -> &Self {
+        for (state, n) in want {
+            let found = self
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with(' '))
+                .filter_map(|l| {
+                    let (num, rest) = l.trim_start().split_once(' ')?;
+                    let verdict = rest.split_once(':')?.0;
+                    (verdict == *state).then(|| num.parse::<u64>().ok())?
+                })
+                .next()
+                .unwrap_or(0);
+            assert_eq!(found, *n, "{state} in the summary:\n{}", self.stdout);
+        }
+        self
+    }
+
     /// Asserts that stderr contains `want`; the message shows all of stderr.
     #[track_caller]
     pub fn stderr_has(&self, want: &str) -> &Self {

@@ -21,11 +21,11 @@ pub mod tagfile;
 mod validate;
 
 pub use create::{
-    CreateOptions, Created, JOURNAL, LINKS_LEFT_OUT, Links, Recovered, STAGING, Updated, create,
-    recover, update,
+    CreateOptions, Created, InfoEdits, JOURNAL, LINKS_LEFT_OUT, Links, Recovered, STAGING, Updated,
+    create, recover, update,
 };
 pub use payload::{DEFAULT_MEMORY, Feeder, Hashed, Spools, hash_stream};
-pub use profile::{Profile, check_profile, check_serialized};
+pub use profile::{Profile, ProfileCheck, check_profile, check_serialized, hold_to_profile};
 pub use validate::{SUPPORTED_VERSIONS, validate};
 
 use std::path::PathBuf;

@@ -30,6 +30,10 @@ struct InfoRule {
     values: Option<Vec<String>>,
     #[serde(default = "yes")]
     repeatable: bool,
+    /// Present in a bag that follows the profile, though not required (specification 1.4.0):
+    /// absent, it is said (a warning), not a departure.
+    #[serde(default)]
+    recommended: bool,
     /// What the element is for (specification 1.3.0): a string when present; a profile with
     /// another type here is refused.
     #[serde(default)]
@@ -183,6 +187,69 @@ impl Profile {
         Ok(p)
     }
 
+    /// `bag-info.txt`'s lines that a bag made to this profile gets besides `given` (the
+    /// command line's): the profile's identifier as `BagIt-Profile-Identifier`, and each label
+    /// the profile fixes (one allowed value) that `given` lacks. Labels are compared without
+    /// case.
+    pub fn fixed_info(&self, given: &[(String, String)]) -> Vec<(String, String)> {
+        let has = |label: &str| given.iter().any(|(k, _)| k.eq_ignore_ascii_case(label));
+        let mut out = Vec::new();
+        if !has("BagIt-Profile-Identifier") {
+            out.push(("BagIt-Profile-Identifier".to_string(), self.identifier()));
+        }
+        for (label, rule) in &self.bag_info {
+            if let Some([only]) = rule.values.as_deref()
+                && !has(label)
+                && !label.eq_ignore_ascii_case("BagIt-Profile-Identifier")
+            {
+                out.push((label.clone(), only.clone()));
+            }
+        }
+        out
+    }
+
+    /// Whether the profile says anything of the payload (`Payload-Files-Required`,
+    /// `Payload-Files-Allowed`, `Data-Empty`): only then is a payload listed to check it.
+    pub fn has_payload_rules(&self) -> bool {
+        !self.payload_files_required.is_empty()
+            || self.payload_files_allowed.is_some()
+            || self.data_empty
+    }
+
+    /// The departures of a bag that `bag create` would make, before it makes it: BagIt 1.0,
+    /// `info` as its bag-info.txt, manifests and tag manifests of `algorithms`, `tags` its other
+    /// tag files, and `payload` (paths under `data/` with sizes) when known (None: the payload
+    /// rules are not checked); and what it recommends that `info` lacks (warnings).
+    pub fn check_planned(
+        &self,
+        info: &[(String, String)],
+        algorithms: &[trawl_digest::Algorithm],
+        tags: &[String],
+        payload: Option<Vec<(String, u64)>>,
+    ) -> ProfileCheck {
+        let mut all_tags: Vec<String> = ["bagit.txt", "bag-info.txt"]
+            .into_iter()
+            .map(String::from)
+            .chain(tags.iter().cloned())
+            .collect();
+        for a in algorithms {
+            all_tags.push(format!("manifest-{}.txt", a.bagit_name()));
+            all_tags.push(format!("tagmanifest-{}.txt", a.bagit_name()));
+        }
+        all_tags.sort();
+        let seen = Seen {
+            version: "1.0".into(),
+            info: info.to_vec(),
+            tags: all_tags,
+            payload,
+            special: Vec::new(),
+        };
+        ProfileCheck {
+            departures: departures(self, &seen),
+            warnings: recommendations(self, &seen),
+        }
+    }
+
     /// The profile's identifier (its `BagIt-Profile-Identifier`, a string: [`Profile::parse`]
     /// refuses a profile without one).
     pub fn identifier(&self) -> String {
@@ -200,8 +267,9 @@ struct Seen {
     info: Vec<(String, String)>,
     /// Tag files, relative to the bag's top, `/`-separated.
     tags: Vec<String>,
-    /// Payload files, `data/...`, with their sizes.
-    payload: Vec<(String, u64)>,
+    /// Payload files, `data/...`, with their sizes (None: not listed, and the payload's rules
+    /// not checked).
+    payload: Option<Vec<(String, u64)>>,
     /// What is neither a regular file nor a directory (a FIFO, a device, a link), anywhere in
     /// the bag, with what it is: no tag or payload file, but present.
     special: Vec<(String, SkipKind)>,
@@ -275,10 +343,50 @@ pub fn check_serialized(
     Ok((shown, out))
 }
 
+/// What holding a bag to a profile found: its departures (each an error), and what the
+/// profile recommends that the bag lacks (each a warning).
+#[derive(Debug, Default)]
+pub struct ProfileCheck {
+    /// Each departure from the profile, naming the field.
+    pub departures: Vec<BagFinding>,
+    /// Each `Bag-Info` label the profile recommends (`"recommended": true`) that the bag lacks.
+    pub warnings: Vec<BagFinding>,
+}
+
 /// The bag at `root` against `profile`: one finding per departure, naming the field.
 pub fn check_profile(root: &Path, profile: &Profile) -> Result<Vec<BagFinding>, BagError> {
+    Ok(hold_to_profile(root, profile)?.departures)
+}
+
+/// The bag at `root` against `profile`: its departures, and what the profile recommends that
+/// it lacks.
+pub fn hold_to_profile(root: &Path, profile: &Profile) -> Result<ProfileCheck, BagError> {
     let seen = seen(root)?;
-    Ok(departures(profile, &seen))
+    Ok(ProfileCheck {
+        departures: departures(profile, &seen),
+        warnings: recommendations(profile, &seen),
+    })
+}
+
+/// Each `Bag-Info` label the profile recommends that the bag's bag-info.txt lacks.
+fn recommendations(p: &Profile, s: &Seen) -> Vec<BagFinding> {
+    p.bag_info
+        .iter()
+        .filter(|(label, rule)| {
+            rule.recommended
+                && !rule.required
+                && !s.info.iter().any(|(k, _)| k.eq_ignore_ascii_case(label))
+        })
+        .map(|(label, _)| {
+            BagFinding::about(
+                "profile",
+                format!(
+                    "Bag-Info: '{label}' is recommended and absent ({})",
+                    p.identifier()
+                ),
+            )
+        })
+        .collect()
 }
 
 fn seen(root: &Path) -> Result<Seen, BagError> {
@@ -303,12 +411,14 @@ fn seen(root: &Path) -> Result<Seen, BagError> {
         version,
         info,
         tags: Vec::new(),
-        payload: Vec::new(),
+        payload: Some(Vec::new()),
         special: Vec::new(),
     };
     list(root, root, &mut s)?;
     s.tags.sort();
-    s.payload.sort();
+    if let Some(p) = s.payload.as_mut() {
+        p.sort();
+    }
     s.special.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(s)
 }
@@ -332,7 +442,7 @@ fn list(root: &Path, dir: &Path, s: &mut Seen) -> Result<(), BagError> {
             s.special.push((rel, SkipKind::of(&ft)));
         } else if rel.starts_with("data/") {
             let size = e.metadata().map_err(io_err(&p))?.len();
-            s.payload.push((rel, size));
+            s.payload.get_or_insert_default().push((rel, size));
         } else {
             s.tags.push(rel);
         }
@@ -495,13 +605,17 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
             say("Tag-Files-Allowed", format!("{t} is not allowed"));
         }
     }
+    // The payload's rules, when it was listed.
+    let Some(payload) = &s.payload else {
+        return out;
+    };
     for f in &p.payload_files_required {
-        if !s.payload.iter().any(|(n, _)| n == f) {
+        if !payload.iter().any(|(n, _)| n == f) {
             say("Payload-Files-Required", absent(f));
         }
     }
     if let Some(globs) = &p.payload_files_allowed {
-        let payload = s.payload.iter().map(|(n, _)| n).chain(
+        let payload = payload.iter().map(|(n, _)| n).chain(
             s.special
                 .iter()
                 .map(|(n, _)| n)
@@ -517,13 +631,12 @@ fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
         .iter()
         .filter(|(n, _)| n.starts_with("data/"))
         .count();
-    let empty =
-        others == 0 && (s.payload.is_empty() || (s.payload.len() == 1 && s.payload[0].1 == 0));
+    let empty = others == 0 && (payload.is_empty() || (payload.len() == 1 && payload[0].1 == 0));
     if p.data_empty && !empty {
         let mut holds = format!(
             "{} files of {} bytes",
-            s.payload.len(),
-            s.payload.iter().map(|(_, n)| n).sum::<u64>()
+            payload.len(),
+            payload.iter().map(|(_, n)| n).sum::<u64>()
         );
         if others > 0 {
             holds.push_str(&format!(" and {others} entries that are not regular files"));
@@ -1019,6 +1132,58 @@ mod tests {
         let bad = br#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "x"},
                        "Accept-BagIt-Version": ["1.0"], "Accept-Serialization": "application/zip"}"#;
         assert!(Profile::parse(bad).is_err());
+    }
+
+    /// What a profile fixes goes into a new bag's bag-info.txt (its identifier, each label of
+    /// one allowed value the command line lacks); a label the command line gives is left to it.
+    #[test]
+    fn a_profile_fixes_its_identifier_and_each_label_of_one_value() {
+        let p = profile(
+            r#"{"Bag-Info": {"Source-Organization": {"required": true, "values": ["Archive"]},
+                             "Contact-Name": {"values": ["A", "B"]},
+                             "Bag-Group-Identifier": {"values": ["g"]}}}"#,
+        );
+        let given = vec![("bag-group-identifier".to_string(), "mine".to_string())];
+        assert_eq!(
+            p.fixed_info(&given),
+            vec![
+                (
+                    "BagIt-Profile-Identifier".to_string(),
+                    "http://x/p.json".to_string()
+                ),
+                ("Source-Organization".to_string(), "Archive".to_string()),
+            ]
+        );
+    }
+
+    /// A recommended label the bag lacks is a warning, never a departure; a bag planned with no
+    /// payload listed is not held to the payload's rules, and is once it is listed.
+    #[test]
+    fn recommended_labels_warn_and_a_planned_bag_s_payload_is_checked_when_listed() {
+        let t = bag();
+        let p = profile(r#"{"Bag-Info": {"Contact-Phone": {"recommended": true}}}"#);
+        let held = hold_to_profile(t.path(), &p).unwrap();
+        assert!(held.departures.is_empty(), "{:?}", held.departures);
+        assert_eq!(held.warnings.len(), 1);
+        assert_eq!(
+            held.warnings[0].message,
+            "Bag-Info: 'Contact-Phone' is recommended and absent (http://x/p.json)"
+        );
+        let p = profile(r#"{"Payload-Files-Required": ["data/must"]}"#);
+        let info = p.fixed_info(&[]);
+        let algs = [trawl_digest::Algorithm::Sha256];
+        assert!(
+            p.check_planned(&info, &algs, &[], None)
+                .departures
+                .is_empty()
+        );
+        let listed = Some(vec![("data/other".to_string(), 3)]);
+        let d = p.check_planned(&info, &algs, &[], listed).departures;
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].message
+                .starts_with("Payload-Files-Required: no data/must")
+        );
     }
 
     #[test]

@@ -28,8 +28,9 @@ use crate::{Catalog, CatalogError};
 pub struct AuditOptions {
     /// The engine settings; `scan.roots` are the audited directories, absolute and canonical.
     pub scan: ScanConfig,
-    /// The digests a new catalog records (None: sha256); an existing catalog keeps its own, and
-    /// a different list given here is an error.
+    /// The digests a new catalog records (None: sha256). An existing catalog keeps its own:
+    /// a list here that holds them and more adds the others (each file gets them when next
+    /// read); a list that leaves one out is an error.
     pub algorithms: Option<Vec<Algorithm>>,
     /// Full or metadata-only.
     pub mode: AuditMode,
@@ -168,10 +169,10 @@ pub enum AuditError {
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     #[error(
-        "{}: this catalog records {recorded}; --digest {asked} differs (start a new catalog to change algorithms)",
+        "{}: this catalog records {recorded}; --digest {asked} leaves out {left_out}: a catalog keeps every algorithm it records (its registered digests are the reference), and adds those named besides them (--digest {recorded},ALG)",
         path.display()
     )]
-    /// The algorithms asked for differ from the catalog's.
+    /// The algorithms asked for leave out one of the catalog's.
     Algorithms {
         /// The path concerned.
         path: PathBuf,
@@ -179,6 +180,8 @@ pub enum AuditError {
         recorded: String,
         /// Those asked for.
         asked: String,
+        /// The catalog's that they leave out.
+        left_out: String,
     },
     /// The catalog failed while the reads were under way.
     #[error(
@@ -323,20 +326,37 @@ pub fn audit_with(
 }
 
 /// The algorithms of this run: the catalog's, or those asked for a new catalog (SHA-256 by
-/// default); others asked for an existing catalog are refused.
+/// default). Asked for an existing catalog, the list must hold the catalog's; the others are
+/// added after them (the catalog's primary stays first, and a row registered before keeps the
+/// digests it has, a prefix of what a read computes now).
 fn choose_algorithms(cat: &Catalog, opts: &AuditOptions) -> Result<Vec<Algorithm>, AuditError> {
     let existing = cat.algorithms()?;
     Ok(match (&opts.algorithms, existing.is_empty()) {
         (Some(a), true) => a.clone(),
         (None, true) => vec![Algorithm::Sha256],
-        (Some(a), false) if *a != existing => {
-            return Err(AuditError::Algorithms {
-                path: cat.path().to_path_buf(),
-                recorded: names(&existing),
-                asked: names(a),
-            });
+        (Some(a), false) => {
+            let left_out: Vec<Algorithm> = existing
+                .iter()
+                .filter(|e| !a.contains(e))
+                .copied()
+                .collect();
+            if !left_out.is_empty() {
+                return Err(AuditError::Algorithms {
+                    path: cat.path().to_path_buf(),
+                    recorded: names(&existing),
+                    asked: names(a),
+                    left_out: names(&left_out),
+                });
+            }
+            let mut all = existing;
+            for x in a {
+                if !all.contains(x) {
+                    all.push(*x);
+                }
+            }
+            all
         }
-        (_, false) => existing,
+        (None, false) => existing,
     })
 }
 

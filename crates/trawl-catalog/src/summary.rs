@@ -31,7 +31,8 @@ impl RunSummary {
 pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSummary> {
     conn.query_row(
         "SELECT id, started, finished, status, mode, files_read, bytes_read, n_ok, n_corrupt,
-                n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred, chain_digest
+                n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred, chain_digest,
+                (SELECT count(*) FROM events e WHERE e.run = runs.id AND e.state = 'restored')
          FROM runs WHERE id = ?1",
         [run],
         |r| {
@@ -47,6 +48,9 @@ pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSu
                 counts: vec![
                     (Verdict::Ok, n(7)?),
                     (Verdict::Corrupt, n(8)?),
+                    // Counted from the run's events (no column of its own): a restored file's
+                    // row says `restored` as its last verdict, so `n_ok` leaves it out.
+                    (Verdict::Restored, n(16)?),
                     (Verdict::Modified, n(9)?),
                     (Verdict::Missing, n(10)?),
                     (Verdict::New, n(11)?),

@@ -25,6 +25,8 @@ pub enum Verdict {
     Ok,
     /// Same size and time as registered, different content.
     Corrupt,
+    /// Corrupt in an earlier audit, and read as registered again: its content was restored.
+    Restored,
     /// Changed: its size or time differs.
     Modified,
     /// Registered, and not found.
@@ -39,9 +41,10 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict.
-    pub const ALL: [Verdict; 7] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::Ok,
         Verdict::Corrupt,
+        Verdict::Restored,
         Verdict::Modified,
         Verdict::Missing,
         Verdict::New,
@@ -54,6 +57,7 @@ impl Verdict {
         match self {
             Verdict::Ok => "ok",
             Verdict::Corrupt => "corrupt",
+            Verdict::Restored => "restored",
             Verdict::Modified => "modified",
             Verdict::Missing => "missing",
             Verdict::New => "new",

@@ -54,13 +54,46 @@ pub fn event_line(
     s
 }
 
-/// The summary after an audit: the run, what registration did, counts, what was left for
-/// later and why, corrupt and missing files called out, the chain head, memory.
-pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String {
+/// What each verdict's number counts, said after it in the summary.
+fn verdict_words(state: &str, metadata: bool) -> &'static str {
+    match state {
+        "ok" if metadata => "size and mtime as registered (contents not read)",
+        "ok" => "content as registered",
+        "corrupt" => {
+            "content differs from the registered digests (or, with --ocfl, from the inventory's)"
+        }
+        "restored" => "corrupt in an earlier audit, content as registered again",
+        "modified" if metadata => "size or mtime changed (contents not read)",
+        "modified" => "size or mtime changed and the content too: registered as a new version",
+        "missing" => "registered, and no longer there",
+        "new" if metadata => "not registered (a metadata-only audit registers nothing)",
+        "new" => "not registered before, registered now",
+        "moved" => "a registered file found under another name",
+        "unreadable" => "could not be read",
+        _ => "",
+    }
+}
+
+/// How the summary speaks of a run: what was asked of it beyond its figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SummaryOf {
+    /// The roots held no registered file before: this run registered the collection.
+    pub registration: bool,
+    /// The budget (`--max-bytes`/`--max-time`) stopped the reads before the plan's end.
+    pub budget_spent: bool,
+    /// `--forget-missing`: the missing files were forgotten after being reported.
+    pub forget_missing: bool,
+}
+
+/// The summary after an audit: the run and what it read, what registration did, each verdict's
+/// number with what it counts, what was left for later and why, corrupt and missing files
+/// called out, the chain head, memory.
+pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
+    let metadata = h.mode == "metadata";
     let mut t = String::new();
     t.push_str(&format!(
-        "audit run {} ({}, {}): {}, {} read in {:.2} s ({})\n",
+        "audit run {} ({}, {}): read {} ({}) in {:.2} s ({})\n",
         h.run,
         h.mode,
         h.status,
@@ -69,28 +102,53 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
         h.seconds,
         human::rate(h.bytes_read, h.seconds)
     ));
-    if registration {
-        t.push_str(&format!(
-            "registered {} in {}\n",
-            human::count(count("new"), "file", "files"),
+    if of.registration {
+        // Every file read is registered: new, or (under --ocfl) corrupt already, with the
+        // inventory's digest as its reference.
+        let (new, corrupt) = (count("new"), count("corrupt"));
+        let mut line = format!(
+            "registered {} in {} (the first audit of these roots)",
+            human::count(new + corrupt, "file", "files"),
             h.catalog.path
+        );
+        if corrupt > 0 {
+            line.push_str(&format!(
+                ": {new} as read, {corrupt} with the digest its inventory gives, which its content does not match"
+            ));
+        }
+        t.push_str(&line);
+        t.push('\n');
+    }
+    // Each verdict with what its number counts: ok always, the others when there are any.
+    let rows: Vec<(u64, &str)> = h
+        .counts_in_order()
+        .filter(|(v, n)| *v == "ok" || *n > 0)
+        .map(|(v, n)| (n, v))
+        .collect();
+    let width = rows
+        .iter()
+        .map(|(n, _)| n.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let only_ok = rows.iter().all(|(_, v)| *v == "ok");
+    for (n, v) in rows {
+        t.push_str(&format!(
+            "  {n:>width$} {v}: {}\n",
+            verdict_words(v, metadata)
         ));
     }
-    let counts: Vec<String> = h
-        .counts_in_order()
-        .map(|(v, n)| format!("{v} {n}"))
-        .collect();
-    t.push_str(&counts.join(", "));
-    t.push('\n');
+    if only_ok {
+        t.push_str("  no path corrupt, restored, modified, missing, new, moved or unreadable\n");
+    }
     if h.not_read > 0 {
-        let why = if budget_spent {
+        let why = if of.budget_spent {
             "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"
         } else {
             "verified recently enough (--older-than)"
         };
         t.push_str(&format!(
-            "not read this time: {} files ({why})\n",
-            h.not_read
+            "not read this time: {}: {why}\n",
+            human::count(h.not_read, "registered file", "registered files")
         ));
     }
     let corrupt = count("corrupt");
@@ -101,7 +159,13 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
         ));
     }
     let missing = count("missing");
-    if missing > 0 {
+    if missing > 0 && of.forget_missing {
+        t.push_str(&format!(
+            "forgotten (--forget-missing): {} no longer there, dropped from the collection; later audits do not report {}\n",
+            human::count(missing, "registered file", "registered files"),
+            if missing == 1 { "it" } else { "them" }
+        ));
+    } else if missing > 0 {
         t.push_str(&format!(
             "MISSING: {missing} registered file{} no longer there\n",
             if missing == 1 { "" } else { "s" }

@@ -21,8 +21,17 @@ pub fn findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
     out
 }
 
-/// `DIR is valid (...)` or `DIR is NOT valid: N problems[, M files to fetch]`.
+/// `DIR is valid (...)` (`; it meets the BagIt Profile ID` when held to one) or `DIR is NOT
+/// valid: N problems[, M files to fetch]`.
 pub fn verdict(dir: &str, r: &BagReport) -> String {
+    let line = verdict_alone(dir, r);
+    match &r.profile {
+        Some(id) if r.is_valid() => format!("{line}; it meets the BagIt Profile {id}"),
+        _ => line,
+    }
+}
+
+fn verdict_alone(dir: &str, r: &BagReport) -> String {
     if r.is_unchecked() {
         format!(
             "{dir} was NOT CHECKED: its payload manifests use {}, which trawl cannot compute; a tool that can (bagit-python) may find it valid",
@@ -56,8 +65,20 @@ pub fn verdict(dir: &str, r: &BagReport) -> String {
     }
 }
 
-/// What `bag update` did: `DIR: added A[; B already there]`, or that nothing was to add.
-pub fn updated(dir: &str, added: &[&str], present: &[&str]) -> String {
+/// What `bag update` did: `DIR: added A[; B already there]`, or that nothing was to add; and
+/// that bag-info.txt was edited (`edited`).
+pub fn updated(dir: &str, added: &[&str], present: &[&str], edited: bool) -> String {
+    if edited {
+        let mut line =
+            format!("{dir}: bag-info.txt edited, the tag manifests written again to match");
+        if !added.is_empty() {
+            line.push_str(&format!("; added {}", added.join(", ")));
+        }
+        if !present.is_empty() {
+            line.push_str(&format!("; {} already there", present.join(", ")));
+        }
+        return line;
+    }
     match (added.is_empty(), present.is_empty()) {
         (false, true) => format!("{dir}: added {}", added.join(", ")),
         (false, false) => format!(

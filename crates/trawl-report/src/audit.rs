@@ -64,14 +64,15 @@ pub struct AuditEvent {
     pub path: JsonPath,
     /// Its size now.
     pub size: Option<u64>,
-    /// The verdict: ok, corrupt, modified, missing, new, moved, unreadable.
+    /// The verdict: ok, corrupt, restored, modified, missing, new, moved, unreadable.
     pub state: String,
 }
 
 /// The verdicts in the order a person reads them (the JSON's `counts` is sorted by name).
-pub const STATES: [&str; 7] = [
+pub const STATES: [&str; 8] = [
     "ok",
     "corrupt",
+    "restored",
     "modified",
     "missing",
     "new",

@@ -105,6 +105,9 @@ pub struct BagReport {
     pub cannot_check: Vec<String>,
     /// Validated without reading the payload (`--fast`): the file list and Payload-Oxum only.
     pub fast: bool,
+    /// The BagIt Profile the bag was held to (its identifier), when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 impl BagReport {

@@ -60,6 +60,27 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
             trawl_manifest::GNU_TOOL_NAMES
         ),
     };
+    // The algorithms each exported file must have a digest of. A file registered before an
+    // algorithm was added to the catalog lacks it until an audit reads it: it is left out of
+    // the manifest, counted, and the first named.
+    let needs: Vec<Algorithm> = match &kind {
+        Kind::Manifest(Format::Hashdeep(hd)) => hd.clone(),
+        Kind::Manifest(Format::Gnu(alg) | Format::Bsd(alg)) => vec![*alg],
+        Kind::Bagit(alg) => vec![*alg],
+    };
+    let (lacking, total) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let first_lacking: std::cell::RefCell<Option<Vec<u8>>> = Default::default();
+    let has_all = |e: &trawl_manifest::Entry| {
+        total.set(total.get() + 1);
+        let ok = needs.iter().all(|a| e.digests.iter().any(|(b, _)| b == a));
+        if !ok {
+            lacking.set(lacking.get() + 1);
+            first_lacking
+                .borrow_mut()
+                .get_or_insert_with(|| e.path.clone());
+        }
+        ok
+    };
     let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     let mut out = Output::create_beside_catalog(&dest, &a.catalog)?;
     let name = out.name();
@@ -75,9 +96,12 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
             // Writes the manifest to `to`; the names the format cannot hold are left out and
             // counted, which refuses the export: nothing is written.
             let write = |to: &mut dyn std::io::Write| -> anyhow::Result<()> {
+                // Counted in the pass that writes (the first of two, to no file, counts too).
+                lacking.set(0);
+                total.set(0);
                 let mut w = trawl_manifest::ManifestWriter::begin(to, &f, style.clone(), &comment)
                     .with_context(|| format!("{name}: cannot write"))?;
-                cat.for_each_manifest_entry(&mut |e| w.entry(e))?
+                cat.for_each_manifest_entry(&mut |e| if has_all(e) { w.entry(e) } else { Ok(()) })?
                     .with_context(|| format!("{name}: cannot write"))?;
                 let left_out = w.finish();
                 if !left_out.is_empty() {
@@ -99,7 +123,8 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
         Kind::Bagit(alg) => {
             // A BagIt payload manifest (manifest-ALG.txt): paths under data/, percent-encoded.
             cat.for_each_manifest_entry(&mut |e| {
-                let Some((_, d)) = e.digests.iter().find(|(a, _)| *a == alg) else {
+                let found = e.digests.iter().find(|(a, _)| *a == alg);
+                let (true, Some((_, d))) = (has_all(e), found) else {
                     return Ok(());
                 };
                 let mut line = hex::encode(d).into_bytes();
@@ -112,5 +137,26 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
         }
     }
     out.commit()?;
-    Ok(Outcome::Ok)
+    let left_out = lacking.get();
+    if left_out == 0 {
+        return Ok(Outcome::Ok);
+    }
+    let first = first_lacking.take().unwrap_or_default();
+    let first =
+        std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&first));
+    // One root: the manifest names files below it; the message names the file.
+    let roots = cat.roots()?;
+    let first = match roots.as_slice() {
+        [(_, root)] => root.join(first),
+        _ => first.to_path_buf(),
+    };
+    crate::messages::warning(format_args!(
+        "{}: {left_out} of {} registered files have no {algs} digest yet (the first: {}): not in the manifest; {algs} was added to the catalog after they were last read, and the next audit that reads them records it",
+        a.catalog.display(),
+        total.get(),
+        first.display(),
+        algs = needs.iter().map(|a| a.name()).collect::<Vec<_>>().join("/"),
+    ));
+    // Not every file is in the manifest: not checked, as `verify` says of files it could not.
+    Ok(Outcome::Unchecked)
 }

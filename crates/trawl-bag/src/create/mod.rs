@@ -31,7 +31,7 @@ mod recover;
 mod update;
 
 pub use recover::{Recovered, recover};
-pub use update::{Updated, update};
+pub use update::{InfoEdits, Updated, update};
 
 /// The journal an in-place creation keeps in the directory until it is done (what `recover` reads).
 pub const JOURNAL: &str = ".trawl-bag-journal";
@@ -98,12 +98,18 @@ pub struct Created {
     pub files: u64,
     /// Their bytes.
     pub bytes: u64,
-    /// Files hard-linked into a separate destination.
+    /// Files hard-linked into a separate destination (with [`CreateOptions::link`]).
     pub linked: u64,
-    /// Files copied into it.
+    /// Files copied into it (each read back and checked against its source's digests).
     pub copied: u64,
+    /// Of the copies, those that share the source's blocks (a reflink, where the file system
+    /// offers one): a write to either makes it a copy of its own, so the bag never changes
+    /// with the source.
+    pub reflinked: u64,
     /// Symbolic links left out ([`Links::Skip`]), listed in [`LINKS_LEFT_OUT`].
     pub links_left_out: u64,
+    /// What the profile ([`CreateOptions::profile`]) recommends that the bag lacks.
+    pub warnings: Vec<trawl_report::bag::BagFinding>,
 }
 
 /// What a bag does with the symbolic links of its source (a bag holds no link).
@@ -270,28 +276,37 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
     f.commit().map_err(io_err(path))
 }
 
-/// Writes payload manifests for `algs` from `listing`, bag-info.txt and bagit.txt (if `info` is
-/// given), and tag manifests for `tag_algs` over every tag file present.
+/// bag-info.txt's text: `Label: value` per line, in the order given.
+pub(crate) fn info_text(info: &[(String, String)]) -> String {
+    info.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()
+}
+
+/// Writes payload manifests for `algs` from `listing` (when given), bagit.txt (a new bag,
+/// `new_bag`), then bag-info.txt from `info` (when given) and tag manifests for `tag_algs`
+/// over every tag file: the top's `*.txt` files, the paths in `listed` (what the bag's tag
+/// manifests list, which may lie below the top; percent-encoded as written) and bag-info.txt.
+/// bag-info.txt's and the tag manifests' texts are all made before the first of them is
+/// replaced, and each file is replaced whole (written under a temporary name, then renamed).
 pub(crate) fn write_tag_files(
     root: &Path,
-    listing: &Listing<'_>,
+    listing: Option<&Listing<'_>>,
     algs: &[Algorithm],
     info: Option<&[(String, String)]>,
+    new_bag: bool,
     tag_algs: &[Algorithm],
+    listed: &[String],
 ) -> Result<(), BagError> {
-    write_payload_manifests(root, listing, algs)?;
-    if let Some(info) = info {
-        let mut text = String::new();
-        for (k, v) in info {
-            text.push_str(&format!("{k}: {v}\n"));
-        }
-        write_atomic(&root.join("bag-info.txt"), text.as_bytes())?;
+    if let Some(listing) = listing {
+        write_payload_manifests(root, listing, algs)?;
+    }
+    if new_bag {
         // Only a new bag gets a bagit.txt; an updated bag keeps its version.
         write_atomic(
             &root.join("bagit.txt"),
             b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
         )?;
     }
+    let info = info.map(info_text);
     let mut tag_names: Vec<String> = std::fs::read_dir(root)
         .map_err(io_err(root))?
         .collect::<std::io::Result<Vec<_>>>()
@@ -299,24 +314,49 @@ pub(crate) fn write_tag_files(
         .into_iter()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with("tagmanifest-") && !n.starts_with('.') && n.ends_with(".txt"))
+        .filter(|n| !n.starts_with('.') && n.ends_with(".txt"))
+        .chain(listed.iter().map(|p| crate::decode_path(p)))
+        .chain(info.is_some().then(|| "bag-info.txt".to_string()))
+        .filter(|n| !n.starts_with("tagmanifest-") && !n.starts_with("data/"))
         .collect();
     tag_names.sort();
-    // Each tag file read once for every algorithm (a payload manifest may be large).
+    tag_names.dedup();
+    // Each tag file read once for every algorithm (a payload manifest may be large), beneath
+    // the bag as validation reads them; bag-info.txt's new text from memory.
+    let dir = trawl_read::RootDir::open(root).map_err(io_err(root))?;
     let mut texts = vec![String::new(); tag_algs.len()];
     for n in &tag_names {
-        let p = root.join(n);
-        let f = std::fs::File::open(&p).map_err(io_err(&p))?;
-        let digests = digest_reader(f, tag_algs).map_err(io_err(&p))?;
+        let digests = match (&info, n.as_str()) {
+            (Some(text), "bag-info.txt") => digest_reader(text.as_bytes(), tag_algs),
+            _ => match crate::validate::open_tag(root, &dir, n)? {
+                Some(f) => digest_reader(f, tag_algs),
+                None => continue,
+            },
+        }
+        .map_err(io_err(&root.join(n)))?;
+        let shown = String::from_utf8_lossy(&crate::encode_path(n.as_bytes())).into_owned();
         for (text, d) in texts.iter_mut().zip(digests) {
-            text.push_str(&format!("{}  {n}\n", hex::encode(d)));
+            text.push_str(&format!("{}  {shown}\n", hex::encode(d)));
         }
     }
+    let mut files = Vec::new();
+    if let Some(text) = &info {
+        files.push((root.join("bag-info.txt"), text.clone()));
+    }
     for (alg, text) in tag_algs.iter().zip(texts) {
-        write_atomic(
-            &root.join(format!("tagmanifest-{}.txt", alg.bagit_name())),
-            text.as_bytes(),
-        )?;
+        files.push((
+            root.join(format!("tagmanifest-{}.txt", alg.bagit_name())),
+            text,
+        ));
+    }
+    let mut ready = Vec::new();
+    for (p, text) in &files {
+        let mut f = AtomicFile::create(p).map_err(io_err(p))?;
+        f.write_all(text.as_bytes()).map_err(io_err(p))?;
+        ready.push((p, f));
+    }
+    for (p, f) in ready {
+        f.commit().map_err(io_err(p))?;
     }
     Ok(())
 }
@@ -348,11 +388,18 @@ pub struct CreateOptions<'a> {
     pub out: Option<&'a Path>,
     /// Where lists wait past their memory.
     pub spools: Spools,
-    /// With `out`: copy every payload file (a bag that shares no inode with the source) instead
-    /// of hard-linking where possible.
-    pub copy: bool,
+    /// With `out`: hard-link each payload file to its source where possible, instead of copying
+    /// it. The bag then shares its files with the source: an edit of one is an edit of the other.
+    /// By default every file is copied (a reflink where the file system offers one), so that
+    /// the bag shares no inode with the source.
+    pub link: bool,
     /// What to do with symbolic links.
     pub links: Links,
+    /// A BagIt Profile the bag is made to: bag-info.txt gets what it fixes (its identifier, each
+    /// label with one allowed value); what it requires and the options lack refuses the
+    /// creation before anything is read or written (what it asks of the payload, once the
+    /// payload is read and before anything is written).
+    pub profile: Option<&'a crate::Profile>,
 }
 
 /// Whether `inner` is `outer` or lies under it, comparing canonical paths (the deepest
@@ -399,6 +446,15 @@ pub fn create(
             "--links follow and --follow go together (one implies the other)",
         ));
     }
+    // The profile's requirements that the options do not meet refuse the creation at once.
+    let mut given = opts.info.clone();
+    let mut warnings = Vec::new();
+    if let Some(p) = opts.profile {
+        given.extend(p.fixed_info(&opts.info));
+        let check = p.check_planned(&bag_info(0, 0, &given), &opts.algorithms, &[], None);
+        refuse_departures(dir, p, &check.departures)?;
+        warnings = check.warnings;
+    }
     let spools = &opts.spools;
     let mut tree = digest_tree(
         dir,
@@ -418,16 +474,46 @@ pub fn create(
         files: tree.count,
         bytes: tree.bytes,
         links_left_out: tree.left_out.len() as u64,
+        warnings,
         ..Default::default()
     };
     let left_out = left_out_list(&mut tree.left_out);
+    let info = bag_info(created.files, created.bytes, &given);
+    // What the profile asks of the payload, and of the links' tag file, now that both are
+    // known: before anything is written.
+    if let Some(p) = opts.profile
+        && (p.has_payload_rules() || !left_out.is_empty())
+    {
+        let payload = if p.has_payload_rules() {
+            let mut v = Vec::new();
+            files
+                .for_each(|rel, value| {
+                    let size = value
+                        .get(..8)
+                        .and_then(|b| b.try_into().ok())
+                        .map_or(0, u64::from_be_bytes);
+                    v.push((format!("data/{}", String::from_utf8_lossy(rel)), size));
+                    Ok::<(), std::io::Error>(())
+                })
+                .map_err(spools.err())?;
+            Some(v)
+        } else {
+            None
+        };
+        let tags: Vec<String> = if left_out.is_empty() {
+            Vec::new()
+        } else {
+            vec![LINKS_LEFT_OUT.to_string()]
+        };
+        let check = p.check_planned(&info, &opts.algorithms, &tags, payload);
+        refuse_departures(dir, p, &check.departures)?;
+    }
     let listing = Listing {
         sorted: &files,
         layout: &opts.algorithms,
         prefix: b"data/",
         skip: 8,
     };
-    let info = bag_info(created.files, created.bytes, &opts.info);
     match opts.out {
         None => create_in_place(dir, opts, &listing, &info)?,
         Some(out) => {
@@ -529,6 +615,35 @@ fn left_out_list(links: &mut [(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     text
 }
 
+/// A bag that would depart from its profile is not made: each departure named, nothing
+/// written.
+fn refuse_departures(
+    dir: &Path,
+    profile: &crate::Profile,
+    departures: &[trawl_report::bag::BagFinding],
+) -> Result<(), BagError> {
+    if departures.is_empty() {
+        return Ok(());
+    }
+    let list: String = departures
+        .iter()
+        .map(|d| format!("\n  {}", d.message))
+        .collect();
+    Err(refused(
+        dir,
+        format!(
+            "not bagged, nothing written: the bag would not meet the BagIt Profile {} ({} {}):{list}\n  (bag-info.txt's labels go in with --info 'LABEL: VALUE', the manifests' algorithms with -d)",
+            profile.identifier(),
+            departures.len(),
+            if departures.len() == 1 {
+                "departure"
+            } else {
+                "departures"
+            },
+        ),
+    ))
+}
+
 /// Entries that cannot be bagged: nothing is changed, and each is named (the first ones).
 fn refuse_problems(dir: &Path, tree: &Tree) -> Result<(), BagError> {
     if !tree.problems.is_empty() {
@@ -585,7 +700,15 @@ fn create_in_place(
             std::fs::rename(dir.join(n), staging.join(n)).map_err(io_err(&dir.join(n)))?;
         }
         std::fs::rename(&staging, dir.join("data")).map_err(io_err(&staging))?;
-        write_tag_files(dir, listing, &opts.algorithms, Some(info), &opts.algorithms)?;
+        write_tag_files(
+            dir,
+            Some(listing),
+            &opts.algorithms,
+            Some(info),
+            true,
+            &opts.algorithms,
+            &[],
+        )?;
         std::fs::remove_file(dir.join(JOURNAL)).map_err(io_err(&dir.join(JOURNAL)))
     })();
     // A step that failed (a full disk while the tag files are written) is rolled back from the
@@ -657,10 +780,12 @@ impl Made<'_> {
             }
             write_tag_files(
                 &tmp,
-                listing,
+                Some(listing),
                 &opts.algorithms,
                 Some(info),
+                true,
                 &opts.algorithms,
+                &[],
             )?;
             // Never over anything that appeared at `out` meanwhile (an empty directory
             // would be replaced by rename(2)).
@@ -680,8 +805,9 @@ impl Made<'_> {
         Ok(())
     }
 
-    /// Every payload file into `tmp/data`: hard-linked where it can be (not with --copy, never
-    /// a link's target), else copied; the copies, each with the digests its source had.
+    /// Every payload file into `tmp/data`: copied (a reflink where the file system offers one,
+    /// which shares blocks but no writes), or hard-linked where it can be with `link` (never a
+    /// link's target); the copies, each with the digests its source had.
     fn link_or_copy(
         &self,
         tmp: &Path,
@@ -704,10 +830,15 @@ impl Made<'_> {
                 let is_link = std::fs::symlink_metadata(&src)
                     .map(|m| m.file_type().is_symlink())
                     .unwrap_or(false);
-                if !opts.copy && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
+                if opts.link && !is_link && std::fs::hard_link(&src, &dst).is_ok() {
                     created.linked += 1;
                 } else {
-                    std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+                    // FICLONE where the file system shares blocks (XFS, btrfs), else a copy.
+                    let reflinked =
+                        reflink_copy::reflink_or_copy(&src, &dst).map_err(io_err(&src))?;
+                    if reflinked.is_none() {
+                        created.reflinked += 1;
+                    }
                     created.copied += 1;
                     let mut key = b"data/".to_vec();
                     key.extend_from_slice(rel.as_bytes());

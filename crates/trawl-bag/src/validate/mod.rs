@@ -31,7 +31,7 @@ mod tags;
 pub(crate) use declaration::declaration_deviations;
 pub(crate) use disk::{OnDisk, payload_files};
 pub(crate) use merge::check_payload;
-pub(crate) use tags::{Bag, load, read_tag};
+pub(crate) use tags::{Bag, load, open_tag, read_tag};
 use {manifests::*, tags::*};
 
 /// BagIt versions whose bags trawl reads.
@@ -77,7 +77,7 @@ pub fn validate(
         return Ok(report);
     }
 
-    tag_manifests(root, &bag, &mut report)?;
+    check_tag_manifests(root, &bag, &mut report)?;
     if algs
         .iter()
         .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
@@ -91,7 +91,7 @@ pub fn validate(
 }
 
 /// Payload-Oxum (octets.streams) against the payload on disk; fast validation needs one.
-fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
+pub(crate) fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
     match bag.info_value("Payload-Oxum") {
         Some(ox) => match ox
             .split_once('.')
@@ -121,7 +121,11 @@ fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
 
 /// The tag manifests' entries checked (a tag file's digest, never a payload file), and the tag
 /// files they SHOULD list.
-fn tag_manifests(root: &Path, bag: &Bag, report: &mut Report) -> Result<(), BagError> {
+pub(crate) fn check_tag_manifests(
+    root: &Path,
+    bag: &Bag,
+    report: &mut Report,
+) -> Result<(), BagError> {
     let tag_dir = RootDir::open(root).map_err(io_err(root))?;
     let mut tag_listed = BTreeSet::new();
     for m in &bag.tag {

@@ -109,8 +109,9 @@ pub(crate) fn attach_scratch(conn: &rusqlite::Connection, path: &Path) -> rusqli
 
 impl Catalog {
     /// Starts an audit of `roots` (absolute, canonical directories), resuming the last run if it
-    /// was interrupted with the same roots and mode. `algorithms` is used only for a new catalog;
-    /// an existing catalog keeps its own. The run's walk is kept in a scratch database in a
+    /// was interrupted with the same roots and mode. `algorithms` is a new catalog's; an
+    /// existing catalog keeps its own, and takes those `algorithms` add after them (a list
+    /// that begins with its own). The run's walk is kept in a scratch database in a
     /// private directory under `temp_dir` (default: the system's), removed when the run ends.
     pub fn begin_audit(
         &mut self,
@@ -135,7 +136,7 @@ impl Catalog {
             .and_then(|()| attach_scratch(&self.conn, &walk_db))
             .map_err(|e| self.err(e))?;
         let mut algs = self.algorithms()?;
-        if algs.is_empty() {
+        if algs.is_empty() || (algorithms.len() > algs.len() && algorithms.starts_with(&algs)) {
             self.set_algorithms(algorithms)?;
             algs = algorithms.to_vec();
         }

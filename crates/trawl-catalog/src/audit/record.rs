@@ -18,6 +18,15 @@ struct Seen<'a> {
     digests: &'a [u8],
 }
 
+/// Whether registered digests (`old`) and the digests read now (`new`), both concatenated in
+/// the catalog's algorithm order, agree, over the algorithms both hold: an algorithm added to
+/// the catalog comes after the others, so a row registered before it holds a prefix of what a
+/// read computes now (it gets the rest when read as registered).
+pub(crate) fn same_digests(old: &[u8], new: &[u8]) -> bool {
+    let n = old.len().min(new.len());
+    old[..n] == new[..n] && (n > 0 || old.len() == new.len())
+}
+
 /// The verdict on a registered file read again, from its registered size, mtime and digests
 /// (`old`) against what the read found, and what it says: new again (it was missing), ok,
 /// corrupt (other content, same size and mtime), or modified.
@@ -30,14 +39,15 @@ fn verdict_on(
 ) -> (Verdict, Option<String>) {
     let (old_size, old_mtime, old_digests) = old;
     let same_meta = old_size == size as i64 && old_mtime == mtime_ns;
+    let same = same_digests(old_digests, all);
     if !present {
-        let d = if old_digests == all {
+        let d = if same {
             "back after being missing, with its registered content"
         } else {
             "back after being missing, with different content (recorded as a new version)"
         };
         (Verdict::New, Some(d.to_string()))
-    } else if old_digests == all {
+    } else if same {
         (Verdict::Ok, None)
     } else if same_meta {
         (
@@ -120,12 +130,12 @@ impl Audit<'_> {
             ino,
             digests: &all,
         };
-        type Row = (i64, i64, i64, Vec<u8>, bool, i64);
+        type Row = (i64, i64, i64, Vec<u8>, bool, i64, String);
         let row: Option<Row> = self
             .cat
             .conn
             .prepare_cached(
-                "SELECT id, size, mtime_ns, digests, present, first_run FROM files WHERE dir = ?1 AND name = ?2",
+                "SELECT id, size, mtime_ns, digests, present, first_run, state FROM files WHERE dir = ?1 AND name = ?2",
             )
             .and_then(|mut st| {
                 st.query_row(params![dir, name], |r| r.try_into())
@@ -148,11 +158,11 @@ impl Audit<'_> {
                     _ => (Verdict::New, None, None),
                 }
             }
-            Some((id, old_size, old_mtime, old_digests, present, first_run)) => {
-                let (verdict, detail) = match expected {
+            Some((id, old_size, old_mtime, old_digests, present, first_run, state)) => {
+                let (mut verdict, mut detail) = match expected {
                     // Content its source holds fixed that is not what was registered: the
                     // source's own record was rewritten with it, or the file was swapped.
-                    Some(e) if e.fixed.is_some() && old_digests != all => (
+                    Some(e) if e.fixed.is_some() && !same_digests(&old_digests, &all) => (
                         Verdict::Corrupt,
                         Some(format!(
                             "content differs from what was registered, and {} holds it fixed (it may not change)",
@@ -167,8 +177,15 @@ impl Audit<'_> {
                         &all,
                     ),
                 };
+                // Corrupt until now, and as registered again: its content was restored, which
+                // its history says.
+                if verdict == Verdict::Ok && state == "corrupt" {
+                    verdict = Verdict::Restored;
+                    detail = Some(self.restored_detail(dir, name)?);
+                }
                 let first_run = if present { first_run } else { run };
-                self.update_read(id, verdict, &seen, old_digests != all, first_run)?;
+                let changed = !same_digests(&old_digests, &all);
+                self.update_read(id, verdict, &seen, changed, first_run)?;
                 (verdict, detail, Some(old_digests))
             }
         };
@@ -238,6 +255,25 @@ impl Audit<'_> {
         )?;
         self.tick()?;
         Ok((Verdict::Corrupt, Some(detail)))
+    }
+
+    /// What a restored file's event says: since which run it was corrupt (the first corrupt
+    /// event after the last one that was neither corrupt nor unreadable).
+    fn restored_detail(&self, dir: i64, name: &[u8]) -> Result<String> {
+        let since: Option<i64> = self
+            .cat
+            .conn
+            .prepare_cached(
+                "SELECT min(run) FROM events WHERE dir = ?1 AND name = ?2 AND state = 'corrupt'
+                   AND run > coalesce((SELECT max(run) FROM events WHERE dir = ?1 AND name = ?2
+                       AND run < ?3 AND state NOT IN ('corrupt', 'unreadable')), 0)",
+            )
+            .and_then(|mut st| st.query_row(params![dir, name, self.run], |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        Ok(match since {
+            Some(r) => format!("corrupt since run {r}; its content is as registered again"),
+            None => "corrupt before; its content is as registered again".to_string(),
+        })
     }
 
     /// Whether files under `unit` (a directory below root `root`) were registered in an
@@ -426,5 +462,29 @@ impl Audit<'_> {
             .and_then(|mut st| st.execute(params![dir, name]))
             .map_err(|e| self.err(e))?;
         self.tick()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Digests agree over the algorithms both hold: a row registered before an algorithm was
+    /// added (a prefix of what a read computes now) agrees with a read of the same content,
+    /// and a difference in the algorithms it has is a difference.
+    #[test]
+    fn digests_agree_over_the_algorithms_both_hold() {
+        let sha = [1u8; 32];
+        let both = [[1u8; 32].as_slice(), [9u8; 16].as_slice()].concat();
+        assert!(same_digests(&sha, &both));
+        assert!(same_digests(&both, &both));
+        let mut other = both.clone();
+        other[0] = 2;
+        assert!(!same_digests(&sha, &other));
+        other[0] = 1;
+        other[40] = 0;
+        assert!(!same_digests(&both, &other));
+        assert!(same_digests(&[], &[]));
+        assert!(!same_digests(&[], &both));
     }
 }

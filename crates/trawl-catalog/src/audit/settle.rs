@@ -120,17 +120,27 @@ impl Audit<'_> {
         let (id, dir, ref name, rid, _, _, _, _, ref digests, _) = *row;
         let (tdir, tname, _troot, tsize, tmtime, tid) = target;
         if self.mode == AuditMode::Full {
-            // The file keeps its identity (id, first seen, version) under its new path.
+            // The file keeps its identity (id, first seen, version) under its new path, and
+            // takes the digests read there: the same over the algorithms its row holds, and
+            // those added to the catalog since it was registered.
             let conn = &self.cat.conn;
             let r = conn
-                .execute("DELETE FROM files WHERE id = ?1", [tid])
-                .and_then(|_| {
+                .query_row("SELECT digests FROM files WHERE id = ?1", [tid], |r| {
+                    r.get::<_, Vec<u8>>(0)
+                })
+                .and_then(|read| {
+                    conn.execute("DELETE FROM files WHERE id = ?1", [tid])?;
+                    let kept = if read.len() > digests.len() {
+                        &read
+                    } else {
+                        digests
+                    };
                     conn.execute(
                         "UPDATE files SET dir = ?2, name = ?3, size = ?4, mtime_ns = ?5,
                              state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
-                             last_verdict = 'moved', missing_since = NULL
+                             last_verdict = 'moved', missing_since = NULL, digests = ?8
                          WHERE id = ?1",
-                        params![id, tdir, tname, tsize, tmtime, self.now, self.run],
+                        params![id, tdir, tname, tsize, tmtime, self.now, self.run, kept],
                     )
                 });
             r.map_err(|e| self.err(e))?;
@@ -258,7 +268,8 @@ impl Audit<'_> {
             .prepare_cached(
                 "SELECT f.dir, f.name, d.root, f.size, f.mtime_ns, f.id
                  FROM fresh n JOIN files f ON f.id = n.id JOIN dirs d ON d.id = f.dir
-                 WHERE n.key = substr(?1, 1, 8) AND n.size = ?2 AND f.digests = ?1
+                 WHERE n.key = substr(?1, 1, 8) AND n.size = ?2
+                   AND substr(f.digests, 1, length(?1)) = ?1
                    AND f.first_run = ?3 AND f.last_run = ?3 AND f.last_verdict = 'new'
                    AND f.present = 1
                  ORDER BY d.root, CAST(d.path || f.name AS BLOB) LIMIT 1",

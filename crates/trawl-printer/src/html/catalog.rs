@@ -77,6 +77,7 @@ fn runs(v: &CatalogView) -> Markup {
     let class = |s: &str| match s {
         "ok" => "bar",
         "corrupt" => "s-corrupt",
+        "restored" => "s-restored",
         "modified" => "s-modified",
         "missing" => "s-missing",
         "new" => "s-new",
