@@ -252,7 +252,11 @@ impl BagCreatePlan {
             links,
             out: a.out.clone(),
             copy: a.copy,
-            cfg: scan_config(vec![a.dir.clone()], &read)?,
+            cfg: {
+                let mut cfg = scan_config(vec![a.dir.clone()], &read)?;
+                cfg.walk.excluding = super::hiargs::exclusion(&a.excluding)?;
+                cfg
+            },
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,
         })

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use trawl_report::JsonPath;
+use trawl_report::exclude::{ExcludedJson, ExcludedTally};
 use trawl_report::scan::{ErrorJson, FileJson};
 use trawl_walk::{SkipKind, WalkItem};
 
@@ -38,6 +39,8 @@ pub struct Listing {
     pub skipped: Vec<FileJson>,
     /// Entries that could not be listed or inspected.
     pub failed: Vec<FileJson>,
+    /// What the user's rules left out (counts, and the first entries by path; no rules).
+    pub excluded: ExcludedJson,
 }
 
 /// Root number `idx` looked at as the walk looks at a root: a file, something skipped, or a
@@ -92,11 +95,12 @@ pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, Clus
     } else {
         None
     };
-    let l = trawl_walk::list_directory(idx, dir, opts, root_dev, &trawl_stop::Stop::new());
+    let l = trawl_walk::list_directory(idx, root, dir, opts, root_dev, &trawl_stop::Stop::new());
     let mut out = Listing {
         dirs: l.dirs,
         ..Listing::default()
     };
+    let mut excluded = ExcludedTally::default();
     for item in l.items {
         match item {
             WalkItem::File(f) => {
@@ -117,8 +121,16 @@ pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, Clus
                 out.failed
                     .push(problem(&path, None, Some(&e.to_string()), "walk"))
             }
+            WalkItem::Excluded(x) => excluded.add(
+                &x.path,
+                x.kind.name(),
+                x.size,
+                x.why.pattern(),
+                x.why.holds(),
+            ),
         }
     }
+    out.excluded = excluded.finish(&[], &[]);
     Ok(out)
 }
 
@@ -138,10 +150,12 @@ pub fn list_task(
             None => list_root(work, idx)?,
             Some(d) => list_dir(work, idx, &d)?,
         };
-        let found = l.files.len();
+        // Excluded entries travel too, each a name: they count towards the task's budget.
+        let found = l.files.len() + l.excluded.entries() as usize;
         out.files.extend(l.files);
         out.skipped.extend(l.skipped);
         out.failed.extend(l.failed);
+        out.excluded.merge(l.excluded);
         Ok::<_, ClusterError>(((), l.dirs, found))
     })?;
     out.dirs = rest;
@@ -201,6 +215,7 @@ struct WireListing {
     dirs: Vec<Vec<u8>>,
     skipped: Vec<u8>,
     failed: Vec<u8>,
+    excluded: Vec<u8>,
 }
 
 impl Listing {
@@ -215,6 +230,7 @@ impl Listing {
             dirs: self.dirs.iter().map(|d| bytes(d)).collect(),
             skipped: serde_json::to_vec(&self.skipped).expect("records encode"),
             failed: serde_json::to_vec(&self.failed).expect("records encode"),
+            excluded: serde_json::to_vec(&self.excluded).expect("records encode"),
         };
         postcard::to_stdvec(&w).expect("a listing encodes")
     }
@@ -242,6 +258,8 @@ impl Listing {
             dirs: w.dirs.into_iter().map(crate::path).collect(),
             skipped: records(&w.skipped)?,
             failed: records(&w.failed)?,
+            excluded: serde_json::from_slice(&w.excluded)
+                .map_err(|e| ClusterError::wire("a listing's excluded entries", e))?,
         })
     }
 }

@@ -65,6 +65,7 @@ impl Walk {
         }
         self.problems.skipped.extend(listing.skipped);
         self.problems.failed.extend(listing.failed);
+        self.problems.excluded.merge(listing.excluded);
     }
 
     /// Files found so far.
@@ -77,7 +78,7 @@ impl Walk {
         self.listings
     }
 
-    /// The skipped and failed entries, for the report.
+    /// The skipped, failed and excluded entries, for the report.
     pub fn problems(&self) -> &Listing {
         &self.problems
     }

@@ -82,6 +82,9 @@ pub fn summary(h: &AuditHead, registration: bool, budget_spent: bool) -> String 
         .collect();
     t.push_str(&counts.join(", "));
     t.push('\n');
+    if let Some(e) = &h.excluded {
+        t.push_str(&crate::scan::excluded_line(e));
+    }
     if h.not_read > 0 {
         let why = if budget_spent {
             "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"

@@ -21,6 +21,11 @@ class Audit(_Cluster):
     def __init__(self, opts, audit_args):
         super().__init__(opts)
         self.args = [os.fsencode(a) for a in audit_args]
+        try:
+            # --exclude-from is read here, once: the workers get its patterns.
+            self.args = [bytes(a) for a in _native.worker_args("audit", self.args)]
+        except ValueError as e:
+            raise Fatal(str(e).strip())
         self.run_key = hashlib.blake2b(b"\0".join(self.args) + str(time.time()).encode(), digest_size=8).hexdigest()
         # Opened before any cluster is contacted, as the audit's own outputs are opened before
         # anything is read: a bad path costs nothing.
