@@ -239,3 +239,60 @@ impl ClusterPlan {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    /// Each `--exclude-from FILE` becomes its patterns where it stood (comments and blank
+    /// lines left out), in both of its spellings, so that a worker that lacks FILE parses the
+    /// same rules; arguments without it, and a `--` path spelled like it, go as they are.
+    #[test]
+    fn an_exclude_file_is_handed_to_the_workers_as_its_patterns() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("pats");
+        std::fs::write(&f, "# c\n*.o\n\n!keep.o\n").unwrap();
+        let f = f.to_str().unwrap();
+        let got = worker_args(
+            "scan",
+            os(&["/d", "--exclude", "a", "--exclude-from", f, "-q"]),
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            os(&[
+                "/d",
+                "--exclude",
+                "a",
+                "--exclude=*.o",
+                "--exclude=!keep.o",
+                "-q"
+            ])
+        );
+        let eq = format!("--exclude-from={f}");
+        let got = worker_args("audit", os(&["/d", "-c", "c.db", &eq, "--exclude", "b"])).unwrap();
+        assert_eq!(
+            got,
+            os(&[
+                "/d",
+                "-c",
+                "c.db",
+                "--exclude=*.o",
+                "--exclude=!keep.o",
+                "--exclude",
+                "b"
+            ])
+        );
+        let plain = os(&["/d", "--exclude", "a", "--", "--exclude-from"]);
+        assert_eq!(worker_args("scan", plain.clone()).unwrap(), plain);
+        let e = worker_args("scan", os(&["/d", "--exclude-from", "/nonexistent/p"])).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot read it: no such file"),
+            "{e}"
+        );
+    }
+}

@@ -610,7 +610,8 @@ mod tests {
     }
 
     /// A listing crosses the wire whole: files with their metadata, skipped entries with their
-    /// kind, the subdirectories left; directories excluded by the spec are not listed.
+    /// kind, the subdirectories left, the entries the user's rules left out with their kind,
+    /// size and reason; directories excluded by the spec are not listed.
     #[test]
     fn a_listing_comes_back_as_the_walk_gave_it() {
         let t = tempfile::tempdir().unwrap();
@@ -619,6 +620,9 @@ mod tests {
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::create_dir(root.join("left-out")).unwrap();
         std::os::unix::fs::symlink("a", root.join("link")).unwrap();
+        std::fs::write(root.join("x.tmp"), b"12345").unwrap();
+        std::fs::create_dir(root.join("kept-out")).unwrap();
+        std::fs::write(root.join("kept-out/.nobackup"), b"").unwrap();
         let spec = WalkSpec {
             roots: vec![bytes(&root)],
             exclude: vec![bytes(&root.join("left-out"))],
@@ -628,7 +632,12 @@ mod tests {
             dirs: 1,
             ..ListBudget::default()
         };
-        let (b, dirs) = worker(&root).list_task(&spec, 0, None, one).unwrap();
+        let mut cfg = ScanConfig::new(vec![root.clone()]);
+        let mut rules = trawl_walk::ExclusionBuilder::new();
+        rules.pattern(std::ffi::OsStr::new("*.tmp")).unwrap();
+        rules.if_present(std::ffi::OsStr::new(".nobackup")).unwrap();
+        cfg.walk.excluding = rules.build().unwrap();
+        let (b, dirs) = Worker::new(cfg).list_task(&spec, 0, None, one).unwrap();
         assert_eq!(dirs, vec![root.join("sub")]);
         let b = b.into_iter().next().unwrap();
         let mut got = Vec::new();
@@ -642,13 +651,28 @@ mod tests {
                 }
                 WalkItem::Skipped { path, kind } => format!("{} {}", kind.name(), path.display()),
                 WalkItem::Error(e) => format!("error {e}"),
-                WalkItem::Excluded(x) => format!("excluded {}", x.path.display()),
+                WalkItem::Excluded(x) => format!(
+                    "excluded {} {} {:?} {:?} {:?}",
+                    x.kind.name(),
+                    x.path.display(),
+                    x.size,
+                    x.why.pattern(),
+                    x.why.holds()
+                ),
             });
             Ok(())
         })
         .unwrap();
         got.sort();
         let want = vec![
+            format!(
+                "excluded directory {} None None Some(\".nobackup\")",
+                root.join("kept-out").display()
+            ),
+            format!(
+                "excluded file {} Some(5) Some(\"*.tmp\") None",
+                root.join("x.tmp").display()
+            ),
             format!("file {}", root.join("a").display()),
             format!("symlink {}", root.join("link").display()),
         ];

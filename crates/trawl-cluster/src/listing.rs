@@ -318,4 +318,103 @@ mod tests {
         assert_eq!((files[1].path.clone(), files[1].size), (odd, 2));
         assert!(Listing::decode(b"junk").is_err());
     }
+
+    /// The cluster's listings leave out what one machine's walk leaves out: the same files,
+    /// and the same excluded entries (counts and list), whatever tasks the walk is cut into;
+    /// an excluded directory is handed to no task.
+    #[test]
+    fn listings_exclude_what_one_machines_walk_excludes() {
+        use std::ffi::OsStr;
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().to_path_buf();
+        for f in [
+            "a/x.tmp",
+            "a/y",
+            "cache/z",
+            "cache/deep/z2",
+            "box/.nobackup",
+            "box/w",
+            "d1/f.tmp",
+            "d1/g",
+            "d2/g",
+            "d2/sub/cache/h",
+            "e",
+        ] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), f.as_bytes()).unwrap();
+        }
+        let mut rules = trawl_walk::ExclusionBuilder::new();
+        for p in ["*.tmp", "cache/"] {
+            rules.pattern(OsStr::new(p)).unwrap();
+        }
+        rules.if_present(OsStr::new(".nobackup")).unwrap();
+        let mut work = crate::map::tests::work(&root);
+        work.cfg.walk.excluding = rules.build().unwrap();
+        work.reduce = None;
+
+        let mut walk = crate::Walk::new(Vec::new());
+        let mut todo: Vec<Option<Vec<PathBuf>>> = vec![None];
+        let mut handed: Vec<PathBuf> = Vec::new();
+        let budget = ListBudget { dirs: 2, files: 3 };
+        while let Some(dirs) = todo.pop() {
+            let l = list_task(&work, 0, dirs, budget).unwrap();
+            let l = Listing::decode(&l.encode()).unwrap();
+            if !l.dirs.is_empty() {
+                handed.extend(l.dirs.iter().cloned());
+                todo.push(Some(l.dirs.clone()));
+            }
+            walk.add(0, l, None);
+        }
+        assert!(walk.listings() > 2, "cut into several tasks");
+        for d in &handed {
+            assert!(
+                !d.ends_with("cache") && !d.ends_with("box"),
+                "{} handed on",
+                d.display()
+            );
+        }
+        let files: Vec<PathBuf> = walk
+            .shards(crate::ShardBounds {
+                max_bytes: u64::MAX,
+                max_files: 1000,
+                workers: 1,
+            })
+            .into_iter()
+            .flat_map(|s| s.files)
+            .collect();
+
+        let opts = trawl_engine::ScanOptions::new(work.cfg.clone(), Vec::new()).keep_records(true);
+        let scan = trawl_engine::Scan::new(opts);
+        let mut one = match scan
+            .run(
+                &trawl_stop::Stop::new(),
+                &trawl_scan::NoProgress,
+                &mut |_| {},
+            )
+            .unwrap()
+        {
+            trawl_engine::ScanOutcome::Finished(r) => r,
+            trawl_engine::ScanOutcome::Stopped(r) => panic!("stopped: {r:?}"),
+        };
+        let mut local: Vec<PathBuf> = Vec::new();
+        one.records
+            .for_each_entry(|e| {
+                use std::os::unix::ffi::OsStrExt;
+                local.push(root.join(std::ffi::OsStr::from_bytes(&e.path)));
+                Ok::<(), std::io::Error>(())
+            })
+            .unwrap();
+        let mut files = files;
+        files.sort();
+        local.sort();
+        assert_eq!(files, local);
+        assert_eq!(files.len(), 4, "{files:?}");
+        let want = one.report.excluded.expect("excluded");
+        let got = &walk.problems().excluded;
+        assert_eq!(
+            (got.directories, got.files, got.bytes, &got.listed),
+            (want.directories, want.files, want.bytes, &want.listed)
+        );
+        assert_eq!((want.directories, want.files), (3, 2));
+    }
 }

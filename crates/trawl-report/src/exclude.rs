@@ -204,7 +204,11 @@ mod tests {
             .chain([b"d/\xff".to_vec()])
             .collect();
         let add = |t: &mut ExcludedTally, n: &[u8], i: usize| {
-            let kind = if i.is_multiple_of(2) { "file" } else { "directory" };
+            let kind = if i.is_multiple_of(2) {
+                "file"
+            } else {
+                "directory"
+            };
             t.add(
                 Path::new(OsStr::from_bytes(n)),
                 kind,
