@@ -349,6 +349,19 @@ fn scheduler_address(path: Vec<u8>) -> PyResult<String> {
         .map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
+/// `trawl scan`'s (or, with `command` "audit", `trawl audit`'s) arguments with each
+/// `--exclude-from FILE` read here and given as its patterns (`--exclude=PATTERN`), for the
+/// workers, which parse the flags again where FILE may not be; ValueError with trawl's words.
+#[pyfunction]
+fn worker_args(py: Python<'_>, command: &str, args: Vec<Vec<u8>>) -> PyResult<Vec<Py<PyBytes>>> {
+    let out = trawl_cli::dask::worker_args(command, os_args(args))
+        .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    Ok(out
+        .iter()
+        .map(|a| PyBytes::new(py, a.as_bytes()).unbind())
+        .collect())
+}
+
 /// The trawl version and batch format every worker of a cluster must share.
 #[pyfunction]
 fn wire_version() -> String {
@@ -381,6 +394,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BatchError", m.py().get_type::<BatchError>())?;
     m.add_function(wrap_pyfunction!(reduce_partition, m)?)?;
     m.add_function(wrap_pyfunction!(wire_version, m)?)?;
+    m.add_function(wrap_pyfunction!(worker_args, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_address, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;

@@ -99,6 +99,13 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
             }
             line += ")";
         }
+        let x = c.excluded;
+        if x.directories + x.files + x.other > 0 {
+            line += &format!(
+                "; left out by --exclude, not in the bag: {} directories, {} files ({} bytes), {} other entries",
+                x.directories, x.files, x.bytes, x.other
+            );
+        }
         if c.links_left_out > 0 {
             line += &format!(
                 "; {} symbolic links left out (--links skip), listed in {}",

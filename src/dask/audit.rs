@@ -5,12 +5,10 @@
 use std::ffi::OsString;
 
 use anyhow::bail;
-use clap::Parser;
 use trawl_catalog::Source;
 use trawl_cluster::AuditWorker as Worker;
 
 use crate::commands::audit::run_with;
-use crate::flags::LowArgs;
 use crate::flags::hiargs::AuditPlan;
 use crate::flags::lowargs::{AuditArgs, Command};
 use crate::{Outcome, describe, finish, messages};
@@ -20,7 +18,7 @@ fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     let mut argv: Vec<OsString> = vec!["trawl".into(), "audit".into()];
     argv.extend(args);
     let invocation = crate::flags::hiargs::invocation(&argv[1..]);
-    let low = LowArgs::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+    let low = crate::flags::parse_low(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
     let Command::Audit(a) = low.command else {
         bail!("not an audit");
     };

@@ -52,6 +52,70 @@ impl RunOutput {
     }
 }
 
+/// `args` (`trawl scan`'s or, with `command` `audit`, `trawl audit`'s, without the command)
+/// with each `--exclude-from FILE` replaced, where it stands, by its patterns as
+/// `--exclude=PATTERN`: the file is read here, once, because each worker parses the flags
+/// again where FILE may not be (or may differ), and a checkpoint's key must change with the
+/// patterns, not with the file's name. The rules the result gives are checked to be the
+/// rules `args` give. Arguments without the flag are returned as they are.
+pub fn worker_args(command: &str, args: Vec<OsString>) -> anyhow::Result<Vec<OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let rules = |args: &[OsString]| -> anyhow::Result<(Vec<String>, Vec<OsString>)> {
+        let mut argv: Vec<OsString> = vec!["trawl".into(), command.into()];
+        argv.extend(args.iter().cloned());
+        let low = crate::flags::parse_low(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+        let a = match &low.command {
+            Command::Scan(a) => &a.excluding,
+            Command::Audit(a) => &a.excluding,
+            _ => bail!("not a scan or an audit"),
+        };
+        let e = crate::flags::hiargs::exclusion(a)?;
+        Ok((e.patterns().to_vec(), e.if_present().to_vec()))
+    };
+    // Without the flag the arguments go as they are (and are checked where they always were).
+    let flagged = |a: &OsString| {
+        let b = a.as_bytes();
+        b == b"--exclude-from" || b.starts_with(b"--exclude-from=")
+    };
+    if !args
+        .iter()
+        .take_while(|a| a.as_bytes() != b"--")
+        .any(flagged)
+    {
+        return Ok(args);
+    }
+    let before = rules(&args)?;
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let b = a.as_bytes();
+        let file = if b == b"--exclude-from" {
+            it.next()
+        } else if let Some(v) = b.strip_prefix(b"--exclude-from=") {
+            Some(OsString::from(std::ffi::OsStr::from_bytes(v)))
+        } else {
+            let end = b == b"--";
+            out.push(a);
+            if end {
+                out.extend(it.by_ref());
+            }
+            continue;
+        };
+        let Some(file) = file else {
+            bail!("--exclude-from: a FILE is required")
+        };
+        let path = PathBuf::from(file);
+        let text = crate::flags::hiargs::read_exclude_file(&path)?;
+        for p in trawl_walk::ExclusionBuilder::file_patterns(&path, &text)? {
+            out.push(format!("--exclude={p}").into());
+        }
+    }
+    if rules(&out)? != before {
+        bail!("--exclude-from: its patterns could not be handed to the workers as they are");
+    }
+    Ok(out)
+}
+
 impl ClusterPlan {
     /// Parses `trawl scan`'s arguments (without `trawl scan` itself); refuses what a cluster
     /// does not do yet, naming the flag.
@@ -173,5 +237,62 @@ impl ClusterPlan {
             crate::messages::error(format_args!("{}", crate::describe(&e)));
             crate::Outcome::Trouble
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    /// Each `--exclude-from FILE` becomes its patterns where it stood (comments and blank
+    /// lines left out), in both of its spellings, so that a worker that lacks FILE parses the
+    /// same rules; arguments without it, and a `--` path spelled like it, go as they are.
+    #[test]
+    fn an_exclude_file_is_handed_to_the_workers_as_its_patterns() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("pats");
+        std::fs::write(&f, "# c\n*.o\n\n!keep.o\n").unwrap();
+        let f = f.to_str().unwrap();
+        let got = worker_args(
+            "scan",
+            os(&["/d", "--exclude", "a", "--exclude-from", f, "-q"]),
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            os(&[
+                "/d",
+                "--exclude",
+                "a",
+                "--exclude=*.o",
+                "--exclude=!keep.o",
+                "-q"
+            ])
+        );
+        let eq = format!("--exclude-from={f}");
+        let got = worker_args("audit", os(&["/d", "-c", "c.db", &eq, "--exclude", "b"])).unwrap();
+        assert_eq!(
+            got,
+            os(&[
+                "/d",
+                "-c",
+                "c.db",
+                "--exclude=*.o",
+                "--exclude=!keep.o",
+                "--exclude",
+                "b"
+            ])
+        );
+        let plain = os(&["/d", "--exclude", "a", "--", "--exclude-from"]);
+        assert_eq!(worker_args("scan", plain.clone()).unwrap(), plain);
+        let e = worker_args("scan", os(&["/d", "--exclude-from", "/nonexistent/p"])).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot read it: no such file"),
+            "{e}"
+        );
     }
 }

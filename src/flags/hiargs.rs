@@ -9,7 +9,7 @@ use trawl_manifest::Format;
 use trawl_read::IoMethod;
 use trawl_scan::ScanConfig;
 
-use super::lowargs::{AuditArgs, ReadArgs, ReduceArgs, ScanArgs};
+use super::lowargs::{AuditArgs, ExcludeArgs, ReadArgs, ReduceArgs, ScanArgs};
 
 /// A command line as one line of text (names that are not UTF-8 shown with U+FFFD), for
 /// records and comments that only say what was run.
@@ -107,6 +107,52 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
     cfg.walk.follow_links = r.follow;
     cfg.walk.one_file_system = r.one_file_system;
     Ok(cfg)
+}
+
+/// The most an `--exclude-from` file may hold: tens of thousands of patterns.
+pub const EXCLUDE_FILE_CAP: u64 = 1 << 20;
+
+/// The walk's exclusion from `--exclude`, `--exclude-from` and `--exclude-if-present`, checked
+/// before anything is read: a bad pattern, a file that cannot be read (read as trawl reads a
+/// small input: a regular file of at most [`EXCLUDE_FILE_CAP`], never waited on), a name that
+/// is not one name, each refused by name.
+pub fn exclusion(a: &ExcludeArgs) -> anyhow::Result<trawl_walk::Exclusion> {
+    let mut b = trawl_walk::ExclusionBuilder::new();
+    // In the order given; without it (a plan made otherwise), the files first.
+    let order = if a.order.len() == a.exclude.len() + a.exclude_from.len() {
+        a.order.clone()
+    } else {
+        std::iter::repeat_n(true, a.exclude_from.len())
+            .chain(std::iter::repeat_n(false, a.exclude.len()))
+            .collect()
+    };
+    let (mut patterns, mut files) = (a.exclude.iter(), a.exclude_from.iter());
+    for from_file in order {
+        if from_file {
+            let path = files.next().expect("counted");
+            b.file(path, &read_exclude_file(path)?)?;
+        } else {
+            b.pattern(patterns.next().expect("counted"))?;
+        }
+    }
+    for name in &a.exclude_if_present {
+        b.if_present(name)?;
+    }
+    Ok(b.build()?)
+}
+
+/// An `--exclude-from FILE`'s bytes, read as trawl reads a small input.
+pub fn read_exclude_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    match trawl_read::read_whole(path, EXCLUDE_FILE_CAP) {
+        Ok(t) => Ok(t),
+        Err(trawl_read::ReadError::Vanished { .. }) => {
+            bail!(
+                "--exclude-from {}: cannot read it: no such file",
+                path.display()
+            )
+        }
+        Err(e) => bail!("--exclude-from {e}"),
+    }
 }
 
 /// The data-reduction settings, or None with --no-reduce.
@@ -364,9 +410,11 @@ impl ScanPlan {
         if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
             bail!("--ncdu exports one directory: name exactly one directory to scan");
         }
+        let mut cfg = scan_config(roots, &a.read)?;
+        cfg.walk.excluding = exclusion(&a.excluding)?;
         Ok(ScanPlan {
             invocation: String::new(),
-            cfg: scan_config(roots, &a.read)?,
+            cfg,
             algorithms,
             manifests,
             zero: a.zero,
@@ -518,9 +566,16 @@ impl AuditPlan {
             }
             roots.push(c);
         }
+        let mut cfg = scan_config(roots, &a.read)?;
+        cfg.walk.excluding = exclusion(&a.excluding)?;
+        if a.ocfl && !cfg.walk.excluding.is_empty() {
+            bail!(
+                "--exclude, --exclude-from and --exclude-if-present do not apply with --ocfl (an object is audited whole)"
+            );
+        }
         Ok(AuditPlan {
             invocation: String::new(),
-            cfg: scan_config(roots, &a.read)?,
+            cfg,
             catalog: a.catalog.clone(),
             init: a.init,
             algorithms,

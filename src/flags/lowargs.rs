@@ -280,6 +280,29 @@ pub struct ReadArgs {
     pub limit_rate: Option<String>,
 }
 
+/// What a walk of the user's tree leaves out; shared by scan, audit and bag create.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExcludeArgs {
+    /// Leave out what PATTERN matches (repeatable): a .gitignore line, matched against each
+    /// path relative to its root: `*.tmp` anywhere, `/build` at the root only, `cache/`
+    /// directories only, `a/**/b`, `!keep.log` to take back. An excluded directory is never
+    /// listed. See docs/commands/scan.md#excluding.
+    #[arg(help_heading = "Inputs", long, value_name = "PATTERN")]
+    pub exclude: Vec<std::ffi::OsString>,
+    /// Read patterns from FILE, one a line, as a .gitignore file (# comments, blank lines
+    /// skipped; a regular file of at most 1 MiB); repeatable, in order with --exclude.
+    #[arg(help_heading = "Inputs", long, value_name = "FILE")]
+    pub exclude_from: Vec<PathBuf>,
+    /// Leave out whole every directory that holds an entry named NAME, e.g. .nobackup
+    /// (repeatable).
+    #[arg(help_heading = "Inputs", long, value_name = "NAME")]
+    pub exclude_if_present: Vec<std::ffi::OsString>,
+    /// The order --exclude (false) and --exclude-from (true) were given in (set by
+    /// `flags::parse_low`, not a flag): the last pattern that matches decides.
+    #[arg(skip)]
+    pub order: Vec<bool>,
+}
+
 #[derive(Debug, Args)]
 pub struct ScanArgs {
     /// Files and directories to scan.
@@ -343,6 +366,8 @@ pub struct ScanArgs {
     pub ncdu: Option<PathBuf>,
     #[command(flatten)]
     pub reduce: ReduceArgs,
+    #[command(flatten)]
+    pub excluding: ExcludeArgs,
     #[command(flatten)]
     pub read: ReadArgs,
 }
@@ -553,6 +578,8 @@ pub struct BagCreateArgs {
     #[command(flatten)]
     pub spool: BagSpoolArgs,
     #[command(flatten)]
+    pub excluding: ExcludeArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
 }
 
@@ -703,6 +730,8 @@ pub struct AuditArgs {
     /// inventories' digests the expected ones (a new catalog's digest: sha512).
     #[arg(long)]
     pub ocfl: bool,
+    #[command(flatten)]
+    pub excluding: ExcludeArgs,
     #[command(flatten)]
     pub read: ReadArgs,
 }

@@ -54,7 +54,36 @@ where
             .iter()
             .any(|id| sm.value_source(id) == Some(clap::parser::ValueSource::CommandLine));
     }
+    let (excluding, sub) = match &mut a.command {
+        lowargs::Command::Scan(s) => (&mut s.excluding, m.subcommand_matches("scan")),
+        lowargs::Command::Audit(s) => (&mut s.excluding, m.subcommand_matches("audit")),
+        lowargs::Command::Bag(lowargs::BagCommand::Create(s)) => (
+            &mut s.excluding,
+            m.subcommand_matches("bag")
+                .and_then(|b| b.subcommand_matches("create")),
+        ),
+        _ => return Ok(a),
+    };
+    if let Some(sm) = sub {
+        excluding.order = exclusion_order(sm);
+    }
     Ok(a)
+}
+
+/// The order `--exclude` (false) and `--exclude-from` (true) were given in, by their places
+/// on the command line.
+fn exclusion_order(m: &clap::ArgMatches) -> Vec<bool> {
+    let at = |id: &str, from_file: bool| {
+        m.indices_of(id)
+            .into_iter()
+            .flatten()
+            .map(move |i| (i, from_file))
+    };
+    let mut all: Vec<(usize, bool)> = at("exclude", false)
+        .chain(at("exclude_from", true))
+        .collect();
+    all.sort_unstable();
+    all.into_iter().map(|(_, f)| f).collect()
 }
 
 #[cfg(test)]

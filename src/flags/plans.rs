@@ -251,7 +251,11 @@ impl BagCreatePlan {
             profile,
             out: a.out.clone(),
             link: a.link,
-            cfg: scan_config(vec![a.dir.clone()], &read)?,
+            cfg: {
+                let mut cfg = scan_config(vec![a.dir.clone()], &read)?;
+                cfg.walk.excluding = super::hiargs::exclusion(&a.excluding)?;
+                cfg
+            },
             spools: bag_spools(&a.spool)?,
             quiet: a.read.quiet,
         })

@@ -3,6 +3,7 @@
 mod audit;
 mod bag;
 mod cluster;
+mod exclude;
 mod fixity;
 mod flv;
 mod golden;

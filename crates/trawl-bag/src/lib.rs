@@ -21,8 +21,8 @@ pub mod tagfile;
 mod validate;
 
 pub use create::{
-    CreateOptions, Created, InfoEdits, JOURNAL, LINKS_LEFT_OUT, Links, Recovered, STAGING, Updated,
-    create, recover, update,
+    CreateOptions, Created, Excluded, InfoEdits, JOURNAL, LINKS_LEFT_OUT, Links, Recovered,
+    STAGING, Updated, create, recover, update,
 };
 pub use payload::{DEFAULT_MEMORY, Feeder, Hashed, Spools, hash_stream};
 pub use profile::{Profile, ProfileCheck, check_profile, check_serialized, hold_to_profile};

@@ -198,6 +198,8 @@ pub fn hash_stream<T: Send, R: Send>(
                         let f = BagFinding::about(path.display(), kind.describe().to_string());
                         (path, Hashed::Failed(f))
                     }
+                    // The payload is streamed, not walked: nothing is excluded.
+                    Event::Excluded(_) => return,
                 };
                 if let Some((rel, with)) = take(&path) {
                     done(rel, with, h);

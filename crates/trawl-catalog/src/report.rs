@@ -32,6 +32,7 @@ impl AuditReport {
                 .iter()
                 .map(|(v, n)| (v.name().to_string(), *n))
                 .collect(),
+            excluded: self.excluded.clone(),
             files_read: s.files_read,
             mode: s.mode.clone(),
             not_read: s.deferred,

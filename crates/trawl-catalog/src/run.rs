@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
 use trawl_digest::Algorithm;
+use trawl_report::exclude::{ExcludedJson, ExcludedTally};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::{Reason, Stop};
-use trawl_walk::{FileEntry, SkipKind, WalkItem};
+use trawl_walk::{ExcludedKind, FileEntry, SkipKind, WalkItem};
 
 use crate::audit::PlanFilter;
 use crate::source::{Local, ReadPlan, ReadResult, Source, SourceError};
@@ -151,6 +152,9 @@ pub struct AuditReport {
     /// The roots audited: the ones given, with registered roots taking the place of those
     /// inside them (see [`Notice::WithinRegistered`]).
     pub roots: Vec<PathBuf>,
+    /// What the user's rules left out, with the registered files left as they were; None
+    /// when no rule was given.
+    pub excluded: Option<ExcludedJson>,
 }
 
 /// How a run ended.
@@ -261,10 +265,12 @@ pub fn audit_with(
     )?;
     audit.forget_missing(opts.forget_missing);
     audit.fixed_content(source.fixed());
+    audit.excluding(opts.scan.walk.excluding.clone());
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });
     }
     let mut trouble = false;
+    let mut excluded = ExcludedTally::default();
 
     // 1. The walk, into the catalog's walk table.
     let mine = |f: &FileEntry| {
@@ -281,7 +287,7 @@ pub fn audit_with(
         &mine,
         stop,
         notice,
-        &mut trouble,
+        (&mut trouble, &mut excluded),
     );
     if let Err(e) = walked {
         return Err(e.after(audit));
@@ -312,8 +318,14 @@ pub fn audit_with(
 
     // 3. Missing and moved, then the seal.
     audit.settle(!budget_spent)?;
+    let registered_excluded = audit.left_out();
     let status = if budget_spent { "partial" } else { "complete" };
     let summary = audit.seal(status)?;
+    let rules = &opts.scan.walk.excluding;
+    let excluded = (!rules.is_empty()).then(|| ExcludedJson {
+        registered: Some(registered_excluded),
+        ..excluded.finish(rules.patterns(), &rules.if_present_bytes())
+    });
     Ok(AuditOutcome::Finished(Box::new(AuditReport {
         summary,
         algorithms,
@@ -322,6 +334,7 @@ pub fn audit_with(
         trouble,
         seconds: start.elapsed().as_secs_f64(),
         roots,
+        excluded,
     })))
 }
 
@@ -361,7 +374,8 @@ fn choose_algorithms(cat: &Catalog, opts: &AuditOptions) -> Result<Vec<Algorithm
 }
 
 /// The walk, into the catalog's walk table; files `mine` says are the catalog's own are left
-/// out. A listing that failed is recorded and makes `trouble`.
+/// out. A listing that failed is recorded and makes `trouble`; what the user's rules left out
+/// is recorded (so that none of it is called missing) and counted in `excluded`.
 #[allow(clippy::too_many_arguments)]
 fn walk(
     audit: &mut crate::audit::Audit<'_>,
@@ -371,7 +385,7 @@ fn walk(
     mine: &dyn Fn(&FileEntry) -> bool,
     stop: &Stop,
     notice: &mut dyn FnMut(Notice<'_>),
-    trouble: &mut bool,
+    (trouble, excluded): (&mut bool, &mut ExcludedTally),
 ) -> Result<(), Step> {
     let walked = source.walk(roots, &scan.walk, stop, &mut |item| {
         match item {
@@ -406,6 +420,21 @@ fn walk(
                     audit.walk_other(root, r, "dirfail")?;
                     audit.record_unreadable(root, r, &e.to_string())?;
                 }
+            }
+            WalkItem::Excluded(x) => {
+                let root = x.root;
+                if root >= roots.len() {
+                    return Ok(());
+                }
+                let directory = x.kind == ExcludedKind::Directory;
+                audit.walk_excluded(root, rel(&x.path, &roots[root]), directory)?;
+                excluded.add(
+                    &x.path,
+                    x.kind.name(),
+                    x.size,
+                    x.why.pattern(),
+                    x.why.holds(),
+                );
             }
         }
         Ok(())

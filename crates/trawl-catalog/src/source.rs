@@ -264,7 +264,7 @@ impl Local {
                     path: e.path(),
                     error: &e,
                 }),
-                Event::Skipped { .. } => {}
+                Event::Skipped { .. } | Event::Excluded(_) => {}
             },
         );
     }

@@ -13,7 +13,9 @@ use trawl_catalog::{CatalogError, ReadPlan, ReadResult, Source, SourceError};
 use trawl_digest::Algorithm;
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
-use trawl_walk::{FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
+use trawl_walk::{
+    Excluded, ExcludedKind, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions, Why,
+};
 
 use crate::listing::budgeted;
 use crate::{ClusterError, ListBudget, bytes, path};
@@ -56,6 +58,16 @@ enum WireItem {
     Refused {
         path: Vec<u8>,
         reason: String,
+    },
+    /// An entry the user's rules left out: its kind's name (`directory`, `file`, a skip
+    /// kind's), a file's size, and the pattern that matched it or the name it holds.
+    Excluded {
+        root: u32,
+        path: Vec<u8>,
+        kind: String,
+        size: Option<u64>,
+        pattern: Option<String>,
+        holds: Option<Vec<u8>>,
     },
 }
 
@@ -149,6 +161,27 @@ pub(crate) fn take_listing(
             WireItem::Refused { path: p, reason } => WalkItem::Error(WalkError::Refused {
                 path: path(p),
                 reason,
+            }),
+            WireItem::Excluded {
+                root,
+                path: p,
+                kind,
+                size,
+                pattern,
+                holds,
+            } => WalkItem::Excluded(Excluded {
+                path: path(p),
+                root: root as usize,
+                kind: match kind.as_str() {
+                    "directory" => ExcludedKind::Directory,
+                    "file" => ExcludedKind::File,
+                    k => ExcludedKind::Other(SkipKind::from_name(k).unwrap_or(SkipKind::Other)),
+                },
+                size,
+                why: match (pattern, holds) {
+                    (Some(p), _) => Why::Pattern(p),
+                    (None, h) => Why::Holds(path(h.unwrap_or_default()).into_os_string()),
+                },
             }),
         })?;
     }
@@ -392,12 +425,19 @@ impl Worker {
         } else {
             None
         };
-        let l =
-            trawl_walk::list_directory(idx, dir.unwrap_or(&root), &opts, root_dev, &Stop::new());
+        let l = trawl_walk::list_directory(
+            idx,
+            &root,
+            dir.unwrap_or(&root),
+            &opts,
+            root_dev,
+            &Stop::new(),
+        );
+        // Excluded entries travel too, each a name: they count towards the task's budget.
         let files = l
             .items
             .iter()
-            .filter(|it| matches!(it, WalkItem::File(_)))
+            .filter(|it| matches!(it, WalkItem::File(_) | WalkItem::Excluded(_)))
             .count();
         let items: Vec<WireItem> = l
             .items
@@ -428,6 +468,14 @@ impl Worker {
                 WalkItem::Error(WalkError::Refused { path: p, reason }) => WireItem::Refused {
                     path: bytes(&p),
                     reason,
+                },
+                WalkItem::Excluded(x) => WireItem::Excluded {
+                    root: x.root as u32,
+                    path: bytes(&x.path),
+                    kind: x.kind.name().to_string(),
+                    size: x.size,
+                    pattern: x.why.pattern().map(str::to_string),
+                    holds: x.why.holds().map(|h| bytes(std::path::Path::new(h))),
                 },
             })
             .collect();
@@ -562,7 +610,8 @@ mod tests {
     }
 
     /// A listing crosses the wire whole: files with their metadata, skipped entries with their
-    /// kind, the subdirectories left; directories excluded by the spec are not listed.
+    /// kind, the subdirectories left, the entries the user's rules left out with their kind,
+    /// size and reason; directories excluded by the spec are not listed.
     #[test]
     fn a_listing_comes_back_as_the_walk_gave_it() {
         let t = tempfile::tempdir().unwrap();
@@ -571,6 +620,9 @@ mod tests {
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::create_dir(root.join("left-out")).unwrap();
         std::os::unix::fs::symlink("a", root.join("link")).unwrap();
+        std::fs::write(root.join("x.tmp"), b"12345").unwrap();
+        std::fs::create_dir(root.join("kept-out")).unwrap();
+        std::fs::write(root.join("kept-out/.nobackup"), b"").unwrap();
         let spec = WalkSpec {
             roots: vec![bytes(&root)],
             exclude: vec![bytes(&root.join("left-out"))],
@@ -580,7 +632,12 @@ mod tests {
             dirs: 1,
             ..ListBudget::default()
         };
-        let (b, dirs) = worker(&root).list_task(&spec, 0, None, one).unwrap();
+        let mut cfg = ScanConfig::new(vec![root.clone()]);
+        let mut rules = trawl_walk::ExclusionBuilder::new();
+        rules.pattern(std::ffi::OsStr::new("*.tmp")).unwrap();
+        rules.if_present(std::ffi::OsStr::new(".nobackup")).unwrap();
+        cfg.walk.excluding = rules.build().unwrap();
+        let (b, dirs) = Worker::new(cfg).list_task(&spec, 0, None, one).unwrap();
         assert_eq!(dirs, vec![root.join("sub")]);
         let b = b.into_iter().next().unwrap();
         let mut got = Vec::new();
@@ -594,12 +651,28 @@ mod tests {
                 }
                 WalkItem::Skipped { path, kind } => format!("{} {}", kind.name(), path.display()),
                 WalkItem::Error(e) => format!("error {e}"),
+                WalkItem::Excluded(x) => format!(
+                    "excluded {} {} {:?} {:?} {:?}",
+                    x.kind.name(),
+                    x.path.display(),
+                    x.size,
+                    x.why.pattern(),
+                    x.why.holds()
+                ),
             });
             Ok(())
         })
         .unwrap();
         got.sort();
         let want = vec![
+            format!(
+                "excluded directory {} None None Some(\".nobackup\")",
+                root.join("kept-out").display()
+            ),
+            format!(
+                "excluded file {} Some(5) Some(\"*.tmp\") None",
+                root.join("x.tmp").display()
+            ),
             format!("file {}", root.join("a").display()),
             format!("symlink {}", root.join("link").display()),
         ];

@@ -69,7 +69,7 @@ pub(crate) fn bytes(p: &std::path::Path) -> Vec<u8> {
 /// The version of the formats a cluster's tasks exchange: every worker must run the same.
 pub fn wire_version() -> String {
     format!(
-        "trawl {} batch {} audit 2",
+        "trawl {} batch {} audit 3 listing 2",
         env!("CARGO_PKG_VERSION"),
         trawl_reduce::BATCH_VERSION
     )

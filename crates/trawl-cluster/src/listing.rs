@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use trawl_report::JsonPath;
+use trawl_report::exclude::{ExcludedJson, ExcludedTally};
 use trawl_report::scan::{ErrorJson, FileJson};
 use trawl_walk::{SkipKind, WalkItem};
 
@@ -38,6 +39,8 @@ pub struct Listing {
     pub skipped: Vec<FileJson>,
     /// Entries that could not be listed or inspected.
     pub failed: Vec<FileJson>,
+    /// What the user's rules left out (counts, and the first entries by path; no rules).
+    pub excluded: ExcludedJson,
 }
 
 /// Root number `idx` looked at as the walk looks at a root: a file, something skipped, or a
@@ -92,11 +95,12 @@ pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, Clus
     } else {
         None
     };
-    let l = trawl_walk::list_directory(idx, dir, opts, root_dev, &trawl_stop::Stop::new());
+    let l = trawl_walk::list_directory(idx, root, dir, opts, root_dev, &trawl_stop::Stop::new());
     let mut out = Listing {
         dirs: l.dirs,
         ..Listing::default()
     };
+    let mut excluded = ExcludedTally::default();
     for item in l.items {
         match item {
             WalkItem::File(f) => {
@@ -117,8 +121,16 @@ pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, Clus
                 out.failed
                     .push(problem(&path, None, Some(&e.to_string()), "walk"))
             }
+            WalkItem::Excluded(x) => excluded.add(
+                &x.path,
+                x.kind.name(),
+                x.size,
+                x.why.pattern(),
+                x.why.holds(),
+            ),
         }
     }
+    out.excluded = excluded.finish(&[], &[]);
     Ok(out)
 }
 
@@ -138,10 +150,12 @@ pub fn list_task(
             None => list_root(work, idx)?,
             Some(d) => list_dir(work, idx, &d)?,
         };
-        let found = l.files.len();
+        // Excluded entries travel too, each a name: they count towards the task's budget.
+        let found = l.files.len() + l.excluded.entries() as usize;
         out.files.extend(l.files);
         out.skipped.extend(l.skipped);
         out.failed.extend(l.failed);
+        out.excluded.merge(l.excluded);
         Ok::<_, ClusterError>(((), l.dirs, found))
     })?;
     out.dirs = rest;
@@ -201,6 +215,7 @@ struct WireListing {
     dirs: Vec<Vec<u8>>,
     skipped: Vec<u8>,
     failed: Vec<u8>,
+    excluded: Vec<u8>,
 }
 
 impl Listing {
@@ -215,6 +230,7 @@ impl Listing {
             dirs: self.dirs.iter().map(|d| bytes(d)).collect(),
             skipped: serde_json::to_vec(&self.skipped).expect("records encode"),
             failed: serde_json::to_vec(&self.failed).expect("records encode"),
+            excluded: serde_json::to_vec(&self.excluded).expect("records encode"),
         };
         postcard::to_stdvec(&w).expect("a listing encodes")
     }
@@ -242,6 +258,8 @@ impl Listing {
             dirs: w.dirs.into_iter().map(crate::path).collect(),
             skipped: records(&w.skipped)?,
             failed: records(&w.failed)?,
+            excluded: serde_json::from_slice(&w.excluded)
+                .map_err(|e| ClusterError::wire("a listing's excluded entries", e))?,
         })
     }
 }
@@ -299,5 +317,104 @@ mod tests {
         );
         assert_eq!((files[1].path.clone(), files[1].size), (odd, 2));
         assert!(Listing::decode(b"junk").is_err());
+    }
+
+    /// The cluster's listings leave out what one machine's walk leaves out: the same files,
+    /// and the same excluded entries (counts and list), whatever tasks the walk is cut into;
+    /// an excluded directory is handed to no task.
+    #[test]
+    fn listings_exclude_what_one_machines_walk_excludes() {
+        use std::ffi::OsStr;
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().to_path_buf();
+        for f in [
+            "a/x.tmp",
+            "a/y",
+            "cache/z",
+            "cache/deep/z2",
+            "box/.nobackup",
+            "box/w",
+            "d1/f.tmp",
+            "d1/g",
+            "d2/g",
+            "d2/sub/cache/h",
+            "e",
+        ] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), f.as_bytes()).unwrap();
+        }
+        let mut rules = trawl_walk::ExclusionBuilder::new();
+        for p in ["*.tmp", "cache/"] {
+            rules.pattern(OsStr::new(p)).unwrap();
+        }
+        rules.if_present(OsStr::new(".nobackup")).unwrap();
+        let mut work = crate::map::tests::work(&root);
+        work.cfg.walk.excluding = rules.build().unwrap();
+        work.reduce = None;
+
+        let mut walk = crate::Walk::new(Vec::new());
+        let mut todo: Vec<Option<Vec<PathBuf>>> = vec![None];
+        let mut handed: Vec<PathBuf> = Vec::new();
+        let budget = ListBudget { dirs: 2, files: 3 };
+        while let Some(dirs) = todo.pop() {
+            let l = list_task(&work, 0, dirs, budget).unwrap();
+            let l = Listing::decode(&l.encode()).unwrap();
+            if !l.dirs.is_empty() {
+                handed.extend(l.dirs.iter().cloned());
+                todo.push(Some(l.dirs.clone()));
+            }
+            walk.add(0, l, None);
+        }
+        assert!(walk.listings() > 2, "cut into several tasks");
+        for d in &handed {
+            assert!(
+                !d.ends_with("cache") && !d.ends_with("box"),
+                "{} handed on",
+                d.display()
+            );
+        }
+        let files: Vec<PathBuf> = walk
+            .shards(crate::ShardBounds {
+                max_bytes: u64::MAX,
+                max_files: 1000,
+                workers: 1,
+            })
+            .into_iter()
+            .flat_map(|s| s.files)
+            .collect();
+
+        let opts = trawl_engine::ScanOptions::new(work.cfg.clone(), Vec::new()).keep_records(true);
+        let scan = trawl_engine::Scan::new(opts);
+        let mut one = match scan
+            .run(
+                &trawl_stop::Stop::new(),
+                &trawl_scan::NoProgress,
+                &mut |_| {},
+            )
+            .unwrap()
+        {
+            trawl_engine::ScanOutcome::Finished(r) => r,
+            trawl_engine::ScanOutcome::Stopped(r) => panic!("stopped: {r:?}"),
+        };
+        let mut local: Vec<PathBuf> = Vec::new();
+        one.records
+            .for_each_entry(|e| {
+                use std::os::unix::ffi::OsStrExt;
+                local.push(root.join(std::ffi::OsStr::from_bytes(&e.path)));
+                Ok::<(), std::io::Error>(())
+            })
+            .unwrap();
+        let mut files = files;
+        files.sort();
+        local.sort();
+        assert_eq!(files, local);
+        assert_eq!(files.len(), 4, "{files:?}");
+        let want = one.report.excluded.expect("excluded");
+        let got = &walk.problems().excluded;
+        assert_eq!(
+            (got.directories, got.files, got.bytes, &got.listed),
+            (want.directories, want.files, want.bytes, &want.listed)
+        );
+        assert_eq!((want.directories, want.files), (3, 2));
     }
 }

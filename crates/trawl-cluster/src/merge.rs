@@ -6,6 +6,7 @@ use std::time::Instant;
 use trawl_engine::RecordSink;
 use trawl_engine::ScanResult;
 use trawl_reduce::{MapTotals, PartitionResult};
+use trawl_report::exclude::ExcludedJson;
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{FileJson, ScanReport, SizeHistogram};
 
@@ -178,6 +179,16 @@ impl Merge {
         FileJson::in_path_order(&mut failed);
         report.failed = failed;
         report.file_sizes = sizes.buckets();
+        let rules = &work.cfg.walk.excluding;
+        report.excluded = (!rules.is_empty()).then(|| ExcludedJson {
+            patterns: rules.patterns().to_vec(),
+            if_present: rules
+                .if_present_bytes()
+                .into_iter()
+                .map(trawl_report::JsonPath::from_bytes)
+                .collect(),
+            ..walk.excluded.clone()
+        });
         report.totals.skipped = report.skipped.len() as u64;
         report.totals.failed = report.failed.len() as u64;
         let seconds = started.elapsed().as_secs_f64();

@@ -94,6 +94,7 @@ impl Walk {
         self.by_name = OnceLock::new();
         self.problems.skipped.extend(listing.skipped);
         self.problems.failed.extend(listing.failed);
+        self.problems.excluded.merge(listing.excluded);
     }
 
     /// Files found so far.
@@ -122,7 +123,7 @@ impl Walk {
         self.listers[self.listed_by[order[at] as usize] as usize].as_deref()
     }
 
-    /// The skipped and failed entries, for the report.
+    /// The skipped, failed and excluded entries, for the report.
     pub fn problems(&self) -> &Listing {
         &self.problems
     }

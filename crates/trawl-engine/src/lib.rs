@@ -29,7 +29,9 @@ pub use memory::peak_anon;
 pub use names::{manifest_name, media_index_name};
 pub use options::{OptionsError, RECORD_MEMORY, ScanOptions};
 pub use records::{RecordSink, Records, StoredFile};
-pub use scan::{Notice, Scan, ScanOutcome, ScanResult, ScanRunError, empty_report, file_json};
+pub use scan::{
+    Notice, Scan, ScanOutcome, ScanResult, ScanRunError, empty_report, excluded_report, file_json,
+};
 pub use verify::{
     Notice as VerifyNotice, VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify,
 };

@@ -11,6 +11,7 @@ use std::time::Instant;
 use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Contention, Counter, FileReduce, MapOutput};
+use trawl_report::exclude::ExcludedTally;
 use trawl_report::media::{FlvRow, FlvSummary, MediaReport, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
@@ -222,6 +223,7 @@ struct Collected<'a> {
     sizes: SizeHistogram,
     skipped: Vec<FileJson>,
     failed: Vec<FileJson>,
+    excluded: ExcludedTally,
     counter_failed: bool,
 }
 
@@ -248,6 +250,7 @@ impl<'a> Collected<'a> {
             sizes: SizeHistogram::default(),
             skipped: Vec::new(),
             failed: Vec::new(),
+            excluded: ExcludedTally::default(),
             counter_failed: false,
         }
     }
@@ -281,6 +284,14 @@ impl<'a> Collected<'a> {
                 });
                 self.failed.push(record);
             }
+            // Counted, and named up to a bound; in no output but the report's `excluded`.
+            Event::Excluded(x) => self.excluded.add(
+                &x.path,
+                x.kind.name(),
+                x.size,
+                x.why.pattern(),
+                x.why.holds(),
+            ),
         }
     }
 
@@ -368,6 +379,7 @@ impl<'a> Collected<'a> {
             sizes,
             skipped,
             failed,
+            excluded,
             counter_failed: _,
         } = self;
         let (spill, records_err) = (spill_error(o), records_error(o));
@@ -436,6 +448,7 @@ impl<'a> Collected<'a> {
             }),
             breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
+            excluded: excluded_report(&o.cfg.walk.excluding, excluded),
             skipped,
             failed,
             ..empty_report(&o.cfg, &o.algorithms)
@@ -454,6 +467,14 @@ impl<'a> Collected<'a> {
         };
         Ok((outcome, aside))
     }
+}
+
+/// The report's `excluded` from what the walk left out: None when no rule was given.
+pub fn excluded_report(
+    rules: &trawl_walk::Exclusion,
+    tally: ExcludedTally,
+) -> Option<trawl_report::exclude::ExcludedJson> {
+    (!rules.is_empty()).then(|| tally.finish(rules.patterns(), &rules.if_present_bytes()))
 }
 
 /// A spill file's error, naming where spills go.
@@ -558,6 +579,7 @@ pub fn empty_report(cfg: &ScanConfig, algorithms: &[Algorithm]) -> ScanReport {
         flv: None,
         breakdown: None,
         duplicates: None,
+        excluded: None,
         skipped: Vec::new(),
         failed: Vec::new(),
     }

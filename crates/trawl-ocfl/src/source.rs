@@ -630,6 +630,8 @@ impl Source for OcflSource {
                             }
                         },
                         Event::Skipped { path, .. } => path.clone(),
+                        // Content files are streamed, not walked: nothing is excluded.
+                        Event::Excluded(_) => return,
                     };
                     let named = waiting
                         .lock()
@@ -659,7 +661,7 @@ impl Source for OcflSource {
                                 path: Some(logical),
                                 error: e,
                             }),
-                            Event::Skipped { .. } => {}
+                            Event::Skipped { .. } | Event::Excluded(_) => {}
                         }
                     }
                 },

@@ -140,6 +140,9 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
     if only_ok {
         t.push_str("  no path corrupt, restored, modified, missing, new, moved or unreadable\n");
     }
+    if let Some(e) = &h.excluded {
+        t.push_str(&crate::scan::excluded_line(e));
+    }
     if h.not_read > 0 {
         let why = if of.budget_spent {
             "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"

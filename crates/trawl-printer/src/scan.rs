@@ -16,6 +16,31 @@ pub struct Spilled {
     pub failures_named_above: bool,
 }
 
+/// What the user's rules left out, as one line (`excluded: ...`).
+pub fn excluded_line(e: &trawl_report::exclude::ExcludedJson) -> String {
+    let mut parts = vec![
+        format!(
+            "{} (not listed)",
+            human::count(e.directories, "directory", "directories")
+        ),
+        format!(
+            "{} ({})",
+            human::count(e.files, "file", "files"),
+            human::bytes(e.bytes)
+        ),
+    ];
+    if e.other > 0 {
+        parts.push(human::count(e.other, "other entry", "other entries"));
+    }
+    if let Some(n) = e.registered {
+        parts.push(format!(
+            "{} left as registered (not read, not missing)",
+            human::count(n, "registered file", "registered files")
+        ));
+    }
+    format!("excluded: {}\n", parts.join(", "))
+}
+
 /// The lines printed after a scan: totals, what was skipped, the reduction table, media,
 /// memory, and every failure named.
 pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
@@ -59,6 +84,9 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             parts.push(human::count(loops as u64, "link loop", "link loops"));
         }
         s.push_str(&format!("skipped: {}\n", parts.join(", ")));
+    }
+    if let Some(e) = &r.excluded {
+        s.push_str(&excluded_line(e));
     }
     // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
     if let Some(red) = r.reduction.as_ref().filter(|_| t.files > 0) {

@@ -23,6 +23,9 @@ pub struct AuditHead {
     pub chain_digest: Option<String>,
     /// Paths per verdict in this run.
     pub counts: BTreeMap<String, u64>,
+    /// What the user's rules left out (`--exclude`); absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<crate::exclude::ExcludedJson>,
     /// Files read by this run.
     pub files_read: u64,
     /// `full` or `metadata`.

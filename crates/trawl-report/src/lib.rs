@@ -16,6 +16,7 @@ pub mod audit;
 pub mod bag;
 pub mod breakdown;
 pub mod duplicates;
+pub mod exclude;
 pub mod media;
 pub mod ocfl;
 pub mod reduction;

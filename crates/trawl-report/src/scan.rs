@@ -204,6 +204,9 @@ pub struct ScanReport {
     /// Files of equal content (with `--duplicates`): totals and the largest groups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<DuplicateSummary>,
+    /// What the user's rules left out (`--exclude`); absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub excluded: Option<crate::exclude::ExcludedJson>,
     /// Entries not read, in path order.
     pub skipped: Vec<FileJson>,
     /// Entries that failed, in path order.

@@ -37,7 +37,7 @@ use trawl_stop::Stop;
 
 use crossbeam_channel::{Sender, bounded};
 use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, ReadError, open_for_read_in};
-use trawl_walk::{BATCH, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
+use trawl_walk::{BATCH, Excluded, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
 /// Everything the engine needs to know.
 #[derive(Debug, Clone)]
@@ -166,6 +166,8 @@ pub enum Event {
     },
     /// A file or directory that failed.
     Failed(ScanError),
+    /// An entry the user's rules left out (`--exclude`); a directory was not listed.
+    Excluded(Excluded),
 }
 
 /// What to read.
@@ -305,6 +307,7 @@ pub fn scan(
                         }
                         WalkItem::Skipped { path, kind } => Event::Skipped { path, kind },
                         WalkItem::Error(e) => Event::Failed(e.into()),
+                        WalkItem::Excluded(x) => Event::Excluded(x),
                     });
                 }
                 match ev_tx.try_send(events) {
@@ -338,7 +341,7 @@ pub fn scan(
             match ev_rx.recv_timeout(depth::STEP) {
                 Ok(events) => {
                     for ev in events {
-                        if !matches!(ev, Event::Skipped { .. }) {
+                        if !matches!(ev, Event::Skipped { .. } | Event::Excluded(_)) {
                             progress.file_done();
                         }
                         sink(ev);

@@ -1,8 +1,10 @@
 //! The walk: finds every regular file under the roots, in parallel, and says what it skipped.
 //!
-//! Nothing is filtered: this is fixity, so hidden files, `.gitignore`d files and VCS directories
-//! are all included. Entries that are not regular files (FIFOs, sockets, devices, unfollowed
-//! symlinks) are reported as skipped and are never opened. The walk itself is in `tree.rs`.
+//! Nothing is filtered unless the user says so: this is fixity, so hidden files, `.gitignore`d
+//! files and VCS directories are all included. Entries that are not regular files (FIFOs,
+//! sockets, devices, unfollowed symlinks) are reported as skipped and are never opened. What the
+//! user excludes ([`Exclusion`], in `exclude.rs`) is reported as excluded: a directory excluded
+//! is never opened or listed. The walk itself is in `tree.rs`.
 
 // Unsafe code only in tests (to make FIFOs).
 #![deny(missing_docs)]
@@ -15,8 +17,10 @@ use trawl_stop::Stop;
 
 use crossbeam_channel::Sender;
 
+mod exclude;
 mod tree;
 
+pub use exclude::{ExcludeError, Exclusion, ExclusionBuilder, Why};
 pub use tree::{Listing, list_directory};
 
 /// What the walk found.
@@ -33,6 +37,45 @@ pub enum WalkItem {
     },
     /// A directory or entry that could not be listed or inspected.
     Error(WalkError),
+    /// An entry the user's rules leave out (a directory excluded is not listed).
+    Excluded(Excluded),
+}
+
+/// An entry left out by the user's rules ([`WalkOptions::excluding`]).
+#[derive(Debug, Clone)]
+pub struct Excluded {
+    /// The entry (root joined with the relative part).
+    pub path: PathBuf,
+    /// Index of the root it was found under.
+    pub root: usize,
+    /// What it is.
+    pub kind: ExcludedKind,
+    /// A regular file's size (None for the rest, or where it could not be looked at).
+    pub size: Option<u64>,
+    /// Why it is left out.
+    pub why: Why,
+}
+
+/// What an excluded entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExcludedKind {
+    /// A directory: left out whole, never listed.
+    Directory,
+    /// A regular file.
+    File,
+    /// Anything else (a link not followed, a FIFO, ...).
+    Other(SkipKind),
+}
+
+impl ExcludedKind {
+    /// Its name in reports: `directory`, `file`, or a skip kind's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExcludedKind::Directory => "directory",
+            ExcludedKind::File => "file",
+            ExcludedKind::Other(k) => k.name(),
+        }
+    }
 }
 
 /// A regular file to read.
@@ -206,8 +249,12 @@ pub struct WalkOptions {
     /// Directories listed at once.
     pub threads: usize,
     /// Directories not to enter (compared with the walked paths as they are spelled: give them
-    /// under the same spelling as the roots, e.g. both canonical).
+    /// under the same spelling as the roots, e.g. both canonical). Not reported: the caller's
+    /// own (an audit's registered roots, walked apart).
     pub exclude: Vec<PathBuf>,
+    /// What the user leaves out (`--exclude`): each entry it matches is reported as
+    /// [`WalkItem::Excluded`], a directory without being listed.
+    pub excluding: Exclusion,
     /// Stat every file as it is found, for its size, mtime, device and inode. Without it a
     /// file is known by its name and type alone (from the directory listing) and its
     /// `FileEntry` has zeros there: one system call less per file, for a reader that stats
@@ -222,6 +269,7 @@ impl Default for WalkOptions {
             one_file_system: false,
             threads: 2,
             exclude: Vec::new(),
+            excluding: Exclusion::default(),
             metadata: true,
         }
     }
@@ -422,16 +470,20 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn run(root: &Path, follow: bool) -> Vec<WalkItem> {
-        let (tx, rx) = crossbeam_channel::bounded(4);
-        let stop = Stop::new();
-        let roots = vec![root.to_path_buf()];
         let opts = WalkOptions {
             follow_links: follow,
             ..Default::default()
         };
+        run_with(root, &opts)
+    }
+
+    fn run_with(root: &Path, opts: &WalkOptions) -> Vec<WalkItem> {
+        let (tx, rx) = crossbeam_channel::bounded(4);
+        let stop = Stop::new();
+        let roots = vec![root.to_path_buf()];
         std::thread::scope(|s| {
             s.spawn(|| {
-                walk(&roots, &opts, &tx, &stop, &|_| {});
+                walk(&roots, opts, &tx, &stop, &|_| {});
                 drop(tx);
             });
             rx.iter().collect()
@@ -523,6 +575,69 @@ mod tests {
             .count();
         assert_eq!(files, 2);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// What the rules leave out comes out as excluded items (a directory as one item, nothing
+    /// below it), the rest as before; a root holding an `--exclude-if-present` name is one
+    /// excluded item.
+    #[test]
+    fn excluded_entries_are_items_and_nothing_below_an_excluded_directory_is() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        for f in [
+            "keep/a",
+            "keep/b.tmp",
+            "cache/x",
+            "cache/deep/y",
+            "box/z",
+            "box/.nobackup",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+            std::fs::write(d.join(f), b"12345").unwrap();
+        }
+        std::os::unix::fs::symlink("a", d.join("keep/l.tmp")).unwrap();
+        let mut b = ExclusionBuilder::new();
+        for p in ["*.tmp", "cache/"] {
+            b.pattern(std::ffi::OsStr::new(p)).unwrap();
+        }
+        b.if_present(std::ffi::OsStr::new(".nobackup")).unwrap();
+        let opts = WalkOptions {
+            excluding: b.build().unwrap(),
+            ..Default::default()
+        };
+        let items = run_with(d, &opts);
+        let mut got: Vec<(String, &str, Option<u64>)> = Vec::new();
+        let mut files = BTreeSet::new();
+        for i in &items {
+            match i {
+                WalkItem::Excluded(x) => got.push((
+                    x.path.strip_prefix(d).unwrap().display().to_string(),
+                    x.kind.name(),
+                    x.size,
+                )),
+                WalkItem::File(f) => {
+                    files.insert(f.path.strip_prefix(d).unwrap().display().to_string());
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("box".to_string(), "directory", None),
+                ("cache".to_string(), "directory", None),
+                ("keep/b.tmp".to_string(), "file", Some(5)),
+                ("keep/l.tmp".to_string(), "symlink", None),
+            ]
+        );
+        assert_eq!(files, ["keep/a".to_string()].into_iter().collect());
+        // The root itself holding the name: one item, nothing listed.
+        let items = run_with(&d.join("box"), &opts);
+        assert!(
+            matches!(&items[..], [WalkItem::Excluded(x)] if x.kind == ExcludedKind::Directory),
+            "{items:?}"
+        );
     }
 
     #[test]

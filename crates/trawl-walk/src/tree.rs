@@ -15,7 +15,9 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use trawl_stop::Stop;
 
-use crate::{FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry};
+use crate::{
+    Excluded, ExcludedKind, FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry,
+};
 
 /// A directory to list.
 struct DirWork {
@@ -58,6 +60,17 @@ struct State {
 }
 
 impl Queue {
+    fn new(dirs: Vec<DirWork>) -> Queue {
+        Queue {
+            state: Mutex::new(State {
+                dirs,
+                busy: 0,
+                quit: false,
+            }),
+            more: Condvar::new(),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -118,24 +131,23 @@ pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_
     } else {
         None
     };
-    let q = Queue {
-        state: Mutex::new(State {
-            dirs: vec![DirWork {
-                path: root.to_path_buf(),
-                ancestors,
-            }],
-            busy: 0,
-            quit: false,
-        }),
-        more: Condvar::new(),
-    };
+    let q = Queue::new(vec![DirWork {
+        path: root.to_path_buf(),
+        ancestors,
+    }]);
     let w = Walker {
         idx,
+        root,
         opts,
         root_dev,
         q: &q,
         stop,
     };
+    // A root holding an `--exclude-if-present` name is left out whole, unlisted.
+    if let Some(x) = w.excluded(root, ExcludedKind::Directory, || None) {
+        out.send(x);
+        return;
+    }
     std::thread::scope(|s| {
         for _ in 0..opts.threads.max(1) {
             s.spawn(|| {
@@ -151,6 +163,8 @@ pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_
 
 struct Walker<'a> {
     idx: usize,
+    /// The root, which the user's patterns match paths relative to.
+    root: &'a Path,
     opts: &'a WalkOptions,
     root_dev: Option<u64>,
     q: &'a Queue,
@@ -165,11 +179,14 @@ pub struct Listing {
     pub dirs: Vec<PathBuf>,
 }
 
-/// Lists the directory `dir` under the walk's root number `idx`, as the walk lists each of its
-/// directories (without `--follow`: links are skipped entries). `root_dev`: the root's device
-/// under `--one-file-system` (a directory on another is not listed).
+/// Lists the directory `dir` under `root`, the walk's root number `idx`, as the walk lists each
+/// of its directories (without `--follow`: links are skipped entries). `root_dev`: the root's
+/// device under `--one-file-system` (a directory on another is not listed). The root itself
+/// holding an `--exclude-if-present` name is one excluded item, not listed (the directories
+/// below it are checked by their parents' listings).
 pub fn list_directory(
     idx: usize,
+    root: &Path,
     dir: &Path,
     opts: &WalkOptions,
     root_dev: Option<u64>,
@@ -179,16 +196,10 @@ pub fn list_directory(
         follow_links: false,
         ..opts.clone()
     };
-    let q = Queue {
-        state: Mutex::new(State {
-            dirs: Vec::new(),
-            busy: 0,
-            quit: false,
-        }),
-        more: Condvar::new(),
-    };
+    let q = Queue::new(Vec::new());
     let w = Walker {
         idx,
+        root,
         opts: &opts,
         root_dev,
         q: &q,
@@ -198,6 +209,12 @@ pub fn list_directory(
         items: Vec::new(),
         dirs: Vec::new(),
     };
+    if dir == root
+        && let Some(x) = w.excluded(root, ExcludedKind::Directory, || None)
+    {
+        out.items.push(x);
+        return out;
+    }
     let work = DirWork {
         path: dir.to_path_buf(),
         ancestors: None,
@@ -255,6 +272,12 @@ impl Walker<'_> {
             let item = match ent.file_type() {
                 Err(e) => Some(io_error(&path, e)),
                 Ok(ft) if ft.is_dir() => {
+                    if let Some(x) = self.excluded(&path, ExcludedKind::Directory, || None) {
+                        if !out(x) {
+                            return false;
+                        }
+                        continue;
+                    }
                     let ancestors = match &dir.ancestors {
                         None => None,
                         Some(a) => match ent.metadata() {
@@ -270,12 +293,19 @@ impl Walker<'_> {
                     push_dir(DirWork { path, ancestors });
                     None
                 }
-                Ok(ft) if ft.is_file() => Some(self.file(path, &fd, || ent.metadata())),
+                Ok(ft) if ft.is_file() => {
+                    let size = || ent.metadata().ok().map(|m| m.len());
+                    match self.excluded(&path, ExcludedKind::File, size) {
+                        Some(x) => Some(x),
+                        None => Some(self.file(path, &fd, || ent.metadata())),
+                    }
+                }
                 Ok(ft) if ft.is_symlink() && self.opts.follow_links => self.followed(&dir, path),
-                Ok(ft) => Some(WalkItem::Skipped {
-                    path,
-                    kind: SkipKind::of(&ft),
-                }),
+                Ok(ft) => {
+                    let kind = SkipKind::of(&ft);
+                    self.excluded(&path, ExcludedKind::Other(kind), || None)
+                        .or(Some(WalkItem::Skipped { path, kind }))
+                }
             };
             if let Some(item) = item
                 && !out(item)
@@ -284,6 +314,35 @@ impl Walker<'_> {
             }
         }
         true
+    }
+
+    /// The entry at `path` as an excluded item, if the user's rules leave it out (`size`: a
+    /// regular file's, asked only then).
+    fn excluded(
+        &self,
+        path: &Path,
+        kind: ExcludedKind,
+        size: impl FnOnce() -> Option<u64>,
+    ) -> Option<WalkItem> {
+        if self.opts.excluding.is_empty() {
+            return None;
+        }
+        let rel = path.strip_prefix(self.root).unwrap_or(path);
+        let why = self
+            .opts
+            .excluding
+            .why(path, rel, kind == ExcludedKind::Directory)?;
+        Some(WalkItem::Excluded(Excluded {
+            path: path.to_path_buf(),
+            root: self.idx,
+            kind,
+            size: if kind == ExcludedKind::File {
+                size()
+            } else {
+                None
+            },
+            why,
+        }))
     }
 
     /// A regular file: stat only when the walk is to say its size.
@@ -327,6 +386,17 @@ impl Walker<'_> {
             // A loop of links, or a target that cannot be looked at.
             Err(e) => return Some(io_error(&path, e)),
         };
+        // Matched as what it leads to (a directory for `dir/` patterns).
+        let kind = if md.is_dir() {
+            ExcludedKind::Directory
+        } else if md.is_file() {
+            ExcludedKind::File
+        } else {
+            ExcludedKind::Other(SkipKind::of(&md.file_type()))
+        };
+        if let Some(x) = self.excluded(&path, kind, || Some(md.len())) {
+            return Some(x);
+        }
         if md.is_dir() {
             let a = dir.ancestors.as_ref().expect("following keeps ancestors");
             if a.contains(md.dev(), md.ino()) {

@@ -21,6 +21,11 @@ class Audit(_Cluster):
     def __init__(self, opts, audit_args):
         super().__init__(opts)
         self.args = [os.fsencode(a) for a in audit_args]
+        try:
+            # --exclude-from is read here, once: the workers get its patterns.
+            self.args = [bytes(a) for a in _native.worker_args("audit", self.args)]
+        except ValueError as e:
+            raise Fatal(str(e).strip())
         # The run's own key, for its task keys: two audits on one cluster share no task.
         self.run_key = secrets.token_hex(8)
         # Opened before any cluster is contacted, as the audit's own outputs are opened before

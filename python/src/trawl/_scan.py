@@ -64,6 +64,8 @@ class Run(_Cluster):
             scan_args = roots + scan_args
         self.args = [os.fsencode(a) for a in scan_args]
         try:
+            # --exclude-from is read here, once: the workers get its patterns.
+            self.args = [bytes(a) for a in _native.worker_args("scan", self.args)]
             self.plan = _native.Plan(self.args)
         except ValueError as e:
             raise Fatal(str(e).strip())

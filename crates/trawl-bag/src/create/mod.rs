@@ -20,7 +20,7 @@ use trawl_digest::Algorithm;
 use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig};
 use trawl_spool::Sorted;
 use trawl_stop::Stop;
-use trawl_walk::SkipKind;
+use trawl_walk::{ExcludedKind, SkipKind};
 
 use crate::payload::{
     Hashed, Listing, Spools, digest_reader, hash_stream, write_payload_manifests,
@@ -76,6 +76,8 @@ pub(crate) struct Tree {
     pub(crate) more_problems: u64,
     /// With [`Links::Skip`]: each symbolic link left out, as (relative path, target).
     pub(crate) left_out: Vec<(Vec<u8>, Vec<u8>)>,
+    /// What the user's rules left out (`--exclude`): not in the bag.
+    pub(crate) excluded: Excluded,
 }
 
 /// How many entries that cannot be bagged are named (the rest are counted).
@@ -110,6 +112,21 @@ pub struct Created {
     pub links_left_out: u64,
     /// What the profile ([`CreateOptions::profile`]) recommends that the bag lacks.
     pub warnings: Vec<trawl_report::bag::BagFinding>,
+    /// What the user's rules left out of the bag ([`ScanConfig`]'s `walk.excluding`).
+    pub excluded: Excluded,
+}
+
+/// Entries the user's rules (`--exclude`) left out of a bag, by kind.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Excluded {
+    /// Directories left out whole (never listed).
+    pub directories: u64,
+    /// Regular files left out.
+    pub files: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Other entries left out (links, special files).
+    pub other: u64,
 }
 
 /// What a bag does with the symbolic links of its source (a bag holds no link).
@@ -157,6 +174,7 @@ pub(crate) fn digest_tree(
         problems: Vec::new(),
         more_problems: 0,
         left_out: Vec::new(),
+        excluded: Excluded::default(),
     };
     let mut pushed: std::io::Result<()> = Ok(());
     let mut value = Vec::new();
@@ -211,6 +229,18 @@ pub(crate) fn digest_tree(
                 tree.problem(format!("{}: {}", path.display(), kind.describe()))
             }
             Event::Failed(e) => tree.problem(e.to_string()),
+            // Not in the bag, and no problem: the user left it out.
+            Event::Excluded(x) => {
+                let n = &mut tree.excluded;
+                match x.kind {
+                    ExcludedKind::Directory => n.directories += 1,
+                    ExcludedKind::File => {
+                        n.files += 1;
+                        n.bytes += x.size.unwrap_or(0);
+                    }
+                    ExcludedKind::Other(_) => n.other += 1,
+                }
+            }
         }
         },
     );
@@ -438,7 +468,7 @@ pub fn create(
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Result<Created, BagError> {
-    refuse_unsafe(dir, opts)?;
+    refuse_unsafe(dir, opts, &cfg.walk.excluding)?;
     let follow = opts.links == Links::Follow;
     if cfg.walk.follow_links != follow {
         return Err(refused(
@@ -475,6 +505,7 @@ pub fn create(
         bytes: tree.bytes,
         links_left_out: tree.left_out.len() as u64,
         warnings,
+        excluded: tree.excluded,
         ..Default::default()
     };
     let left_out = left_out_list(&mut tree.left_out);
@@ -533,7 +564,11 @@ pub fn create(
 
 /// What `create` refuses before reading anything: no directory, an interrupted creation's
 /// journal, `--out` inside the source, a bag already (in place).
-fn refuse_unsafe(dir: &Path, opts: &CreateOptions<'_>) -> Result<(), BagError> {
+fn refuse_unsafe(
+    dir: &Path,
+    opts: &CreateOptions<'_>,
+    cfg_excluding: &trawl_walk::Exclusion,
+) -> Result<(), BagError> {
     if !dir.is_dir() {
         return Err(refused(dir, "not a directory"));
     }
@@ -561,6 +596,12 @@ fn refuse_unsafe(dir: &Path, opts: &CreateOptions<'_>) -> Result<(), BagError> {
         return Err(refused(
             dir,
             "--links skip needs --out DEST: in place the links would stay in data/, where a bag may hold nothing its manifests do not list (with --out the bag leaves them out and DIR keeps them)",
+        ));
+    }
+    if opts.out.is_none() && !cfg_excluding.is_empty() {
+        return Err(refused(
+            dir,
+            "--exclude needs --out DEST: in place what is excluded would stay in data/, where a bag may hold nothing its manifests do not list (with --out the bag leaves it out and DIR keeps it)",
         ));
     }
     if opts.out.is_none() && dir.join("bagit.txt").exists() {

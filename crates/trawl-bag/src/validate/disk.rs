@@ -73,6 +73,8 @@ pub fn payload_files(
                         .push(BagFinding::about(path.display(), what))
                 }
                 trawl_walk::WalkItem::Error(e) => report.errors.push(BagFinding::from_error(&e)),
+                // A bag is validated whole: this walk excludes nothing.
+                trawl_walk::WalkItem::Excluded(_) => {}
             }
         }
         pushed

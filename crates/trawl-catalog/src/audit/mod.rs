@@ -71,10 +71,15 @@ pub struct Audit<'c> {
     scratch: tempfile::TempDir,
     /// This run's new files indexed by digest, for pairing moves (built when first needed).
     fresh: bool,
+    /// What the user's rules leave out: registered files it matches are left as they are.
+    excluding: trawl_walk::Exclusion,
+    /// Registered files left as they are because the rules leave them out.
+    left_out: u64,
 }
 
-/// The scratch tables of one run: the walk (every path found, and what was there) and the
-/// directories that could not be listed (paths with their trailing `/`).
+/// The scratch tables of one run: the walk (every path found, and what was there), the
+/// directories that could not be listed and those the user's rules left out (paths with their
+/// trailing `/`; the root itself: empty).
 const SCRATCH_DDL: &str = "
 PRAGMA journal_mode = WAL;
 CREATE TABLE walk(
@@ -89,6 +94,7 @@ CREATE TABLE walk(
 ) WITHOUT ROWID;
 CREATE INDEX walk_size ON walk(size);
 CREATE TABLE failed_dirs(root INTEGER NOT NULL, path BLOB NOT NULL);
+CREATE TABLE excluded_dirs(root INTEGER NOT NULL, path BLOB NOT NULL);
 ";
 
 /// Creates the scratch database at `path` (the catalog's connections cannot: an attached file
@@ -174,6 +180,8 @@ impl Catalog {
             dirs: DirIds::default(),
             scratch,
             fresh: false,
+            excluding: trawl_walk::Exclusion::default(),
+            left_out: 0,
         })
     }
 
@@ -274,6 +282,19 @@ impl Audit<'_> {
     /// collection (state `removed`): later audits no longer report them.
     pub fn forget_missing(&mut self, yes: bool) {
         self.forget_missing = yes;
+    }
+
+    /// What the user's rules leave out (`--exclude`): a registered file they match, or one
+    /// under a directory they left out, is neither read nor called missing, and keeps its
+    /// registration as it was.
+    pub fn excluding(&mut self, rules: trawl_walk::Exclusion) {
+        self.excluding = rules;
+    }
+
+    /// Registered files this run left as they were because the rules leave them out (known
+    /// once the run is settled).
+    pub fn left_out(&self) -> u64 {
+        self.left_out
     }
 
     /// The files walked are content that never changes (their source says so): a metadata-only

@@ -12,7 +12,8 @@ use crate::verdict::{AuditMode, Verdict};
 type MoveTarget = (i64, Vec<u8>, i64, i64, i64, i64);
 
 /// A registered file the walk did not find: files row id, directory id, name, root, size,
-/// mtime, device, inode, digests, and what the walk found at its name instead, if anything.
+/// mtime, device, inode, digests, what the walk found at its name instead, if anything, and
+/// whether the user's rules left it (or a directory above it) out of the walk.
 type NotFound = (
     i64,
     i64,
@@ -24,6 +25,7 @@ type NotFound = (
     u64,
     Vec<u8>,
     Option<String>,
+    bool,
 );
 
 impl Audit<'_> {
@@ -40,7 +42,13 @@ impl Audit<'_> {
             let Some(last) = rows.last() else { break };
             after = last.0;
             for row in rows {
-                let (_, _, _, _, size, mtime, dev, ino, ref digests, _) = row;
+                // Left out by the user's rules: met by the walk as excluded, or matched by
+                // them now that it is gone. Neither missing nor moved: left as it was.
+                if row.10 || self.excluded_by_pattern(row.1, &row.2)? {
+                    self.left_out += 1;
+                    continue;
+                }
+                let (_, _, _, _, size, mtime, dev, ino, ref digests, _, _) = row;
                 if !complete && self.unread_new_of_size(size)? {
                     continue;
                 }
@@ -85,7 +93,10 @@ impl Audit<'_> {
                 .cat
                 .conn
                 .prepare_cached(
-                    "SELECT f.id, f.dir, f.name, d.root, f.size, f.mtime_ns, f.dev, f.ino, f.digests, w.kind
+                    "SELECT f.id, f.dir, f.name, d.root, f.size, f.mtime_ns, f.dev, f.ino, f.digests, w.kind,
+                            coalesce(w.kind = 'excluded', 0)
+                            OR EXISTS (SELECT 1 FROM excluded_dirs x WHERE x.root = d.root
+                                       AND substr(d.path, 1, length(x.path)) = x.path)
                      FROM files f JOIN dirs d ON d.id = f.dir
                      LEFT JOIN walk w ON w.dir = f.dir AND w.name = f.name
                      WHERE f.id > ?1 AND (f.present = 1 OR f.state = 'missing')
@@ -108,6 +119,7 @@ impl Audit<'_> {
                     r.get::<_, i64>(7)? as u64,
                     r.get(8)?,
                     r.get(9)?,
+                    r.get(10)?,
                 ))
             })
             .and_then(|it| it.collect::<rusqlite::Result<Vec<_>>>())
@@ -115,9 +127,22 @@ impl Audit<'_> {
         }
     }
 
+    /// Whether the user's rules leave out the registered file `name` of directory `dir` (by its
+    /// path below its root: the file or a directory above it matches).
+    fn excluded_by_pattern(&self, dir: i64, name: &[u8]) -> Result<bool> {
+        use std::os::unix::ffi::OsStrExt;
+        if self.excluding.is_empty() {
+            return Ok(false);
+        }
+        let rel = self.whole_path(dir, name)?;
+        Ok(self
+            .excluding
+            .excludes_file(std::path::Path::new(std::ffi::OsStr::from_bytes(&rel))))
+    }
+
     /// A file found under a new path: it keeps its identity (id, first seen, version) there.
     fn moved(&mut self, row: &NotFound, target: MoveTarget) -> Result<()> {
-        let (id, dir, ref name, rid, _, _, _, _, ref digests, _) = *row;
+        let (id, dir, ref name, rid, _, _, _, _, ref digests, _, _) = *row;
         let (tdir, tname, _troot, tsize, tmtime, tid) = target;
         if self.mode == AuditMode::Full {
             // The file keeps its identity (id, first seen, version) under its new path, and
@@ -164,7 +189,7 @@ impl Audit<'_> {
 
     /// A file not found anywhere: missing (or forgotten, with --forget-missing).
     fn missing(&mut self, row: &NotFound) -> Result<()> {
-        let (id, dir, ref name, _, size, mtime, _, _, ref digests, ref kind) = *row;
+        let (id, dir, ref name, _, size, mtime, _, _, ref digests, ref kind, _) = *row;
         let since: Option<i64> = self
             .cat
             .conn

@@ -34,6 +34,23 @@ impl Audit<'_> {
         self.walk_row(root, rel, 0, 0, 0, 0, kind)
     }
 
+    /// An entry the user's rules left out: a directory (unlisted: the registered files under
+    /// it are left as they are; `rel` empty for the root itself) or anything else.
+    pub fn walk_excluded(&mut self, root: usize, rel: &[u8], directory: bool) -> Result<()> {
+        if directory {
+            let rid = self.roots[root].0;
+            self.cat
+                .conn
+                .prepare_cached("INSERT INTO excluded_dirs(root, path) VALUES (?1, ?2)")
+                .and_then(|mut st| st.execute(params![rid, crate::dirs::as_dir(rel)]))
+                .map_err(|e| self.err(e))?;
+            if rel.is_empty() {
+                return self.tick();
+            }
+        }
+        self.walk_row(root, rel, 0, 0, 0, 0, "excluded")
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn walk_row(
         &mut self,

@@ -380,6 +380,8 @@ impl Passes<'_> {
                         Event::Skipped { path, kind } => {
                             (path, VerifyState::Unreadable(kind.describe().to_string()))
                         }
+                        // Named files are streamed, not walked: nothing is excluded.
+                        Event::Excluded(_) => return,
                     };
                     if let Some(e) = lock(in_flight).remove(path.as_path()) {
                         record(&e.path, e.line, st);
