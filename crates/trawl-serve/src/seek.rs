@@ -23,11 +23,15 @@ pub enum Start {
     Bytes(u64),
 }
 
-/// Reads a `start` value against the file's index; `None` when it is not a number.
+/// Reads a `start` value against the file's index; `None` when it is not a number. An offset
+/// in `keyframes.filepositions` as flvmeta, yamdi and `trawl flv inject` write it is bytes:
+/// a keyframe's, or that of another video tag flagged key (the codec configuration tag they
+/// list for time 0, an end-of-sequence tag).
 pub fn parse_start(v: &str, idx: &FlvIndex) -> Option<Start> {
+    let listed = |list: &[Keyframe], n: u64| list.binary_search_by_key(&n, |k| k.offset).is_ok();
     if let Ok(n) = v.parse::<u64>()
         && n > 0
-        && idx.keyframes.iter().any(|k| k.offset == n)
+        && (listed(&idx.keyframes, n) || listed(&idx.figures.flagged, n))
     {
         return Some(Start::Bytes(n));
     }
@@ -178,6 +182,18 @@ mod tests {
         assert!(past_the_end(Start::Seconds(100_000.0), &i));
         assert!(!past_the_end(Start::Seconds(4.5), &i));
         assert!(!past_the_end(Start::Bytes(90_000), &i));
+        // A sequence header flagged key, listed in filepositions for time 0: bytes, and the
+        // whole file.
+        let mut j = i.clone();
+        j.figures.flagged = vec![Keyframe {
+            time: 0.0,
+            offset: 350,
+        }];
+        assert_eq!(parse_start("350", &j), Some(Start::Bytes(350)));
+        assert_eq!(
+            keyframe_for(Start::Bytes(350), &j),
+            j.keyframes.first().copied()
+        );
         assert_eq!(parse_start("-1", &i), None);
         assert_eq!(parse_start("abc", &i), None);
         assert_eq!(parse_start("NaN", &i), None);
