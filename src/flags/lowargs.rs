@@ -213,6 +213,10 @@ pub struct FlvIndexArgs {
     /// Print how many bytes were read to build each index, against the file size.
     #[arg(long)]
     pub stats: bool,
+    /// Print nothing on stdout (but an output sent there with '-'); problems and errors still
+    /// go to stderr, and the exit code says whether every file was indexed.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// How tag headers are reached: read (one pread a tag), mmap, or auto (both timed on the
     /// file as it is indexed, the cheaper kept; see docs/commands/flv.md).
     #[arg(long, value_name = "METHOD", value_enum, default_value_t = SeekIo::Auto)]

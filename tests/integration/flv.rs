@@ -44,6 +44,48 @@ fn index_prints_keyframes_and_json_and_refuses_non_flv() {
     assert_eq!(f["keyframes"][1]["offset"], 57);
 }
 
+/// With its outputs in files, `flv index` prints a line a file, not every keyframe again;
+/// `-q` prints nothing on stdout (an output sent there aside), and errors still on stderr.
+#[test]
+fn index_to_files_prints_a_line_a_file_and_quiet_prints_nothing() {
+    let d = Dir::new();
+    d.create(b"a.flv", &flv_with_keyframes());
+    d.create(b"not.flv", b"<html>not a video</html>");
+    for out in ["--json", "--csv"] {
+        let r = d.cmd().args(["flv", "index", "a.flv", out, "o"]).run();
+        r.code(0);
+        assert_eq!(r.stdout.lines().count(), 1, "{out}: {}", r.stdout);
+        r.stdout_has("a.flv: 1.000 s, 2 keyframes");
+        assert!(!r.stdout.contains("offset 57"), "{out}: {}", r.stdout);
+        let written = std::fs::read_to_string(d.join("o")).unwrap();
+        assert!(written.contains("57"), "{out}: {written}");
+    }
+    let r = d.cmd().args(["flv", "index", "a.flv", "-q"]).run();
+    r.code(0);
+    assert_eq!(r.stdout, "");
+    let r = d
+        .cmd()
+        .args(["flv", "index", "a.flv", "--json", "q.json", "--quiet"])
+        .run();
+    r.code(0);
+    assert_eq!(r.stdout, "");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("q.json")).unwrap()).unwrap();
+    assert_eq!(v["files"][0]["keyframes"][1]["offset"], 57);
+    // An output on stdout still goes there; a file that is not FLV is said on stderr and in
+    // the exit code.
+    let r = d
+        .cmd()
+        .args(["flv", "index", "a.flv", "not.flv", "-q", "--csv", "-"])
+        .run();
+    r.code(2);
+    r.stderr_has("not.flv: not an FLV file");
+    assert_eq!(
+        r.stdout,
+        "path,time,offset\n\"a.flv\",0.000,13\n\"a.flv\",1.000,57\n"
+    );
+}
+
 /// Test files made by ffmpeg (lavfi testsrc2 + sine), one per codec pairing; `None` (skipped)
 /// without ffmpeg and ffprobe.
 fn ffmpeg_files(d: &Dir) -> Option<Vec<&'static str>> {
