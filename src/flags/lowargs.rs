@@ -117,9 +117,13 @@ pub struct ServeArgs {
     /// Worker threads (default: the number of CPUs; 1 to 1024).
     #[arg(long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
-    /// No access log (one line per request on stderr, common log format).
+    /// No access log on stderr (one line per request, common log format).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Append the access log to FILE instead of stderr (created if missing, mode 0640; a
+    /// symbolic link or anything but a regular file is refused).
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
     /// Serve every regular file under DIR, not only FLV files (names starting with '.' and
     /// trawl's catalogs are never served).
     #[arg(long)]

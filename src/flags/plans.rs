@@ -162,8 +162,10 @@ pub struct ServePlan {
     pub threads: Option<usize>,
     /// Connections and timeouts.
     pub limits: trawl_serve::Limits,
-    /// One line per request (not with `-q`).
+    /// One line per request (not with `-q`, unless to a file).
     pub access_log: bool,
+    /// `--access-log FILE`: where the lines go instead of stderr.
+    pub access_log_file: Option<PathBuf>,
     /// FLV files only, or every regular file (`--all`).
     pub serving: trawl_serve::Serving,
 }
@@ -191,7 +193,8 @@ impl ServePlan {
                 idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
                 grace: seconds("--grace", a.grace)?,
             },
-            access_log: !a.quiet,
+            access_log: !a.quiet || a.access_log.is_some(),
+            access_log_file: a.access_log.clone(),
             serving: if a.all {
                 trawl_serve::Serving::All
             } else {

@@ -23,7 +23,7 @@ use crate::log::Slot;
 pub(crate) const CHUNK: usize = 128 << 10;
 
 /// `prefix` (bytes made by the server: an FLV header and metadata before a seek), then the
-/// file's bytes `from..to`; each chunk counted into the request's log [`Slot`].
+/// file's bytes `from..to`; a read that fails is said in the request's log [`Slot`].
 pub(crate) struct FileBody {
     file: Arc<std::fs::File>,
     prefix: Option<Bytes>,
@@ -41,7 +41,6 @@ impl FileBody {
         to: u64,
         slot: &Arc<Slot>,
     ) -> FileBody {
-        slot.streaming();
         FileBody {
             file: Arc::new(file),
             prefix: (!prefix.is_empty()).then(|| Bytes::from(prefix)),
@@ -79,7 +78,6 @@ impl http_body::Body for FileBody {
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = self.get_mut();
         if let Some(p) = this.prefix.take() {
-            this.slot.sent(p.len() as u64);
             return Poll::Ready(Some(Ok(Frame::data(p))));
         }
         if this.at >= this.end {
@@ -98,7 +96,6 @@ impl http_body::Body for FileBody {
         match chunk {
             Ok(b) => {
                 this.at += b.len() as u64;
-                this.slot.sent(b.len() as u64);
                 // The next chunk is read while the connection sends this one.
                 this.read_next();
                 Poll::Ready(Some(Ok(Frame::data(b))))
@@ -129,5 +126,45 @@ impl Drop for FileBody {
         if let Some(r) = self.reading.take() {
             r.abort();
         }
+    }
+}
+
+/// Any response body, its data counted into the request's log [`Slot`] as the connection takes
+/// it: the access log's byte count is what went out, whatever made the body (a file, an error
+/// page, a listing).
+pub(crate) struct Counted {
+    inner: axum::body::Body,
+    slot: Arc<Slot>,
+}
+
+impl Counted {
+    pub(crate) fn new(inner: axum::body::Body, slot: Arc<Slot>) -> Counted {
+        Counted { inner, slot }
+    }
+}
+
+impl http_body::Body for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(f))) = &r
+            && let Some(d) = f.data_ref()
+        {
+            self.slot.sent(d.len() as u64);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }

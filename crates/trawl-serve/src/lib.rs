@@ -13,6 +13,7 @@
 mod body;
 mod cache;
 mod conn;
+mod listing;
 mod log;
 mod range;
 mod resolve;
@@ -300,6 +301,7 @@ async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Resp
     // The line is printed when the body is done, with the bytes that went out.
     let slot = Arc::new(log::Slot::new(&st.notices, uri.path()));
     let r = answer(&st, &method, &uri, req.headers(), &slot).await;
+    let r = r.map(|b| Body::new(body::Counted::new(b, slot.clone())));
     if st.access_log {
         slot.set(format!(
             "{} - - [{}] \"{method} {uri} {version:?}\" {}",
@@ -321,7 +323,7 @@ fn clf_time(t: SystemTime) -> String {
 }
 
 async fn answer(
-    st: &AppState,
+    st: &Arc<AppState>,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -332,6 +334,9 @@ async fn answer(
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
+    }
+    if uri.path().ends_with('/') {
+        return directory(st, uri.path(), method == Method::HEAD).await;
     }
     let file = match resolve::open(&st.root, uri.path(), st.serving) {
         Ok(f) => f,
@@ -360,6 +365,37 @@ async fn answer(
                 path: uri.path(),
                 error: &e,
             });
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+        }
+    }
+}
+
+/// A directory's page (see `listing.rs`): 403 when the path leaves the root, 404 when it names
+/// no directory that is served.
+async fn directory(st: &Arc<AppState>, path: &str, head: bool) -> Response {
+    let (st2, p) = (st.clone(), path.to_string());
+    let page = tokio::task::spawn_blocking(move || listing::page(&st2.root, &p, st2.serving)).await;
+    match page {
+        Ok(Ok(html)) => {
+            let len = html.len();
+            let mut r = Response::new(if head {
+                Body::empty()
+            } else {
+                Body::from(html)
+            });
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            h.insert(header::CONTENT_LENGTH, len.into());
+            r
+        }
+        Ok(Err(Refused::Outside)) => plain(StatusCode::FORBIDDEN, "outside the served directory"),
+        Ok(Err(Refused::NotFound)) => plain(StatusCode::NOT_FOUND, "no such directory"),
+        Err(e) => {
+            let e = std::io::Error::other(e);
+            (st.notices)(log::Notice::Internal { path, error: &e });
             plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
         }
     }
