@@ -9,7 +9,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use trawl_media::amf::{self, Value};
 use trawl_media::{FlvIndex, Keyframe};
@@ -78,10 +77,19 @@ pub const PREFIX_CAP: u64 = 256 << 10;
 /// A metadata tag larger than this is not copied: one is synthesized from the index instead.
 const METADATA_COPY_MAX: u64 = 128 << 10;
 
-/// Builds the answer for a seek to keyframe `k`; `None` when it is the first keyframe (or
-/// there is none): then the whole file is the answer. A configuration tag that would take
-/// the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its size.
-pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Option<SeekBody>> {
+/// How a plan reads the file's tags: exactly `buf.len()` bytes at an offset.
+pub type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> io::Result<()>;
+
+/// Builds the answer for a seek to keyframe `k`, reading tags with `read`; `None` when it is
+/// the first keyframe (or there is none): then the whole file is the answer. A configuration
+/// tag that would take the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its
+/// size; an error of `read` is returned as it is.
+pub fn plan(
+    idx: &FlvIndex,
+    file: &File,
+    k: Option<Keyframe>,
+    read: ReadAt<'_>,
+) -> io::Result<Option<SeekBody>> {
     let Some(k) = k else { return Ok(None) };
     if idx.keyframes.first() == Some(&k) {
         return Ok(None);
@@ -92,7 +100,7 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
     prefix.extend_from_slice(&0u32.to_be_bytes());
     match idx.metadata {
         Some(m) if m.offset < k.offset && m.size <= METADATA_COPY_MAX => {
-            copy_tag(file, m.offset, m.size, &mut prefix)?
+            copy_tag(file, read, m.offset, m.size, &mut prefix)?
         }
         _ => synthesize_metadata(idx, &mut prefix),
     }
@@ -107,7 +115,7 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
                     ),
                 ));
             }
-            copy_tag(file, span.offset, span.size, &mut prefix)?;
+            copy_tag(file, read, span.offset, span.size, &mut prefix)?;
         }
     }
     Ok(Some(SeekBody {
@@ -118,13 +126,19 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
     }))
 }
 
-fn copy_tag(file: &File, at: u64, size: u64, out: &mut Vec<u8>) -> io::Result<()> {
+fn copy_tag(
+    file: &File,
+    read: ReadAt<'_>,
+    at: u64,
+    size: u64,
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
     let start = out.len();
     // Bounded by PREFIX_CAP (the caller's check), far below both limits.
     let len = usize::try_from(size).map_err(io::Error::other)?;
     let prev = u32::try_from(size).map_err(io::Error::other)?;
     out.resize(start + len, 0);
-    file.read_exact_at(&mut out[start..], at)?;
+    read(file, &mut out[start..], at)?;
     out.extend_from_slice(&prev.to_be_bytes());
     Ok(())
 }
@@ -216,7 +230,8 @@ mod tests {
             offset: 200,
             size: 16 << 20,
         });
-        let e = plan(&i, &f, i.keyframes.get(1).copied()).unwrap_err();
+        let read: ReadAt<'_> = &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
+        let e = plan(&i, &f, i.keyframes.get(1).copied(), read).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("16777216 bytes"), "{e}");
         let mut i = idx();
@@ -224,7 +239,9 @@ mod tests {
             offset: 13,
             size: 16 << 20,
         });
-        let b = plan(&i, &f, i.keyframes.get(1).copied()).unwrap().unwrap();
+        let b = plan(&i, &f, i.keyframes.get(1).copied(), read)
+            .unwrap()
+            .unwrap();
         assert!((b.prefix.len() as u64) < PREFIX_CAP, "{}", b.prefix.len());
     }
 }
