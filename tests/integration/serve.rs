@@ -376,7 +376,14 @@ fn a_seek_is_answered_at_once_on_a_nodelay_socket() {
             assert_eq!(r, 0);
             assert_ne!(on, 0, "TCP_NODELAY is off on the server's socket");
         }
-        None => crate::util::skip("pidfd_getfd refused: TCP_NODELAY not read"),
+        // Not an outside tool missing (so not a skip that TRAWL_REQUIRE_INTEROP=1 fails): a
+        // sandbox that refuses pidfd_getfd leaves the checks below.
+        None => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "NOTE: pidfd_getfd refused: TCP_NODELAY on the server's socket not read"
+            );
+        }
     }
     // Loopback segments are 64 KiB: a head sent alone is a few hundred bytes.
     assert!(
