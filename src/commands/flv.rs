@@ -6,14 +6,14 @@ use anyhow::Context;
 use trawl_report::media::IndexFile;
 
 use super::output::Output;
-use crate::flags::plans::FlvIndexPlan;
+use crate::flags::plans::{FlvIndexPlan, Shown};
 use crate::{Outcome, messages};
 
 pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
     let apart = |p: &std::path::Path| Output::create_apart(p, &a.files);
     let mut json = a.json.as_deref().map(apart).transpose()?;
     let mut csv = a.csv.as_deref().map(apart).transpose()?;
-    let to_stdout = a.table_to_stdout();
+    let shown = a.stdout_shows();
     if let Some(c) = csv.as_mut() {
         c.write_all(b"path,time,offset\n")?;
     }
@@ -26,7 +26,7 @@ pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
                 for p in &i.problems {
                     messages::warning(format_args!("{}: {p}", f.display()));
                 }
-                if to_stdout {
+                if shown != Shown::Nothing {
                     writeln!(
                         out,
                         "{}: {:.3} s, {} keyframes, video {}, audio {}, {} video / {} audio / {} script tags",
@@ -39,7 +39,7 @@ pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
                         i.tags.audio,
                         i.tags.script
                     )?;
-                    if let (Some(w), Some(h)) = (i.width, i.height) {
+                    if let (Some(w), Some(h), Shown::Table) = (i.width, i.height, shown) {
                         writeln!(
                             out,
                             "  {w}x{h}{}",
@@ -48,8 +48,10 @@ pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
                                 .unwrap_or_default()
                         )?;
                     }
-                    for k in &i.keyframes {
-                        writeln!(out, "  {:>12.3} s  offset {}", k.time, k.offset)?;
+                    if shown == Shown::Table {
+                        for k in &i.keyframes {
+                            writeln!(out, "  {:>12.3} s  offset {}", k.time, k.offset)?;
+                        }
                     }
                     if a.stats {
                         writeln!(

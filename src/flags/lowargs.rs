@@ -117,9 +117,13 @@ pub struct ServeArgs {
     /// Worker threads (default: the number of CPUs; 1 to 1024).
     #[arg(long, short = 'j', value_name = "N", value_parser = count(1, 1024))]
     pub threads: Option<usize>,
-    /// No access log (one line per request on stderr, common log format).
+    /// No access log on stderr (one line per request, common log format).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Append the access log to FILE instead of stderr (created if missing, mode 0640; a
+    /// symbolic link or anything but a regular file is refused).
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
     /// Serve every regular file under DIR, not only FLV files (names starting with '.' and
     /// trawl's catalogs are never served).
     #[arg(long)]
@@ -213,6 +217,10 @@ pub struct FlvIndexArgs {
     /// Print how many bytes were read to build each index, against the file size.
     #[arg(long)]
     pub stats: bool,
+    /// Print nothing on stdout (but an output sent there with '-'); problems and errors still
+    /// go to stderr, and the exit code says whether every file was indexed.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// How tag headers are reached: read (one pread a tag), mmap, or auto (both timed on the
     /// file as it is indexed, the cheaper kept; see docs/commands/flv.md).
     #[arg(long, value_name = "METHOD", value_enum, default_value_t = SeekIo::Auto)]

@@ -72,6 +72,8 @@ pub struct FlvIndexPlan {
     pub method: trawl_media::SeekMethod,
     /// `--stats`: say how much of each file was read.
     pub stats: bool,
+    /// `-q`: nothing on stdout but an output sent there.
+    pub quiet: bool,
 }
 
 impl FlvIndexPlan {
@@ -91,14 +93,34 @@ impl FlvIndexPlan {
                 SeekIo::Auto => trawl_media::SeekMethod::Auto,
             },
             stats: a.stats,
+            quiet: a.quiet,
         })
     }
 
-    /// Whether the table goes to stdout (no output took it).
-    pub fn table_to_stdout(&self) -> bool {
+    /// What stdout shows besides an output sent there: the table of every keyframe when no
+    /// output was asked for; a line a file when the outputs go to files (they hold the
+    /// keyframes); nothing with `-q` or when an output takes stdout.
+    pub fn stdout_shows(&self) -> Shown {
         let dash = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
-        !dash(&self.json) && !dash(&self.csv)
+        if self.quiet || dash(&self.json) || dash(&self.csv) {
+            Shown::Nothing
+        } else if self.json.is_some() || self.csv.is_some() {
+            Shown::Summary
+        } else {
+            Shown::Table
+        }
     }
+}
+
+/// What `flv index` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Each file's line and its keyframes.
+    Table,
+    /// Each file's line.
+    Summary,
+    /// Nothing.
+    Nothing,
 }
 
 /// `trawl flv inject`.
@@ -140,8 +162,10 @@ pub struct ServePlan {
     pub threads: Option<usize>,
     /// Connections and timeouts.
     pub limits: trawl_serve::Limits,
-    /// One line per request (not with `-q`).
+    /// One line per request (not with `-q`, unless to a file).
     pub access_log: bool,
+    /// `--access-log FILE`: where the lines go instead of stderr.
+    pub access_log_file: Option<PathBuf>,
     /// FLV files only, or every regular file (`--all`).
     pub serving: trawl_serve::Serving,
 }
@@ -169,7 +193,8 @@ impl ServePlan {
                 idle_timeout: seconds("--idle-timeout", a.idle_timeout)?,
                 grace: seconds("--grace", a.grace)?,
             },
-            access_log: !a.quiet,
+            access_log: !a.quiet || a.access_log.is_some(),
+            access_log_file: a.access_log.clone(),
             serving: if a.all {
                 trawl_serve::Serving::All
             } else {

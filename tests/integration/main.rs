@@ -18,6 +18,7 @@ mod round4;
 mod safety;
 mod scale;
 mod scan;
+mod serve;
 mod shell;
 mod streams;
 mod util;

@@ -23,7 +23,11 @@ use std::os::fd::AsRawFd;
 use crate::amf::{self, Value};
 use crate::index::FlvIndex;
 
-/// The keys written (any existing value is replaced).
+/// The keys written (any existing value is replaced, or dropped where the file has no tags
+/// the key speaks of: `audiosize` in a file without audio, say). `width` and `height` (from an
+/// AVC sequence header) and `audiosamplerate`, `audiosamplesize` and `stereo` (from the first
+/// audio tag's format bits, which Enhanced FLV audio has not) are set where the tags tell them,
+/// and an existing value is kept otherwise.
 pub const SET_KEYS: &[&str] = &[
     "hasKeyframes",
     "hasVideo",
@@ -37,6 +41,8 @@ pub const SET_KEYS: &[&str] = &[
     "audiosize",
     "videodatarate",
     "audiodatarate",
+    "videocodecid",
+    "audiocodecid",
     "lasttimestamp",
     "lastkeyframetimestamp",
     "lastkeyframelocation",
@@ -175,51 +181,103 @@ fn sharing_block(
 }
 
 /// The new onMetaData payload: the kept entries, the figures trawl sets, the keyframe index at
-/// `positions` in the copy, and `pad` bytes of padding (a clone's alignment).
+/// `positions` in the copy, and `pad` bytes of padding (a clone's alignment). `tag_len` is the
+/// size of the tag it goes in (header included), which `datasize` counts.
+///
+/// The figures are the ones flvmeta's checker (`flvmeta -C`) computes from the tags and
+/// compares with what onMetaData says (see [`crate::TagFigures`]): each kind's tags with their headers
+/// (not the 4 bytes after each); `datasize` the script data tags, this one included; the rates
+/// the payloads after each tag's first byte, in units of 1,024 bits a second over the time from
+/// the first audio or video tag to the last tag plus one frame; the keyframes every video tag
+/// flagged key, the first at each timestamp; codec ids and audio format from the first tag's
+/// header. Long on purpose: the keys in the order they are written.
 fn metadata_payload(
     idx: &FlvIndex,
     kept: &[(String, Value)],
     positions: &dyn Fn(u64) -> u64,
     filesize: u64,
+    tag_len: u64,
     pad: Option<usize>,
 ) -> Vec<u8> {
-    let last = idx.keyframes.last();
+    let f = &idx.figures;
+    let keys = &f.flagged;
+    let last = keys.last();
     let num = Value::Number;
-    // The sizes yamdi and ffmpeg write: each kind's tags whole (header, payload, the size
-    // after it); `datasize` every tag the copy keeps after its new onMetaData (the old one is
-    // left out); the rates in units of 1,024 bits a second over the duration, as FFmpeg's FLV
-    // reader takes them (0 without a duration).
-    let b = idx.tag_bytes;
-    let old_meta = idx.metadata.map_or(0, |m| m.size + 4);
-    let data = (b.video + b.audio + b.other).saturating_sub(old_meta);
+    let (has_video, has_audio) = (f.video_ts.0.is_some(), f.audio_ts.0.is_some());
+    let last_ms = (idx.last_timestamp * 1000.0).round() as u32;
+    let play = f.play_time(last_ms);
+    let old_meta = idx.metadata.map_or(0, |m| m.size);
     let rate = |bytes: u64| {
-        if idx.duration > 0.0 {
-            bytes as f64 * 8.0 / 1024.0 / idx.duration
+        if play > 0.0 {
+            bytes as f64 / 1024.0 * 8.0 / play
         } else {
             0.0
         }
     };
-    let mut kv = kept.to_vec();
+    // The audio format bits (rate, size, channels), where the tag has them: not under Enhanced
+    // FLV's ExHeader (format 9), whose low bits are a packet type.
+    let audio_bits = f.audio_flags.filter(|b| b >> 4 != 9);
+    let mut known: Vec<(&str, Value)> = Vec::new();
+    if has_video && let (Some(w), Some(h)) = (idx.coded_width, idx.coded_height) {
+        known.push(("width", num(f64::from(w))));
+        known.push(("height", num(f64::from(h))));
+    }
+    if has_audio && let Some(b) = audio_bits {
+        let rates = [5500.0, 11000.0, 22050.0, 44100.0];
+        known.push(("audiosamplerate", num(rates[usize::from((b >> 2) & 3)])));
+        known.push(("audiosamplesize", num(if b & 2 != 0 { 16.0 } else { 8.0 })));
+        known.push(("stereo", Value::Bool(b & 1 != 0)));
+    }
+    // Kept keys in their order, those trawl knows better replaced where they stand.
+    let mut kv: Vec<(String, Value)> = kept
+        .iter()
+        .map(|(k, v)| match known.iter().position(|(n, _)| n == k) {
+            Some(i) => (k.clone(), known.remove(i).1),
+            None => (k.clone(), v.clone()),
+        })
+        .filter(|(k, _)| {
+            // Audio keys of a file without audio (and video keys without video) say something
+            // the tags do not.
+            let audio_key = ["audiosamplerate", "audiosamplesize", "stereo"].contains(&k.as_str());
+            let video_key = ["width", "height"].contains(&k.as_str());
+            (has_audio || !audio_key) && (has_video || !video_key)
+        })
+        .collect();
+    kv.extend(known.into_iter().map(|(k, v)| (k.to_string(), v)));
     kv.extend([
-        (
-            "hasKeyframes".into(),
-            Value::Bool(!idx.keyframes.is_empty()),
-        ),
-        ("hasVideo".into(), Value::Bool(idx.tags.video > 0)),
-        ("hasAudio".into(), Value::Bool(idx.tags.audio > 0)),
+        ("hasKeyframes".into(), Value::Bool(!keys.is_empty())),
+        ("hasVideo".into(), Value::Bool(has_video)),
+        ("hasAudio".into(), Value::Bool(has_audio)),
         ("hasMetadata".into(), Value::Bool(true)),
-        // As flvmeta checks it: the last video picture is a keyframe.
-        (
-            "canSeekToEnd".into(),
-            Value::Bool(last.is_some_and(|k| Some(k.offset) == idx.last_video_tag)),
-        ),
-        ("duration".into(), num(idx.duration)),
+        // The last video tag is flagged key.
+        ("canSeekToEnd".into(), Value::Bool(f.ends_on_key)),
+        ("duration".into(), num(play)),
         ("filesize".into(), num(filesize as f64)),
-        ("datasize".into(), num(data as f64)),
-        ("videosize".into(), num(b.video as f64)),
-        ("audiosize".into(), num(b.audio as f64)),
-        ("videodatarate".into(), num(rate(b.video))),
-        ("audiodatarate".into(), num(rate(b.audio))),
+        (
+            "datasize".into(),
+            num((f.script.saturating_sub(old_meta) + tag_len) as f64),
+        ),
+    ]);
+    if has_video {
+        kv.push(("videosize".into(), num(f.video as f64)));
+        kv.push(("videodatarate".into(), num(rate(f.video_data))));
+        if let Some(id) = f.video_codec_id {
+            kv.push(("videocodecid".into(), num(f64::from(id))));
+        }
+    }
+    if has_audio {
+        kv.push(("audiosize".into(), num(f.audio as f64)));
+        kv.push(("audiodatarate".into(), num(rate(f.audio_data))));
+        let id = match (f.audio_flags, f.audio_fourcc) {
+            (_, Some(fourcc)) => Some(fourcc),
+            (Some(b), None) if b >> 4 != 9 => Some(u32::from(b >> 4)),
+            _ => None,
+        };
+        if let Some(id) = id {
+            kv.push(("audiocodecid".into(), num(f64::from(id))));
+        }
+    }
+    kv.extend([
         ("lasttimestamp".into(), num(idx.last_timestamp)),
         (
             "lastkeyframetimestamp".into(),
@@ -239,15 +297,14 @@ fn metadata_payload(
                 (
                     "filepositions".into(),
                     Value::Array(
-                        idx.keyframes
-                            .iter()
+                        keys.iter()
                             .map(|k| num(positions(k.offset) as f64))
                             .collect(),
                     ),
                 ),
                 (
                     "times".into(),
-                    Value::Array(idx.keyframes.iter().map(|k| num(k.time)).collect()),
+                    Value::Array(keys.iter().map(|k| num(k.time)).collect()),
                 ),
             ]),
         ),
@@ -307,9 +364,10 @@ pub fn inject(
     let block = sharing_block(src, out, reflink, seekable, body)?;
     // Offsets in the copy: the tags move by `shift`, and those after the old metadata tag by
     // its size more.
-    let meta_for = |positions: &dyn Fn(u64) -> u64, filesize: u64, pad: Option<usize>| {
-        metadata_payload(idx, &kept, positions, filesize, pad)
-    };
+    let meta_for =
+        |positions: &dyn Fn(u64) -> u64, filesize: u64, tag_len: u64, pad: Option<usize>| {
+            metadata_payload(idx, &kept, positions, filesize, tag_len, pad)
+        };
     // Where each segment lands for a given start of the body.
     let placed = |shift_base: u64| {
         let mut at = shift_base;
@@ -322,7 +380,7 @@ pub fn inject(
             })
             .collect::<Vec<_>>()
     };
-    let bare = 11 + meta_for(&|_| 0, 0, block.map(|_| 0)).len() as u64;
+    let bare = 11 + meta_for(&|_| 0, 0, 0, block.map(|_| 0)).len() as u64;
     // For a clone, pad so that the largest segment moves by a whole number of blocks.
     let (pad, biggest) = match block {
         Some(b) => {
@@ -346,7 +404,7 @@ pub fn inject(
         }
     };
     let size = shift_base + body;
-    let payload = meta_for(&positions, size, block.map(|_| pad as usize));
+    let payload = meta_for(&positions, size, tag_len, block.map(|_| pad as usize));
     debug_assert_eq!(11 + payload.len() as u64, tag_len);
     if payload.len() >= 1 << 24 {
         return Err(io::Error::other(format!(
@@ -409,7 +467,7 @@ pub fn inject(
     }
     Ok(Injected {
         size,
-        keyframes: idx.keyframes.len(),
+        keyframes: idx.figures.flagged.len(),
         metadata_tag: tag_len,
         dropped_tail: idx.size - end,
         shared,

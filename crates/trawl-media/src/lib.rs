@@ -27,7 +27,7 @@ pub use flv::{
     index_bytes, index_bytes_in_parts, index_file, index_file_on, index_file_with, index_open,
     open_regular,
 };
-pub use index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagBytes, TagCounts, TagSpan};
+pub use index::{FlvError, FlvIndex, FlvProblem, Keyframe, TagCounts, TagFigures, TagSpan};
 pub use inject::{Injected, PADDING_KEY, Reflink, SET_KEYS, inject};
 pub use lane::{MediaLane, MediaOutput};
 pub use stream::FlvStream;

@@ -221,9 +221,7 @@ fn join(cur: &mut Segment, mut seg: Segment, texts: &mut Vec<FlvProblem>, over: 
     a.tags.audio += b.tags.audio;
     a.tags.script += b.tags.script;
     a.tags.other += b.tags.other;
-    a.tag_bytes.video += b.tag_bytes.video;
-    a.tag_bytes.audio += b.tag_bytes.audio;
-    a.tag_bytes.other += b.tag_bytes.other;
+    a.figures.join(b.figures);
     a.duration = a.duration.max(b.duration);
     a.bytes_read += b.bytes_read;
     if b.end > a.end {

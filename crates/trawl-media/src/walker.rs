@@ -408,12 +408,7 @@ impl Walker {
         if h.size == 0 && !name.is_empty() {
             self.problem(h.pos, format!("zero-size {name} tag at offset {}", h.pos));
         }
-        let whole = 11 + u64::from(h.size) + 4;
-        match h.kind {
-            9 => self.idx.tag_bytes.video += whole,
-            8 => self.idx.tag_bytes.audio += whole,
-            _ => self.idx.tag_bytes.other += whole,
-        }
+        self.idx.figures.tag(h.kind, h.pos, h.size, h.ts, payload);
         match h.kind {
             9 => {
                 self.idx.tags.video += 1;

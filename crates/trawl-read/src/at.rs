@@ -103,6 +103,24 @@ impl DirAt {
         Ok(DirAt { fd })
     }
 
+    /// The directory `dir` is a descriptor of (an `O_PATH` one from
+    /// [`crate::open_dir_beneath`], say), opened again to be listed: `openat(dir, ".")` resolves
+    /// nothing but the directory itself.
+    pub fn reopen(dir: &impl AsRawFd) -> io::Result<DirAt> {
+        // SAFETY: as in `open`: a valid descriptor and a static C string.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c".".as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        check(fd)?;
+        // SAFETY: a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(DirAt { fd })
+    }
+
     /// A second handle on the same directory.
     pub fn try_clone(&self) -> io::Result<DirAt> {
         Ok(DirAt {

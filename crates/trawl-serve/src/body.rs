@@ -1,14 +1,18 @@
-//! A served file's bytes as a response body: each chunk read with one `pread` on tokio's
-//! blocking pool into a buffer of its own, handed to the connection, and freed once sent; the
-//! next chunk is read while the connection sends this one. A connection whose client reads
-//! slowly holds the chunk it could not send yet and the one read after it, nothing more.
+//! A served file's bytes as a response body. The first frame is ready before the response is
+//! made ([`first_frame`]: the bytes the server makes, such as a seek's FLV header and codec
+//! tags, then the file's first chunk), so that the connection sends the head and it in one
+//! write. Each later chunk is read into a buffer of its own, handed to the connection and freed
+//! once sent: from the page cache on the connection's thread when it is there (see
+//! `cached.rs`), else with one `pread` on tokio's blocking pool, the next chunk then read while
+//! the connection sends this one. A connection whose client reads slowly holds the chunk it
+//! could not send yet (and, from storage, the one read after it), nothing more.
 //!
 //! The chunk's size trades memory per slow client against one fast client's speed: on a
-//! 2-core machine, 128 KiB gives about 280 KiB per slow client and 1.7 GB/s to one client (64
-//! KiB: 160 KiB and 1.2 GB/s), past what a 10 Gbit/s link carries (`bench/serve_clients.py`).
+//! 2-core machine, 128 KiB chunks read from the page cache hold about 140 KiB per slow client
+//! and give one client 1.4 GB/s, past what a 10 Gbit/s link carries (`bench/serve_clients.py`;
+//! read ahead on the blocking pool, as every chunk was before, they held 280-300 KiB).
 
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -17,16 +21,45 @@ use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use tokio::task::JoinHandle;
 
+use crate::cached;
 use crate::log::Slot;
 
 /// Bytes read per step of a response body.
 pub(crate) const CHUNK: usize = 128 << 10;
 
-/// `prefix` (bytes made by the server: an FLV header and metadata before a seek), then the
-/// file's bytes `from..to`; each chunk counted into the request's log [`Slot`].
+/// An answer's first frame: `prefix`, then the file's bytes from `from` up to a chunk (and
+/// `to`): from the page cache on this thread, else on the blocking pool. Fewer file bytes only
+/// where the file ends first; an error (the storage cannot deliver) comes before anything is
+/// sent, for a 500 rather than a 200 cut short at its start. Also returns the file back.
+pub(crate) async fn first_frame(
+    file: std::fs::File,
+    prefix: Vec<u8>,
+    from: u64,
+    to: u64,
+) -> io::Result<(std::fs::File, Bytes, u64)> {
+    let n = (to.saturating_sub(from)).min(CHUNK as u64) as usize;
+    let mut buf = prefix;
+    let start = buf.len();
+    if n == 0 || cached::append_cached(&file, from, n, &mut buf) > 0 {
+        let at = from + (buf.len() - start) as u64;
+        return Ok((file, Bytes::from(buf), at));
+    }
+    let (file, r) = tokio::task::spawn_blocking(move || {
+        let r = cached::append_waiting(&file, from, n, &mut buf).map(|()| buf);
+        (file, r)
+    })
+    .await
+    .map_err(io::Error::other)?;
+    let buf = r?;
+    let at = from + (buf.len() - start) as u64;
+    Ok((file, Bytes::from(buf), at))
+}
+
+/// `first` (a frame made by [`first_frame`]), then the file's bytes `at..to`; a read that fails
+/// is said in the request's log [`Slot`].
 pub(crate) struct FileBody {
     file: Arc<std::fs::File>,
-    prefix: Option<Bytes>,
+    first: Option<Bytes>,
     at: u64,
     end: u64,
     reading: Option<JoinHandle<io::Result<Bytes>>>,
@@ -36,16 +69,15 @@ pub(crate) struct FileBody {
 impl FileBody {
     pub(crate) fn new(
         file: std::fs::File,
-        prefix: Vec<u8>,
-        from: u64,
+        first: Bytes,
+        at: u64,
         to: u64,
         slot: &Arc<Slot>,
     ) -> FileBody {
-        slot.streaming();
         FileBody {
             file: Arc::new(file),
-            prefix: (!prefix.is_empty()).then(|| Bytes::from(prefix)),
-            at: from,
+            first: (!first.is_empty()).then_some(first),
+            at,
             end: to,
             reading: None,
             slot: slot.clone(),
@@ -62,8 +94,14 @@ impl FileBody {
         let (file, at) = (self.file.clone(), self.at);
         let n = (self.end - at).min(CHUNK as u64) as usize;
         self.reading = Some(tokio::task::spawn_blocking(move || {
-            let mut buf = vec![0u8; n];
-            file.read_exact_at(&mut buf, at)?;
+            let mut buf = Vec::new();
+            cached::append_waiting(&file, at, n, &mut buf)?;
+            if buf.len() < n {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file is shorter than when its answer began",
+                ));
+            }
             Ok(Bytes::from(buf))
         }));
     }
@@ -78,14 +116,21 @@ impl http_body::Body for FileBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = self.get_mut();
-        if let Some(p) = this.prefix.take() {
-            this.slot.sent(p.len() as u64);
+        if let Some(p) = this.first.take() {
             return Poll::Ready(Some(Ok(Frame::data(p))));
         }
         if this.at >= this.end {
             return Poll::Ready(None);
         }
         if this.reading.is_none() {
+            // What the page cache holds is read here, at once; nothing read ahead (the next
+            // poll reads the next chunk as quickly).
+            let n = (this.end - this.at).min(CHUNK as u64) as usize;
+            let mut buf = Vec::new();
+            if cached::append_cached(&this.file, this.at, n, &mut buf) > 0 {
+                this.at += buf.len() as u64;
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(buf)))));
+            }
             this.read_next();
         }
         let reading = this.reading.as_mut().expect("a read in flight");
@@ -98,8 +143,7 @@ impl http_body::Body for FileBody {
         match chunk {
             Ok(b) => {
                 this.at += b.len() as u64;
-                this.slot.sent(b.len() as u64);
-                // The next chunk is read while the connection sends this one.
+                // From storage: the next chunk is read while the connection sends this one.
                 this.read_next();
                 Poll::Ready(Some(Ok(Frame::data(b))))
             }
@@ -114,12 +158,12 @@ impl http_body::Body for FileBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.prefix.is_none() && self.at >= self.end
+        self.first.is_none() && self.at >= self.end
     }
 
     fn size_hint(&self) -> SizeHint {
-        let prefix = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
-        SizeHint::with_exact(prefix + self.end.saturating_sub(self.at))
+        let first = self.first.as_ref().map_or(0, |p| p.len() as u64);
+        SizeHint::with_exact(first + self.end.saturating_sub(self.at))
     }
 }
 
@@ -129,5 +173,45 @@ impl Drop for FileBody {
         if let Some(r) = self.reading.take() {
             r.abort();
         }
+    }
+}
+
+/// Any response body, its data counted into the request's log [`Slot`] as the connection takes
+/// it: the access log's byte count is what went out, whatever made the body (a file, an error
+/// page, a listing).
+pub(crate) struct Counted {
+    inner: axum::body::Body,
+    slot: Arc<Slot>,
+}
+
+impl Counted {
+    pub(crate) fn new(inner: axum::body::Body, slot: Arc<Slot>) -> Counted {
+        Counted { inner, slot }
+    }
+}
+
+impl http_body::Body for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(f))) = &r
+            && let Some(d) = f.data_ref()
+        {
+            self.slot.sent(d.len() as u64);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }

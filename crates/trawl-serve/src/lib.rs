@@ -12,7 +12,9 @@
 
 mod body;
 mod cache;
+mod cached;
 mod conn;
+mod listing;
 mod log;
 mod range;
 mod resolve;
@@ -242,6 +244,13 @@ async fn accept_loop(
                 continue;
             }
         };
+        // Each write goes out at once. With Nagle's algorithm on, the tail of an answer (less
+        // than a segment) waits for the client's ACK of what went before it, and a client with
+        // nothing to send delays that ACK by up to 40 ms: a seek whose head and body went out
+        // in separate writes took 40 ms. The head goes out with the first body bytes where they
+        // are ready, so no small write is lost to it; nginx sets it too (`tcp_nodelay`). A
+        // socket that refuses it is served anyway.
+        let _ = stream.set_nodelay(true);
         let activity = conn::Activity::new();
         let io = TokioIo::new(conn::Watched::new(stream, activity.clone()));
         let st = state.clone();
@@ -300,6 +309,7 @@ async fn handle<B>(st: Arc<AppState>, peer: SocketAddr, req: Request<B>) -> Resp
     // The line is printed when the body is done, with the bytes that went out.
     let slot = Arc::new(log::Slot::new(&st.notices, uri.path()));
     let r = answer(&st, &method, &uri, req.headers(), &slot).await;
+    let r = r.map(|b| Body::new(body::Counted::new(b, slot.clone())));
     if st.access_log {
         slot.set(format!(
             "{} - - [{}] \"{method} {uri} {version:?}\" {}",
@@ -321,7 +331,7 @@ fn clf_time(t: SystemTime) -> String {
 }
 
 async fn answer(
-    st: &AppState,
+    st: &Arc<AppState>,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -332,6 +342,9 @@ async fn answer(
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
+    }
+    if uri.path().ends_with('/') {
+        return directory(st, uri.path(), method == Method::HEAD).await;
     }
     let file = match resolve::open(&st.root, uri.path(), st.serving) {
         Ok(f) => f,
@@ -360,6 +373,37 @@ async fn answer(
                 path: uri.path(),
                 error: &e,
             });
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+        }
+    }
+}
+
+/// A directory's page (see `listing.rs`): 403 when the path leaves the root, 404 when it names
+/// no directory that is served.
+async fn directory(st: &Arc<AppState>, path: &str, head: bool) -> Response {
+    let (st2, p) = (st.clone(), path.to_string());
+    let page = tokio::task::spawn_blocking(move || listing::page(&st2.root, &p, st2.serving)).await;
+    match page {
+        Ok(Ok(html)) => {
+            let len = html.len();
+            let mut r = Response::new(if head {
+                Body::empty()
+            } else {
+                Body::from(html)
+            });
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            h.insert(header::CONTENT_LENGTH, len.into());
+            r
+        }
+        Ok(Err(Refused::Outside)) => plain(StatusCode::FORBIDDEN, "outside the served directory"),
+        Ok(Err(Refused::NotFound)) => plain(StatusCode::NOT_FOUND, "no such directory"),
+        Err(e) => {
+            let e = std::io::Error::other(e);
+            (st.notices)(log::Notice::Internal { path, error: &e });
             plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
         }
     }
@@ -414,12 +458,20 @@ async fn respond(
             return Ok(r);
         }
         let k = seek::keyframe_for(s, &idx);
-        let (file, plan) = tokio::task::spawn_blocking(move || {
-            let p = seek::plan(&idx, &file, k);
-            (file, p)
-        })
-        .await
-        .map_err(std::io::Error::other)?;
+        // The tags before the keyframe, from the page cache here, else on the blocking pool.
+        let (file, plan) = match seek::plan(&idx, &file, k, &cached::read_exact_cached) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                tokio::task::spawn_blocking(move || {
+                    let read: seek::ReadAt<'_> =
+                        &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
+                    let p = seek::plan(&idx, &file, k, read);
+                    (file, p)
+                })
+                .await
+                .map_err(std::io::Error::other)?
+            }
+            p => (file, p),
+        };
         let plan = match plan {
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 return Ok(plain(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()));
@@ -428,20 +480,17 @@ async fn respond(
         };
         let cache_note = if computed { "computed" } else { "cached" };
         if let Some(body) = plan? {
+            let len = body.len();
             let mut r = Response::new(if head {
                 Body::empty()
             } else {
-                Body::new(body::FileBody::new(
-                    file,
-                    body.prefix.clone(),
-                    body.from,
-                    body.to,
-                    slot,
-                ))
+                let (file, first, at) =
+                    body::first_frame(file, body.prefix, body.from, body.to).await?;
+                Body::new(body::FileBody::new(file, first, at, body.to, slot))
             });
             let h = r.headers_mut();
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
-            h.insert(header::CONTENT_LENGTH, body.len().into());
+            h.insert(header::CONTENT_LENGTH, len.into());
             h.insert("x-trawl-index", HeaderValue::from_static(cache_note));
             h.insert(
                 "x-trawl-keyframe",
@@ -537,24 +586,11 @@ async fn whole(
     let mut r = Response::new(if head {
         Body::empty()
     } else {
-        // The first bytes are read before the status is sent: a file the storage cannot
-        // deliver (EIO) is a 500 and a log line, not a 200 with a body cut short at its start.
-        // (A failure later cuts the body short, and is logged.)
-        let file = if to > from {
-            let (file, probe) = tokio::task::spawn_blocking(move || {
-                use std::os::unix::fs::FileExt;
-                let mut probe = [0u8; 4096];
-                let r = file.read_at(&mut probe, from);
-                (file, r)
-            })
-            .await
-            .map_err(std::io::Error::other)?;
-            probe?;
-            file
-        } else {
-            file
-        };
-        Body::new(body::FileBody::new(file, Vec::new(), from, to, slot))
+        // The first chunk is read before the status is sent: a file the storage cannot
+        // deliver (EIO) is a 500 and a log line, not a 200 with a body cut short at its start
+        // (a failure later cuts the body short, and is logged); and the head goes out with it.
+        let (file, first, at) = body::first_frame(file, Vec::new(), from, to).await?;
+        Body::new(body::FileBody::new(file, first, at, to, slot))
     });
     *r.status_mut() = status;
     let h = r.headers_mut();

@@ -4,7 +4,7 @@
 //! `Content-Length`; and the server's own troubles.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Something the server has to say; the caller decides how it is shown.
@@ -42,7 +42,6 @@ pub type Notices = Arc<dyn Fn(Notice<'_>) + Send + Sync>;
 pub struct Slot {
     line: Mutex<Option<String>>,
     sent: AtomicU64,
-    streamed: AtomicBool,
     /// The request's path, for a read that fails while the body is sent.
     path: String,
     /// Why the body was cut short (the file could not be read on), if it was.
@@ -55,7 +54,6 @@ impl Slot {
         Slot {
             line: Mutex::new(None),
             sent: AtomicU64::new(0),
-            streamed: AtomicBool::new(false),
             path: path.to_string(),
             failed: Mutex::new(None),
             notices: notices.clone(),
@@ -64,11 +62,6 @@ impl Slot {
 }
 
 impl Slot {
-    /// The response has a body, whose bytes are counted as they go.
-    pub(crate) fn streaming(&self) {
-        self.streamed.store(true, Ordering::Relaxed);
-    }
-
     /// `n` more bytes of the body handed to the connection.
     pub(crate) fn sent(&self, n: u64) {
         self.sent.fetch_add(n, Ordering::Relaxed);
@@ -116,7 +109,7 @@ impl Drop for Slot {
         if let Some(line) = line {
             // Common log format: "-" for no body.
             let n = self.sent.load(Ordering::Relaxed);
-            let line = if self.streamed.load(Ordering::Relaxed) && n > 0 {
+            let line = if n > 0 {
                 format!("{line} {n}")
             } else {
                 format!("{line} -")

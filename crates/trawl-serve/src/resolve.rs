@@ -55,7 +55,33 @@ fn is_catalog(f: &File) -> bool {
 /// Opens the regular file `raw_path` (a request path) names beneath `root`, if it is one that
 /// is served.
 pub fn open(root: &RootDir, raw_path: &str, serving: Serving) -> Result<File, Refused> {
-    let segs = segments(raw_path)?;
+    open_segments(root, segments(raw_path)?, serving)
+}
+
+/// The directory a request path ending in `/` names beneath `root`, opened to be listed (the
+/// same rules as for a file's path: no `..`, no segment starting with `.`, links followed only
+/// where they stay beneath).
+pub fn open_dir(
+    root: &RootDir,
+    raw_path: &str,
+) -> Result<(trawl_read::DirAt, Vec<Vec<u8>>), Refused> {
+    let trimmed = raw_path.strip_suffix('/').ok_or(Refused::NotFound)?;
+    let segs = if trimmed.is_empty() {
+        Vec::new()
+    } else {
+        segments(trimmed)?
+    };
+    let dir = trawl_read::open_dir_beneath(root, segs.clone())?;
+    let dir = trawl_read::DirAt::reopen(&dir).map_err(|_| Refused::NotFound)?;
+    Ok((dir, segs))
+}
+
+/// As [`open`], the path already in segments (plain names, none starting with `.`).
+pub fn open_segments(
+    root: &RootDir,
+    segs: Vec<Vec<u8>>,
+    serving: Serving,
+) -> Result<File, Refused> {
     let last = segs.last().ok_or(Refused::NotFound)?.clone();
     let flv = last
         .rsplit(|&b| b == b'.')

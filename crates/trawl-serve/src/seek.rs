@@ -9,7 +9,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use trawl_media::amf::{self, Value};
 use trawl_media::{FlvIndex, Keyframe};
@@ -23,11 +22,15 @@ pub enum Start {
     Bytes(u64),
 }
 
-/// Reads a `start` value against the file's index; `None` when it is not a number.
+/// Reads a `start` value against the file's index; `None` when it is not a number. An offset
+/// in `keyframes.filepositions` as flvmeta, yamdi and `trawl flv inject` write it is bytes:
+/// a keyframe's, or that of another video tag flagged key (the codec configuration tag they
+/// list for time 0, an end-of-sequence tag).
 pub fn parse_start(v: &str, idx: &FlvIndex) -> Option<Start> {
+    let listed = |list: &[Keyframe], n: u64| list.binary_search_by_key(&n, |k| k.offset).is_ok();
     if let Ok(n) = v.parse::<u64>()
         && n > 0
-        && idx.keyframes.iter().any(|k| k.offset == n)
+        && (listed(&idx.keyframes, n) || listed(&idx.figures.flagged, n))
     {
         return Some(Start::Bytes(n));
     }
@@ -74,10 +77,19 @@ pub const PREFIX_CAP: u64 = 256 << 10;
 /// A metadata tag larger than this is not copied: one is synthesized from the index instead.
 const METADATA_COPY_MAX: u64 = 128 << 10;
 
-/// Builds the answer for a seek to keyframe `k`; `None` when it is the first keyframe (or
-/// there is none): then the whole file is the answer. A configuration tag that would take
-/// the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its size.
-pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Option<SeekBody>> {
+/// How a plan reads the file's tags: exactly `buf.len()` bytes at an offset.
+pub type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> io::Result<()>;
+
+/// Builds the answer for a seek to keyframe `k`, reading tags with `read`; `None` when it is
+/// the first keyframe (or there is none): then the whole file is the answer. A configuration
+/// tag that would take the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its
+/// size; an error of `read` is returned as it is.
+pub fn plan(
+    idx: &FlvIndex,
+    file: &File,
+    k: Option<Keyframe>,
+    read: ReadAt<'_>,
+) -> io::Result<Option<SeekBody>> {
     let Some(k) = k else { return Ok(None) };
     if idx.keyframes.first() == Some(&k) {
         return Ok(None);
@@ -88,7 +100,7 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
     prefix.extend_from_slice(&0u32.to_be_bytes());
     match idx.metadata {
         Some(m) if m.offset < k.offset && m.size <= METADATA_COPY_MAX => {
-            copy_tag(file, m.offset, m.size, &mut prefix)?
+            copy_tag(file, read, m.offset, m.size, &mut prefix)?
         }
         _ => synthesize_metadata(idx, &mut prefix),
     }
@@ -103,7 +115,7 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
                     ),
                 ));
             }
-            copy_tag(file, span.offset, span.size, &mut prefix)?;
+            copy_tag(file, read, span.offset, span.size, &mut prefix)?;
         }
     }
     Ok(Some(SeekBody {
@@ -114,13 +126,19 @@ pub fn plan(idx: &FlvIndex, file: &File, k: Option<Keyframe>) -> io::Result<Opti
     }))
 }
 
-fn copy_tag(file: &File, at: u64, size: u64, out: &mut Vec<u8>) -> io::Result<()> {
+fn copy_tag(
+    file: &File,
+    read: ReadAt<'_>,
+    at: u64,
+    size: u64,
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
     let start = out.len();
     // Bounded by PREFIX_CAP (the caller's check), far below both limits.
     let len = usize::try_from(size).map_err(io::Error::other)?;
     let prev = u32::try_from(size).map_err(io::Error::other)?;
     out.resize(start + len, 0);
-    file.read_exact_at(&mut out[start..], at)?;
+    read(file, &mut out[start..], at)?;
     out.extend_from_slice(&prev.to_be_bytes());
     Ok(())
 }
@@ -178,6 +196,18 @@ mod tests {
         assert!(past_the_end(Start::Seconds(100_000.0), &i));
         assert!(!past_the_end(Start::Seconds(4.5), &i));
         assert!(!past_the_end(Start::Bytes(90_000), &i));
+        // A sequence header flagged key, listed in filepositions for time 0: bytes, and the
+        // whole file.
+        let mut j = i.clone();
+        j.figures.flagged = vec![Keyframe {
+            time: 0.0,
+            offset: 350,
+        }];
+        assert_eq!(parse_start("350", &j), Some(Start::Bytes(350)));
+        assert_eq!(
+            keyframe_for(Start::Bytes(350), &j),
+            j.keyframes.first().copied()
+        );
         assert_eq!(parse_start("-1", &i), None);
         assert_eq!(parse_start("abc", &i), None);
         assert_eq!(parse_start("NaN", &i), None);
@@ -200,7 +230,8 @@ mod tests {
             offset: 200,
             size: 16 << 20,
         });
-        let e = plan(&i, &f, i.keyframes.get(1).copied()).unwrap_err();
+        let read: ReadAt<'_> = &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
+        let e = plan(&i, &f, i.keyframes.get(1).copied(), read).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("16777216 bytes"), "{e}");
         let mut i = idx();
@@ -208,7 +239,9 @@ mod tests {
             offset: 13,
             size: 16 << 20,
         });
-        let b = plan(&i, &f, i.keyframes.get(1).copied()).unwrap().unwrap();
+        let b = plan(&i, &f, i.keyframes.get(1).copied(), read)
+            .unwrap()
+            .unwrap();
         assert!((b.prefix.len() as u64) < PREFIX_CAP, "{}", b.prefix.len());
     }
 }

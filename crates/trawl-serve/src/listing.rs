@@ -1,0 +1,161 @@
+//! The page a directory's path (ending in `/`) answers: the files served in it and its
+//! subdirectories, as relative links, names escaped. Only what a request could reach is
+//! listed: each file is opened beneath the root by the same rules as a request for it (a link
+//! that leads outside, a dotfile, a catalog, or with `--all` off anything but an FLV file, is
+//! left out); subdirectories are listed when they are directories themselves (a link to a
+//! directory is not followed).
+
+use maud::{DOCTYPE, html};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::resolve::{self, RootDir, Serving};
+use trawl_read::{EntryKind, Refused};
+
+/// Entries listed at most; past it the page says how many more there are.
+pub const MAX_LISTED: usize = 10_000;
+
+/// What a link's path segment keeps as it is (RFC 3986's unreserved characters); everything
+/// else is percent-encoded, so a name can be neither markup nor another path.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// One line of the page.
+struct Entry {
+    name: Vec<u8>,
+    /// `None` for a directory.
+    size: Option<u64>,
+}
+
+/// The page for the directory `raw_path` (a request path ending in `/`) names beneath `root`.
+pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, Refused> {
+    let (dir, segs) = resolve::open_dir(root, raw_path)?;
+    let mut names = dir.entries().map_err(|_| Refused::NotFound)?;
+    names.retain(|(n, _)| !n.starts_with(b"."));
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut entries = Vec::new();
+    let mut more = 0usize;
+    for (name, kind) in names {
+        let entry = match kind {
+            EntryKind::Dir => Some(Entry { name, size: None }),
+            EntryKind::File | EntryKind::Symlink => {
+                let mut path = segs.clone();
+                path.push(name.clone());
+                resolve::open_segments(root, path, serving)
+                    .ok()
+                    .and_then(|f| f.metadata().ok())
+                    .map(|m| Entry {
+                        name,
+                        size: Some(m.len()),
+                    })
+            }
+            EntryKind::Other => None,
+        };
+        if let Some(e) = entry {
+            if entries.len() < MAX_LISTED {
+                entries.push(e);
+            } else {
+                more += 1;
+            }
+        }
+    }
+    let title = percent_encoding::percent_decode_str(raw_path)
+        .decode_utf8_lossy()
+        .into_owned();
+    let what = match serving {
+        Serving::Media => "FLV files",
+        Serving::All => "files",
+    };
+    let files = entries.iter().filter(|e| e.size.is_some()).count();
+    let markup = html! {
+        (DOCTYPE)
+        html {
+            head {
+                meta charset="utf-8";
+                title { "Index of " (title) }
+            }
+            body {
+                h1 { "Index of " (title) }
+                @if entries.is_empty() {
+                    p { "No " (what) " here." }
+                }
+                ul {
+                    @if !segs.is_empty() {
+                        li { a href="../" { "../" } }
+                    }
+                    @for e in &entries {
+                        @let shown = String::from_utf8_lossy(&e.name);
+                        @let link = utf8_percent_encode(&shown, SEGMENT).to_string();
+                        @match e.size {
+                            None => li { a href={ (link) "/" } { (shown) "/" } },
+                            Some(n) => li { a href=(link) { (shown) } " " (n) " bytes" },
+                        }
+                    }
+                }
+                @if more > 0 {
+                    p { "... and " (more) " more not listed." }
+                }
+                p { (files) " " (what) " listed; seek in one with ?start=SECONDS." }
+            }
+        }
+    };
+    Ok(markup.into_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_escaped_links_relative_and_only_what_is_served_listed() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path().join("www");
+        std::fs::create_dir_all(root.join("sub dir")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        for name in ["<b>&\"x\".flv", "a b.flv", "notes.txt", ".secret.flv"] {
+            std::fs::write(root.join(name), b"FLV").unwrap();
+        }
+        std::fs::write(top.path().join("outside.flv"), b"FLV").unwrap();
+        std::os::unix::fs::symlink(top.path().join("outside.flv"), root.join("leak.flv")).unwrap();
+        std::os::unix::fs::symlink(top.path(), root.join("up")).unwrap();
+        std::os::unix::fs::symlink("a b.flv", root.join("inside.flv")).unwrap();
+        let r = RootDir::open(&root).unwrap();
+        let p = page(&r, "/", Serving::Media).unwrap();
+        assert!(
+            p.contains(r#"<a href="a%20b.flv">a b.flv</a> 3 bytes"#),
+            "{p}"
+        );
+        assert!(
+            p.contains(r#"<a href="%3Cb%3E%26%22x%22.flv">&lt;b&gt;&amp;&quot;x&quot;.flv</a>"#),
+            "{p}"
+        );
+        assert!(p.contains(r#"<a href="sub%20dir/">sub dir/</a>"#), "{p}");
+        assert!(p.contains(r#"<a href="inside.flv">"#), "{p}");
+        for absent in ["notes.txt", "secret", "hidden", "leak", "up", "../"] {
+            assert!(!p.contains(absent), "{absent}: {p}");
+        }
+        let all = page(&r, "/", Serving::All).unwrap();
+        assert!(all.contains("notes.txt"), "{all}");
+        let sub = page(&r, "/sub%20dir/", Serving::Media).unwrap();
+        assert!(sub.contains(r#"<a href="../">../</a>"#), "{sub}");
+        assert!(sub.contains("No FLV files here."), "{sub}");
+        assert_eq!(
+            page(&r, "/up/", Serving::Media).err(),
+            Some(Refused::Outside)
+        );
+        assert_eq!(
+            page(&r, "/../", Serving::Media).err(),
+            Some(Refused::Outside)
+        );
+        assert_eq!(
+            page(&r, "/.hidden/", Serving::Media).err(),
+            Some(Refused::NotFound)
+        );
+        assert_eq!(
+            page(&r, "/a%20b.flv/", Serving::Media).err(),
+            Some(Refused::NotFound)
+        );
+    }
+}
