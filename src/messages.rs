@@ -11,22 +11,30 @@ static STDERR_GONE: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// Where this thread's messages go instead of stderr while a caller captures them (the
-    /// Python package: its errors carry their reason). Messages are written on the thread that
-    /// runs the command (the engine reports through callbacks on the caller's thread).
-    static CAPTURED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// Python package: it logs them itself), one entry a message. Messages are written on the
+    /// thread that runs the command (the engine reports through callbacks on the caller's
+    /// thread).
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Runs `f` with this thread's messages kept, not printed; returns its result and them.
-pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
-    let before = CAPTURED.with(|c| c.borrow_mut().replace(String::new()));
+/// Runs `f` with this thread's messages kept, not printed; returns its result and them, each
+/// as printed without the leading `trawl: `.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    let before = CAPTURED.with(|c| c.borrow_mut().replace(Vec::new()));
     let out = f();
-    let text = CAPTURED.with(|c| std::mem::replace(&mut *c.borrow_mut(), before));
-    (out, text.unwrap_or_default())
+    let said = CAPTURED.with(|c| std::mem::replace(&mut *c.borrow_mut(), before));
+    (out, said.unwrap_or_default())
 }
 
-/// Whether this thread's messages are being captured.
-pub fn capturing() -> bool {
-    CAPTURED.with(|c| c.borrow().is_some())
+/// Keeps `message` if this thread's messages are being captured; whether it was.
+fn captured(message: impl FnOnce() -> String) -> bool {
+    CAPTURED.with(|c| match c.borrow_mut().as_mut() {
+        Some(said) => {
+            said.push(message());
+            true
+        }
+        None => false,
+    })
 }
 
 /// Writes `text` to stderr as it is. A stderr that cannot be written (a pipe whose reader has
@@ -34,14 +42,7 @@ pub fn capturing() -> bool {
 /// and its exit code is the one it decides (`eprint!` would panic, and the release build
 /// aborts on a panic).
 pub fn to_stderr(text: &str) {
-    let kept = CAPTURED.with(|c| match c.borrow_mut().as_mut() {
-        Some(buf) => {
-            buf.push_str(text);
-            true
-        }
-        None => false,
-    });
-    if kept || STDERR_GONE.load(Ordering::Relaxed) {
+    if captured(|| text.trim_end_matches('\n').to_string()) || STDERR_GONE.load(Ordering::Relaxed) {
         return;
     }
     let mut e = std::io::stderr().lock();
@@ -68,12 +69,18 @@ pub fn to_stdout(text: &str) -> anyhow::Result<()> {
 
 /// Prints `trawl: MESSAGE` on stderr (an error, or a plain notice such as `serve: stopped`).
 pub fn error(args: Arguments<'_>) {
+    if captured(|| trawl_printer::terminal::message(&args.to_string()).into_owned()) {
+        return;
+    }
     let line = format!("trawl: {args}");
     crate::progress::println(&trawl_printer::terminal::message(&line));
 }
 
 /// Prints `trawl: warning: MESSAGE` on stderr.
 pub fn warning(args: Arguments<'_>) {
+    if captured(|| trawl_printer::terminal::message(&format!("warning: {args}")).into_owned()) {
+        return;
+    }
     let line = format!("trawl: warning: {args}");
     crate::progress::println(&trawl_printer::terminal::message(&line));
 }

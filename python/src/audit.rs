@@ -21,6 +21,18 @@ impl Feed {
         (self.0.files, self.0.bytes)
     }
 
+    /// (files, bytes) one read task holds at most, for `workers` workers and the bounds
+    /// `max_bytes` and `max_files` (`--shard-size`, `--shard-files`): the plan cut as a scan's
+    /// files are cut into shards (trawl-cluster's `ShardBounds::caps`).
+    fn caps(&self, max_bytes: u64, max_files: usize, workers: usize) -> (usize, u64) {
+        let bounds = trawl_cluster::ShardBounds {
+            max_bytes,
+            max_files,
+            workers,
+        };
+        bounds.caps(self.0.files, self.0.bytes)
+    }
+
     /// The next shard (bytes for a read task) of at most `max_files` files and about
     /// `max_bytes` bytes; None at the plan's end.
     fn next(&self, py: Python<'_>, max_files: usize, max_bytes: u64) -> Option<Py<PyBytes>> {
@@ -143,6 +155,13 @@ fn open_audit_output(args: Vec<Vec<u8>>, flag: &str, path: Vec<u8>) -> PyResult<
         .map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
+/// Whether `-q` silences a cluster audit's summaries and notes, as `trawl audit`'s flags read
+/// it (false for arguments that do not parse).
+#[pyfunction]
+fn audit_quiet(args: Vec<Vec<u8>>) -> bool {
+    trawl_cli::dask::audit::quiet(os_args(args))
+}
+
 /// A worker's side of a cluster audit: `trawl audit`'s flags, parsed.
 #[pyclass(name = "AuditWorker", frozen)]
 struct AuditWorker(Worker);
@@ -199,5 +218,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AuditWorker>()?;
     m.add_function(wrap_pyfunction!(audit, m)?)?;
     m.add_function(wrap_pyfunction!(open_audit_output, m)?)?;
+    m.add_function(wrap_pyfunction!(audit_quiet, m)?)?;
     Ok(())
 }

@@ -1,8 +1,10 @@
 //! `trawl._native`: trawl's command line and a cluster scan's pieces for Python, in-process.
 //! Long calls (a shard's map, a partition's reduce, the outputs) release the interpreter's
-//! lock, so that a Dask worker's other threads (its heartbeats) go on meanwhile.
+//! lock, so that a Dask worker's other threads (its heartbeats) go on meanwhile. `trawl.scan`'s
+//! run and its typed exceptions are `scan`'s; a cluster audit's pieces, `audit`'s.
 
 mod audit;
+mod scan;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -72,6 +74,23 @@ impl Plan {
             .roots()
             .iter()
             .map(|r| PyBytes::new(py, r.as_os_str().as_bytes()).unbind())
+            .collect()
+    }
+
+    /// Where each PATH given stands among the arguments parsed (None for one that cannot be
+    /// placed), in the order given: the arguments to replace to rewrite the paths.
+    fn path_places(&self) -> Vec<Option<usize>> {
+        self.0.path_places().to_vec()
+    }
+
+    /// The arguments that decide a shard's result (as bytes): every one given but those that
+    /// say where an output goes or how much is said, a manifest by its format alone, spelled
+    /// `--flag=VALUE` whatever way they were given (part of a checkpoint's key).
+    fn result_args(&self, py: Python<'_>) -> Vec<Py<PyBytes>> {
+        self.0
+            .result_args()
+            .iter()
+            .map(|a| PyBytes::new(py, a.as_bytes()).unbind())
             .collect()
     }
 
@@ -376,12 +395,11 @@ fn main(py: Python<'_>, argv: Vec<Vec<u8>>) -> u8 {
     py.detach(|| trawl_cli::main_with(argv, false))
 }
 
-/// Runs a trawl command line in-process (`argv[0]` is the program's name) with its messages
-/// kept: (exit code, the messages' text), for errors that carry their reason.
+/// How many of the `left` directories a listing task handed back go to each next task, for
+/// `workers` workers (trawl-cluster's one rule for a scan's and an audit's listings).
 #[pyfunction]
-fn main_captured(py: Python<'_>, argv: Vec<Vec<u8>>) -> (u8, String) {
-    let argv = os_args(argv);
-    py.detach(|| trawl_cli::main_captured(argv))
+fn listing_batch(left: usize, workers: usize) -> usize {
+    trawl_cluster::listing_batch(left, workers)
 }
 
 #[pymodule]
@@ -398,7 +416,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_address, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
-    m.add_function(wrap_pyfunction!(main_captured, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::scan, m)?)?;
+    m.add_function(wrap_pyfunction!(listing_batch, m)?)?;
     audit::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

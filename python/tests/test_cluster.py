@@ -379,7 +379,7 @@ def test_resume_takes_the_checkpoints_whatever_the_outputs_and_says_why_it_canno
                    cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert json.load(open(tmp_path / "s3.json"))["resumed_shards"] == 0
-    assert "--resume: the checkpoints in" in r.stderr and "then: sha256; now: md5" in r.stderr, r.stderr
+    assert "--resume: the checkpoints in" in r.stderr and "then: --digest=sha256; now: --digest=md5" in r.stderr, r.stderr
 
 
 def test_on_a_host_name_runs_on_that_hosts_workers(tree, tmp_path):

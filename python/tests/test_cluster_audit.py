@@ -170,3 +170,18 @@ def test_a_frozen_worker_in_a_cluster_audit_is_taken_as_lost_after_the_worker_ti
     w = one_machine(b, "-c", "l.db", "--json", "l.json", cwd=str(tmp_path))
     assert w.returncode == 0, w.stderr
     assert events(tmp_path / "c.json", a) == events(tmp_path / "l.json", b)
+
+
+def test_an_audits_read_tasks_are_cut_by_the_rule_a_scans_shards_are(tmp_path):
+    """A quarter of a worker's share with 5% of room (at least 100 files), the rule a scan's
+    shards are cut by: 420 files on one worker, 110 a task."""
+    a = tmp_path / "a"
+    a.mkdir()
+    for i in range(420):
+        (a / f"f{i:03}").write_bytes(b"")
+    r = trawl_dask("audit", "--local", "1", str(a), "-c", "cat.db", "-q", "--stats", "stats.json",
+                   cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    reads = json.load(open(tmp_path / "stats.json"))["reads"]
+    per_task = 420 * 105 // 400
+    assert (reads["shard_files_max"], reads["shards"]) == (per_task, -(-420 // per_task)) == (110, 4)

@@ -202,7 +202,7 @@ def test_only_the_roots_are_made_absolute_not_an_option_equal_to_one(tmp_path, m
     (tmp_path / "x").mkdir()
     args = [b"--temp-dir", b"x", b"x", b"/abs", b"y"]
     x, y = (os.fsencode(str(tmp_path / n)) for n in "xy")
-    assert _absolute_roots(args, [b"x", b"/abs", b"y"]) == [b"--temp-dir", b"x", x, b"/abs", y]
+    assert _absolute_roots(args) == [b"--temp-dir", b"x", x, b"/abs", y]
 
 
 def test_a_relative_root_on_a_pinned_host_is_refused_by_name(tree, tmp_path, cluster):
@@ -434,6 +434,83 @@ def test_scan_takes_paths_and_options_as_trawl_takes_them(tmp_path, monkeypatch)
 
     with pytest.raises(TypeError, match=r"argv is a list of arguments"):
         cluster.main("scan --local 1 t")
+
+
+def test_scan_raises_typed_errors_with_the_fields_a_caller_needs(tmp_path, monkeypatch):
+    """The keyword refused (as given, for one trawl does not have), the error's number and the
+    file: fields of the exception, built from what the failure is."""
+    import errno
+
+    import trawl
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a").write_bytes(b"a\n")
+    for options, option in [
+        ({"top_files": -3}, "top_files"),
+        ({"dedupe": "4k"}, "dedupe"),
+        ({"io_depth": -1}, "io_depth"),
+        ({"no_reduce": 1}, "no_reduce"),
+        ({"temp_dir": tmp_path / "none"}, "temp_dir"),
+        ({"digest": "sha265"}, "digest"),
+        ({"manifest": ["nope:SUMS"]}, "manifest"),
+        # An output trawl's rules refuse (it would replace a file inside the root).
+        ({"html": tmp_path / "t" / "a"}, "html"),
+    ]:
+        with pytest.raises(trawl.OptionError) as e:
+            trawl.scan("t", **options)
+        assert (e.value.option, e.value.code) == (option, 2), (options, str(e.value))
+        assert isinstance(e.value, ValueError) and str(e.value).startswith("scan(): ")
+    # Two outputs named to one file: the second is refused, both named as keywords.
+    with pytest.raises(trawl.OptionError, match="named by manifest and by html") as e:
+        trawl.scan("t", manifest=[f"sha256sum:{tmp_path}/x"], html=tmp_path / "x")
+    assert e.value.option == "html"
+    missing = tmp_path / "no-dir" / "SUMS"
+    with pytest.raises(FileNotFoundError, match="cannot create") as e:
+        trawl.scan("t", manifest=[f"sha256sum:{missing}"])
+    assert (e.value.errno, e.value.filename) == (errno.ENOENT, str(missing))
+    assert "trawl-tmp" not in str(e.value)
+
+
+def test_words_that_look_like_an_error_cannot_change_its_kind_or_its_message(tmp_path, monkeypatch):
+    """Names that read like a system error, a usage error or a flag: the exception is of the
+    failure's kind, and its message names them as they are."""
+    import trawl
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a").write_bytes(b"a\n")
+    for name in ["Permission denied (os error 13)", "x --top-files unexpected argument", "Usage: y"]:
+        d = tmp_path / name
+        # Not a directory: the option is refused, whatever its value's words.
+        with pytest.raises(trawl.OptionError) as e:
+            trawl.scan("t", temp_dir=d)
+        assert type(e.value) is trawl.OptionError and e.value.option == "temp_dir"
+        assert str(e.value) == f"scan(): temp_dir {d}: not a directory"
+        # An output in a folder that does not exist: the system's error, naming the file.
+        with pytest.raises(FileNotFoundError) as e:
+            trawl.scan("t", manifest=[f"sha256sum:{d}/SUMS"])
+        assert e.value.filename == f"{d}/SUMS"
+    # A file of the tree named like an error is read and reported, not raised.
+    (tmp_path / "t" / "No such file or directory (os error 2)").write_bytes(b"b\n")
+    r = trawl.scan("t", digest="sha256")
+    assert r["exit_code"] == 0 and r["totals"]["files"] == 2
+
+
+def test_the_plan_places_the_paths_and_says_what_decides_a_shards_result(tmp_path, monkeypatch):
+    """What the cluster scan used to work out again in Python, from the plan: where each path
+    stands among the arguments (a flag spelled like a path is no path), and the arguments a
+    shard's result depends on, one way whatever way they were given."""
+    from trawl import _native
+    from trawl._scan import _absolute_roots
+
+    monkeypatch.chdir(tmp_path)
+    args = [b"-j", b"2", b"--json=-j", b"--", b"-j"]
+    assert _native.Plan(args).path_places() == [4]
+    assert _absolute_roots(args) == [b"-j", b"2", b"--json=-j", b"--", os.fsencode(str(tmp_path / "-j"))]
+    one = _native.Plan([b"/d", b"-j", b"2", b"--json", b"a.json", b"-m", b"sha256sum:S", b"-q"])
+    two = _native.Plan([b"--threads=2", b"--html=b.html", b"/d", b"--manifest=sha256sum:T"])
+    assert one.result_args() == two.result_args() == [b"/d", b"--manifest=sha256sum", b"--threads=2"]
 
 
 def test_no_output_or_stats_replaces_a_file_inside_a_root(tree, tmp_path):

@@ -2,7 +2,6 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use anyhow::Context;
 use trawl_engine::Duplicates;
 use trawl_printer::fclones;
 
@@ -53,7 +52,7 @@ pub fn write(
     } else {
         fclones::write_text(out, &h, &mut groups)
     };
-    r.with_context(|| format!("{}: cannot write", out.name()))
+    r.map_err(|e| out.error(e, "cannot write"))
 }
 
 /// fclones' name for a digest (`--hash-fn`), where it has one.

@@ -10,7 +10,6 @@ use trawl_printer::ncdu::{NcduFile, NcduWriter};
 use super::output::Output;
 
 pub fn write(out: &mut Output, records: &Records, root: &Path) -> anyhow::Result<()> {
-    let name = out.name();
     let abs = std::path::absolute(root).with_context(|| format!("{}", root.display()))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -35,5 +34,5 @@ pub fn write(out: &mut Output, records: &Records, root: &Path) -> anyhow::Result
         w.finish()?;
         Ok(())
     })();
-    r.with_context(|| format!("{name}: cannot write"))
+    r.map_err(|e| out.error(e, "cannot write"))
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use trawl_atomic::AtomicFile;
 
+use crate::failure::{AtPath, Refused};
+
 pub enum Output {
     Stdout(io::BufWriter<io::Stdout>),
     File(AtomicFile),
@@ -21,7 +23,7 @@ impl Output {
         }
         AtomicFile::create(path)
             .map(Output::File)
-            .with_context(|| format!("{}: cannot create", path.display()))
+            .with_context(|| AtPath::new(path, "cannot create"))
     }
 
     /// As [`Output::create`], refusing what [`apart`] refuses: an output that would replace
@@ -56,8 +58,7 @@ impl Output {
             Output::Stdout(mut s) => s.flush().context("stdout"),
             Output::File(f) => {
                 let t = f.target().to_path_buf();
-                f.commit()
-                    .with_context(|| format!("{}: cannot write", t.display()))
+                f.commit().with_context(|| AtPath::new(&t, "cannot write"))
             }
         }
     }
@@ -71,6 +72,15 @@ impl Output {
         match self {
             Output::Stdout(_) => None,
             Output::File(f) => f.identity(),
+        }
+    }
+
+    /// `e`, an error on this output, in its words: `PATH: WHAT` with the path kept typed
+    /// ([`AtPath`]), or `<stdout>: WHAT`.
+    pub fn error(&self, e: impl Into<anyhow::Error>, what: &'static str) -> anyhow::Error {
+        match self {
+            Output::File(f) => e.into().context(AtPath::new(f.target(), what)),
+            Output::Stdout(_) => e.into().context(format!("<stdout>: {what}")),
         }
     }
 
@@ -117,11 +127,12 @@ pub fn apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
         .map(AsRef::as_ref)
         .find(|i| same_file(path, i))
     {
-        anyhow::bail!(
+        let why = format!(
             "{}: is the input {}; writing it would replace it (name another output)",
             path.display(),
             i.display()
         );
+        return Err(Refused::text(why).into());
     }
     // The file the writer would replace: links followed, as it follows them; a device or a
     // FIFO is written in place, never replaced.
@@ -131,13 +142,14 @@ pub fn apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
         .flatten()
         .and_then(|real| inside(real.parent()?, inputs))
     {
-        anyhow::bail!(
+        let why = format!(
             "{}: is a file inside {}, which is read; writing it would replace it (name a new \
              file, or one outside {})",
             path.display(),
             root.display(),
             root.display()
         );
+        return Err(Refused::text(why).into());
     }
     Ok(())
 }
@@ -153,13 +165,14 @@ pub fn dir_apart<P: AsRef<Path>>(flag: &str, dir: &Path, inputs: &[P]) -> anyhow
         .flatten()
         .and_then(|real| inside(&real, inputs))
     {
-        anyhow::bail!(
-            "{flag} {}: a directory inside {}, which is read, and not empty: what is written \
+        let why = format!(
+            " {}: a directory inside {}, which is read, and not empty: what is written \
              into it could replace a file of it (name a new or empty directory, or one outside {})",
             dir.display(),
             root.display(),
             root.display()
         );
+        return Err(Refused::flag(flag, why).into());
     }
     Ok(())
 }
@@ -226,10 +239,13 @@ pub fn distinct(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
             continue;
         }
         if let Some((other, _)) = outputs[..i].iter().find(|(_, q)| same_file(p, q)) {
-            anyhow::bail!(
-                "{}: named by {other} and by {flag}; each output needs a file of its own",
-                p.display()
-            );
+            let r = Refused::text(format!("{}: named by ", p.display()))
+                .then_flag(other)
+                .then_text(" and by ")
+                .then_flag(flag)
+                .then_text("; each output needs a file of its own")
+                .about(flag);
+            return Err(r.into());
         }
     }
     Ok(())
@@ -240,7 +256,7 @@ pub fn write_json<T: serde::Serialize>(out: &mut Output, v: &T) -> anyhow::Resul
     serde_json::to_writer_pretty(&mut *out, v)
         .map_err(io::Error::from)
         .and_then(|()| out.write_all(b"\n"))
-        .with_context(|| format!("{}: cannot write", out.name()))
+        .map_err(|e| out.error(e, "cannot write"))
 }
 
 /// The comment lines a manifest starts with: where and how trawl was run.
@@ -282,7 +298,6 @@ pub fn write_manifests(
                 zero,
                 hashdeep_base: hashdeep_base.clone(),
             };
-            let name = out.name();
             let left_out = (|| {
                 let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
                 entries(&mut |e| {
@@ -295,7 +310,7 @@ pub fn write_manifests(
             })();
             let left_out = match left_out {
                 Err(_) if stop.is_stopping() => return Ok(None),
-                r => r.with_context(|| format!("{name}: cannot write manifest"))?,
+                r => r.map_err(|e| out.error(e, "cannot write manifest"))?,
             };
             for name in left_out {
                 unwritable += 1;

@@ -9,6 +9,7 @@ use trawl_manifest::Format;
 use trawl_walk::SkipKind;
 
 use super::output::{Output, write_json, write_manifests};
+use crate::failure::{AtPath, about};
 use crate::flags::hiargs::ScanPlan;
 use crate::stop::Reason;
 use crate::{Outcome, messages};
@@ -28,24 +29,29 @@ impl Outputs {
     pub(crate) fn open(plan: &ScanPlan) -> anyhow::Result<Outputs> {
         // No output may be a root that is a file, nor replace a file inside a root.
         super::output::distinct(&plan.output_paths())?;
-        let create = |p: &std::path::Path| Output::create_apart(p, &plan.cfg.roots);
+        // An output refused by the rules is its flag's value refused.
+        let create = |flag: &'static str| {
+            move |p: &std::path::Path| {
+                Output::create_apart(p, &plan.cfg.roots).map_err(|e| about(e, flag))
+            }
+        };
         if let Some(dir) = &plan.media_index {
             super::output::dir_apart("--media-index", dir, &plan.cfg.roots)?;
         }
         let mut manifests: Vec<(Format, Output)> = Vec::new();
         for m in &plan.manifests {
-            manifests.push((m.format.clone(), create(&m.path)?));
+            manifests.push((m.format.clone(), create("--manifest")(&m.path)?));
         }
         Ok(Outputs {
             manifests,
-            json: plan.json.as_deref().map(create).transpose()?,
-            jsonl: plan.jsonl.as_deref().map(create).transpose()?,
-            html: plan.html.as_deref().map(create).transpose()?,
-            ncdu: plan.ncdu.as_deref().map(create).transpose()?,
+            json: plan.json.as_deref().map(create("--json")).transpose()?,
+            jsonl: plan.jsonl.as_deref().map(create("--jsonl")).transpose()?,
+            html: plan.html.as_deref().map(create("--html")).transpose()?,
+            ncdu: plan.ncdu.as_deref().map(create("--ncdu")).transpose()?,
             dups: plan
                 .duplicates
                 .as_ref()
-                .map(|(p, _)| create(p))
+                .map(|(p, _)| create("--duplicates")(p))
                 .transpose()?,
         })
     }
@@ -129,8 +135,10 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     });
     drop(bar);
     if let Some(e) = jsonl_err {
-        let name = jsonl.as_ref().map(Output::name).unwrap_or_default();
-        return Err(anyhow::Error::new(e).context(format!("{name}: cannot write")));
+        return Err(match jsonl.as_ref() {
+            Some(out) => out.error(e, "cannot write"),
+            None => anyhow::Error::new(e),
+        });
     }
     let result = match outcome? {
         ScanOutcome::Finished(r) => r,
@@ -245,8 +253,8 @@ pub(crate) fn write(
 fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use trawl_read::{DirAt, EntryKind as Kind};
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let mut at = DirAt::open(dir).with_context(|| format!("{}: cannot open", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| AtPath::new(dir, "cannot create"))?;
+    let mut at = DirAt::open(dir).with_context(|| AtPath::new(dir, "cannot open"))?;
     let mut here = dir.to_path_buf();
     let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
     for (i, c) in parts.iter().enumerate() {
@@ -255,7 +263,7 @@ fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Re
         let name = c.as_bytes();
         let kind = at
             .kind(name)
-            .with_context(|| format!("{}: cannot look at", here.display()))?;
+            .with_context(|| AtPath::new(&here, "cannot look at"))?;
         match (kind, last) {
             (Some(Kind::Symlink), _) => anyhow::bail!(
                 "{}: a symbolic link inside --media-index: not followed, no index written through it",
@@ -267,18 +275,17 @@ fn beneath_index_dir(dir: &std::path::Path, rel: &std::path::Path) -> anyhow::Re
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                     Err(e) => {
-                        return Err(e)
-                            .with_context(|| format!("{}: cannot create", here.display()));
+                        return Err(e).with_context(|| AtPath::new(&here, "cannot create"));
                     }
                 }
                 at = at
                     .dir(name)
-                    .with_context(|| format!("{}: cannot open", here.display()))?;
+                    .with_context(|| AtPath::new(&here, "cannot open"))?;
             }
             (Some(_), false) => {
                 at = at
                     .dir(name)
-                    .with_context(|| format!("{}: not a directory", here.display()))?;
+                    .with_context(|| AtPath::new(&here, "not a directory"))?;
             }
         }
     }
@@ -312,7 +319,7 @@ fn write_page(
         .collect::<Vec<_>>();
     let page = trawl_printer::html::scan::render(&[(name.join(", "), report)]);
     out.write_all(page.as_bytes())
-        .with_context(|| format!("{}: cannot write", out.name()))?;
+        .map_err(|e| out.error(e, "cannot write"))?;
     out.commit()?;
     Ok(())
 }

@@ -62,6 +62,12 @@ pub fn open_run_output(
     crate::commands::audit::create_output(&plan, path).map(super::RunOutput)
 }
 
+/// Whether `-q` silences the audit's summaries (and the cluster run's own notes), as `trawl
+/// audit`'s flags read it; false for arguments that do not parse (the audit said why).
+pub fn quiet(args: Vec<OsString>) -> bool {
+    parse(args).is_ok_and(|(_, plan)| plan.quiet)
+}
+
 /// A worker's side of a cluster audit, from `trawl audit`'s arguments.
 pub fn worker(args: Vec<OsString>) -> anyhow::Result<Worker> {
     let (_, plan) = parse(args)?;

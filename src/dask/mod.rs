@@ -24,7 +24,24 @@ use crate::flags::lowargs::Command;
 pub struct ClusterPlan {
     plan: ScanPlan,
     work: ScanWork,
+    /// Where each PATH given stands among the arguments.
+    path_places: Vec<Option<usize>>,
+    /// The arguments that decide a shard's result.
+    result_args: Vec<OsString>,
 }
+
+/// `trawl scan`'s arguments (by id) that say where the outputs go or how much is said, not
+/// what a shard's result is (what the outputs need computed is [`ClusterPlan::computes`]'s).
+const NOT_THE_RESULTS: [&str; 8] = [
+    "json",
+    "jsonl",
+    "html",
+    "ncdu",
+    "duplicates",
+    "media_index",
+    "quiet",
+    "zero",
+];
 
 /// The outputs of a cluster scan, open (as temporary files) until written; dropped unwritten,
 /// they leave nothing behind.
@@ -120,9 +137,11 @@ impl ClusterPlan {
     /// Parses `trawl scan`'s arguments (without `trawl scan` itself); refuses what a cluster
     /// does not do yet, naming the flag.
     pub fn parse(args: Vec<OsString>) -> anyhow::Result<ClusterPlan> {
+        let path_places = crate::flags::places("scan", "paths", &args);
         let mut argv: Vec<OsString> = vec!["trawl".into(), "scan".into()];
         argv.extend(args);
         let invocation = crate::flags::hiargs::invocation(&argv[1..]);
+        let given = crate::flags::given(argv.clone(), "scan");
         let low = crate::flags::parse_low(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
         let Command::Scan(a) = low.command else {
             bail!("not a scan");
@@ -160,7 +179,48 @@ impl ClusterPlan {
             list_files: plan.json.is_some(),
             duplicate_directories: plan.json.is_some() || plan.html.is_some(),
         };
-        Ok(ClusterPlan { plan, work })
+        let mut result_args = Vec::new();
+        for g in given? {
+            match (g.id.as_str(), g.long) {
+                (id, _) if NOT_THE_RESULTS.contains(&id) => {}
+                // A manifest's format may add a digest; its file is where an output goes.
+                ("manifest", _) => result_args.extend(
+                    plan.manifests
+                        .iter()
+                        .map(|m| OsString::from(format!("--manifest={}", m.kind))),
+                ),
+                (_, None) => result_args.extend(g.values),
+                (_, Some(flag)) if g.values.is_empty() => result_args.push(flag.into()),
+                (_, Some(flag)) => result_args.extend(g.values.into_iter().map(|v| {
+                    let mut a = OsString::from(format!("{flag}="));
+                    a.push(v);
+                    a
+                })),
+            }
+        }
+        Ok(ClusterPlan {
+            plan,
+            work,
+            path_places,
+            result_args,
+        })
+    }
+
+    /// Where each PATH given stands among the arguments parsed (None for one that cannot be
+    /// placed), in the order given: a caller that rewrites the paths (makes them absolute)
+    /// replaces exactly those arguments.
+    pub fn path_places(&self) -> &[Option<usize>] {
+        &self.path_places
+    }
+
+    /// The arguments that decide a shard's result, with what the outputs need computed
+    /// ([`ClusterPlan::computes`]): every argument given but those that say where an output
+    /// goes or how much is said (`--json`, `--html`, `-q`, ...; a manifest by its format
+    /// alone), as `--flag=VALUE` (`--flag` for one that takes none) in the order `trawl scan`
+    /// declares them, and the paths as given. Part of a checkpoint's key, and what `--resume`
+    /// shows of how two runs differ.
+    pub fn result_args(&self) -> &[OsString] {
+        &self.result_args
     }
 
     /// What determines each shard's result: the workers' side of the plan.
@@ -294,5 +354,49 @@ mod tests {
             e.to_string().contains("cannot read it: no such file"),
             "{e}"
         );
+    }
+
+    fn plan(args: &[&str]) -> ClusterPlan {
+        ClusterPlan::parse(args.iter().map(Into::into).collect()).unwrap()
+    }
+
+    /// A shard's result is decided by every argument but the outputs' places and how much is
+    /// said: other outputs (and `-q`) give the same arguments, a manifest by its format; the
+    /// paths and the other flags are in them, spelled one way whatever way they were given.
+    #[test]
+    fn the_arguments_that_decide_a_shards_result_leave_the_outputs_out() {
+        let t = tempfile::tempdir().unwrap();
+        let out = |n: &str| t.path().join(n).display().to_string();
+        let (j, h, s) = (out("a.json"), out("a.html"), out("SUMS"));
+        let m = format!("sha256sum:{s}");
+        let one = plan(&["data", "-j", "2", "--json", &j, "-m", &m, "--cdc=16k"]);
+        let two = plan(&[
+            "-q",
+            "--html",
+            &h,
+            "--threads=2",
+            "-z",
+            "data",
+            "--manifest",
+            &m,
+        ]);
+        let want: Vec<OsString> = ["data", "--manifest=sha256sum", "--cdc=16k", "--threads=2"]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        assert_eq!(one.result_args(), want);
+        let without_cdc: Vec<OsString> =
+            want.iter().filter(|a| *a != "--cdc=16k").cloned().collect();
+        assert_eq!(two.result_args(), without_cdc);
+        // Another digest is another result.
+        let md5 = plan(&["data", "-d", "md5"]);
+        assert_eq!(md5.result_args(), ["data", "--digest=md5"]);
+    }
+
+    /// The paths' places among the arguments, for a caller that rewrites them.
+    #[test]
+    fn the_paths_places_are_where_they_stand_among_the_arguments() {
+        let p = plan(&["--temp-dir", "/tmp", "/tmp", "b", "--", "-q"]);
+        assert_eq!(p.path_places(), [Some(2), Some(3), Some(5)]);
     }
 }

@@ -10,6 +10,7 @@ use trawl_read::IoMethod;
 use trawl_scan::ScanConfig;
 
 use super::lowargs::{AuditArgs, ExcludeArgs, ReadArgs, ReduceArgs, ScanArgs};
+use crate::failure::Refused;
 
 /// A command line as one line of text (names that are not UTF-8 shown with U+FFFD), for
 /// records and comments that only say what was run.
@@ -64,12 +65,17 @@ pub fn parse_size(s: &str) -> anyhow::Result<u64> {
         .with_context(|| format!("size '{s}' too large"))
 }
 
+/// A size flag's value, in bytes; refused by the flag's name (`--memory 1x: bad size ...`).
+fn size(flag: &str, s: &str) -> Result<u64, Refused> {
+    parse_size(s).map_err(|e| Refused::flag(flag, format!(" {s}: {e:#}")))
+}
+
 /// Engine settings from the shared read flags.
 pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConfig> {
     let mut cfg = ScanConfig::new(roots);
     if let Some(t) = r.threads {
         if t == 0 {
-            bail!("--threads must be at least 1");
+            return Err(Refused::flag("--threads", " must be at least 1").into());
         }
         cfg.threads = t;
         cfg.buffers = t * 4 + 4;
@@ -84,7 +90,10 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
         "auto" => trawl_scan::IoDepth::Auto,
         n => match n.parse::<usize>() {
             Ok(n @ 1..=1024) => trawl_scan::IoDepth::Fixed(n),
-            _ => bail!("--io-depth {n}: expected auto or a number from 1 to 1024"),
+            _ => {
+                let why = format!(" {n}: expected auto or a number from 1 to 1024");
+                return Err(Refused::flag("--io-depth", why).into());
+            }
         },
     };
     cfg.read_order = match r.read_order {
@@ -92,15 +101,15 @@ pub fn scan_config(roots: Vec<PathBuf>, r: &ReadArgs) -> anyhow::Result<ScanConf
         ReadOrderArg::Walk => trawl_scan::ReadOrder::Walk,
         ReadOrderArg::Auto => trawl_scan::ReadOrder::Auto,
     };
-    let bs = parse_size(&r.buffer_size)?;
+    let bs = size("--buffer-size", &r.buffer_size)?;
     if !(4096..=(256 << 20)).contains(&bs) {
-        bail!("--buffer-size must be between 4K and 256M");
+        return Err(Refused::flag("--buffer-size", " must be between 4K and 256M").into());
     }
     cfg.buffer_size = bs as usize;
     if let Some(rate) = &r.limit_rate {
-        let v = parse_size(rate.trim_end_matches("/s"))?;
+        let v = size("--limit-rate", rate.trim_end_matches("/s"))?;
         if v == 0 {
-            bail!("--limit-rate must be more than 0");
+            return Err(Refused::flag("--limit-rate", " must be more than 0").into());
         }
         cfg.rate_limit = Some(v);
     }
@@ -162,7 +171,9 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
     }
     let mut dedup_sizes = Vec::new();
     for s in r.dedup.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        dedup_sizes.push(parse_size(s).with_context(|| format!("--dedup {}", r.dedup))? as usize);
+        let bytes =
+            parse_size(s).map_err(|e| Refused::flag("--dedup", format!(" {}: {e:#}", r.dedup)))?;
+        dedup_sizes.push(bytes as usize);
     }
     dedup_sizes.sort_unstable();
     dedup_sizes.dedup();
@@ -175,19 +186,19 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
             .filter(|s| !s.is_empty())
             .map(trawl_reduce::Codec::parse)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::msg)?
+            .map_err(|e| Refused::flag("--compress", format!(" {}: {e}", r.compress)))?
     };
     let cfg = trawl_reduce::ReduceConfig {
         dedup_sizes,
         cdc_avg: r
             .cdc
             .as_deref()
-            .map(parse_size)
+            .map(|s| size("--cdc", s))
             .transpose()?
             .map(|v| v as usize),
         codecs,
-        unit: parse_size(&r.unit)? as usize,
-        sector: parse_size(&r.sector)? as usize,
+        unit: size("--unit", &r.unit)? as usize,
+        sector: size("--sector", &r.sector)? as usize,
         threshold: r.threshold,
         sample: r.sample,
         // The fingerprints' share of --memory is set by the scan plan, which splits it.
@@ -197,13 +208,15 @@ pub fn reduce_config(r: &ReduceArgs) -> anyhow::Result<Option<trawl_reduce::Redu
         partitions: r.partitions.unwrap_or(0),
         ..Default::default()
     };
-    cfg.check().map_err(anyhow::Error::msg)?;
+    cfg.check().map_err(Refused::text)?;
     Ok(Some(cfg))
 }
 
 /// Where one manifest goes.
 #[derive(Debug, Clone)]
 pub struct ManifestSpec {
+    /// The format as given (`sha256sum`).
+    pub kind: String,
     pub format: Format,
     pub path: PathBuf,
 }
@@ -225,7 +238,8 @@ pub fn check_temp_dir(dir: Option<&std::path::Path>) -> anyhow::Result<Option<Pa
     if let Some(d) = dir
         && !d.is_dir()
     {
-        bail!("--temp-dir {}: not a directory", d.display());
+        let why = format!(" {}: not a directory", d.display());
+        return Err(Refused::flag("--temp-dir", why).into());
     }
     Ok(dir.map(PathBuf::from))
 }
@@ -355,7 +369,8 @@ impl ScanPlan {
         let mut algorithms = if digest.trim() == "none" {
             Vec::new()
         } else {
-            trawl_digest::parse_list(digest)?
+            trawl_digest::parse_list(digest)
+                .map_err(|e| Refused::flag("--digest", format!(" {digest}: {e}")))?
         };
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         let stdout_users = manifests
@@ -367,13 +382,13 @@ impl ScanPlan {
                 .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
                 .count();
         if stdout_users > 1 {
-            bail!("only one output may go to stdout ('-')");
+            return Err(Refused::text("only one output may go to stdout ('-')").into());
         }
         // One budget (--memory, default 1 GiB) for the records and the fingerprints: the records
         // get a quarter of it up to 16 MiB (more buys little: past it they are written once
         // and read back once, sequentially), the fingerprint indexes the rest.
         let memory = match a.reduce.memory.as_deref() {
-            Some(m) => parse_size(m)?,
+            Some(m) => size("--memory", m)?,
             None => DEFAULT_MEMORY,
         };
         let mut reduce = if measures_reduction(a) {
@@ -402,13 +417,18 @@ impl ScanPlan {
             None => None,
             Some(p) => match trawl_engine::comparing_digest(&algorithms) {
                 Some(alg) => Some((p.clone(), alg)),
-                None => bail!(
-                    "--duplicates compares files by a digest of 128 bits or more: add one with --digest (sha256 is the default)"
-                ),
+                None => {
+                    let why = " compares files by a digest of 128 bits or more: add one with ";
+                    let r = Refused::flag("--duplicates", why)
+                        .then_flag("--digest")
+                        .then_text(" (sha256 is the default)");
+                    return Err(r.into());
+                }
             },
         };
         if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
-            bail!("--ncdu exports one directory: name exactly one directory to scan");
+            let why = " exports one directory: name exactly one directory to scan";
+            return Err(Refused::flag("--ncdu", why).into());
         }
         let mut cfg = scan_config(roots, &a.read)?;
         cfg.walk.excluding = exclusion(&a.excluding)?;
@@ -442,11 +462,14 @@ fn manifest_specs(
 ) -> anyhow::Result<Vec<ManifestSpec>> {
     let mut manifests = Vec::new();
     for spec in specs {
-        let (kind, file) = spec.split_once(':').with_context(|| {
-            format!("--manifest '{spec}': expected FORMAT:FILE, e.g. sha256sum:SHA256SUMS")
+        let refused = |why: String| Refused::flag("--manifest", why);
+        let (kind, file) = spec.split_once(':').ok_or_else(|| {
+            refused(format!(
+                " '{spec}': expected FORMAT:FILE, e.g. sha256sum:SHA256SUMS"
+            ))
         })?;
         if file.is_empty() {
-            bail!("--manifest '{spec}': missing file name after ':'");
+            return Err(refused(format!(" '{spec}': missing file name after ':'")).into());
         }
         let format = match kind {
             k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
@@ -455,7 +478,12 @@ fn manifest_specs(
             // BSD tag lines: one per file per chosen algorithm.
             "bsd" => match algorithms.first() {
                 Some(&alg) => Format::Bsd(alg),
-                None => bail!("--manifest bsd: name the digest with --digest (not 'none')"),
+                None => {
+                    let r = refused(" bsd: name the digest with ".into())
+                        .then_flag("--digest")
+                        .then_text(" (not 'none')");
+                    return Err(r.into());
+                }
             },
             "hashdeep" => {
                 let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
@@ -463,16 +491,18 @@ fn manifest_specs(
                     .filter(|h| algorithms.contains(h))
                     .collect();
                 if hd.is_empty() {
-                    bail!(
-                        "--manifest hashdeep: hashdeep knows md5, sha1 and sha256; add one with --digest"
-                    );
+                    let why = " hashdeep: hashdeep knows md5, sha1 and sha256; add one with ";
+                    return Err(refused(why.into()).then_flag("--digest").into());
                 }
                 Format::Hashdeep(hd)
             }
-            other => bail!(
-                "--manifest '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
-                trawl_manifest::GNU_TOOL_NAMES
-            ),
+            other => {
+                let why = format!(
+                    " '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
+                    trawl_manifest::GNU_TOOL_NAMES
+                );
+                return Err(refused(why).into());
+            }
         };
         // A manifest's algorithm is computed even if --digest did not name it.
         if let Format::Gnu(alg) = format
@@ -481,6 +511,7 @@ fn manifest_specs(
             algorithms.push(alg);
         }
         manifests.push(ManifestSpec {
+            kind: kind.to_string(),
             format,
             path: PathBuf::from(file),
         });

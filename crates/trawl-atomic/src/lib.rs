@@ -104,10 +104,18 @@ impl AtomicFile {
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".trawl-tmp")
-            .tempfile_in(dir)
-            // tempfile names its temporary file in the error; the user named `to`, which the
-            // caller's message shows: only the system's reason is kept.
-            .map_err(without_temporary_name)?;
+            // Opened here as tempfile opens it (a new file, 0600), so that a failure is the
+            // system's error as it is, its number kept: tempfile's own wraps it, naming the
+            // temporary file (the user named `to`, which the caller's message shows) and keeping
+            // the number out of reach.
+            .make_in(dir, |p| {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(p)
+            })?;
         // tempfile creates 0600; the finished file gets the usual 0666 less the umask.
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
@@ -212,17 +220,6 @@ impl Write for AtomicFile {
     }
 }
 
-/// tempfile's error for a temporary file it could not create ends "at path NAME", naming that
-/// file; the user named the output, which the caller's message shows: only the system's reason
-/// is kept (tempfile keeps the errno out of reach, so the words are cut).
-fn without_temporary_name(e: io::Error) -> io::Error {
-    let text = e.to_string();
-    match text.rfind(" at path ") {
-        Some(i) => io::Error::new(e.kind(), text[..i].to_string()),
-        None => e,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +239,18 @@ mod tests {
         f.commit().unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), b"hello");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A file that cannot be created fails with the system's error, its number kept, in words
+    /// that name no temporary file.
+    #[test]
+    fn a_file_that_cannot_be_created_fails_with_the_systems_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = AtomicFile::create(&dir.path().join("no-dir/out.txt"))
+            .err()
+            .unwrap();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        assert!(!e.to_string().contains("trawl-tmp"), "{e}");
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //! `trawl` crate; what a shard's result is, is decided here, from a [`ScanWork`].
 //!
 //! The face, in the order a scan runs: a listing task ([`list_task`] within a [`ListBudget`],
-//! giving a [`Listing`]); the shards a walk's listings are cut into ([`Walk`], [`ShardPlan`],
-//! [`ShardBounds`]); one shard's [`map`] ([`MapResult`]) and one partition's [`reduce`]; the
-//! client's [`Merge`] of the shards' parts ([`ShardPart`]) into the report `trawl scan` makes. An
-//! audit's side: the [`AuditWorker`]'s listing tasks and reads, the client's [`AuditFeed`] of
-//! shards, and the [`RemoteSource`] the catalog's audit reads through. Every failure is a
-//! [`ClusterError`]; [`wire_version`] is what every process must agree on.
+//! giving a [`Listing`]; the directories it left handed on [`listing_batch`] at a time); the
+//! shards a walk's listings are cut into ([`Walk`], [`ShardPlan`], [`ShardBounds`], whose caps
+//! an audit's read tasks keep too); one shard's [`map`] ([`MapResult`]) and one partition's
+//! [`reduce`]; the client's [`Merge`] of the shards' parts ([`ShardPart`]) into the report
+//! `trawl scan` makes. An audit's side: the [`AuditWorker`]'s listing tasks and reads, the
+//! client's [`AuditFeed`] of shards, and the [`RemoteSource`] the catalog's audit reads
+//! through. Every failure is a [`ClusterError`]; [`wire_version`] is what every process must
+//! agree on.
 #![deny(missing_docs)]
 
 mod audit;
@@ -22,7 +24,7 @@ mod work;
 
 pub use audit::{Feed as AuditFeed, Remote, RemoteSource, Worker as AuditWorker};
 pub use error::ClusterError;
-pub use listing::{ListBudget, ListedFile, Listing, list_task};
+pub use listing::{ListBudget, ListedFile, Listing, list_task, listing_batch};
 pub use map::{MapResult, ReduceFailure, map, reduce};
 pub use merge::{Merge, ShardPart};
 pub use shards::{ShardBounds, ShardPlan, Walk};

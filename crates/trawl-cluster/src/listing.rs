@@ -189,6 +189,17 @@ pub(crate) fn budgeted<T, E>(
     Ok((made, todo.into_iter().rev().flatten().collect()))
 }
 
+/// Directories handed to one listing task at most.
+const LIST_BATCH: usize = 32;
+
+/// How many of the `left` directories a listing task handed back go to each next task, for
+/// `workers` workers: an even share each, so that every worker has one while the tree is
+/// narrow, at most 32 a task (one task's [`ListBudget`] goes on into what it finds), at least
+/// one. A scan's and an audit's listings are handed out by this one rule.
+pub fn listing_batch(left: usize, workers: usize) -> usize {
+    left.div_ceil(workers.max(1)).clamp(1, LIST_BATCH)
+}
+
 /// How much one listing task lists at most.
 #[derive(Debug, Clone, Copy)]
 pub struct ListBudget {
@@ -284,6 +295,25 @@ fn problem(path: &Path, kind: Option<SkipKind>, error: Option<&str>, error_kind:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The directories left are shared evenly among the workers, 32 a task at most, one at
+    /// least.
+    #[test]
+    fn the_directories_left_are_shared_among_the_workers_32_a_task_at_most() {
+        // (left, workers) -> per task, worked out by hand.
+        for (left, workers, want) in [
+            (0, 4, 1),
+            (1, 4, 1),
+            (10, 4, 3),
+            (12, 4, 3),
+            (100, 4, 25),
+            (1000, 4, 32),
+            (1000, 0, 32),
+            (5, 0, 5),
+        ] {
+            assert_eq!(listing_batch(left, workers), want, "{left} {workers}");
+        }
+    }
 
     /// A task lists depth first within its budget and hands back, in order, the directories
     /// it did not reach; what it found crosses the wire whole, odd names included.

@@ -35,6 +35,25 @@ pub struct ShardBounds {
     pub workers: usize,
 }
 
+impl ShardBounds {
+    /// The most files and bytes one shard may hold when `files` files of `bytes` bytes in all
+    /// are cut: the bounds, and a quarter of a worker's even share (with 5% of room for the
+    /// packing to make the shards even), at least 100 files and 64 MiB, so that the slowest
+    /// cannot hold the run back and the last round keeps every worker busy. A scan's shards
+    /// and an audit's read tasks are cut by this one rule.
+    pub fn caps(&self, files: u64, bytes: u64) -> (usize, u64) {
+        let quarter = |n: u64| {
+            let n = u128::from(n) * 105 / (400 * self.workers.max(1) as u128);
+            u64::try_from(n).unwrap_or(u64::MAX)
+        };
+        let max_bytes = self.max_bytes.min(quarter(bytes).max(64 << 20));
+        let max_files = u64::try_from(self.max_files)
+            .unwrap_or(u64::MAX)
+            .min(quarter(files).max(100));
+        (usize::try_from(max_files).unwrap_or(usize::MAX), max_bytes)
+    }
+}
+
 /// What the listing tasks found so far: the files under each root (the outputs' own files
 /// left out), the worker that listed each, and the entries skipped or failed, in the order the
 /// listings came in.
@@ -128,21 +147,12 @@ impl Walk {
         &self.problems
     }
 
-    /// The files cut into shards, root by root: at most `bounds`' files and bytes each, and at
-    /// most a quarter of a worker's even share (5% of room for the packing to make them even;
-    /// at least 100 files and 64 MiB each), so that the slowest cannot hold the run back and
-    /// the last round keeps every worker busy. A multiply linked file is read once, by the
+    /// The files cut into shards, root by root, each within [`ShardBounds::caps`]. A multiply linked file is read once, by the
     /// shard of its first name in byte order, which carries its other names too (its data is
     /// counted once, as one machine counts it).
     pub fn shards(&self, bounds: ShardBounds) -> Vec<ShardPlan> {
-        let workers = bounds.workers.max(1) as u64;
         let total: u64 = self.files.iter().map(|(_, f)| f.size).sum();
-        let max_bytes = bounds
-            .max_bytes
-            .min((64 << 20).max(total * 105 / (400 * workers)));
-        let max_files = bounds
-            .max_files
-            .min(100.max(self.files.len() * 105 / (400 * workers as usize)));
+        let (max_files, max_bytes) = bounds.caps(self.files.len() as u64, total);
         let roots = self.files.iter().map(|(r, _)| r + 1).max().unwrap_or(0);
         let mut out = Vec::new();
         for root in 0..roots {
@@ -274,6 +284,34 @@ mod tests {
             Some("w2 (tcp://h:1)"),
         );
         assert_eq!(w.listed_by(b"r/0"), Some("w2 (tcp://h:1)"));
+    }
+
+    /// The caps: a quarter of a worker's share with 5% of room, within the bounds, never under
+    /// 100 files and 64 MiB; the arithmetic done by hand here.
+    #[test]
+    fn a_shards_caps_are_a_quarter_of_a_workers_share_within_the_bounds() {
+        let b = |max_bytes, max_files, workers| ShardBounds {
+            max_bytes,
+            max_files,
+            workers,
+        };
+        // 10,000 files of 100 GiB on 4 workers: 10,000 x 1.05 / 16 = 656 files, and
+        // 100 GiB x 1.05 / 16 = 6.5625 GiB.
+        assert_eq!(
+            b(8 << 30, 10_000, 4).caps(10_000, 100 << 30),
+            (656, 7_046_430_720)
+        );
+        // The bounds win where they are smaller.
+        assert_eq!(b(1 << 30, 500, 4).caps(10_000, 100 << 30), (500, 1 << 30));
+        // A small tree: the floors (100 files, 64 MiB), unless the bounds are smaller yet.
+        assert_eq!(b(8 << 30, 10_000, 8).caps(10, 1000), (100, 64 << 20));
+        assert_eq!(b(1000, 7, 8).caps(10, 1 << 40), (7, 1000));
+        // No workers counts as one; sizes past u64 after the arithmetic do not overflow.
+        assert_eq!(b(u64::MAX, usize::MAX, 0).caps(400, 400 << 20).0, 105);
+        assert_eq!(
+            b(u64::MAX, 10, 1).caps(0, u64::MAX).1,
+            (u128::from(u64::MAX) * 105 / 400) as u64
+        );
     }
 
     /// Shards are small enough for every worker to get four (here, 100 files each at least).

@@ -2,15 +2,14 @@
 writes, and ``trawl.main([...])`` runs any trawl command line. ``trawl.cluster`` (the
 ``trawl-dask`` command) spreads one scan over a Dask cluster."""
 
-import errno as _errno
 import json as _json
 import logging as _logging
 import numbers as _numbers
 import os as _os
-import re as _re
 import tempfile as _tempfile
 
 from . import _native
+from ._errors import OptionError, ScanError
 
 __version__ = _native.__version__
 
@@ -21,31 +20,27 @@ _VALUE_TYPES = (str, bytes, _os.PathLike, _numbers.Real)
 
 
 def _value(name, v):
-    """One value of keyword argument ``name`` as text; TypeError naming it for anything that
+    """One value of keyword argument ``name`` as bytes; TypeError naming it for anything that
     is not text, a path or a number (a dict, a set, a nested list)."""
     if isinstance(v, bool) or not isinstance(v, _VALUE_TYPES):
         raise TypeError(f"scan(): {name}={v!r}: expected a string, a path or a number "
                         f"(True for a flag, a list for a repeatable option)")
-    if isinstance(v, (bytes, _os.PathLike)):
-        return _os.fsdecode(v)
-    return str(v)
+    if isinstance(v, (str, bytes, _os.PathLike)):
+        return _os.fsencode(v)
+    return str(v).encode()
 
 
-def _flag(name, value):
-    """One keyword argument as trawl flags: ``top_files=5`` -> ``--top-files=5``. The value is
-    joined to its flag, so that one starting with ``-`` is taken as the value it is (not as
-    another option), and one given to a flag that takes none is refused (not taken as a
-    path)."""
-    if not isinstance(name, str) or not _re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", name):
-        raise TypeError(f"scan(): {name!r}: not an option's name (trawl scan's long flags, with _ for -)")
-    flag = "--" + name.replace("_", "-")
-    if value is True:
-        return [flag]
+def _option(name, value):
+    """One keyword argument as the binding takes it: ``(name, None)`` for a flag
+    (``True``), ``(name, [values])`` otherwise, nothing for ``False`` or ``None``. The binding
+    makes it trawl's flag (``top_files`` -> ``--top-files``), the value joined to it."""
     if value is False or value is None:
         return []
+    if value is True:
+        return [(name, None)]
     if isinstance(value, (list, tuple)):
-        return [f"{flag}={_value(name, v)}" for v in value]
-    return [f"{flag}={_value(name, value)}"]
+        return [(name, [_value(name, v) for v in value])]
+    return [(name, [_value(name, value)])]
 
 
 def main(argv):
@@ -55,51 +50,7 @@ def main(argv):
     return _native.main([_os.fsencode(a) for a in ["trawl", *argv]])
 
 
-class ScanError(RuntimeError):
-    """A scan that wrote no report for a reason other than a bad option or path (an output
-    that could not be written, a temporary directory that is full): ``message`` is trawl's
-    own words, ``code`` its exit code."""
-
-    def __init__(self, code, message=""):
-        super().__init__(message or f"trawl scan ended with exit code {code} and no report")
-        self.code = code
-        self.message = message
-
-
-class OptionError(ScanError, ValueError):
-    """An option ``scan()`` was given that trawl refuses (unknown, or a bad value): the message
-    names it as a keyword argument, and says what would be taken. A ``ValueError``, and a
-    ``ScanError`` with exit code 2."""
-
-    def __init__(self, message):
-        super().__init__(2, message)
-
-
 _log = _logging.getLogger("trawl")
-
-
-def _option_error(text):
-    """trawl's usage error as words about keyword arguments: ``--top-files`` -> ``top_files``,
-    and no usage line (it would name the binding's own flags)."""
-    keep = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("Usage:", "For more information")):
-            continue
-        line = line.removeprefix("error: ").removeprefix("trawl: ")
-        line = line.replace("unexpected argument", "unknown option").replace("a similar argument", "a similar option")
-        keep.append(_re.sub(r"'?--([a-z0-9][a-z0-9-]*)(?: <[^>]*>)?'?",
-                           lambda m: m.group(1).replace("-", "_"), line))
-    return OptionError("scan(): " + "; ".join(keep))
-
-
-def _os_error(message):
-    """An ``OSError`` of the right subclass (``FileNotFoundError``, ``PermissionError``, ...) when
-    trawl's words end with a system error, else None."""
-    for n in sorted(_errno.errorcode):
-        if f"{_os.strerror(n)} (os error {n})" in message:
-            return OSError(n, message)
-    return None
 
 
 def scan(*paths, **options):
@@ -108,10 +59,13 @@ def scan(*paths, **options):
     returns the report ``--json`` writes, as a dict, with ``exit_code`` added (2 when some files
     could not be read: they are listed under ``failed``).
 
-    Raises ``OptionError`` (a ``ValueError``) for an option trawl refuses, ``FileNotFoundError``
-    or ``PermissionError`` (``OSError``) for a path that cannot be looked at, and ``ScanError``
-    when no report was written for another reason; each carries trawl's words. Messages about
-    single files go to the ``trawl`` logger, not to stderr."""
+    Raises ``OptionError`` (a ``ValueError``; ``option``: the keyword refused) for an option
+    trawl refuses, ``FileNotFoundError`` or ``PermissionError`` (``OSError``: ``errno``, and
+    ``filename`` where trawl names the file) for a path that cannot be looked at or an output
+    that cannot be created, and ``ScanError`` (``code``: the exit code) when no report was
+    written for another reason; each carries trawl's words, and is told from what the failure
+    is, never from its words. Messages about single files go to the ``trawl`` logger, not to
+    stderr."""
     if not paths:
         raise ValueError("scan: name at least one path")
     if "json" in options:
@@ -122,28 +76,17 @@ def scan(*paths, **options):
             raise TypeError(f"scan(): paths: {p!r} is not a path (expected str, bytes or os.PathLike)")
         # The path's own error, typed, before anything is read (os.stat raises it).
         _os.stat(p)
-    argv = ["scan", "--quiet"]
-    for k, v in options.items():
-        # Always quiet (the messages go to the logger): a `quiet` keyword changes nothing.
-        if k != "quiet":
-            argv += _flag(k, v)
+    opts = [o for k, v in options.items() for o in _option(k, v)]
     with _tempfile.TemporaryDirectory(prefix="trawl-") as d:
         out = _os.path.join(d, "report.json")
-        # The paths after `--`: one starting with `-` is a path, not an option.
-        argv += ["--json", out, "--", *[_os.fsdecode(p) for p in paths]]
-        code, said = _native.main_captured([_os.fsencode(a) for a in ["trawl", *argv]])
+        # Raises OptionError, OSError or ScanError, built from what the failure is.
+        code, said = _native.scan([_os.fsencode(p) for p in paths], opts, _os.fsencode(out))
         if not _os.path.exists(out):
-            msg = said.strip().removeprefix("trawl: ")
-            e = _os_error(msg)
-            if e is not None:
-                raise e
-            if code == 2 and msg:
-                raise _option_error(said)
-            raise ScanError(code, msg)
+            # It ended without its result and without an error: stopped.
+            raise ScanError(code, "; ".join(said))
         with open(out, "rb") as f:
             report = _json.load(f)
-    for line in said.splitlines():
-        if line.strip():
-            _log.warning("%s", line.removeprefix("trawl: "))
+    for message in said:
+        _log.warning("%s", message)
     report["exit_code"] = code
     return report

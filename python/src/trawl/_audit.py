@@ -12,7 +12,7 @@ import time
 from . import _native
 from ._common import Fatal, _say, _write_run_file
 from ._cluster import _Cluster
-from ._tasks import LIST_BATCH, _audit_list, _audit_read
+from ._tasks import _audit_list, _audit_read
 
 class Audit(_Cluster):
     """One trawl-dask audit: trawl audit runs here, with the catalog; its walk and its reads
@@ -38,9 +38,8 @@ class Audit(_Cluster):
                 raise Fatal(str(e).strip())
 
     def quiet(self):
-        # trawl audit's -q, given alone (its short flags are not bundled here).
-        head = self.args[: self.args.index(b"--")] if b"--" in self.args else self.args
-        return b"-q" in head or b"--quiet" in head
+        # trawl audit's -q, as its flags read it (one rule, in Rust).
+        return _native.audit_quiet(self.args)
 
     def walk(self, spec, roots):
         """Yields the listings of the roots, as listing tasks (a few directories each) end."""
@@ -66,8 +65,7 @@ class Audit(_Cluster):
                 idx = root_of.pop(f.key)
                 items, dirs = pickle.loads(self.fetch(f))
                 f.release()
-                nw = max(1, self.stats.get("workers", 1))
-                step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+                step = _native.listing_batch(len(dirs), self.stats.get("workers", 1))
                 for i in range(0, len(dirs), step):
                     ac.add(submit(idx, dirs[i : i + step]))
                 yield from items
@@ -81,10 +79,9 @@ class Audit(_Cluster):
         from distributed import as_completed
 
         nw = max(1, self.stats.get("workers", 1))
-        files, nbytes = feed.planned()
-        # About four shards a worker (the slowest cannot hold the run back), within the flags.
-        max_files = min(self.o.shard_files, max(100, -(-files // (4 * nw))))
-        max_bytes = min(self.o.shard_size, max(64 << 20, -(-nbytes // (4 * nw))))
+        # About four shards a worker (the slowest cannot hold the run back), within the flags:
+        # a scan's shards' rule.
+        max_files, max_bytes = feed.caps(self.o.shard_size, self.o.shard_files, nw)
         delay = float(os.environ.get("TRAWL_DASK_MAP_DELAY", "0") or 0)
         ac = as_completed()
         live, n, seconds = 0, 0, []

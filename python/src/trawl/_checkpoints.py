@@ -119,41 +119,6 @@ def _checkpoint_write(folder, path, result):
     _write_private(folder, path, _checkpoint_encode(result), ".ckpt-")
 
 
-#: trawl scan's options that say where results go, or how much is said, rather than what a
-#: shard's result is: left out of the checkpoints' key (a manifest's format stays: it may add
-#: a digest).
-_OUTPUT_OPTIONS = ("--json", "--jsonl", "--html", "--ncdu", "--duplicates", "--media-index")
-_QUIET_FLAGS = ("-q", "--quiet", "-z", "--zero")
-
-
-def _result_args(args):
-    """``args`` (trawl scan's) without what does not change a shard's result."""
-    out, i = [], 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if a in _QUIET_FLAGS:
-            continue
-        if a in _OUTPUT_OPTIONS:
-            i += 1
-            continue
-        if any(a.startswith(o + "=") for o in _OUTPUT_OPTIONS):
-            continue
-        if a in ("-m", "--manifest"):
-            spec = args[i] if i < len(args) else ""
-            i += 1
-            out += ["-m", spec.split(":", 1)[0]]
-            continue
-        if a.startswith("--manifest="):
-            out += ["-m", a[len("--manifest="):].split(":", 1)[0]]
-            continue
-        if a.startswith("-m") and not a.startswith("--"):
-            out += ["-m", a[2:].split(":", 1)[0]]
-            continue
-        out.append(a)
-    return out
-
-
 def _json_write(folder, path, value):
     """A small JSON file, written as checkpoints are."""
     _write_private(folder, path, json.dumps(value).encode(), ".run-")

@@ -19,30 +19,20 @@ from ._checkpoints import (
     _checkpoint_write,
     _json_write,
     _private_dir,
-    _result_args,
 )
 from ._cluster import _Cluster
 from ._common import Fatal, _say, _scheduler_lost, _write_run_file
 from ._progress import Progress, human_bytes, human_duration
 from ._reduce import Reduce
-from ._tasks import LIST_BATCH, _list, _map, _meta, _output_digest, _reduce, _shares_plugin
+from ._tasks import _list, _map, _meta, _output_digest, _reduce, _shares_plugin
 
-def _absolute_roots(args, roots):
-    """``args`` with each relative root made absolute (from this process's directory). A root's
-    argument is told from an option's value equal to it by trying: the argument whose change
-    moves that root is the root."""
+def _absolute_roots(args):
+    """``args`` (trawl scan's) with each relative PATH made absolute (from this process's
+    directory): the arguments the plan places the paths at, and no other."""
     args = list(args)
-    for n, root in enumerate(roots):
-        if os.path.isabs(root):
-            continue
-        absolute = os.fsencode(os.path.abspath(root))
-        for i, a in enumerate(args):
-            if a != root:
-                continue
-            trial = args[:i] + [absolute] + args[i + 1:]
-            if _native.Plan(trial).roots()[n] == absolute:
-                args = trial
-                break
+    for i in _native.Plan(args).path_places():
+        if i is not None and not os.path.isabs(args[i]):
+            args[i] = os.fsencode(os.path.abspath(args[i]))
     return args
 
 
@@ -79,7 +69,7 @@ class Run(_Cluster):
                 raise Fatal(f"--on {pin}:{os.fsdecode(root)}: a relative path, which host {pin} "
                             f"would resolve in its own directory: give it from /")
         if opts.local is None and not all(os.path.isabs(r) for r in self.roots):
-            self.args = _absolute_roots(self.args, self.roots)
+            self.args = _absolute_roots(self.args)
             self.plan = _native.Plan(self.args)
             self.roots = self.plan.roots()
         if not self.pins:
@@ -88,7 +78,7 @@ class Run(_Cluster):
             raise Fatal("--on: give each HOST:PATH once, with no other PATH")
         # What decides a shard's result (not where outputs go, but what they need computed):
         # the checkpoints' key.
-        self.result_args = _result_args([os.fsdecode(a) for a in self.args])
+        self.result_args = [os.fsdecode(a) for a in self.plan.result_args()]
         self.computes = list(self.plan.computes())
         # The checkpoints are named by a hash of the result options, so that --resume finds
         # them.
@@ -355,8 +345,7 @@ class Run(_Cluster):
             dirs = found.add(idx, listing, who)
             f.release()
             # Batches small enough that every worker has one while the tree is narrow.
-            nw = max(1, self.stats.get("workers", 1))
-            step = max(1, min(LIST_BATCH, -(-len(dirs) // nw)))
+            step = _native.listing_batch(len(dirs), self.stats.get("workers", 1))
             return [submit(idx, dirs[i : i + step]) for i in range(0, len(dirs), step)]
 
         t = time.perf_counter()

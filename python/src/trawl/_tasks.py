@@ -8,11 +8,6 @@ import json
 import pickle
 import time
 
-#: Directories handed to one listing task (what one task lists at most, going down into the
-#: subdirectories it finds before it hands the rest back, is trawl-cluster's `ListBudget`).
-LIST_BATCH = 32
-
-
 def _worker_here():
     """This worker's address, and how failures name it: its name and address (the address
     alone when it has no name of its own); "client" for both outside a worker."""
