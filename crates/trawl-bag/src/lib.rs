@@ -8,8 +8,8 @@
 //! The face: [`create`] (with [`CreateOptions`] and [`Links`]), [`update`] (algorithms added),
 //! [`recover`] (an interrupted in-place creation undone or finished) and [`validate`], each
 //! reading payloads through the [`Spools`] they are given; [`check_profile`] holds a bag to a
-//! BagIt [`Profile`]; [`hash_stream`] reads files named one by one (other packages' validators
-//! share it); the tag files' parsers are
+//! BagIt [`Profile`]; payload files are read through trawl-scan's reading service; the tag
+//! files' parsers are
 //! [`tagfile`]'s, and [`encode_path`] / [`decode_path`] spell names as manifests do.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -24,7 +24,7 @@ pub use create::{
     CreateOptions, Created, Excluded, InfoEdits, JOURNAL, LINKS_LEFT_OUT, Links, Recovered,
     STAGING, Updated, create, recover, update,
 };
-pub use payload::{DEFAULT_MEMORY, Feeder, Hashed, Spools, hash_stream};
+pub use payload::{DEFAULT_MEMORY, Spools};
 pub use profile::{Profile, ProfileCheck, check_profile, check_serialized, hold_to_profile};
 pub use validate::{SUPPORTED_VERSIONS, validate};
 

@@ -4,19 +4,19 @@
 //! over a spool. A bag of any number of files is created, validated or updated in bounded
 //! memory.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
 use trawl_report::bag::BagFinding;
-use trawl_scan::NotBeneath;
-use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
+use trawl_scan::{
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
+};
 use trawl_spool::{Sorted, Spool};
-use trawl_stop::{Reason, Stop};
+use trawl_stop::Stop;
 
 use crate::{BagError, io_err};
 
@@ -56,11 +56,8 @@ impl Spools {
     }
 }
 
-/// How many files may be queued to the engine ahead of its results.
-const IN_FLIGHT: usize = 1024;
-
-/// What became of a file sent to [`hash_stream`].
-pub enum Hashed {
+/// What became of a file sent to [`hash_stream`], as a bag reports it.
+pub(crate) enum Hashed {
     /// Read whole: its size and a digest of each algorithm asked for.
     Digests {
         /// Bytes read.
@@ -70,158 +67,80 @@ pub enum Hashed {
     },
     /// Could not be read (counts as unreadable).
     Unreadable(BagFinding),
-    /// Not a regular file, or another failure.
+    /// Not a regular file, refused, or another failure.
     Failed(BagFinding),
 }
 
-/// Sends files to [`hash_stream`]'s engine, each with what its result is checked against.
-pub struct Feeder<'a, T> {
-    root: &'a Path,
-    in_flight: &'a Mutex<HashMap<PathBuf, (String, T)>>,
-    tx: crossbeam_channel::Sender<trawl_walk::FileEntry>,
-    progress: &'a dyn Progress,
-    stop: &'a Stop,
-    /// Opens each file's directory beneath the bag, so the reader never follows a link out.
-    beneath: Option<trawl_scan::RelativeEntries>,
-    /// Files decided without reading (outside the bag, or gone), for `done` after the read.
-    decided: &'a Mutex<Vec<(String, T, Hashed)>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl<T> Feeder<'_, T> {
-    /// Queues `rel` (a path below the root); false once the engine has stopped.
-    pub fn send(&mut self, rel: String, with: T) -> bool {
-        let path = self.root.join(&rel);
-        let bytes = rel.as_bytes().to_vec();
-        self.send_path(path, &bytes, rel, with)
-    }
-
-    /// Queues `rel` given as bytes (a name that need not be UTF-8); what `done` is handed
-    /// names it lossily, for messages only.
-    pub fn send_bytes(&mut self, rel: &[u8], with: T) -> bool {
-        let path = self.root.join(std::ffi::OsStr::from_bytes(rel));
-        self.send_path(path, rel, String::from_utf8_lossy(rel).into_owned(), with)
-    }
-
-    fn send_path(&mut self, path: PathBuf, rel_bytes: &[u8], rel: String, with: T) -> bool {
-        if self.stop.is_stopping() {
-            return false;
-        }
-        let f = match self.beneath.as_mut().map(|b| b.entry(rel_bytes, &path, 0)) {
-            None => trawl_walk::FileEntry::named(&path),
-            Some(Ok(f)) => f,
-            Some(Err(why)) => {
-                let h = match why {
-                    NotBeneath::Missing => Hashed::Unreadable(BagFinding::from_error(
-                        &trawl_read::ReadError::Vanished { path },
-                    )),
-                    NotBeneath::Outside => Hashed::Failed(BagFinding::about(
-                        path.display(),
-                        "leads outside the bag through a symbolic link: not read".to_string(),
-                    )),
-                };
-                lock(self.decided).push((rel, with, h));
-                return true;
+impl Hashed {
+    /// The reading service's outcome as a bag's finding.
+    fn of(rel: &str, o: Outcome) -> Hashed {
+        match o {
+            Outcome::Read(rec) => Hashed::Digests {
+                size: rec.size,
+                digests: rec.digests(),
+            },
+            Outcome::Gone(path) => {
+                Hashed::Unreadable(BagFinding::from_error(&trawl_read::ReadError::Vanished {
+                    path,
+                }))
             }
-        };
-        self.progress.found(1, f.size);
-        lock(self.in_flight).insert(path, (rel, with));
-        self.tx.send(f).is_ok()
+            Outcome::Failed(ScanError::Read(e)) => Hashed::Unreadable(BagFinding::from_error(&e)),
+            Outcome::Failed(e) => Hashed::Failed(BagFinding::from_error(&e)),
+            Outcome::Refused { path, why } => {
+                Hashed::Failed(BagFinding::about(path.display(), why.to_string()))
+            }
+            Outcome::Unread(_) => {
+                Hashed::Unreadable(BagFinding::about(rel, "not read (interrupted)"))
+            }
+        }
+    }
+}
+
+/// Sends payload files, named below the bag, to [`hash_stream`]'s reading.
+pub(crate) struct Feeder<'f, 'a, T>(&'f mut trawl_scan::Feeder<'a, (String, T)>);
+
+impl<T> Feeder<'_, '_, T> {
+    /// Queues `rel` (a path below the root); false once the engine has stopped.
+    pub(crate) fn send(&mut self, rel: String, with: T) -> bool {
+        let name = rel.as_bytes().to_vec();
+        self.0.send(0, &name, (rel, with))
     }
 }
 
 /// Hashes the files `feed` sends (from a thread of its own, as it produces them) with `algs`
-/// in one read each, and hands each result to `done` with what it was sent with. At most
-/// 1,024 files wait in the channel; only files under way are held.
-#[allow(clippy::too_many_arguments)]
-pub fn hash_stream<T: Send, R: Send>(
+/// in one read each, through trawl-scan's reading service (each file opened by its name in its
+/// directory, that directory opened beneath the bag), and hands each result to `done` with
+/// what it was sent with.
+pub(crate) fn hash_stream<T: Send, R: Send>(
     root: &Path,
     algs: &[Algorithm],
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
-    feed: impl FnOnce(&mut Feeder<'_, T>) -> R + Send,
+    feed: impl FnOnce(&mut Feeder<'_, '_, T>) -> R + Send,
     mut done: impl FnMut(String, T, Hashed),
 ) -> R {
     let mut cfg = cfg.clone();
     cfg.roots = vec![root.to_path_buf()];
-    let in_flight: Mutex<HashMap<PathBuf, (String, T)>> = Mutex::new(HashMap::new());
+    let source = LocalRoots::new(vec![root.to_path_buf()], Links::Beneath);
     let lanes = DigestLanes(algs.to_vec());
-    let engine = stop.child();
-    let decided: Mutex<Vec<(String, T, Hashed)>> = Mutex::new(Vec::new());
-    let beneath = trawl_scan::RelativeEntries::open(root).ok();
-    let r = std::thread::scope(|s| {
-        let (tx, rx) = crossbeam_channel::bounded(IN_FLIGHT);
-        let in_flight = &in_flight;
-        let engine = &engine;
-        let decided = &decided;
-        let feeder = s.spawn(move || {
-            let mut f = Feeder {
-                root,
-                in_flight,
-                tx,
-                progress,
-                stop: engine,
-                beneath,
-                decided,
-            };
-            feed(&mut f)
-        });
-        let take = |path: &Path| lock(in_flight).remove(path);
-        trawl_scan::scan(
-            &cfg,
-            Input::Stream(rx),
-            &lanes,
-            progress,
-            engine,
-            &mut |ev| {
-                let (path, h) = match ev {
-                    Event::File(rec) => {
-                        let digests = rec.digests().into_iter().collect();
-                        let size = rec.size;
-                        (rec.path, Hashed::Digests { size, digests })
-                    }
-                    Event::Failed(ScanError::Read(e)) => (
-                        e.path().to_path_buf(),
-                        Hashed::Unreadable(BagFinding::from_error(&e)),
-                    ),
-                    Event::Failed(e) => {
-                        let Some(p) = e.path().map(Path::to_path_buf) else {
-                            return;
-                        };
-                        (p, Hashed::Failed(BagFinding::from_error(&e)))
-                    }
-                    Event::Skipped { path, kind } => {
-                        let f = BagFinding::about(path.display(), kind.describe().to_string());
-                        (path, Hashed::Failed(f))
-                    }
-                    // The payload is streamed, not walked: nothing is excluded.
-                    Event::Excluded(_) => return,
-                };
-                if let Some((rel, with)) = take(&path) {
-                    done(rel, with, h);
-                }
-            },
-        );
-        // The engine has stopped: release a feeder blocked on a full channel.
-        engine.request(Reason::Failed);
-        feeder
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    });
-    for (rel, with, h) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        done(rel, with, h);
-    }
-    // Whatever the engine did not report on (none, unless stopped) was not read.
-    let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
-    for (rel, with) in left {
-        let f = BagFinding::about(&rel, "not read (interrupted)");
-        done(rel, with, Hashed::Unreadable(f));
-    }
-    r
+    let reading = Reading {
+        source: &source,
+        cfg: &cfg,
+        lanes: &lanes,
+        cap: None,
+        announce: true,
+    };
+    read_named(
+        &reading,
+        progress,
+        stop,
+        |f| feed(&mut Feeder(f)),
+        |(rel, with), o| {
+            let h = Hashed::of(&rel, o);
+            done(rel, with, h)
+        },
+    )
 }
 
 /// The digests of `algs` of everything `r` yields, read once in 64 KiB steps (a tag file of
@@ -370,7 +289,7 @@ mod tests {
             "{got:?}"
         );
         assert!(
-            got[3].0 == "data/sub/f" && got[3].1.contains("outside the bag"),
+            got[3].0 == "data/sub/f" && got[3].1.contains("outside the root"),
             "{got:?}"
         );
     }

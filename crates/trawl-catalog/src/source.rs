@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crossbeam_channel::{Receiver, bounded};
-use std::os::unix::ffi::OsStrExt;
 use trawl_digest::Algorithm;
-use trawl_read::ReadError;
-use trawl_scan::{DigestLanes, Event, Input, Progress, ScanConfig, ScanError};
-use trawl_scan::{NotBeneath, RelativeEntries};
+use trawl_scan::{
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, Refused, ScanConfig, read_named,
+};
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, WalkItem, WalkOptions};
 
@@ -157,116 +156,60 @@ impl Source for Local {
         // Each file is opened by its name in its directory, that directory opened beneath its
         // root (unless links are followed, as --follow asks): a name or directory swapped for a
         // link since the walk cannot make the audit read, and record, a file outside.
-        let follow = plan.cfg.walk.follow_links;
-        let (tx, rx) = bounded::<FileEntry>(1024);
-        let decided: std::sync::Mutex<Vec<(PathBuf, NotBeneath)>> = Default::default();
-        let roots = plan.roots;
+        let links = match plan.cfg.walk.follow_links {
+            true => Links::Follow,
+            false => Links::Beneath,
+        };
+        let source = LocalRoots::new(plan.roots.to_vec(), links);
+        let reading = Reading {
+            source: &source,
+            cfg: plan.cfg,
+            lanes: &lanes,
+            cap: None,
+            // The plan announced its totals.
+            announce: false,
+        };
         let feed = plan.feed;
-        std::thread::scope(|s| {
-            let decided = &decided;
-            s.spawn(move || {
-                let mut beneath: Vec<Option<Option<RelativeEntries>>> =
-                    std::iter::repeat_with(|| None).take(roots.len()).collect();
-                for e in feed {
-                    let root = roots.get(e.root);
-                    let rel = root.and_then(|r| e.path.strip_prefix(r).ok());
-                    let (false, Some(root), Some(rel)) = (follow, root, rel) else {
-                        if tx.send(e).is_err() {
-                            return;
-                        }
-                        continue;
-                    };
-                    let b = beneath[e.root].get_or_insert_with(|| RelativeEntries::open(root).ok());
-                    let Some(b) = b.as_mut() else {
-                        decided_push(decided, e.path, NotBeneath::Missing);
-                        continue;
-                    };
-                    // The plan has the file's size and identity already: only its directory.
-                    match b.dir_of(rel.as_os_str().as_bytes(), &e.path) {
-                        Ok(dir) => {
-                            if tx
-                                .send(FileEntry {
-                                    dir: Some(dir),
-                                    ..e
-                                })
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                        Err(why) => decided_push(decided, e.path, why),
-                    }
-                }
-            });
-            self.scan(plan.cfg, rx, &lanes, progress, stop, found);
-        });
-        for (path, why) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            match why {
-                NotBeneath::Missing => found(ReadResult::Gone { path: &path }),
-                NotBeneath::Outside => {
-                    let error = ReadError::Open {
-                        path: path.clone(),
-                        source: std::io::Error::other(
-                            "leads outside its root through a symbolic link",
-                        ),
-                    };
-                    found(ReadResult::Failed {
-                        path: Some(&path),
-                        error: &error,
-                    })
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn decided_push(d: &std::sync::Mutex<Vec<(PathBuf, NotBeneath)>>, path: PathBuf, why: NotBeneath) {
-    d.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push((path, why));
-}
-
-impl Local {
-    fn scan(
-        &self,
-        cfg: &ScanConfig,
-        feed: Receiver<FileEntry>,
-        lanes: &DigestLanes,
-        progress: &dyn Progress,
-        stop: &Stop,
-        found: &mut dyn FnMut(ReadResult<'_>),
-    ) {
-        trawl_scan::scan(
-            cfg,
-            Input::Stream(feed),
-            lanes,
+        read_named(
+            &reading,
             progress,
             stop,
-            &mut |ev| match ev {
-                Event::File(rec) => {
-                    let digests = rec.digests();
-                    found(ReadResult::Read {
-                        root: rec.root,
-                        path: &rec.path,
-                        size: rec.size,
-                        mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
-                        dev: rec.dev,
-                        ino: rec.ino,
-                        digests: &digests,
-                        expected: None,
-                    })
+            move |f| {
+                for e in feed {
+                    if !f.send_entry(e, ()) {
+                        return;
+                    }
                 }
-                Event::Failed(ScanError::Read(ReadError::Vanished { path, .. })) => {
-                    found(ReadResult::Gone { path: &path })
-                }
-                Event::Failed(e) => found(ReadResult::Failed {
+            },
+            |(), outcome| match outcome {
+                Outcome::Read(rec) => found(ReadResult::Read {
+                    root: rec.root,
+                    path: &rec.path,
+                    size: rec.size,
+                    mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
+                    dev: rec.dev,
+                    ino: rec.ino,
+                    digests: &rec.digests(),
+                    expected: None,
+                }),
+                Outcome::Gone(path) => found(ReadResult::Gone { path: &path }),
+                Outcome::Failed(e) => found(ReadResult::Failed {
                     path: e.path(),
                     error: &e,
                 }),
-                Event::Skipped { .. } | Event::Excluded(_) => {}
+                Outcome::Refused { path, why } => found(ReadResult::Failed {
+                    path: Some(&path),
+                    error: &Refused {
+                        path: path.clone(),
+                        why,
+                    },
+                }),
+                // Stopped before it was read: nothing is recorded for it, as for any file a
+                // stopped audit did not reach.
+                Outcome::Unread(_) => {}
             },
         );
+        Ok(())
     }
 }
 
@@ -336,7 +279,7 @@ mod tests {
             "{got:?}"
         );
         assert!(
-            got[3].0 == "sub/f" && got[3].1.contains("outside its root"),
+            got[3].0 == "sub/f" && got[3].1.contains("outside the root"),
             "{got:?}"
         );
     }

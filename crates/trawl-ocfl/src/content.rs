@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
-use trawl_bag::Hashed;
 use trawl_digest::Algorithm;
 use trawl_report::JsonPath;
 use trawl_report::ocfl::{ObjectReport, OcflFinding};
-use trawl_scan::{Progress, ScanConfig};
+use trawl_scan::{
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
+};
 use trawl_stop::Stop;
 
 use crate::object::ContentRead;
@@ -55,29 +56,42 @@ pub(crate) fn read(
     if work.is_empty() {
         return;
     }
-    trawl_bag::hash_stream(
-        root,
-        &algs,
-        cfg,
+    let mut cfg = cfg.clone();
+    cfg.roots = vec![root.to_path_buf()];
+    // Each content file opened by its name in its directory, that directory opened beneath
+    // the batch's root.
+    let source = LocalRoots::new(vec![root.to_path_buf()], Links::Beneath);
+    let lanes = DigestLanes(algs);
+    let reading = Reading {
+        source: &source,
+        cfg: &cfg,
+        lanes: &lanes,
+        cap: None,
+        announce: true,
+    };
+    read_named(
+        &reading,
         progress,
         stop,
         move |feeder| {
             for (rel, i, r) in work {
-                if !feeder.send_bytes(&rel, (i, r)) {
+                if !feeder.send(0, &rel, (i, r)) {
                     break;
                 }
             }
         },
-        |_rel, (i, r): (usize, ContentRead), hashed| {
-            if stop.is_stopping() && !matches!(hashed, Hashed::Digests { .. }) {
+        |(i, r): (usize, ContentRead), outcome| {
+            if stop.is_stopping() && !matches!(outcome, Outcome::Read(_)) {
                 batch[i].interrupted = true;
                 return;
             }
             let report = &mut batch[i].report;
-            match hashed {
-                Hashed::Digests { size, digests } => {
+            // Why it was not read, and whether that counts it unreadable.
+            let (unreadable, why) = match outcome {
+                Outcome::Read(rec) => {
                     report.files_checked += 1;
-                    report.bytes_checked += size;
+                    report.bytes_checked += rec.size;
+                    let digests = rec.digests();
                     for e in &r.expect {
                         let actual = digests
                             .iter()
@@ -102,23 +116,38 @@ pub(crate) fn read(
                             ));
                         }
                     }
+                    return;
                 }
-                Hashed::Unreadable(f) => {
-                    report.unreadable += 1;
-                    report.errors.push(error(
-                        "E092",
-                        &r.path,
-                        format!("cannot be read: {}", f.message),
-                    ));
+                Outcome::Gone(path) => (true, trawl_read::ReadError::Vanished { path }.to_string()),
+                Outcome::Failed(ScanError::Read(e)) => (true, e.to_string()),
+                Outcome::Failed(e) => (false, e.to_string()),
+                Outcome::Refused { path, why } => {
+                    (false, trawl_scan::Refused { path, why }.to_string())
                 }
-                Hashed::Failed(f) => {
-                    report
-                        .errors
-                        .push(error("E092", &r.path, format!("not read: {}", f.message)))
-                }
+                Outcome::Unread(_) => (true, "not read (interrupted)".to_string()),
+            };
+            if unreadable {
+                report.unreadable += 1;
+                report.errors.push(error(
+                    "E092",
+                    &r.path,
+                    format!("cannot be read: {}", message(&why)),
+                ));
+            } else {
+                report.errors.push(error(
+                    "E092",
+                    &r.path,
+                    format!("not read: {}", message(&why)),
+                ));
             }
         },
     );
+}
+
+/// An error's words without the path it starts with (`PATH: reason`): the finding names the
+/// content path itself.
+fn message(text: &str) -> &str {
+    text.split_once(": ").map_or(text, |(_, m)| m)
 }
 
 /// `the root inventory`, `v1's inventory`, `v1's and v2's inventories`.

@@ -12,12 +12,15 @@
 //! The face: [`scan`] runs a [`ScanConfig`] over an [`Input`] with the lanes a [`LaneFactory`]
 //! makes ([`DigestLanes`] for digests alone), telling [`Progress`] and the caller's sink each
 //! [`Event`]; [`IoDepth`] and [`ReadOrder`] steer the reads, [`RelativeEntries`] makes the entries
-//! of files named relative to a root (a manifest's, a bag's, a catalog's).
+//! of files named relative to a root (a manifest's, a bag's, a catalog's), and [`read_named`] is
+//! the reading service: named files read once each through a [`Source`] ([`LocalRoots`]),
+//! each answered with an [`Outcome`].
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod depth;
 mod lane;
+mod named;
 #[cfg(debug_assertions)]
 mod open_log;
 mod order;
@@ -27,6 +30,10 @@ mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
+pub use named::{
+    Feeder, IN_FLIGHT, Links, LocalRoots, Outcome, Reading, Refusal, Refused, Resolve, Source,
+    read_named,
+};
 pub use order::ReadOrder;
 pub use progress::{NoProgress, Progress};
 pub use relative::{NotBeneath, RelativeEntries};

@@ -47,9 +47,7 @@ impl RelativeEntries {
         e.dir = None;
         e.open = Some(trawl_walk::Opener(std::sync::Arc::new(move || {
             trawl_read::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
-                Refused::Outside => std::io::Error::other(
-                    "leads outside the root through a symbolic link: not read",
-                ),
+                Refused::Outside => std::io::Error::other(crate::Refusal::Outside.to_string()),
                 Refused::NotFound => std::io::Error::from(std::io::ErrorKind::NotFound),
             })
         })));
