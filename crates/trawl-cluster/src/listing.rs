@@ -401,7 +401,7 @@ mod tests {
             .for_each_entry(|e| {
                 use std::os::unix::ffi::OsStrExt;
                 local.push(root.join(std::ffi::OsStr::from_bytes(&e.path)));
-                Ok::<(), std::io::Error>(())
+                Ok(std::ops::ControlFlow::Continue(()))
             })
             .unwrap();
         let mut files = files;
