@@ -421,10 +421,11 @@ async fn respond(
         .await
         .map_err(std::io::Error::other)?;
         let plan = match plan {
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(e @ seek::SeekError::TooLarge { .. }) => {
                 return Ok(plain(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()));
             }
-            p => p,
+            Err(seek::SeekError::Io { source, .. }) => Err(source),
+            Ok(p) => Ok(p),
         };
         let cache_note = if computed { "computed" } else { "cached" };
         if let Some(body) = plan? {
