@@ -1,7 +1,7 @@
 //! `trawl bag`: BagIt create, validate, update, recover.
 
 use anyhow::bail;
-use trawl_bag::CreateOptions;
+use trawl_bag::{BagOutcome, CreateOptions};
 use trawl_report::bag::BagReport as Report;
 
 use crate::flags::lowargs::BagCommand;
@@ -74,7 +74,10 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
     };
     let res = trawl_bag::create(&dir, &opts, &cfg, &bar, &crate::stop::current());
     drop(bar);
-    let c = res?;
+    let c = match res? {
+        BagOutcome::Finished(c) => c,
+        BagOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
+    };
     for w in &c.warnings {
         messages::warning(format_args!("{}: {w}", dir.display()));
     }
@@ -181,7 +184,10 @@ fn update(a: BagCheckPlan) -> anyhow::Result<Outcome> {
         &a.spools,
     );
     drop(bar);
-    let u = r?;
+    let u = match r? {
+        BagOutcome::Finished(u) => u,
+        BagOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
+    };
     let r = &u.report;
     for w in &r.warnings {
         messages::warning(format_args!("{}: {w}", a.dir.display()));

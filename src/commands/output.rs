@@ -2,6 +2,7 @@
 //! replaces what its command reads (an input, a file inside a root, a catalog's own files).
 
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -267,10 +268,13 @@ pub fn invocation_comment(invoked: &str) -> [String; 2] {
     [format!("Invoked from: {cwd}"), format!("$ trawl {invoked}")]
 }
 
-/// Passes each manifest entry, sorted by name, to the function it is given; called once per
-/// manifest written (the entries are read again each time rather than held).
-pub type EntrySource<'a> =
-    dyn FnMut(&mut dyn FnMut(&trawl_manifest::Entry) -> io::Result<()>) -> io::Result<()> + 'a;
+/// Passes each manifest entry, sorted by name, to the function it is given until that breaks
+/// (`Break` then); called once per manifest written (the entries are read again each time
+/// rather than held).
+pub type EntrySource<'a> = dyn FnMut(
+        &mut dyn FnMut(&trawl_manifest::Entry) -> io::Result<ControlFlow<()>>,
+    ) -> io::Result<ControlFlow<()>>
+    + 'a;
 
 /// Writes each manifest from the sorted entries; `None` if a signal came meanwhile. Returns how
 /// many names a format could not hold (each reported).
@@ -300,17 +304,23 @@ pub fn write_manifests(
             };
             let left_out = (|| {
                 let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
-                entries(&mut |e| {
+                let walked = entries(&mut |e| {
                     if stop.is_stopping() {
-                        return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
+                        return Ok(ControlFlow::Break(()));
                     }
-                    w.entry(e)
+                    w.entry(e)?;
+                    Ok(ControlFlow::Continue(()))
                 })?;
-                Ok::<_, io::Error>(w.finish())
+                Ok::<_, io::Error>(walked.is_continue().then(|| w.finish()))
             })();
             let left_out = match left_out {
+                // A write that fails once a signal came is the signal's: the stop decides.
                 Err(_) if stop.is_stopping() => return Ok(None),
-                r => r.map_err(|e| out.error(e, "cannot write manifest"))?,
+                r => match r.map_err(|e| out.error(e, "cannot write manifest"))? {
+                    Some(left_out) => left_out,
+                    // The walk broke: a stop.
+                    None => return Ok(None),
+                },
             };
             for name in left_out {
                 unwritable += 1;

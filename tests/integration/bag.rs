@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use crate::util::{Dir, Run, sha256_hex};
+use crate::util::{Dir, Run, bytes_read_by, sha256_hex, wait_until};
 
 /// A way to damage a bag in place.
 pub type Corrupt = Box<dyn Fn(&Path)>;
@@ -945,4 +945,98 @@ fn out_copies_by_reflink_where_the_file_system_can() {
     );
     std::fs::write(d.join("xfs/src/a.bin"), b"edited").unwrap();
     validate(&d, "xfs/bag").code(0);
+}
+
+/// A signal while `bag create` (in place or `--out`) or `bag update` reads the payload stops it
+/// as it stops a scan: exit 130, the one "interrupted" message and no error of the bag's own,
+/// nothing created or changed.
+#[test]
+fn sigint_during_bag_create_or_update_is_an_interruption_like_scan() {
+    use std::process::{Command, Stdio};
+    let d = Dir::new();
+    let chunk: Vec<u8> = (0..1u32 << 20)
+        .map(|i| i.wrapping_mul(2654435761) as u8)
+        .collect();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    let mut f = std::fs::File::create(d.join("src/big")).unwrap();
+    for _ in 0..300 {
+        std::io::Write::write_all(&mut f, &chunk).unwrap();
+    }
+    drop(f);
+    // A bag of the same bytes (a hard link, no second copy on disk) for `bag update`.
+    std::fs::create_dir(d.join("bag")).unwrap();
+    std::fs::hard_link(d.join("src/big"), d.join("bag/big")).unwrap();
+    d.cmd().args(["bag", "create", "bag", "-q"]).run().code(0);
+    let listing = |p: &str| {
+        let mut v: Vec<_> = std::fs::read_dir(d.join(p))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let bag_before = listing("bag");
+    for args in [
+        &[
+            "bag",
+            "create",
+            "src",
+            "-q",
+            "-d",
+            "md5,sha512",
+            "-j1",
+            "--io",
+            "read",
+        ][..],
+        &[
+            "bag",
+            "create",
+            "src",
+            "--out",
+            "copy",
+            "-q",
+            "-d",
+            "md5,sha512",
+            "-j1",
+            "--io",
+            "read",
+        ][..],
+        &[
+            "bag",
+            "update",
+            "bag",
+            "-q",
+            "-d",
+            "md5,sha512",
+            "-j1",
+            "--io",
+            "read",
+        ][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+            .args(args)
+            .current_dir(d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        wait_until(&format!("{args:?} began to read"), || {
+            assert!(child.try_wait().unwrap().is_none(), "{args:?} ended");
+            bytes_read_by(pid) > 1 << 20
+        });
+        // SAFETY: kill has no memory effects in this process.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.lines().collect::<Vec<_>>(),
+            ["trawl: interrupted; no manifest or report was left half-written"],
+            "{args:?}"
+        );
+        assert_eq!(listing("src"), ["big"], "{args:?}: the source changed");
+        assert_eq!(listing("bag"), bag_before, "{args:?}: the bag changed");
+        assert_eq!(listing("."), ["bag", "src"], "{args:?}: left behind");
+    }
 }

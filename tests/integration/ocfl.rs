@@ -1248,3 +1248,23 @@ fn an_ocfl_version_is_never_added_to_or_changed_unseen() {
     r.stdout_has("corrupt     m/o/v1/x: size or mtime changed, and its content never changes")
         .counted(&[("modified", 0), ("corrupt", 1)]);
 }
+
+/// The newest version's inventory that cannot be read is E033 ("cannot be read"), never E064
+/// (which says it differs from the root inventory: nothing was compared).
+#[test]
+fn an_unreadable_newest_version_inventory_is_e033_not_e064() {
+    let d = Dir::new();
+    let dir = d.join("obj");
+    write_object(&dir, "info:u", &[&[("a", b"1")]]);
+    // Past the cap: refused by its size, not read (sparse, nothing written).
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("v1/inventory.json"))
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let r = d.cmd().args(["ocfl", "validate", "obj"]).run();
+    r.code(1);
+    r.stderr_has("[E033] v1/inventory.json: cannot be read: larger than 1024 MiB: not read");
+    assert!(!r.stderr.contains("E064"), "{}", r.stderr);
+}

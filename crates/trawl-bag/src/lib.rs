@@ -51,6 +51,22 @@ pub enum BagError {
     },
 }
 
+/// How a bag creation or update, which the caller's token can stop, ended.
+#[derive(Debug)]
+pub enum BagOutcome<T> {
+    /// It ran to its end.
+    Finished(T),
+    /// Stopped by the token before anything was created or changed.
+    Stopped(trawl_stop::Reason),
+}
+
+impl<T> BagOutcome<T> {
+    /// The stop as an outcome: the token's reason (a signal where none was given).
+    pub(crate) fn stopped(stop: &trawl_stop::Stop) -> BagOutcome<T> {
+        BagOutcome::Stopped(stop.reason().unwrap_or(trawl_stop::Reason::Signal(2)))
+    }
+}
+
 /// Why a pass over a spooled list ended early: the spool could not be read back (its own
 /// error, named by the caller), or the work on an entry failed with a [`BagError`].
 pub(crate) enum Ended {

@@ -427,13 +427,15 @@ mod tests {
             trawl_engine::ScanOutcome::Stopped(r) => panic!("stopped: {r:?}"),
         };
         let mut local: Vec<PathBuf> = Vec::new();
-        one.records
+        let walked = one
+            .records
             .for_each_entry(|e| {
                 use std::os::unix::ffi::OsStrExt;
                 local.push(root.join(std::ffi::OsStr::from_bytes(&e.path)));
-                Ok::<(), std::io::Error>(())
+                Ok(std::ops::ControlFlow::Continue(()))
             })
             .unwrap();
+        assert!(walked.is_continue());
         let mut files = files;
         files.sort();
         local.sort();

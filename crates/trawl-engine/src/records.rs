@@ -4,6 +4,7 @@
 //! orders, without ever holding them all.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -330,11 +331,11 @@ impl Records {
         })))
     }
 
-    /// Calls `f` with each manifest entry, sorted by name.
-    pub fn for_each_entry<E: From<io::Error>>(
+    /// Calls `f` with each manifest entry, sorted by name, until it breaks: `Break` if it did.
+    pub fn for_each_entry(
         &mut self,
-        mut f: impl FnMut(&Entry) -> Result<(), E>,
-    ) -> Result<(), E> {
+        mut f: impl FnMut(&Entry) -> io::Result<ControlFlow<()>>,
+    ) -> io::Result<ControlFlow<()>> {
         let entry = |names: &ManifestNames, s: StoredFile| Entry {
             path: names.name(&s.path),
             size: Some(s.size),
@@ -342,10 +343,13 @@ impl Records {
             ..Entry::default()
         };
         if self.names.keeps_order(&self.roots) {
-            let names = &self.names;
-            return self
-                .sorted
-                .for_each(|k, v| f(&entry(names, StoredFile::decode(k, v)?)));
+            let mut it = self.sorted.iter()?;
+            while let Some((k, v)) = it.next_record()? {
+                if f(&entry(&self.names, StoredFile::decode(k, v)?))?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+            return Ok(ControlFlow::Continue(()));
         }
         if self.by_name.is_none() {
             // A root spelled `./x` next to others: the names' order is not the paths'.
@@ -362,13 +366,16 @@ impl Records {
             })?;
             self.by_name = Some(Arc::new(spool.finish()?));
         }
-        let by_name = self.by_name.as_ref().expect("made above");
-        by_name.for_each(|name, kv| {
+        let mut it = self.by_name.as_ref().expect("made above").iter()?;
+        while let Some((name, kv)) = it.next_record()? {
             let s = split_pair(kv)?;
             let mut e = entry(&self.names, StoredFile::decode(s.0, s.1)?);
             e.path = name.to_vec();
-            f(&e)
-        })
+            if f(&e)?.is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
     }
 }
 

@@ -643,9 +643,6 @@ pub enum PiecesError {
     /// The manifest as a whole cannot be read.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
-    /// The caller's function broke off the reading.
-    #[error("the reading was broken off")]
-    Stopped,
 }
 
 /// The longest manifest line [`parse_pieces`] reads, without its separator: far beyond any name
@@ -726,14 +723,14 @@ fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Resul
 /// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
 /// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
 /// held. The file is read twice (first for the record separator, which the last byte decides).
-/// `on` breaking ends the reading with [`PiecesError::Stopped`].
+/// `on` breaking ends the reading at once: `Ok(ControlFlow::Break(()))`.
 pub fn parse_pieces(
     f: &mut std::fs::File,
     prefer: &[Algorithm],
     name_hint: &str,
     piece: usize,
     on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::ops::ControlFlow<()>,
-) -> Result<PiecesSummary, PiecesError> {
+) -> Result<std::ops::ControlFlow<(), PiecesSummary>, PiecesError> {
     use std::io::Seek;
     let (hashdeep, zero) = kind_and_separator(f)?;
     let sep = if zero { 0u8 } else { b'\n' };
@@ -771,7 +768,7 @@ pub fn parse_pieces(
             )
             .is_break()
             {
-                return Err(PiecesError::Stopped);
+                return Ok(std::ops::ControlFlow::Break(()));
             }
             skipping = !drop_line(&mut buf, first_end, &mut before);
             want = piece;
@@ -806,16 +803,16 @@ pub fn parse_pieces(
         entries_seen += entries.len();
         errors_seen += errors.len();
         if on(entries, errors).is_break() {
-            return Err(PiecesError::Stopped);
+            return Ok(std::ops::ControlFlow::Break(()));
         }
         buf.drain(..upto);
     }
     if hashdeep {
         let p = hd.finish()?;
-        return Ok(PiecesSummary {
+        return Ok(std::ops::ControlFlow::Continue(PiecesSummary {
             format: p.format,
             guessed: Vec::new(),
-        });
+        }));
     }
     let format = match text.format.take() {
         Some(f) => f,
@@ -824,10 +821,10 @@ pub fn parse_pieces(
         }
         None => Format::Gnu(Algorithm::Sha256),
     };
-    Ok(PiecesSummary {
+    Ok(std::ops::ControlFlow::Continue(PiecesSummary {
         format,
         guessed: text.guessed,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -460,7 +460,9 @@ async fn respond(
         let k = seek::keyframe_for(s, &idx);
         // The tags before the keyframe, from the page cache here, else on the blocking pool.
         let (file, plan) = match seek::plan(&idx, &file, k, &cached::read_exact_cached) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(seek::SeekError::Io { ref source, .. })
+                if source.kind() == std::io::ErrorKind::WouldBlock =>
+            {
                 tokio::task::spawn_blocking(move || {
                     let read: seek::ReadAt<'_> =
                         &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
@@ -473,10 +475,11 @@ async fn respond(
             p => (file, p),
         };
         let plan = match plan {
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(e @ seek::SeekError::TooLarge { .. }) => {
                 return Ok(plain(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()));
             }
-            p => p,
+            Err(seek::SeekError::Io { source, .. }) => Err(source),
+            Ok(p) => Ok(p),
         };
         let cache_note = if computed { "computed" } else { "cached" };
         if let Some(body) = plan? {

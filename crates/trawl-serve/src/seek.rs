@@ -13,6 +13,30 @@ use std::io;
 use trawl_media::amf::{self, Value};
 use trawl_media::{FlvIndex, Keyframe};
 
+/// Why a seek's answer cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SeekError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file, as its index names it.
+        path: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A codec configuration tag too large for the bounded prefix: the request, not the file
+    /// or the server, is what cannot be answered (422).
+    #[error(
+        "a codec configuration tag of {size} bytes: more than a seek's answer holds ({PREFIX_CAP} bytes); request the file without start="
+    )]
+    TooLarge {
+        /// The file, as its index names it.
+        path: String,
+        /// The tag's size.
+        size: u64,
+    },
+}
+
 /// Where a seek starts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Start {
@@ -78,18 +102,22 @@ pub const PREFIX_CAP: u64 = 256 << 10;
 const METADATA_COPY_MAX: u64 = 128 << 10;
 
 /// How a plan reads the file's tags: exactly `buf.len()` bytes at an offset.
-pub type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> io::Result<()>;
+pub(crate) type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> io::Result<()>;
 
 /// Builds the answer for a seek to keyframe `k`, reading tags with `read`; `None` when it is
 /// the first keyframe (or there is none): then the whole file is the answer. A configuration
-/// tag that would take the prefix past [`PREFIX_CAP`] is an `InvalidData` error, naming its
-/// size; an error of `read` is returned as it is.
-pub fn plan(
+/// tag that would take the prefix past [`PREFIX_CAP`] is [`SeekError::TooLarge`], naming its
+/// size; an error of `read` is [`SeekError::Io`].
+pub(crate) fn plan(
     idx: &FlvIndex,
     file: &File,
     k: Option<Keyframe>,
     read: ReadAt<'_>,
-) -> io::Result<Option<SeekBody>> {
+) -> Result<Option<SeekBody>, SeekError> {
+    let io = |source| SeekError::Io {
+        path: idx.path.clone(),
+        source,
+    };
     let Some(k) = k else { return Ok(None) };
     if idx.keyframes.first() == Some(&k) {
         return Ok(None);
@@ -100,22 +128,19 @@ pub fn plan(
     prefix.extend_from_slice(&0u32.to_be_bytes());
     match idx.metadata {
         Some(m) if m.offset < k.offset && m.size <= METADATA_COPY_MAX => {
-            copy_tag(file, read, m.offset, m.size, &mut prefix)?
+            copy_tag(file, read, m.offset, m.size, &mut prefix).map_err(io)?
         }
         _ => synthesize_metadata(idx, &mut prefix),
     }
     for span in [idx.video_config, idx.audio_config].into_iter().flatten() {
         if span.offset < k.offset {
             if prefix.len() as u64 + span.size + 4 > PREFIX_CAP {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "a codec configuration tag of {} bytes: more than a seek's answer holds ({PREFIX_CAP} bytes); request the file without start=",
-                        span.size
-                    ),
-                ));
+                return Err(SeekError::TooLarge {
+                    path: idx.path.clone(),
+                    size: span.size,
+                });
             }
-            copy_tag(file, read, span.offset, span.size, &mut prefix)?;
+            copy_tag(file, read, span.offset, span.size, &mut prefix).map_err(io)?;
         }
     }
     Ok(Some(SeekBody {
@@ -232,7 +257,10 @@ mod tests {
         });
         let read: ReadAt<'_> = &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
         let e = plan(&i, &f, i.keyframes.get(1).copied(), read).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            matches!(e, SeekError::TooLarge { size, .. } if size == 16 << 20),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("16777216 bytes"), "{e}");
         let mut i = idx();
         i.metadata = Some(trawl_media::TagSpan {

@@ -11,6 +11,7 @@
 //! This module creates; [`recover`] undoes, [`update`] adds manifests.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use trawl_walk::{ExcludedKind, SkipKind};
 use crate::payload::{
     Hashed, Listing, Spools, digest_reader, hash_stream, write_payload_manifests,
 };
-use crate::{BagError, io_err};
+use crate::{BagError, BagOutcome, io_err};
 
 mod recover;
 mod update;
@@ -163,7 +164,7 @@ pub(crate) fn digest_tree(
     progress: &dyn Progress,
     stop: &Stop,
     spools: &Spools,
-) -> Result<Tree, BagError> {
+) -> Result<ControlFlow<(), Tree>, BagError> {
     let mut cfg = cfg.clone();
     cfg.roots = vec![dir.to_path_buf()];
     let mut spool = spools.spool(2);
@@ -246,10 +247,10 @@ pub(crate) fn digest_tree(
     );
     pushed.map_err(spools.err())?;
     if stop.is_stopping() {
-        return Err(refused(dir, "interrupted before anything was changed"));
+        return Ok(ControlFlow::Break(()));
     }
     tree.files = Some(Arc::new(spool.finish().map_err(spools.err())?));
-    Ok(tree)
+    Ok(ControlFlow::Continue(tree))
 }
 
 /// A symbolic link the walk found under `dir`, left out ([`Links::Skip`]): its path relative
@@ -467,7 +468,7 @@ pub fn create(
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
-) -> Result<Created, BagError> {
+) -> Result<BagOutcome<Created>, BagError> {
     refuse_unsafe(dir, opts, &cfg.walk.excluding)?;
     let follow = opts.links == Links::Follow;
     if cfg.walk.follow_links != follow {
@@ -486,7 +487,7 @@ pub fn create(
         warnings = check.warnings;
     }
     let spools = &opts.spools;
-    let mut tree = digest_tree(
+    let ControlFlow::Continue(mut tree) = digest_tree(
         dir,
         &opts.algorithms,
         opts.links,
@@ -494,7 +495,10 @@ pub fn create(
         progress,
         stop,
         spools,
-    )?;
+    )?
+    else {
+        return Ok(BagOutcome::stopped(stop));
+    };
     let files = tree.files.take().expect("digest_tree spools the files");
     if opts.out.is_none() && cfg.walk.follow_links {
         refuse_links_in_place(dir, &files, &mut tree, spools)?;
@@ -556,10 +560,15 @@ pub fn create(
                 info: &info,
                 left_out: &left_out,
             };
-            made.create(opts, cfg, progress, stop, &mut created)?
+            if made
+                .create(opts, cfg, progress, stop, &mut created)?
+                .is_break()
+            {
+                return Ok(BagOutcome::stopped(stop));
+            }
         }
     }
-    Ok(created)
+    Ok(BagOutcome::Finished(created))
 }
 
 /// What `create` refuses before reading anything: no directory, an interrupted creation's
@@ -789,7 +798,7 @@ impl Made<'_> {
         progress: &dyn Progress,
         stop: &Stop,
         created: &mut Created,
-    ) -> Result<(), BagError> {
+    ) -> Result<ControlFlow<()>, BagError> {
         let (out, listing, info) = (self.out, self.listing, self.info);
         if out.exists() {
             return Err(refused(
@@ -814,8 +823,16 @@ impl Made<'_> {
             .map_err(io_err(&parent))?;
         let tmp = made.path().to_path_buf();
         let result = (|| {
-            let copied = self.link_or_copy(&tmp, opts, stop, created)?;
-            self.check_copies(&tmp, &copied, opts, cfg, progress, stop)?;
+            let ControlFlow::Continue(copied) = self.link_or_copy(&tmp, opts, stop, created)?
+            else {
+                return Ok(ControlFlow::Break(()));
+            };
+            if self
+                .check_copies(&tmp, &copied, opts, cfg, progress, stop)?
+                .is_break()
+            {
+                return Ok(ControlFlow::Break(()));
+            }
             if !self.left_out.is_empty() {
                 write_atomic(&tmp.join(LINKS_LEFT_OUT), self.left_out)?;
             }
@@ -833,17 +850,18 @@ impl Made<'_> {
             let dir = trawl_read::DirAt::open(&parent).map_err(io_err(&parent))?;
             let tmp_name = tmp.file_name().map(|n| n.as_bytes()).unwrap_or_default();
             dir.rename(tmp_name, &dir, name.as_bytes())
-                .map_err(io_err(out))
+                .map_err(io_err(out))?;
+            Ok(ControlFlow::Continue(()))
         })();
         match result {
-            Ok(()) => {
+            Ok(ControlFlow::Continue(())) => {
                 // Renamed: nothing left for the guard to remove.
                 let _ = made.keep();
+                Ok(ControlFlow::Continue(()))
             }
-            // The guard removes the directory it made, and only that.
-            Err(e) => return Err(e),
+            // Stopped or failed: the guard removes the directory it made, and only that.
+            other => other,
         }
-        Ok(())
     }
 
     /// Every payload file into `tmp/data`: copied (a reflink where the file system offers one,
@@ -855,11 +873,15 @@ impl Made<'_> {
         opts: &CreateOptions<'_>,
         stop: &Stop,
         created: &mut Created,
-    ) -> Result<Arc<Sorted>, BagError> {
-        let (dir, out, files) = (self.dir, self.out, self.files);
+    ) -> Result<ControlFlow<(), Arc<Sorted>>, BagError> {
+        let (dir, files) = (self.dir, self.files);
         let spools = &opts.spools;
         let mut copied = spools.spool(2);
         let walked = files.for_each(|rel, value| {
+            // Once stopping, the rest of the list is passed over, nothing copied.
+            if stop.is_stopping() {
+                return Ok(());
+            }
             let rel = std::ffi::OsStr::from_bytes(rel);
             let src = dir.join(rel);
             let dst = tmp.join("data").join(rel);
@@ -885,9 +907,6 @@ impl Made<'_> {
                     key.extend_from_slice(rel.as_bytes());
                     copied.push(&key, &value[8..]).map_err(spools.err())?;
                 }
-                if stop.is_stopping() {
-                    return Err(refused(out, "interrupted; nothing was created"));
-                }
                 Ok(())
             })();
             step.map_err(crate::Ended::Bag)
@@ -897,7 +916,12 @@ impl Made<'_> {
             Err(crate::Ended::Bag(e)) => return Err(e),
             Err(crate::Ended::Spool(e)) => return Err(spools.err()(e)),
         }
-        Ok(Arc::new(copied.finish().map_err(spools.err())?))
+        if stop.is_stopping() {
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(Arc::new(
+            copied.finish().map_err(spools.err())?,
+        )))
     }
 
     /// The copies read back and checked against their sources' digests: the first that differs
@@ -910,7 +934,7 @@ impl Made<'_> {
         cfg: &ScanConfig,
         progress: &dyn Progress,
         stop: &Stop,
-    ) -> Result<(), BagError> {
+    ) -> Result<ControlFlow<()>, BagError> {
         let spools = &opts.spools;
         let check = Listing {
             sorted: copied,
@@ -950,7 +974,7 @@ impl Made<'_> {
         );
         fed.map_err(spools.err())?;
         if stop.is_stopping() {
-            return Err(refused(self.out, "interrupted; nothing was created"));
+            return Ok(ControlFlow::Break(()));
         }
         if let Some(p) = bad {
             return Err(refused(
@@ -958,7 +982,7 @@ impl Made<'_> {
                 "copy does not match its source; nothing was created",
             ));
         }
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 }
 

@@ -9,9 +9,9 @@ use trawl_report::bag::BagFinding;
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 
-use crate::BagError;
 use crate::payload::{Listing, Spools};
 use crate::validate::{self, Report};
+use crate::{BagError, BagOutcome};
 
 use super::*;
 
@@ -87,7 +87,7 @@ pub fn update(
     progress: &dyn Progress,
     stop: &Stop,
     spools: &Spools,
-) -> Result<Updated, BagError> {
+) -> Result<BagOutcome<Updated>, BagError> {
     let info_path = root.join("bag-info.txt");
     if let Some(l) = edits
         .set
@@ -166,18 +166,18 @@ pub fn update(
         }),
     )?;
     if stop.is_stopping() {
-        return Err(refused(root, "interrupted; nothing was changed"));
+        return Ok(BagOutcome::stopped(stop));
     }
     // The tag manifests checked too: a bag whose tag files do not match them is not updated
     // (writing them again would hide the difference).
     validate::check_tag_manifests(root, &bag, &mut report)?;
     if !report.errors.is_empty() {
-        return Ok(Updated {
+        return Ok(BagOutcome::Finished(Updated {
             report,
             added: Vec::new(),
             present,
             info_edited: false,
-        });
+        }));
     }
     for a in add.iter().filter(|a| !a.is_bagit_standard()) {
         report.warnings.push(BagFinding::about(
@@ -186,12 +186,12 @@ pub fn update(
         ));
     }
     if add.is_empty() && edits.is_empty() {
-        return Ok(Updated {
+        return Ok(BagOutcome::Finished(Updated {
             report,
             added: add,
             present,
             info_edited: false,
-        });
+        }));
     }
     let fresh = Arc::new(fresh.finish().map_err(spools.err())?);
     let listing = Listing {
@@ -232,12 +232,12 @@ pub fn update(
         &tag_algs,
         &listed,
     )?;
-    Ok(Updated {
+    Ok(BagOutcome::Finished(Updated {
         report,
         added: add,
         present,
         info_edited: info.is_some(),
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -159,7 +159,10 @@ impl Passes<'_> {
         if stop.reason().is_some() {
             return Ok(None);
         }
-        let parsed = parsed.map_err(|e| unreadable(manifest, e))?;
+        // A break is the stop or the spool's failure, both answered above.
+        let ControlFlow::Continue(parsed) = parsed.map_err(|e| unreadable(manifest, e))? else {
+            return Ok(None);
+        };
         let (settled, unsettled) = probed(opts, &parsed.guessed, &sample, stop, notice);
         // What the entries guessed to be of an algorithm need: the one settled, or the one
         // assumed (a file matching it is OK, whatever the probe saw).
@@ -489,10 +492,6 @@ fn unreadable(manifest: &Path, e: PiecesError) -> VerifyError {
         PiecesError::Manifest(e) => VerifyError::Unusable {
             path: manifest.to_path_buf(),
             reason: e.to_string(),
-        },
-        PiecesError::Stopped => VerifyError::Unusable {
-            path: manifest.to_path_buf(),
-            reason: PiecesError::Stopped.to_string(),
         },
     }
 }

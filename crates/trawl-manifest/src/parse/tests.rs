@@ -151,6 +151,8 @@ fn pieces_read_what_the_whole_reads_with_the_same_line_numbers() {
                 errors.extend(r);
                 std::ops::ControlFlow::Continue(())
             })
+            .unwrap()
+            .continue_value()
             .unwrap();
             assert_eq!(entries, whole.entries, "piece {piece}");
             assert_eq!(errors, whole.errors, "piece {piece}");
@@ -186,6 +188,8 @@ fn a_line_over_the_limit_is_refused_and_reading_goes_on() {
                     errors.extend(r);
                     std::ops::ControlFlow::Continue(())
                 })
+                .unwrap()
+                .continue_value()
                 .unwrap();
                 let names: Vec<(usize, usize)> =
                     entries.iter().map(|e| (e.line, e.path.len())).collect();
@@ -309,4 +313,24 @@ fn a_tagged_digest_may_be_base64() {
         "{:?}",
         p.errors
     );
+}
+
+/// A caller's `Break` ends the reading at once and comes back as the `Break` it was, not as an
+/// error: `on` is not called again.
+#[test]
+fn a_break_from_the_caller_ends_the_reading_as_a_break() {
+    use std::io::Write;
+    let good = hex::encode(trawl_digest::digest(Algorithm::Sha256, b"x"));
+    let mut f = tempfile::tempfile().unwrap();
+    for i in 0..1000 {
+        writeln!(f, "{good}  f{i}").unwrap();
+    }
+    let mut calls = 0;
+    let r = parse_pieces(&mut f, &[], "", 100, &mut |_, _| {
+        calls += 1;
+        std::ops::ControlFlow::Break(())
+    })
+    .unwrap();
+    assert!(r.is_break());
+    assert_eq!(calls, 1);
 }
