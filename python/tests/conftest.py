@@ -1,5 +1,5 @@
 """Fixtures for the cluster tests: generated trees, the one-machine reference (the `trawl`
-binary, TRAWL_BIN), and Dask schedulers and workers as separate processes."""
+binary, TRAWL_BIN), Dask schedulers and workers as separate processes, and a full filesystem."""
 
 import json
 import os
@@ -245,3 +245,34 @@ def frozen_until_taken_as_lost(p, pid, stats, what):
         return err
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def full_fs(tmp_path):
+    """A 256 KiB tmpfs holding old.json and an empty private folder state/, then filled: every
+    write there fails with ENOSPC. Root only (it mounts)."""
+    if os.geteuid() != 0:
+        if os.environ.get("TRAWL_REQUIRE_INTEROP") == "1":
+            pytest.fail("a full filesystem needs root to mount, and TRAWL_REQUIRE_INTEROP=1")
+        pytest.skip("a full filesystem needs root to mount")
+    at = tmp_path / "full"
+    at.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(at)], check=True)
+    try:
+        with open(at / "old.json", "w") as f:
+            f.write('{"old": true}\n')
+        os.mkdir(at / "state", 0o700)
+        try:
+            with open(at / "filler", "wb") as f:
+                while True:
+                    f.write(b"\0" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        yield at
+    finally:
+        subprocess.run(["umount", "-l", str(at)])
+
+
+def no_traceback(r):
+    assert "Traceback" not in r.stderr, r.stderr

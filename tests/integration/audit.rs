@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Dir, Run, bytes_read_by, is_root, run_tool, tool, wait_until};
+use crate::util::{Dir, Run, bytes_read_by, is_root, run_tool, skip, tool, wait_until};
 
 /// Flips one byte in place, keeping size and mtime (what `touch -r` restores).
 pub(crate) fn flip_byte(p: &Path, at: usize) {
@@ -1315,4 +1315,158 @@ fn a_later_audit_adds_an_algorithm_that_the_export_then_has() {
         .args(["catalog", "verify", "-c", "cat.db"])
         .run()
         .code(0);
+}
+
+/// A tree of two files audited once into `cat.db`.
+fn audited(d: &Dir) {
+    d.create(b"t/a.txt", b"alpha alpha alpha\n");
+    d.create(b"t/b.txt", b"bravo bravo bravo\n");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+}
+
+/// Rewrites `t/a.txt` with other bytes of the same size and mtime: silent corruption.
+fn corrupt_a(d: &Dir) {
+    let p = d.join("t/a.txt");
+    let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+    std::fs::write(&p, b"alpha alpha alphX\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+#[test]
+fn a_catalog_with_planted_triggers_views_or_tables_is_refused_and_verify_says_so() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let plants = [
+        (
+            "CREATE TRIGGER hide AFTER INSERT ON events BEGIN \
+             UPDATE events SET state = 'ok' WHERE run = NEW.run AND dir = NEW.dir AND name = NEW.name; END",
+            "trigger 'hide' on 'events' (not created by trawl)",
+        ),
+        (
+            "DROP VIEW event_paths; CREATE VIEW event_paths AS SELECT e.run, d.root AS root, \
+             CAST(d.path || e.name AS BLOB) AS path, 'ok' AS state, e.size, e.mtime_ns, e.expected, \
+             e.actual, NULL AS other_root, NULL AS other_path, e.detail, e.dir, e.name \
+             FROM events e JOIN dirs d ON d.id = e.dir",
+            "view 'event_paths' (redefined)",
+        ),
+        (
+            "CREATE TABLE extra(x)",
+            "table 'extra' (not created by trawl)",
+        ),
+    ];
+    for (sql, says) in plants {
+        let d = Dir::new();
+        audited(&d);
+        run_tool(d.path(), &sqlite, &[OsStr::new("cat.db"), OsStr::new(sql)]).code(0);
+        corrupt_a(&d);
+        let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
+        assert_eq!(r.code, 2, "{sql}: {}\n{}", r.stdout, r.stderr);
+        r.stderr_has(says).stderr_has("not used");
+        assert!(!r.stdout.contains("ok 2"), "{}", r.stdout);
+        let v = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
+        v.code(1);
+        v.stdout_has("catalog schema ALTERED").stderr_has(says);
+        // Every other reader refuses it too.
+        let rep = d.cmd().args(["catalog", "report", "-c", "cat.db"]).run();
+        assert_eq!(rep.code, 2, "{}", rep.stderr);
+    }
+    // And the unaltered catalog is used, the corruption found.
+    let d = Dir::new();
+    audited(&d);
+    corrupt_a(&d);
+    let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
+    r.code(1).stdout_has("corrupt");
+}
+
+#[test]
+fn a_write_ahead_log_planted_beside_a_catalog_is_not_applied() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    audited(&d);
+    // A log made on a copy of the catalog, holding a trigger, copied beside the catalog while
+    // the copy's connection is still open (SQLite removes a log when its last connection ends).
+    std::fs::copy(d.join("cat.db"), d.join("copy.db")).unwrap();
+    run_tool(
+        d.path(),
+        &sqlite,
+        &[
+            OsStr::new("copy.db"),
+            OsStr::new(
+                "PRAGMA journal_mode = WAL; CREATE TRIGGER hide AFTER INSERT ON events BEGIN SELECT 1; END;",
+            ),
+            OsStr::new(".shell cp copy.db-wal planted-wal"),
+        ],
+    )
+    .code(0);
+    assert!(d.join("planted-wal").exists());
+    let plant = |how: &str| {
+        let _ = std::fs::remove_file(d.join("cat.db-wal"));
+        match how {
+            "link" => {
+                std::os::unix::fs::symlink(d.join("planted-wal"), d.join("cat.db-wal")).unwrap()
+            }
+            _ => {
+                std::fs::copy(d.join("planted-wal"), d.join("cat.db-wal")).unwrap();
+                std::os::unix::fs::chown(d.join("cat.db-wal"), Some(65534), Some(65534)).unwrap();
+            }
+        }
+    };
+    let mut hows = vec!["link"];
+    if is_root() {
+        hows.push("another owner");
+    } else {
+        skip("(a part) a log of another owner needs root to chown");
+    }
+    for how in hows {
+        plant(how);
+        let r = d.cmd().args(["audit", "t", "-c", "cat.db"]).run();
+        assert_eq!(r.code, 2, "{how}: {}", r.stderr);
+        r.stderr_has("cat.db-wal").stderr_has("not opened");
+        let v = d.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
+        assert_eq!(v.code, 2, "{how}: {}", v.stderr);
+        std::fs::remove_file(d.join("cat.db-wal")).unwrap();
+        // Without it, the catalog is as trawl left it: no trigger.
+        d.cmd()
+            .args(["catalog", "verify", "-c", "cat.db"])
+            .run()
+            .code(0)
+            .stdout_has("chain OK");
+    }
+}
+
+/// A hashdeep export to stdout that cannot hold a name (a line break in it) writes nothing,
+/// as its message says; the formats that hold the name write it.
+#[test]
+fn a_catalog_export_that_cannot_hold_a_name_writes_nothing() {
+    let d = Dir::new();
+    d.create(b"t/plain", b"p");
+    d.create(b"t/line\nbreak", b"b");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    let r = d
+        .cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "hashdeep"])
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    r.stderr_has("nothing written");
+    assert_eq!(r.stdout, "", "nothing on stdout");
+    // The formats that hold the name write it.
+    d.cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "sha256sum"])
+        .run()
+        .code(0)
+        .stdout_has("plain");
 }

@@ -508,3 +508,39 @@ fn bag_create_follow_never_writes_a_link_into_a_bag() {
         .code(0);
     }
 }
+
+/// `scan` computes the algorithms GNU `cksum -a` writes beyond the classic ones, and `cksum -c`
+/// checks trawl's tagged manifest of them.
+#[test]
+fn scan_writes_sm3_and_blake2b_lengths_that_gnu_cksum_checks() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.create(b"t/b", &[7u8; 100_000]);
+    d.cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "-d",
+            "sm3,blake2b-256,blake2b-384",
+            "-m",
+            "bsd:SUMS",
+        ])
+        .run()
+        .code(0);
+    let Some(cksum) = tool("cksum") else {
+        return;
+    };
+    // Names in a manifest are relative to the root scanned.
+    let r = run_tool(
+        &d.join("t"),
+        &cksum,
+        &[std::ffi::OsStr::new("-c"), std::ffi::OsStr::new("../SUMS")],
+    );
+    assert_eq!(r.code, 0, "cksum -c: {r:?}");
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.ends_with(": OK")).count(),
+        6,
+        "{r:?}"
+    );
+}

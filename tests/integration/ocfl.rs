@@ -801,6 +801,31 @@ fn a_hostile_inventory_costs_memory_bounded_by_its_size() {
 /// without its declaration (E069), whatever other `0=` file it holds; a link at the storage
 /// root's top is named and not followed (E072), `extensions` must be a directory (E086) and
 /// `ocfl_layout.json` a file (E070, a FIFO never waited on).
+/// A content path and a logical path of a million elements (`a/a/.../x`, 2 MB each): checked
+/// in memory and time of their length, each path's parent directories not held one by one
+/// (which took the square of the length: 255 MB for an inventory of 64 KB).
+#[test]
+fn a_deep_path_in_an_inventory_costs_memory_of_its_length() {
+    let d = Dir::new();
+    let dir = d.join("deep");
+    write_object(&dir, "info:d", &[&[("a", b"1")]]);
+    let deep = format!("{}x", "a/".repeat(1_000_000));
+    let digest = "0".repeat(128);
+    edit_inventory(&dir, |inv| {
+        inv["manifest"][&digest] = json!([format!("v1/content/{deep}"), "v1/content/a/a"]);
+        inv["versions"]["v1"]["state"][&digest] = json!([deep, "a/a/a"]);
+    });
+    let r = d.cmd().args(["ocfl", "validate", "deep"]).run_within(60);
+    r.code(1);
+    r.stderr_has("[E101]")
+        .stderr_has("content path 'v1/content/a/a' is both a file and a directory")
+        .stderr_has("[E095]")
+        .stderr_has("logical path 'a/a/a' is both a file and a directory");
+    let (code, rss) = crate::util::peak_rss_apart(&d, &["ocfl", "validate", "-q", "deep"]);
+    assert_eq!(code, 1);
+    assert!(rss < 100 << 20, "peak RSS {} MiB", rss >> 20);
+}
+
 #[test]
 fn a_storage_root_s_top_level_is_held_to_its_rules() {
     let d = Dir::new();

@@ -1104,3 +1104,44 @@ fn the_page_lists_the_largest_directories_and_stays_small() {
     );
     assert!(html.len() < 120_000, "{} bytes", html.len());
 }
+
+/// Any number a JSON report can hold renders: a ratio of 1.7e308 once aborted the page.
+#[test]
+fn a_report_with_numbers_at_the_edge_of_json_renders() {
+    let d = Dir::new();
+    d.create(b"t/a", &[1u8; 100_000]);
+    d.create(b"t/b", &[1u8; 100_000]);
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json"])
+        .run()
+        .code(0);
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    fn huge(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if k.ends_with("ratio") && x.is_f64() {
+                        *x = serde_json::json!(1.7e308);
+                    } else {
+                        huge(x);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(huge),
+            _ => {}
+        }
+    }
+    huge(&mut v);
+    std::fs::write(d.join("huge.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    let r = d
+        .cmd()
+        .args(["report", "huge.json", "--html", "h.html"])
+        .run();
+    r.code(0);
+    assert!(
+        std::fs::read_to_string(d.join("h.html"))
+            .unwrap()
+            .contains("</html>")
+    );
+}

@@ -1,6 +1,7 @@
 //! A reader that goes away: stderr (and stdout) a pipe already closed, as in `2>&1 | head`. The
 //! messages are lost, nothing else: no abort, the outputs asked for are written, and the exit
-//! code is the one the run decides.
+//! code is the one the run decides. A stdout that cannot be written (a full disk) is another
+//! matter: an error, exit 2.
 
 use crate::util::*;
 
@@ -140,4 +141,52 @@ fn every_command_that_reports_on_stderr_ends_as_it_does_with_stderr_open() {
             );
         }
     }
+}
+
+/// A stdout that cannot be written (a full disk: /dev/full) is an error, exit 2, for every
+/// command that prints its result there; a reader gone away (EPIPE) is not (streams.rs).
+#[test]
+fn a_full_stdout_is_an_error_for_every_command_that_prints_its_result() {
+    let d = Dir::new();
+    d.create(b"p/a", b"alpha\n");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let run = |args: &[&str]| {
+        let mut c = d.cmd().args(args).cmd;
+        c.stdout(full());
+        Run::from(c.output().unwrap())
+    };
+    run(&["bag", "create", "p", "--out", "bag"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    assert!(d.join("bag/bagit.txt").exists(), "the bag itself is made");
+    run(&["bag", "validate", "bag"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    run(&["bag", "update", "bag", "--digest", "sha256,md5"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    run(&["scan", "p"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
+    d.cmd()
+        .args(["scan", "p", "-q", "--json", "r.json"])
+        .run()
+        .code(0);
+    run(&["report", "r.json", "--html", "-"])
+        .code(2)
+        .stderr_has("cannot write");
+    // An audit's event lines: the first that cannot be written ends them, exit 2.
+    d.cmd()
+        .args(["audit", "p", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    d.create(b"p/b", b"beta\n");
+    run(&["audit", "p", "-c", "cat.db"])
+        .code(2)
+        .stderr_has("stdout: cannot write");
 }

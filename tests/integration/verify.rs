@@ -1,4 +1,10 @@
-use crate::util::Dir;
+//! `trawl verify`: manifests in every form GNU's `-c`, BSD and hashdeep write, judged as those
+//! tools judge them; lines of any length; names resolved as sha256sum resolves them, and held
+//! beneath the root under `--root` or `--confine`.
+
+use std::os::unix::ffi::OsStrExt;
+
+use crate::util::{Dir, Run, run_tool, sha256_hex, skip, tool};
 
 #[test]
 fn verify_reports_ok_failed_missing_and_strict_extras() {
@@ -522,4 +528,232 @@ fn an_untagged_line_whose_name_looks_tagged_is_read_as_gnu_reads_it() {
         assert_eq!(v.stdout, "(x) = ab: OK\n");
         v.code(g.code);
     }
+}
+
+/// `verify` on stdin, NUL-separated (GNU `-z`), with one line of `len` bytes between two good
+/// ones: it ends, the long line is refused by number when over 1 MiB, and the good lines are
+/// checked either way.
+fn verify_long_line(len: usize) -> Run {
+    let d = Dir::new();
+    d.create(b"root/a", b"x");
+    d.create(b"root/b", b"x");
+    let good = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+    let mut data = format!("{good}  a\0{good}  ").into_bytes();
+    data.resize(data.len() + len - 66, b'n');
+    data.extend_from_slice(format!("\0{good}  b\0").as_bytes());
+    let m = d.create(b"manifest", &data);
+    drop(data);
+    // Bounded: the old parser spun on such a line forever.
+    d.cmd()
+        .args(["verify", "-", "--root", "root"])
+        .run_within_stdin(60, std::fs::File::open(m).unwrap().into())
+}
+
+#[test]
+fn verify_reads_past_a_manifest_line_of_any_length() {
+    const MIB: usize = 1 << 20;
+    for len in [MIB - 1, MIB] {
+        let r = verify_long_line(len);
+        // The long name is not a file: it is listed, then missing.
+        assert_ne!(r.code, -1, "killed: {}", r.stderr);
+        r.stdout_has("a: OK").stdout_has("b: OK");
+        assert!(!r.stderr.contains("longer than"), "{}", r.stderr);
+    }
+    for len in [MIB + 1, 100 * MIB] {
+        let r = verify_long_line(len);
+        assert_ne!(r.code, -1, "killed: {}", r.stderr);
+        r.stdout_has("a: OK")
+            .stdout_has("b: OK")
+            .stderr_has("-:2: longer than 1048576 bytes: not read");
+        assert_ne!(r.code, 0, "a refused line is a problem: {}", r.stderr);
+    }
+}
+
+/// Every manifest form GNU coreutils' `-c` reads (from its own tests), run side by side with
+/// the GNU tool on the same files: the same exit code and the same OK and FAILED counts.
+#[test]
+fn verify_reads_every_form_gnu_reads_and_judges_as_gnu_does() {
+    let d = Dir::new();
+    d.create(b"a", b"alpha\n");
+    d.create(b" b", b" bee\n");
+    d.create(b"*c", b"star\n");
+    d.create(b"x\\y", b"x");
+    let md5 = |name: &[u8]| {
+        let data = std::fs::read(d.join(std::ffi::OsStr::from_bytes(name))).unwrap();
+        let out = std::process::Command::new("md5sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(&data)?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()[..32].to_string()
+    };
+    let (a, b, c, xy) = (md5(b"a"), md5(b" b"), md5(b"*c"), md5(b"x\\y"));
+    let zeros = "0".repeat(32);
+    let cases: Vec<(&str, &str, String)> = vec![
+        // OpenSSL's `md5 -r`-less form: ALG(NAME)= HEX.
+        ("md5sum", "openssl.md5", format!("MD5(a)= {a}\n")),
+        // BSD `md5 -r`: one space; names that begin with a space or `*` kept as written.
+        ("md5sum", "reversed.md5", format!("{a} a\n{b}  b\n{c} *c\n")),
+        // A tagged line after white space, its name escaped.
+        ("md5sum", "tagged.md5", format!(" \\MD5 (x\\\\y) = {xy}\n")),
+        // One path, two digests: each line judged.
+        ("md5sum", "twice.md5", format!("{a}  a\n{zeros}  a\n")),
+    ];
+    let mut all = cases;
+    // What b2sum -l 256 and cksum -a (blake2b -l 256, sm3) write, made by the tools themselves.
+    for (tool_name, args, file) in [
+        ("b2sum", &["-l", "256", "a"][..], "B2SUMS"),
+        ("b2sum", &["--tag", "-l", "256", "a"][..], "tagged.b2"),
+        ("cksum", &["-a", "blake2b", "-l", "384", "a"][..], "ck.b2"),
+        ("cksum", &["-a", "sm3", "a"][..], "ck.sm3"),
+    ] {
+        let Some(t) = tool(tool_name) else {
+            return;
+        };
+        let out = std::process::Command::new(&t)
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            skip(&format!(
+                "{tool_name} {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+            continue;
+        }
+        all.push((tool_name, file, String::from_utf8(out.stdout).unwrap()));
+    }
+    let counts = |text: &str| {
+        let ok = text.lines().filter(|l| l.ends_with(": OK")).count();
+        let failed = text.lines().filter(|l| l.contains(": FAILED")).count();
+        (ok, failed)
+    };
+    for (gnu, file, text) in all {
+        d.create(file.as_bytes(), text.as_bytes());
+        let Some(g) = tool(gnu) else {
+            return;
+        };
+        let theirs = run_tool(
+            d.path(),
+            &g,
+            &[std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(file)],
+        );
+        let ours = d.cmd().args(["verify", file]).run();
+        assert_eq!(
+            ours.code, theirs.code,
+            "{file}: trawl {ours:?}, {gnu} {theirs:?}"
+        );
+        assert_eq!(
+            counts(&ours.stdout),
+            counts(&theirs.stdout),
+            "{file}: trawl {ours:?}, {gnu} {theirs:?}"
+        );
+        assert!(counts(&ours.stdout).0 >= 1, "{file}: {ours:?}");
+    }
+}
+
+#[test]
+fn verify_resolves_names_as_sha256sum_does_and_confines_them_under_root() {
+    let d = Dir::new();
+    d.create(b"r/etc/hostname", b"inside the root\n");
+    d.create(b"secret", b"outside\n");
+    let inside = sha256_hex(b"inside the root\n");
+    d.create(b"r/SUMS", format!("{inside}  .//etc/hostname\n").as_bytes());
+    // sha256sum -c, run in the root, reads ROOT/etc/hostname.
+    let gnu = std::process::Command::new("sha256sum")
+        .args(["-c", "SUMS"])
+        .current_dir(d.join("r"))
+        .output()
+        .unwrap();
+    assert!(gnu.status.success(), "{gnu:?}");
+    d.cmd()
+        .args(["verify", "r/SUMS", "--root", "r"])
+        .run()
+        .code(0)
+        .stdout_has("etc/hostname: OK");
+    d.cmd().args(["verify", "SUMS"]).run_in("r").code(0);
+    // A received manifest that reaches out: refused under --root, named, nothing read.
+    let out = sha256_hex(b"outside\n");
+    d.create(
+        b"r/EVIL",
+        format!(
+            "{out}  ../secret\n{out}  {}\n{inside}  etc/hostname\n",
+            d.join("secret").display()
+        )
+        .as_bytes(),
+    );
+    let r = d.cmd().args(["verify", "r/EVIL", "--root", "r"]).run();
+    r.code(2)
+        .stderr_has("r/EVIL:1: ../secret: refused")
+        .stderr_has("r/EVIL:2: ")
+        .stdout_has("etc/hostname: OK");
+    assert!(!r.stdout.contains("secret: OK"), "{}", r.stdout);
+    // Without --root (or with --no-confine) they are checked as sha256sum -c checks them.
+    d.cmd()
+        .args(["verify", "EVIL"])
+        .run_in("r")
+        .code(0)
+        .stdout_has("../secret: OK");
+    d.cmd()
+        .args(["verify", "EVIL", "--confine"])
+        .run_in("r")
+        .code(2);
+    d.cmd()
+        .args(["verify", "r/EVIL", "--root", "r", "--no-confine"])
+        .run()
+        .code(0);
+}
+
+/// `verify --confine` resolves every name beneath the root: a directory link that leaves it,
+/// or a name that is a link to outside (a device, say), is not read, not even opened; links
+/// that stay inside are followed, the name itself included.
+#[test]
+fn verify_confine_reads_nothing_through_a_link_out_of_the_root() {
+    let d = Dir::new();
+    d.create(b"outside/secret", b"secret");
+    d.create(b"root/sub/f", b"inside");
+    std::os::unix::fs::symlink(d.join("outside"), d.join("root/up")).unwrap();
+    std::os::unix::fs::symlink("sub", d.join("root/in")).unwrap();
+    std::os::unix::fs::symlink("sub/f", d.join("root/alias")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("root/devlink")).unwrap();
+    std::os::unix::fs::symlink("../../outside/secret", d.join("root/sub/out")).unwrap();
+    let manifest = format!(
+        "{}  up/secret\n{}  in/f\n{}  devlink\n{}  sub/f\n{}  alias\n{}  sub/out\n",
+        sha256_hex(b"secret"),
+        sha256_hex(b"inside"),
+        sha256_hex(b""),
+        sha256_hex(b"inside"),
+        sha256_hex(b"inside"),
+        sha256_hex(b"secret"),
+    );
+    d.create(b"SUMS", manifest.as_bytes());
+    let r = d
+        .cmd()
+        .args(["verify", "SUMS", "--root", "root", "--confine"])
+        .run_within(30);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    r.stdout_has("in/f: OK")
+        .stdout_has("sub/f: OK")
+        .stdout_has("alias: OK");
+    for name in ["up/secret", "devlink", "sub/out"] {
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {}", r.stdout));
+        assert!(line.contains("leads outside the root"), "{line}");
+    }
+    // Without confinement, names resolve as sha256sum resolves them.
+    d.cmd()
+        .args(["verify", "SUMS", "--root", "root", "--no-confine"])
+        .run_within(30)
+        .stdout_has("up/secret: OK")
+        .stdout_has("sub/out: OK");
 }

@@ -340,3 +340,180 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
     }
     Ok(rep)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each field goes in as a presence byte, its length (8 bytes, little-endian) and its
+    /// bytes: fields that join to the same bytes, and an absent field against an empty one,
+    /// encode apart.
+    #[test]
+    fn fields_are_length_prefixed_so_no_two_inputs_encode_alike() {
+        let enc = |fields: &[Option<&[u8]>]| {
+            let mut e = Enc::new();
+            for f in fields {
+                e.opt(*f);
+            }
+            e.finish()
+        };
+        assert_ne!(
+            enc(&[Some(b"ab"), Some(b"c")]),
+            enc(&[Some(b"a"), Some(b"bc")])
+        );
+        assert_ne!(enc(&[None]), enc(&[Some(b"")]));
+        assert_ne!(enc(&[Some(b"")]), enc(&[]));
+        let mut raw = vec![1u8];
+        raw.extend_from_slice(&2u64.to_le_bytes());
+        raw.extend_from_slice(b"ab");
+        raw.push(0);
+        assert_eq!(
+            enc(&[Some(b"ab"), None]),
+            trawl_digest::digest(Algorithm::Sha256, &raw)
+        );
+    }
+
+    /// A catalog's tables with two sealed runs: one registering `a` and `b`, one finding `b`
+    /// modified.
+    fn sealed() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(crate::schema::DDL_RUNS).unwrap();
+        c.execute_batch(crate::schema::DDL_FILES).unwrap();
+        c.execute_batch(
+            "INSERT INTO meta VALUES ('algorithms', 'sha256');
+             INSERT INTO roots VALUES (1, CAST('/r' AS BLOB));
+             INSERT INTO dirs VALUES (1, 1, x'');
+             INSERT INTO files(dir, name, size, mtime_ns, dev, ino, digests, state, present,
+                 version, first_seen, first_run, last_run, last_verdict)
+             VALUES (1, CAST('a' AS BLOB), 1, 10, 1, 1, zeroblob(32), 'ok', 1, 1, 100, 1, 1, 'new'),
+                    (1, CAST('b' AS BLOB), 2, 10, 1, 2, zeroblob(32), 'ok', 1, 1, 100, 1, 1, 'new');
+             INSERT INTO runs(id, started, status, mode, roots, options) VALUES (1, 100, 'running', 'full', '1', '');
+             INSERT INTO events(run, dir, name, state, size, mtime_ns, actual)
+             VALUES (1, 1, CAST('a' AS BLOB), 'new', 1, 10, zeroblob(32)),
+                    (1, 1, CAST('b' AS BLOB), 'new', 2, 10, zeroblob(32));",
+        )
+        .unwrap();
+        seal(&c, 1, "complete").unwrap();
+        c.execute_batch(
+            "UPDATE files SET size = 3, mtime_ns = 20, version = 2, last_run = 2,
+                 last_verdict = 'modified' WHERE name = CAST('b' AS BLOB);
+             INSERT INTO runs(id, started, status, mode, roots, options) VALUES (2, 200, 'running', 'full', '1', '');
+             INSERT INTO events(run, dir, name, state, size, mtime_ns, detail)
+             VALUES (2, 1, CAST('b' AS BLOB), 'modified', 3, 20, 'size 2 -> 3');",
+        )
+        .unwrap();
+        seal(&c, 2, "complete").unwrap();
+        c
+    }
+
+    fn broken(c: &Connection) -> Option<(i64, String)> {
+        let r = verify(c).unwrap();
+        assert!(r.integrity.is_empty(), "{:?}", r.integrity);
+        r.broken
+    }
+
+    /// Sealed runs verify, each chained on the one before, the head the newest; a run that
+    /// is not sealed yet is listed as such, not called broken.
+    #[test]
+    fn sealed_runs_verify_and_chain_on_one_another() {
+        let c = sealed();
+        let r = verify(&c).unwrap();
+        assert_eq!((r.runs_ok, &r.broken), (2, &None));
+        let chains: Vec<Vec<u8>> = c
+            .prepare("SELECT chain_digest FROM runs ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let prev2: Vec<u8> = c
+            .query_row("SELECT prev_digest FROM runs WHERE id = 2", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(prev2, chains[0]);
+        assert_eq!(r.head, Some((2, chains[1].clone())));
+        c.execute_batch(
+            "INSERT INTO runs(id, started, status, mode, roots, options) VALUES (3, 300, 'running', 'full', '1', '')",
+        )
+        .unwrap();
+        let r = verify(&c).unwrap();
+        assert_eq!((r.runs_ok, &r.unsealed, &r.broken), (2, &vec![3], &None));
+    }
+
+    /// Every kind of edit after a seal is caught, naming the first run it breaks and how.
+    #[test]
+    fn an_edit_after_a_seal_names_the_run_it_breaks() {
+        for (edit, run, says) in [
+            (
+                "UPDATE events SET detail = 'fine' WHERE run = 1",
+                1,
+                "its events were altered",
+            ),
+            (
+                "DELETE FROM events WHERE run = 2",
+                2,
+                "its events were altered",
+            ),
+            (
+                "UPDATE runs SET n_corrupt = 5 WHERE id = 1",
+                1,
+                "its record",
+            ),
+            (
+                "UPDATE runs SET options = '--older-than 1d' WHERE id = 2",
+                2,
+                "its record",
+            ),
+            (
+                "UPDATE files SET digests = zeroblob(31) || x'01' WHERE name = CAST('a' AS BLOB)",
+                2,
+                "the file table, roots or settings were altered",
+            ),
+            (
+                "UPDATE meta SET value = 'md5' WHERE key = 'algorithms'",
+                2,
+                "the file table, roots or settings were altered",
+            ),
+            (
+                "UPDATE runs SET prev_digest = zeroblob(32) WHERE id = 2",
+                2,
+                "it does not follow the run before it",
+            ),
+            (
+                "UPDATE runs SET chain_digest = NULL WHERE id = 1",
+                1,
+                "its seal was removed",
+            ),
+            (
+                "DELETE FROM runs WHERE id = 1",
+                2,
+                "runs 1 to 1 have been removed",
+            ),
+        ] {
+            let c = sealed();
+            c.execute_batch(edit).unwrap();
+            let b = broken(&c);
+            assert!(
+                b.as_ref()
+                    .is_some_and(|(r, why)| *r == run && why.contains(says)),
+                "{edit}: {b:?}"
+            );
+        }
+    }
+
+    /// The file table is held to the newest seal only while no later run has begun: a run in
+    /// progress changes it, and its own seal will cover it.
+    #[test]
+    fn the_file_table_is_held_to_the_newest_seal_only() {
+        let c = sealed();
+        c.execute_batch(
+            "INSERT INTO runs(id, started, status, mode, roots, options) VALUES (3, 300, 'running', 'full', '1', '');
+             UPDATE files SET size = 9 WHERE name = CAST('a' AS BLOB);",
+        )
+        .unwrap();
+        assert_eq!(broken(&c), None);
+        c.execute_batch("DELETE FROM runs WHERE id = 3").unwrap();
+        assert!(broken(&c).is_some_and(|(r, _)| r == 2));
+    }
+}

@@ -435,3 +435,175 @@ pub fn format_time(secs: i64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
     humantime::format_rfc3339_seconds(t).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(r: Result<Catalog>) -> CatalogError {
+        match r {
+            Ok(_) => panic!("opened"),
+            Err(e) => e,
+        }
+    }
+
+    fn pragma(path: &Path, name: &str) -> i64 {
+        Connection::open(path)
+            .unwrap()
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Concatenated digests are cut at each algorithm's length, in the catalog's order; a row
+    /// registered before an algorithm was added holds only the ones before it, and a digest
+    /// cut short is none.
+    #[test]
+    fn digests_split_at_each_algorithms_length() {
+        let algs = [Algorithm::Sha256, Algorithm::Md5];
+        let d: Vec<u8> = (0..48).collect();
+        assert_eq!(
+            split_digests(&algs, &d),
+            [
+                (Algorithm::Sha256, d[..32].to_vec()),
+                (Algorithm::Md5, d[32..].to_vec())
+            ]
+        );
+        assert_eq!(
+            split_digests(&algs, &d[..32]),
+            [(Algorithm::Sha256, d[..32].to_vec())]
+        );
+        assert_eq!(split_digests(&algs, &d[..47]).len(), 1);
+        assert!(split_digests(&algs, &d[..31]).is_empty());
+    }
+
+    /// Times as `date -u -d @SECONDS +%FT%TZ` prints them; a time before the epoch is the epoch.
+    #[test]
+    fn times_are_rfc_3339_in_utc() {
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(1_000_000_000), "2001-09-09T01:46:40Z");
+        assert_eq!(format_time(1_709_208_000), "2024-02-29T12:00:00Z");
+        assert_eq!(format_time(-5), "1970-01-01T00:00:00Z");
+    }
+
+    /// A catalog is made only where no file is (or an empty one, asked with `Init`); a reader
+    /// needs one there; a file that is not SQLite, or SQLite of another program, is refused and
+    /// left as it was.
+    #[test]
+    fn a_catalog_is_made_only_where_nothing_is_and_other_files_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("cat.db");
+        for mode in [OpenMode::Read, OpenMode::Upgrade] {
+            let e = refused(Catalog::open(&p, mode));
+            assert!(matches!(e, CatalogError::Missing { .. }), "{e}");
+        }
+        assert!(!p.exists());
+        drop(Catalog::open(&p, OpenMode::Write).unwrap());
+        assert_eq!(pragma(&p, "application_id"), 0x7472_776c);
+        assert_eq!(pragma(&p, "user_version"), SCHEMA_VERSION);
+        Catalog::open(&p, OpenMode::Read).unwrap();
+
+        let empty = t.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        let e = refused(Catalog::open(&empty, OpenMode::Write));
+        assert!(
+            e.to_string().contains("an empty file, not a trawl catalog"),
+            "{e}"
+        );
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+        drop(Catalog::open(&empty, OpenMode::Init).unwrap());
+        assert_eq!(pragma(&empty, "application_id"), 0x7472_776c);
+
+        let text = t.path().join("notes.db");
+        let words =
+            b"a text file of notes, long enough to hold a page header, and no database".repeat(9);
+        std::fs::write(&text, &words).unwrap();
+        let other = t.path().join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+            .unwrap();
+        let before = std::fs::read(&other).unwrap();
+        for mode in [OpenMode::Read, OpenMode::Write, OpenMode::Init] {
+            for f in [&text, &other] {
+                let e = refused(Catalog::open(f, mode));
+                assert!(
+                    matches!(e, CatalogError::NotCatalog { .. }),
+                    "{mode:?}: {e}"
+                );
+            }
+        }
+        assert_eq!(std::fs::read(&text).unwrap(), words);
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+    }
+
+    /// A catalog of a schema this trawl does not write is named with both versions: an older
+    /// one with the command that upgrades it, a newer one as not readable here.
+    #[test]
+    fn a_schema_version_other_than_this_trawls_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("cat.db");
+        drop(Catalog::open(&p, OpenMode::Write).unwrap());
+        let set = |v: i64| {
+            Connection::open(&p)
+                .unwrap()
+                .pragma_update(None, "user_version", v)
+                .unwrap()
+        };
+        set(SCHEMA_VERSION + 1);
+        for mode in [OpenMode::Read, OpenMode::Write] {
+            match refused(Catalog::open(&p, mode)) {
+                CatalogError::Version {
+                    found, supported, ..
+                } => {
+                    assert_eq!((found, supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION))
+                }
+                e => panic!("{mode:?}: {e}"),
+            }
+        }
+        set(1);
+        let e = refused(Catalog::open(&p, OpenMode::Read));
+        assert!(matches!(e, CatalogError::Old { found: 1, .. }), "{e}");
+        assert!(e.to_string().contains("`trawl catalog upgrade -c "), "{e}");
+        assert_eq!(pragma(&p, "user_version"), 1, "a reader upgrades nothing");
+    }
+
+    /// A write-ahead log (or journal, or shared-memory index) beside the catalog that is a
+    /// link, or a file with other names, is not the catalog's own: the catalog is not opened,
+    /// the file named.
+    #[test]
+    fn a_sidecar_that_is_a_link_or_has_other_names_stops_the_open() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("cat.db");
+        drop(Catalog::open(&p, OpenMode::Write).unwrap());
+        let planted = t.path().join("planted");
+        std::fs::write(&planted, b"a log from elsewhere").unwrap();
+        for (suffix, how) in [
+            ("-wal", "link"),
+            ("-journal", "hard link"),
+            ("-shm", "link"),
+        ] {
+            let side = t.path().join(format!("cat.db{suffix}"));
+            match how {
+                "link" => std::os::unix::fs::symlink(&planted, &side).unwrap(),
+                _ => std::fs::hard_link(&planted, &side).unwrap(),
+            }
+            for mode in [OpenMode::Read, OpenMode::Write] {
+                match refused(Catalog::open(&p, mode)) {
+                    CatalogError::Invalid { path, msg } => {
+                        assert_eq!(path, side);
+                        let why = if how == "link" {
+                            "not a regular file (a symbolic link?)"
+                        } else {
+                            "a file with other names (hard links)"
+                        };
+                        assert!(msg.starts_with(why), "{msg}");
+                    }
+                    e => panic!("{suffix}: {e}"),
+                }
+            }
+            std::fs::remove_file(&side).unwrap();
+        }
+        Catalog::open(&p, OpenMode::Write).unwrap();
+        assert_eq!(std::fs::read(&planted).unwrap(), b"a log from elsewhere");
+    }
+}

@@ -90,3 +90,118 @@ fn copy(
     }
     Ok(())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A catalog that trawl wrote under schema 1 (four sealed runs: see its README).
+    pub(crate) const V1_FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/reference/catalog-v1/cat.db"
+    );
+
+    /// The chain head `trawl catalog verify` printed for the fixture under schema 1.
+    const V1_HEAD: &str = "3f79f2776ea13cb30e4675bd4b6626835f3f62eef171bca5c88a67425bbef8af";
+
+    type Rows = Vec<Vec<Value>>;
+
+    fn rows(conn: &Connection, sql: &str) -> Rows {
+        let mut st = conn.prepare(sql).unwrap();
+        let n = st.column_count();
+        st.query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i)).collect())
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    fn v1_copy() -> (tempfile::TempDir, Connection) {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("cat.db");
+        std::fs::copy(V1_FIXTURE, &p).unwrap();
+        let c = Connection::open(&p).unwrap();
+        (t, c)
+    }
+
+    const FILES: &str = "size, mtime_ns, dev, ino, digests, state, present, version, first_seen,
+        last_verified, first_run, last_run, last_verdict, missing_since";
+    const EVENTS: &str = "run, state, size, mtime_ns, expected, actual, detail";
+
+    /// Every file row and event comes across with the same whole paths and values (read back
+    /// through the views), the schema is then exactly a new catalog's, and the runs sealed
+    /// under schema 1 verify to the head that trawl printed for them.
+    #[test]
+    fn an_upgrade_carries_every_path_and_value_over() {
+        let (_t, mut c) = v1_copy();
+        let v1_files = rows(
+            &c,
+            &format!("SELECT root, CAST(path AS BLOB), {FILES} FROM files ORDER BY root, path"),
+        );
+        let v1_events = rows(
+            &c,
+            &format!(
+                "SELECT root, CAST(path AS BLOB), other_root, CAST(other_path AS BLOB), {EVENTS}
+                 FROM events ORDER BY run, root, path"
+            ),
+        );
+        assert_eq!(v1_files.len(), 11);
+        assert_eq!(v1_events.len(), 20);
+        from_v1(&mut c).unwrap();
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 2);
+        assert!(
+            crate::schema::foreign_objects(&c, 2).unwrap().is_empty(),
+            "{:?}",
+            crate::schema::foreign_objects(&c, 2)
+        );
+        assert_eq!(
+            rows(
+                &c,
+                &format!("SELECT root, path, {FILES} FROM file_paths ORDER BY root, path")
+            ),
+            v1_files
+        );
+        assert_eq!(
+            rows(
+                &c,
+                &format!(
+                    "SELECT root, path, other_root, other_path, {EVENTS}
+                     FROM event_paths ORDER BY run, root, path"
+                )
+            ),
+            v1_events
+        );
+        let chain = crate::chain::verify(&c).unwrap();
+        assert_eq!((chain.runs_ok, &chain.broken), (4, &None));
+        let (run, head) = chain.head.unwrap();
+        assert_eq!((run, hex::encode(head)), (4, V1_HEAD.to_string()));
+    }
+
+    /// An upgrade that fails part way (here: the walk table it drops is not there) leaves the
+    /// catalog as it was, schema 1 and every row.
+    #[test]
+    fn a_failed_upgrade_leaves_the_catalog_as_it_was() {
+        let (_t, mut c) = v1_copy();
+        c.execute_batch("DROP TABLE walk").unwrap();
+        let before = rows(
+            &c,
+            "SELECT type, name, sql FROM sqlite_master ORDER BY name",
+        );
+        let files = rows(&c, "SELECT * FROM files ORDER BY id");
+        assert!(from_v1(&mut c).is_err());
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 1);
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+            ),
+            before
+        );
+        assert_eq!(rows(&c, "SELECT * FROM files ORDER BY id"), files);
+    }
+}

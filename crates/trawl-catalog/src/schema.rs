@@ -282,3 +282,98 @@ pub(crate) fn prepare(
     }
     Ok(migrated.then_some(version))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(DDL_RUNS).unwrap();
+        c.execute_batch(DDL_FILES).unwrap();
+        c
+    }
+
+    /// A schema as trawl makes it holds nothing foreign; a planted trigger or table, a view
+    /// redefined and an index dropped are each named, with what they are.
+    #[test]
+    fn what_trawl_did_not_make_or_made_otherwise_is_named() {
+        let c = fresh();
+        assert_eq!(
+            foreign_objects(&c, SCHEMA_VERSION).unwrap(),
+            Vec::<String>::new()
+        );
+        c.execute_batch(
+            "CREATE TRIGGER hide AFTER INSERT ON events BEGIN SELECT 1; END;
+             DROP VIEW event_paths;
+             CREATE VIEW event_paths AS SELECT 1 AS run;
+             DROP INDEX events_path;
+             CREATE TABLE extra(x);",
+        )
+        .unwrap();
+        let mut found = foreign_objects(&c, SCHEMA_VERSION).unwrap();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "index 'events_path' on 'events' (missing)",
+                "table 'extra' (not created by trawl)",
+                "trigger 'hide' on 'events' (not created by trawl)",
+                "view 'event_paths' (redefined)",
+            ]
+        );
+    }
+
+    /// SQLite keeps a definition's text as written: the same view written on one line is the
+    /// same definition, and one word changed in it is another.
+    #[test]
+    fn a_definition_is_compared_without_its_layout() {
+        let c = fresh();
+        let sql: String = c
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'file_paths'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let one_line = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_ne!(one_line, sql);
+        c.execute_batch(&format!("DROP VIEW file_paths; {one_line}"))
+            .unwrap();
+        assert!(foreign_objects(&c, SCHEMA_VERSION).unwrap().is_empty());
+        let lying = one_line.replace("f.state,", "'ok' AS state,");
+        assert_ne!(lying, one_line);
+        c.execute_batch(&format!("DROP VIEW file_paths; {lying}"))
+            .unwrap();
+        assert_eq!(
+            foreign_objects(&c, SCHEMA_VERSION).unwrap(),
+            ["view 'file_paths' (redefined)"]
+        );
+    }
+
+    /// A catalog of schema 1 (one that trawl wrote, in tests/reference) is held to its objects'
+    /// names and kinds: as written it holds nothing foreign; a view or trigger planted in it is
+    /// named.
+    #[test]
+    fn a_schema_1_catalog_is_held_to_the_objects_it_had() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("cat.db");
+        std::fs::copy(crate::migrate::tests::V1_FIXTURE, &p).unwrap();
+        let c = Connection::open(&p).unwrap();
+        assert!(foreign_objects(&c, 1).unwrap().is_empty());
+        c.execute_batch(
+            "CREATE VIEW everything_ok AS SELECT path, 'ok' AS state FROM files;
+             CREATE TRIGGER t AFTER INSERT ON events BEGIN SELECT 1; END;",
+        )
+        .unwrap();
+        let mut found = foreign_objects(&c, 1).unwrap();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "trigger 't' on 'events' (not created by trawl)",
+                "view 'everything_ok' (not created by trawl)",
+            ]
+        );
+    }
+}

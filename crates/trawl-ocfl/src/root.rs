@@ -315,3 +315,158 @@ impl Walk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::tests::{put, sound_object};
+
+    /// A storage root's top level: `0=ocfl_1.1` holding its value, a layout file.
+    fn sound_root(p: &Path) {
+        put(p, "0=ocfl_1.1", b"ocfl_1.1\n");
+        put(
+            p,
+            "ocfl_layout.json",
+            br#"{"extension": "0002-flat-direct-storage-layout", "description": "flat"}"#,
+        );
+    }
+
+    /// What a storage root is made, by an edit of a sound one, and the codes it must raise.
+    type Case = (&'static str, fn(&Path), Vec<&'static str>);
+
+    fn root_codes(p: &Path) -> (Option<String>, Vec<&'static str>) {
+        let dir = DirAt::open(p).unwrap();
+        let mut log = Log::default();
+        let v = check_root(&dir, &list(&dir).unwrap(), &mut log);
+        (v, log.errors.iter().map(|f| f.code).collect())
+    }
+
+    /// The root's declaration, layout file and extensions, and what else its top may hold.
+    #[test]
+    fn a_storage_roots_top_level_is_held_to_its_rules() {
+        let cases: Vec<Case> = vec![
+            ("sound", |_| {}, vec![]),
+            (
+                "no declaration",
+                |p| std::fs::remove_file(p.join("0=ocfl_1.1")).unwrap(),
+                vec!["E069"],
+            ),
+            (
+                "the declaration's content",
+                |p| put(p, "0=ocfl_1.1", b"ocfl_1.0\n"),
+                vec!["E069"],
+            ),
+            (
+                "two declarations",
+                |p| put(p, "0=ocfl_1.0", b"ocfl_1.0\n"),
+                vec!["E069"],
+            ),
+            (
+                "a layout that is not JSON",
+                |p| put(p, "ocfl_layout.json", b"flat"),
+                vec!["E070"],
+            ),
+            (
+                "a layout without its description",
+                |p| put(p, "ocfl_layout.json", br#"{"extension": "x"}"#),
+                vec!["E070"],
+            ),
+            (
+                "a layout that is a directory",
+                |p| {
+                    std::fs::remove_file(p.join("ocfl_layout.json")).unwrap();
+                    put(p, "ocfl_layout.json/x", b"x");
+                },
+                vec!["E070"],
+            ),
+            (
+                "a file in extensions",
+                |p| put(p, "extensions/x", b"x"),
+                vec!["E086"],
+            ),
+            (
+                "extensions as a file",
+                |p| put(p, "extensions", b"x"),
+                vec!["E086"],
+            ),
+            (
+                "a link",
+                |p| std::os::unix::fs::symlink("/", p.join("elsewhere")).unwrap(),
+                vec!["E072"],
+            ),
+        ];
+        for (what, edit, errors) in cases {
+            let t = tempfile::tempdir().unwrap();
+            sound_root(t.path());
+            edit(t.path());
+            let (v, got) = root_codes(t.path());
+            assert_eq!(got, errors, "{what}");
+            if what == "sound" {
+                assert_eq!(v.as_deref(), Some("1.1"));
+            }
+        }
+    }
+
+    /// The hierarchy is walked in name order: each object found and not entered (the object
+    /// inside `obj2`'s content is content); an empty
+    /// directory, a file outside any object, an unknown declaration, two declarations and an
+    /// inventory without one each named, and the objects beyond them still found.
+    #[test]
+    fn the_hierarchy_is_walked_in_name_order_naming_what_is_not_an_object() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path();
+        sound_root(p);
+        sound_object(&p.join("a/b/obj1"));
+        std::fs::create_dir_all(p.join("a/empty")).unwrap();
+        put(p, "a/stray.txt", b"s");
+        put(p, "c/future/0=ocfl_object_9.9", b"ocfl_object_9.9\n");
+        put(p, "d/twice/0=ocfl_object_1.0", b"ocfl_object_1.0\n");
+        put(p, "d/twice/0=ocfl_object_1.1", b"ocfl_object_1.1\n");
+        put(p, "e/lost/inventory.json", b"{}");
+        sound_object(&p.join("f/obj2"));
+        sound_object(&p.join("f/obj2/v1/content/nested"));
+        let top = DirAt::open(p).unwrap();
+        let entries = list(&top).unwrap();
+        let mut walk = Walk::new(top, &entries);
+        let mut log = Log::default();
+        let mut found = Vec::new();
+        while let Some(f) = walk.next(&mut log) {
+            found.push(match f {
+                Found::Object(rel, v, _) => format!("object {} {v}", String::from_utf8_lossy(&rel)),
+                Found::Unchecked(rel, _) => format!("unchecked {}", String::from_utf8_lossy(&rel)),
+                Found::Link(rel) => format!("link {}", String::from_utf8_lossy(&rel)),
+            });
+        }
+        assert_eq!(
+            found,
+            [
+                "object a/b/obj1 1.1",
+                "unchecked c/future",
+                "unchecked d/twice",
+                "unchecked e/lost",
+                "object f/obj2 1.1",
+            ]
+        );
+        let named: Vec<(&str, String)> = log
+            .errors
+            .iter()
+            .map(|f| {
+                (
+                    f.code,
+                    f.path.as_ref().map_or(String::new(), |p| p.path.clone()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                // Named when `a` is listed, before what lies below it is walked.
+                ("E072", "a/stray.txt".to_string()),
+                ("E073", "a/empty".to_string()),
+                ("E004", "c/future/0=ocfl_object_9.9".to_string()),
+                ("E003", "d/twice".to_string()),
+                ("E072", "e/lost/inventory.json".to_string()),
+            ]
+        );
+    }
+}

@@ -470,6 +470,96 @@ pub(super) fn root_index(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// A file as an audit finds it: its path below the root, its size and mtime, and the byte
+    /// its SHA-256 digest is made of (the same byte, the same content).
+    pub(super) type Found<'a> = (&'a str, u64, i64, u8);
+
+    /// The root every [`Harness`] audit walks.
+    pub(super) const ROOT: &str = "/collection";
+
+    /// A run's events: each path below the root, its verdict and what the event says.
+    pub(super) type Events = BTreeMap<String, (Verdict, Option<String>)>;
+
+    /// Audits recorded in process, of files made up rather than read: a catalog in a
+    /// temporary directory, and each run handed what a walk and its reads would find.
+    pub(super) struct Harness {
+        pub(super) cat: Catalog,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Harness {
+        pub(super) fn new() -> Harness {
+            let dir = tempfile::tempdir().unwrap();
+            let cat = Catalog::open(&dir.path().join("cat.db"), crate::OpenMode::Write).unwrap();
+            Harness { cat, _dir: dir }
+        }
+
+        /// A full audit: `found` walked, then read (each file's device 1, its inode its
+        /// place in `found`), settled and sealed.
+        pub(super) fn full(&mut self, found: &[Found<'_>]) -> Events {
+            self.run(AuditMode::Full, found, |_| {})
+        }
+
+        /// An audit in `mode` of `found`, `setup` applied to it before the walk.
+        pub(super) fn run(
+            &mut self,
+            mode: AuditMode,
+            found: &[Found<'_>],
+            setup: impl FnOnce(&mut Audit<'_>),
+        ) -> Events {
+            let root = PathBuf::from(ROOT);
+            let mut a = self
+                .cat
+                .begin_audit(&[root], mode, &[Algorithm::Sha256], "", None)
+                .unwrap();
+            setup(&mut a);
+            for (i, &(p, size, mtime, _)) in found.iter().enumerate() {
+                a.walk_file(0, p.as_bytes(), size, mtime, 1, i as u64 + 1)
+                    .unwrap();
+            }
+            if mode == AuditMode::Full {
+                for (i, &(p, size, mtime, content)) in found.iter().enumerate() {
+                    let digests = [(Algorithm::Sha256, vec![content; 32])];
+                    let meta = (size, mtime, 1, i as u64 + 1);
+                    a.record_read(0, p.as_bytes(), meta, &digests, None)
+                        .unwrap();
+                }
+            }
+            a.settle(true).unwrap();
+            let run = a.run;
+            a.seal("complete").unwrap();
+            let mut out = Events::new();
+            self.cat
+                .for_each_event(run, &mut |e| {
+                    let rel = e.path.strip_prefix(ROOT).unwrap().display().to_string();
+                    out.insert(rel, (e.verdict, e.detail));
+                })
+                .unwrap();
+            out
+        }
+
+        /// The registered row of `rel`: its size, mtime, digests, state and version.
+        pub(super) fn row(&self, rel: &str) -> (i64, i64, Vec<u8>, String, i64) {
+            self.cat
+                .conn
+                .query_row(
+                    "SELECT size, mtime_ns, digests, state, version FROM file_paths
+                     WHERE path = CAST(?1 AS BLOB)",
+                    [rel],
+                    |r| r.try_into(),
+                )
+                .unwrap()
+        }
+    }
+
+    /// Each run's events as a test writes them.
+    pub(super) fn events(list: &[(&str, Verdict, Option<&str>)]) -> Events {
+        list.iter()
+            .map(|(p, v, d)| (p.to_string(), (*v, d.map(String::from))))
+            .collect()
+    }
 
     #[test]
     fn a_row_naming_an_unknown_root_is_an_error_not_the_first_root() {

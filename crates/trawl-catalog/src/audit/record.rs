@@ -468,6 +468,152 @@ impl Audit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::tests::{Harness, events};
+
+    /// A registered file read again: its content decides first (the same: ok, whatever its
+    /// size and time); other content under the same size and time is corrupt, and with a size
+    /// or time of its own modified, naming what changed; a file missing before is new again,
+    /// saying whether its content is the registered one.
+    #[test]
+    fn a_file_read_again_is_judged_by_its_content_then_its_size_and_time() {
+        let reg = (5, 100, &[1u8; 32][..]);
+        let (same, other) = ([1u8; 32], [2u8; 32]);
+        let said = |v: Verdict, d: &str| (v, Some(d.to_string()));
+        assert_eq!(verdict_on(true, reg, 5, 100, &same), (Verdict::Ok, None));
+        assert_eq!(verdict_on(true, reg, 6, 999, &same), (Verdict::Ok, None));
+        assert_eq!(
+            verdict_on(true, reg, 5, 100, &other),
+            said(
+                Verdict::Corrupt,
+                "content changed but size and mtime did not"
+            )
+        );
+        assert_eq!(
+            verdict_on(true, reg, 6, 100, &other),
+            said(Verdict::Modified, "size 5 -> 6")
+        );
+        assert_eq!(
+            verdict_on(true, reg, 5, 101, &other),
+            said(Verdict::Modified, "mtime changed")
+        );
+        assert_eq!(
+            verdict_on(true, reg, 4, 101, &other),
+            said(Verdict::Modified, "size 5 -> 4, mtime changed")
+        );
+        assert_eq!(
+            verdict_on(false, reg, 5, 100, &same),
+            said(
+                Verdict::New,
+                "back after being missing, with its registered content"
+            )
+        );
+        assert_eq!(
+            verdict_on(false, reg, 5, 100, &other),
+            said(
+                Verdict::New,
+                "back after being missing, with different content (recorded as a new version)"
+            )
+        );
+    }
+
+    /// What a source expects is held in the algorithms read only, each digest given for one
+    /// (several may be); a difference gives the reference to keep: the read's digests with
+    /// the first expected one of each algorithm in its place.
+    #[test]
+    fn a_sources_digests_are_held_in_the_algorithms_read() {
+        let read = vec![
+            (Algorithm::Sha256, vec![1u8; 32]),
+            (Algorithm::Md5, vec![2u8; 16]),
+        ];
+        let expect = |digests: &[(Algorithm, Vec<u8>)]| {
+            differs_from(
+                &read,
+                Expected {
+                    digests,
+                    from: "the inventory",
+                    fixed: None,
+                },
+            )
+        };
+        assert_eq!(expect(&[(Algorithm::Sha256, vec![1; 32])]), None);
+        // An algorithm not read is no difference.
+        assert_eq!(expect(&[(Algorithm::Sha512, vec![0; 64])]), None);
+        assert_eq!(
+            expect(&[
+                (Algorithm::Sha256, vec![1; 32]),
+                (Algorithm::Md5, vec![9; 16])
+            ]),
+            Some(vec![
+                (Algorithm::Sha256, vec![1; 32]),
+                (Algorithm::Md5, vec![9; 16])
+            ])
+        );
+        // Two digests for one algorithm: each must hold; the first is the reference.
+        assert_eq!(
+            expect(&[
+                (Algorithm::Sha256, vec![7; 32]),
+                (Algorithm::Sha256, vec![1; 32])
+            ]),
+            Some(vec![
+                (Algorithm::Sha256, vec![7; 32]),
+                (Algorithm::Md5, vec![2; 16])
+            ])
+        );
+        assert_eq!(
+            expect(&[
+                (Algorithm::Sha256, vec![1; 32]),
+                (Algorithm::Sha256, vec![7; 32])
+            ])
+            .map(|r| r[0].1[0]),
+            Some(1)
+        );
+    }
+
+    /// Corrupt is said by every audit, the registered digests kept as the reference, until
+    /// the content is as registered again: restored, naming the run it was corrupt since.
+    #[test]
+    fn a_corrupt_file_stays_corrupt_until_its_content_is_restored() {
+        let mut h = Harness::new();
+        let corrupt = Some("content changed but size and mtime did not");
+        assert_eq!(
+            h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]),
+            events(&[("a", Verdict::New, None), ("b", Verdict::New, None)])
+        );
+        for _ in 0..2 {
+            assert_eq!(
+                h.full(&[("a", 5, 100, 9), ("b", 6, 100, 2)]),
+                events(&[("a", Verdict::Corrupt, corrupt)])
+            );
+            assert_eq!(h.row("a").2, vec![1; 32]);
+            assert_eq!(h.row("a").3, "corrupt");
+        }
+        assert_eq!(
+            h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]),
+            events(&[(
+                "a",
+                Verdict::Restored,
+                Some("corrupt since run 2; its content is as registered again")
+            )])
+        );
+        assert_eq!(h.row("a").3, "ok");
+        assert_eq!(h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]), events(&[]));
+    }
+
+    /// The same content under another time is ok, and the row takes the time; other content
+    /// under another size and time is a new version, which the next audit holds it to.
+    #[test]
+    fn a_changed_file_is_a_new_version_and_the_same_content_takes_the_new_time() {
+        let mut h = Harness::new();
+        h.full(&[("a", 5, 100, 1)]);
+        assert_eq!(h.full(&[("a", 5, 999, 1)]), events(&[]));
+        assert_eq!(h.row("a"), (5, 999, vec![1; 32], "ok".into(), 1));
+        assert_eq!(
+            h.full(&[("a", 6, 1000, 3)]),
+            events(&[("a", Verdict::Modified, Some("size 5 -> 6, mtime changed"))])
+        );
+        assert_eq!(h.row("a"), (6, 1000, vec![3; 32], "ok".into(), 2));
+        assert_eq!(h.full(&[("a", 6, 1000, 3)]), events(&[]));
+    }
 
     /// Digests agree over the algorithms both hold: a row registered before an algorithm was
     /// added (a prefix of what a read computes now) agrees with a read of the same content,

@@ -407,3 +407,134 @@ impl Audit<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::audit::tests::{Harness, events};
+    use crate::verdict::{AuditMode, Verdict};
+
+    /// A registered file not found where it was, and a new one of the same size and content:
+    /// one move, on the new path, naming the old. Same content at another size is no move.
+    #[test]
+    fn a_file_under_a_new_name_with_its_size_and_content_is_one_move() {
+        let mut h = Harness::new();
+        h.full(&[("d/a", 5, 100, 1), ("d/b", 6, 100, 2), ("c", 7, 100, 3)]);
+        assert_eq!(
+            h.full(&[("e/x", 5, 300, 1), ("y", 8, 300, 2), ("c", 7, 100, 3)]),
+            events(&[
+                ("d/b", Verdict::Missing, None),
+                ("e/x", Verdict::Moved, Some("moved from /collection/d/a")),
+                ("y", Verdict::New, None),
+            ])
+        );
+        // The moved file keeps its identity: its version, and its registration's content.
+        assert_eq!(h.row("e/x"), (5, 300, vec![1; 32], "ok".into(), 1));
+    }
+
+    /// Several missing files of one content, several new ones of it: each missing file, in
+    /// the order registered, takes the first unclaimed new path in byte order; the rest stay
+    /// new.
+    #[test]
+    fn identical_files_moved_pair_in_byte_order() {
+        let mut h = Harness::new();
+        h.full(&[("a", 5, 100, 1), ("b", 5, 100, 1)]);
+        assert_eq!(
+            h.full(&[("z", 5, 100, 1), ("m", 5, 100, 1), ("Q", 5, 100, 1)]),
+            events(&[
+                ("Q", Verdict::Moved, Some("moved from /collection/a")),
+                ("m", Verdict::Moved, Some("moved from /collection/b")),
+                ("z", Verdict::New, None),
+            ])
+        );
+    }
+
+    /// A missing file is said missing by every audit, since which run, and found again with
+    /// its registered content it is new again, saying so.
+    #[test]
+    fn a_missing_file_is_said_every_audit_until_it_is_back() {
+        let mut h = Harness::new();
+        h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]);
+        assert_eq!(
+            h.full(&[("b", 6, 100, 2)]),
+            events(&[("a", Verdict::Missing, None)])
+        );
+        assert_eq!(
+            h.full(&[("b", 6, 100, 2)]),
+            events(&[("a", Verdict::Missing, Some("missing since run 2"))])
+        );
+        assert_eq!(
+            h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]),
+            events(&[(
+                "a",
+                Verdict::New,
+                Some("back after being missing, with its registered content")
+            )])
+        );
+        assert_eq!(h.row("a").3, "ok");
+    }
+
+    /// With --forget-missing a missing file is said once more, saying it is forgotten, and
+    /// never again.
+    #[test]
+    fn a_forgotten_missing_file_is_said_once() {
+        let mut h = Harness::new();
+        h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2)]);
+        let forget = |a: &mut crate::Audit<'_>| a.forget_missing(true);
+        assert_eq!(
+            h.run(AuditMode::Full, &[("b", 6, 100, 2)], forget),
+            events(&[(
+                "a",
+                Verdict::Missing,
+                Some("forgotten (--forget-missing): not reported again")
+            )])
+        );
+        assert_eq!(h.row("a").3, "removed");
+        assert_eq!(h.full(&[("b", 6, 100, 2)]), events(&[]));
+    }
+
+    /// A metadata-only audit reads nothing: a file whose size or time changed is modified (or,
+    /// where content never changes, corrupt), one not registered is new and stays unregistered,
+    /// one moved is paired by device, inode, size and time.
+    #[test]
+    fn a_metadata_audit_judges_by_size_and_time_alone() {
+        let modified = Some("size or mtime changed (metadata-only audit: content not compared)");
+        let unregistered = Some(
+            "not registered yet (a metadata-only audit reads nothing; the next full audit registers it)",
+        );
+        for fixed in [false, true] {
+            let mut h = Harness::new();
+            h.full(&[("a", 5, 100, 1), ("b", 6, 100, 2), ("c", 7, 100, 3)]);
+            // `b`'s new time; `c` found under the name `d`, its inode (3) the same; `e` new.
+            let found = [
+                ("a", 5, 100, 9),
+                ("b", 6, 200, 2),
+                ("d", 7, 100, 3),
+                ("e", 8, 100, 4),
+            ];
+            let got = h.run(AuditMode::Metadata, &found, |a| a.fixed_content(fixed));
+            let b = if fixed {
+                (
+                    "b",
+                    Verdict::Corrupt,
+                    Some(
+                        "size or mtime changed, and its content never changes (metadata-only audit: content not compared)",
+                    ),
+                )
+            } else {
+                ("b", Verdict::Modified, modified)
+            };
+            let mut want = events(&[b, ("e", Verdict::New, unregistered)]);
+            want.extend(events(&[(
+                "d",
+                Verdict::Moved,
+                Some("moved from /collection/c"),
+            )]));
+            assert_eq!(got, want, "fixed content: {fixed}");
+            assert_eq!(
+                h.row("b").1,
+                100,
+                "nothing is registered from metadata alone"
+            );
+        }
+    }
+}
