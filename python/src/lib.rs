@@ -19,7 +19,7 @@ use trawl_cli::dask::{ClusterPlan, OpenOutputs, RunOutput};
 use trawl_cluster::{ListBudget, Listing, ShardBounds, ShardPart};
 
 pyo3::create_exception!(
-    _native,
+    trawl._native,
     BatchError,
     PyValueError,
     "A map's batch a reducer refused: args are (the map's place in the reduce's input, why)."

@@ -621,6 +621,11 @@ def test_the_cluster_rules_are_rusts_sizes_and_a_refused_batch_names_its_map():
         n.reduce_partition([b"not a batch"])
     assert e.value.args[0] == 0 and "map" not in e.value.args[1]
     assert isinstance(e.value, ValueError)
+    # Pickled as itself (Dask pickles a task's exception, and its context): its class is found
+    # where the package keeps it.
+    import pickle
+
+    assert pickle.loads(pickle.dumps(e.value)).args == e.value.args
 
 
 def test_a_reduce_task_that_refuses_a_batch_fails_with_a_typed_error(monkeypatch):
