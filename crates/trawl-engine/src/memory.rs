@@ -27,7 +27,7 @@ fn anon_now() -> Option<u64> {
 }
 
 /// The peak of the anonymous memory this process held so far: the samples a running scan
-/// took ([`Watch`]) and one taken now. None where `/proc` cannot tell.
+/// took and one taken now. None where `/proc` cannot tell.
 pub fn peak_anon() -> Option<u64> {
     let now = anon_now()?;
     Some(PEAK_ANON.fetch_max(now, Ordering::Relaxed).max(now))
