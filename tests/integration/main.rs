@@ -21,7 +21,6 @@ mod report;
 mod scale;
 mod scan;
 mod serve;
-mod serve_http;
 mod shell;
 mod special_files;
 mod streams;
