@@ -35,6 +35,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from media import free_port, wait_port  # noqa: E402  (one helper for both servers' benches)
 DATA = os.path.join(HERE, "data", "serve")
 
 
@@ -50,24 +52,6 @@ def clip():
                         "-c:a", "aac", "-b:a", "64k", f + ".part.flv"], check=True)
         os.rename(f + ".part.flv", f)
     return f
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listening on {port}")
 
 
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
