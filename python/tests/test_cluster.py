@@ -758,17 +758,19 @@ def test_a_worker_that_dies_once_the_reducers_finished_costs_the_run_nothing(tre
         name = next((str(workers[w]["name"]) for w in sorted(holders) if w in workers), "a")
         _, pid = worker_pid(c, name)
         os.kill(pid, signal.SIGKILL)
-        killed = time.time()
         wait_until(lambda: worker_pid(c, name)[1] not in (None, pid), timeout=60)
     finally:
         c.close()
         if pause.exists():
             pause.rmdir()
+    # Timed from the merge's release, not the kill: the nanny's restart of the killed worker
+    # (up to a minute on a loaded machine) is no part of the run's cost.
+    released = time.time()
     _, err = ended(p, 120, "the run did not end")
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
     # Its shards read again on the other worker, and no more (Dask sees a killed worker go).
-    assert time.time() - killed < 30
+    assert time.time() - released < 30
     assert_same_report(json.load(open(tmp_path / "c.json")), want)
 
 
