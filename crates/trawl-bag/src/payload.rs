@@ -5,6 +5,7 @@
 //! memory.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,8 +101,8 @@ impl Hashed {
 pub(crate) struct Feeder<'f, 'a, T>(&'f mut trawl_scan::Feeder<'a, (String, T)>);
 
 impl<T> Feeder<'_, '_, T> {
-    /// Queues `rel` (a path below the root); false once the engine has stopped.
-    pub(crate) fn send(&mut self, rel: String, with: T) -> bool {
+    /// Queues `rel` (a path below the root); `Break` once the engine has stopped.
+    pub(crate) fn send(&mut self, rel: String, with: T) -> ControlFlow<()> {
         let name = rel.as_bytes().to_vec();
         self.0.send(0, &name, (rel, with))
     }
@@ -266,7 +267,7 @@ mod tests {
             &Stop::new(),
             |f| {
                 for n in ["data/kept/f", "data/sub/f", "data/kept/g", "data/gone/f"] {
-                    f.send(n.to_string(), ());
+                    let _ = f.send(n.to_string(), ());
                 }
             },
             |rel, (), h| {

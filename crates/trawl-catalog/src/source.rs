@@ -176,7 +176,7 @@ impl Source for Local {
             stop,
             move |f| {
                 for e in feed {
-                    if !f.send_entry(e, ()) {
+                    if f.send_entry(e, ()).is_break() {
                         return;
                     }
                 }

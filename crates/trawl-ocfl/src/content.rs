@@ -75,7 +75,7 @@ pub(crate) fn read(
         stop,
         move |feeder| {
             for (rel, i, r) in work {
-                if !feeder.send(0, &rel, (i, r)) {
+                if feeder.send(0, &rel, (i, r)).is_break() {
                     break;
                 }
             }

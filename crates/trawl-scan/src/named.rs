@@ -16,6 +16,7 @@
 //! do not change.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -278,46 +279,49 @@ pub struct Feeder<'a, T> {
 }
 
 impl<T> Feeder<'_, T> {
-    /// Queues `rel` below root `root` (by index); false once the engine has stopped.
-    pub fn send(&mut self, root: usize, rel: &[u8], with: T) -> bool {
+    /// Queues `rel` below root `root` (by index); `Break` once the engine has stopped.
+    pub fn send(&mut self, root: usize, rel: &[u8], with: T) -> ControlFlow<()> {
         if self.stop.is_stopping() {
-            return false;
+            return ControlFlow::Break(());
         }
         let e = self.resolve.entry(root, rel);
         self.queue(e, with)
     }
 
-    /// Queues an entry whose size and identity the caller has already; false once the
+    /// Queues an entry whose size and identity the caller has already; `Break` once the
     /// engine has stopped.
-    pub fn send_entry(&mut self, e: FileEntry, with: T) -> bool {
+    pub fn send_entry(&mut self, e: FileEntry, with: T) -> ControlFlow<()> {
         if self.stop.is_stopping() {
-            return false;
+            return ControlFlow::Break(());
         }
         let e = self.resolve.known(e);
         self.queue(e, with)
     }
 
-    fn queue(&mut self, e: Result<FileEntry, Outcome>, with: T) -> bool {
+    fn queue(&mut self, e: Result<FileEntry, Outcome>, with: T) -> ControlFlow<()> {
         let f = match e {
             Ok(f) => match self.cap {
                 Some(cap) if f.size > cap => {
                     let why = Refusal::OverCap { cap };
                     let path = f.path;
                     lock(self.decided).push((with, Outcome::Refused { path, why }));
-                    return true;
+                    return ControlFlow::Continue(());
                 }
                 _ => f,
             },
             Err(o) => {
                 lock(self.decided).push((with, o));
-                return true;
+                return ControlFlow::Continue(());
             }
         };
         if self.announce {
             self.progress.found(1, f.size);
         }
         lock(self.in_flight).insert(f.path.clone(), with);
-        self.tx.send(f).is_ok()
+        match self.tx.send(f) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        }
     }
 }
 
@@ -451,7 +455,7 @@ mod tests {
             &Stop::new(),
             |f| {
                 for n in names {
-                    f.send(0, n.as_bytes(), n.to_string());
+                    let _ = f.send(0, n.as_bytes(), n.to_string());
                 }
             },
             |name, o| {
@@ -565,7 +569,10 @@ mod tests {
                 answered += 1;
             },
         );
-        assert!(!sent && answered == 0, "refused before it was queued");
+        assert!(
+            sent.is_break() && answered == 0,
+            "refused before it was queued"
+        );
     }
 
     #[test]

@@ -949,12 +949,15 @@ impl Made<'_> {
             cfg,
             progress,
             stop,
-            |feeder| {
-                copied.for_each(|rel, value| {
+            |feeder| -> std::io::Result<()> {
+                let mut records = copied.iter()?;
+                while let Some((rel, value)) = records.next_record()? {
                     let rel = String::from_utf8_lossy(rel).into_owned();
-                    feeder.send(rel, value.to_vec());
-                    Ok::<(), std::io::Error>(())
-                })
+                    if feeder.send(rel, value.to_vec()).is_break() {
+                        break;
+                    }
+                }
+                Ok(())
             },
             |rel, want: Vec<u8>, hashed| {
                 let same = match &hashed {

@@ -1,6 +1,8 @@
 //! The payload manifests' listings merged with the files on disk: what is missing, what is not
 //! listed, what every manifest must agree on, and the files whose digests are to be checked.
 
+use std::ops::ControlFlow;
+
 use trawl_digest::Algorithm;
 use trawl_report::bag::{BagFinding, ToFetch};
 use trawl_scan::{Progress, ScanConfig};
@@ -40,7 +42,7 @@ pub(crate) fn merge(
     bag: &Bag,
     on_disk: &OnDisk,
     spools: &Spools,
-    send: &mut dyn FnMut(String, Group) -> bool,
+    send: &mut dyn FnMut(String, Group) -> ControlFlow<()>,
 ) -> Result<Findings, BagError> {
     let io = spools.err();
     let mut f = Findings::default();
@@ -115,7 +117,7 @@ pub(crate) fn merge(
         else {
             continue;
         };
-        if !send(path, group) {
+        if send(path, group).is_break() {
             return Ok(f);
         }
     }
@@ -125,7 +127,7 @@ pub(crate) fn merge(
     }
     unlisted.finish_into(&mut f.errors);
     for (path, group) in pair_normalized(bag, &mut f) {
-        if !send(path, group) {
+        if send(path, group).is_break() {
             break;
         }
     }
@@ -290,7 +292,7 @@ pub(crate) fn check_payload(
     mut sink: Option<&mut Sink<'_>>,
 ) -> Result<(), BagError> {
     let findings = if fast {
-        merge(bag, on_disk, spools, &mut |_, _| true)?
+        merge(bag, on_disk, spools, &mut |_, _| ControlFlow::Continue(()))?
     } else {
         let mut results: Vec<BagFinding> = Vec::new();
         let mut sink_err: Option<BagError> = None;
