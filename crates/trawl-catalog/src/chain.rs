@@ -377,8 +377,8 @@ mod tests {
     /// modified.
     fn sealed() -> Connection {
         let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(crate::schema::DDL_RUNS).unwrap();
-        c.execute_batch(crate::schema::DDL_FILES).unwrap();
+        c.execute_batch(crate::tables::DDL_RUNS).unwrap();
+        c.execute_batch(crate::tables::DDL_FILES).unwrap();
         c.execute_batch(
             "INSERT INTO meta VALUES ('algorithms', 'sha256');
              INSERT INTO roots VALUES (1, CAST('/r' AS BLOB));

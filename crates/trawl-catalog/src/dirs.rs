@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn ids_are_stable_and_created_once() {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(crate::schema::DDL_FILES).unwrap();
+        conn.execute_batch(crate::tables::DDL_FILES).unwrap();
         let mut ids = DirIds::default();
         let a = ids.id(&conn, 1, b"a/").unwrap();
         let b = ids.id(&conn, 1, b"b/").unwrap();
@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn the_views_give_back_whole_paths_byte_for_byte() {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(crate::schema::DDL_FILES).unwrap();
+        conn.execute_batch(crate::tables::DDL_FILES).unwrap();
         let mut ids = DirIds::default();
         for rel in [&b"a/\xff-latin1"[..], b"top", b"deep/er/x y"] {
             let (d, n) = split(rel);

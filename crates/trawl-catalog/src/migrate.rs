@@ -8,7 +8,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, params_from_iter};
 
 use crate::dirs::{DirIds, split};
-use crate::schema::DDL_FILES;
+use crate::tables::DDL_FILES;
 
 pub(crate) fn from_v1(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
@@ -92,14 +92,10 @@ fn copy(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    /// A catalog that trawl wrote under schema 1 (four sealed runs: see its README).
-    pub(crate) const V1_FIXTURE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/reference/catalog-v1/cat.db"
-    );
+    use crate::tables::V1_FIXTURE;
 
     /// The chain head `trawl catalog verify` printed for the fixture under schema 1.
     const V1_HEAD: &str = "3f79f2776ea13cb30e4675bd4b6626835f3f62eef171bca5c88a67425bbef8af";
@@ -152,9 +148,9 @@ pub(crate) mod tests {
             .unwrap();
         assert_eq!(version, 2);
         assert!(
-            crate::schema::foreign_objects(&c, 2).unwrap().is_empty(),
+            crate::tables::foreign_objects(&c, 2).unwrap().is_empty(),
             "{:?}",
-            crate::schema::foreign_objects(&c, 2)
+            crate::tables::foreign_objects(&c, 2)
         );
         assert_eq!(
             rows(

@@ -1,6 +1,7 @@
 //! Where an audit's walk and reads are done: [`Local`] on this machine (the scan engine), or
 //! any other [`Source`] (a cluster's workers), the catalog staying with the caller either way.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crossbeam_channel::{Receiver, bounded};
@@ -80,14 +81,14 @@ pub enum SourceError {
 
 /// The walk and the reads of an audit.
 pub trait Source {
-    /// Walks `roots` as `opts` says, handing each item to `item` as it comes; stops at the
-    /// first error `item` returns, or when `stop` is set.
+    /// Walks `roots` as `opts` says, handing each item to `item` as it comes; stops when `item`
+    /// breaks (the walk then returns the error the break carries), or when `stop` is set.
     fn walk(
         &mut self,
         roots: &[PathBuf],
         opts: &WalkOptions,
         stop: &Stop,
-        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+        item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
     ) -> Result<(), SourceError>;
 
     /// Whether every file this source lists is content that never changes (an OCFL storage
@@ -132,14 +133,16 @@ impl Source for Local {
         roots: &[PathBuf],
         opts: &WalkOptions,
         stop: &Stop,
-        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+        item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
     ) -> Result<(), SourceError> {
         let (tx, rx) = bounded::<WalkItem>(16 * 1024);
         std::thread::scope(|s| {
             s.spawn(move || trawl_walk::walk(roots, opts, &tx, stop, &|_| {}));
-            // Dropping the receiver on an error ends the walk at its next send.
+            // Dropping the receiver on a break ends the walk at its next send.
             for it in rx {
-                item(it)?;
+                if let ControlFlow::Break(e) = item(it) {
+                    return Err(e.into());
+                }
             }
             Ok(())
         })
@@ -216,6 +219,31 @@ impl Source for Local {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A callback that breaks ends the walk: nothing more is handed to it, and the walk
+    /// returns the error the break carries.
+    #[test]
+    fn a_break_ends_the_walk_with_the_error_it_carries() {
+        let t = tempfile::tempdir().unwrap();
+        for i in 0..64 {
+            std::fs::write(t.path().join(format!("f{i}")), b"x").unwrap();
+        }
+        let roots = vec![t.path().to_path_buf()];
+        let mut seen = 0;
+        let walked = Local.walk(&roots, &WalkOptions::default(), &Stop::new(), &mut |_| {
+            seen += 1;
+            ControlFlow::Break(CatalogError::Missing {
+                path: "cat.db".into(),
+            })
+        });
+        assert_eq!(seen, 1);
+        match walked {
+            Err(SourceError::Catalog(CatalogError::Missing { path })) => {
+                assert_eq!(path, Path::new("cat.db"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     /// A directory swapped for a link to elsewhere between the walk and the read: the read
     /// refuses it, and reads nothing outside the root.

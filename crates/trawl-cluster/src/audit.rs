@@ -3,6 +3,7 @@
 //! [`Worker`] lists directories and reads shards there; what crosses the wire between them is
 //! encoded here (postcard: compact, and names go as bytes, whatever their encoding).
 
+use std::ops::ControlFlow;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -116,11 +117,11 @@ fn wire_error(what: &str, e: postcard::Error) -> SourceError {
 /// Hands each item of a listing task's result to `item`.
 pub(crate) fn take_listing(
     b: &[u8],
-    item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+    item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
 ) -> Result<(), SourceError> {
     let items: Vec<WireItem> = postcard::from_bytes(b).map_err(|e| wire_error("a listing", e))?;
     for it in items {
-        item(match it {
+        let flow = item(match it {
             WireItem::File {
                 root,
                 path: p,
@@ -183,7 +184,10 @@ pub(crate) fn take_listing(
                     (None, h) => Why::Holds(path(h.unwrap_or_default()).into_os_string()),
                 },
             }),
-        })?;
+        });
+        if let ControlFlow::Break(e) = flow {
+            return Err(e.into());
+        }
     }
     Ok(())
 }
@@ -282,7 +286,7 @@ impl<R: Remote> Source for RemoteSource<R> {
         roots: &[PathBuf],
         opts: &WalkOptions,
         stop: &Stop,
-        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+        item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
     ) -> Result<(), SourceError> {
         let spec = WalkSpec {
             roots: roots.iter().map(|r| bytes(r)).collect(),
@@ -660,7 +664,7 @@ mod tests {
                     x.why.holds()
                 ),
             });
-            Ok(())
+            ControlFlow::Continue(())
         })
         .unwrap();
         got.sort();

@@ -41,7 +41,7 @@ pub mod wire {
         let mut n = 0;
         crate::audit::take_listing(b, &mut |_| {
             n += 1;
-            Ok(())
+            std::ops::ControlFlow::Continue(())
         })
         .map_err(|e| e.to_string())?;
         Ok(n)

@@ -509,8 +509,10 @@ impl Source for OcflSource {
         roots: &[PathBuf],
         _opts: &WalkOptions,
         stop: &Stop,
-        item: &mut dyn FnMut(WalkItem) -> Result<(), CatalogError>,
+        item: &mut dyn FnMut(WalkItem) -> std::ops::ControlFlow<CatalogError>,
     ) -> Result<(), SourceError> {
+        // The walk's helpers stop at an `Err`: a break's error, carried as one.
+        let item = &mut |it| item(it).break_value().map_or(Ok(()), Err);
         self.objects = vec![HashSet::new(); roots.len()];
         self.inventory_algorithms.clear();
         self.last = None;

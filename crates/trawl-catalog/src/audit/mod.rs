@@ -38,6 +38,7 @@ use crate::{Catalog, CatalogError, Result, chain, now_secs};
 
 pub use crate::summary::RunSummary;
 pub use crate::verdict::{AuditMode, Verdict};
+pub(crate) use plan::Planner;
 pub use plan::{PlanFilter, Planned};
 
 /// One audit run being recorded: the files it walks and reads go into the catalog as they come.
@@ -461,9 +462,9 @@ pub(super) fn root_index(
     roots
         .iter()
         .position(|(i, _)| *i == rid)
-        .ok_or_else(|| crate::CatalogError::Invalid {
+        .ok_or_else(|| crate::CatalogError::UnknownRoot {
             path: catalog.to_path_buf(),
-            msg: format!("a row names root {rid}, which is not one of this audit's roots"),
+            root: rid,
         })
 }
 
@@ -566,9 +567,13 @@ mod tests {
         let roots = vec![(3, "/a".into()), (7, "/b".into())];
         let cat = std::path::Path::new("cat.db");
         assert_eq!(root_index(&roots, 7, cat).unwrap(), 1);
-        let e = root_index(&roots, 5, cat).unwrap_err().to_string();
+        let e = root_index(&roots, 5, cat).unwrap_err();
+        assert!(
+            matches!(&e, CatalogError::UnknownRoot { path, root: 5 } if path == cat),
+            "{e}"
+        );
         assert_eq!(
-            e,
+            e.to_string(),
             "cat.db: a row names root 5, which is not one of this audit's roots"
         );
     }

@@ -1,6 +1,7 @@
 //! What an audit reads and in which order: new and changed files first, then the least
 //! recently verified, within the filter's age.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use rusqlite::params;
@@ -63,7 +64,7 @@ impl Audit<'_> {
 
     /// Streams the plan to `f`, in reading order (new and changed files first, then the least
     /// recently verified), from a second connection so that this one can write meanwhile.
-    /// Stops when `f` returns false.
+    /// Stops when `f` breaks.
     pub fn planner(&mut self, filter: PlanFilter) -> Result<Planner> {
         self.commit()?;
         let conn = rusqlite::Connection::open_with_flags(
@@ -101,7 +102,8 @@ pub struct Planner {
 }
 
 impl Planner {
-    pub fn run(self, f: &mut dyn FnMut(Planned) -> bool) -> Result<()> {
+    /// Hands each planned file to `f`, in reading order, until the plan ends or `f` breaks.
+    pub fn run(self, f: &mut dyn FnMut(Planned) -> ControlFlow<()>) -> Result<()> {
         use std::os::unix::ffi::OsStrExt;
         let sql = format!(
             "SELECT d.root, CAST(d.path || w.name AS BLOB), w.size, w.dev, w.ino {PLAN_FROM}
@@ -125,7 +127,7 @@ impl Planner {
                 dev: r.get::<_, i64>(3).map_err(e)? as u64,
                 ino: r.get::<_, i64>(4).map_err(e)? as u64,
             };
-            if !f(p) {
+            if f(p).is_break() {
                 break;
             }
         }

@@ -3,26 +3,29 @@
 //! missing and moved files settled, the run sealed. What a caller sees on the way comes as
 //! [`Notice`]s; what it gets at the end is an [`AuditOutcome`].
 //!
-//! Three stop tokens nest: the caller's (a signal), the engine's (also stopped by a catalog
-//! error, so that the caller's run does not look interrupted) and the feed's (also stopped when
-//! the budget is spent: no file is started after it, and the reads under way finish).
+//! The run's parts, one module each: [`walk`] (the walk into the catalog) and [`reads`] (the
+//! reads within the budget, under the caller's stop token: a signal); here the run itself.
+
+mod reads;
+mod walk;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::bounded;
 use trawl_digest::Algorithm;
 use trawl_report::exclude::{ExcludedJson, ExcludedTally};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::{Reason, Stop};
-use trawl_walk::{ExcludedKind, FileEntry, SkipKind, WalkItem};
+use trawl_walk::SkipKind;
 
-use crate::audit::PlanFilter;
-use crate::source::{Local, ReadPlan, ReadResult, Source, SourceError};
+use crate::audit::Audit;
+use crate::source::{Local, Source};
 use crate::summary::RunSummary;
-use crate::verdict::{AuditMode, Verdict};
+use crate::verdict::AuditMode;
 use crate::{Catalog, CatalogError};
+use reads::Reads;
+use walk::{Own, Walk};
 
 /// What an audit does, apart from where its catalog is.
 #[derive(Debug, Clone)]
@@ -240,32 +243,13 @@ pub fn audit_with(
     notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<AuditOutcome, AuditError> {
     let algorithms = choose_algorithms(cat, opts)?;
-    // The catalog's files are left out by identity and by name: a walk done on another host
-    // may see other device numbers for the same files.
-    let mut own = cat.own_files();
-    let own_paths = cat.own_paths();
-    own.extend(opts.exclude.iter().copied());
+    let own = Own::of(cat, &opts.exclude);
     let registered: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, p)| p).collect();
     let (roots, exclude) = place_roots(&opts.scan.roots, &registered, notice);
-    let mut scan = opts.scan.clone();
-    scan.roots = roots.clone();
-    scan.walk.exclude.extend(exclude);
-    let opts = &AuditOptions {
-        scan,
-        ..opts.clone()
-    };
+    let opts = &placed(opts, &roots, exclude);
     let start = Instant::now();
     let registration = cat.files_under(&roots)? == 0;
-    let mut audit = cat.begin_audit(
-        &roots,
-        opts.mode,
-        &algorithms,
-        &opts.invocation,
-        opts.temp_dir.as_deref(),
-    )?;
-    audit.forget_missing(opts.forget_missing);
-    audit.fixed_content(source.fixed());
-    audit.excluding(opts.scan.walk.excluding.clone());
+    let mut audit = begin(cat, opts, &roots, &algorithms, source.fixed())?;
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });
     }
@@ -273,23 +257,15 @@ pub fn audit_with(
     let mut excluded = ExcludedTally::default();
 
     // 1. The walk, into the catalog's walk table.
-    let mine = |f: &FileEntry| {
-        own.contains(&(f.dev, f.ino))
-            || own_paths
-                .iter()
-                .any(|p| p.as_os_str() == f.path.as_os_str())
+    let walk = Walk {
+        audit: &mut audit,
+        roots: &roots,
+        own: &own,
+        notice: &mut *notice,
+        trouble: &mut trouble,
+        excluded: &mut excluded,
     };
-    let walked = walk(
-        &mut audit,
-        source,
-        &roots,
-        &opts.scan,
-        &mine,
-        stop,
-        notice,
-        (&mut trouble, &mut excluded),
-    );
-    if let Err(e) = walked {
+    if let Err(e) = walk.run(source, &opts.scan, stop) {
         return Err(e.after(audit));
     }
     if let Some(r) = stop.reason() {
@@ -317,15 +293,7 @@ pub fn audit_with(
     }
 
     // 3. Missing and moved, then the seal.
-    audit.settle(!budget_spent)?;
-    let registered_excluded = audit.left_out();
-    let status = if budget_spent { "partial" } else { "complete" };
-    let summary = audit.seal(status)?;
-    let rules = &opts.scan.walk.excluding;
-    let excluded = (!rules.is_empty()).then(|| ExcludedJson {
-        registered: Some(registered_excluded),
-        ..excluded.finish(rules.patterns(), &rules.if_present_bytes())
-    });
+    let (summary, excluded) = settle(audit, opts, excluded, budget_spent)?;
     Ok(AuditOutcome::Finished(Box::new(AuditReport {
         summary,
         algorithms,
@@ -336,6 +304,60 @@ pub fn audit_with(
         roots,
         excluded,
     })))
+}
+
+/// The options with the roots placed: `roots` audited, `exclude` (registered roots inside
+/// them, audited as themselves) left out of their walks.
+fn placed(opts: &AuditOptions, roots: &[PathBuf], exclude: Vec<PathBuf>) -> AuditOptions {
+    let mut scan = opts.scan.clone();
+    scan.roots = roots.to_vec();
+    scan.walk.exclude.extend(exclude);
+    AuditOptions {
+        scan,
+        ..opts.clone()
+    }
+}
+
+/// Starts (or resumes) the run of `roots` in `cat`, set up as `opts` says; `fixed`: the
+/// source's content never changes.
+fn begin<'c>(
+    cat: &'c mut Catalog,
+    opts: &AuditOptions,
+    roots: &[PathBuf],
+    algorithms: &[Algorithm],
+    fixed: bool,
+) -> Result<Audit<'c>, CatalogError> {
+    let mut audit = cat.begin_audit(
+        roots,
+        opts.mode,
+        algorithms,
+        &opts.invocation,
+        opts.temp_dir.as_deref(),
+    )?;
+    audit.forget_missing(opts.forget_missing);
+    audit.fixed_content(fixed);
+    audit.excluding(opts.scan.walk.excluding.clone());
+    Ok(audit)
+}
+
+/// Settles missing and moved files (all of them unless the budget cut the reads short) and
+/// seals the run: its figures, and what the user's rules left out (None: no rule was given).
+fn settle(
+    mut audit: Audit<'_>,
+    opts: &AuditOptions,
+    excluded: ExcludedTally,
+    budget_spent: bool,
+) -> Result<(RunSummary, Option<ExcludedJson>), CatalogError> {
+    audit.settle(!budget_spent)?;
+    let registered_excluded = audit.left_out();
+    let status = if budget_spent { "partial" } else { "complete" };
+    let summary = audit.seal(status)?;
+    let rules = &opts.scan.walk.excluding;
+    let excluded = (!rules.is_empty()).then(|| ExcludedJson {
+        registered: Some(registered_excluded),
+        ..excluded.finish(rules.patterns(), &rules.if_present_bytes())
+    });
+    Ok((summary, excluded))
 }
 
 /// The algorithms of this run: the catalog's, or those asked for a new catalog (SHA-256 by
@@ -373,80 +395,6 @@ fn choose_algorithms(cat: &Catalog, opts: &AuditOptions) -> Result<Vec<Algorithm
     })
 }
 
-/// The walk, into the catalog's walk table; files `mine` says are the catalog's own are left
-/// out. A listing that failed is recorded and makes `trouble`; what the user's rules left out
-/// is recorded (so that none of it is called missing) and counted in `excluded`.
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    audit: &mut crate::audit::Audit<'_>,
-    source: &mut dyn Source,
-    roots: &[PathBuf],
-    scan: &ScanConfig,
-    mine: &dyn Fn(&FileEntry) -> bool,
-    stop: &Stop,
-    notice: &mut dyn FnMut(Notice<'_>),
-    (trouble, excluded): (&mut bool, &mut ExcludedTally),
-) -> Result<(), Step> {
-    let walked = source.walk(roots, &scan.walk, stop, &mut |item| {
-        match item {
-            WalkItem::File(f) => {
-                if mine(&f) {
-                    return Ok(());
-                }
-                let r = rel(&f.path, &roots[f.root]);
-                audit.walk_file(f.root, r, f.size, f.mtime_ns, f.dev, f.ino)?;
-            }
-            WalkItem::Skipped { path, kind } => {
-                let Some(root) = root_of(roots, &path) else {
-                    return Ok(());
-                };
-                if kind != SkipKind::Symlink {
-                    notice(Notice::Skipped { path: &path, kind });
-                }
-                let k = if kind == SkipKind::Symlink {
-                    "symlink"
-                } else {
-                    "special"
-                };
-                audit.walk_other(root, rel(&path, &roots[root]), k)?;
-            }
-            WalkItem::Error(e) => {
-                *trouble = true;
-                notice(Notice::Failed(&e));
-                if let Some(p) = e.path()
-                    && let Some(root) = root_of(roots, p)
-                {
-                    let r = rel(p, &roots[root]);
-                    audit.walk_other(root, r, "dirfail")?;
-                    audit.record_unreadable(root, r, &e.to_string())?;
-                }
-            }
-            WalkItem::Excluded(x) => {
-                let root = x.root;
-                if root >= roots.len() {
-                    return Ok(());
-                }
-                let directory = x.kind == ExcludedKind::Directory;
-                audit.walk_excluded(root, rel(&x.path, &roots[root]), directory)?;
-                excluded.add(
-                    &x.path,
-                    x.kind.name(),
-                    x.size,
-                    x.why.pattern(),
-                    x.why.holds(),
-                );
-            }
-        }
-        Ok(())
-    });
-    match walked {
-        Ok(()) => {}
-        Err(SourceError::Catalog(e)) => return Err(Step::Fail(e.into())),
-        Err(SourceError::Failed(why)) => return Err(Step::Interrupt(AuditError::Source(why))),
-    }
-    Ok(())
-}
-
 /// Why a step of an audit ended it: the run marked interrupted first, or not.
 enum Step {
     Interrupt(AuditError),
@@ -469,161 +417,5 @@ impl Step {
             }
             Step::Fail(e) => e,
         }
-    }
-}
-
-/// The reads of an audit: what they are of.
-struct Reads<'a> {
-    opts: &'a AuditOptions,
-    algorithms: &'a [Algorithm],
-    roots: &'a [PathBuf],
-    start: Instant,
-}
-
-impl Reads<'_> {
-    /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
-    /// recording each; whether the budget ended them.
-    ///
-    /// Long on purpose: the planner's feeder thread and the reads share one scope, one bounded
-    /// channel and two stop tokens, whose order of release is the point (see the comments).
-    fn run(
-        &self,
-        audit: &mut crate::audit::Audit<'_>,
-        source: &mut dyn Source,
-        progress: &dyn Progress,
-        stop: &Stop,
-        notice: &mut dyn FnMut(Notice<'_>),
-        trouble: &mut bool,
-    ) -> Result<bool, Step> {
-        let (opts, algorithms, roots, start) = (self.opts, self.algorithms, self.roots, self.start);
-        let filter = PlanFilter {
-            verified_before: opts
-                .older_than
-                // An age past any time there is: nothing registered is older.
-                .map(|d| {
-                    crate::now_secs().saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-                }),
-        };
-        let (n, bytes, _deferred) = audit.plan_totals(filter)?;
-        let bytes = opts.max_bytes.map_or(bytes, |m| bytes.min(m));
-        progress.found(n, bytes);
-        progress.walk_done();
-        let planner = audit.planner(filter)?;
-        let engine = stop.child();
-        let feed = engine.child();
-        let (ftx, frx) = bounded::<FileEntry>(1024);
-        let mut db_error: Option<CatalogError> = None;
-        let mut source_error: Option<String> = None;
-        std::thread::scope(|s| {
-            let feed = &feed;
-            let (max_bytes, max_time) = (opts.max_bytes, opts.max_time);
-            let feeder = s.spawn(move || {
-                let mut sent = 0u64;
-                let r = planner.run(&mut |p| {
-                    if feed.is_stopping() {
-                        return false;
-                    }
-                    if max_bytes.is_some_and(|m| sent >= m)
-                        || max_time.is_some_and(|t| start.elapsed() >= t)
-                    {
-                        feed.request(Reason::Budget);
-                        return false;
-                    }
-                    sent += p.size;
-                    let entry = FileEntry {
-                        dir: None,
-                        path: p.path,
-                        root: p.root,
-                        size: p.size,
-                        dev: p.dev,
-                        ino: p.ino,
-                        mtime_ns: 0,
-                        open: None,
-                    };
-                    ftx.send(entry).is_ok()
-                });
-                drop(ftx);
-                r
-            });
-            let plan = ReadPlan {
-                cfg: &opts.scan,
-                algorithms,
-                feed: frx,
-                roots,
-                files: n,
-                bytes,
-            };
-            let read = source.read(plan, progress, &engine, &mut |found| {
-                if db_error.is_some() {
-                    return;
-                }
-                let r = match found {
-                    ReadResult::Read {
-                        root,
-                        path,
-                        size,
-                        mtime_ns,
-                        dev,
-                        ino,
-                        digests,
-                        expected,
-                    } => audit
-                        .record_read(
-                            root,
-                            rel(path, &roots[root]),
-                            (size, mtime_ns, dev, ino),
-                            digests,
-                            expected,
-                        )
-                        .map(|(v, detail)| {
-                            if v == Verdict::Corrupt {
-                                notice(Notice::Corrupt {
-                                    path,
-                                    detail: detail.as_deref().unwrap_or_default(),
-                                });
-                            }
-                        }),
-                    ReadResult::Gone { path } => match root_of(roots, path) {
-                        Some(i) => audit.record_gone(i, rel(path, &roots[i])),
-                        None => Ok(()),
-                    },
-                    ReadResult::Failed { path, error } => {
-                        *trouble = true;
-                        notice(Notice::Failed(error));
-                        match path.and_then(|p| root_of(roots, p).map(|i| (p, i))) {
-                            Some((p, i)) => {
-                                audit.record_unreadable(i, rel(p, &roots[i]), &error.to_string())
-                            }
-                            None => Ok(()),
-                        }
-                    }
-                };
-                if let Err(e) = r {
-                    db_error = Some(e);
-                    engine.request(Reason::Failed);
-                }
-            });
-            match read {
-                Ok(()) => {}
-                Err(SourceError::Catalog(e)) => db_error = db_error.take().or(Some(e)),
-                Err(SourceError::Failed(why)) => source_error = Some(why),
-            }
-            // The reads have stopped: release a feeder blocked on a full channel.
-            feed.request(Reason::Failed);
-            match feeder.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) if db_error.is_none() => db_error = Some(e),
-                Ok(Err(_)) => {}
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        });
-        let budget_spent = feed.own_reason() == Some(Reason::Budget);
-        if let Some(e) = db_error {
-            return Err(Step::Interrupt(AuditError::Stopped { source: e }));
-        }
-        if let Some(why) = source_error {
-            return Err(Step::Interrupt(AuditError::Source(why)));
-        }
-        Ok(budget_spent)
     }
 }

@@ -1,0 +1,224 @@
+//! An audit's reads: the plan fed to the source by a feeder thread within the budget, and a
+//! verdict recorded for each file as its read comes back.
+//!
+//! Two stop tokens nest under the caller's: the engine's (also stopped by a catalog error, so
+//! that the caller's run does not look interrupted) and the feed's (also stopped when the
+//! budget is spent: no file is started after it, and the reads under way finish).
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Sender, bounded};
+use trawl_digest::Algorithm;
+use trawl_scan::Progress;
+use trawl_stop::{Reason, Stop};
+use trawl_walk::FileEntry;
+
+use super::{AuditError, AuditOptions, Notice, Step, rel, root_of};
+use crate::CatalogError;
+use crate::audit::{Audit, PlanFilter, Planner};
+use crate::source::{ReadPlan, ReadResult, Source, SourceError};
+use crate::verdict::Verdict;
+
+/// The reads of an audit: what they are of.
+pub(super) struct Reads<'a> {
+    pub(super) opts: &'a AuditOptions,
+    pub(super) algorithms: &'a [Algorithm],
+    pub(super) roots: &'a [PathBuf],
+    pub(super) start: Instant,
+}
+
+/// The budget the feeder keeps: no file is started after this many bytes, or this long after
+/// the audit's start.
+#[derive(Clone, Copy)]
+struct Budget {
+    max_bytes: Option<u64>,
+    max_time: Option<Duration>,
+    start: Instant,
+}
+
+impl Budget {
+    /// Whether it is spent, `sent` bytes having been started.
+    fn spent(&self, sent: u64) -> bool {
+        self.max_bytes.is_some_and(|m| sent >= m)
+            || self.max_time.is_some_and(|t| self.start.elapsed() >= t)
+    }
+}
+
+/// Streams the plan into the reads' channel until it ends, `feed` is stopped, the reads hang
+/// up, or the budget is spent (`feed` then stopped for the budget).
+fn feed(
+    planner: Planner,
+    budget: Budget,
+    feed: &Stop,
+    ftx: Sender<FileEntry>,
+) -> Result<(), CatalogError> {
+    let mut sent = 0u64;
+    planner.run(&mut |p| {
+        if feed.is_stopping() {
+            return ControlFlow::Break(());
+        }
+        if budget.spent(sent) {
+            feed.request(Reason::Budget);
+            return ControlFlow::Break(());
+        }
+        sent += p.size;
+        let entry = FileEntry {
+            dir: None,
+            path: p.path,
+            root: p.root,
+            size: p.size,
+            dev: p.dev,
+            ino: p.ino,
+            mtime_ns: 0,
+            open: None,
+        };
+        match ftx.send(entry) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        }
+    })
+}
+
+impl Reads<'_> {
+    /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
+    /// recording each; whether the budget ended them.
+    ///
+    /// The planner's feeder thread and the reads share one scope, one bounded channel and two
+    /// stop tokens, whose order of release is the point (see the comments).
+    pub(super) fn run(
+        &self,
+        audit: &mut Audit<'_>,
+        source: &mut dyn Source,
+        progress: &dyn Progress,
+        stop: &Stop,
+        notice: &mut dyn FnMut(Notice<'_>),
+        trouble: &mut bool,
+    ) -> Result<bool, Step> {
+        let filter = self.filter();
+        let (n, bytes, _deferred) = audit.plan_totals(filter)?;
+        let bytes = self.opts.max_bytes.map_or(bytes, |m| bytes.min(m));
+        progress.found(n, bytes);
+        progress.walk_done();
+        let planner = audit.planner(filter)?;
+        let engine = stop.child();
+        let feed_stop = engine.child();
+        let (ftx, frx) = bounded::<FileEntry>(1024);
+        let mut db_error: Option<CatalogError> = None;
+        let mut source_error: Option<String> = None;
+        std::thread::scope(|s| {
+            let budget = self.budget();
+            let feed_stop = &feed_stop;
+            let feeder = s.spawn(move || feed(planner, budget, feed_stop, ftx));
+            let plan = ReadPlan {
+                cfg: &self.opts.scan,
+                algorithms: self.algorithms,
+                feed: frx,
+                roots: self.roots,
+                files: n,
+                bytes,
+            };
+            let read = source.read(plan, progress, &engine, &mut |found| {
+                if db_error.is_some() {
+                    return;
+                }
+                if let Err(e) = self.record(audit, found, notice, trouble) {
+                    db_error = Some(e);
+                    engine.request(Reason::Failed);
+                }
+            });
+            match read {
+                Ok(()) => {}
+                Err(SourceError::Catalog(e)) => db_error = db_error.take().or(Some(e)),
+                Err(SourceError::Failed(why)) => source_error = Some(why),
+            }
+            // The reads have stopped: release a feeder blocked on a full channel.
+            feed_stop.request(Reason::Failed);
+            match feeder.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if db_error.is_none() => db_error = Some(e),
+                Ok(Err(_)) => {}
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        });
+        let budget_spent = feed_stop.own_reason() == Some(Reason::Budget);
+        if let Some(e) = db_error {
+            return Err(Step::Interrupt(AuditError::Stopped { source: e }));
+        }
+        if let Some(why) = source_error {
+            return Err(Step::Interrupt(AuditError::Source(why)));
+        }
+        Ok(budget_spent)
+    }
+
+    /// Which registered, unchanged files to read: those not verified within `--older-than`.
+    fn filter(&self) -> PlanFilter {
+        PlanFilter {
+            verified_before: self
+                .opts
+                .older_than
+                // An age past any time there is: nothing registered is older.
+                .map(|d| {
+                    crate::now_secs().saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                }),
+        }
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            max_bytes: self.opts.max_bytes,
+            max_time: self.opts.max_time,
+            start: self.start,
+        }
+    }
+
+    /// Records what one read found: its verdict (a corrupt file named), a file gone since the
+    /// walk, or a read that failed (named, and making `trouble`).
+    fn record(
+        &self,
+        audit: &mut Audit<'_>,
+        found: ReadResult<'_>,
+        notice: &mut dyn FnMut(Notice<'_>),
+        trouble: &mut bool,
+    ) -> Result<(), CatalogError> {
+        let roots = self.roots;
+        match found {
+            ReadResult::Read {
+                root,
+                path,
+                size,
+                mtime_ns,
+                dev,
+                ino,
+                digests,
+                expected,
+            } => {
+                let meta = (size, mtime_ns, dev, ino);
+                let r = rel(path, &roots[root]);
+                let (v, detail) = audit.record_read(root, r, meta, digests, expected)?;
+                if v == Verdict::Corrupt {
+                    notice(Notice::Corrupt {
+                        path,
+                        detail: detail.as_deref().unwrap_or_default(),
+                    });
+                }
+                Ok(())
+            }
+            ReadResult::Gone { path } => match root_of(roots, path) {
+                Some(i) => audit.record_gone(i, rel(path, &roots[i])),
+                None => Ok(()),
+            },
+            ReadResult::Failed { path, error } => {
+                *trouble = true;
+                notice(Notice::Failed(error));
+                match path.and_then(|p| root_of(roots, p).map(|i| (p, i))) {
+                    Some((p, i)) => {
+                        audit.record_unreadable(i, rel(p, &roots[i]), &error.to_string())
+                    }
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
