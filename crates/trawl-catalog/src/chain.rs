@@ -240,53 +240,63 @@ pub struct ChainReport {
     pub integrity: Vec<String>,
 }
 
+/// What SQLite's `integrity_check` says of the file: `ok`, or each problem it found (a file
+/// too malformed to check is one problem).
 fn integrity_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare("PRAGMA integrity_check")?;
-    st.query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<_>>()
-}
-
-pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
-    let mut rep = ChainReport::default();
-    // A malformed file first: its rows cannot be trusted to say anything about the chain.
-    let problems: Vec<String> = match integrity_check(conn) {
-        Ok(p) => p,
+    let checked = conn.prepare("PRAGMA integrity_check").and_then(|mut st| {
+        st.query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<_>>()
+    });
+    match checked {
         Err(rusqlite::Error::SqliteFailure(f, msg))
             if f.code == rusqlite::ErrorCode::DatabaseCorrupt =>
         {
-            vec![msg.unwrap_or_else(|| "database disk image is malformed".into())]
+            Ok(vec![msg.unwrap_or_else(|| {
+                "database disk image is malformed".into()
+            })])
         }
-        Err(e) => return Err(e),
-    };
+        other => other,
+    }
+}
+
+/// A run's row as the chain reads it: its id and its four digests (None: not sealed).
+type SealRow = (
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+);
+
+/// Every run's row, in order.
+fn seal_rows(conn: &Connection) -> rusqlite::Result<Vec<SealRow>> {
+    let mut st = conn.prepare(
+        "SELECT id, events_digest, state_digest, prev_digest, chain_digest FROM runs ORDER BY id",
+    )?;
+    // A row reads straight into a tuple of its columns (rusqlite's `TryFrom<&Row>`).
+    st.query_map([], |r| SealRow::try_from(r))?
+        .collect::<rusqlite::Result<_>>()
+}
+
+/// Checks the catalog's chain: the file's integrity first, then each run's seal in order, the
+/// newest sealed run's also against the file table as it is now (when no run came after it).
+pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
+    let mut rep = ChainReport::default();
+    // A malformed file first: its rows cannot be trusted to say anything about the chain.
+    let problems = integrity_check(conn)?;
     if problems.iter().any(|p| p != "ok") {
         rep.integrity = problems;
         return Ok(rep);
     }
-    type Row = (
-        i64,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-    );
-    let runs: Vec<Row> = {
-        let mut st = conn.prepare(
-            "SELECT id, events_digest, state_digest, prev_digest, chain_digest FROM runs ORDER BY id",
-        )?;
-        // A row reads straight into a tuple of its columns (rusqlite's `TryFrom<&Row>`).
-        st.query_map([], |r| Row::try_from(r))?
-            .collect::<rusqlite::Result<_>>()?
-    };
+    let runs = seal_rows(conn)?;
     let mut prev = vec![0u8; 32];
     let last_sealed = runs.iter().rev().find(|r| r.4.is_some()).map(|r| r.0);
     let newest = runs.last().map(|r| r.0);
     for (expected_id, (id, ev, st, pv, ch)) in (1i64..).zip(&runs) {
         let id = *id;
         if id != expected_id {
-            rep.broken = Some((
-                id,
-                format!("runs {expected_id} to {} have been removed", id - 1),
-            ));
+            let why = format!("runs {expected_id} to {} have been removed", id - 1);
+            rep.broken = Some((id, why));
             return Ok(rep);
         }
         let (Some(ev), Some(st), Some(pv), Some(ch)) = (ev, st, pv, ch) else {
@@ -297,41 +307,9 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
             rep.unsealed.push(id);
             continue;
         };
-        if *pv != prev {
-            rep.broken = Some((
-                id,
-                "it does not follow the run before it: a run was removed or altered".into(),
-            ));
-            return Ok(rep);
-        }
-        if events_digest(conn, id)? != *ev {
-            rep.broken = Some((
-                id,
-                "its events were altered after it was sealed (added, removed or edited)".into(),
-            ));
-            return Ok(rep);
-        }
-        let version = if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
-            SealVersion::V2
-        } else if chain_digest(conn, SealVersion::V1, id, pv, ev, st)? == *ch {
-            SealVersion::V1
-        } else {
-            rep.broken = Some((
-                id,
-                "its record (status, times, counts or options) was altered after it was sealed"
-                    .into(),
-            ));
-            return Ok(rep);
-        };
-        if Some(id) == last_sealed
-            && newest == last_sealed
-            && state_digest_of(conn, version)? != *st
-        {
-            rep.broken = Some((
-                id,
-                "the file table, roots or settings were altered after this run sealed it (registered digests, sizes, inodes, states or algorithms differ)"
-                    .into(),
-            ));
+        let newest_seal = Some(id) == last_sealed && newest == last_sealed;
+        if let Some(why) = check_seal(conn, id, (ev, st, pv, ch), &prev, newest_seal)? {
+            rep.broken = Some((id, why.into()));
             return Ok(rep);
         }
         prev = ch.clone();
@@ -339,6 +317,43 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<ChainReport> {
         rep.head = Some((id, ch.clone()));
     }
     Ok(rep)
+}
+
+/// What is wrong with sealed run `id`'s seal (its events, state, previous and chain digests),
+/// `prev` the chain digest of the run before it; None: nothing. The newest seal, with no run
+/// after it, is held to the file table too.
+fn check_seal(
+    conn: &Connection,
+    id: i64,
+    (ev, st, pv, ch): (&Vec<u8>, &Vec<u8>, &Vec<u8>, &Vec<u8>),
+    prev: &[u8],
+    newest_seal: bool,
+) -> rusqlite::Result<Option<&'static str>> {
+    if pv.as_slice() != prev {
+        return Ok(Some(
+            "it does not follow the run before it: a run was removed or altered",
+        ));
+    }
+    if events_digest(conn, id)? != *ev {
+        return Ok(Some(
+            "its events were altered after it was sealed (added, removed or edited)",
+        ));
+    }
+    let version = if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
+        SealVersion::V2
+    } else if chain_digest(conn, SealVersion::V1, id, pv, ev, st)? == *ch {
+        SealVersion::V1
+    } else {
+        return Ok(Some(
+            "its record (status, times, counts or options) was altered after it was sealed",
+        ));
+    };
+    if newest_seal && state_digest_of(conn, version)? != *st {
+        return Ok(Some(
+            "the file table, roots or settings were altered after this run sealed it (registered digests, sizes, inodes, states or algorithms differ)",
+        ));
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -39,47 +39,12 @@ pub(crate) fn prepare(
 ) -> Result<Option<i64>> {
     let e = |err| sql(path, err);
     let mut migrated = false;
-    // Nothing in the file's schema runs with trawl's rights: a function a view or trigger names
-    // is called only if SQLite deems it harmless (and the schema is checked below).
-    conn.pragma_update(None, "trusted_schema", "OFF")
-        .map_err(|err| match err {
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-                CatalogError::NotCatalog { path: path.into() }
-            }
-            other => sql(path, other),
-        })?;
-    let app: i64 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|err| match err {
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-                CatalogError::NotCatalog { path: path.into() }
-            }
-            other => sql(path, other),
-        })?;
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(e)?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(e)?;
+    let (app, version, tables) = header(conn, path)?;
     if tables == 0 && app == 0 {
         if !write || !create {
             return Err(CatalogError::NotCatalog { path: path.into() });
         }
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
-        let tx = conn.transaction().map_err(e)?;
-        tx.execute_batch(DDL_RUNS).map_err(e)?;
-        tx.execute_batch(DDL_FILES).map_err(e)?;
-        tx.pragma_update(None, "application_id", APPLICATION_ID)
-            .map_err(e)?;
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(e)?;
-        tx.execute(
-            "INSERT INTO meta(key, value) VALUES ('created_by', ?1)",
-            [concat!("trawl ", env!("CARGO_PKG_VERSION"))],
-        )
-        .map_err(e)?;
-        tx.commit().map_err(e)?;
+        create_tables(conn).map_err(e)?;
     } else if app != APPLICATION_ID {
         return Err(CatalogError::NotCatalog { path: path.into() });
     } else if version == 1 && write {
@@ -101,18 +66,63 @@ pub(crate) fn prepare(
         });
     }
     check_objects(conn, path, SCHEMA_VERSION)?;
-    if write {
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
-        // WAL with synchronous=NORMAL: a crash of the process loses nothing committed; a power
-        // loss may lose the last batches but never leaves the file inconsistent.
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(e)?;
-    }
-    conn.pragma_update(None, "cache_size", -16_000).map_err(e)?;
+    tune(conn, write).map_err(e)?;
     if migrated {
         // Give the space the old layout took back to the file system: the upgrade is committed,
         // and a VACUUM that fails (a full disk) leaves it as it is, only larger.
         let _ = conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)");
     }
     Ok(migrated.then_some(version))
+}
+
+/// The file's application id, schema version and count of schema objects; a file that is no
+/// SQLite database is no catalog.
+fn header(conn: &Connection, path: &Path) -> Result<(i64, i64, i64)> {
+    let not_sqlite = |err| match err {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            CatalogError::NotCatalog { path: path.into() }
+        }
+        other => sql(path, other),
+    };
+    // Nothing in the file's schema runs with trawl's rights: a function a view or trigger names
+    // is called only if SQLite deems it harmless (and the schema is checked after).
+    conn.pragma_update(None, "trusted_schema", "OFF")
+        .map_err(not_sqlite)?;
+    let app: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(not_sqlite)?;
+    let e = |err| sql(path, err);
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(e)?;
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(e)?;
+    Ok((app, version, tables))
+}
+
+/// Makes an empty file a catalog: its tables, application id and version, in one transaction.
+fn create_tables(conn: &mut Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(DDL_RUNS)?;
+    tx.execute_batch(DDL_FILES)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('created_by', ?1)",
+        [concat!("trawl ", env!("CARGO_PKG_VERSION"))],
+    )?;
+    tx.commit()
+}
+
+/// The connection's settings: a writer's journal and durability, and the cache.
+fn tune(conn: &Connection, write: bool) -> rusqlite::Result<()> {
+    if write {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // WAL with synchronous=NORMAL: a crash of the process loses nothing committed; a power
+        // loss may lose the last batches but never leaves the file inconsistent.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+    }
+    conn.pragma_update(None, "cache_size", -16_000)
 }

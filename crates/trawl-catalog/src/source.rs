@@ -184,35 +184,40 @@ impl Source for Local {
                     }
                 }
             },
-            |(), outcome| match outcome {
-                Outcome::Read(rec) => found(ReadResult::Read {
-                    root: rec.root,
-                    path: &rec.path,
-                    size: rec.size,
-                    mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
-                    dev: rec.dev,
-                    ino: rec.ino,
-                    digests: &rec.digests(),
-                    expected: None,
-                }),
-                Outcome::Gone(path) => found(ReadResult::Gone { path: &path }),
-                Outcome::Failed(e) => found(ReadResult::Failed {
-                    path: e.path(),
-                    error: &e,
-                }),
-                Outcome::Refused { path, why } => found(ReadResult::Failed {
-                    path: Some(&path),
-                    error: &Refused {
-                        path: path.clone(),
-                        why,
-                    },
-                }),
-                // Stopped before it was read: nothing is recorded for it, as for any file a
-                // stopped audit did not reach.
-                Outcome::Unread(_) => {}
-            },
+            |(), outcome| hand(outcome, found),
         );
         Ok(())
+    }
+}
+
+/// Hands what the engine's read of one file found to `found`, as the catalog takes it.
+fn hand(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
+    match outcome {
+        Outcome::Read(rec) => found(ReadResult::Read {
+            root: rec.root,
+            path: &rec.path,
+            size: rec.size,
+            mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
+            dev: rec.dev,
+            ino: rec.ino,
+            digests: &rec.digests(),
+            expected: None,
+        }),
+        Outcome::Gone(path) => found(ReadResult::Gone { path: &path }),
+        Outcome::Failed(e) => found(ReadResult::Failed {
+            path: e.path(),
+            error: &e,
+        }),
+        Outcome::Refused { path, why } => found(ReadResult::Failed {
+            path: Some(&path),
+            error: &Refused {
+                path: path.clone(),
+                why,
+            },
+        }),
+        // Stopped before it was read: nothing is recorded for it, as for any file a stopped
+        // audit did not reach.
+        Outcome::Unread(_) => {}
     }
 }
 

@@ -40,7 +40,34 @@ impl Catalog {
     /// The view of the collection at `now` (seconds since the epoch).
     pub fn view(&self, path: &Path, now: i64) -> Result<CatalogView> {
         let report = self.report()?;
-        let runs = self
+        let (problems, problem_count) = self.problems()?;
+        Ok(CatalogView {
+            catalog: JsonPath::new(path),
+            schema: crate::SCHEMA_VERSION as u32,
+            algorithms: self
+                .algorithms()?
+                .iter()
+                .map(|a| a.name().to_string())
+                .collect(),
+            roots: self
+                .roots()?
+                .iter()
+                .map(|(_, r)| JsonPath::new(r))
+                .collect(),
+            catalog_bytes: report.catalog_bytes,
+            now,
+            chain_head: self.chain_digests()?.last().map(hex::encode),
+            runs: self.run_rows()?,
+            by_state: report.by_state,
+            verification_age: self.verification_ages(now)?,
+            problems,
+            problem_count,
+        })
+    }
+
+    /// Every run as the view shows it, oldest first.
+    fn run_rows(&self) -> Result<Vec<RunRow>> {
+        Ok(self
             .runs()?
             .into_iter()
             .map(|r| RunRow {
@@ -58,7 +85,12 @@ impl Catalog {
                     .collect(),
                 chain_digest: r.chain_digest.as_ref().map(hex::encode),
             })
-            .collect::<Vec<_>>();
+            .collect())
+    }
+
+    /// The files present, and their bytes, by how old their last verification is at `now`:
+    /// never verified first, then each of [`AGES`].
+    fn verification_ages(&self, now: i64) -> Result<Vec<AgeBucket>> {
         let mut ages: Vec<AgeBucket> = std::iter::once("never")
             .chain(AGES.iter().map(|(l, _)| *l))
             .map(|l| AgeBucket {
@@ -67,30 +99,34 @@ impl Catalog {
                 bytes: 0,
             })
             .collect();
-        {
-            let mut st = self
-                .conn
-                .prepare("SELECT last_verified, count(*), coalesce(sum(size), 0) FROM files WHERE present = 1 GROUP BY last_verified")
-                .map_err(|e| self.err(e))?;
-            let mut rows = st.query([]).map_err(|e| self.err(e))?;
-            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-                let at: Option<i64> = r.get(0).map_err(|e| self.err(e))?;
-                let files: i64 = r.get(1).map_err(|e| self.err(e))?;
-                let bytes: i64 = r.get(2).map_err(|e| self.err(e))?;
-                let b = match at {
-                    None => 0,
-                    Some(t) => {
-                        let age = (now - t).max(0);
-                        1 + AGES
-                            .iter()
-                            .position(|(_, max)| age < *max)
-                            .unwrap_or(AGES.len() - 1)
-                    }
-                };
-                ages[b].files += files as u64;
-                ages[b].bytes += bytes as u64;
-            }
+        let mut st = self
+            .conn
+            .prepare("SELECT last_verified, count(*), coalesce(sum(size), 0) FROM files WHERE present = 1 GROUP BY last_verified")
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let at: Option<i64> = r.get(0).map_err(|e| self.err(e))?;
+            let files: i64 = r.get(1).map_err(|e| self.err(e))?;
+            let bytes: i64 = r.get(2).map_err(|e| self.err(e))?;
+            let b = match at {
+                None => 0,
+                Some(t) => {
+                    let age = (now - t).max(0);
+                    1 + AGES
+                        .iter()
+                        .position(|(_, max)| age < *max)
+                        .unwrap_or(AGES.len() - 1)
+                }
+            };
+            ages[b].files += files as u64;
+            ages[b].bytes += bytes as u64;
         }
+        Ok(ages)
+    }
+
+    /// The files that want attention (corrupt, missing, modified, unreadable), the first
+    /// [`CatalogView::PROBLEMS`] of them, and how many there are.
+    fn problems(&self) -> Result<(Vec<ProblemFile>, u64)> {
         let mut problems = Vec::new();
         let mut problem_count = 0u64;
         self.files_in_states(
@@ -108,27 +144,6 @@ impl Catalog {
                 }
             },
         )?;
-        Ok(CatalogView {
-            catalog: JsonPath::new(path),
-            schema: crate::SCHEMA_VERSION as u32,
-            algorithms: self
-                .algorithms()?
-                .iter()
-                .map(|a| a.name().to_string())
-                .collect(),
-            roots: self
-                .roots()?
-                .iter()
-                .map(|(_, r)| JsonPath::new(r))
-                .collect(),
-            catalog_bytes: report.catalog_bytes,
-            now,
-            chain_head: self.chain_digests()?.last().map(hex::encode),
-            runs,
-            by_state: report.by_state,
-            verification_age: ages,
-            problems,
-            problem_count,
-        })
+        Ok((problems, problem_count))
     }
 }

@@ -98,6 +98,10 @@ CREATE TABLE failed_dirs(root INTEGER NOT NULL, path BLOB NOT NULL);
 CREATE TABLE excluded_dirs(root INTEGER NOT NULL, path BLOB NOT NULL);
 ";
 
+/// A run as [`Catalog::begin_audit`] looks at the last one: its id, status, `ROOTS/MODE`, and
+/// chain digest.
+type LastRun = (i64, String, String, Option<Vec<u8>>);
+
 /// Creates the scratch database at `path` (the catalog's connections cannot: an attached file
 /// is opened with their flags, which do not create).
 fn create_scratch(path: &Path) -> rusqlite::Result<()> {
@@ -128,35 +132,14 @@ impl Catalog {
         options: &str,
         temp_dir: Option<&Path>,
     ) -> Result<Audit<'_>> {
-        let tmp = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        let scratch = tempfile::Builder::new()
-            .prefix("trawl-audit-")
-            .tempdir_in(&tmp)
-            .map_err(|source| CatalogError::Io {
-                path: tmp.clone(),
-                source,
-            })?;
-        // A scratch left attached by an audit that failed to start on this connection.
-        let _ = self.conn.execute_batch("DETACH DATABASE scratch");
-        let walk_db = scratch.path().join("walk.db");
-        create_scratch(&walk_db)
-            .and_then(|()| attach_scratch(&self.conn, &walk_db))
-            .map_err(|e| self.err(e))?;
+        let scratch = self.scratch(temp_dir)?;
         let mut algs = self.algorithms()?;
         if algs.is_empty() || (algorithms.len() > algs.len() && algorithms.starts_with(&algs)) {
             self.set_algorithms(algorithms)?;
             algs = algorithms.to_vec();
         }
         let (ids, root_list) = self.root_ids(roots)?;
-        let last: Option<(i64, String, String, Option<Vec<u8>>)> = self
-            .conn
-            .query_row(
-                "SELECT id, status, roots || '/' || mode, chain_digest FROM runs ORDER BY id DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let last = self.last_run()?;
         let now = now_secs();
         let want = format!("{root_list}/{}", mode.name());
         let (run, resumed) = self.start_run(last, &want, mode, &root_list, options, now)?;
@@ -184,6 +167,39 @@ impl Catalog {
             excluding: trawl_walk::Exclusion::default(),
             left_out: 0,
         })
+    }
+
+    /// A run's scratch database, in a private directory under `temp_dir` (default: the
+    /// system's), created and attached to the catalog's connection.
+    fn scratch(&self, temp_dir: Option<&Path>) -> Result<tempfile::TempDir> {
+        let tmp = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let scratch = tempfile::Builder::new()
+            .prefix("trawl-audit-")
+            .tempdir_in(&tmp)
+            .map_err(|source| CatalogError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
+        // A scratch left attached by an audit that failed to start on this connection.
+        let _ = self.conn.execute_batch("DETACH DATABASE scratch");
+        let walk_db = scratch.path().join("walk.db");
+        create_scratch(&walk_db)
+            .and_then(|()| attach_scratch(&self.conn, &walk_db))
+            .map_err(|e| self.err(e))?;
+        Ok(scratch)
+    }
+
+    /// The last run: its id, status, roots and mode (`ROOTS/MODE`), and chain digest (None:
+    /// not sealed).
+    fn last_run(&self) -> Result<Option<LastRun>> {
+        self.conn
+            .query_row(
+                "SELECT id, status, roots || '/' || mode, chain_digest FROM runs ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// Each root's id (registered now if new), and the sorted ids as a list for queries.
@@ -216,7 +232,7 @@ impl Catalog {
     /// a full audit), or a new one, an interrupted run not resumed sealed as it stands first.
     fn start_run(
         &self,
-        last: Option<(i64, String, String, Option<Vec<u8>>)>,
+        last: Option<LastRun>,
         want: &str,
         mode: AuditMode,
         root_list: &str,

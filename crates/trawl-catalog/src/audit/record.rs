@@ -88,6 +88,13 @@ fn differs_from(
     })
 }
 
+/// A file's registered row: its id, size, mtime, digests, whether present, the run it was
+/// first seen in, and its state.
+type Registered = (i64, i64, i64, Vec<u8>, bool, i64, String);
+
+/// A verdict, what its event says, and the digests it names as expected (the registered ones).
+type Judged = (Verdict, Option<String>, Option<Vec<u8>>);
+
 impl Audit<'_> {
     /// A file read in full (`meta`: its size, mtime, device and inode): compares it with its
     /// registered row, or with what its source expects of it, and records the verdict.
@@ -103,26 +110,8 @@ impl Audit<'_> {
         self.read.0 += 1;
         self.read.1 += size;
         let rid = self.roots[root].0;
-        let (dir, name) = self.place(rid, rel)?;
-        if let Some(e) = expected
-            && let Some(reference) = differs_from(digests, e)
-        {
-            return self.record_unexpected(
-                (dir, name),
-                Seen {
-                    size,
-                    mtime_ns,
-                    dev,
-                    ino,
-                    digests: &self.concat(digests),
-                },
-                &self.concat(&reference),
-                e,
-                &digests.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
-            );
-        }
+        let at = self.place(rid, rel)?;
         let all = self.concat(digests);
-        let run = self.run;
         let seen = Seen {
             size,
             mtime_ns,
@@ -130,71 +119,22 @@ impl Audit<'_> {
             ino,
             digests: &all,
         };
-        type Row = (i64, i64, i64, Vec<u8>, bool, i64, String);
-        let row: Option<Row> = self
-            .cat
-            .conn
-            .prepare_cached(
-                "SELECT id, size, mtime_ns, digests, present, first_run, state FROM files WHERE dir = ?1 AND name = ?2",
-            )
-            .and_then(|mut st| {
-                st.query_row(params![dir, name], |r| r.try_into())
-                    .optional()
-            })
-            .map_err(|e| self.err(e))?;
-        let (verdict, detail, expected) = match row {
-            None => {
-                self.insert_new(dir, name, &seen)?;
-                match expected.and_then(|e| e.fixed) {
-                    Some(unit) if self.registered_before(root, unit)? => {
-                        let id = self.cat.conn.last_insert_rowid();
-                        self.update_read(id, Verdict::Corrupt, &seen, false, run)?;
-                        let detail = format!(
-                            "new in {}, whose files were registered before and never change: content was added to it",
-                            unit.display()
-                        );
-                        (Verdict::Corrupt, Some(detail), None)
-                    }
-                    _ => (Verdict::New, None, None),
-                }
-            }
-            Some((id, old_size, old_mtime, old_digests, present, first_run, state)) => {
-                let (mut verdict, mut detail) = match expected {
-                    // Content its source holds fixed that is not what was registered: the
-                    // source's own record was rewritten with it, or the file was swapped.
-                    Some(e) if e.fixed.is_some() && !same_digests(&old_digests, &all) => (
-                        Verdict::Corrupt,
-                        Some(format!(
-                            "content differs from what was registered, and {} holds it fixed (it may not change)",
-                            e.from
-                        )),
-                    ),
-                    _ => verdict_on(
-                        present,
-                        (old_size, old_mtime, &old_digests),
-                        size,
-                        mtime_ns,
-                        &all,
-                    ),
-                };
-                // Corrupt until now, and as registered again: its content was restored, which
-                // its history says.
-                if verdict == Verdict::Ok && state == "corrupt" {
-                    verdict = Verdict::Restored;
-                    detail = Some(self.restored_detail(dir, name)?);
-                }
-                let first_run = if present { first_run } else { run };
-                let changed = !same_digests(&old_digests, &all);
-                self.update_read(id, verdict, &seen, changed, first_run)?;
-                (verdict, detail, Some(old_digests))
-            }
+        if let Some(e) = expected
+            && let Some(reference) = differs_from(digests, e)
+        {
+            let read: Vec<Algorithm> = digests.iter().map(|(a, _)| *a).collect();
+            return self.record_unexpected(at, seen, &self.concat(&reference), e, &read);
+        }
+        let (verdict, detail, reference) = match self.registered(at)? {
+            None => self.judge_new(root, at, &seen, expected)?,
+            Some(row) => self.judge_registered(at, row, &seen, expected)?,
         };
         if verdict != Verdict::Ok {
             self.event(
-                (dir, name),
+                at,
                 verdict,
                 Some((size, mtime_ns)),
-                expected.as_deref(),
+                reference.as_deref(),
                 Some(&all),
                 None,
                 detail.as_deref(),
@@ -202,6 +142,85 @@ impl Audit<'_> {
         }
         self.tick()?;
         Ok((verdict, detail))
+    }
+
+    /// The registered row at `at` (a directory id and a name), if any.
+    fn registered(&self, at: (i64, &[u8])) -> Result<Option<Registered>> {
+        self.cat
+            .conn
+            .prepare_cached(
+                "SELECT id, size, mtime_ns, digests, present, first_run, state FROM files WHERE dir = ?1 AND name = ?2",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![at.0, at.1], |r| r.try_into())
+                    .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// A file not registered, registered now: new; or corrupt where its source holds the unit
+    /// it is in fixed and that unit had files registered before (content was added to it).
+    fn judge_new(
+        &mut self,
+        root: usize,
+        at: (i64, &[u8]),
+        seen: &Seen<'_>,
+        expected: Option<Expected<'_>>,
+    ) -> Result<Judged> {
+        self.insert_new(at.0, at.1, seen)?;
+        match expected.and_then(|e| e.fixed) {
+            Some(unit) if self.registered_before(root, unit)? => {
+                let id = self.cat.conn.last_insert_rowid();
+                self.update_read(id, Verdict::Corrupt, seen, false, self.run)?;
+                let detail = format!(
+                    "new in {}, whose files were registered before and never change: content was added to it",
+                    unit.display()
+                );
+                Ok((Verdict::Corrupt, Some(detail), None))
+            }
+            _ => Ok((Verdict::New, None, None)),
+        }
+    }
+
+    /// A registered file read again: its verdict against its row (or against its source, which
+    /// holds it fixed), its row updated; a corrupt file as registered again is restored.
+    fn judge_registered(
+        &mut self,
+        at: (i64, &[u8]),
+        row: Registered,
+        seen: &Seen<'_>,
+        expected: Option<Expected<'_>>,
+    ) -> Result<Judged> {
+        let (id, old_size, old_mtime, old_digests, present, first_run, state) = row;
+        let all = seen.digests;
+        let (mut verdict, mut detail) = match expected {
+            // Content its source holds fixed that is not what was registered: the source's own
+            // record was rewritten with it, or the file was swapped.
+            Some(e) if e.fixed.is_some() && !same_digests(&old_digests, all) => (
+                Verdict::Corrupt,
+                Some(format!(
+                    "content differs from what was registered, and {} holds it fixed (it may not change)",
+                    e.from
+                )),
+            ),
+            _ => verdict_on(
+                present,
+                (old_size, old_mtime, &old_digests),
+                seen.size,
+                seen.mtime_ns,
+                all,
+            ),
+        };
+        // Corrupt until now, and as registered again: its content was restored, which its
+        // history says.
+        if verdict == Verdict::Ok && state == "corrupt" {
+            verdict = Verdict::Restored;
+            detail = Some(self.restored_detail(at.0, at.1)?);
+        }
+        let first_run = if present { first_run } else { self.run };
+        let changed = !same_digests(&old_digests, all);
+        self.update_read(id, verdict, seen, changed, first_run)?;
+        Ok((verdict, detail, Some(old_digests)))
     }
 
     /// A file whose content is not what its source expects: corrupt, whatever its size and

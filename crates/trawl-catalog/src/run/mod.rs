@@ -244,30 +244,21 @@ pub fn audit_with(
 ) -> Result<AuditOutcome, AuditError> {
     let algorithms = choose_algorithms(cat, opts)?;
     let own = Own::of(cat, &opts.exclude);
-    let registered: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, p)| p).collect();
-    let (roots, exclude) = place_roots(&opts.scan.roots, &registered, notice);
-    let opts = &placed(opts, &roots, exclude);
+    let (roots, opts) = place(cat, opts, notice)?;
+    let opts = &opts;
     let start = Instant::now();
     let registration = cat.files_under(&roots)? == 0;
     let mut audit = begin(cat, opts, &roots, &algorithms, source.fixed())?;
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });
     }
-    let mut trouble = false;
-    let mut excluded = ExcludedTally::default();
 
     // 1. The walk, into the catalog's walk table.
-    let walk = Walk {
-        audit: &mut audit,
-        roots: &roots,
-        own: &own,
-        notice: &mut *notice,
-        trouble: &mut trouble,
-        excluded: &mut excluded,
+    let walk = Walk::new(&mut audit, &roots, &own, &mut *notice);
+    let (mut trouble, excluded) = match walk.run(source, &opts.scan, stop) {
+        Ok(walked) => walked,
+        Err(e) => return Err(e.after(audit)),
     };
-    if let Err(e) = walk.run(source, &opts.scan, stop) {
-        return Err(e.after(audit));
-    }
     if let Some(r) = stop.reason() {
         audit.interrupt()?;
         return Ok(AuditOutcome::Stopped(r));
@@ -276,12 +267,7 @@ pub fn audit_with(
     // 2. The reads, in the plan's order, within the budget.
     let mut budget_spent = false;
     if opts.mode == AuditMode::Full {
-        let reads = Reads {
-            opts,
-            algorithms: &algorithms,
-            roots: &roots,
-            start,
-        };
+        let reads = Reads::new(opts, &algorithms, &roots, start);
         match reads.run(&mut audit, source, progress, stop, notice, &mut trouble) {
             Ok(spent) => budget_spent = spent,
             Err(e) => return Err(e.after(audit)),
@@ -306,16 +292,23 @@ pub fn audit_with(
     })))
 }
 
-/// The options with the roots placed: `roots` audited, `exclude` (registered roots inside
-/// them, audited as themselves) left out of their walks.
-fn placed(opts: &AuditOptions, roots: &[PathBuf], exclude: Vec<PathBuf>) -> AuditOptions {
+/// The roots to audit (see [`place_roots`]), and the options with them placed: registered
+/// roots inside them, audited as themselves, left out of their walks.
+fn place(
+    cat: &Catalog,
+    opts: &AuditOptions,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Result<(Vec<PathBuf>, AuditOptions), CatalogError> {
+    let registered: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, p)| p).collect();
+    let (roots, exclude) = place_roots(&opts.scan.roots, &registered, notice);
     let mut scan = opts.scan.clone();
-    scan.roots = roots.to_vec();
+    scan.roots = roots.clone();
     scan.walk.exclude.extend(exclude);
-    AuditOptions {
+    let opts = AuditOptions {
         scan,
         ..opts.clone()
-    }
+    };
+    Ok((roots, opts))
 }
 
 /// Starts (or resumes) the run of `roots` in `cat`, set up as `opts` says; `fixed`: the

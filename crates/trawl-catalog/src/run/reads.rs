@@ -23,10 +23,10 @@ use crate::verdict::Verdict;
 
 /// The reads of an audit: what they are of.
 pub(super) struct Reads<'a> {
-    pub(super) opts: &'a AuditOptions,
-    pub(super) algorithms: &'a [Algorithm],
-    pub(super) roots: &'a [PathBuf],
-    pub(super) start: Instant,
+    opts: &'a AuditOptions,
+    algorithms: &'a [Algorithm],
+    roots: &'a [PathBuf],
+    start: Instant,
 }
 
 /// The budget the feeder keeps: no file is started after this many bytes, or this long after
@@ -81,7 +81,62 @@ fn feed(
     })
 }
 
-impl Reads<'_> {
+/// How the reads ended: the first catalog error, and the source's own failure.
+#[derive(Default)]
+struct Ends {
+    db: Option<CatalogError>,
+    source: Option<String>,
+}
+
+impl Ends {
+    /// What the source's reads returned.
+    fn read(&mut self, read: Result<(), SourceError>) {
+        match read {
+            Ok(()) => {}
+            Err(SourceError::Catalog(e)) => self.db = self.db.take().or(Some(e)),
+            Err(SourceError::Failed(why)) => self.source = Some(why),
+        }
+    }
+
+    /// What the feeder thread returned (its panic goes on).
+    fn feeder(&mut self, joined: std::thread::Result<Result<(), CatalogError>>) {
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if self.db.is_none() => self.db = Some(e),
+            Ok(Err(_)) => {}
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    }
+
+    /// The error that ends the audit, the run marked interrupted: a catalog error first.
+    fn step(self) -> Result<(), Step> {
+        if let Some(e) = self.db {
+            return Err(Step::Interrupt(AuditError::Stopped { source: e }));
+        }
+        if let Some(why) = self.source {
+            return Err(Step::Interrupt(AuditError::Source(why)));
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Reads<'a> {
+    /// The reads of an audit as `opts` says, of `roots` with `algorithms`, its budget's time
+    /// counted from `start`.
+    pub(super) fn new(
+        opts: &'a AuditOptions,
+        algorithms: &'a [Algorithm],
+        roots: &'a [PathBuf],
+        start: Instant,
+    ) -> Self {
+        Reads {
+            opts,
+            algorithms,
+            roots,
+            start,
+        }
+    }
+
     /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
     /// recording each; whether the budget ended them.
     ///
@@ -105,8 +160,7 @@ impl Reads<'_> {
         let engine = stop.child();
         let feed_stop = engine.child();
         let (ftx, frx) = bounded::<FileEntry>(1024);
-        let mut db_error: Option<CatalogError> = None;
-        let mut source_error: Option<String> = None;
+        let mut ends = Ends::default();
         std::thread::scope(|s| {
             let budget = self.budget();
             let feed_stop = &feed_stop;
@@ -120,36 +174,21 @@ impl Reads<'_> {
                 bytes,
             };
             let read = source.read(plan, progress, &engine, &mut |found| {
-                if db_error.is_some() {
+                if ends.db.is_some() {
                     return;
                 }
                 if let Err(e) = self.record(audit, found, notice, trouble) {
-                    db_error = Some(e);
+                    ends.db = Some(e);
                     engine.request(Reason::Failed);
                 }
             });
-            match read {
-                Ok(()) => {}
-                Err(SourceError::Catalog(e)) => db_error = db_error.take().or(Some(e)),
-                Err(SourceError::Failed(why)) => source_error = Some(why),
-            }
+            ends.read(read);
             // The reads have stopped: release a feeder blocked on a full channel.
             feed_stop.request(Reason::Failed);
-            match feeder.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) if db_error.is_none() => db_error = Some(e),
-                Ok(Err(_)) => {}
-                Err(p) => std::panic::resume_unwind(p),
-            }
+            ends.feeder(feeder.join());
         });
-        let budget_spent = feed_stop.own_reason() == Some(Reason::Budget);
-        if let Some(e) = db_error {
-            return Err(Step::Interrupt(AuditError::Stopped { source: e }));
-        }
-        if let Some(why) = source_error {
-            return Err(Step::Interrupt(AuditError::Source(why)));
-        }
-        Ok(budget_spent)
+        ends.step()?;
+        Ok(feed_stop.own_reason() == Some(Reason::Budget))
     }
 
     /// Which registered, unchanged files to read: those not verified within `--older-than`.

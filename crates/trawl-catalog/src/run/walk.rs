@@ -47,29 +47,47 @@ impl Own {
 /// failed is recorded and makes `trouble`; what the user's rules left out is recorded (so that
 /// none of it is called missing) and counted in `excluded`.
 pub(super) struct Walk<'w, 'a> {
-    pub(super) audit: &'w mut Audit<'a>,
-    pub(super) roots: &'w [PathBuf],
-    pub(super) own: &'w Own,
-    pub(super) notice: &'w mut dyn FnMut(Notice<'_>),
-    pub(super) trouble: &'w mut bool,
-    pub(super) excluded: &'w mut ExcludedTally,
+    audit: &'w mut Audit<'a>,
+    roots: &'w [PathBuf],
+    own: &'w Own,
+    notice: &'w mut dyn FnMut(Notice<'_>),
+    trouble: bool,
+    excluded: ExcludedTally,
 }
 
-impl Walk<'_, '_> {
-    /// Walks the roots through `source`, recording every item; a catalog error ends it.
+impl<'w, 'a> Walk<'w, 'a> {
+    /// The walk of `roots` into `audit`, leaving out `own`, telling `notice`.
+    pub(super) fn new(
+        audit: &'w mut Audit<'a>,
+        roots: &'w [PathBuf],
+        own: &'w Own,
+        notice: &'w mut dyn FnMut(Notice<'_>),
+    ) -> Self {
+        Walk {
+            audit,
+            roots,
+            own,
+            notice,
+            trouble: false,
+            excluded: ExcludedTally::default(),
+        }
+    }
+
+    /// Walks the roots through `source`, recording every item; a catalog error ends it. Whether
+    /// a listing failed, and what the user's rules left out.
     pub(super) fn run(
         mut self,
         source: &mut dyn Source,
         scan: &ScanConfig,
         stop: &Stop,
-    ) -> Result<(), Step> {
+    ) -> Result<(bool, ExcludedTally), Step> {
         let roots = self.roots;
         let walked = source.walk(roots, &scan.walk, stop, &mut |item| match self.take(item) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
         });
         match walked {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok((self.trouble, self.excluded)),
             Err(SourceError::Catalog(e)) => Err(Step::Fail(e.into())),
             Err(SourceError::Failed(why)) => Err(Step::Interrupt(AuditError::Source(why))),
         }
@@ -110,7 +128,7 @@ impl Walk<'_, '_> {
 
     /// A listing that failed: named, and recorded (the files under it are not called missing).
     fn failed(&mut self, e: &WalkError) -> Result<(), CatalogError> {
-        *self.trouble = true;
+        self.trouble = true;
         (self.notice)(Notice::Failed(e));
         if let Some(p) = e.path()
             && let Some(root) = root_of(self.roots, p)
