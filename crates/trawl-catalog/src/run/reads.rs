@@ -261,3 +261,37 @@ impl<'a> Reads<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The budget is spent once as many bytes as it allows were started, or once its time
+    /// has passed since the start; without either it never is.
+    #[test]
+    fn a_budget_is_spent_by_bytes_started_or_by_time() {
+        let start = Instant::now();
+        let none = Budget {
+            max_bytes: None,
+            max_time: None,
+            start,
+        };
+        assert!(!none.spent(u64::MAX));
+        let bytes = Budget {
+            max_bytes: Some(100),
+            ..none
+        };
+        assert!(!bytes.spent(99));
+        assert!(bytes.spent(100));
+        let time = Budget {
+            max_time: Some(Duration::ZERO),
+            ..none
+        };
+        assert!(time.spent(0));
+        let later = Budget {
+            max_time: Some(Duration::from_secs(3600)),
+            ..none
+        };
+        assert!(!later.spent(0));
+    }
+}

@@ -159,3 +159,35 @@ impl<'w, 'a> Walk<'w, 'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, dev: u64, ino: u64) -> FileEntry {
+        FileEntry {
+            path: path.into(),
+            root: 0,
+            size: 0,
+            dev,
+            ino,
+            mtime_ns: 0,
+            dir: None,
+            open: None,
+        }
+    }
+
+    /// The catalog's own files are known by identity (device and inode) and by name, so that
+    /// a walk that sees other device numbers still leaves them out; nothing else is.
+    #[test]
+    fn own_files_are_known_by_identity_or_by_name() {
+        let own = Own {
+            ids: vec![(1, 7)],
+            paths: vec!["/c/cat.db".into(), "/c/cat.db-wal".into()],
+        };
+        assert!(own.holds(&entry("/c/other", 1, 7)));
+        assert!(own.holds(&entry("/c/cat.db-wal", 9, 9)));
+        assert!(!own.holds(&entry("/c/cat.db-journal", 1, 8)));
+        assert!(!own.holds(&entry("/c/cat.dbx", 2, 7)));
+    }
+}
