@@ -6,7 +6,7 @@
 //! directory is not followed).
 
 use maud::{DOCTYPE, html};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
 
 use crate::resolve::{self, RootDir, Serving};
 use trawl_read::{EntryKind, Refused};
@@ -86,8 +86,11 @@ pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, 
                         li { a href="../" { "../" } }
                     }
                     @for e in &entries {
+                        // The link is the name's own bytes, encoded: a name that is not UTF-8
+                        // is shown lossily, but its link leads to it, not to the name its lossy
+                        // copy spells (`caf\xff` and `caf\u{fffd}` are two files).
                         @let shown = String::from_utf8_lossy(&e.name);
-                        @let link = utf8_percent_encode(&shown, SEGMENT).to_string();
+                        @let link = percent_encode(&e.name, SEGMENT).to_string();
                         @match e.size {
                             None => li { a href={ (link) "/" } { (shown) "/" } },
                             Some(n) => li { a href=(link) { (shown) } " " (n) " bytes" },
@@ -107,6 +110,36 @@ pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name that is not UTF-8 is linked by its own bytes, never by its lossy copy, which may
+    /// be another file's name: each link leads to the file it is listed as.
+    #[test]
+    fn a_name_that_is_not_utf8_links_to_itself_not_to_its_lossy_twin() {
+        use std::os::unix::ffi::OsStrExt;
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path();
+        let raw = std::ffi::OsStr::from_bytes(b"caf\xff.flv");
+        std::fs::write(root.join(raw), b"FLV raw").unwrap();
+        std::fs::write(root.join("caf\u{fffd}.flv"), b"FLV twin").unwrap();
+        std::fs::create_dir(root.join(std::ffi::OsStr::from_bytes(b"d\xfe"))).unwrap();
+        let r = RootDir::open(root).unwrap();
+        let p = page(&r, "/", Serving::Media).unwrap();
+        assert!(p.contains(r#"<a href="caf%FF.flv">"#), "{p}");
+        assert!(p.contains(r#"<a href="caf%EF%BF%BD.flv">"#), "{p}");
+        assert!(p.contains(r#"<a href="d%FE/">"#), "{p}");
+        let read = |path: &str| {
+            let mut s = Vec::new();
+            std::io::Read::read_to_end(
+                &mut resolve::open(&r, path, Serving::Media).unwrap(),
+                &mut s,
+            )
+            .unwrap();
+            s
+        };
+        assert_eq!(read("/caf%FF.flv"), b"FLV raw");
+        assert_eq!(read("/caf%EF%BF%BD.flv"), b"FLV twin");
+        assert!(page(&r, "/d%FE/", Serving::Media).is_ok());
+    }
 
     #[test]
     fn names_are_escaped_links_relative_and_only_what_is_served_listed() {

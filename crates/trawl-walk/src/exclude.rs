@@ -27,6 +27,7 @@ pub struct Exclusion(Option<Arc<Rules>>);
 
 #[derive(Debug)]
 struct Rules {
+    /// Each glob's `from` is the index of its pattern in `patterns`.
     matcher: Gitignore,
     /// The patterns in the order given (a file's lines where they came from a file).
     patterns: Vec<String>,
@@ -39,7 +40,7 @@ struct Rules {
 #[derive(Debug, thiserror::Error)]
 pub enum ExcludeError {
     /// A pattern the matcher refuses (an unclosed `[`, a bad range).
-    #[error("{origin}'{pattern}': bad pattern: {why}")]
+    #[error("{origin}'{}': bad pattern: {why}", shown(pattern))]
     Pattern {
         /// Where it came from: `--exclude ` or `FILE:LINE: `.
         origin: String,
@@ -49,7 +50,10 @@ pub enum ExcludeError {
         why: String,
     },
     /// A pattern that is no glob at all: empty, or only `!` and `/`.
-    #[error("{origin}'{pattern}': an empty pattern, which matches nothing")]
+    #[error(
+        "{origin}'{}': an empty pattern, which matches nothing",
+        shown(pattern)
+    )]
     Empty {
         /// Where it came from.
         origin: String,
@@ -66,6 +70,22 @@ pub enum ExcludeError {
         /// Where it came from.
         origin: String,
     },
+    /// Patterns each good alone that the matcher cannot take all together (too many, or too
+    /// long: its automaton has a size limit), named by where they came from.
+    #[error(
+        "{sources}: {count} patterns ({bytes} bytes), more than the matcher can take together \
+         ({why}); give fewer or shorter patterns"
+    )]
+    TooMuch {
+        /// Where they came from: `--exclude`, `--exclude-from FILE`, each once.
+        sources: String,
+        /// How many patterns there are.
+        count: usize,
+        /// Their bytes, all together.
+        bytes: usize,
+        /// What the matcher said.
+        why: String,
+    },
     /// An `--exclude-if-present` name that is not one name.
     #[error(
         "--exclude-if-present '{}': expected one name, e.g. .nobackup (no '/', not empty, '.' or '..')",
@@ -77,10 +97,29 @@ pub enum ExcludeError {
     },
 }
 
+/// A pattern as an error shows it: a long one cut short (a line of an `--exclude-from` file may
+/// be a megabyte), saying how long it is.
+fn shown(pattern: &str) -> String {
+    const SHOWN: usize = 100;
+    if pattern.len() <= SHOWN {
+        return pattern.to_string();
+    }
+    let mut end = SHOWN;
+    while !pattern.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &pattern[..end], pattern.len())
+}
+
 /// Builds an [`Exclusion`] from the flags, in the order given.
 pub struct ExclusionBuilder {
     builder: GitignoreBuilder,
     patterns: Vec<String>,
+    /// Where each pattern came from, as an error names it: `--exclude ` or `FILE:LINE: `.
+    origins: Vec<String>,
+    /// Where the patterns came from: `--exclude` or `--exclude-from FILE` (one entry for all
+    /// of a file's lines), for an error that concerns them all.
+    sources: Vec<String>,
     present: Vec<OsString>,
 }
 
@@ -100,6 +139,8 @@ impl ExclusionBuilder {
         ExclusionBuilder {
             builder,
             patterns: Vec::new(),
+            origins: Vec::new(),
+            sources: Vec::new(),
             present: Vec::new(),
         }
     }
@@ -115,6 +156,7 @@ impl ExclusionBuilder {
             Some(_) => format!("\\{text}"),
             None => text.to_string(),
         };
+        self.source("--exclude".to_string());
         self.add(&origin, text, &line)
     }
 
@@ -124,6 +166,7 @@ impl ExclusionBuilder {
     pub fn file(&mut self, path: &Path, text: &[u8]) -> Result<(), ExcludeError> {
         // A byte-order mark at the start is no part of the first pattern.
         let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+        self.source(format!("--exclude-from {}", path.display()));
         for (i, line) in text.split(|&b| b == b'\n').enumerate() {
             let origin = format!("{}:{}: ", path.display(), i + 1);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -160,6 +203,12 @@ impl ExclusionBuilder {
         Ok(())
     }
 
+    fn source(&mut self, source: String) {
+        if !self.sources.contains(&source) {
+            self.sources.push(source);
+        }
+    }
+
     fn add(&mut self, origin: &str, shown: &str, line: &str) -> Result<(), ExcludeError> {
         // What is left once the markers are taken off must be a glob: `!`, `/` or `!/` alone
         // would match nothing (or, for the matcher, everything), which is never what was meant.
@@ -171,14 +220,18 @@ impl ExclusionBuilder {
                 pattern: shown.to_string(),
             });
         }
+        // The glob's `from` carries the pattern's index, so that what matched is told as it
+        // was given (the matcher's own copy has a `#` escaped and trailing spaces dropped).
+        let index = PathBuf::from(self.patterns.len().to_string());
         self.builder
-            .add_line(None, line)
+            .add_line(Some(index), line)
             .map_err(|e| ExcludeError::Pattern {
                 origin: origin.to_string(),
                 pattern: shown.to_string(),
                 why: glob_error(&e),
             })?;
         self.patterns.push(shown.to_string());
+        self.origins.push(origin.to_string());
         Ok(())
     }
 
@@ -187,10 +240,20 @@ impl ExclusionBuilder {
         if self.patterns.is_empty() && self.present.is_empty() {
             return Ok(Exclusion(None));
         }
-        let matcher = self.builder.build().map_err(|e| ExcludeError::Pattern {
-            origin: "--exclude ".to_string(),
-            pattern: self.patterns.join(" "),
-            why: glob_error(&e),
+        // Each pattern was compiled alone as it was added; what fails here is all of them
+        // together, so the error names where they came from, not one of them.
+        let matcher = self.builder.build().map_err(|e| match &self.patterns[..] {
+            [one] => ExcludeError::Pattern {
+                origin: self.origins[0].clone(),
+                pattern: one.clone(),
+                why: glob_error(&e),
+            },
+            all => ExcludeError::TooMuch {
+                sources: self.sources.join(", "),
+                count: all.len(),
+                bytes: all.iter().map(String::len).sum(),
+                why: glob_error(&e),
+            },
         })?;
         Ok(Exclusion(Some(Arc::new(Rules {
             matcher,
@@ -261,7 +324,12 @@ impl Exclusion {
     pub fn matched(&self, rel: &Path, is_dir: bool) -> Option<&str> {
         let rules = self.0.as_ref()?;
         match rules.matcher.matched(rel, is_dir) {
-            Match::Ignore(g) => Some(g.original()),
+            Match::Ignore(g) => Some(
+                g.from()
+                    .and_then(|i| i.to_str()?.parse::<usize>().ok())
+                    .and_then(|i| rules.patterns.get(i))
+                    .map_or(g.original(), String::as_str),
+            ),
             Match::None | Match::Whitelist(_) => None,
         }
     }
@@ -395,6 +463,53 @@ mod tests {
             let e = b.if_present(OsStr::new(name)).unwrap_err().to_string();
             assert!(e.contains("expected one name"), "{name:?}: {e}");
         }
+    }
+
+    /// What fails only once all the patterns are compiled together (the matcher's automaton
+    /// has a size limit) names where they came from, not `--exclude` followed by every pattern
+    /// (a megabyte of them); one pattern too long is named by its file and line, cut short.
+    #[test]
+    fn patterns_too_much_together_are_named_by_their_file_not_echoed() {
+        let long = "*?".repeat(35_000);
+        let mut b = ExclusionBuilder::new();
+        b.file(Path::new("rules.txt"), format!("{long}\n").as_bytes())
+            .unwrap();
+        b.pattern(OsStr::new(&long[1..])).unwrap();
+        let e = b.build().unwrap_err().to_string();
+        assert!(
+            e.starts_with("--exclude-from rules.txt, --exclude: 2 patterns (139999 bytes), ")
+                && e.contains("more than the matcher can take together ("),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+        assert!(e.len() < 300, "{} bytes", e.len());
+        let mut b = ExclusionBuilder::new();
+        let one = "*?".repeat(70_000);
+        b.file(Path::new("rules.txt"), format!("# c\n{one}\n").as_bytes())
+            .unwrap();
+        let e = b.build().unwrap_err().to_string();
+        assert!(
+            e.starts_with("rules.txt:2: '*?*?"),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+        assert!(
+            e.contains("... (140000 bytes)': bad pattern: "),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+        assert!(e.len() < 300, "{} bytes", e.len());
+    }
+
+    /// What matched is the pattern as given: a leading `#` not escaped, trailing spaces kept.
+    #[test]
+    fn the_pattern_that_matched_is_told_as_given() {
+        let e = rules(&["#notes", "top   ", "*.o"]);
+        assert_eq!(e.matched(Path::new("#notes"), false), Some("#notes"));
+        assert_eq!(e.matched(Path::new("top"), false), Some("top   "));
+        assert_eq!(e.matched(Path::new("a/b.o"), false), Some("*.o"));
+        let w = e.why(Path::new("/t/top"), Path::new("top"), false);
+        assert_eq!(w, Some(Why::Pattern("top   ".into())));
     }
 
     #[test]
