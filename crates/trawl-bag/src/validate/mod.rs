@@ -30,7 +30,7 @@ mod tags;
 
 pub(crate) use declaration::declaration_deviations;
 pub(crate) use disk::{OnDisk, payload_files};
-pub(crate) use merge::check_payload;
+pub(crate) use merge::{Sink, check_payload};
 pub(crate) use tags::{Bag, load, open_tag, read_tag};
 use {manifests::*, tags::*};
 
