@@ -252,6 +252,24 @@ fn decode(name: &str, raw: &[u8], enc: &str, report: &mut Report) -> Option<Stri
     }
 }
 
+/// No `bagit.txt`: not a bag (and, where a creation in place was cut short, the way back).
+fn no_declaration(root: &Path) -> BagError {
+    // A creation in place that was cut short leaves its journal: the way back is named.
+    let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
+    BagError::Refused {
+        path: root.join("bagit.txt"),
+        msg: if interrupted {
+            format!(
+                "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
+                crate::create::JOURNAL,
+                root.display()
+            )
+        } else {
+            "missing: not a bag".into()
+        },
+    }
+}
+
 /// `bagit.txt`: the version and encoding, in RFC 8493's form.
 fn declaration(
     root: &Path,
@@ -260,20 +278,7 @@ fn declaration(
     report: &mut Report,
 ) -> Result<(), BagError> {
     let Some(raw) = read_tag(root, dir, "bagit.txt")? else {
-        // A creation in place that was cut short leaves its journal: the way back is named.
-        let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
-        return Err(BagError::Refused {
-            path: root.join("bagit.txt"),
-            msg: if interrupted {
-                format!(
-                    "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
-                    crate::create::JOURNAL,
-                    root.display()
-                )
-            } else {
-                "missing: not a bag".into()
-            },
-        });
+        return Err(no_declaration(root));
     };
     if raw.starts_with(b"\xef\xbb\xbf") {
         report.errors.push(BagFinding::about(
