@@ -32,6 +32,15 @@ pub(crate) struct Findings {
     odd_present: Vec<String>,
 }
 
+impl Findings {
+    /// The findings added to `report`.
+    fn into_report(self, report: &mut Report) {
+        report.errors.extend(self.errors);
+        report.warnings.extend(self.warnings);
+        report.to_fetch.extend(self.to_fetch);
+    }
+}
+
 pub(crate) fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
     Ok(r.next_record()?.map(|(k, v)| (k.to_vec(), v.to_vec())))
 }
@@ -319,24 +328,7 @@ pub(crate) fn check_payload(
                 Hashed::Digests { size, digests } => {
                     files += 1;
                     bytes += size;
-                    for (mi, line, want) in &group {
-                        let m = &bag.payload[*mi];
-                        let Some(alg) = m.algorithm else { continue };
-                        let actual = digests
-                            .iter()
-                            .find(|(a, _)| *a == alg)
-                            .map(|(_, v)| hex::encode(v))
-                            .unwrap_or_default();
-                        if actual != *want {
-                            results.push(BagFinding::about(
-                                &rel,
-                                format!(
-                                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
-                                    m.file
-                                ),
-                            ));
-                        }
-                    }
+                    mismatches(bag, &rel, &group, &digests, &mut results);
                     if let Some(sink) = sink.as_mut()
                         && sink_err.is_none()
                         && let Err(e) = sink(&rel, &digests)
@@ -362,8 +354,35 @@ pub(crate) fn check_payload(
         findings.errors.append(&mut results);
         findings
     };
-    report.errors.extend(findings.errors);
-    report.warnings.extend(findings.warnings);
-    report.to_fetch.extend(findings.to_fetch);
+    findings.into_report(report);
     Ok(())
+}
+
+/// Each digest of a file (`rel`, listed as `group`) that differs from its manifest's, into
+/// `results`.
+fn mismatches(
+    bag: &Bag,
+    rel: &str,
+    group: &Group,
+    digests: &[(Algorithm, Vec<u8>)],
+    results: &mut Vec<BagFinding>,
+) {
+    for (mi, line, want) in group {
+        let m = &bag.payload[*mi];
+        let Some(alg) = m.algorithm else { continue };
+        let actual = digests
+            .iter()
+            .find(|(a, _)| *a == alg)
+            .map(|(_, v)| hex::encode(v))
+            .unwrap_or_default();
+        if actual != *want {
+            results.push(BagFinding::about(
+                rel,
+                format!(
+                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
+                    m.file
+                ),
+            ));
+        }
+    }
 }
