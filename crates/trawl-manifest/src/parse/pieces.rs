@@ -12,7 +12,7 @@ use crate::{Entry, Format, ManifestError};
 pub struct PiecesSummary {
     /// The format it is written in.
     pub format: Format,
-    /// As [`ParsedManifest::guessed`].
+    /// As [`ParsedManifest::guessed`](super::ParsedManifest::guessed).
     pub guessed: Vec<Algorithm>,
 }
 
@@ -102,7 +102,7 @@ fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Resul
 }
 
 /// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
-/// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
+/// parsed as [`detect_and_parse`](super::detect_and_parse) parses the whole, with the whole file's line numbers: `on`
 /// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
 /// held. The file is read twice (first for the record separator, which the last byte decides).
 /// `on` breaking ends the reading at once: `Ok(ControlFlow::Break(()))`.
