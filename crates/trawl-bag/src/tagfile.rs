@@ -150,30 +150,34 @@ pub fn parse_manifest(text: &str) -> (Vec<ManifestLine>, Vec<(usize, String)>) {
 }
 
 /// Normalizes a manifest path: strips `./` prefixes; refuses absolute paths, `..`, `~` and
-/// empty components (paths that would escape the bag).
+/// empty components (paths that would escape the bag). Whether a name stays beneath the bag is
+/// trawl-read's one rule ([`trawl_read::plain_segments`]); the roots and `~` a BagIt tool on
+/// another system would follow are refused here besides.
 pub fn safe_path(p: &str) -> Result<String, String> {
     let mut s = p;
     while let Some(r) = s.strip_prefix("./") {
         s = r;
     }
-    if s.starts_with('/') || s.starts_with('\\') || (s.len() > 1 && s.as_bytes()[1] == b':') {
+    // A Windows root (a backslash, a drive letter) is absolute to a tool on Windows.
+    if s.starts_with('\\') || (s.len() > 1 && s.as_bytes()[1] == b':') {
         return Err(format!("'{p}' is an absolute path"));
     }
     if s.starts_with('~') {
         return Err(format!("'{p}' starts with '~'"));
     }
-    let mut parts = Vec::new();
-    for c in s.split('/') {
-        match c {
-            "" | "." => continue,
-            ".." => return Err(format!("'{p}' contains '..'")),
-            c => parts.push(c),
-        }
-    }
+    let Some(parts) = trawl_read::plain_segments(s.as_bytes()) else {
+        // Absolute or holding `..`: which one, for the message.
+        return Err(if s.starts_with('/') {
+            format!("'{p}' is an absolute path")
+        } else {
+            format!("'{p}' contains '..'")
+        });
+    };
     if parts.is_empty() {
         return Err(format!("'{p}' names no file"));
     }
-    Ok(parts.join("/"))
+    // Cut from a `str` at `/`: each part is UTF-8 still.
+    Ok(String::from_utf8_lossy(&parts.join(&b'/')).into_owned())
 }
 
 #[cfg(test)]
@@ -212,8 +216,17 @@ mod tests {
     #[test]
     fn unsafe_paths() {
         assert_eq!(safe_path("./data/x").unwrap(), "data/x");
-        for bad in ["/etc/passwd", "data/../../x", "~/x", "../x"] {
-            assert!(safe_path(bad).is_err(), "{bad}");
+        assert_eq!(safe_path("data//./x/").unwrap(), "data/x");
+        for (bad, why) in [
+            ("/etc/passwd", "is an absolute path"),
+            ("./\\\\x", "is an absolute path"),
+            ("C:x", "is an absolute path"),
+            ("data/../../x", "contains '..'"),
+            ("~/x", "starts with '~'"),
+            ("../x", "contains '..'"),
+            ("./.", "names no file"),
+        ] {
+            assert!(safe_path(bad).unwrap_err().ends_with(why), "{bad}");
         }
     }
 

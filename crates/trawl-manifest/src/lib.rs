@@ -22,7 +22,7 @@ pub use parse::{
     MAX_LINE, ParsedManifest, PiecesError, PiecesSummary, algorithms_named_in, detect_and_parse,
     parse_pieces, same_length,
 };
-pub use write::{ManifestWriter, Style, write_manifest};
+pub use write::{ManifestWriter, Style, WriteError, write_manifest};
 
 use trawl_digest::Algorithm;
 

@@ -5,8 +5,12 @@ use trawl_digest::Algorithm;
 use crate::{Entry, Format, ManifestError};
 
 mod digits;
+mod hashdeep;
+mod pieces;
 
 use digits::{decode_digest, decode_hex};
+use hashdeep::{Hashdeep, parse_hashdeep};
+pub use pieces::{MAX_LINE, PiecesError, PiecesSummary, parse_pieces};
 
 /// A manifest as read: its entries, its format, and the lines that could not be read.
 #[derive(Debug, Clone)]
@@ -51,37 +55,39 @@ fn default_for_length(hex_len: usize) -> Option<Algorithm> {
     })
 }
 
+/// The algorithm names looked for in a manifest's file name.
+// Longer names first, so that `sha3-256` is not also read as `sha256`... and each match is
+// blanked out before the shorter names are looked for.
+const NAMES: [(&str, Algorithm); 22] = [
+    ("sha3-224", Algorithm::Sha3_224),
+    ("sha3_224", Algorithm::Sha3_224),
+    ("sha3-256", Algorithm::Sha3_256),
+    ("sha3_256", Algorithm::Sha3_256),
+    ("sha3-384", Algorithm::Sha3_384),
+    ("sha3_384", Algorithm::Sha3_384),
+    ("sha3-512", Algorithm::Sha3_512),
+    ("sha3_512", Algorithm::Sha3_512),
+    ("blake2s", Algorithm::Blake2s),
+    ("blake2b", Algorithm::Blake2b),
+    ("blake3", Algorithm::Blake3),
+    ("b2", Algorithm::Blake2b),
+    ("b3", Algorithm::Blake3),
+    ("xxh", Algorithm::Xxh3),
+    ("sha224", Algorithm::Sha224),
+    ("sha256", Algorithm::Sha256),
+    ("sha384", Algorithm::Sha384),
+    ("sha512", Algorithm::Sha512),
+    ("sha1", Algorithm::Sha1),
+    ("md5", Algorithm::Md5),
+    ("crc32c", Algorithm::Crc32c),
+    ("sha3", Algorithm::Sha3_256),
+];
+
 /// The algorithms a manifest's file name names (`SHA256SUMS`, `B2SUMS`, `files.sha3-256`,
 /// `checksums.b3`), in no particular order; empty when it names none. BLAKE2b stands for
 /// every length of it (see [`detect_and_parse`]).
 pub fn algorithms_named_in(name: &str) -> Vec<Algorithm> {
     let n = name.to_ascii_lowercase();
-    // Longer names first, so that `sha3-256` is not also read as `sha256`... and each match is
-    // blanked out before the shorter names are looked for.
-    const NAMES: [(&str, Algorithm); 22] = [
-        ("sha3-224", Algorithm::Sha3_224),
-        ("sha3_224", Algorithm::Sha3_224),
-        ("sha3-256", Algorithm::Sha3_256),
-        ("sha3_256", Algorithm::Sha3_256),
-        ("sha3-384", Algorithm::Sha3_384),
-        ("sha3_384", Algorithm::Sha3_384),
-        ("sha3-512", Algorithm::Sha3_512),
-        ("sha3_512", Algorithm::Sha3_512),
-        ("blake2s", Algorithm::Blake2s),
-        ("blake2b", Algorithm::Blake2b),
-        ("blake3", Algorithm::Blake3),
-        ("b2", Algorithm::Blake2b),
-        ("b3", Algorithm::Blake3),
-        ("xxh", Algorithm::Xxh3),
-        ("sha224", Algorithm::Sha224),
-        ("sha256", Algorithm::Sha256),
-        ("sha384", Algorithm::Sha384),
-        ("sha512", Algorithm::Sha512),
-        ("sha1", Algorithm::Sha1),
-        ("md5", Algorithm::Md5),
-        ("crc32c", Algorithm::Crc32c),
-        ("sha3", Algorithm::Sha3_256),
-    ];
     let mut rest = n.clone();
     let mut out = Vec::new();
     for (token, alg) in NAMES {
@@ -271,31 +277,10 @@ fn parse_line(
         Some(rest) if !zero => (true, rest),
         _ => (false, line),
     };
-    if let Some((tag, name, text)) = try_bsd(body) {
-        if let Some(alg) = Algorithm::from_bsd_tag(tag) {
-            let digest = decode_digest(text, alg)?;
-            let name = finish_name(name, escaped)?;
-            return Ok((Format::Bsd(alg), entry(name, alg, digest, false)));
-        }
-        if let Some(bits) = blake2b_tag_bits(tag) {
-            if !digits::fits(text, bits / 8) {
-                return Err(format!(
-                    "a BLAKE2b-{bits} digest must have {} hex digits (or {} in base64), found {}",
-                    bits / 4,
-                    digits::base64_len(bits / 8),
-                    text.len()
-                ));
-            }
-            let name = finish_name(name, escaped)?;
-            let why = blake2b_unverifiable(bits);
-            return Ok((Format::Bsd(Algorithm::Blake2b), unverifiable(name, why)));
-        }
-        // GNU takes a line for a tagged one only where it starts with an algorithm's name: a
-        // "tag" of hex digits is the digest of an untagged line whose name holds `(` and `) =`
-        // (`HEX (x) = ab`, BSD `md5 -r`'s one space), read as such below.
-        if !tag.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("unknown algorithm tag '{tag}'"));
-        }
+    if let Some((tag, name, text)) = try_bsd(body)
+        && let Some(parsed) = tagged(tag, name, text, escaped)?
+    {
+        return Ok(parsed);
     }
     let hex_end = body
         .iter()
@@ -310,10 +295,58 @@ fn parse_line(
             "malformed: the digest must be followed by two spaces (or ' *') and a name".into(),
         );
     };
-    // GNU's form has a second space or a `*`; without one, the line is `md5 -r`'s form, and
-    // the first untagged line decides which form the manifest is in.
+    let name = untagged_name(after, reversed)?;
+    let hex = std::str::from_utf8(&body[..hex_end]).expect("hex digits are ASCII");
+    let name = finish_name(name, escaped)?;
+    match resolve_algorithm(hex.len(), prefer, named)? {
+        Resolved::Known(alg, guessed) => {
+            let digest = decode_hex(hex, alg)?;
+            Ok((Format::Gnu(alg), entry(name, alg, digest, guessed)))
+        }
+        Resolved::Unverifiable(why) => {
+            Ok((Format::Gnu(Algorithm::Blake2b), unverifiable(name, why)))
+        }
+    }
+}
+
+/// A tagged line's entry; None when its tag is hex digits (GNU reads such a line as untagged).
+fn tagged(tag: &str, name: &[u8], text: &str, escaped: bool) -> Result<Option<Parsed>, String> {
+    if let Some(alg) = Algorithm::from_bsd_tag(tag) {
+        let digest = decode_digest(text, alg)?;
+        let name = finish_name(name, escaped)?;
+        return Ok(Some((Format::Bsd(alg), entry(name, alg, digest, false))));
+    }
+    if let Some(bits) = blake2b_tag_bits(tag) {
+        if !digits::fits(text, bits / 8) {
+            return Err(format!(
+                "a BLAKE2b-{bits} digest must have {} hex digits (or {} in base64), found {}",
+                bits / 4,
+                digits::base64_len(bits / 8),
+                text.len()
+            ));
+        }
+        let name = finish_name(name, escaped)?;
+        let why = blake2b_unverifiable(bits);
+        return Ok(Some((
+            Format::Bsd(Algorithm::Blake2b),
+            unverifiable(name, why),
+        )));
+    }
+    // GNU takes a line for a tagged one only where it starts with an algorithm's name: a
+    // "tag" of hex digits is the digest of an untagged line whose name holds `(` and `) =`
+    // (`HEX (x) = ab`, BSD `md5 -r`'s one space), read as such.
+    if !tag.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("unknown algorithm tag '{tag}'"));
+    }
+    Ok(None)
+}
+
+/// The name of an untagged line from what follows its digest's first blank. GNU's form has a
+/// second space or a `*`; without one, the line is `md5 -r`'s form, and the first untagged
+/// line decides which form the manifest is in (`reversed`).
+fn untagged_name<'a>(after: &'a [u8], reversed: &mut Option<bool>) -> Result<&'a [u8], String> {
     let gnu = after.len() > 1 && matches!(after[0], b' ' | b'*');
-    let name = match (gnu, *reversed) {
+    Ok(match (gnu, *reversed) {
         (true, Some(true)) => after,
         (true, _) => {
             *reversed = Some(false);
@@ -329,18 +362,7 @@ fn parse_line(
             *reversed = Some(true);
             after
         }
-    };
-    let hex = std::str::from_utf8(&body[..hex_end]).expect("hex digits are ASCII");
-    let name = finish_name(name, escaped)?;
-    match resolve_algorithm(hex.len(), prefer, named)? {
-        Resolved::Known(alg, guessed) => {
-            let digest = decode_hex(hex, alg)?;
-            Ok((Format::Gnu(alg), entry(name, alg, digest, guessed)))
-        }
-        Resolved::Unverifiable(why) => {
-            Ok((Format::Gnu(Algorithm::Blake2b), unverifiable(name, why)))
-        }
-    }
+    })
 }
 
 fn names(algs: &[Algorithm]) -> String {
@@ -488,343 +510,6 @@ fn try_bsd(body: &[u8]) -> Option<(&str, &[u8], &str)> {
         return None;
     }
     Some((tag, &rest[..close], text))
-}
-
-fn parse_hashdeep(data: &[u8]) -> Result<ParsedManifest, ManifestError> {
-    let mut h = Hashdeep::default();
-    h.lines(data, 0)?;
-    h.finish()
-}
-
-/// Rows of a hashdeep manifest, parsed a piece at a time (the column line comes first).
-#[derive(Default)]
-struct Hashdeep {
-    cols: Option<Vec<Option<Algorithm>>>,
-    entries: Vec<Entry>,
-    errors: Vec<ManifestError>,
-}
-
-impl Hashdeep {
-    /// The entries and line errors made so far, taken.
-    fn take(&mut self) -> (Vec<Entry>, Vec<ManifestError>) {
-        (
-            std::mem::take(&mut self.entries),
-            std::mem::take(&mut self.errors),
-        )
-    }
-
-    fn lines(&mut self, data: &[u8], before: usize) -> Result<(), ManifestError> {
-        let cols = &mut self.cols;
-        let entries = &mut self.entries;
-        let errors = &mut self.errors;
-        for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
-            let line_no = before + i + 1;
-            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-            if line.is_empty() || line.starts_with(b"##") || line == b"%%%% HASHDEEP-1.0" {
-                continue;
-            }
-            if let Some(spec) = line.strip_prefix(b"%%%% ") {
-                let spec = String::from_utf8_lossy(spec);
-                let names: Vec<&str> = spec.split(',').map(str::trim).collect();
-                if names.first() != Some(&"size")
-                    || names.last() != Some(&"filename")
-                    || names.len() < 3
-                {
-                    return Err(ManifestError::Line {
-                        line: line_no,
-                        reason: format!(
-                            "hashdeep column line must be 'size,ALG...,filename', found '{spec}'"
-                        ),
-                    });
-                }
-                // Columns of algorithms trawl does not compute (tiger, whirlpool) are kept as None.
-                *cols = Some(
-                    names[1..names.len() - 1]
-                        .iter()
-                        .map(|n| n.parse().ok())
-                        .collect(),
-                );
-                continue;
-            }
-            let Some(cols) = cols.as_ref() else {
-                return Err(ManifestError::Line {
-                    line: line_no,
-                    reason: "hashdeep data before the column line".into(),
-                });
-            };
-            let mut parts = line.splitn(cols.len() + 2, |&b| b == b',');
-            let size = parts
-                .next()
-                .and_then(|s| std::str::from_utf8(s).ok())
-                .and_then(|s| s.parse::<u64>().ok());
-            let Some(size) = size else {
-                errors.push(ManifestError::Line {
-                    line: line_no,
-                    reason: "hashdeep row: bad size column".into(),
-                });
-                continue;
-            };
-            let mut digests = Vec::new();
-            let mut bad = None;
-            for col in cols {
-                let Some(field) = parts.next() else {
-                    bad = Some("hashdeep row: too few columns".to_string());
-                    break;
-                };
-                if let Some(alg) = col {
-                    match std::str::from_utf8(field)
-                        .map_err(|e| e.to_string())
-                        .and_then(|h| decode_hex(h, *alg))
-                    {
-                        Ok(d) => digests.push((*alg, d)),
-                        Err(e) => bad = Some(format!("hashdeep row: {e}")),
-                    }
-                }
-            }
-            let name = match (bad, parts.next()) {
-                (Some(b), _) => Err(b),
-                (None, None) => Err("hashdeep row: no filename column".into()),
-                (None, Some(n)) => finish_name(n, false),
-            };
-            match name {
-                Ok(path) => entries.push(Entry {
-                    path,
-                    size: Some(size),
-                    digests,
-                    line: line_no,
-                    ..Entry::default()
-                }),
-                Err(reason) => errors.push(ManifestError::Line {
-                    line: line_no,
-                    reason,
-                }),
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> Result<ParsedManifest, ManifestError> {
-        let (entries, errors) = (self.entries, self.errors);
-        let algs: Vec<Algorithm> = self
-            .cols
-            .unwrap_or_default()
-            .into_iter()
-            .flatten()
-            .collect();
-        if algs.is_empty() {
-            return Err(ManifestError::Whole(
-                "hashdeep manifest has no algorithm trawl can compute".into(),
-            ));
-        }
-        Ok(ParsedManifest {
-            format: Format::Hashdeep(algs),
-            entries,
-            errors,
-            guessed: Vec::new(),
-        })
-    }
-}
-
-/// What [`parse_pieces`] learned of the whole manifest.
-#[derive(Debug, Clone)]
-pub struct PiecesSummary {
-    /// The format it is written in.
-    pub format: Format,
-    /// As [`ParsedManifest::guessed`].
-    pub guessed: Vec<Algorithm>,
-}
-
-/// Why [`parse_pieces`] stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum PiecesError {
-    /// The manifest could not be read.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-    /// The manifest as a whole cannot be read.
-    #[error(transparent)]
-    Manifest(#[from] ManifestError),
-}
-
-/// The longest manifest line [`parse_pieces`] reads, without its separator: far beyond any name
-/// a file system opens (4096 bytes on Linux, four times that escaped), and a bound on what one
-/// line can make it hold. A longer line is refused by its number and reading goes on after it.
-pub const MAX_LINE: usize = 1 << 20;
-
-/// A manifest's byte-order mark, left out where the first line starts.
-const BOM: &[u8] = b"\xef\xbb\xbf";
-
-/// The first pass of [`parse_pieces`]: whether the file is a hashdeep manifest, and whether its
-/// records end with NUL (as `detect_and_parse` decides it from the whole: the last byte, or NULs
-/// and no line break).
-fn kind_and_separator(f: &mut std::fs::File) -> std::io::Result<(bool, bool)> {
-    use std::io::{Read, Seek};
-    f.rewind()?;
-    let (mut has_nl, mut has_nul, mut last) = (false, false, None);
-    let mut head = Vec::new();
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        let n = match f.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let b = &block[..n];
-        has_nl |= b.contains(&b'\n');
-        has_nul |= b.contains(&0);
-        last = b.last().copied();
-        if head.len() < 32 {
-            head.extend_from_slice(&b[..n.min(32 - head.len())]);
-        }
-    }
-    let head = head.strip_prefix(BOM).unwrap_or(&head);
-    let hashdeep = head.starts_with(b"%%%% HASHDEEP-1.0");
-    let zero = !hashdeep && (last == Some(0) || (has_nul && !has_nl));
-    Ok((hashdeep, zero))
-}
-
-/// Drops `buf` up to and with the line end at `end`, counting the line; or all of it when the
-/// line goes on past it. Whether the line ended.
-fn drop_line(buf: &mut Vec<u8>, end: Option<usize>, before: &mut usize) -> bool {
-    match end {
-        Some(p) => {
-            buf.drain(..=p);
-            *before += 1;
-            true
-        }
-        None => {
-            buf.clear();
-            false
-        }
-    }
-}
-
-/// Reads from `f` until `buf` holds `want` bytes; false once the file has ended.
-fn fill(f: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    use std::io::Read;
-    while buf.len() < want {
-        let start = buf.len();
-        buf.resize(start + (want - start).max(64 << 10), 0);
-        let n = loop {
-            match f.read(&mut buf[start..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                r => break r?,
-            }
-        };
-        buf.truncate(start + n);
-        if n == 0 {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Reads a manifest file of any length in pieces of about `piece` bytes (whole lines each),
-/// parsed as [`detect_and_parse`] parses the whole, with the whole file's line numbers: `on`
-/// gets each piece's entries and line errors in turn, so that a manifest of 10^8 lines is never
-/// held. The file is read twice (first for the record separator, which the last byte decides).
-/// `on` breaking ends the reading at once: `Ok(ControlFlow::Break(()))`.
-pub fn parse_pieces(
-    f: &mut std::fs::File,
-    prefer: &[Algorithm],
-    name_hint: &str,
-    piece: usize,
-    on: &mut dyn FnMut(Vec<Entry>, Vec<ManifestError>) -> std::ops::ControlFlow<()>,
-) -> Result<std::ops::ControlFlow<(), PiecesSummary>, PiecesError> {
-    use std::io::Seek;
-    let (hashdeep, zero) = kind_and_separator(f)?;
-    let sep = if zero { 0u8 } else { b'\n' };
-    let named = algorithms_named_in(name_hint);
-
-    f.rewind()?;
-    let piece = piece.clamp(1, MAX_LINE);
-    let mut text = Text::default();
-    let mut hd = Hashdeep::default();
-    let (mut entries_seen, mut errors_seen) = (0usize, 0usize);
-    let mut buf: Vec<u8> = Vec::new();
-    let mut before = 0usize;
-    let mut first = true;
-    let mut eof = false;
-    // How much to hold before parsing: a piece, or more while one line is longer than a piece.
-    let mut want = piece;
-    // Inside a line over MAX_LINE, refused already: its bytes are dropped up to its separator.
-    let mut skipping = false;
-    // Until the end of the file, and every byte read before it taken.
-    while !(eof && buf.is_empty()) {
-        eof |= !fill(f, &mut buf, want)?;
-        let first_end = buf.iter().position(|&b| b == sep);
-        if skipping {
-            skipping = !drop_line(&mut buf, first_end, &mut before);
-            want = piece;
-            continue;
-        }
-        // A line over the limit is refused by number, and reading goes on after it.
-        if first_end.unwrap_or(buf.len()) > MAX_LINE {
-            first = false;
-            errors_seen += 1;
-            if on(
-                Vec::new(),
-                vec![ManifestError::TooLong { line: before + 1 }],
-            )
-            .is_break()
-            {
-                return Ok(std::ops::ControlFlow::Break(()));
-            }
-            skipping = !drop_line(&mut buf, first_end, &mut before);
-            want = piece;
-            continue;
-        }
-        // Whole lines only, unless this is the end.
-        let upto = if eof {
-            buf.len()
-        } else {
-            match buf.iter().rposition(|&b| b == sep) {
-                Some(p) => p + 1,
-                // One line longer than a piece: read on (up to MAX_LINE, checked above).
-                None => {
-                    want = buf.len() + piece;
-                    continue;
-                }
-            }
-        };
-        want = piece;
-        let mut data = &buf[..upto];
-        if first {
-            data = data.strip_prefix(BOM).unwrap_or(data);
-            first = false;
-        }
-        if hashdeep {
-            hd.lines(data, before)?;
-        } else {
-            text.lines(data, zero, prefer, &named, before);
-        }
-        before += data.iter().filter(|&&b| b == sep).count();
-        let (entries, errors) = if hashdeep { hd.take() } else { text.take() };
-        entries_seen += entries.len();
-        errors_seen += errors.len();
-        if on(entries, errors).is_break() {
-            return Ok(std::ops::ControlFlow::Break(()));
-        }
-        buf.drain(..upto);
-    }
-    if hashdeep {
-        let p = hd.finish()?;
-        return Ok(std::ops::ControlFlow::Continue(PiecesSummary {
-            format: p.format,
-            guessed: Vec::new(),
-        }));
-    }
-    let format = match text.format.take() {
-        Some(f) => f,
-        None if errors_seen == 0 && entries_seen == 0 => {
-            return Err(ManifestError::Whole("no checksum lines found".into()).into());
-        }
-        None => Format::Gnu(Algorithm::Sha256),
-    };
-    Ok(std::ops::ControlFlow::Continue(PiecesSummary {
-        format,
-        guessed: text.guessed,
-    }))
 }
 
 #[cfg(test)]

@@ -2,7 +2,36 @@
 
 use std::io::{self, Write};
 
+use trawl_digest::Algorithm;
+
 use crate::{Entry, Format};
+
+/// Why a manifest is not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// An entry lacks a digest the format writes (its caller sent an entry without it).
+    #[error("no {algorithm} digest for {}", String::from_utf8_lossy(path))]
+    NoDigest {
+        /// The algorithm whose digest is missing.
+        algorithm: Algorithm,
+        /// The entry's path, as it would be written.
+        path: Vec<u8>,
+    },
+}
+
+/// For writers whose callers answer `io::Result`: the typed error travels inside, for
+/// `get_ref().downcast_ref::<WriteError>()` to find (a write's own error is itself).
+impl From<WriteError> for io::Error {
+    fn from(e: WriteError) -> io::Error {
+        match e {
+            WriteError::Io(e) => e,
+            e @ WriteError::NoDigest { .. } => io::Error::new(io::ErrorKind::InvalidInput, e),
+        }
+    }
+}
 
 /// Options for writing.
 #[derive(Debug, Clone, Default)]
@@ -24,7 +53,7 @@ pub fn write_manifest(
     entries: &[Entry],
     style: Style,
     header_comment: &[String],
-) -> io::Result<Vec<Vec<u8>>> {
+) -> Result<Vec<Vec<u8>>, WriteError> {
     let mut m = ManifestWriter::begin(w, format, style, header_comment)?;
     for e in entries {
         m.entry(e)?;
@@ -70,7 +99,7 @@ impl<'a> ManifestWriter<'a> {
     }
 
     /// Writes one entry, or notes it as left out when the format cannot hold its name.
-    pub fn entry(&mut self, e: &Entry) -> io::Result<()> {
+    pub fn entry(&mut self, e: &Entry) -> Result<(), WriteError> {
         let line = &mut self.line;
         line.clear();
         let end: &[u8] = if self.style.zero { b"\0" } else { b"\n" };
@@ -118,7 +147,7 @@ impl<'a> ManifestWriter<'a> {
                 line.push(b'\n');
             }
         }
-        self.w.write_all(line)
+        Ok(self.w.write_all(line)?)
     }
 
     /// The names left out, for the caller to report.
@@ -148,21 +177,52 @@ pub fn escape_controls(s: &str) -> String {
 }
 
 /// Appends the entry's `alg` digest in lowercase hex to `line`.
-fn push_hex(line: &mut Vec<u8>, e: &Entry, alg: trawl_digest::Algorithm) -> io::Result<()> {
+fn push_hex(line: &mut Vec<u8>, e: &Entry, alg: Algorithm) -> Result<(), WriteError> {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    e.digests
+    let (_, d) = e
+        .digests
         .iter()
         .find(|(a, _)| *a == alg)
-        .map(|(_, d)| {
-            line.extend(
-                d.iter()
-                    .flat_map(|b| [HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]),
-            )
-        })
-        .ok_or_else(|| {
-            io::Error::other(format!(
-                "no {alg} digest for {}",
-                String::from_utf8_lossy(&e.path)
-            ))
-        })
+        .ok_or_else(|| WriteError::NoDigest {
+            algorithm: alg,
+            path: e.path.clone(),
+        })?;
+    line.extend(
+        d.iter()
+            .flat_map(|b| [HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_without_the_digest_is_a_typed_error_naming_its_path() {
+        let e = Entry {
+            path: b"dir/a".to_vec(),
+            digests: vec![(Algorithm::Md5, vec![0; 16])],
+            ..Entry::default()
+        };
+        let mut out = Vec::new();
+        let err = write_manifest(
+            &mut out,
+            &Format::Gnu(Algorithm::Sha256),
+            &[e],
+            Style::default(),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, WriteError::NoDigest { algorithm: Algorithm::Sha256, path } if path == b"dir/a"),
+            "{err:?}"
+        );
+        // Through an `io::Error`, the same value.
+        let io = io::Error::from(err);
+        assert!(matches!(
+            io.get_ref().and_then(|e| e.downcast_ref::<WriteError>()),
+            Some(WriteError::NoDigest { .. })
+        ));
+    }
 }

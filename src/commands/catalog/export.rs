@@ -101,8 +101,10 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
                 total.set(0);
                 let mut w = trawl_manifest::ManifestWriter::begin(to, &f, style.clone(), &comment)
                     .with_context(|| format!("{name}: cannot write"))?;
-                cat.for_each_manifest_entry(&mut |e| if has_all(e) { w.entry(e) } else { Ok(()) })?
-                    .with_context(|| format!("{name}: cannot write"))?;
+                cat.for_each_manifest_entry(&mut |e| {
+                    if has_all(e) { Ok(w.entry(e)?) } else { Ok(()) }
+                })?
+                .with_context(|| format!("{name}: cannot write"))?;
                 let left_out = w.finish();
                 if !left_out.is_empty() {
                     bail!(

@@ -45,39 +45,13 @@ pub(crate) fn is_tag_file_name(name: &[u8]) -> bool {
 /// Anything else refuses the whole recovery before it changes anything.
 pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
     use trawl_read::{DirAt, EntryKind as Kind};
-    let lossy = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let mut done = Recovered::default();
     let top = DirAt::open(dir).map_err(io_err(dir))?;
     let at = |name: &[u8]| dir.join(std::ffi::OsStr::from_bytes(name));
-    let remove = |name: &[u8], done: &mut Recovered| -> Result<(), BagError> {
-        top.unlink(name).map_err(io_err(&at(name)))?;
-        done.removed.push(lossy(name));
-        Ok(())
-    };
     let jpath = dir.join(JOURNAL);
     let journal = match top.read(JOURNAL.as_bytes(), JOURNAL_CAP) {
         Ok(j) => j,
-        Err(trawl_read::Unread::Missing) => {
-            // Interrupted while the journal itself was being written: nothing was moved yet.
-            let temps: Vec<Vec<u8>> = top
-                .names()
-                .map_err(io_err(dir))?
-                .into_iter()
-                .filter(|n| {
-                    is_temp_of(&lossy(n), JOURNAL) && top.kind(n).ok().flatten() == Some(Kind::File)
-                })
-                .collect();
-            if temps.is_empty() {
-                return Err(refused(
-                    dir,
-                    "no interrupted bag creation here (no journal)",
-                ));
-            }
-            for t in temps {
-                remove(&t, &mut done)?;
-            }
-            return Ok(done);
-        }
+        Err(trawl_read::Unread::Missing) => return without_journal(&top, dir),
         Err(e) => return Err(io_err(&jpath)(e.into())),
     };
     let untrusted = |why: String| {
@@ -96,7 +70,7 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
         if tags.iter().any(|t| is_temp_of(&ln, &lossy(t)))
             && top.kind(&n).map_err(io_err(&at(&n)))? == Some(Kind::File)
         {
-            remove(&n, &mut done)?;
+            remove(&top, dir, &n, &mut done)?;
         }
     }
     for t in &tags {
@@ -113,21 +87,81 @@ pub fn recover(dir: &Path) -> Result<Recovered, BagError> {
                 Some(Kind::File | Kind::Symlink)
             )
         {
-            remove(t, &mut done)?;
+            remove(&top, dir, t, &mut done)?;
         }
     }
     if let Some((name, d)) = &from {
-        for n in &names {
-            if d.kind(n).map_err(io_err(&at(n)))?.is_some() {
-                d.rename(n, &top, n)
-                    .map_err(io_err(&dir.join(name).join(std::ffi::OsStr::from_bytes(n))))?;
-                done.moved += 1;
-            }
-        }
-        top.rmdir(name.as_bytes())
-            .map_err(io_err(&dir.join(name)))?;
+        done.moved = move_back(&top, dir, name, d, &names)?;
     }
     top.unlink(JOURNAL.as_bytes()).map_err(io_err(&jpath))?;
+    Ok(done)
+}
+
+/// Moves each entry of `names` still in the payload directory `d` (`name` in `top`) back to
+/// the top, then removes the directory (empty now); how many were moved.
+fn move_back(
+    top: &trawl_read::DirAt,
+    dir: &Path,
+    name: &str,
+    d: &trawl_read::DirAt,
+    names: &Names,
+) -> Result<usize, BagError> {
+    let mut moved = 0;
+    for n in names {
+        let n_at = |base: &Path| base.join(std::ffi::OsStr::from_bytes(n));
+        if d.kind(n).map_err(io_err(&n_at(dir)))?.is_some() {
+            d.rename(n, top, n)
+                .map_err(io_err(&n_at(&dir.join(name))))?;
+            moved += 1;
+        }
+    }
+    top.rmdir(name.as_bytes())
+        .map_err(io_err(&dir.join(name)))?;
+    Ok(moved)
+}
+
+/// A name as text, for messages and the list of what was removed.
+fn lossy(n: &[u8]) -> String {
+    String::from_utf8_lossy(n).into_owned()
+}
+
+/// Removes `name` from the bag's directory `top` (at `dir`), without following a link, and
+/// notes it in `done`.
+fn remove(
+    top: &trawl_read::DirAt,
+    dir: &Path,
+    name: &[u8],
+    done: &mut Recovered,
+) -> Result<(), BagError> {
+    top.unlink(name)
+        .map_err(io_err(&dir.join(std::ffi::OsStr::from_bytes(name))))?;
+    done.removed.push(lossy(name));
+    Ok(())
+}
+
+/// No journal: interrupted while the journal itself was being written, so nothing was moved
+/// yet; the journal's temporary files are removed. None of them either: no interrupted
+/// creation here, refused.
+fn without_journal(top: &trawl_read::DirAt, dir: &Path) -> Result<Recovered, BagError> {
+    let temps: Vec<Vec<u8>> = top
+        .names()
+        .map_err(io_err(dir))?
+        .into_iter()
+        .filter(|n| {
+            is_temp_of(&lossy(n), JOURNAL)
+                && top.kind(n).ok().flatten() == Some(trawl_read::EntryKind::File)
+        })
+        .collect();
+    if temps.is_empty() {
+        return Err(refused(
+            dir,
+            "no interrupted bag creation here (no journal)",
+        ));
+    }
+    let mut done = Recovered::default();
+    for t in temps {
+        remove(top, dir, &t, &mut done)?;
+    }
     Ok(done)
 }
 

@@ -88,63 +88,15 @@ pub fn update(
     stop: &Stop,
     spools: &Spools,
 ) -> Result<BagOutcome<Updated>, BagError> {
-    let info_path = root.join("bag-info.txt");
-    if let Some(l) = edits
-        .set
-        .iter()
-        .map(|(k, _)| k)
-        .chain(&edits.remove)
-        .find(|k| k.eq_ignore_ascii_case(OXUM))
-    {
-        return Err(refused(
-            &info_path,
-            format!(
-                "'{l}' is kept right by trawl from the payload (checked, and added where missing); it is not set or removed by hand; nothing was changed"
-            ),
-        ));
-    }
+    refuse_oxum(root, edits)?;
     let mut report = Report::default();
     let bag = validate::load(root, &mut report, spools)?;
-    if !edits.is_empty() {
-        if !bag.encoding.eq_ignore_ascii_case("UTF-8") {
-            return Err(refused(
-                &info_path,
-                format!(
-                    "the bag's tag files are in {} (bagit.txt); trawl edits bag-info.txt in UTF-8 bags only; nothing was changed",
-                    bag.encoding
-                ),
-            ));
-        }
-        let absent: Vec<&str> = edits
-            .remove
-            .iter()
-            .filter(|r| !bag.info.iter().any(|(k, _)| k.eq_ignore_ascii_case(r)))
-            .map(String::as_str)
-            .collect();
-        if !absent.is_empty() {
-            return Err(refused(
-                &info_path,
-                format!(
-                    "no '{}' label to remove; nothing was changed",
-                    absent.join("', '")
-                ),
-            ));
-        }
-    }
+    refuse_edits(root, edits, &bag)?;
     let on_disk = validate::payload_files(root, &mut report, spools)?;
     validate::payload_oxum(&bag, &on_disk, false, &mut report);
-    let existing = bag.payload_algorithms();
-    let mut all = existing.clone();
-    for a in new_algs {
-        if !all.contains(a) {
-            all.push(*a);
-        }
-    }
-    let (present, add): (Vec<Algorithm>, Vec<Algorithm>) =
-        new_algs.iter().partition(|a| existing.contains(a));
+    let (all, present, add) = algorithms(&bag.payload_algorithms(), new_algs);
     // The new algorithms' digests of every file, by path, as the check reads them.
     let mut fresh = spools.spool(2);
-    let mut value = Vec::new();
     validate::check_payload(
         &bag,
         &on_disk,
@@ -155,15 +107,7 @@ pub fn update(
         stop,
         spools,
         &mut report,
-        Some(&mut |path: &str, digests: &[(Algorithm, Vec<u8>)]| {
-            value.clear();
-            for a in &add {
-                if let Some((_, d)) = digests.iter().find(|(b, _)| b == a) {
-                    value.extend_from_slice(d);
-                }
-            }
-            fresh.push(path.as_bytes(), &value).map_err(spools.err())
-        }),
+        Some(&mut *spool_digests(&add, &mut fresh, spools)),
     )?;
     if stop.is_stopping() {
         return Ok(BagOutcome::stopped(stop));
@@ -171,37 +115,139 @@ pub fn update(
     // The tag manifests checked too: a bag whose tag files do not match them is not updated
     // (writing them again would hide the difference).
     validate::check_tag_manifests(root, &bag, &mut report)?;
-    if !report.errors.is_empty() {
-        return Ok(BagOutcome::Finished(Updated {
-            report,
-            added: Vec::new(),
-            present,
-            info_edited: false,
-        }));
+    let mut updated = Updated {
+        report,
+        added: Vec::new(),
+        present,
+        info_edited: false,
+    };
+    if !updated.report.errors.is_empty() {
+        return Ok(BagOutcome::Finished(updated));
     }
     for a in add.iter().filter(|a| !a.is_bagit_standard()) {
-        report.warnings.push(BagFinding::about(
+        updated.report.warnings.push(BagFinding::about(
             format!("manifest-{}.txt", a.bagit_name()),
             format!("{a} is trawl's own: other BagIt tools (bagit-python) will not check it"),
         ));
     }
     if add.is_empty() && edits.is_empty() {
-        return Ok(BagOutcome::Finished(Updated {
-            report,
-            added: add,
-            present,
-            info_edited: false,
-        }));
+        return Ok(BagOutcome::Finished(updated));
     }
     let fresh = Arc::new(fresh.finish().map_err(spools.err())?);
+    updated.info_edited = write_update(root, &bag, &on_disk, edits, &add, &fresh)?;
+    updated.added = add;
+    Ok(BagOutcome::Finished(updated))
+}
+
+/// The algorithms of an update: every one the payload is checked with (the bag's, then
+/// those asked for), those asked for that the bag has, and those it adds.
+fn algorithms(
+    existing: &[Algorithm],
+    new_algs: &[Algorithm],
+) -> (Vec<Algorithm>, Vec<Algorithm>, Vec<Algorithm>) {
+    let mut all = existing.to_vec();
+    for a in new_algs {
+        if !all.contains(a) {
+            all.push(*a);
+        }
+    }
+    let (present, add) = new_algs.iter().partition(|a| existing.contains(a));
+    (all, present, add)
+}
+
+/// What the payload check hands each file to: its digests of `add`, in that order, spooled
+/// into `fresh` by its path.
+fn spool_digests<'a>(
+    add: &'a [Algorithm],
+    fresh: &'a mut trawl_spool::Spool,
+    spools: &'a Spools,
+) -> Box<validate::Sink<'a>> {
+    let mut value = Vec::new();
+    Box::new(move |path, digests| {
+        value.clear();
+        for a in add {
+            if let Some((_, d)) = digests.iter().find(|(b, _)| b == a) {
+                value.extend_from_slice(d);
+            }
+        }
+        fresh.push(path.as_bytes(), &value).map_err(spools.err())
+    })
+}
+
+/// Edits that set or remove Payload-Oxum, which trawl keeps right itself: refused before
+/// anything is read.
+fn refuse_oxum(root: &Path, edits: &InfoEdits) -> Result<(), BagError> {
+    if let Some(l) = edits
+        .set
+        .iter()
+        .map(|(k, _)| k)
+        .chain(&edits.remove)
+        .find(|k| k.eq_ignore_ascii_case(OXUM))
+    {
+        return Err(refused(
+            &root.join("bag-info.txt"),
+            format!(
+                "'{l}' is kept right by trawl from the payload (checked, and added where missing); it is not set or removed by hand; nothing was changed"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Edits the bag cannot take: any, in a bag whose tag files are not UTF-8; the removal of a
+/// label it does not have. Refused before the payload is read.
+fn refuse_edits(root: &Path, edits: &InfoEdits, bag: &validate::Bag) -> Result<(), BagError> {
+    if edits.is_empty() {
+        return Ok(());
+    }
+    let info_path = root.join("bag-info.txt");
+    if !bag.encoding.eq_ignore_ascii_case("UTF-8") {
+        return Err(refused(
+            &info_path,
+            format!(
+                "the bag's tag files are in {} (bagit.txt); trawl edits bag-info.txt in UTF-8 bags only; nothing was changed",
+                bag.encoding
+            ),
+        ));
+    }
+    let absent: Vec<&str> = edits
+        .remove
+        .iter()
+        .filter(|r| !bag.info.iter().any(|(k, _)| k.eq_ignore_ascii_case(r)))
+        .map(String::as_str)
+        .collect();
+    if !absent.is_empty() {
+        return Err(refused(
+            &info_path,
+            format!(
+                "no '{}' label to remove; nothing was changed",
+                absent.join("', '")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The update written: payload manifests of `add` from `fresh` (their digests by path), then
+/// bag-info.txt with `edits` (when any; Payload-Oxum added where missing) and the tag
+/// manifests, of the bag's tag algorithms and `add`, over what they listed and the top's tag
+/// files. Whether bag-info.txt was written.
+fn write_update(
+    root: &Path,
+    bag: &validate::Bag,
+    on_disk: &validate::OnDisk,
+    edits: &InfoEdits,
+    add: &[Algorithm],
+    fresh: &Arc<trawl_spool::Sorted>,
+) -> Result<bool, BagError> {
     let listing = Listing {
-        sorted: &fresh,
-        layout: &add,
+        sorted: fresh,
+        layout: add,
         prefix: b"",
         skip: 0,
     };
     let mut tag_algs: Vec<Algorithm> = bag.tag.iter().filter_map(|m| m.algorithm).collect();
-    for a in &add {
+    for a in add {
         if !tag_algs.contains(a) {
             tag_algs.push(*a);
         }
@@ -226,18 +272,13 @@ pub fn update(
     write_tag_files(
         root,
         (!add.is_empty()).then_some(&listing),
-        &add,
+        add,
         info.as_deref(),
         false,
         &tag_algs,
         &listed,
     )?;
-    Ok(BagOutcome::Finished(Updated {
-        report,
-        added: add,
-        present,
-        info_edited: info.is_some(),
-    }))
+    Ok(info.is_some())
 }
 
 #[cfg(test)]

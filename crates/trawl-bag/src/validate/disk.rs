@@ -60,18 +60,9 @@ pub fn payload_files(
                         )),
                     }
                 }
-                trawl_walk::WalkItem::Skipped { path, kind } => {
-                    // A bag is read as it is: a link in its payload is never followed.
-                    let what = match kind {
-                        trawl_walk::SkipKind::Symlink => {
-                            "symbolic link in payload (a bag holds none; not followed)".to_string()
-                        }
-                        k => format!("{} in payload", k.describe()),
-                    };
-                    report
-                        .warnings
-                        .push(BagFinding::about(path.display(), what))
-                }
+                trawl_walk::WalkItem::Skipped { path, kind } => report
+                    .warnings
+                    .push(BagFinding::about(path.display(), skipped(kind))),
                 trawl_walk::WalkItem::Error(e) => report.errors.push(BagFinding::from_error(&e)),
                 // A bag is validated whole: this walk excludes nothing.
                 trawl_walk::WalkItem::Excluded(_) => {}
@@ -85,4 +76,15 @@ pub fn payload_files(
         count,
         bytes,
     })
+}
+
+/// What the walk of the payload passed over, as its warning says it.
+fn skipped(kind: trawl_walk::SkipKind) -> String {
+    match kind {
+        // A bag is read as it is: a link in its payload is never followed.
+        trawl_walk::SkipKind::Symlink => {
+            "symbolic link in payload (a bag holds none; not followed)".to_string()
+        }
+        k => format!("{} in payload", k.describe()),
+    }
 }

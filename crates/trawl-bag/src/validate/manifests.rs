@@ -220,6 +220,27 @@ impl LineProblems {
     }
 }
 
+/// Reads up to [`PIECE`] more bytes of `file` onto `buf`; whether the file has ended.
+fn read_piece(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let old = buf.len();
+    buf.resize(old + PIECE, 0);
+    let mut got = 0;
+    let mut eof = false;
+    while old + got < buf.len() {
+        match file.read(&mut buf[old + got..]) {
+            Ok(0) => {
+                eof = true;
+                break;
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(old + got);
+    Ok(eof)
+}
+
 /// Reads the UTF-8 tag file `name` in pieces of [`PIECE`] bytes cut at line ends, handing each
 /// piece's text to `take` with the number of lines before it. `Ok(Err(why))`: the file is not
 /// valid UTF-8, or holds a line over 4 pieces. No file: nothing is read.
@@ -239,21 +260,7 @@ pub(crate) fn read_utf8_pieces(
     let mut eof = false;
     loop {
         if !eof {
-            let old = buf.len();
-            buf.resize(old + PIECE, 0);
-            let mut got = 0;
-            while old + got < buf.len() {
-                match file.read(&mut buf[old + got..]) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
-                    Ok(n) => got += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(io_err(&p)(e)),
-                }
-            }
-            buf.truncate(old + got);
+            eof = read_piece(&mut file, &mut buf).map_err(io_err(&p))?;
         }
         let cut = if eof {
             buf.len()

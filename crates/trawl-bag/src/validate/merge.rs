@@ -2,10 +2,12 @@
 //! listed, what every manifest must agree on, and the files whose digests are to be checked.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use trawl_digest::Algorithm;
 use trawl_report::bag::{BagFinding, ToFetch};
 use trawl_scan::{Progress, ScanConfig};
+use trawl_spool::Sorted;
 use trawl_stop::Stop;
 
 use crate::BagError;
@@ -30,6 +32,15 @@ pub(crate) struct Findings {
     odd_present: Vec<String>,
 }
 
+impl Findings {
+    /// The findings added to `report`.
+    fn into_report(self, report: &mut Report) {
+        report.errors.extend(self.errors);
+        report.warnings.extend(self.warnings);
+        report.to_fetch.extend(self.to_fetch);
+    }
+}
+
 pub(crate) fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
     Ok(r.next_record()?.map(|(k, v)| (k.to_vec(), v.to_vec())))
 }
@@ -48,70 +59,34 @@ pub(crate) fn merge(
     let mut f = Findings::default();
     // fetch.txt's items, a third sorted stream: an item met before the path it names is in no
     // payload manifest.
-    let mut c = match &bag.fetch {
-        Some(s) => Some(s.iter().map_err(&io)?),
-        None => None,
-    };
-    let mut hc = match &mut c {
-        Some(r) => next(r).map_err(&io)?,
-        None => None,
-    };
+    let mut fetch = Ahead::new(bag.fetch.as_ref()).map_err(&io)?;
+    let mut listed = Ahead::new(bag.listed.as_ref()).map_err(&io)?;
+    let mut disk = Ahead::new(Some(&on_disk.files)).map_err(&io)?;
     let mut unlisted = LineProblems::new("fetch.txt");
-    let mut advance_fetch = |hc: &mut Option<(Vec<u8>, Vec<u8>)>| -> Result<(), BagError> {
-        *hc = match &mut c {
-            Some(r) => next(r).map_err(&io)?,
-            None => None,
-        };
-        Ok(())
-    };
-    let mut a = match &bag.listed {
-        Some(l) => Some(l.iter().map_err(&io)?),
-        None => None,
-    };
-    let mut b = on_disk.files.iter().map_err(&io)?;
-    let mut ha = match &mut a {
-        Some(r) => next(r).map_err(&io)?,
-        None => None,
-    };
-    let mut hb = next(&mut b).map_err(&io)?;
     loop {
-        let key = match (&ha, &hb) {
+        let key = match (&listed.head, &disk.head) {
             (None, None) => break,
             (Some((k, _)), None) | (None, Some((k, _))) => k.clone(),
             (Some((x, _)), Some((y, _))) => x.min(y).clone(),
         };
         let path = String::from_utf8_lossy(&key).into_owned();
-        while let Some((fk, _)) = &hc
+        while let Some((fk, _)) = &fetch.head
             && *fk < key
         {
             unlisted.not_listed(&mut f.errors, fk);
-            advance_fetch(&mut hc)?;
+            fetch.advance().map_err(&io)?;
         }
-        // This path's fetch item (the first, if it is listed twice).
-        let mut fetched: Option<(Option<u64>, String)> = None;
-        while let Some((fk, v)) = &hc
-            && *fk == key
-        {
-            if fetched.is_none() && v.len() >= 8 {
-                let len = u64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
-                let url = String::from_utf8_lossy(&v[8..]).into_owned();
-                fetched = Some(((len != u64::MAX).then_some(len), url));
-            }
-            advance_fetch(&mut hc)?;
-        }
+        let fetched = fetch_item(&mut fetch, &key).map_err(&io)?;
         let mut group: Group = Vec::new();
-        while let Some((k, v)) = &ha
+        while let Some((k, v)) = &listed.head
             && *k == key
         {
             add_listing(bag, &mut f, &path, &mut group, v);
-            ha = match &mut a {
-                Some(r) => next(r).map_err(&io)?,
-                None => None,
-            };
+            listed.advance().map_err(&io)?;
         }
-        let present = hb.as_ref().is_some_and(|(k, _)| *k == key);
+        let present = disk.head.as_ref().is_some_and(|(k, _)| *k == key);
         if present {
-            hb = next(&mut b).map_err(&io)?;
+            disk.advance().map_err(&io)?;
         }
         let Some((path, group)) = judge(bag, &mut f, &mut unlisted, &key, group, present, fetched)
         else {
@@ -121,9 +96,9 @@ pub(crate) fn merge(
             return Ok(f);
         }
     }
-    while let Some((fk, _)) = &hc {
+    while let Some((fk, _)) = &fetch.head {
         unlisted.not_listed(&mut f.errors, fk);
-        advance_fetch(&mut hc)?;
+        fetch.advance().map_err(&io)?;
     }
     unlisted.finish_into(&mut f.errors);
     for (path, group) in pair_normalized(bag, &mut f) {
@@ -132,6 +107,51 @@ pub(crate) fn merge(
         }
     }
     Ok(f)
+}
+
+/// A sorted list read one record ahead.
+struct Ahead {
+    records: Option<trawl_spool::Records>,
+    /// The record to be taken next: None at the list's end, or when there is no list.
+    head: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Ahead {
+    /// `sorted` (None: an empty list), its first record read.
+    fn new(sorted: Option<&Arc<Sorted>>) -> std::io::Result<Ahead> {
+        let mut ahead = Ahead {
+            records: sorted.map(|s| s.iter()).transpose()?,
+            head: None,
+        };
+        ahead.advance()?;
+        Ok(ahead)
+    }
+
+    /// The next record into `head`.
+    fn advance(&mut self) -> std::io::Result<()> {
+        self.head = match &mut self.records {
+            Some(r) => next(r)?,
+            None => None,
+        };
+        Ok(())
+    }
+}
+
+/// The fetch item of `key` (the first, if it is listed twice): its length (None: `-`) and
+/// URL; `fetch` moved past every item of `key`.
+fn fetch_item(fetch: &mut Ahead, key: &[u8]) -> std::io::Result<Option<(Option<u64>, String)>> {
+    let mut fetched = None;
+    while let Some((fk, v)) = &fetch.head
+        && *fk == key
+    {
+        if fetched.is_none() && v.len() >= 8 {
+            let len = u64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
+            let url = String::from_utf8_lossy(&v[8..]).into_owned();
+            fetched = Some(((len != u64::MAX).then_some(len), url));
+        }
+        fetch.advance()?;
+    }
+    Ok(fetched)
 }
 
 /// A name as it is compared across Unicode normalization forms (a manifest written on one
@@ -308,24 +328,7 @@ pub(crate) fn check_payload(
                 Hashed::Digests { size, digests } => {
                     files += 1;
                     bytes += size;
-                    for (mi, line, want) in &group {
-                        let m = &bag.payload[*mi];
-                        let Some(alg) = m.algorithm else { continue };
-                        let actual = digests
-                            .iter()
-                            .find(|(a, _)| *a == alg)
-                            .map(|(_, v)| hex::encode(v))
-                            .unwrap_or_default();
-                        if actual != *want {
-                            results.push(BagFinding::about(
-                                &rel,
-                                format!(
-                                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
-                                    m.file
-                                ),
-                            ));
-                        }
-                    }
+                    mismatches(bag, &rel, &group, &digests, &mut results);
                     if let Some(sink) = sink.as_mut()
                         && sink_err.is_none()
                         && let Err(e) = sink(&rel, &digests)
@@ -351,8 +354,35 @@ pub(crate) fn check_payload(
         findings.errors.append(&mut results);
         findings
     };
-    report.errors.extend(findings.errors);
-    report.warnings.extend(findings.warnings);
-    report.to_fetch.extend(findings.to_fetch);
+    findings.into_report(report);
     Ok(())
+}
+
+/// Each digest of a file (`rel`, listed as `group`) that differs from its manifest's, into
+/// `results`.
+fn mismatches(
+    bag: &Bag,
+    rel: &str,
+    group: &Group,
+    digests: &[(Algorithm, Vec<u8>)],
+    results: &mut Vec<BagFinding>,
+) {
+    for (mi, line, want) in group {
+        let m = &bag.payload[*mi];
+        let Some(alg) = m.algorithm else { continue };
+        let actual = digests
+            .iter()
+            .find(|(a, _)| *a == alg)
+            .map(|(_, v)| hex::encode(v))
+            .unwrap_or_default();
+        if actual != *want {
+            results.push(BagFinding::about(
+                rel,
+                format!(
+                    "{alg} mismatch ({} line {line}): manifest has {want}, file has {actual}",
+                    m.file
+                ),
+            ));
+        }
+    }
 }

@@ -30,7 +30,7 @@ mod tags;
 
 pub(crate) use declaration::declaration_deviations;
 pub(crate) use disk::{OnDisk, payload_files};
-pub(crate) use merge::check_payload;
+pub(crate) use merge::{Sink, check_payload};
 pub(crate) use tags::{Bag, load, open_tag, read_tag};
 use {manifests::*, tags::*};
 
@@ -168,6 +168,13 @@ pub(crate) fn check_tag_manifests(
             }
         }
     }
+    warn_unlisted(root, bag, &tag_listed, report);
+    Ok(())
+}
+
+/// The tag files the tag manifests SHOULD list and do not (`tag_listed`), each a warning;
+/// none in a bag without tag manifests.
+fn warn_unlisted(root: &Path, bag: &Bag, tag_listed: &BTreeSet<String>, report: &mut Report) {
     if !bag.tag.is_empty() {
         for name in ["bagit.txt", "bag-info.txt", "fetch.txt"]
             .into_iter()
@@ -182,5 +189,4 @@ pub(crate) fn check_tag_manifests(
             }
         }
     }
-    Ok(())
 }

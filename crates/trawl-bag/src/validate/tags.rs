@@ -252,6 +252,24 @@ fn decode(name: &str, raw: &[u8], enc: &str, report: &mut Report) -> Option<Stri
     }
 }
 
+/// No `bagit.txt`: not a bag (and, where a creation in place was cut short, the way back).
+fn no_declaration(root: &Path) -> BagError {
+    // A creation in place that was cut short leaves its journal: the way back is named.
+    let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
+    BagError::Refused {
+        path: root.join("bagit.txt"),
+        msg: if interrupted {
+            format!(
+                "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
+                crate::create::JOURNAL,
+                root.display()
+            )
+        } else {
+            "missing: not a bag".into()
+        },
+    }
+}
+
 /// `bagit.txt`: the version and encoding, in RFC 8493's form.
 fn declaration(
     root: &Path,
@@ -260,20 +278,7 @@ fn declaration(
     report: &mut Report,
 ) -> Result<(), BagError> {
     let Some(raw) = read_tag(root, dir, "bagit.txt")? else {
-        // A creation in place that was cut short leaves its journal: the way back is named.
-        let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
-        return Err(BagError::Refused {
-            path: root.join("bagit.txt"),
-            msg: if interrupted {
-                format!(
-                    "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
-                    crate::create::JOURNAL,
-                    root.display()
-                )
-            } else {
-                "missing: not a bag".into()
-            },
-        });
+        return Err(no_declaration(root));
     };
     if raw.starts_with(b"\xef\xbb\xbf") {
         report.errors.push(BagFinding::about(
@@ -355,6 +360,70 @@ fn info(root: &Path, dir: &RootDir, bag: &mut Bag, report: &mut Report) -> Resul
     Ok(())
 }
 
+/// The names at the bag's top that are UTF-8, sorted (for stable messages).
+fn names_at_top(root: &Path) -> Result<Vec<String>, BagError> {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map_err(io_err(root))?
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(io_err(root))?
+        .into_iter()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Whether `name` is a tag manifest (`tagmanifest-ALG.txt`) or a payload manifest
+/// (`manifest-ALG.txt`), and its algorithm's name; None for any other file.
+fn manifest_kind(name: &str) -> Option<(bool, &str)> {
+    let alg = |prefix: &str| name.strip_prefix(prefix)?.strip_suffix(".txt");
+    if let Some(a) = alg("tagmanifest-") {
+        Some((true, a))
+    } else {
+        alg("manifest-").map(|a| (false, a))
+    }
+}
+
+/// The algorithm a manifest `name` is of (`alg_name`); one trawl does not support is said
+/// (a warning), and the manifest is not checked.
+fn algorithm_of(name: &str, alg_name: &str, report: &mut Report) -> Option<Algorithm> {
+    let algorithm = alg_name.parse().ok();
+    if algorithm.is_none() {
+        report.warnings.push(BagFinding::about(
+            name,
+            format!("algorithm '{alg_name}' is not supported by trawl; not checked"),
+        ));
+    }
+    algorithm
+}
+
+/// A tag manifest, read whole (it lists a handful of tag files) into `m`: its entries checked,
+/// each problem in `report`. False when its text cannot be decoded in `enc`.
+fn read_tag_manifest(
+    root: &Path,
+    dir: &RootDir,
+    enc: &str,
+    m: &mut LoadedManifest,
+    report: &mut Report,
+) -> Result<bool, BagError> {
+    let name = m.file.clone();
+    let raw = read_tag(root, dir, &name)?.unwrap_or_default();
+    let Some(text) = decode(&name, &raw, enc, report) else {
+        return Ok(false);
+    };
+    let (entries, errors) = tagfile::parse_manifest(&text);
+    for (line, e) in errors {
+        report.errors.push(BagFinding::at_line(&name, line, e));
+    }
+    for e in entries {
+        if let Some(e) = check_entry(&name, m.algorithm, true, e, report) {
+            m.entries.push(e);
+        }
+    }
+    m.count = m.entries.len() as u64;
+    Ok(true)
+}
+
 /// The payload and tag manifests: tag manifests read whole, payload manifests into one spool
 /// of listed entries.
 fn manifests(
@@ -365,38 +434,13 @@ fn manifests(
     spools: &Spools,
 ) -> Result<(), BagError> {
     let enc = bag.encoding.clone();
-    // Manifests, sorted by name for stable messages.
-    let mut names: Vec<String> = std::fs::read_dir(root)
-        .map_err(io_err(root))?
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(io_err(root))?
-        .into_iter()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
     let mut listed: Option<Spool> = None;
     let mut rejected = 0u32;
-    for name in names {
-        let (is_tag, alg_name) = if let Some(a) = name
-            .strip_prefix("tagmanifest-")
-            .and_then(|r| r.strip_suffix(".txt"))
-        {
-            (true, a)
-        } else if let Some(a) = name
-            .strip_prefix("manifest-")
-            .and_then(|r| r.strip_suffix(".txt"))
-        {
-            (false, a)
-        } else {
+    for name in names_at_top(root)? {
+        let Some((is_tag, alg_name)) = manifest_kind(&name) else {
             continue;
         };
-        let algorithm: Option<Algorithm> = alg_name.parse().ok();
-        if algorithm.is_none() {
-            report.warnings.push(BagFinding::about(
-                &name,
-                format!("algorithm '{alg_name}' is not supported by trawl; not checked"),
-            ));
-        }
+        let algorithm = algorithm_of(&name, alg_name, report);
         let slot = bag.payload.len() as u32 + bag.tag.len() as u32 + rejected;
         let mut m = LoadedManifest {
             file: name.clone(),
@@ -406,24 +450,7 @@ fn manifests(
             count: 0,
         };
         let ok = if is_tag {
-            // Tag manifests list a handful of tag files: read whole.
-            let raw = read_tag(root, dir, &name)?.unwrap_or_default();
-            match decode(&name, &raw, &enc, report) {
-                Some(text) => {
-                    let (entries, errors) = tagfile::parse_manifest(&text);
-                    for (line, e) in errors {
-                        report.errors.push(BagFinding::at_line(&name, line, e));
-                    }
-                    for e in entries {
-                        if let Some(e) = check_entry(&name, algorithm, true, e, report) {
-                            m.entries.push(e);
-                        }
-                    }
-                    m.count = m.entries.len() as u64;
-                    true
-                }
-                None => false,
-            }
+            read_tag_manifest(root, dir, &enc, &mut m, report)?
         } else {
             let spool = listed.get_or_insert_with(|| spools.spool(2));
             let mut sink = ListedSink {
