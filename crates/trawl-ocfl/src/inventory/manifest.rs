@@ -216,29 +216,33 @@ pub(super) fn fixity(f: &Value, inv: &Inventory, log: &mut Log) {
                 );
             }
             for p in files {
-                let p = p.as_str().unwrap_or_default();
-                if p.starts_with('/') || p.ends_with('/') {
-                    log.error(
-                        "E100",
-                        at,
-                        format!("fixity {alg} content path '{p}' begins or ends with '/'"),
-                    );
-                } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
-                    log.error(
-                        "E099",
-                        at,
-                        format!(
-                            "fixity {alg} content path '{p}' has an empty, '.' or '..' element"
-                        ),
-                    );
-                } else if !inv.manifest_files.contains_key(p) {
-                    log.error(
-                        "E057",
-                        at,
-                        format!("fixity {alg} {norm} lists '{p}', which the manifest does not"),
-                    );
-                }
+                fixity_path(p.as_str().unwrap_or_default(), (alg, &norm), inv, log);
             }
         }
+    }
+}
+
+/// One content path of the fixity block of `alg` (under digest `norm`): of a content path's
+/// form, and one the manifest lists.
+fn fixity_path(p: &str, (alg, norm): (&str, &str), inv: &Inventory, log: &mut Log) {
+    let at = inv.at.as_slice();
+    if p.starts_with('/') || p.ends_with('/') {
+        log.error(
+            "E100",
+            at,
+            format!("fixity {alg} content path '{p}' begins or ends with '/'"),
+        );
+    } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
+        log.error(
+            "E099",
+            at,
+            format!("fixity {alg} content path '{p}' has an empty, '.' or '..' element"),
+        );
+    } else if !inv.manifest_files.contains_key(p) {
+        log.error(
+            "E057",
+            at,
+            format!("fixity {alg} {norm} lists '{p}', which the manifest does not"),
+        );
     }
 }

@@ -80,10 +80,11 @@ pub(crate) fn check_prior(newest: &Inventory, prior: &Inventory, log: &mut Log) 
         );
         return;
     }
-    let (mut prior_content, mut root_content) = (Content::new(prior), Content::new(newest));
-    // Whether a digest's paths in the earlier inventory are among another's in the root's,
-    // asked once a pair.
-    let mut same_content: HashMap<(&str, &str), bool> = HashMap::new();
+    let mut pair = Pair {
+        prior: (prior, Content::new(prior)),
+        newest: (newest, Content::new(newest)),
+        same_content: HashMap::new(),
+    };
     for v in &prior.all_versions {
         if prior.digest_algorithm == newest.digest_algorithm {
             let (a, b) = (state_digests(newest, v), state_digests(prior, v));
@@ -95,7 +96,33 @@ pub(crate) fn check_prior(newest: &Inventory, prior: &Inventory, log: &mut Log) 
                 );
             }
         }
-        let (mine, root) = (logical_map(prior, v), logical_map(newest, v));
+        pair.logical_paths(v, log);
+        for key in ["created", "message", "user"] {
+            if version_field(prior, v, key) != version_field(newest, v, key) {
+                log.warning(
+                    "W011",
+                    at,
+                    format!("version {v}'s `{key}` differs from the root inventory's"),
+                );
+            }
+        }
+    }
+}
+
+/// An earlier inventory and the root's, each with its manifest's content by digest.
+struct Pair<'a> {
+    prior: (&'a Inventory, Content<'a>),
+    newest: (&'a Inventory, Content<'a>),
+    /// Whether a digest's paths in the earlier inventory are among another's in the root's,
+    /// asked once a pair.
+    same_content: HashMap<(&'a str, &'a str), bool>,
+}
+
+impl<'a> Pair<'a> {
+    /// Version `v`'s logical paths: the same in both, each mapped to the same content.
+    fn logical_paths(&mut self, v: &str, log: &mut Log) {
+        let at = self.prior.0.at.as_slice();
+        let (mine, root) = (logical_map(self.prior.0, v), logical_map(self.newest.0, v));
         let only_prior: BTreeSet<&str> = mine
             .keys()
             .copied()
@@ -106,52 +133,55 @@ pub(crate) fn check_prior(newest: &Inventory, prior: &Inventory, log: &mut Log) 
             .copied()
             .filter(|k| !mine.contains_key(k))
             .collect();
-        if !only_prior.is_empty() || !only_root.is_empty() {
-            for (what, set) in [
-                ("this inventory", only_prior),
-                ("the root inventory", only_root),
-            ] {
-                if !set.is_empty() {
-                    let list: Vec<&str> = set.into_iter().collect();
-                    log.error(
-                        "E066",
-                        at,
-                        format!(
-                            "version {v}'s logical paths differ: only {what} has {}",
-                            list.join(", ")
-                        ),
-                    );
-                }
-            }
-        } else {
-            let mut keys: Vec<&str> = mine.keys().copied().collect();
-            keys.sort_unstable();
-            for k in keys {
-                let pair = (mine[k], root[k]);
-                let within = match same_content.get(&pair) {
-                    Some(known) => *known,
-                    None => {
-                        let theirs = root_content.of(pair.1);
-                        let known = prior_content.of(pair.0).is_subset(theirs);
-                        same_content.insert(pair, known);
-                        known
-                    }
-                };
-                if !within {
-                    log.error(
-                        "E066",
-                        at,
-                        format!("version {v}'s logical path '{k}' maps to other content than in the root inventory"),
-                    );
-                }
+        if only_prior.is_empty() && only_root.is_empty() {
+            return self.same_content(v, &mine, &root, log);
+        }
+        for (what, set) in [
+            ("this inventory", only_prior),
+            ("the root inventory", only_root),
+        ] {
+            if !set.is_empty() {
+                let list: Vec<&str> = set.into_iter().collect();
+                log.error(
+                    "E066",
+                    at,
+                    format!(
+                        "version {v}'s logical paths differ: only {what} has {}",
+                        list.join(", ")
+                    ),
+                );
             }
         }
-        for key in ["created", "message", "user"] {
-            if version_field(prior, v, key) != version_field(newest, v, key) {
-                log.warning(
-                    "W011",
+    }
+
+    /// Each logical path of version `v` (the same in both: `mine`, the root's `root`) maps to
+    /// the same content.
+    fn same_content(
+        &mut self,
+        v: &str,
+        mine: &HashMap<&'a str, &'a str>,
+        root: &HashMap<&'a str, &'a str>,
+        log: &mut Log,
+    ) {
+        let at = self.prior.0.at.as_slice();
+        let mut keys: Vec<&str> = mine.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            let pair = (mine[k], root[k]);
+            let within = match self.same_content.get(&pair) {
+                Some(known) => *known,
+                None => {
+                    let theirs = self.newest.1.of(pair.1);
+                    let known = self.prior.1.of(pair.0).is_subset(theirs);
+                    self.same_content.insert(pair, known);
+                    known
+                }
+            };
+            if !within {
+                log.error(
+                    "E066",
                     at,
-                    format!("version {v}'s `{key}` differs from the root inventory's"),
+                    format!("version {v}'s logical path '{k}' maps to other content than in the root inventory"),
                 );
             }
         }

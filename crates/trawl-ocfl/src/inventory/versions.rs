@@ -86,29 +86,7 @@ pub(super) fn check_versions(
             log.error("E047", at, format!("version {v} is not a JSON object"));
             continue;
         };
-        match block.get("created") {
-            None => log.error("E048", at, format!("version {v} has no `created`")),
-            Some(Value::String(c)) => match parse_created(c) {
-                Ok(parts) => {
-                    if !parts.zone {
-                        log.error(
-                            "E049",
-                            at,
-                            format!("version {v} `created` has no time zone ('{c}')"),
-                        );
-                    }
-                    if !parts.seconds {
-                        log.error(
-                            "E049",
-                            at,
-                            format!("version {v} `created` is not to the second ('{c}')"),
-                        );
-                    }
-                }
-                Err(why) => log.error("E049", at, format!("version {v} `created`: {why}")),
-            },
-            Some(_) => log.error("E049", at, format!("version {v} `created` is not a string")),
-        }
+        created(block.get("created"), v, at, log);
         match block.get("state") {
             Some(s) => used.extend(state(s, v, inv, written, log)),
             None => log.error("E048", at, format!("version {v} has no `state`")),
@@ -118,48 +96,81 @@ pub(super) fn check_versions(
             Some(Value::String(_)) => {}
             Some(_) => log.error("E094", at, format!("version {v} `message` is not a string")),
         }
-        match block.get("user") {
-            None => log.warning("W007", at, format!("version {v} SHOULD have a `user`")),
-            Some(Value::Object(user)) => {
-                if !matches!(user.get("name"), Some(Value::String(_))) {
-                    log.error(
-                        "E054",
-                        at,
-                        format!("version {v} `user` has no `name` string"),
-                    );
-                }
-                match user.get("address") {
-                    None => log.warning(
-                        "W008",
-                        at,
-                        format!("version {v} `user` SHOULD have an `address`"),
-                    ),
-                    Some(Value::String(a)) => {
-                        if !looks_like_address(a) {
-                            log.warning(
-                                "W009",
-                                at,
-                                format!(
-                                    "version {v} `user` `address` SHOULD be a URI (mailto: or an identifier; is '{a}')"
-                                ),
-                            );
-                        }
-                    }
-                    Some(_) => log.error(
-                        "E054",
-                        at,
-                        format!("version {v} `user` `address` is not a string"),
-                    ),
-                }
-            }
-            Some(_) => log.error(
+        user(block.get("user"), v, at, log);
+    }
+    used
+}
+
+/// Version `v`'s `created`: a date-time to the second, with its zone.
+fn created(c: Option<&Value>, v: &str, at: &[u8], log: &mut Log) {
+    let c = match c {
+        None => return log.error("E048", at, format!("version {v} has no `created`")),
+        Some(Value::String(c)) => c,
+        Some(_) => return log.error("E049", at, format!("version {v} `created` is not a string")),
+    };
+    let parts = match parse_created(c) {
+        Ok(parts) => parts,
+        Err(why) => return log.error("E049", at, format!("version {v} `created`: {why}")),
+    };
+    if !parts.zone {
+        log.error(
+            "E049",
+            at,
+            format!("version {v} `created` has no time zone ('{c}')"),
+        );
+    }
+    if !parts.seconds {
+        log.error(
+            "E049",
+            at,
+            format!("version {v} `created` is not to the second ('{c}')"),
+        );
+    }
+}
+
+/// Version `v`'s `user` (SHOULD be there): a `name`, and (SHOULD) an `address` that is a URI.
+fn user(user: Option<&Value>, v: &str, at: &[u8], log: &mut Log) {
+    let user = match user {
+        None => return log.warning("W007", at, format!("version {v} SHOULD have a `user`")),
+        Some(Value::Object(user)) => user,
+        Some(_) => {
+            return log.error(
                 "E054",
                 at,
                 format!("version {v} `user` is not a JSON object"),
-            ),
+            );
         }
+    };
+    if !matches!(user.get("name"), Some(Value::String(_))) {
+        log.error(
+            "E054",
+            at,
+            format!("version {v} `user` has no `name` string"),
+        );
     }
-    used
+    match user.get("address") {
+        None => log.warning(
+            "W008",
+            at,
+            format!("version {v} `user` SHOULD have an `address`"),
+        ),
+        Some(Value::String(a)) => {
+            if !looks_like_address(a) {
+                log.warning(
+                    "W009",
+                    at,
+                    format!(
+                        "version {v} `user` `address` SHOULD be a URI (mailto: or an identifier; is '{a}')"
+                    ),
+                );
+            }
+        }
+        Some(_) => log.error(
+            "E054",
+            at,
+            format!("version {v} `user` `address` is not a string"),
+        ),
+    }
 }
 
 /// A user's address as the specification's examples write them: a scheme of 3 to 6 word
@@ -212,37 +223,7 @@ fn state(
             continue;
         };
         for f in files {
-            let Some(p) = f.as_str() else {
-                log.error(
-                    "E050",
-                    at,
-                    format!("version {version} state entry for {digest} holds a path that is not a string"),
-                );
-                continue;
-            };
-            if paths.contains(p) {
-                log.error(
-                    "E095",
-                    at,
-                    format!("version {version} state lists logical path '{p}' more than once"),
-                );
-            } else if p.starts_with('/') || p.ends_with('/') {
-                log.error(
-                    "E053",
-                    at,
-                    format!("version {version} logical path '{p}' begins or ends with '/'"),
-                );
-            } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
-                log.error(
-                    "E052",
-                    at,
-                    format!(
-                        "version {version} logical path '{p}' has an empty, '.' or '..' element"
-                    ),
-                );
-            } else {
-                paths.insert(p.to_string());
-            }
+            logical_path(f, (version, digest), &mut paths, at, log);
         }
         if !written.contains(digest) {
             log.error(
@@ -263,4 +244,44 @@ fn state(
         );
     }
     digests
+}
+
+/// One logical path of `version`'s state (listed under `digest`): a string, listed once, with
+/// no empty, `.` or `..` element; added to `paths` if sound.
+fn logical_path(
+    f: &Value,
+    (version, digest): (&str, &str),
+    paths: &mut HashSet<String>,
+    at: &[u8],
+    log: &mut Log,
+) {
+    let Some(p) = f.as_str() else {
+        log.error(
+            "E050",
+            at,
+            format!("version {version} state entry for {digest} holds a path that is not a string"),
+        );
+        return;
+    };
+    if paths.contains(p) {
+        log.error(
+            "E095",
+            at,
+            format!("version {version} state lists logical path '{p}' more than once"),
+        );
+    } else if p.starts_with('/') || p.ends_with('/') {
+        log.error(
+            "E053",
+            at,
+            format!("version {version} logical path '{p}' begins or ends with '/'"),
+        );
+    } else if p.split('/').any(|e| matches!(e, "" | "." | "..")) {
+        log.error(
+            "E052",
+            at,
+            format!("version {version} logical path '{p}' has an empty, '.' or '..' element"),
+        );
+    } else {
+        paths.insert(p.to_string());
+    }
 }
