@@ -62,7 +62,7 @@ pub fn validate(
         run.root_findings(log);
     } else {
         run.summary.kind = "object";
-        let p = pending(Ok(top), b"", shown);
+        let p = pending(top, b"", shown);
         run.summary.spec = Some(p.report.spec.clone());
         run.read_and_hand_on(&mut vec![p]);
     }
@@ -131,7 +131,7 @@ impl Run<'_, '_> {
                     if stop.is_stopping() {
                         break;
                     }
-                    let mut p = pending(Ok(dir), &rel, shown);
+                    let mut p = pending(dir, &rel, shown);
                     newer_than_root(&mut p, &declared, version.as_deref());
                     if tx.send(p).is_err() {
                         break;
@@ -194,23 +194,8 @@ fn newer_than_root(p: &mut Pending, declared: &str, root: Option<&str>) {
 
 /// The object at `rel` below the PATH (`shown` as the user named it), opened as `dir`, its
 /// structure checked.
-fn pending(dir: Result<trawl_read::DirAt, String>, rel: &[u8], shown: &[u8]) -> Pending {
-    let checked = match dir {
-        Ok(dir) => object::check(&dir),
-        // Listed as a directory, and no longer one (swapped for a link, or gone).
-        Err(e) => {
-            let mut c = object::Checked {
-                spec: object::DEFAULT_SPEC.into(),
-                ..object::Checked::default()
-            };
-            c.log.error(
-                "E003",
-                "",
-                format!("cannot open the object's directory: {e}"),
-            );
-            c
-        }
-    };
+fn pending(dir: DirAt, rel: &[u8], shown: &[u8]) -> Pending {
+    let checked = object::check(&dir);
     let path = if rel.is_empty() {
         shown.to_vec()
     } else {
