@@ -1,6 +1,7 @@
 //! An audit's walk and reads over OCFL storage roots: the catalog sees each version's files
 //! under their logical paths (`OBJECT/vN/LOGICAL`, OBJECT the object's directory below the
-//! root), each read from its content file, with the inventory's digests as the expected ones.
+//! root), each read from its content file (through trawl-scan's reading service), with the
+//! inventory's digests as the expected ones.
 //!
 //! The objects are those the walk of the hierarchy found (as `ocfl validate` walks it, names
 //! kept as bytes, every directory opened from its parent's descriptor without following a
