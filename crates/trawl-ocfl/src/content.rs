@@ -8,7 +8,8 @@ use trawl_digest::Algorithm;
 use trawl_report::JsonPath;
 use trawl_report::ocfl::{ObjectReport, OcflFinding};
 use trawl_scan::{
-    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
+    DigestLanes, FileRecord, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError,
+    read_named,
 };
 use trawl_stop::Stop;
 
@@ -32,6 +33,10 @@ fn error(code: &'static str, path: &str, message: String) -> OcflFinding {
     }
 }
 
+/// A content file to read: its path below the batch's root, its object's index in the batch,
+/// and what it must hold.
+type Work = (crate::object::Name, usize, ContentRead);
+
 /// Reads every pending object's content under `root` and adds what it finds to each report.
 pub(crate) fn read(
     root: &Path,
@@ -40,19 +45,7 @@ pub(crate) fn read(
     progress: &dyn Progress,
     stop: &Stop,
 ) {
-    let mut algs: Vec<Algorithm> = Vec::new();
-    let mut work = Vec::new();
-    for (i, p) in batch.iter_mut().enumerate() {
-        for r in std::mem::take(&mut p.reads) {
-            for e in &r.expect {
-                if !algs.contains(&e.alg) {
-                    algs.push(e.alg);
-                }
-            }
-            let rel = crate::object::join(&p.rel, r.path.as_bytes());
-            work.push((rel, i, r));
-        }
-    }
+    let (algs, work) = plan(batch);
     if work.is_empty() {
         return;
     }
@@ -85,63 +78,83 @@ pub(crate) fn read(
                 batch[i].interrupted = true;
                 return;
             }
-            let report = &mut batch[i].report;
-            // Why it was not read, and whether that counts it unreadable.
-            let (unreadable, why) = match outcome {
-                Outcome::Read(rec) => {
-                    report.files_checked += 1;
-                    report.bytes_checked += rec.size;
-                    let digests = rec.digests();
-                    for e in &r.expect {
-                        let actual = digests
-                            .iter()
-                            .find(|(a, _)| *a == e.alg)
-                            .map(|(_, d)| hex::encode(d))
-                            .unwrap_or_default();
-                        if actual != e.digest {
-                            let whose = if e.code == "E093" {
-                                "fixity block"
-                            } else {
-                                "manifest"
-                            };
-                            report.errors.push(error(
-                                e.code,
-                                &r.path,
-                                format!(
-                                    "{} is {actual}, but the {whose} of {} gives {}",
-                                    e.alg_name,
-                                    inventories(&e.from),
-                                    e.digest
-                                ),
-                            ));
-                        }
-                    }
-                    return;
-                }
-                Outcome::Gone(path) => (true, trawl_read::ReadError::Vanished { path }.to_string()),
-                Outcome::Failed(ScanError::Read(e)) => (true, e.to_string()),
-                Outcome::Failed(e) => (false, e.to_string()),
-                Outcome::Refused { path, why } => {
-                    (false, trawl_scan::Refused { path, why }.to_string())
-                }
-                Outcome::Unread(_) => (true, "not read (interrupted)".to_string()),
-            };
-            if unreadable {
-                report.unreadable += 1;
-                report.errors.push(error(
-                    "E092",
-                    &r.path,
-                    format!("cannot be read: {}", message(&why)),
-                ));
-            } else {
-                report.errors.push(error(
-                    "E092",
-                    &r.path,
-                    format!("not read: {}", message(&why)),
-                ));
+            match outcome {
+                Outcome::Read(rec) => held(&mut batch[i].report, &r, &rec),
+                other => not_read(&mut batch[i].report, &r, other),
             }
         },
     );
+}
+
+/// The batch's content files to read (taken from each object), and every algorithm any of
+/// them is to be held to.
+fn plan(batch: &mut [Pending]) -> (Vec<Algorithm>, Vec<Work>) {
+    let mut algs: Vec<Algorithm> = Vec::new();
+    let mut work = Vec::new();
+    for (i, p) in batch.iter_mut().enumerate() {
+        for r in std::mem::take(&mut p.reads) {
+            for e in &r.expect {
+                if !algs.contains(&e.alg) {
+                    algs.push(e.alg);
+                }
+            }
+            let rel = crate::object::join(&p.rel, r.path.as_bytes());
+            work.push((rel, i, r));
+        }
+    }
+    (algs, work)
+}
+
+/// A content file read: counted, and each digest it must have held to what it has.
+fn held(report: &mut ObjectReport, r: &ContentRead, rec: &FileRecord) {
+    report.files_checked += 1;
+    report.bytes_checked += rec.size;
+    let digests = rec.digests();
+    for e in &r.expect {
+        let actual = digests
+            .iter()
+            .find(|(a, _)| *a == e.alg)
+            .map(|(_, d)| hex::encode(d))
+            .unwrap_or_default();
+        if actual == e.digest {
+            continue;
+        }
+        let whose = if e.code == "E093" {
+            "fixity block"
+        } else {
+            "manifest"
+        };
+        report.errors.push(error(
+            e.code,
+            &r.path,
+            format!(
+                "{} is {actual}, but the {whose} of {} gives {}",
+                e.alg_name,
+                inventories(&e.from),
+                e.digest
+            ),
+        ));
+    }
+}
+
+/// A content file not read: why, and whether that counts it unreadable.
+fn not_read(report: &mut ObjectReport, r: &ContentRead, outcome: Outcome) {
+    let (unreadable, why) = match outcome {
+        // Read: held to its digests, not here.
+        Outcome::Read(_) => return,
+        Outcome::Gone(path) => (true, trawl_read::ReadError::Vanished { path }.to_string()),
+        Outcome::Failed(ScanError::Read(e)) => (true, e.to_string()),
+        Outcome::Failed(e) => (false, e.to_string()),
+        Outcome::Refused { path, why } => (false, trawl_scan::Refused { path, why }.to_string()),
+        Outcome::Unread(_) => (true, "not read (interrupted)".to_string()),
+    };
+    let message = if unreadable {
+        report.unreadable += 1;
+        format!("cannot be read: {}", message(&why))
+    } else {
+        format!("not read: {}", message(&why))
+    };
+    report.errors.push(error("E092", &r.path, message));
 }
 
 /// An error's words without the path it starts with (`PATH: reason`): the finding names the

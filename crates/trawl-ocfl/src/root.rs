@@ -49,88 +49,16 @@ pub(crate) fn enclosing_root(dir: &Path) -> Option<(std::path::PathBuf, String)>
 /// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
 /// and extensions, and what else its top level holds. Returns the declared version.
 pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
-    let decls: Vec<&Name> = entries
-        .iter()
-        .filter(|(n, _)| n.starts_with(b"0="))
-        .map(|(n, _)| n)
-        .collect();
-    let mut version = None;
-    match decls.as_slice() {
-        [] => log.error(
-            "E069",
-            "",
-            "the storage root has no declaration (0=ocfl_1.x)",
-        ),
-        [one] => match one
-            .strip_prefix(b"0=ocfl_")
-            .and_then(|v| std::str::from_utf8(v).ok())
-            .filter(|v| SPEC_VERSIONS.contains(v))
-        {
-            None => log.error(
-                "E069",
-                one,
-                "not a storage root declaration trawl knows (0=ocfl_1.0 or 0=ocfl_1.1)",
-            ),
-            Some(v) => {
-                version = Some(v.to_string());
-                let want = format!("ocfl_{v}");
-                let ok = read_small(dir, one, 4096)
-                    .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
-                    .unwrap_or(false);
-                if !ok {
-                    log.error("E069", one, format!("the declaration must hold '{want}'"));
-                }
-            }
-        },
-        many => log.error(
-            "E069",
-            "",
-            format!(
-                "{} declarations; a storage root has exactly one",
-                many.len()
-            ),
-        ),
-    }
+    let version = declared_version(dir, entries, log);
     for (name, kind) in entries {
         match (name.as_slice(), kind) {
-            (b"ocfl_layout.json", Kind::File) => {
-                let good = read_small(dir, b"ocfl_layout.json", 1 << 20)
-                    .ok()
-                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                    .is_some_and(|v| {
-                        v.get("extension").is_some_and(Value::is_string)
-                            && v.get("description").is_some_and(Value::is_string)
-                    });
-                if !good {
-                    log.error(
-                        "E070",
-                        "ocfl_layout.json",
-                        "must be a JSON object with the strings `extension` and `description`",
-                    );
-                }
-            }
+            (b"ocfl_layout.json", Kind::File) => layout(dir, log),
             (b"ocfl_layout.json", _) => log.error(
                 "E070",
                 "ocfl_layout.json",
                 "not a regular file (a directory, symbolic link or special file): not read",
             ),
-            (b"extensions", Kind::Dir) => match open_rel(dir, b"extensions")
-                .map_err(|e| e.to_string())
-                .and_then(|d| list(&d).map_err(|e| e.to_string()))
-            {
-                Ok(ext) => {
-                    for (name, kind) in ext {
-                        if kind != Kind::Dir {
-                            log.error(
-                                "E086",
-                                join(b"extensions", &name),
-                                "the storage root's extensions directory must hold only directories",
-                            );
-                        }
-                    }
-                }
-                Err(e) => log.error("E086", "extensions", format!("cannot be listed: {e}")),
-            },
+            (b"extensions", Kind::Dir) => extensions(dir, log),
             (b"extensions", _) => log.error(
                 "E086",
                 "extensions",
@@ -147,6 +75,96 @@ pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -
         }
     }
     version
+}
+
+/// The storage root's one declaration, `0=ocfl_1.x` holding its name's value: the version it
+/// declares.
+fn declared_version(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
+    let decls: Vec<&Name> = entries
+        .iter()
+        .filter(|(n, _)| n.starts_with(b"0="))
+        .map(|(n, _)| n)
+        .collect();
+    let one = match decls.as_slice() {
+        [one] => *one,
+        [] => {
+            log.error(
+                "E069",
+                "",
+                "the storage root has no declaration (0=ocfl_1.x)",
+            );
+            return None;
+        }
+        many => {
+            log.error(
+                "E069",
+                "",
+                format!(
+                    "{} declarations; a storage root has exactly one",
+                    many.len()
+                ),
+            );
+            return None;
+        }
+    };
+    let Some(v) = one
+        .strip_prefix(b"0=ocfl_")
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .filter(|v| SPEC_VERSIONS.contains(v))
+    else {
+        log.error(
+            "E069",
+            one,
+            "not a storage root declaration trawl knows (0=ocfl_1.0 or 0=ocfl_1.1)",
+        );
+        return None;
+    };
+    let want = format!("ocfl_{v}");
+    let ok = read_small(dir, one, 4096)
+        .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
+        .unwrap_or(false);
+    if !ok {
+        log.error("E069", one, format!("the declaration must hold '{want}'"));
+    }
+    Some(v.to_string())
+}
+
+/// `ocfl_layout.json`: a JSON object with the strings `extension` and `description`.
+fn layout(dir: &DirAt, log: &mut Log) {
+    let good = read_small(dir, b"ocfl_layout.json", 1 << 20)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .is_some_and(|v| {
+            v.get("extension").is_some_and(Value::is_string)
+                && v.get("description").is_some_and(Value::is_string)
+        });
+    if !good {
+        log.error(
+            "E070",
+            "ocfl_layout.json",
+            "must be a JSON object with the strings `extension` and `description`",
+        );
+    }
+}
+
+/// `extensions/`: directories only.
+fn extensions(dir: &DirAt, log: &mut Log) {
+    let listed = open_rel(dir, b"extensions")
+        .map_err(|e| e.to_string())
+        .and_then(|d| list(&d).map_err(|e| e.to_string()));
+    let ext = match listed {
+        Ok(ext) => ext,
+        Err(e) => return log.error("E086", "extensions", format!("cannot be listed: {e}")),
+    };
+    for (name, kind) in ext {
+        if kind != Kind::Dir {
+            log.error(
+                "E086",
+                join(b"extensions", &name),
+                "the storage root's extensions directory must hold only directories",
+            );
+        }
+    }
 }
 
 /// What the walk of a hierarchy met next.
@@ -218,11 +236,12 @@ impl Walk {
                 continue;
             };
             let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(&rel);
-            let opened = open_rel(parent, name).map_err(|e| e.to_string());
-            let listed = opened.and_then(|d| {
-                let e = list(&d).map_err(|e| e.to_string())?;
-                Ok((d, e))
-            });
+            let listed = open_rel(parent, name)
+                .map_err(|e| e.to_string())
+                .and_then(|d| {
+                    let e = list(&d).map_err(|e| e.to_string())?;
+                    Ok((d, e))
+                });
             let (dir, entries) = match listed {
                 Ok(e) => e,
                 Err(e) => {
@@ -235,85 +254,111 @@ impl Walk {
                 log.error("E073", &rel, "an empty directory in the storage hierarchy");
                 continue;
             }
-            let files: Vec<&(Name, Kind)> =
-                entries.iter().filter(|(_, k)| *k != Kind::Dir).collect();
-            if files.is_empty() {
-                let mut below: Vec<Name> = entries.iter().map(|(n, _)| join(&rel, n)).collect();
-                below.reverse();
-                self.stack.push((Arc::new(dir), below));
-                continue;
-            }
-            let decls: Vec<&Name> = files
-                .iter()
-                .filter(|(n, k)| *k == Kind::File && n.starts_with(b"0="))
-                .map(|(n, _)| n)
-                .collect();
-            match decls.as_slice() {
-                [one] => {
-                    let at = join(&rel, one);
-                    let why = match one
-                        .strip_prefix(b"0=ocfl_object_")
-                        .map(|v| String::from_utf8_lossy(v).into_owned())
-                    {
-                        Some(v) if SPEC_VERSIONS.contains(&v.as_str()) => {
-                            return Some(Found::Object(rel, v, dir));
-                        }
-                        Some(v) => format!(
-                            "an object declaring specification version {v}, which trawl does not know: not validated"
-                        ),
-                        None => {
-                            "not an object declaration: the directory is not validated".to_string()
-                        }
-                    };
-                    log.error("E004", &at, &why);
-                    return Some(Found::Unchecked(rel, format!("[E004] {why}")));
-                }
-                [] => {
-                    // Objects below are still found and checked.
-                    let mut below: Vec<Name> = entries
-                        .iter()
-                        .filter(|(_, k)| *k == Kind::Dir)
-                        .map(|(n, _)| join(&rel, n))
-                        .collect();
-                    below.reverse();
-                    self.stack.push((Arc::new(dir), below));
-                    for (n, k) in &files {
-                        if *k == Kind::File {
-                            log.error(
-                                "E072",
-                                join(&rel, n),
-                                "a file in the storage hierarchy outside any object",
-                            );
-                        } else {
-                            log.error(
-                                "E072",
-                                join(&rel, n),
-                                "a symbolic link or special file in the storage hierarchy outside any object (not followed)",
-                            );
-                            self.links.push(join(&rel, n));
-                        }
-                    }
-                    self.links.reverse();
-                    // An inventory without a declaration: an object that lost it, or one
-                    // planted to look like one; either way not an object to check.
-                    if files.iter().any(|(n, _)| n == b"inventory.json") {
-                        return Some(Found::Unchecked(
-                            rel,
-                            "holds inventory.json but no object declaration (0=ocfl_object_1.x): not checked as an object".to_string(),
-                        ));
-                    }
-                }
-                many => {
-                    let why = format!(
-                        "{} object declarations in one directory: not validated",
-                        many.len()
-                    );
-                    log.error("E003", &rel, &why);
-                    return Some(Found::Unchecked(rel, format!("[E003] {why}")));
-                }
+            if let Some(found) = self.directory(rel, dir, &entries, log) {
+                return Some(found);
             }
         }
     }
+
+    /// A directory of the hierarchy, listed (`entries`, not empty): an object, or one that
+    /// cannot be checked; None where the walk goes on below it.
+    fn directory(
+        &mut self,
+        rel: Name,
+        dir: DirAt,
+        entries: &[(Name, Kind)],
+        log: &mut Log,
+    ) -> Option<Found> {
+        let files: Vec<&(Name, Kind)> = entries.iter().filter(|(_, k)| *k != Kind::Dir).collect();
+        if files.is_empty() {
+            let mut below: Vec<Name> = entries.iter().map(|(n, _)| join(&rel, n)).collect();
+            below.reverse();
+            self.stack.push((Arc::new(dir), below));
+            return None;
+        }
+        let decls: Vec<&Name> = files
+            .iter()
+            .filter(|(n, k)| *k == Kind::File && n.starts_with(b"0="))
+            .map(|(n, _)| n)
+            .collect();
+        match decls.as_slice() {
+            [one] => Some(declared(rel, one, dir, log)),
+            [] => self.undeclared(rel, dir, entries, &files, log),
+            many => {
+                let why = format!(
+                    "{} object declarations in one directory: not validated",
+                    many.len()
+                );
+                log.error("E003", &rel, &why);
+                Some(Found::Unchecked(rel, format!("[E003] {why}")))
+            }
+        }
+    }
+
+    /// A directory holding files but no declaration: objects below it are still found and
+    /// checked, its files named; one holding an inventory cannot be checked.
+    fn undeclared(
+        &mut self,
+        rel: Name,
+        dir: DirAt,
+        entries: &[(Name, Kind)],
+        files: &[&(Name, Kind)],
+        log: &mut Log,
+    ) -> Option<Found> {
+        let mut below: Vec<Name> = entries
+            .iter()
+            .filter(|(_, k)| *k == Kind::Dir)
+            .map(|(n, _)| join(&rel, n))
+            .collect();
+        below.reverse();
+        self.stack.push((Arc::new(dir), below));
+        for (n, k) in files {
+            if *k == Kind::File {
+                log.error(
+                    "E072",
+                    join(&rel, n),
+                    "a file in the storage hierarchy outside any object",
+                );
+            } else {
+                log.error(
+                    "E072",
+                    join(&rel, n),
+                    "a symbolic link or special file in the storage hierarchy outside any object (not followed)",
+                );
+                self.links.push(join(&rel, n));
+            }
+        }
+        self.links.reverse();
+        // An inventory without a declaration: an object that lost it, or one planted to look
+        // like one; either way not an object to check.
+        files
+            .iter()
+            .any(|(n, _)| n == b"inventory.json")
+            .then(|| {
+                Found::Unchecked(
+                    rel,
+                    "holds inventory.json but no object declaration (0=ocfl_object_1.x): not checked as an object".to_string(),
+                )
+            })
+    }
+}
+
+/// A directory with one declaration (`one`): an object of a version trawl knows, or one that
+/// cannot be checked.
+fn declared(rel: Name, one: &[u8], dir: DirAt, log: &mut Log) -> Found {
+    let at = join(&rel, one);
+    let why = match one
+        .strip_prefix(b"0=ocfl_object_")
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+    {
+        Some(v) if SPEC_VERSIONS.contains(&v.as_str()) => return Found::Object(rel, v, dir),
+        Some(v) => format!(
+            "an object declaring specification version {v}, which trawl does not know: not validated"
+        ),
+        None => "not an object declaration: the directory is not validated".to_string(),
+    };
+    log.error("E004", &at, &why);
+    Found::Unchecked(rel, format!("[E004] {why}"))
 }
 
 #[cfg(test)]
