@@ -1,6 +1,7 @@
 //! `trawl flv inject IN OUT`: a copy of an FLV file with onMetaData holding its keyframe index.
 
 use anyhow::Context;
+use trawl_media::{FlvError, InjectError};
 
 use crate::flags::plans::InjectPlan;
 use crate::{Outcome, messages};
@@ -8,7 +9,13 @@ use crate::{Outcome, messages};
 pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
     use std::os::unix::fs::MetadataExt;
     // One open, never blocking (a FIFO is refused), for both the index and the copy.
+    // Its cause under "IN: cannot open" (the error's own words name IN again).
     let src = trawl_media::open_regular(&a.input)
+        .map_err(|e| match e {
+            FlvError::Io { source, .. } => anyhow::Error::new(source),
+            FlvError::NotRegular { kind, .. } => anyhow::Error::new(kind),
+            e => anyhow::Error::new(e),
+        })
         .with_context(|| format!("{}: cannot open", a.input.display()))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let i = trawl_media::index_open(&a.input, &src, trawl_media::SeekMethod::Auto, threads)?;
@@ -29,8 +36,13 @@ pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
     let file = out
         .file_mut()
         .with_context(|| format!("{}: cannot write", a.output.display()))?;
-    let r = trawl_media::inject(&i, &src, file, a.reflink)
-        .with_context(|| format!("{}: cannot write", a.output.display()))?;
+    // A refusal names its file itself; an I/O error is OUT's to write.
+    let r = trawl_media::inject(&i, &src, file, &a.output, a.reflink).map_err(|e| match e {
+        InjectError::Io(e) => {
+            anyhow::Error::new(e).context(format!("{}: cannot write", a.output.display()))
+        }
+        e => anyhow::Error::new(e),
+    })?;
     let after = src.metadata()?;
     if (after.len(), after.mtime(), after.mtime_nsec())
         != (before.len(), before.mtime(), before.mtime_nsec())

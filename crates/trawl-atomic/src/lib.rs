@@ -13,6 +13,74 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+/// Why an output could not be created. Its words leave the path out, as an I/O error's do:
+/// every caller names the output it was creating (`PATH: cannot create: …`); the path is in
+/// the variant for the callers that match on it.
+#[derive(Debug, thiserror::Error)]
+pub enum AtomicError {
+    /// The system's error: following links, looking at the target, opening it or creating the
+    /// temporary file beside it.
+    #[error("{source}")]
+    Io {
+        /// The output, as given.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The target (links followed) is a kind of file that is never written: a directory, a
+    /// block device, a socket.
+    #[error("{kind}")]
+    Refused {
+        /// The output, as given.
+        path: PathBuf,
+        /// What it is.
+        kind: Refused,
+    },
+}
+
+impl AtomicError {
+    /// The output, as given.
+    pub fn path(&self) -> &Path {
+        match self {
+            AtomicError::Io { path, .. } | AtomicError::Refused { path, .. } => path,
+        }
+    }
+}
+
+/// A kind of target an output never replaces nor writes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// A directory.
+    #[error("is a directory")]
+    Directory,
+    /// A block device (writing one would overwrite a disk).
+    #[error("is a block device; trawl never writes to one")]
+    BlockDevice,
+    /// A socket.
+    #[error("is a socket")]
+    Socket,
+    /// Anything else that is neither a regular file, a character device nor a FIFO.
+    #[error("is not a regular file")]
+    Other,
+}
+
+impl Refused {
+    /// The refusal for a file type that is neither a regular file, a character device nor a
+    /// FIFO.
+    fn of(ft: std::fs::FileType) -> Refused {
+        if ft.is_dir() {
+            Refused::Directory
+        } else if ft.is_block_device() {
+            Refused::BlockDevice
+        } else if ft.is_socket() {
+            Refused::Socket
+        } else {
+            Refused::Other
+        }
+    }
+}
+
 /// An output being written; see the module documentation for the rule per kind of target.
 pub struct AtomicFile {
     /// The name the user gave.
@@ -55,34 +123,34 @@ fn follow_links(target: &Path) -> io::Result<PathBuf> {
 }
 
 impl AtomicFile {
-    /// A temporary file beside `target` (links followed to the file they name), which becomes `target` on commit.
-    pub fn create(target: &Path) -> io::Result<AtomicFile> {
-        let to = follow_links(target)?;
+    /// A temporary file beside `target` (links followed to the file they name), which becomes
+    /// `target` on commit; a character device or FIFO written in place; anything else refused.
+    pub fn create(target: &Path) -> Result<AtomicFile, AtomicError> {
+        let io = |source| AtomicError::Io {
+            path: target.to_path_buf(),
+            source,
+        };
+        let to = follow_links(target).map_err(io)?;
         let dest = match std::fs::symlink_metadata(&to) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replace(to)?,
-            Err(e) => return Err(e),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replace(to).map_err(io)?,
+            Err(e) => return Err(io(e)),
             Ok(m) => {
                 let ft = m.file_type();
                 if ft.is_file() {
-                    Self::replace(to)?
+                    Self::replace(to).map_err(io)?
                 } else if ft.is_char_device() || ft.is_fifo() {
                     // No O_CREAT, no O_TRUNC: the node is used as it is, never replaced.
                     let f = std::fs::OpenOptions::new()
                         .write(true)
                         .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY)
-                        .open(&to)?;
+                        .open(&to)
+                        .map_err(io)?;
                     Dest::Stream(BufWriter::with_capacity(1 << 16, f))
                 } else {
-                    let what = if ft.is_dir() {
-                        "is a directory"
-                    } else if ft.is_block_device() {
-                        "is a block device; trawl never writes to one"
-                    } else if ft.is_socket() {
-                        "is a socket"
-                    } else {
-                        "is not a regular file"
-                    };
-                    return Err(io::Error::other(what));
+                    return Err(AtomicError::Refused {
+                        path: target.to_path_buf(),
+                        kind: Refused::of(ft),
+                    });
                 }
             }
         };
@@ -246,11 +314,40 @@ mod tests {
     #[test]
     fn a_file_that_cannot_be_created_fails_with_the_systems_error() {
         let dir = tempfile::tempdir().unwrap();
-        let e = AtomicFile::create(&dir.path().join("no-dir/out.txt"))
-            .err()
-            .unwrap();
-        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        let target = dir.path().join("no-dir/out.txt");
+        let e = AtomicFile::create(&target).err().unwrap();
         assert!(!e.to_string().contains("trawl-tmp"), "{e}");
+        let AtomicError::Io { path, source } = e else {
+            panic!("not an I/O error: {e:?}");
+        };
+        assert_eq!(path, target);
+        assert_eq!(source.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    /// A directory and a socket are refused as such, naming the output as given (a link to a
+    /// directory is refused too); the words are the refusal's, without the path.
+    #[test]
+    fn a_directory_or_a_socket_is_refused_by_its_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        for (target, want) in [
+            (dir.path().to_path_buf(), Refused::Directory),
+            (link, Refused::Directory),
+            (sock, Refused::Socket),
+        ] {
+            let e = AtomicFile::create(&target).err().unwrap();
+            assert_eq!(e.path(), target);
+            assert_eq!(e.to_string(), want.to_string());
+            match e {
+                AtomicError::Refused { path, kind } => {
+                    assert_eq!((path, kind), (target, want));
+                }
+                e => panic!("not refused: {e:?}"),
+            }
+        }
     }
 
     #[test]

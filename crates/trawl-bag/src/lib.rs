@@ -41,6 +41,10 @@ pub enum BagError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// An output file could not be created: the system's error, or a kind of file never
+    /// written (a directory, a block device).
+    #[error("{}: {}", .0.path().display(), .0)]
+    Create(#[from] trawl_atomic::AtomicError),
     /// The operation refuses (what is wrong, naming the path).
     #[error("{}: {msg}", path.display())]
     Refused {

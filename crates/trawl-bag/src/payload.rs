@@ -200,7 +200,7 @@ pub(crate) fn write_payload_manifests(
     let mut outs = Vec::new();
     for alg in algs {
         let p = root.join(format!("manifest-{}.txt", alg.bagit_name()));
-        let f = AtomicFile::create(&p).map_err(io_err(&p))?;
+        let f = AtomicFile::create(&p)?;
         outs.push((*alg, p, std::io::BufWriter::with_capacity(1 << 16, f)));
     }
     let mut line = Vec::new();

@@ -121,75 +121,91 @@ pub(crate) fn take_listing(
 ) -> Result<(), SourceError> {
     let items: Vec<WireItem> = postcard::from_bytes(b).map_err(|e| wire_error("a listing", e))?;
     for it in items {
-        let flow = item(match it {
-            WireItem::File {
-                root,
-                path: p,
-                size,
-                mtime_ns,
-                dev,
-                ino,
-            } => WalkItem::File(FileEntry {
-                path: path(p),
-                root: root as usize,
-                size,
-                dev,
-                ino,
-                mtime_ns,
-                dir: None,
-                open: None,
-            }),
-            WireItem::Skipped { path: p, kind } => WalkItem::Skipped {
-                path: path(p),
-                kind: SkipKind::from_name(&kind).unwrap_or(SkipKind::Other),
-            },
-            WireItem::Io {
-                path: p,
-                errno,
-                message,
-            } => WalkItem::Error(WalkError::Io {
-                path: path(p),
-                source: match errno {
-                    Some(n) => std::io::Error::from_raw_os_error(n),
-                    None => std::io::Error::other(message),
-                },
-            }),
-            WireItem::Loop { path: p, ancestor } => WalkItem::Error(WalkError::Loop {
-                path: path(p),
-                ancestor: path(ancestor),
-            }),
-            WireItem::Other(m) => WalkItem::Error(WalkError::Other(m)),
-            WireItem::Refused { path: p, reason } => WalkItem::Error(WalkError::Refused {
-                path: path(p),
-                reason,
-            }),
-            WireItem::Excluded {
-                root,
-                path: p,
-                kind,
-                size,
-                pattern,
-                holds,
-            } => WalkItem::Excluded(Excluded {
-                path: path(p),
-                root: root as usize,
-                kind: match kind.as_str() {
-                    "directory" => ExcludedKind::Directory,
-                    "file" => ExcludedKind::File,
-                    k => ExcludedKind::Other(SkipKind::from_name(k).unwrap_or(SkipKind::Other)),
-                },
-                size,
-                why: match (pattern, holds) {
-                    (Some(p), _) => Why::Pattern(p),
-                    (None, h) => Why::Holds(path(h.unwrap_or_default()).into_os_string()),
-                },
-            }),
-        });
-        if let ControlFlow::Break(e) = flow {
+        if let ControlFlow::Break(e) = item(walk_item(it)) {
             return Err(e.into());
         }
     }
     Ok(())
+}
+
+/// A walk item as it came over the wire.
+fn walk_item(it: WireItem) -> WalkItem {
+    match it {
+        WireItem::File {
+            root,
+            path: p,
+            size,
+            mtime_ns,
+            dev,
+            ino,
+        } => WalkItem::File(FileEntry {
+            path: path(p),
+            root: root as usize,
+            size,
+            dev,
+            ino,
+            mtime_ns,
+            dir: None,
+            open: None,
+        }),
+        WireItem::Skipped { path: p, kind } => WalkItem::Skipped {
+            path: path(p),
+            kind: SkipKind::from_name(&kind).unwrap_or(SkipKind::Other),
+        },
+        WireItem::Io {
+            path: p,
+            errno,
+            message,
+        } => WalkItem::Error(unlisted(path(p), errno, message)),
+        WireItem::Loop { path: p, ancestor } => WalkItem::Error(WalkError::Loop {
+            path: path(p),
+            ancestor: path(ancestor),
+        }),
+        WireItem::Other(m) => WalkItem::Error(WalkError::Other(m)),
+        WireItem::Refused { path: p, reason } => WalkItem::Error(WalkError::Refused {
+            path: path(p),
+            reason,
+        }),
+        WireItem::Excluded {
+            root,
+            path: p,
+            kind,
+            size,
+            pattern,
+            holds,
+        } => WalkItem::Excluded(Excluded {
+            path: path(p),
+            root: root as usize,
+            kind: excluded_kind(&kind),
+            size,
+            why: match (pattern, holds) {
+                (Some(p), _) => Why::Pattern(p),
+                (None, h) => Why::Holds(path(h.unwrap_or_default()).into_os_string()),
+            },
+        }),
+    }
+}
+
+/// A directory the worker could not list: the system's error by its number where it had one,
+/// else the worker's words, typed, under the walk's error (which names the path).
+fn unlisted(p: PathBuf, errno: Option<i32>, message: String) -> WalkError {
+    let source = match errno {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::other(ClusterError::Unlisted {
+            path: p.clone(),
+            message,
+        }),
+    };
+    WalkError::Io { path: p, source }
+}
+
+/// An excluded entry's kind from its name on the wire.
+fn excluded_kind(kind: &str) -> ExcludedKind {
+    match kind {
+        "directory" => ExcludedKind::Directory,
+        "file" => ExcludedKind::File,
+        k => ExcludedKind::Other(SkipKind::from_name(k).unwrap_or(SkipKind::Other)),
+    }
 }
 
 /// The plan's files for the read tasks, taken a shard at a time; closed when the reads end,
@@ -443,46 +459,7 @@ impl Worker {
             .iter()
             .filter(|it| matches!(it, WalkItem::File(_) | WalkItem::Excluded(_)))
             .count();
-        let items: Vec<WireItem> = l
-            .items
-            .into_iter()
-            .map(|it| match it {
-                WalkItem::File(f) => WireItem::File {
-                    root: f.root as u32,
-                    path: bytes(&f.path),
-                    size: f.size,
-                    mtime_ns: f.mtime_ns,
-                    dev: f.dev,
-                    ino: f.ino,
-                },
-                WalkItem::Skipped { path: p, kind } => WireItem::Skipped {
-                    path: bytes(&p),
-                    kind: kind.name().to_string(),
-                },
-                WalkItem::Error(WalkError::Io { path: p, source }) => WireItem::Io {
-                    path: bytes(&p),
-                    errno: source.raw_os_error(),
-                    message: source.to_string(),
-                },
-                WalkItem::Error(WalkError::Loop { path: p, ancestor }) => WireItem::Loop {
-                    path: bytes(&p),
-                    ancestor: bytes(&ancestor),
-                },
-                WalkItem::Error(WalkError::Other(m)) => WireItem::Other(m),
-                WalkItem::Error(WalkError::Refused { path: p, reason }) => WireItem::Refused {
-                    path: bytes(&p),
-                    reason,
-                },
-                WalkItem::Excluded(x) => WireItem::Excluded {
-                    root: x.root as u32,
-                    path: bytes(&x.path),
-                    kind: x.kind.name().to_string(),
-                    size: x.size,
-                    pattern: x.why.pattern().map(str::to_string),
-                    holds: x.why.holds().map(|h| bytes(std::path::Path::new(h))),
-                },
-            })
-            .collect();
+        let items: Vec<WireItem> = l.items.into_iter().map(wire_item).collect();
         Ok((
             postcard::to_stdvec(&items).expect("a listing encodes"),
             l.dirs,
@@ -531,222 +508,81 @@ impl Worker {
                 bytes: 0,
             };
             trawl_catalog::Local.read(plan, &trawl_scan::NoProgress, &Stop::new(), &mut |r| {
-                out.push(match r {
-                    ReadResult::Read {
-                        root,
-                        path: p,
-                        size,
-                        mtime_ns,
-                        dev,
-                        ino,
-                        digests,
-                        ..
-                    } => WireRead::Read {
-                        root: root as u32,
-                        path: bytes(p),
-                        size,
-                        mtime_ns,
-                        dev,
-                        ino,
-                        digests: digests.iter().map(|(_, d)| d.clone()).collect(),
-                    },
-                    ReadResult::Gone { path: p } => WireRead::Gone { path: bytes(p) },
-                    ReadResult::Failed { path: p, error } => WireRead::Failed {
-                        path: p.map(bytes),
-                        message: error.to_string(),
-                    },
-                })
+                out.push(wire_read(r))
             })
         })?;
         Ok(postcard::to_stdvec(&out).expect("reads encode"))
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn worker(root: &Path) -> Worker {
-        Worker::new(ScanConfig::new(vec![root.to_path_buf()]))
-    }
-
-    /// An audit's listing task keeps a scan's budget: directories depth first, and no more
-    /// once its files are found (the audit's tasks once had no limit on files).
-    #[test]
-    fn an_audit_listing_task_stops_at_the_budget_a_scans_has() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        for d in ["d0", "d1", "d2"] {
-            std::fs::create_dir_all(root.join(d).join("deep")).unwrap();
-            for f in ["x", "y", "z"] {
-                std::fs::write(root.join(d).join(f), b"1").unwrap();
-            }
-        }
-        let spec = WalkSpec {
-            roots: vec![bytes(&root)],
-            exclude: vec![],
-        };
-        let spec = postcard::to_stdvec(&spec).unwrap();
-        let w = worker(&root);
-        // Three files found (in d0): the task ends there, d0's subdirectory first in what is left.
-        let files = ListBudget {
-            dirs: 100,
-            files: 3,
-        };
-        let (made, left) = w.list_task(&spec, 0, None, files).unwrap();
-        // (in the order the directory lists them)
-        assert_eq!(made.len(), 2, "the root, then its first directory");
-        assert_eq!(left.len(), 3, "{left:?}");
-        let first = left[0].parent().unwrap().to_path_buf();
-        assert_eq!(left[0], first.join("deep"));
-        let mut tops = vec![first, left[1].clone(), left[2].clone()];
-        tops.sort();
-        assert_eq!(tops, [root.join("d0"), root.join("d1"), root.join("d2")]);
-        // The directories handed back are listed by the next task, in that order: the empty
-        // `deep`, then the next directory (three files), whose `deep` comes before the last.
-        let dirs = ListBudget {
-            dirs: 2,
-            files: 1000,
-        };
-        let (made, rest) = w.list_task(&spec, 0, Some(left.clone()), dirs).unwrap();
-        assert_eq!(made.len(), 2);
-        assert_eq!(rest, [left[1].join("deep"), left[2].clone()]);
-    }
-
-    /// A listing crosses the wire whole: files with their metadata, skipped entries with their
-    /// kind, the subdirectories left, the entries the user's rules left out with their kind,
-    /// size and reason; directories excluded by the spec are not listed.
-    #[test]
-    fn a_listing_comes_back_as_the_walk_gave_it() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        std::fs::write(root.join("a"), b"abc").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        std::fs::create_dir(root.join("left-out")).unwrap();
-        std::os::unix::fs::symlink("a", root.join("link")).unwrap();
-        std::fs::write(root.join("x.tmp"), b"12345").unwrap();
-        std::fs::create_dir(root.join("kept-out")).unwrap();
-        std::fs::write(root.join("kept-out/.nobackup"), b"").unwrap();
-        let spec = WalkSpec {
-            roots: vec![bytes(&root)],
-            exclude: vec![bytes(&root.join("left-out"))],
-        };
-        let spec = postcard::to_stdvec(&spec).unwrap();
-        let one = ListBudget {
-            dirs: 1,
-            ..ListBudget::default()
-        };
-        let mut cfg = ScanConfig::new(vec![root.clone()]);
-        let mut rules = trawl_walk::ExclusionBuilder::new();
-        rules.pattern(std::ffi::OsStr::new("*.tmp")).unwrap();
-        rules.if_present(std::ffi::OsStr::new(".nobackup")).unwrap();
-        cfg.walk.excluding = rules.build().unwrap();
-        let (b, dirs) = Worker::new(cfg).list_task(&spec, 0, None, one).unwrap();
-        assert_eq!(dirs, vec![root.join("sub")]);
-        let b = b.into_iter().next().unwrap();
-        let mut got = Vec::new();
-        take_listing(&b, &mut |it| {
-            got.push(match it {
-                WalkItem::File(f) => {
-                    let md = std::fs::metadata(&f.path).unwrap();
-                    assert_eq!((f.size, f.dev, f.ino), (3, md.dev(), md.ino()));
-                    assert_eq!(f.mtime_ns, md.mtime() * 1_000_000_000 + md.mtime_nsec());
-                    format!("file {}", f.path.display())
-                }
-                WalkItem::Skipped { path, kind } => format!("{} {}", kind.name(), path.display()),
-                WalkItem::Error(e) => format!("error {e}"),
-                WalkItem::Excluded(x) => format!(
-                    "excluded {} {} {:?} {:?} {:?}",
-                    x.kind.name(),
-                    x.path.display(),
-                    x.size,
-                    x.why.pattern(),
-                    x.why.holds()
-                ),
-            });
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-        got.sort();
-        let want = vec![
-            format!(
-                "excluded directory {} None None Some(\".nobackup\")",
-                root.join("kept-out").display()
-            ),
-            format!(
-                "excluded file {} Some(5) Some(\"*.tmp\") None",
-                root.join("x.tmp").display()
-            ),
-            format!("file {}", root.join("a").display()),
-            format!("symlink {}", root.join("link").display()),
-        ];
-        assert_eq!(got, want);
-    }
-
-    /// A shard's reads come back with the digests of the catalog's algorithms, in their
-    /// order; a file gone since the walk comes back as gone.
-    #[test]
-    fn a_shards_reads_carry_the_digests_in_the_catalogs_order() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        std::fs::write(root.join("a"), b"abc").unwrap();
-        let (tx, rx) = bounded(4);
-        for name in ["a", "gone"] {
-            tx.send(FileEntry {
-                path: root.join(name),
-                root: 0,
-                size: 3,
-                dev: 0,
-                ino: 0,
-                mtime_ns: 0,
-                dir: None,
-                open: None,
-            })
-            .unwrap();
-        }
-        drop(tx);
-        let algorithms = [Algorithm::Md5, Algorithm::Sha256];
-        let feed = Feed {
-            rx: Mutex::new(Some(rx)),
-            algorithms: algorithms.to_vec(),
-            roots: Vec::new(),
-            stop: Stop::new(),
-            files: 2,
-            bytes: 6,
-        };
-        let shard = feed.next_shard(10, 1 << 20).unwrap();
-        assert!(
-            feed.next_shard(10, 1 << 20).is_none(),
-            "the feed is drained"
-        );
-        let reads = worker(&root).read(&shard).unwrap();
-        let mut got = Vec::new();
-        take_reads(&reads, &algorithms, &trawl_scan::NoProgress, &mut |r| {
-            got.push(match r {
-                ReadResult::Read { path, digests, .. } => format!(
-                    "{} {}",
-                    path.display(),
-                    digests
-                        .iter()
-                        .map(|(a, d)| format!("{}={}", a.name(), hex::encode(d)))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-                ReadResult::Gone { path } => format!("gone {}", path.display()),
-                ReadResult::Failed { error, .. } => format!("failed {error}"),
-            })
-        })
-        .unwrap();
-        got.sort();
-        assert_eq!(
-            got,
-            vec![
-                format!(
-                    "{} md5=900150983cd24fb0d6963f7d28e17f72 sha256=ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-                    root.join("a").display()
-                ),
-                format!("gone {}", root.join("gone").display()),
-            ]
-        );
+/// A walk item for the wire.
+fn wire_item(it: WalkItem) -> WireItem {
+    match it {
+        WalkItem::File(f) => WireItem::File {
+            root: f.root as u32,
+            path: bytes(&f.path),
+            size: f.size,
+            mtime_ns: f.mtime_ns,
+            dev: f.dev,
+            ino: f.ino,
+        },
+        WalkItem::Skipped { path: p, kind } => WireItem::Skipped {
+            path: bytes(&p),
+            kind: kind.name().to_string(),
+        },
+        WalkItem::Error(WalkError::Io { path: p, source }) => WireItem::Io {
+            path: bytes(&p),
+            errno: source.raw_os_error(),
+            message: source.to_string(),
+        },
+        WalkItem::Error(WalkError::Loop { path: p, ancestor }) => WireItem::Loop {
+            path: bytes(&p),
+            ancestor: bytes(&ancestor),
+        },
+        WalkItem::Error(WalkError::Other(m)) => WireItem::Other(m),
+        WalkItem::Error(WalkError::Refused { path: p, reason }) => WireItem::Refused {
+            path: bytes(&p),
+            reason,
+        },
+        WalkItem::Excluded(x) => WireItem::Excluded {
+            root: x.root as u32,
+            path: bytes(&x.path),
+            kind: x.kind.name().to_string(),
+            size: x.size,
+            pattern: x.why.pattern().map(str::to_string),
+            holds: x.why.holds().map(|h| bytes(std::path::Path::new(h))),
+        },
     }
 }
+
+/// What the read of one file found, for the wire (digests in the shard's algorithm order).
+fn wire_read(r: ReadResult<'_>) -> WireRead {
+    match r {
+        ReadResult::Read {
+            root,
+            path: p,
+            size,
+            mtime_ns,
+            dev,
+            ino,
+            digests,
+            ..
+        } => WireRead::Read {
+            root: root as u32,
+            path: bytes(p),
+            size,
+            mtime_ns,
+            dev,
+            ino,
+            digests: digests.iter().map(|(_, d)| d.clone()).collect(),
+        },
+        ReadResult::Gone { path: p } => WireRead::Gone { path: bytes(p) },
+        ReadResult::Failed { path: p, error } => WireRead::Failed {
+            path: p.map(bytes),
+            message: error.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -35,6 +35,16 @@ pub enum ClusterError {
         #[source]
         source: std::io::Error,
     },
+    /// A directory a worker could not list, for a reason with no system error number: the
+    /// worker's words. The walk's error this is the cause of names the path; these words do
+    /// not repeat it.
+    #[error("{message}")]
+    Unlisted {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The worker's words.
+        message: String,
+    },
     /// An audit's reads failed on the worker.
     #[error(transparent)]
     Source(#[from] trawl_catalog::SourceError),

@@ -169,37 +169,10 @@ impl Merge {
         let records = sink.finish(&work.cfg.roots).map_err(ClusterError::io(
             "cannot keep the merged records (--temp-dir)",
         ))?;
-        // The walk's problems and the shards', in path order as one machine gives them.
-        let mut skipped = walk.skipped.clone();
-        skipped.append(&mut report.skipped);
-        FileJson::in_path_order(&mut skipped);
-        report.skipped = skipped;
-        let mut failed = walk.failed.clone();
-        failed.append(&mut report.failed);
-        FileJson::in_path_order(&mut failed);
-        report.failed = failed;
+        walk_problems(&mut report, walk);
+        report.excluded = excluded(&work, walk);
         report.file_sizes = sizes.buckets();
-        let rules = &work.cfg.walk.excluding;
-        report.excluded = (!rules.is_empty()).then(|| ExcludedJson {
-            patterns: rules.patterns().to_vec(),
-            if_present: rules
-                .if_present_bytes()
-                .into_iter()
-                .map(trawl_report::JsonPath::from_bytes)
-                .collect(),
-            ..walk.excluded.clone()
-        });
-        report.totals.skipped = report.skipped.len() as u64;
-        report.totals.failed = report.failed.len() as u64;
-        let seconds = started.elapsed().as_secs_f64();
-        report.totals.seconds = seconds;
-        report.totals.bytes_per_second = if seconds > 0.0 {
-            report.totals.bytes as f64 / seconds
-        } else {
-            0.0
-        };
-        report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-        report.totals.peak_anon_bytes = trawl_engine::peak_anon();
+        timed(&mut report, started);
         if let Some(cfg) = &work.reduce {
             let (mut red, breakdown) = trawl_reduce::assemble(cfg, &totals, &parts).map_err(
                 ClusterError::io("cannot break the figures down (--temp-dir)"),
@@ -208,22 +181,7 @@ impl Merge {
             report.reduction = Some(red);
             report.breakdown = breakdown;
         }
-        if work.duplicate_directories
-            && let Some(alg) = trawl_engine::comparing_digest(&work.algorithms)
-        {
-            let groups = trawl_engine::duplicate_directories(
-                &records,
-                &work.cfg.roots,
-                alg,
-                &work.spill_dir(),
-                work.record_memory,
-            )
-            .map_err(ClusterError::io("cannot compare directories (--temp-dir)"))?;
-            report
-                .breakdown
-                .get_or_insert_with(Default::default)
-                .duplicate_directories = Some(groups);
-        }
+        duplicate_directories(&work, &records, &mut report)?;
         if work.list_files {
             report.files = records.file_list().map_err(ClusterError::io(
                 "cannot list the merged records (--temp-dir)",
@@ -238,6 +196,74 @@ impl Merge {
             duplicates: None,
         })
     }
+}
+
+/// What the user's rules left out: the rules, and what the walk found they matched.
+fn excluded(work: &ScanWork, walk: &Listing) -> Option<ExcludedJson> {
+    let rules = &work.cfg.walk.excluding;
+    (!rules.is_empty()).then(|| ExcludedJson {
+        patterns: rules.patterns().to_vec(),
+        if_present: rules
+            .if_present_bytes()
+            .into_iter()
+            .map(trawl_report::JsonPath::from_bytes)
+            .collect(),
+        ..walk.excluded.clone()
+    })
+}
+
+/// The directories whose contents are the same, from the merged records, where asked for
+/// and a digest compares them.
+fn duplicate_directories(
+    work: &ScanWork,
+    records: &trawl_engine::Records,
+    report: &mut ScanReport,
+) -> Result<(), ClusterError> {
+    if work.duplicate_directories
+        && let Some(alg) = trawl_engine::comparing_digest(&work.algorithms)
+    {
+        let groups = trawl_engine::duplicate_directories(
+            records,
+            &work.cfg.roots,
+            alg,
+            &work.spill_dir(),
+            work.record_memory,
+        )
+        .map_err(ClusterError::io("cannot compare directories (--temp-dir)"))?;
+        report
+            .breakdown
+            .get_or_insert_with(Default::default)
+            .duplicate_directories = Some(groups);
+    }
+    Ok(())
+}
+
+/// The walk's skipped and failed entries joined to the shards', in path order as one machine
+/// gives them, and counted.
+fn walk_problems(report: &mut ScanReport, walk: &Listing) {
+    let mut skipped = walk.skipped.clone();
+    skipped.append(&mut report.skipped);
+    FileJson::in_path_order(&mut skipped);
+    report.skipped = skipped;
+    let mut failed = walk.failed.clone();
+    failed.append(&mut report.failed);
+    FileJson::in_path_order(&mut failed);
+    report.failed = failed;
+    report.totals.skipped = report.skipped.len() as u64;
+    report.totals.failed = report.failed.len() as u64;
+}
+
+/// The scan's seconds from `started`, its rate, and this process's peak memory.
+fn timed(report: &mut ScanReport, started: Instant) {
+    let seconds = started.elapsed().as_secs_f64();
+    report.totals.seconds = seconds;
+    report.totals.bytes_per_second = if seconds > 0.0 {
+        report.totals.bytes as f64 / seconds
+    } else {
+        0.0
+    };
+    report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+    report.totals.peak_anon_bytes = trawl_engine::peak_anon();
 }
 
 #[cfg(test)]

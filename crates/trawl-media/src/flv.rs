@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::fetch::{Fetch, SeekMethod, drive};
-use crate::index::{FlvError, FlvIndex};
+use crate::index::{FlvError, FlvIndex, NotRegular};
 use crate::walker::Walker;
 
 /// Indexes one FLV file by seeking from tag header to tag header.
@@ -39,32 +39,30 @@ pub fn index_file_on(
     method: SeekMethod,
     threads: usize,
 ) -> Result<FlvIndex, FlvError> {
-    let io = |source| FlvError::Io {
-        path: path.into(),
-        source,
-    };
-    let file = open_regular(path).map_err(io)?;
+    let file = open_regular(path)?;
     index_open(path, &file, method, threads)
 }
 
 /// Opens `path` for reading without ever blocking (`O_NONBLOCK`: a FIFO put where a file was
 /// expected fails here instead of waiting for a writer) and checks with `fstat` that it is a
-/// regular file.
-pub fn open_regular(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+/// regular file ([`FlvError::NotRegular`] if not).
+pub fn open_regular(path: &Path) -> Result<File, FlvError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| FlvError::Io {
+        path: path.into(),
+        source,
+    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
-    let ft = file.metadata()?.file_type();
-    if !ft.is_file() {
-        return Err(std::io::Error::other(if ft.is_fifo() {
-            "a FIFO (named pipe), not a regular file"
-        } else if ft.is_dir() {
-            "a directory, not a regular file"
-        } else {
-            "not a regular file"
-        }));
+        .open(path)
+        .map_err(io)?;
+    let ft = file.metadata().map_err(io)?.file_type();
+    if let Some(kind) = NotRegular::of(ft) {
+        return Err(FlvError::NotRegular {
+            path: path.into(),
+            kind,
+        });
     }
     Ok(file)
 }
@@ -81,26 +79,15 @@ pub fn index_open(
         source,
     };
     let md = file.metadata().map_err(io)?;
-    if !md.is_file() {
-        return Err(io(std::io::Error::other("not a regular file")));
+    if let Some(kind) = NotRegular::of(md.file_type()) {
+        return Err(FlvError::NotRegular {
+            path: path.into(),
+            kind,
+        });
     }
     let size = md.len();
-    // SAFETY: the map is only read and dropped before returning. Its one hazard, another
-    // process truncating the file during the walk (a touched page past the new end raises
-    // SIGBUS), is caught by the guard registered below before any page is touched: such pages
-    // read as zeros and the index is refused. The server (`trawl serve`) uses `Pread`.
-    let mut map = match method {
-        SeekMethod::Pread => None,
-        _ if size == 0 => None,
-        _ => {
-            // SAFETY: the file may change under the map; the SIGBUS guard registered below, before any page is touched, turns a truncation into zeros and a refused index (see above).
-            let m = unsafe { memmap2::MmapOptions::new().map(file) }.map_err(io)?;
-            // No read-ahead: only the pages holding tag headers are wanted.
-            let _ = m.advise(memmap2::Advice::Random);
-            Some(m)
-        }
-    };
     let shrank = Arc::new(AtomicBool::new(false));
+    let mut map = map_file(file, method, size).map_err(io)?;
     // Declared after the map, so dropped before it.
     let guard = map
         .as_deref()
@@ -123,17 +110,40 @@ pub fn index_open(
             .map(|()| w.finish())
     };
     if shrank.load(Ordering::SeqCst) {
-        return Err(io(if trawl_read::file_shrank_below(file, size) {
-            std::io::Error::other(
-                "the file shrank while it was indexed (pages past its new end read as zeros); no index",
-            )
-        } else {
-            std::io::Error::other(
-                "a mapped page could not be read (SIGBUS: an I/O error on the device); no index",
-            )
-        }));
+        return Err(fault(path, file, size));
     }
     index
+}
+
+/// Why a mapped page of `file` (`size` bytes when mapped) could not be read: the file shrank,
+/// or else the device failed to deliver it.
+fn fault(path: &Path, file: &File, size: u64) -> FlvError {
+    let path = path.into();
+    if trawl_read::file_shrank_below(file, size) {
+        FlvError::Shrank { path }
+    } else {
+        FlvError::Unreadable { path }
+    }
+}
+
+/// The file mapped for reading, unless `method` reads it with `pread` or it is empty.
+///
+/// The map is only read and dropped before the index returns. Its one hazard, another process
+/// truncating the file during the walk (a touched page past the new end raises SIGBUS), is
+/// caught by the guard [`index_open`] registers before any page is touched: such pages read as
+/// zeros and the index is refused. The server (`trawl serve`) uses `Pread`.
+fn map_file(file: &File, method: SeekMethod, size: u64) -> std::io::Result<Option<memmap2::Mmap>> {
+    match method {
+        SeekMethod::Pread => Ok(None),
+        _ if size == 0 => Ok(None),
+        _ => {
+            // SAFETY: the file may change under the map; the SIGBUS guard index_open registers, before any page is touched, turns a truncation into zeros and a refused index (see above).
+            let m = unsafe { memmap2::MmapOptions::new().map(file) }?;
+            // No read-ahead: only the pages holding tag headers are wanted.
+            let _ = m.advise(memmap2::Advice::Random);
+            Ok(Some(m))
+        }
+    }
 }
 
 /// The rest of a walk over bytes in memory (`data` is the whole file).
@@ -349,6 +359,59 @@ mod tests {
         assert_eq!(offs, vec![k1, k2, k3]);
         assert_eq!(i.keyframes[1].time, big as f64 / 1000.0);
         assert_eq!(i.video_codec.as_deref(), Some("hvc1"));
+    }
+
+    /// A FIFO or a directory where an FLV file was expected is refused by its kind, naming
+    /// the path, and a FIFO is never waited on.
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_as_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f.flv");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo on a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for (p, want) in [
+            (fifo, NotRegular::Fifo),
+            (dir.path().to_path_buf(), NotRegular::Directory),
+        ] {
+            match open_regular(&p) {
+                Err(FlvError::NotRegular { path, kind }) => {
+                    assert_eq!((path, kind), (p.clone(), want))
+                }
+                r => panic!("{}: {r:?}", p.display()),
+            }
+            match index_file(&p) {
+                Err(FlvError::NotRegular { path, kind }) => {
+                    assert_eq!((path, kind), (p.clone(), want))
+                }
+                r => panic!("{}: {r:?}", p.display()),
+            }
+        }
+        // A directory opened already: index_open checks too.
+        let d = File::open(dir.path()).unwrap();
+        assert!(matches!(
+            index_open(dir.path(), &d, SeekMethod::Pread, 1),
+            Err(FlvError::NotRegular {
+                kind: NotRegular::Directory,
+                ..
+            })
+        ));
+    }
+
+    /// A page the guard caught is the file's shrinking where it is now smaller than when
+    /// mapped, and the device's failure otherwise.
+    #[test]
+    fn a_caught_page_fault_is_a_shrink_or_an_unreadable_page() {
+        let f = write(&[0; 100]);
+        let file = File::open(f.path()).unwrap();
+        assert!(matches!(
+            fault(f.path(), &file, 200),
+            FlvError::Shrank { path } if path == f.path()
+        ));
+        assert!(matches!(
+            fault(f.path(), &file, 100),
+            FlvError::Unreadable { path } if path == f.path()
+        ));
     }
 
     #[test]

@@ -38,6 +38,57 @@ pub enum FlvError {
         /// The offset.
         offset: u64,
     },
+    /// The path names a FIFO, a directory or another thing that is not a regular file.
+    #[error("{}: {kind}", path.display())]
+    NotRegular {
+        /// The path concerned.
+        path: PathBuf,
+        /// What it is instead.
+        kind: NotRegular,
+    },
+    /// The file shrank while it was mapped: pages past its new end read as zeros.
+    #[error("{}: the file shrank while it was indexed (pages past its new end read as zeros); no index", path.display())]
+    Shrank {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// A mapped page could not be read (SIGBUS where the file did not shrink): the device
+    /// failed to deliver it.
+    #[error("{}: a mapped page could not be read (SIGBUS: an I/O error on the device); no index", path.display())]
+    Unreadable {
+        /// The path concerned.
+        path: PathBuf,
+    },
+}
+
+/// What a path that should name a regular file names instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotRegular {
+    /// A FIFO (named pipe).
+    #[error("a FIFO (named pipe), not a regular file")]
+    Fifo,
+    /// A directory.
+    #[error("a directory, not a regular file")]
+    Directory,
+    /// A device, a socket, something else.
+    #[error("not a regular file")]
+    Other,
+}
+
+impl NotRegular {
+    /// What `ft` is, when it is not a regular file.
+    pub(crate) fn of(ft: std::fs::FileType) -> Option<NotRegular> {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_file() {
+            None
+        } else if ft.is_fifo() {
+            Some(NotRegular::Fifo)
+        } else if ft.is_dir() {
+            Some(NotRegular::Directory)
+        } else {
+            Some(NotRegular::Other)
+        }
+    }
 }
 
 pub use trawl_report::media::{Keyframe, TagCounts};

@@ -19,9 +19,14 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 
-use crate::amf::{self, Value};
+use crate::amf::Value;
 use crate::index::FlvIndex;
+
+mod metadata;
+
+use metadata::{kept_metadata, metadata_payload};
 
 /// The keys written (any existing value is replaced, or dropped where the file has no tags
 /// the key speaks of: `audiosize` in a file without audio, say). `width` and `height` (from an
@@ -84,17 +89,49 @@ pub struct Injected {
     pub shared: u64,
 }
 
-/// An AMF0 strict array that encodes to exactly `n` bytes more than an empty one: strings of
-/// spaces (3 + up to 255 bytes each: ffmpeg refuses longer strings in metadata) and, for a
-/// remainder under 3 bytes, nulls (1 byte each).
-fn padding(n: usize) -> Value {
-    const MOST: usize = 3 + 255;
-    let mut items = vec![Value::String(" ".repeat(255)); n / MOST];
-    match n % MOST {
-        r @ 3.. => items.push(Value::String(" ".repeat(r - 3))),
-        r => items.extend(std::iter::repeat_n(Value::Null, r)),
-    }
-    Value::Array(items)
+/// Why a copy could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectError {
+    /// Reading IN or writing OUT failed (the caller names the files).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// [`Reflink::Always`], but OUT is a device or FIFO, written as a stream: it shares no blocks.
+    #[error("{}: cannot share IN's blocks (reflink): OUT is not a regular file", path.display())]
+    StreamShares {
+        /// OUT.
+        path: PathBuf,
+    },
+    /// [`Reflink::Always`], but OUT's filesystem has blocks larger than a padding can make up.
+    #[error("{}: cannot share IN's blocks: a {block}-byte block is more than a padding string holds", path.display())]
+    BlockTooLarge {
+        /// OUT.
+        path: PathBuf,
+        /// The filesystem's block size.
+        block: u64,
+    },
+    /// [`Reflink::Always`], but the filesystem would not share IN's blocks with OUT.
+    #[error("{}: cannot share IN's blocks (reflink): {source}", path.display())]
+    Reflink {
+        /// OUT.
+        path: PathBuf,
+        /// The system's refusal.
+        #[source]
+        source: io::Error,
+    },
+    /// The keyframe index does not fit in one script tag.
+    #[error("{}: the keyframe index needs a {size}-byte script tag, more than FLV's 16 MiB limit", path.display())]
+    IndexTooLarge {
+        /// IN.
+        path: PathBuf,
+        /// The tag's payload size.
+        size: usize,
+    },
+    /// IN ended before the tags it was indexed with.
+    #[error("{}: the input shrank while it was copied", path.display())]
+    Shrank {
+        /// IN.
+        path: PathBuf,
+    },
 }
 
 /// Whether `out` (empty) can share `src`'s blocks, and the filesystem's block size if so.
@@ -130,189 +167,39 @@ fn clone_range(src: &File, src_offset: u64, out: &File, dest_offset: u64) -> io:
     Ok(())
 }
 
-/// The old onMetaData's entries trawl does not set itself (kept in the new one).
-fn kept_metadata(idx: &FlvIndex, src: &File) -> io::Result<Vec<(String, Value)>> {
-    let mut kept: Vec<(String, Value)> = Vec::new();
-    if let Some(m) = idx.metadata {
-        let mut payload = vec![0u8; (m.size - 11) as usize];
-        (&*src).seek(SeekFrom::Start(m.offset + 11))?;
-        (&*src).read_exact(&mut payload)?;
-        if let Ok((_, Value::EcmaArray(kv) | Value::Object(kv))) = amf::script_tag(&payload) {
-            kept = kv
-                .into_iter()
-                .filter(|(k, _)| !SET_KEYS.contains(&k.as_str()) && k != PADDING_KEY)
-                .collect();
-        }
-    }
-    Ok(kept)
-}
-
 /// The block size to share IN's blocks by (a reflink clone), or None to copy every byte.
 fn sharing_block(
     src: &File,
     out: &File,
+    out_path: &Path,
     reflink: Reflink,
     seekable: bool,
     body: u64,
-) -> io::Result<Option<u64>> {
+) -> Result<Option<u64>, InjectError> {
     Ok(match reflink {
         _ if !seekable => None,
         Reflink::Never => None,
         Reflink::Auto if body < REFLINK_MIN => None,
         _ => match clone_block(src, out) {
             Ok(b) if b <= 1 << 16 => Some(b),
-            Ok(b) => {
+            Ok(block) => {
                 if reflink == Reflink::Always {
-                    return Err(io::Error::other(format!(
-                        "cannot share IN's blocks: a {b}-byte block is more than a padding string holds"
-                    )));
+                    return Err(InjectError::BlockTooLarge {
+                        path: out_path.to_path_buf(),
+                        block,
+                    });
                 }
                 None
             }
-            Err(e) if reflink == Reflink::Always => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("cannot share IN's blocks (reflink): {e}"),
-                ));
+            Err(source) if reflink == Reflink::Always => {
+                return Err(InjectError::Reflink {
+                    path: out_path.to_path_buf(),
+                    source,
+                });
             }
             Err(_) => None,
         },
     })
-}
-
-/// The new onMetaData payload: the kept entries, the figures trawl sets, the keyframe index at
-/// `positions` in the copy, and `pad` bytes of padding (a clone's alignment). `tag_len` is the
-/// size of the tag it goes in (header included), which `datasize` counts.
-///
-/// The figures are the ones flvmeta's checker (`flvmeta -C`) computes from the tags and
-/// compares with what onMetaData says (see [`crate::TagFigures`]): each kind's tags with their headers
-/// (not the 4 bytes after each); `datasize` the script data tags, this one included; the rates
-/// the payloads after each tag's first byte, in units of 1,024 bits a second over the time from
-/// the first audio or video tag to the last tag plus one frame; the keyframes every video tag
-/// flagged key, the first at each timestamp; codec ids and audio format from the first tag's
-/// header. Long on purpose: the keys in the order they are written.
-fn metadata_payload(
-    idx: &FlvIndex,
-    kept: &[(String, Value)],
-    positions: &dyn Fn(u64) -> u64,
-    filesize: u64,
-    tag_len: u64,
-    pad: Option<usize>,
-) -> Vec<u8> {
-    let f = &idx.figures;
-    let keys = &f.flagged;
-    let last = keys.last();
-    let num = Value::Number;
-    let (has_video, has_audio) = (f.video_ts.0.is_some(), f.audio_ts.0.is_some());
-    let last_ms = (idx.last_timestamp * 1000.0).round() as u32;
-    let play = f.play_time(last_ms);
-    let old_meta = idx.metadata.map_or(0, |m| m.size);
-    let rate = |bytes: u64| {
-        if play > 0.0 {
-            bytes as f64 / 1024.0 * 8.0 / play
-        } else {
-            0.0
-        }
-    };
-    // The audio format bits (rate, size, channels), where the tag has them: not under Enhanced
-    // FLV's ExHeader (format 9), whose low bits are a packet type.
-    let audio_bits = f.audio_flags.filter(|b| b >> 4 != 9);
-    let mut known: Vec<(&str, Value)> = Vec::new();
-    if has_video && let (Some(w), Some(h)) = (idx.coded_width, idx.coded_height) {
-        known.push(("width", num(f64::from(w))));
-        known.push(("height", num(f64::from(h))));
-    }
-    if has_audio && let Some(b) = audio_bits {
-        let rates = [5500.0, 11000.0, 22050.0, 44100.0];
-        known.push(("audiosamplerate", num(rates[usize::from((b >> 2) & 3)])));
-        known.push(("audiosamplesize", num(if b & 2 != 0 { 16.0 } else { 8.0 })));
-        known.push(("stereo", Value::Bool(b & 1 != 0)));
-    }
-    // Kept keys in their order, those trawl knows better replaced where they stand.
-    let mut kv: Vec<(String, Value)> = kept
-        .iter()
-        .map(|(k, v)| match known.iter().position(|(n, _)| n == k) {
-            Some(i) => (k.clone(), known.remove(i).1),
-            None => (k.clone(), v.clone()),
-        })
-        .filter(|(k, _)| {
-            // Audio keys of a file without audio (and video keys without video) say something
-            // the tags do not.
-            let audio_key = ["audiosamplerate", "audiosamplesize", "stereo"].contains(&k.as_str());
-            let video_key = ["width", "height"].contains(&k.as_str());
-            (has_audio || !audio_key) && (has_video || !video_key)
-        })
-        .collect();
-    kv.extend(known.into_iter().map(|(k, v)| (k.to_string(), v)));
-    kv.extend([
-        ("hasKeyframes".into(), Value::Bool(!keys.is_empty())),
-        ("hasVideo".into(), Value::Bool(has_video)),
-        ("hasAudio".into(), Value::Bool(has_audio)),
-        ("hasMetadata".into(), Value::Bool(true)),
-        // The last video tag is flagged key.
-        ("canSeekToEnd".into(), Value::Bool(f.ends_on_key)),
-        ("duration".into(), num(play)),
-        ("filesize".into(), num(filesize as f64)),
-        (
-            "datasize".into(),
-            num((f.script.saturating_sub(old_meta) + tag_len) as f64),
-        ),
-    ]);
-    if has_video {
-        kv.push(("videosize".into(), num(f.video as f64)));
-        kv.push(("videodatarate".into(), num(rate(f.video_data))));
-        if let Some(id) = f.video_codec_id {
-            kv.push(("videocodecid".into(), num(f64::from(id))));
-        }
-    }
-    if has_audio {
-        kv.push(("audiosize".into(), num(f.audio as f64)));
-        kv.push(("audiodatarate".into(), num(rate(f.audio_data))));
-        let id = match (f.audio_flags, f.audio_fourcc) {
-            (_, Some(fourcc)) => Some(fourcc),
-            (Some(b), None) if b >> 4 != 9 => Some(u32::from(b >> 4)),
-            _ => None,
-        };
-        if let Some(id) = id {
-            kv.push(("audiocodecid".into(), num(f64::from(id))));
-        }
-    }
-    kv.extend([
-        ("lasttimestamp".into(), num(idx.last_timestamp)),
-        (
-            "lastkeyframetimestamp".into(),
-            num(last.map_or(0.0, |k| k.time)),
-        ),
-        (
-            "lastkeyframelocation".into(),
-            num(last.map_or(0.0, |k| positions(k.offset) as f64)),
-        ),
-        (
-            "metadatacreator".into(),
-            Value::String(concat!("trawl ", env!("CARGO_PKG_VERSION")).into()),
-        ),
-        (
-            "keyframes".into(),
-            Value::Object(vec![
-                (
-                    "filepositions".into(),
-                    Value::Array(
-                        keys.iter()
-                            .map(|k| num(positions(k.offset) as f64))
-                            .collect(),
-                    ),
-                ),
-                (
-                    "times".into(),
-                    Value::Array(keys.iter().map(|k| num(k.time)).collect()),
-                ),
-            ]),
-        ),
-    ]);
-    if let Some(n) = pad {
-        kv.push((PADDING_KEY.into(), padding(n)));
-    }
-    amf::script_payload("onMetaData", &Value::EcmaArray(kv))
 }
 
 /// The copy's FLV header and its first tag, the new onMetaData, with the size after it.
@@ -333,166 +220,326 @@ fn flv_head(idx: &FlvIndex, payload: &[u8], tag_len: u64, shift_base: u64) -> Ve
     head
 }
 
-/// Writes the copy of `src` (indexed as `idx`) to `out`.
-///
-/// Long on purpose: one plan of the copy (where each stretch of the input lands, the padding a
-/// clone needs), used first by the clone and then by the copy of the rest.
+/// Writes the copy of `src` (indexed as `idx`) to `out` (named `out_path`, which its errors
+/// name).
 pub fn inject(
     idx: &FlvIndex,
     src: &File,
     out: &mut File,
+    out_path: &Path,
     reflink: Reflink,
-) -> io::Result<Injected> {
-    let kept = kept_metadata(idx, src)?;
-    let first = idx.data_offset + 4;
-    let end = idx.end.max(first);
-    let removed = idx.metadata.map_or(0, |m| m.size + 4);
-    let body = end - first - removed;
-    // The input's stretches that are copied, in order: the tags before and after the old
-    // onMetaData tag (which is left out).
-    let segments: Vec<(u64, u64)> = match idx.metadata {
-        Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
-        None => vec![(first, end)],
-    };
+) -> Result<Injected, InjectError> {
+    let mut plan = Plan::new(idx, src)?;
     // A device or FIFO as OUT (a stream) is written front to back: no clone, no seek, no truncate.
     let seekable = out.metadata()?.is_file();
     if !seekable && reflink == Reflink::Always {
-        return Err(io::Error::other(
-            "cannot share IN's blocks (reflink): OUT is not a regular file",
-        ));
+        return Err(InjectError::StreamShares {
+            path: out_path.to_path_buf(),
+        });
     }
-    let block = sharing_block(src, out, reflink, seekable, body)?;
-    // Offsets in the copy: the tags move by `shift`, and those after the old metadata tag by
-    // its size more.
-    let meta_for =
-        |positions: &dyn Fn(u64) -> u64, filesize: u64, tag_len: u64, pad: Option<usize>| {
-            metadata_payload(idx, &kept, positions, filesize, tag_len, pad)
-        };
-    // Where each segment lands for a given start of the body.
-    let placed = |shift_base: u64| {
-        let mut at = shift_base;
-        segments
-            .iter()
-            .map(|&(from, to)| {
-                let here = at;
-                at += to - from;
-                (from, to, here)
-            })
-            .collect::<Vec<_>>()
-    };
-    let bare = 11 + meta_for(&|_| 0, 0, 0, block.map(|_| 0)).len() as u64;
-    // For a clone, pad so that the largest segment moves by a whole number of blocks.
-    let (pad, biggest) = match block {
-        Some(b) => {
-            let (i, &(from, _, at)) = placed(13 + bare + 4)
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, (from, to, _))| to - from)
-                .expect("at least one segment");
-            let shift = at as i128 - from as i128;
-            ((-shift).rem_euclid(b as i128) as u64, Some(i))
-        }
-        None => (0, None),
-    };
-    let tag_len = bare + pad;
-    let shift_base = 13 + tag_len + 4;
-    let positions = |o: u64| {
-        let moved = shift_base + (o - first);
-        match idx.metadata {
-            Some(m) if o > m.offset => moved - removed,
-            _ => moved,
-        }
-    };
-    let size = shift_base + body;
-    let payload = meta_for(&positions, size, tag_len, block.map(|_| pad as usize));
-    debug_assert_eq!(11 + payload.len() as u64, tag_len);
-    if payload.len() >= 1 << 24 {
-        return Err(io::Error::other(format!(
-            "the keyframe index needs a {}-byte script tag, more than FLV's 16 MiB limit",
-            payload.len()
-        )));
-    }
-
-    let head = flv_head(idx, &payload, tag_len, shift_base);
+    let body = plan.body();
+    plan.block = sharing_block(src, out, out_path, reflink, seekable, body)?;
+    let layout = plan.layout()?;
+    let head = flv_head(idx, &layout.payload, layout.tag_len, layout.shift_base);
     // The clone first: the header and the bytes before the first block boundary are then
     // written over the start of it (copy-on-write of one block).
-    let mut cloned: Option<(usize, u64)> = None;
-    if let (Some(b), Some(i)) = (block, biggest) {
-        let (from, to, at) = placed(shift_base)[i];
-        let up = from.div_ceil(b) * b;
-        if up < to {
-            debug_assert_eq!((at + (up - from)) % b, 0);
-            match clone_range(src, up, out, at + (up - from)) {
-                Ok(()) => cloned = Some((i, up)),
-                Err(e) if reflink == Reflink::Always => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("cannot share IN's blocks (reflink): {e}"),
-                    ));
-                }
-                Err(_) => {}
-            }
-        }
-    }
+    let cloned = match layout.biggest {
+        Some(i) => plan.clone_biggest(&layout, i, src, out, out_path, reflink)?,
+        None => None,
+    };
     if seekable {
         out.seek(SeekFrom::Start(0))?;
     }
     out.write_all(&head)?;
-    let mut shared = 0;
-    for (i, (from, to, at)) in placed(shift_base).into_iter().enumerate() {
-        let to = match cloned {
-            Some((c, up)) if c == i => {
-                shared = to - up;
-                up
-            }
-            _ => to,
-        };
-        if to > from {
-            if seekable {
-                out.seek(SeekFrom::Start(at))?;
-            }
-            (&*src).seek(SeekFrom::Start(from))?;
-            let n = io::copy(&mut src.take(to - from), out)?;
-            if n != to - from {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the input shrank while it was copied",
-                ));
-            }
-        }
-    }
+    let shared = plan.copy(&layout, cloned, src, out, seekable)?;
     // A clone runs to IN's end: cut what is past the last complete tag.
+    let size = layout.shift_base + body;
     if seekable {
         out.set_len(size)?;
     }
     Ok(Injected {
         size,
         keyframes: idx.figures.flagged.len(),
-        metadata_tag: tag_len,
-        dropped_tail: idx.size - end,
+        metadata_tag: layout.tag_len,
+        dropped_tail: idx.size - plan.end,
         shared,
     })
+}
+
+/// One plan of the copy: where each stretch of the input lands and the padding a clone needs,
+/// used first by the clone and then by the copy of the rest.
+struct Plan<'a> {
+    idx: &'a FlvIndex,
+    /// The old onMetaData's entries kept in the new one.
+    kept: Vec<(String, Value)>,
+    /// Where IN's first tag starts (after its first PreviousTagSize).
+    first: u64,
+    /// The end of IN's last complete tag.
+    end: u64,
+    /// The bytes of the old onMetaData tag and its size after it, left out.
+    removed: u64,
+    /// The input's stretches that are copied, in order: the tags before and after the old
+    /// onMetaData tag (which is left out).
+    segments: Vec<(u64, u64)>,
+    /// The block size IN's blocks are shared by, or None to copy every byte.
+    block: Option<u64>,
+}
+
+/// The plan's figures once the new tag's size is known.
+struct Layout {
+    /// The new onMetaData tag's size, header included.
+    tag_len: u64,
+    /// Where the body (IN's tags) starts in the copy.
+    shift_base: u64,
+    /// The new onMetaData's payload.
+    payload: Vec<u8>,
+    /// The segment to clone (the largest), when there is a block to share by.
+    biggest: Option<usize>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(idx: &'a FlvIndex, src: &File) -> io::Result<Plan<'a>> {
+        let kept = kept_metadata(idx, src)?;
+        let first = idx.data_offset + 4;
+        let end = idx.end.max(first);
+        let segments = match idx.metadata {
+            Some(m) => vec![(first, m.offset), (m.offset + m.size + 4, end)],
+            None => vec![(first, end)],
+        };
+        Ok(Plan {
+            idx,
+            kept,
+            first,
+            end,
+            removed: idx.metadata.map_or(0, |m| m.size + 4),
+            segments,
+            block: None,
+        })
+    }
+
+    /// The bytes of IN that are copied.
+    fn body(&self) -> u64 {
+        self.end - self.first - self.removed
+    }
+
+    fn payload(
+        &self,
+        positions: &dyn Fn(u64) -> u64,
+        filesize: u64,
+        tag_len: u64,
+        pad: Option<usize>,
+    ) -> Vec<u8> {
+        metadata_payload(self.idx, &self.kept, positions, filesize, tag_len, pad)
+    }
+
+    /// Where each segment lands (from, to, at) for a given start of the body.
+    fn placed(&self, shift_base: u64) -> Vec<(u64, u64, u64)> {
+        let mut at = shift_base;
+        self.segments
+            .iter()
+            .map(|&(from, to)| {
+                let here = at;
+                at += to - from;
+                (from, to, here)
+            })
+            .collect()
+    }
+
+    /// Where the tag at `o` in IN lands in the copy: the tags move by the body's start, and
+    /// those after the old metadata tag by its size more.
+    fn position(&self, shift_base: u64, o: u64) -> u64 {
+        let moved = shift_base + (o - self.first);
+        match self.idx.metadata {
+            Some(m) if o > m.offset => moved - self.removed,
+            _ => moved,
+        }
+    }
+
+    /// The new tag's size and payload; for a clone, padded so that the largest segment moves
+    /// by a whole number of blocks.
+    fn layout(&self) -> Result<Layout, InjectError> {
+        let bare = 11 + self.payload(&|_| 0, 0, 0, self.block.map(|_| 0)).len() as u64;
+        let (pad, biggest) = match self.block {
+            Some(b) => {
+                let (i, &(from, _, at)) = self
+                    .placed(13 + bare + 4)
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(_, (from, to, _))| to - from)
+                    .expect("at least one segment");
+                let shift = at as i128 - from as i128;
+                ((-shift).rem_euclid(b as i128) as u64, Some(i))
+            }
+            None => (0, None),
+        };
+        let tag_len = bare + pad;
+        let shift_base = 13 + tag_len + 4;
+        let positions = |o: u64| self.position(shift_base, o);
+        let size = shift_base + self.body();
+        let payload = self.payload(&positions, size, tag_len, self.block.map(|_| pad as usize));
+        debug_assert_eq!(11 + payload.len() as u64, tag_len);
+        if payload.len() >= 1 << 24 {
+            return Err(InjectError::IndexTooLarge {
+                path: PathBuf::from(&self.idx.path),
+                size: payload.len(),
+            });
+        }
+        Ok(Layout {
+            tag_len,
+            shift_base,
+            payload,
+            biggest,
+        })
+    }
+
+    /// Shares segment `i` from its first block boundary to IN's end with OUT; the segment and
+    /// where its shared part starts when done.
+    fn clone_biggest(
+        &self,
+        layout: &Layout,
+        i: usize,
+        src: &File,
+        out: &File,
+        out_path: &Path,
+        reflink: Reflink,
+    ) -> Result<Option<(usize, u64)>, InjectError> {
+        let Some(b) = self.block else {
+            return Ok(None);
+        };
+        let (from, to, at) = self.placed(layout.shift_base)[i];
+        let up = from.div_ceil(b) * b;
+        if up >= to {
+            return Ok(None);
+        }
+        debug_assert_eq!((at + (up - from)) % b, 0);
+        match clone_range(src, up, out, at + (up - from)) {
+            Ok(()) => Ok(Some((i, up))),
+            Err(source) if reflink == Reflink::Always => Err(InjectError::Reflink {
+                path: out_path.to_path_buf(),
+                source,
+            }),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Copies each segment to where it lands, but the part of one that was `cloned`; the bytes
+    /// shared.
+    fn copy(
+        &self,
+        layout: &Layout,
+        cloned: Option<(usize, u64)>,
+        src: &File,
+        out: &mut File,
+        seekable: bool,
+    ) -> Result<u64, InjectError> {
+        let mut shared = 0;
+        for (i, (from, to, at)) in self.placed(layout.shift_base).into_iter().enumerate() {
+            let to = match cloned {
+                Some((c, up)) if c == i => {
+                    shared = to - up;
+                    up
+                }
+                _ => to,
+            };
+            if to > from {
+                if seekable {
+                    out.seek(SeekFrom::Start(at))?;
+                }
+                (&*src).seek(SeekFrom::Start(from))?;
+                let n = io::copy(&mut src.take(to - from), out)?;
+                if n != to - from {
+                    return Err(InjectError::Shrank {
+                        path: PathBuf::from(&self.idx.path),
+                    });
+                }
+            }
+        }
+        Ok(shared)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flv::synth::{header, tag, write};
 
+    /// A small FLV file (two video keyframes) and its index.
+    fn small() -> (tempfile::NamedTempFile, FlvIndex) {
+        let mut v = header(9);
+        tag(&mut v, 9, 0, &[0x12, 0, 0]);
+        tag(&mut v, 9, 40, &[0x12, 0, 0]);
+        let f = write(&v);
+        let idx = crate::index_file(f.path()).unwrap();
+        (f, idx)
+    }
+
+    /// `Reflink::Always` onto a device (a stream) is refused by its kind, naming OUT, before
+    /// anything is written; onto a file where the filesystem shares no blocks, the system's
+    /// refusal comes as such, naming OUT.
     #[test]
-    fn padding_adds_exactly_the_bytes_asked_for() {
-        let mut empty = Vec::new();
-        amf::encode(&Value::Array(Vec::new()), &mut empty);
-        for n in (0..3000).chain([65535]) {
-            let mut v = Vec::new();
-            amf::encode(&padding(n), &mut v);
-            assert_eq!(v.len(), empty.len() + n, "padding({n})");
-            // ffmpeg reads strings of up to 255 bytes only.
-            if let Value::Array(items) = padding(n) {
-                assert!(items.iter().all(|i| match i {
-                    Value::String(s) => s.len() <= 255,
-                    i => *i == Value::Null,
-                }));
-            }
+    fn always_sharing_blocks_is_refused_onto_a_stream_or_where_the_filesystem_cannot() {
+        let (f, idx) = small();
+        let src = File::open(f.path()).unwrap();
+        let null = Path::new("/dev/null");
+        let mut out = std::fs::OpenOptions::new().write(true).open(null).unwrap();
+        match inject(&idx, &src, &mut out, null, Reflink::Always) {
+            Err(InjectError::StreamShares { path }) => assert_eq!(path, null),
+            r => panic!("{r:?}"),
         }
+        let dir = tempfile::tempdir().unwrap();
+        let to = dir.path().join("out.flv");
+        let mut out = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&to)
+            .unwrap();
+        match inject(&idx, &src, &mut out, &to, Reflink::Always) {
+            Err(InjectError::Reflink { path, source }) => {
+                assert_eq!(path, to);
+                assert!(source.raw_os_error().is_some(), "{source}");
+            }
+            Ok(_) => {} // a filesystem that shares blocks (XFS, btrfs)
+            r => panic!("{r:?}"),
+        }
+    }
+
+    /// An input shorter than its index (it shrank after it was indexed) is said as such,
+    /// naming IN.
+    #[test]
+    fn an_input_that_shrank_since_its_index_is_said_to_have() {
+        let (f, idx) = small();
+        let src = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(f.path())
+            .unwrap();
+        src.set_len(idx.end - 10).unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        let to = Path::new("out.flv");
+        match inject(&idx, &src, &mut out, to, Reflink::Never) {
+            Err(InjectError::Shrank { path }) => assert_eq!(path, f.path()),
+            r => panic!("{r:?}"),
+        }
+    }
+
+    /// A keyframe index that needs a script tag over FLV's 16 MiB is refused, naming IN,
+    /// before anything is written.
+    #[test]
+    fn a_keyframe_index_over_16_mib_is_refused() {
+        let (f, mut idx) = small();
+        let k = idx.figures.flagged[0];
+        // 18 bytes a keyframe (two AMF0 numbers): a million of them pass 16 MiB.
+        idx.figures.flagged = vec![k; 1 << 20];
+        let src = File::open(f.path()).unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        match inject(&idx, &src, &mut out, Path::new("out.flv"), Reflink::Never) {
+            Err(InjectError::IndexTooLarge { path, size }) => {
+                assert_eq!(path, f.path());
+                assert!(size >= 1 << 24, "{size}");
+            }
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(out.metadata().unwrap().len(), 0);
     }
 }

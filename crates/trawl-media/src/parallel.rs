@@ -119,43 +119,18 @@ pub(crate) fn index(
     size: u64,
     parts: usize,
 ) -> Result<FlvIndex, FlvError> {
-    let io = |source| FlvError::Io {
-        path: path.into(),
-        source,
-    };
     let bounds: Vec<u64> = (0..=parts)
         .map(|i| size * i as u64 / parts as u64)
         .collect();
-    let results: Vec<Result<Option<Segment>, FlvError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..parts)
-            .map(|i| {
-                let (from, to) = (bounds[i], bounds[i + 1]);
-                s.spawn(move || -> Result<Option<Segment>, FlvError> {
-                    let mut fetch = Fetch::new(file, map, method);
-                    let seg = if i == 0 {
-                        let w = Walker::new(path, size).stop_at(to);
-                        walk(path, &mut fetch, w).map(Some)
-                    } else {
-                        match resync(&mut fetch, from, to, size).map_err(io)? {
-                            Some(p) => {
-                                walk(path, &mut fetch, Walker::segment(path, size, p, to)).map(Some)
-                            }
-                            None => Ok(None),
-                        }
-                    };
-                    if let Some(m) = file.and(map) {
-                        release(m, from, to);
-                    }
-                    seg
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    let mut segs = results.into_iter();
+    let split = Split {
+        path,
+        file,
+        map,
+        method,
+        size,
+        bounds: &bounds,
+    };
+    let mut segs = split.walk_all().into_iter();
     let mut cur = segs
         .next()
         .expect("one part at least")?
@@ -184,6 +159,58 @@ pub(crate) fn index(
     let mut idx = cur.idx;
     idx.problems = problem_list(texts.into_iter(), over);
     Ok(idx)
+}
+
+/// A file cut into segments: where its bytes come from and where each segment starts.
+#[derive(Clone, Copy)]
+struct Split<'a> {
+    path: &'a Path,
+    file: Option<&'a File>,
+    map: Option<&'a [u8]>,
+    method: SeekMethod,
+    size: u64,
+    /// Segment `i` is `bounds[i]..bounds[i + 1]`.
+    bounds: &'a [u64],
+}
+
+impl Split<'_> {
+    /// Every segment's walk, each on a thread of its own, in file order.
+    fn walk_all(&self) -> Vec<Result<Option<Segment>, FlvError>> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..self.bounds.len() - 1)
+                .map(|i| s.spawn(move || self.walk_one(i)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+
+    /// Segment `i`'s walk, from its first tag (the file's for the first; found by
+    /// resynchronising for the others: None where none starts in it), its pages let go after.
+    fn walk_one(&self, i: usize) -> Result<Option<Segment>, FlvError> {
+        let (path, size) = (self.path, self.size);
+        let (from, to) = (self.bounds[i], self.bounds[i + 1]);
+        let mut fetch = Fetch::new(self.file, self.map, self.method);
+        let seg = if i == 0 {
+            let w = Walker::new(path, size).stop_at(to);
+            walk(path, &mut fetch, w).map(Some)
+        } else {
+            let io = |source| FlvError::Io {
+                path: path.into(),
+                source,
+            };
+            match resync(&mut fetch, from, to, size).map_err(io)? {
+                Some(p) => walk(path, &mut fetch, Walker::segment(path, size, p, to)).map(Some),
+                None => Ok(None),
+            }
+        };
+        if let Some(m) = self.file.and(self.map) {
+            release(m, from, to);
+        }
+        seg
+    }
 }
 
 /// Moves a segment's problems into the running list, resolving its first-timestamp checks

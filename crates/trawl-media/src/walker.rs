@@ -324,7 +324,24 @@ impl Walker {
             return;
         }
         let prefix = &rest[11..rest.len().min(11 + h.size as usize)];
-        let whole = match h.kind {
+        let whole = self.read_whole(h, prefix);
+        if whole && prefix.len() < h.size as usize {
+            self.partial = prefix.to_vec();
+            self.state = State::Payload(h);
+        } else {
+            self.tag(h, prefix);
+            self.next_tag(end + 4);
+            if let (State::Tag(_), Some(next)) = (self.state, rest.get(11 + h.size as usize..)) {
+                self.partial = next.to_vec();
+            }
+        }
+    }
+
+    /// Whether tag `h`, of which `prefix` is read, is read whole before it is looked at: an
+    /// onMetaData script tag or the first video configuration record, within their limits.
+    fn read_whole(&mut self, h: Header, prefix: &[u8]) -> bool {
+        let pos = h.pos;
+        match h.kind {
             18 => {
                 // Only tags named onMetaData are read whole (the name, an AMF0 string of 10
                 // bytes, starts the payload), every one of them, so that a corrupt one is
@@ -347,23 +364,11 @@ impl Walker {
                     && h.size as u64 <= CONFIG_MAX
             }
             _ => false,
-        };
-        if whole && prefix.len() < h.size as usize {
-            self.partial = prefix.to_vec();
-            self.state = State::Payload(h);
-        } else {
-            self.tag(h, prefix);
-            self.next_tag(end + 4);
-            if let (State::Tag(_), Some(next)) = (self.state, rest.get(11 + h.size as usize..)) {
-                self.partial = next.to_vec();
-            }
         }
     }
 
-    /// One complete tag; `payload` is its start (or all of it when it was asked for).
-    ///
-    /// Long on purpose: one `match` on the tag's type, each arm what FLV says of that type
-    /// (script data, video, audio), read in one place against the specification.
+    /// One complete tag; `payload` is its start (or all of it when it was asked for): what
+    /// every tag tells, then what FLV says of its type (video, audio, script data).
     fn tag(&mut self, h: Header, payload: &[u8]) {
         self.expect_prev = Some(11 + h.size);
         self.idx.end = (h.pos + 11 + h.size as u64 + 4).min(self.size);
@@ -387,116 +392,134 @@ impl Walker {
             8 => is_audio_config(payload),
             _ => false,
         };
-        if let Some(track) = [9, 8].iter().position(|&k| k == h.kind)
-            && !config
-        {
-            match self.last_ts[track] {
-                Some(last) => {
-                    if let Some(p) = ts_problem(track, last, h.ts, h.pos) {
-                        self.push_problem(p);
-                    }
-                }
-                None if self.stop_at.is_some() => self.problems.push(Problem::FirstTs {
-                    track,
-                    ts: h.ts,
-                    pos: h.pos,
-                }),
-                None => {}
-            }
-            self.last_ts[track] = Some(h.ts);
+        if !config {
+            self.continuity(h);
         }
         if h.size == 0 && !name.is_empty() {
             self.problem(h.pos, format!("zero-size {name} tag at offset {}", h.pos));
         }
         self.idx.figures.tag(h.kind, h.pos, h.size, h.ts, payload);
         match h.kind {
-            9 => {
-                self.idx.tags.video += 1;
-                if is_picture(payload) {
-                    self.idx.last_video_tag = Some(h.pos);
-                }
-                let (key, codec) = crate::codecs::video_tag(payload);
-                if self.idx.video_codec.is_none() {
-                    self.idx.video_codec = codec;
-                }
-                if key {
-                    self.idx.keyframes.push(Keyframe {
-                        time: h.ts as f64 / 1000.0,
-                        offset: h.pos,
-                    });
-                }
-                if self.idx.video_config.is_none() && config {
-                    self.idx.video_config = Some(span);
-                    if payload[0] & 0x0f == 7
-                        && let Some(v) = payload.get(5..).and_then(crate::avc::config_record)
-                    {
-                        self.idx.coded_width = Some(v.width);
-                        self.idx.coded_height = Some(v.height);
-                        self.idx.coded_frame_rate = v.frame_rate;
-                    }
-                }
-            }
-            8 => {
-                self.idx.tags.audio += 1;
-                if let Some(&b) = payload.first()
-                    && self.idx.audio_codec.is_none()
-                {
-                    self.idx.audio_codec = Some(crate::codecs::audio_codec(b >> 4));
-                }
-                if config && self.idx.audio_config.is_none() {
-                    self.idx.audio_config = Some(span);
-                }
-            }
-            18 => {
-                self.idx.tags.script += 1;
-                if payload.len() == h.size as usize && payload.starts_with(b"\x02\x00\x0aonM") {
-                    match crate::amf::script_tag(payload) {
-                        Ok((name, v)) if name == "onMetaData" => {
-                            // A number that is not finite (NaN, infinity) means nothing here and
-                            // has no JSON form: left out, and said, in every onMetaData tag (so
-                            // that a segmented walk reports what a single one does); the first
-                            // tag that decodes is the file's metadata.
-                            let mut odd = Vec::new();
-                            let mut num = |k: &'static str| {
-                                let x = v.get(k).and_then(crate::amf::Value::as_f64)?;
-                                if x.is_finite() {
-                                    Some(x)
-                                } else {
-                                    odd.push(k);
-                                    None
-                                }
-                            };
-                            let pixels = |v: Option<f64>| {
-                                v.filter(|v| (0.0..=f64::from(u32::MAX)).contains(v))
-                                    .map(|v| v.round() as u32)
-                            };
-                            let (width, height) = (pixels(num("width")), pixels(num("height")));
-                            let (frame_rate, duration) = (num("framerate"), num("duration"));
-                            if self.idx.metadata.is_none() {
-                                self.idx.width = width;
-                                self.idx.height = height;
-                                self.idx.frame_rate = frame_rate;
-                                self.idx.metadata_duration = duration;
-                                self.idx.metadata = Some(span);
-                            }
-                            for k in odd {
-                                self.problem(
-                                    h.pos,
-                                    format!(
-                                        "onMetaData at offset {}: `{k}` is not a finite number; ignored",
-                                        h.pos
-                                    ),
-                                );
-                            }
-                        }
-                        Ok(_) => {}
-                        Err(e) => {
-                            self.problem(h.pos, format!("script tag at offset {}: {e}", h.pos))
-                        }
-                    }
-                }
-            }
+            9 => self.video_tag(h, payload, span, config),
+            8 => self.audio_tag(payload, span, config),
+            18 => self.script_tag(h, payload, span),
             _ => self.idx.tags.other += 1,
+        }
+    }
+
+    /// Checks a video or audio tag's timestamp against its track's last one (in a segment
+    /// walk, keeps the track's first for the join).
+    fn continuity(&mut self, h: Header) {
+        let Some(track) = [9, 8].iter().position(|&k| k == h.kind) else {
+            return;
+        };
+        match self.last_ts[track] {
+            Some(last) => {
+                if let Some(p) = ts_problem(track, last, h.ts, h.pos) {
+                    self.push_problem(p);
+                }
+            }
+            None if self.stop_at.is_some() => self.problems.push(Problem::FirstTs {
+                track,
+                ts: h.ts,
+                pos: h.pos,
+            }),
+            None => {}
+        }
+        self.last_ts[track] = Some(h.ts);
+    }
+
+    /// A video tag: a picture, a keyframe, the codec, the first configuration record (an
+    /// AVC one's coded size and frame rate).
+    fn video_tag(&mut self, h: Header, payload: &[u8], span: TagSpan, config: bool) {
+        self.idx.tags.video += 1;
+        if is_picture(payload) {
+            self.idx.last_video_tag = Some(h.pos);
+        }
+        let (key, codec) = crate::codecs::video_tag(payload);
+        if self.idx.video_codec.is_none() {
+            self.idx.video_codec = codec;
+        }
+        if key {
+            self.idx.keyframes.push(Keyframe {
+                time: h.ts as f64 / 1000.0,
+                offset: h.pos,
+            });
+        }
+        if self.idx.video_config.is_none() && config {
+            self.idx.video_config = Some(span);
+            if payload[0] & 0x0f == 7
+                && let Some(v) = payload.get(5..).and_then(crate::avc::config_record)
+            {
+                self.idx.coded_width = Some(v.width);
+                self.idx.coded_height = Some(v.height);
+                self.idx.coded_frame_rate = v.frame_rate;
+            }
+        }
+    }
+
+    /// An audio tag: the codec of the first, the first configuration record.
+    fn audio_tag(&mut self, payload: &[u8], span: TagSpan, config: bool) {
+        self.idx.tags.audio += 1;
+        if let Some(&b) = payload.first()
+            && self.idx.audio_codec.is_none()
+        {
+            self.idx.audio_codec = Some(crate::codecs::audio_codec(b >> 4));
+        }
+        if config && self.idx.audio_config.is_none() {
+            self.idx.audio_config = Some(span);
+        }
+    }
+
+    /// A script data tag: an onMetaData one read whole is decoded.
+    fn script_tag(&mut self, h: Header, payload: &[u8], span: TagSpan) {
+        self.idx.tags.script += 1;
+        if payload.len() == h.size as usize && payload.starts_with(b"\x02\x00\x0aonM") {
+            match crate::amf::script_tag(payload) {
+                Ok((name, v)) if name == "onMetaData" => self.on_metadata(h, &v, span),
+                Ok(_) => {}
+                Err(e) => self.problem(h.pos, format!("script tag at offset {}: {e}", h.pos)),
+            }
+        }
+    }
+
+    /// An onMetaData tag's picture size, frame rate and duration: the first tag's are the
+    /// file's metadata.
+    fn on_metadata(&mut self, h: Header, v: &crate::amf::Value, span: TagSpan) {
+        // A number that is not finite (NaN, infinity) means nothing here and has no JSON
+        // form: left out, and said, in every onMetaData tag (so that a segmented walk reports
+        // what a single one does); the first tag that decodes is the file's metadata.
+        let mut odd = Vec::new();
+        let mut num = |k: &'static str| {
+            let x = v.get(k).and_then(crate::amf::Value::as_f64)?;
+            if x.is_finite() {
+                Some(x)
+            } else {
+                odd.push(k);
+                None
+            }
+        };
+        let pixels = |v: Option<f64>| {
+            v.filter(|v| (0.0..=f64::from(u32::MAX)).contains(v))
+                .map(|v| v.round() as u32)
+        };
+        let (width, height) = (pixels(num("width")), pixels(num("height")));
+        let (frame_rate, duration) = (num("framerate"), num("duration"));
+        if self.idx.metadata.is_none() {
+            self.idx.width = width;
+            self.idx.height = height;
+            self.idx.frame_rate = frame_rate;
+            self.idx.metadata_duration = duration;
+            self.idx.metadata = Some(span);
+        }
+        for k in odd {
+            self.problem(
+                h.pos,
+                format!(
+                    "onMetaData at offset {}: `{k}` is not a finite number; ignored",
+                    h.pos
+                ),
+            );
         }
     }
 }

@@ -29,7 +29,7 @@ fn today() -> String {
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BagError> {
-    let mut f = AtomicFile::create(path).map_err(io_err(path))?;
+    let mut f = AtomicFile::create(path)?;
     f.write_all(bytes).map_err(io_err(path))?;
     f.commit().map_err(io_err(path))
 }
@@ -96,7 +96,7 @@ pub(crate) fn write_tag_files(
     }
     let mut ready = Vec::new();
     for (p, text) in &files {
-        let mut f = AtomicFile::create(p).map_err(io_err(p))?;
+        let mut f = AtomicFile::create(p)?;
         f.write_all(text.as_bytes()).map_err(io_err(p))?;
         ready.push((p, f));
     }
