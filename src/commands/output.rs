@@ -276,8 +276,9 @@ pub type EntrySource<'a> = dyn FnMut(
     ) -> io::Result<ControlFlow<()>>
     + 'a;
 
-/// Writes each manifest from the sorted entries; `None` if a signal came meanwhile. Returns how
-/// many names a format could not hold (each reported).
+/// Writes each manifest from the sorted entries; `Break` if a signal came meanwhile (nothing
+/// is then committed: each manifest is dropped, its temporary file removed). Returns how many
+/// names a format could not hold (each reported).
 pub fn write_manifests(
     manifests: Vec<(trawl_manifest::Format, Output)>,
     entries: &mut EntrySource<'_>,
@@ -285,7 +286,7 @@ pub fn write_manifests(
     zero: bool,
     invoked: &str,
     hashdeep_base: Option<Vec<u8>>,
-) -> anyhow::Result<Option<usize>> {
+) -> anyhow::Result<ControlFlow<(), usize>> {
     let stop = crate::stop::current();
     let comment = super::output::invocation_comment(invoked);
     let mut unwritable = 0usize;
@@ -302,24 +303,12 @@ pub fn write_manifests(
                 zero,
                 hashdeep_base: hashdeep_base.clone(),
             };
-            let left_out = (|| {
-                let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
-                let walked = entries(&mut |e| {
-                    if stop.is_stopping() {
-                        return Ok(ControlFlow::Break(()));
-                    }
-                    w.entry(e)?;
-                    Ok(ControlFlow::Continue(()))
-                })?;
-                Ok::<_, io::Error>(walked.is_continue().then(|| w.finish()))
-            })();
-            let left_out = match left_out {
+            let left_out = match write_manifest(&mut out, f, style, &comment, entries, &stop) {
                 // A write that fails once a signal came is the signal's: the stop decides.
-                Err(_) if stop.is_stopping() => return Ok(None),
+                Err(_) if stop.is_stopping() => return Ok(ControlFlow::Break(())),
                 r => match r.map_err(|e| out.error(e, "cannot write manifest"))? {
-                    Some(left_out) => left_out,
-                    // The walk broke: a stop.
-                    None => return Ok(None),
+                    ControlFlow::Continue(left_out) => left_out,
+                    ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
                 },
             };
             for name in left_out {
@@ -333,9 +322,33 @@ pub fn write_manifests(
             }
         }
         if stop.is_stopping() {
-            return Ok(None);
+            return Ok(ControlFlow::Break(()));
         }
         out.commit()?;
     }
-    Ok(Some(unwritable))
+    Ok(ControlFlow::Continue(unwritable))
+}
+
+/// Writes one manifest of format `f` to `out`, the entries walked until `stop` is requested
+/// (`Break` then); the names the format could not hold.
+fn write_manifest(
+    out: &mut Output,
+    f: &trawl_manifest::Format,
+    style: trawl_manifest::Style,
+    comment: &[String],
+    entries: &mut EntrySource<'_>,
+    stop: &crate::stop::Stop,
+) -> io::Result<ControlFlow<(), Vec<Vec<u8>>>> {
+    let mut w = trawl_manifest::ManifestWriter::begin(out, f, style, comment)?;
+    let walked = entries(&mut |e| {
+        if stop.is_stopping() {
+            return Ok(ControlFlow::Break(()));
+        }
+        w.entry(e)?;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(match walked {
+        ControlFlow::Continue(()) => ControlFlow::Continue(w.finish()),
+        ControlFlow::Break(()) => ControlFlow::Break(()),
+    })
 }
