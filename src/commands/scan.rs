@@ -220,12 +220,8 @@ pub(crate) fn write(
     if let (Some(out), Some(d)) = (dups.take(), result.duplicates.as_ref()) {
         write_duplicates(out, plan, d)?;
     }
-    if let Some(mut out) = json.take() {
-        // The figure is the peak so far: the files that follow are read back from the records
-        // within their budget.
-        peaks(&mut result.report);
-        write_json(&mut out, &result.report)?;
-        out.commit()?;
+    if let Some(out) = json.take() {
+        write_report(out, &mut result.report)?;
     }
     if let Some(out) = jsonl.take() {
         out.commit()?;
@@ -235,8 +231,7 @@ pub(crate) fn write(
         out.commit()?;
     }
     if let Some(out) = html.take() {
-        peaks(&mut result.report);
-        write_page(out, plan, &result.report)?;
+        write_page(out, plan, &mut result.report)?;
     }
     // The summary's figure is the process's peak with every output written.
     peaks(&mut result.report);
@@ -249,6 +244,17 @@ pub(crate) fn write(
     } else {
         Outcome::Ok
     })
+}
+
+/// Writes the JSON report to `out`. Its memory figure is the peak so far: the files that
+/// follow are read back from the records within their budget.
+fn write_report(
+    mut out: Output,
+    report: &mut trawl_report::scan::ScanReport,
+) -> anyhow::Result<()> {
+    peaks(report);
+    write_json(&mut out, report)?;
+    out.commit()
 }
 
 /// Sets the report's memory figures to the process's peaks so far.
@@ -350,12 +356,13 @@ fn write_media_indexes(dir: &std::path::Path, result: &ScanResult) -> anyhow::Re
     Ok(())
 }
 
-/// The report as one HTML page, titled by the roots.
+/// The report as one HTML page, titled by the roots, its memory figures the peaks so far.
 fn write_page(
     mut out: Output,
     plan: &ScanPlan,
-    report: &trawl_report::scan::ScanReport,
+    report: &mut trawl_report::scan::ScanReport,
 ) -> anyhow::Result<()> {
+    peaks(report);
     let name = plan
         .cfg
         .roots
