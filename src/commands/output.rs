@@ -352,3 +352,63 @@ fn write_manifest(
         ControlFlow::Break(()) => ControlFlow::Break(()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_digest::Algorithm;
+    use trawl_manifest::{Entry, Format};
+
+    fn entry(name: &str) -> Entry {
+        Entry {
+            path: name.as_bytes().to_vec(),
+            digests: vec![(Algorithm::Sha256, vec![0xab; 32])],
+            ..Entry::default()
+        }
+    }
+
+    /// Writes one sha256sum manifest into `dir` from three entries; `stop_after`: the entry
+    /// after which the run's stop is requested (as a signal would).
+    fn write_one(dir: &Path, stop_after: Option<usize>) -> anyhow::Result<ControlFlow<(), usize>> {
+        let _run = crate::stop::begin_run();
+        let out = Output::create(&dir.join("SUMS"))?;
+        let entries = [entry("a"), entry("b"), entry("c")];
+        let mut source = |f: &mut dyn FnMut(&Entry) -> io::Result<ControlFlow<()>>| {
+            for (i, e) in entries.iter().enumerate() {
+                if f(e)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                if stop_after == Some(i) {
+                    crate::stop::current().request(crate::stop::Reason::Signal(libc::SIGTERM));
+                }
+            }
+            Ok(ControlFlow::Continue(()))
+        };
+        write_manifests(
+            vec![(Format::Gnu(Algorithm::Sha256), out)],
+            &mut source,
+            &[Algorithm::Sha256],
+            false,
+            "scan .",
+            None,
+        )
+    }
+
+    #[test]
+    fn a_stopped_write_breaks_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = write_one(dir.path(), Some(0)).unwrap();
+        assert_eq!(r, ControlFlow::Break(()));
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "no manifest, whole or half: {left:?}");
+    }
+
+    #[test]
+    fn a_write_not_stopped_continues_with_the_manifest_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = write_one(dir.path(), None).unwrap();
+        assert_eq!(r, ControlFlow::Continue(0));
+        let text = std::fs::read_to_string(dir.path().join("SUMS")).unwrap();
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 3);
+    }
+}
