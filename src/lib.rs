@@ -1,5 +1,5 @@
-//! trawl's command line as a library: flags parse into [`flags::LowArgs`], become a plain plan
-//! in [`flags::hiargs`], and [`main_with`] dispatches to a command and decides the exit code
+//! trawl's command line as a library: flags parse into `flags::LowArgs`, become a plain plan
+//! in `flags::hiargs`, and [`main_with`] dispatches to a command and decides the exit code
 //! once, at the end. The `trawl` binary is [`main_with`] with the signal handlers installed;
 //! the Python package calls the same entry points in-process: [`run_captured`], whose
 //! [`failure::Failure`] says typed why a command ended without its result, and [`dask`], a

@@ -1,10 +1,30 @@
-//! Messages to stderr: `trawl: <path>: <reason>`, printed above the progress bar if there is one,
-//! with control characters escaped (a name cannot act on the terminal or forge a line); and the
+//! Messages to stderr: `trawl: <path>: <reason>`, printed above the progress bar if one was
+//! drawn ([`print_above`]), with control characters escaped (a name cannot act on the terminal or forge a line); and the
 //! writes to stderr and stdout that a reader gone away must not turn into an abort.
 
 use std::fmt::Arguments;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::ProgressBar;
+
+/// The progress bar that lines on stderr are printed above, once one is drawn.
+static BAR: OnceLock<ProgressBar> = OnceLock::new();
+
+/// Makes `bar` the progress bar that messages are printed above without tearing it (the first
+/// bar drawn in the process; later ones are left to draw over).
+pub fn print_above(bar: &ProgressBar) {
+    let _ = BAR.set(bar.clone());
+}
+
+/// Prints a line on stderr without tearing the bar.
+fn println(line: &str) {
+    match BAR.get() {
+        Some(bar) if !bar.is_finished() => bar.suspend(|| to_stderr(&format!("{line}\n"))),
+        _ => to_stderr(&format!("{line}\n")),
+    }
+}
 
 /// Set once a write to stderr failed (its reader closed the pipe): later messages are dropped.
 static STDERR_GONE: AtomicBool = AtomicBool::new(false);
@@ -73,7 +93,7 @@ pub fn error(args: Arguments<'_>) {
         return;
     }
     let line = format!("trawl: {args}");
-    crate::progress::println(&trawl_printer::terminal::message(&line));
+    println(&trawl_printer::terminal::message(&line));
 }
 
 /// Prints `trawl: warning: MESSAGE` on stderr.
@@ -82,7 +102,7 @@ pub fn warning(args: Arguments<'_>) {
         return;
     }
     let line = format!("trawl: warning: {args}");
-    crate::progress::println(&trawl_printer::terminal::message(&line));
+    println(&trawl_printer::terminal::message(&line));
 }
 
 /// Whether stderr and stdout are one file (a terminal, or `2>&1`): what was said on one was

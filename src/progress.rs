@@ -6,24 +6,12 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use trawl_printer::human;
 use trawl_printer::human::group;
-
-static BAR: OnceLock<ProgressBar> = OnceLock::new();
-
-/// Prints a line on stderr without tearing the bar.
-pub fn println(line: &str) {
-    match BAR.get() {
-        Some(bar) if !bar.is_finished() => {
-            bar.suspend(|| crate::messages::to_stderr(&format!("{line}\n")))
-        }
-        _ => crate::messages::to_stderr(&format!("{line}\n")),
-    }
-}
 
 #[derive(Default)]
 struct Counters {
@@ -59,7 +47,7 @@ impl Bar {
             let bar_style = ProgressStyle::with_template("{bar:24} {prefix}\n{wide_msg}")
                 .expect("valid template");
             pb.set_style(walking_style);
-            let _ = BAR.set(pb.clone());
+            crate::messages::print_above(&pb);
             let (c, s) = (counters.clone(), stop.clone());
             std::thread::spawn(move || {
                 let (mut recent, mut walking) = (Recent::default(), Recent::default());

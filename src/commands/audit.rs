@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use trawl_catalog::{
-    AuditOptions, AuditOutcome, Catalog, Local, Notice, OpenMode, Source, Verdict,
+    AuditOptions, AuditOutcome, AuditReport, Catalog, Local, Notice, OpenMode, Source, Verdict,
 };
 use trawl_printer::audit::{Shown, SummaryOf, event_line, summary};
-use trawl_report::audit::AuditEvent;
+use trawl_report::audit::{AuditEvent, AuditHead};
 
 use super::output::Output;
 use crate::flags::hiargs::AuditPlan;
@@ -38,9 +38,10 @@ pub fn run_with(
     let mut json = plan.json.as_deref().map(apart).transpose()?;
     let mut html = plan.html.as_deref().map(apart).transpose()?;
     let mut cat = open_catalog(&plan)?;
-    let roots = plan.cfg.roots.clone();
     let shown = Shown {
-        roots: roots
+        roots: plan
+            .cfg
+            .roots
             .iter()
             .cloned()
             .zip(typed_roots.iter().cloned())
@@ -51,11 +52,7 @@ pub fn run_with(
         .chain(&html)
         .filter_map(Output::identity)
         .collect();
-    let mut opts = audit_options(&plan, exclude);
-    // An OCFL root's new catalog computes what OCFL inventories give: sha512.
-    if plan.ocfl && opts.algorithms.is_none() && cat.algorithms()?.is_empty() {
-        opts.algorithms = Some(vec![trawl_digest::Algorithm::Sha512]);
-    }
+    let opts = audit_options(&plan, &cat, exclude)?;
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -76,53 +73,84 @@ pub fn run_with(
     let mut out = std::io::stdout().lock();
     let to_stdout = !plan.quiet && !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
-        // The first write error ends the lines; a reader gone (EPIPE) loses them, not the run.
-        let mut written: std::io::Result<()> = Ok(());
-        cat.for_each_event(report.summary.id, &mut |ev| {
-            if written.is_err() || (report.registration && ev.verdict == Verdict::New) {
-                return;
-            }
-            let (from, detail) = (ev.other_path.as_deref(), ev.detail.as_deref());
-            written = writeln!(
-                out,
-                "{}",
-                event_line(ev.verdict.name(), &ev.path, from, detail, &shown)
-            );
-        })?;
-        match written.and_then(|()| out.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            r => r.context("stdout: cannot write")?,
-        }
+        print_events(&cat, &report, &shown, &mut out)?;
     }
-    if let Some(mut j) = json.take() {
-        let algs = &report.algorithms;
-        let mut each = |f: &mut dyn FnMut(&AuditEvent)| {
-            cat.for_each_event(head.run, &mut |ev| f(&ev.to_report(algs)))
-                .map_err(anyhow::Error::from)
-        };
-        trawl_printer::audit::write_json(&mut j, &head, &mut each)
-            .with_context(|| format!("{}: cannot write", j.name()))?;
-        j.commit()?;
+    if let Some(j) = json.take() {
+        write_json(&cat, &report, &head, j)?;
     }
     if let Some(h) = html.take() {
         super::catalog::write_html(h, &cat, &plan.catalog)?;
     }
     if !plan.quiet {
-        let of = SummaryOf {
-            registration: report.registration,
-            budget_spent: report.budget_spent,
-            forget_missing: plan.forget_missing,
-        };
-        let s = summary(&head, of);
-        let s = trawl_printer::terminal::text(&s);
-        if to_stdout {
-            // The summary is the last word: a reader gone loses it, not the exit code.
-            let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
-        } else {
-            crate::messages::to_stderr(&s);
-        }
+        say_summary(&plan, &report, &head, to_stdout.then_some(&mut out));
     }
     Ok(outcome_of(&report, plan.forget_missing))
+}
+
+/// Says the run's summary: on stdout (`out`) after the events, else on stderr.
+fn say_summary(
+    plan: &AuditPlan,
+    report: &AuditReport,
+    head: &AuditHead,
+    out: Option<&mut impl Write>,
+) {
+    let of = SummaryOf {
+        registration: report.registration,
+        budget_spent: report.budget_spent,
+        forget_missing: plan.forget_missing,
+    };
+    let s = summary(head, of);
+    let s = trawl_printer::terminal::text(&s);
+    match out {
+        // The summary is the last word: a reader gone loses it, not the exit code.
+        Some(out) => {
+            let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
+        }
+        None => crate::messages::to_stderr(&s),
+    }
+}
+
+/// Prints the run's events on `out`, one line each (a registration's new files left out).
+/// The first write error ends the lines; a reader gone (EPIPE) loses them, not the run.
+fn print_events(
+    cat: &Catalog,
+    report: &AuditReport,
+    shown: &Shown,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let mut written: std::io::Result<()> = Ok(());
+    cat.for_each_event(report.summary.id, &mut |ev| {
+        if written.is_err() || (report.registration && ev.verdict == Verdict::New) {
+            return;
+        }
+        let (from, detail) = (ev.other_path.as_deref(), ev.detail.as_deref());
+        written = writeln!(
+            out,
+            "{}",
+            event_line(ev.verdict.name(), &ev.path, from, detail, shown)
+        );
+    })?;
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("stdout: cannot write"),
+    }
+}
+
+/// Writes the run as JSON to `j`, its events streamed from the catalog.
+fn write_json(
+    cat: &Catalog,
+    report: &AuditReport,
+    head: &AuditHead,
+    mut j: Output,
+) -> anyhow::Result<()> {
+    let algs = &report.algorithms;
+    let mut each = |f: &mut dyn FnMut(&AuditEvent)| {
+        cat.for_each_event(head.run, &mut |ev| f(&ev.to_report(algs)))
+            .map_err(anyhow::Error::from)
+    };
+    trawl_printer::audit::write_json(&mut j, head, &mut each)
+        .with_context(|| format!("{}: cannot write", j.name()))?;
+    j.commit()
 }
 
 /// The catalog, opened for writing (created with `--init`), an upgrade said.
@@ -146,7 +174,7 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
 /// The exit code an audit's findings give: a difference for corrupt or missing files (but
 /// not for missing files forgotten as asked, `forget_missing`: deletions the user accepted),
 /// trouble for unreadable ones or a failed listing.
-fn outcome_of(report: &trawl_catalog::AuditReport, forget_missing: bool) -> Outcome {
+fn outcome_of(report: &AuditReport, forget_missing: bool) -> Outcome {
     let s = &report.summary;
     let missing = if forget_missing {
         0
@@ -162,9 +190,14 @@ fn outcome_of(report: &trawl_catalog::AuditReport, forget_missing: bool) -> Outc
     }
 }
 
-/// What the catalog's audit is asked to do, from the plan.
-fn audit_options(plan: &AuditPlan, exclude: Vec<(u64, u64)>) -> AuditOptions {
-    AuditOptions {
+/// What the catalog's audit is asked to do, from the plan; `exclude`: the outputs' device and
+/// inode, left out of the walk.
+fn audit_options(
+    plan: &AuditPlan,
+    cat: &Catalog,
+    exclude: Vec<(u64, u64)>,
+) -> anyhow::Result<AuditOptions> {
+    let mut opts = AuditOptions {
         scan: plan.cfg.clone(),
         algorithms: plan.algorithms.clone(),
         mode: if plan.metadata_only {
@@ -179,7 +212,12 @@ fn audit_options(plan: &AuditPlan, exclude: Vec<(u64, u64)>) -> AuditOptions {
         invocation: plan.invocation.clone(),
         temp_dir: plan.temp_dir.clone(),
         exclude,
+    };
+    // An OCFL root's new catalog computes what OCFL inventories give: sha512.
+    if plan.ocfl && opts.algorithms.is_none() && cat.algorithms()?.is_empty() {
+        opts.algorithms = Some(vec![trawl_digest::Algorithm::Sha512]);
     }
+    Ok(opts)
 }
 
 /// What the audit says on the way, as messages.

@@ -1,7 +1,7 @@
 //! `trawl bag`: BagIt create, validate, update, recover.
 
 use anyhow::bail;
-use trawl_bag::{BagOutcome, CreateOptions};
+use trawl_bag::{BagOutcome, CreateOptions, Created};
 use trawl_report::bag::BagReport as Report;
 
 use crate::flags::lowargs::BagCommand;
@@ -83,44 +83,51 @@ fn create(a: BagCreatePlan) -> anyhow::Result<Outcome> {
     }
     if !quiet {
         let target = out.as_deref().unwrap_or(&dir);
-        let mut line = format!(
-            "bagged {} files ({} bytes) into {}",
-            c.files,
-            c.bytes,
-            trawl_printer::terminal::line(&target.display().to_string())
-        );
-        if out.is_some() {
-            line += &format!(
-                " ({} copied and read back, {} of them sharing blocks with the source (reflink)",
-                c.copied, c.reflinked
-            );
-            if link {
-                line += &format!(
-                    "; {} hard-linked (--link): those are the source's files, and an edit of one changes the bag",
-                    c.linked
-                );
-            }
-            line += ")";
-        }
-        let x = c.excluded;
-        if x.directories + x.files + x.other > 0 {
-            line += &format!(
-                "; left out by --exclude, not in the bag: {} directories, {} files ({} bytes), {} other entries",
-                x.directories, x.files, x.bytes, x.other
-            );
-        }
-        if c.links_left_out > 0 {
-            line += &format!(
-                "; {} symbolic links left out (--links skip), listed in {}",
-                c.links_left_out,
-                trawl_printer::terminal::line(
-                    &target.join(trawl_bag::LINKS_LEFT_OUT).display().to_string()
-                )
-            );
-        }
+        let line = bagged(&c, target, out.is_some(), link);
         messages::to_stdout(&format!("{line}\n"))?;
     }
     Ok(Outcome::Ok)
+}
+
+/// The line `bag create` ends with: what was bagged into `target`, copied (`copied`: built at
+/// --out) or hard-linked (`link`), and what was left out.
+fn bagged(c: &Created, target: &std::path::Path, copied: bool, link: bool) -> String {
+    let mut line = format!(
+        "bagged {} files ({} bytes) into {}",
+        c.files,
+        c.bytes,
+        trawl_printer::terminal::line(&target.display().to_string())
+    );
+    if copied {
+        line += &format!(
+            " ({} copied and read back, {} of them sharing blocks with the source (reflink)",
+            c.copied, c.reflinked
+        );
+        if link {
+            line += &format!(
+                "; {} hard-linked (--link): those are the source's files, and an edit of one changes the bag",
+                c.linked
+            );
+        }
+        line += ")";
+    }
+    let x = c.excluded;
+    if x.directories + x.files + x.other > 0 {
+        line += &format!(
+            "; left out by --exclude, not in the bag: {} directories, {} files ({} bytes), {} other entries",
+            x.directories, x.files, x.bytes, x.other
+        );
+    }
+    if c.links_left_out > 0 {
+        line += &format!(
+            "; {} symbolic links left out (--links skip), listed in {}",
+            c.links_left_out,
+            trawl_printer::terminal::line(
+                &target.join(trawl_bag::LINKS_LEFT_OUT).display().to_string()
+            )
+        );
+    }
+    line
 }
 
 /// `bag validate`.

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use anyhow::Context;
+use trawl_media::FlvIndex;
 use trawl_report::media::IndexFile;
 
 use super::output::Output;
@@ -27,49 +28,10 @@ pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
                     messages::warning(format_args!("{}: {p}", f.display()));
                 }
                 if shown != Shown::Nothing {
-                    writeln!(
-                        out,
-                        "{}: {:.3} s, {} keyframes, video {}, audio {}, {} video / {} audio / {} script tags",
-                        trawl_printer::terminal::line(&f.display().to_string()),
-                        i.duration,
-                        i.keyframes.len(),
-                        i.video_codec.as_deref().unwrap_or("none"),
-                        i.audio_codec.as_deref().unwrap_or("none"),
-                        i.tags.video,
-                        i.tags.audio,
-                        i.tags.script
-                    )?;
-                    if let (Some(w), Some(h), Shown::Table) = (i.width, i.height, shown) {
-                        writeln!(
-                            out,
-                            "  {w}x{h}{}",
-                            i.frame_rate
-                                .map(|f| format!(" at {f} fps"))
-                                .unwrap_or_default()
-                        )?;
-                    }
-                    if shown == Shown::Table {
-                        for k in &i.keyframes {
-                            writeln!(out, "  {:>12.3} s  offset {}", k.time, k.offset)?;
-                        }
-                    }
-                    if a.stats {
-                        writeln!(
-                            out,
-                            "  read {} of {} bytes ({:.3}%)",
-                            i.bytes_read,
-                            i.size,
-                            100.0 * i.bytes_read as f64 / i.size.max(1) as f64
-                        )?;
-                    }
+                    print_index(&mut out, f, &i, shown, a.stats)?;
                 }
                 if let Some(c) = csv.as_mut() {
-                    // RFC 4180: quote the path, doubling any quote in it.
-                    let q = format!("\"{}\"", i.path.replace('"', "\"\""));
-                    for k in &i.keyframes {
-                        writeln!(c, "{q},{:.3},{}", k.time, k.offset)
-                            .with_context(|| format!("{}: cannot write", c.name()))?;
-                    }
+                    write_csv(c, &i)?;
                 }
                 all.push(i);
             }
@@ -91,4 +53,62 @@ pub fn index(a: FlvIndexPlan) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+/// Prints file `f`'s index `i` on `out`: its summary line, and as `shown` asks its size and
+/// keyframes; with `stats`, the bytes read to build it.
+fn print_index(
+    out: &mut impl Write,
+    f: &std::path::Path,
+    i: &FlvIndex,
+    shown: Shown,
+    stats: bool,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{}: {:.3} s, {} keyframes, video {}, audio {}, {} video / {} audio / {} script tags",
+        trawl_printer::terminal::line(&f.display().to_string()),
+        i.duration,
+        i.keyframes.len(),
+        i.video_codec.as_deref().unwrap_or("none"),
+        i.audio_codec.as_deref().unwrap_or("none"),
+        i.tags.video,
+        i.tags.audio,
+        i.tags.script
+    )?;
+    if let (Some(w), Some(h), Shown::Table) = (i.width, i.height, shown) {
+        writeln!(
+            out,
+            "  {w}x{h}{}",
+            i.frame_rate
+                .map(|f| format!(" at {f} fps"))
+                .unwrap_or_default()
+        )?;
+    }
+    if shown == Shown::Table {
+        for k in &i.keyframes {
+            writeln!(out, "  {:>12.3} s  offset {}", k.time, k.offset)?;
+        }
+    }
+    if stats {
+        writeln!(
+            out,
+            "  read {} of {} bytes ({:.3}%)",
+            i.bytes_read,
+            i.size,
+            100.0 * i.bytes_read as f64 / i.size.max(1) as f64
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes each keyframe of `i` as a CSV line (path, time, offset) to `c`.
+fn write_csv(c: &mut Output, i: &FlvIndex) -> anyhow::Result<()> {
+    // RFC 4180: quote the path, doubling any quote in it.
+    let q = format!("\"{}\"", i.path.replace('"', "\"\""));
+    for k in &i.keyframes {
+        writeln!(c, "{q},{:.3},{}", k.time, k.offset)
+            .with_context(|| format!("{}: cannot write", c.name()))?;
+    }
+    Ok(())
 }

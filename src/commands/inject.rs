@@ -63,9 +63,15 @@ pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
             a.output.display()
         ));
     }
-    crate::messages::to_stdout(&format!(
+    crate::messages::to_stdout(&written(&a.output, &r))?;
+    Ok(Outcome::Ok)
+}
+
+/// The line that says what was written to `output`.
+fn written(output: &std::path::Path, r: &trawl_media::Injected) -> String {
+    format!(
         "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}\n",
-        trawl_printer::terminal::line(&a.output.display().to_string()),
+        trawl_printer::terminal::line(&output.display().to_string()),
         r.size,
         r.keyframes,
         r.metadata_tag,
@@ -74,6 +80,5 @@ pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
         } else {
             String::new()
         }
-    ))?;
-    Ok(Outcome::Ok)
+    )
 }

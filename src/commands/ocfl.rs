@@ -1,5 +1,7 @@
 //! `trawl ocfl validate`: OCFL storage roots and objects.
 
+use trawl_report::ocfl::{ObjectReport, OcflSummary};
+
 use crate::flags::plans::OcflPlan;
 use crate::{Outcome, messages};
 
@@ -7,8 +9,8 @@ use crate::{Outcome, messages};
 #[derive(serde::Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Record<'a> {
-    Object(&'a trawl_report::ocfl::ObjectReport),
-    Summary(&'a trawl_report::ocfl::OcflSummary),
+    Object(&'a ObjectReport),
+    Summary(&'a OcflSummary),
 }
 
 fn json_line(r: &Record<'_>) -> anyhow::Result<()> {
@@ -28,26 +30,7 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
             if failed.is_some() {
                 return;
             }
-            let shown = if plan.json {
-                json_line(&Record::Object(o))
-            } else {
-                for (is_error, text) in trawl_printer::ocfl::findings(o, warnings) {
-                    if is_error {
-                        messages::error(format_args!("{text}"));
-                    } else {
-                        messages::warning(format_args!("{text}"));
-                    }
-                }
-                match trawl_printer::ocfl::object_verdict(o) {
-                    // An object validated by itself has its verdict in the path's line.
-                    Some(_) if o.path == trawl_report::JsonPath::new(path) => Ok(()),
-                    Some(v) => {
-                        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v)))
-                    }
-                    None => Ok(()),
-                }
-            };
-            if let Err(e) = shown {
+            if let Err(e) = say_object(&plan, path, o, warnings) {
                 failed = Some(e);
                 stop.request(trawl_stop::Reason::Failed);
             }
@@ -66,21 +49,7 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
         };
         invalid |= !s.is_valid();
         trouble |= s.unreadable > 0;
-        if plan.json {
-            json_line(&Record::Summary(&s))?;
-        } else {
-            for (is_error, text) in trawl_printer::ocfl::root_findings(&s, warnings) {
-                if is_error {
-                    messages::error(format_args!("{text}"));
-                } else {
-                    messages::warning(format_args!("{text}"));
-                }
-            }
-            if !plan.quiet || !s.is_valid() {
-                let v = trawl_printer::ocfl::verdict(&s);
-                messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v)))?;
-            }
-        }
+        say_root(&plan, &s, warnings)?;
         if stop.is_stopping() {
             break;
         }
@@ -92,4 +61,48 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+/// Says findings, each an error or a warning.
+fn say_findings(findings: impl IntoIterator<Item = (bool, String)>) {
+    for (is_error, text) in findings {
+        if is_error {
+            messages::error(format_args!("{text}"));
+        } else {
+            messages::warning(format_args!("{text}"));
+        }
+    }
+}
+
+/// Says one object's report `o`, found validating `path`: a JSON line, or its findings and
+/// verdict.
+fn say_object(
+    plan: &OcflPlan,
+    path: &std::path::Path,
+    o: &ObjectReport,
+    warnings: bool,
+) -> anyhow::Result<()> {
+    if plan.json {
+        return json_line(&Record::Object(o));
+    }
+    say_findings(trawl_printer::ocfl::findings(o, warnings));
+    match trawl_printer::ocfl::object_verdict(o) {
+        // An object validated by itself has its verdict in the path's line.
+        Some(_) if o.path == trawl_report::JsonPath::new(path) => Ok(()),
+        Some(v) => messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v))),
+        None => Ok(()),
+    }
+}
+
+/// Says a path's summary `s`: a JSON line, or its findings and verdict.
+fn say_root(plan: &OcflPlan, s: &OcflSummary, warnings: bool) -> anyhow::Result<()> {
+    if plan.json {
+        return json_line(&Record::Summary(s));
+    }
+    say_findings(trawl_printer::ocfl::root_findings(s, warnings));
+    if !plan.quiet || !s.is_valid() {
+        let v = trawl_printer::ocfl::verdict(s);
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v)))?;
+    }
+    Ok(())
 }

@@ -276,8 +276,9 @@ pub type EntrySource<'a> = dyn FnMut(
     ) -> io::Result<ControlFlow<()>>
     + 'a;
 
-/// Writes each manifest from the sorted entries; `None` if a signal came meanwhile. Returns how
-/// many names a format could not hold (each reported).
+/// Writes each manifest from the sorted entries; `Break` if a signal came meanwhile (nothing
+/// is then committed: each manifest is dropped, its temporary file removed). Returns how many
+/// names a format could not hold (each reported).
 pub fn write_manifests(
     manifests: Vec<(trawl_manifest::Format, Output)>,
     entries: &mut EntrySource<'_>,
@@ -285,7 +286,7 @@ pub fn write_manifests(
     zero: bool,
     invoked: &str,
     hashdeep_base: Option<Vec<u8>>,
-) -> anyhow::Result<Option<usize>> {
+) -> anyhow::Result<ControlFlow<(), usize>> {
     let stop = crate::stop::current();
     let comment = super::output::invocation_comment(invoked);
     let mut unwritable = 0usize;
@@ -302,24 +303,12 @@ pub fn write_manifests(
                 zero,
                 hashdeep_base: hashdeep_base.clone(),
             };
-            let left_out = (|| {
-                let mut w = trawl_manifest::ManifestWriter::begin(&mut out, f, style, &comment)?;
-                let walked = entries(&mut |e| {
-                    if stop.is_stopping() {
-                        return Ok(ControlFlow::Break(()));
-                    }
-                    w.entry(e)?;
-                    Ok(ControlFlow::Continue(()))
-                })?;
-                Ok::<_, io::Error>(walked.is_continue().then(|| w.finish()))
-            })();
-            let left_out = match left_out {
+            let left_out = match write_manifest(&mut out, f, style, &comment, entries, &stop) {
                 // A write that fails once a signal came is the signal's: the stop decides.
-                Err(_) if stop.is_stopping() => return Ok(None),
+                Err(_) if stop.is_stopping() => return Ok(ControlFlow::Break(())),
                 r => match r.map_err(|e| out.error(e, "cannot write manifest"))? {
-                    Some(left_out) => left_out,
-                    // The walk broke: a stop.
-                    None => return Ok(None),
+                    ControlFlow::Continue(left_out) => left_out,
+                    ControlFlow::Break(()) => return Ok(ControlFlow::Break(())),
                 },
             };
             for name in left_out {
@@ -333,9 +322,93 @@ pub fn write_manifests(
             }
         }
         if stop.is_stopping() {
-            return Ok(None);
+            return Ok(ControlFlow::Break(()));
         }
         out.commit()?;
     }
-    Ok(Some(unwritable))
+    Ok(ControlFlow::Continue(unwritable))
+}
+
+/// Writes one manifest of format `f` to `out`, the entries walked until `stop` is requested
+/// (`Break` then); the names the format could not hold.
+fn write_manifest(
+    out: &mut Output,
+    f: &trawl_manifest::Format,
+    style: trawl_manifest::Style,
+    comment: &[String],
+    entries: &mut EntrySource<'_>,
+    stop: &crate::stop::Stop,
+) -> io::Result<ControlFlow<(), Vec<Vec<u8>>>> {
+    let mut w = trawl_manifest::ManifestWriter::begin(out, f, style, comment)?;
+    let walked = entries(&mut |e| {
+        if stop.is_stopping() {
+            return Ok(ControlFlow::Break(()));
+        }
+        w.entry(e)?;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(match walked {
+        ControlFlow::Continue(()) => ControlFlow::Continue(w.finish()),
+        ControlFlow::Break(()) => ControlFlow::Break(()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trawl_digest::Algorithm;
+    use trawl_manifest::{Entry, Format};
+
+    fn entry(name: &str) -> Entry {
+        Entry {
+            path: name.as_bytes().to_vec(),
+            digests: vec![(Algorithm::Sha256, vec![0xab; 32])],
+            ..Entry::default()
+        }
+    }
+
+    /// Writes one sha256sum manifest into `dir` from three entries; `stop_after`: the entry
+    /// after which the run's stop is requested (as a signal would).
+    fn write_one(dir: &Path, stop_after: Option<usize>) -> anyhow::Result<ControlFlow<(), usize>> {
+        let _run = crate::stop::begin_run();
+        let out = Output::create(&dir.join("SUMS"))?;
+        let entries = [entry("a"), entry("b"), entry("c")];
+        let mut source = |f: &mut dyn FnMut(&Entry) -> io::Result<ControlFlow<()>>| {
+            for (i, e) in entries.iter().enumerate() {
+                if f(e)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                if stop_after == Some(i) {
+                    crate::stop::current().request(crate::stop::Reason::Signal(libc::SIGTERM));
+                }
+            }
+            Ok(ControlFlow::Continue(()))
+        };
+        write_manifests(
+            vec![(Format::Gnu(Algorithm::Sha256), out)],
+            &mut source,
+            &[Algorithm::Sha256],
+            false,
+            "scan .",
+            None,
+        )
+    }
+
+    #[test]
+    fn a_stopped_write_breaks_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = write_one(dir.path(), Some(0)).unwrap();
+        assert_eq!(r, ControlFlow::Break(()));
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "no manifest, whole or half: {left:?}");
+    }
+
+    #[test]
+    fn a_write_not_stopped_continues_with_the_manifest_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = write_one(dir.path(), None).unwrap();
+        assert_eq!(r, ControlFlow::Continue(0));
+        let text = std::fs::read_to_string(dir.path().join("SUMS")).unwrap();
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 3);
+    }
 }

@@ -2,6 +2,7 @@
 //! messages as files finish, then writes the manifests, the report and the summary.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use anyhow::Context;
 use trawl_engine::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult};
@@ -77,64 +78,18 @@ impl Outputs {
 pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let mut outputs = Outputs::open(&plan)?;
     let exclude = outputs.identities();
-    let mut jsonl = outputs.jsonl.take();
     let bar = crate::progress::Bar::new(plan.quiet);
-    let mut cfg = plan.cfg.clone();
-    cfg.walk.metadata = bar.is_drawn();
-    let keep = !plan.manifests.is_empty() || plan.html.is_some();
-    let opts = ScanOptions::new(cfg, plan.algorithms.clone())
-        .reduce(plan.reduce.clone())
-        .media(plan.media)
-        .media_indexes(plan.media_index.is_some())
-        .exclude(exclude)
-        .count_links(plan.count_links)
-        .list_files(plan.json.is_some())
-        .keep_records(keep)
-        .disk_usage(plan.ncdu.is_some())
-        .duplicate_directories(plan.json.is_some() || plan.html.is_some())
-        .record_memory(plan.record_memory)
-        .temp_dir(plan.temp_dir.clone())
-        .duplicates(plan.duplicates.as_ref().map(|(_, a)| *a))?;
-    let scan = Scan::new(opts);
-
-    let mut jsonl_err: Option<std::io::Error> = None;
+    let scan = Scan::new(scan_options(&plan, bar.is_drawn(), exclude)?);
     let stop = crate::stop::current();
-    let outcome = scan.run(&stop, &bar, &mut |n| {
-        let file;
-        let record = match n {
-            Notice::File(rec) if jsonl.is_some() => {
-                file = trawl_engine::file_json(rec);
-                &file
-            }
-            Notice::File(_) => return,
-            Notice::Skipped { path, kind, record } => {
-                if kind != SkipKind::Symlink {
-                    let why = kind.describe();
-                    messages::warning(format_args!("{}: skipped: {why}", path.display()));
-                }
-                record
-            }
-            Notice::Failed { error, record } => {
-                messages::error(format_args!("{error}"));
-                record
-            }
-            Notice::MediaProblem { path, problem } => {
-                return messages::warning(format_args!("{}: {problem}", path.display()));
-            }
-            Notice::MediaFailed { message } => return messages::warning(format_args!("{message}")),
-        };
-        if let (Some(out), None) = (jsonl.as_mut(), jsonl_err.as_ref()) {
-            let r = serde_json::to_writer(&mut *out, record)
-                .map_err(std::io::Error::from)
-                .and_then(|()| out.write_all(b"\n"));
-            if let Err(e) = r {
-                jsonl_err = Some(e);
-                stop.request(Reason::OutputFailed);
-            }
-        }
-    });
+    let mut lines = Lines {
+        jsonl: outputs.jsonl.take(),
+        failed: None,
+        stop: &stop,
+    };
+    let outcome = scan.run(&stop, &bar, &mut |n| lines.notice(n));
     drop(bar);
-    if let Some(e) = jsonl_err {
+    let Lines { jsonl, failed, .. } = lines;
+    if let Some(e) = failed {
         return Err(match jsonl.as_ref() {
             Some(out) => out.error(e, "cannot write"),
             None => anyhow::Error::new(e),
@@ -159,6 +114,78 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     write(outputs, &plan, *result)
 }
 
+/// What the engine is asked to do, from the plan; `metadata`: the walk finds sizes (for a
+/// drawn bar's totals); `exclude`: the outputs' device and inode.
+fn scan_options(
+    plan: &ScanPlan,
+    metadata: bool,
+    exclude: Vec<(u64, u64)>,
+) -> anyhow::Result<ScanOptions> {
+    let mut cfg = plan.cfg.clone();
+    cfg.walk.metadata = metadata;
+    let keep = !plan.manifests.is_empty() || plan.html.is_some();
+    Ok(ScanOptions::new(cfg, plan.algorithms.clone())
+        .reduce(plan.reduce.clone())
+        .media(plan.media)
+        .media_indexes(plan.media_index.is_some())
+        .exclude(exclude)
+        .count_links(plan.count_links)
+        .list_files(plan.json.is_some())
+        .keep_records(keep)
+        .disk_usage(plan.ncdu.is_some())
+        .duplicate_directories(plan.json.is_some() || plan.html.is_some())
+        .record_memory(plan.record_memory)
+        .temp_dir(plan.temp_dir.clone())
+        .duplicates(plan.duplicates.as_ref().map(|(_, a)| *a))?)
+}
+
+/// What a scan says as files finish: its messages, and each file's JSON line (`--jsonl`).
+struct Lines<'a> {
+    /// Where the JSON lines go.
+    jsonl: Option<Output>,
+    /// The first write to `jsonl` that failed; no line is written after it.
+    failed: Option<std::io::Error>,
+    /// The run's token, requested once a line cannot be written.
+    stop: &'a crate::stop::Stop,
+}
+
+impl Lines<'_> {
+    fn notice(&mut self, n: Notice<'_>) {
+        let file;
+        let record = match n {
+            Notice::File(rec) if self.jsonl.is_some() => {
+                file = trawl_engine::file_json(rec);
+                &file
+            }
+            Notice::File(_) => return,
+            Notice::Skipped { path, kind, record } => {
+                if kind != SkipKind::Symlink {
+                    let why = kind.describe();
+                    messages::warning(format_args!("{}: skipped: {why}", path.display()));
+                }
+                record
+            }
+            Notice::Failed { error, record } => {
+                messages::error(format_args!("{error}"));
+                record
+            }
+            Notice::MediaProblem { path, problem } => {
+                return messages::warning(format_args!("{}: {problem}", path.display()));
+            }
+            Notice::MediaFailed { message } => return messages::warning(format_args!("{message}")),
+        };
+        if let (Some(out), None) = (self.jsonl.as_mut(), self.failed.as_ref()) {
+            let r = serde_json::to_writer(&mut *out, record)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n"));
+            if let Err(e) = r {
+                self.failed = Some(e);
+                self.stop.request(Reason::OutputFailed);
+            }
+        }
+    }
+}
+
 /// Writes a finished scan's manifests, media indexes, duplicate groups, report, ncdu export,
 /// HTML page and summary; the outcome from what it found.
 pub(crate) fn write(
@@ -176,7 +203,7 @@ pub(crate) fn write(
         mut dups,
     } = outputs;
     let records = &mut result.records;
-    let Some(unwritable) = write_manifests(
+    let ControlFlow::Continue(unwritable) = write_manifests(
         manifests,
         &mut |f| records.for_each_entry(|e| f(e)),
         &plan.algorithms,
@@ -190,21 +217,11 @@ pub(crate) fn write(
     if let Some(dir) = &plan.media_index {
         write_media_indexes(dir, &result)?;
     }
-    if let (Some(mut out), Some(d)) = (dups.take(), result.duplicates.as_ref()) {
-        let json_format = plan
-            .duplicates
-            .as_ref()
-            .is_some_and(|(p, _)| p.extension().is_some_and(|e| e == "json"));
-        super::duplicates::write(&mut out, d, &plan.cfg.roots, json_format)?;
-        out.commit()?;
+    if let (Some(out), Some(d)) = (dups.take(), result.duplicates.as_ref()) {
+        write_duplicates(out, plan, d)?;
     }
-    if let Some(mut out) = json.take() {
-        // The figure is the peak so far: the files that follow are read back from the records
-        // within their budget.
-        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-        result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
-        write_json(&mut out, &result.report)?;
-        out.commit()?;
+    if let Some(out) = json.take() {
+        write_report(out, &mut result.report)?;
     }
     if let Some(out) = jsonl.take() {
         out.commit()?;
@@ -214,30 +231,12 @@ pub(crate) fn write(
         out.commit()?;
     }
     if let Some(out) = html.take() {
-        result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-        result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
-        write_page(out, plan, &result.report)?;
+        write_page(out, plan, &mut result.report)?;
     }
     // The summary's figure is the process's peak with every output written.
-    result.report.totals.peak_rss_bytes = trawl_engine::peak_rss();
-    result.report.totals.peak_anon_bytes = trawl_engine::peak_anon();
+    peaks(&mut result.report);
     if !plan.quiet {
-        let s = trawl_printer::scan::summary(
-            &result.report,
-            trawl_printer::scan::Spilled {
-                fingerprints: result.spilled,
-                records: result.records.spilled(),
-                failures_named_above: stdout_taken || crate::messages::stderr_is_stdout(),
-            },
-        );
-        let s = trawl_printer::terminal::text(&s);
-        if stdout_taken {
-            crate::messages::to_stderr(&s);
-        } else {
-            // The summary is the last word: a reader gone loses it, not the exit code; a
-            // stdout that cannot be written (a full disk) is an error.
-            crate::messages::to_stdout(&s)?;
-        }
+        say_summary(&result, stdout_taken)?;
     }
     let trouble = !result.report.failed.is_empty() || unwritable > 0;
     Ok(if trouble {
@@ -245,6 +244,58 @@ pub(crate) fn write(
     } else {
         Outcome::Ok
     })
+}
+
+/// Writes the JSON report to `out`. Its memory figure is the peak so far: the files that
+/// follow are read back from the records within their budget.
+fn write_report(
+    mut out: Output,
+    report: &mut trawl_report::scan::ScanReport,
+) -> anyhow::Result<()> {
+    peaks(report);
+    write_json(&mut out, report)?;
+    out.commit()
+}
+
+/// Sets the report's memory figures to the process's peaks so far.
+fn peaks(report: &mut trawl_report::scan::ScanReport) {
+    report.totals.peak_rss_bytes = trawl_engine::peak_rss();
+    report.totals.peak_anon_bytes = trawl_engine::peak_anon();
+}
+
+/// Writes the duplicate groups `d` to `out`: JSON where its name ends in `.json`, else text.
+fn write_duplicates(
+    mut out: Output,
+    plan: &ScanPlan,
+    d: &trawl_engine::Duplicates,
+) -> anyhow::Result<()> {
+    let json_format = plan
+        .duplicates
+        .as_ref()
+        .is_some_and(|(p, _)| p.extension().is_some_and(|e| e == "json"));
+    super::duplicates::write(&mut out, d, &plan.cfg.roots, json_format)?;
+    out.commit()
+}
+
+/// Says the scan's summary: on stdout, or on stderr where an output took stdout.
+fn say_summary(result: &ScanResult, stdout_taken: bool) -> anyhow::Result<()> {
+    let s = trawl_printer::scan::summary(
+        &result.report,
+        trawl_printer::scan::Spilled {
+            fingerprints: result.spilled,
+            records: result.records.spilled(),
+            failures_named_above: stdout_taken || crate::messages::stderr_is_stdout(),
+        },
+    );
+    let s = trawl_printer::terminal::text(&s);
+    if stdout_taken {
+        crate::messages::to_stderr(&s);
+        Ok(())
+    } else {
+        // The summary is the last word: a reader gone loses it, not the exit code; a
+        // stdout that cannot be written (a full disk) is an error.
+        crate::messages::to_stdout(&s)
+    }
 }
 
 /// Makes the directories of `rel` under `dir` one at a time, each a directory of its own:
@@ -305,12 +356,13 @@ fn write_media_indexes(dir: &std::path::Path, result: &ScanResult) -> anyhow::Re
     Ok(())
 }
 
-/// The report as one HTML page, titled by the roots.
+/// The report as one HTML page, titled by the roots, its memory figures the peaks so far.
 fn write_page(
     mut out: Output,
     plan: &ScanPlan,
-    report: &trawl_report::scan::ScanReport,
+    report: &mut trawl_report::scan::ScanReport,
 ) -> anyhow::Result<()> {
+    peaks(report);
     let name = plan
         .cfg
         .roots

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
 use trawl_engine::{VerifyNotice as Notice, VerifyOutcome};
-use trawl_report::verify::VerifyJson;
+use trawl_report::verify::{VerifyJson, VerifyReport};
 
 use super::output::{Output, write_json};
 use crate::flags::plans::VerifyPlan;
@@ -15,20 +15,35 @@ const SHOWN_PROBLEMS: u64 = 5;
 
 pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
     let opts = &plan.opts;
-    let mut json = plan
+    let json = plan
         .json
         .as_deref()
         .map(|p| Output::create_apart(p, &[&opts.manifest]))
         .transpose()?;
     let bar = crate::progress::Bar::new(plan.quiet);
-    // A file that is no manifest at all (a JSON report, a tarball) has a problem on every line:
-    // the first few are shown, the rest counted (sha256sum says it once). A line that is no
-    // checksum line is a warning, as with `sha256sum -c`, unless --strict.
     let mut problems = 0u64;
-    let outcome = trawl_engine::verify(opts, &bar, &crate::stop::current(), &mut |n| match n {
+    let outcome = trawl_engine::verify(opts, &bar, &crate::stop::current(), &mut |n| {
+        say(opts, &mut problems, n)
+    });
+    drop(bar);
+    let report = match outcome? {
+        VerifyOutcome::Finished(r) => r,
+        VerifyOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
+    };
+    let troubled = say_manifest(&plan, &report, problems);
+    write_results(&plan, &report, json)?;
+    Ok(verdict(&plan, &report, troubled))
+}
+
+/// Says what the engine reports as it goes. A file that is no manifest at all (a JSON report,
+/// a tarball) has a problem on every line: the first few are shown, the rest counted in
+/// `problems` (sha256sum says it once). A line that is no checksum line is a warning, as with
+/// `sha256sum -c`, unless --strict.
+fn say(opts: &trawl_engine::VerifyOptions, problems: &mut u64, n: Notice) {
+    match n {
         Notice::Manifest(p) => {
-            problems += 1;
-            if problems <= SHOWN_PROBLEMS {
+            *problems += 1;
+            if *problems <= SHOWN_PROBLEMS {
                 if p.is_malformed() && !opts.strict {
                     messages::warning(format_args!("{p}"));
                 } else {
@@ -59,14 +74,14 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
                 ),
             }
         )),
-    });
-    drop(bar);
-    let report = match outcome? {
-        VerifyOutcome::Finished(r) => r,
-        VerifyOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
-    };
-    // Lines that name a file refused, and with --strict lines that are no checksum lines,
-    // are errors; lines that are no checksum lines otherwise only warned about.
+    }
+}
+
+/// Says what was wrong with the manifest's lines beyond those shown (`problems` in all);
+/// whether that is trouble: lines that name a file refused, and with --strict lines that are
+/// no checksum lines, are errors; lines that are no checksum lines otherwise only warned about.
+fn say_manifest(plan: &VerifyPlan, report: &VerifyReport, problems: u64) -> bool {
+    let opts = &plan.opts;
     let refused = report.manifest_problems - report.malformed_lines;
     let malformed_count = report.malformed_lines > 0 && (opts.strict || report.listed() == 0);
     if problems > SHOWN_PROBLEMS {
@@ -87,14 +102,24 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
             opts.manifest.display()
         ));
     }
+    refused > 0 || malformed_count
+}
+
+/// Writes the report: its lines on stdout (unless the JSON goes there), and the JSON.
+fn write_results(
+    plan: &VerifyPlan,
+    report: &VerifyReport,
+    json: Option<Output>,
+) -> anyhow::Result<()> {
+    let opts = &plan.opts;
     let to_stdout = !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         let failures_only = plan.failures_only || plan.quiet;
-        trawl_printer::verify::lines(&mut out, &report, failures_only)?;
+        trawl_printer::verify::lines(&mut out, report, failures_only)?;
         out.flush()?;
     }
-    if let Some(mut j) = json.take() {
+    if let Some(mut j) = json {
         let doc = VerifyJson {
             schema_version: trawl_report::SCHEMA_VERSION,
             trawl_version: env!("CARGO_PKG_VERSION"),
@@ -107,6 +132,12 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
         write_json(&mut j, &doc)?;
         j.commit()?;
     }
+    Ok(())
+}
+
+/// Says the summary and decides the outcome; `troubled`: the manifest's lines were trouble.
+fn verdict(plan: &VerifyPlan, report: &VerifyReport, troubled: bool) -> Outcome {
+    let opts = &plan.opts;
     let c = report.counts();
     let different = c.failed + c.missing + report.not_listed.len() as u64;
     let nothing_verified = opts.ignore_missing && report.listed() == 0;
@@ -117,12 +148,12 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
         ));
     }
     if !plan.root_given && c.missing > 0 && c.missing == report.listed() {
-        messages::error(format_args!("{}", root_hint(&opts.manifest, &report)));
+        messages::error(format_args!("{}", root_hint(&opts.manifest, report)));
     }
     if different + c.unreadable + c.unverified > 0 || !plan.quiet {
-        messages::error(format_args!("{}", trawl_printer::verify::summary(&report)));
+        messages::error(format_args!("{}", trawl_printer::verify::summary(report)));
     }
-    Ok(if c.unreadable > 0 || refused > 0 || malformed_count {
+    if c.unreadable > 0 || troubled {
         Outcome::Trouble
     } else if different > 0 || nothing_verified {
         Outcome::Difference
@@ -130,7 +161,7 @@ pub fn run(plan: VerifyPlan) -> anyhow::Result<Outcome> {
         Outcome::Unchecked
     } else {
         Outcome::Ok
-    })
+    }
 }
 
 /// Algorithms' names, `a, b and c`.

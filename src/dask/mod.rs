@@ -133,6 +133,71 @@ pub fn worker_args(command: &str, args: Vec<OsString>) -> anyhow::Result<Vec<OsS
     Ok(out)
 }
 
+/// Refuses what a cluster scan does not do yet, naming the flag.
+fn refuse_unsupported(plan: &ScanPlan) -> anyhow::Result<()> {
+    for (set, flag) in [
+        (plan.jsonl.is_some(), "--jsonl"),
+        (plan.ncdu.is_some(), "--ncdu"),
+        (plan.duplicates.is_some(), "--duplicates"),
+        (plan.media_index.is_some(), "--media-index"),
+        (plan.cfg.walk.follow_links, "--follow"),
+        (
+            plan.reduce
+                .as_ref()
+                .and_then(|r| r.sample)
+                .is_some_and(|s| s < 1.0),
+            "--sample",
+        ),
+    ] {
+        if set {
+            bail!("{flag}: not available in a cluster scan (trawl scan has it)");
+        }
+    }
+    Ok(())
+}
+
+/// What each worker is asked to do with its shard, from the plan.
+fn scan_work(plan: &ScanPlan) -> ScanWork {
+    let keep = plan.json.is_some() || !plan.manifests.is_empty() || plan.html.is_some();
+    ScanWork {
+        cfg: plan.cfg.clone(),
+        algorithms: plan.algorithms.clone(),
+        reduce: plan.reduce.clone(),
+        media: plan.media,
+        count_links: plan.count_links,
+        record_memory: plan.record_memory,
+        temp_dir: plan.temp_dir.clone(),
+        keep_records: keep,
+        list_files: plan.json.is_some(),
+        duplicate_directories: plan.json.is_some() || plan.html.is_some(),
+    }
+}
+
+/// The arguments `given` that shape the results, each as given (a manifest's as its format
+/// alone: its file is where an output goes).
+fn result_args(given: Vec<crate::flags::Given>, plan: &ScanPlan) -> Vec<OsString> {
+    let mut result_args = Vec::new();
+    for g in given {
+        match (g.id.as_str(), g.long) {
+            (id, _) if NOT_THE_RESULTS.contains(&id) => {}
+            // A manifest's format may add a digest; its file is where an output goes.
+            ("manifest", _) => result_args.extend(
+                plan.manifests
+                    .iter()
+                    .map(|m| OsString::from(format!("--manifest={}", m.kind))),
+            ),
+            (_, None) => result_args.extend(g.values),
+            (_, Some(flag)) if g.values.is_empty() => result_args.push(flag.into()),
+            (_, Some(flag)) => result_args.extend(g.values.into_iter().map(|v| {
+                let mut a = OsString::from(format!("{flag}="));
+                a.push(v);
+                a
+            })),
+        }
+    }
+    result_args
+}
+
 impl ClusterPlan {
     /// Parses `trawl scan`'s arguments (without `trawl scan` itself); refuses what a cluster
     /// does not do yet, naming the flag.
@@ -148,56 +213,9 @@ impl ClusterPlan {
         };
         let mut plan = ScanPlan::from_args(&a)?;
         plan.invocation = invocation;
-        for (set, flag) in [
-            (plan.jsonl.is_some(), "--jsonl"),
-            (plan.ncdu.is_some(), "--ncdu"),
-            (plan.duplicates.is_some(), "--duplicates"),
-            (plan.media_index.is_some(), "--media-index"),
-            (plan.cfg.walk.follow_links, "--follow"),
-            (
-                plan.reduce
-                    .as_ref()
-                    .and_then(|r| r.sample)
-                    .is_some_and(|s| s < 1.0),
-                "--sample",
-            ),
-        ] {
-            if set {
-                bail!("{flag}: not available in a cluster scan (trawl scan has it)");
-            }
-        }
-        let keep = plan.json.is_some() || !plan.manifests.is_empty() || plan.html.is_some();
-        let work = ScanWork {
-            cfg: plan.cfg.clone(),
-            algorithms: plan.algorithms.clone(),
-            reduce: plan.reduce.clone(),
-            media: plan.media,
-            count_links: plan.count_links,
-            record_memory: plan.record_memory,
-            temp_dir: plan.temp_dir.clone(),
-            keep_records: keep,
-            list_files: plan.json.is_some(),
-            duplicate_directories: plan.json.is_some() || plan.html.is_some(),
-        };
-        let mut result_args = Vec::new();
-        for g in given? {
-            match (g.id.as_str(), g.long) {
-                (id, _) if NOT_THE_RESULTS.contains(&id) => {}
-                // A manifest's format may add a digest; its file is where an output goes.
-                ("manifest", _) => result_args.extend(
-                    plan.manifests
-                        .iter()
-                        .map(|m| OsString::from(format!("--manifest={}", m.kind))),
-                ),
-                (_, None) => result_args.extend(g.values),
-                (_, Some(flag)) if g.values.is_empty() => result_args.push(flag.into()),
-                (_, Some(flag)) => result_args.extend(g.values.into_iter().map(|v| {
-                    let mut a = OsString::from(format!("{flag}="));
-                    a.push(v);
-                    a
-                })),
-            }
-        }
+        refuse_unsupported(&plan)?;
+        let work = scan_work(&plan);
+        let result_args = result_args(given?, &plan);
         Ok(ClusterPlan {
             plan,
             work,

@@ -360,71 +360,17 @@ impl ScanPlan {
     }
 
     pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
-        // `none`: no digest (a data-reduction or media scan only), unless a manifest needs one.
-        let sampling = a.reduce.sample.is_some_and(|s| s < 1.0);
-        let digest = a
-            .digest
-            .as_deref()
-            .unwrap_or(if sampling { "none" } else { "sha256" });
-        let mut algorithms = if digest.trim() == "none" {
-            Vec::new()
-        } else {
-            trawl_digest::parse_list(digest)
-                .map_err(|e| Refused::flag("--digest", format!(" {digest}: {e}")))?
-        };
+        let mut algorithms = scan_algorithms(a)?;
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
-        let stdout_users = manifests
-            .iter()
-            .filter(|m| m.path.as_os_str() == "-")
-            .count()
-            + [&a.json, &a.jsonl, &a.duplicates, &a.html, &a.ncdu]
-                .iter()
-                .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
-                .count();
-        if stdout_users > 1 {
-            return Err(Refused::text("only one output may go to stdout ('-')").into());
-        }
-        // One budget (--memory, default 1 GiB) for the records and the fingerprints: the records
-        // get a quarter of it up to 16 MiB (more buys little: past it they are written once
-        // and read back once, sequentially), the fingerprint indexes the rest.
-        let memory = match a.reduce.memory.as_deref() {
-            Some(m) => size("--memory", m)?,
-            None => DEFAULT_MEMORY,
-        };
-        let mut reduce = if measures_reduction(a) {
-            reduce_config(&a.reduce)?
-        } else {
-            None
-        };
-        let share = if reduce.is_some() { memory / 4 } else { memory };
-        let record_memory = share.min(trawl_engine::RECORD_MEMORY as u64);
-        if let Some(r) = reduce.as_mut() {
-            r.memory = Some(memory - record_memory);
-        }
-        let record_memory = record_memory as usize;
+        one_on_stdout(a, &manifests)?;
+        let (mut reduce, record_memory) = memory_budget(a)?;
         let roots = distinct_roots(&a.paths);
-        // The breakdowns cost a little per file: made only for an output that shows them.
-        if let Some(r) = reduce
-            .as_mut()
-            .filter(|_| a.json.is_some() || a.html.is_some())
-        {
-            r.breakdown = Some(trawl_reduce::BreakdownConfig {
-                depth: a.reduce.depth,
-                roots: roots.iter().map(|p| shown_root(p)).collect(),
-            });
+        if let Some(r) = reduce.as_mut() {
+            breakdown(r, a, &roots);
         }
         let duplicates = match &a.duplicates {
             None => None,
-            Some(p) => match trawl_engine::comparing_digest(&algorithms) {
-                Some(alg) => Some((p.clone(), alg)),
-                None => {
-                    let why = " compares files by a digest of 128 bits or more: add one with ";
-                    let r = Refused::flag("--duplicates", why)
-                        .then_flag("--digest")
-                        .then_text(" (sha256 is the default)");
-                    return Err(r.into());
-                }
-            },
+            Some(p) => Some((p.clone(), duplicates_digest(&algorithms)?)),
         };
         if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
             let why = " exports one directory: name exactly one directory to scan";
@@ -454,6 +400,82 @@ impl ScanPlan {
     }
 }
 
+/// The algorithms `--digest` names. `none`: no digest (a data-reduction or media scan only),
+/// unless a manifest needs one; the default sha256, or none when sampling.
+fn scan_algorithms(a: &ScanArgs) -> anyhow::Result<Vec<Algorithm>> {
+    let sampling = a.reduce.sample.is_some_and(|s| s < 1.0);
+    let digest = a
+        .digest
+        .as_deref()
+        .unwrap_or(if sampling { "none" } else { "sha256" });
+    Ok(if digest.trim() == "none" {
+        Vec::new()
+    } else {
+        trawl_digest::parse_list(digest)
+            .map_err(|e| Refused::flag("--digest", format!(" {digest}: {e}")))?
+    })
+}
+
+/// Refuses more than one output sent to stdout ('-').
+fn one_on_stdout(a: &ScanArgs, manifests: &[ManifestSpec]) -> anyhow::Result<()> {
+    let stdout_users = manifests
+        .iter()
+        .filter(|m| m.path.as_os_str() == "-")
+        .count()
+        + [&a.json, &a.jsonl, &a.duplicates, &a.html, &a.ncdu]
+            .iter()
+            .filter(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+            .count();
+    if stdout_users > 1 {
+        return Err(Refused::text("only one output may go to stdout ('-')").into());
+    }
+    Ok(())
+}
+
+/// The reduction's configuration (if the scan measures one) and the records' memory. One
+/// budget (--memory, default 1 GiB) for the records and the fingerprints: the records get a
+/// quarter of it up to 16 MiB (more buys little: past it they are written once and read back
+/// once, sequentially), the fingerprint indexes the rest.
+fn memory_budget(a: &ScanArgs) -> anyhow::Result<(Option<trawl_reduce::ReduceConfig>, usize)> {
+    let memory = match a.reduce.memory.as_deref() {
+        Some(m) => size("--memory", m)?,
+        None => DEFAULT_MEMORY,
+    };
+    let mut reduce = if measures_reduction(a) {
+        reduce_config(&a.reduce)?
+    } else {
+        None
+    };
+    let share = if reduce.is_some() { memory / 4 } else { memory };
+    let record_memory = share.min(trawl_engine::RECORD_MEMORY as u64);
+    if let Some(r) = reduce.as_mut() {
+        r.memory = Some(memory - record_memory);
+    }
+    Ok((reduce, record_memory as usize))
+}
+
+/// Asks the reduction `r` for its breakdowns by directory of `roots`. They cost a little per
+/// file: made only for an output that shows them.
+fn breakdown(r: &mut trawl_reduce::ReduceConfig, a: &ScanArgs, roots: &[PathBuf]) {
+    if a.json.is_some() || a.html.is_some() {
+        r.breakdown = Some(trawl_reduce::BreakdownConfig {
+            depth: a.reduce.depth,
+            roots: roots.iter().map(|p| shown_root(p)).collect(),
+        });
+    }
+}
+
+/// The digest `--duplicates` compares files by: one of 128 bits or more among `algorithms`.
+fn duplicates_digest(algorithms: &[Algorithm]) -> anyhow::Result<Algorithm> {
+    trawl_engine::comparing_digest(algorithms).ok_or_else(|| {
+        let why = " compares files by a digest of 128 bits or more: add one with ";
+        Refused::flag("--duplicates", why)
+            .then_flag("--digest")
+            .then_text(" (sha256 is the default)")
+            .into()
+    })
+}
+
 /// The manifests asked for (`-m FORMAT:FILE`, repeatable); a manifest's algorithm is added to
 /// `algorithms` if `--digest` did not name it.
 fn manifest_specs(
@@ -471,39 +493,7 @@ fn manifest_specs(
         if file.is_empty() {
             return Err(refused(format!(" '{spec}': missing file name after ':'")).into());
         }
-        let format = match kind {
-            k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
-                Format::Gnu(trawl_manifest::gnu_tool_algorithm(k).expect("just checked"))
-            }
-            // BSD tag lines: one per file per chosen algorithm.
-            "bsd" => match algorithms.first() {
-                Some(&alg) => Format::Bsd(alg),
-                None => {
-                    let r = refused(" bsd: name the digest with ".into())
-                        .then_flag("--digest")
-                        .then_text(" (not 'none')");
-                    return Err(r.into());
-                }
-            },
-            "hashdeep" => {
-                let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
-                    .into_iter()
-                    .filter(|h| algorithms.contains(h))
-                    .collect();
-                if hd.is_empty() {
-                    let why = " hashdeep: hashdeep knows md5, sha1 and sha256; add one with ";
-                    return Err(refused(why.into()).then_flag("--digest").into());
-                }
-                Format::Hashdeep(hd)
-            }
-            other => {
-                let why = format!(
-                    " '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
-                    trawl_manifest::GNU_TOOL_NAMES
-                );
-                return Err(refused(why).into());
-            }
-        };
+        let format = manifest_format(kind, spec, algorithms)?;
         // A manifest's algorithm is computed even if --digest did not name it.
         if let Format::Gnu(alg) = format
             && !algorithms.contains(&alg)
@@ -517,6 +507,45 @@ fn manifest_specs(
         });
     }
     Ok(manifests)
+}
+
+/// The format of one `-m` manifest, `kind` from `spec` (`FORMAT:FILE`), given the algorithms
+/// computed.
+fn manifest_format(kind: &str, spec: &str, algorithms: &[Algorithm]) -> anyhow::Result<Format> {
+    let refused = |why: String| Refused::flag("--manifest", why);
+    Ok(match kind {
+        k if trawl_manifest::gnu_tool_algorithm(k).is_some() => {
+            Format::Gnu(trawl_manifest::gnu_tool_algorithm(k).expect("just checked"))
+        }
+        // BSD tag lines: one per file per chosen algorithm.
+        "bsd" => match algorithms.first() {
+            Some(&alg) => Format::Bsd(alg),
+            None => {
+                let r = refused(" bsd: name the digest with ".into())
+                    .then_flag("--digest")
+                    .then_text(" (not 'none')");
+                return Err(r.into());
+            }
+        },
+        "hashdeep" => {
+            let hd: Vec<Algorithm> = trawl_manifest::HASHDEEP_ALGORITHMS
+                .into_iter()
+                .filter(|h| algorithms.contains(h))
+                .collect();
+            if hd.is_empty() {
+                let why = " hashdeep: hashdeep knows md5, sha1 and sha256; add one with ";
+                return Err(refused(why.into()).then_flag("--digest").into());
+            }
+            Format::Hashdeep(hd)
+        }
+        other => {
+            let why = format!(
+                " '{spec}': unknown format '{other}' ({}, bsd, hashdeep)",
+                trawl_manifest::GNU_TOOL_NAMES
+            );
+            return Err(refused(why).into());
+        }
+    })
 }
 
 /// Whether a scan measures data reduction. A fixity scan (manifests or other per-file outputs

@@ -1,6 +1,7 @@
 //! `trawl catalog history PATH`: a file's registration and every event it had.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::bail;
 use trawl_catalog::{Catalog, OpenMode, format_time};
@@ -23,14 +24,7 @@ pub fn run(a: CatalogHistoryArgs) -> anyhow::Result<Outcome> {
             continue;
         }
         found = true;
-        let root_path = cat
-            .roots()?
-            .into_iter()
-            .find(|(i, _)| *i == root)
-            .map(|(_, p)| p)
-            .unwrap_or_default();
-        let full =
-            root_path.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&rel));
+        let full = full_path(&cat, root, &rel)?;
         out.push_str(&format!("{}\n", shown.path(&full)));
         if let Some((size, digests, state, present, version, first, verified)) = row {
             out.push_str(&format!(
@@ -70,4 +64,15 @@ pub fn run(a: CatalogHistoryArgs) -> anyhow::Result<Outcome> {
     }
     std::io::stdout().write_all(out.as_bytes())?;
     Ok(Outcome::Ok)
+}
+
+/// The path of the file `rel` below the root numbered `root`.
+fn full_path(cat: &Catalog, root: i64, rel: &[u8]) -> anyhow::Result<PathBuf> {
+    let root_path = cat
+        .roots()?
+        .into_iter()
+        .find(|(i, _)| *i == root)
+        .map(|(_, p)| p)
+        .unwrap_or_default();
+    Ok(root_path.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel)))
 }

@@ -2,6 +2,7 @@
 //! verifications are.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use trawl_catalog::Lock;
 use trawl_catalog::{Catalog, OpenMode, format_time};
@@ -23,17 +24,7 @@ const STATES: [&str; 8] = [
 ];
 
 pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
-    let list: Vec<&str> = match &a.list {
-        None => Vec::new(),
-        Some(l) => l
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect(),
-    };
-    if let Some(bad) = list.iter().find(|s| !STATES.contains(s)) {
-        anyhow::bail!("--list {bad}: not a state ({})", STATES.join(", "));
-    }
+    let list = states(a.list.as_deref())?;
     let mut html = a
         .html
         .as_deref()
@@ -44,22 +35,7 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
         super::write_html(h, &cat, &a.catalog)?;
     }
     let r = cat.report()?;
-    let mut s = String::new();
-    s.push_str(&format!(
-        "catalog {} (schema {}, {} runs, {}; algorithms {})\n",
-        a.catalog.display(),
-        trawl_catalog::SCHEMA_VERSION,
-        r.runs,
-        human::bytes(r.catalog_bytes),
-        cat.algorithms()?
-            .iter()
-            .map(|a| a.name())
-            .collect::<Vec<_>>()
-            .join(",")
-    ));
-    for (_, root) in cat.roots()? {
-        s.push_str(&format!("root {}\n", root.display()));
-    }
+    let mut s = header(&cat, &a.catalog, r.runs, r.catalog_bytes)?;
     match &r.last_run {
         None => s.push_str("no audit yet\n"),
         Some(l) => {
@@ -87,32 +63,10 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
         }
     }
     if let Some(id) = r.interrupted {
-        match Lock::holder(&a.catalog) {
-            Some(pid) => s.push_str(&format!("run {id} is running now (pid {pid})\n")),
-            None => s.push_str(&format!(
-                "run {id} was interrupted; the next audit of the same roots resumes it\n"
-            )),
-        }
+        s.push_str(&interrupted(&a.catalog, id));
     }
-    let total: u64 = r.by_state.iter().map(|(_, n, _)| n).sum();
-    s.push_str(&format!("registered files: {total}\n"));
-    for (state, n, bytes) in &r.by_state {
-        s.push_str(&format!(
-            "  {state:<10} {n:>10}  {}\n",
-            human::bytes(*bytes)
-        ));
-    }
-    match &r.oldest_verified {
-        Some((t, p)) => s.push_str(&format!(
-            "oldest verification: {} ({})\n",
-            format_time(*t),
-            p.display()
-        )),
-        None => s.push_str("oldest verification: none\n"),
-    }
-    if r.never_verified > 0 {
-        s.push_str(&format!("never verified: {}\n", r.never_verified));
-    }
+    by_state(&mut s, &r.by_state);
+    verified(&mut s, r.oldest_verified.as_ref(), r.never_verified);
     cat.files_in_states(&list, &mut |root, rel, size, state| {
         let path = root.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(rel));
         let shown = path.display().to_string().escape_debug().to_string();
@@ -120,4 +74,76 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     })?;
     std::io::stdout().write_all(s.as_bytes())?;
     Ok(Outcome::Ok)
+}
+
+/// The states `--list` names (comma-separated), each checked to be one.
+fn states(list: Option<&str>) -> anyhow::Result<Vec<&str>> {
+    let list: Vec<&str> = match list {
+        None => Vec::new(),
+        Some(l) => l
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+    };
+    if let Some(bad) = list.iter().find(|s| !STATES.contains(s)) {
+        anyhow::bail!("--list {bad}: not a state ({})", STATES.join(", "));
+    }
+    Ok(list)
+}
+
+/// The report's first lines: the catalog, its schema, runs, size and algorithms, then each
+/// root.
+fn header(cat: &Catalog, catalog: &Path, runs: u64, bytes: u64) -> anyhow::Result<String> {
+    let mut s = format!(
+        "catalog {} (schema {}, {} runs, {}; algorithms {})\n",
+        catalog.display(),
+        trawl_catalog::SCHEMA_VERSION,
+        runs,
+        human::bytes(bytes),
+        cat.algorithms()?
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for (_, root) in cat.roots()? {
+        s.push_str(&format!("root {}\n", root.display()));
+    }
+    Ok(s)
+}
+
+/// The line about run `id`, not finished: running now (its lock held), or interrupted.
+fn interrupted(catalog: &Path, id: i64) -> String {
+    match Lock::holder(catalog) {
+        Some(pid) => format!("run {id} is running now (pid {pid})\n"),
+        None => format!("run {id} was interrupted; the next audit of the same roots resumes it\n"),
+    }
+}
+
+/// The registered files, in all and by state (count and bytes).
+fn by_state(s: &mut String, by_state: &[(String, u64, u64)]) {
+    let total: u64 = by_state.iter().map(|(_, n, _)| n).sum();
+    s.push_str(&format!("registered files: {total}\n"));
+    for (state, n, bytes) in by_state {
+        s.push_str(&format!(
+            "  {state:<10} {n:>10}  {}\n",
+            human::bytes(*bytes)
+        ));
+    }
+}
+
+/// The oldest verification (its time and file), and how many files were never verified.
+fn verified(s: &mut String, oldest: Option<&(i64, PathBuf)>, never: u64) {
+    match oldest {
+        Some((t, p)) => s.push_str(&format!(
+            "oldest verification: {} ({})\n",
+            format_time(*t),
+            p.display()
+        )),
+        None => s.push_str("oldest verification: none\n"),
+    }
+    if never > 0 {
+        s.push_str(&format!("never verified: {never}\n"));
+    }
 }
