@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use trawl_atomic::AtomicFile;
+use trawl_manifest::WriteError;
 
 use crate::failure::{AtPath, Refused};
 
@@ -272,8 +273,8 @@ pub fn invocation_comment(invoked: &str) -> [String; 2] {
 /// (`Break` then); called once per manifest written (the entries are read again each time
 /// rather than held).
 pub type EntrySource<'a> = dyn FnMut(
-        &mut dyn FnMut(&trawl_manifest::Entry) -> io::Result<ControlFlow<()>>,
-    ) -> io::Result<ControlFlow<()>>
+        &mut dyn FnMut(&trawl_manifest::Entry) -> Result<ControlFlow<()>, WriteError>,
+    ) -> Result<ControlFlow<()>, WriteError>
     + 'a;
 
 /// Writes each manifest from the sorted entries; `Break` if a signal came meanwhile (nothing
@@ -338,7 +339,7 @@ fn write_manifest(
     comment: &[String],
     entries: &mut EntrySource<'_>,
     stop: &crate::stop::Stop,
-) -> io::Result<ControlFlow<(), Vec<Vec<u8>>>> {
+) -> Result<ControlFlow<(), Vec<Vec<u8>>>, WriteError> {
     let mut w = trawl_manifest::ManifestWriter::begin(out, f, style, comment)?;
     let walked = entries(&mut |e| {
         if stop.is_stopping() {
@@ -373,7 +374,7 @@ mod tests {
         let _run = crate::stop::begin_run();
         let out = Output::create(&dir.join("SUMS"))?;
         let entries = [entry("a"), entry("b"), entry("c")];
-        let mut source = |f: &mut dyn FnMut(&Entry) -> io::Result<ControlFlow<()>>| {
+        let mut source = |f: &mut dyn FnMut(&Entry) -> Result<ControlFlow<()>, WriteError>| {
             for (i, e) in entries.iter().enumerate() {
                 if f(e)?.is_break() {
                     return Ok(ControlFlow::Break(()));

@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_manifest::Entry;
+use trawl_manifest::{Entry, WriteError};
 use trawl_report::JsonPath;
 use trawl_report::audit::{AuditEvent, AuditHead, Digests};
 
@@ -80,12 +80,12 @@ impl Catalog {
     /// absolute. Stops at the first error `f` returns, and returns it.
     pub fn for_each_manifest_entry(
         &self,
-        f: &mut dyn FnMut(&Entry) -> std::io::Result<()>,
-    ) -> Result<std::io::Result<()>> {
+        f: &mut dyn FnMut(&Entry) -> std::result::Result<(), WriteError>,
+    ) -> Result<std::result::Result<(), WriteError>> {
         let algs = self.algorithms()?;
         let roots = self.roots()?;
         let single = roots.len() == 1;
-        let mut failed: std::io::Result<()> = Ok(());
+        let mut failed: std::result::Result<(), WriteError> = Ok(());
         self.for_each_file(&mut |rid, rel, size, d| {
             if failed.is_err() {
                 return;

@@ -332,10 +332,10 @@ impl Records {
     }
 
     /// Calls `f` with each manifest entry, sorted by name, until it breaks: `Break` if it did.
-    pub fn for_each_entry(
+    pub fn for_each_entry<E: From<io::Error>>(
         &mut self,
-        mut f: impl FnMut(&Entry) -> io::Result<ControlFlow<()>>,
-    ) -> io::Result<ControlFlow<()>> {
+        mut f: impl FnMut(&Entry) -> Result<ControlFlow<()>, E>,
+    ) -> Result<ControlFlow<()>, E> {
         let entry = |names: &ManifestNames, s: StoredFile| Entry {
             path: names.name(&s.path),
             size: Some(s.size),

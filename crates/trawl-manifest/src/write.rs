@@ -22,17 +22,6 @@ pub enum WriteError {
     },
 }
 
-/// For writers whose callers answer `io::Result`: the typed error travels inside, for
-/// `get_ref().downcast_ref::<WriteError>()` to find (a write's own error is itself).
-impl From<WriteError> for io::Error {
-    fn from(e: WriteError) -> io::Error {
-        match e {
-            WriteError::Io(e) => e,
-            e @ WriteError::NoDigest { .. } => io::Error::new(io::ErrorKind::InvalidInput, e),
-        }
-    }
-}
-
 /// Options for writing.
 #[derive(Debug, Clone, Default)]
 pub struct Style {
@@ -218,11 +207,5 @@ mod tests {
             matches!(&err, WriteError::NoDigest { algorithm: Algorithm::Sha256, path } if path == b"dir/a"),
             "{err:?}"
         );
-        // Through an `io::Error`, the same value.
-        let io = io::Error::from(err);
-        assert!(matches!(
-            io.get_ref().and_then(|e| e.downcast_ref::<WriteError>()),
-            Some(WriteError::NoDigest { .. })
-        ));
     }
 }

@@ -162,7 +162,7 @@ fn write_manifest(
             .with_context(|| format!("{name}: cannot write"))?;
         cat.for_each_manifest_entry(&mut |e| {
             if lacking.has_all(e) {
-                Ok(w.entry(e)?)
+                w.entry(e)
             } else {
                 Ok(())
             }
@@ -204,7 +204,7 @@ fn write_bagit(
         line.extend_from_slice(b"  data/");
         line.extend_from_slice(&trawl_bag::encode_path(&e.path));
         line.push(b'\n');
-        out.write_all(&line)
+        Ok(out.write_all(&line)?)
     })?
     .with_context(|| format!("{name}: cannot write"))
 }
