@@ -15,9 +15,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use trawl_stop::Stop;
 
-use crate::{
-    Excluded, ExcludedKind, FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry,
-};
+use crate::walker::{Out, entry};
+use crate::{Excluded, ExcludedKind, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
 /// A directory to list.
 struct DirWork {
