@@ -22,13 +22,14 @@ use http_body::{Frame, SizeHint};
 use tokio::task::JoinHandle;
 
 use crate::cached;
-use crate::log::Slot;
+use crate::log::{RequestError, Slot};
 
 /// Bytes read per step of a response body.
 pub(crate) const CHUNK: usize = 128 << 10;
 
 /// An answer's first frame: `prefix`, then the file's bytes from `from` up to a chunk (and
-/// `to`): from the page cache on this thread, else on the blocking pool. Fewer file bytes only
+/// `to`): from the page cache on this thread, else on the blocking pool (`path`, the request's,
+/// names a failure of that task). Fewer file bytes only
 /// where the file ends first; an error (the storage cannot deliver) comes before anything is
 /// sent, for a 500 rather than a 200 cut short at its start. Also returns the file back.
 pub(crate) async fn first_frame(
@@ -36,7 +37,8 @@ pub(crate) async fn first_frame(
     prefix: Vec<u8>,
     from: u64,
     to: u64,
-) -> io::Result<(std::fs::File, Bytes, u64)> {
+    path: &str,
+) -> Result<(std::fs::File, Bytes, u64), RequestError> {
     let n = (to.saturating_sub(from)).min(CHUNK as u64) as usize;
     let mut buf = prefix;
     let start = buf.len();
@@ -49,7 +51,10 @@ pub(crate) async fn first_frame(
         (file, r)
     })
     .await
-    .map_err(io::Error::other)?;
+    .map_err(|source| RequestError::Task {
+        path: path.to_string(),
+        source,
+    })?;
     let buf = r?;
     let at = from + (buf.len() - start) as u64;
     Ok((file, Bytes::from(buf), at))

@@ -30,7 +30,35 @@ pub enum Notice<'a> {
         /// The request's path.
         path: &'a str,
         /// What failed.
-        error: &'a io::Error,
+        error: &'a RequestError,
+    },
+}
+
+/// What failed on the server's side of a request ([`Notice::Internal`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Opening or reading the file, or writing the answer, failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The body was cut short: the file could not be read on after `sent` bytes of it went out.
+    #[error(
+        "read failed after {sent} bytes of the body were sent, and the response was cut short: {source}"
+    )]
+    CutShort {
+        /// The request's path.
+        path: String,
+        /// The body's bytes sent before the failure.
+        sent: u64,
+        /// The read's error.
+        source: io::Error,
+    },
+    /// The blocking task making the answer panicked or was cancelled.
+    #[error("the task making the answer failed: {source}")]
+    Task {
+        /// The request's path.
+        path: String,
+        /// What became of the task.
+        source: tokio::task::JoinError,
     },
 }
 
@@ -62,6 +90,11 @@ impl Slot {
 }
 
 impl Slot {
+    /// The request's path, as the client sent it.
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
     /// `n` more bytes of the body handed to the connection.
     pub(crate) fn sent(&self, n: u64) {
         self.sent.fetch_add(n, Ordering::Relaxed);
@@ -89,13 +122,11 @@ impl Drop for Slot {
             .unwrap_or_else(|p| p.into_inner())
             .take()
         {
-            let n = self.sent.load(Ordering::Relaxed);
-            let error = io::Error::new(
-                e.kind(),
-                format!(
-                    "read failed after {n} bytes of the body were sent, and the response was cut short: {e}"
-                ),
-            );
+            let error = RequestError::CutShort {
+                path: self.path.clone(),
+                sent: self.sent.load(Ordering::Relaxed),
+                source: e,
+            };
             (self.notices)(Notice::Internal {
                 path: &self.path,
                 error: &error,
