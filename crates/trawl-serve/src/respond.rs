@@ -235,7 +235,11 @@ impl Answering<'_> {
         };
         let cache_note = if computed { "computed" } else { "cached" };
         let mut r = match plan? {
-            Some(body) => return self.from_keyframe(file, body, ctype, cache_note).await,
+            Some(body) => {
+                return self
+                    .stream_from_keyframe(file, body, ctype, cache_note)
+                    .await;
+            }
             None => whole(file, size, ctype, None, self.head, self.slot).await?,
         };
         r.headers_mut()
@@ -266,7 +270,7 @@ impl Answering<'_> {
 
     /// The answer from a keyframe: the prefix (header, metadata, configuration tags), then the
     /// file from the keyframe on.
-    async fn from_keyframe(
+    async fn stream_from_keyframe(
         &self,
         file: File,
         body: seek::SeekBody,
