@@ -8,7 +8,7 @@
 //! shape, [`Hasher`], so that the read pipeline can feed them the same buffers.
 //!
 //! The face: an [`Algorithm`] (parsed from its names, [`parse_list`] for a list, or
-//! [`UnknownAlgorithm`]) makes a [`Hasher`]; [`digest`] digests bytes in one call.
+//! [`UnknownAlgorithm`]) makes a [`Hasher`]; [`digest()`] digests bytes in one call.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

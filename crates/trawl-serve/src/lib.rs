@@ -6,8 +6,9 @@
 //! (the library prints nothing).
 //!
 //! The face: [`serve`] runs a [`ServeConfig`] ([`Limits`], [`Serving`], [`Notices`]) until its
-//! stop token; [`parse_range`], [`parse_start`] and [`keyframe_for`] are the request parsers the
-//! fuzz targets drive.
+//! stop token, or fails with a [`ServeError`]; a request's failure on the server's side reaches
+//! the [`Notices`] as a [`RequestError`] ([`BodyError`] for a body cut short); [`parse_range`],
+//! [`parse_start`] and [`keyframe_for`] are the request parsers the fuzz targets drive.
 #![deny(missing_docs)]
 
 mod body;
@@ -22,6 +23,7 @@ mod respond;
 mod seek;
 mod server;
 
+pub use body::BodyError;
 pub use conn::{Limits, default_max_connections};
 pub use log::{Notice, Notices, RequestError};
 pub use range::{Ranged, parse as parse_range};

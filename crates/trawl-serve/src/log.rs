@@ -7,6 +7,8 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::body::BodyError;
+
 /// Something the server has to say; the caller decides how it is shown.
 #[derive(Debug)]
 pub enum Notice<'a> {
@@ -49,8 +51,8 @@ pub enum RequestError {
         path: String,
         /// The body's bytes sent before the failure.
         sent: u64,
-        /// The read's error.
-        source: io::Error,
+        /// Why the body stopped.
+        source: Arc<BodyError>,
     },
     /// The blocking task making the answer panicked or was cancelled.
     #[error("the task making the answer failed: {source}")]
@@ -73,7 +75,7 @@ pub struct Slot {
     /// The request's path, for a read that fails while the body is sent.
     path: String,
     /// Why the body was cut short (the file could not be read on), if it was.
-    failed: Mutex<Option<io::Error>>,
+    failed: Mutex<Option<Arc<BodyError>>>,
     notices: Notices,
 }
 
@@ -101,9 +103,8 @@ impl Slot {
     }
 
     /// The body was cut short: the file could not be read on.
-    pub(crate) fn fail(&self, e: &io::Error) {
-        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(io::Error::new(e.kind(), e.to_string()));
+    pub(crate) fn fail(&self, e: Arc<BodyError>) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
     }
 
     /// Sets the line (everything but the byte count); unset, nothing is printed.
