@@ -119,7 +119,33 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
         t.push_str(&line);
         t.push('\n');
     }
-    // Each verdict with what its number counts: ok always, the others when there are any.
+    verdict_rows(h, metadata, &mut t);
+    if let Some(e) = &h.excluded {
+        t.push_str(&crate::scan::excluded_line(e));
+    }
+    if h.not_read > 0 {
+        let why = if of.budget_spent {
+            "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"
+        } else {
+            "verified recently enough (--older-than)"
+        };
+        t.push_str(&format!(
+            "not read this time: {}: {why}\n",
+            human::count(h.not_read, "registered file", "registered files")
+        ));
+    }
+    called_out(h, of, &mut t);
+    if let Some(c) = &h.chain_digest {
+        t.push_str(&format!("catalog head: run {} {c}\n", h.run));
+    }
+    if let Some(r) = h.peak_rss_bytes {
+        t.push_str(&format!("peak memory: {}\n", human::bytes(r)));
+    }
+    t
+}
+
+/// Each verdict with what its number counts: ok always, the others when there are any.
+fn verdict_rows(h: &AuditHead, metadata: bool, t: &mut String) {
     let rows: Vec<(u64, &str)> = h
         .counts_in_order()
         .filter(|(v, n)| *v == "ok" || *n > 0)
@@ -140,20 +166,11 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
     if only_ok {
         t.push_str("  no path corrupt, restored, modified, missing, new, moved or unreadable\n");
     }
-    if let Some(e) = &h.excluded {
-        t.push_str(&crate::scan::excluded_line(e));
-    }
-    if h.not_read > 0 {
-        let why = if of.budget_spent {
-            "the budget (--max-bytes/--max-time) ran out; the next audit goes on from here"
-        } else {
-            "verified recently enough (--older-than)"
-        };
-        t.push_str(&format!(
-            "not read this time: {}: {why}\n",
-            human::count(h.not_read, "registered file", "registered files")
-        ));
-    }
+}
+
+/// Corrupt and missing files called out (the missing forgotten with `--forget-missing`).
+fn called_out(h: &AuditHead, of: SummaryOf, t: &mut String) {
+    let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
     let corrupt = count("corrupt");
     if corrupt > 0 {
         t.push_str(&format!(
@@ -174,13 +191,6 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
             if missing == 1 { "" } else { "s" }
         ));
     }
-    if let Some(c) = &h.chain_digest {
-        t.push_str(&format!("catalog head: run {} {c}\n", h.run));
-    }
-    if let Some(r) = h.peak_rss_bytes {
-        t.push_str(&format!("peak memory: {}\n", human::bytes(r)));
-    }
-    t
 }
 
 /// Calls its argument once per event, in order; returns its source's first error.

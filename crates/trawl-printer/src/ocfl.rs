@@ -86,8 +86,38 @@ pub fn verdict(s: &OcflSummary) -> String {
     } else {
         String::new()
     };
+    let head = verdict_head(s);
+    let mut line = if s.kind == "inventory" {
+        format!("{head}{warned}")
+    } else {
+        format!("{head}; {read}{warned}")
+    };
+    if s.kind != "object" && !s.root_errors.is_empty() {
+        line += &format!(
+            "; the storage hierarchy has {}",
+            crate::human::count(
+                s.root_errors.len() as u64 + s.root_errors_not_listed,
+                "error",
+                "errors"
+            )
+        );
+    }
+    if s.unreadable > 0 {
+        line += &format!(
+            "; {} could not be read",
+            crate::human::count(s.unreadable, "file", "files")
+        );
+    }
+    if !s.complete {
+        line += "; INTERRUPTED: what was not reached is unchecked";
+    }
+    line
+}
+
+/// What the path validated is, and whether it is valid (a hierarchy: its objects' counts).
+fn verdict_head(s: &OcflSummary) -> String {
     let spec = s.spec.as_deref().unwrap_or("?");
-    let head = if s.kind == "inventory" {
+    if s.kind == "inventory" {
         let valid = if s.is_valid() {
             "a valid"
         } else {
@@ -114,30 +144,5 @@ pub fn verdict(s: &OcflSummary) -> String {
         format!("{} is a valid OCFL {spec} object", s.path)
     } else {
         format!("{} is NOT a valid OCFL {spec} object", s.path)
-    };
-    let mut line = if s.kind == "inventory" {
-        format!("{head}{warned}")
-    } else {
-        format!("{head}; {read}{warned}")
-    };
-    if s.kind != "object" && !s.root_errors.is_empty() {
-        line += &format!(
-            "; the storage hierarchy has {}",
-            crate::human::count(
-                s.root_errors.len() as u64 + s.root_errors_not_listed,
-                "error",
-                "errors"
-            )
-        );
     }
-    if s.unreadable > 0 {
-        line += &format!(
-            "; {} could not be read",
-            crate::human::count(s.unreadable, "file", "files")
-        );
-    }
-    if !s.complete {
-        line += "; INTERRUPTED: what was not reached is unchecked";
-    }
-    line
 }

@@ -38,6 +38,42 @@ pub fn table(r: &ReductionJson) -> String {
     if let Some(c) = &r.cdc {
         row(format!("cdc ~{}", human::bytes(c.avg_size)), &c.counts);
     }
+    compression_rows(r, w, &mut s);
+    let top = r.top_files.as_deref().unwrap_or_default();
+    if let Some(first) = top.first() {
+        s.push_str(&format!(
+            "  files contributing most duplicate bytes ({} blocks):\n  {:>12} {:>12}  path\n",
+            human::bytes(first.block_size),
+            "duplicate",
+            "saved share"
+        ));
+        for t in top {
+            s.push_str(&format!(
+                "  {:>12} {:>12}  {}\n",
+                human::bytes(t.duplicate_bytes),
+                human::bytes(t.saved_bytes),
+                t.path
+            ));
+        }
+    }
+    if r.hardlinks.names > 0 {
+        s.push_str(&format!(
+            "  hard links: {} more names of files already counted ({}), counted once (--count-links counts each)\n",
+            r.hardlinks.names,
+            human::bytes(r.hardlinks.bytes)
+        ));
+    }
+    if let Some(note) = &r.top_files_note {
+        s.push_str(&format!(
+            "  files contributing most duplicate bytes: {note}\n"
+        ));
+    }
+    s
+}
+
+/// The compression rows under their header, and the sample's note where the figures are
+/// estimated.
+fn compression_rows(r: &ReductionJson, w: usize, s: &mut String) {
     if !r.compression.is_empty() {
         s.push_str(&format!(
             "  {:<18} {:>12} {:>12} {:>12} {:>w$} {:>w2$}\n",
@@ -78,34 +114,4 @@ pub fn table(r: &ReductionJson) -> String {
             x.confidence * 100.0
         ));
     }
-    let top = r.top_files.as_deref().unwrap_or_default();
-    if let Some(first) = top.first() {
-        s.push_str(&format!(
-            "  files contributing most duplicate bytes ({} blocks):\n  {:>12} {:>12}  path\n",
-            human::bytes(first.block_size),
-            "duplicate",
-            "saved share"
-        ));
-        for t in top {
-            s.push_str(&format!(
-                "  {:>12} {:>12}  {}\n",
-                human::bytes(t.duplicate_bytes),
-                human::bytes(t.saved_bytes),
-                t.path
-            ));
-        }
-    }
-    if r.hardlinks.names > 0 {
-        s.push_str(&format!(
-            "  hard links: {} more names of files already counted ({}), counted once (--count-links counts each)\n",
-            r.hardlinks.names,
-            human::bytes(r.hardlinks.bytes)
-        ));
-    }
-    if let Some(note) = &r.top_files_note {
-        s.push_str(&format!(
-            "  files contributing most duplicate bytes: {note}\n"
-        ));
-    }
-    s
 }

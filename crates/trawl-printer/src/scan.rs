@@ -46,6 +46,30 @@ pub fn excluded_line(e: &trawl_report::exclude::ExcludedJson) -> String {
 pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
     let mut s = String::new();
     let t = &r.totals;
+    let nothing_read = t.files == 0 && r.skipped.is_empty() && !r.failed.is_empty();
+    if !nothing_read {
+        s.push_str(&totals_line(r));
+    }
+    skipped_line(r, &mut s);
+    if let Some(e) = &r.excluded {
+        s.push_str(&excluded_line(e));
+    }
+    findings(r, spilled, &mut s);
+    // Nothing read because no path named could be: the errors said as they happened are the
+    // whole story (no memory figure of a run that did nothing, no count of them again).
+    if nothing_read && spilled.failures_named_above {
+        return s;
+    }
+    if !nothing_read {
+        memory_line(r, spilled, &mut s);
+    }
+    failures(r, spilled, &mut s);
+    s
+}
+
+/// Files, bytes, time, rate and the digests computed.
+fn totals_line(r: &ScanReport) -> String {
+    let t = &r.totals;
     let digests = match r.algorithms.len() {
         0 => "no digests".to_string(),
         n => format!(
@@ -54,16 +78,17 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             r.algorithms.join(", ")
         ),
     };
-    let nothing_read = t.files == 0 && r.skipped.is_empty() && !r.failed.is_empty();
-    if !nothing_read {
-        s.push_str(&format!(
-            "{}, {} read in {:.2} s ({}); {digests}\n",
-            human::count(t.files, "file", "files"),
-            human::bytes(t.bytes),
-            t.seconds,
-            human::rate(t.bytes, t.seconds),
-        ));
-    }
+    format!(
+        "{}, {} read in {:.2} s ({}); {digests}\n",
+        human::count(t.files, "file", "files"),
+        human::bytes(t.bytes),
+        t.seconds,
+        human::rate(t.bytes, t.seconds),
+    )
+}
+
+/// What was skipped, by kind (`skipped: ...`), if anything was.
+fn skipped_line(r: &ScanReport, s: &mut String) {
     let kind = |k: &str| {
         r.skipped
             .iter()
@@ -85,11 +110,12 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
         }
         s.push_str(&format!("skipped: {}\n", parts.join(", ")));
     }
-    if let Some(e) = &r.excluded {
-        s.push_str(&excluded_line(e));
-    }
+}
+
+/// The reduction table, duplicates (files and directories) and media.
+fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
-    if let Some(red) = r.reduction.as_ref().filter(|_| t.files > 0) {
+    if let Some(red) = r.reduction.as_ref().filter(|_| r.totals.files > 0) {
         s.push_str(&crate::reduction::table(red));
         if spilled.fingerprints {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
@@ -128,12 +154,12 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             }
         ));
     }
-    // Nothing read because no path named could be: the errors said as they happened are the
-    // whole story (no memory figure of a run that did nothing, no count of them again).
-    if nothing_read && spilled.failures_named_above {
-        return s;
-    }
-    if let Some(rss) = t.peak_rss_bytes.filter(|_| !nothing_read) {
+}
+
+/// The peak memory, where it was measured.
+fn memory_line(r: &ScanReport, spilled: Spilled, s: &mut String) {
+    let t = &r.totals;
+    if let Some(rss) = t.peak_rss_bytes {
         // What trawl holds (what --memory bounds); the pages of files mapped to read them are
         // said apart: resident too, but the kernel drops them whenever it needs the room.
         let held = match t.peak_anon_bytes {
@@ -155,6 +181,10 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             }
         ));
     }
+}
+
+/// The failures: counted where they were named above, else each named.
+fn failures(r: &ScanReport, spilled: Spilled, s: &mut String) {
     if !r.failed.is_empty() && spilled.failures_named_above {
         s.push_str(&format!(
             "FAILED: {} could not be read (named above)\n",
@@ -177,5 +207,4 @@ pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
             }
         }
     }
-    s
 }

@@ -15,6 +15,26 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// A name that leads outside its root, carried as the error of an `io::Result` where an opener
+/// must answer one (an entry's opener beneath a root): told apart by its type, never its text,
+/// and made [`ReadError::Outside`](crate::ReadError::Outside) by
+/// [`open_for_read_with`](crate::open_for_read_with). Its text is the one wording for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("leads outside the root through a symbolic link: not read")]
+pub struct LeadsOutside;
+
+impl LeadsOutside {
+    /// As an opener's error.
+    pub fn into_io(self) -> io::Error {
+        io::Error::other(self)
+    }
+
+    /// Whether `e` is one (an opener's [`LeadsOutside::into_io`]).
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<LeadsOutside>())
+    }
+}
+
 /// Why a name is not opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {

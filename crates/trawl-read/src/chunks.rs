@@ -257,11 +257,8 @@ impl<'a> ChunkSource<'a> {
                             .into(),
                     }
                 } else {
-                    ReadError::Read {
+                    ReadError::PageLost {
                         path: self.file.path.clone(),
-                        source: std::io::Error::other(
-                            "a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded",
-                        ),
                     }
                 },
             );
@@ -388,6 +385,29 @@ mod tests {
             e.to_string()
                 .ends_with("gone: vanished before it could be read")
         );
+    }
+
+    /// A mapped page lost although the file kept its size (the device failed to deliver it)
+    /// is its own error, not a read's `io::Error`.
+    #[test]
+    fn a_lost_page_of_a_file_that_did_not_shrink_is_page_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![7u8; 10_000]).unwrap();
+        let pool = BufferPool::new(2, 4096);
+        let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, IoMethod::Read);
+        drain(&mut src);
+        // As the SIGBUS handler marks it.
+        src.shrank.store(true, std::sync::atomic::Ordering::SeqCst);
+        let e = src.finish().unwrap_err();
+        assert!(
+            matches!(&e, ReadError::PageLost { path } if *path == p),
+            "{e:?}"
+        );
+        assert_eq!(e.kind(), "read");
+        assert!(e.to_string().ends_with(
+            "f: read error: a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded"
+        ));
     }
 
     #[test]

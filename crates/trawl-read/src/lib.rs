@@ -21,8 +21,8 @@ mod sigbus;
 
 pub use at::{DirAt, Kind as EntryKind, Unread, is_plain_name};
 pub use beneath::{
-    Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath, open_no_links,
-    open_path_no_links, plain_segments, stat_in,
+    LeadsOutside, Parents, Refused, RootDir, open_beneath, open_beneath_any, open_dir_beneath,
+    open_no_links, open_path_no_links, plain_segments, stat_in,
 };
 pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::thread_cpu_time;
@@ -52,6 +52,13 @@ pub enum ReadError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// Its name leads outside its root (through `..` or a symbolic link), found when it was
+    /// opened ([`LeadsOutside`]).
+    #[error("{}: cannot open: {}", path.display(), LeadsOutside)]
+    Outside {
+        /// The path concerned.
+        path: PathBuf,
+    },
     /// A read failed.
     #[error("{}: read error: {source}", path.display())]
     Read {
@@ -59,6 +66,16 @@ pub enum ReadError {
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
+    },
+    /// A mapped page could not be had although the file did not shrink: the device failed to
+    /// deliver it (`SIGBUS`).
+    #[error(
+        "{}: read error: a mapped page could not be read (SIGBUS: an I/O error on the device); no digest recorded",
+        path.display()
+    )]
+    PageLost {
+        /// The path concerned.
+        path: PathBuf,
     },
     /// Not a regular file.
     #[error("{}: {what}, not read", path.display())]
@@ -97,7 +114,9 @@ impl ReadError {
         match self {
             ReadError::Vanished { path }
             | ReadError::Open { path, .. }
+            | ReadError::Outside { path }
             | ReadError::Read { path, .. }
+            | ReadError::PageLost { path }
             | ReadError::NotRegular { path, .. }
             | ReadError::TooLarge { path, .. }
             | ReadError::Changed { path, .. } => path,
@@ -108,8 +127,8 @@ impl ReadError {
     pub fn kind(&self) -> &'static str {
         match self {
             ReadError::Vanished { .. } => "vanished",
-            ReadError::Open { .. } => "open",
-            ReadError::Read { .. } => "read",
+            ReadError::Open { .. } | ReadError::Outside { .. } => "open",
+            ReadError::Read { .. } | ReadError::PageLost { .. } => "read",
             ReadError::NotRegular { .. } => "not-regular",
             ReadError::TooLarge { .. } => "too-large",
             ReadError::Changed { .. } => "changed-during-read",

@@ -131,13 +131,17 @@ pub fn read_whole(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// [`open_for_read`] for a file its caller opened (read-only, `O_NONBLOCK`): the same checks,
-/// the same read-ahead advice; an error to open it is reported for `path`.
+/// the same read-ahead advice; an error to open it is reported for `path` (a name found to lead
+/// outside its root, [`LeadsOutside`](crate::LeadsOutside), as [`ReadError::Outside`]).
 pub fn open_for_read_with(
     file: std::io::Result<File>,
     path: &Path,
 ) -> Result<OpenedFile, ReadError> {
     match file {
         Ok(f) => opened(f, path),
+        Err(e) if crate::LeadsOutside::is(&e) => Err(ReadError::Outside {
+            path: path.to_path_buf(),
+        }),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(ReadError::NotRegular {
             path: path.to_path_buf(),
             what: "symbolic link",

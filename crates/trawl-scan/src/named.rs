@@ -67,7 +67,7 @@ impl Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// Its name (through `..` or a symbolic link) leads outside its root.
-    #[error("leads outside the root through a symbolic link: not read")]
+    #[error("{}", trawl_read::LeadsOutside)]
     Outside,
     /// A FIFO, socket, device or other thing that is not a regular file.
     #[error("{}", .0.describe())]

@@ -47,7 +47,7 @@ impl RelativeEntries {
         e.dir = None;
         e.open = Some(trawl_walk::Opener(std::sync::Arc::new(move || {
             trawl_read::open_beneath_any(&at, segs.clone()).map_err(|r| match r {
-                Refused::Outside => std::io::Error::other(crate::Refusal::Outside.to_string()),
+                Refused::Outside => trawl_read::LeadsOutside.into_io(),
                 Refused::NotFound => std::io::Error::from(std::io::ErrorKind::NotFound),
             })
         })));
@@ -164,5 +164,17 @@ mod tests {
         symlink(root.join("../outside/f"), root.join("sub/f")).unwrap();
         let err = open().unwrap_err();
         assert!(err.to_string().contains("leads outside the root"), "{err}");
+        // The reader tells it by its type: its own error, naming the file.
+        let Err(err) = trawl_read::open_for_read_with(open(), Path::new("sub/f")) else {
+            panic!("opened outside the root");
+        };
+        assert!(
+            matches!(&err, trawl_read::ReadError::Outside { path } if path == Path::new("sub/f")),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "sub/f: cannot open: leads outside the root through a symbolic link: not read"
+        );
     }
 }

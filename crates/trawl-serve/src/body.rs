@@ -22,13 +22,14 @@ use http_body::{Frame, SizeHint};
 use tokio::task::JoinHandle;
 
 use crate::cached;
-use crate::log::Slot;
+use crate::log::{RequestError, Slot};
 
 /// Bytes read per step of a response body.
 pub(crate) const CHUNK: usize = 128 << 10;
 
 /// An answer's first frame: `prefix`, then the file's bytes from `from` up to a chunk (and
-/// `to`): from the page cache on this thread, else on the blocking pool. Fewer file bytes only
+/// `to`): from the page cache on this thread, else on the blocking pool (`path`, the request's,
+/// names a failure of that task). Fewer file bytes only
 /// where the file ends first; an error (the storage cannot deliver) comes before anything is
 /// sent, for a 500 rather than a 200 cut short at its start. Also returns the file back.
 pub(crate) async fn first_frame(
@@ -36,7 +37,8 @@ pub(crate) async fn first_frame(
     prefix: Vec<u8>,
     from: u64,
     to: u64,
-) -> io::Result<(std::fs::File, Bytes, u64)> {
+    path: &str,
+) -> Result<(std::fs::File, Bytes, u64), RequestError> {
     let n = (to.saturating_sub(from)).min(CHUNK as u64) as usize;
     let mut buf = prefix;
     let start = buf.len();
@@ -49,10 +51,36 @@ pub(crate) async fn first_frame(
         (file, r)
     })
     .await
-    .map_err(io::Error::other)?;
+    .map_err(|source| RequestError::Task {
+        path: path.to_string(),
+        source,
+    })?;
     let buf = r?;
     let at = from + (buf.len() - start) as u64;
     Ok((file, Bytes::from(buf), at))
+}
+
+/// Why a file's body stopped before its end (its length was promised: the connection is cut,
+/// and the request's log line says why).
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// Reading the file failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The file is shorter than its length when the answer began: it changed meanwhile.
+    #[error("the file is shorter than when its answer began")]
+    Shorter {
+        /// The request's path.
+        path: String,
+    },
+    /// The blocking read panicked or was cancelled.
+    #[error("{source}")]
+    Task {
+        /// The request's path.
+        path: String,
+        /// What became of the read.
+        source: tokio::task::JoinError,
+    },
 }
 
 /// `first` (a frame made by [`first_frame`]), then the file's bytes `at..to`; a read that fails
@@ -62,7 +90,7 @@ pub(crate) struct FileBody {
     first: Option<Bytes>,
     at: u64,
     end: u64,
-    reading: Option<JoinHandle<io::Result<Bytes>>>,
+    reading: Option<JoinHandle<Result<Bytes, BodyError>>>,
     slot: Arc<Slot>,
 }
 
@@ -91,16 +119,15 @@ impl FileBody {
         if self.at >= self.end {
             return;
         }
-        let (file, at) = (self.file.clone(), self.at);
+        let (file, at, slot) = (self.file.clone(), self.at, self.slot.clone());
         let n = (self.end - at).min(CHUNK as u64) as usize;
         self.reading = Some(tokio::task::spawn_blocking(move || {
             let mut buf = Vec::new();
             cached::append_waiting(&file, at, n, &mut buf)?;
             if buf.len() < n {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the file is shorter than when its answer began",
-                ));
+                return Err(BodyError::Shorter {
+                    path: slot.path().to_string(),
+                });
             }
             Ok(Bytes::from(buf))
         }));
@@ -109,12 +136,12 @@ impl FileBody {
 
 impl http_body::Body for FileBody {
     type Data = Bytes;
-    type Error = io::Error;
+    type Error = Arc<BodyError>;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Arc<BodyError>>>> {
         let this = self.get_mut();
         if let Some(p) = this.first.take() {
             return Poll::Ready(Some(Ok(Frame::data(p))));
@@ -139,7 +166,12 @@ impl http_body::Body for FileBody {
             Poll::Ready(r) => r,
         };
         this.reading = None;
-        let chunk = done.unwrap_or_else(|e| Err(io::Error::other(e)));
+        let chunk = done.unwrap_or_else(|source| {
+            Err(BodyError::Task {
+                path: this.slot.path().to_string(),
+                source,
+            })
+        });
         match chunk {
             Ok(b) => {
                 this.at += b.len() as u64;
@@ -151,7 +183,8 @@ impl http_body::Body for FileBody {
                 // A file shorter than its length when the answer began, or an I/O error: the
                 // connection is cut before its Content-Length, and the log says why.
                 this.at = this.end;
-                this.slot.fail(&e);
+                let e = Arc::new(e);
+                this.slot.fail(e.clone());
                 Poll::Ready(Some(Err(e)))
             }
         }
@@ -213,5 +246,57 @@ impl http_body::Body for Counted {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Notice, Notices};
+    use http_body::Body as _;
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// A file shorter than the length its answer promised: the body stops with its own error,
+    /// and the request's log says the response was cut short, and why.
+    #[test]
+    fn a_file_shorter_than_its_answer_cuts_the_body_with_its_own_error() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let said = Arc::new(Mutex::new(Vec::new()));
+        let to = said.clone();
+        let notices: Notices = Arc::new(move |n| {
+            if let Notice::Internal { error, .. } = n {
+                to.lock().unwrap().push(error.to_string());
+            }
+        });
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"0123456789").unwrap();
+        let slot = Arc::new(Slot::new(&notices, "/f.flv"));
+        let mut body = FileBody::new(f, Bytes::new(), 0, 100, &slot);
+        let err = rt.block_on(async {
+            loop {
+                match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => break e,
+                    None => panic!("the body ended without its promised length"),
+                }
+            }
+        });
+        assert!(
+            matches!(&*err, BodyError::Shorter { path } if path == "/f.flv"),
+            "{err:?}"
+        );
+        drop((body, slot));
+        assert_eq!(
+            *said.lock().unwrap(),
+            [
+                "read failed after 0 bytes of the body were sent, and the response was cut short: \
+              the file is shorter than when its answer began"
+            ]
+        );
     }
 }

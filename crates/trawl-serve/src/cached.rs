@@ -11,6 +11,8 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
+use crate::seek::Unread;
+
 /// Appends to `buf` up to `n` bytes of `file` from `at` that the page cache holds, without
 /// waiting for the storage; returns how many (0: none is cached, the file ends at `at`, or the
 /// system cannot say without waiting).
@@ -64,14 +66,14 @@ pub(crate) fn append_waiting(file: &File, at: u64, n: usize, buf: &mut Vec<u8>) 
 }
 
 /// Reads exactly `buf.len()` bytes of `file` at `at` if the page cache holds them all;
-/// `WouldBlock` otherwise (the caller reads them on the blocking pool).
-pub(crate) fn read_exact_cached(file: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+/// [`Unread::NotCached`] otherwise (the caller reads them on the blocking pool).
+pub(crate) fn read_exact_cached(file: &File, buf: &mut [u8], at: u64) -> Result<(), Unread> {
     let mut v = Vec::new();
     if append_cached(file, at, buf.len(), &mut v) == buf.len() {
         buf.copy_from_slice(&v);
         Ok(())
     } else {
-        Err(io::ErrorKind::WouldBlock.into())
+        Err(Unread::NotCached)
     }
 }
 
@@ -96,7 +98,7 @@ mod tests {
         assert_eq!(buf, &data[299_990..]);
         let mut exact = [0u8; 10];
         match read_exact_cached(&f, &mut exact, 299_995) {
-            Err(e) => assert_eq!(e.kind(), io::ErrorKind::WouldBlock),
+            Err(e) => assert!(matches!(e, Unread::NotCached), "{e:?}"),
             Ok(()) => panic!("5 bytes left, 10 asked for"),
         }
     }

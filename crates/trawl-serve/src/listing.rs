@@ -29,19 +29,21 @@ struct Entry {
     size: Option<u64>,
 }
 
-/// The page for the directory `raw_path` (a request path ending in `/`) names beneath `root`.
-pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, Refused> {
-    let (dir, segs) = resolve::open_dir(root, raw_path)?;
-    let mut names = dir.entries().map_err(|_| Refused::NotFound)?;
-    names.retain(|(n, _)| !n.starts_with(b"."));
-    names.sort_by(|a, b| a.0.cmp(&b.0));
+/// What the page lists of `names` (in the directory `segs` names), at most [`MAX_LISTED`],
+/// and how many more there are: directories, and the files a request could reach.
+fn listed(
+    root: &RootDir,
+    segs: &[Vec<u8>],
+    names: Vec<(Vec<u8>, EntryKind)>,
+    serving: Serving,
+) -> (Vec<Entry>, usize) {
     let mut entries = Vec::new();
     let mut more = 0usize;
     for (name, kind) in names {
         let entry = match kind {
             EntryKind::Dir => Some(Entry { name, size: None }),
             EntryKind::File | EntryKind::Symlink => {
-                let mut path = segs.clone();
+                let mut path = segs.to_vec();
                 path.push(name.clone());
                 resolve::open_segments(root, path, serving)
                     .ok()
@@ -61,6 +63,16 @@ pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, 
             }
         }
     }
+    (entries, more)
+}
+
+/// The page for the directory `raw_path` (a request path ending in `/`) names beneath `root`.
+pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, Refused> {
+    let (dir, segs) = resolve::open_dir(root, raw_path)?;
+    let mut names = dir.entries().map_err(|_| Refused::NotFound)?;
+    names.retain(|(n, _)| !n.starts_with(b"."));
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    let (entries, more) = listed(root, &segs, names, serving);
     let title = percent_encoding::percent_decode_str(raw_path)
         .decode_utf8_lossy()
         .into_owned();

@@ -7,6 +7,8 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::body::BodyError;
+
 /// Something the server has to say; the caller decides how it is shown.
 #[derive(Debug)]
 pub enum Notice<'a> {
@@ -30,7 +32,35 @@ pub enum Notice<'a> {
         /// The request's path.
         path: &'a str,
         /// What failed.
-        error: &'a io::Error,
+        error: &'a RequestError,
+    },
+}
+
+/// What failed on the server's side of a request ([`Notice::Internal`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Opening or reading the file, or writing the answer, failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The body was cut short: the file could not be read on after `sent` bytes of it went out.
+    #[error(
+        "read failed after {sent} bytes of the body were sent, and the response was cut short: {source}"
+    )]
+    CutShort {
+        /// The request's path.
+        path: String,
+        /// The body's bytes sent before the failure.
+        sent: u64,
+        /// Why the body stopped.
+        source: Arc<BodyError>,
+    },
+    /// The blocking task making the answer panicked or was cancelled.
+    #[error("the task making the answer failed: {source}")]
+    Task {
+        /// The request's path.
+        path: String,
+        /// What became of the task.
+        source: tokio::task::JoinError,
     },
 }
 
@@ -45,7 +75,7 @@ pub struct Slot {
     /// The request's path, for a read that fails while the body is sent.
     path: String,
     /// Why the body was cut short (the file could not be read on), if it was.
-    failed: Mutex<Option<io::Error>>,
+    failed: Mutex<Option<Arc<BodyError>>>,
     notices: Notices,
 }
 
@@ -62,15 +92,19 @@ impl Slot {
 }
 
 impl Slot {
+    /// The request's path, as the client sent it.
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
     /// `n` more bytes of the body handed to the connection.
     pub(crate) fn sent(&self, n: u64) {
         self.sent.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The body was cut short: the file could not be read on.
-    pub(crate) fn fail(&self, e: &io::Error) {
-        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(io::Error::new(e.kind(), e.to_string()));
+    pub(crate) fn fail(&self, e: Arc<BodyError>) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
     }
 
     /// Sets the line (everything but the byte count); unset, nothing is printed.
@@ -89,13 +123,11 @@ impl Drop for Slot {
             .unwrap_or_else(|p| p.into_inner())
             .take()
         {
-            let n = self.sent.load(Ordering::Relaxed);
-            let error = io::Error::new(
-                e.kind(),
-                format!(
-                    "read failed after {n} bytes of the body were sent, and the response was cut short: {e}"
-                ),
-            );
+            let error = RequestError::CutShort {
+                path: self.path.clone(),
+                sent: self.sent.load(Ordering::Relaxed),
+                source: e,
+            };
             (self.notices)(Notice::Internal {
                 path: &self.path,
                 error: &error,

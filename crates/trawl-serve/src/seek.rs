@@ -24,6 +24,13 @@ pub(crate) enum SeekError {
         /// The underlying error.
         source: io::Error,
     },
+    /// A tag the page cache does not hold all of, asked of a read that never waits: the plan
+    /// is made again on the blocking pool.
+    #[error("{path}: not in the page cache")]
+    NotCached {
+        /// The file, as its index names it.
+        path: String,
+    },
     /// A codec configuration tag too large for the bounded prefix: the request, not the file
     /// or the server, is what cannot be answered (422).
     #[error(
@@ -101,22 +108,44 @@ pub const PREFIX_CAP: u64 = 256 << 10;
 /// A metadata tag larger than this is not copied: one is synthesized from the index instead.
 const METADATA_COPY_MAX: u64 = 128 << 10;
 
-/// How a plan reads the file's tags: exactly `buf.len()` bytes at an offset.
-pub(crate) type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> io::Result<()>;
+/// How a plan reads the file's tags: exactly `buf.len()` bytes at an offset, or why not.
+pub(crate) type ReadAt<'a> = &'a dyn Fn(&File, &mut [u8], u64) -> Result<(), Unread>;
+
+/// Why a [`ReadAt`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unread {
+    /// The page cache does not hold every byte asked for (a read that never waits).
+    #[error("not in the page cache")]
+    NotCached,
+    /// The read failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// [`ReadAt`] waiting for the storage.
+pub(crate) fn read_waiting(file: &File, buf: &mut [u8], at: u64) -> Result<(), Unread> {
+    Ok(std::os::unix::fs::FileExt::read_exact_at(file, buf, at)?)
+}
 
 /// Builds the answer for a seek to keyframe `k`, reading tags with `read`; `None` when it is
 /// the first keyframe (or there is none): then the whole file is the answer. A configuration
 /// tag that would take the prefix past [`PREFIX_CAP`] is [`SeekError::TooLarge`], naming its
-/// size; an error of `read` is [`SeekError::Io`].
+/// size; a tag `read` has not in the page cache is [`SeekError::NotCached`], an error of `read`
+/// [`SeekError::Io`].
 pub(crate) fn plan(
     idx: &FlvIndex,
     file: &File,
     k: Option<Keyframe>,
     read: ReadAt<'_>,
 ) -> Result<Option<SeekBody>, SeekError> {
-    let io = |source| SeekError::Io {
-        path: idx.path.clone(),
-        source,
+    let io = |why| match why {
+        Unread::NotCached => SeekError::NotCached {
+            path: idx.path.clone(),
+        },
+        Unread::Io(source) => SeekError::Io {
+            path: idx.path.clone(),
+            source,
+        },
     };
     let Some(k) = k else { return Ok(None) };
     if idx.keyframes.first() == Some(&k) {
@@ -151,17 +180,18 @@ pub(crate) fn plan(
     }))
 }
 
+/// Appends the tag of `size` bytes at `at` and its previous-tag-size field; `size` is bounded
+/// by the caller (by [`PREFIX_CAP`] or [`METADATA_COPY_MAX`]), far below `u32::MAX`.
 fn copy_tag(
     file: &File,
     read: ReadAt<'_>,
     at: u64,
     size: u64,
     out: &mut Vec<u8>,
-) -> io::Result<()> {
+) -> Result<(), Unread> {
     let start = out.len();
-    // Bounded by PREFIX_CAP (the caller's check), far below both limits.
-    let len = usize::try_from(size).map_err(io::Error::other)?;
-    let prev = u32::try_from(size).map_err(io::Error::other)?;
+    let prev = u32::try_from(size).expect("a tag's size is bounded by the caller");
+    let len = prev as usize;
     out.resize(start + len, 0);
     read(file, &mut out[start..], at)?;
     out.extend_from_slice(&prev.to_be_bytes());
@@ -244,6 +274,25 @@ mod tests {
         assert_eq!(k(Start::Bytes(90_000)), 90_000);
     }
 
+    /// A tag the page cache does not hold, asked of a read that never waits: its own error,
+    /// for the caller to plan again on the blocking pool.
+    #[test]
+    fn a_tag_not_in_the_page_cache_is_not_cached() {
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(1 << 20).unwrap();
+        let mut i = idx();
+        i.video_config = Some(trawl_media::TagSpan {
+            offset: 200,
+            size: 100,
+        });
+        let read: ReadAt<'_> = &|_, _, _| Err(Unread::NotCached);
+        let e = plan(&i, &f, i.keyframes.get(1).copied(), read).unwrap_err();
+        assert!(
+            matches!(&e, SeekError::NotCached { path } if *path == i.path),
+            "{e:?}"
+        );
+    }
+
     /// A file declaring a 16 MiB codec configuration tag: the seek is refused before anything
     /// is read into memory; a large metadata tag is synthesized rather than copied.
     #[test]
@@ -255,7 +304,7 @@ mod tests {
             offset: 200,
             size: 16 << 20,
         });
-        let read: ReadAt<'_> = &|f, b, at| std::os::unix::fs::FileExt::read_exact_at(f, b, at);
+        let read: ReadAt<'_> = &read_waiting;
         let e = plan(&i, &f, i.keyframes.get(1).copied(), read).unwrap_err();
         assert!(
             matches!(e, SeekError::TooLarge { size, .. } if size == 16 << 20),

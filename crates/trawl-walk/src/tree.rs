@@ -15,9 +15,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use trawl_stop::Stop;
 
-use crate::{
-    Excluded, ExcludedKind, FileEntry, Out, SkipKind, WalkError, WalkItem, WalkOptions, entry,
-};
+use crate::walker::{Out, entry};
+use crate::{Excluded, ExcludedKind, FileEntry, SkipKind, WalkError, WalkItem, WalkOptions};
 
 /// A directory to list.
 struct DirWork {
@@ -226,6 +225,9 @@ pub fn list_directory(
     out
 }
 
+/// A directory's listing, and a descriptor of it to open its files by name in.
+type OpenListing = (std::fs::ReadDir, Option<Arc<std::fs::File>>);
+
 impl Walker<'_> {
     /// Lists one directory: files go out at once, directories onto the stack. False when the
     /// walk must end (stopped, or nobody takes the items any more).
@@ -235,26 +237,11 @@ impl Walker<'_> {
         push_dir: &mut dyn FnMut(DirWork),
         out: &mut dyn FnMut(WalkItem) -> bool,
     ) -> bool {
-        if let Some(dev) = self.root_dev {
-            match std::fs::metadata(&dir.path) {
-                Ok(md) if md.dev() != dev => return true,
-                Ok(_) => {}
-                Err(e) => return out(io_error(&dir.path, e)),
-            }
-        }
-        #[cfg(debug_assertions)]
-        test_delay();
-        let rd = match std::fs::read_dir(&dir.path) {
-            Ok(rd) => rd,
-            Err(e) => return out(io_error(&dir.path, e)),
+        let (rd, fd) = match self.open_listing(&dir) {
+            Ok(Some(listing)) => listing,
+            Ok(None) => return true,
+            Err(item) => return out(item),
         };
-        // The files are opened by name in this descriptor (where it opens: else by path).
-        let fd = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
-            .open(&dir.path)
-            .ok()
-            .map(Arc::new);
         for ent in rd {
             if self.stop.is_stopping() {
                 return false;
@@ -272,25 +259,9 @@ impl Walker<'_> {
             let item = match ent.file_type() {
                 Err(e) => Some(io_error(&path, e)),
                 Ok(ft) if ft.is_dir() => {
-                    if let Some(x) = self.excluded(&path, ExcludedKind::Directory, || None) {
-                        if !out(x) {
-                            return false;
-                        }
-                        continue;
+                    if !self.directory(&dir, &ent, path, push_dir, out) {
+                        return false;
                     }
-                    let ancestors = match &dir.ancestors {
-                        None => None,
-                        Some(a) => match ent.metadata() {
-                            Ok(md) => Some(child(a, &md)),
-                            Err(e) => {
-                                if !out(io_error(&path, e)) {
-                                    return false;
-                                }
-                                continue;
-                            }
-                        },
-                    };
-                    push_dir(DirWork { path, ancestors });
                     None
                 }
                 Ok(ft) if ft.is_file() => {
@@ -313,6 +284,53 @@ impl Walker<'_> {
                 return false;
             }
         }
+        true
+    }
+
+    /// The directory's listing and a descriptor of it to open its files by name in (where it
+    /// opens: else by path); None for a directory on another file system than the root's
+    /// (`one_file_system`), or the error item when it cannot be looked at or listed.
+    fn open_listing(&self, dir: &DirWork) -> Result<Option<OpenListing>, WalkItem> {
+        if let Some(dev) = self.root_dev {
+            match std::fs::metadata(&dir.path) {
+                Ok(md) if md.dev() != dev => return Ok(None),
+                Ok(_) => {}
+                Err(e) => return Err(io_error(&dir.path, e)),
+            }
+        }
+        #[cfg(debug_assertions)]
+        test_delay();
+        let rd = std::fs::read_dir(&dir.path).map_err(|e| io_error(&dir.path, e))?;
+        let fd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&dir.path)
+            .ok()
+            .map(Arc::new);
+        Ok(Some((rd, fd)))
+    }
+
+    /// A directory found in `dir`: excluded (said so), or onto the stack with its ancestors
+    /// when links are followed. False when the walk must end.
+    fn directory(
+        &self,
+        dir: &DirWork,
+        ent: &std::fs::DirEntry,
+        path: PathBuf,
+        push_dir: &mut dyn FnMut(DirWork),
+        out: &mut dyn FnMut(WalkItem) -> bool,
+    ) -> bool {
+        if let Some(x) = self.excluded(&path, ExcludedKind::Directory, || None) {
+            return out(x);
+        }
+        let ancestors = match &dir.ancestors {
+            None => None,
+            Some(a) => match ent.metadata() {
+                Ok(md) => Some(child(a, &md)),
+                Err(e) => return out(io_error(&path, e)),
+            },
+        };
+        push_dir(DirWork { path, ancestors });
         true
     }
 

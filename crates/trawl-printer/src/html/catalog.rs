@@ -71,24 +71,11 @@ fn headline(v: &CatalogView) -> Markup {
 /// The verdicts of every run: two stacked charts and a table.
 fn runs(v: &CatalogView) -> Markup {
     let labels: Vec<String> = v.runs.iter().map(|r| format!("#{}", r.run)).collect();
-    let count = |r: &trawl_report::audit::RunRow, s: &str| {
-        r.counts.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n)
-    };
-    let class = |s: &str| match s {
-        "ok" => "bar",
-        "corrupt" => "s-corrupt",
-        "restored" => "s-restored",
-        "modified" => "s-modified",
-        "missing" => "s-missing",
-        "new" => "s-new",
-        "moved" => "s-moved",
-        _ => "s-unreadable",
-    };
     let all: Vec<Series> = STATES
         .iter()
         .map(|s| Series {
             name: s.to_string(),
-            class: class(s),
+            class: state_class(s),
             values: v.runs.iter().map(|r| count(r, s)).collect(),
         })
         .collect();
@@ -99,6 +86,43 @@ fn runs(v: &CatalogView) -> Markup {
         &labels,
         &all,
     );
+    let (changed, left_out) = changed_chart(v, &labels, &all);
+    html! {
+        h2 { "Verdicts per run" }
+        (chart(every))
+        (chart(changed))
+        @if !left_out.is_empty() {
+            p.note {
+                "Left out of the second chart, as registrations (every path new), which would set its scale: "
+                (left_out.join(", ")) "."
+            }
+        }
+        (runs_table(v))
+    }
+}
+
+/// Paths of verdict `s` in run `r`.
+fn count(r: &trawl_report::audit::RunRow, s: &str) -> u64 {
+    r.counts.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n)
+}
+
+/// The chart's class of a verdict.
+fn state_class(s: &str) -> &'static str {
+    match s {
+        "ok" => "bar",
+        "corrupt" => "s-corrupt",
+        "restored" => "s-restored",
+        "modified" => "s-modified",
+        "missing" => "s-missing",
+        "new" => "s-new",
+        "moved" => "s-moved",
+        _ => "s-unreadable",
+    }
+}
+
+/// The runs' chart without the ok paths and the registrations, and the registrations left
+/// out of it.
+fn changed_chart(v: &CatalogView, labels: &[String], all: &[Series]) -> (String, Vec<String>) {
     // What changed, without the ok paths and without the registrations (runs whose every path
     // is new): a registration's thousands of new paths would set the scale, and a later run's
     // few events would be slivers.
@@ -131,6 +155,11 @@ fn runs(v: &CatalogView) -> Markup {
         &kept_labels,
         &not_ok,
     );
+    (changed, left_out)
+}
+
+/// A row per run: when, how, what was read, each verdict's paths and the chain's digest.
+fn runs_table(v: &CatalogView) -> Markup {
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
     head.extend(STATES);
     head.push("chain digest");
@@ -157,18 +186,7 @@ fn runs(v: &CatalogView) -> Markup {
             row
         })
         .collect();
-    html! {
-        h2 { "Verdicts per run" }
-        (chart(every))
-        (chart(changed))
-        @if !left_out.is_empty() {
-            p.note {
-                "Left out of the second chart, as registrations (every path new), which would set its scale: "
-                (left_out.join(", ")) "."
-            }
-        }
-        (table("runs-table", &head, &rows, true))
-    }
+    table("runs-table", &head, &rows, true)
 }
 
 /// How long ago present files were last read.

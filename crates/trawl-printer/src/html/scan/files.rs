@@ -16,18 +16,29 @@ pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
     if r.file_sizes.is_empty() {
         return html! {};
     }
-    let label = |from: u64| {
-        if from == 0 {
-            "0".to_string()
-        } else {
-            human::bytes(from)
-        }
-    };
+    html! {
+        h2 { "File sizes" }
+        (chart(files_by_size(id, r)))
+        (chart(bytes_by_size(id, r)))
+    }
+}
+
+/// A size bucket's name: its lower bound (`0` for empty files).
+fn bucket_label(from: u64) -> String {
+    if from == 0 {
+        "0".to_string()
+    } else {
+        human::bytes(from)
+    }
+}
+
+/// Files by size.
+fn files_by_size(id: &str, r: &ScanReport) -> String {
     let files: Vec<Mark> = r
         .file_sizes
         .iter()
         .map(|b| Mark {
-            label: label(b.from),
+            label: bucket_label(b.from),
             value: b.files as f64,
             interval: None,
             data: vec![
@@ -45,17 +56,21 @@ pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
             ),
         })
         .collect();
-    let by_files = svg::bars(
+    svg::bars(
         &format!("{id}-file-sizes"),
         "Files by size (power-of-two buckets)",
         "files",
         &files,
-    );
+    )
+}
+
+/// Bytes by file size: where the data is.
+fn bytes_by_size(id: &str, r: &ScanReport) -> String {
     let bytes_marks: Vec<Mark> = r
         .file_sizes
         .iter()
         .map(|b| Mark {
-            label: label(b.from),
+            label: bucket_label(b.from),
             value: b.bytes as f64,
             interval: None,
             data: vec![("from", b.from.to_string()), ("bytes", b.bytes.to_string())],
@@ -67,17 +82,12 @@ pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
             ),
         })
         .collect();
-    let by_bytes = svg::bars(
+    svg::bars(
         &format!("{id}-file-bytes"),
         "Bytes by file size (where the data is)",
         "bytes",
         &bytes_marks,
-    );
-    html! {
-        h2 { "File sizes" }
-        (chart(by_files))
-        (chart(by_bytes))
-    }
+    )
 }
 
 /// The groups of equal files (with `--duplicates`): a summary, and the largest groups.
@@ -128,22 +138,6 @@ pub(crate) fn duplicates(id: &str, r: &ScanReport) -> Markup {
 /// not read by design (links not followed, special files) counted by kind, and named in a
 /// table folded away: a tree's symbolic links are not its problems.
 pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
-    let rows = |list: &[trawl_report::scan::FileJson]| -> Vec<Vec<Cell>> {
-        list.iter()
-            .take(PROBLEMS_SHOWN)
-            .map(|f| {
-                let why = match (&f.error, &f.skipped) {
-                    (Some(e), _) => format!("{}: {}", e.kind, e.message),
-                    (None, Some(s)) => s.clone(),
-                    _ => String::new(),
-                };
-                vec![text(f.path.path.clone()), text(why)]
-            })
-            .collect()
-    };
-    let more = |list: &[trawl_report::scan::FileJson]| {
-        (list.len() > PROBLEMS_SHOWN).then(|| list.len() - PROBLEMS_SHOWN)
-    };
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for f in &r.skipped {
         let k = f.skipped.clone().unwrap_or_default();
@@ -152,41 +146,63 @@ pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
             None => kinds.push((k, 1)),
         }
     }
-    let said = |k: &str, n: usize| -> String {
-        let n = n as u64;
-        match k {
-            "symlink" => format!(
-                "{} (not followed: --follow reads what they point to)",
-                crate::human::count(n, "symbolic link", "symbolic links")
-            ),
-            "symlink-loop" => crate::human::count(n, "link loop", "link loops"),
-            "fifo" => crate::human::count(n, "FIFO", "FIFOs"),
-            "socket" => crate::human::count(n, "socket", "sockets"),
-            "block-device" | "char-device" => crate::human::count(n, "device", "devices"),
-            _ => format!("{n} {k}"),
-        }
-    };
     html! {
         @if !r.failed.is_empty() {
             h2 { "Problems" }
             h3 { "Could not be read (" (group_digits(r.failed.len() as u64)) ")" }
-            (table(&format!("{id}-failed"), &["path", "why"], &rows(&r.failed), true))
-            @if let Some(n) = more(&r.failed) {
+            (table(&format!("{id}-failed"), &["path", "why"], &problem_rows(&r.failed), true))
+            @if let Some(n) = not_shown(&r.failed) {
                 p.note { "... and " (n) " more (all are in the JSON report)." }
             }
         }
         @if !r.skipped.is_empty() {
             h2 { "Not read, by design" }
             p {
-                (kinds.iter().map(|(k, n)| said(k, *n)).collect::<Vec<_>>().join("; ")) "."
+                (kinds.iter().map(|(k, n)| skipped_said(k, *n)).collect::<Vec<_>>().join("; ")) "."
             }
             details {
                 summary { "Each of them (" (group_digits(r.skipped.len() as u64)) ")" }
-                (table(&format!("{id}-skipped"), &["path", "what"], &rows(&r.skipped), true))
-                @if let Some(n) = more(&r.skipped) {
+                (table(&format!("{id}-skipped"), &["path", "what"], &problem_rows(&r.skipped), true))
+                @if let Some(n) = not_shown(&r.skipped) {
                     p.note { "... and " (n) " more (all are in the JSON report)." }
                 }
             }
         }
+    }
+}
+
+/// A row per file shown (the first [`PROBLEMS_SHOWN`]): its path and why.
+fn problem_rows(list: &[trawl_report::scan::FileJson]) -> Vec<Vec<Cell>> {
+    list.iter()
+        .take(PROBLEMS_SHOWN)
+        .map(|f| {
+            let why = match (&f.error, &f.skipped) {
+                (Some(e), _) => format!("{}: {}", e.kind, e.message),
+                (None, Some(s)) => s.clone(),
+                _ => String::new(),
+            };
+            vec![text(f.path.path.clone()), text(why)]
+        })
+        .collect()
+}
+
+/// How many of `list` are not shown, if any.
+fn not_shown(list: &[trawl_report::scan::FileJson]) -> Option<usize> {
+    (list.len() > PROBLEMS_SHOWN).then(|| list.len() - PROBLEMS_SHOWN)
+}
+
+/// `n` entries skipped of kind `k`, as the page says it.
+fn skipped_said(k: &str, n: usize) -> String {
+    let n = n as u64;
+    match k {
+        "symlink" => format!(
+            "{} (not followed: --follow reads what they point to)",
+            crate::human::count(n, "symbolic link", "symbolic links")
+        ),
+        "symlink-loop" => crate::human::count(n, "link loop", "link loops"),
+        "fifo" => crate::human::count(n, "FIFO", "FIFOs"),
+        "socket" => crate::human::count(n, "socket", "sockets"),
+        "block-device" | "char-device" => crate::human::count(n, "device", "devices"),
+        _ => format!("{n} {k}"),
     }
 }

@@ -24,6 +24,18 @@ pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
             (m.failed) " that could not be indexed."
         }
     };
+    html! {
+        (summary)
+        (chart(keyframe_intervals(id, m)))
+        (flv_table(id, m))
+        @if m.files as usize > m.listed.len() {
+            p.note { "The first " (m.listed.len()) " files are listed; all are counted above." }
+        }
+    }
+}
+
+/// Keyframe intervals by length.
+fn keyframe_intervals(id: &str, m: &trawl_report::media::MediaReport) -> String {
     let label = |b: &trawl_report::media::IntervalBucket| match b.to {
         Some(t) => format!("{}-{} s", b.from, t),
         None => format!("{}+ s", b.from),
@@ -47,12 +59,16 @@ pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
             ),
         })
         .collect();
-    let intervals = svg::bars(
+    svg::bars(
         &format!("{id}-keyframe-intervals"),
         "Time between keyframes (a player seeks no finer than this)",
         "intervals",
         &marks,
-    );
+    )
+}
+
+/// A row per FLV file listed.
+fn flv_table(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
     let rows: Vec<Vec<Cell>> = m
         .listed
         .iter()
@@ -78,7 +94,7 @@ pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
             ]
         })
         .collect();
-    let files = table(
+    table(
         &format!("{id}-flv"),
         &[
             "file",
@@ -92,13 +108,5 @@ pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
         ],
         &rows,
         true,
-    );
-    html! {
-        (summary)
-        (chart(intervals))
-        (files)
-        @if m.files as usize > m.listed.len() {
-            p.note { "The first " (m.listed.len()) " files are listed; all are counted above." }
-        }
-    }
+    )
 }

@@ -74,6 +74,29 @@ pub fn render(reports: &[(String, &ScanReport)]) -> String {
 
 /// Headline figures of several reports side by side.
 pub(crate) fn compare(reports: &[(String, &ScanReport)]) -> Markup {
+    let (dedup_sizes, codecs) = compared(reports);
+    let mut head: Vec<String> = vec!["report".into(), "files".into(), "bytes".into()];
+    head.extend(
+        dedup_sizes
+            .iter()
+            .map(|s| format!("dedup at {}", size_label(*s))),
+    );
+    head.extend(codecs.iter().map(|c| format!("dedup + {c}")));
+    head.push("failed".into());
+    let rows: Vec<Vec<Cell>> = reports
+        .iter()
+        .map(|(name, r)| compare_row(name, r, &dedup_sizes, &codecs))
+        .collect();
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    html! {
+        h2 { "Side by side" }
+        (table("compare", &head, &rows, true))
+        p.note { "dedup: logical bytes over unique bytes at the smallest block size measured; dedup + a codec: what an array that dedups and compresses would store (the combined ratio)." }
+    }
+}
+
+/// The block sizes and codecs the reports measured, in their order.
+fn compared(reports: &[(String, &ScanReport)]) -> (Vec<u64>, Vec<String>) {
     // A column per block size and codec the reports measured, named: reports made with other
     // settings are not compared under one word.
     let mut dedup_sizes: Vec<u64> = Vec::new();
@@ -93,68 +116,54 @@ pub(crate) fn compare(reports: &[(String, &ScanReport)]) -> Markup {
             }
         }
     }
-    let mut head: Vec<String> = vec!["report".into(), "files".into(), "bytes".into()];
-    head.extend(
-        dedup_sizes
-            .iter()
-            .map(|s| format!("dedup at {}", size_label(*s))),
-    );
-    head.extend(codecs.iter().map(|c| format!("dedup + {c}")));
-    head.push("failed".into());
-    let rows: Vec<Vec<Cell>> = reports
-        .iter()
-        .map(|(name, r)| {
-            let red = r.reduction.as_ref();
-            let mut row = vec![
-                text(name.clone()),
-                num(r.totals.files),
-                bytes(r.totals.bytes),
-            ];
-            for s in &dedup_sizes {
-                let dd = red
-                    .and_then(|x| x.dedup.first())
-                    .filter(|d| d.block_size == *s)
-                    .map(|d| &d.counts);
-                row.push(dd.map_or_else(
-                    || (ratio(None), None),
-                    |x| {
-                        (
-                            estimate(
-                                x.ratio,
-                                x.ratio_interval(),
-                                x.sample.as_ref().map(|s| s.confidence),
-                            ),
-                            x.ratio,
-                        )
-                    },
-                ));
-            }
-            for name in &codecs {
-                let cc = red.and_then(|x| x.compression.iter().find(|c| codec_name(c) == *name));
-                row.push(cc.map_or_else(
-                    || (ratio(None), None),
-                    |x| {
-                        (
-                            estimate(
-                                x.combined_ratio,
-                                x.combined_interval(),
-                                x.combined_sample.as_ref().map(|s| s.confidence),
-                            ),
-                            x.combined_ratio,
-                        )
-                    },
-                ));
-            }
-            row.push(num(r.totals.failed));
-            row
-        })
-        .collect();
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    html! {
-        h2 { "Side by side" }
-        (table("compare", &head, &rows, true))
-        p.note { "dedup: logical bytes over unique bytes at the smallest block size measured; dedup + a codec: what an array that dedups and compresses would store (the combined ratio)." }
+    (dedup_sizes, codecs)
+}
+
+/// One report's row: its totals, dedup at each block size and each codec's combined ratio.
+fn compare_row(name: &str, r: &ScanReport, dedup_sizes: &[u64], codecs: &[String]) -> Vec<Cell> {
+    let red = r.reduction.as_ref();
+    let mut row = vec![
+        text(name.to_string()),
+        num(r.totals.files),
+        bytes(r.totals.bytes),
+    ];
+    for s in dedup_sizes {
+        let dd = red
+            .and_then(|x| x.dedup.first())
+            .filter(|d| d.block_size == *s)
+            .map(|d| &d.counts);
+        row.push(dd.map_or_else(
+            || (ratio(None), None),
+            |x| {
+                (
+                    estimate(
+                        x.ratio,
+                        x.ratio_interval(),
+                        x.sample.as_ref().map(|s| s.confidence),
+                    ),
+                    x.ratio,
+                )
+            },
+        ));
     }
+    for name in codecs {
+        let cc = red.and_then(|x| x.compression.iter().find(|c| codec_name(c) == *name));
+        row.push(cc.map_or_else(
+            || (ratio(None), None),
+            |x| {
+                (
+                    estimate(
+                        x.combined_ratio,
+                        x.combined_interval(),
+                        x.combined_sample.as_ref().map(|s| s.confidence),
+                    ),
+                    x.combined_ratio,
+                )
+            },
+        ));
+    }
+    row.push(num(r.totals.failed));
+    row
 }
 
 /// One report's sections.

@@ -30,6 +30,24 @@ pub(crate) fn reduction(id: &str, red: &ReductionJson) -> Markup {
 
 /// Dedup against block size: the curve (CDC as a diamond) and the table.
 fn dedup(id: &str, red: &ReductionJson) -> Markup {
+    html! {
+        h2 { "Deduplication by block size" }
+        (chart(dedup_curve(id, red)))
+        (dedup_table(id, red))
+        @if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
+            p.note { "Estimated from a sample: error bars and ranges are 99% intervals." }
+        }
+        @if red.hardlinks.names > 0 {
+            p.note {
+                (group_digits(red.hardlinks.names)) " more names of hard-linked files ("
+                (human::bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
+            }
+        }
+    }
+}
+
+/// The dedup ratio against block size, CDC's point as a diamond.
+fn dedup_curve(id: &str, red: &ReductionJson) -> String {
     let marks: Vec<Mark> = red
         .dedup
         .iter()
@@ -59,13 +77,17 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
         })
         .collect();
     let extra: Vec<(f64, Mark)> = red.cdc.iter().map(|c| cdc_point(red, c)).collect();
-    let curve = svg::curve(
+    svg::curve(
         &format!("{id}-dedup"),
         "Dedup ratio against block size (fixed blocks joined, CDC as a diamond)",
         "dedup ratio",
         &marks,
         &extra,
-    );
+    )
+}
+
+/// A row per block size, and CDC's.
+fn dedup_table(id: &str, red: &ReductionJson) -> Markup {
     let mut rows: Vec<Vec<Cell>> = red
         .dedup
         .iter()
@@ -83,7 +105,7 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
             &c.counts,
         ));
     }
-    let t = table(
+    table(
         &format!("{id}-dedup-table"),
         &[
             "blocks",
@@ -96,21 +118,7 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
         ],
         &rows,
         false,
-    );
-    html! {
-        h2 { "Deduplication by block size" }
-        (chart(curve))
-        (t)
-        @if red.dedup.iter().any(|d| d.counts.sample.is_some()) {
-            p.note { "Estimated from a sample: error bars and ranges are 99% intervals." }
-        }
-        @if red.hardlinks.names > 0 {
-            p.note {
-                (group_digits(red.hardlinks.names)) " more names of hard-linked files ("
-                (human::bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
-            }
-        }
-    }
+    )
 }
 
 /// CDC's point on the dedup curve: where its average chunk size falls among the fixed sizes.
@@ -206,17 +214,30 @@ pub(crate) fn dedup_row(label: String, size: u64, c: &DedupCounts) -> Vec<Cell> 
 
 /// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
 /// histogram: distinct blocks per bucket, and the references to them.
-/// The reference-count histogram of the smallest block size, as `zdb -S` prints its DDT
-/// histogram: distinct blocks per bucket, and the references to them.
 pub(crate) fn references(id: &str, red: &ReductionJson) -> Markup {
     let Some(d) = red.dedup.first() else {
         return html! {};
     };
-    let label = |b: &trawl_report::reduction::RefBucket| match b.to {
+    html! {
+        h2 { "Reference counts (" (size_label(d.block_size)) " blocks)" }
+        (chart(references_bars(id, d)))
+        (references_table(id, d))
+        p.note { "Zero blocks are counted apart (thin provisioning) and are in no bucket." }
+    }
+}
+
+/// A reference-count bucket's name: `3`, `4-7`, `1024+`.
+fn ref_label(b: &trawl_report::reduction::RefBucket) -> String {
+    match b.to {
         Some(t) if t == b.from => t.to_string(),
         Some(t) => format!("{}-{t}", b.from),
         None => format!("{}+", b.from),
-    };
+    }
+}
+
+/// Distinct blocks by how many times they are referenced.
+fn references_bars(id: &str, d: &trawl_report::reduction::DedupJson) -> String {
+    let label = ref_label;
     let marks: Vec<Mark> = d
         .counts
         .references
@@ -247,12 +268,17 @@ pub(crate) fn references(id: &str, red: &ReductionJson) -> Markup {
             ),
         })
         .collect();
-    let bars = svg::bars(
+    svg::bars(
         &format!("{id}-refs"),
         "Distinct blocks by how many times they are referenced",
         "distinct blocks",
         &marks,
-    );
+    )
+}
+
+/// A row per bucket: distinct blocks and references, and their bytes where known.
+fn references_table(id: &str, d: &trawl_report::reduction::DedupJson) -> Markup {
+    let label = ref_label;
     let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
     let rows: Vec<Vec<Cell>> = d
         .counts
@@ -279,12 +305,7 @@ pub(crate) fn references(id: &str, red: &ReductionJson) -> Markup {
     if with_bytes {
         head.extend(["stored bytes", "logical bytes"]);
     }
-    html! {
-        h2 { "Reference counts (" (size_label(d.block_size)) " blocks)" }
-        (chart(bars))
-        (table(&format!("{id}-refs-table"), &head, &rows, false))
-        p.note { "Zero blocks are counted apart (thin provisioning) and are in no bucket." }
-    }
+    table(&format!("{id}-refs-table"), &head, &rows, false)
 }
 
 /// Logical, compressed and allocated bytes per codec, and the ratios.
@@ -292,6 +313,16 @@ pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
     if red.compression.is_empty() {
         return html! {};
     }
+    html! {
+        h2 { "Compression" }
+        (chart(compression_bars(id, red)))
+        (compression_table(id, red))
+        (compression_notes(red))
+    }
+}
+
+/// The bars of logical, compressed and allocated bytes per codec.
+fn compression_bars(id: &str, red: &ReductionJson) -> String {
     let mut marks = Vec::new();
     for c in &red.compression {
         let name = codec_name(c);
@@ -315,12 +346,16 @@ pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
             });
         }
     }
-    let bars = svg::bars(
+    svg::bars(
         &format!("{id}-compression"),
         "Logical, compressed and allocated bytes per codec (allocated: rounded up to sectors)",
         "bytes",
         &marks,
-    );
+    )
+}
+
+/// The table of bytes and ratios per codec.
+fn compression_table(id: &str, red: &ReductionJson) -> Markup {
     let rows: Vec<Vec<Cell>> = red
         .compression
         .iter()
@@ -350,7 +385,7 @@ pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
             ]
         })
         .collect();
-    let t = table(
+    table(
         &format!("{id}-compression-table"),
         &[
             "codec",
@@ -363,11 +398,12 @@ pub(crate) fn compression(id: &str, red: &ReductionJson) -> Markup {
         ],
         &rows,
         false,
-    );
+    )
+}
+
+/// How the units are compressed and stored, and why a ratio may be under 1x.
+fn compression_notes(red: &ReductionJson) -> Markup {
     html! {
-        h2 { "Compression" }
-        (chart(bars))
-        (t)
         @if let Some(c) = red.compression.first() {
             p.note {
                 "Units of " (size_label(c.unit)) " are compressed one by one; a unit is stored compressed only if it shrinks by "
