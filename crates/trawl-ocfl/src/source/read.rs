@@ -13,7 +13,7 @@ use trawl_catalog::{Expected, ReadPlan, ReadResult};
 use trawl_digest::Algorithm;
 use trawl_read::{DirAt, Refused, RootDir, open_no_links};
 use trawl_scan::{
-    DigestLanes, Event, Feeder, Input, LaneFactory, Outcome, Progress, Reading, Refusal, Resolve,
+    DigestLanes, Event, Feeder, Input, LaneFactory, Outcome, Progress, Reading, Resolve,
     ScanConfig, read_named,
 };
 use trawl_stop::Stop;
@@ -43,8 +43,8 @@ fn no_links(rd: Arc<RootDir>, content: Name) -> Opener {
     Opener(Arc::new(move || {
         let segs = content.split(|&b| b == b'/').map(<[u8]>::to_vec).collect();
         open_no_links(&rd, segs).map_err(|why| match why {
-            // The file's opener can only answer an I/O error: the refusal travels in it.
-            Refused::Outside => io::Error::other(Refusal::Outside),
+            // The file's opener can only answer an I/O error: the refusal travels in it, typed.
+            Refused::Outside => trawl_read::LeadsOutside.into_io(),
             Refused::NotFound => io::Error::from(io::ErrorKind::NotFound),
         })
     }))
