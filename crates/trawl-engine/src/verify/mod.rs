@@ -250,15 +250,7 @@ pub fn verify(
         .map_err(pass.spool_err())?;
     }
     let results = Arc::new(read.results.finish().map_err(pass.spool_err())?);
-    let entries = VerifyEntries::source(Box::new(move |f| {
-        let ended = results.for_each_until(|k, v| {
-            let mut e = decode_result(v)?;
-            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
-            Ok::<_, std::io::Error>(f(&e))
-        });
-        // Broken off: the caller has seen enough.
-        ended.map(|_| ())
-    }));
+    let entries = entries_of(results);
     Ok(VerifyOutcome::Finished(VerifyReport {
         entries,
         counts: read.counts,
@@ -267,6 +259,20 @@ pub fn verify(
         manifest_problems: pass.problems,
         malformed_lines: pass.malformed,
         missing_ignored: read.missing_ignored,
+    }))
+}
+
+/// The report's entries, read back from the results spool in manifest order each time
+/// they are asked for.
+fn entries_of(results: Arc<trawl_spool::Sorted>) -> VerifyEntries {
+    VerifyEntries::source(Box::new(move |f| {
+        let ended = results.for_each_until(|k, v| {
+            let mut e = decode_result(v)?;
+            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
+            Ok::<_, std::io::Error>(f(&e))
+        });
+        // Broken off: the caller has seen enough.
+        ended.map(|_| ())
     }))
 }
 

@@ -89,12 +89,13 @@ impl Passes<'_> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut by_name = Spool::new(&self.temp, opts.memory / 3);
-        let mut sample: Vec<Entry> = Vec::new();
-        // The algorithms of the entries that name theirs (a guessed one waits for the probe).
-        let mut algorithms: Vec<Algorithm> = Vec::new();
-        let mut spool_failed: Option<std::io::Error> = None;
-        let mut buf = std::mem::take(&mut self.buf);
+        let mut listing = Listing {
+            by_name: Spool::new(&self.temp, opts.memory / 3),
+            sample: Vec::new(),
+            algorithms: Vec::new(),
+            failed: None,
+            buf: std::mem::take(&mut self.buf),
+        };
         let parsed = trawl_manifest::parse_pieces(
             &mut file,
             &opts.prefer,
@@ -108,49 +109,14 @@ impl Passes<'_> {
                 for e in errors {
                     self.problem(problem_of(manifest, e), notice);
                 }
-                for mut e in entries {
-                    if e.guessed && sample.len() < PROBE_SAMPLE {
-                        sample.push(e.clone());
-                    }
-                    for (a, _) in &e.digests {
-                        if !e.guessed && !algorithms.contains(a) {
-                            algorithms.push(*a);
-                        }
-                    }
-                    if e.path.ends_with(b"/") {
-                        self.problem(
-                            ManifestProblem::Directory {
-                                manifest: manifest.clone(),
-                                line: e.line,
-                                name: e.path,
-                            },
-                            notice,
-                        );
-                        continue;
-                    }
-                    e.path = normalize(&e.path);
-                    if opts.confine && leaves_root(&e.path) {
-                        self.problem(
-                            ManifestProblem::LeavesRoot {
-                                manifest: manifest.clone(),
-                                line: e.line,
-                                name: e.path,
-                            },
-                            notice,
-                        );
-                        continue;
-                    }
-                    encode_entry(&e, &mut buf);
-                    if let Err(err) = by_name.push(&e.path, &buf) {
-                        spool_failed = Some(err);
-                        return ControlFlow::Break(());
-                    }
+                for e in entries {
+                    self.list(&mut listing, e, notice)?;
                 }
                 ControlFlow::Continue(())
             },
         );
-        self.buf = buf;
-        if let Some(e) = spool_failed {
+        self.buf = std::mem::take(&mut listing.buf);
+        if let Some(e) = listing.failed.take() {
             return Err(self.spool_err()(e));
         }
         if stop.reason().is_some() {
@@ -160,28 +126,60 @@ impl Passes<'_> {
         let ControlFlow::Continue(parsed) = parsed.map_err(|e| unreadable(manifest, e))? else {
             return Ok(None);
         };
-        let (settled, unsettled) = probed(opts, &parsed.guessed, &sample, stop, notice);
-        // What the entries guessed to be of an algorithm need: the one settled, or the one
-        // assumed (a file matching it is OK, whatever the probe saw).
-        let guessed_need = settled
-            .iter()
-            .map(|(_, found)| *found)
-            .chain(unsettled.iter().copied());
-        for a in guessed_need {
-            if !algorithms.contains(&a) {
-                algorithms.push(a);
+        Ok(Some(settle(opts, listing, &parsed.guessed, stop, notice)))
+    }
+
+    /// One parsed entry: kept for the probe where its algorithm was guessed, checked, and put
+    /// by name into the spool (`Break`: the spool failed).
+    fn list(
+        &mut self,
+        listing: &mut Listing,
+        mut e: Entry,
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> ControlFlow<()> {
+        let opts = self.opts;
+        let manifest = &opts.manifest;
+        if e.guessed && listing.sample.len() < PROBE_SAMPLE {
+            listing.sample.push(e.clone());
+        }
+        for (a, _) in &e.digests {
+            if !e.guessed && !listing.algorithms.contains(a) {
+                listing.algorithms.push(*a);
             }
         }
-        let unsettled = unsettled
-            .into_iter()
-            .map(|a| (a, unsettled_reason(a)))
-            .collect();
-        Ok(Some(Listed {
-            by_name,
-            algorithms,
-            settled,
-            unsettled,
-        }))
+        if e.path.ends_with(b"/") {
+            let (line, name) = (e.line, e.path);
+            let manifest = manifest.clone();
+            self.problem(
+                ManifestProblem::Directory {
+                    manifest,
+                    line,
+                    name,
+                },
+                notice,
+            );
+            return ControlFlow::Continue(());
+        }
+        e.path = normalize(&e.path);
+        if opts.confine && leaves_root(&e.path) {
+            let (line, name) = (e.line, e.path);
+            let manifest = manifest.clone();
+            self.problem(
+                ManifestProblem::LeavesRoot {
+                    manifest,
+                    line,
+                    name,
+                },
+                notice,
+            );
+            return ControlFlow::Continue(());
+        }
+        encode_entry(&e, &mut listing.buf);
+        if let Err(err) = listing.by_name.push(&e.path, &listing.buf) {
+            listing.failed = Some(err);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
     }
 
     /// Pass 2: the entries by name, in rounds: the first round has one entry per name (the
@@ -213,14 +211,7 @@ impl Passes<'_> {
         };
         let merged = by_name.for_each(|name, v| {
             let mut e = decode_entry(name, v)?;
-            if e.guessed {
-                for (a, _) in &mut e.digests {
-                    if let Some((_, found)) = settled.iter().find(|(x, _)| x == a) {
-                        *a = *found;
-                        e.guessed = false;
-                    }
-                }
-            }
+            settle_entry(&mut e, settled);
             let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
                 if let Some(done) = pending.replace(e) {
                     flush(&done, 0, &mut rounds)?;
@@ -228,13 +219,7 @@ impl Passes<'_> {
                 others = 0;
                 return Ok(());
             };
-            let alone = |x: &Entry| x.guessed || x.unverifiable.is_some();
-            let disagrees = alone(prev)
-                || alone(&e)
-                || e.digests
-                    .iter()
-                    .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d));
-            if disagrees {
+            if disagree(prev, &e) {
                 others += 1;
                 return flush(&e, others, &mut rounds);
             }
@@ -271,22 +256,9 @@ impl Passes<'_> {
         notice: &mut dyn FnMut(Notice<'_>),
     ) -> Result<Read, VerifyError> {
         let opts = self.opts;
-        let root = &opts.root;
         let mut cfg = opts.cfg.clone();
-        cfg.roots = vec![root.clone()];
-        // Confined: every name is opened in one step beneath the root (links followed only
-        // where they stay beneath); otherwise by its path, as sha256sum opens it.
-        let links = match opts.confine {
-            true => {
-                trawl_scan::RelativeEntries::open(root).map_err(|e| VerifyError::Root {
-                    path: root.clone(),
-                    reason: e.to_string(),
-                })?;
-                Links::FollowInside
-            }
-            false => Links::Follow,
-        };
-        let source = LocalRoots::new(vec![root.clone()], links);
+        cfg.roots = vec![opts.root.clone()];
+        let source = source(opts)?;
         let lanes = DigestLanes(algorithms);
         let reading = Reading {
             source: &source,
@@ -332,6 +304,23 @@ impl Passes<'_> {
     }
 }
 
+/// Where pass 3 reads: confined, every name opened in one step beneath the root (links
+/// followed only where they stay beneath); otherwise by its path, as sha256sum opens it.
+fn source(opts: &VerifyOptions) -> Result<LocalRoots, VerifyError> {
+    let root = &opts.root;
+    let links = match opts.confine {
+        true => {
+            trawl_scan::RelativeEntries::open(root).map_err(|e| VerifyError::Root {
+                path: root.clone(),
+                reason: e.to_string(),
+            })?;
+            Links::FollowInside
+        }
+        false => Links::Follow,
+    };
+    Ok(LocalRoots::new(vec![root.clone()], links))
+}
+
 /// The results as they come: each entry's state kept by its manifest line, and counted.
 struct Recorder<'a> {
     ignore_missing: bool,
@@ -353,9 +342,7 @@ impl Recorder<'_> {
         self.counts.add(&state);
         encode_result(&e.path, &state, &mut self.buf);
         if self.failed.is_none()
-            && let Err(err) = self
-                .results
-                .push(&(e.line as u64).to_be_bytes(), &self.buf)
+            && let Err(err) = self.results.push(&(e.line as u64).to_be_bytes(), &self.buf)
         {
             self.failed = Some(err);
             self.stop.request(Reason::Failed);
@@ -423,9 +410,10 @@ impl Round<'_> {
 fn unverified(looked_up: &mut dyn Resolve, name: &[u8], why: String, follow: bool) -> VerifyState {
     match looked_up.entry(0, name) {
         Err(decided) => decided_state(decided),
-        Ok(f) if follow
-            && std::fs::metadata(&f.path)
-                .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound) =>
+        Ok(f)
+            if follow
+                && std::fs::metadata(&f.path)
+                    .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound) =>
         {
             VerifyState::Missing
         }
@@ -460,6 +448,79 @@ fn decided_state(o: Outcome) -> VerifyState {
         Outcome::Read(_) | Outcome::Failed(_) | Outcome::Unread(_) => {
             VerifyState::Unreadable("not read".into())
         }
+    }
+}
+
+/// A guessed algorithm replaced by the one its probe settled (`settled`: assumed, found).
+fn settle_entry(e: &mut Entry, settled: &[(Algorithm, Algorithm)]) {
+    if e.guessed {
+        for (a, _) in &mut e.digests {
+            if let Some((_, found)) = settled.iter().find(|(x, _)| x == a) {
+                *a = *found;
+                e.guessed = false;
+            }
+        }
+    }
+}
+
+/// Whether two lines of one name are judged apart: either's algorithm unsettled, either
+/// unverifiable, or a digest of one algorithm that differs.
+fn disagree(prev: &Entry, e: &Entry) -> bool {
+    let alone = |x: &Entry| x.guessed || x.unverifiable.is_some();
+    alone(prev)
+        || alone(e)
+        || e.digests
+            .iter()
+            .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d))
+}
+
+/// Pass 1 under way: the spool entries go to by name, the entries kept for the probe, the
+/// algorithms the entries name (a guessed one waits for the probe), the spool's failure if it
+/// had one, and the buffer entries are encoded in.
+struct Listing {
+    by_name: Spool,
+    sample: Vec<Entry>,
+    algorithms: Vec<Algorithm>,
+    failed: Option<std::io::Error>,
+    buf: Vec<u8>,
+}
+
+/// Pass 1's end: the digest lengths that fit several algorithms (`guessed`) probed on the
+/// sample, and the algorithms to compute with what the probe found.
+fn settle(
+    opts: &VerifyOptions,
+    listing: Listing,
+    guessed: &[Algorithm],
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Listed {
+    let Listing {
+        by_name,
+        sample,
+        mut algorithms,
+        ..
+    } = listing;
+    let (settled, unsettled) = probed(opts, guessed, &sample, stop, notice);
+    // What the entries guessed to be of an algorithm need: the one settled, or the one
+    // assumed (a file matching it is OK, whatever the probe saw).
+    let guessed_need = settled
+        .iter()
+        .map(|(_, found)| *found)
+        .chain(unsettled.iter().copied());
+    for a in guessed_need {
+        if !algorithms.contains(&a) {
+            algorithms.push(a);
+        }
+    }
+    let unsettled = unsettled
+        .into_iter()
+        .map(|a| (a, unsettled_reason(a)))
+        .collect();
+    Listed {
+        by_name,
+        algorithms,
+        settled,
+        unsettled,
     }
 }
 
