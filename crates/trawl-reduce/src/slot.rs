@@ -1,12 +1,12 @@
-//! A reader's staging slot for the [`Counter`]: what no key decides, summed, and the records
+//! A reader's staging slot for the [`crate::Counter`]: what no key decides, summed, and the records
 //! of the files it took, handed to their key partitions a batch at a time.
 
 use std::sync::TryLockError;
 use std::sync::atomic::Ordering;
 
 use crate::attribution::Facts;
-use crate::counter::{Counter, Part, lock};
 use crate::facts::{FileReduce, add_unit};
+use crate::partition::{Part, Partitions, lock};
 use crate::spill;
 use crate::totals::Totals;
 
@@ -49,7 +49,7 @@ impl Slot {
     ///
     /// Long on purpose: a reader runs it once per file, on the hot path, and its parts share
     /// the slot's buffers (the sums, then each way's records staged in arrival order).
-    pub(crate) fn add(&mut self, c: &Counter, f: &FileReduce) {
+    pub(crate) fn add(&mut self, c: &Partitions, f: &FileReduce) {
         let cfg = &c.cfg;
         let ncodec = cfg.codecs.len();
         let threshold = cfg.sample_threshold();
@@ -159,7 +159,7 @@ impl Slot {
 
     /// Hands every partition its records: those whose partition is free first, then the
     /// rest, waiting for each. Within a partition, records go in in the order they came.
-    pub(crate) fn hand_over(&mut self, c: &Counter) -> std::io::Result<()> {
+    pub(crate) fn hand_over(&mut self, c: &Partitions) -> std::io::Result<()> {
         if !self.facts.is_empty() {
             let mut facts = lock(&c.facts);
             let facts = facts.get_or_insert_with(|| Facts::new(&c.cfg));
@@ -241,7 +241,7 @@ impl Slot {
     }
 
     /// Partition `q`'s records of every way and of the key log, into `part`.
-    fn give(&self, c: &Counter, q: usize, part: &mut Part) -> std::io::Result<()> {
+    fn give(&self, c: &Partitions, q: usize, part: &mut Part) -> std::io::Result<()> {
         let p = c.parts.len();
         let nways = self.recs.len();
         let ncodec = c.cfg.codecs.len();
