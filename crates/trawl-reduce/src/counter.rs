@@ -21,7 +21,7 @@ use trawl_report::reduction::{ReductionJson, TopFile};
 use crate::attribution::{Facts, NameLog, RefBytes, Renames, Shares, attribute_partition};
 use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
-use crate::dedup::{Refs, estimate};
+use crate::dedup::{Dedup, Refs, estimate};
 use crate::facts::FileReduce;
 use crate::figures::{Figures, dedup_counts};
 use crate::mapreduce::{MapOutput, Mapper};
@@ -79,10 +79,14 @@ pub struct Counter {
     done: Mutex<Option<Done>>,
 }
 
+/// One way of cutting's figures: unique records, their bytes, carried sums (the unit's
+/// codecs), and the reference histogram.
+type WayFigures = (u64, u64, Vec<u64>, Refs);
+
 /// One partition settled: per way, (unique records, their bytes, carried sums, histogram);
 /// its shares of the saving per file, and bytes per reference bucket.
 struct Settled {
-    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    ways: Vec<WayFigures>,
     shares: Option<Shares>,
     ref_bytes: RefBytes,
 }
@@ -90,7 +94,7 @@ struct Settled {
 /// Everything [`Counter::finish`] worked out, for the report.
 struct Done {
     totals: Totals,
-    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    ways: Vec<WayFigures>,
     ref_bytes: Option<RefBytes>,
     top: Option<Vec<TopFile>>,
     breakdown: Option<Breakdown>,
@@ -316,6 +320,27 @@ impl Counter {
             };
         }
         let nways = self.shared.parts.first().map_or(0, |p| lock(p).ways.len());
+        let totals = self.drain_slots(nways)?;
+        let settled = self.settle_all(self.spilled())?;
+        let (ways, ref_bytes, shares) = self.sum_settled(nways, settled);
+        let attributing = self.shared.cfg.attributing();
+        let (top, breakdown) = match attributing {
+            true => self.attribute(shares)?,
+            false => (None, None),
+        };
+        *lock(&self.done) = Some(Done {
+            totals,
+            ways,
+            ref_bytes: attributing.then_some(ref_bytes),
+            top,
+            breakdown,
+        });
+        Ok(())
+    }
+
+    /// Every slot's last records handed over and its sums taken (its memory let go: nothing
+    /// is folded in after the end); the first error folding in met, if any.
+    fn drain_slots(&self, nways: usize) -> std::io::Result<Totals> {
         let mut totals = Totals::new(nways, self.shared.cfg.codecs.len());
         for s in &self.slots {
             let mut s = lock(s);
@@ -323,19 +348,26 @@ impl Counter {
                 self.fail(e);
             }
             totals.merge(&s.totals);
-            // Its memory let go: nothing is folded in after the end.
             *s = Slot::default();
         }
-        if let Some(e) = lock(&self.error).take() {
-            return Err(e);
+        match lock(&self.error).take() {
+            Some(e) => Err(e),
+            None => Ok(totals),
         }
-        let spilled = self.spilled();
-        let settled = self.settle_all(spilled)?;
-        let attributing = self.shared.cfg.attributing();
-        let mut ways: Vec<(u64, u64, Vec<u64>, Refs)> = (0..nways)
+    }
+
+    /// The partitions' figures summed: per way (unique records, their bytes, carried sums,
+    /// histogram), bytes per reference bucket, and every partition's shares in order.
+    fn sum_settled(
+        &self,
+        nways: usize,
+        settled: Vec<Settled>,
+    ) -> (Vec<WayFigures>, RefBytes, Vec<Shares>) {
+        let cfg = &self.shared.cfg;
+        let mut ways: Vec<WayFigures> = (0..nways)
             .map(|w| {
                 let carry = if w == self.shared.unit_index {
-                    self.shared.cfg.codecs.len()
+                    cfg.codecs.len()
                 } else {
                     0
                 };
@@ -359,43 +391,37 @@ impl Counter {
             }
             shares.extend(s.shares);
         }
-        let (mut top, mut breakdown) = (None, None);
-        if attributing {
-            let mut builder = self.shared.cfg.breakdown.clone().map(|b| {
-                let dir = self
-                    .shared
-                    .cfg
-                    .temp_dir
-                    .clone()
-                    .unwrap_or_else(std::env::temp_dir);
-                BreakdownBuilder::new(b, &dir)
-            });
-            let facts = lock(&self.shared.facts)
-                .take()
-                .unwrap_or_else(|| Facts::new(&self.shared.cfg));
-            let ranked = match lock(&self.names).take() {
-                Some(names) => crate::attribution::rank(
-                    shares,
-                    names,
-                    facts,
-                    lock(&self.renames).take(),
-                    self.shared.cfg.top_files,
-                    self.shared.sizes[0] as u64,
-                    builder.as_mut(),
-                )?,
-                None => Vec::new(),
-            };
-            breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
-            top = (self.shared.cfg.top_files > 0).then_some(ranked);
-        }
-        *lock(&self.done) = Some(Done {
-            totals,
-            ways,
-            ref_bytes: attributing.then_some(ref_bytes),
-            top,
-            breakdown,
+        (ways, ref_bytes, shares)
+    }
+
+    /// The attribution: the files ranked by the duplicate bytes they hold (the top ones, when
+    /// asked for), and the breakdowns by directory and type.
+    fn attribute(
+        &self,
+        shares: Vec<Shares>,
+    ) -> std::io::Result<(Option<Vec<TopFile>>, Option<Breakdown>)> {
+        let cfg = &self.shared.cfg;
+        let mut builder = cfg.breakdown.clone().map(|b| {
+            let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+            BreakdownBuilder::new(b, &dir)
         });
-        Ok(())
+        let facts = lock(&self.shared.facts)
+            .take()
+            .unwrap_or_else(|| Facts::new(cfg));
+        let ranked = match lock(&self.names).take() {
+            Some(names) => crate::attribution::rank(
+                shares,
+                names,
+                facts,
+                lock(&self.renames).take(),
+                cfg.top_files,
+                self.shared.sizes[0] as u64,
+                builder.as_mut(),
+            )?,
+            None => Vec::new(),
+        };
+        let breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
+        Ok(((cfg.top_files > 0).then_some(ranked), breakdown))
     }
 
     /// Every partition settled, in partition order.
@@ -439,7 +465,8 @@ impl Counter {
     /// Partition `q` counted: its spill (if any) read back against its index, its histogram, and
     /// its key log attributed against its final counts. Its indexes are let go.
     fn settle(&self, q: usize) -> std::io::Result<Settled> {
-        let mut guard = lock(&self.shared.parts[q]);
+        let sh = &self.shared;
+        let mut guard = lock(&sh.parts[q]);
         let Part {
             ways,
             short,
@@ -447,17 +474,17 @@ impl Counter {
             spilled,
             ..
         } = &mut *guard;
-        let attributing = self.shared.cfg.attributing();
+        let attributing = sh.cfg.attributing();
         let keylog = keylog.take().map(|k| k.into_reader()).transpose()?;
-        let mut per = attributing.then(|| Shares::new(&self.shared.cfg, self.shared.parts.len()));
+        let mut per = attributing.then(|| Shares::new(&sh.cfg, sh.parts.len()));
         let mut ref_bytes: RefBytes = [(0, 0); 13];
-        let nsizes = self.shared.sizes.len();
+        let nsizes = sh.sizes.len();
         short.flush();
         let short: &Short = short;
         // Per size: the keys its table shares with the short keys.
         let mut overlaps = vec![Overlap::default(); nsizes];
         for (w, d) in ways.iter_mut().enumerate() {
-            let unit = w == self.shared.unit_index;
+            let unit = w == sh.unit_index;
             let mut hook = |s: usize, t: &crate::index::Index| -> std::io::Result<()> {
                 if let Some(o) = overlaps.get_mut(w) {
                     short.overlap(t, spill::BITS, s as u64, unit, o);
@@ -474,43 +501,20 @@ impl Counter {
         }
         if !*spilled {
             for (w, o) in overlaps.iter_mut().enumerate() {
-                let unit = w == self.shared.unit_index;
-                short.overlap(&ways[w].table, self.shared.bits, q as u64, unit, o);
+                let unit = w == sh.unit_index;
+                short.overlap(&ways[w].table, sh.bits, q as u64, unit, o);
             }
             if let (Some(r), Some(per)) = (&keylog, &mut per) {
                 let t = &ways[0].table;
                 let count = |k: u128| (t.count(k) + short.count(k)).min(COUNT_MAX);
                 // The spill's partitions this one owns, in order.
-                let span = spill::PARTITIONS >> self.shared.bits;
+                let span = spill::PARTITIONS >> sh.bits;
                 for s in q * span..(q + 1) * span {
                     attribute_partition(r, s, &count, per, &mut ref_bytes)?;
                 }
             }
         }
-        let (sb, sbytes, scarried, srefs) = short.found();
-        let ways = std::mem::take(ways)
-            .into_iter()
-            .enumerate()
-            .map(|(w, d)| {
-                let mut refs = d.refs();
-                let (mut blocks, mut bytes, mut carried) =
-                    (d.found.blocks, d.found.bytes, d.found.carried.clone());
-                if let Some(o) = overlaps.get(w) {
-                    // The short keys are blocks of every size, counted once where a table
-                    // holds them too.
-                    blocks = blocks + sb - o.blocks;
-                    bytes = bytes + sbytes - o.bytes;
-                    if w == self.shared.unit_index {
-                        for (i, c) in carried.iter_mut().enumerate() {
-                            *c = *c + scarried[i] - o.carried.get(i).copied().unwrap_or(0);
-                        }
-                    }
-                    refs.merge(&srefs);
-                    o.fix(&mut refs);
-                }
-                (blocks, bytes, carried, refs)
-            })
-            .collect();
+        let ways = with_short(std::mem::take(ways), &overlaps, short, sh.unit_index);
         Ok(Settled {
             ways,
             shares: per,
@@ -531,16 +535,14 @@ impl Counter {
 
     /// The report's reduction figures (after [`Counter::finish`]).
     pub fn report(&self) -> ReductionJson {
+        let sh = &self.shared;
         let done = lock(&self.done);
         let empty;
         let d = match &*done {
             Some(d) => d,
             None => {
                 empty = Done {
-                    totals: Totals::new(
-                        self.shared.sizes.len() + usize::from(self.shared.cfg.cdc_avg.is_some()),
-                        self.shared.cfg.codecs.len(),
-                    ),
+                    totals: Totals::new(self.ways(), sh.cfg.codecs.len()),
                     ways: Vec::new(),
                     ref_bytes: None,
                     top: None,
@@ -549,9 +551,9 @@ impl Counter {
                 &empty
             }
         };
-        let sampled = self.shared.cfg.sample_threshold().is_some();
+        let sampled = sh.cfg.sample_threshold().is_some();
         let rate = if sampled {
-            self.shared.cfg.sample.unwrap_or(1.0)
+            sh.cfg.sample.unwrap_or(1.0)
         } else {
             1.0
         };
@@ -566,34 +568,62 @@ impl Counter {
                 estimate(kb, kbytes, sampled, rate, nonzero);
             dedup_counts(&t, unique_blocks, unique_bytes, &refs, sample)
         };
-        let nsizes = self.shared.sizes.len();
+        let nsizes = sh.sizes.len();
         let mut chunk_sizes = [0u64; 64];
         chunk_sizes.copy_from_slice(&d.totals.chunk_sizes[..64]);
         Figures {
-            sizes: self
-                .shared
+            sizes: sh
                 .sizes
                 .iter()
                 .enumerate()
                 .map(|(w, s)| (*s, counts(w)))
                 .collect(),
             ref_bytes: d.ref_bytes,
-            cdc: self
-                .shared
-                .cfg
-                .cdc_avg
-                .map(|_| (counts(nsizes), chunk_sizes)),
+            cdc: sh.cfg.cdc_avg.map(|_| (counts(nsizes), chunk_sizes)),
             combined: d
                 .ways
-                .get(self.shared.unit_index)
+                .get(sh.unit_index)
                 .map(|x| x.2.clone())
-                .unwrap_or_else(|| vec![0; self.shared.cfg.codecs.len()]),
+                .unwrap_or_else(|| vec![0; sh.cfg.codecs.len()]),
             totals: d.totals.clone(),
             top: d.top.clone(),
-            attributing: self.shared.cfg.attributing(),
+            attributing: sh.cfg.attributing(),
         }
-        .report(&self.shared.cfg)
+        .report(&sh.cfg)
     }
+}
+
+/// Each way's figures, the short keys (blocks of every size, see [`crate::short`]) counted in
+/// once where a way's table holds them too (`overlaps`, per size).
+fn with_short(
+    ways: Vec<Dedup>,
+    overlaps: &[Overlap],
+    short: &Short,
+    unit_index: usize,
+) -> Vec<WayFigures> {
+    let (sb, sbytes, scarried, srefs) = short.found();
+    ways.into_iter()
+        .enumerate()
+        .map(|(w, d)| {
+            let mut refs = d.refs();
+            let (mut blocks, mut bytes, mut carried) =
+                (d.found.blocks, d.found.bytes, d.found.carried.clone());
+            if let Some(o) = overlaps.get(w) {
+                // The short keys are blocks of every size, counted once where a table
+                // holds them too.
+                blocks = blocks + sb - o.blocks;
+                bytes = bytes + sbytes - o.bytes;
+                if w == unit_index {
+                    for (i, c) in carried.iter_mut().enumerate() {
+                        *c = *c + scarried[i] - o.carried.get(i).copied().unwrap_or(0);
+                    }
+                }
+                refs.merge(&srefs);
+                o.fix(&mut refs);
+            }
+            (blocks, bytes, carried, refs)
+        })
+        .collect()
 }
 
 #[cfg(test)]

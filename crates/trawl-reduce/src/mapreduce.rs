@@ -499,27 +499,11 @@ pub fn assemble(
         }
         dedup_counts(&t, unique_blocks, unique_bytes, &refs, None)
     };
-    let mut combined = vec![0u64; cfg.codecs.len()];
-    for p in parts {
-        if let Some(r) = p.ways.get(unit_index) {
-            for (a, b) in combined.iter_mut().zip(&r.carried) {
-                *a += b;
-            }
-        }
-    }
+    let combined = combined_of(parts, unit_index, cfg.codecs.len());
     let mut chunk_sizes = [0u64; 64];
     chunk_sizes.copy_from_slice(&sums.chunk_sizes[..64]);
     let attributing = cfg.attributing();
-    let ref_bytes = attributing.then(|| {
-        let mut rb: RefBytes = [(0, 0); 13];
-        for p in parts {
-            for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
-                a.0 += b.0;
-                a.1 += b.1;
-            }
-        }
-        rb
-    });
+    let ref_bytes = attributing.then(|| ref_bytes_of(parts));
     let per = attributing.then(|| shares(parts));
     let top = per
         .as_ref()
@@ -544,6 +528,31 @@ pub fn assemble(
     }
     .report(cfg);
     Ok((reduction, breakdown))
+}
+
+/// The combined figure per codec: the unit way's carried sums over every partition.
+fn combined_of(parts: &[PartitionResult], unit_index: usize, ncodec: usize) -> Vec<u64> {
+    let mut combined = vec![0u64; ncodec];
+    for p in parts {
+        if let Some(r) = p.ways.get(unit_index) {
+            for (a, b) in combined.iter_mut().zip(&r.carried) {
+                *a += b;
+            }
+        }
+    }
+    combined
+}
+
+/// Bytes per reference bucket, over every partition.
+fn ref_bytes_of(parts: &[PartitionResult]) -> RefBytes {
+    let mut rb: RefBytes = [(0, 0); 13];
+    for p in parts {
+        for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+    }
+    rb
 }
 
 /// The breakdowns by directory and type, from every map's files and their shares of the
