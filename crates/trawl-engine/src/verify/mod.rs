@@ -17,6 +17,8 @@ mod passes;
 mod probe;
 mod records;
 mod strict;
+#[cfg(test)]
+mod tests;
 
 use {passes::*, probe::*, records::*, strict::*};
 
