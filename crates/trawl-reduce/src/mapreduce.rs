@@ -416,23 +416,9 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
             .sum(),
         ..PartitionResult::default()
     };
-    // Each way's distinct keys are counted as one machine counts a key partition's (the same
-    // table, staging and rules): every map's entries staged with their occurrences.
     let mut first: Option<Dedup> = None;
     for w in 0..nways {
-        let batches: Vec<&Batch> = decoded.iter().map(|d| &d[w]).collect();
-        let b0 = batches.first();
-        let carry = b0.map_or(0, |b| b.carry as usize);
-        let exact = b0.is_some_and(|b| b.shift == 0);
-        let mut d = Dedup::new(b0.map_or(0, |b| b.block_size), carry, exact, 0);
-        let none = vec![0u32; carry];
-        for b in &batches {
-            for (i, &(key, len, count)) in b.entries.iter().enumerate() {
-                let c = b.carried.get(i * carry..(i + 1) * carry).unwrap_or(&none);
-                d.insert_n((key as u128) << 64, len, c, count);
-            }
-        }
-        d.flush();
+        let d = count_way(&decoded, w);
         out.held_bytes += d.memory_bytes();
         out.ways.push(WayResult {
             unique_blocks: d.found.blocks,
@@ -445,32 +431,56 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
         }
     }
     if let Some(d0) = first.filter(|_| decoded.iter().any(|d| !d[0].files.is_empty())) {
-        let mut ref_bytes: RefBytes = [(0, 0); 13];
-        let mut shares: BTreeMap<(u32, u32), (u64, Share)> = BTreeMap::new();
-        for (map, d) in decoded.iter().enumerate() {
-            for &(entry, file, n) in &d[0].files {
-                let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
-                    continue; // an entry the map did not send: not made by a Mapper
-                };
-                let c = d0.table.count((key as u128) << 64);
-                let b = ref_bucket(c);
-                ref_bytes[b].0 += len as u64 * n;
-                // Each occurrence's share rounded as one machine rounds it, then summed.
-                ref_bytes[b].1 += share(len, 1, c) * Share::from(n);
-                if c >= 2 {
-                    let s = shares.entry((map as u32, file)).or_insert((0, 0));
-                    s.0 += len as u64 * n;
-                    s.1 += share(len, c - 1, c) * Share::from(n);
-                }
-            }
-        }
-        out.ref_bytes = ref_bytes.to_vec();
-        out.shares = shares
-            .into_iter()
-            .map(|((m, f), (d, s))| (m, f, d, s))
-            .collect();
+        attribute(&decoded, &d0, &mut out);
     }
     Ok(out)
+}
+
+/// Way `w`'s distinct keys, counted as one machine counts a key partition's (the same table,
+/// staging and rules): every map's entries staged with their occurrences.
+fn count_way(decoded: &[Vec<Batch>], w: usize) -> Dedup {
+    let b0 = decoded.first().map(|d| &d[w]);
+    let carry = b0.map_or(0, |b| b.carry as usize);
+    let exact = b0.is_some_and(|b| b.shift == 0);
+    let mut d = Dedup::new(b0.map_or(0, |b| b.block_size), carry, exact, 0);
+    let none = vec![0u32; carry];
+    for b in decoded.iter().map(|d| &d[w]) {
+        for (i, &(key, len, count)) in b.entries.iter().enumerate() {
+            let c = b.carried.get(i * carry..(i + 1) * carry).unwrap_or(&none);
+            d.insert_n((key as u128) << 64, len, c, count);
+        }
+    }
+    d.flush();
+    d
+}
+
+/// The attribution of the first way's files: bytes per reference bucket, and each map's
+/// files' shares of the duplicates (`d0`: that way's counts).
+fn attribute(decoded: &[Vec<Batch>], d0: &Dedup, out: &mut PartitionResult) {
+    let mut ref_bytes: RefBytes = [(0, 0); 13];
+    let mut shares: BTreeMap<(u32, u32), (u64, Share)> = BTreeMap::new();
+    for (map, d) in decoded.iter().enumerate() {
+        for &(entry, file, n) in &d[0].files {
+            let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
+                continue; // an entry the map did not send: not made by a Mapper
+            };
+            let c = d0.table.count((key as u128) << 64);
+            let b = ref_bucket(c);
+            ref_bytes[b].0 += len as u64 * n;
+            // Each occurrence's share rounded as one machine rounds it, then summed.
+            ref_bytes[b].1 += share(len, 1, c) * Share::from(n);
+            if c >= 2 {
+                let s = shares.entry((map as u32, file)).or_insert((0, 0));
+                s.0 += len as u64 * n;
+                s.1 += share(len, c - 1, c) * Share::from(n);
+            }
+        }
+    }
+    out.ref_bytes = ref_bytes.to_vec();
+    out.shares = shares
+        .into_iter()
+        .map(|((m, f), (d, s))| (m, f, d, s))
+        .collect();
 }
 
 /// The report's reduction figures from every map's totals (in map order, as the partitions
