@@ -175,29 +175,42 @@ impl Mapper {
             && attributing
             && self.cfg.breakdown.is_some()
         {
-            let facts = &mut self.totals.file_facts;
-            if facts.len() <= id as usize {
-                facts.resize(id as usize + 1, (0, 0, None));
-            }
-            let e = &mut facts[id as usize];
-            e.0 += f.size;
-            e.1 += stored;
-            if e.2.is_none() {
-                e.2 = f.kind.map(str::to_string);
-            }
+            self.add_facts(id, f, stored);
         }
         if self.cfg.cdc_avg.is_some() {
-            let w = self.sizes.len();
-            for (fp, len, zero) in &f.chunks {
-                self.totals.sums.add_chunk(w, *len as u64, *zero);
-                if *zero {
-                    continue;
-                }
-                self.ways[w]
-                    .entry(slot(key_of(*fp, self.cfg.exact_keys)))
-                    .or_insert((*len, 0, 0))
-                    .1 += 1;
+            self.add_chunks(f);
+        }
+    }
+
+    /// File `id`'s facts for the breakdowns: its bytes, what the first codec stores of them
+    /// (`stored`), its format.
+    #[inline]
+    fn add_facts(&mut self, id: u32, f: &FileReduce, stored: u64) {
+        let facts = &mut self.totals.file_facts;
+        if facts.len() <= id as usize {
+            facts.resize(id as usize + 1, (0, 0, None));
+        }
+        let e = &mut facts[id as usize];
+        e.0 += f.size;
+        e.1 += stored;
+        if e.2.is_none() {
+            e.2 = f.kind.map(str::to_string);
+        }
+    }
+
+    /// The file's CDC chunks summed, and the non-zero ones counted by key.
+    #[inline]
+    fn add_chunks(&mut self, f: &FileReduce) {
+        let w = self.sizes.len();
+        for (fp, len, zero) in &f.chunks {
+            self.totals.sums.add_chunk(w, *len as u64, *zero);
+            if *zero {
+                continue;
             }
+            self.ways[w]
+                .entry(slot(key_of(*fp, self.cfg.exact_keys)))
+                .or_insert((*len, 0, 0))
+                .1 += 1;
         }
     }
 
