@@ -127,23 +127,7 @@ fn directory_digests(
             let d = stack.pop().expect("just seen");
             closed(d, stack.last_mut(), &mut spool, &mut val)?;
         }
-        // Open the directories between.
-        if stack.is_empty() {
-            stack.push(Open::new(root.to_vec()));
-        }
-        while stack.last().is_some_and(|t| t.path.as_slice() != dir) {
-            let t = &stack.last().expect("not empty").path;
-            let next = dir[t.len() + usize::from(!t.is_empty())..]
-                .split(|b| *b == b'/')
-                .next()
-                .unwrap_or(b"");
-            let mut p = t.clone();
-            if !p.is_empty() {
-                p.push(b'/');
-            }
-            p.extend_from_slice(next);
-            stack.push(Open::new(p));
-        }
+        open_down_to(&mut stack, root, dir);
         let top = stack.last_mut().expect("opened");
         entry(&mut top.hasher, b'f', name, digest);
         top.files += 1;
@@ -154,6 +138,27 @@ fn directory_digests(
         closed(d, stack.last_mut(), &mut spool, &mut val)?;
     }
     Ok(Arc::new(spool.finish()?))
+}
+
+/// The directories between the innermost one open (or `root`, when none is) and `dir`,
+/// opened, one a level.
+fn open_down_to(stack: &mut Vec<Open>, root: &[u8], dir: &[u8]) {
+    if stack.is_empty() {
+        stack.push(Open::new(root.to_vec()));
+    }
+    while stack.last().is_some_and(|t| t.path.as_slice() != dir) {
+        let t = &stack.last().expect("not empty").path;
+        let next = dir[t.len() + usize::from(!t.is_empty())..]
+            .split(|b| *b == b'/')
+            .next()
+            .unwrap_or(b"");
+        let mut p = t.clone();
+        if !p.is_empty() {
+            p.push(b'/');
+        }
+        p.extend_from_slice(next);
+        stack.push(Open::new(p));
+    }
 }
 
 /// Most bytes wasted first.

@@ -12,7 +12,7 @@ use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Contention, Counter, FileReduce, MapOutput};
 use trawl_report::exclude::ExcludedTally;
-use trawl_report::media::{FlvRow, FlvSummary, MediaReport, MediaTotals};
+use trawl_report::media::{MediaReport, MediaTotals};
 use trawl_report::reduction::HardLinks;
 use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
 use trawl_report::{JsonPath, SCHEMA_VERSION};
@@ -25,6 +25,7 @@ use crate::lanes::ScanLanes;
 use crate::names::media_index_name;
 use crate::options::ScanOptions;
 use crate::records::{RecordSink, Records, StoredFile};
+use media::{flv_row, flv_summary, keyframe_times, take_media};
 
 /// What happens on the way, on the caller's thread, as it happens.
 #[derive(Debug)]
@@ -97,6 +98,12 @@ pub enum ScanRunError {
         dir: PathBuf,
         /// The write's error.
         source: std::io::Error,
+    },
+    /// The reduction failed to fold a file in, and kept no error that says why.
+    #[error("{}: the data reduction failed to fold a file in (--temp-dir)", dir.display())]
+    Folding {
+        /// Where spills go.
+        dir: PathBuf,
     },
     /// The records could not wait on disk.
     #[error("{}: cannot keep the scan's records (--temp-dir): {source}", dir.display())]
@@ -306,29 +313,7 @@ impl<'a> Collected<'a> {
             self.counter_failed = true;
             self.stop.request(Reason::Failed);
         }
-        // The record keeps only its digests and index.
-        rec.outputs.retain(|out| {
-            if out.other::<FileReduce>().is_some() {
-                return false;
-            }
-            match out.other::<MediaOutput>() {
-                None => true,
-                Some(None) => false,
-                Some(Some(Ok(i))) => {
-                    for p in &i.problems {
-                        notice(Notice::MediaProblem {
-                            path: &rec.path,
-                            problem: p,
-                        });
-                    }
-                    true
-                }
-                Some(Some(Err(e))) => {
-                    notice(Notice::MediaFailed { message: e });
-                    true
-                }
-            }
-        });
+        keep_digests_and_index(&mut rec, notice);
         notice(Notice::File(&rec));
         self.bytes += rec.size;
         self.sizes.add(rec.size);
@@ -361,44 +346,27 @@ impl<'a> Collected<'a> {
 
     /// The scan's result: the counts settled, the records sorted, the report made.
     fn finish(
-        self,
+        mut self,
         links: Option<Arc<crate::lanes::Links>>,
         start: Instant,
     ) -> Result<(ScanOutcome, Aside), ScanRunError> {
-        let Collected {
-            o,
-            stop,
-            counter: acc,
-            sink,
-            dups,
-            record_err,
-            mut media,
-            media_totals,
-            flv,
-            bytes,
-            sizes,
-            skipped,
-            failed,
-            excluded,
-            counter_failed: _,
-        } = self;
+        let o = self.o;
         let (spill, records_err) = (spill_error(o), records_error(o));
-        if let Some(a) = acc.as_ref()
+        if let Some(a) = self.counter.as_ref()
             && a.failed()
         {
-            let source = a
-                .finish()
-                .err()
-                .unwrap_or_else(|| std::io::Error::other("folding in failed"));
-            return Err(spill(source));
+            return Err(match a.finish() {
+                Err(source) => spill(source),
+                Ok(()) => ScanRunError::Folding { dir: spill_dir(o) },
+            });
         }
-        if let Some(source) = record_err {
+        if let Some(source) = self.record_err.take() {
             return Err(records_err(source));
         }
-        if let Some(r) = stop.reason() {
+        if let Some(r) = self.stop.reason() {
             return Ok((ScanOutcome::Stopped(r), Aside::default()));
         }
-        if let Some(a) = acc.as_ref() {
+        if let Some(a) = self.counter.as_ref() {
             if let Some(k) = &links {
                 k.settle(a).map_err(spill)?;
             }
@@ -406,49 +374,49 @@ impl<'a> Collected<'a> {
         }
         // The attribution and the settling at the end are part of the scan's time.
         let seconds = start.elapsed().as_secs_f64();
-        let records = sink.finish(&o.cfg.roots).map_err(records_err)?;
+        self.report(links.as_deref(), seconds)
+    }
+
+    /// The report of a scan that ran to its end, its records sorted and its lists in path
+    /// order, and what it leaves aside.
+    fn report(
+        self,
+        links: Option<&crate::lanes::Links>,
+        seconds: f64,
+    ) -> Result<(ScanOutcome, Aside), ScanRunError> {
+        let (o, acc, flv) = (self.o, self.counter, self.flv);
+        let (mut media, mut skipped, mut failed) = (self.media, self.skipped, self.failed);
+        let records_err = records_error(o);
+        let records = self.sink.finish(&o.cfg.roots).map_err(records_err)?;
         media.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
-        let (mut skipped, mut failed) = (skipped, failed);
         FileJson::in_path_order(&mut skipped);
         FileJson::in_path_order(&mut failed);
-        let duplicates = dups
+        let duplicates = self
+            .dups
             .map(DuplicateSink::finish)
             .transpose()
             .map_err(records_err)?;
         let breakdown = breakdown(o, acc.as_deref(), &records)?;
         let map = acc.as_ref().and_then(|a| a.take_map());
-        let (reduction, spilled) = reduction(acc.as_deref(), links.as_deref());
+        let (reduction, spilled) = reduction(acc.as_deref(), links);
         let report = ScanReport {
-            totals: Totals {
-                files: records.len(),
-                bytes,
-                skipped: skipped.len() as u64,
-                failed: failed.len() as u64,
-                seconds,
-                bytes_per_second: if seconds > 0.0 {
-                    bytes as f64 / seconds
-                } else {
-                    0.0
-                },
-                peak_rss_bytes: crate::peak_rss(),
-                peak_anon_bytes: crate::peak_anon(),
-            },
+            totals: totals(&records, self.bytes, (&skipped, &failed), seconds),
             reduction,
             cancelled: false,
-            file_sizes: sizes.buckets(),
+            file_sizes: self.sizes.buckets(),
             files: if o.file_records {
                 records.file_list().map_err(records_err)?
             } else {
                 FileList::default()
             },
-            media: media_totals,
+            media: self.media_totals,
             flv: flv.map(|mut f| {
                 f.listed.sort_by(|a, b| a.path.cmp(&b.path));
                 f
             }),
             breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
-            excluded: excluded_report(&o.cfg.walk.excluding, excluded),
+            excluded: excluded_report(&o.cfg.walk.excluding, self.excluded),
             skipped,
             failed,
             ..empty_report(&o.cfg, &o.algorithms)
@@ -466,6 +434,57 @@ impl<'a> Collected<'a> {
             contention: acc.as_ref().map(|a| a.contention()),
         };
         Ok((outcome, aside))
+    }
+}
+
+/// A record's outputs kept to its digests and FLV index (the reduction's product dropped),
+/// what the index found odd, or why it failed, told.
+fn keep_digests_and_index(rec: &mut FileRecord, notice: &mut dyn FnMut(Notice<'_>)) {
+    rec.outputs.retain(|out| {
+        if out.other::<FileReduce>().is_some() {
+            return false;
+        }
+        match out.other::<MediaOutput>() {
+            None => true,
+            Some(None) => false,
+            Some(Some(Ok(i))) => {
+                for p in &i.problems {
+                    notice(Notice::MediaProblem {
+                        path: &rec.path,
+                        problem: p,
+                    });
+                }
+                true
+            }
+            Some(Some(Err(e))) => {
+                notice(Notice::MediaFailed { message: e });
+                true
+            }
+        }
+    });
+}
+
+/// A finished scan's totals: the files read (`records`) and their `bytes`, the entries
+/// skipped and failed, the time taken and the memory at its peak.
+fn totals(
+    records: &Records,
+    bytes: u64,
+    (skipped, failed): (&[FileJson], &[FileJson]),
+    seconds: f64,
+) -> Totals {
+    Totals {
+        files: records.len(),
+        bytes,
+        skipped: skipped.len() as u64,
+        failed: failed.len() as u64,
+        seconds,
+        bytes_per_second: if seconds > 0.0 {
+            bytes as f64 / seconds
+        } else {
+            0.0
+        },
+        peak_rss_bytes: crate::peak_rss(),
+        peak_anon_bytes: crate::peak_anon(),
     }
 }
 
@@ -546,16 +565,6 @@ impl ScanResult {
     }
 }
 
-/// The FLV lane's product for a record, taken out of it.
-fn take_media(rec: &mut FileRecord) -> Option<Result<FlvIndex, String>> {
-    let at = rec
-        .outputs
-        .iter()
-        .position(|o| o.other::<MediaOutput>().is_some())?;
-    let out = rec.outputs.swap_remove(at);
-    out.into_other::<MediaOutput>().ok().and_then(|b| *b)
-}
-
 /// A report of nothing yet: what the scan was asked (roots, digests, I/O, threads), every
 /// count zero. A cluster's client fills one from its parts.
 pub fn empty_report(cfg: &ScanConfig, algorithms: &[Algorithm]) -> ScanReport {
@@ -595,67 +604,6 @@ pub fn file_json(rec: &FileRecord) -> FileJson {
     StoredFile::of(rec, flv).to_json()
 }
 
-/// An FLV file's row in the media section (intervals are filled in by the report).
-fn flv_row(rec: &FileRecord, m: &Result<FlvIndex, String>) -> FlvRow {
-    let path = JsonPath::shown(&rec.path).path;
-    match m {
-        Ok(i) => FlvRow {
-            path,
-            size: rec.size,
-            duration: i.duration,
-            keyframes: i.keyframes.len() as u64,
-            video_codec: i.video_codec.clone(),
-            audio_codec: i.audio_codec.clone(),
-            width: i.width.or(i.coded_width),
-            height: i.height.or(i.coded_height),
-            max_interval: None,
-            intervals: Vec::new(),
-            problems: i.problems.iter().map(|p| p.message.clone()).collect(),
-            error: None,
-        },
-        Err(e) => FlvRow {
-            path,
-            size: rec.size,
-            duration: 0.0,
-            keyframes: 0,
-            video_codec: None,
-            audio_codec: None,
-            width: None,
-            height: None,
-            max_interval: None,
-            intervals: Vec::new(),
-            problems: Vec::new(),
-            error: Some(e.clone()),
-        },
-    }
-}
-
-fn keyframe_times(m: &Result<FlvIndex, String>) -> Vec<f64> {
-    match m {
-        Ok(i) => i.keyframes.iter().map(|k| k.time).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// What a scan's report says of an FLV file.
-fn flv_summary(m: &Result<FlvIndex, String>) -> FlvSummary {
-    match m {
-        Ok(i) => FlvSummary::Indexed {
-            duration: i.duration,
-            video_codec: i.video_codec.clone(),
-            audio_codec: i.audio_codec.clone(),
-            width: i.width.or(i.coded_width),
-            height: i.height.or(i.coded_height),
-            keyframes: i.keyframes.len(),
-            first_keyframe: i.keyframes.first().copied(),
-            last_keyframe: i.keyframes.last().copied(),
-            tags: i.tags.clone(),
-            problems: i.problems.iter().map(|p| p.message.clone()).collect(),
-        },
-        Err(e) => FlvSummary::Failed { error: e.clone() },
-    }
-}
-
 fn problem_json(path: &Path, skipped: Option<SkipKind>, error: Option<ErrorJson>) -> FileJson {
     FileJson {
         path: JsonPath::shown(path),
@@ -668,48 +616,7 @@ fn problem_json(path: &Path, skipped: Option<SkipKind>, error: Option<ErrorJson>
     }
 }
 
+mod media;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use trawl_reduce::ReduceConfig;
-    use trawl_scan::NoProgress;
-
-    fn finished(o: Result<ScanOutcome, ScanRunError>) -> Box<ScanResult> {
-        match o.unwrap() {
-            ScanOutcome::Finished(r) => r,
-            ScanOutcome::Stopped(r) => panic!("stopped: {r:?}"),
-        }
-    }
-
-    /// A shard reads exactly its files (a missing one is a failure), and its batches wait on
-    /// the scan for the caller that asks, once; a scan of the roots leaves none, and says how
-    /// often its readers waited.
-    #[test]
-    fn a_shard_reads_its_files_and_leaves_its_batches_on_the_scan() {
-        let t = tempfile::tempdir().unwrap();
-        let dir = t.path().to_path_buf();
-        std::fs::write(dir.join("a"), vec![7u8; 20_000]).unwrap();
-        std::fs::write(dir.join("b"), b"not in the shard").unwrap();
-        let opts = || {
-            ScanOptions::new(ScanConfig::new(vec![dir.clone()]), vec![Algorithm::Sha256])
-                .reduce(Some(ReduceConfig::default()))
-        };
-        let shard = opts()
-            .shard(vec![dir.join("a"), dir.join("gone")], 4)
-            .unwrap();
-        let scan = Scan::new(shard);
-        let r = finished(scan.run(&Stop::new(), &NoProgress, &mut |_| {}));
-        assert_eq!((r.report.totals.files, r.report.totals.failed), (1, 1));
-        assert_eq!(r.report.totals.bytes, 20_000);
-        let map = scan.take_map().expect("a shard's batches");
-        assert_eq!(map.partitions.len(), 4);
-        assert!(scan.take_map().is_none(), "taken once");
-
-        let whole = Scan::new(opts());
-        let r = finished(whole.run(&Stop::new(), &NoProgress, &mut |_| {}));
-        assert_eq!(r.report.totals.files, 2);
-        assert!(whole.take_map().is_none());
-        assert!(whole.contention().is_some());
-        assert!(r.report.reduction.is_some());
-    }
-}
+mod tests;

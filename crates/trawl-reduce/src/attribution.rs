@@ -205,9 +205,9 @@ pub(crate) fn attribute_partition(
     err.map_or(Ok(()), Err)
 }
 
-/// The `top` files with the largest share of the saving (ties by name), from the shares of every
-/// partition summed per file, partition by partition, each in the order they were added; every file also goes to the breakdown, if one is
-/// made.
+/// The `top` files with the largest share of the saving (ties by name), from the shares of
+/// every partition summed per file, partition by partition, each in the order they were added;
+/// every file also goes to the breakdown, if one is made.
 pub(crate) fn rank(
     per: Vec<Shares>,
     names: NameLog,
@@ -231,74 +231,29 @@ pub(crate) fn rank(
         None => None,
     };
     let mut renamed = Vec::new();
-    let bad = || {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "an attribution record is damaged",
-        )
-    };
-    let id_of = |k: &[u8]| -> std::io::Result<u32> {
-        Ok(u32::from_be_bytes(k.try_into().map_err(|_| bad())?))
-    };
     // (share, name, duplicate bytes), at most a few times `top` of them.
     let mut best: Vec<(Share, String, u64)> = Vec::new();
-    let order = |a: &(Share, String, u64), b: &(Share, String, u64)| {
-        saved(b.0).cmp(&saved(a.0)).then_with(|| a.1.cmp(&b.1))
-    };
     for id in 0..count {
         let mut name = names.next_name()?;
-        if let Some(r) = renames.as_mut() {
-            let mut found = false;
-            while let Some((k, v)) = r.peek() {
-                if id_of(k)? != id {
-                    break;
-                }
-                renamed.clear();
-                renamed.extend_from_slice(v);
-                found = true;
-                r.advance()?;
-            }
-            if found {
-                name = &renamed;
-            }
+        if let Some(r) = renames.as_mut()
+            && renamed_to(r, id, &mut renamed)?
+        {
+            name = &renamed;
         }
-        let (mut dup, mut share) = (0u64, 0 as Share);
-        while let Some((k, v)) = shares.peek() {
-            if id_of(k)? != id {
-                break;
-            }
-            if v.len() != 24 {
-                return Err(bad());
-            }
-            dup += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
-            share += Share::from_le_bytes(v[8..24].try_into().expect("16 bytes"));
-            shares.advance()?;
-        }
-        let (mut bytes, mut allocated, mut kind) = (0u64, 0u64, None);
-        while let Some((k, v)) = facts.peek() {
-            if id_of(k)? != id {
-                break;
-            }
-            if v.len() < 16 {
-                return Err(bad());
-            }
-            bytes += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
-            allocated += u64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
-            kind = kind.or_else(|| static_kind(&v[16..]));
-            facts.advance()?;
-        }
+        let (dup, share) = file_shares(&mut shares, id)?;
+        let (bytes, allocated, kind) = file_facts(&mut facts, id)?;
         if let Some(b) = breakdown.as_deref_mut() {
             b.add(name, bytes, dup, share, allocated, kind)?;
         }
         if dup > 0 && top > 0 {
             best.push((share, String::from_utf8_lossy(name).into_owned(), dup));
             if best.len() >= 4 * top + 64 {
-                best.sort_by(order);
+                best.sort_by(by_saving);
                 best.truncate(top);
             }
         }
     }
-    best.sort_by(order);
+    best.sort_by(by_saving);
     best.truncate(top);
     Ok(best
         .into_iter()
@@ -309,6 +264,74 @@ pub(crate) fn rank(
             saved_bytes: saved(share),
         })
         .collect())
+}
+
+/// Files by the bytes their share of the saving stands for, largest first, ties by name.
+fn by_saving(a: &(Share, String, u64), b: &(Share, String, u64)) -> std::cmp::Ordering {
+    saved(b.0).cmp(&saved(a.0)).then_with(|| a.1.cmp(&b.1))
+}
+
+/// An attribution record that cannot be read.
+fn damaged() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "an attribution record is damaged",
+    )
+}
+
+/// The file number a record's key holds.
+fn id_of(k: &[u8]) -> std::io::Result<u32> {
+    Ok(u32::from_be_bytes(k.try_into().map_err(|_| damaged())?))
+}
+
+/// Whether file `id` was renamed: its last name then in `renamed` (the renames passed).
+fn renamed_to(r: &mut Cursor, id: u32, renamed: &mut Vec<u8>) -> std::io::Result<bool> {
+    let mut found = false;
+    while let Some((k, v)) = r.peek() {
+        if id_of(k)? != id {
+            break;
+        }
+        renamed.clear();
+        renamed.extend_from_slice(v);
+        found = true;
+        r.advance()?;
+    }
+    Ok(found)
+}
+
+/// File `id`'s duplicate bytes and share of the saving, summed over its records (passed).
+fn file_shares(shares: &mut MergedShares, id: u32) -> std::io::Result<(u64, Share)> {
+    let (mut dup, mut share) = (0u64, 0 as Share);
+    while let Some((k, v)) = shares.peek() {
+        if id_of(k)? != id {
+            break;
+        }
+        if v.len() != 24 {
+            return Err(damaged());
+        }
+        dup += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+        share += Share::from_le_bytes(v[8..24].try_into().expect("16 bytes"));
+        shares.advance()?;
+    }
+    Ok((dup, share))
+}
+
+/// File `id`'s bytes, bytes the first codec stores, and format, from its facts (passed).
+fn file_facts(facts: &mut Cursor, id: u32) -> std::io::Result<(u64, u64, Option<&'static str>)> {
+    let (mut bytes, mut allocated, mut kind) = (0u64, 0u64, None);
+    while let Some((k, v)) = facts.peek() {
+        if id_of(k)? != id {
+            break;
+        }
+        if v.len() < 16 {
+            return Err(damaged());
+        }
+        bytes += u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+        allocated += u64::from_le_bytes(v[8..16].try_into().expect("8 bytes"));
+        kind = kind.or_else(|| static_kind(&v[16..]));
+        facts.advance()?;
+    }
+    Ok((bytes, allocated, kind))
 }
 
 /// The bytes a file's share of the saving stands for, as the report shows them: files are

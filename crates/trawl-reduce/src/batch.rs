@@ -262,70 +262,15 @@ impl Batch {
         }
         let shift = shift as u8;
         let n = get(b, &mut at)?;
-        let mut keys = Vec::with_capacity(n.min(1 << 20) as usize);
-        if n > 0 {
-            let unshift = |d: u64| {
-                d.checked_shl(shift as u32)
-                    .filter(|x| x >> shift == d)
-                    .ok_or(BatchError::NotABatch)
-            };
-            let mut key = unshift(get(b, &mut at)?)?;
-            keys.push(key);
-            let k = get(b, &mut at)?;
-            if k > 63 {
-                return Err(BatchError::NotABatch);
-            }
-            let len = usize::try_from(get(b, &mut at)?).map_err(|_| BatchError::Truncated)?;
-            let end = at.checked_add(len).ok_or(BatchError::Truncated)?;
-            let bits = b.get(at..end).ok_or(BatchError::Truncated)?;
-            at = end;
-            let mut r = BitReader { b: bits, at: 0 };
-            for _ in 1..n {
-                let d = r.rice(k as u32)?;
-                if d == 0 {
-                    return Err(BatchError::NotABatch); // keys must increase
-                }
-                key = key.checked_add(unshift(d)?).ok_or(BatchError::NotABatch)?;
-                keys.push(key);
-            }
-        }
-        let mut entries = Vec::with_capacity(keys.len());
-        for key in keys {
-            let tag = get(b, &mut at)?;
-            let len = if tag & 1 == 1 {
-                get(b, &mut at)? as u32
-            } else {
-                block_size
-            };
-            entries.push((key, len, (tag >> 1) + 1));
-        }
+        let keys = decode_keys(b, &mut at, n, shift)?;
+        let entries = decode_entries(b, &mut at, keys, block_size)?;
         let carry = get(b, &mut at)? as u32;
         let values = (carry as u64).checked_mul(n).ok_or(BatchError::NotABatch)?;
         let mut carried = Vec::with_capacity(values.min(1 << 20) as usize);
         for _ in 0..values {
             carried.push(u32::try_from(get(b, &mut at)?).map_err(|_| BatchError::NotABatch)?);
         }
-        let mut files = Vec::new();
-        let file_of = |v: u64| u32::try_from(v).map_err(|_| BatchError::NotABatch);
-        if get(b, &mut at)? == 1 {
-            for (i, e) in entries.iter().enumerate() {
-                let head = get(b, &mut at)?;
-                if head == 0 {
-                    continue;
-                }
-                let mut file = file_of((head >> 1) - 1)?;
-                if head & 1 == 0 {
-                    files.push((i as u32, file, e.2));
-                    continue;
-                }
-                files.push((i as u32, file, get(b, &mut at)?));
-                for _ in 0..get(b, &mut at)? {
-                    let d = file_of(get(b, &mut at)?)?;
-                    file = file.checked_add(d).ok_or(BatchError::NotABatch)?;
-                    files.push((i as u32, file, get(b, &mut at)?));
-                }
-            }
-        }
+        let files = decode_files(b, &mut at, &entries)?;
         if at != b.len() {
             return Err(BatchError::NotABatch);
         }
@@ -339,6 +284,93 @@ impl Batch {
             files,
         })
     }
+}
+
+/// A batch's `n` keys: the first, then the gaps Rice-coded; each kept shifted right by
+/// `shift` bits (that many low bits always zero).
+fn decode_keys(b: &[u8], at: &mut usize, n: u64, shift: u8) -> Result<Vec<u64>, BatchError> {
+    let mut keys = Vec::with_capacity(n.min(1 << 20) as usize);
+    if n == 0 {
+        return Ok(keys);
+    }
+    let unshift = |d: u64| {
+        d.checked_shl(shift as u32)
+            .filter(|x| x >> shift == d)
+            .ok_or(BatchError::NotABatch)
+    };
+    let mut key = unshift(get(b, at)?)?;
+    keys.push(key);
+    let k = get(b, at)?;
+    if k > 63 {
+        return Err(BatchError::NotABatch);
+    }
+    let len = usize::try_from(get(b, at)?).map_err(|_| BatchError::Truncated)?;
+    let end = at.checked_add(len).ok_or(BatchError::Truncated)?;
+    let bits = b.get(*at..end).ok_or(BatchError::Truncated)?;
+    *at = end;
+    let mut r = BitReader { b: bits, at: 0 };
+    for _ in 1..n {
+        let d = r.rice(k as u32)?;
+        if d == 0 {
+            return Err(BatchError::NotABatch); // keys must increase
+        }
+        key = key.checked_add(unshift(d)?).ok_or(BatchError::NotABatch)?;
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
+/// Each key's entry: (key, length, occurrences); the length is `block_size` unless its tag
+/// says it follows.
+fn decode_entries(
+    b: &[u8],
+    at: &mut usize,
+    keys: Vec<u64>,
+    block_size: u32,
+) -> Result<Vec<(u64, u32, u64)>, BatchError> {
+    let mut entries = Vec::with_capacity(keys.len());
+    for key in keys {
+        let tag = get(b, at)?;
+        let len = if tag & 1 == 1 {
+            get(b, at)? as u32
+        } else {
+            block_size
+        };
+        entries.push((key, len, (tag >> 1) + 1));
+    }
+    Ok(entries)
+}
+
+/// Which files hold each of `entries` (entry, file, occurrences), where the map sent them:
+/// per entry its first file, then the others by the gap from the last.
+fn decode_files(
+    b: &[u8],
+    at: &mut usize,
+    entries: &[(u64, u32, u64)],
+) -> Result<Vec<(u32, u32, u64)>, BatchError> {
+    let mut files = Vec::new();
+    let file_of = |v: u64| u32::try_from(v).map_err(|_| BatchError::NotABatch);
+    if get(b, at)? != 1 {
+        return Ok(files);
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let head = get(b, at)?;
+        if head == 0 {
+            continue;
+        }
+        let mut file = file_of((head >> 1) - 1)?;
+        if head & 1 == 0 {
+            files.push((i as u32, file, e.2));
+            continue;
+        }
+        files.push((i as u32, file, get(b, at)?));
+        for _ in 0..get(b, at)? {
+            let d = file_of(get(b, at)?)?;
+            file = file.checked_add(d).ok_or(BatchError::NotABatch)?;
+            files.push((i as u32, file, get(b, at)?));
+        }
+    }
+    Ok(files)
 }
 
 /// A map's blocks (key and length; zero blocks left out by the caller) folded into one batch

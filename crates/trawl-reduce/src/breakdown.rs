@@ -280,34 +280,7 @@ impl BreakdownBuilder {
                 other_count += 1;
             }
         }
-        let mut types: Vec<TypeRow> = self
-            .types
-            .into_iter()
-            .map(|((extension, format), a)| TypeRow {
-                extension,
-                format: format.to_string(),
-                compressed_format: compressed_format(format),
-                figures: a.done(),
-            })
-            .collect();
-        types.sort_by(|a, b| {
-            b.figures
-                .bytes
-                .cmp(&a.figures.bytes)
-                .then_with(|| (&a.extension, &a.format).cmp(&(&b.extension, &b.format)))
-        });
-        if types.len() > Breakdown::TYPES {
-            let mut rest = TypeRow {
-                extension: "(other)".into(),
-                format: String::new(),
-                compressed_format: false,
-                figures: Figures::default(),
-            };
-            for t in types.drain(Breakdown::TYPES - 1..) {
-                rest.figures.add(&t.figures);
-            }
-            types.push(rest);
-        }
+        let types = type_rows(self.types);
         Ok(Breakdown {
             depth: self.cfg.depth,
             directories: top
@@ -323,6 +296,39 @@ impl BreakdownBuilder {
             duplicate_directories: None,
         })
     }
+}
+
+/// The rows by type: the most bytes first (ties by extension and format), past
+/// [`Breakdown::TYPES`] the rest summed in one `(other)` row.
+fn type_rows(types: HashMap<(String, &'static str), Acc>) -> Vec<TypeRow> {
+    let mut types: Vec<TypeRow> = types
+        .into_iter()
+        .map(|((extension, format), a)| TypeRow {
+            extension,
+            format: format.to_string(),
+            compressed_format: compressed_format(format),
+            figures: a.done(),
+        })
+        .collect();
+    types.sort_by(|a, b| {
+        b.figures
+            .bytes
+            .cmp(&a.figures.bytes)
+            .then_with(|| (&a.extension, &a.format).cmp(&(&b.extension, &b.format)))
+    });
+    if types.len() > Breakdown::TYPES {
+        let mut rest = TypeRow {
+            extension: "(other)".into(),
+            format: String::new(),
+            compressed_format: false,
+            figures: Figures::default(),
+        };
+        for t in types.drain(Breakdown::TYPES - 1..) {
+            rest.figures.add(&t.figures);
+        }
+        types.push(rest);
+    }
+    types
 }
 
 #[cfg(test)]

@@ -23,17 +23,14 @@ use crate::breakdown::BreakdownBuilder;
 use crate::config::ReduceConfig;
 use crate::dedup::{Dedup, Refs, estimate};
 use crate::facts::FileReduce;
-use crate::figures::{Figures, cut_sizes, dedup_counts};
+use crate::figures::{Figures, dedup_counts};
 use crate::mapreduce::{MapOutput, Mapper};
+use crate::partition::{Part, Partitions, lock};
 use crate::short::{Overlap, Short};
 use crate::slot::{SLOT_RECORDS, Slot};
 use crate::spill;
 use crate::table::COUNT_MAX;
 use crate::totals::Totals;
-
-/// Records taken by a partition between two measurements of its indexes against the budget,
-/// all partitions together (a budget is passed by at most about that many entries).
-const MEASURE_EVERY: u64 = 4096;
 
 /// How often folding a batch into a partition found its lock taken by another reader.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,28 +63,14 @@ pub struct Contention {
 ///   `ratio` = logical / allocated. Combined: the allocated bytes of distinct non-zero units only
 ///   (dedup at the unit size, then compression); `combined_ratio` = logical / that.
 pub struct Counter {
-    pub(crate) cfg: Arc<ReduceConfig>,
-    pub(crate) sizes: Vec<usize>,
-    pub(crate) unit_index: usize,
-    /// Partitions by the key's top `bits` bits.
-    pub(crate) bits: u32,
-    /// A file (or a large file's last part) shorter than this is one key at every size,
-    /// stored once ([`crate::short`]); 0: never (exact keys).
-    pub(crate) short_below: u64,
-    pub(crate) parts: Vec<Mutex<Part>>,
+    /// What the readers' slots hand their records to.
+    pub(crate) shared: Partitions,
     pub(crate) slots: Vec<Mutex<Slot>>,
     pub(crate) names: Mutex<Option<NameLog>>,
-    pub(crate) facts: Mutex<Option<Facts>>,
     /// Files counted under another name than the one they were numbered with.
     renames: Mutex<Option<Renames>>,
-    /// Bytes the partitions' indexes held when each last measured them.
-    pub(crate) held: AtomicU64,
-    /// Past the budget: every partition spills from its next batch on.
-    pub(crate) spilling: AtomicBool,
     pub(crate) error: Mutex<Option<std::io::Error>>,
     pub(crate) failed: AtomicBool,
-    pub(crate) batches: AtomicU64,
-    pub(crate) busy: AtomicU64,
     pub(crate) slot_busy: AtomicU64,
     pub(crate) named: AtomicU64,
     pub(crate) names_busy: AtomicU64,
@@ -96,24 +79,14 @@ pub struct Counter {
     done: Mutex<Option<Done>>,
 }
 
-/// One key partition: a distinct-record index per way of cutting (each block size, then CDC
-/// chunks), and the key log of the smallest size's blocks that fall in it.
-pub(crate) struct Part {
-    pub(crate) ways: Vec<Dedup>,
-    /// Keys the same at every size (not chunks).
-    pub(crate) short: Short,
-    pub(crate) keylog: Option<spill::Spill>,
-    pub(crate) spilled: bool,
-    /// Bytes its indexes held when last measured, and records taken since.
-    pub(crate) held: u64,
-    pub(crate) unmeasured: u64,
-    pub(crate) taken: u64,
-}
+/// One way of cutting's figures: unique records, their bytes, carried sums (the unit's
+/// codecs), and the reference histogram.
+type WayFigures = (u64, u64, Vec<u64>, Refs);
 
 /// One partition settled: per way, (unique records, their bytes, carried sums, histogram);
 /// its shares of the saving per file, and bytes per reference bucket.
 struct Settled {
-    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    ways: Vec<WayFigures>,
     shares: Option<Shares>,
     ref_bytes: RefBytes,
 }
@@ -121,7 +94,7 @@ struct Settled {
 /// Everything [`Counter::finish`] worked out, for the report.
 struct Done {
     totals: Totals,
-    ways: Vec<(u64, u64, Vec<u64>, Refs)>,
+    ways: Vec<WayFigures>,
     ref_bytes: Option<RefBytes>,
     top: Option<Vec<TopFile>>,
     breakdown: Option<Breakdown>,
@@ -137,12 +110,6 @@ fn shown(path: &std::path::Path) -> &[u8] {
         shown = rest;
     }
     std::os::unix::ffi::OsStrExt::as_bytes(shown.as_os_str())
-}
-
-/// A lock whose holder panicked is still taken: a batch is folded in whole or not at all, and
-/// the panic itself reaches the caller where the thread is joined.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 thread_local! {
@@ -161,37 +128,9 @@ impl Counter {
             p => p.next_power_of_two(),
         }
         .min(spill::PARTITIONS);
-        let bits = partitions.trailing_zeros();
-        let (sizes, unit_index) = cut_sizes(&cfg);
-        let ncodec = cfg.codecs.len();
-        let nways = sizes.len() + usize::from(cfg.cdc_avg.is_some());
-        let parts = (0..partitions)
-            .map(|_| {
-                let mut ways: Vec<Dedup> = sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &s)| {
-                        // The unit size carries each unit's allocated sizes, summed over unique
-                        // units.
-                        let carry = if i == unit_index { ncodec } else { 0 };
-                        Dedup::new(s as u32, carry, cfg.exact_keys, bits)
-                    })
-                    .collect();
-                if cfg.cdc_avg.is_some() {
-                    ways.push(Dedup::new(0, 0, cfg.exact_keys, bits));
-                }
-                let carry = if unit_index < sizes.len() { ncodec } else { 0 };
-                Mutex::new(Part {
-                    ways,
-                    short: Short::new(carry, 4096 >> bits),
-                    keylog: None,
-                    spilled: false,
-                    held: 0,
-                    unmeasured: 0,
-                    taken: 0,
-                })
-            })
-            .collect();
+        let shared = Partitions::new(cfg, partitions);
+        let ncodec = shared.cfg.codecs.len();
+        let nways = shared.sizes.len() + usize::from(shared.cfg.cdc_avg.is_some());
         let slots = (0..2 * threads + 2)
             .map(|_| {
                 Mutex::new(Slot {
@@ -202,31 +141,17 @@ impl Counter {
             })
             .collect();
         Counter {
-            short_below: if cfg.exact_keys {
-                0
-            } else {
-                sizes.iter().min().map_or(0, |&m| m as u64)
-            },
-            sizes,
-            unit_index,
-            bits,
-            parts,
+            shared,
             slots,
             names: Mutex::new(None),
-            facts: Mutex::new(None),
             renames: Mutex::new(None),
-            held: AtomicU64::new(0),
-            spilling: AtomicBool::new(false),
             error: Mutex::new(None),
             failed: AtomicBool::new(false),
-            batches: AtomicU64::new(0),
-            busy: AtomicU64::new(0),
             slot_busy: AtomicU64::new(0),
             named: AtomicU64::new(0),
             names_busy: AtomicU64::new(0),
             mapper: None,
             done: Mutex::new(None),
-            cfg,
         }
     }
 
@@ -240,7 +165,7 @@ impl Counter {
             ..(*cfg).clone()
         }));
         c.slots.clear();
-        c.cfg = cfg.clone();
+        c.shared.cfg = cfg.clone();
         c.mapper = Some(Mutex::new(Mapper::new(cfg, partitions)));
         c
     }
@@ -248,30 +173,30 @@ impl Counter {
     /// A mapping counter's batches and totals (once).
     pub fn take_map(&self) -> Option<MapOutput> {
         let m = self.mapper.as_ref()?;
-        let mapper = std::mem::replace(&mut *lock(m), Mapper::new(self.cfg.clone(), 1));
+        let mapper = std::mem::replace(&mut *lock(m), Mapper::new(self.shared.cfg.clone(), 1));
         Some(mapper.finish())
     }
 
     /// The configuration it counts with.
     pub fn config(&self) -> &Arc<ReduceConfig> {
-        &self.cfg
+        &self.shared.cfg
     }
 
     /// Ways of cutting counted: the sizes (the unit's among them), then CDC chunks.
     pub fn ways(&self) -> usize {
-        self.sizes.len() + usize::from(self.cfg.cdc_avg.is_some())
+        self.shared.sizes.len() + usize::from(self.shared.cfg.cdc_avg.is_some())
     }
 
     /// The key partitions.
     pub fn partitions(&self) -> usize {
-        self.parts.len()
+        self.shared.parts.len()
     }
 
     /// How often readers found a partition or a slot busy.
     pub fn contention(&self) -> Contention {
         Contention {
-            batches: self.batches.load(Ordering::Relaxed),
-            busy: self.busy.load(Ordering::Relaxed),
+            batches: self.shared.batches.load(Ordering::Relaxed),
+            busy: self.shared.busy.load(Ordering::Relaxed),
             slot_busy: self.slot_busy.load(Ordering::Relaxed),
             named: self.named.load(Ordering::Relaxed),
             names_busy: self.names_busy.load(Ordering::Relaxed),
@@ -287,7 +212,7 @@ impl Counter {
             return Ok(());
         }
         let mut r = lock(&self.renames);
-        r.get_or_insert_with(|| Renames::new(&self.cfg))
+        r.get_or_insert_with(|| Renames::new(&self.shared.cfg))
             .add(id, name)
     }
 
@@ -313,7 +238,7 @@ impl Counter {
         };
         let r = match &mut *names {
             Some(n) => n.add(name),
-            None => NameLog::new(&self.cfg).and_then(|mut n| {
+            None => NameLog::new(&self.shared.cfg).and_then(|mut n| {
                 let id = n.add(name);
                 *names = Some(n);
                 id
@@ -357,9 +282,9 @@ impl Counter {
             return;
         }
         let mut slot = self.slot();
-        slot.add(self, f);
+        slot.add(&self.shared, f);
         if (now || slot.waiting >= SLOT_RECORDS)
-            && let Err(e) = slot.hand_over(self)
+            && let Err(e) = slot.hand_over(&self.shared)
         {
             self.fail(e);
         }
@@ -384,14 +309,6 @@ impl Counter {
         s
     }
 
-    pub(crate) fn part_of(&self, key: u128) -> usize {
-        if self.bits == 0 {
-            0
-        } else {
-            (key >> (128 - self.bits)) as usize
-        }
-    }
-
     /// Counts everything folded in: the slots' last records, each partition's spill, the
     /// reference histograms and the attribution, partitions in parallel (one at a time after a
     /// spill, so that memory holds one partition's records).
@@ -402,27 +319,55 @@ impl Counter {
                 None => Ok(()),
             };
         }
-        let nways = self.parts.first().map_or(0, |p| lock(p).ways.len());
-        let mut totals = Totals::new(nways, self.cfg.codecs.len());
+        let nways = self.shared.parts.first().map_or(0, |p| lock(p).ways.len());
+        let totals = self.drain_slots(nways)?;
+        let settled = self.settle_all(self.spilled())?;
+        let (ways, ref_bytes, shares) = self.sum_settled(nways, settled);
+        let attributing = self.shared.cfg.attributing();
+        let (top, breakdown) = match attributing {
+            true => self.attribute(shares)?,
+            false => (None, None),
+        };
+        *lock(&self.done) = Some(Done {
+            totals,
+            ways,
+            ref_bytes: attributing.then_some(ref_bytes),
+            top,
+            breakdown,
+        });
+        Ok(())
+    }
+
+    /// Every slot's last records handed over and its sums taken (its memory let go: nothing
+    /// is folded in after the end); the first error folding in met, if any.
+    fn drain_slots(&self, nways: usize) -> std::io::Result<Totals> {
+        let mut totals = Totals::new(nways, self.shared.cfg.codecs.len());
         for s in &self.slots {
             let mut s = lock(s);
-            if let Err(e) = s.hand_over(self) {
+            if let Err(e) = s.hand_over(&self.shared) {
                 self.fail(e);
             }
             totals.merge(&s.totals);
-            // Its memory let go: nothing is folded in after the end.
             *s = Slot::default();
         }
-        if let Some(e) = lock(&self.error).take() {
-            return Err(e);
+        match lock(&self.error).take() {
+            Some(e) => Err(e),
+            None => Ok(totals),
         }
-        let spilled = self.spilled();
-        let settled = self.settle_all(spilled)?;
-        let attributing = self.cfg.attributing();
-        let mut ways: Vec<(u64, u64, Vec<u64>, Refs)> = (0..nways)
+    }
+
+    /// The partitions' figures summed: per way (unique records, their bytes, carried sums,
+    /// histogram), bytes per reference bucket, and every partition's shares in order.
+    fn sum_settled(
+        &self,
+        nways: usize,
+        settled: Vec<Settled>,
+    ) -> (Vec<WayFigures>, RefBytes, Vec<Shares>) {
+        let cfg = &self.shared.cfg;
+        let mut ways: Vec<WayFigures> = (0..nways)
             .map(|w| {
-                let carry = if w == self.unit_index {
-                    self.cfg.codecs.len()
+                let carry = if w == self.shared.unit_index {
+                    cfg.codecs.len()
                 } else {
                     0
                 };
@@ -446,43 +391,42 @@ impl Counter {
             }
             shares.extend(s.shares);
         }
-        let (mut top, mut breakdown) = (None, None);
-        if attributing {
-            let mut builder = self.cfg.breakdown.clone().map(|b| {
-                let dir = self.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-                BreakdownBuilder::new(b, &dir)
-            });
-            let facts = lock(&self.facts)
-                .take()
-                .unwrap_or_else(|| Facts::new(&self.cfg));
-            let ranked = match lock(&self.names).take() {
-                Some(names) => crate::attribution::rank(
-                    shares,
-                    names,
-                    facts,
-                    lock(&self.renames).take(),
-                    self.cfg.top_files,
-                    self.sizes[0] as u64,
-                    builder.as_mut(),
-                )?,
-                None => Vec::new(),
-            };
-            breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
-            top = (self.cfg.top_files > 0).then_some(ranked);
-        }
-        *lock(&self.done) = Some(Done {
-            totals,
-            ways,
-            ref_bytes: attributing.then_some(ref_bytes),
-            top,
-            breakdown,
+        (ways, ref_bytes, shares)
+    }
+
+    /// The attribution: the files ranked by the duplicate bytes they hold (the top ones, when
+    /// asked for), and the breakdowns by directory and type.
+    fn attribute(
+        &self,
+        shares: Vec<Shares>,
+    ) -> std::io::Result<(Option<Vec<TopFile>>, Option<Breakdown>)> {
+        let cfg = &self.shared.cfg;
+        let mut builder = cfg.breakdown.clone().map(|b| {
+            let dir = cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+            BreakdownBuilder::new(b, &dir)
         });
-        Ok(())
+        let facts = lock(&self.shared.facts)
+            .take()
+            .unwrap_or_else(|| Facts::new(cfg));
+        let ranked = match lock(&self.names).take() {
+            Some(names) => crate::attribution::rank(
+                shares,
+                names,
+                facts,
+                lock(&self.renames).take(),
+                cfg.top_files,
+                self.shared.sizes[0] as u64,
+                builder.as_mut(),
+            )?,
+            None => Vec::new(),
+        };
+        let breakdown = builder.map(BreakdownBuilder::finish).transpose()?;
+        Ok(((cfg.top_files > 0).then_some(ranked), breakdown))
     }
 
     /// Every partition settled, in partition order.
     fn settle_all(&self, spilled: bool) -> std::io::Result<Vec<Settled>> {
-        let n = self.parts.len();
+        let n = self.shared.parts.len();
         let workers = if spilled {
             1
         } else {
@@ -521,7 +465,8 @@ impl Counter {
     /// Partition `q` counted: its spill (if any) read back against its index, its histogram, and
     /// its key log attributed against its final counts. Its indexes are let go.
     fn settle(&self, q: usize) -> std::io::Result<Settled> {
-        let mut guard = lock(&self.parts[q]);
+        let sh = &self.shared;
+        let mut guard = lock(&sh.parts[q]);
         let Part {
             ways,
             short,
@@ -529,17 +474,17 @@ impl Counter {
             spilled,
             ..
         } = &mut *guard;
-        let attributing = self.cfg.attributing();
+        let attributing = sh.cfg.attributing();
         let keylog = keylog.take().map(|k| k.into_reader()).transpose()?;
-        let mut per = attributing.then(|| Shares::new(&self.cfg, self.parts.len()));
+        let mut per = attributing.then(|| Shares::new(&sh.cfg, sh.parts.len()));
         let mut ref_bytes: RefBytes = [(0, 0); 13];
-        let nsizes = self.sizes.len();
+        let nsizes = sh.sizes.len();
         short.flush();
         let short: &Short = short;
         // Per size: the keys its table shares with the short keys.
         let mut overlaps = vec![Overlap::default(); nsizes];
         for (w, d) in ways.iter_mut().enumerate() {
-            let unit = w == self.unit_index;
+            let unit = w == sh.unit_index;
             let mut hook = |s: usize, t: &crate::index::Index| -> std::io::Result<()> {
                 if let Some(o) = overlaps.get_mut(w) {
                     short.overlap(t, spill::BITS, s as u64, unit, o);
@@ -556,43 +501,20 @@ impl Counter {
         }
         if !*spilled {
             for (w, o) in overlaps.iter_mut().enumerate() {
-                let unit = w == self.unit_index;
-                short.overlap(&ways[w].table, self.bits, q as u64, unit, o);
+                let unit = w == sh.unit_index;
+                short.overlap(&ways[w].table, sh.bits, q as u64, unit, o);
             }
             if let (Some(r), Some(per)) = (&keylog, &mut per) {
                 let t = &ways[0].table;
                 let count = |k: u128| (t.count(k) + short.count(k)).min(COUNT_MAX);
                 // The spill's partitions this one owns, in order.
-                let span = spill::PARTITIONS >> self.bits;
+                let span = spill::PARTITIONS >> sh.bits;
                 for s in q * span..(q + 1) * span {
                     attribute_partition(r, s, &count, per, &mut ref_bytes)?;
                 }
             }
         }
-        let (sb, sbytes, scarried, srefs) = short.found();
-        let ways = std::mem::take(ways)
-            .into_iter()
-            .enumerate()
-            .map(|(w, d)| {
-                let mut refs = d.refs();
-                let (mut blocks, mut bytes, mut carried) =
-                    (d.found.blocks, d.found.bytes, d.found.carried.clone());
-                if let Some(o) = overlaps.get(w) {
-                    // The short keys are blocks of every size, counted once where a table
-                    // holds them too.
-                    blocks = blocks + sb - o.blocks;
-                    bytes = bytes + sbytes - o.bytes;
-                    if w == self.unit_index {
-                        for (i, c) in carried.iter_mut().enumerate() {
-                            *c = *c + scarried[i] - o.carried.get(i).copied().unwrap_or(0);
-                        }
-                    }
-                    refs.merge(&srefs);
-                    o.fix(&mut refs);
-                }
-                (blocks, bytes, carried, refs)
-            })
-            .collect();
+        let ways = with_short(std::mem::take(ways), &overlaps, short, sh.unit_index);
         Ok(Settled {
             ways,
             shares: per,
@@ -602,7 +524,7 @@ impl Counter {
 
     /// Whether the indexes went past `--memory` and were spilled.
     pub fn spilled(&self) -> bool {
-        self.spilling.load(Ordering::Relaxed)
+        self.shared.spilling.load(Ordering::Relaxed)
     }
 
     /// The breakdowns by directory and type, when asked for and exact (after
@@ -613,16 +535,14 @@ impl Counter {
 
     /// The report's reduction figures (after [`Counter::finish`]).
     pub fn report(&self) -> ReductionJson {
+        let sh = &self.shared;
         let done = lock(&self.done);
         let empty;
         let d = match &*done {
             Some(d) => d,
             None => {
                 empty = Done {
-                    totals: Totals::new(
-                        self.sizes.len() + usize::from(self.cfg.cdc_avg.is_some()),
-                        self.cfg.codecs.len(),
-                    ),
+                    totals: Totals::new(self.ways(), sh.cfg.codecs.len()),
                     ways: Vec::new(),
                     ref_bytes: None,
                     top: None,
@@ -631,9 +551,9 @@ impl Counter {
                 &empty
             }
         };
-        let sampled = self.cfg.sample_threshold().is_some();
+        let sampled = sh.cfg.sample_threshold().is_some();
         let rate = if sampled {
-            self.cfg.sample.unwrap_or(1.0)
+            sh.cfg.sample.unwrap_or(1.0)
         } else {
             1.0
         };
@@ -648,75 +568,62 @@ impl Counter {
                 estimate(kb, kbytes, sampled, rate, nonzero);
             dedup_counts(&t, unique_blocks, unique_bytes, &refs, sample)
         };
-        let nsizes = self.sizes.len();
+        let nsizes = sh.sizes.len();
         let mut chunk_sizes = [0u64; 64];
         chunk_sizes.copy_from_slice(&d.totals.chunk_sizes[..64]);
         Figures {
-            sizes: self
+            sizes: sh
                 .sizes
                 .iter()
                 .enumerate()
                 .map(|(w, s)| (*s, counts(w)))
                 .collect(),
             ref_bytes: d.ref_bytes,
-            cdc: self.cfg.cdc_avg.map(|_| (counts(nsizes), chunk_sizes)),
+            cdc: sh.cfg.cdc_avg.map(|_| (counts(nsizes), chunk_sizes)),
             combined: d
                 .ways
-                .get(self.unit_index)
+                .get(sh.unit_index)
                 .map(|x| x.2.clone())
-                .unwrap_or_else(|| vec![0; self.cfg.codecs.len()]),
+                .unwrap_or_else(|| vec![0; sh.cfg.codecs.len()]),
             totals: d.totals.clone(),
             top: d.top.clone(),
-            attributing: self.cfg.attributing(),
+            attributing: sh.cfg.attributing(),
         }
-        .report(&self.cfg)
+        .report(&sh.cfg)
     }
 }
 
-impl Part {
-    /// After `taken` more records: every so often, its indexes' memory against the budget.
-    pub(crate) fn measure(&mut self, c: &Counter, taken: u64) -> std::io::Result<()> {
-        let Some(budget) = c.cfg.memory else {
-            return Ok(());
-        };
-        self.unmeasured += taken;
-        self.taken += taken;
-        // Measuring walks every part of every table: done after a sixteenth more records, at
-        // most every few thousand over all partitions.
-        let every = (MEASURE_EVERY / c.parts.len() as u64).max(64);
-        if self.spilled || self.unmeasured < (self.taken / 16).min(every) {
-            return Ok(());
-        }
-        self.unmeasured = 0;
-        let now: u64 =
-            self.ways.iter().map(Dedup::memory_bytes).sum::<u64>() + self.short.memory_bytes();
-        let before = std::mem::replace(&mut self.held, now);
-        let total = if now >= before {
-            c.held.fetch_add(now - before, Ordering::Relaxed) + (now - before)
-        } else {
-            c.held.fetch_sub(before - now, Ordering::Relaxed) - (before - now)
-        };
-        if total > budget {
-            c.spilling.store(true, Ordering::Relaxed);
-            self.spill(c)?;
-        }
-        Ok(())
-    }
-
-    /// From now on, this partition's records go to spill files.
-    pub(crate) fn spill(&mut self, c: &Counter) -> std::io::Result<()> {
-        let dir = c.cfg.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
-        let ncodec = c.cfg.codecs.len();
-        let kb = if c.cfg.exact_keys { 16 } else { 8 };
-        for (w, d) in self.ways.iter_mut().enumerate() {
-            // What is staged goes into the table first: the spill holds what comes after.
-            d.flush();
-            let extra = if w == c.unit_index { ncodec } else { 0 };
-            d.spill = Some(spill::Spill::new(&dir, extra, kb, 0)?);
-        }
-        self.spilled = true;
-        Ok(())
-    }
+/// Each way's figures, the short keys (blocks of every size, see [`crate::short`]) counted in
+/// once where a way's table holds them too (`overlaps`, per size).
+fn with_short(
+    ways: Vec<Dedup>,
+    overlaps: &[Overlap],
+    short: &Short,
+    unit_index: usize,
+) -> Vec<WayFigures> {
+    let (sb, sbytes, scarried, srefs) = short.found();
+    ways.into_iter()
+        .enumerate()
+        .map(|(w, d)| {
+            let mut refs = d.refs();
+            let (mut blocks, mut bytes, mut carried) =
+                (d.found.blocks, d.found.bytes, d.found.carried.clone());
+            if let Some(o) = overlaps.get(w) {
+                // The short keys are blocks of every size, counted once where a table
+                // holds them too.
+                blocks = blocks + sb - o.blocks;
+                bytes = bytes + sbytes - o.bytes;
+                if w == unit_index {
+                    for (i, c) in carried.iter_mut().enumerate() {
+                        *c = *c + scarried[i] - o.carried.get(i).copied().unwrap_or(0);
+                    }
+                }
+                refs.merge(&srefs);
+                o.fix(&mut refs);
+            }
+            (blocks, bytes, carried, refs)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -149,29 +149,10 @@ impl Figures {
                 } else {
                     unique
                 };
-                // An estimate of `value` within `hw` either side, at 99%.
-                let interval = |value: u64, hw: f64| SampleJson {
-                    rate,
-                    kept: self.totals.sampled_units,
-                    confidence: 0.99,
-                    low: (value as f64 - hw).max(0.0).round() as u64,
-                    high: (value as f64 + hw).round() as u64,
+                let (sample, combined_sample) = match sampling {
+                    true => self.intervals(cfg, nonzero, allocated, combined),
+                    false => (None, None),
                 };
-                let sample = sampling.then(|| {
-                    // Hoeffding: the mean allocated fraction of m units, each in [0, r].
-                    let r = (cfg.unit + cfg.sector) as f64 / cfg.unit as f64;
-                    let m = self.totals.sampled_units.max(1) as f64;
-                    let hw = r * ((2.0f64 / 0.01).ln() / (2.0 * m)).sqrt() * nonzero as f64;
-                    interval(allocated, hw)
-                });
-                // Distinct units kept by hash threshold at `rate`: the estimate sums each kept
-                // unit's allocated size a over `rate`, whose variance is at most
-                // (1 - rate) / rate * max(a) * the estimate (a <= unit + sector).
-                let combined_sample = sampling.then(|| {
-                    let most = (cfg.unit + cfg.sector) as f64;
-                    let hw = 2.576 * ((1.0 - rate) / rate * most * combined as f64).sqrt();
-                    interval(combined, hw)
-                });
                 CompressionJson {
                     codec: c.name().into(),
                     level: c.level(),
@@ -192,5 +173,41 @@ impl Figures {
                 }
             })
             .collect()
+    }
+
+    /// A sampled run's intervals, at 99%, of a codec's `allocated` bytes (of the `nonzero`
+    /// logical bytes) and of its `combined` figure.
+    fn intervals(
+        &self,
+        cfg: &ReduceConfig,
+        nonzero: u64,
+        allocated: u64,
+        combined: u64,
+    ) -> (Option<SampleJson>, Option<SampleJson>) {
+        let rate = cfg.sample.unwrap_or(1.0);
+        // An estimate of `value` within `hw` either side, at 99%.
+        let interval = |value: u64, hw: f64| SampleJson {
+            rate,
+            kept: self.totals.sampled_units,
+            confidence: 0.99,
+            low: (value as f64 - hw).max(0.0).round() as u64,
+            high: (value as f64 + hw).round() as u64,
+        };
+        let sample = {
+            // Hoeffding: the mean allocated fraction of m units, each in [0, r].
+            let r = (cfg.unit + cfg.sector) as f64 / cfg.unit as f64;
+            let m = self.totals.sampled_units.max(1) as f64;
+            let hw = r * ((2.0f64 / 0.01).ln() / (2.0 * m)).sqrt() * nonzero as f64;
+            interval(allocated, hw)
+        };
+        // Distinct units kept by hash threshold at `rate`: the estimate sums each kept
+        // unit's allocated size a over `rate`, whose variance is at most
+        // (1 - rate) / rate * max(a) * the estimate (a <= unit + sector).
+        let combined_sample = {
+            let most = (cfg.unit + cfg.sector) as f64;
+            let hw = 2.576 * ((1.0 - rate) / rate * most * combined as f64).sqrt();
+            interval(combined, hw)
+        };
+        (Some(sample), Some(combined_sample))
     }
 }

@@ -18,9 +18,10 @@
 //! Inside: `reducer` (one file's bytes to facts), `index` (distinct fingerprints, staged and
 //! flushed), `dedup` (distinct records per way of cutting), `short` (keys the same at every
 //! size, stored once), `attribution` (which files hold the duplicates), `slot` (a reader's
-//! staging), `counter`, `totals` (the sums no key decides), `figures` (the report's shape),
-//! `mapreduce`, `batch` (the wire form of a partition's records), `codec`, `spill`, `table`
-//! (the fingerprint table) and `breakdown` (by directory and type).
+//! staging), `partition` (the key partitions the slots hand records to), `counter`, `totals`
+//! (the sums no key decides), `figures` (the report's shape), `mapreduce`, `batch` (the wire
+//! form of a partition's records), `codec`, `spill`, `table` (the fingerprint table) and
+//! `breakdown` (by directory and type).
 #![deny(missing_docs)]
 
 #[cfg(test)]
@@ -38,6 +39,7 @@ mod fingerprint;
 mod index;
 mod lane;
 mod mapreduce;
+mod partition;
 mod reducer;
 mod short;
 mod slot;

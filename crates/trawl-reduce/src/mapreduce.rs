@@ -175,29 +175,42 @@ impl Mapper {
             && attributing
             && self.cfg.breakdown.is_some()
         {
-            let facts = &mut self.totals.file_facts;
-            if facts.len() <= id as usize {
-                facts.resize(id as usize + 1, (0, 0, None));
-            }
-            let e = &mut facts[id as usize];
-            e.0 += f.size;
-            e.1 += stored;
-            if e.2.is_none() {
-                e.2 = f.kind.map(str::to_string);
-            }
+            self.add_facts(id, f, stored);
         }
         if self.cfg.cdc_avg.is_some() {
-            let w = self.sizes.len();
-            for (fp, len, zero) in &f.chunks {
-                self.totals.sums.add_chunk(w, *len as u64, *zero);
-                if *zero {
-                    continue;
-                }
-                self.ways[w]
-                    .entry(slot(key_of(*fp, self.cfg.exact_keys)))
-                    .or_insert((*len, 0, 0))
-                    .1 += 1;
+            self.add_chunks(f);
+        }
+    }
+
+    /// File `id`'s facts for the breakdowns: its bytes, what the first codec stores of them
+    /// (`stored`), its format.
+    #[inline]
+    fn add_facts(&mut self, id: u32, f: &FileReduce, stored: u64) {
+        let facts = &mut self.totals.file_facts;
+        if facts.len() <= id as usize {
+            facts.resize(id as usize + 1, (0, 0, None));
+        }
+        let e = &mut facts[id as usize];
+        e.0 += f.size;
+        e.1 += stored;
+        if e.2.is_none() {
+            e.2 = f.kind.map(str::to_string);
+        }
+    }
+
+    /// The file's CDC chunks summed, and the non-zero ones counted by key.
+    #[inline]
+    fn add_chunks(&mut self, f: &FileReduce) {
+        let w = self.sizes.len();
+        for (fp, len, zero) in &f.chunks {
+            self.totals.sums.add_chunk(w, *len as u64, *zero);
+            if *zero {
+                continue;
             }
+            self.ways[w]
+                .entry(slot(key_of(*fp, self.cfg.exact_keys)))
+                .or_insert((*len, 0, 0))
+                .1 += 1;
         }
     }
 
@@ -416,23 +429,9 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
             .sum(),
         ..PartitionResult::default()
     };
-    // Each way's distinct keys are counted as one machine counts a key partition's (the same
-    // table, staging and rules): every map's entries staged with their occurrences.
     let mut first: Option<Dedup> = None;
     for w in 0..nways {
-        let batches: Vec<&Batch> = decoded.iter().map(|d| &d[w]).collect();
-        let b0 = batches.first();
-        let carry = b0.map_or(0, |b| b.carry as usize);
-        let exact = b0.is_some_and(|b| b.shift == 0);
-        let mut d = Dedup::new(b0.map_or(0, |b| b.block_size), carry, exact, 0);
-        let none = vec![0u32; carry];
-        for b in &batches {
-            for (i, &(key, len, count)) in b.entries.iter().enumerate() {
-                let c = b.carried.get(i * carry..(i + 1) * carry).unwrap_or(&none);
-                d.insert_n((key as u128) << 64, len, c, count);
-            }
-        }
-        d.flush();
+        let d = count_way(&decoded, w);
         out.held_bytes += d.memory_bytes();
         out.ways.push(WayResult {
             unique_blocks: d.found.blocks,
@@ -445,32 +444,56 @@ pub fn reduce_partition(parts: &[&[u8]]) -> Result<PartitionResult, ReduceError>
         }
     }
     if let Some(d0) = first.filter(|_| decoded.iter().any(|d| !d[0].files.is_empty())) {
-        let mut ref_bytes: RefBytes = [(0, 0); 13];
-        let mut shares: BTreeMap<(u32, u32), (u64, Share)> = BTreeMap::new();
-        for (map, d) in decoded.iter().enumerate() {
-            for &(entry, file, n) in &d[0].files {
-                let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
-                    continue; // an entry the map did not send: not made by a Mapper
-                };
-                let c = d0.table.count((key as u128) << 64);
-                let b = ref_bucket(c);
-                ref_bytes[b].0 += len as u64 * n;
-                // Each occurrence's share rounded as one machine rounds it, then summed.
-                ref_bytes[b].1 += share(len, 1, c) * Share::from(n);
-                if c >= 2 {
-                    let s = shares.entry((map as u32, file)).or_insert((0, 0));
-                    s.0 += len as u64 * n;
-                    s.1 += share(len, c - 1, c) * Share::from(n);
-                }
-            }
-        }
-        out.ref_bytes = ref_bytes.to_vec();
-        out.shares = shares
-            .into_iter()
-            .map(|((m, f), (d, s))| (m, f, d, s))
-            .collect();
+        attribute(&decoded, &d0, &mut out);
     }
     Ok(out)
+}
+
+/// Way `w`'s distinct keys, counted as one machine counts a key partition's (the same table,
+/// staging and rules): every map's entries staged with their occurrences.
+fn count_way(decoded: &[Vec<Batch>], w: usize) -> Dedup {
+    let b0 = decoded.first().map(|d| &d[w]);
+    let carry = b0.map_or(0, |b| b.carry as usize);
+    let exact = b0.is_some_and(|b| b.shift == 0);
+    let mut d = Dedup::new(b0.map_or(0, |b| b.block_size), carry, exact, 0);
+    let none = vec![0u32; carry];
+    for b in decoded.iter().map(|d| &d[w]) {
+        for (i, &(key, len, count)) in b.entries.iter().enumerate() {
+            let c = b.carried.get(i * carry..(i + 1) * carry).unwrap_or(&none);
+            d.insert_n((key as u128) << 64, len, c, count);
+        }
+    }
+    d.flush();
+    d
+}
+
+/// The attribution of the first way's files: bytes per reference bucket, and each map's
+/// files' shares of the duplicates (`d0`: that way's counts).
+fn attribute(decoded: &[Vec<Batch>], d0: &Dedup, out: &mut PartitionResult) {
+    let mut ref_bytes: RefBytes = [(0, 0); 13];
+    let mut shares: BTreeMap<(u32, u32), (u64, Share)> = BTreeMap::new();
+    for (map, d) in decoded.iter().enumerate() {
+        for &(entry, file, n) in &d[0].files {
+            let Some(&(key, len, _)) = d[0].entries.get(entry as usize) else {
+                continue; // an entry the map did not send: not made by a Mapper
+            };
+            let c = d0.table.count((key as u128) << 64);
+            let b = ref_bucket(c);
+            ref_bytes[b].0 += len as u64 * n;
+            // Each occurrence's share rounded as one machine rounds it, then summed.
+            ref_bytes[b].1 += share(len, 1, c) * Share::from(n);
+            if c >= 2 {
+                let s = shares.entry((map as u32, file)).or_insert((0, 0));
+                s.0 += len as u64 * n;
+                s.1 += share(len, c - 1, c) * Share::from(n);
+            }
+        }
+    }
+    out.ref_bytes = ref_bytes.to_vec();
+    out.shares = shares
+        .into_iter()
+        .map(|((m, f), (d, s))| (m, f, d, s))
+        .collect();
 }
 
 /// The report's reduction figures from every map's totals (in map order, as the partitions
@@ -499,27 +522,11 @@ pub fn assemble(
         }
         dedup_counts(&t, unique_blocks, unique_bytes, &refs, None)
     };
-    let mut combined = vec![0u64; cfg.codecs.len()];
-    for p in parts {
-        if let Some(r) = p.ways.get(unit_index) {
-            for (a, b) in combined.iter_mut().zip(&r.carried) {
-                *a += b;
-            }
-        }
-    }
+    let combined = combined_of(parts, unit_index, cfg.codecs.len());
     let mut chunk_sizes = [0u64; 64];
     chunk_sizes.copy_from_slice(&sums.chunk_sizes[..64]);
     let attributing = cfg.attributing();
-    let ref_bytes = attributing.then(|| {
-        let mut rb: RefBytes = [(0, 0); 13];
-        for p in parts {
-            for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
-                a.0 += b.0;
-                a.1 += b.1;
-            }
-        }
-        rb
-    });
+    let ref_bytes = attributing.then(|| ref_bytes_of(parts));
     let per = attributing.then(|| shares(parts));
     let top = per
         .as_ref()
@@ -544,6 +551,31 @@ pub fn assemble(
     }
     .report(cfg);
     Ok((reduction, breakdown))
+}
+
+/// The combined figure per codec: the unit way's carried sums over every partition.
+fn combined_of(parts: &[PartitionResult], unit_index: usize, ncodec: usize) -> Vec<u64> {
+    let mut combined = vec![0u64; ncodec];
+    for p in parts {
+        if let Some(r) = p.ways.get(unit_index) {
+            for (a, b) in combined.iter_mut().zip(&r.carried) {
+                *a += b;
+            }
+        }
+    }
+    combined
+}
+
+/// Bytes per reference bucket, over every partition.
+fn ref_bytes_of(parts: &[PartitionResult]) -> RefBytes {
+    let mut rb: RefBytes = [(0, 0); 13];
+    for p in parts {
+        for (a, b) in rb.iter_mut().zip(&p.ref_bytes) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+    }
+    rb
 }
 
 /// The breakdowns by directory and type, from every map's files and their shares of the

@@ -208,34 +208,9 @@ impl SpillReader {
             let mut err = None;
             {
                 let mut it = std::iter::from_fn(|| {
-                    let mut head = [0u8; 20];
-                    let head = &mut head[..key_bytes + 4];
-                    match r.read_exact(head) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
-                        Err(e) => {
-                            err = Some(e);
-                            return None;
-                        }
-                    }
-                    let mut ex = vec![0u32; extra];
-                    for v in ex.iter_mut() {
-                        let mut b = [0u8; 4];
-                        if let Err(e) = r.read_exact(&mut b) {
-                            err = Some(e);
-                            return None;
-                        }
-                        *v = u32::from_le_bytes(b);
-                    }
-                    Some(Record {
-                        key: if key_bytes == 8 {
-                            (u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) as u128)
-                                << 64
-                        } else {
-                            u128::from_le_bytes(head[..16].try_into().expect("16 bytes"))
-                        },
-                        len: u32::from_le_bytes(head[key_bytes..].try_into().expect("4 bytes")),
-                        extra: ex,
+                    read_record(&mut *r, key_bytes, extra).unwrap_or_else(|e| {
+                        err = Some(e);
+                        None
                     })
                 });
                 f(&mut it);
@@ -249,6 +224,38 @@ impl SpillReader {
         }
         Ok(())
     }
+}
+
+/// The next record of a spill file (a key of `key_bytes`, a length, `extra` values); None
+/// at its end.
+#[inline]
+fn read_record(
+    r: &mut dyn Read,
+    key_bytes: usize,
+    extra: usize,
+) -> std::io::Result<Option<Record>> {
+    let mut head = [0u8; 20];
+    let head = &mut head[..key_bytes + 4];
+    match r.read_exact(head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let mut ex = vec![0u32; extra];
+    for v in ex.iter_mut() {
+        let mut b = [0u8; 4];
+        r.read_exact(&mut b)?;
+        *v = u32::from_le_bytes(b);
+    }
+    Ok(Some(Record {
+        key: if key_bytes == 8 {
+            (u64::from_le_bytes(head[..8].try_into().expect("8 bytes")) as u128) << 64
+        } else {
+            u128::from_le_bytes(head[..16].try_into().expect("16 bytes"))
+        },
+        len: u32::from_le_bytes(head[key_bytes..].try_into().expect("4 bytes")),
+        extra: ex,
+    }))
 }
 
 /// Partitions in a spill.

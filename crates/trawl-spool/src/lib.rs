@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -250,6 +251,21 @@ impl Sorted {
         }
         Ok(())
     }
+
+    /// Calls `f` with each record in key order until it answers `Break` (then `Break`, the
+    /// records after it not read); stops at the first error, `f`'s or a read's.
+    pub fn for_each_until<E: From<io::Error>>(
+        self: &Arc<Self>,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<ControlFlow<()>, E>,
+    ) -> Result<ControlFlow<()>, E> {
+        let mut it = self.iter()?;
+        while let Some((k, v)) = it.next_record()? {
+            if f(k, v)?.is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
 }
 
 /// A pass over a [`Sorted`]: [`Records::next_record`] lends each record in turn.
@@ -443,6 +459,29 @@ mod tests {
         expect.sort_by(|a, b| a.0.cmp(&b.0));
         let sorted = Arc::new(s.finish().unwrap());
         (sorted, expect)
+    }
+
+    /// A pass told to stop reads no record after the one it stopped at, and says it stopped.
+    #[test]
+    fn for_each_until_stops_at_a_break() {
+        let t = tempfile::tempdir().unwrap();
+        let mut sp = Spool::new(t.path(), 1 << 20);
+        for k in [b"c", b"a", b"b"] {
+            sp.push(k, b"").unwrap();
+        }
+        let s = Arc::new(sp.finish().unwrap());
+        let mut seen = Vec::new();
+        let r = s.for_each_until(|k, _| {
+            seen.push(k.to_vec());
+            Ok::<_, io::Error>(match k == b"b" {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            })
+        });
+        assert!(r.unwrap().is_break());
+        assert_eq!(seen, [b"a".to_vec(), b"b".to_vec()]);
+        let r = s.for_each_until(|_, _| Ok::<_, io::Error>(ControlFlow::Continue(())));
+        assert!(r.unwrap().is_continue());
     }
 
     #[test]

@@ -17,6 +17,8 @@ mod passes;
 mod probe;
 mod records;
 mod strict;
+#[cfg(test)]
+mod tests;
 
 use {passes::*, probe::*, records::*, strict::*};
 
@@ -196,9 +198,10 @@ fn normalize(name: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Whether a manifest name could lead outside the root: absolute, or with a `..` component.
+/// Whether a manifest name could lead outside the root: absolute, or with a `..` component
+/// (trawl-read's rule for a name that stays beneath its root).
 fn leaves_root(name: &[u8]) -> bool {
-    name.first() == Some(&b'/') || name.split(|&b| b == b'/').any(|c| c == b"..")
+    trawl_read::plain_segments(name).is_none()
 }
 
 /// Reads the manifest, then every file it lists, and says what became of each: three passes,
@@ -249,31 +252,7 @@ pub fn verify(
         .map_err(pass.spool_err())?;
     }
     let results = Arc::new(read.results.finish().map_err(pass.spool_err())?);
-    let entries = VerifyEntries::source(Box::new(move |f| {
-        /// Why a pass over the results ended early: a record that could not be read back,
-        /// or the caller had seen enough.
-        enum Ended {
-            Io(std::io::Error),
-            Enough,
-        }
-        impl From<std::io::Error> for Ended {
-            fn from(e: std::io::Error) -> Ended {
-                Ended::Io(e)
-            }
-        }
-        let r = results.for_each(|k, v| {
-            let mut e = decode_result(v)?;
-            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
-            match f(&e) {
-                std::ops::ControlFlow::Continue(()) => Ok(()),
-                std::ops::ControlFlow::Break(()) => Err(Ended::Enough),
-            }
-        });
-        match r {
-            Ok(()) | Err(Ended::Enough) => Ok(()),
-            Err(Ended::Io(e)) => Err(e),
-        }
-    }));
+    let entries = entries_of(results);
     Ok(VerifyOutcome::Finished(VerifyReport {
         entries,
         counts: read.counts,
@@ -282,6 +261,20 @@ pub fn verify(
         manifest_problems: pass.problems,
         malformed_lines: pass.malformed,
         missing_ignored: read.missing_ignored,
+    }))
+}
+
+/// The report's entries, read back from the results spool in manifest order each time
+/// they are asked for.
+fn entries_of(results: Arc<trawl_spool::Sorted>) -> VerifyEntries {
+    VerifyEntries::source(Box::new(move |f| {
+        let ended = results.for_each_until(|k, v| {
+            let mut e = decode_result(v)?;
+            e.line = u64::from_be_bytes(k.try_into().map_err(|_| damaged())?) as usize;
+            Ok::<_, std::io::Error>(f(&e))
+        });
+        // Broken off: the caller has seen enough.
+        ended.map(|_| ())
     }))
 }
 

@@ -1,19 +1,16 @@
 //! The three passes of a verification, each over a spool: the manifest parsed by name, one
 //! entry per name, the files read in name order with each result kept by manifest line.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::ops::ControlFlow;
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
-use trawl_read::ReadError;
 use trawl_report::verify::{VerifyCounts, VerifyState};
-use trawl_scan::NotBeneath;
-use trawl_scan::{DigestLanes, Event, Input, Progress, ScanError};
+use trawl_scan::{
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, Resolve, ScanError, read_named,
+};
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
 
@@ -92,12 +89,13 @@ impl Passes<'_> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut by_name = Spool::new(&self.temp, opts.memory / 3);
-        let mut sample: Vec<Entry> = Vec::new();
-        // The algorithms of the entries that name theirs (a guessed one waits for the probe).
-        let mut algorithms: Vec<Algorithm> = Vec::new();
-        let mut spool_failed: Option<std::io::Error> = None;
-        let mut buf = std::mem::take(&mut self.buf);
+        let mut listing = Listing {
+            by_name: Spool::new(&self.temp, opts.memory / 3),
+            sample: Vec::new(),
+            algorithms: Vec::new(),
+            failed: None,
+            buf: std::mem::take(&mut self.buf),
+        };
         let parsed = trawl_manifest::parse_pieces(
             &mut file,
             &opts.prefer,
@@ -111,49 +109,14 @@ impl Passes<'_> {
                 for e in errors {
                     self.problem(problem_of(manifest, e), notice);
                 }
-                for mut e in entries {
-                    if e.guessed && sample.len() < PROBE_SAMPLE {
-                        sample.push(e.clone());
-                    }
-                    for (a, _) in &e.digests {
-                        if !e.guessed && !algorithms.contains(a) {
-                            algorithms.push(*a);
-                        }
-                    }
-                    if e.path.ends_with(b"/") {
-                        self.problem(
-                            ManifestProblem::Directory {
-                                manifest: manifest.clone(),
-                                line: e.line,
-                                name: e.path,
-                            },
-                            notice,
-                        );
-                        continue;
-                    }
-                    e.path = normalize(&e.path);
-                    if opts.confine && leaves_root(&e.path) {
-                        self.problem(
-                            ManifestProblem::LeavesRoot {
-                                manifest: manifest.clone(),
-                                line: e.line,
-                                name: e.path,
-                            },
-                            notice,
-                        );
-                        continue;
-                    }
-                    encode_entry(&e, &mut buf);
-                    if let Err(err) = by_name.push(&e.path, &buf) {
-                        spool_failed = Some(err);
-                        return ControlFlow::Break(());
-                    }
+                for e in entries {
+                    self.list(&mut listing, e, notice)?;
                 }
                 ControlFlow::Continue(())
             },
         );
-        self.buf = buf;
-        if let Some(e) = spool_failed {
+        self.buf = std::mem::take(&mut listing.buf);
+        if let Some(e) = listing.failed.take() {
             return Err(self.spool_err()(e));
         }
         if stop.reason().is_some() {
@@ -163,28 +126,60 @@ impl Passes<'_> {
         let ControlFlow::Continue(parsed) = parsed.map_err(|e| unreadable(manifest, e))? else {
             return Ok(None);
         };
-        let (settled, unsettled) = probed(opts, &parsed.guessed, &sample, stop, notice);
-        // What the entries guessed to be of an algorithm need: the one settled, or the one
-        // assumed (a file matching it is OK, whatever the probe saw).
-        let guessed_need = settled
-            .iter()
-            .map(|(_, found)| *found)
-            .chain(unsettled.iter().copied());
-        for a in guessed_need {
-            if !algorithms.contains(&a) {
-                algorithms.push(a);
+        Ok(Some(settle(opts, listing, &parsed.guessed, stop, notice)))
+    }
+
+    /// One parsed entry: kept for the probe where its algorithm was guessed, checked, and put
+    /// by name into the spool (`Break`: the spool failed).
+    fn list(
+        &mut self,
+        listing: &mut Listing,
+        mut e: Entry,
+        notice: &mut dyn FnMut(Notice<'_>),
+    ) -> ControlFlow<()> {
+        let opts = self.opts;
+        let manifest = &opts.manifest;
+        if e.guessed && listing.sample.len() < PROBE_SAMPLE {
+            listing.sample.push(e.clone());
+        }
+        for (a, _) in &e.digests {
+            if !e.guessed && !listing.algorithms.contains(a) {
+                listing.algorithms.push(*a);
             }
         }
-        let unsettled = unsettled
-            .into_iter()
-            .map(|a| (a, unsettled_reason(a)))
-            .collect();
-        Ok(Some(Listed {
-            by_name,
-            algorithms,
-            settled,
-            unsettled,
-        }))
+        if e.path.ends_with(b"/") {
+            let (line, name) = (e.line, e.path);
+            let manifest = manifest.clone();
+            self.problem(
+                ManifestProblem::Directory {
+                    manifest,
+                    line,
+                    name,
+                },
+                notice,
+            );
+            return ControlFlow::Continue(());
+        }
+        e.path = normalize(&e.path);
+        if opts.confine && leaves_root(&e.path) {
+            let (line, name) = (e.line, e.path);
+            let manifest = manifest.clone();
+            self.problem(
+                ManifestProblem::LeavesRoot {
+                    manifest,
+                    line,
+                    name,
+                },
+                notice,
+            );
+            return ControlFlow::Continue(());
+        }
+        encode_entry(&e, &mut listing.buf);
+        if let Err(err) = listing.by_name.push(&e.path, &listing.buf) {
+            listing.failed = Some(err);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
     }
 
     /// Pass 2: the entries by name, in rounds: the first round has one entry per name (the
@@ -216,14 +211,7 @@ impl Passes<'_> {
         };
         let merged = by_name.for_each(|name, v| {
             let mut e = decode_entry(name, v)?;
-            if e.guessed {
-                for (a, _) in &mut e.digests {
-                    if let Some((_, found)) = settled.iter().find(|(x, _)| x == a) {
-                        *a = *found;
-                        e.guessed = false;
-                    }
-                }
-            }
+            settle_entry(&mut e, settled);
             let Some(prev) = pending.as_mut().filter(|p| p.path == e.path) else {
                 if let Some(done) = pending.replace(e) {
                     flush(&done, 0, &mut rounds)?;
@@ -231,13 +219,7 @@ impl Passes<'_> {
                 others = 0;
                 return Ok(());
             };
-            let alone = |x: &Entry| x.guessed || x.unverifiable.is_some();
-            let disagrees = alone(prev)
-                || alone(&e)
-                || e.digests
-                    .iter()
-                    .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d));
-            if disagrees {
+            if disagree(prev, &e) {
                 others += 1;
                 return flush(&e, others, &mut rounds);
             }
@@ -261,11 +243,9 @@ impl Passes<'_> {
             .collect()
     }
 
-    /// Pass 3: the files read, fed to the engine as the entries come; each result goes into a
-    /// spool by line, so that the report is in manifest order.
-    ///
-    /// Long on purpose: the feeder thread, the engine's events and the entries in flight
-    /// between them share one scope; split, they would pass the same handles around.
+    /// Pass 3: the files read through trawl-scan's reading service, round by round (see
+    /// `one_per_name`: a name is in flight once at a time); each result goes into a spool by
+    /// line, so that the report is in manifest order.
     pub(crate) fn read(
         &mut self,
         rounds: &[Arc<Sorted>],
@@ -276,154 +256,276 @@ impl Passes<'_> {
         notice: &mut dyn FnMut(Notice<'_>),
     ) -> Result<Read, VerifyError> {
         let opts = self.opts;
-        let root = &opts.root;
         let mut cfg = opts.cfg.clone();
-        cfg.roots = vec![root.clone()];
-        let in_flight: Mutex<HashMap<PathBuf, Entry>> = Mutex::new(HashMap::new());
-        let mut results = Spool::new(&self.temp, opts.memory / 3);
-        let mut counts = VerifyCounts::default();
-        let mut missing_ignored = 0u64;
-        let mut result_err: Option<std::io::Error> = None;
-        let mut buf = std::mem::take(&mut self.buf);
-        let mut record = |name: &[u8], line: usize, state: VerifyState| {
-            if opts.ignore_missing && state == VerifyState::Missing {
-                missing_ignored += 1;
-                return;
-            }
-            counts.add(&state);
-            encode_result(name, &state, &mut buf);
-            if result_err.is_none()
-                && let Err(e) = results.push(&(line as u64).to_be_bytes(), &buf)
-            {
-                result_err = Some(e);
-                stop.request(Reason::Failed);
-            }
-        };
+        cfg.roots = vec![opts.root.clone()];
+        let source = source(opts)?;
         let lanes = DigestLanes(algorithms);
-        // Confined: every name is opened in one step beneath the root (links followed only
-        // where they stay beneath); names whose directory is missing or outside are decided
-        // here and recorded below.
-        let mut beneath =
-            match opts.confine {
-                true => Some(trawl_scan::RelativeEntries::open(root).map_err(|e| {
-                    VerifyError::Root {
-                        path: root.clone(),
-                        reason: e.to_string(),
-                    }
-                })?),
-                false => None,
-            };
-        // Round by round (see `one_per_name`): a name is in flight once at a time.
+        let reading = Reading {
+            source: &source,
+            cfg: &cfg,
+            lanes: &lanes,
+            cap: None,
+            announce: true,
+        };
+        let mut rec = Recorder {
+            ignore_missing: opts.ignore_missing,
+            results: Spool::new(&self.temp, opts.memory / 3),
+            counts: VerifyCounts::default(),
+            missing_ignored: 0,
+            failed: None,
+            buf: std::mem::take(&mut self.buf),
+            stop,
+        };
+        let round = Round {
+            reading: &reading,
+            follow: !opts.confine,
+            unsettled,
+            progress,
+            stop,
+        };
         for unique in rounds {
-            let beneath = &mut beneath;
-            let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
-            let fed = std::thread::scope(|s| {
-                let (tx, rx) = crossbeam_channel::bounded::<trawl_walk::FileEntry>(IN_FLIGHT);
-                let in_flight = &in_flight;
-                let decided = &decided;
-                let feeder = s.spawn(move || {
-                unique.for_each(|name, v| {
-                    if stop.is_stopping() {
-                        return Ok(());
-                    }
-                    let e = decode_entry(name, v)?;
-                    let path = root.join(OsStr::from_bytes(&e.path));
-                    let f = match beneath
-                        .as_mut()
-                        .map(|b| b.entry_following_inside(&e.path, &path, 0))
-                    {
-                        None => trawl_walk::FileEntry::named(&path),
-                        Some(Ok(f)) => f,
-                        Some(Err(why)) => {
-                            let st = match why {
-                                NotBeneath::Missing => VerifyState::Missing,
-                                NotBeneath::Outside => VerifyState::Unreadable(
-                                    "leads outside the root through a symbolic link (--confine): not read"
-                                        .into(),
-                                ),
-                            };
-                            lock(decided).push((e, st));
-                            return Ok(());
-                        }
-                    };
-                    // Nothing to compare with: looked for (confined, found above), not read.
-                    if let Some(why) = &e.unverifiable {
-                        let missing = beneath.is_none()
-                            && std::fs::metadata(&path)
-                                .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound);
-                        let st = match missing {
-                            true => VerifyState::Missing,
-                            false => VerifyState::Unverified(why.clone()),
-                        };
-                        lock(decided).push((e, st));
-                        return Ok(());
-                    }
-                    progress.found(1, f.size);
-                    lock(in_flight).insert(path, e);
-                    // The engine gone (stopped): nothing more to feed.
-                    let _ = tx.send(f);
-                    Ok::<(), std::io::Error>(())
-                })
-            });
-                trawl_scan::scan(&cfg, Input::Stream(rx), &lanes, progress, stop, &mut |ev| {
-                    let (path, st) = match ev {
-                        Event::File(rec) => {
-                            let Some(e) = lock(in_flight).remove(rec.path.as_path()) else {
-                                return;
-                            };
-                            return record(&e.path, e.line, compare(&e, &rec, unsettled));
-                        }
-                        Event::Failed(ScanError::Read(ReadError::Vanished { path })) => {
-                            (path, VerifyState::Missing)
-                        }
-                        Event::Failed(ScanError::Read(r)) => {
-                            (r.path().to_path_buf(), VerifyState::Unreadable(r.reason()))
-                        }
-                        Event::Failed(other) => return notice(Notice::Failed(&other)),
-                        Event::Skipped { path, kind } => {
-                            (path, VerifyState::Unreadable(kind.describe().to_string()))
-                        }
-                        // Named files are streamed, not walked: nothing is excluded.
-                        Event::Excluded(_) => return,
-                    };
-                    if let Some(e) = lock(in_flight).remove(path.as_path()) {
-                        record(&e.path, e.line, st);
-                    }
-                });
-                feeder
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("the feeder panicked")))
-            });
-            for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
-                record(&e.path, e.line, st);
-            }
-            // Whatever the engine did not report on (none, unless stopped) was not read.
-            let left: Vec<_> = lock(&in_flight).drain().map(|(_, v)| v).collect();
-            for e in left {
-                record(&e.path, e.line, VerifyState::Unreadable("not read".into()));
-            }
-            fed.map_err(self.spool_err())?;
-            // A result that could not be kept stops the run (see `record`).
+            round
+                .read(unique, notice, &mut rec)
+                .map_err(self.spool_err())?;
+            // A result that could not be kept stops the run (see `Recorder::record`).
             if stop.is_stopping() {
                 break;
             }
         }
-        self.buf = buf;
-        if let Some(e) = result_err {
+        self.buf = rec.buf;
+        if let Some(e) = rec.failed {
             return Err(self.spool_err()(e));
         }
         Ok(Read {
-            results,
-            counts,
-            missing_ignored,
+            results: rec.results,
+            counts: rec.counts,
+            missing_ignored: rec.missing_ignored,
         })
+    }
+}
+
+/// Where pass 3 reads: confined, every name opened in one step beneath the root (links
+/// followed only where they stay beneath); otherwise by its path, as sha256sum opens it.
+fn source(opts: &VerifyOptions) -> Result<LocalRoots, VerifyError> {
+    let root = &opts.root;
+    let links = match opts.confine {
+        true => {
+            trawl_scan::RelativeEntries::open(root).map_err(|e| VerifyError::Root {
+                path: root.clone(),
+                reason: e.to_string(),
+            })?;
+            Links::FollowInside
+        }
+        false => Links::Follow,
+    };
+    Ok(LocalRoots::new(vec![root.clone()], links))
+}
+
+/// The results as they come: each entry's state kept by its manifest line, and counted.
+struct Recorder<'a> {
+    ignore_missing: bool,
+    results: Spool,
+    counts: VerifyCounts,
+    missing_ignored: u64,
+    /// The first result that could not be kept (the run was stopped then).
+    failed: Option<std::io::Error>,
+    buf: Vec<u8>,
+    stop: &'a Stop,
+}
+
+impl Recorder<'_> {
+    fn record(&mut self, e: &Entry, state: VerifyState) {
+        if self.ignore_missing && state == VerifyState::Missing {
+            self.missing_ignored += 1;
+            return;
+        }
+        self.counts.add(&state);
+        encode_result(&e.path, &state, &mut self.buf);
+        if self.failed.is_none()
+            && let Err(err) = self.results.push(&(e.line as u64).to_be_bytes(), &self.buf)
+        {
+            self.failed = Some(err);
+            self.stop.request(Reason::Failed);
+        }
+    }
+}
+
+/// What every round of pass 3 reads with.
+struct Round<'a> {
+    reading: &'a Reading<'a>,
+    /// Names opened by their path, links followed wherever they lead (not confined).
+    follow: bool,
+    unsettled: &'a [(Algorithm, String)],
+    progress: &'a dyn Progress,
+    stop: &'a Stop,
+}
+
+impl Round<'_> {
+    /// One round's files read: its entries fed from a thread of their own as the spool gives
+    /// them, each outcome recorded by its line; those decided without a read (nothing to
+    /// compare with) recorded after.
+    fn read(
+        &self,
+        unique: &Arc<Sorted>,
+        notice: &mut dyn FnMut(Notice<'_>),
+        rec: &mut Recorder<'_>,
+    ) -> std::io::Result<()> {
+        let decided: Mutex<Vec<(Entry, VerifyState)>> = Mutex::new(Vec::new());
+        let mut looked_up = self.reading.source.resolver();
+        let (stop, decided_ref, follow) = (self.stop, &decided, self.follow);
+        let fed = read_named(
+            self.reading,
+            self.progress,
+            stop,
+            move |f| {
+                unique.for_each_until(|name, v| {
+                    // A stop ends the feeding: the names not yet sent are not reported on.
+                    if stop.is_stopping() {
+                        return Ok(ControlFlow::Break(()));
+                    }
+                    let e = decode_entry(name, v)?;
+                    if let Some(why) = e.unverifiable.clone() {
+                        let st = unverified(&mut *looked_up, name, why, follow);
+                        lock(decided_ref).push((e, st));
+                        return Ok(ControlFlow::Continue(()));
+                    }
+                    // The engine gone (stopped): nothing more to feed.
+                    Ok::<_, std::io::Error>(f.send(0, name, e))
+                })
+            },
+            |e, o| {
+                let st = state_of(&e, o, self.unsettled, notice);
+                rec.record(&e, st);
+            },
+        );
+        for (e, st) in decided.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            rec.record(&e, st);
+        }
+        fed.map(|_| ())
+    }
+}
+
+/// An entry with nothing to compare with, looked for (beneath the root where confined) and
+/// not read.
+fn unverified(looked_up: &mut dyn Resolve, name: &[u8], why: String, follow: bool) -> VerifyState {
+    match looked_up.entry(0, name) {
+        Err(decided) => decided_state(decided),
+        Ok(f)
+            if follow
+                && std::fs::metadata(&f.path)
+                    .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            VerifyState::Missing
+        }
+        Ok(_) => VerifyState::Unverified(why),
+    }
+}
+
+/// An entry's state from what became of its file.
+fn state_of(
+    e: &Entry,
+    o: Outcome,
+    unsettled: &[(Algorithm, String)],
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> VerifyState {
+    match o {
+        Outcome::Read(rec) => compare(e, &rec, unsettled),
+        Outcome::Failed(ScanError::Read(r)) => VerifyState::Unreadable(r.reason()),
+        // A failure that is not the file's read: told, and the file not read.
+        Outcome::Failed(other) => {
+            notice(Notice::Failed(&other));
+            VerifyState::Unreadable("not read".into())
+        }
+        o => decided_state(o),
+    }
+}
+
+/// The state of a file that was not read: missing, refused (by its reason), or not reached.
+fn decided_state(o: Outcome) -> VerifyState {
+    match o {
+        Outcome::Gone(_) => VerifyState::Missing,
+        Outcome::Refused { why, .. } => VerifyState::Unreadable(why.to_string()),
+        Outcome::Read(_) | Outcome::Failed(_) | Outcome::Unread(_) => {
+            VerifyState::Unreadable("not read".into())
+        }
+    }
+}
+
+/// A guessed algorithm replaced by the one its probe settled (`settled`: assumed, found).
+fn settle_entry(e: &mut Entry, settled: &[(Algorithm, Algorithm)]) {
+    if e.guessed {
+        for (a, _) in &mut e.digests {
+            if let Some((_, found)) = settled.iter().find(|(x, _)| x == a) {
+                *a = *found;
+                e.guessed = false;
+            }
+        }
+    }
+}
+
+/// Whether two lines of one name are judged apart: either's algorithm unsettled, either
+/// unverifiable, or a digest of one algorithm that differs.
+fn disagree(prev: &Entry, e: &Entry) -> bool {
+    let alone = |x: &Entry| x.guessed || x.unverifiable.is_some();
+    alone(prev)
+        || alone(e)
+        || e.digests
+            .iter()
+            .any(|(alg, d)| prev.digests.iter().any(|(a, pd)| a == alg && pd != d))
+}
+
+/// Pass 1 under way: the spool entries go to by name, the entries kept for the probe, the
+/// algorithms the entries name (a guessed one waits for the probe), the spool's failure if it
+/// had one, and the buffer entries are encoded in.
+struct Listing {
+    by_name: Spool,
+    sample: Vec<Entry>,
+    algorithms: Vec<Algorithm>,
+    failed: Option<std::io::Error>,
+    buf: Vec<u8>,
+}
+
+/// Pass 1's end: the digest lengths that fit several algorithms (`guessed`) probed on the
+/// sample, and the algorithms to compute with what the probe found.
+fn settle(
+    opts: &VerifyOptions,
+    listing: Listing,
+    guessed: &[Algorithm],
+    stop: &Stop,
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Listed {
+    let Listing {
+        by_name,
+        sample,
+        mut algorithms,
+        ..
+    } = listing;
+    let (settled, unsettled) = probed(opts, guessed, &sample, stop, notice);
+    // What the entries guessed to be of an algorithm need: the one settled, or the one
+    // assumed (a file matching it is OK, whatever the probe saw).
+    let guessed_need = settled
+        .iter()
+        .map(|(_, found)| *found)
+        .chain(unsettled.iter().copied());
+    for a in guessed_need {
+        if !algorithms.contains(&a) {
+            algorithms.push(a);
+        }
+    }
+    let unsettled = unsettled
+        .into_iter()
+        .map(|a| (a, unsettled_reason(a)))
+        .collect();
+    Listed {
+        by_name,
+        algorithms,
+        settled,
+        unsettled,
     }
 }
 
 /// Bytes a manifest is parsed by.
 pub(crate) const PIECE: usize = 1 << 20;
-/// Files handed to the engine and not yet reported on, at most (the channel's bound).
-pub(crate) const IN_FLIGHT: usize = 256;
 /// Entries kept from the top of the manifest for [`probe`].
 pub(crate) const PROBE_SAMPLE: usize = 256;
 

@@ -46,7 +46,6 @@ pub(crate) fn probe(
     confine: bool,
     stop: &Stop,
 ) -> Probed {
-    use std::io::Read;
     let candidates = trawl_manifest::same_length(assumed.hex_len());
     let mut score = vec![0usize; candidates.len()];
     let (mut read, mut matched) = (0, 0);
@@ -69,27 +68,7 @@ pub(crate) fn probe(
             continue;
         }
         let path = root.join(OsStr::from_bytes(name));
-        let mut hash_with = |algs: &[Algorithm]| -> Option<Vec<Vec<u8>>> {
-            let opened = match beneath.as_mut() {
-                None => trawl_read::open_for_read(&path),
-                Some(b) => match b.entry_following_inside(name, &path, 0) {
-                    Ok(f) => trawl_read::open_for_read_with((f.open.as_ref()?.0)(), &path),
-                    Err(_) => return None,
-                },
-            };
-            let mut f = opened.ok()?.file;
-            let mut hashers: Vec<_> = algs.iter().map(|a| a.hasher()).collect();
-            let mut buf = vec![0u8; 1 << 16];
-            loop {
-                match f.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => hashers.iter_mut().for_each(|h| h.update(&buf[..n])),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => return None,
-                }
-            }
-            Some(hashers.into_iter().map(|h| h.finish()).collect())
-        };
+        let mut hash_with = |algs: &[Algorithm]| digests_of(beneath.as_mut(), name, &path, algs);
         // The usual algorithm alone first: a file it matches needs no other (a manifest of
         // that algorithm, the common case, costs one digest of the first files, not one per
         // algorithm of that length).
@@ -112,6 +91,11 @@ pub(crate) fn probe(
             }
         }
     }
+    verdict(&candidates, &score, read)
+}
+
+/// What a probe's scores settle: the one candidate some file matched, or none.
+fn verdict(candidates: &[Algorithm], score: &[usize], read: usize) -> Probed {
     let found: Vec<Algorithm> = (0..candidates.len())
         .filter(|&i| score[i] > 0)
         .map(|i| candidates[i])
@@ -123,6 +107,36 @@ pub(crate) fn probe(
             matched: found,
         },
     }
+}
+
+/// The digests of `algs` of the listed file `name` (at `path`), opened beneath the root where
+/// confined (`beneath`) as the read itself opens it; None where it cannot be opened or read.
+fn digests_of(
+    beneath: Option<&mut trawl_scan::RelativeEntries>,
+    name: &[u8],
+    path: &Path,
+    algs: &[Algorithm],
+) -> Option<Vec<Vec<u8>>> {
+    use std::io::Read;
+    let opened = match beneath {
+        None => trawl_read::open_for_read(path),
+        Some(b) => match b.entry_following_inside(name, path, 0) {
+            Ok(f) => trawl_read::open_for_read_with((f.open.as_ref()?.0)(), path),
+            Err(_) => return None,
+        },
+    };
+    let mut f = opened.ok()?.file;
+    let mut hashers: Vec<_> = algs.iter().map(|a| a.hasher()).collect();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hashers.iter_mut().for_each(|h| h.update(&buf[..n])),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(hashers.into_iter().map(|h| h.finish()).collect())
 }
 
 /// Why an entry whose algorithm no probe settled is not verified (see [`probe`]).

@@ -23,10 +23,10 @@ fn a_file_shorter_than_every_size_is_kept_once_and_counted_at_every_size() {
     }
     // Drained into the partitions as the end does.
     for s in &c.slots {
-        lock(s).hand_over(&c).unwrap();
+        lock(s).hand_over(&c.shared).unwrap();
     }
     let (mut short, mut in_tables) = (0, 0u64);
-    for p in &c.parts {
+    for p in &c.shared.parts {
         let mut p = lock(p);
         p.short.flush();
         short += p.short.found().0;

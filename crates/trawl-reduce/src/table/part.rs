@@ -46,9 +46,9 @@ impl Part {
     /// place; calls `on_new` with the first word of each key that was not there. Sets `moved`
     /// if the partition moved from the heap into a mapping.
     ///
-    /// Long on purpose: the one pass every staged key goes through; its cursors (the read and
-    /// write positions in the slots, the staged word, the count side map) are one state, which
-    /// separate functions would hand back and forth on the hottest loop of a scan.
+    /// Its cursors (the read and write positions in the slots, the staged word, the count side
+    /// map) are one state, which separate functions would hand back and forth.
+    // long: the one pass every staged key goes through, the hottest loop of a scan
     pub(crate) fn merge(
         &mut self,
         part: u64,
