@@ -432,7 +432,7 @@ mod tests {
             .for_each_entry(|e| {
                 use std::os::unix::ffi::OsStrExt;
                 local.push(root.join(std::ffi::OsStr::from_bytes(&e.path)));
-                Ok(std::ops::ControlFlow::Continue(()))
+                Ok::<_, std::io::Error>(std::ops::ControlFlow::Continue(()))
             })
             .unwrap();
         assert!(walked.is_continue());
