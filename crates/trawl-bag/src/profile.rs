@@ -237,10 +237,22 @@ impl Profile {
                 ("Payload-Files-Required", "Payload-Files-Allowed"),
             ),
         ] {
-            if allowed.is_some()
-                && let Some(r) = required.iter().find(|r| !globs.matches(r.as_bytes()))
-            {
-                return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+            if allowed.is_none() {
+                continue;
+            }
+            match globs.first_unmatched(required) {
+                Ok(None) => {}
+                Ok(Some(r)) => {
+                    return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+                }
+                Err(()) => {
+                    return Err(format!(
+                        "{} against {}: more names and globs than trawl holds one against the other ({} steps; a profile is a few dozen lines)",
+                        fields.0,
+                        fields.1,
+                        globs::WORK_MAX
+                    ));
+                }
             }
         }
         Ok(())

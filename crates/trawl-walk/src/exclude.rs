@@ -97,7 +97,7 @@ pub enum ExcludeError {
         /// What the matcher said.
         why: String,
     },
-    /// A pattern longer than [`PATTERN_MAX`] bytes.
+    /// A pattern longer than `PATTERN_MAX` (4096) bytes.
     #[error(
         "{origin}'{}': a pattern of {bytes} bytes, longer than the {PATTERN_MAX} trawl takes for one",
         shown(pattern)
@@ -110,7 +110,7 @@ pub enum ExcludeError {
         /// Its length in bytes.
         bytes: usize,
     },
-    /// Patterns of more than [`PATTERNS_MAX`] bytes in all, named by where they came from.
+    /// Patterns of more than `PATTERNS_MAX` (1 MiB) in all, named by where they came from.
     #[error(
         "{sources}: more than {PATTERNS_MAX} bytes of patterns in all (the most trawl takes \
          across every --exclude and --exclude-from); give fewer or shorter patterns"

@@ -1,7 +1,7 @@
 //! A profile's list of globs (`Tag-Files-Allowed`, `Payload-Files-Allowed`), each compiled
 //! once, and a bag's file names, as bytes, matched against them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// How the profile's globs are matched: case matters, `*` and `?` never match a `/`.
 const OPTIONS: glob::MatchOptions = glob::MatchOptions {
@@ -10,14 +10,26 @@ const OPTIONS: glob::MatchOptions = glob::MatchOptions {
     require_literal_leading_dot: false,
 };
 
+/// The most work [`Globs::first_unmatched`] does, in steps (a look-up of a prefix, a
+/// glob's literal ends compared: one step; a glob matched whole: [`FULL_MATCH`] steps): a
+/// profile is a few dozen lines, and past this a hostile one of a megabyte would take
+/// minutes; well under a second's work.
+pub(super) const WORK_MAX: usize = 10_000_000;
+
+/// What matching a glob whole costs, in [`WORK_MAX`]'s steps.
+const FULL_MATCH: usize = 25;
+
 /// The globs of one field, compiled: those without a wildcard kept as names (matched by
-/// looking them up), the others as patterns.
+/// looking them up), the others by the text before their first wildcard (so that a name is
+/// tried only against the globs whose start it has).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Globs {
     /// The globs that hold no `*`, `?` or `[`: each matches itself only.
     names: HashSet<String>,
-    /// The other globs.
-    patterns: Vec<Pattern>,
+    /// The other globs, by the text before their first wildcard.
+    by_prefix: HashMap<Vec<u8>, Vec<Pattern>>,
+    /// The lengths of those texts, each once, shortest first.
+    prefix_lens: Vec<usize>,
 }
 
 /// One glob with a wildcard.
@@ -25,8 +37,8 @@ pub(super) struct Globs {
 struct Pattern {
     /// The glob compiled.
     glob: glob::Pattern,
-    /// The text before its first wildcard, which every name it matches starts with.
-    prefix: String,
+    /// The text after its last wildcard (or class), which every name it matches ends with.
+    suffix: String,
     /// For `dir/*`, `dir/`: such a glob means everything below dir/, as the validators
     /// read it.
     below: Option<String>,
@@ -38,18 +50,39 @@ impl Globs {
         let mut out = Globs::default();
         for g in globs {
             let glob = glob::Pattern::new(g).map_err(|e| format!("{field}: '{g}': {e}"))?;
-            match g.find(['*', '?', '[']) {
-                None => {
-                    out.names.insert(g.clone());
-                }
-                Some(at) => out.patterns.push(Pattern {
+            let Some(at) = g.find(['*', '?', '[']) else {
+                out.names.insert(g.clone());
+                continue;
+            };
+            let end = g.rfind(['*', '?', ']']).map_or(g.len(), |end| end + 1);
+            out.by_prefix
+                .entry(g.as_bytes()[..at].to_vec())
+                .or_default()
+                .push(Pattern {
                     glob,
-                    prefix: g[..at].to_string(),
+                    suffix: g[end..].to_string(),
                     below: g.strip_suffix("/*").map(|d| format!("{d}/")),
-                }),
+                });
+        }
+        out.prefix_lens = out.by_prefix.keys().map(Vec::len).collect();
+        out.prefix_lens.sort_unstable();
+        out.prefix_lens.dedup();
+        Ok(out)
+    }
+
+    /// The first of `names` (the profile's own, each a name, not a glob) that no glob
+    /// matches; Err where finding it would take more than [`WORK_MAX`] steps.
+    pub(super) fn first_unmatched<'a>(
+        &self,
+        names: &'a [String],
+    ) -> Result<Option<&'a String>, ()> {
+        let mut work = WORK_MAX;
+        for n in names {
+            if !self.names.contains(n) && !self.matches_within(n.as_bytes(), &mut work)? {
+                return Ok(Some(n));
             }
         }
-        Ok(out)
+        Ok(None)
     }
 
     /// Whether one of the globs matches `name` (relative to the bag's top, `/`-separated).
@@ -57,31 +90,48 @@ impl Globs {
     /// only if it matches whatever character stands for each stray byte (so a wildcard, never
     /// a literal, takes that byte).
     pub(super) fn matches(&self, name: &[u8]) -> bool {
-        match std::str::from_utf8(name) {
-            Ok(text) => {
-                self.names.contains(text) || self.patterns.iter().any(|p| p.matches(name, text))
-            }
-            Err(_) => {
-                let (a, b) = (stand_in(name, '\u{FFFD}'), stand_in(name, '\0'));
-                self.patterns
-                    .iter()
-                    .any(|p| p.matches(name, &a) && p.matches(name, &b))
-            }
-        }
+        let text = std::str::from_utf8(name).ok();
+        // A bag's names are matched without a bound: the work grows with the bag.
+        let mut unbounded = usize::MAX;
+        text.is_some_and(|t| self.names.contains(t))
+            || self.matches_within(name, &mut unbounded).unwrap_or(false)
     }
-}
 
-impl Pattern {
-    /// Whether this glob matches `name`, given as `text` (the name itself when UTF-8).
-    fn matches(&self, name: &[u8], text: &str) -> bool {
-        if self
-            .below
-            .as_ref()
-            .is_some_and(|d| name.starts_with(d.as_bytes()))
+    /// Whether a glob with a wildcard matches `name`, each step taken off `work`; Err once
+    /// it is spent.
+    fn matches_within(&self, name: &[u8], work: &mut usize) -> Result<bool, ()> {
+        let texts = match std::str::from_utf8(name) {
+            Ok(text) => vec![text.to_string()],
+            Err(_) => vec![stand_in(name, '\u{FFFD}'), stand_in(name, '\0')],
+        };
+        let mut spend = |steps: usize| {
+            *work = work.checked_sub(steps).ok_or(())?;
+            Ok::<(), ()>(())
+        };
+        for &len in self
+            .prefix_lens
+            .iter()
+            .take_while(|&&len| len <= name.len())
         {
-            return true;
+            spend(1)?;
+            for p in self.by_prefix.get(&name[..len]).into_iter().flatten() {
+                spend(1)?;
+                if p.below
+                    .as_ref()
+                    .is_some_and(|d| name.starts_with(d.as_bytes()))
+                {
+                    return Ok(true);
+                }
+                if !name.ends_with(p.suffix.as_bytes()) {
+                    continue;
+                }
+                spend(FULL_MATCH * texts.len())?;
+                if texts.iter().all(|t| p.glob.matches_with(t, OPTIONS)) {
+                    return Ok(true);
+                }
+            }
         }
-        name.starts_with(self.prefix.as_bytes()) && self.glob.matches_with(text, OPTIONS)
+        Ok(false)
     }
 }
 

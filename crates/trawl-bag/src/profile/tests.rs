@@ -639,4 +639,21 @@ fn a_large_profile_parses_at_once() {
     Profile::parse(json.as_bytes()).unwrap();
     let took = start.elapsed();
     assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // Globs that neither start nor end with text, each matched whole against each name:
+    // past a bounded amount of work the profile is refused, at once.
+    let globs: Vec<String> = (0..n).rev().map(|i| format!("\"*{i:05}*/*\"")).collect();
+    let json = format!(
+        r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, "Accept-BagIt-Version": ["1.0"],
+            "Tag-Files-Required": [{}], "Tag-Files-Allowed": [{}]}}"#,
+        names.join(","),
+        globs.join(","),
+    );
+    let start = std::time::Instant::now();
+    let e = Profile::parse(json.as_bytes()).unwrap_err();
+    let took = start.elapsed();
+    assert!(
+        e.starts_with("Tag-Files-Required against Tag-Files-Allowed: more names and globs"),
+        "{e}"
+    );
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
 }
