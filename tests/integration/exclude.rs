@@ -411,8 +411,8 @@ fn the_excluded_list_is_bounded_and_the_rest_counted() {
 /// A rule that cannot be used is refused by name, exit 2, before anything is read or any output
 /// made; an `--exclude-from` file is read as trawl reads a small input (a FIFO is refused at
 /// once, a file past 1 MiB refused naming the limit). A pattern past 4096 bytes (a megabyte of
-/// `*` would take the matcher gigabytes) and more than 1 MiB of patterns across every flag are
-/// refused before anything is compiled; so is what can never match (a `..` component, a NUL,
+/// `*` would take the matcher a gigabyte), more than 1 MiB of patterns or 65,536 wildcards
+/// across every flag are refused before anything is compiled; so is what can never match (a `..` component, a NUL,
 /// an `--exclude-if-present` name longer than a name can be).
 #[test]
 fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
@@ -426,6 +426,8 @@ fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
     let half = format!("{}\n", "a".repeat(4095)).repeat(150);
     std::fs::write(d.join("half.txt"), &half).unwrap();
     std::fs::write(d.join("nul.txt"), b"ok\na\0b\n").unwrap();
+    let wild = format!("{}\n", "*".repeat(4096)).repeat(255);
+    std::fs::write(d.join("wild.txt"), &wild).unwrap();
     let long_name = "n".repeat(256);
     let cases: Vec<(Vec<&OsStr>, &str)> = vec![
         (
@@ -484,6 +486,10 @@ fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
                 "half.txt".as_ref(),
             ],
             "--exclude-from half.txt: more than 1048576 bytes of patterns in all",
+        ),
+        (
+            vec!["--exclude-from".as_ref(), "wild.txt".as_ref()],
+            "--exclude-from wild.txt: more than 65536 wildcards (*, ? and [) in all the patterns",
         ),
         (
             vec!["--exclude".as_ref(), "../x".as_ref()],

@@ -28,6 +28,10 @@ pub const PATTERN_MAX: usize = 4096;
 /// The most bytes of patterns taken in all, across every `--exclude` and `--exclude-from`.
 pub const PATTERNS_MAX: usize = 1 << 20;
 
+/// The most wildcards (`*`, `?`, `[`) taken in all the patterns: the matcher's memory grows
+/// with each (about a kilobyte), so a megabyte of `*` would take a gigabyte.
+pub const WILDCARDS_MAX: usize = 65_536;
+
 /// The longest name a directory can hold (`NAME_MAX` of Linux's file systems): an
 /// `--exclude-if-present` name longer than this can never be present.
 const NAME_MAX: usize = 255;
@@ -119,6 +123,16 @@ pub enum ExcludeError {
         /// Where they came from: `--exclude`, `--exclude-from FILE`, each once.
         sources: String,
     },
+    /// Patterns of more than `WILDCARDS_MAX` (65,536) wildcards in all, named by where they
+    /// came from.
+    #[error(
+        "{sources}: more than {WILDCARDS_MAX} wildcards (*, ? and [) in all the patterns (the \
+         matcher's memory grows with each); give fewer patterns or fewer wildcards"
+    )]
+    TooWild {
+        /// Where they came from: `--exclude`, `--exclude-from FILE`, each once.
+        sources: String,
+    },
     /// A pattern that can never match a path below the root: a `..` component, a NUL byte.
     #[error("{origin}'{}': {why}, so it can never match", shown(pattern))]
     NeverMatches {
@@ -177,6 +191,8 @@ pub struct ExclusionBuilder {
     present: Vec<OsString>,
     /// The bytes of the patterns taken so far, all together.
     bytes: usize,
+    /// Their wildcards (`*`, `?`, `[`), all together.
+    wildcards: usize,
 }
 
 impl Default for ExclusionBuilder {
@@ -199,6 +215,7 @@ impl ExclusionBuilder {
             sources: Vec::new(),
             present: Vec::new(),
             bytes: 0,
+            wildcards: 0,
         }
     }
 
@@ -300,7 +317,7 @@ impl ExclusionBuilder {
     }
 
     /// Refuses what the matcher should never be given, before it compiles anything: a
-    /// pattern that is too long, or too many bytes of them in all; one holding what no path
+    /// pattern that is too long, or too many bytes or wildcards of them in all; one holding what no path
     /// below the root holds (a NUL byte, a `..` component).
     fn refuse_never(&mut self, origin: &str, shown: &str, line: &str) -> Result<(), ExcludeError> {
         if line.len() > PATTERN_MAX {
@@ -313,6 +330,12 @@ impl ExclusionBuilder {
         self.bytes += line.len();
         if self.bytes > PATTERNS_MAX {
             return Err(ExcludeError::TooLongTogether {
+                sources: self.sources.join(", "),
+            });
+        }
+        self.wildcards += line.bytes().filter(|b| b"*?[".contains(b)).count();
+        if self.wildcards > WILDCARDS_MAX {
+            return Err(ExcludeError::TooWild {
                 sources: self.sources.join(", "),
             });
         }
