@@ -287,17 +287,21 @@ impl BagCreatePlan {
     }
 }
 
-/// `--info LABEL:VALUE` arguments, each checked: a label, and no line break in either part.
+/// `--info LABEL:VALUE` arguments, each trimmed of the blanks around its parts and held to
+/// bag-info.txt's one rule ([`trawl_bag::tagfile::info_line_fault`]: a label, no line break).
 fn parse_info(args: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    // Line breaks are not trimmed away: one at either end is refused as one within.
+    let blank = |c: char| c.is_whitespace() && !matches!(c, '\n' | '\r');
     let mut info = Vec::new();
     for i in args {
         let (k, v) = i
             .split_once(':')
             .with_context(|| format!("--info '{i}': expected LABEL:VALUE"))?;
-        if k.trim().is_empty() || k.contains(['\n', '\r']) || v.contains(['\n', '\r']) {
-            bail!("--info '{i}': label must be non-empty and neither part may hold a line break");
+        let (k, v) = (k.trim_matches(blank), v.trim_matches(blank));
+        if let Some(why) = trawl_bag::tagfile::info_line_fault(k, v) {
+            bail!("--info '{i}': {why}");
         }
-        info.push((k.trim().to_string(), v.trim().to_string()));
+        info.push((k.to_string(), v.to_string()));
     }
     Ok(info)
 }

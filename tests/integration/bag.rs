@@ -820,6 +820,89 @@ fn create_with_a_profile_fills_in_what_it_fixes_and_refuses_what_is_missing() {
     }
 }
 
+/// `bag create --profile`: what the profile would write into bag-info.txt (a label of one
+/// allowed value, its identifier) is held to `--info`'s rule: a line break (which would plant
+/// labels of its own) or white space around a value (which bag-info.txt does not keep, so the
+/// bag would not meet its own profile) is refused at once, naming the profile file and the
+/// label: exit 2, nothing written, the source untouched.
+#[test]
+fn create_refuses_a_profile_value_bag_info_txt_cannot_hold() {
+    let d = Dir::new();
+    d.create(b"src/a.txt", b"alpha\n");
+    let head = r#"{"BagIt-Profile-Info": {"BagIt-Profile-Identifier": "https://example.org/p.json"},
+        "Accept-BagIt-Version": ["1.0"], "Bag-Info": {"Source-Organization": {"values": ["#;
+    for (value, why) in [
+        (
+            r#""Org\nPayload-Oxum: 999.9\nExternal-Identifier: injected""#,
+            "line break",
+        ),
+        (r#"" padded ""#, "white space"),
+    ] {
+        d.create(b"p.json", format!("{head}{value}]}}}}}}").as_bytes());
+        for out in [&["--out", "bag"][..], &[]] {
+            let r = d
+                .cmd()
+                .args(["bag", "create", "src", "--profile", "p.json"])
+                .args(out)
+                .run();
+            r.code(2);
+            r.stderr_has("p.json: ");
+            r.stderr_has("'Source-Organization'");
+            r.stderr_has(why);
+            assert!(!d.join("bag").exists(), "{value}");
+            assert!(d.join("src/a.txt").is_file() && !d.join("src/data").exists());
+            assert!(!d.join("src/bag-info.txt").exists());
+        }
+    }
+    // The same rule as --info's.
+    let r = d
+        .cmd()
+        .args(["bag", "create", "src", "--out", "bag"])
+        .args(["--info", "Source-Organization: Org\nPayload-Oxum: 999.9"])
+        .run();
+    r.code(2);
+    r.stderr_has("line break");
+    assert!(!d.join("bag").exists());
+}
+
+/// `bag validate --profile`: a tag file whose name is not UTF-8 is compared on its bytes: a
+/// profile requiring (or allowing only) the text its lossy conversion gives is not met.
+#[test]
+fn a_name_that_is_not_utf8_does_not_meet_the_profile_s_lossy_text() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    d.create(b"b/a.txt", b"abc");
+    d.cmd()
+        .args(["bag", "create", "b", "-q"])
+        .args([
+            "--info",
+            "BagIt-Profile-Identifier: https://example.org/p.json",
+        ])
+        .run()
+        .code(0);
+    std::fs::write(
+        d.join(std::ffi::OsStr::from_bytes(b"b/extra\xff.txt")),
+        b"x",
+    )
+    .unwrap();
+    for field in ["Tag-Files-Required", "Tag-Files-Allowed"] {
+        d.create(
+            b"p.json",
+            format!(
+                r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "https://example.org/p.json"}},
+                     "Accept-BagIt-Version": ["1.0"], "{field}": ["extra\ufffd.txt"]}}"#
+            )
+            .as_bytes(),
+        );
+        let r = d
+            .cmd()
+            .args(["bag", "validate", "b", "--profile", "p.json"])
+            .run();
+        r.code(1);
+        r.stderr_has(&format!("{field}: "));
+    }
+}
+
 /// `bag update --info` / `--remove-info` edit bag-info.txt as bagit-python's `bag.info` and
 /// `save()` do: labels set or removed, the tag manifests written again (a tag file below the
 /// top kept in them), Payload-Oxum kept right. bagit-python accepts the result and reads the

@@ -410,7 +410,10 @@ fn the_excluded_list_is_bounded_and_the_rest_counted() {
 
 /// A rule that cannot be used is refused by name, exit 2, before anything is read or any output
 /// made; an `--exclude-from` file is read as trawl reads a small input (a FIFO is refused at
-/// once, a file past 1 MiB refused naming the limit).
+/// once, a file past 1 MiB refused naming the limit). A pattern past 4096 bytes (a megabyte of
+/// `*` would take the matcher a gigabyte), more than 1 MiB of patterns or 65,536 wildcards
+/// across every flag are refused before anything is compiled; so is what can never match (a `..` component, a NUL,
+/// an `--exclude-if-present` name longer than a name can be).
 #[test]
 fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
     let d = Dir::new();
@@ -419,6 +422,13 @@ fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
     std::fs::write(d.join("notutf8.txt"), b"ok\n\xff\n").unwrap();
     std::fs::write(d.join("big.txt"), vec![b'x'; 2 << 20]).unwrap();
     mkfifo(&d.join("fifo"));
+    std::fs::write(d.join("long.txt"), vec![b'*'; (1 << 20) - 1]).unwrap();
+    let half = format!("{}\n", "a".repeat(4095)).repeat(150);
+    std::fs::write(d.join("half.txt"), &half).unwrap();
+    std::fs::write(d.join("nul.txt"), b"ok\na\0b\n").unwrap();
+    let wild = format!("{}\n", "*".repeat(4096)).repeat(255);
+    std::fs::write(d.join("wild.txt"), &wild).unwrap();
+    let long_name = "n".repeat(256);
     let cases: Vec<(Vec<&OsStr>, &str)> = vec![
         (
             vec!["--exclude".as_ref(), "a[".as_ref()],
@@ -459,6 +469,39 @@ fn a_bad_rule_is_refused_by_name_before_anything_is_read() {
         (
             vec!["--exclude-if-present".as_ref(), "a/b".as_ref()],
             "--exclude-if-present 'a/b': expected one name",
+        ),
+        (
+            vec!["--exclude-from".as_ref(), "long.txt".as_ref()],
+            "long.txt:1: '*****",
+        ),
+        (
+            vec!["--exclude-from".as_ref(), "long.txt".as_ref()],
+            "(1048575 bytes)': a pattern of 1048575 bytes, longer than the 4096",
+        ),
+        (
+            vec![
+                "--exclude-from".as_ref(),
+                "half.txt".as_ref(),
+                "--exclude-from".as_ref(),
+                "half.txt".as_ref(),
+            ],
+            "--exclude-from half.txt: more than 1048576 bytes of patterns in all",
+        ),
+        (
+            vec!["--exclude-from".as_ref(), "wild.txt".as_ref()],
+            "--exclude-from wild.txt: more than 65536 wildcards (*, ? and [) in all the patterns",
+        ),
+        (
+            vec!["--exclude".as_ref(), "../x".as_ref()],
+            "--exclude '../x': it holds a '..' component, which no path below the root has, so it can never match",
+        ),
+        (
+            vec!["--exclude-from".as_ref(), "nul.txt".as_ref()],
+            "nul.txt:2: 'a\\0b': it holds a NUL byte",
+        ),
+        (
+            vec!["--exclude-if-present".as_ref(), long_name.as_ref()],
+            "a name of 256 bytes, longer than the 255 a file name can have",
         ),
     ];
     for (args, want) in &cases {
@@ -637,4 +680,32 @@ fn bag_create_leaves_excluded_entries_out_of_the_bag() {
         .code(2)
         .stderr_has("--exclude needs --out DEST");
     assert!(d.join("src/sub/c.tmp").exists() && !d.join("src/data").exists());
+}
+
+/// `excluded.listed[].holds` spells a name that is not UTF-8 as `if_present[]` does: the text
+/// lossily, and its bytes in `holds_hex` (only then; a UTF-8 name has no `holds_hex`).
+#[test]
+fn a_held_name_that_is_not_utf8_has_its_bytes_in_holds_hex() {
+    let d = Dir::new();
+    d.create(b"t/keep.txt", b"k");
+    d.create(b"t/odd/n\xffb", b"");
+    d.create(b"t/plain/.nobackup", b"");
+    d.cmd()
+        .args(["scan", "t", "-q", "--json", "r.json"])
+        .args([
+            "--exclude-if-present".as_ref(),
+            OsStr::from_bytes(b"n\xffb"),
+        ])
+        .args(["--exclude-if-present", ".nobackup"])
+        .run()
+        .code(0);
+    let x = json(&d, "r.json")["excluded"].clone();
+    assert_eq!(x["if_present"][0]["path_hex"], "6eff62", "{x}");
+    let listed = x["listed"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{x}");
+    assert_eq!(listed[0]["path"], "t/odd");
+    assert_eq!(listed[0]["holds"], "n\u{fffd}b");
+    assert_eq!(listed[0]["holds_hex"], "6eff62");
+    assert_eq!(listed[1]["holds"], ".nobackup");
+    assert!(listed[1].get("holds_hex").is_none(), "{x}");
 }

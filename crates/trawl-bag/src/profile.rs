@@ -16,8 +16,10 @@ use trawl_walk::SkipKind;
 use crate::{BagError, io_err};
 
 mod departures;
+mod globs;
 
 use departures::departures;
+use globs::Globs;
 
 /// The most of a profile file that is read (a profile is a few dozen lines of JSON): past it
 /// the file is refused, naming the limit.
@@ -84,6 +86,12 @@ pub struct Profile {
     accept_serialization: Option<Vec<String>>,
     #[serde(rename = "Accept-BagIt-Version")]
     accept_versions: Vec<String>,
+    /// `Tag-Files-Allowed` compiled (by [`Profile::parse`]).
+    #[serde(skip)]
+    tag_globs: Globs,
+    /// `Payload-Files-Allowed` compiled (by [`Profile::parse`]).
+    #[serde(skip)]
+    payload_globs: Globs,
 }
 
 impl Profile {
@@ -97,7 +105,13 @@ impl Profile {
             msg,
         };
         let unread = |e: std::io::Error| refused(format!("cannot read the profile: {e}"));
-        let file = trawl_read::open_in(None, path, 0).map_err(unread)?;
+        let file = trawl_read::open_in(None, path, 0).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound if is_url(path) => refused(
+                "cannot read the profile: no such file, and a URL is not fetched (trawl reads a profile from a file: download it first)"
+                    .into(),
+            ),
+            _ => unread(e),
+        })?;
         let ft = file.metadata().map_err(unread)?.file_type();
         if ft.is_dir() {
             return Err(refused(
@@ -123,9 +137,11 @@ impl Profile {
         Profile::parse(&json).map_err(|e| refused(format!("not a BagIt Profile: {e}")))
     }
 
-    /// A profile from its JSON; what it lacks or holds wrongly is said.
+    /// A profile from its JSON (a UTF-8 byte-order mark before it skipped); what it lacks or
+    /// holds wrongly is said.
     pub fn parse(json: &[u8]) -> Result<Profile, String> {
-        let p: Profile = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let json = json.strip_prefix(b"\xef\xbb\xbf").unwrap_or(json);
+        let mut p: Profile = serde_json::from_slice(json).map_err(|e| e.to_string())?;
         match p.info.get("BagIt-Profile-Identifier") {
             None => return Err("BagIt-Profile-Info has no BagIt-Profile-Identifier".into()),
             Some(serde_json::Value::String(_)) => {}
@@ -143,16 +159,48 @@ impl Profile {
                 "Serialization is '{s}': expected required, optional or forbidden"
             ));
         }
-        for (field, globs) in [
-            ("Tag-Files-Allowed", &p.tag_files_allowed),
-            ("Payload-Files-Allowed", &p.payload_files_allowed),
-        ] {
-            for g in globs.iter().flatten() {
-                glob::Pattern::new(g).map_err(|e| format!("{field}: '{g}': {e}"))?;
+        // Each glob compiled once, here: never again for each name matched.
+        let none = Vec::new();
+        p.tag_globs = Globs::new(
+            "Tag-Files-Allowed",
+            p.tag_files_allowed.as_ref().unwrap_or(&none),
+        )?;
+        p.payload_globs = Globs::new(
+            "Payload-Files-Allowed",
+            p.payload_files_allowed.as_ref().unwrap_or(&none),
+        )?;
+        p.allowed_holds_required()?;
+        p.writable_info()?;
+        Ok(p)
+    }
+
+    /// What a bag made to the profile gets in its bag-info.txt (its identifier, each label
+    /// of one allowed value) can be written there and read back as it is: bag-info.txt's
+    /// rule for every label, [`crate::tagfile::info_line_fault`].
+    fn writable_info(&self) -> Result<(), String> {
+        let id = self.identifier();
+        let fixed = self
+            .bag_info
+            .iter()
+            .filter(|(label, _)| !label.eq_ignore_ascii_case("BagIt-Profile-Identifier"))
+            .filter_map(|(label, rule)| match rule.values.as_deref() {
+                Some([only]) => Some((label.as_str(), only.as_str())),
+                _ => None,
+            });
+        let id = (
+            "BagIt-Profile-Info's",
+            "BagIt-Profile-Identifier",
+            id.as_str(),
+        );
+        let fixed = fixed.map(|(label, value)| ("Bag-Info's", label, value));
+        for (field, label, value) in std::iter::once(id).chain(fixed) {
+            if let Some(why) = crate::tagfile::info_line_fault(label, value) {
+                return Err(format!(
+                    "{field} '{label}': its value {value:?} cannot go into bag-info.txt: {why}"
+                ));
             }
         }
-        p.allowed_holds_required()?;
-        Ok(p)
+        Ok(())
     }
 
     /// A list of what is allowed holds at least what is required (specification 1.4.0).
@@ -175,22 +223,36 @@ impl Profile {
                 return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
             }
         }
-        for (required, allowed, fields) in [
+        for (required, allowed, globs, fields) in [
             (
                 &self.tag_files_required,
                 &self.tag_files_allowed,
+                &self.tag_globs,
                 ("Tag-Files-Required", "Tag-Files-Allowed"),
             ),
             (
                 &self.payload_files_required,
                 &self.payload_files_allowed,
+                &self.payload_globs,
                 ("Payload-Files-Required", "Payload-Files-Allowed"),
             ),
         ] {
-            if let Some(globs) = allowed
-                && let Some(r) = required.iter().find(|r| !matches_any(globs, r))
-            {
-                return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+            if allowed.is_none() {
+                continue;
+            }
+            match globs.first_unmatched(required) {
+                Ok(None) => {}
+                Ok(Some(r)) => {
+                    return Err(format!("{} '{r}' is not among {}", fields.0, fields.1));
+                }
+                Err(()) => {
+                    return Err(format!(
+                        "{} against {}: more names and globs than trawl holds one against the other ({} steps; a profile is a few dozen lines)",
+                        fields.0,
+                        fields.1,
+                        globs::WORK_MAX
+                    ));
+                }
             }
         }
         Ok(())
@@ -236,16 +298,18 @@ impl Profile {
         tags: &[String],
         payload: Option<Vec<(String, u64)>>,
     ) -> ProfileCheck {
-        let mut all_tags: Vec<String> = ["bagit.txt", "bag-info.txt"]
+        let mut all_tags: Vec<Vec<u8>> = ["bagit.txt", "bag-info.txt"]
             .into_iter()
             .map(String::from)
             .chain(tags.iter().cloned())
+            .map(String::into_bytes)
             .collect();
         for a in algorithms {
-            all_tags.push(format!("manifest-{}.txt", a.bagit_name()));
-            all_tags.push(format!("tagmanifest-{}.txt", a.bagit_name()));
+            all_tags.push(format!("manifest-{}.txt", a.bagit_name()).into_bytes());
+            all_tags.push(format!("tagmanifest-{}.txt", a.bagit_name()).into_bytes());
         }
         all_tags.sort();
+        let payload = payload.map(|v| v.into_iter().map(|(n, z)| (n.into_bytes(), z)).collect());
         let seen = Seen {
             version: "1.0".into(),
             info: info.to_vec(),
@@ -269,19 +333,31 @@ impl Profile {
     }
 }
 
+/// Whether `path` reads as a URL (`scheme://...`, the scheme a letter then letters, digits,
+/// `+`, `-` or `.`): a profile is read from a file, never fetched.
+fn is_url(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    text.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
 /// What a profile is checked against: the bag's declared version and `bag-info.txt`, and the
-/// names of its files.
+/// names of its files, as bytes (a name that is not UTF-8 equals none of the profile's).
 struct Seen {
     version: String,
     info: Vec<(String, String)>,
     /// Tag files, relative to the bag's top, `/`-separated.
-    tags: Vec<String>,
+    tags: Vec<Vec<u8>>,
     /// Payload files, `data/...`, with their sizes (None: not listed, and the payload's rules
     /// not checked).
-    payload: Option<Vec<(String, u64)>>,
+    payload: Option<Vec<(Vec<u8>, u64)>>,
     /// What is neither a regular file nor a directory (a FIFO, a device, a link), anywhere in
     /// the bag, with what it is: no tag or payload file, but present.
-    special: Vec<(String, SkipKind)>,
+    special: Vec<(Vec<u8>, SkipKind)>,
 }
 
 impl Seen {
@@ -289,9 +365,14 @@ impl Seen {
     fn special(&self, name: &str) -> Option<SkipKind> {
         self.special
             .iter()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| n == name.as_bytes())
             .map(|(_, k)| *k)
     }
+}
+
+/// A name of the bag's as a finding shows it (a byte that is not UTF-8 as U+FFFD).
+fn shown(name: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(name)
 }
 
 /// The MIME type of a serialized bag, from its first bytes (the formats BagIt Profiles name).
@@ -432,10 +513,11 @@ fn seen(root: &Path) -> Result<Seen, BagError> {
     Ok(s)
 }
 
-/// Every entry under `dir`, as names relative to `root`: regular files under `data/` into the
-/// payload (with sizes), the others into the tags; what is neither a file nor a directory into
-/// `special`. Links are not followed.
+/// Every entry under `dir`, as names relative to `root` (their bytes, never converted):
+/// regular files under `data/` into the payload (with sizes), the others into the tags; what
+/// is neither a file nor a directory into `special`. Links are not followed.
 fn list(root: &Path, dir: &Path, s: &mut Seen) -> Result<(), BagError> {
+    use std::os::unix::ffi::OsStrExt;
     for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
         let e = e.map_err(io_err(dir))?;
         let p = e.path();
@@ -443,13 +525,14 @@ fn list(root: &Path, dir: &Path, s: &mut Seen) -> Result<(), BagError> {
         let rel = p
             .strip_prefix(root)
             .unwrap_or(&p)
-            .to_string_lossy()
-            .into_owned();
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
         if ft.is_dir() {
             list(root, &p, s)?;
         } else if !ft.is_file() {
             s.special.push((rel, SkipKind::of(&ft)));
-        } else if rel.starts_with("data/") {
+        } else if rel.starts_with(b"data/") {
             let size = e.metadata().map_err(io_err(&p))?.len();
             s.payload.get_or_insert_default().push((rel, size));
         } else {
@@ -460,24 +543,11 @@ fn list(root: &Path, dir: &Path, s: &mut Seen) -> Result<(), BagError> {
 }
 
 /// The algorithms of the manifests named `{prefix}-ALG.txt` among the tag files.
-fn manifest_algorithms<'a>(tags: &'a [String], prefix: &str) -> Vec<&'a str> {
+fn manifest_algorithms<'a>(tags: &'a [Vec<u8>], prefix: &str) -> Vec<&'a [u8]> {
     tags.iter()
-        .filter_map(|t| t.strip_prefix(prefix)?.strip_suffix(".txt"))
-        .filter(|a| !a.contains('/'))
+        .filter_map(|t| t.strip_prefix(prefix.as_bytes())?.strip_suffix(b".txt"))
+        .filter(|a| !a.contains(&b'/'))
         .collect()
-}
-
-fn matches_any(globs: &[String], name: &str) -> bool {
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    globs.iter().any(|g| {
-        glob::Pattern::new(g).is_ok_and(|p| p.matches_with(name, opts))
-            // `dir/*` in a profile means everything below dir/, as the validators read it.
-            || g.strip_suffix("/*").is_some_and(|d| name.starts_with(&format!("{d}/")))
-    })
 }
 
 #[cfg(test)]

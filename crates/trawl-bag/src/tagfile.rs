@@ -102,6 +102,24 @@ pub fn parse_labels(text: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
+/// Why `label: value` cannot be written as a line of bag-info.txt and read back as given
+/// ([`parse_labels`] splits lines at CR and LF, ends a label at its first `:`, and trims
+/// both parts), or None when it can. The one rule for every label trawl writes: `--info`'s
+/// (after trimming the blanks around each part) and a BagIt Profile's fixed values.
+pub fn info_line_fault(label: &str, value: &str) -> Option<&'static str> {
+    if label.trim().is_empty() {
+        Some("the label is empty")
+    } else if label.contains(['\n', '\r']) || value.contains(['\n', '\r']) {
+        Some("it holds a line break, which would start another line of bag-info.txt")
+    } else if label.contains(':') {
+        Some("the label holds a ':', which would end it there")
+    } else if label != label.trim() || value != value.trim() {
+        Some("it begins or ends with white space, which bag-info.txt does not keep")
+    } else {
+        None
+    }
+}
+
 /// One manifest line: digest and decoded path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestLine {

@@ -53,9 +53,13 @@ pub struct ExcludedEntry {
     /// The pattern that matched it, as given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pattern: Option<String>,
-    /// For a directory left out by `--exclude-if-present`: the name it holds.
+    /// For a directory left out by `--exclude-if-present`: the name it holds (lossily, when
+    /// it is not UTF-8).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub holds: Option<String>,
+    /// That name's bytes in hex, when they are not UTF-8 (as [`JsonPath::path_hex`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub holds_hex: Option<String>,
 }
 
 impl ExcludedEntry {
@@ -119,12 +123,15 @@ impl ExcludedTally {
         pattern: Option<&str>,
         holds: Option<&std::ffi::OsStr>,
     ) {
+        // The name held, spelt as a path is: text, and its bytes in hex when not UTF-8.
+        let holds = holds.map(|h| JsonPath::new(Path::new(h)));
         let entry = ExcludedEntry {
             path: JsonPath::shown(path),
             kind: kind.to_string(),
             size,
             pattern: pattern.map(str::to_string),
-            holds: holds.map(|h| h.to_string_lossy().into_owned()),
+            holds_hex: holds.as_ref().and_then(|h| h.path_hex.clone()),
+            holds: holds.map(|h| h.path),
         };
         let key = path.as_os_str().as_bytes().to_vec();
         self.count(&entry);

@@ -29,53 +29,56 @@ struct Entry {
     size: Option<u64>,
 }
 
-/// What the page lists of `names` (in the directory `segs` names), at most [`MAX_LISTED`],
-/// and how many more there are: directories, and the files a request could reach.
-fn listed(
-    root: &RootDir,
-    segs: &[Vec<u8>],
-    names: Vec<(Vec<u8>, EntryKind)>,
-    serving: Serving,
-) -> (Vec<Entry>, usize) {
-    let mut entries = Vec::new();
-    let mut more = 0usize;
-    for (name, kind) in names {
-        let entry = match kind {
-            EntryKind::Dir => Some(Entry { name, size: None }),
-            EntryKind::File | EntryKind::Symlink => {
-                let mut path = segs.to_vec();
-                path.push(name.clone());
-                resolve::open_segments(root, path, serving)
-                    .ok()
-                    .and_then(|f| f.metadata().ok())
-                    .map(|m| Entry {
-                        name,
-                        size: Some(m.len()),
-                    })
-            }
-            EntryKind::Other => None,
-        };
-        if let Some(e) = entry {
-            if entries.len() < MAX_LISTED {
-                entries.push(e);
-            } else {
-                more += 1;
-            }
-        }
-    }
-    (entries, more)
-}
-
 /// The page for the directory `raw_path` (a request path ending in `/`) names beneath `root`.
 pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, Refused> {
     let (dir, segs) = resolve::open_dir(root, raw_path)?;
     let mut names = dir.entries().map_err(|_| Refused::NotFound)?;
     names.retain(|(n, _)| !n.starts_with(b"."));
     names.sort_by(|a, b| a.0.cmp(&b.0));
-    let (entries, more) = listed(root, &segs, names, serving);
+    let (entries, more) = listed(names, MAX_LISTED, |name, kind| match kind {
+        EntryKind::Dir => Some(Entry { name, size: None }),
+        EntryKind::File | EntryKind::Symlink => {
+            let mut path = segs.clone();
+            path.push(name.clone());
+            resolve::open_segments(root, path, serving)
+                .ok()
+                .and_then(|f| f.metadata().ok())
+                .map(|m| Entry {
+                    name,
+                    size: Some(m.len()),
+                })
+        }
+        EntryKind::Other => None,
+    });
     let title = percent_encoding::percent_decode_str(raw_path)
         .decode_utf8_lossy()
         .into_owned();
+    Ok(markup(&title, !segs.is_empty(), serving, &entries, more))
+}
+
+/// The first `max` of `names` (in order) that `look` finds listable, and whether one more
+/// is: `look` (which may open a file) is asked of no name past that one, so a huge directory
+/// costs a request no more than the page shows.
+fn listed(
+    names: Vec<(Vec<u8>, EntryKind)>,
+    max: usize,
+    mut look: impl FnMut(Vec<u8>, EntryKind) -> Option<Entry>,
+) -> (Vec<Entry>, bool) {
+    let mut entries = Vec::new();
+    for (name, kind) in names {
+        if let Some(e) = look(name, kind) {
+            if entries.len() == max {
+                return (entries, true);
+            }
+            entries.push(e);
+        }
+    }
+    (entries, false)
+}
+
+/// The page's HTML: `entries` as relative links (a `../` link below the top, `up`), and a
+/// line saying there are `more`.
+fn markup(title: &str, up: bool, serving: Serving, entries: &[Entry], more: bool) -> String {
     let what = match serving {
         Serving::Media => "FLV files",
         Serving::All => "files",
@@ -94,10 +97,10 @@ pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, 
                     p { "No " (what) " here." }
                 }
                 ul {
-                    @if !segs.is_empty() {
+                    @if up {
                         li { a href="../" { "../" } }
                     }
-                    @for e in &entries {
+                    @for e in entries {
                         // The link is the name's own bytes, encoded: a name that is not UTF-8
                         // is shown lossily, but its link leads to it, not to the name its lossy
                         // copy spells (`caf\xff` and `caf\u{fffd}` are two files).
@@ -109,19 +112,43 @@ pub fn page(root: &RootDir, raw_path: &str, serving: Serving) -> Result<String, 
                         }
                     }
                 }
-                @if more > 0 {
-                    p { "... and " (more) " more not listed." }
+                @if more {
+                    p { "... and more, not listed (the first " (entries.len()) " are)." }
                 }
                 p { (files) " " (what) " listed; seek in one with ?start=SECONDS." }
             }
         }
     };
-    Ok(markup.into_string())
+    markup.into_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Past the entries shown, one more is looked at (to say there are more) and no other:
+    /// a directory of many files costs a request what the page shows, HEAD included.
+    #[test]
+    fn no_name_past_the_shown_and_one_more_is_looked_at() {
+        let names: Vec<(Vec<u8>, EntryKind)> = (0..50)
+            .map(|i| (format!("f{i:02}").into_bytes(), EntryKind::File))
+            .collect();
+        let mut looked = 0;
+        let (entries, more) = listed(names.clone(), 10, |name, _| {
+            looked += 1;
+            // Every other name is not served (as a link leading outside is not).
+            (name[2] % 2 == 0).then_some(Entry {
+                name,
+                size: Some(1),
+            })
+        });
+        assert_eq!(entries.len(), 10);
+        assert!(more);
+        assert_eq!(entries[9].name, b"f18");
+        assert_eq!(looked, 21, "f00..f20: ten shown, f20 the one more");
+        let (entries, more) = listed(names, 50, |name, _| Some(Entry { name, size: None }));
+        assert_eq!((entries.len(), more), (50, false));
+    }
 
     /// A name that is not UTF-8 is linked by its own bytes, never by its lossy copy, which may
     /// be another file's name: each link leads to the file it is listed as.

@@ -21,6 +21,21 @@ use std::sync::Arc;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+/// The longest pattern taken, in bytes: a longer one is refused, naming where it came from
+/// (the matcher's automaton grows with a pattern's wildcards).
+pub const PATTERN_MAX: usize = 4096;
+
+/// The most bytes of patterns taken in all, across every `--exclude` and `--exclude-from`.
+pub const PATTERNS_MAX: usize = 1 << 20;
+
+/// The most wildcards (`*`, `?`, `[`) taken in all the patterns: the matcher's memory grows
+/// with each (about a kilobyte), so a megabyte of `*` would take a gigabyte.
+pub const WILDCARDS_MAX: usize = 65_536;
+
+/// The longest name a directory can hold (`NAME_MAX` of Linux's file systems): an
+/// `--exclude-if-present` name longer than this can never be present.
+const NAME_MAX: usize = 255;
+
 /// The rules of a walk's exclusion; empty by default (nothing is left out).
 #[derive(Debug, Clone, Default)]
 pub struct Exclusion(Option<Arc<Rules>>);
@@ -86,6 +101,59 @@ pub enum ExcludeError {
         /// What the matcher said.
         why: String,
     },
+    /// A pattern longer than `PATTERN_MAX` (4096) bytes.
+    #[error(
+        "{origin}'{}': a pattern of {bytes} bytes, longer than the {PATTERN_MAX} trawl takes for one",
+        shown(pattern)
+    )]
+    TooLong {
+        /// Where it came from.
+        origin: String,
+        /// The pattern as given.
+        pattern: String,
+        /// Its length in bytes.
+        bytes: usize,
+    },
+    /// Patterns of more than `PATTERNS_MAX` (1 MiB) in all, named by where they came from.
+    #[error(
+        "{sources}: more than {PATTERNS_MAX} bytes of patterns in all (the most trawl takes \
+         across every --exclude and --exclude-from); give fewer or shorter patterns"
+    )]
+    TooLongTogether {
+        /// Where they came from: `--exclude`, `--exclude-from FILE`, each once.
+        sources: String,
+    },
+    /// Patterns of more than `WILDCARDS_MAX` (65,536) wildcards in all, named by where they
+    /// came from.
+    #[error(
+        "{sources}: more than {WILDCARDS_MAX} wildcards (*, ? and [) in all the patterns (the \
+         matcher's memory grows with each); give fewer patterns or fewer wildcards"
+    )]
+    TooWild {
+        /// Where they came from: `--exclude`, `--exclude-from FILE`, each once.
+        sources: String,
+    },
+    /// A pattern that can never match a path below the root: a `..` component, a NUL byte.
+    #[error("{origin}'{}': {why}, so it can never match", shown(pattern))]
+    NeverMatches {
+        /// Where it came from.
+        origin: String,
+        /// The pattern as given (a NUL shown as `\0`).
+        pattern: String,
+        /// What it holds that no path does.
+        why: &'static str,
+    },
+    /// An `--exclude-if-present` name longer than a file name can be.
+    #[error(
+        "--exclude-if-present '{}': a name of {bytes} bytes, longer than the {NAME_MAX} a file name can have, so it can never be present",
+        shown(&name.to_string_lossy())
+    )]
+    LongName {
+        /// The name as given.
+        name: OsString,
+        /// Its length in bytes.
+        bytes: usize,
+    },
     /// An `--exclude-if-present` name that is not one name.
     #[error(
         "--exclude-if-present '{}': expected one name, e.g. .nobackup (no '/', not empty, '.' or '..')",
@@ -121,6 +189,10 @@ pub struct ExclusionBuilder {
     /// of a file's lines), for an error that concerns them all.
     sources: Vec<String>,
     present: Vec<OsString>,
+    /// The bytes of the patterns taken so far, all together.
+    bytes: usize,
+    /// Their wildcards (`*`, `?`, `[`), all together.
+    wildcards: usize,
 }
 
 impl Default for ExclusionBuilder {
@@ -142,6 +214,8 @@ impl ExclusionBuilder {
             origins: Vec::new(),
             sources: Vec::new(),
             present: Vec::new(),
+            bytes: 0,
+            wildcards: 0,
         }
     }
 
@@ -197,6 +271,12 @@ impl ExclusionBuilder {
                 name: name.to_os_string(),
             });
         }
+        if b.len() > NAME_MAX {
+            return Err(ExcludeError::LongName {
+                name: name.to_os_string(),
+                bytes: b.len(),
+            });
+        }
         if !self.present.iter().any(|n| n == name) {
             self.present.push(name.to_os_string());
         }
@@ -210,6 +290,7 @@ impl ExclusionBuilder {
     }
 
     fn add(&mut self, origin: &str, shown: &str, line: &str) -> Result<(), ExcludeError> {
+        self.refuse_never(origin, shown, line)?;
         // What is left once the markers are taken off must be a glob: `!`, `/` or `!/` alone
         // would match nothing (or, for the matcher, everything), which is never what was meant.
         let body = line.strip_prefix('!').unwrap_or(line);
@@ -232,6 +313,46 @@ impl ExclusionBuilder {
             })?;
         self.patterns.push(shown.to_string());
         self.origins.push(origin.to_string());
+        Ok(())
+    }
+
+    /// Refuses what the matcher should never be given, before it compiles anything: a
+    /// pattern that is too long, or too many bytes or wildcards of them in all; one holding what no path
+    /// below the root holds (a NUL byte, a `..` component).
+    fn refuse_never(&mut self, origin: &str, shown: &str, line: &str) -> Result<(), ExcludeError> {
+        if line.len() > PATTERN_MAX {
+            return Err(ExcludeError::TooLong {
+                origin: origin.to_string(),
+                pattern: shown.to_string(),
+                bytes: line.len(),
+            });
+        }
+        self.bytes += line.len();
+        if self.bytes > PATTERNS_MAX {
+            return Err(ExcludeError::TooLongTogether {
+                sources: self.sources.join(", "),
+            });
+        }
+        self.wildcards += line.bytes().filter(|b| b"*?[".contains(b)).count();
+        if self.wildcards > WILDCARDS_MAX {
+            return Err(ExcludeError::TooWild {
+                sources: self.sources.join(", "),
+            });
+        }
+        let never = |why| ExcludeError::NeverMatches {
+            origin: origin.to_string(),
+            pattern: shown.replace('\0', "\\0"),
+            why,
+        };
+        if line.contains('\0') {
+            return Err(never("it holds a NUL byte, which no name holds"));
+        }
+        let body = line.strip_prefix('!').unwrap_or(line).trim_end_matches(' ');
+        if body.split('/').any(|c| c == "..") {
+            return Err(never(
+                "it holds a '..' component, which no path below the root has",
+            ));
+        }
         Ok(())
     }
 
@@ -382,178 +503,4 @@ impl Exclusion {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rules(patterns: &[&str]) -> Exclusion {
-        let mut b = ExclusionBuilder::new();
-        for p in patterns {
-            b.pattern(OsStr::new(p)).unwrap();
-        }
-        b.build().unwrap()
-    }
-
-    fn out(e: &Exclusion, rel: &str, is_dir: bool) -> bool {
-        e.matched(Path::new(rel), is_dir).is_some()
-    }
-
-    /// The forms of a pattern, each against what it must and must not match (the integration
-    /// tests hold the same against `git check-ignore`).
-    #[test]
-    fn patterns_match_as_gitignore_lines_relative_to_the_root() {
-        let e = rules(&["*.tmp", "/top", "build/", "a/**/z", "doc/*.txt"]);
-        assert!(out(&e, "x.tmp", false) && out(&e, "d/e/x.tmp", false));
-        assert!(out(&e, "top", true) && !out(&e, "d/top", true), "anchored");
-        assert!(out(&e, "build", true) && out(&e, "d/build", true));
-        assert!(!out(&e, "build", false), "dir/ matches directories only");
-        assert!(out(&e, "a/z", false) && out(&e, "a/b/c/z", false));
-        assert!(out(&e, "doc/r.txt", false) && !out(&e, "doc/sub/r.txt", false));
-        assert!(!out(&e, "x.tmpl", false));
-        // A negation takes back what an earlier pattern excluded.
-        let e = rules(&["*.log", "!keep.log"]);
-        assert!(out(&e, "a.log", false) && !out(&e, "keep.log", false));
-        // A leading # is part of the pattern, not a comment.
-        let e = rules(&["#notes"]);
-        assert!(out(&e, "#notes", false));
-    }
-
-    /// Names are bytes: `?` and `*` match bytes that are not UTF-8, and a pattern holding
-    /// U+FFFD (what a lossy copy of such a byte would show) matches only U+FFFD itself.
-    #[test]
-    fn names_that_are_not_utf8_are_matched_on_their_bytes_never_lossily() {
-        let p = |b: &[u8]| PathBuf::from(OsStr::from_bytes(b));
-        let e = rules(&["a?"]);
-        assert!(e.matched(&p(b"a\xff"), false).is_some());
-        assert!(
-            e.matched(&p(b"a\xc3\xa9"), false).is_none(),
-            "? is one byte"
-        );
-        let e = rules(&["x\u{fffd}"]);
-        assert!(e.matched(&p(b"x\xff"), false).is_none());
-        assert!(e.matched(&p(b"x\xef\xbf\xbd"), false).is_some());
-        let e = rules(&["*.bin"]);
-        assert!(e.matched(&p(b"d\xfe/\xff.bin"), false).is_some());
-    }
-
-    #[test]
-    fn bad_rules_are_refused_naming_where_they_came_from() {
-        let mut b = ExclusionBuilder::new();
-        let e = b.pattern(OsStr::new("a[b")).unwrap_err().to_string();
-        assert!(e.starts_with("--exclude 'a[b': bad pattern: "), "{e}");
-        for empty in ["", "!", "/", "!/", "  "] {
-            let e = b.pattern(OsStr::new(empty)).unwrap_err().to_string();
-            assert!(e.contains("an empty pattern"), "{empty:?}: {e}");
-        }
-        let e = b
-            .pattern(OsStr::from_bytes(b"\xff"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("--exclude: a pattern must be UTF-8"), "{e}");
-        let e = b
-            .file(Path::new("EX"), b"# c\n\nok\nbad[\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("EX:4: 'bad[': bad pattern"), "{e}");
-        let e = b
-            .file(Path::new("EX"), b"fine\n\xfe\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("EX:2: a pattern must be UTF-8"), "{e}");
-        for name in ["", "a/b", ".", ".."] {
-            let e = b.if_present(OsStr::new(name)).unwrap_err().to_string();
-            assert!(e.contains("expected one name"), "{name:?}: {e}");
-        }
-    }
-
-    /// What fails only once all the patterns are compiled together (the matcher's automaton
-    /// has a size limit) names where they came from, not `--exclude` followed by every pattern
-    /// (a megabyte of them); one pattern too long is named by its file and line, cut short.
-    #[test]
-    fn patterns_too_much_together_are_named_by_their_file_not_echoed() {
-        let long = "*?".repeat(35_000);
-        let mut b = ExclusionBuilder::new();
-        b.file(Path::new("rules.txt"), format!("{long}\n").as_bytes())
-            .unwrap();
-        b.pattern(OsStr::new(&long[1..])).unwrap();
-        let e = b.build().unwrap_err().to_string();
-        assert!(
-            e.starts_with("--exclude-from rules.txt, --exclude: 2 patterns (139999 bytes), ")
-                && e.contains("more than the matcher can take together ("),
-            "{}",
-            &e[..e.len().min(300)]
-        );
-        assert!(e.len() < 300, "{} bytes", e.len());
-        let mut b = ExclusionBuilder::new();
-        let one = "*?".repeat(70_000);
-        b.file(Path::new("rules.txt"), format!("# c\n{one}\n").as_bytes())
-            .unwrap();
-        let e = b.build().unwrap_err().to_string();
-        assert!(
-            e.starts_with("rules.txt:2: '*?*?"),
-            "{}",
-            &e[..e.len().min(300)]
-        );
-        assert!(
-            e.contains("... (140000 bytes)': bad pattern: "),
-            "{}",
-            &e[..e.len().min(300)]
-        );
-        assert!(e.len() < 300, "{} bytes", e.len());
-    }
-
-    /// What matched is the pattern as given: a leading `#` not escaped, trailing spaces kept.
-    #[test]
-    fn the_pattern_that_matched_is_told_as_given() {
-        let e = rules(&["#notes", "top   ", "*.o"]);
-        assert_eq!(e.matched(Path::new("#notes"), false), Some("#notes"));
-        assert_eq!(e.matched(Path::new("top"), false), Some("top   "));
-        assert_eq!(e.matched(Path::new("a/b.o"), false), Some("*.o"));
-        let w = e.why(Path::new("/t/top"), Path::new("top"), false);
-        assert_eq!(w, Some(Why::Pattern("top   ".into())));
-    }
-
-    #[test]
-    fn a_file_gives_its_lines_comments_and_blanks_left_out() {
-        let mut b = ExclusionBuilder::new();
-        b.file(
-            Path::new("F"),
-            b"\xef\xbb\xbf# comment\n*.o\r\n\n  \nlib/\n\\#x\n",
-        )
-        .unwrap();
-        let e = b.build().unwrap();
-        assert_eq!(e.patterns(), ["*.o", "lib/", "\\#x"]);
-        assert!(out(&e, "a.o", false) && out(&e, "lib", true) && out(&e, "#x", false));
-        assert!(ExclusionBuilder::new().build().unwrap().is_empty());
-    }
-
-    /// Below an excluded directory nothing is taken back (the walk never lists it), for files
-    /// the walk did not meet as for those it did.
-    #[test]
-    fn a_file_below_an_excluded_directory_is_excluded_whatever_comes_after() {
-        let e = rules(&["cache/", "!cache/keep", "*.tmp"]);
-        assert!(e.excludes_file(Path::new("a/cache/keep")));
-        assert!(e.excludes_file(Path::new("a/b.tmp")));
-        assert!(!e.excludes_file(Path::new("a/cache")), "a file named cache");
-        assert!(!e.excludes_file(Path::new("a/b")));
-    }
-
-    #[test]
-    fn a_directory_holding_a_name_is_excluded_links_not_followed() {
-        let t = tempfile::tempdir().unwrap();
-        let d = t.path();
-        std::fs::create_dir_all(d.join("a")).unwrap();
-        std::fs::create_dir_all(d.join("b")).unwrap();
-        std::fs::write(d.join("a/.nobackup"), b"").unwrap();
-        std::os::unix::fs::symlink("nowhere", d.join("b/.nobackup")).unwrap();
-        let mut b = ExclusionBuilder::new();
-        b.if_present(OsStr::new(".nobackup")).unwrap();
-        let e = b.build().unwrap();
-        assert_eq!(e.held_by(&d.join("a")), Some(OsStr::new(".nobackup")));
-        assert_eq!(e.held_by(&d.join("b")), Some(OsStr::new(".nobackup")));
-        assert_eq!(e.held_by(d), None);
-        assert_eq!(
-            e.why(&d.join("a"), Path::new("a"), true),
-            Some(Why::Holds(".nobackup".into()))
-        );
-    }
-}
+mod tests;

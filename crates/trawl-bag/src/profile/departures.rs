@@ -3,7 +3,7 @@
 use trawl_report::bag::BagFinding;
 use trawl_walk::SkipKind;
 
-use super::{Profile, Seen, manifest_algorithms, matches_any};
+use super::{Profile, Seen, manifest_algorithms, shown};
 
 /// What `s` (a bag as seen) departs from in `p`: one finding per departure, naming the field.
 pub(super) fn departures(p: &Profile, s: &Seen) -> Vec<BagFinding> {
@@ -155,12 +155,18 @@ impl Departures<'_> {
             ),
         ] {
             let have = manifest_algorithms(&s.tags, prefix);
-            for a in required.iter().filter(|a| !have.contains(&a.as_str())) {
+            for a in required.iter().filter(|a| !have.contains(&a.as_bytes())) {
                 self.say(field_req, format!("no {prefix}{a}.txt"));
             }
             if let Some(allowed) = allowed {
-                for a in have.iter().filter(|a| !allowed.iter().any(|x| x == *a)) {
-                    self.say(field_allowed, format!("{prefix}{a}.txt is not allowed"));
+                for a in have
+                    .iter()
+                    .filter(|a| !allowed.iter().any(|x| x.as_bytes() == **a))
+                {
+                    self.say(
+                        field_allowed,
+                        format!("{prefix}{}.txt is not allowed", shown(a)),
+                    );
                 }
             }
         }
@@ -169,7 +175,7 @@ impl Departures<'_> {
     /// fetch.txt allowed or required; a serialization required (this bag is a directory).
     fn fetch_and_serialization(&mut self) {
         let p = self.p;
-        let fetch = self.s.tags.iter().any(|t| t == "fetch.txt");
+        let fetch = self.s.tags.iter().any(|t| t == b"fetch.txt");
         if fetch && !p.allow_fetch {
             self.say("Allow-Fetch.txt", "the bag has a fetch.txt".into());
         }
@@ -187,60 +193,64 @@ impl Departures<'_> {
     /// The tag files required, and those allowed.
     fn tag_files(&mut self) {
         let (p, s) = (self.p, self.s);
-        for t in p.tag_files_required.iter().filter(|t| !s.tags.contains(t)) {
+        let present = |t: &String| s.tags.iter().any(|n| n == t.as_bytes());
+        for t in p.tag_files_required.iter().filter(|t| !present(t)) {
             let why = self.absent(t);
             self.say("Tag-Files-Required", why);
         }
-        let Some(globs) = &p.tag_files_allowed else {
+        if p.tag_files_allowed.is_none() {
             return;
-        };
+        }
         // The files every bag may hold are allowed (those the profile requires are among its
         // globs: a profile where they are not is refused).
-        let implicit = |t: &str| {
-            ["bagit.txt", "bag-info.txt", "fetch.txt"].contains(&t)
-                || !manifest_algorithms(&[t.to_string()], "manifest-").is_empty()
-                || !manifest_algorithms(&[t.to_string()], "tagmanifest-").is_empty()
+        let implicit = |t: &Vec<u8>| {
+            [&b"bagit.txt"[..], b"bag-info.txt", b"fetch.txt"].contains(&t.as_slice())
+                || !manifest_algorithms(std::slice::from_ref(t), "manifest-").is_empty()
+                || !manifest_algorithms(std::slice::from_ref(t), "tagmanifest-").is_empty()
         };
         let tags = s.tags.iter().chain(
             s.special
                 .iter()
                 .map(|(n, _)| n)
-                .filter(|n| !n.starts_with("data/")),
+                .filter(|n| !n.starts_with(b"data/")),
         );
-        for t in tags.filter(|t| !implicit(t) && !matches_any(globs, t)) {
-            self.say("Tag-Files-Allowed", format!("{t} is not allowed"));
+        for t in tags.filter(|t| !implicit(t) && !p.tag_globs.matches(t)) {
+            self.say("Tag-Files-Allowed", format!("{} is not allowed", shown(t)));
         }
     }
 
     /// The payload files required, and those allowed (`payload` as listed, with sizes).
-    fn payload_files(&mut self, payload: &[(String, u64)]) {
+    fn payload_files(&mut self, payload: &[(Vec<u8>, u64)]) {
         let (p, s) = (self.p, self.s);
         for f in &p.payload_files_required {
-            if !payload.iter().any(|(n, _)| n == f) {
+            if !payload.iter().any(|(n, _)| n == f.as_bytes()) {
                 let why = self.absent(f);
                 self.say("Payload-Files-Required", why);
             }
         }
-        if let Some(globs) = &p.payload_files_allowed {
+        if p.payload_files_allowed.is_some() {
             let payload = payload.iter().map(|(n, _)| n).chain(
                 s.special
                     .iter()
                     .map(|(n, _)| n)
-                    .filter(|n| n.starts_with("data/")),
+                    .filter(|n| n.starts_with(b"data/")),
             );
-            for f in payload.filter(|f| !matches_any(globs, f)) {
-                self.say("Payload-Files-Allowed", format!("{f} is not allowed"));
+            for f in payload.filter(|f| !p.payload_globs.matches(f)) {
+                self.say(
+                    "Payload-Files-Allowed",
+                    format!("{} is not allowed", shown(f)),
+                );
             }
         }
     }
 
     /// Data-Empty (specification 1.4.0): no file at all, or a single file of zero bytes.
-    fn data_empty(&mut self, payload: &[(String, u64)]) {
+    fn data_empty(&mut self, payload: &[(Vec<u8>, u64)]) {
         let others = self
             .s
             .special
             .iter()
-            .filter(|(n, _)| n.starts_with("data/"))
+            .filter(|(n, _)| n.starts_with(b"data/"))
             .count();
         let empty =
             others == 0 && (payload.is_empty() || (payload.len() == 1 && payload[0].1 == 0));

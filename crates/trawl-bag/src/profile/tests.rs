@@ -539,3 +539,121 @@ fn a_profile_without_what_it_must_say_is_refused() {
                    "Accept-BagIt-Version": ["1.0"], "Serialization": "sometimes"}"#;
     assert!(Profile::parse(bad).unwrap_err().contains("Serialization"));
 }
+
+/// A tag file whose name is not UTF-8 is compared on its bytes: the text its lossy
+/// conversion gives neither meets `Tag-Files-Required` nor is allowed by `Tag-Files-Allowed`.
+#[test]
+fn a_name_that_is_not_utf8_meets_no_name_of_the_profile() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = bag();
+    std::fs::write(
+        t.path().join(std::ffi::OsStr::from_bytes(b"extra\xff.txt")),
+        b"",
+    )
+    .unwrap();
+    let f = found(&t, r#"{"Tag-Files-Required": ["extra\ufffd.txt"]}"#);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with("Tag-Files-Required: no extra\u{fffd}.txt"),
+        "{f:?}"
+    );
+    let f = found(&t, r#"{"Tag-Files-Allowed": ["extra\ufffd.txt"]}"#);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with("Tag-Files-Allowed: extra\u{fffd}.txt is not allowed"),
+        "{f:?}"
+    );
+    assert!(found(&t, r#"{"Tag-Files-Allowed": ["extra*"]}"#).is_empty());
+}
+
+/// What a profile would put into bag-info.txt (its identifier, a label of one allowed
+/// value) that bag-info.txt cannot hold as it is is refused, naming the label.
+#[test]
+fn a_fixed_value_bag_info_txt_cannot_hold_is_refused() {
+    let base = r#""Accept-BagIt-Version": ["1.0"]"#;
+    for (info, label) in [
+        (
+            r#"{"BagIt-Profile-Identifier": "x"}, "Bag-Info": {"Source-Organization": {"values": ["Org\nPayload-Oxum: 999.9"]}}"#,
+            "'Source-Organization'",
+        ),
+        (
+            r#"{"BagIt-Profile-Identifier": "x"}, "Bag-Info": {"Contact-Name": {"values": [" padded "]}}"#,
+            "'Contact-Name'",
+        ),
+        (
+            r#"{"BagIt-Profile-Identifier": "x\rY: z"}"#,
+            "'BagIt-Profile-Identifier'",
+        ),
+        (
+            r#"{"BagIt-Profile-Identifier": "x"}, "Bag-Info": {"A:B": {"values": ["v"]}}"#,
+            "'A:B'",
+        ),
+    ] {
+        let json = format!(r#"{{"BagIt-Profile-Info": {info}, {base}}}"#);
+        let e = Profile::parse(json.as_bytes()).unwrap_err();
+        assert!(
+            e.contains(label) && e.contains("cannot go into bag-info.txt"),
+            "{e}"
+        );
+    }
+    // Several values: none is written, the bag chooses (with --info, held to the same rule).
+    let json = format!(
+        r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, {base},
+            "Bag-Info": {{"Contact-Name": {{"values": ["a", "b"]}}}}}}"#
+    );
+    assert!(Profile::parse(json.as_bytes()).is_ok());
+}
+
+/// A byte-order mark before the JSON is skipped; a URL is said not to be fetched.
+#[test]
+fn a_bom_is_skipped_and_a_url_is_not_fetched() {
+    let json = "\u{feff}{\"BagIt-Profile-Info\": {\"BagIt-Profile-Identifier\": \"x\"}, \"Accept-BagIt-Version\": [\"1.0\"]}";
+    assert_eq!(Profile::parse(json.as_bytes()).unwrap().identifier(), "x");
+    let e = Profile::read(Path::new("https://example.org/no/such/p.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a URL is not fetched"), "{e}");
+    let e = Profile::read(Path::new("no/such/p.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("URL"), "{e}");
+}
+
+/// Thousands of required names against thousands of globs: each glob compiled once, the
+/// profile parsed at once (it took seconds when each was compiled again for every name).
+#[test]
+fn a_large_profile_parses_at_once() {
+    let n = 3000;
+    let names: Vec<String> = (0..n).map(|i| format!("\"dir{i:05}/f.txt\"")).collect();
+    let globs: Vec<String> = (0..n).map(|i| format!("\"dir{i:05}/*.t?t\"")).collect();
+    let json = format!(
+        r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, "Accept-BagIt-Version": ["1.0"],
+            "Tag-Files-Required": [{}], "Tag-Files-Allowed": [{}],
+            "Payload-Files-Required": [{}], "Payload-Files-Allowed": [{}]}}"#,
+        names.join(","),
+        globs.join(","),
+        names.join(","),
+        globs.join(","),
+    );
+    let start = std::time::Instant::now();
+    Profile::parse(json.as_bytes()).unwrap();
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // Globs that neither start nor end with text, each matched whole against each name:
+    // past a bounded amount of work the profile is refused, at once.
+    let globs: Vec<String> = (0..n).rev().map(|i| format!("\"*{i:05}*/*\"")).collect();
+    let json = format!(
+        r#"{{"BagIt-Profile-Info": {{"BagIt-Profile-Identifier": "x"}}, "Accept-BagIt-Version": ["1.0"],
+            "Tag-Files-Required": [{}], "Tag-Files-Allowed": [{}]}}"#,
+        names.join(","),
+        globs.join(","),
+    );
+    let start = std::time::Instant::now();
+    let e = Profile::parse(json.as_bytes()).unwrap_err();
+    let took = start.elapsed();
+    assert!(
+        e.starts_with("Tag-Files-Required against Tag-Files-Allowed: more names and globs"),
+        "{e}"
+    );
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}
