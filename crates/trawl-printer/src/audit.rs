@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::{human_bytes, human_count, human_rate};
 use trawl_report::{AuditEvent, AuditHead};
 
 /// How a path is shown: under the root as the user typed it (the catalog keeps canonical
@@ -95,10 +96,10 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
         h.run,
         h.mode,
         h.status,
-        crate::human_count(h.files_read, "file", "files"),
-        crate::human_bytes(h.bytes_read),
+        human_count(h.files_read, "file", "files"),
+        human_bytes(h.bytes_read),
         h.seconds,
-        crate::human_rate(h.bytes_read, h.seconds)
+        human_rate(h.bytes_read, h.seconds)
     ));
     if of.registration {
         // Every file read is registered: new, or (under --ocfl) corrupt already, with the
@@ -106,7 +107,7 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
         let (new, corrupt) = (count("new"), count("corrupt"));
         let mut line = format!(
             "registered {} in {} (the first audit of these roots)",
-            crate::human_count(new + corrupt, "file", "files"),
+            human_count(new + corrupt, "file", "files"),
             h.catalog.path
         );
         if corrupt > 0 {
@@ -129,7 +130,7 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
         };
         t.push_str(&format!(
             "not read this time: {}: {why}\n",
-            crate::human_count(h.not_read, "registered file", "registered files")
+            human_count(h.not_read, "registered file", "registered files")
         ));
     }
     called_out(h, of, &mut t);
@@ -137,7 +138,7 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
         t.push_str(&format!("catalog head: run {} {c}\n", h.run));
     }
     if let Some(r) = h.peak_rss_bytes {
-        t.push_str(&format!("peak memory: {}\n", crate::human_bytes(r)));
+        t.push_str(&format!("peak memory: {}\n", human_bytes(r)));
     }
     t
 }
@@ -180,7 +181,7 @@ fn called_out(h: &AuditHead, of: AuditSummaryOf, t: &mut String) {
     if missing > 0 && of.forget_missing {
         t.push_str(&format!(
             "forgotten (--forget-missing): {} no longer there, dropped from the collection; later audits do not report {}\n",
-            crate::human_count(missing, "registered file", "registered files"),
+            human_count(missing, "registered file", "registered files"),
             if missing == 1 { "it" } else { "them" }
         ));
     } else if missing > 0 {

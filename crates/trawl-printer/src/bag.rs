@@ -1,6 +1,7 @@
 //! A bag validation's human output: each finding on stderr, prefixed with the bag, then one
 //! verdict line.
 
+use crate::human_count;
 use trawl_report::BagReport;
 
 /// The messages to print on stderr, warnings first: `(is_error, text)`.
@@ -46,8 +47,8 @@ fn verdict_alone(dir: &str, r: &BagReport) -> String {
         format!(
             "{dir} is valid (BagIt {}, {}, {} checked)",
             r.version,
-            crate::human_count(r.files_checked, "file", "files"),
-            crate::human_count(r.bytes_checked, "byte", "bytes")
+            human_count(r.files_checked, "file", "files"),
+            human_count(r.bytes_checked, "byte", "bytes")
         )
     } else {
         let holey = if r.to_fetch.is_empty() {
@@ -55,12 +56,12 @@ fn verdict_alone(dir: &str, r: &BagReport) -> String {
         } else {
             format!(
                 ", {} to fetch",
-                crate::human_count(r.to_fetch.len() as u64, "file", "files")
+                human_count(r.to_fetch.len() as u64, "file", "files")
             )
         };
         format!(
             "{dir} is NOT valid: {}{holey}",
-            crate::human_count(r.errors.len() as u64, "problem", "problems")
+            human_count(r.errors.len() as u64, "problem", "problems")
         )
     }
 }

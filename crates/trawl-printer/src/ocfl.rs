@@ -1,6 +1,7 @@
 //! An OCFL validation's human output: each object's findings, prefixed with the object, and a
 //! verdict per invalid object and per path validated.
 
+use crate::{human_bytes, human_count};
 use trawl_report::{JsonPath, ObjectReport, OcflFinding, OcflSummary};
 
 /// Findings about `what` to print: `(is_error, text)`, warnings after errors, each list
@@ -51,7 +52,7 @@ pub fn ocfl_object_verdict(o: &ObjectReport) -> Option<String> {
             "{} is NOT a valid OCFL {} object: {}",
             o.path,
             o.spec,
-            crate::human_count(
+            human_count(
                 o.errors.len() as u64 + o.errors_not_listed,
                 "error",
                 "errors"
@@ -74,14 +75,11 @@ pub fn ocfl_root_findings(s: &OcflSummary, warnings: bool) -> Vec<(bool, String)
 pub fn ocfl_verdict(s: &OcflSummary) -> String {
     let read = format!(
         "{} ({}) read and checked",
-        crate::human_count(s.files_checked, "content file", "content files"),
-        crate::human_bytes(s.bytes_checked)
+        human_count(s.files_checked, "content file", "content files"),
+        human_bytes(s.bytes_checked)
     );
     let warned = if s.warnings > 0 {
-        format!(
-            ", {}",
-            crate::human_count(s.warnings, "warning", "warnings")
-        )
+        format!(", {}", human_count(s.warnings, "warning", "warnings"))
     } else {
         String::new()
     };
@@ -94,7 +92,7 @@ pub fn ocfl_verdict(s: &OcflSummary) -> String {
     if s.kind != "object" && !s.root_errors.is_empty() {
         line += &format!(
             "; the storage hierarchy has {}",
-            crate::human_count(
+            human_count(
                 s.root_errors.len() as u64 + s.root_errors_not_listed,
                 "error",
                 "errors"
@@ -104,7 +102,7 @@ pub fn ocfl_verdict(s: &OcflSummary) -> String {
     if s.unreadable > 0 {
         line += &format!(
             "; {} could not be read",
-            crate::human_count(s.unreadable, "file", "files")
+            human_count(s.unreadable, "file", "files")
         );
     }
     if !s.complete {
@@ -135,7 +133,7 @@ fn verdict_head(s: &OcflSummary) -> String {
         format!(
             "OCFL {spec} {what} {}: {}, {} valid, {} invalid",
             s.path,
-            crate::human_count(s.objects, "object", "objects"),
+            human_count(s.objects, "object", "objects"),
             s.valid,
             s.invalid
         )

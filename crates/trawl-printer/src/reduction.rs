@@ -1,5 +1,6 @@
 //! The data-reduction summary as a readable table, from the typed report.
 
+use crate::{human_bytes, human_ratio};
 use trawl_report::{DedupCounts, ReductionJson};
 
 /// How wide the ratio columns are: an estimate's interval takes more room.
@@ -23,39 +24,33 @@ pub fn reduction_table(r: &ReductionJson) -> String {
         s.push_str(&format!(
             "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>w$}\n",
             name,
-            crate::human_bytes(d.logical_bytes),
+            human_bytes(d.logical_bytes),
             d.blocks,
-            crate::human_bytes(d.unique_bytes),
+            human_bytes(d.unique_bytes),
             d.zero_blocks,
-            crate::human_ratio(d.ratio, d.ratio_interval(), conf)
+            human_ratio(d.ratio, d.ratio_interval(), conf)
         ));
     };
     for d in &r.dedup {
-        row(
-            format!("{} blocks", crate::human_bytes(d.block_size)),
-            &d.counts,
-        );
+        row(format!("{} blocks", human_bytes(d.block_size)), &d.counts);
     }
     if let Some(c) = &r.cdc {
-        row(
-            format!("cdc ~{}", crate::human_bytes(c.avg_size)),
-            &c.counts,
-        );
+        row(format!("cdc ~{}", human_bytes(c.avg_size)), &c.counts);
     }
     compression_rows(r, w, &mut s);
     let top = r.top_files.as_deref().unwrap_or_default();
     if let Some(first) = top.first() {
         s.push_str(&format!(
             "  files contributing most duplicate bytes ({} blocks):\n  {:>12} {:>12}  path\n",
-            crate::human_bytes(first.block_size),
+            human_bytes(first.block_size),
             "duplicate",
             "saved share"
         ));
         for t in top {
             s.push_str(&format!(
                 "  {:>12} {:>12}  {}\n",
-                crate::human_bytes(t.duplicate_bytes),
-                crate::human_bytes(t.saved_bytes),
+                human_bytes(t.duplicate_bytes),
+                human_bytes(t.saved_bytes),
                 t.path
             ));
         }
@@ -64,7 +59,7 @@ pub fn reduction_table(r: &ReductionJson) -> String {
         s.push_str(&format!(
             "  hard links: {} more names of files already counted ({}), counted once (--count-links counts each)\n",
             r.hardlinks.names,
-            crate::human_bytes(r.hardlinks.bytes)
+            human_bytes(r.hardlinks.bytes)
         ));
     }
     if let Some(note) = &r.top_files_note {
@@ -97,11 +92,11 @@ fn compression_rows(r: &ReductionJson, w: usize, s: &mut String) {
                     Some(l) => format!("{}:{l}", c.codec),
                     None => c.codec.clone(),
                 },
-                crate::human_bytes(c.unit),
-                crate::human_bytes(c.compressed_bytes),
-                crate::human_bytes(c.allocated_bytes),
-                crate::human_ratio(c.ratio, c.ratio_interval(), conf),
-                crate::human_ratio(c.combined_ratio, c.combined_interval(), conf),
+                human_bytes(c.unit),
+                human_bytes(c.compressed_bytes),
+                human_bytes(c.allocated_bytes),
+                human_ratio(c.ratio, c.ratio_interval(), conf),
+                human_ratio(c.combined_ratio, c.combined_interval(), conf),
                 w2 = w.max(16)
             ));
         }

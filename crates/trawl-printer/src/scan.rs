@@ -1,5 +1,6 @@
 //! A scan's human summary, from its typed report.
 
+use crate::{human_bytes, human_count, human_rate};
 use trawl_report::ScanReport;
 
 /// What went to disk past `--memory`.
@@ -19,21 +20,21 @@ pub fn excluded_line(e: &trawl_report::ExcludedJson) -> String {
     let mut parts = vec![
         format!(
             "{} (not listed)",
-            crate::human_count(e.directories, "directory", "directories")
+            human_count(e.directories, "directory", "directories")
         ),
         format!(
             "{} ({})",
-            crate::human_count(e.files, "file", "files"),
-            crate::human_bytes(e.bytes)
+            human_count(e.files, "file", "files"),
+            human_bytes(e.bytes)
         ),
     ];
     if e.other > 0 {
-        parts.push(crate::human_count(e.other, "other entry", "other entries"));
+        parts.push(human_count(e.other, "other entry", "other entries"));
     }
     if let Some(n) = e.registered {
         parts.push(format!(
             "{} left as registered (not read, not missing)",
-            crate::human_count(n, "registered file", "registered files")
+            human_count(n, "registered file", "registered files")
         ));
     }
     format!("excluded: {}\n", parts.join(", "))
@@ -78,10 +79,10 @@ fn totals_line(r: &ScanReport) -> String {
     };
     format!(
         "{}, {} read in {:.2} s ({}); {digests}\n",
-        crate::human_count(t.files, "file", "files"),
-        crate::human_bytes(t.bytes),
+        human_count(t.files, "file", "files"),
+        human_bytes(t.bytes),
         t.seconds,
-        crate::human_rate(t.bytes, t.seconds),
+        human_rate(t.bytes, t.seconds),
     )
 }
 
@@ -97,14 +98,14 @@ fn skipped_line(r: &ScanReport, s: &mut String) {
     let special = r.skipped.len() - links - loops;
     if !r.skipped.is_empty() {
         let mut parts = vec![
-            crate::human_count(special as u64, "special file", "special files"),
+            human_count(special as u64, "special file", "special files"),
             format!(
                 "{} not followed",
-                crate::human_count(links as u64, "symbolic link", "symbolic links")
+                human_count(links as u64, "symbolic link", "symbolic links")
             ),
         ];
         if loops > 0 {
-            parts.push(crate::human_count(loops as u64, "link loop", "link loops"));
+            parts.push(human_count(loops as u64, "link loop", "link loops"));
         }
         s.push_str(&format!("skipped: {}\n", parts.join(", ")));
     }
@@ -122,10 +123,10 @@ fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     if let Some(d) = &r.duplicates {
         s.push_str(&format!(
             "duplicates: {} of identical files ({}), {} redundant in {} (by {})\n",
-            crate::human_count(d.groups, "group", "groups"),
-            crate::human_count(d.files, "file", "files"),
-            crate::human_bytes(d.redundant_bytes),
-            crate::human_count(d.redundant_files, "file", "files"),
+            human_count(d.groups, "group", "groups"),
+            human_count(d.files, "file", "files"),
+            human_bytes(d.redundant_bytes),
+            human_count(d.redundant_files, "file", "files"),
             d.algorithm
         ));
     }
@@ -137,15 +138,15 @@ fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     {
         s.push_str(&format!(
             "duplicate directories: {} (in the JSON and HTML reports)\n",
-            crate::human_count(dirs.len() as u64, "group", "groups")
+            human_count(dirs.len() as u64, "group", "groups")
         ));
     }
     let m = &r.media;
     if m.files > 0 {
         s.push_str(&format!(
             "media: {} indexed, {}{}\n",
-            crate::human_count(m.files, "FLV file", "FLV files"),
-            crate::human_count(m.keyframes, "keyframe", "keyframes"),
+            human_count(m.files, "FLV file", "FLV files"),
+            human_count(m.keyframes, "keyframe", "keyframes"),
             match m.with_problems {
                 0 => String::new(),
                 n => format!(", {n} with problems (listed above)"),
@@ -164,11 +165,11 @@ fn memory_line(r: &ScanReport, spilled: Spilled, s: &mut String) {
             Some(anon) if rss - anon.min(rss) > (anon / 2).max(32 << 20) => format!(
                 "{} ({} resident with the pages of the files it mapped, which the kernel \
                  drops when it needs the room)",
-                crate::human_bytes(anon),
-                crate::human_bytes(rss)
+                human_bytes(anon),
+                human_bytes(rss)
             ),
-            Some(anon) => crate::human_bytes(anon),
-            None => crate::human_bytes(rss),
+            Some(anon) => human_bytes(anon),
+            None => human_bytes(rss),
         };
         s.push_str(&format!(
             "peak memory: {held}{}\n",
@@ -186,12 +187,12 @@ fn failures(r: &ScanReport, spilled: Spilled, s: &mut String) {
     if !r.failed.is_empty() && spilled.failures_named_above {
         s.push_str(&format!(
             "FAILED: {} could not be read (named above)\n",
-            crate::human_count(r.failed.len() as u64, "file", "files")
+            human_count(r.failed.len() as u64, "file", "files")
         ));
     } else if !r.failed.is_empty() {
         s.push_str(&format!(
             "FAILED: {} could not be read:\n",
-            crate::human_count(r.failed.len() as u64, "file", "files")
+            human_count(r.failed.len() as u64, "file", "files")
         ));
         for f in &r.failed {
             match &f.error {

@@ -7,6 +7,7 @@ use trawl_report::{AUDIT_STATES, CatalogView};
 
 use super::svg::{self, Mark, Series};
 use super::{Cell, card, chart, num, page, table, text};
+use crate::human_bytes;
 
 /// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
 fn when(secs: i64) -> String {
@@ -26,7 +27,7 @@ pub fn html_catalog(v: &CatalogView) -> String {
         h1 { (title) }
         p.sub {
             (roots.join(", ")) " \u{b7} digests: " (v.algorithms.join(", "))
-            " \u{b7} catalog schema " (v.schema) ", " (crate::human_bytes(v.catalog_bytes))
+            " \u{b7} catalog schema " (v.schema) ", " (human_bytes(v.catalog_bytes))
             " \u{b7} as of " (when(v.now)) " UTC"
         }
         (headline(v))
@@ -172,7 +173,7 @@ fn runs_table(v: &CatalogView) -> Markup {
                 text(r.mode.clone()),
                 text(r.status.clone()),
                 num(r.files_read),
-                (crate::human_bytes(r.bytes_read), Some(r.bytes_read as f64)),
+                (human_bytes(r.bytes_read), Some(r.bytes_read as f64)),
             ];
             row.extend(AUDIT_STATES.iter().map(|s| num(count(r, s))));
             row.push(text(
@@ -202,12 +203,7 @@ fn ages(v: &CatalogView) -> Markup {
                 ("files", b.files.to_string()),
                 ("bytes", b.bytes.to_string()),
             ],
-            title: format!(
-                "{}: {} files ({})",
-                b.label,
-                b.files,
-                crate::human_bytes(b.bytes)
-            ),
+            title: format!("{}: {} files ({})", b.label, b.files, human_bytes(b.bytes)),
         })
         .collect();
     html! {
@@ -230,13 +226,7 @@ fn states(v: &CatalogView) -> Markup {
     let rows: Vec<Vec<Cell>> = v
         .by_state
         .iter()
-        .map(|(s, n, b)| {
-            vec![
-                text(s.clone()),
-                num(*n),
-                (crate::human_bytes(*b), Some(*b as f64)),
-            ]
-        })
+        .map(|(s, n, b)| vec![text(s.clone()), num(*n), (human_bytes(*b), Some(*b as f64))])
         .collect();
     html! {
         h2 { "Files by state" }

@@ -14,6 +14,7 @@ mod svg;
 pub use catalog::html_catalog;
 pub use scan::html_scan;
 
+use crate::{grouped_digits, human_bytes};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 /// Escapes text for HTML (element content and attribute values); for the hand-drawn SVG charts,
@@ -117,7 +118,7 @@ pub(crate) fn num(n: u64) -> Cell {
 
 /// Bytes in binary units, sorting by the exact count.
 pub(crate) fn bytes(n: u64) -> Cell {
-    (crate::human_bytes(n), Some(n as f64))
+    (human_bytes(n), Some(n as f64))
 }
 
 pub(crate) fn text(s: impl Into<String>) -> Cell {
@@ -126,7 +127,7 @@ pub(crate) fn text(s: impl Into<String>) -> Cell {
 
 /// `1234567` -> `1,234,567`.
 pub(crate) fn group_digits(n: u64) -> String {
-    crate::grouped_digits(n)
+    grouped_digits(n)
 }
 
 /// A headline figure.

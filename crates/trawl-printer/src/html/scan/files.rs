@@ -9,6 +9,7 @@ use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 
 use super::*;
+use crate::{human_bytes, human_count};
 
 /// Files and bytes by file size.
 pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
@@ -27,7 +28,7 @@ fn bucket_label(from: u64) -> String {
     if from == 0 {
         "0".to_string()
     } else {
-        crate::human_bytes(from)
+        human_bytes(from)
     }
 }
 
@@ -51,7 +52,7 @@ fn files_by_size(id: &str, r: &ScanReport) -> String {
                 group_digits(b.files),
                 b.from,
                 b.to.saturating_sub(1),
-                crate::human_bytes(b.bytes)
+                human_bytes(b.bytes)
             ),
         })
         .collect();
@@ -75,7 +76,7 @@ fn bytes_by_size(id: &str, r: &ScanReport) -> String {
             data: vec![("from", b.from.to_string()), ("bytes", b.bytes.to_string())],
             title: format!(
                 "{} in files of {} to {} bytes",
-                crate::human_bytes(b.bytes),
+                human_bytes(b.bytes),
                 b.from,
                 b.to.saturating_sub(1)
             ),
@@ -98,9 +99,9 @@ pub(crate) fn duplicates(id: &str, r: &ScanReport) -> Markup {
         h2 { "Duplicate files" }
         p id=(format!("{id}-dup-summary")) data-groups=(d.groups)
             data-redundant-files=(d.redundant_files) data-redundant-bytes=(d.redundant_bytes) {
-            (group_digits(d.groups)) " groups of equal files (" (crate::human_bytes(d.bytes)) ", by "
+            (group_digits(d.groups)) " groups of equal files (" (human_bytes(d.bytes)) ", by "
             (d.algorithm) "); removing all copies but one would free "
-            (crate::human_bytes(d.redundant_bytes)) " in " (group_digits(d.redundant_files)) " files."
+            (human_bytes(d.redundant_bytes)) " in " (group_digits(d.redundant_files)) " files."
         }
     };
     if d.top.is_empty() {
@@ -196,12 +197,12 @@ fn skipped_said(k: &str, n: usize) -> String {
     match k {
         "symlink" => format!(
             "{} (not followed: --follow reads what they point to)",
-            crate::human_count(n, "symbolic link", "symbolic links")
+            human_count(n, "symbolic link", "symbolic links")
         ),
-        "symlink-loop" => crate::human_count(n, "link loop", "link loops"),
-        "fifo" => crate::human_count(n, "FIFO", "FIFOs"),
-        "socket" => crate::human_count(n, "socket", "sockets"),
-        "block-device" | "char-device" => crate::human_count(n, "device", "devices"),
+        "symlink-loop" => human_count(n, "link loop", "link loops"),
+        "fifo" => human_count(n, "FIFO", "FIFOs"),
+        "socket" => human_count(n, "socket", "sockets"),
+        "block-device" | "char-device" => human_count(n, "device", "devices"),
         _ => format!("{n} {k}"),
     }
 }

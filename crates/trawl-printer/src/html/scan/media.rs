@@ -4,10 +4,11 @@ use maud::{Markup, html};
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
+use crate::human_duration;
 
 pub(crate) fn seconds(s: f64) -> String {
     if s >= 60.0 {
-        crate::human_duration(s)
+        human_duration(s)
     } else {
         format!("{s:.2} s")
     }
@@ -18,7 +19,7 @@ pub(crate) fn media(id: &str, m: &trawl_report::MediaReport) -> Markup {
     let summary = html! {
         h2 { "Media (FLV)" }
         p id=(format!("{id}-media-summary")) data-files=(m.files) data-keyframes=(m.keyframes) {
-            (group_digits(m.files)) " FLV files, " (crate::human_duration(m.duration)) " of video, "
+            (group_digits(m.files)) " FLV files, " (human_duration(m.duration)) " of video, "
             (group_digits(m.keyframes)) " keyframes; " (m.with_problems) " with problems, "
             (m.failed) " that could not be indexed."
         }

@@ -8,6 +8,7 @@ use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
 
 use super::*;
+use crate::human_bytes;
 
 pub(crate) fn codec_name(c: &CompressionJson) -> String {
     match c.level {
@@ -39,7 +40,7 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
         @if red.hardlinks.names > 0 {
             p.note {
                 (group_digits(red.hardlinks.names)) " more names of hard-linked files ("
-                (crate::human_bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
+                (human_bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
             }
         }
     }
@@ -70,8 +71,8 @@ fn dedup_curve(id: &str, red: &ReductionJson) -> String {
                     d.counts.ratio_interval(),
                     d.counts.sample.as_ref().map(|s| s.confidence)
                 ),
-                crate::human_bytes(d.counts.unique_bytes),
-                crate::human_bytes(d.counts.logical_bytes)
+                human_bytes(d.counts.unique_bytes),
+                human_bytes(d.counts.logical_bytes)
             ),
         })
         .collect();
@@ -341,7 +342,7 @@ fn compression_bars(id: &str, red: &ReductionJson) -> String {
                     ("kind", what.to_string()),
                     ("bytes", v.to_string()),
                 ],
-                title: format!("{name}: {} {what}", crate::human_bytes(v)),
+                title: format!("{name}: {} {what}", human_bytes(v)),
             });
         }
     }
