@@ -89,20 +89,20 @@ pub fn to_stdout(text: &str) -> anyhow::Result<()> {
 
 /// Prints `trawl: MESSAGE` on stderr (an error, or a plain notice such as `serve: stopped`).
 pub fn error(args: Arguments<'_>) {
-    if captured(|| trawl_printer::terminal::message(&args.to_string()).into_owned()) {
+    if captured(|| trawl_printer::terminal_message(&args.to_string()).into_owned()) {
         return;
     }
     let line = format!("trawl: {args}");
-    println(&trawl_printer::terminal::message(&line));
+    println(&trawl_printer::terminal_message(&line));
 }
 
 /// Prints `trawl: warning: MESSAGE` on stderr.
 pub fn warning(args: Arguments<'_>) {
-    if captured(|| trawl_printer::terminal::message(&format!("warning: {args}")).into_owned()) {
+    if captured(|| trawl_printer::terminal_message(&format!("warning: {args}")).into_owned()) {
         return;
     }
     let line = format!("trawl: warning: {args}");
-    println(&trawl_printer::terminal::message(&line));
+    println(&trawl_printer::terminal_message(&line));
 }
 
 /// Whether stderr and stdout are one file (a terminal, or `2>&1`): what was said on one was

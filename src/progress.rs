@@ -10,8 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use trawl_printer::human;
-use trawl_printer::human::group;
+use trawl_printer::grouped_digits;
 
 #[derive(Default)]
 struct Counters {
@@ -110,30 +109,34 @@ struct Figures {
 /// to give: what the walk found so far and its pace, and what was read and how fast (on a tree
 /// of small files the walk can take most of the run).
 fn figures(f: &Figures) -> String {
-    let rate = f.rate.map_or("-".into(), |r| human::rate(r as u64, 1.0));
+    let rate = f
+        .rate
+        .map_or("-".into(), |r| trawl_printer::human_rate(r as u64, 1.0));
     if let Some(pace) = f.walking {
         let pace = match pace {
-            Some(p) => format!(" ({} files/s)", group(p.round() as u64)),
+            Some(p) => format!(" ({} files/s)", grouped_digits(p.round() as u64)),
             None => String::new(),
         };
         return format!(
             "walking: {} {} found, {}{pace}; read {} files, {} ({rate})",
-            group(f.files),
+            grouped_digits(f.files),
             if f.files == 1 { "file" } else { "files" },
-            human::bytes(f.found),
-            group(f.done),
-            human::bytes(f.read),
+            trawl_printer::human_bytes(f.found),
+            grouped_digits(f.done),
+            trawl_printer::human_bytes(f.read),
         );
     }
 
     let eta = match f.rate {
-        Some(r) if r > 0.0 => human::duration(f.found.saturating_sub(f.read) as f64 / r),
+        Some(r) if r > 0.0 => {
+            trawl_printer::human_duration(f.found.saturating_sub(f.read) as f64 / r)
+        }
         _ => "-".into(),
     };
     format!(
         "{}/{}  {rate}  ETA {eta}  {}/{} files",
-        human::bytes(f.read),
-        human::bytes(f.found),
+        trawl_printer::human_bytes(f.read),
+        trawl_printer::human_bytes(f.found),
         f.done,
         f.files
     )

@@ -8,8 +8,8 @@ use anyhow::Context;
 use trawl_catalog::{
     AuditOptions, AuditOutcome, AuditReport, Catalog, Local, Notice, OpenMode, Source, Verdict,
 };
-use trawl_printer::audit::{Shown, SummaryOf, event_line, summary};
-use trawl_report::audit::{AuditEvent, AuditHead};
+use trawl_printer::{AuditSummaryOf, ShownPaths, audit_event_line, audit_summary};
+use trawl_report::{AuditEvent, AuditHead};
 
 use super::output::Output;
 use crate::flags::hiargs::AuditPlan;
@@ -38,7 +38,7 @@ pub fn run_with(
     let mut json = plan.json.as_deref().map(apart).transpose()?;
     let mut html = plan.html.as_deref().map(apart).transpose()?;
     let mut cat = open_catalog(&plan)?;
-    let shown = Shown {
+    let shown = ShownPaths {
         roots: plan
             .cfg
             .roots
@@ -94,13 +94,13 @@ fn say_summary(
     head: &AuditHead,
     out: Option<&mut impl Write>,
 ) {
-    let of = SummaryOf {
+    let of = AuditSummaryOf {
         registration: report.registration,
         budget_spent: report.budget_spent,
         forget_missing: plan.forget_missing,
     };
-    let s = summary(head, of);
-    let s = trawl_printer::terminal::text(&s);
+    let s = audit_summary(head, of);
+    let s = trawl_printer::terminal_text(&s);
     match out {
         // The summary is the last word: a reader gone loses it, not the exit code.
         Some(out) => {
@@ -115,7 +115,7 @@ fn say_summary(
 fn print_events(
     cat: &Catalog,
     report: &AuditReport,
-    shown: &Shown,
+    shown: &ShownPaths,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let mut written: std::io::Result<()> = Ok(());
@@ -127,7 +127,7 @@ fn print_events(
         written = writeln!(
             out,
             "{}",
-            event_line(ev.verdict.name(), &ev.path, from, detail, shown)
+            audit_event_line(ev.verdict.name(), &ev.path, from, detail, shown)
         );
     })?;
     match written.and_then(|()| out.flush()) {
@@ -148,7 +148,7 @@ fn write_json(
         cat.for_each_event(head.run, &mut |ev| f(&ev.to_report(algs)))
             .map_err(anyhow::Error::from)
     };
-    trawl_printer::audit::write_json(&mut j, head, &mut each)
+    trawl_printer::write_audit_json(&mut j, head, &mut each)
         .with_context(|| format!("{}: cannot write", j.name()))?;
     j.commit()
 }
@@ -221,7 +221,7 @@ fn audit_options(
 }
 
 /// What the audit says on the way, as messages.
-fn notice(n: Notice<'_>, shown: &Shown) {
+fn notice(n: Notice<'_>, shown: &ShownPaths) {
     match n {
         Notice::Resumed { run } => messages::warning(format_args!(
             "audit run {run} was interrupted; resuming it (files it already checked are not read again)"

@@ -2,7 +2,7 @@
 
 use anyhow::bail;
 use trawl_bag::{BagOutcome, CreateOptions, Created};
-use trawl_report::bag::BagReport as Report;
+use trawl_report::BagReport as Report;
 
 use crate::flags::lowargs::BagCommand;
 use crate::flags::plans::{BagCheckPlan, BagCreatePlan};
@@ -10,7 +10,7 @@ use crate::{Outcome, messages};
 
 fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> anyhow::Result<Outcome> {
     let dir = dir.display().to_string();
-    for (is_error, text) in trawl_printer::bag::findings(&dir, r) {
+    for (is_error, text) in trawl_printer::bag_findings(&dir, r) {
         if is_error {
             messages::error(format_args!("{text}"));
         } else {
@@ -19,8 +19,8 @@ fn print_report(dir: &std::path::Path, r: &Report, quiet: bool) -> anyhow::Resul
     }
     let valid = r.is_valid();
     if !valid || !quiet {
-        let verdict = trawl_printer::bag::verdict(&dir, r);
-        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&verdict)))?;
+        let verdict = trawl_printer::bag_verdict(&dir, r);
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal_text(&verdict)))?;
     }
     if r.is_unchecked() {
         return Ok(Outcome::Unchecked);
@@ -96,7 +96,7 @@ fn bagged(c: &Created, target: &std::path::Path, copied: bool, link: bool) -> St
         "bagged {} files ({} bytes) into {}",
         c.files,
         c.bytes,
-        trawl_printer::terminal::line(&target.display().to_string())
+        trawl_printer::terminal_line(&target.display().to_string())
     );
     if copied {
         line += &format!(
@@ -122,7 +122,7 @@ fn bagged(c: &Created, target: &std::path::Path, copied: bool, link: bool) -> St
         line += &format!(
             "; {} symbolic links left out (--links skip), listed in {}",
             c.links_left_out,
-            trawl_printer::terminal::line(
+            trawl_printer::terminal_line(
                 &target.join(trawl_bag::LINKS_LEFT_OUT).display().to_string()
             )
         );
@@ -148,7 +148,7 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
             } else {
                 format!(
                     "{} from the profile",
-                    trawl_printer::human::count(departures.len() as u64, "departure", "departures")
+                    trawl_printer::human_count(departures.len() as u64, "departure", "departures")
                 )
             }
         ))?;
@@ -211,8 +211,8 @@ fn update(a: BagCheckPlan) -> anyhow::Result<Outcome> {
             |v: &[trawl_digest::Algorithm]| -> Vec<&str> { v.iter().map(|a| a.name()).collect() };
         let dir = a.dir.display().to_string();
         let line =
-            trawl_printer::bag::updated(&dir, &names(&u.added), &names(&u.present), u.info_edited);
-        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&line)))?;
+            trawl_printer::bag_updated(&dir, &names(&u.added), &names(&u.present), u.info_edited);
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal_text(&line)))?;
     }
     Ok(Outcome::Ok)
 }
@@ -234,6 +234,6 @@ fn recover(a: crate::flags::lowargs::BagRecoverArgs) -> anyhow::Result<Outcome> 
         a.dir.display(),
         r.moved
     );
-    messages::to_stdout(&format!("{}\n", trawl_printer::terminal::line(&line)))?;
+    messages::to_stdout(&format!("{}\n", trawl_printer::terminal_line(&line)))?;
     Ok(Outcome::Ok)
 }

@@ -3,7 +3,6 @@
 use std::os::unix::ffi::OsStrExt;
 
 use trawl_engine::Duplicates;
-use trawl_printer::fclones;
 
 use super::output::Output;
 
@@ -38,7 +37,7 @@ pub fn write(
         env!("CARGO_PKG_VERSION"),
         invoked.join(" ")
     );
-    let h = fclones::Header {
+    let h = trawl_printer::FclonesHeader {
         timestamp_text: &text,
         timestamp_rfc3339: &rfc3339,
         command: &command,
@@ -48,9 +47,9 @@ pub fn write(
     };
     let mut groups = |f: &mut dyn FnMut(&_) -> std::io::Result<()>| d.for_each_group(f);
     let r = if json {
-        fclones::write_json(out, &h, &mut groups)
+        trawl_printer::write_fclones_json(out, &h, &mut groups)
     } else {
-        fclones::write_text(out, &h, &mut groups)
+        trawl_printer::write_fclones_text(out, &h, &mut groups)
     };
     r.map_err(|e| out.error(e, "cannot write"))
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use trawl_media::FlvIndex;
-use trawl_report::media::IndexFile;
+use trawl_report::IndexFile;
 
 use super::output::Output;
 use crate::flags::plans::{FlvIndexPlan, Shown};
@@ -67,7 +67,7 @@ fn print_index(
     writeln!(
         out,
         "{}: {:.3} s, {} keyframes, video {}, audio {}, {} video / {} audio / {} script tags",
-        trawl_printer::terminal::line(&f.display().to_string()),
+        trawl_printer::terminal_line(&f.display().to_string()),
         i.duration,
         i.keyframes.len(),
         i.video_codec.as_deref().unwrap_or("none"),

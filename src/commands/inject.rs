@@ -71,7 +71,7 @@ pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
 fn written(output: &std::path::Path, r: &trawl_media::Injected) -> String {
     format!(
         "{}: {} bytes, {} keyframes in a {}-byte onMetaData tag{}\n",
-        trawl_printer::terminal::line(&output.display().to_string()),
+        trawl_printer::terminal_line(&output.display().to_string()),
         r.size,
         r.keyframes,
         r.metadata_tag,

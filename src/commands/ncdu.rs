@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use trawl_engine::Records;
-use trawl_printer::ncdu::{NcduFile, NcduWriter};
+use trawl_printer::{NcduFile, NcduWriter};
 
 use super::output::Output;
 

@@ -1,6 +1,6 @@
 //! `trawl ocfl validate`: OCFL storage roots and objects.
 
-use trawl_report::ocfl::{ObjectReport, OcflSummary};
+use trawl_report::{ObjectReport, OcflSummary};
 
 use crate::flags::plans::OcflPlan;
 use crate::{Outcome, messages};
@@ -85,11 +85,11 @@ fn say_object(
     if plan.json {
         return json_line(&Record::Object(o));
     }
-    say_findings(trawl_printer::ocfl::findings(o, warnings));
-    match trawl_printer::ocfl::object_verdict(o) {
+    say_findings(trawl_printer::ocfl_object_findings(o, warnings));
+    match trawl_printer::ocfl_object_verdict(o) {
         // An object validated by itself has its verdict in the path's line.
         Some(_) if o.path == trawl_report::JsonPath::new(path) => Ok(()),
-        Some(v) => messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v))),
+        Some(v) => messages::to_stdout(&format!("{}\n", trawl_printer::terminal_text(&v))),
         None => Ok(()),
     }
 }
@@ -99,10 +99,10 @@ fn say_root(plan: &OcflPlan, s: &OcflSummary, warnings: bool) -> anyhow::Result<
     if plan.json {
         return json_line(&Record::Summary(s));
     }
-    say_findings(trawl_printer::ocfl::root_findings(s, warnings));
+    say_findings(trawl_printer::ocfl_root_findings(s, warnings));
     if !plan.quiet || !s.is_valid() {
-        let v = trawl_printer::ocfl::verdict(s);
-        messages::to_stdout(&format!("{}\n", trawl_printer::terminal::text(&v)))?;
+        let v = trawl_printer::ocfl_verdict(s);
+        messages::to_stdout(&format!("{}\n", trawl_printer::terminal_text(&v)))?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use trawl_report::scan::ScanReport;
+use trawl_report::ScanReport;
 
 use super::output::Output;
 use crate::Outcome;
@@ -34,7 +34,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Outcome> {
         reports.push((p.display().to_string(), r));
     }
     let named: Vec<(String, &ScanReport)> = reports.iter().map(|(n, r)| (n.clone(), r)).collect();
-    let page = trawl_printer::html::scan::render(&named);
+    let page = trawl_printer::html_scan(&named);
     out.write_all(page.as_bytes())
         .with_context(|| format!("{}: cannot write", out.name()))?;
     out.commit()?;

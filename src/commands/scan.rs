@@ -248,17 +248,14 @@ pub(crate) fn write(
 
 /// Writes the JSON report to `out`. Its memory figure is the peak so far: the files that
 /// follow are read back from the records within their budget.
-fn write_report(
-    mut out: Output,
-    report: &mut trawl_report::scan::ScanReport,
-) -> anyhow::Result<()> {
+fn write_report(mut out: Output, report: &mut trawl_report::ScanReport) -> anyhow::Result<()> {
     peaks(report);
     write_json(&mut out, report)?;
     out.commit()
 }
 
 /// Sets the report's memory figures to the process's peaks so far.
-fn peaks(report: &mut trawl_report::scan::ScanReport) {
+fn peaks(report: &mut trawl_report::ScanReport) {
     report.totals.peak_rss_bytes = trawl_engine::peak_rss();
     report.totals.peak_anon_bytes = trawl_engine::peak_anon();
 }
@@ -279,15 +276,15 @@ fn write_duplicates(
 
 /// Says the scan's summary: on stdout, or on stderr where an output took stdout.
 fn say_summary(result: &ScanResult, stdout_taken: bool) -> anyhow::Result<()> {
-    let s = trawl_printer::scan::summary(
+    let s = trawl_printer::scan_summary(
         &result.report,
-        trawl_printer::scan::Spilled {
+        trawl_printer::Spilled {
             fingerprints: result.spilled,
             records: result.records.spilled(),
             failures_named_above: stdout_taken || crate::messages::stderr_is_stdout(),
         },
     );
-    let s = trawl_printer::terminal::text(&s);
+    let s = trawl_printer::terminal_text(&s);
     if stdout_taken {
         crate::messages::to_stderr(&s);
         Ok(())
@@ -349,7 +346,7 @@ fn write_media_indexes(dir: &std::path::Path, result: &ScanResult) -> anyhow::Re
         let target = dir.join(&name);
         beneath_index_dir(dir, &name)?;
         let mut out = Output::create(&target)?;
-        let doc = trawl_report::media::IndexFile::new(vec![index]);
+        let doc = trawl_report::IndexFile::new(vec![index]);
         write_json(&mut out, &doc)?;
         out.commit()?;
     }
@@ -360,7 +357,7 @@ fn write_media_indexes(dir: &std::path::Path, result: &ScanResult) -> anyhow::Re
 fn write_page(
     mut out: Output,
     plan: &ScanPlan,
-    report: &mut trawl_report::scan::ScanReport,
+    report: &mut trawl_report::ScanReport,
 ) -> anyhow::Result<()> {
     peaks(report);
     let name = plan
@@ -369,7 +366,7 @@ fn write_page(
         .iter()
         .map(|r| r.display().to_string())
         .collect::<Vec<_>>();
-    let page = trawl_printer::html::scan::render(&[(name.join(", "), report)]);
+    let page = trawl_printer::html_scan(&[(name.join(", "), report)]);
     out.write_all(page.as_bytes())
         .map_err(|e| out.error(e, "cannot write"))?;
     out.commit()?;

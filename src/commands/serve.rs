@@ -26,7 +26,7 @@ pub fn run(plan: ServePlan) -> anyhow::Result<Outcome> {
         plan.config(Arc::new(notices)),
         &crate::stop::current(),
         |addr| {
-            let shown = trawl_printer::terminal::line(&dir.display().to_string()).into_owned();
+            let shown = trawl_printer::terminal_line(&dir.display().to_string()).into_owned();
             // The server runs on: a stdout that cannot take the line is said on stderr.
             if let Err(e) =
                 crate::messages::to_stdout(&format!("serving {shown} at http://{addr}/\n"))

@@ -27,7 +27,7 @@ pub fn man(a: ManArgs) -> anyhow::Result<Outcome> {
     let mut written = 0;
     write_pages(&cmd, "trawl", &a.dir, &mut written)?;
     let shown = a.dir.display().to_string();
-    let shown = trawl_printer::terminal::line(&shown);
+    let shown = trawl_printer::terminal_line(&shown);
     crate::messages::to_stdout(&format!(
         "wrote {written} manual pages into {shown}; {}\n",
         where_man_looks(&a.dir, &shown)
@@ -50,7 +50,7 @@ fn where_man_looks(dir: &std::path::Path, shown: &str) -> String {
         }
     };
     let root_shown = root.display().to_string();
-    let root_shown = trawl_printer::terminal::line(&root_shown);
+    let root_shown = trawl_printer::terminal_line(&root_shown);
     let path = match man_path() {
         Some(p) => p,
         None => {
@@ -69,7 +69,7 @@ fn where_man_looks(dir: &std::path::Path, shown: &str) -> String {
         format!(
             "man does not look there (its path: {}): add `export MANPATH=\"{root_shown}:$(manpath)\"` \
              to your shell's profile, or {read_one}",
-            trawl_printer::terminal::line(&path)
+            trawl_printer::terminal_line(&path)
         )
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
 use trawl_engine::{VerifyNotice as Notice, VerifyOutcome};
-use trawl_report::verify::{VerifyJson, VerifyReport};
+use trawl_report::{VerifyJson, VerifyReport};
 
 use super::output::{Output, write_json};
 use crate::flags::plans::VerifyPlan;
@@ -116,7 +116,7 @@ fn write_results(
     if to_stdout {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         let failures_only = plan.failures_only || plan.quiet;
-        trawl_printer::verify::lines(&mut out, report, failures_only)?;
+        trawl_printer::verify_lines(&mut out, report, failures_only)?;
         out.flush()?;
     }
     if let Some(mut j) = json {
@@ -151,7 +151,7 @@ fn verdict(plan: &VerifyPlan, report: &VerifyReport, troubled: bool) -> Outcome 
         messages::error(format_args!("{}", root_hint(&opts.manifest, report)));
     }
     if different + c.unreadable + c.unverified > 0 || !plan.quiet {
-        messages::error(format_args!("{}", trawl_printer::verify::summary(report)));
+        messages::error(format_args!("{}", trawl_printer::verify_summary(report)));
     }
     if c.unreadable > 0 || troubled {
         Outcome::Trouble
@@ -176,7 +176,7 @@ fn list(algs: &[trawl_digest::Algorithm]) -> String {
 /// Every listed file missing, no `--root` given: most likely the manifest was made elsewhere.
 /// Names in a manifest are relative to the directory it was made in; when the first one is
 /// found beside the manifest, that directory is named.
-fn root_hint(manifest: &std::path::Path, report: &trawl_report::verify::VerifyReport) -> String {
+fn root_hint(manifest: &std::path::Path, report: &trawl_report::VerifyReport) -> String {
     // The first entry's name (entries that cannot be read back give no hint).
     let first = match report
         .entries
@@ -202,7 +202,7 @@ fn root_hint(manifest: &std::path::Path, report: &trawl_report::verify::VerifyRe
     match found {
         Some(dir) => format!(
             "every listed file is missing here, and they are beside the manifest: run with --root {} (names in a manifest are relative to the directory it was made in)",
-            trawl_printer::terminal::line(&dir.display().to_string())
+            trawl_printer::terminal_line(&dir.display().to_string())
         ),
         None => "every listed file is missing: names in a manifest are relative to the directory it was made in; run there, or name it with --root DIR".to_string(),
     }

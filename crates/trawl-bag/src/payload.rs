@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_scan::{
     DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
 };

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_walk::SkipKind;
 
 use crate::{BagError, io_err};

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, WriteError};
-use trawl_report::JsonPath;
-use trawl_report::audit::{AuditEvent, AuditHead, Digests};
+use trawl_report::{AuditEvent, AuditHead, Digests, JsonPath};
 
 use crate::query::Event;
 use crate::run::AuditReport;

@@ -93,7 +93,7 @@ mod tests {
             assert_eq!(Verdict::from_name(v.name()), Some(v));
         }
         // The names are the report's states, the same set.
-        let mut states = trawl_report::audit::STATES.to_vec();
+        let mut states = trawl_report::AUDIT_STATES.to_vec();
         states.sort();
         assert_eq!(sorted, states);
         assert_eq!(Verdict::from_name("Corrupt"), None);

@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use trawl_report::JsonPath;
-use trawl_report::audit::{AgeBucket, CatalogView, ProblemFile, RunRow};
+use trawl_report::{AgeBucket, CatalogView, JsonPath, ProblemFile, RunRow};
 
 use crate::summary::run_summary;
 use crate::{Catalog, Result};

@@ -5,9 +5,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use trawl_report::JsonPath;
-use trawl_report::exclude::{ExcludedJson, ExcludedTally};
-use trawl_report::scan::{ErrorJson, FileJson};
+use trawl_report::{ErrorJson, ExcludedJson, ExcludedTally, FileJson, JsonPath};
 use trawl_walk::{SkipKind, WalkItem};
 
 use crate::{ClusterError, ScanWork, bytes};

@@ -6,9 +6,7 @@ use std::time::Instant;
 use trawl_engine::RecordSink;
 use trawl_engine::ScanResult;
 use trawl_reduce::{MapTotals, PartitionResult};
-use trawl_report::exclude::ExcludedJson;
-use trawl_report::reduction::HardLinks;
-use trawl_report::scan::{FileJson, ScanReport, SizeHistogram};
+use trawl_report::{ExcludedJson, FileJson, HardLinks, ScanReport, SizeHistogram};
 
 use crate::{ClusterError, Listing, ScanWork};
 
@@ -269,8 +267,7 @@ fn timed(report: &mut ScanReport, started: Instant) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trawl_report::JsonPath;
-    use trawl_report::scan::ErrorJson;
+    use trawl_report::{ErrorJson, JsonPath};
 
     fn failed(kind: &str, message: &str) -> FileJson {
         FileJson {

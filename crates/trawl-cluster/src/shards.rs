@@ -6,7 +6,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use trawl_report::scan::FileJson;
+use trawl_report::FileJson;
 
 use crate::listing::{ListedFile, Listing};
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_report::breakdown::{Breakdown, DuplicateDirectories};
+use trawl_report::{Breakdown, DuplicateDirectories};
 use trawl_spool::Spool;
 
 use crate::records::Records;

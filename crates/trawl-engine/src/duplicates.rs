@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_report::duplicates::{DuplicateSummary, FileGroup as Group};
+use trawl_report::{DuplicateSummary, FileGroup as Group};
 use trawl_scan::FileRecord;
 use trawl_spool::{Sorted, Spool};
 

@@ -11,9 +11,7 @@ use std::sync::Arc;
 
 use trawl_digest::Algorithm;
 use trawl_manifest::Entry;
-use trawl_report::JsonPath;
-use trawl_report::media::FlvSummary;
-use trawl_report::scan::{FileJson, FileList};
+use trawl_report::{FileJson, FileList, FlvSummary, JsonPath};
 use trawl_scan::FileRecord;
 use trawl_spool::{Sorted, Spool};
 

@@ -11,11 +11,10 @@ use std::time::Instant;
 use trawl_digest::Algorithm;
 use trawl_media::{FlvIndex, MediaOutput};
 use trawl_reduce::{Contention, Counter, FileReduce, MapOutput};
-use trawl_report::exclude::ExcludedTally;
-use trawl_report::media::{MediaReport, MediaTotals};
-use trawl_report::reduction::HardLinks;
-use trawl_report::scan::{ErrorJson, FileJson, FileList, ScanReport, SizeHistogram, Totals};
-use trawl_report::{JsonPath, SCHEMA_VERSION};
+use trawl_report::{
+    ErrorJson, ExcludedTally, FileJson, FileList, HardLinks, JsonPath, MediaReport, MediaTotals,
+    SCHEMA_VERSION, ScanReport, SizeHistogram, Totals,
+};
 use trawl_scan::{Event, FileRecord, Input, Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
@@ -492,7 +491,7 @@ fn totals(
 pub fn excluded_report(
     rules: &trawl_walk::Exclusion,
     tally: ExcludedTally,
-) -> Option<trawl_report::exclude::ExcludedJson> {
+) -> Option<trawl_report::ExcludedJson> {
     (!rules.is_empty()).then(|| tally.finish(rules.patterns(), &rules.if_present_bytes()))
 }
 
@@ -517,7 +516,7 @@ fn breakdown(
     o: &ScanOptions,
     acc: Option<&Counter>,
     records: &Records,
-) -> Result<Option<trawl_report::breakdown::Breakdown>, ScanRunError> {
+) -> Result<Option<trawl_report::Breakdown>, ScanRunError> {
     let records_err = records_error(o);
     let mut breakdown = acc.as_ref().and_then(|a| a.breakdown());
     if o.duplicate_directories
@@ -538,7 +537,7 @@ fn breakdown(
 fn reduction(
     acc: Option<&Counter>,
     links: Option<&crate::lanes::Links>,
-) -> (Option<trawl_report::reduction::ReductionJson>, bool) {
+) -> (Option<trawl_report::ReductionJson>, bool) {
     match acc {
         Some(a) => {
             let mut r = a.report();

@@ -91,7 +91,7 @@ impl NotRegular {
     }
 }
 
-pub use trawl_report::media::{Keyframe, TagCounts};
+pub use trawl_report::{Keyframe, TagCounts};
 
 /// Where a tag lies: its offset and its size with the 11-byte header (without the 4-byte
 /// PreviousTagSize that follows it).

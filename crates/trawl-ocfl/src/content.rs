@@ -5,8 +5,7 @@
 use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_report::JsonPath;
-use trawl_report::ocfl::{ObjectReport, OcflFinding};
+use trawl_report::{JsonPath, ObjectReport, OcflFinding};
 use trawl_scan::{
     DigestLanes, FileRecord, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError,
     read_named,

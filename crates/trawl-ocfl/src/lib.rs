@@ -8,9 +8,9 @@
 //! never the whole storage root.
 //!
 //! The face: [`validate`] (a storage root, an object, or an inventory file alone), its reports in
-//! `trawl_report::ocfl`, and [`OcflError`] when nothing could be checked; [`OcflSource`], an
-//! audit's walk and reads over storage roots (each version's files under their logical paths,
-//! the inventories' digests as the expected ones).
+//! `trawl_report` (`OcflSummary`, `ObjectReport`), and [`OcflError`] when nothing could be
+//! checked; [`OcflSource`], an audit's walk and reads over storage roots (each version's files
+//! under their logical paths, the inventories' digests as the expected ones).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -2,8 +2,7 @@
 //! [`KEPT`] errors and warnings each, the rest counted, so that an inventory that breaks a rule
 //! a million times costs a count, not a million messages.
 
-use trawl_report::JsonPath;
-use trawl_report::ocfl::OcflFinding;
+use trawl_report::{JsonPath, OcflFinding};
 
 /// Errors (and, apart, warnings) kept in full per object; past it they are counted.
 pub(crate) const KEPT: usize = 1000;

@@ -5,8 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use trawl_read::DirAt;
-use trawl_report::JsonPath;
-use trawl_report::ocfl::{ObjectReport, OcflSummary};
+use trawl_report::{JsonPath, ObjectReport, OcflSummary};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 
@@ -182,7 +181,7 @@ fn newer_than_root(p: &mut Pending, declared: &str, root: Option<&str>) {
     if let Some(v) = root
         && declared > v
     {
-        p.report.errors.push(trawl_report::ocfl::OcflFinding {
+        p.report.errors.push(trawl_report::OcflFinding {
             code: "E081",
             path: None,
             message: format!(

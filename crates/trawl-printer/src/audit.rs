@@ -2,18 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use trawl_report::audit::{AuditEvent, AuditHead};
-
-use crate::human;
+use crate::{human_bytes, human_count, human_rate};
+use trawl_report::{AuditEvent, AuditHead};
 
 /// How a path is shown: under the root as the user typed it (the catalog keeps canonical
 /// roots), escaped so that a name cannot forge a line.
-pub struct Shown {
+pub struct ShownPaths {
     /// (canonical root, as typed).
     pub roots: Vec<(PathBuf, PathBuf)>,
 }
 
-impl Shown {
+impl ShownPaths {
     /// `p` as the user typed its root (a path under a canonical root), escaped for a terminal;
     /// a name that is not UTF-8 is shown with its bytes too, so that two names alike as text
     /// are told apart.
@@ -34,12 +33,12 @@ impl Shown {
 }
 
 /// `corrupt     path: detail`, or `moved       path (moved from old)`.
-pub fn event_line(
+pub fn audit_event_line(
     state: &str,
     path: &Path,
     moved_from: Option<&Path>,
     detail: Option<&str>,
-    shown: &Shown,
+    shown: &ShownPaths,
 ) -> String {
     let mut s = format!("{state:<11} {}", shown.path(path));
     match (state, moved_from) {
@@ -76,7 +75,7 @@ fn verdict_words(state: &str, metadata: bool) -> &'static str {
 
 /// How the summary speaks of a run: what was asked of it beyond its figures.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SummaryOf {
+pub struct AuditSummaryOf {
     /// The roots held no registered file before: this run registered the collection.
     pub registration: bool,
     /// The budget (`--max-bytes`/`--max-time`) stopped the reads before the plan's end.
@@ -88,7 +87,7 @@ pub struct SummaryOf {
 /// The summary after an audit: the run and what it read, what registration did, each verdict's
 /// number with what it counts, what was left for later and why, corrupt and missing files
 /// called out, the chain head, memory.
-pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
+pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
     let metadata = h.mode == "metadata";
     let mut t = String::new();
@@ -97,10 +96,10 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
         h.run,
         h.mode,
         h.status,
-        human::count(h.files_read, "file", "files"),
-        human::bytes(h.bytes_read),
+        human_count(h.files_read, "file", "files"),
+        human_bytes(h.bytes_read),
         h.seconds,
-        human::rate(h.bytes_read, h.seconds)
+        human_rate(h.bytes_read, h.seconds)
     ));
     if of.registration {
         // Every file read is registered: new, or (under --ocfl) corrupt already, with the
@@ -108,7 +107,7 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
         let (new, corrupt) = (count("new"), count("corrupt"));
         let mut line = format!(
             "registered {} in {} (the first audit of these roots)",
-            human::count(new + corrupt, "file", "files"),
+            human_count(new + corrupt, "file", "files"),
             h.catalog.path
         );
         if corrupt > 0 {
@@ -131,7 +130,7 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
         };
         t.push_str(&format!(
             "not read this time: {}: {why}\n",
-            human::count(h.not_read, "registered file", "registered files")
+            human_count(h.not_read, "registered file", "registered files")
         ));
     }
     called_out(h, of, &mut t);
@@ -139,7 +138,7 @@ pub fn summary(h: &AuditHead, of: SummaryOf) -> String {
         t.push_str(&format!("catalog head: run {} {c}\n", h.run));
     }
     if let Some(r) = h.peak_rss_bytes {
-        t.push_str(&format!("peak memory: {}\n", human::bytes(r)));
+        t.push_str(&format!("peak memory: {}\n", human_bytes(r)));
     }
     t
 }
@@ -169,7 +168,7 @@ fn verdict_rows(h: &AuditHead, metadata: bool, t: &mut String) {
 }
 
 /// Corrupt and missing files called out (the missing forgotten with `--forget-missing`).
-fn called_out(h: &AuditHead, of: SummaryOf, t: &mut String) {
+fn called_out(h: &AuditHead, of: AuditSummaryOf, t: &mut String) {
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
     let corrupt = count("corrupt");
     if corrupt > 0 {
@@ -182,7 +181,7 @@ fn called_out(h: &AuditHead, of: SummaryOf, t: &mut String) {
     if missing > 0 && of.forget_missing {
         t.push_str(&format!(
             "forgotten (--forget-missing): {} no longer there, dropped from the collection; later audits do not report {}\n",
-            human::count(missing, "registered file", "registered files"),
+            human_count(missing, "registered file", "registered files"),
             if missing == 1 { "it" } else { "them" }
         ));
     } else if missing > 0 {
@@ -194,15 +193,15 @@ fn called_out(h: &AuditHead, of: SummaryOf, t: &mut String) {
 }
 
 /// Calls its argument once per event, in order; returns its source's first error.
-pub type EachEvent<'a, E> = dyn FnMut(&mut dyn FnMut(&AuditEvent)) -> Result<(), E> + 'a;
+pub type EachAuditEvent<'a, E> = dyn FnMut(&mut dyn FnMut(&AuditEvent)) -> Result<(), E> + 'a;
 
 /// The audit's JSON: the head, then the events one by one, one line each, as `each_event`
 /// yields them (streamed from the catalog, so that memory stays flat whatever the run's size).
 /// `each_event` returns the first error of its source; a write error ends the stream.
-pub fn write_json<E: From<std::io::Error>>(
+pub fn write_audit_json<E: From<std::io::Error>>(
     out: &mut dyn std::io::Write,
     head: &AuditHead,
-    each_event: &mut EachEvent<'_, E>,
+    each_event: &mut EachAuditEvent<'_, E>,
 ) -> Result<(), E> {
     let text = serde_json::to_string_pretty(head).map_err(std::io::Error::from)?;
     // Reopen the object to append the events array.

@@ -1,10 +1,11 @@
 //! A bag validation's human output: each finding on stderr, prefixed with the bag, then one
 //! verdict line.
 
-use trawl_report::bag::BagReport;
+use crate::human_count;
+use trawl_report::BagReport;
 
 /// The messages to print on stderr, warnings first: `(is_error, text)`.
-pub fn findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
+pub fn bag_findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
     let mut out: Vec<(bool, String)> = Vec::new();
     out.extend(r.warnings.iter().map(|w| (false, format!("{dir}: {w}"))));
     out.extend(r.errors.iter().map(|e| (true, format!("{dir}: {e}"))));
@@ -23,7 +24,7 @@ pub fn findings(dir: &str, r: &BagReport) -> Vec<(bool, String)> {
 
 /// `DIR is valid (...)` (`; it meets the BagIt Profile ID` when held to one) or `DIR is NOT
 /// valid: N problems[, M files to fetch]`.
-pub fn verdict(dir: &str, r: &BagReport) -> String {
+pub fn bag_verdict(dir: &str, r: &BagReport) -> String {
     let line = verdict_alone(dir, r);
     match &r.profile {
         Some(id) if r.is_valid() => format!("{line}; it meets the BagIt Profile {id}"),
@@ -46,8 +47,8 @@ fn verdict_alone(dir: &str, r: &BagReport) -> String {
         format!(
             "{dir} is valid (BagIt {}, {}, {} checked)",
             r.version,
-            crate::human::count(r.files_checked, "file", "files"),
-            crate::human::count(r.bytes_checked, "byte", "bytes")
+            human_count(r.files_checked, "file", "files"),
+            human_count(r.bytes_checked, "byte", "bytes")
         )
     } else {
         let holey = if r.to_fetch.is_empty() {
@@ -55,19 +56,19 @@ fn verdict_alone(dir: &str, r: &BagReport) -> String {
         } else {
             format!(
                 ", {} to fetch",
-                crate::human::count(r.to_fetch.len() as u64, "file", "files")
+                human_count(r.to_fetch.len() as u64, "file", "files")
             )
         };
         format!(
             "{dir} is NOT valid: {}{holey}",
-            crate::human::count(r.errors.len() as u64, "problem", "problems")
+            human_count(r.errors.len() as u64, "problem", "problems")
         )
     }
 }
 
 /// What `bag update` did: `DIR: added A[; B already there]`, or that nothing was to add; and
 /// that bag-info.txt was edited (`edited`).
-pub fn updated(dir: &str, added: &[&str], present: &[&str], edited: bool) -> String {
+pub fn bag_updated(dir: &str, added: &[&str], present: &[&str], edited: bool) -> String {
     if edited {
         let mut line =
             format!("{dir}: bag-info.txt edited, the tag manifests written again to match");

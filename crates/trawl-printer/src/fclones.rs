@@ -4,14 +4,14 @@
 
 use std::io::{self, Write};
 
-use trawl_report::duplicates::{DuplicateSummary, FileGroup};
+use trawl_report::{DuplicateSummary, FileGroup};
 
 /// The fclones version whose report layout these follow; fclones reads a text report only if
 /// its first line names a version.
-pub const FORMAT_VERSION: &str = "0.35.0";
+pub const FCLONES_FORMAT_VERSION: &str = "0.35.0";
 
 /// What a report's header says besides the totals.
-pub struct Header<'a> {
+pub struct FclonesHeader<'a> {
     /// `2026-11-25 06:40:00.123 +0000` (text) form.
     pub timestamp_text: &'a str,
     /// RFC 3339 form (JSON).
@@ -28,7 +28,7 @@ pub struct Header<'a> {
 }
 
 /// The groups, each handed to the callback in turn.
-pub type Groups<'a> =
+pub type FclonesGroups<'a> =
     dyn FnMut(&mut dyn FnMut(&FileGroup) -> io::Result<()>) -> io::Result<()> + 'a;
 
 /// fclones' byte size (`ByteSize`'s decimal units: `6.3 KB`).
@@ -60,10 +60,14 @@ fn shell_word(a: &str) -> String {
 }
 
 /// The default text report.
-pub fn write_text(out: &mut dyn Write, h: &Header<'_>, groups: &mut Groups<'_>) -> io::Result<()> {
+pub fn write_fclones_text(
+    out: &mut dyn Write,
+    h: &FclonesHeader<'_>,
+    groups: &mut FclonesGroups<'_>,
+) -> io::Result<()> {
     let s = h.summary;
     let command: Vec<String> = h.command.iter().map(|a| shell_word(a)).collect();
-    writeln!(out, "# Report by fclones {FORMAT_VERSION}")?;
+    writeln!(out, "# Report by fclones {FCLONES_FORMAT_VERSION}")?;
     writeln!(out, "# Timestamp: {}", h.timestamp_text)?;
     writeln!(out, "# Command: {}", command.join(" "))?;
     writeln!(out, "# Base dir: {}", stfu8::encode_u8(h.base_dir))?;
@@ -105,10 +109,14 @@ pub fn write_text(out: &mut dyn Write, h: &Header<'_>, groups: &mut Groups<'_>) 
 }
 
 /// The JSON report (`fclones group --format json`), written group by group.
-pub fn write_json(out: &mut dyn Write, h: &Header<'_>, groups: &mut Groups<'_>) -> io::Result<()> {
+pub fn write_fclones_json(
+    out: &mut dyn Write,
+    h: &FclonesHeader<'_>,
+    groups: &mut FclonesGroups<'_>,
+) -> io::Result<()> {
     let s = h.summary;
     let header = serde_json::json!({
-        "version": FORMAT_VERSION,
+        "version": FCLONES_FORMAT_VERSION,
         "timestamp": h.timestamp_rfc3339,
         "command": h.command,
         "base_dir": stfu8::encode_u8(h.base_dir),
@@ -182,7 +190,7 @@ mod tests {
             redundant_bytes: 4,
             top: vec![],
         };
-        let h = Header {
+        let h = FclonesHeader {
             timestamp_text: "2026-11-25 06:40:00.123 +0000",
             timestamp_rfc3339: "2026-11-25T06:40:00.123Z",
             command: &["trawl".into(), "scan".into(), "a b".into()],
@@ -196,7 +204,7 @@ mod tests {
             names: vec![b"/x/a".to_vec(), b"/x/b\xff\n".to_vec()],
         };
         let mut out = Vec::new();
-        write_text(&mut out, &h, &mut |f| f(&g)).unwrap();
+        write_fclones_text(&mut out, &h, &mut |f| f(&g)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
@@ -207,7 +215,7 @@ mod tests {
              ab01, 4 B (4 B) * 2:\n    /x/a\n    /x/b\\xFF\\n\n"
         );
         let mut out = Vec::new();
-        write_json(&mut out, &h, &mut |f| f(&g)).unwrap();
+        write_fclones_json(&mut out, &h, &mut |f| f(&g)).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["header"]["stats"]["redundant_file_size"], 4);
         assert_eq!(v["groups"][0]["file_hash"], "ab01");

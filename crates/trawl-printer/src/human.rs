@@ -1,7 +1,7 @@
 //! Human-readable numbers.
 
 /// `1536` -> `1.5 KiB`.
-pub fn bytes(n: u64) -> String {
+pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -16,16 +16,16 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// Bytes per second in the same binary units as [`bytes`] (`512.0 MiB/s`).
-pub fn rate(bytes: u64, secs: f64) -> String {
+/// Bytes per second in the same binary units as [`human_bytes`] (`512.0 MiB/s`).
+pub fn human_rate(bytes: u64, secs: f64) -> String {
     if secs <= 0.0 {
         return "-".into();
     }
-    format!("{}/s", self::bytes((bytes as f64 / secs) as u64))
+    format!("{}/s", human_bytes((bytes as f64 / secs) as u64))
 }
 
 /// `75` -> `1m15s`; `3725` -> `1h02m`.
-pub fn duration(secs: f64) -> String {
+pub fn human_duration(secs: f64) -> String {
     let s = secs.max(0.0).round() as u64;
     match s {
         0..60 => format!("{s}s"),
@@ -35,7 +35,7 @@ pub fn duration(secs: f64) -> String {
 }
 
 /// `1234567` -> `1,234,567`.
-pub fn group(n: u64) -> String {
+pub fn grouped_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -48,19 +48,23 @@ pub fn group(n: u64) -> String {
 }
 
 /// `1 file`, `2 files`.
-pub fn count(n: u64, one: &str, many: &str) -> String {
+pub fn human_count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// A ratio as `2.31:1`, or `-` when there is none; an estimate with its interval and confidence:
 /// `1.02:1 (0.97-1.09, 99%)` (a point estimate is never shown alone).
-pub fn ratio(v: Option<f64>, interval: Option<(f64, f64)>, confidence: Option<f64>) -> String {
-    estimate(v, interval, confidence, ":1")
+pub fn human_ratio(
+    v: Option<f64>,
+    interval: Option<(f64, f64)>,
+    confidence: Option<f64>,
+) -> String {
+    human_estimate(v, interval, confidence, ":1")
 }
 
 /// A ratio written with `unit` after each figure (`:1` in text, `x` on a page), and its
 /// interval and confidence when it is an estimate; `-` when there is none.
-pub fn estimate(
+pub fn human_estimate(
     v: Option<f64>,
     interval: Option<(f64, f64)>,
     confidence: Option<f64>,
@@ -87,14 +91,16 @@ pub fn estimate(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn formats() {
-        assert_eq!(super::bytes(10), "10 B");
-        assert_eq!(super::bytes(1536), "1.5 KiB");
-        assert_eq!(super::rate(2 << 20, 1.0), "2.0 MiB/s");
-        assert_eq!(super::duration(75.0), "1m15s");
-        assert_eq!(super::duration(3725.0), "1h02m");
-        assert_eq!(super::count(1, "file", "files"), "1 file");
-        assert_eq!(super::count(2, "file", "files"), "2 files");
+        assert_eq!(human_bytes(10), "10 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_rate(2 << 20, 1.0), "2.0 MiB/s");
+        assert_eq!(human_duration(75.0), "1m15s");
+        assert_eq!(human_duration(3725.0), "1h02m");
+        assert_eq!(human_count(1, "file", "files"), "1 file");
+        assert_eq!(human_count(2, "file", "files"), "2 files");
     }
 }

@@ -1,8 +1,8 @@
 //! An OCFL validation's human output: each object's findings, prefixed with the object, and a
 //! verdict per invalid object and per path validated.
 
-use trawl_report::JsonPath;
-use trawl_report::ocfl::{ObjectReport, OcflFinding, OcflSummary};
+use crate::{human_bytes, human_count};
+use trawl_report::{JsonPath, ObjectReport, OcflFinding, OcflSummary};
 
 /// Findings about `what` to print: `(is_error, text)`, warnings after errors, each list
 /// closed by how many more were found than it holds.
@@ -35,7 +35,7 @@ fn listed(
 }
 
 /// An object's findings to print: `(is_error, text)`, warnings after errors.
-pub fn findings(o: &ObjectReport, warnings: bool) -> Vec<(bool, String)> {
+pub fn ocfl_object_findings(o: &ObjectReport, warnings: bool) -> Vec<(bool, String)> {
     listed(
         &o.path,
         (&o.errors, o.errors_not_listed),
@@ -46,13 +46,13 @@ pub fn findings(o: &ObjectReport, warnings: bool) -> Vec<(bool, String)> {
 
 /// `OBJECT is NOT valid: ...` for an invalid object, nothing for a valid one (the totals say
 /// how many were).
-pub fn object_verdict(o: &ObjectReport) -> Option<String> {
+pub fn ocfl_object_verdict(o: &ObjectReport) -> Option<String> {
     (!o.is_valid()).then(|| {
         format!(
             "{} is NOT a valid OCFL {} object: {}",
             o.path,
             o.spec,
-            crate::human::count(
+            human_count(
                 o.errors.len() as u64 + o.errors_not_listed,
                 "error",
                 "errors"
@@ -62,7 +62,7 @@ pub fn object_verdict(o: &ObjectReport) -> Option<String> {
 }
 
 /// The storage root's own findings: `(is_error, text)`.
-pub fn root_findings(s: &OcflSummary, warnings: bool) -> Vec<(bool, String)> {
+pub fn ocfl_root_findings(s: &OcflSummary, warnings: bool) -> Vec<(bool, String)> {
     listed(
         &s.path,
         (&s.root_errors, s.root_errors_not_listed),
@@ -72,17 +72,14 @@ pub fn root_findings(s: &OcflSummary, warnings: bool) -> Vec<(bool, String)> {
 }
 
 /// One line of totals for a path validated.
-pub fn verdict(s: &OcflSummary) -> String {
+pub fn ocfl_verdict(s: &OcflSummary) -> String {
     let read = format!(
         "{} ({}) read and checked",
-        crate::human::count(s.files_checked, "content file", "content files"),
-        crate::human::bytes(s.bytes_checked)
+        human_count(s.files_checked, "content file", "content files"),
+        human_bytes(s.bytes_checked)
     );
     let warned = if s.warnings > 0 {
-        format!(
-            ", {}",
-            crate::human::count(s.warnings, "warning", "warnings")
-        )
+        format!(", {}", human_count(s.warnings, "warning", "warnings"))
     } else {
         String::new()
     };
@@ -95,7 +92,7 @@ pub fn verdict(s: &OcflSummary) -> String {
     if s.kind != "object" && !s.root_errors.is_empty() {
         line += &format!(
             "; the storage hierarchy has {}",
-            crate::human::count(
+            human_count(
                 s.root_errors.len() as u64 + s.root_errors_not_listed,
                 "error",
                 "errors"
@@ -105,7 +102,7 @@ pub fn verdict(s: &OcflSummary) -> String {
     if s.unreadable > 0 {
         line += &format!(
             "; {} could not be read",
-            crate::human::count(s.unreadable, "file", "files")
+            human_count(s.unreadable, "file", "files")
         );
     }
     if !s.complete {
@@ -136,7 +133,7 @@ fn verdict_head(s: &OcflSummary) -> String {
         format!(
             "OCFL {spec} {what} {}: {}, {} valid, {} invalid",
             s.path,
-            crate::human::count(s.objects, "object", "objects"),
+            human_count(s.objects, "object", "objects"),
             s.valid,
             s.invalid
         )

@@ -1,8 +1,7 @@
 //! The data-reduction summary as a readable table, from the typed report.
 
-use trawl_report::reduction::{DedupCounts, ReductionJson};
-
-use crate::human;
+use crate::{human_bytes, human_ratio};
+use trawl_report::{DedupCounts, ReductionJson};
 
 /// How wide the ratio columns are: an estimate's interval takes more room.
 fn ratio_width(r: &ReductionJson) -> usize {
@@ -12,7 +11,7 @@ fn ratio_width(r: &ReductionJson) -> usize {
 }
 
 /// `reduction` as a table.
-pub fn table(r: &ReductionJson) -> String {
+pub fn reduction_table(r: &ReductionJson) -> String {
     let mut s = String::new();
     let w = ratio_width(r);
     s.push_str("data reduction:\n");
@@ -25,33 +24,33 @@ pub fn table(r: &ReductionJson) -> String {
         s.push_str(&format!(
             "  {:<18} {:>12} {:>12} {:>12} {:>12} {:>w$}\n",
             name,
-            human::bytes(d.logical_bytes),
+            human_bytes(d.logical_bytes),
             d.blocks,
-            human::bytes(d.unique_bytes),
+            human_bytes(d.unique_bytes),
             d.zero_blocks,
-            human::ratio(d.ratio, d.ratio_interval(), conf)
+            human_ratio(d.ratio, d.ratio_interval(), conf)
         ));
     };
     for d in &r.dedup {
-        row(format!("{} blocks", human::bytes(d.block_size)), &d.counts);
+        row(format!("{} blocks", human_bytes(d.block_size)), &d.counts);
     }
     if let Some(c) = &r.cdc {
-        row(format!("cdc ~{}", human::bytes(c.avg_size)), &c.counts);
+        row(format!("cdc ~{}", human_bytes(c.avg_size)), &c.counts);
     }
     compression_rows(r, w, &mut s);
     let top = r.top_files.as_deref().unwrap_or_default();
     if let Some(first) = top.first() {
         s.push_str(&format!(
             "  files contributing most duplicate bytes ({} blocks):\n  {:>12} {:>12}  path\n",
-            human::bytes(first.block_size),
+            human_bytes(first.block_size),
             "duplicate",
             "saved share"
         ));
         for t in top {
             s.push_str(&format!(
                 "  {:>12} {:>12}  {}\n",
-                human::bytes(t.duplicate_bytes),
-                human::bytes(t.saved_bytes),
+                human_bytes(t.duplicate_bytes),
+                human_bytes(t.saved_bytes),
                 t.path
             ));
         }
@@ -60,7 +59,7 @@ pub fn table(r: &ReductionJson) -> String {
         s.push_str(&format!(
             "  hard links: {} more names of files already counted ({}), counted once (--count-links counts each)\n",
             r.hardlinks.names,
-            human::bytes(r.hardlinks.bytes)
+            human_bytes(r.hardlinks.bytes)
         ));
     }
     if let Some(note) = &r.top_files_note {
@@ -93,11 +92,11 @@ fn compression_rows(r: &ReductionJson, w: usize, s: &mut String) {
                     Some(l) => format!("{}:{l}", c.codec),
                     None => c.codec.clone(),
                 },
-                human::bytes(c.unit),
-                human::bytes(c.compressed_bytes),
-                human::bytes(c.allocated_bytes),
-                human::ratio(c.ratio, c.ratio_interval(), conf),
-                human::ratio(c.combined_ratio, c.combined_interval(), conf),
+                human_bytes(c.unit),
+                human_bytes(c.compressed_bytes),
+                human_bytes(c.allocated_bytes),
+                human_ratio(c.ratio, c.ratio_interval(), conf),
+                human_ratio(c.combined_ratio, c.combined_interval(), conf),
                 w2 = w.max(16)
             ));
         }

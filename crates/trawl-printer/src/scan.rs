@@ -1,8 +1,7 @@
 //! A scan's human summary, from its typed report.
 
-use trawl_report::scan::ScanReport;
-
-use crate::human;
+use crate::{human_bytes, human_count, human_rate};
+use trawl_report::ScanReport;
 
 /// What went to disk past `--memory`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -17,25 +16,25 @@ pub struct Spilled {
 }
 
 /// What the user's rules left out, as one line (`excluded: ...`).
-pub fn excluded_line(e: &trawl_report::exclude::ExcludedJson) -> String {
+pub fn excluded_line(e: &trawl_report::ExcludedJson) -> String {
     let mut parts = vec![
         format!(
             "{} (not listed)",
-            human::count(e.directories, "directory", "directories")
+            human_count(e.directories, "directory", "directories")
         ),
         format!(
             "{} ({})",
-            human::count(e.files, "file", "files"),
-            human::bytes(e.bytes)
+            human_count(e.files, "file", "files"),
+            human_bytes(e.bytes)
         ),
     ];
     if e.other > 0 {
-        parts.push(human::count(e.other, "other entry", "other entries"));
+        parts.push(human_count(e.other, "other entry", "other entries"));
     }
     if let Some(n) = e.registered {
         parts.push(format!(
             "{} left as registered (not read, not missing)",
-            human::count(n, "registered file", "registered files")
+            human_count(n, "registered file", "registered files")
         ));
     }
     format!("excluded: {}\n", parts.join(", "))
@@ -43,7 +42,7 @@ pub fn excluded_line(e: &trawl_report::exclude::ExcludedJson) -> String {
 
 /// The lines printed after a scan: totals, what was skipped, the reduction table, media,
 /// memory, and every failure named.
-pub fn summary(r: &ScanReport, spilled: Spilled) -> String {
+pub fn scan_summary(r: &ScanReport, spilled: Spilled) -> String {
     let mut s = String::new();
     let t = &r.totals;
     let nothing_read = t.files == 0 && r.skipped.is_empty() && !r.failed.is_empty();
@@ -80,10 +79,10 @@ fn totals_line(r: &ScanReport) -> String {
     };
     format!(
         "{}, {} read in {:.2} s ({}); {digests}\n",
-        human::count(t.files, "file", "files"),
-        human::bytes(t.bytes),
+        human_count(t.files, "file", "files"),
+        human_bytes(t.bytes),
         t.seconds,
-        human::rate(t.bytes, t.seconds),
+        human_rate(t.bytes, t.seconds),
     )
 }
 
@@ -99,14 +98,14 @@ fn skipped_line(r: &ScanReport, s: &mut String) {
     let special = r.skipped.len() - links - loops;
     if !r.skipped.is_empty() {
         let mut parts = vec![
-            human::count(special as u64, "special file", "special files"),
+            human_count(special as u64, "special file", "special files"),
             format!(
                 "{} not followed",
-                human::count(links as u64, "symbolic link", "symbolic links")
+                human_count(links as u64, "symbolic link", "symbolic links")
             ),
         ];
         if loops > 0 {
-            parts.push(human::count(loops as u64, "link loop", "link loops"));
+            parts.push(human_count(loops as u64, "link loop", "link loops"));
         }
         s.push_str(&format!("skipped: {}\n", parts.join(", ")));
     }
@@ -116,7 +115,7 @@ fn skipped_line(r: &ScanReport, s: &mut String) {
 fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     // Nothing read (a root that does not exist): the failures say it all, no table of zeros.
     if let Some(red) = r.reduction.as_ref().filter(|_| r.totals.files > 0) {
-        s.push_str(&crate::reduction::table(red));
+        s.push_str(&crate::reduction_table(red));
         if spilled.fingerprints {
             s.push_str("(the fingerprint index passed --memory and was spilled to disk)\n");
         }
@@ -124,10 +123,10 @@ fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     if let Some(d) = &r.duplicates {
         s.push_str(&format!(
             "duplicates: {} of identical files ({}), {} redundant in {} (by {})\n",
-            human::count(d.groups, "group", "groups"),
-            human::count(d.files, "file", "files"),
-            human::bytes(d.redundant_bytes),
-            human::count(d.redundant_files, "file", "files"),
+            human_count(d.groups, "group", "groups"),
+            human_count(d.files, "file", "files"),
+            human_bytes(d.redundant_bytes),
+            human_count(d.redundant_files, "file", "files"),
             d.algorithm
         ));
     }
@@ -139,15 +138,15 @@ fn findings(r: &ScanReport, spilled: Spilled, s: &mut String) {
     {
         s.push_str(&format!(
             "duplicate directories: {} (in the JSON and HTML reports)\n",
-            human::count(dirs.len() as u64, "group", "groups")
+            human_count(dirs.len() as u64, "group", "groups")
         ));
     }
     let m = &r.media;
     if m.files > 0 {
         s.push_str(&format!(
             "media: {} indexed, {}{}\n",
-            human::count(m.files, "FLV file", "FLV files"),
-            human::count(m.keyframes, "keyframe", "keyframes"),
+            human_count(m.files, "FLV file", "FLV files"),
+            human_count(m.keyframes, "keyframe", "keyframes"),
             match m.with_problems {
                 0 => String::new(),
                 n => format!(", {n} with problems (listed above)"),
@@ -166,11 +165,11 @@ fn memory_line(r: &ScanReport, spilled: Spilled, s: &mut String) {
             Some(anon) if rss - anon.min(rss) > (anon / 2).max(32 << 20) => format!(
                 "{} ({} resident with the pages of the files it mapped, which the kernel \
                  drops when it needs the room)",
-                human::bytes(anon),
-                human::bytes(rss)
+                human_bytes(anon),
+                human_bytes(rss)
             ),
-            Some(anon) => human::bytes(anon),
-            None => human::bytes(rss),
+            Some(anon) => human_bytes(anon),
+            None => human_bytes(rss),
         };
         s.push_str(&format!(
             "peak memory: {held}{}\n",
@@ -188,12 +187,12 @@ fn failures(r: &ScanReport, spilled: Spilled, s: &mut String) {
     if !r.failed.is_empty() && spilled.failures_named_above {
         s.push_str(&format!(
             "FAILED: {} could not be read (named above)\n",
-            human::count(r.failed.len() as u64, "file", "files")
+            human_count(r.failed.len() as u64, "file", "files")
         ));
     } else if !r.failed.is_empty() {
         s.push_str(&format!(
             "FAILED: {} could not be read:\n",
-            human::count(r.failed.len() as u64, "file", "files")
+            human_count(r.failed.len() as u64, "file", "files")
         ));
         for f in &r.failed {
             match &f.error {

@@ -47,18 +47,18 @@ fn escape_with(s: &str, keep: impl Fn(&str, usize) -> bool) -> Cow<'_, str> {
 }
 
 /// One line: every control character escaped, line breaks included.
-pub fn line(s: &str) -> Cow<'_, str> {
+pub fn terminal_line(s: &str) -> Cow<'_, str> {
     escape_with(s, |_, _| false)
 }
 
 /// Text of several lines: every control character escaped but its line breaks.
-pub fn text(s: &str) -> Cow<'_, str> {
+pub fn terminal_text(s: &str) -> Cow<'_, str> {
     escape_with(s, |s, i| s.as_bytes()[i] == b'\n')
 }
 
 /// A message: every control character escaped but a line break that starts an indented
 /// continuation line (`\n  `), the way a message lists what it is about.
-pub fn message(s: &str) -> Cow<'_, str> {
+pub fn terminal_message(s: &str) -> Cow<'_, str> {
     escape_with(s, |s, i| s[i..].starts_with("\n  "))
 }
 
@@ -68,12 +68,12 @@ mod tests {
 
     #[test]
     fn controls_are_shown_as_ls_b_shows_them() {
-        assert_eq!(line("plain name"), "plain name");
-        assert_eq!(line("a\x1b]0;pwned\x07b"), "a\\033]0;pwned\\ab");
-        assert_eq!(line("x\ny\tz\r"), "x\\ny\\tz\\r");
-        assert_eq!(line("csi\u{9b}31m"), "csi\\302\\23331m");
-        assert_eq!(line("del\x7f"), "del\\177");
-        assert_eq!(text("one\x1b[2J\ntwo\n"), "one\\033[2J\ntwo\n");
-        assert_eq!(message("refused:\n  a\nb"), "refused:\n  a\\nb");
+        assert_eq!(terminal_line("plain name"), "plain name");
+        assert_eq!(terminal_line("a\x1b]0;pwned\x07b"), "a\\033]0;pwned\\ab");
+        assert_eq!(terminal_line("x\ny\tz\r"), "x\\ny\\tz\\r");
+        assert_eq!(terminal_line("csi\u{9b}31m"), "csi\\302\\23331m");
+        assert_eq!(terminal_line("del\x7f"), "del\\177");
+        assert_eq!(terminal_text("one\x1b[2J\ntwo\n"), "one\\033[2J\ntwo\n");
+        assert_eq!(terminal_message("refused:\n  a\nb"), "refused:\n  a\\nb");
     }
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::ops::ControlFlow;
 
-use trawl_report::verify::{VerifyReport, VerifyState};
+use trawl_report::{VerifyReport, VerifyState};
 
 /// A name as sha256sum -c prints it: with a leading `\` and escapes when it holds a line break
 /// or backslash; other control characters (C0, DEL, C1 in UTF-8) are escaped too, as `\NNN`,
@@ -38,7 +38,7 @@ fn display_name(name: &[u8]) -> Vec<u8> {
 
 /// One line per entry (only the ones that are not OK with `failures_only`), then one per file
 /// not listed.
-pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::Result<()> {
+pub fn verify_lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::Result<()> {
     let written = r.entries.try_for_each(|e| {
         let (word, detail): (&str, Option<&str>) = match &e.state {
             VerifyState::Ok if failures_only => return ControlFlow::Continue(()),
@@ -72,7 +72,7 @@ pub fn lines(out: &mut dyn Write, r: &VerifyReport, failures_only: bool) -> io::
 }
 
 /// `N listed: a OK, b FAILED, c missing, d unreadable[, e not verified][, f not in manifest]`.
-pub fn summary(r: &VerifyReport) -> String {
+pub fn verify_summary(r: &VerifyReport) -> String {
     let c = r.counts();
     format!(
         "{} listed: {} OK, {} FAILED, {} missing, {} unreadable{}{}",

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use trawl_report::reduction::*;
+use trawl_report::ReductionJson;
 
 use crate::config::ReduceConfig;
 use crate::counter::Counter;
@@ -50,7 +50,7 @@ impl Accumulator {
 
     /// The breakdowns by directory and type, when asked for and exact (after
     /// [`Accumulator::finish`]).
-    pub fn breakdown(&self) -> Option<trawl_report::breakdown::Breakdown> {
+    pub fn breakdown(&self) -> Option<trawl_report::Breakdown> {
         self.counter.breakdown()
     }
 

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::sync::Arc;
 
-use trawl_report::reduction::TopFile;
+use trawl_report::TopFile;
 use trawl_spool::Spool;
 
 use crate::breakdown::BreakdownBuilder;

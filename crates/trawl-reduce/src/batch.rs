@@ -21,7 +21,7 @@
 //! few lines and must not change with a library's version.
 
 #[cfg(test)]
-use trawl_report::reduction::RefBucket;
+use trawl_report::RefBucket;
 
 #[cfg(test)]
 use crate::dedup::{Refs, histogram};

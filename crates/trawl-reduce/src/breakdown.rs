@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 
-use trawl_report::breakdown::{Breakdown, DirectoryRow, Figures, TypeRow};
+use trawl_report::{Breakdown, DirectoryRow, Figures, TypeRow};
 use trawl_spool::Spool;
 
 use crate::attribution::{Share, whole_bytes};

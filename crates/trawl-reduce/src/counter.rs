@@ -15,8 +15,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use trawl_report::breakdown::Breakdown;
-use trawl_report::reduction::{ReductionJson, TopFile};
+use trawl_report::{Breakdown, ReductionJson, TopFile};
 
 use crate::attribution::{Facts, NameLog, RefBytes, Renames, Shares, attribute_partition};
 use crate::breakdown::BreakdownBuilder;

@@ -3,8 +3,7 @@
 
 use crate::index::{Found, Pending};
 use crate::spill;
-use trawl_report::reduction::RefBucket;
-use trawl_report::reduction::SampleJson;
+use trawl_report::{RefBucket, SampleJson};
 
 use crate::index::Index;
 

@@ -2,7 +2,10 @@
 //! of cutting's counts, and [`Figures`] (by the [`Counter`](crate::Counter) on one machine, or
 //! summed from a cluster's partitions by [`assemble`](crate::assemble)).
 
-use trawl_report::reduction::*;
+use trawl_report::{
+    CdcJson, CompressionJson, DedupCounts, DedupJson, HardLinks, ReductionJson, SampleJson,
+    SizeBucket, TopFile,
+};
 
 use crate::attribution::RefBytes;
 use crate::config::ReduceConfig;

@@ -16,8 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use trawl_report::breakdown::Breakdown;
-use trawl_report::reduction::{ReductionJson, TopFile};
+use trawl_report::{Breakdown, ReductionJson, TopFile};
 
 use crate::attribution::{RefBytes, Share, saved, share, static_kind};
 use crate::batch::{Batch, BatchError, get, partition_of, put};

@@ -72,7 +72,7 @@ pub struct AuditEvent {
 }
 
 /// The verdicts in the order a person reads them (the JSON's `counts` is sorted by name).
-pub const STATES: [&str; 8] = [
+pub const AUDIT_STATES: [&str; 8] = [
     "ok",
     "corrupt",
     "restored",
@@ -84,15 +84,15 @@ pub const STATES: [&str; 8] = [
 ];
 
 impl AuditHead {
-    /// `counts` in [`STATES`] order, then any other state by name.
+    /// `counts` in [`AUDIT_STATES`] order, then any other state by name.
     pub fn counts_in_order(&self) -> impl Iterator<Item = (&str, u64)> {
-        let known = STATES
+        let known = AUDIT_STATES
             .iter()
             .filter_map(|s| self.counts.get(*s).map(|n| (*s, *n)));
         let other = self
             .counts
             .iter()
-            .filter(|(k, _)| !STATES.contains(&k.as_str()))
+            .filter(|(k, _)| !AUDIT_STATES.contains(&k.as_str()))
             .map(|(k, n)| (k.as_str(), *n));
         known.chain(other)
     }
@@ -115,7 +115,7 @@ pub struct RunRow {
     pub files_read: u64,
     /// Bytes read.
     pub bytes_read: u64,
-    /// Paths per verdict, in [`STATES`] order.
+    /// Paths per verdict, in [`AUDIT_STATES`] order.
     pub counts: Vec<(String, u64)>,
     /// The run's seal (hex), once sealed.
     pub chain_digest: Option<String>,

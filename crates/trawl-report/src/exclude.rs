@@ -1,6 +1,6 @@
 //! What the user's rules left out (`--exclude`), as reports give it: counts, and the first
 //! entries in path order, whatever order they were met in (so that the same tree gives the
-//! same report, on one machine or a cluster), in memory bounded by [`LISTED`].
+//! same report, on one machine or a cluster), in memory bounded by [`EXCLUDED_LISTED`].
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::JsonPath;
 
 /// Excluded entries named in a report; past them they are counted.
-pub const LISTED: usize = 1000;
+pub const EXCLUDED_LISTED: usize = 1000;
 
-/// The report's `excluded`: the rules, what they left out, the first [`LISTED`] entries.
+/// The report's `excluded`: the rules, what they left out, the first [`EXCLUDED_LISTED`] entries.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ExcludedJson {
     /// The patterns (`--exclude`, and the lines of `--exclude-from`), in order.
@@ -28,7 +28,7 @@ pub struct ExcludedJson {
     pub bytes: u64,
     /// Other entries left out (links, special files).
     pub other: u64,
-    /// The first [`LISTED`] entries left out, by path bytes.
+    /// The first [`EXCLUDED_LISTED`] entries left out, by path bytes.
     pub listed: Vec<ExcludedEntry>,
     /// The entries left out past them.
     pub not_listed: u64,
@@ -79,7 +79,7 @@ impl ExcludedJson {
     }
 
     /// Takes in another's counts and list (a cluster's listing task's), keeping the first
-    /// [`LISTED`] entries of both by path bytes: the result of one tally of both's entries.
+    /// [`EXCLUDED_LISTED`] entries of both by path bytes: the result of one tally of both's entries.
     pub fn merge(&mut self, other: ExcludedJson) {
         self.directories += other.directories;
         self.files += other.files;
@@ -98,9 +98,9 @@ impl ExcludedJson {
         }
         self.listed.extend(a);
         self.listed.extend(b);
-        if self.listed.len() > LISTED {
-            self.not_listed += (self.listed.len() - LISTED) as u64;
-            self.listed.truncate(LISTED);
+        if self.listed.len() > EXCLUDED_LISTED {
+            self.not_listed += (self.listed.len() - EXCLUDED_LISTED) as u64;
+            self.listed.truncate(EXCLUDED_LISTED);
         }
     }
 }
@@ -150,9 +150,9 @@ impl ExcludedTally {
         }
     }
 
-    /// Keeps `entry` if it is among the first [`LISTED`] by path; counts what falls out.
+    /// Keeps `entry` if it is among the first [`EXCLUDED_LISTED`] by path; counts what falls out.
     fn keep(&mut self, key: Vec<u8>, entry: ExcludedEntry) {
-        if self.listed.len() >= LISTED {
+        if self.listed.len() >= EXCLUDED_LISTED {
             match self.listed.last_key_value() {
                 Some((last, _)) if *last > key => {
                     self.listed.pop_last();
@@ -206,8 +206,8 @@ mod tests {
     /// one (a cluster's listing tasks).
     #[test]
     fn the_list_is_the_first_by_path_in_any_order_and_in_any_split() {
-        let names: Vec<Vec<u8>> = (0..LISTED + 50)
-            .map(|i| format!("d/{:05}", (i * 7919) % (LISTED + 50)).into_bytes())
+        let names: Vec<Vec<u8>> = (0..EXCLUDED_LISTED + 50)
+            .map(|i| format!("d/{:05}", (i * 7919) % (EXCLUDED_LISTED + 50)).into_bytes())
             .chain([b"d/\xff".to_vec()])
             .collect();
         let add = |t: &mut ExcludedTally, n: &[u8], i: usize| {
@@ -245,14 +245,14 @@ mod tests {
         merged.patterns = a.patterns.clone();
         merged.if_present = a.if_present.clone();
         assert_eq!(a, merged);
-        assert_eq!(a.listed.len(), LISTED);
+        assert_eq!(a.listed.len(), EXCLUDED_LISTED);
         assert_eq!(a.not_listed, 51);
         assert_eq!(a.files + a.directories, names.len() as u64);
         assert_eq!(a.bytes, 3 * a.files);
         assert_eq!(a.listed[0].path.path, "d/00000");
         assert_eq!(
-            a.listed[LISTED - 1].path.path,
-            format!("d/{:05}", LISTED - 1)
+            a.listed[EXCLUDED_LISTED - 1].path.path,
+            format!("d/{:05}", EXCLUDED_LISTED - 1)
         );
         // The name that is not UTF-8 sorts last by its bytes and is not listed.
         assert!(a.listed.iter().all(|e| e.path.path_hex.is_none()));

@@ -2,26 +2,63 @@
 //! documented JSON (schema version [`SCHEMA_VERSION`]). Computing fills these types; the
 //! renderers (JSON, human text, and later HTML) only read them.
 //!
-//! One module per domain: [`scan`] (files, totals, failures), [`reduction`] (dedup, CDC,
-//! compression), [`media`] (the FLV summary a scan carries), [`audit`] (a run and its events),
-//! [`verify`] (manifest entries and their states), [`bag`] (findings of a bag validation),
-//! [`ocfl`] (an OCFL validation's objects and findings).
+//! One private module per domain, its names shown here through `pub use`: a scan's files,
+//! totals and failures ([`ScanReport`]), what the user's rules left out ([`ExcludedJson`]),
+//! data reduction ([`ReductionJson`]), where the bytes are ([`Breakdown`]), duplicate files
+//! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), an audit run and
+//! its events ([`AuditHead`], [`AuditEvent`]), a verification's manifest entries
+//! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]) and an OCFL validation's
+//! objects and findings ([`OcflSummary`]).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod audit;
-pub mod bag;
-pub mod breakdown;
-pub mod duplicates;
-pub mod exclude;
-pub mod media;
-pub mod ocfl;
-pub mod reduction;
-pub mod scan;
-pub mod verify;
+mod audit;
+mod bag;
+mod breakdown;
+mod duplicates;
+mod exclude;
+mod media;
+mod ocfl;
+mod reduction;
+mod scan;
+mod verify;
+
+// A scan: its files, totals and failures.
+pub use scan::{
+    ErrorJson, FileJson, FileList, FileSizeBucket, FileSource, ScanReport, SizeHistogram, Totals,
+};
+// What the user's rules left out.
+pub use exclude::{EXCLUDED_LISTED, ExcludedEntry, ExcludedJson, ExcludedTally};
+// Data reduction: dedup, CDC, compression, the files holding most duplicates.
+pub use reduction::{
+    CdcJson, CompressionJson, DedupCounts, DedupJson, HardLinks, ReductionJson, RefBucket,
+    SampleJson, SizeBucket, TopFile,
+};
+// Where the bytes are: by directory, by file type, directories whose content repeats.
+pub use breakdown::{Breakdown, DirectoryRow, DuplicateDirectories, Figures, TypeRow};
+// Duplicate files as groups.
+pub use duplicates::{DuplicateGroup, DuplicateSummary, FileGroup};
+// The FLV summary a scan carries, and the media index file.
+pub use media::{
+    FlvRow, FlvSummary, IndexFile, IntervalBucket, KEYFRAME_INTERVAL_EDGES, Keyframe, MediaReport,
+    MediaTotals, TagCounts,
+};
+// An audit run, its events, and the catalog's view of its runs.
+pub use audit::{
+    AUDIT_STATES, AgeBucket, AuditEvent, AuditHead, CatalogView, Digests, ProblemFile, RunRow,
+};
+// A verification: manifest entries and their states.
+pub use verify::{
+    EntrySource, VerifyCounts, VerifyEntries, VerifyEntry, VerifyJson, VerifyReport, VerifyState,
+    VerifyTotals,
+};
+// A bag validation's findings.
+pub use bag::{BagFinding, BagReport, ToFetch};
+// An OCFL validation's objects and findings.
+pub use ocfl::{ObjectReport, OcflFinding, OcflSummary, Severity};
 
 use serde::{Deserialize, Serialize, Serializer};
 

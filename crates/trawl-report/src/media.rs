@@ -95,7 +95,7 @@ pub struct MediaTotals {
 
 /// Keyframe intervals are counted in these buckets (seconds): a player seeks no finer than the
 /// interval, so long ones are what to look for.
-pub const INTERVAL_EDGES: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+pub const KEYFRAME_INTERVAL_EDGES: [f64; 7] = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
 
 /// How many keyframe intervals fall in `[from, to)` seconds (`to` null: or longer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,7 +129,7 @@ pub struct FlvRow {
     pub height: Option<u32>,
     /// The longest time between two keyframes, seconds.
     pub max_interval: Option<f64>,
-    /// Keyframe intervals per bucket of [`INTERVAL_EDGES`].
+    /// Keyframe intervals per bucket of [`KEYFRAME_INTERVAL_EDGES`].
     pub intervals: Vec<u64>,
     /// What is odd in it.
     pub problems: Vec<String>,
@@ -163,10 +163,10 @@ impl MediaReport {
 
     /// The bucket of an interval.
     pub fn bucket(dt: f64) -> usize {
-        INTERVAL_EDGES
+        KEYFRAME_INTERVAL_EDGES
             .iter()
             .position(|e| dt < *e)
-            .unwrap_or(INTERVAL_EDGES.len())
+            .unwrap_or(KEYFRAME_INTERVAL_EDGES.len())
     }
 
     /// Adds another report's files (a cluster's shard): sums, and the listed rows kept sorted
@@ -192,15 +192,19 @@ impl MediaReport {
     /// Counts a file in (its keyframe times in order).
     pub fn add(&mut self, mut row: FlvRow, times: &[f64]) {
         if self.intervals.is_empty() {
-            self.intervals = (0..=INTERVAL_EDGES.len())
+            self.intervals = (0..=KEYFRAME_INTERVAL_EDGES.len())
                 .map(|b| IntervalBucket {
-                    from: if b == 0 { 0.0 } else { INTERVAL_EDGES[b - 1] },
-                    to: INTERVAL_EDGES.get(b).copied(),
+                    from: if b == 0 {
+                        0.0
+                    } else {
+                        KEYFRAME_INTERVAL_EDGES[b - 1]
+                    },
+                    to: KEYFRAME_INTERVAL_EDGES.get(b).copied(),
                     intervals: 0,
                 })
                 .collect();
         }
-        row.intervals = vec![0; INTERVAL_EDGES.len() + 1];
+        row.intervals = vec![0; KEYFRAME_INTERVAL_EDGES.len() + 1];
         for w in times.windows(2) {
             let dt = (w[1] - w[0]).max(0.0);
             let b = Self::bucket(dt);

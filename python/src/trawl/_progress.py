@@ -1,7 +1,7 @@
 """trawl-dask's progress line: one line on stderr, only when it is a terminal and not with -q,
 redrawn in place at most about once a second, cleared before anything else is said and at the
-end. Its figures are trawl scan's units (``trawl_printer::human``): ``1.5 GiB``, ``12.0 MiB/s``,
-``1m15s``."""
+end. Its figures are trawl scan's units (``trawl_printer::human_bytes`` and its kin):
+``1.5 GiB``, ``12.0 MiB/s``, ``1m15s``."""
 
 import os
 import sys

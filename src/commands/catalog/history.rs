@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use trawl_catalog::{Catalog, OpenMode, format_time};
-use trawl_printer::audit::event_line;
+use trawl_printer::audit_event_line;
 
 use super::shown_as_is;
 use crate::Outcome;
@@ -45,7 +45,7 @@ pub fn run(a: CatalogHistoryArgs) -> anyhow::Result<Outcome> {
                 "  run {:<4} {}  {}\n",
                 ev.run,
                 format_time(ev.started),
-                event_line(
+                audit_event_line(
                     ev.verdict.name(),
                     &ev.path,
                     ev.other_path.as_deref(),

@@ -8,7 +8,7 @@ mod upgrade;
 mod verify;
 
 use trawl_catalog::Catalog;
-use trawl_printer::audit::Shown;
+use trawl_printer::ShownPaths;
 
 use crate::Outcome;
 use crate::flags::lowargs::CatalogCommand;
@@ -23,8 +23,8 @@ pub fn run(c: CatalogCommand) -> anyhow::Result<Outcome> {
     }
 }
 
-pub(super) fn shown_as_is(cat: &Catalog) -> anyhow::Result<Shown> {
-    Ok(Shown {
+pub(super) fn shown_as_is(cat: &Catalog) -> anyhow::Result<ShownPaths> {
+    Ok(ShownPaths {
         roots: cat
             .roots()?
             .into_iter()
@@ -45,7 +45,7 @@ pub(crate) fn write_html(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let view = cat.view(path, now)?;
-    let page = trawl_printer::html::catalog::render(&view);
+    let page = trawl_printer::html_catalog(&view);
     out.write_all(page.as_bytes())
         .with_context(|| format!("{}: cannot write", out.name()))?;
     out.commit()

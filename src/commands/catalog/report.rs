@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use trawl_catalog::Lock;
 use trawl_catalog::{Catalog, OpenMode, format_time};
-use trawl_printer::human;
 
 use crate::Outcome;
 use crate::flags::lowargs::CatalogReportArgs;
@@ -58,7 +57,7 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
                 "  {}; {} files, {} read\n",
                 counts.join(", "),
                 l.files_read,
-                human::bytes(l.bytes_read)
+                trawl_printer::human_bytes(l.bytes_read)
             ));
         }
     }
@@ -100,7 +99,7 @@ fn header(cat: &Catalog, catalog: &Path, runs: u64, bytes: u64) -> anyhow::Resul
         catalog.display(),
         trawl_catalog::SCHEMA_VERSION,
         runs,
-        human::bytes(bytes),
+        trawl_printer::human_bytes(bytes),
         cat.algorithms()?
             .iter()
             .map(|a| a.name())
@@ -128,7 +127,7 @@ fn by_state(s: &mut String, by_state: &[(String, u64, u64)]) {
     for (state, n, bytes) in by_state {
         s.push_str(&format!(
             "  {state:<10} {n:>10}  {}\n",
-            human::bytes(*bytes)
+            trawl_printer::human_bytes(*bytes)
         ));
     }
 }

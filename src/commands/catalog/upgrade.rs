@@ -17,8 +17,8 @@ pub fn run(a: CatalogUpgradeArgs) -> anyhow::Result<Outcome> {
             out,
             "{}: upgraded from schema {v} to {SCHEMA_VERSION} ({} -> {})",
             a.catalog.display(),
-            trawl_printer::human::bytes(before),
-            trawl_printer::human::bytes(size(&a.catalog)),
+            trawl_printer::human_bytes(before),
+            trawl_printer::human_bytes(size(&a.catalog)),
         )?,
         None => writeln!(
             out,

@@ -85,7 +85,7 @@ pub struct Created {
     /// Symbolic links left out ([`Links::Skip`]), listed in [`LINKS_LEFT_OUT`].
     pub links_left_out: u64,
     /// What the profile ([`CreateOptions::profile`]) recommends that the bag lacks.
-    pub warnings: Vec<trawl_report::bag::BagFinding>,
+    pub warnings: Vec<trawl_report::BagFinding>,
     /// What the user's rules left out of the bag ([`ScanConfig`]'s `walk.excluding`).
     pub excluded: Excluded,
 }
@@ -244,7 +244,7 @@ type Labels = Vec<(String, String)>;
 fn planned(
     dir: &Path,
     opts: &CreateOptions<'_>,
-) -> Result<(Labels, Vec<trawl_report::bag::BagFinding>), BagError> {
+) -> Result<(Labels, Vec<trawl_report::BagFinding>), BagError> {
     let mut given = opts.info.clone();
     let mut warnings = Vec::new();
     if let Some(p) = opts.profile {
@@ -396,7 +396,7 @@ fn left_out_list(links: &mut [(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
 fn refuse_departures(
     dir: &Path,
     profile: &crate::Profile,
-    departures: &[trawl_report::bag::BagFinding],
+    departures: &[trawl_report::BagFinding],
 ) -> Result<(), BagError> {
     if departures.is_empty() {
         return Ok(());

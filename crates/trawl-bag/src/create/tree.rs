@@ -37,7 +37,7 @@ pub(crate) const PROBLEMS_SHOWN: usize = 1000;
 impl Tree {
     /// What a creation from this tree did, before it links or copies anything; with the
     /// profile's `warnings`.
-    pub(crate) fn created(&self, warnings: Vec<trawl_report::bag::BagFinding>) -> Created {
+    pub(crate) fn created(&self, warnings: Vec<trawl_report::BagFinding>) -> Created {
         Created {
             files: self.count,
             bytes: self.bytes,

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 

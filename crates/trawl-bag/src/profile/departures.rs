@@ -1,6 +1,6 @@
 //! A bag's departures from a profile, each a finding naming the profile's field.
 
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_walk::SkipKind;
 
 use super::{Profile, Seen, manifest_algorithms, shown};

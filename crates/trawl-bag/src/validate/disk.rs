@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_spool::Sorted;
 use trawl_stop::Stop;
 

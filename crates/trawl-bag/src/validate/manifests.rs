@@ -6,7 +6,7 @@ use std::path::Path;
 
 use trawl_digest::Algorithm;
 use trawl_read::RootDir;
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_spool::Spool;
 
 use crate::payload::Spools;

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_report::bag::{BagFinding, ToFetch};
+use trawl_report::{BagFinding, ToFetch};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_spool::Sorted;
 use trawl_stop::Stop;

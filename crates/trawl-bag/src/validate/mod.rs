@@ -15,7 +15,7 @@ use std::path::Path;
 
 use trawl_digest::Algorithm;
 use trawl_read::RootDir;
-use trawl_report::bag::{BagFinding, BagReport};
+use trawl_report::{BagFinding, BagReport};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use trawl_digest::Algorithm;
 use trawl_read::{Refused, RootDir, open_beneath, plain_segments};
-use trawl_report::bag::BagFinding;
+use trawl_report::BagFinding;
 use trawl_spool::{Sorted, Spool};
 
 use crate::payload::Spools;

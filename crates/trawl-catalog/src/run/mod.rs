@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use trawl_digest::Algorithm;
-use trawl_report::exclude::{ExcludedJson, ExcludedTally};
+use trawl_report::{ExcludedJson, ExcludedTally};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;

@@ -4,7 +4,7 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use trawl_report::exclude::ExcludedTally;
+use trawl_report::ExcludedTally;
 use trawl_scan::ScanConfig;
 use trawl_stop::Stop;
 use trawl_walk::{Excluded, ExcludedKind, FileEntry, SkipKind, WalkError, WalkItem};

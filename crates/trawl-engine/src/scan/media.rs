@@ -2,8 +2,7 @@
 //! summary in the file's record, and the lane's product taken out of a record.
 
 use trawl_media::{FlvIndex, MediaOutput};
-use trawl_report::JsonPath;
-use trawl_report::media::{FlvRow, FlvSummary};
+use trawl_report::{FlvRow, FlvSummary, JsonPath};
 use trawl_scan::FileRecord;
 
 /// The FLV lane's product for a record, taken out of it.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_report::verify::{VerifyEntries, VerifyReport};
+use trawl_report::{VerifyEntries, VerifyReport};
 use trawl_scan::{Progress, ScanConfig, ScanError};
 use trawl_stop::{Reason, Stop};
 

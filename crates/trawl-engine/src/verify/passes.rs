@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
-use trawl_report::verify::{VerifyCounts, VerifyState};
+use trawl_report::{VerifyCounts, VerifyState};
 use trawl_scan::{
     DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, Resolve, ScanError, read_named,
 };

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use trawl_digest::Algorithm;
 use trawl_manifest::Entry;
-use trawl_report::verify::VerifyState;
+use trawl_report::VerifyState;
 use trawl_stop::Stop;
 
 use super::*;

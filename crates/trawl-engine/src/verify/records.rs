@@ -1,7 +1,7 @@
 //! How an entry and a result are kept in a spool: a few varint-free fields in a byte record.
 
 use trawl_manifest::Entry;
-use trawl_report::verify::{VerifyEntry, VerifyState};
+use trawl_report::{VerifyEntry, VerifyState};
 
 /// An entry as a spool keeps it (the name is the key): line, size, digests, whether the
 /// digest's algorithm was guessed, why it cannot be verified.

@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 
-use trawl_report::verify::VerifyState;
+use trawl_report::VerifyState;
 use trawl_scan::NoProgress;
 
 use super::*;

@@ -37,7 +37,7 @@ fn codes(inv: &Value) -> (Vec<&'static str>, Vec<&'static str>) {
         "1.1",
         &mut log,
     );
-    let c = |f: &[trawl_report::ocfl::OcflFinding]| f.iter().map(|f| f.code).collect();
+    let c = |f: &[trawl_report::OcflFinding]| f.iter().map(|f| f.code).collect();
     (c(&log.errors), c(&log.warnings))
 }
 
@@ -403,8 +403,7 @@ fn an_earlier_inventory_is_held_to_the_root_one() {
     let prior_codes = |v: &Value| {
         let mut log = Log::default();
         check_prior(&newest, &parse(v, b"v1/inventory.json"), &mut log);
-        let c =
-            |f: &[trawl_report::ocfl::OcflFinding]| f.iter().map(|f| f.code).collect::<Vec<_>>();
+        let c = |f: &[trawl_report::OcflFinding]| f.iter().map(|f| f.code).collect::<Vec<_>>();
         (c(&log.errors), c(&log.warnings))
     };
     assert_eq!(prior_codes(&sound()), (vec![], vec![]));

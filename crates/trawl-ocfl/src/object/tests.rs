@@ -40,7 +40,7 @@ type Case = (
 /// The codes `check` raises for the object at `dir`: errors, then warnings.
 fn codes_of(dir: &Path) -> (Vec<&'static str>, Vec<&'static str>) {
     let c = check(&DirAt::open(dir).unwrap());
-    let code = |f: &[trawl_report::ocfl::OcflFinding]| f.iter().map(|f| f.code).collect();
+    let code = |f: &[trawl_report::OcflFinding]| f.iter().map(|f| f.code).collect();
     (code(&c.log.errors), code(&c.log.warnings))
 }
 

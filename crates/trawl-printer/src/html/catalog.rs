@@ -3,11 +3,11 @@
 //! chain head an auditor records.
 
 use maud::{Markup, html};
-use trawl_report::audit::{CatalogView, STATES};
+use trawl_report::{AUDIT_STATES, CatalogView};
 
 use super::svg::{self, Mark, Series};
 use super::{Cell, card, chart, num, page, table, text};
-use crate::human;
+use crate::human_bytes;
 
 /// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
 fn when(secs: i64) -> String {
@@ -20,14 +20,14 @@ fn when(secs: i64) -> String {
 }
 
 /// The whole page.
-pub fn render(v: &CatalogView) -> String {
+pub fn html_catalog(v: &CatalogView) -> String {
     let title = format!("trawl catalog report: {}", v.catalog.path);
     let roots: Vec<&str> = v.roots.iter().map(|r| r.path.as_str()).collect();
     let body = html! {
         h1 { (title) }
         p.sub {
             (roots.join(", ")) " \u{b7} digests: " (v.algorithms.join(", "))
-            " \u{b7} catalog schema " (v.schema) ", " (human::bytes(v.catalog_bytes))
+            " \u{b7} catalog schema " (v.schema) ", " (human_bytes(v.catalog_bytes))
             " \u{b7} as of " (when(v.now)) " UTC"
         }
         (headline(v))
@@ -71,7 +71,7 @@ fn headline(v: &CatalogView) -> Markup {
 /// The verdicts of every run: two stacked charts and a table.
 fn runs(v: &CatalogView) -> Markup {
     let labels: Vec<String> = v.runs.iter().map(|r| format!("#{}", r.run)).collect();
-    let all: Vec<Series> = STATES
+    let all: Vec<Series> = AUDIT_STATES
         .iter()
         .map(|s| Series {
             name: s.to_string(),
@@ -102,7 +102,7 @@ fn runs(v: &CatalogView) -> Markup {
 }
 
 /// Paths of verdict `s` in run `r`.
-fn count(r: &trawl_report::audit::RunRow, s: &str) -> u64 {
+fn count(r: &trawl_report::RunRow, s: &str) -> u64 {
     r.counts.iter().find(|(k, _)| k == s).map_or(0, |(_, n)| *n)
 }
 
@@ -126,8 +126,8 @@ fn changed_chart(v: &CatalogView, labels: &[String], all: &[Series]) -> (String,
     // What changed, without the ok paths and without the registrations (runs whose every path
     // is new): a registration's thousands of new paths would set the scale, and a later run's
     // few events would be slivers.
-    let registration = |r: &trawl_report::audit::RunRow| {
-        count(r, "new") > 0 && STATES.iter().all(|s| *s == "new" || count(r, s) == 0)
+    let registration = |r: &trawl_report::RunRow| {
+        count(r, "new") > 0 && AUDIT_STATES.iter().all(|s| *s == "new" || count(r, s) == 0)
     };
     let kept: Vec<usize> = (0..v.runs.len())
         .filter(|&i| !registration(&v.runs[i]))
@@ -161,7 +161,7 @@ fn changed_chart(v: &CatalogView, labels: &[String], all: &[Series]) -> (String,
 /// A row per run: when, how, what was read, each verdict's paths and the chain's digest.
 fn runs_table(v: &CatalogView) -> Markup {
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
-    head.extend(STATES);
+    head.extend(AUDIT_STATES);
     head.push("chain digest");
     let rows: Vec<Vec<Cell>> = v
         .runs
@@ -173,9 +173,9 @@ fn runs_table(v: &CatalogView) -> Markup {
                 text(r.mode.clone()),
                 text(r.status.clone()),
                 num(r.files_read),
-                (human::bytes(r.bytes_read), Some(r.bytes_read as f64)),
+                (human_bytes(r.bytes_read), Some(r.bytes_read as f64)),
             ];
-            row.extend(STATES.iter().map(|s| num(count(r, s))));
+            row.extend(AUDIT_STATES.iter().map(|s| num(count(r, s))));
             row.push(text(
                 r.chain_digest
                     .as_deref()
@@ -203,7 +203,7 @@ fn ages(v: &CatalogView) -> Markup {
                 ("files", b.files.to_string()),
                 ("bytes", b.bytes.to_string()),
             ],
-            title: format!("{}: {} files ({})", b.label, b.files, human::bytes(b.bytes)),
+            title: format!("{}: {} files ({})", b.label, b.files, human_bytes(b.bytes)),
         })
         .collect();
     html! {
@@ -226,13 +226,7 @@ fn states(v: &CatalogView) -> Markup {
     let rows: Vec<Vec<Cell>> = v
         .by_state
         .iter()
-        .map(|(s, n, b)| {
-            vec![
-                text(s.clone()),
-                num(*n),
-                (human::bytes(*b), Some(*b as f64)),
-            ]
-        })
+        .map(|(s, n, b)| vec![text(s.clone()), num(*n), (human_bytes(*b), Some(*b as f64))])
         .collect();
     html! {
         h2 { "Files by state" }

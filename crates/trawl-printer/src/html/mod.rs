@@ -7,10 +7,14 @@
 //! marked as markup (`PreEscaped`, used only for the charts [`svg`] draws and for the fixed
 //! style and script): a name from the scanned tree cannot become markup by a forgotten call.
 
-pub mod catalog;
-pub mod scan;
-pub mod svg;
+mod catalog;
+mod scan;
+mod svg;
 
+pub use catalog::html_catalog;
+pub use scan::html_scan;
+
+use crate::{grouped_digits, human_bytes};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 /// Escapes text for HTML (element content and attribute values); for the hand-drawn SVG charts,
@@ -114,7 +118,7 @@ pub(crate) fn num(n: u64) -> Cell {
 
 /// Bytes in binary units, sorting by the exact count.
 pub(crate) fn bytes(n: u64) -> Cell {
-    (crate::human::bytes(n), Some(n as f64))
+    (human_bytes(n), Some(n as f64))
 }
 
 pub(crate) fn text(s: impl Into<String>) -> Cell {
@@ -123,7 +127,7 @@ pub(crate) fn text(s: impl Into<String>) -> Cell {
 
 /// `1234567` -> `1,234,567`.
 pub(crate) fn group_digits(n: u64) -> String {
-    crate::human::group(n)
+    grouped_digits(n)
 }
 
 /// A headline figure.

@@ -4,11 +4,11 @@
 use std::fmt::Write;
 
 use maud::{Markup, html};
-use trawl_report::breakdown::{Breakdown, Figures, TypeRow};
+use trawl_report::{Breakdown, Figures, TypeRow};
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
-use crate::human;
+use crate::human_bytes;
 
 /// The directories the page draws and lists, the largest first: the page stays small whatever
 /// the tree (the JSON report keeps more).
@@ -19,7 +19,7 @@ pub(crate) fn figure_cells(f: &Figures) -> Vec<Cell> {
     let stored = if f.allocated_bytes > 0 {
         let r = f.bytes as f64 / f.allocated_bytes as f64;
         (
-            format!("{} ({r:.2}x)", human::bytes(f.allocated_bytes)),
+            format!("{} ({r:.2}x)", human_bytes(f.allocated_bytes)),
             Some(r),
         )
     } else {
@@ -76,9 +76,9 @@ fn by_directory(id: &str, b: &Breakdown) -> Markup {
                 title: format!(
                     "{}: {} in {} files, {} duplicate",
                     d.path,
-                    human::bytes(d.figures.bytes),
+                    human_bytes(d.figures.bytes),
                     group_digits(d.figures.files),
-                    human::bytes(d.figures.duplicate_bytes)
+                    human_bytes(d.figures.duplicate_bytes)
                 ),
             })
             .collect();
@@ -182,7 +182,7 @@ fn by_type(id: &str, b: &Breakdown) -> Markup {
                 title: format!(
                     "{}: {} in {} files{}",
                     type_label(&t.extension, &t.format),
-                    human::bytes(t.figures.bytes),
+                    human_bytes(t.figures.bytes),
                     group_digits(t.figures.files),
                     match *already {
                         "yes" => " (already compressed)",
@@ -228,7 +228,7 @@ fn by_type(id: &str, b: &Breakdown) -> Markup {
     }
 }
 
-fn equal_directories(id: &str, groups: &[trawl_report::breakdown::DuplicateDirectories]) -> Markup {
+fn equal_directories(id: &str, groups: &[trawl_report::DuplicateDirectories]) -> Markup {
     {
         if groups.is_empty() {
             html! {

@@ -3,13 +3,13 @@
 use std::fmt::Write;
 
 use maud::{Markup, html};
-use trawl_report::scan::ScanReport;
+use trawl_report::ScanReport;
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
-use crate::human;
 
 use super::*;
+use crate::{human_bytes, human_count};
 
 /// Files and bytes by file size.
 pub(crate) fn file_sizes(id: &str, r: &ScanReport) -> Markup {
@@ -28,7 +28,7 @@ fn bucket_label(from: u64) -> String {
     if from == 0 {
         "0".to_string()
     } else {
-        human::bytes(from)
+        human_bytes(from)
     }
 }
 
@@ -52,7 +52,7 @@ fn files_by_size(id: &str, r: &ScanReport) -> String {
                 group_digits(b.files),
                 b.from,
                 b.to.saturating_sub(1),
-                human::bytes(b.bytes)
+                human_bytes(b.bytes)
             ),
         })
         .collect();
@@ -76,7 +76,7 @@ fn bytes_by_size(id: &str, r: &ScanReport) -> String {
             data: vec![("from", b.from.to_string()), ("bytes", b.bytes.to_string())],
             title: format!(
                 "{} in files of {} to {} bytes",
-                human::bytes(b.bytes),
+                human_bytes(b.bytes),
                 b.from,
                 b.to.saturating_sub(1)
             ),
@@ -99,9 +99,9 @@ pub(crate) fn duplicates(id: &str, r: &ScanReport) -> Markup {
         h2 { "Duplicate files" }
         p id=(format!("{id}-dup-summary")) data-groups=(d.groups)
             data-redundant-files=(d.redundant_files) data-redundant-bytes=(d.redundant_bytes) {
-            (group_digits(d.groups)) " groups of equal files (" (human::bytes(d.bytes)) ", by "
+            (group_digits(d.groups)) " groups of equal files (" (human_bytes(d.bytes)) ", by "
             (d.algorithm) "); removing all copies but one would free "
-            (human::bytes(d.redundant_bytes)) " in " (group_digits(d.redundant_files)) " files."
+            (human_bytes(d.redundant_bytes)) " in " (group_digits(d.redundant_files)) " files."
         }
     };
     if d.top.is_empty() {
@@ -172,7 +172,7 @@ pub(crate) fn problems(id: &str, r: &ScanReport) -> Markup {
 }
 
 /// A row per file shown (the first [`PROBLEMS_SHOWN`]): its path and why.
-fn problem_rows(list: &[trawl_report::scan::FileJson]) -> Vec<Vec<Cell>> {
+fn problem_rows(list: &[trawl_report::FileJson]) -> Vec<Vec<Cell>> {
     list.iter()
         .take(PROBLEMS_SHOWN)
         .map(|f| {
@@ -187,7 +187,7 @@ fn problem_rows(list: &[trawl_report::scan::FileJson]) -> Vec<Vec<Cell>> {
 }
 
 /// How many of `list` are not shown, if any.
-fn not_shown(list: &[trawl_report::scan::FileJson]) -> Option<usize> {
+fn not_shown(list: &[trawl_report::FileJson]) -> Option<usize> {
     (list.len() > PROBLEMS_SHOWN).then(|| list.len() - PROBLEMS_SHOWN)
 }
 
@@ -197,12 +197,12 @@ fn skipped_said(k: &str, n: usize) -> String {
     match k {
         "symlink" => format!(
             "{} (not followed: --follow reads what they point to)",
-            crate::human::count(n, "symbolic link", "symbolic links")
+            human_count(n, "symbolic link", "symbolic links")
         ),
-        "symlink-loop" => crate::human::count(n, "link loop", "link loops"),
-        "fifo" => crate::human::count(n, "FIFO", "FIFOs"),
-        "socket" => crate::human::count(n, "socket", "sockets"),
-        "block-device" | "char-device" => crate::human::count(n, "device", "devices"),
+        "symlink-loop" => human_count(n, "link loop", "link loops"),
+        "fifo" => human_count(n, "FIFO", "FIFOs"),
+        "socket" => human_count(n, "socket", "sockets"),
+        "block-device" | "char-device" => human_count(n, "device", "devices"),
         _ => format!("{n} {k}"),
     }
 }

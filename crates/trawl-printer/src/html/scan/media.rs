@@ -4,22 +4,22 @@ use maud::{Markup, html};
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
-use crate::human;
+use crate::human_duration;
 
 pub(crate) fn seconds(s: f64) -> String {
     if s >= 60.0 {
-        human::duration(s)
+        human_duration(s)
     } else {
         format!("{s:.2} s")
     }
 }
 
 /// The FLV files: a summary, the time between keyframes, and a row per file.
-pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
+pub(crate) fn media(id: &str, m: &trawl_report::MediaReport) -> Markup {
     let summary = html! {
         h2 { "Media (FLV)" }
         p id=(format!("{id}-media-summary")) data-files=(m.files) data-keyframes=(m.keyframes) {
-            (group_digits(m.files)) " FLV files, " (human::duration(m.duration)) " of video, "
+            (group_digits(m.files)) " FLV files, " (human_duration(m.duration)) " of video, "
             (group_digits(m.keyframes)) " keyframes; " (m.with_problems) " with problems, "
             (m.failed) " that could not be indexed."
         }
@@ -35,8 +35,8 @@ pub(crate) fn media(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
 }
 
 /// Keyframe intervals by length.
-fn keyframe_intervals(id: &str, m: &trawl_report::media::MediaReport) -> String {
-    let label = |b: &trawl_report::media::IntervalBucket| match b.to {
+fn keyframe_intervals(id: &str, m: &trawl_report::MediaReport) -> String {
+    let label = |b: &trawl_report::IntervalBucket| match b.to {
         Some(t) => format!("{}-{} s", b.from, t),
         None => format!("{}+ s", b.from),
     };
@@ -68,7 +68,7 @@ fn keyframe_intervals(id: &str, m: &trawl_report::media::MediaReport) -> String 
 }
 
 /// A row per FLV file listed.
-fn flv_table(id: &str, m: &trawl_report::media::MediaReport) -> Markup {
+fn flv_table(id: &str, m: &trawl_report::MediaReport) -> Markup {
     let rows: Vec<Vec<Cell>> = m
         .listed
         .iter()

@@ -7,10 +7,10 @@
 //! `files`, `breakdown` and `media`.
 
 use maud::{Markup, html};
-use trawl_report::scan::ScanReport;
+use trawl_report::ScanReport;
 
 use crate::html::{Cell, bytes, card, group_digits, num, page, table, text};
-use crate::human;
+use crate::{human_bytes, human_duration, human_estimate, human_rate};
 
 mod breakdown;
 mod files;
@@ -24,7 +24,7 @@ pub const PROBLEMS_SHOWN: usize = 1000;
 
 /// `1.2345` -> `1.23x`.
 pub(crate) fn ratio(r: Option<f64>) -> String {
-    human::estimate(r, None, None, "x")
+    human_estimate(r, None, None, "x")
 }
 
 /// A ratio, with its interval and confidence when it is an estimate: `1.02x (0.97-1.09, 99%)`
@@ -34,7 +34,7 @@ pub(crate) fn estimate(
     interval: Option<(f64, f64)>,
     confidence: Option<f64>,
 ) -> String {
-    human::estimate(r, interval, confidence, "x")
+    human_estimate(r, interval, confidence, "x")
 }
 
 /// Block sizes as people say them: `4K`, `128K`, `1M`.
@@ -49,7 +49,7 @@ pub(crate) fn size_label(n: u64) -> String {
 }
 
 /// The whole page for one report or more (`names`: what each came from, for headings).
-pub fn render(reports: &[(String, &ScanReport)]) -> String {
+pub fn html_scan(reports: &[(String, &ScanReport)]) -> String {
     let title = match reports {
         [(name, _)] => format!("trawl scan report: {name}"),
         _ => format!("trawl scan reports ({})", reports.len()),
@@ -207,9 +207,9 @@ pub(crate) fn headline(r: &ScanReport) -> Markup {
     html! {
         div.cards id="headline" {
             (card("files", &group_digits(t.files), &format!("{} files read", t.files), false))
-            (card("read", &human::bytes(t.bytes), &format!("{} bytes", t.bytes), false))
-            (card("time", &human::duration(t.seconds), &format!("{:.3} s", t.seconds), false))
-            (card("rate", &human::rate(t.bytes, t.seconds), "bytes read per second", false))
+            (card("read", &human_bytes(t.bytes), &format!("{} bytes", t.bytes), false))
+            (card("time", &human_duration(t.seconds), &format!("{:.3} s", t.seconds), false))
+            (card("rate", &human_rate(t.bytes, t.seconds), "bytes read per second", false))
             @if let Some(d) = red.and_then(|x| x.dedup.first()) {
                 (card(
                     &format!("dedup at {}", size_label(d.block_size)),

@@ -2,13 +2,13 @@
 //! files holding most duplicates.
 
 use maud::{Markup, html};
-use trawl_report::reduction::{CompressionJson, DedupCounts, ReductionJson};
+use trawl_report::{CompressionJson, DedupCounts, ReductionJson};
 
 use crate::html::svg::{self, Mark};
 use crate::html::{Cell, bytes, chart, group_digits, num, table, text};
-use crate::human;
 
 use super::*;
+use crate::human_bytes;
 
 pub(crate) fn codec_name(c: &CompressionJson) -> String {
     match c.level {
@@ -40,7 +40,7 @@ fn dedup(id: &str, red: &ReductionJson) -> Markup {
         @if red.hardlinks.names > 0 {
             p.note {
                 (group_digits(red.hardlinks.names)) " more names of hard-linked files ("
-                (human::bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
+                (human_bytes(red.hardlinks.bytes)) ") are counted once, in no figure above."
             }
         }
     }
@@ -71,8 +71,8 @@ fn dedup_curve(id: &str, red: &ReductionJson) -> String {
                     d.counts.ratio_interval(),
                     d.counts.sample.as_ref().map(|s| s.confidence)
                 ),
-                human::bytes(d.counts.unique_bytes),
-                human::bytes(d.counts.logical_bytes)
+                human_bytes(d.counts.unique_bytes),
+                human_bytes(d.counts.logical_bytes)
             ),
         })
         .collect();
@@ -122,7 +122,7 @@ fn dedup_table(id: &str, red: &ReductionJson) -> Markup {
 }
 
 /// CDC's point on the dedup curve: where its average chunk size falls among the fixed sizes.
-fn cdc_point(red: &ReductionJson, c: &trawl_report::reduction::CdcJson) -> (f64, Mark) {
+fn cdc_point(red: &ReductionJson, c: &trawl_report::CdcJson) -> (f64, Mark) {
     let l = (c.avg_size as f64).log2();
     let sizes: Vec<f64> = red
         .dedup
@@ -163,7 +163,7 @@ fn cdc_point(red: &ReductionJson, c: &trawl_report::reduction::CdcJson) -> (f64,
 }
 
 /// Content-defined chunks by length.
-fn chunk_sizes(id: &str, c: &trawl_report::reduction::CdcJson) -> Markup {
+fn chunk_sizes(id: &str, c: &trawl_report::CdcJson) -> Markup {
     let marks: Vec<Mark> = c
         .chunk_sizes
         .iter()
@@ -227,7 +227,7 @@ pub(crate) fn references(id: &str, red: &ReductionJson) -> Markup {
 }
 
 /// A reference-count bucket's name: `3`, `4-7`, `1024+`.
-fn ref_label(b: &trawl_report::reduction::RefBucket) -> String {
+fn ref_label(b: &trawl_report::RefBucket) -> String {
     match b.to {
         Some(t) if t == b.from => t.to_string(),
         Some(t) => format!("{}-{t}", b.from),
@@ -236,7 +236,7 @@ fn ref_label(b: &trawl_report::reduction::RefBucket) -> String {
 }
 
 /// Distinct blocks by how many times they are referenced.
-fn references_bars(id: &str, d: &trawl_report::reduction::DedupJson) -> String {
+fn references_bars(id: &str, d: &trawl_report::DedupJson) -> String {
     let label = ref_label;
     let marks: Vec<Mark> = d
         .counts
@@ -277,7 +277,7 @@ fn references_bars(id: &str, d: &trawl_report::reduction::DedupJson) -> String {
 }
 
 /// A row per bucket: distinct blocks and references, and their bytes where known.
-fn references_table(id: &str, d: &trawl_report::reduction::DedupJson) -> Markup {
+fn references_table(id: &str, d: &trawl_report::DedupJson) -> Markup {
     let label = ref_label;
     let with_bytes = d.counts.references.iter().all(|b| b.stored_bytes.is_some());
     let rows: Vec<Vec<Cell>> = d
@@ -342,7 +342,7 @@ fn compression_bars(id: &str, red: &ReductionJson) -> String {
                     ("kind", what.to_string()),
                     ("bytes", v.to_string()),
                 ],
-                title: format!("{name}: {} {what}", human::bytes(v)),
+                title: format!("{name}: {} {what}", human_bytes(v)),
             });
         }
     }
