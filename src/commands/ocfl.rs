@@ -1,5 +1,7 @@
 //! `trawl ocfl validate`: OCFL storage roots and objects.
 
+use std::ops::ControlFlow;
+
 use trawl_report::{ObjectReport, OcflSummary};
 
 use crate::flags::plans::OcflPlan;
@@ -26,13 +28,13 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
     for path in &plan.paths {
         let bar = crate::progress::Bar::new(plan.quiet || plan.json);
         let mut failed: Option<anyhow::Error> = None;
-        let r = trawl_ocfl::validate(path, &plan.cfg, &bar, &stop, &mut |o| {
-            if failed.is_some() {
-                return;
-            }
-            if let Err(e) = say_object(&plan, path, o, warnings) {
+        let r = trawl_ocfl::validate(path, &plan.cfg, &bar, &stop, &mut |o| match say_object(
+            &plan, path, o, warnings,
+        ) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
                 failed = Some(e);
-                stop.request(trawl_stop::Reason::Failed);
+                ControlFlow::Break(())
             }
         });
         drop(bar);

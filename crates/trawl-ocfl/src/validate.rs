@@ -1,13 +1,14 @@
 //! `ocfl validate`: a storage root (its own checks, then its hierarchy walked and each object
 //! checked, the objects' content read a batch at a time), an object, or an inventory alone.
 
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use trawl_read::DirAt;
 use trawl_report::{JsonPath, ObjectReport, OcflSummary};
 use trawl_scan::{Progress, ScanConfig};
-use trawl_stop::Stop;
+use trawl_stop::{Reason, Stop};
 
 use crate::OcflError;
 use crate::content::Pending;
@@ -29,7 +30,7 @@ pub fn validate(
     cfg: &ScanConfig,
     progress: &dyn Progress,
     stop: &Stop,
-    each: &mut dyn FnMut(&ObjectReport),
+    each: &mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
 ) -> Result<OcflSummary, OcflError> {
     let io = |source| OcflError::Io {
         path: path.to_path_buf(),
@@ -47,6 +48,8 @@ pub fn validate(
         complete: true,
         ..OcflSummary::default()
     };
+    // The run's own token: a `Break` from `each` ends this validation, not the caller's run.
+    let stop = &stop.child();
     let mut run = Run {
         path,
         cfg,
@@ -76,7 +79,7 @@ struct Run<'a, 'e> {
     progress: &'a dyn Progress,
     stop: &'a Stop,
     summary: &'a mut OcflSummary,
-    each: &'e mut dyn FnMut(&ObjectReport),
+    each: &'e mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
 }
 
 impl Run<'_, '_> {
@@ -171,7 +174,11 @@ impl Run<'_, '_> {
         content::read(self.path, batch, self.cfg, self.progress, self.stop);
         for p in batch.drain(..).filter(|p| !p.interrupted) {
             self.summary.add(&p.report);
-            (self.each)(&p.report);
+            if (self.each)(&p.report).is_break() {
+                // The rest of the batch is dropped with the drain.
+                self.stop.request(Reason::Failed);
+                return;
+            }
         }
     }
 }
@@ -230,7 +237,7 @@ fn report(path: &[u8], id: Option<String>, spec: String, log: log::Log) -> Objec
 /// sidecar, no content, nothing around it).
 fn inventory_alone(
     path: &Path,
-    each: &mut dyn FnMut(&ObjectReport),
+    each: &mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
 ) -> Result<OcflSummary, OcflError> {
     let io = |source| OcflError::Io {
         path: path.to_path_buf(),
@@ -270,6 +277,64 @@ fn inventory_alone(
         ..OcflSummary::default()
     };
     summary.add(&o);
-    each(&o);
+    summary.complete = each(&o).is_continue();
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), target).unwrap();
+            }
+        }
+    }
+
+    /// A `Break` from the callback ends this validation, incomplete, after the object it was
+    /// handed, and leaves the caller's token unstopped (it used to stop the whole run).
+    #[test]
+    fn a_break_from_each_ends_this_validation_only() {
+        let good = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/ocfl-fixtures/1.1/good-objects");
+        if !good.is_dir() {
+            eprintln!("SKIPPED: no OCFL fixtures at {}", good.display());
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("0=ocfl_1.1"), "ocfl_1.1\n").unwrap();
+        for name in [
+            "minimal_one_version_one_file",
+            "spec-ex-full",
+            "updates_all_actions",
+        ] {
+            copy_dir(&good.join(name), &root.join(name));
+        }
+        let cfg = ScanConfig::new(vec![root.clone()]);
+        let stop = Stop::new();
+        let whole = validate(&root, &cfg, &trawl_scan::NoProgress, &stop, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert!(whole.complete);
+        assert_eq!(whole.objects, 3, "{whole:?}");
+        let mut handed = 0;
+        let cut = validate(&root, &cfg, &trawl_scan::NoProgress, &stop, &mut |_| {
+            handed += 1;
+            ControlFlow::Break(())
+        })
+        .unwrap();
+        assert_eq!(handed, 1);
+        assert!(!cut.complete);
+        assert!(!stop.is_stopping(), "the caller's token is its own");
+    }
 }
