@@ -43,12 +43,14 @@ pub enum Unread {
     Io(io::Error),
 }
 
+/// For callers that answer `io::Result`: the system's own error as itself, a missing file as
+/// `NotFound`, any other refusal carried typed (`get_ref()` downcasts to [`Unread`]).
 impl From<Unread> for io::Error {
     fn from(u: Unread) -> io::Error {
         match u {
             Unread::Io(e) => e,
             Unread::Missing => io::Error::from(io::ErrorKind::NotFound),
-            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+            other => io::Error::new(io::ErrorKind::InvalidData, other),
         }
     }
 }
