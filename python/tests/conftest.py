@@ -73,6 +73,17 @@ def comparable(report):
     return r
 
 
+#: The options both sides scan with: several digests, every block size, CDC, two codecs,
+#: attribution, a manifest.
+SCAN = ["--digest", "sha256,md5", "--cdc", "16k", "--compress", "lz4,zstd", "--top-files", "25"]
+
+
+def assert_same_report(got, want):
+    g, w = comparable(got), comparable(want)
+    for k in sorted(set(g) | set(w)):
+        assert g.get(k) == w.get(k), f"{k} differs"
+
+
 def one_machine(paths, *flags, cwd=None):
     """`trawl scan` on one machine: its report and exit code."""
     out = os.path.join(cwd or ".", "one-machine.json")

@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::util::{Dir, mkfifo, python_json, python_with, tool};
 
 /// A tree with copies in other directories, a hard link, an empty file and a file of its own.
-fn tree(d: &Dir) {
+pub(crate) fn tree(d: &Dir) {
     let big: Vec<u8> = (0..100_000u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
@@ -24,7 +24,7 @@ fn tree(d: &Dir) {
 }
 
 /// A JSON file the test made.
-fn read_json(d: &Dir, name: &str) -> serde_json::Value {
+pub(crate) fn read_json(d: &Dir, name: &str) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(d.join(name)).unwrap()).unwrap()
 }
 
@@ -35,166 +35,6 @@ fn column(rows: &serde_json::Value, key: &str) -> Vec<String> {
         .iter()
         .map(|x| x[key].to_string())
         .collect()
-}
-
-/// Groups as sets of names, from fclones' text format (group headers, then indented names).
-fn groups_of_text(text: &str) -> BTreeSet<BTreeSet<String>> {
-    let mut out = BTreeSet::new();
-    let mut cur: Option<BTreeSet<String>> = None;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        if let Some(name) = line.strip_prefix("    ") {
-            cur.as_mut().unwrap().insert(name.to_string());
-        } else {
-            out.extend(cur.take());
-            cur = Some(BTreeSet::new());
-        }
-    }
-    out.extend(cur);
-    out
-}
-
-#[test]
-fn duplicates_are_groups_of_equal_content_one_name_per_inode_without_empty_files() {
-    if !python_with(&["hashlib"]) {
-        return;
-    }
-    let d = Dir::new();
-    tree(&d);
-    d.cmd()
-        .args([
-            "scan",
-            "t",
-            "-q",
-            "--duplicates",
-            "dups.txt",
-            "--json",
-            "r.json",
-        ])
-        .run()
-        .code(0);
-    let text = std::fs::read_to_string(d.join("dups.txt")).unwrap();
-    assert!(text.starts_with("# Report by fclones "), "{text}");
-    // The groups as a few lines of Python find them: by size and SHA-256, one name per inode
-    // (the first by name), empty files left out.
-    let py = r#"
-import hashlib, os, sys, json
-root = os.path.abspath(sys.argv[1]); seen = {}; groups = {}
-for dp, dn, fn in os.walk(root):
-    for f in fn:
-        p = os.path.join(dp, f); st = os.stat(p)
-        if st.st_size == 0: continue
-        k = (st.st_size, hashlib.sha256(open(p, 'rb').read()).hexdigest())
-        groups.setdefault(k, {}).setdefault((st.st_dev, st.st_ino), []).append(p)
-out = [sorted(min(v) for v in g.values()) for g in groups.values() if len(g) > 1]
-print(json.dumps(out))
-"#;
-    let want: Vec<Vec<String>> = python_json(&d, py, "t");
-    let want: BTreeSet<BTreeSet<String>> =
-        want.into_iter().map(|g| g.into_iter().collect()).collect();
-    assert_eq!(groups_of_text(&text), want, "{text}");
-    assert_eq!(want.len(), 2);
-    // The report's summary counts the same.
-    let r: serde_json::Value = read_json(&d, "r.json");
-    let s = &r["duplicates"];
-    assert_eq!(s["groups"], 2);
-    assert_eq!(s["files"], 5);
-    assert_eq!(s["redundant_files"], 3);
-    assert_eq!(s["redundant_bytes"], 100_000 + 2 * 12);
-    assert_eq!(s["algorithm"], "sha256");
-    assert_eq!(s["top"][0]["size"], 100_000);
-}
-
-#[test]
-fn the_terminal_summary_says_what_duplicates_were_found() {
-    let d = Dir::new();
-    tree(&d);
-    // The same figures as the report's (2 groups, 5 files, 3 redundant), said on the terminal.
-    let r = d
-        .cmd()
-        .args(["scan", "t", "--duplicates", "dups.txt", "--json", "r.json"])
-        .run();
-    r.code(0);
-    r.stdout_has("duplicates: 2 groups of identical files (5 files), ");
-    r.stdout_has(" redundant in 3 files (by sha256)");
-    // Two directories of the same files: a group of duplicate directories.
-    for dir in ["u/c1", "u/c2"] {
-        d.create(format!("{dir}/p").as_bytes(), b"pp");
-        d.create(format!("{dir}/q").as_bytes(), b"qqq");
-    }
-    let r = d.cmd().args(["scan", "u", "--json", "u.json"]).run();
-    r.code(0);
-    r.stdout_has("duplicate directories: 1 group (in the JSON and HTML reports)");
-    // Without --duplicates, nothing is said of duplicate files.
-    let r = d.cmd().args(["scan", "t"]).run();
-    r.code(0);
-    assert!(!r.stdout.contains("duplicates:"), "{}", r.stdout);
-}
-
-#[test]
-fn duplicates_need_a_digest_that_can_tell_files_apart() {
-    let d = Dir::new();
-    tree(&d);
-    d.cmd()
-        .args(["scan", "t", "-d", "crc32c", "--duplicates", "dups.txt"])
-        .run()
-        .code(2)
-        .stderr_has("--duplicates compares files by a digest of 128 bits or more");
-    assert!(!d.join("dups.txt").exists());
-}
-
-#[test]
-fn fclones_reads_the_duplicates_report_in_both_formats() {
-    let Some(fclones) = tool("fclones") else {
-        return;
-    };
-    let d = Dir::new();
-    tree(&d);
-    d.cmd()
-        .args(["scan", "t", "-q", "--duplicates", "dups.txt"])
-        .run()
-        .code(0);
-    d.cmd()
-        .args([
-            "scan",
-            "t",
-            "-q",
-            "--duplicates",
-            "dups.json",
-            "-d",
-            "blake3",
-        ])
-        .run()
-        .code(0);
-    for report in ["dups.txt", "dups.json"] {
-        let input = std::fs::File::open(d.join(report)).unwrap();
-        let o = Command::new(&fclones)
-            .args(["link", "--dry-run"])
-            .current_dir(d.path())
-            .stdin(input)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{report}: {stdout}\n{stderr}");
-        // Each redundant copy would be replaced by a link to the group's first file.
-        let abs = d.path().canonicalize().unwrap();
-        for copy in ["t/a/big2.bin", "t/b/x copy.txt", "t/a/sub/x3.txt"] {
-            let p = abs.join(copy).display().to_string();
-            assert!(
-                stdout.contains(&p),
-                "{report}: {p} not in\n{stdout}\n{stderr}"
-            );
-        }
-        assert!(
-            !stdout.contains("alone") && !stdout.contains("empty"),
-            "{stdout}"
-        );
-    }
-    // Nothing was changed.
-    assert_eq!(
-        std::fs::read(d.join("t/b/x copy.txt")).unwrap(),
-        b"hello world\n"
-    );
 }
 
 /// The `data-{attr}` values of the marks (elements of class `mark`) in the SVG with this id, in
@@ -432,76 +272,6 @@ fn the_pages_load_in_chromium_with_no_error_or_request_and_their_tables_sort() {
     }
 }
 
-/// Files of an ncdu export: path below the root -> (asize, dsize, hard-link flag).
-fn ncdu_files(v: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64, bool)> {
-    fn walk(
-        dir: &[serde_json::Value],
-        at: &str,
-        out: &mut std::collections::BTreeMap<String, (u64, u64, bool)>,
-    ) {
-        for item in &dir[1..] {
-            match item {
-                serde_json::Value::Array(sub) => {
-                    let name = sub[0]["name"].as_str().unwrap();
-                    walk(sub, &format!("{at}{name}/"), out);
-                }
-                f => {
-                    let n = |k: &str| f[k].as_u64().unwrap_or(0);
-                    out.insert(
-                        format!("{at}{}", f["name"].as_str().unwrap()),
-                        (n("asize"), n("dsize"), f["hlnkc"] == true),
-                    );
-                }
-            }
-        }
-    }
-    let mut out = std::collections::BTreeMap::new();
-    walk(v[3].as_array().unwrap(), "", &mut out);
-    out
-}
-
-#[test]
-fn ncdu_reads_the_export_and_finds_the_tree_its_own_scan_finds() {
-    let Some(ncdu) = tool("ncdu") else {
-        return;
-    };
-    let d = Dir::new();
-    tree(&d);
-    d.create(b"t/deep/er/still/f \"q\".txt", &[1u8; 9000]);
-    d.cmd()
-        .args(["scan", "t", "-q", "--ncdu", "t.ncdu"])
-        .run()
-        .code(0);
-    // ncdu imports trawl's export and writes it out again (it would refuse a malformed one);
-    // its own scan of the same tree is the reference.
-    let run = |args: &[&str]| {
-        let o = Command::new(&ncdu)
-            .args(args)
-            .current_dir(d.path())
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "ncdu {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    };
-    run(&["-f", "t.ncdu", "-o", "again.json"]);
-    run(&["-o", "ref.json", "t"]);
-    let (again, reference) = (read_json(&d, "again.json"), read_json(&d, "ref.json"));
-    assert_eq!(
-        again[3][0]["name"].as_str().unwrap(),
-        d.path().canonicalize().unwrap().join("t").to_str().unwrap()
-    );
-    assert_eq!(ncdu_files(&again), ncdu_files(&reference));
-    assert_eq!(ncdu_files(&again).len(), 10);
-    d.cmd()
-        .args(["scan", "t/a", "t/b", "--ncdu", "x.ncdu"])
-        .run()
-        .code(2)
-        .stderr_has("--ncdu exports one directory");
-}
-
 #[test]
 fn breakdowns_add_up_name_formats_and_find_the_equal_directories_python_finds() {
     if !python_with(&["hashlib"]) {
@@ -626,7 +396,7 @@ print(json.dumps(out))
 }
 
 /// A collection audited three times: registered; one file corrupted and one deleted; again.
-fn audited(d: &Dir) {
+pub(crate) fn audited(d: &Dir) {
     tree(d);
     d.cmd()
         .args(["audit", "t", "-c", "cat.db", "-q"])
@@ -643,140 +413,6 @@ fn audited(d: &Dir) {
         .args(["audit", "t", "-c", "cat.db", "-q", "--html", "audit.html"])
         .run()
         .code(1);
-}
-
-#[test]
-fn the_catalog_page_shows_every_run_the_files_that_want_attention_and_the_chain_head() {
-    let Some(sqlite3) = tool("sqlite3") else {
-        return;
-    };
-    let d = Dir::new();
-    audited(&d);
-    d.cmd()
-        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
-        .run()
-        .code(0);
-    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
-    // The pages differ only in their "as of" time; only that one is replaced (the runs'
-    // start times may be the same second as either).
-    let audit_html = std::fs::read_to_string(d.join("audit.html")).unwrap();
-    assert_eq!(
-        html,
-        audit_html.replacen(
-            &format!("as of {} UTC", between(&audit_html, "as of ", " UTC")),
-            &format!("as of {} UTC", between(&html, "as of ", " UTC")),
-            1
-        ),
-        "audit --html writes the catalog's page"
-    );
-    for fetch in ["http:", "https:", "src=", "url("] {
-        assert!(
-            !html.contains(fetch),
-            "the page would fetch something: {fetch}"
-        );
-    }
-    // The verdicts of each run, as the catalog's own tables hold them (read with sqlite3).
-    let q = |sql: &str| {
-        let o = Command::new(&sqlite3)
-            .arg(d.join("cat.db"))
-            .arg(sql)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    };
-    let rows = q(
-        "SELECT id, n_ok, n_corrupt, n_modified, n_missing, n_new, n_moved, n_unreadable FROM runs ORDER BY id",
-    );
-    let start = html.find("id=\"runs\"").unwrap();
-    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
-    for line in rows.lines() {
-        let f: Vec<&str> = line.split('|').collect();
-        for (state, n) in [
-            "ok",
-            "corrupt",
-            "modified",
-            "missing",
-            "new",
-            "moved",
-            "unreadable",
-        ]
-        .iter()
-        .zip(&f[1..])
-        {
-            let mark = format!(
-                r##"data-bar="#{}" data-series="{state}" data-value="{n}""##,
-                f[0]
-            );
-            assert_eq!(
-                svg.contains(&mark),
-                *n != "0",
-                "run {} {state} {n}:\n{svg}",
-                f[0]
-            );
-        }
-    }
-    assert!(
-        rows.lines().nth(1).unwrap().ends_with("|1|0|1|1|0|0"),
-        "{rows}"
-    );
-    // The files that want attention are named.
-    let problems = &html[html.find("id=\"problems\"").unwrap()..];
-    assert!(problems.contains("t/b/big.bin") && problems.contains("corrupt"));
-    assert!(problems.contains("t/b/alone") && problems.contains("missing"));
-    // The chain head is the last sealed run's digest.
-    let head = q(
-        "SELECT lower(hex(chain_digest)) FROM runs WHERE chain_digest IS NOT NULL ORDER BY id DESC LIMIT 1",
-    );
-    assert!(html.contains(&format!(r#"<code id="chain-head">{}</code>"#, head.trim())));
-    // Every present file was verified today.
-    let present = q("SELECT count(*) FROM files WHERE present = 1");
-    assert!(
-        html.contains(&format!(
-            r#"data-age="&lt; 1 day" data-files="{}""#,
-            present.trim()
-        )),
-        "{present}"
-    );
-}
-
-/// The text between two markers.
-fn between(s: &str, a: &str, b: &str) -> String {
-    let i = s.find(a).unwrap() + a.len();
-    s[i..i + s[i..].find(b).unwrap()].to_string()
-}
-
-#[test]
-fn sampled_figures_are_drawn_with_their_intervals() {
-    let d = Dir::new();
-    tree(&d);
-    for i in 0..40u32 {
-        let data: Vec<u8> = (0..20_000u32)
-            .map(|j| (j.wrapping_mul(i + 7) >> 3) as u8)
-            .collect();
-        d.create(format!("t/s/{i}.bin").as_bytes(), &data);
-    }
-    d.cmd()
-        .args([
-            "scan", "t", "-q", "--json", "r.json", "--html", "r.html", "--sample", "0.5",
-        ])
-        .run()
-        .code(0);
-    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
-    let r: serde_json::Value = read_json(&d, "r.json");
-    let dedup = r["reduction"]["dedup"].as_array().unwrap();
-    assert!(dedup.iter().all(|x| x["sample"]["low"].is_u64()), "sampled");
-    // One error bar per fixed size on the dedup curve, and one on each codec's allocated bar.
-    let chart = |id: &str| {
-        let start = html.find(&format!("id=\"{id}\"")).unwrap();
-        html[start..start + html[start..].find("</svg>").unwrap()].to_string()
-    };
-    assert_eq!(
-        chart("r0-dedup").matches("class=\"err\"").count(),
-        dedup.len()
-    );
-    assert_eq!(chart("r0-compression").matches("class=\"err\"").count(), 1);
-    assert!(html.contains("Estimated from a sample"));
 }
 
 #[test]
@@ -851,90 +487,6 @@ print(json.dumps(out))
     assert!(skipped.contains("t/a fifo") && skipped.contains("fifo"));
 }
 
-/// A tree with duplicates and compressible text, big enough for a sample to keep thousands of
-/// blocks: every file its own (a deterministic generator), a third of them copies.
-fn sampled_tree(d: &Dir) {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for i in 0..60 {
-        let mut body = Vec::with_capacity(256 * 1024);
-        while body.len() < 256 * 1024 {
-            // Half words from a small vocabulary (compressible), half noise.
-            let w = next();
-            if w % 2 == 0 {
-                body.extend_from_slice(
-                    ["alpha ", "bravo ", "charlie ", "delta "][(w >> 8) as usize % 4].as_bytes(),
-                );
-            } else {
-                body.extend_from_slice(&w.to_le_bytes());
-            }
-        }
-        d.create(format!("s/f{i:02}").as_bytes(), &body);
-        if i % 3 == 0 {
-            d.create(format!("s/copy{i:02}").as_bytes(), &body);
-        }
-    }
-}
-
-#[test]
-fn a_sampled_estimate_is_never_shown_without_its_interval_and_the_interval_holds_the_truth() {
-    let d = Dir::new();
-    sampled_tree(&d);
-    let args = [
-        "scan",
-        "s",
-        "--compress",
-        "lz4",
-        "--json",
-        "x.json",
-        "--html",
-        "x.html",
-    ];
-    let r = d.cmd().args(args).args(["--sample", "0.25"]).run();
-    r.code(0)
-        .stdout_has("(estimated from a 25% sample: the ranges are 99% intervals)");
-    // Every ratio in the text tables carries its range.
-    for line in r.stdout.lines().filter(|l| l.contains(":1")) {
-        assert_eq!(
-            line.matches(":1").count(),
-            line.matches(", 99%)").count(),
-            "a bare estimate: {line}\n{}",
-            r.stdout
-        );
-    }
-    let html = std::fs::read_to_string(d.join("x.html")).unwrap();
-    assert!(html.matches(", 99%)").count() >= 6 + 2 + 2, "{html}");
-    let sampled = read_json(&d, "x.json");
-    d.cmd().args(args).args(["-q"]).run().code(0);
-    let exact = read_json(&d, "x.json");
-    let within = |what: &str, est: &serde_json::Value, truth: &serde_json::Value, bytes: &str| {
-        let s = &est[what];
-        let (lo, hi) = (s["low"].as_u64().unwrap(), s["high"].as_u64().unwrap());
-        let t = truth[bytes].as_u64().unwrap();
-        assert!(lo <= t && t <= hi, "{what}: {t} outside {lo}-{hi}");
-    };
-    let (sd, ed) = (
-        &sampled["reduction"]["dedup"][0],
-        &exact["reduction"]["dedup"][0],
-    );
-    within("sample", sd, ed, "unique_bytes");
-    let (sc, ec) = (
-        &sampled["reduction"]["compression"][0],
-        &exact["reduction"]["compression"][0],
-    );
-    within("sample", sc, ec, "allocated_bytes");
-    within("combined_sample", sc, ec, "combined_allocated_bytes");
-    // An exact run shows no range.
-    assert!(!r.stdout.is_empty());
-    let exact_text = d.cmd().args(["scan", "s", "--compress", "lz4"]).run();
-    assert!(!exact_text.stdout.contains("99%"), "{}", exact_text.stdout);
-}
-
 #[test]
 fn a_hostile_name_is_text_in_every_page_never_markup() {
     let d = Dir::new();
@@ -988,55 +540,6 @@ fn a_hostile_name_is_text_in_every_page_never_markup() {
             "{page}: the name is shown"
         );
     }
-}
-
-/// A catalog registered with thousands of files, then a run with a few events: in chromium at
-/// 1280 px, the chart of what changed shows that run's bar at a readable height, and the runs
-/// table fits the page.
-#[test]
-fn the_catalog_chart_of_what_changed_is_not_scaled_by_the_registration() {
-    let (Some(chromium), true) = (tool("chromium"), python_with(&["playwright"])) else {
-        return;
-    };
-    let d = Dir::new();
-    for i in 0..3000 {
-        d.create(format!("t/d{}/f{i}", i % 30).as_bytes(), b"x");
-    }
-    d.cmd()
-        .args(["audit", "t", "-c", "cat.db", "-q"])
-        .run()
-        .code(0);
-    std::fs::remove_file(d.join("t/d0/f0")).unwrap();
-    d.create(b"t/new.txt", b"new");
-    d.cmd()
-        .args(["audit", "t", "-c", "cat.db", "-q"])
-        .run()
-        .code(1);
-    d.cmd()
-        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
-        .run()
-        .code(0);
-    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
-    assert!(
-        html.contains("#1 (3000 new paths)"),
-        "the left-out run is named"
-    );
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check_catalog.py");
-    let o = Command::new("python3")
-        .arg(&script)
-        .arg(&chromium)
-        .arg(d.join("cat.html"))
-        .arg("2")
-        .arg("60")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success() && stdout.contains("ok"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// Small files: the stored data takes more than it holds (each file rounded up to a sector).

@@ -3,28 +3,22 @@ speculated, checkpointed), the reduce tasks past the scheduler, and the outputs 
 trawl's own writers."""
 
 import hashlib
-import json
 import os
 import pickle
 import secrets
-import socket
 import statistics
 import sys
 import time
 
 from . import _native
-from ._checkpoints import (
-    CheckpointError,
-    _checkpoint_read,
-    _checkpoint_write,
-    _json_write,
-    _private_dir,
-)
+from ._checkpoints import _private_dir
 from ._cluster import _Cluster
-from ._common import Fatal, _say, _scheduler_lost, _write_run_file
+from ._common import Fatal, _say, _write_run_file
 from ._progress import Progress, human_bytes, human_duration
 from ._reduce import Reduce
-from ._tasks import _list, _map, _meta, _output_digest, _reduce, _shares_plugin
+from ._scan_checkpoints import _Checkpoints
+from ._scan_workers import _Workers
+from ._tasks import _list, _map, _meta, _reduce, _shares_plugin
 
 def _absolute_roots(args):
     """``args`` (trawl scan's) with each relative PATH made absolute (from this process's
@@ -36,7 +30,7 @@ def _absolute_roots(args):
     return args
 
 
-class Run(_Cluster):
+class Run(_Workers, _Checkpoints, _Cluster):
     """One trawl-dask scan."""
 
     def __init__(self, opts, scan_args):
@@ -117,167 +111,6 @@ class Run(_Cluster):
 
     def quiet(self):
         return self.plan.quiet()
-
-    # -- workers --
-
-    def matching(self, spec):
-        """The workers a host spec names: by host (name or address), worker name or address."""
-        if spec not in self.resolved:  # once: a resolver may take seconds to say no
-            try:
-                self.resolved[spec] = socket.gethostbyname(spec)
-            except OSError:
-                self.resolved[spec] = None
-        ip = self.resolved[spec]
-        return [
-            a
-            for a, w in self.workers().items()
-            if spec in (w.get("host"), str(w.get("name")), a) or (ip and w.get("host") == ip)
-        ]
-
-    def check_pins(self):
-        """Every --on HOST names something: a worker (by name, host or address) or a host name
-        that resolves here (its workers may join later). One that is neither is refused at the
-        start, by name: its shards would wait --lost-worker-timeout for a host that cannot be."""
-        for idx, spec in enumerate(self.pins):
-            if spec is None or self.matching(spec) or self.resolved.get(spec):
-                continue
-            names = sorted(str(w.get("name")) for w in self.workers().values())
-            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-            raise Fatal(f"--on {spec}:{os.fsdecode(self.roots[idx])}: {spec} is no worker's name and no "
-                        f"host name that resolves here (the workers: {shown or 'none'})")
-
-    def pinned(self, idx):
-        """Where root ``idx``'s tasks may run (submit keywords)."""
-        spec = self.pins[idx]
-        if spec is None:
-            return {}
-        # Dask takes a worker's name, its address or its host as it knows it (an IP address);
-        # a host's name it matches literally against that IP, never resolving it, and the
-        # tasks would wait forever. A name that is none of those is pinned by its address.
-        workers = self.workers()
-        named = [a for a, w in workers.items() if str(w.get("name")) == spec]
-        if named:
-            # A worker's name: pinned by its address now, and moved to its next address if it
-            # starts again (see `repin`).
-            self.pin_addr.setdefault(spec, named[0])
-            return {"workers": [self.pin_addr[spec]], "allow_other_workers": False}
-        known = any(spec in (a, w.get("host")) for a, w in workers.items())
-        if not known:
-            self.matching(spec)  # resolves it, once
-            spec = self.resolved.get(spec) or spec
-        return {"workers": [spec], "allow_other_workers": False}
-
-    def note_pin(self, f, idx):
-        """Remembers a task pinned by --on (it may have to move with its worker)."""
-        if self.pins[idx] is not None:
-            self.pinned_keys[f.key] = idx
-
-    def repin(self):
-        """A worker named by --on that started again (its nanny's restart) has a new address;
-        every task pinned to the old one (waiting, running, or to be computed again because its
-        result was lost with the worker) is pinned to the new one: Dask would wait for the old
-        address forever."""
-        if not self.pin_addr:
-            return
-        workers = self.workers()
-        for spec, old in list(self.pin_addr.items()):
-            now = [a for a, w in workers.items() if str(w.get("name")) == spec]
-            if not now or now[0] == old:
-                continue
-            new = now[0]
-            keys = [k for k, r in self.pinned_keys.items() if self.pins[r] == spec]
-            stimulus = f"trawl-repin-{self.run_key}-{new}"
-
-            # Runs on the scheduler (pickled by value: the scheduler needs no trawl).
-            def move(dask_scheduler, keys=keys, new=new, stimulus=stimulus):
-                again = {}
-                for k in keys:
-                    ts = dask_scheduler.tasks.get(k)
-                    if ts is None:
-                        continue
-                    ts.worker_restrictions = {new}
-                    if ts.state == "no-worker":
-                        again[k] = "waiting"
-                if again:
-                    dask_scheduler.transitions(again, stimulus_id=stimulus)
-                return len(again)
-
-            try:
-                self.client.run_on_scheduler(move)
-            except Exception as e:
-                raise Fatal(
-                    f"worker {spec} started again at {new}, and its tasks could not be moved "
-                    f"there ({type(e).__name__}: {e})"
-                )
-            self.pin_addr[spec] = new
-
-    # -- waiting, with the watchdog --
-
-    def drain(self, futures, on_done, each_round=None):
-        """Waits for every future, calling ``on_done(f)`` as each finishes (it may return more
-        futures to wait for) and ``each_round(pending)`` at least every second. A task failed
-        for good ends the run, naming it; so do tasks pinned to a host that has had no worker
-        for longer than --lost-worker-timeout (Dask would wait for it forever)."""
-        from distributed import wait
-        from distributed.client import FuturesCancelledError
-
-        pending = set(futures)
-        while pending:
-            # Copies cancelled because the other one won are not waited for.
-            pending = {f for f in pending if f.key not in self.dropped}
-            if not pending:
-                break
-            try:
-                done, rest = wait(list(pending), timeout=1.0, return_when="FIRST_COMPLETED")
-            except TimeoutError:  # nothing finished within the second
-                done, rest = [], pending
-            except FuturesCancelledError as e:
-                if _scheduler_lost(e, self.client):
-                    raise
-                # Cancelled (an input lost with a worker): done, for `on_done` to decide.
-                done = [f for f in pending if f.status == "cancelled"]
-                rest = [f for f in pending if f.status != "cancelled"]
-            pending = set(rest)
-            for f in done:
-                more = on_done(f)
-                if more:
-                    pending |= set(more)
-            self.watch(pending)
-            if each_round:
-                pending |= set(each_round(pending) or ())
-
-    def keep_watch(self, futures):
-        self.watch(set(futures))
-
-    def watch(self, pending):
-        """The watchdog, run every second while the client waits on workers: silent workers
-        removed, tasks pinned to a worker name moved to its new address, and the run ended when
-        a host that ``pending`` tasks are pinned to has had no worker for --lost-worker-timeout.
-        The progress line is drawn again too."""
-        self.tick()
-        self.drop_silent()
-        self.repin()
-        now = time.time()
-        hosts = {self.pins[self.root_of[f.key]] for f in pending if f.key in self.root_of}
-        hosts.discard(None)
-        for h in list(self.lost):
-            if h not in hosts:
-                del self.lost[h]
-        for h in hosts:
-            if self.matching(h):
-                self.lost.pop(h, None)
-                continue
-            self.lost.setdefault(h, now)
-            if now - self.lost[h] > self.o.lost_worker_timeout:
-                left = sorted(
-                    self.what.get(f.key, f.key)
-                    for f in pending
-                    if f.key in self.root_of and self.pins[self.root_of[f.key]] == h
-                )
-                raise Fatal(
-                    f"host {h}: no worker for {self.o.lost_worker_timeout:g} s; "
-                    f"{len(left)} shard(s) not scanned: {'; '.join(left)}"
-                )
 
     # -- the progress line --
 
@@ -367,117 +200,12 @@ class Run(_Cluster):
 
     # -- maps --
 
-    def checkpoint_path(self, shard):
-        return os.path.join(self.o.state, f"{self.state_key}-{shard['key']}.shard")
-
-    def save(self, shard, result):
-        """Checkpoints a finished shard; a checkpoint that cannot be written (a full disk) is
-        said once, and the run goes on without checkpoints: its report does not need them."""
-        if not self.saving:
-            return
-        path = self.checkpoint_path(shard)
-        run = os.path.join(self.o.state, f"{self.state_key}.run")
-        # The file being written, named if it cannot be (not a temporary file's name, nor the
-        # checkpoint's when it is the run's file that failed).
-        writing = run
-        try:
-            if not os.path.exists(run):
-                # What the checkpoints are of, for --resume to say what differs when none is taken.
-                _json_write(self.o.state, run, {"args": self.result_args, "partitions": self.o.partitions,
-                                                "computes": self.computes})
-            writing = path
-            _checkpoint_write(self.o.state, path, result)
-        except OSError as e:
-            self.saving = False
-            _say(f"--state {self.o.state}: cannot write {writing}: {e.strerror or e}; "
-                 f"the run goes on without checkpoints (a --resume reads the shards not saved again)")
-
-    def say_why_none_resumed(self):
-        """--resume took no checkpoint: says of what runs the folder holds them, and how those
-        runs differ from this one."""
-        if self.damaged:
-            _say(f"--resume: {self.damaged} checkpoint(s) in {self.o.state} could not be taken "
-                 f"(named above); every shard is scanned")
-            return
-        now = self.result_args + [f"--partitions={self.o.partitions}"]
-        others = []
-        for name in sorted(os.listdir(self.o.state)):
-            if not name.endswith(".run") or name == f"{self.state_key}.run":
-                continue
-            try:
-                with open(os.path.join(self.o.state, name), "rb") as f:
-                    r = json.loads(f.read(1 << 20))
-                args = list(map(str, r["args"])) + [f"--partitions={int(r['partitions'])}"]
-                others.append((args, [str(c) for c in r.get("computes", [])]))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-        if not others:
-            _say(f"--resume: no checkpoint in {self.o.state}; every shard is scanned")
-            return
-        for then, computed in others:
-            gone = [a for a in then if a not in now]
-            new = [a for a in now if a not in then]
-            if not gone and not new:
-                lacking = [c for c in self.computes if c not in computed] or ["what this run computes"]
-                _say(f"--resume: the checkpoints in {self.o.state} hold no {', '.join(lacking)} "
-                     f"(their run wrote other outputs), which this run needs; every shard is read again")
-                continue
-            _say(f"--resume: the checkpoints in {self.o.state} are of a run with other options "
-                 f"(then: {' '.join(gone) or '-'}; now: {' '.join(new) or '-'}); every shard is scanned")
-
-    def load(self, shard):
-        path = self.checkpoint_path(shard)
-        try:
-            prior = _checkpoint_read(path)
-            # Its digest, as its map gave it (checked against what the reducers counted).
-            prior["digest"] = _output_digest(prior)
-            return prior
-        except FileNotFoundError:
-            return None
-        except CheckpointError as e:
-            self.damaged += 1
-            _say(f"{path}: {e}; the shard is read again")
-            return None
-
     def downstream(self, shard, m):
         """As soon as a shard's map has its result: the task that takes its metadata to the
         client, run while the other maps still read (the reducers fetch their shares of the
         result themselves, see `_gather`)."""
         key = shard["key"]
         self.early[key] = (self.client.submit(_meta, m, key=f"trawl-meta-{self.run_key}-{key}"), m)
-
-    def scatter(self, shard_key, prior):
-        """A resumed shard's result sent to a worker under a key of this run's (the shares
-        handler serves no other), for the reducers to fetch their shares of; sent again after
-        a loss, it gets a new key. Under the watchdog (the worker Dask sends it to may be frozen:
-        removed as silent, the sending fails, and it is sent once more, to another)."""
-        for attempt in (1, 2):
-            self.sent += 1
-            key = f"trawl-resumed-{self.run_key}-{shard_key}-{self.sent}"
-            try:
-                return self.on_loop(self.client.scatter({key: prior}, hash=False, asynchronous=True))[key]
-            except (OSError, TimeoutError):  # a comm error is an OSError
-                if attempt == 2 or self.client.status != "running":
-                    raise
-
-    def recover(self, shards):
-        """Resumed shards whose result was lost with the worker holding it (data sent from
-        here cannot be computed again): sent again from their checkpoints. Whether any was."""
-        again = False
-        for s in shards:
-            k = s["key"]
-            if k not in self.resumed or self.early[k][1].status != "cancelled":
-                continue
-            prior = self.load(s)
-            if prior is None:
-                raise Fatal(
-                    f"shard {k}: its result was lost with a worker and its checkpoint "
-                    f"({self.checkpoint_path(s)}) can no longer be read"
-                )
-            self.early[k] = (self.early[k][0], self.scatter(k, prior))
-            self.stats["resent_shards"] = self.stats.get("resent_shards", 0) + 1
-            again = True
-        return again
 
     def maps(self, shards):
         """Runs (or takes from the checkpoints) every shard's map; one future per shard, in

@@ -1,0 +1,157 @@
+//! The catalog's HTML page: every run, the files that want attention, the chain head, and the
+//! chart of what changed.
+
+use std::process::Command;
+
+use crate::report::audited;
+use crate::util::{Dir, python_with, tool};
+
+#[test]
+fn the_catalog_page_shows_every_run_the_files_that_want_attention_and_the_chain_head() {
+    let Some(sqlite3) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    audited(&d);
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
+    // The pages differ only in their "as of" time; only that one is replaced (the runs'
+    // start times may be the same second as either).
+    let audit_html = std::fs::read_to_string(d.join("audit.html")).unwrap();
+    assert_eq!(
+        html,
+        audit_html.replacen(
+            &format!("as of {} UTC", between(&audit_html, "as of ", " UTC")),
+            &format!("as of {} UTC", between(&html, "as of ", " UTC")),
+            1
+        ),
+        "audit --html writes the catalog's page"
+    );
+    for fetch in ["http:", "https:", "src=", "url("] {
+        assert!(
+            !html.contains(fetch),
+            "the page would fetch something: {fetch}"
+        );
+    }
+    // The verdicts of each run, as the catalog's own tables hold them (read with sqlite3).
+    let q = |sql: &str| {
+        let o = Command::new(&sqlite3)
+            .arg(d.join("cat.db"))
+            .arg(sql)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let rows = q(
+        "SELECT id, n_ok, n_corrupt, n_modified, n_missing, n_new, n_moved, n_unreadable FROM runs ORDER BY id",
+    );
+    let start = html.find("id=\"runs\"").unwrap();
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    for line in rows.lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        for (state, n) in [
+            "ok",
+            "corrupt",
+            "modified",
+            "missing",
+            "new",
+            "moved",
+            "unreadable",
+        ]
+        .iter()
+        .zip(&f[1..])
+        {
+            let mark = format!(
+                r##"data-bar="#{}" data-series="{state}" data-value="{n}""##,
+                f[0]
+            );
+            assert_eq!(
+                svg.contains(&mark),
+                *n != "0",
+                "run {} {state} {n}:\n{svg}",
+                f[0]
+            );
+        }
+    }
+    assert!(
+        rows.lines().nth(1).unwrap().ends_with("|1|0|1|1|0|0"),
+        "{rows}"
+    );
+    // The files that want attention are named.
+    let problems = &html[html.find("id=\"problems\"").unwrap()..];
+    assert!(problems.contains("t/b/big.bin") && problems.contains("corrupt"));
+    assert!(problems.contains("t/b/alone") && problems.contains("missing"));
+    // The chain head is the last sealed run's digest.
+    let head = q(
+        "SELECT lower(hex(chain_digest)) FROM runs WHERE chain_digest IS NOT NULL ORDER BY id DESC LIMIT 1",
+    );
+    assert!(html.contains(&format!(r#"<code id="chain-head">{}</code>"#, head.trim())));
+    // Every present file was verified today.
+    let present = q("SELECT count(*) FROM files WHERE present = 1");
+    assert!(
+        html.contains(&format!(
+            r#"data-age="&lt; 1 day" data-files="{}""#,
+            present.trim()
+        )),
+        "{present}"
+    );
+}
+
+/// The text between two markers.
+fn between(s: &str, a: &str, b: &str) -> String {
+    let i = s.find(a).unwrap() + a.len();
+    s[i..i + s[i..].find(b).unwrap()].to_string()
+}
+
+/// A catalog registered with thousands of files, then a run with a few events: in chromium at
+/// 1280 px, the chart of what changed shows that run's bar at a readable height, and the runs
+/// table fits the page.
+#[test]
+fn the_catalog_chart_of_what_changed_is_not_scaled_by_the_registration() {
+    let (Some(chromium), true) = (tool("chromium"), python_with(&["playwright"])) else {
+        return;
+    };
+    let d = Dir::new();
+    for i in 0..3000 {
+        d.create(format!("t/d{}/f{i}", i % 30).as_bytes(), b"x");
+    }
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    std::fs::remove_file(d.join("t/d0/f0")).unwrap();
+    d.create(b"t/new.txt", b"new");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(1);
+    d.cmd()
+        .args(["catalog", "report", "-c", "cat.db", "--html", "cat.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("cat.html")).unwrap();
+    assert!(
+        html.contains("#1 (3000 new paths)"),
+        "the left-out run is named"
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/check_catalog.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(&chromium)
+        .arg(d.join("cat.html"))
+        .arg("2")
+        .arg("60")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains("ok"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
