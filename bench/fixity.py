@@ -135,6 +135,11 @@ def main():
         case("(b) xxh3", small, [T, "scan", "-d", "xxh3", small, *quiet], [
             ("xxhsum -H3", f"find {q} -type f -print0 | xargs -0 xxhsum -H3" if have["xxhsum"] else None, True),
         ])
+        # The checksums S3 stores: no peer computes CRC-64/NVME, rhash does CRC32 (zlib's).
+        case("(b) crc64nvme", small, [T, "scan", "-d", "crc64nvme", small, *quiet], [])
+        case("(b) crc32", small, [T, "scan", "-d", "crc32", small, *quiet], [
+            ("rhash --crc32 -r", ["rhash", "--crc32", "-r", small] if have["rhash"] else None, False),
+        ])
         # The README's fixity recipe as written (a manifest, no flag about reduction): a scan
         # at fixity cost; beside it, the same scan measuring data reduction too (--reduce).
         sums = os.path.join(tempfile.gettempdir(), "trawl-bench-SUMS")

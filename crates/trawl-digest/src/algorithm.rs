@@ -55,11 +55,16 @@ pub enum Algorithm {
     Sha512_256,
     /// SM3 (GB/T 32905), as `cksum -a sm3` writes it.
     Sm3,
+    /// CRC-32/ISO-HDLC: zlib's, gzip's and S3's `CRC32` (`cksum -a crc32b` in coreutils 9.6).
+    Crc32,
+    /// CRC-64/NVME: the full-object checksum S3 stores for every new object
+    /// (`x-amz-checksum-crc64nvme`).
+    Crc64Nvme,
 }
 
 impl Algorithm {
     /// Every algorithm.
-    pub const ALL: [Algorithm; 22] = [
+    pub const ALL: [Algorithm; 24] = [
         Algorithm::Md5,
         Algorithm::Sha1,
         Algorithm::Sha224,
@@ -82,6 +87,8 @@ impl Algorithm {
         Algorithm::Blake2b384,
         Algorithm::Sha512_256,
         Algorithm::Sm3,
+        Algorithm::Crc32,
+        Algorithm::Crc64Nvme,
     ];
 
     /// Lower-case name used on the command line and in JSON.
@@ -109,6 +116,8 @@ impl Algorithm {
             Algorithm::Blake2b384 => "blake2b-384",
             Algorithm::Sha512_256 => "sha512-256",
             Algorithm::Sm3 => "sm3",
+            Algorithm::Crc32 => "crc32",
+            Algorithm::Crc64Nvme => "crc64nvme",
         }
     }
 
@@ -126,13 +135,15 @@ impl Algorithm {
     }
 
     /// Whether BagIt tools other than trawl are expected to check it (the `hashlib`-guaranteed
-    /// algorithms); BLAKE3, XXH3 and CRC32C are trawl's own.
+    /// algorithms); BLAKE3, XXH3 and the CRCs are trawl's own.
     pub fn is_bagit_standard(self) -> bool {
         !matches!(
             self,
             Algorithm::Blake3
                 | Algorithm::Xxh3
                 | Algorithm::Crc32c
+                | Algorithm::Crc32
+                | Algorithm::Crc64Nvme
                 | Algorithm::Blake2b128
                 | Algorithm::Blake2b160
                 | Algorithm::Blake2b224
@@ -168,6 +179,8 @@ impl Algorithm {
             Algorithm::Blake2b384 => "BLAKE2b-384",
             Algorithm::Sha512_256 => "SHA512/256",
             Algorithm::Sm3 => "SM3",
+            Algorithm::Crc32 => "CRC32",
+            Algorithm::Crc64Nvme => "CRC64NVME",
         }
     }
 
@@ -206,7 +219,8 @@ impl Algorithm {
             Algorithm::Blake3 => 32,
             Algorithm::Xxh3 | Algorithm::Blake2b128 => 16,
             Algorithm::Blake2b160 => 20,
-            Algorithm::Crc32c => 4,
+            Algorithm::Crc32c | Algorithm::Crc32 => 4,
+            Algorithm::Crc64Nvme => 8,
         }
     }
 
@@ -244,6 +258,13 @@ impl Algorithm {
             Algorithm::Blake3 => "blake3",
             Algorithm::Xxh3 => "xxhash-rust",
             Algorithm::Crc32c => "crc32c",
+            // The kernel it picked from the CPU's features (`x86_64-avx512-vpclmulqdq`, ...).
+            Algorithm::Crc32 | Algorithm::Crc64Nvme => {
+                return format!(
+                    "crc-fast ({})",
+                    crc_fast::get_calculator_target(crc_fast::CrcAlgorithm::Crc64Nvme)
+                );
+            }
         }
         .to_string()
     }
@@ -263,7 +284,7 @@ impl fmt::Display for UnknownAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown digest algorithm '{}' (known: md5, sha1, sha224, sha256, sha384, sha512, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160, blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3)",
+            "unknown digest algorithm '{}' (known: md5, sha1, sha224, sha256, sha384, sha512, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160, blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, crc32, crc64nvme, sm3)",
             self.0
         )
     }
@@ -298,6 +319,8 @@ impl FromStr for Algorithm {
             "blake3" | "b3" => Algorithm::Blake3,
             "xxh3" | "xxh128" | "xxh3-128" => Algorithm::Xxh3,
             "crc32c" => Algorithm::Crc32c,
+            "crc32" | "crc-32" | "crc32b" => Algorithm::Crc32,
+            "crc64nvme" | "crc64-nvme" | "crc-64-nvme" | "crc-64/nvme" => Algorithm::Crc64Nvme,
             _ => return Err(UnknownAlgorithm(s.to_string())),
         })
     }
@@ -344,5 +367,18 @@ mod tests {
             assert_eq!(Algorithm::from_bsd_tag(a.bsd_tag()), Some(a));
         }
         assert_eq!(Algorithm::from_bsd_tag("SHA512"), Some(Algorithm::Sha512));
+        assert_eq!(
+            parse_list("crc64nvme,CRC32,crc32c").unwrap(),
+            vec![Algorithm::Crc64Nvme, Algorithm::Crc32, Algorithm::Crc32c]
+        );
+        assert_eq!("crc32b".parse(), Ok(Algorithm::Crc32));
+        assert_eq!(
+            Algorithm::from_bsd_tag("CRC-64/NVME"),
+            Some(Algorithm::Crc64Nvme)
+        );
+        assert_eq!(Algorithm::Crc64Nvme.output_len(), 8);
+        assert_eq!(Algorithm::Crc32.output_len(), 4);
+        let msg = "crc64".parse::<Algorithm>().unwrap_err().to_string();
+        assert!(msg.contains("crc32, crc64nvme"), "{msg}");
     }
 }

@@ -1,5 +1,6 @@
 //! The incremental hasher: one shape, [`Hasher`], over every algorithm's implementation.
 
+use crc_fast::CrcAlgorithm;
 use digest::consts::{U16, U20, U28, U32, U48};
 use sha2::Digest as _;
 
@@ -33,6 +34,14 @@ impl Algorithm {
             Algorithm::Blake3 => Inner::Blake3(Box::new(blake3::Hasher::new())),
             Algorithm::Xxh3 => Inner::Xxh3(Box::new(xxhash_rust::xxh3::Xxh3::new())),
             Algorithm::Crc32c => Inner::Crc32c(0),
+            Algorithm::Crc32 => Inner::Crc(
+                Box::new(crc_fast::Digest::new(CrcAlgorithm::Crc32IsoHdlc)),
+                self,
+            ),
+            Algorithm::Crc64Nvme => Inner::Crc(
+                Box::new(crc_fast::Digest::new(CrcAlgorithm::Crc64Nvme)),
+                self,
+            ),
             Algorithm::Blake2b128 => Inner::Other(Box::new(blake2::Blake2b::<U16>::new()), self),
             Algorithm::Blake2b160 => Inner::Other(Box::new(blake2::Blake2b::<U20>::new()), self),
             Algorithm::Blake2b224 => Inner::Other(Box::new(blake2::Blake2b::<U28>::new()), self),
@@ -56,6 +65,8 @@ enum Inner {
     Blake3(Box<blake3::Hasher>),
     Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
     Crc32c(u32),
+    /// CRC-32/ISO-HDLC or CRC-64/NVME, whose register `crc-fast` keeps in a `u64`.
+    Crc(Box<crc_fast::Digest>, Algorithm),
     /// The algorithms with no special handling, through RustCrypto's common trait.
     Other(Box<dyn digest::DynDigest + Send>, Algorithm),
     #[cfg(feature = "openssl")]
@@ -89,7 +100,7 @@ impl Hasher {
             Inner::Blake3(_) => Algorithm::Blake3,
             Inner::Xxh3(_) => Algorithm::Xxh3,
             Inner::Crc32c(_) => Algorithm::Crc32c,
-            Inner::Other(_, a) => *a,
+            Inner::Crc(_, a) | Inner::Other(_, a) => *a,
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.algorithm(),
         }
@@ -111,14 +122,16 @@ impl Hasher {
             }
             Inner::Xxh3(h) => h.update(data),
             Inner::Crc32c(c) => *c = crc32c::crc32c_append(*c, data),
+            Inner::Crc(h, _) => h.update(data),
             Inner::Other(h, _) => h.update(data),
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.update(data),
         }
     }
 
-    /// Finishes and returns the digest bytes (big-endian for XXH3-128 and CRC32C, matching
-    /// `xxhsum -H2` and the usual CRC32C hex rendering).
+    /// Finishes and returns the digest bytes (big-endian for XXH3-128 and the CRCs, matching
+    /// `xxhsum -H2`, the usual CRC hex rendering and the bytes whose base64 S3 shows as
+    /// `x-amz-checksum-crc32`/`-crc64nvme`).
     pub fn finish(self) -> Vec<u8> {
         match self.inner {
             Inner::Md5(h) => h.finalize().to_vec(),
@@ -128,6 +141,8 @@ impl Hasher {
             Inner::Blake3(h) => h.finalize().as_bytes().to_vec(),
             Inner::Xxh3(h) => h.digest128().to_be_bytes().to_vec(),
             Inner::Crc32c(c) => c.to_be_bytes().to_vec(),
+            // The CRC sits in the low bytes of the u64: keep the algorithm's width of them.
+            Inner::Crc(h, a) => h.finalize().to_be_bytes()[8 - a.output_len()..].to_vec(),
             Inner::Other(h, _) => h.finalize().to_vec(),
             #[cfg(feature = "openssl")]
             Inner::Ossl(h) => h.finish(),
@@ -253,6 +268,11 @@ mod tests {
             hx(Algorithm::Blake2s, b"abc"),
             "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982"
         );
+        // The CRC catalogue's check values for "123456789", and the empty input.
+        assert_eq!(hx(Algorithm::Crc64Nvme, b"123456789"), "ae8b14860a799888");
+        assert_eq!(hx(Algorithm::Crc32, b"123456789"), "cbf43926");
+        assert_eq!(hx(Algorithm::Crc64Nvme, b""), "0000000000000000");
+        assert_eq!(hx(Algorithm::Crc32, b""), "00000000");
         // XXH128 of the empty input, as printed by `xxhsum -H2`.
         assert_eq!(hx(Algorithm::Xxh3, b""), "99aa06d3014798d86001c324468d497f");
     }
@@ -267,6 +287,55 @@ mod tests {
             }
             assert_eq!(h.finish(), digest(a, &data), "{a}");
         }
+    }
+
+    /// A reflected CRC one bit at a time (init and xorout all ones, as both CRCs here have).
+    fn bitwise_crc(reflected_poly: u64, width: u32, data: &[u8]) -> u64 {
+        let mask = u64::MAX >> (64 - width);
+        let mut c = mask;
+        for &b in data {
+            c ^= u64::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 {
+                    (c >> 1) ^ reflected_poly
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        c ^ mask
+    }
+
+    /// crc-fast's folding kernels against the bitwise definition (CRC-64/NVME: polynomial
+    /// 0xad93d23594c93659 reflected; CRC-32/ISO-HDLC: 0x04c11db7 reflected), over lengths around
+    /// its 16-, 64- and 256-byte strides, fed whole and in uneven chunks.
+    #[test]
+    fn crcs_agree_with_the_bitwise_definition() {
+        let data: Vec<u8> = (0..70_001u32).map(|i| (i * 131 + i / 11) as u8).collect();
+        for len in [
+            0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 4095, 4096, 70_001,
+        ] {
+            let d = &data[..len];
+            let want64 = bitwise_crc(0x9a6c_9329_ac4b_c9b5, 64, d)
+                .to_be_bytes()
+                .to_vec();
+            let want32 = (bitwise_crc(0xedb8_8320, 32, d) as u32)
+                .to_be_bytes()
+                .to_vec();
+            for (a, want) in [(Algorithm::Crc64Nvme, want64), (Algorithm::Crc32, want32)] {
+                assert_eq!(digest(a, d), want, "{a} len {len}");
+                let mut h = a.hasher();
+                for c in d.chunks(999) {
+                    h.update(c);
+                }
+                assert_eq!(h.finish(), want, "{a} len {len} in chunks");
+            }
+        }
+        assert!(
+            Algorithm::Crc64Nvme
+                .implementation()
+                .starts_with("crc-fast (")
+        );
     }
 
     /// OpenSSL's MD5 and SHA-512 against RustCrypto's, an independent implementation, over
