@@ -219,8 +219,8 @@ pub struct ScanArgs {
     pub paths: Vec<PathBuf>,
     /// Digests to compute in one pass (comma-separated): md5, sha1, sha224, sha256, sha384, sha512,
     /// sha512-256, sha3-224, sha3-256, sha3-384, sha3-512, blake2b, blake2b-128, blake2b-160,
-    /// blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, sm3; or none (data
-    /// reduction or media only). Default: sha256, or none with --sample (an estimate does not
+    /// blake2b-224, blake2b-256, blake2b-384, blake2s, blake3, xxh3, crc32c, crc32, crc64nvme, sm3;
+    /// or none (data reduction or media only). Default: sha256, or none with --sample (an estimate does not
     /// pay for whole-file digests unless asked).
     #[arg(
         help_heading = "Digests and manifests",

@@ -58,7 +58,7 @@ fn default_for_length(hex_len: usize) -> Option<Algorithm> {
 /// The algorithm names looked for in a manifest's file name.
 // Longer names first, so that `sha3-256` is not also read as `sha256`... and each match is
 // blanked out before the shorter names are looked for.
-const NAMES: [(&str, Algorithm); 22] = [
+const NAMES: [(&str, Algorithm); 24] = [
     ("sha3-224", Algorithm::Sha3_224),
     ("sha3_224", Algorithm::Sha3_224),
     ("sha3-256", Algorithm::Sha3_256),
@@ -80,6 +80,8 @@ const NAMES: [(&str, Algorithm); 22] = [
     ("sha1", Algorithm::Sha1),
     ("md5", Algorithm::Md5),
     ("crc32c", Algorithm::Crc32c),
+    ("crc32", Algorithm::Crc32),
+    ("crc64nvme", Algorithm::Crc64Nvme),
     ("sha3", Algorithm::Sha3_256),
 ];
 

@@ -334,3 +334,14 @@ fn a_break_from_the_caller_ends_the_reading_as_a_break() {
     assert!(r.is_break());
     assert_eq!(calls, 1);
 }
+
+/// The CRCs S3 stores are named by a manifest's file name; `crc32c` is not read as `crc32`.
+#[test]
+fn the_s3_crcs_are_named_by_a_file_name() {
+    assert_eq!(
+        algorithms_named_in("files.crc64nvme"),
+        [Algorithm::Crc64Nvme]
+    );
+    assert_eq!(algorithms_named_in("files.crc32"), [Algorithm::Crc32]);
+    assert_eq!(algorithms_named_in("files.crc32c"), [Algorithm::Crc32c]);
+}
