@@ -169,13 +169,7 @@ pub(crate) fn describe_with(e: &anyhow::Error, name: &dyn Fn(&str) -> String) ->
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        // A manifest's write error is its I/O error, transparently: not a link of its own.
-        let io = c.downcast_ref::<std::io::Error>().or_else(|| {
-            match c.downcast_ref::<trawl_manifest::WriteError>() {
-                Some(trawl_manifest::WriteError::Io(io)) => Some(io),
-                _ => None,
-            }
-        });
-        io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }

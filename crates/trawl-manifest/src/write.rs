@@ -9,8 +9,9 @@ use crate::{Entry, Format};
 /// Why a manifest is not written.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    /// Writing failed.
-    #[error(transparent)]
+    /// Writing failed (the I/O error is also its source, so a caller walking the causes
+    /// finds it: a broken pipe is told by its kind).
+    #[error("{0}")]
     Io(#[from] io::Error),
     /// An entry lacks a digest the format writes (its caller sent an entry without it).
     #[error("no {algorithm} digest for {}", String::from_utf8_lossy(path))]
