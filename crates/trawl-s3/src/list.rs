@@ -1,0 +1,182 @@
+//! The keys under a prefix: ListObjectsV2 page by page, fanned out over the prefix's first
+//! level of "directories" (common prefixes) so that a big bucket is listed by several requests
+//! at once, the pages handed to the caller's thread through a bounded channel.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use aws_sdk_s3::types::Object;
+use tokio::sync::{Semaphore, mpsc};
+use trawl_stop::Stop;
+
+use crate::{ObjectUrl, S3Error, Store};
+
+/// Listings under way at once (one per common prefix).
+const LISTINGS: usize = 8;
+
+/// One key as the listing gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The whole key.
+    pub key: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its ETag, quotes removed.
+    pub etag: Option<String>,
+    /// When it was last written, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+}
+
+impl Listed {
+    fn of(o: &Object) -> Option<Listed> {
+        Some(Listed {
+            key: o.key()?.to_string(),
+            size: u64::try_from(o.size().unwrap_or(0)).unwrap_or(0),
+            etag: o.e_tag().map(unquote),
+            mtime_ns: o.last_modified().map_or(0, nanos),
+        })
+    }
+}
+
+/// A store's time as nanoseconds since the epoch.
+pub(crate) fn nanos(t: &aws_smithy_types::DateTime) -> i64 {
+    t.secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(i64::from(t.subsec_nanos()))
+}
+
+/// An ETag without its quotes.
+pub(crate) fn unquote(e: &str) -> String {
+    e.trim_matches('"').to_string()
+}
+
+type Page = Result<Vec<Listed>, S3Error>;
+
+impl Store {
+    /// Every key under `url`'s prefix, in no particular order, handed to `found` on this
+    /// thread until it breaks, the listing fails or `stop` is requested.
+    pub fn list(
+        &self,
+        url: &ObjectUrl,
+        stop: &Stop,
+        found: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<(), S3Error> {
+        let (tx, mut rx) = mpsc::channel::<Page>(LISTINGS * 2);
+        let client = self.client.clone();
+        let url = url.clone();
+        let task = self.rt.spawn(async move {
+            let gate = Arc::new(Semaphore::new(LISTINGS));
+            // The first level with its delimiter: the keys there, and the prefixes to fan out.
+            let mut token = None;
+            let mut subs = Vec::new();
+            loop {
+                let r = client
+                    .list_objects_v2()
+                    .bucket(url.bucket())
+                    .prefix(url.prefix())
+                    .delimiter("/")
+                    .set_continuation_token(token.take())
+                    .send()
+                    .await;
+                let out = match r {
+                    Ok(o) => o,
+                    Err(e) => {
+                        let _ = tx.send(Err(listing_error(&url, url.prefix(), e))).await;
+                        return;
+                    }
+                };
+                let page = out.contents().iter().filter_map(Listed::of).collect();
+                if tx.send(Ok(page)).await.is_err() {
+                    return;
+                }
+                for p in out.common_prefixes() {
+                    if let Some(p) = p.prefix() {
+                        let (client, tx, url, gate) =
+                            (client.clone(), tx.clone(), url.clone(), gate.clone());
+                        let p = p.to_string();
+                        subs.push(tokio::spawn(async move {
+                            let Ok(_permit) = gate.acquire_owned().await else {
+                                return;
+                            };
+                            list_all(&client, &url, &p, &tx).await;
+                        }));
+                    }
+                }
+                match out.next_continuation_token() {
+                    Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+                    _ => break,
+                }
+            }
+            for s in subs {
+                let _ = s.await;
+            }
+        });
+        let mut result = Ok(());
+        while let Some(page) = rx.blocking_recv() {
+            if stop.is_stopping() {
+                break;
+            }
+            match page {
+                Ok(keys) => {
+                    if keys.into_iter().any(|k| found(k).is_break()) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        // Dropping the receiver ends the listings at their next page.
+        drop(rx);
+        let _ = self.rt.block_on(task);
+        result
+    }
+}
+
+/// Every key under `prefix`, page by page, into `tx` (an error ends it, sent as the last page).
+async fn list_all(
+    client: &aws_sdk_s3::Client,
+    url: &ObjectUrl,
+    prefix: &str,
+    tx: &mpsc::Sender<Page>,
+) {
+    let mut token = None;
+    loop {
+        let r = client
+            .list_objects_v2()
+            .bucket(url.bucket())
+            .prefix(prefix)
+            .set_continuation_token(token.take())
+            .send()
+            .await;
+        let out = match r {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = tx.send(Err(listing_error(url, prefix, e))).await;
+                return;
+            }
+        };
+        let page = out.contents().iter().filter_map(Listed::of).collect();
+        if tx.send(Ok(page)).await.is_err() {
+            return;
+        }
+        match out.next_continuation_token() {
+            Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+            _ => return,
+        }
+    }
+}
+
+fn listing_error<E>(
+    url: &ObjectUrl,
+    prefix: &str,
+    e: aws_sdk_s3::error::SdkError<E, aws_sdk_s3::config::http::HttpResponse>,
+) -> S3Error
+where
+    E: aws_sdk_s3::error::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    let what = format!("s3://{}/{prefix}: cannot list", url.bucket());
+    S3Error::from_sdk(what, e)
+}

@@ -1,0 +1,242 @@
+//! One object's bytes, in order: ranged GETs of [`RANGE`] bytes, several of one object in
+//! flight, each pinned to the ETag the object had when it was listed or first answered
+//! (`If-Match`, and the answer's own ETag and total size checked, for stores that ignore the
+//! header), a body cut short resumed from where it stopped.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::mpsc;
+
+use crate::depth::Depth;
+use crate::list::unquote;
+use crate::{S3Error, StoreFault};
+
+/// Bytes asked for by one request (an object up to this size is one request).
+pub(crate) const RANGE: u64 = 4 << 20;
+/// Requests for one object in flight at most.
+pub(crate) const PER_OBJECT: usize = 4;
+/// Pieces read and not yet consumed, per object.
+pub(crate) const AHEAD: usize = 2;
+
+/// An object to read, as the listing or a HeadObject saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct Want {
+    pub(crate) bucket: String,
+    pub(crate) key: String,
+    /// `s3://BUCKET/KEY`, for messages.
+    pub(crate) path: String,
+    pub(crate) size: u64,
+    /// The version to pin every range to (None: the first answer's).
+    pub(crate) etag: Option<String>,
+}
+
+/// What one object's reading hands its consumer: its pieces in order, or the failure that
+/// ended it.
+pub(crate) type Pieces = mpsc::Receiver<Result<Bytes, S3Error>>;
+
+/// The most bytes an object's reading holds at once (the consumer's budget for it).
+pub(crate) fn footprint(size: u64) -> u64 {
+    size.min(RANGE * (PER_OBJECT + AHEAD) as u64).max(1)
+}
+
+/// Starts reading `want` on the runtime; its pieces come in order through what is returned.
+pub(crate) fn fetch(
+    rt: &tokio::runtime::Handle,
+    client: aws_sdk_s3::Client,
+    depth: Arc<Depth>,
+    attempts: u32,
+    want: Want,
+) -> Pieces {
+    let (tx, rx) = mpsc::channel(AHEAD);
+    rt.spawn(async move {
+        let ranges = split(want.size);
+        let mut etag = want.etag.clone();
+        let mut pending = VecDeque::new();
+        let mut next = 0;
+        let want = Arc::new(want);
+        loop {
+            // Without a pin yet, the first answer must come back before more are asked.
+            let room = if etag.is_none() { 1 } else { PER_OBJECT.min(depth.now()).max(1) };
+            while pending.len() < room && next < ranges.len() {
+                let (want, depth, client, pin) =
+                    (want.clone(), depth.clone(), client.clone(), etag.clone());
+                let r = ranges[next];
+                pending.push_back(tokio::spawn(async move {
+                    get_range(&client, &depth, &want, r, pin, attempts).await
+                }));
+                next += 1;
+            }
+            let Some(h) = pending.pop_front() else {
+                return;
+            };
+            let got = match h.await {
+                Ok(r) => r,
+                Err(e) => Err(S3Error::Request {
+                    what: want.path.clone(),
+                    fault: StoreFault::Other,
+                    message: format!("the read's task failed: {e}"),
+                }),
+            };
+            let failed = got.is_err();
+            let piece = got.map(|(b, e)| {
+                etag = etag.take().or(e);
+                b
+            });
+            if tx.send(piece).await.is_err() || failed {
+                for h in pending {
+                    h.abort();
+                }
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The ranges of an object of `size` bytes: inclusive first and last byte, or None for an
+/// empty object (asked for whole: a range of nothing is not satisfiable).
+fn split(size: u64) -> Vec<Option<(u64, u64)>> {
+    if size == 0 {
+        return vec![None];
+    }
+    (0..size.div_ceil(RANGE))
+        .map(|i| Some((i * RANGE, ((i + 1) * RANGE).min(size) - 1)))
+        .collect()
+}
+
+/// A pause before attempt `n`, bounded and jittered (full jitter up to 50 ms x 2^n, at most
+/// 2 s), so that readers cut off together do not come back together.
+async fn backoff(n: u32) {
+    let cap = (50u64 << n.min(6)).min(2000);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
+    tokio::time::sleep(Duration::from_millis(nanos % (cap + 1))).await;
+}
+
+fn fault(want: &Want, fault: StoreFault, message: String) -> S3Error {
+    S3Error::Request {
+        what: want.path.clone(),
+        fault,
+        message,
+    }
+}
+
+/// One range read whole: resumed from the byte reached where its body is cut, every answer
+/// checked to be the pinned version of the object. Returns the bytes and the ETag answered.
+async fn get_range(
+    client: &aws_sdk_s3::Client,
+    depth: &Depth,
+    want: &Want,
+    range: Option<(u64, u64)>,
+    mut pin: Option<String>,
+    attempts: u32,
+) -> Result<(Bytes, Option<String>), S3Error> {
+    let (first, last) = range.unwrap_or((0, 0));
+    let expected = range.map_or(0, |(a, b)| b - a + 1) as usize;
+    let mut buf = BytesMut::with_capacity(expected);
+    let mut cuts = 0u32;
+    loop {
+        let permit = depth.enter().await;
+        let t0 = Instant::now();
+        let mut req = client.get_object().bucket(&want.bucket).key(&want.key);
+        if range.is_some() {
+            req = req.range(format!("bytes={}-{last}", first + buf.len() as u64));
+        }
+        if let Some(e) = &pin {
+            req = req.if_match(format!("\"{e}\""));
+        }
+        let out = match req.send().await {
+            Ok(o) => o,
+            Err(e) => {
+                let e = S3Error::from_sdk(want.path.clone(), e);
+                if e.fault() == StoreFault::Unavailable {
+                    depth.throttled();
+                }
+                return Err(e);
+            }
+        };
+        let answered = out.e_tag().map(unquote);
+        match (&pin, &answered) {
+            (Some(p), Some(a)) if p != a => {
+                return Err(fault(
+                    want,
+                    StoreFault::Replaced,
+                    format!("replaced while it was read (ETag {p} became {a})"),
+                ));
+            }
+            (None, _) => pin = answered.clone(),
+            _ => {}
+        }
+        let total = match out.content_range() {
+            Some(cr) => cr.rsplit_once('/').and_then(|(_, t)| t.parse::<u64>().ok()),
+            None => out.content_length().and_then(|n| u64::try_from(n).ok()),
+        };
+        if total != Some(want.size) {
+            return Err(fault(
+                want,
+                StoreFault::Replaced,
+                format!(
+                    "replaced while it was read: {} bytes when listed, {} now",
+                    want.size,
+                    total.map_or_else(|| "unknown".to_string(), |t| t.to_string())
+                ),
+            ));
+        }
+        let wait = t0.elapsed();
+        let mut body = out.body;
+        let cut = loop {
+            match body.try_next().await {
+                Ok(Some(c)) => {
+                    if buf.len() + c.len() > expected {
+                        return Err(fault(
+                            want,
+                            StoreFault::Other,
+                            format!("the store sent more than the {expected} bytes asked for"),
+                        ));
+                    }
+                    buf.extend_from_slice(&c);
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(crate::error::chain(&e)),
+            }
+        };
+        drop(permit);
+        depth.answered(wait, t0.elapsed().saturating_sub(wait));
+        if buf.len() == expected {
+            return Ok((buf.freeze(), pin));
+        }
+        cuts += 1;
+        if cuts >= attempts {
+            let why = cut.unwrap_or_else(|| "the body ended early".to_string());
+            return Err(fault(
+                want,
+                StoreFault::Connection,
+                format!(
+                    "cut short {cuts} times, the last at byte {} of {first}-{last}: {why}",
+                    first + buf.len() as u64
+                ),
+            ));
+        }
+        backoff(cuts).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_the_object_once() {
+        assert_eq!(split(0), vec![None]);
+        assert_eq!(split(1), vec![Some((0, 0))]);
+        assert_eq!(split(RANGE), vec![Some((0, RANGE - 1))]);
+        assert_eq!(
+            split(RANGE + 1),
+            vec![Some((0, RANGE - 1)), Some((RANGE, RANGE))]
+        );
+    }
+}
