@@ -124,8 +124,12 @@ fn scan_options(
     let mut cfg = plan.cfg.clone();
     cfg.walk.metadata = metadata;
     let keep = !plan.manifests.is_empty() || plan.html.is_some();
-    Ok(ScanOptions::new(cfg, plan.algorithms.clone())
-        .reduce(plan.reduce.clone())
+    let o = ScanOptions::new(cfg, plan.algorithms.clone());
+    let o = match &plan.objects {
+        Some(l) => o.listing(l.clone()),
+        None => o,
+    };
+    Ok(o.reduce(plan.reduce.clone())
         .media(plan.media)
         .media_indexes(plan.media_index.is_some())
         .exclude(exclude)

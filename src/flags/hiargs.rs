@@ -273,6 +273,8 @@ pub struct ScanPlan {
     /// Bytes of per-file records held in RAM before they wait on disk.
     pub record_memory: usize,
     pub temp_dir: Option<PathBuf>,
+    /// The objects read where the roots are `s3://` URLs.
+    pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
 }
 
 /// A root as reports spell the paths under it: its components joined (no `./`, no trailing
@@ -364,7 +366,11 @@ impl ScanPlan {
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         one_on_stdout(a, &manifests)?;
         let (mut reduce, record_memory) = memory_budget(a)?;
-        let roots = distinct_roots(&a.paths);
+        let objects = super::stores::object_roots(&a.paths, &a.read, Some(&a.excluding))?;
+        let roots = match &objects {
+            Some(o) => super::stores::root_paths(o),
+            None => distinct_roots(&a.paths),
+        };
         if let Some(r) = reduce.as_mut() {
             breakdown(r, a, &roots);
         }
@@ -396,6 +402,7 @@ impl ScanPlan {
             count_links: a.reduce.count_links,
             record_memory,
             temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,
+            objects,
         })
     }
 }

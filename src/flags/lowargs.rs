@@ -187,6 +187,32 @@ pub struct ReadArgs {
     /// Read at most RATE bytes per second in all, e.g. 200M (spare production storage).
     #[arg(help_heading = "Memory and speed", long, value_name = "RATE")]
     pub limit_rate: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// How to reach an object store, for roots that are `s3://BUCKET/PREFIX`. Credentials come
+/// from the standard AWS chain (environment, shared config and credentials files, web
+/// identity, container and instance metadata), never from a flag.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StoreArgs {
+    /// An S3-compatible store's URL, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL,
+    /// else AWS). Buckets are then addressed in the path.
+    #[arg(help_heading = "Object stores", long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The region (default: AWS_REGION or the profile's, else us-east-1).
+    #[arg(help_heading = "Object stores", long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// The shared config's profile to take credentials and region from (default: AWS_PROFILE).
+    #[arg(help_heading = "Object stores", long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Send requests unsigned, for public buckets: no credentials are looked for.
+    #[arg(help_heading = "Object stores", long)]
+    pub no_sign_request: bool,
+    /// Address buckets in the path (https://host/BUCKET/KEY) on AWS too (the default with
+    /// --endpoint).
+    #[arg(help_heading = "Object stores", long)]
+    pub path_style: bool,
 }
 
 /// What a walk of the user's tree leaves out; shared by scan, audit and bag create.

@@ -4,6 +4,7 @@
 pub mod hiargs;
 pub mod lowargs;
 pub mod plans;
+pub mod stores;
 
 pub use lowargs::LowArgs;
 

@@ -30,6 +30,7 @@ pub struct ScanOptions {
     pub(crate) disk_usage: bool,
     pub(crate) files: Option<Vec<PathBuf>>,
     pub(crate) map_partitions: Option<u32>,
+    pub(crate) listing: Option<std::sync::Arc<dyn trawl_scan::Listing>>,
 }
 
 /// An option that cannot work with the others.
@@ -67,6 +68,7 @@ impl ScanOptions {
             disk_usage: false,
             files: None,
             map_partitions: None,
+            listing: None,
         }
     }
 
@@ -160,6 +162,13 @@ impl ScanOptions {
         }
         self.duplicates = digest;
         Ok(self)
+    }
+
+    /// Read what `listing` lists (objects under prefixes of a store) instead of walking the
+    /// roots; the roots stay what names are made relative to.
+    pub fn listing(mut self, listing: std::sync::Arc<dyn trawl_scan::Listing>) -> Self {
+        self.listing = Some(listing);
+        self
     }
 
     /// Be one map of a cluster's scan: read exactly `files` instead of walking the roots

@@ -189,13 +189,18 @@ impl Scan {
             }),
         };
         let mut collected = Collected::new(o, counter, stop);
-        let input = match &o.files {
-            Some(f) => Input::Files(f),
-            None => Input::Walk,
-        };
-        trawl_scan::scan(&o.cfg, input, &lanes, progress, stop, &mut |ev| {
-            collected.event(ev, notice)
-        });
+        let mut sink = |ev| collected.event(ev, notice);
+        match (&o.listing, &o.files) {
+            (Some(l), _) => {
+                trawl_scan::scan_listing(&o.cfg, &**l, &lanes, progress, stop, &mut sink);
+            }
+            (None, Some(f)) => {
+                trawl_scan::scan(&o.cfg, Input::Files(f), &lanes, progress, stop, &mut sink)
+            }
+            (None, None) => {
+                trawl_scan::scan(&o.cfg, Input::Walk, &lanes, progress, stop, &mut sink)
+            }
+        }
         let links = lanes.links.clone();
         drop(lanes);
         let (outcome, aside) = collected.finish(links, start)?;

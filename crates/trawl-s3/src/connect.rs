@@ -96,7 +96,10 @@ async fn client(c: &Connection, attempts: u32) -> aws_sdk_s3::Client {
     if shared.region().is_none() {
         b = b.region(Region::new("us-east-1"));
     }
-    let endpoint = c.endpoint.clone().or_else(|| shared.endpoint_url().map(str::to_string));
+    let endpoint = c
+        .endpoint
+        .clone()
+        .or_else(|| shared.endpoint_url().map(str::to_string));
     if let Some(e) = &c.endpoint {
         b = b.endpoint_url(e);
     }

@@ -113,8 +113,12 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 pub(crate) fn classify(status: u16, code: &str) -> StoreFault {
     match code {
         "NoSuchKey" | "NoSuchBucket" | "NotFound" => return StoreFault::NotFound,
-        "ExpiredToken" | "InvalidAccessKeyId" | "SignatureDoesNotMatch" | "InvalidToken"
-        | "TokenRefreshRequired" | "AuthorizationHeaderMalformed" => {
+        "ExpiredToken"
+        | "InvalidAccessKeyId"
+        | "SignatureDoesNotMatch"
+        | "InvalidToken"
+        | "TokenRefreshRequired"
+        | "AuthorizationHeaderMalformed" => {
             return StoreFault::Credentials;
         }
         "AccessDenied" | "AllAccessDisabled" => return StoreFault::Denied,

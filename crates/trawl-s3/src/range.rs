@@ -59,7 +59,11 @@ pub(crate) fn fetch(
         let want = Arc::new(want);
         loop {
             // Without a pin yet, the first answer must come back before more are asked.
-            let room = if etag.is_none() { 1 } else { PER_OBJECT.min(depth.now()).max(1) };
+            let room = if etag.is_none() {
+                1
+            } else {
+                PER_OBJECT.min(depth.now()).max(1)
+            };
             while pending.len() < room && next < ranges.len() {
                 let (want, depth, client, pin) =
                     (want.clone(), depth.clone(), client.clone(), etag.clone());

@@ -16,8 +16,8 @@ use crossbeam_channel::{Receiver, bounded};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use trawl_read::ReadError;
 use trawl_scan::{
-    Event, FileInfo, FileRecord, IoDepth, Lane, LaneFactory, LaneOutput, Outcome, Progress,
-    Refusal, Resolve, ScanConfig, ScanError, Source,
+    Event, FileInfo, FileRecord, IoDepth, Lane, LaneFactory, LaneOutput, Listing, Outcome,
+    Progress, Refusal, Resolve, ScanConfig, ScanError, Source,
 };
 use trawl_stop::Stop;
 use trawl_walk::{FileEntry, WalkError, WalkItem};
@@ -149,6 +149,14 @@ impl ObjectSource {
     }
 }
 
+impl Listing for ObjectSource {
+    fn list(&self, stop: &Stop, found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>) {
+        if let Err(e) = self.walk(stop, found) {
+            let _ = found(WalkItem::Error(WalkError::Other(e.to_string())));
+        }
+    }
+}
+
 impl Source for ObjectSource {
     fn resolver(&self) -> Box<dyn Resolve + '_> {
         Box::new(Named { source: self })
@@ -195,7 +203,14 @@ impl Source for ObjectSource {
                         store.attempts,
                         want,
                     );
-                    if open_tx.send(Opened { entry: e, pieces, _held: held }).is_err() {
+                    if open_tx
+                        .send(Opened {
+                            entry: e,
+                            pieces,
+                            _held: held,
+                        })
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -207,7 +222,9 @@ impl Source for ObjectSource {
                         if stop.is_stopping() {
                             continue;
                         }
-                        let Some(ev) = consume(o, lanes, progress, stop) else {
+                        let ev = consume(o, lanes, progress, stop);
+                        progress.file_done();
+                        let Some(ev) = ev else {
                             continue;
                         };
                         if ev_tx.send(ev).is_err() {

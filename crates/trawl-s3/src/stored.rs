@@ -233,15 +233,28 @@ mod tests {
             StoredKind::FullObject,
         );
         assert_eq!(s.comparable(), vec![Algorithm::Crc64Nvme, Algorithm::Md5]);
-        let read = vec![(Algorithm::Md5, md5.clone()), (Algorithm::Crc64Nvme, crc.clone())];
+        let read = vec![
+            (Algorithm::Md5, md5.clone()),
+            (Algorithm::Crc64Nvme, crc.clone()),
+        ];
         assert_eq!(
             s.compare(&read),
             Check::Agrees(vec![Proof::Checksum(Algorithm::Crc64Nvme), Proof::EtagMd5])
         );
         let wrong = vec![(Algorithm::Crc64Nvme, vec![0; 8])];
-        assert!(matches!(s.compare(&wrong), Check::Disagrees { proof: Proof::Checksum(_), .. }));
+        assert!(matches!(
+            s.compare(&wrong),
+            Check::Disagrees {
+                proof: Proof::Checksum(_),
+                ..
+            }
+        ));
         // A multipart ETag and a composite checksum prove nothing against whole-file digests.
-        let m = stored(vec![(Algorithm::Crc32c, vec![0; 4])], "abcd-3", StoredKind::Composite);
+        let m = stored(
+            vec![(Algorithm::Crc32c, vec![0; 4])],
+            "abcd-3",
+            StoredKind::Composite,
+        );
         assert_eq!(m.comparable(), Vec::<Algorithm>::new());
         assert_eq!(m.compare(&read), Check::Nothing);
     }

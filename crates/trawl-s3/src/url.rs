@@ -119,8 +119,7 @@ fn plain(rel: &str) -> bool {
 /// and ending with a letter or digit); a wider store's names are refused, never guessed at.
 fn bucket_ok(b: &str) -> bool {
     (3..=63).contains(&b.len())
-        && b
-            .bytes()
+        && b.bytes()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-')
         && b.as_bytes()[0].is_ascii_alphanumeric()
         && b.as_bytes()[b.len() - 1].is_ascii_alphanumeric()
@@ -148,10 +147,23 @@ mod tests {
 
     #[test]
     fn bad_buckets_and_prefixes_are_refused() {
-        for b in ["s3://", "s3://ab", "s3://Upper", "s3://a..b", "s3://-ab", "s3://a_b/x"] {
+        for b in [
+            "s3://",
+            "s3://ab",
+            "s3://Upper",
+            "s3://a..b",
+            "s3://-ab",
+            "s3://a_b/x",
+        ] {
             assert!(matches!(url(b), Err(UrlError::Bucket(_))), "{b}");
         }
-        for p in ["s3://bkt/a//b", "s3://bkt/../x", "s3://bkt/a/./b", "s3://bkt//x", "s3://bkt/a\0b"] {
+        for p in [
+            "s3://bkt/a//b",
+            "s3://bkt/../x",
+            "s3://bkt/a/./b",
+            "s3://bkt//x",
+            "s3://bkt/a\0b",
+        ] {
             assert!(matches!(url(p), Err(UrlError::Prefix(_))), "{p}");
         }
         let not_utf8 = OsStr::from_bytes(b"s3://bkt/\xff");
@@ -165,7 +177,9 @@ mod tests {
     fn only_keys_with_one_plain_name_have_a_name() {
         let u = url("s3://bkt/p").unwrap();
         assert_eq!(u.name_of("p/a/b.txt"), Some("a/b.txt"));
-        for k in ["p/a//b", "p/./a", "p/../a", "p/a/", "p/", "q/a", "p//a", "p/a\0"] {
+        for k in [
+            "p/a//b", "p/./a", "p/../a", "p/a/", "p/", "q/a", "p//a", "p/a\0",
+        ] {
             assert_eq!(u.name_of(k), None, "{k:?}");
         }
         assert_eq!(u.key_of(b"a/b").as_deref(), Some("p/a/b"));

@@ -14,12 +14,14 @@
 //! [`Event`]; [`IoDepth`] and [`ReadOrder`] steer the reads, [`RelativeEntries`] makes the entries
 //! of files named relative to a root (a manifest's, a bag's, a catalog's), and [`read_named`] is
 //! the reading service: named files read once each through a [`Source`] ([`LocalRoots`]),
-//! each answered with an [`Outcome`].
+//! each answered with an [`Outcome`]; a source that lists its own roots (a store's objects) is
+//! a [`Listing`], scanned by [`scan_listing`].
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod depth;
 mod lane;
+mod listing;
 mod named;
 #[cfg(debug_assertions)]
 mod open_log;
@@ -32,6 +34,7 @@ mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
+pub use listing::{Listing, scan_listing};
 pub use named::{
     Feeder, IN_FLIGHT, Links, LocalRoots, Outcome, Reading, Refusal, Refused, Resolve, Source,
     read_named,

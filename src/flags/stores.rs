@@ -1,0 +1,90 @@
+//! Roots that are objects: `s3://BUCKET/PREFIX` arguments turned into one [`ObjectSource`]
+//! over a connected store, with the flags that mean nothing there refused rather than
+//! ignored.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use trawl_s3::{Connection, ObjectSource, ObjectUrl, Store};
+
+use super::lowargs::{ExcludeArgs, ReadArgs, StoreArgs};
+use crate::failure::Refused;
+
+/// Attempts per request before a 5xx, a `SlowDown` or a dropped connection is a failure.
+const ATTEMPTS: u32 = 5;
+
+/// The source of `paths` when they are all `s3://` roots (None when none is); a mix of local
+/// and object roots, a bad URL or a flag that does not apply to objects is refused.
+pub fn object_roots(
+    paths: &[PathBuf],
+    read: &ReadArgs,
+    excluding: Option<&ExcludeArgs>,
+) -> anyhow::Result<Option<Arc<ObjectSource>>> {
+    let objects = paths
+        .iter()
+        .filter(|p| trawl_s3::is_object_url(p.as_os_str()))
+        .count();
+    if objects == 0 {
+        return Ok(None);
+    }
+    if objects != paths.len() {
+        return Err(Refused::text(
+            "roots are all local paths or all s3:// URLs: scan them in separate runs",
+        )
+        .into());
+    }
+    let mut urls = Vec::with_capacity(paths.len());
+    for p in paths {
+        match ObjectUrl::parse(p.as_os_str()) {
+            Some(Ok(u)) => urls.push(u),
+            Some(Err(e)) => return Err(Refused::text(e.to_string()).into()),
+            None => unreachable!("counted as an s3:// URL above"),
+        }
+    }
+    for (given, flag) in [
+        (read.limit_rate.is_some(), "--limit-rate"),
+        (read.follow, "--follow"),
+        (read.one_file_system, "--one-file-system"),
+        (
+            excluding.is_some_and(|x| {
+                !x.exclude.is_empty()
+                    || !x.exclude_from.is_empty()
+                    || !x.exclude_if_present.is_empty()
+            }),
+            "--exclude",
+        ),
+    ] {
+        if given {
+            let why = " does not apply to s3:// roots (docs/commands/objects.md)";
+            return Err(Refused::flag(flag, why).into());
+        }
+    }
+    let store = Store::connect(&connection(&read.store)?)?;
+    Ok(Some(Arc::new(ObjectSource::new(Arc::new(store), urls))))
+}
+
+/// The connection the flags ask for.
+fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
+    if let Some(e) = &s.endpoint
+        && !(e.starts_with("http://") || e.starts_with("https://"))
+    {
+        return Err(Refused::flag(
+            "--endpoint",
+            format!(" {e}: expected an http:// or https:// URL"),
+        )
+        .into());
+    }
+    Ok(Connection {
+        endpoint: s.endpoint.clone(),
+        path_style: s.path_style.then_some(true),
+        no_sign: s.no_sign_request,
+        region: s.region.clone(),
+        profile: s.profile.clone(),
+        attempts: ATTEMPTS,
+    })
+}
+
+/// The roots as the engine names what is under them: `s3://BUCKET/PREFIX` each.
+pub fn root_paths(source: &ObjectSource) -> Vec<PathBuf> {
+    source.roots().iter().map(ObjectUrl::root_path).collect()
+}
