@@ -112,16 +112,15 @@ fn s3s_if_match_attributes_and_multipart_as_they_are() {
     let attrs = up.attributes("bkt", "k").unwrap_err();
     assert!(attrs.contains("NotImplemented"), "{attrs}");
     let big = noise((5 << 20) + 1000, 4);
-    for full in [true, false] {
-        let key = format!("mp-{full}");
-        for c in [Checksum::Crc64Nvme, Checksum::Crc32] {
-            let put = up.put_multipart("bkt", &key, &big, 5 << 20, c, full);
-            assert!(put.checksums.is_empty(), "{put:?}");
-            let head = up.head("bkt", &key).unwrap();
-            assert!(head.checksums.is_empty(), "{head:?}");
-            assert!(head.e_tag.unwrap().ends_with("-2\""));
-            assert_eq!(up.get("bkt", &key).unwrap(), big);
-        }
+    // One of each checksum type.
+    for (c, full) in [(Checksum::Crc64Nvme, true), (Checksum::Crc32, false)] {
+        let key = format!("mp-{c:?}");
+        let put = up.put_multipart("bkt", &key, &big, 5 << 20, c, full);
+        assert!(put.checksums.is_empty(), "{put:?}");
+        let head = up.head("bkt", &key).unwrap();
+        assert!(head.checksums.is_empty(), "{head:?}");
+        assert!(head.e_tag.unwrap().ends_with("-2\""));
+        assert_eq!(up.get("bkt", &key).unwrap(), big);
     }
 }
 
