@@ -31,6 +31,8 @@ mod report;
 mod report_catalog;
 mod report_sampled;
 mod report_tools;
+mod s3_harness;
+mod s3_support;
 mod scale;
 mod scan;
 mod scan_errors;
