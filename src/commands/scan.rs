@@ -382,7 +382,7 @@ fn write_page(
 /// writes; none for several roots or a file (their names are the paths as walked already).
 fn hashdeep_base(roots: &[std::path::PathBuf]) -> Option<Vec<u8>> {
     match roots {
-        [r] if r.is_dir() => Some(b".".to_vec()),
+        [r] if trawl_engine::directory_root(r) => Some(b".".to_vec()),
         _ => None,
     }
 }

@@ -20,6 +20,7 @@ mod golden;
 mod interop;
 mod io_errors;
 mod names;
+mod objects_scan;
 mod ocfl;
 mod ocfl_audit;
 mod ocfl_inventory;

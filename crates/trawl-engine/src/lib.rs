@@ -26,7 +26,7 @@ mod verify;
 pub use dupdirs::find as duplicate_directories;
 pub use duplicates::{Duplicates, comparing_digest};
 pub use memory::peak_anon;
-pub use names::{manifest_name, media_index_name};
+pub use names::{directory_root, manifest_name, media_index_name};
 pub use options::{OptionsError, RECORD_MEMORY, ScanOptions};
 pub use records::{RecordSink, Records, StoredFile};
 pub use scan::{

@@ -9,6 +9,12 @@ pub fn manifest_name(path: &Path, roots: &[PathBuf], _root: usize) -> Vec<u8> {
     ManifestNames::new(roots).name(path)
 }
 
+/// Whether a root holds files named relative to it: a local directory, or a prefix of a
+/// store's keys (`s3://BUCKET/PREFIX`, which is always taken as a directory).
+pub fn directory_root(r: &Path) -> bool {
+    r.as_os_str().as_bytes().starts_with(b"s3://") || r.is_dir()
+}
+
 /// [`manifest_name`] for many files of one scan: whether the roots are one directory is asked
 /// of the file system once, not once per file.
 #[derive(Debug, Clone)]
@@ -20,7 +26,7 @@ pub struct ManifestNames {
 impl ManifestNames {
     pub fn new(roots: &[PathBuf]) -> ManifestNames {
         let base = match roots {
-            [r] if r.is_dir() => Some(r.clone()),
+            [r] if directory_root(r) => Some(r.clone()),
             _ => None,
         };
         ManifestNames { base }
@@ -84,7 +90,7 @@ pub fn media_index_name(path: &Path, roots: &[PathBuf], root: usize) -> PathBuf 
             })
             .collect()
     };
-    let mut out = if roots.len() == 1 && r.is_dir() {
+    let mut out = if roots.len() == 1 && directory_root(r) {
         PathBuf::new()
     } else {
         let last = r
