@@ -33,6 +33,11 @@ impl VerifyPlan {
     /// The plan of `a`.
     pub fn from_args(a: &VerifyArgs) -> anyhow::Result<VerifyPlan> {
         let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
+        let objects = super::stores::object_roots(std::slice::from_ref(&root), &a.read, None)?;
+        let root = match &objects {
+            Some(o) => super::stores::root_paths(o).remove(0),
+            None => root,
+        };
         let opts = VerifyOptions {
             manifest: a.manifest.clone(),
             prefer: match &a.digest {
@@ -49,6 +54,7 @@ impl VerifyPlan {
                 Some(m) => parse_size(m)? as usize,
                 None => trawl_engine::VERIFY_MEMORY,
             },
+            objects: objects.map(|o| o as std::sync::Arc<dyn trawl_scan::Listing>),
         };
         Ok(VerifyPlan {
             opts,

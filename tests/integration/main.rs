@@ -21,6 +21,7 @@ mod interop;
 mod io_errors;
 mod names;
 mod objects_scan;
+mod objects_verify;
 mod ocfl;
 mod ocfl_audit;
 mod ocfl_inventory;

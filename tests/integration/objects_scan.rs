@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use crate::s3_support::{Checksum, FaultProxy, S3Server, Uploader};
+use crate::s3_support::{
+    Checksum, FaultProxy, S3Server, Uploader, s3s_with_bucket as s3s, trawl_with as trawl,
+};
 use crate::util::{Dir, Run, noise, run_tool, tool};
 
 /// Files of awkward sizes (empty, one byte, over one request's range) under `d/local`, and the
@@ -19,15 +21,6 @@ const FILES: [(&str, usize); 6] = [
     ("z/é.dat", 4 * 1024 * 1024),
 ];
 
-fn s3s(d: &Dir) -> (S3Server, Uploader) {
-    let root = d.join("s3");
-    std::fs::create_dir(&root).unwrap();
-    let server = S3Server::s3s(&root);
-    let up = Uploader::new(server.endpoint());
-    up.create_bucket("bkt");
-    (server, up)
-}
-
 /// Writes [`FILES`] under `d/local` and uploads them under `bkt/p/`.
 fn plant(d: &Dir, up: &Uploader) {
     for (i, (name, size)) in FILES.iter().enumerate() {
@@ -35,12 +28,6 @@ fn plant(d: &Dir, up: &Uploader) {
         d.create(format!("local/{name}").as_bytes(), &data);
         up.put("bkt", &format!("p/{name}"), &data, Checksum::None);
     }
-}
-
-fn trawl(d: &Dir, env: &crate::s3_support::Env, args: &[&str]) -> Run {
-    let mut c = d.cmd();
-    env.apply(&mut c.cmd);
-    c.args(args).run_within(120)
 }
 
 fn sorted(text: &str) -> Vec<String> {

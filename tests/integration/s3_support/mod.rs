@@ -94,3 +94,20 @@ pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
+
+/// s3s-fs over `d/s3` with a bucket `bkt`, and an uploader talking to it directly.
+pub fn s3s_with_bucket(d: &crate::util::Dir) -> (S3Server, Uploader) {
+    let root = d.join("s3");
+    std::fs::create_dir(&root).unwrap();
+    let server = S3Server::s3s(&root);
+    let up = Uploader::new(server.endpoint());
+    up.create_bucket("bkt");
+    (server, up)
+}
+
+/// `trawl ARGS` in `d` with `env`'s store environment, killed past two minutes.
+pub fn trawl_with(d: &crate::util::Dir, env: &Env, args: &[&str]) -> crate::util::Run {
+    let mut c = d.cmd();
+    env.apply(&mut c.cmd);
+    c.args(args).run_within(120)
+}

@@ -44,6 +44,10 @@ pub struct VerifyOptions {
     pub temp_dir: Option<PathBuf>,
     /// Bytes of entries held in RAM, over the three spools (names, merged, results).
     pub memory: usize,
+    /// Where the root is a store's prefix (`s3://BUCKET/PREFIX`): its objects, which the
+    /// names are resolved among instead of a local directory (always confined: a name that is
+    /// not a plain one is refused).
+    pub objects: Option<std::sync::Arc<dyn trawl_scan::Listing>>,
 }
 
 /// Default [`VerifyOptions::memory`].
@@ -212,7 +216,9 @@ pub fn verify(
     stop: &Stop,
     notice: &mut dyn FnMut(Notice<'_>),
 ) -> Result<VerifyOutcome, VerifyError> {
-    check_root(&opts.root)?;
+    if opts.objects.is_none() {
+        check_root(&opts.root)?;
+    }
     let mut pass = Passes {
         opts,
         temp: opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir),
@@ -243,6 +249,7 @@ pub fn verify(
     if opts.strict {
         not_listed = unlisted_files(
             &opts.root,
+            opts.objects.as_deref(),
             &opts.cfg.walk,
             &opts.manifest,
             unique,

@@ -9,7 +9,8 @@ use trawl_digest::Algorithm;
 use trawl_manifest::{Entry, ManifestError, PiecesError};
 use trawl_report::{VerifyCounts, VerifyState};
 use trawl_scan::{
-    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, Resolve, ScanError, read_named,
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, Resolve, ScanError, Source,
+    read_named,
 };
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
@@ -258,10 +259,17 @@ impl Passes<'_> {
         let opts = self.opts;
         let mut cfg = opts.cfg.clone();
         cfg.roots = vec![opts.root.clone()];
-        let source = source(opts)?;
+        let local;
+        let source: &dyn Source = match &opts.objects {
+            Some(objects) => &**objects,
+            None => {
+                local = source(opts)?;
+                &local
+            }
+        };
         let lanes = DigestLanes(algorithms);
         let reading = Reading {
-            source: &source,
+            source,
             cfg: &cfg,
             lanes: &lanes,
             cap: None,

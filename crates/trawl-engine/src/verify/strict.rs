@@ -6,10 +6,12 @@ use std::sync::Arc;
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
 
-/// Every regular file under `root` that no entry names (as manifest names, sorted), except the
-/// manifest itself: the walk's names are sorted in a spool and merged with the entries'.
+/// Every regular file under `root` (or every object `objects` lists) that no entry names (as
+/// manifest names, sorted), except the manifest itself: the walk's names are sorted in a spool
+/// and merged with the entries'.
 pub(crate) fn unlisted_files(
     root: &Path,
+    objects: Option<&dyn trawl_scan::Listing>,
     opts: &trawl_walk::WalkOptions,
     manifest: &Path,
     listed: &Arc<Sorted>,
@@ -28,10 +30,22 @@ pub(crate) fn unlisted_files(
     let mut found = Spool::new(temp, memory);
     std::thread::scope(|s| {
         s.spawn(|| {
-            trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {});
+            match objects {
+                Some(l) => l.list(&stop, &mut |item| match tx.send(item) {
+                    Ok(()) => std::ops::ControlFlow::Continue(()),
+                    Err(_) => std::ops::ControlFlow::Break(()),
+                }),
+                None => trawl_walk::walk(&roots, opts, &tx, &stop, &|_| {}),
+            }
             drop(tx);
         });
         for item in rx {
+            // A store that cannot be listed leaves no way to know what is unlisted: the run
+            // fails rather than say nothing is.
+            if let (Some(_), trawl_walk::WalkItem::Error(e)) = (objects, &item) {
+                stop.request(Reason::Failed);
+                return Err(std::io::Error::other(e.to_string()));
+            }
             if let trawl_walk::WalkItem::File(f) = item {
                 if manifest_id == Some((f.dev, f.ino)) {
                     continue;

@@ -60,6 +60,7 @@ fn a_confined_name_through_a_link_outside_is_refused_in_the_one_wording() {
         cfg: ScanConfig::new(vec![root]),
         temp_dir: Some(top.path().to_path_buf()),
         memory: VERIFY_MEMORY,
+        objects: None,
     };
     let got = states(&opts);
     assert_eq!(got.len(), 3, "{got:?}");
