@@ -3,6 +3,7 @@
 pub(crate) mod audit;
 mod bag;
 pub(crate) mod catalog;
+mod check;
 mod duplicates;
 mod flv;
 mod inject;
@@ -33,6 +34,7 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
             scan::run(plan)
         }
         Command::Verify(a) => verify::run(plans::VerifyPlan::from_args(&a)?),
+        Command::Check(a) => check::run(&a),
         Command::Bag(b) => bag::run(b),
         Command::Ocfl(crate::flags::lowargs::OcflCommand::Validate(a)) => {
             ocfl::validate(plans::OcflPlan::from_args(&a)?)

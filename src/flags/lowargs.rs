@@ -32,6 +32,11 @@ pub enum Command {
     /// Check files against a manifest (GNU coreutils, BSD tag or hashdeep format).
     #[command(after_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
+    /// Check a local tree against the objects it was uploaded to (s3://BUCKET/PREFIX): each
+    /// file by the store's own checksums and ETag, reading an object only where the store holds
+    /// nothing comparable.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
     /// Create, validate or update BagIt bags (RFC 8493).
     #[command(subcommand)]
     Bag(BagCommand),
@@ -450,6 +455,36 @@ pub struct VerifyArgs {
     pub memory: Option<String>,
     /// Where the manifest's entries wait, sorted, when there are more than RAM holds
     /// (default: the system temporary directory); removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+const CHECK_EXAMPLES: &str = "Examples:
+  trawl check photos/ s3://my-bucket/photos             every file against its object
+  trawl check out/ s3://b/out --endpoint http://127.0.0.1:9000 --part-size 16M
+  trawl check out/ s3://b/out --no-download              never read an object";
+
+/// `trawl check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The local tree.
+    #[arg(value_name = "DIR")]
+    pub local: PathBuf,
+    /// The prefix it was uploaded to: s3://BUCKET/PREFIX.
+    #[arg(value_name = "S3URL")]
+    pub remote: std::ffi::OsString,
+    /// The part size multipart uploads were made with (e.g. 8M), tried first where an object's
+    /// ETag or checksum is made of parts; without it, whole-MiB sizes that give the part count
+    /// are tried, and a disagreement at a guessed size reads the object instead.
+    #[arg(long, value_name = "SIZE")]
+    pub part_size: Option<String>,
+    /// Never read an object: where the store holds nothing comparable, say NOT CHECKED.
+    #[arg(long)]
+    pub no_download: bool,
+    /// Where names wait, sorted, to find the objects with no local file (default: the system
+    /// temporary directory).
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
     #[command(flatten)]

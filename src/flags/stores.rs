@@ -59,8 +59,25 @@ pub fn object_roots(
             return Err(Refused::flag(flag, why).into());
         }
     }
-    let store = Store::connect(&connection(&read.store)?)?;
-    Ok(Some(Arc::new(ObjectSource::new(Arc::new(store), urls))))
+    Ok(Some(Arc::new(ObjectSource::new(connect(read)?, urls))))
+}
+
+/// The store the flags name, connected (nothing is sent yet).
+pub fn connect(read: &ReadArgs) -> anyhow::Result<Arc<Store>> {
+    Ok(Arc::new(Store::connect(&connection(&read.store)?)?))
+}
+
+/// An argument that must be an `s3://BUCKET/PREFIX` URL.
+pub fn object_url(arg: &std::ffi::OsStr) -> anyhow::Result<ObjectUrl> {
+    match ObjectUrl::parse(arg) {
+        Some(Ok(u)) => Ok(u),
+        Some(Err(e)) => Err(Refused::text(e.to_string()).into()),
+        None => Err(Refused::text(format!(
+            "{}: expected s3://BUCKET/PREFIX",
+            arg.to_string_lossy()
+        ))
+        .into()),
+    }
 }
 
 /// The connection the flags ask for.

@@ -10,16 +10,19 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod check;
 mod connect;
 mod depth;
 mod error;
 mod etag;
 mod list;
+mod parts;
 mod range;
 mod source;
 mod stored;
 mod url;
 
+pub use check::{CheckCounts, CheckError, CheckLine, CheckOptions, Verdict, check};
 pub use connect::{Connection, Store};
 pub use error::{S3Error, StoreFault};
 pub use etag::multipart_etag;

@@ -150,60 +150,88 @@ fn decode(b64: &str) -> Option<(Vec<u8>, Option<u32>)> {
 }
 
 impl Store {
+    /// [`Store::stored`] of each of `keys`, several in flight, in their order.
+    pub fn stored_many(&self, url: &ObjectUrl, keys: &[String]) -> Vec<Result<Stored, S3Error>> {
+        let tasks: Vec<_> = keys
+            .iter()
+            .map(|k| {
+                let (client, url, k) = (self.client.clone(), url.clone(), k.clone());
+                self.rt.spawn(async move { head(&client, &url, &k).await })
+            })
+            .collect();
+        self.rt.block_on(async {
+            let mut out = Vec::with_capacity(tasks.len());
+            for (t, k) in tasks.into_iter().zip(keys) {
+                out.push(t.await.unwrap_or_else(|e| {
+                    Err(S3Error::Request {
+                        what: url.key_path(k).display().to_string(),
+                        fault: crate::StoreFault::Other,
+                        message: format!("the lookup's task failed: {e}"),
+                    })
+                }));
+            }
+            out
+        })
+    }
+
     /// What the store holds of `key` in `url`'s bucket: its ETag, size and checksums, by one
     /// HeadObject with checksum mode (no download).
     pub fn stored(&self, url: &ObjectUrl, key: &str) -> Result<Stored, S3Error> {
-        let r = self.rt.block_on(
-            self.client
-                .head_object()
-                .bucket(url.bucket())
-                .key(key)
-                .checksum_mode(ChecksumMode::Enabled)
-                .send(),
-        );
-        let h = r.map_err(|e| S3Error::from_sdk(url.key_path(key).display().to_string(), e))?;
-        let mut checksums = Vec::new();
-        let mut parts = None;
-        for (alg, v) in [
-            (Algorithm::Crc64Nvme, h.checksum_crc64_nvme()),
-            (Algorithm::Crc32, h.checksum_crc32()),
-            (Algorithm::Crc32c, h.checksum_crc32_c()),
-            (Algorithm::Sha1, h.checksum_sha1()),
-            (Algorithm::Sha256, h.checksum_sha256()),
-        ] {
-            if let Some((bytes, n)) = v.and_then(decode) {
-                parts = parts.or(n);
-                checksums.push((alg, bytes));
-            }
-        }
-        let etag = h.e_tag().map(unquote);
-        let etag_parts = etag
-            .as_deref()
-            .and_then(|e| e.rsplit_once('-'))
-            .and_then(|(_, n)| n.parse::<u32>().ok());
-        let kind = match h.checksum_type() {
-            Some(ChecksumType::FullObject) => StoredKind::FullObject,
-            Some(ChecksumType::Composite) => StoredKind::Composite,
-            // Without a type, a `-N` says composite; a plain value is the whole object's.
-            _ if parts.is_some() => StoredKind::Composite,
-            _ if !checksums.is_empty() => StoredKind::FullObject,
-            _ => StoredKind::Unsaid,
-        };
-        let sse = h.server_side_encryption().map(|s| s.as_str().to_string());
-        let etag_not_md5 = etag_parts.is_some()
-            || h.sse_customer_algorithm().is_some()
-            || sse.is_some_and(|s| s.starts_with("aws:kms"));
-        Ok(Stored {
-            size: u64::try_from(h.content_length().unwrap_or(0)).unwrap_or(0),
-            etag,
-            version: h.version_id().map(str::to_string),
-            mtime_ns: h.last_modified().map_or(0, crate::list::nanos),
-            checksums,
-            kind,
-            parts: parts.or(etag_parts),
-            etag_not_md5,
-        })
+        self.rt.block_on(head(&self.client, url, key))
     }
+}
+
+/// One HeadObject with checksum mode.
+async fn head(client: &aws_sdk_s3::Client, url: &ObjectUrl, key: &str) -> Result<Stored, S3Error> {
+    let r = client
+        .head_object()
+        .bucket(url.bucket())
+        .key(key)
+        .checksum_mode(ChecksumMode::Enabled)
+        .send()
+        .await;
+    let h = r.map_err(|e| S3Error::from_sdk(url.key_path(key).display().to_string(), e))?;
+    let mut checksums = Vec::new();
+    let mut parts = None;
+    for (alg, v) in [
+        (Algorithm::Crc64Nvme, h.checksum_crc64_nvme()),
+        (Algorithm::Crc32, h.checksum_crc32()),
+        (Algorithm::Crc32c, h.checksum_crc32_c()),
+        (Algorithm::Sha1, h.checksum_sha1()),
+        (Algorithm::Sha256, h.checksum_sha256()),
+    ] {
+        if let Some((bytes, n)) = v.and_then(decode) {
+            parts = parts.or(n);
+            checksums.push((alg, bytes));
+        }
+    }
+    let etag = h.e_tag().map(unquote);
+    let etag_parts = etag
+        .as_deref()
+        .and_then(|e| e.rsplit_once('-'))
+        .and_then(|(_, n)| n.parse::<u32>().ok());
+    let kind = match h.checksum_type() {
+        Some(ChecksumType::FullObject) => StoredKind::FullObject,
+        Some(ChecksumType::Composite) => StoredKind::Composite,
+        // Without a type, a `-N` says composite; a plain value is the whole object's.
+        _ if parts.is_some() => StoredKind::Composite,
+        _ if !checksums.is_empty() => StoredKind::FullObject,
+        _ => StoredKind::Unsaid,
+    };
+    let sse = h.server_side_encryption().map(|s| s.as_str().to_string());
+    let etag_not_md5 = etag_parts.is_some()
+        || h.sse_customer_algorithm().is_some()
+        || sse.is_some_and(|s| s.starts_with("aws:kms"));
+    Ok(Stored {
+        size: u64::try_from(h.content_length().unwrap_or(0)).unwrap_or(0),
+        etag,
+        version: h.version_id().map(str::to_string),
+        mtime_ns: h.last_modified().map_or(0, crate::list::nanos),
+        checksums,
+        kind,
+        parts: parts.or(etag_parts),
+        etag_not_md5,
+    })
 }
 
 #[cfg(test)]
