@@ -42,7 +42,9 @@ pub fn run(args: LowArgs) -> anyhow::Result<Outcome> {
         Command::Audit(a) => {
             let mut plan = crate::flags::hiargs::AuditPlan::from_args(&a)?;
             plan.invocation = invocation;
-            if plan.ocfl {
+            if let Some(o) = plan.objects.clone() {
+                audit::run_with(plan, &a.paths, &mut trawl_s3::AuditObjects::of(&o))
+            } else if plan.ocfl {
                 audit::run_with(plan, &a.paths, &mut trawl_ocfl::OcflSource::new())
             } else {
                 audit::run(plan, &a.paths)

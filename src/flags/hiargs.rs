@@ -600,6 +600,8 @@ pub struct AuditPlan {
     pub quiet: bool,
     /// `--ocfl`: the roots are OCFL storage roots, audited by their logical paths.
     pub ocfl: bool,
+    /// The objects audited where the roots are `s3://` URLs.
+    pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
 }
 
 impl AuditPlan {
@@ -625,8 +627,15 @@ impl AuditPlan {
                 "--forget-missing needs a full audit: a metadata-only audit changes no registration, so it could not forget what it reports missing"
             );
         }
+        let objects = super::stores::object_roots(&a.paths, &a.read, Some(&a.excluding))?;
+        if objects.is_some() && a.ocfl {
+            bail!("--ocfl audits OCFL storage roots on a file system; s3:// roots are not yet");
+        }
         let mut roots = Vec::new();
-        for p in &a.paths {
+        if let Some(o) = &objects {
+            roots = super::stores::root_paths(o);
+        }
+        for p in a.paths.iter().filter(|_| objects.is_none()) {
             let c = std::fs::canonicalize(p).with_context(|| format!("{}", p.display()))?;
             if !c.is_dir() {
                 bail!("{}: not a directory (audit takes directories)", p.display());
@@ -664,6 +673,7 @@ impl AuditPlan {
             temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
             quiet: a.read.quiet,
             ocfl: a.ocfl,
+            objects,
         })
     }
 }

@@ -20,6 +20,7 @@ mod golden;
 mod interop;
 mod io_errors;
 mod names;
+mod objects_audit;
 mod objects_check;
 mod objects_scan;
 mod objects_verify;

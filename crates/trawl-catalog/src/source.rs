@@ -184,14 +184,15 @@ impl Source for Local {
                     }
                 }
             },
-            |(), outcome| hand(outcome, found),
+            |(), outcome| hand_outcome(outcome, found),
         );
         Ok(())
     }
 }
 
-/// Hands what the engine's read of one file found to `found`, as the catalog takes it.
-fn hand(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
+/// Hands what the engine's read of one file found to `found`, as the catalog takes it: the
+/// one translation of the reading service's outcomes, for every source that reads through it.
+pub fn hand_outcome(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
     match outcome {
         Outcome::Read(rec) => found(ReadResult::Read {
             root: rec.root,

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod audit;
 mod check;
 mod connect;
 mod depth;
@@ -22,11 +23,12 @@ mod source;
 mod stored;
 mod url;
 
+pub use audit::AuditObjects;
 pub use check::{CheckCounts, CheckError, CheckLine, CheckOptions, Verdict, check};
 pub use connect::{Connection, Store};
 pub use error::{S3Error, StoreFault};
 pub use etag::multipart_etag;
 pub use list::Listed;
-pub use source::ObjectSource;
+pub use source::{OBJECT_DEV, ObjectSource, object_ino};
 pub use stored::{Check, Proof, Stored, StoredKind};
 pub use url::{ObjectUrl, UrlError, is_object_url};

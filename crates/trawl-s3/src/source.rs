@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -39,8 +38,21 @@ pub struct ObjectSource {
     /// The ETag each object named or listed had then, until it is read: every range of it is
     /// pinned to that version. Only objects on their way to the readers are held.
     pins: Mutex<HashMap<PathBuf, String>>,
-    /// Numbers given to objects as inodes (an object has no other identity here).
-    next_ino: AtomicU64,
+    /// Whether a listing pins what it lists (a scan reads each at once; an audit reads later,
+    /// some of them, and pins by the first answer instead).
+    pin_listed: bool,
+}
+
+/// The device number every object has: no local file system's.
+pub const OBJECT_DEV: u64 = u64::from_be_bytes(*b"trawl-s3");
+
+/// The number an object has as its inode: a hash of its bucket and key, the same in every run
+/// and for no other key (a catalog tells files apart by device and inode; a counter would give
+/// another object the number a missing one had).
+pub fn object_ino(path: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let d = trawl_digest::digest(trawl_digest::Algorithm::Xxh3, path.as_os_str().as_bytes());
+    u64::from_be_bytes(d[..8].try_into().unwrap_or([0; 8]))
 }
 
 impl std::fmt::Debug for ObjectSource {
@@ -81,7 +93,16 @@ impl ObjectSource {
             store,
             roots,
             pins: Mutex::new(HashMap::new()),
-            next_ino: AtomicU64::new(1),
+            pin_listed: true,
+        }
+    }
+
+    /// As [`ObjectSource::new`], for reads some time after the listing (an audit's): what is
+    /// listed is not pinned; each read is pinned to its first answer's version.
+    pub fn reading_later(store: Arc<Store>, roots: Vec<ObjectUrl>) -> ObjectSource {
+        ObjectSource {
+            pin_listed: false,
+            ..ObjectSource::new(store, roots)
         }
     }
 
@@ -95,17 +116,22 @@ impl ObjectSource {
         &self.store
     }
 
+    /// The store, shared.
+    pub fn store_arc(&self) -> Arc<Store> {
+        self.store.clone()
+    }
+
     fn entry(&self, root: usize, url: &ObjectUrl, l: &Listed) -> FileEntry {
         let path = url.key_path(&l.key);
-        if let Some(e) = &l.etag {
+        if let Some(e) = l.etag.as_ref().filter(|_| self.pin_listed) {
             lock(&self.pins).insert(path.clone(), e.clone());
         }
         FileEntry {
+            ino: object_ino(&path),
             path,
             root,
             size: l.size,
-            dev: 0,
-            ino: self.next_ino.fetch_add(1, Ordering::Relaxed),
+            dev: OBJECT_DEV,
             mtime_ns: l.mtime_ns,
             dir: None,
             open: None,

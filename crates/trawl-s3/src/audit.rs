@@ -1,0 +1,92 @@
+//! Prefixes audited into a catalog: the catalog's [`Source`] whose walk is the store's listing
+//! and whose reads go through the reading service over the store, so that an audit of objects
+//! records, judges and reports as one of files on a disk does.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use trawl_catalog::{CatalogError, ReadPlan, ReadResult, Source, SourceError, hand_outcome};
+use trawl_scan::{DigestLanes, Progress, Reading, read_named};
+use trawl_stop::Stop;
+use trawl_walk::{WalkItem, WalkOptions};
+
+use crate::{ObjectSource, ObjectUrl, Store};
+
+/// Objects under prefixes, as an audit's source.
+pub struct AuditObjects {
+    objects: ObjectSource,
+}
+
+impl AuditObjects {
+    /// The objects under `roots` of `store`.
+    pub fn new(store: Arc<Store>, roots: Vec<ObjectUrl>) -> AuditObjects {
+        AuditObjects {
+            objects: ObjectSource::reading_later(store, roots),
+        }
+    }
+
+    /// The objects `source` names, for an audit.
+    pub fn of(source: &ObjectSource) -> AuditObjects {
+        AuditObjects::new(source.store_arc(), source.roots().to_vec())
+    }
+}
+
+impl Source for AuditObjects {
+    fn walk(
+        &mut self,
+        _roots: &[PathBuf],
+        _opts: &WalkOptions,
+        stop: &Stop,
+        item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
+    ) -> Result<(), SourceError> {
+        let mut broke = None;
+        let listed = self.objects.walk(stop, &mut |it| match item(it) {
+            ControlFlow::Continue(()) => ControlFlow::Continue(()),
+            ControlFlow::Break(e) => {
+                broke = Some(e);
+                ControlFlow::Break(())
+            }
+        });
+        if let Some(e) = broke {
+            return Err(e.into());
+        }
+        // A prefix that cannot be listed fails the audit: without its listing, every object
+        // under it would be called missing.
+        listed.map_err(|e| SourceError::Failed(e.to_string()))?;
+        Ok(())
+    }
+
+    fn read(
+        &mut self,
+        plan: ReadPlan<'_>,
+        progress: &dyn Progress,
+        stop: &Stop,
+        found: &mut dyn FnMut(ReadResult<'_>),
+    ) -> Result<(), SourceError> {
+        let lanes = DigestLanes(plan.algorithms.to_vec());
+        let reading = Reading {
+            source: &self.objects,
+            cfg: plan.cfg,
+            lanes: &lanes,
+            cap: None,
+            // The plan announced its totals.
+            announce: false,
+        };
+        let feed = plan.feed;
+        read_named(
+            &reading,
+            progress,
+            stop,
+            move |f| {
+                for e in feed {
+                    if f.send_entry(e, ()).is_break() {
+                        return;
+                    }
+                }
+            },
+            |(), outcome| hand_outcome(outcome, found),
+        );
+        Ok(())
+    }
+}
