@@ -52,10 +52,11 @@ pub(crate) fn fetch(
 ) -> Pieces {
     let (tx, rx) = mpsc::channel(AHEAD);
     rt.spawn(async move {
-        let ranges = split(want.size);
+        // Made as they are asked for: a size a store claims is never trusted with memory.
+        let count = ranges(want.size);
         let mut etag = want.etag.clone();
         let mut pending = VecDeque::new();
-        let mut next = 0;
+        let mut next = 0u64;
         let want = Arc::new(want);
         loop {
             // Without a pin yet, the first answer must come back before more are asked.
@@ -64,10 +65,10 @@ pub(crate) fn fetch(
             } else {
                 PER_OBJECT.min(depth.now()).max(1)
             };
-            while pending.len() < room && next < ranges.len() {
+            while pending.len() < room && next < count {
                 let (want, depth, client, pin) =
                     (want.clone(), depth.clone(), client.clone(), etag.clone());
-                let r = ranges[next];
+                let r = range(want.size, next);
                 pending.push_back(tokio::spawn(async move {
                     get_range(&client, &depth, &want, r, pin, attempts).await
                 }));
@@ -100,15 +101,15 @@ pub(crate) fn fetch(
     rx
 }
 
-/// The ranges of an object of `size` bytes: inclusive first and last byte, or None for an
-/// empty object (asked for whole: a range of nothing is not satisfiable).
-fn split(size: u64) -> Vec<Option<(u64, u64)>> {
-    if size == 0 {
-        return vec![None];
-    }
-    (0..size.div_ceil(RANGE))
-        .map(|i| Some((i * RANGE, ((i + 1) * RANGE).min(size) - 1)))
-        .collect()
+/// How many requests an object of `size` bytes takes (an empty one: one, asked for whole).
+fn ranges(size: u64) -> u64 {
+    size.div_ceil(RANGE).max(1)
+}
+
+/// The `i`th range of an object of `size` bytes: its first and last byte, inclusive, or None
+/// for an empty object (asked for whole: a range of nothing is not satisfiable).
+fn range(size: u64, i: u64) -> Option<(u64, u64)> {
+    (size > 0).then(|| (i * RANGE, (i + 1).saturating_mul(RANGE).min(size) - 1))
 }
 
 /// A pause before attempt `n`, bounded and jittered (full jitter up to 50 ms x 2^n, at most
@@ -235,12 +236,15 @@ mod tests {
 
     #[test]
     fn ranges_cover_the_object_once() {
-        assert_eq!(split(0), vec![None]);
-        assert_eq!(split(1), vec![Some((0, 0))]);
-        assert_eq!(split(RANGE), vec![Some((0, RANGE - 1))]);
-        assert_eq!(
-            split(RANGE + 1),
-            vec![Some((0, RANGE - 1)), Some((RANGE, RANGE))]
-        );
+        let all = |size| (0..ranges(size)).map(|i| range(size, i)).collect::<Vec<_>>();
+        assert_eq!(all(0), vec![None]);
+        assert_eq!(all(1), vec![Some((0, 0))]);
+        assert_eq!(all(RANGE), vec![Some((0, RANGE - 1))]);
+        assert_eq!(all(RANGE + 1), vec![Some((0, RANGE - 1)), Some((RANGE, RANGE))]);
+        // A size no store holds costs nothing until asked for.
+        assert_eq!(ranges(u64::MAX), u64::MAX.div_ceil(RANGE));
+        assert_eq!(range(u64::MAX, 0), Some((0, RANGE - 1)));
+        let last = ranges(u64::MAX) - 1;
+        assert_eq!(range(u64::MAX, last), Some((last * RANGE, u64::MAX - 1)));
     }
 }
