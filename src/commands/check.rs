@@ -37,7 +37,7 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<Outcome> {
         cfg: scan_config(vec![a.local.clone()], &a.read)?,
         temp_dir: check_temp_dir(a.temp_dir.as_deref())?.unwrap_or_else(std::env::temp_dir),
     };
-    let store = stores::connect(&a.read)?;
+    let store = stores::connect(&a.store)?;
     let bar = crate::progress::Bar::new(a.read.quiet);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed = None;

@@ -366,7 +366,7 @@ impl ScanPlan {
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         one_on_stdout(a, &manifests)?;
         let (mut reduce, record_memory) = memory_budget(a)?;
-        let objects = super::stores::object_roots(&a.paths, &a.read, Some(&a.excluding))?;
+        let objects = super::stores::object_roots(&a.paths, &a.read, &a.store, Some(&a.excluding))?;
         let roots = match &objects {
             Some(o) => super::stores::root_paths(o),
             None => distinct_roots(&a.paths),
@@ -627,7 +627,7 @@ impl AuditPlan {
                 "--forget-missing needs a full audit: a metadata-only audit changes no registration, so it could not forget what it reports missing"
             );
         }
-        let objects = super::stores::object_roots(&a.paths, &a.read, Some(&a.excluding))?;
+        let objects = super::stores::object_roots(&a.paths, &a.read, &a.store, Some(&a.excluding))?;
         if objects.is_some() && a.ocfl {
             bail!("--ocfl audits OCFL storage roots on a file system; s3:// roots are not yet");
         }

@@ -192,8 +192,6 @@ pub struct ReadArgs {
     /// Read at most RATE bytes per second in all, e.g. 200M (spare production storage).
     #[arg(help_heading = "Memory and speed", long, value_name = "RATE")]
     pub limit_rate: Option<String>,
-    #[command(flatten)]
-    pub store: StoreArgs,
 }
 
 /// How to reach an object store, for roots that are `s3://BUCKET/PREFIX`. Credentials come
@@ -310,6 +308,8 @@ pub struct ScanArgs {
     pub excluding: ExcludeArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Data reduction measured in the same pass.
@@ -459,6 +459,8 @@ pub struct VerifyArgs {
     pub temp_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 const CHECK_EXAMPLES: &str = "Examples:
@@ -489,6 +491,8 @@ pub struct CheckArgs {
     pub temp_dir: Option<PathBuf>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// A count between `lo` and `hi`: anything else is refused when the flags are parsed, saying

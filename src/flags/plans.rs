@@ -33,7 +33,8 @@ impl VerifyPlan {
     /// The plan of `a`.
     pub fn from_args(a: &VerifyArgs) -> anyhow::Result<VerifyPlan> {
         let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
-        let objects = super::stores::object_roots(std::slice::from_ref(&root), &a.read, None)?;
+        let objects =
+            super::stores::object_roots(std::slice::from_ref(&root), &a.read, &a.store, None)?;
         let root = match &objects {
             Some(o) => super::stores::root_paths(o).remove(0),
             None => root,

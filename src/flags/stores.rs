@@ -18,6 +18,7 @@ const ATTEMPTS: u32 = 5;
 pub fn object_roots(
     paths: &[PathBuf],
     read: &ReadArgs,
+    store: &StoreArgs,
     excluding: Option<&ExcludeArgs>,
 ) -> anyhow::Result<Option<Arc<ObjectSource>>> {
     let objects = paths
@@ -59,12 +60,12 @@ pub fn object_roots(
             return Err(Refused::flag(flag, why).into());
         }
     }
-    Ok(Some(Arc::new(ObjectSource::new(connect(read)?, urls))))
+    Ok(Some(Arc::new(ObjectSource::new(connect(store)?, urls))))
 }
 
 /// The store the flags name, connected (nothing is sent yet).
-pub fn connect(read: &ReadArgs) -> anyhow::Result<Arc<Store>> {
-    Ok(Arc::new(Store::connect(&connection(&read.store)?)?))
+pub fn connect(store: &StoreArgs) -> anyhow::Result<Arc<Store>> {
+    Ok(Arc::new(Store::connect(&connection(store)?)?))
 }
 
 /// An argument that must be an `s3://BUCKET/PREFIX` URL.

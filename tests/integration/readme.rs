@@ -113,6 +113,19 @@ fn every_readme_command_runs_as_written() {
             .run_in("work")
             .code(0);
     }
+    // The object store's lines: s3s-fs here, a bucket `my-bucket` holding `photos/`, and the
+    // same files in `work/photos` for `trawl check`.
+    let (server, up) = crate::s3_support::s3s_with_bucket(&d);
+    up.create_bucket("my-bucket");
+    for (name, body) in [("a.jpg", &b"jpeg"[..]), ("2024/b.jpg", &[9u8; 5000][..])] {
+        up.put(
+            "my-bucket",
+            &format!("photos/{name}"),
+            body,
+            crate::s3_support::Checksum::Crc64Nvme,
+        );
+        d.create(format!("work/photos/{name}").as_bytes(), body);
+    }
     let path = format!("{root}/bin:{}", std::env::var("PATH").unwrap_or_default());
     let mut ran = 0;
     for line in readme_commands() {
@@ -146,7 +159,12 @@ fn every_readme_command_runs_as_written() {
             // A server runs until stopped: it must still be serving after a second.
             cmd = format!("timeout --preserve-status -s INT 1 {cmd}");
         }
-        let out = Command::new("sh")
+        let mut sh = Command::new("sh");
+        if cmd.contains("s3://") {
+            cmd = cmd.replace("http://minio:9000", server.endpoint());
+            server.env().apply(&mut sh);
+        }
+        let out = sh
             .args(["-c", &cmd])
             .current_dir(d.join("work"))
             .env("PATH", &path)

@@ -236,11 +236,18 @@ mod tests {
 
     #[test]
     fn ranges_cover_the_object_once() {
-        let all = |size| (0..ranges(size)).map(|i| range(size, i)).collect::<Vec<_>>();
+        let all = |size| {
+            (0..ranges(size))
+                .map(|i| range(size, i))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(all(0), vec![None]);
         assert_eq!(all(1), vec![Some((0, 0))]);
         assert_eq!(all(RANGE), vec![Some((0, RANGE - 1))]);
-        assert_eq!(all(RANGE + 1), vec![Some((0, RANGE - 1)), Some((RANGE, RANGE))]);
+        assert_eq!(
+            all(RANGE + 1),
+            vec![Some((0, RANGE - 1)), Some((RANGE, RANGE))]
+        );
         // A size no store holds costs nothing until asked for.
         assert_eq!(ranges(u64::MAX), u64::MAX.div_ceil(RANGE));
         assert_eq!(range(u64::MAX, 0), Some((0, RANGE - 1)));

@@ -219,6 +219,8 @@ pub struct AuditArgs {
     pub excluding: ExcludeArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
