@@ -140,20 +140,43 @@ class Cluster:
 
     def __init__(self, tmp, tls=None, scheduler_file=None):
         """``tls``: (CA file, certificate, key) for a tls:// cluster, given to the scheduler and
-        workers with Dask's own flags; ``scheduler_file``: where the scheduler writes its address."""
+        workers with Dask's own flags; ``scheduler_file``: where the scheduler writes its address.
+
+        The scheduler picks its own port (0) and writes its address to its scheduler file, which
+        the workers read: a port chosen here and bound later by the scheduler could be taken
+        meanwhile by another test running beside this one."""
         self.tmp = tmp
-        self.port = free_port()
         self.tls = tls
-        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
+        self.scheduler_file = str(scheduler_file or os.path.join(tmp, "scheduler-address.json"))
+        self._address = None
         self.procs = []
         self.workers = {}
         argv = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                "--port", str(self.port), "--no-dashboard"]
+                "--port", "0", "--no-dashboard", "--scheduler-file", self.scheduler_file]
         if tls:
             argv += ["--protocol", "tls", *self._tls_flags()]
-        if scheduler_file:
-            argv += ["--scheduler-file", str(scheduler_file)]
         self.scheduler = self._start(argv, "scheduler")
+
+    @property
+    def address(self):
+        """The scheduler's address, as it wrote it to its scheduler file (waited for)."""
+        if self._address is None:
+            def written():
+                if self.scheduler.poll() is not None:
+                    with open(os.path.join(self.tmp, "scheduler.log")) as f:
+                        raise AssertionError(f"the scheduler ended at its start: {f.read()[-2000:]}")
+                try:
+                    with open(self.scheduler_file) as f:
+                        return json.load(f).get("address")
+                except (OSError, ValueError):
+                    return None
+
+            self._address = wait_until(written, timeout=60)
+        return self._address
+
+    @property
+    def port(self):
+        return int(self.address.rsplit(":", 1)[1])
 
     def _tls_flags(self):
         ca, cert, key = self.tls
@@ -168,8 +191,8 @@ class Cluster:
         return p
 
     def worker(self, name, nanny=True, env=None, prefix=()):
-        argv = [*prefix, sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--name", name,
-                "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
+        argv = [*prefix, sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                self.scheduler_file, "--name", name, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
         if not nanny:
             argv.append("--no-nanny")
         if self.tls:
@@ -197,17 +220,25 @@ class Cluster:
             c.close()
 
     def close(self):
+        """SIGTERM to every process group, then SIGKILL to those still there after 3 s. A worker
+        can take longer to close (a task still running, its scheduler gone first); it once held
+        a test's end for 10 s, and nothing is checked of how the processes end."""
         for p in reversed(self.procs):
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
+        end = time.time() + 3
         for p in self.procs:
             try:
-                p.wait(timeout=10)
+                p.wait(timeout=max(0.1, end - time.time()))
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
 
 
 @pytest.fixture

@@ -108,9 +108,12 @@ def test_losing_the_scheduler_is_exit_2_with_one_line(tree, tmp_path, cluster):
     leaving no output and no temporary file."""
     cluster.worker("a")
     cluster.wait_for(1)
+    # The client tries to reconnect for --connect-timeout before it gives up: 10 s, not the
+    # default 30, which this test spent waiting.
     p = subprocess.Popen(
         [sys.executable, "-m", "trawl.cluster", "scan", "--scheduler", cluster.address,
-         "--shard-files", "5", "--no-speculate", tree, "--json", "c.json", "-m", "sha256sum:SUMS"],
+         "--connect-timeout", "10", "--shard-files", "5", "--no-speculate", tree, "--json", "c.json",
+         "-m", "sha256sum:SUMS"],
         cwd=str(tmp_path), env=dict(os.environ, TRAWL_DASK_MAP_DELAY="2"), stderr=subprocess.PIPE,
         text=True, start_new_session=True,
     )

@@ -49,11 +49,11 @@ def test_a_maps_whole_output_is_the_same_in_every_call(tmp_path):
 def test_every_field_equals_one_machines_at_any_shard_layout(tmp_path):
     root = _files_with_halves(str(tmp_path / "t"))
     flags = ["-d", "sha256", "--cdc", "16k", "--top-files", "10", "--depth", "2"]
-    want, code = one_machine([root], *flags)
+    want, code = one_machine([root], *flags, cwd=str(tmp_path))
     assert code == 0
     for layout in (["--shard-files", "7"], ["--shard-files", "23", "--partitions", "5"], []):
         out = str(tmp_path / f"c{len(layout)}.json")
-        p = trawl_dask("scan", "--local", "2", *layout, root, *flags, "--json", out, "-q")
+        p = trawl_dask("scan", "--local", "2", *layout, root, *flags, "--json", out, "-q", cwd=str(tmp_path))
         assert p.returncode == 0, p.stderr
         with open(out) as f:
             got = json.load(f)

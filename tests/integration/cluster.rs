@@ -1,6 +1,8 @@
 //! The Python package (`pip install ./python`) and `trawl-dask` on Dask: python/tests, run with
 //! pytest against this build's `trawl` binary as the one-machine reference. They start their own
-//! schedulers and workers (processes on loopback) and take about a minute.
+//! schedulers and workers (processes on loopback) and spend most of their time waiting on them
+//! (start-ups, the fault knobs' delays, timeouts): with pytest-xdist installed they run four at
+//! a time, which on two cores takes about half as long; without it, one at a time.
 
 use std::process::Command;
 
@@ -12,15 +14,13 @@ fn the_python_package_and_the_cluster_tests_pass() {
         return;
     }
     let root = env!("CARGO_MANIFEST_DIR");
+    let mut args = vec!["-m", "pytest", "-q", "-p", "no:cacheprovider"];
+    if xdist() {
+        args.extend(["-n", "4"]);
+    }
+    args.push("python/tests");
     let out = Command::new("python3")
-        .args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "python/tests",
-        ])
+        .args(&args)
         .current_dir(root)
         .env("TRAWL_BIN", env!("CARGO_BIN_EXE_trawl"))
         .output()
@@ -39,4 +39,12 @@ fn the_python_package_and_the_cluster_tests_pass() {
         .unwrap_or("");
     assert!(!last.contains("skipped"), "{last}");
     eprintln!("python/tests: {last}");
+}
+
+/// Whether pytest-xdist is installed (`-n`): an optional speed-up, so its absence is no skip.
+fn xdist() -> bool {
+    Command::new("python3")
+        .args(["-c", "import xdist"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
