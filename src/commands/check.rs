@@ -77,8 +77,8 @@ fn say(out: &mut impl Write, l: &CheckLine, quiet: bool) -> std::io::Result<()> 
     let name = String::from_utf8_lossy(&l.name);
     let name = trawl_printer::terminal_line(&name);
     match &l.verdict {
-        Verdict::Ok(_) if quiet => Ok(()),
-        Verdict::Ok(how) => writeln!(out, "{name}: OK ({how})"),
+        Verdict::Ok { .. } if quiet => Ok(()),
+        Verdict::Ok { how, .. } => writeln!(out, "{name}: OK ({how})"),
         Verdict::Failed(why) => writeln!(out, "{name}: FAILED ({why})"),
         Verdict::Missing => writeln!(out, "{name}: MISSING"),
         Verdict::NotInLocal => writeln!(out, "{name}: NOT IN LOCAL"),

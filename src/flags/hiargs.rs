@@ -631,10 +631,9 @@ impl AuditPlan {
         if objects.is_some() && a.ocfl {
             bail!("--ocfl audits OCFL storage roots on a file system; s3:// roots are not yet");
         }
-        let mut roots = Vec::new();
-        if let Some(o) = &objects {
-            roots = super::stores::root_paths(o);
-        }
+        let mut roots = objects
+            .as_deref()
+            .map_or_else(Vec::new, super::stores::root_paths);
         for p in a.paths.iter().filter(|_| objects.is_none()) {
             let c = std::fs::canonicalize(p).with_context(|| format!("{}", p.display()))?;
             if !c.is_dir() {

@@ -50,8 +50,13 @@ pub struct CheckOptions {
 /// What became of one name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// The file's bytes are the object's: how that was shown.
-    Ok(String),
+    /// The file's bytes are the object's.
+    Ok {
+        /// How that was shown.
+        how: String,
+        /// By reading the object (else by what the store holds of it).
+        read: bool,
+    },
     /// They are not: what differs.
     Failed(String),
     /// A local file with no object.
@@ -234,7 +239,10 @@ impl Plan {
                 _ => {}
             }
         }
-        (!how.is_empty()).then(|| Verdict::Ok(how.join(", ")))
+        (!how.is_empty()).then(|| Verdict::Ok {
+            how: how.join(", "),
+            read: false,
+        })
     }
 }
 
@@ -285,6 +293,31 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The verdicts as they are told, counted.
+struct Tally<'a> {
+    counts: CheckCounts,
+    line: &'a mut dyn FnMut(CheckLine),
+}
+
+impl Tally<'_> {
+    fn tell(&mut self, name: Vec<u8>, verdict: Verdict) {
+        let c = &mut self.counts;
+        match &verdict {
+            Verdict::Ok { read: false, .. } => c.ok_stored += 1,
+            Verdict::Ok { read: true, .. } => c.ok_read += 1,
+            Verdict::Failed(_) => c.failed += 1,
+            Verdict::Missing => c.missing += 1,
+            Verdict::NotInLocal => c.not_in_local += 1,
+            Verdict::NotChecked(_) => c.not_checked += 1,
+            Verdict::Unreadable(_) => c.unreadable += 1,
+        }
+        (self.line)(CheckLine { name, verdict });
+    }
+}
+
+/// A local file's name, and its SHA-256, whose object must be read to be compared.
+type ToRead = (Vec<u8>, Vec<u8>);
+
 /// Checks `opts.local` against `opts.url` in `store`, telling `line` each name's verdict (on
 /// this thread, in no particular order); the counts at the end.
 pub fn check(
@@ -294,22 +327,34 @@ pub fn check(
     stop: &Stop,
     line: &mut dyn FnMut(CheckLine),
 ) -> Result<CheckCounts, CheckError> {
-    let mut counts = CheckCounts::default();
-    let mut tell = |name: Vec<u8>, verdict: Verdict, counts: &mut CheckCounts| {
-        match &verdict {
-            Verdict::Ok(_) => counts.ok_stored += 1,
-            Verdict::Failed(_) => counts.failed += 1,
-            Verdict::Missing => counts.missing += 1,
-            Verdict::NotInLocal => counts.not_in_local += 1,
-            Verdict::NotChecked(_) => counts.not_checked += 1,
-            Verdict::Unreadable(_) => counts.unreadable += 1,
-        }
-        line(CheckLine { name, verdict });
+    let mut tally = Tally {
+        counts: CheckCounts::default(),
+        line,
     };
-    let spool_err = |source| CheckError::Spool {
-        dir: opts.temp_dir.clone(),
-        source,
-    };
+    let mut cfg = opts.cfg.clone();
+    cfg.roots = vec![opts.local.clone()];
+    let (local_names, to_read) = read_local(opts, store, &cfg, progress, stop, &mut tally)?;
+    if !to_read.is_empty() && !stop.is_stopping() {
+        read_objects(opts, store, &cfg, to_read, progress, stop, &mut tally);
+    }
+    if !stop.is_stopping() {
+        not_in_local(opts, store, stop, local_names, &mut |n| {
+            tally.tell(n, Verdict::NotInLocal)
+        })?;
+    }
+    Ok(tally.counts)
+}
+
+/// The local files read, each with the lanes its object's stored values call for, and judged;
+/// the names seen (to find the objects with none), and the files whose objects must be read.
+fn read_local(
+    opts: &CheckOptions,
+    store: &Store,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    tally: &mut Tally<'_>,
+) -> Result<(Spool, Vec<ToRead>), CheckError> {
     let local_names = Mutex::new(Spool::new(&opts.temp_dir, 4 << 20));
     let decided: Mutex<Vec<(Vec<u8>, Verdict)>> = Mutex::new(Vec::new());
     let lanes = CheckLanes {
@@ -317,117 +362,128 @@ pub fn check(
         fallback: opts.download,
     };
     let source = LocalRoots::new(vec![opts.local.clone()], Links::Beneath);
-    let mut cfg = opts.cfg.clone();
-    cfg.roots = vec![opts.local.clone()];
     let reading = Reading {
         source: &source,
-        cfg: &cfg,
+        cfg,
         lanes: &lanes,
         cap: None,
         announce: true,
     };
-    let mut downloads: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let spooled = read_named(
+    let mut to_read = Vec::new();
+    let fed = read_named(
         &reading,
         progress,
         stop,
         |f| feed(opts, store, stop, &lanes, &local_names, &decided, f),
-        |(name, plan): (Vec<u8>, Arc<Plan>), o| {
-            let v = match o {
-                Outcome::Read(rec) => {
-                    let digests = rec.digests();
-                    let parts: Vec<PartDigests> = rec
-                        .outputs
-                        .iter()
-                        .filter_map(|o| o.other::<PartDigests>().cloned())
-                        .collect();
-                    match plan.verdict(&digests, &parts) {
-                        Some(v) => v,
-                        None if opts.download => {
-                            let sha = digests
-                                .iter()
-                                .find(|(a, _)| *a == Algorithm::Sha256)
-                                .map(|(_, d)| d.clone())
-                                .unwrap_or_default();
-                            downloads.push((name, sha));
-                            return;
-                        }
-                        None => Verdict::NotChecked(
-                            "the store holds no checksum or ETag comparable with the file's bytes (--no-download)"
-                                .to_string(),
-                        ),
-                    }
+        |(name, plan): (Vec<u8>, Arc<Plan>), o| match of_local(&plan, o, opts.download) {
+            Judged::Verdict(v) => tally.tell(name, v),
+            Judged::Read(sha) => to_read.push((name, sha)),
+            Judged::Unread => {}
+        },
+    );
+    fed.map_err(|source| CheckError::Spool {
+        dir: opts.temp_dir.clone(),
+        source,
+    })?;
+    for (name, v) in std::mem::take(&mut *lock(&decided)) {
+        tally.tell(name, v);
+    }
+    Ok((
+        local_names.into_inner().unwrap_or_else(|p| p.into_inner()),
+        to_read,
+    ))
+}
+
+/// What a local file's read decides.
+enum Judged {
+    Verdict(Verdict),
+    /// Nothing the store holds compares: its object is to be read; the file's SHA-256.
+    Read(Vec<u8>),
+    /// Not read: the run stopped.
+    Unread,
+}
+
+fn of_local(plan: &Plan, o: Outcome, download: bool) -> Judged {
+    Judged::Verdict(match o {
+        Outcome::Read(rec) => {
+            let digests = rec.digests();
+            let parts: Vec<PartDigests> = rec
+                .outputs
+                .iter()
+                .filter_map(|o| o.other::<PartDigests>().cloned())
+                .collect();
+            match plan.verdict(&digests, &parts) {
+                Some(v) => v,
+                None if download => {
+                    let sha = digests.into_iter().find(|(a, _)| *a == Algorithm::Sha256);
+                    return Judged::Read(sha.map(|(_, d)| d).unwrap_or_default());
                 }
-                Outcome::Gone(_) => Verdict::Unreadable("the local file vanished".to_string()),
+                None => Verdict::NotChecked(
+                    "the store holds no checksum or ETag comparable with the file's bytes \
+                     (--no-download)"
+                        .to_string(),
+                ),
+            }
+        }
+        Outcome::Gone(_) => Verdict::Unreadable("the local file vanished".to_string()),
+        Outcome::Refused { why, .. } => Verdict::NotChecked(why.to_string()),
+        Outcome::Failed(e) => Verdict::Unreadable(e.to_string()),
+        Outcome::Unread(_) => return Judged::Unread,
+    })
+}
+
+/// The objects nothing the store holds decided: read, and compared by SHA-256.
+fn read_objects(
+    opts: &CheckOptions,
+    store: &Arc<Store>,
+    cfg: &ScanConfig,
+    todo: Vec<ToRead>,
+    progress: &dyn Progress,
+    stop: &Stop,
+    tally: &mut Tally<'_>,
+) {
+    let objects = ObjectSource::new(store.clone(), vec![opts.url.clone()]);
+    let lanes = DigestLanes(vec![Algorithm::Sha256]);
+    let reading = Reading {
+        source: &objects,
+        cfg,
+        lanes: &lanes,
+        cap: None,
+        announce: true,
+    };
+    read_named(
+        &reading,
+        progress,
+        stop,
+        |f| {
+            for (name, sha) in todo {
+                if f.send(0, &name.clone(), (name, sha)).is_break() {
+                    break;
+                }
+            }
+        },
+        |(name, sha), o| {
+            let v = match o {
+                Outcome::Read(rec) => match rec.digests().first() {
+                    Some((_, d)) if *d == sha => Verdict::Ok {
+                        how: "read from the store: SHA-256 equal".to_string(),
+                        read: true,
+                    },
+                    Some((_, d)) => Verdict::Failed(format!(
+                        "read from the store: SHA-256 {}, the file's {}",
+                        hex::encode(d),
+                        hex::encode(&sha)
+                    )),
+                    None => Verdict::Unreadable("no digest".to_string()),
+                },
+                Outcome::Gone(_) => Verdict::Missing,
                 Outcome::Refused { why, .. } => Verdict::NotChecked(why.to_string()),
                 Outcome::Failed(e) => Verdict::Unreadable(e.to_string()),
                 Outcome::Unread(_) => return,
             };
-            tell(name, v, &mut counts);
+            tally.tell(name, v);
         },
     );
-    spooled.map_err(spool_err)?;
-    for (name, v) in std::mem::take(&mut *lock(&decided)) {
-        tell(name, v, &mut counts);
-    }
-    // The objects where nothing the store holds decided: read, and compared by SHA-256.
-    if !downloads.is_empty() && !stop.is_stopping() {
-        let objects = ObjectSource::new(store.clone(), vec![opts.url.clone()]);
-        let dl_lanes = DigestLanes(vec![Algorithm::Sha256]);
-        let reading = Reading {
-            source: &objects,
-            cfg: &cfg,
-            lanes: &dl_lanes,
-            cap: None,
-            announce: true,
-        };
-        let todo = std::mem::take(&mut downloads);
-        read_named(
-            &reading,
-            progress,
-            stop,
-            |f| {
-                for (name, sha) in todo {
-                    if f.send(0, &name.clone(), (name, sha)).is_break() {
-                        break;
-                    }
-                }
-            },
-            |(name, sha), o| {
-                let v = match o {
-                    Outcome::Read(rec) => match rec.digests().first() {
-                        Some((_, d)) if *d == sha => {
-                            counts.ok_read += 1;
-                            counts.ok_stored = counts.ok_stored.saturating_sub(1);
-                            Verdict::Ok("read from the store: SHA-256 equal".to_string())
-                        }
-                        Some((_, d)) => Verdict::Failed(format!(
-                            "read from the store: SHA-256 {}, the file's {}",
-                            hex::encode(d),
-                            hex::encode(&sha)
-                        )),
-                        None => Verdict::Unreadable("no digest".to_string()),
-                    },
-                    Outcome::Gone(_) => Verdict::Missing,
-                    Outcome::Refused { why, .. } => Verdict::NotChecked(why.to_string()),
-                    Outcome::Failed(e) => Verdict::Unreadable(e.to_string()),
-                    Outcome::Unread(_) => return,
-                };
-                tell(name, v, &mut counts);
-            },
-        );
-    }
-    if stop.is_stopping() {
-        return Ok(counts);
-    }
-    not_in_local(
-        opts,
-        store,
-        stop,
-        local_names.into_inner().unwrap_or_else(|p| p.into_inner()),
-        &mut |n| tell(n, Verdict::NotInLocal, &mut counts),
-    )?;
-    Ok(counts)
 }
 
 /// The walk's files in batches: each batch's objects looked up together, then each file sent
