@@ -316,3 +316,38 @@ fn roots_and_flags_that_cannot_be_objects_are_refused() {
     r.code(2).stderr_has("s3://bkt/p/: cannot list");
     assert!(!Path::new(&d.join("s3")).exists());
 }
+
+/// An endpoint that is no S3 store: every answer is an endless body. trawl must fail within a
+/// bounded memory, whichever request met it (the listing here), never hold what it is sent.
+#[test]
+fn an_endless_answer_fails_within_bounded_memory() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            std::thread::spawn(move || {
+                let mut req = [0u8; 4096];
+                let _ = c.read(&mut req);
+                let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n\r\n<a>");
+                let chunk = vec![b'x'; 1 << 16];
+                while c.write_all(&chunk).is_ok() {}
+            });
+        }
+    });
+    let d = Dir::new();
+    let (code, rss) = crate::util::peak_rss_apart(
+        &d,
+        &[
+            "scan",
+            "-q",
+            "s3://bkt/p",
+            "--endpoint",
+            &endpoint,
+            "--no-sign-request",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(rss < 400 << 20, "peak RSS {} MiB", rss >> 20);
+}

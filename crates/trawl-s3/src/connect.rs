@@ -89,6 +89,7 @@ async fn client(c: &Connection, attempts: u32) -> aws_sdk_s3::Client {
     }
     let shared = loader.load().await;
     let mut b = aws_sdk_s3::config::Builder::from(&shared)
+        .interceptor(crate::cap::CapAnswers)
         // trawl hashes every byte itself: the SDK's own checksums of bodies would be the same
         // work done twice.
         .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)

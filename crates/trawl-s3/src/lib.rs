@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod audit;
+mod cap;
 mod check;
 mod connect;
 mod depth;
