@@ -83,14 +83,27 @@ pub fn object_url(arg: &std::ffi::OsStr) -> anyhow::Result<ObjectUrl> {
 
 /// The connection the flags ask for.
 fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
-    if let Some(e) = &s.endpoint
-        && !(e.starts_with("http://") || e.starts_with("https://"))
-    {
-        return Err(Refused::flag(
-            "--endpoint",
-            format!(" {e}: expected an http:// or https:// URL"),
-        )
-        .into());
+    if let Some(e) = &s.endpoint {
+        // A user name and password in the URL are never used (keys come from the AWS chain)
+        // and never printed back: every message names the endpoint without them.
+        let shown = without_userinfo(e);
+        if shown != *e {
+            return Err(Refused::flag(
+                "--endpoint",
+                format!(
+                    " {shown}: holds a user name or password, which S3 requests do not use \
+                     (give keys through AWS_ACCESS_KEY_ID or --profile)"
+                ),
+            )
+            .into());
+        }
+        if !(e.starts_with("http://") || e.starts_with("https://")) {
+            return Err(Refused::flag(
+                "--endpoint",
+                format!(" {e}: expected an http:// or https:// URL"),
+            )
+            .into());
+        }
     }
     Ok(Connection {
         endpoint: s.endpoint.clone(),
@@ -100,6 +113,19 @@ fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
         profile: s.profile.clone(),
         attempts: ATTEMPTS,
     })
+}
+
+/// `url` with whatever precedes an `@` in its authority replaced by `***`.
+fn without_userinfo(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (format!("{s}://"), r),
+        None => (String::new(), url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}***{}", &rest[at..]),
+        None => url.to_string(),
+    }
 }
 
 /// The roots as the engine names what is under them: `s3://BUCKET/PREFIX` each.

@@ -5,7 +5,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use aws_sdk_s3::types::Object;
+use aws_sdk_s3::types::{EncodingType, Object};
 use tokio::sync::{Semaphore, mpsc};
 use trawl_stop::Stop;
 
@@ -28,14 +28,32 @@ pub struct Listed {
 }
 
 impl Listed {
-    fn of(o: &Object) -> Option<Listed> {
+    fn of(o: &Object, url_encoded: bool) -> Option<Listed> {
         Some(Listed {
-            key: o.key()?.to_string(),
+            key: key_text(o.key()?, url_encoded),
             size: u64::try_from(o.size().unwrap_or(0)).unwrap_or(0),
             etag: o.e_tag().map(unquote),
             mtime_ns: o.last_modified().map_or(0, nanos),
         })
     }
+}
+
+/// A key as the listing wrote it, decoded where the store URL-encoded it (as asked: keys
+/// with control characters cannot be written in XML 1.0, and a listing holding one would
+/// not be read at all). S3 writes a space as `+`.
+fn key_text(k: &str, url_encoded: bool) -> String {
+    if !url_encoded {
+        return k.to_string();
+    }
+    let plus = k.replace('+', " ");
+    percent_encoding::percent_decode_str(&plus)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Whether a listing's answer holds URL-encoded keys.
+fn encoded(t: Option<&EncodingType>) -> bool {
+    t == Some(&EncodingType::Url)
 }
 
 /// A store's time as nanoseconds since the epoch.
@@ -75,6 +93,7 @@ impl Store {
                     .bucket(url.bucket())
                     .prefix(url.prefix())
                     .delimiter("/")
+                    .encoding_type(EncodingType::Url)
                     .set_continuation_token(token.take())
                     .send()
                     .await;
@@ -85,7 +104,12 @@ impl Store {
                         return;
                     }
                 };
-                let page = out.contents().iter().filter_map(Listed::of).collect();
+                let enc = encoded(out.encoding_type());
+                let page = out
+                    .contents()
+                    .iter()
+                    .filter_map(|o| Listed::of(o, enc))
+                    .collect();
                 if tx.send(Ok(page)).await.is_err() {
                     return;
                 }
@@ -93,7 +117,7 @@ impl Store {
                     if let Some(p) = p.prefix() {
                         let (client, tx, url, gate) =
                             (client.clone(), tx.clone(), url.clone(), gate.clone());
-                        let p = p.to_string();
+                        let p = key_text(p, enc);
                         subs.push(tokio::spawn(async move {
                             let Ok(_permit) = gate.acquire_owned().await else {
                                 return;
@@ -148,6 +172,7 @@ async fn list_all(
             .list_objects_v2()
             .bucket(url.bucket())
             .prefix(prefix)
+            .encoding_type(EncodingType::Url)
             .set_continuation_token(token.take())
             .send()
             .await;
@@ -158,7 +183,12 @@ async fn list_all(
                 return;
             }
         };
-        let page = out.contents().iter().filter_map(Listed::of).collect();
+        let enc = encoded(out.encoding_type());
+        let page = out
+            .contents()
+            .iter()
+            .filter_map(|o| Listed::of(o, enc))
+            .collect();
         if tx.send(Ok(page)).await.is_err() {
             return;
         }

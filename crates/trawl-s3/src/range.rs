@@ -69,8 +69,9 @@ pub(crate) fn fetch(
                 let (want, depth, client, pin) =
                     (want.clone(), depth.clone(), client.clone(), etag.clone());
                 let r = range(want.size, next);
+                let several = count > 1;
                 pending.push_back(tokio::spawn(async move {
-                    get_range(&client, &depth, &want, r, pin, attempts).await
+                    get_range(&client, &depth, &want, r, pin, several, attempts).await
                 }));
                 next += 1;
             }
@@ -99,6 +100,14 @@ pub(crate) fn fetch(
         }
     });
     rx
+}
+
+/// The first byte, last byte and total of a `Content-Range` (`bytes A-B/T`); None where it
+/// is not one.
+fn answered_span(cr: &str) -> Option<(u64, u64, u64)> {
+    let (span, total) = cr.strip_prefix("bytes ")?.split_once('/')?;
+    let (a, b) = span.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?, total.parse().ok()?))
 }
 
 /// How many requests an object of `size` bytes takes (an empty one: one, asked for whole).
@@ -131,13 +140,16 @@ fn fault(want: &Want, fault: StoreFault, message: String) -> S3Error {
 }
 
 /// One range read whole: resumed from the byte reached where its body is cut, every answer
-/// checked to be the pinned version of the object. Returns the bytes and the ETag answered.
+/// checked to be the pinned version of the object and the bytes asked for. `several`: the
+/// object takes more than one request, so every answer must carry the ETag that shows it is
+/// of the same version as the others. Returns the bytes and the ETag answered.
 async fn get_range(
     client: &aws_sdk_s3::Client,
     depth: &Depth,
     want: &Want,
     range: Option<(u64, u64)>,
     mut pin: Option<String>,
+    several: bool,
     attempts: u32,
 ) -> Result<(Bytes, Option<String>), S3Error> {
     let (first, last) = range.unwrap_or((0, 0));
@@ -165,6 +177,16 @@ async fn get_range(
             }
         };
         let answered = out.e_tag().map(unquote);
+        // Without an ETag in each answer, bytes of two versions could be joined unseen.
+        if answered.is_none() && (several || !buf.is_empty()) {
+            return Err(fault(
+                want,
+                StoreFault::Other,
+                "the store answered a range without an ETag: its ranges cannot be shown to be \
+                 of one version of the object"
+                    .to_string(),
+            ));
+        }
         match (&pin, &answered) {
             (Some(p), Some(a)) if p != a => {
                 return Err(fault(
@@ -176,8 +198,23 @@ async fn get_range(
             (None, _) => pin = answered.clone(),
             _ => {}
         }
+        let start = first + buf.len() as u64;
         let total = match out.content_range() {
-            Some(cr) => cr.rsplit_once('/').and_then(|(_, t)| t.parse::<u64>().ok()),
+            Some(cr) => {
+                // The bytes answered must be the bytes asked for, not only of the right total.
+                let span = answered_span(cr);
+                if range.is_none() || span.is_some_and(|(a, b, _)| (a, b) != (start, last)) {
+                    return Err(fault(
+                        want,
+                        StoreFault::Other,
+                        format!(
+                            "the store answered {cr} for bytes {}",
+                            range.map_or_else(|| "all".to_string(), |_| format!("{start}-{last}"))
+                        ),
+                    ));
+                }
+                span.map(|(_, _, t)| t)
+            }
             None => out.content_length().and_then(|n| u64::try_from(n).ok()),
         };
         if total != Some(want.size) {

@@ -1,0 +1,322 @@
+//! S3 roots against stores that lie or misbehave: a scripted store of this file's own (which
+//! answers ranges, listings and headers as a test says, wrong ones included), moto with keys
+//! no XML 1.0 text can hold, and flags that carry secrets. Each test names a way a store or
+//! an argument could make trawl report bytes it did not read, or print what it must not.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+
+use crate::s3_support::{Env, trawl_with};
+use crate::util::{Dir, noise};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One request to the scripted store: method, decoded path (`/BUCKET/KEY`), query, and the
+/// byte range asked for (`bytes=A-B`, inclusive).
+#[derive(Clone, Debug)]
+struct Req {
+    method: String,
+    path: String,
+    query: String,
+    range: Option<(u64, u64)>,
+}
+
+/// What the scripted store answers.
+enum Body {
+    Bytes(Vec<u8>),
+}
+
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Body,
+}
+
+impl Resp {
+    fn ok(headers: &[(&str, String)], body: Vec<u8>) -> Resp {
+        Resp {
+            status: 200,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            body: Body::Bytes(body),
+        }
+    }
+}
+
+/// A store on loopback that answers every request with what its script says, logging each.
+struct Scripted {
+    endpoint: String,
+    log: Arc<Mutex<Vec<Req>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Scripted {
+    fn start(script: impl Fn(&Req) -> Resp + Send + Sync + 'static) -> Scripted {
+        let script = Arc::new(script);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let lg = log.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                loop {
+                    let sock = tokio::select! {
+                        r = listener.accept() => match r { Ok((s, _)) => s, Err(_) => continue },
+                        _ = &mut stopped => break,
+                    };
+                    let (script, lg) = (script.clone(), lg.clone());
+                    let svc = hyper::service::service_fn(move |req: hyper::Request<_>| {
+                        let (script, lg) = (script.clone(), lg.clone());
+                        async move {
+                            let r = Req {
+                                method: req.method().to_string(),
+                                path: percent_encoding::percent_decode_str(req.uri().path())
+                                    .decode_utf8_lossy()
+                                    .into_owned(),
+                                query: req.uri().query().unwrap_or("").to_string(),
+                                range: req
+                                    .headers()
+                                    .get("range")
+                                    .and_then(|v| v.to_str().ok())
+                                    .and_then(|v| v.strip_prefix("bytes="))
+                                    .and_then(|v| v.split_once('-'))
+                                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?))),
+                            };
+                            lg.lock().unwrap().push(r.clone());
+                            let resp = script(&r);
+                            let mut b = hyper::Response::builder().status(resp.status);
+                            for (k, v) in &resp.headers {
+                                b = b.header(k, v);
+                            }
+                            let body: BoxBody<Bytes, BoxError> = match resp.body {
+                                Body::Bytes(v) => {
+                                    Full::new(Bytes::from(v)).map_err(|e| match e {}).boxed()
+                                }
+                            };
+                            Ok::<_, std::convert::Infallible>(b.body(body).unwrap())
+                        }
+                    });
+                    tokio::spawn(async move {
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(hyper_util::rt::TokioIo::new(sock), svc)
+                            .await;
+                    });
+                }
+            });
+            rt.shutdown_timeout(Duration::from_secs(1));
+        });
+        Scripted {
+            endpoint,
+            log,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn env(&self) -> Env {
+        Env::for_endpoint(&self.endpoint)
+    }
+
+    fn requests(&self) -> Vec<Req> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A ListObjectsV2 answer holding `keys` (key, size, ETag).
+fn listing(keys: &[(&str, i64, Option<&str>)]) -> Resp {
+    let mut x = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult \
+         xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bkt</Name><IsTruncated>false</IsTruncated>",
+    );
+    for (k, size, etag) in keys {
+        x.push_str(&format!("<Contents><Key>{k}</Key><Size>{size}</Size>"));
+        if let Some(e) = etag {
+            x.push_str(&format!("<ETag>&quot;{e}&quot;</ETag>"));
+        }
+        x.push_str("<LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>");
+    }
+    x.push_str("</ListBucketResult>");
+    Resp::ok(
+        &[("content-type", "application/xml".to_string())],
+        x.into_bytes(),
+    )
+}
+
+fn is_list(r: &Req) -> bool {
+    r.method == "GET" && r.query.contains("list-type=2")
+}
+
+/// Bytes `a..=b` of `data` as a 206 answer saying they are bytes `a..=b` of it.
+fn partial(data: &[u8], a: u64, b: u64, etag: Option<&str>) -> Resp {
+    let mut h = vec![("content-range", format!("bytes {a}-{b}/{}", data.len()))];
+    if let Some(e) = etag {
+        h.push(("etag", format!("\"{e}\"")));
+    }
+    let mut r = Resp::ok(&h, data[a as usize..=b as usize].to_vec());
+    r.status = 206;
+    r
+}
+
+const MIB: usize = 1 << 20;
+
+/// The sha256sum lines of a scan of `s3://bkt/p` from `store`.
+fn scan(d: &Dir, env: &Env) -> crate::util::Run {
+    trawl_with(d, env, &["scan", "-q", "s3://bkt/p", "-m", "sha256sum:-"])
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    hex_of(&sha2::Sha256::digest(data))
+}
+
+fn hex_of(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn a_range_answered_from_another_offset_is_never_digested() {
+    // A store (or a cache before it) that answers every range with the object's first bytes,
+    // and says so in Content-Range: right total, right length, wrong bytes.
+    let data = Arc::new(noise(9 * MIB + 5, 7));
+    let d2 = data.clone();
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            return listing(&[("p/big", d2.len() as i64, Some("e1"))]);
+        }
+        let (a, b) = r.range.unwrap_or((0, d2.len() as u64 - 1));
+        partial(&d2, 0, b - a, Some("e1"))
+    });
+    let d = Dir::new();
+    let r = scan(&d, &store.env());
+    assert!(
+        !r.stdout.contains("big"),
+        "a digest of bytes that are not the object's:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    r.code(2);
+    assert!(r.stderr.contains("s3://bkt/p/big"), "{}", r.stderr);
+    assert!(
+        store.requests().iter().all(|q| q.path.starts_with("/bkt")),
+        "{:?}",
+        store.requests()
+    );
+    let wrong: Vec<u8> = (0..3).flat_map(|_| data[..4 * MIB].to_vec()).collect();
+    assert!(!r.stdout.contains(&sha256_hex(&wrong[..data.len()])));
+}
+
+#[test]
+fn ranges_without_an_etag_are_never_joined_across_versions() {
+    // No ETag in the listing nor in any answer, and the object replaced (same size) after its
+    // first range: nothing shows the ranges to be of one version, so none is digested.
+    let old = Arc::new(noise(9 * MIB, 1));
+    let new = Arc::new(noise(9 * MIB, 2));
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (o, n, g) = (old.clone(), new.clone(), gets.clone());
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            return listing(&[("p/obj", o.len() as i64, None)]);
+        }
+        let (a, b) = r.range.unwrap_or((0, o.len() as u64 - 1));
+        let first = g.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        partial(if first { &o } else { &n }, a, b, None)
+    });
+    let d = Dir::new();
+    let r = scan(&d, &store.env());
+    let mut mixed = old[..4 * MIB].to_vec();
+    mixed.extend_from_slice(&new[4 * MIB..]);
+    assert!(
+        !r.stdout.contains(&sha256_hex(&mixed)),
+        "a digest of two versions' bytes joined:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    r.code(2);
+    assert!(r.stderr.contains("s3://bkt/p/obj"), "{}", r.stderr);
+    assert!(gets.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+}
+
+#[test]
+fn a_password_in_the_endpoint_is_never_printed() {
+    let d = Dir::new();
+    let env = Env::for_endpoint("http://127.0.0.1:9");
+    for e in [
+        "ftp://user:hunter2pw@127.0.0.1:9",
+        "http://user:hunter2pw@[::1",
+        "http://user:hunter2pw@127.0.0.1:9",
+        "https://hunter2pw@127.0.0.1:9/path",
+    ] {
+        let r = trawl_with(&d, &env, &["scan", "-q", "s3://bkt/p", "--endpoint", e]);
+        r.code(2);
+        let all = format!("{}{}", r.stdout, r.stderr);
+        assert!(!all.contains("hunter2pw"), "{e}: {all}");
+        assert!(all.contains("--endpoint"), "{e}: {all}");
+    }
+    // Nor are the keys, in any store's error.
+    let r = trawl_with(&d, &env, &["scan", "-q", "s3://bkt/p"]);
+    r.code(2);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for secret in [crate::s3_support::SECRET_KEY, crate::s3_support::ACCESS_KEY] {
+        assert!(!all.contains(secret), "{all}");
+    }
+}
+
+#[test]
+fn a_key_with_a_control_character_does_not_hide_the_prefix() {
+    // Without URL-encoded keys, a key holding U+0001 makes the whole listing unreadable XML.
+    let Some(server) = crate::s3_support::S3Server::moto() else {
+        return;
+    };
+    let up = crate::s3_support::Uploader::new(server.endpoint());
+    up.create_bucket("bkt");
+    let none = crate::s3_support::Checksum::None;
+    for (k, v) in [
+        ("p/ctl\u{1}x", &b"one"[..]),
+        ("p/ok", b"two"),
+        ("p/a b+c%41", b"three"),
+        ("p/sub dir/x", b"four"),
+    ] {
+        up.put("bkt", k, v, none);
+    }
+    let d = Dir::new();
+    let r = trawl_with(
+        &d,
+        &server.env(),
+        &["scan", "-q", "s3://bkt/p", "-m", "hashdeep:-"],
+    );
+    r.code(0);
+    for (name, v) in [
+        ("./ok", &b"two"[..]),
+        ("./a b+c%41", b"three"),
+        ("./sub dir/x", b"four"),
+    ] {
+        let want = format!("{},{},{name}", v.len(), sha256_hex(v));
+        assert!(r.stdout.lines().any(|l| l == want), "{want}\n{}", r.stdout);
+    }
+    assert!(r.stdout.contains(&sha256_hex(b"one")), "{}", r.stdout);
+}
