@@ -150,6 +150,14 @@ pub enum VerifyError {
         /// Why it cannot be used.
         reason: String,
     },
+    /// `--strict`: the root's listing failed, so what is not listed cannot be known.
+    #[error("{}: cannot list the root for --strict: {reason}", path.display())]
+    Unlisted {
+        /// The root.
+        path: PathBuf,
+        /// The listing's error.
+        reason: String,
+    },
     /// The entries could not wait on disk.
     #[error("{}: cannot keep the manifest's entries (--temp-dir): {source}", dir.display())]
     Spool {
@@ -256,7 +264,13 @@ pub fn verify(
             &pass.temp,
             opts.memory / 3,
         )
-        .map_err(pass.spool_err())?;
+        .map_err(|e| match e {
+            Unlisted::Listing(reason) => VerifyError::Unlisted {
+                path: opts.root.clone(),
+                reason,
+            },
+            Unlisted::Spool(e) => pass.spool_err()(e),
+        })?;
     }
     let results = Arc::new(read.results.finish().map_err(pass.spool_err())?);
     let entries = entries_of(results);

@@ -6,6 +6,20 @@ use std::sync::Arc;
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::{Reason, Stop};
 
+/// Why the unlisted files could not be found.
+pub(crate) enum Unlisted {
+    /// A store's listing failed (its error).
+    Listing(String),
+    /// The names could not wait on disk.
+    Spool(std::io::Error),
+}
+
+impl From<std::io::Error> for Unlisted {
+    fn from(e: std::io::Error) -> Unlisted {
+        Unlisted::Spool(e)
+    }
+}
+
 /// Every regular file under `root` (or every object `objects` lists) that no entry names (as
 /// manifest names, sorted), except the manifest itself: the walk's names are sorted in a spool
 /// and merged with the entries'.
@@ -17,7 +31,7 @@ pub(crate) fn unlisted_files(
     listed: &Arc<Sorted>,
     temp: &Path,
     memory: usize,
-) -> std::io::Result<Vec<Vec<u8>>> {
+) -> Result<Vec<Vec<u8>>, Unlisted> {
     let (tx, rx) = crossbeam_channel::bounded(1024);
     let stop = Stop::new();
     // The manifest itself is not an unlisted file; compare by identity, not by name.
@@ -44,7 +58,7 @@ pub(crate) fn unlisted_files(
             // fails rather than say nothing is.
             if let (Some(_), trawl_walk::WalkItem::Error(e)) = (objects, &item) {
                 stop.request(Reason::Failed);
-                return Err(std::io::Error::other(e.to_string()));
+                return Err(Unlisted::Listing(e.to_string()));
             }
             if let trawl_walk::WalkItem::File(f) = item {
                 if manifest_id == Some((f.dev, f.ino)) {
@@ -52,7 +66,7 @@ pub(crate) fn unlisted_files(
                 }
                 if let Err(e) = found.push(&names.name(&f.path), &[]) {
                     stop.request(Reason::Failed);
-                    return Err(e);
+                    return Err(Unlisted::Spool(e));
                 }
             }
         }
