@@ -176,58 +176,12 @@ async fn get_range(
                 return Err(e);
             }
         };
-        let answered = out.e_tag().map(unquote);
-        // Without an ETag in each answer, bytes of two versions could be joined unseen.
-        if answered.is_none() && (several || !buf.is_empty()) {
-            return Err(fault(
-                want,
-                StoreFault::Other,
-                "the store answered a range without an ETag: its ranges cannot be shown to be \
-                 of one version of the object"
-                    .to_string(),
-            ));
-        }
-        match (&pin, &answered) {
-            (Some(p), Some(a)) if p != a => {
-                return Err(fault(
-                    want,
-                    StoreFault::Replaced,
-                    format!("replaced while it was read (ETag {p} became {a})"),
-                ));
-            }
-            (None, _) => pin = answered.clone(),
-            _ => {}
-        }
         let start = first + buf.len() as u64;
-        let total = match out.content_range() {
-            Some(cr) => {
-                // The bytes answered must be the bytes asked for, not only of the right total.
-                let span = answered_span(cr);
-                if range.is_none() || span.is_some_and(|(a, b, _)| (a, b) != (start, last)) {
-                    return Err(fault(
-                        want,
-                        StoreFault::Other,
-                        format!(
-                            "the store answered {cr} for bytes {}",
-                            range.map_or_else(|| "all".to_string(), |_| format!("{start}-{last}"))
-                        ),
-                    ));
-                }
-                span.map(|(_, _, t)| t)
-            }
-            None => out.content_length().and_then(|n| u64::try_from(n).ok()),
+        let asked = Asked {
+            range: range.map(|_| (start, last)),
+            several: several || !buf.is_empty(),
         };
-        if total != Some(want.size) {
-            return Err(fault(
-                want,
-                StoreFault::Replaced,
-                format!(
-                    "replaced while it was read: {} bytes when listed, {} now",
-                    want.size,
-                    total.map_or_else(|| "unknown".to_string(), |t| t.to_string())
-                ),
-            ));
-        }
+        pin = answer_is_asked(want, &out, &asked, pin)?;
         let wait = t0.elapsed();
         let mut body = out.body;
         let cut = loop {
@@ -265,6 +219,77 @@ async fn get_range(
         }
         backoff(cuts).await;
     }
+}
+
+/// What one request asked for: the bytes (none: the whole, empty object), and whether the
+/// object takes several answers, which must then each carry its ETag.
+struct Asked {
+    range: Option<(u64, u64)>,
+    several: bool,
+}
+
+/// Checks an answer's headers against what was asked: the pinned version (its ETag, which
+/// pins the object from now on where nothing did yet), the bytes answered and the object's
+/// size. Returns the pin.
+fn answer_is_asked(
+    want: &Want,
+    out: &aws_sdk_s3::operation::get_object::GetObjectOutput,
+    asked: &Asked,
+    pin: Option<String>,
+) -> Result<Option<String>, S3Error> {
+    let answered = out.e_tag().map(unquote);
+    // Without an ETag in each answer, bytes of two versions could be joined unseen.
+    if answered.is_none() && asked.several {
+        return Err(fault(
+            want,
+            StoreFault::Other,
+            "the store answered a range without an ETag: its ranges cannot be shown to be \
+             of one version of the object"
+                .to_string(),
+        ));
+    }
+    let pin = match (pin, answered) {
+        (Some(p), Some(a)) if p != a => {
+            return Err(fault(
+                want,
+                StoreFault::Replaced,
+                format!("replaced while it was read (ETag {p} became {a})"),
+            ));
+        }
+        (None, a) => a,
+        (p, _) => p,
+    };
+    let total = match out.content_range() {
+        Some(cr) => {
+            // The bytes answered must be the bytes asked for, not only of the right total.
+            let span = answered_span(cr);
+            let asked_for = asked.range;
+            if asked_for.is_none() || span.is_some_and(|(a, b, _)| Some((a, b)) != asked_for) {
+                return Err(fault(
+                    want,
+                    StoreFault::Other,
+                    format!(
+                        "the store answered {cr} for bytes {}",
+                        asked_for.map_or_else(|| "all".to_string(), |(a, b)| format!("{a}-{b}"))
+                    ),
+                ));
+            }
+            span.map(|(_, _, t)| t)
+        }
+        None => out.content_length().and_then(|n| u64::try_from(n).ok()),
+    };
+    if total != Some(want.size) {
+        return Err(fault(
+            want,
+            StoreFault::Replaced,
+            format!(
+                "replaced while it was read: {} bytes when listed, {} now",
+                want.size,
+                total.map_or_else(|| "unknown".to_string(), |t| t.to_string())
+            ),
+        ));
+    }
+    Ok(pin)
 }
 
 #[cfg(test)]
