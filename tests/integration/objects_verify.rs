@@ -72,6 +72,27 @@ fn names_that_leave_the_prefix_are_refused_not_read() {
     );
     assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains(": OK"), "{}", r.stdout);
+    // Without confinement the names reach the store's source, which refuses them as names.
+    let r = trawl_with(
+        &d,
+        &proxy.env(),
+        &[
+            "verify",
+            "evil.sha256",
+            "--root",
+            "s3://bkt/p",
+            "--no-confine",
+        ],
+    );
+    assert_ne!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains(": OK"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("not one plain name below the root")
+            || r.stderr.contains("not one plain name below the root"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
     assert!(
         !proxy.requests().iter().any(|l| l.path.contains("secret")),
         "asked the store for what is outside the prefix: {:#?}",

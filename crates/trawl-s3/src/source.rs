@@ -432,7 +432,7 @@ impl Resolve for Named<'_> {
             path.push(std::ffi::OsStr::new(&*String::from_utf8_lossy(rel)));
             return Err(Outcome::Refused {
                 path: PathBuf::from(path),
-                why: Refusal::Outside,
+                why: Refusal::NotPlain,
             });
         };
         let path = url.key_path(&key);

@@ -72,6 +72,12 @@ pub enum Refusal {
     /// A FIFO, socket, device or other thing that is not a regular file.
     #[error("{}", .0.describe())]
     NotRegular(SkipKind),
+    /// Not one plain name below the root (absolute, or with an empty, `.` or `..` segment),
+    /// where names are not paths to resolve (a store's keys): nothing is asked for by it.
+    #[error(
+        "not one plain name below the root (absolute, or an empty, '.' or '..' segment): not read"
+    )]
+    NotPlain,
     /// Larger than the cap the caller set (by its size when named).
     #[error("larger than {cap} bytes: not read")]
     OverCap {
