@@ -155,7 +155,6 @@ impl Source for Local {
         stop: &Stop,
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
-        let lanes = DigestLanes(plan.algorithms.to_vec());
         // Each file is opened by its name in its directory, that directory opened beneath its
         // root (unless links are followed, as --follow asks): a name or directory swapped for a
         // link since the walk cannot make the audit read, and record, a file outside.
@@ -164,35 +163,48 @@ impl Source for Local {
             false => Links::Beneath,
         };
         let source = LocalRoots::new(plan.roots.to_vec(), links);
-        let reading = Reading {
-            source: &source,
-            cfg: plan.cfg,
-            lanes: &lanes,
-            cap: None,
-            // The plan announced its totals.
-            announce: false,
-        };
-        let feed = plan.feed;
-        read_named(
-            &reading,
-            progress,
-            stop,
-            move |f| {
-                for e in feed {
-                    if f.send_entry(e, ()).is_break() {
-                        return;
-                    }
-                }
-            },
-            |(), outcome| hand_outcome(outcome, found),
-        );
+        read_plan(&source, plan, progress, stop, found);
         Ok(())
     }
 }
 
-/// Hands what the engine's read of one file found to `found`, as the catalog takes it: the
-/// one translation of the reading service's outcomes, for every source that reads through it.
-pub fn hand_outcome(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
+/// Reads the files `plan.feed` gives through the reading service over `source`, with the
+/// plan's digests, and hands what each read found to `found`: the one way every audit source
+/// that reads through the engine reads (this machine's files, a store's objects).
+pub fn read_plan(
+    source: &dyn trawl_scan::Source,
+    plan: ReadPlan<'_>,
+    progress: &dyn Progress,
+    stop: &Stop,
+    found: &mut dyn FnMut(ReadResult<'_>),
+) {
+    let lanes = DigestLanes(plan.algorithms.to_vec());
+    let reading = Reading {
+        source,
+        cfg: plan.cfg,
+        lanes: &lanes,
+        cap: None,
+        // The plan announced its totals.
+        announce: false,
+    };
+    let feed = plan.feed;
+    read_named(
+        &reading,
+        progress,
+        stop,
+        move |f| {
+            for e in feed {
+                if f.send_entry(e, ()).is_break() {
+                    return;
+                }
+            }
+        },
+        |(), outcome| hand(outcome, found),
+    );
+}
+
+/// Hands what the engine's read of one file found to `found`, as the catalog takes it.
+fn hand(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
     match outcome {
         Outcome::Read(rec) => found(ReadResult::Read {
             root: rec.root,

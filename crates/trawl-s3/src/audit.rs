@@ -6,8 +6,8 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use trawl_catalog::{CatalogError, ReadPlan, ReadResult, Source, SourceError, hand_outcome};
-use trawl_scan::{DigestLanes, Progress, Reading, read_named};
+use trawl_catalog::{CatalogError, ReadPlan, ReadResult, Source, SourceError, read_plan};
+use trawl_scan::Progress;
 use trawl_stop::Stop;
 use trawl_walk::{WalkItem, WalkOptions};
 
@@ -64,29 +64,7 @@ impl Source for AuditObjects {
         stop: &Stop,
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError> {
-        let lanes = DigestLanes(plan.algorithms.to_vec());
-        let reading = Reading {
-            source: &self.objects,
-            cfg: plan.cfg,
-            lanes: &lanes,
-            cap: None,
-            // The plan announced its totals.
-            announce: false,
-        };
-        let feed = plan.feed;
-        read_named(
-            &reading,
-            progress,
-            stop,
-            move |f| {
-                for e in feed {
-                    if f.send_entry(e, ()).is_break() {
-                        return;
-                    }
-                }
-            },
-            |(), outcome| hand_outcome(outcome, found),
-        );
+        read_plan(&self.objects, plan, progress, stop, found);
         Ok(())
     }
 }
