@@ -204,3 +204,25 @@ fn a_composite_checksum_is_checked_from_the_parts_on_moto() {
         r.stdout
     );
 }
+
+#[test]
+fn a_fifo_a_link_out_and_a_name_no_key_can_have_are_not_checked_never_ok() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = Dir::new();
+    let (server, up) = s3s_with_bucket(&d);
+    both(&d, "good", b"good bytes", |k| {
+        up.put("bkt", k, b"good bytes", Checksum::Crc64Nvme);
+    });
+    crate::util::mkfifo(&d.join("local/fifo"));
+    std::os::unix::fs::symlink("/etc/hostname", d.join("local/link-out")).unwrap();
+    d.create(b"local/bad-\xff-name", b"x");
+    let r = trawl_with(&d, &server.env(), &["check", "local", "s3://bkt/p"]);
+    r.code(3);
+    assert!(line(&r, "good").contains(": OK"));
+    for name in ["fifo", "link-out"] {
+        assert!(line(&r, name).contains(": NOT CHECKED"), "{}", r.stdout);
+    }
+    let bad = String::from_utf8_lossy(std::ffi::OsStr::from_bytes(b"bad-\xff-name").as_bytes())
+        .into_owned();
+    assert!(line(&r, &bad).contains(": NOT CHECKED"), "{}", r.stdout);
+}
