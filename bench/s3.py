@@ -39,6 +39,7 @@ the raw limit (as MiB/s).
 
     python3 bench/s3.py [DIR] [--trawl PATH] [--runs N] [--scale F] [--only small,big,huge]
                         [--server s3s-fs|moto] [--fresh] [--no-raw] [--leave-out "rclone check,..."]
+                        [--prepare]
 """
 
 import argparse
@@ -214,6 +215,7 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="delete the data sets and upload them again")
     ap.add_argument("--no-raw", action="store_true", help="leave out the raw GET rows")
     ap.add_argument("--leave-out", default="", help="rows to leave out, by the start of their name, comma-separated")
+    ap.add_argument("--prepare", action="store_true", help="make and upload the data sets, then stop (nothing timed)")
     a = ap.parse_args()
 
     kind = fs_type(a.dir if os.path.exists(a.dir) else os.path.dirname(a.dir.rstrip("/")))
@@ -302,6 +304,9 @@ def main():
             locals_[name] = local
             manifests[name] = os.path.join(marks, prefix + ".sha256")
 
+        if a.prepare:
+            print("data sets ready: " + ", ".join(p for p, _, _ in sets.values()))
+            return
         T = a.trawl
         have_trawl = os.access(T, os.X_OK)
         if not have_trawl:
