@@ -53,9 +53,16 @@ def main(argv):
 _log = _logging.getLogger("trawl")
 
 
+def _is_object_url(p):
+    """Whether a root is an object store's (``s3://BUCKET/PREFIX``), as trawl tells one."""
+    return isinstance(p, (str, bytes)) and _os.fsencode(p).startswith(b"s3://")
+
+
 def scan(*paths, **options):
     """Reads every file under ``paths`` once, as ``trawl scan`` does with the same options
-    (``digest="sha256,blake3"``, ``cdc="16k"``, ``manifest=["sha256sum:SUMS"]``, ...), and
+    (``digest="sha256,blake3"``, ``cdc="16k"``, ``manifest=["sha256sum:SUMS"]``, ...; a path
+    may be an ``s3://BUCKET/PREFIX`` root, with ``endpoint=``, ``region=``, ``profile=``,
+    ``no_sign_request=True``, ``path_style=True`` as trawl takes them), and
     returns the report ``--json`` writes, as a dict, with ``exit_code`` added (2 when some files
     could not be read: they are listed under ``failed``).
 
@@ -74,8 +81,10 @@ def scan(*paths, **options):
         # A path is text, bytes or a path object: os.stat would take an int as a descriptor.
         if not isinstance(p, (str, bytes, _os.PathLike)):
             raise TypeError(f"scan(): paths: {p!r} is not a path (expected str, bytes or os.PathLike)")
-        # The path's own error, typed, before anything is read (os.stat raises it).
-        _os.stat(p)
+        # The path's own error, typed, before anything is read (os.stat raises it); an
+        # s3://BUCKET/PREFIX root is the store's to answer for, as trawl scan takes it.
+        if not _is_object_url(p):
+            _os.stat(p)
     opts = [o for k, v in options.items() for o in _option(k, v)]
     with _tempfile.TemporaryDirectory(prefix="trawl-") as d:
         out = _os.path.join(d, "report.json")
