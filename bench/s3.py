@@ -2,9 +2,9 @@
 """bench/s3: trawl reading an S3 prefix beside rclone, against a local S3 server, and the server's
 own raw GET throughput, in one interleaved run (medians and ratios).
 
-The server is started and stopped by the bench on 127.0.0.1: s3s-fs (`cargo install s3s-fs
---version 0.14.1 --features binary --locked`; a directory served as a bucket store, DIR/s3s-fs)
-by default, or moto (`python3 -m moto.server`, in memory: every run uploads again) with
+The server is started and stopped by the bench on 127.0.0.1: the s3s-fs library (a directory
+served as a bucket store, DIR/s3s-fs) through `examples/s3_server.rs` (`cargo build --release
+--example s3_server`; the `s3s-fs` binary stopped accepting connections in this bench) by default, or moto (`python3 -m moto.server`, in memory: every run uploads again) with
 --server moto. DIR must be on a disk (/var/tmp, never tmpfs).
 
 Data (bucket `bench`, made once and kept between runs unless --fresh; sizes times --scale, the
@@ -27,6 +27,9 @@ page cache warm (the server's files stay in memory where they fit):
   trawl scan s3://bench/PREFIX -q -d sha256 -m sha256sum:/dev/null (and the same with
   --no-reduce: only the digest, the peers' work),
   trawl verify MANIFEST --root s3://bench/PREFIX -q (a sha256sum manifest of the local copy),
+  trawl audit s3://bench/PREFIX -c CATALOG (a full audit: every object read again, the catalog
+  registered once before the rounds) and, on the small set, trawl audit --no-download (the
+  store's own checksums against the catalog's, a HeadObject per object),
   raw GET N=1, 4, 16, 64: presigned GETs on N keep-alive connections (Python threads, http.client,
   1 MiB reads discarded); whole objects for small and big, 4 MiB ranges for huge. The best N is
   the server's raw limit.
@@ -115,13 +118,12 @@ def sha256_manifest(local, files, out):
 class Server:
     """s3s-fs or moto on 127.0.0.1, started here, stopped by stop()."""
 
-    def __init__(self, kind, root, s3s_fs):
+    def __init__(self, kind, root, s3_server):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if kind == "s3s-fs":
             os.makedirs(root, exist_ok=True)
-            cmd = [s3s_fs, "--host", "127.0.0.1", "--port", str(self.port),
-                   "--access-key", AK, "--secret-key", SK, root]
+            cmd = [s3_server, root, str(self.port), AK, SK]
         else:
             cmd = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -207,7 +209,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir", nargs="?", default="/var/tmp/trawl-s3bench")
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target", "release", "trawl"))
-    ap.add_argument("--s3s-fs", default=shutil.which("s3s-fs") or os.path.expanduser("~/.cargo/bin/s3s-fs"))
+    ap.add_argument("--s3-server", default=os.path.join(ROOT, "target", "release", "examples", "s3_server"),
+                    help="the s3s-fs server (examples/s3_server.rs, built with --release)")
     ap.add_argument("--server", choices=("s3s-fs", "moto"), default="s3s-fs")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0, help="data sizes times this")
@@ -223,8 +226,8 @@ def main():
         sys.exit(f"{a.dir} is on {kind}: name a directory on a disk")
     if not shutil.which("rclone"):
         sys.exit("rclone is not installed (apt-get install -y rclone): it is the peer and the uploader")
-    if a.server == "s3s-fs" and not os.access(a.s3s_fs, os.X_OK):
-        sys.exit("s3s-fs is not installed: cargo install s3s-fs --version 0.14.1 --features binary --locked")
+    if a.server == "s3s-fs" and not os.access(a.s3_server, os.X_OK):
+        sys.exit(f"{a.s3_server} is not built: cargo build --release --example s3_server")
     if a.fresh and os.path.exists(a.dir):
         shutil.rmtree(a.dir)
     os.makedirs(a.dir, exist_ok=True)
@@ -247,7 +250,7 @@ def main():
                  f"{free / 2**30:.1f} GiB free: free space, or use --scale / --only")
 
     tmp = tempfile.mkdtemp(prefix="trawl-s3bench-")
-    server = Server(a.server, srv_root, a.s3s_fs)
+    server = Server(a.server, srv_root, a.s3_server)
     try:
         env = dict(os.environ)
         env.update({"AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK, "AWS_REGION": REGION,
@@ -311,6 +314,10 @@ def main():
         have_trawl = os.access(T, os.X_OK)
         if not have_trawl:
             print(f"{T} is not built: the trawl rows are left out (cargo build --release)")
+        no_download = have_trawl and "--no-download" in subprocess.run(
+            [T, "audit", "--help"], capture_output=True, text=True).stdout
+        if have_trawl and not no_download:
+            print("this trawl has no `audit --no-download`: its row is left out")
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
         print(f"bench/s3: {os.cpu_count()} CPUs, server {a.server} on {server.url} "
@@ -327,6 +334,17 @@ def main():
                 mine = {"trawl scan -d sha256 -m sha256sum": f"{T} scan {uri} -q -d sha256 -m sha256sum:/dev/null {ep}",
                         "trawl scan ... --no-reduce": f"{T} scan {uri} -q -d sha256 --no-reduce -m sha256sum:/dev/null {ep}",
                         "trawl verify": f"{T} verify {manifests[name]} --root {uri} {ep} -q"}
+                # Audits: a catalog registered once here (not timed), then audited each round:
+                # fully (every object read again) and, on the small set, by the store's own
+                # checksums (a HeadObject each, no download; its ETag is the MD5 registered).
+                cat = os.path.join(tmp, f"{name}.db")
+                reg = f"{T} audit {uri} -c {cat} --init -q -d sha256,crc64nvme,md5 {ep}"
+                p = subprocess.run(reg, shell=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                if p.returncode != 0:
+                    sys.exit(f"failed ({p.returncode}): {reg}\n{p.stderr.decode(errors='replace')[-2000:]}")
+                mine["trawl audit (full read)"] = f"{T} audit {uri} -c {cat} -q {ep}"
+                if name == "small" and no_download:
+                    mine["trawl audit --no-download"] = f"{T} audit {uri} -c {cat} -q --no-download {ep}"
             raw = {} if a.no_raw else {f"raw GET N={n}": n for n in (1, 4, 16, 64)}
             items = [(k, c) for k, c in {**peers, **mine}.items()] + list(raw.items())
             out = [x for x in a.leave_out.split(",") if x]
