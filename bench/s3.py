@@ -292,8 +292,12 @@ def main():
                 print(f"{name}: written to {stage} in {time.perf_counter() - t:.0f} s; uploading", flush=True)
                 t = time.perf_counter()
                 verb = "move" if persist else "copy"
+                # Without the short timeout: completing a multipart upload of 4 GiB takes the
+                # server longer than 15 s, and a CompleteMultipartUpload sent again finds its
+                # upload gone (AccessDenied).
+                upload_env = {k: v for k, v in env.items() if k not in ("RCLONE_TIMEOUT", "RCLONE_CONTIMEOUT")}
                 subprocess.run(["rclone", verb, stage, f"s3bench:{BUCKET}/{prefix}", "-q"] + flags,
-                               env=env, check=True)
+                               env=upload_env, check=True)
                 print(f"{name}: uploaded in {time.perf_counter() - t:.0f} s", flush=True)
                 if persist:
                     shutil.rmtree(stage, ignore_errors=True)

@@ -46,19 +46,16 @@ pub fn object_roots(
         (read.limit_rate.is_some(), "--limit-rate"),
         (read.follow, "--follow"),
         (read.one_file_system, "--one-file-system"),
-        (
-            excluding.is_some_and(|x| {
-                !x.exclude.is_empty()
-                    || !x.exclude_from.is_empty()
-                    || !x.exclude_if_present.is_empty()
-            }),
-            "--exclude",
-        ),
     ] {
         if given {
             let why = " does not apply to s3:// roots (docs/commands/objects.md)";
             return Err(Refused::flag(flag, why).into());
         }
+    }
+    if excluding.is_some_and(|x| !x.exclude_if_present.is_empty()) {
+        let why = " does not apply to s3:// roots: a prefix has no directory to look into \
+                   for a name (leave its keys out with --exclude)";
+        return Err(Refused::flag("--exclude-if-present", why).into());
     }
     Ok(Some(Arc::new(ObjectSource::new(connect(store)?, urls))))
 }

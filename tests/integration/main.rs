@@ -22,6 +22,7 @@ mod io_errors;
 mod names;
 mod objects_audit;
 mod objects_check;
+mod objects_exclude;
 mod objects_hostile;
 mod objects_scan;
 mod objects_verify;

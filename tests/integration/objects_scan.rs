@@ -297,8 +297,8 @@ fn roots_and_flags_that_cannot_be_objects_are_refused() {
             "all local paths or all s3:// URLs",
         ),
         (
-            vec!["scan", "s3://bkt/p", "--exclude", "*.tmp"],
-            "--exclude",
+            vec!["scan", "s3://bkt/p", "--exclude-if-present", ".nobackup"],
+            "--exclude-if-present",
         ),
         (
             vec!["scan", "s3://bkt/p", "--limit-rate", "1M"],

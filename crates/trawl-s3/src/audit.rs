@@ -36,18 +36,20 @@ impl Source for AuditObjects {
     fn walk(
         &mut self,
         _roots: &[PathBuf],
-        _opts: &WalkOptions,
+        opts: &WalkOptions,
         stop: &Stop,
         item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
     ) -> Result<(), SourceError> {
         let mut broke = None;
-        let listed = self.objects.walk(stop, &mut |it| match item(it) {
-            ControlFlow::Continue(()) => ControlFlow::Continue(()),
-            ControlFlow::Break(e) => {
-                broke = Some(e);
-                ControlFlow::Break(())
-            }
-        });
+        let listed = self
+            .objects
+            .walk(&opts.excluding, stop, &mut |it| match item(it) {
+                ControlFlow::Continue(()) => ControlFlow::Continue(()),
+                ControlFlow::Break(e) => {
+                    broke = Some(e);
+                    ControlFlow::Break(())
+                }
+            });
         if let Some(e) = broke {
             return Err(e.into());
         }

@@ -19,7 +19,7 @@ use trawl_scan::{
     Progress, Refusal, Resolve, ScanConfig, ScanError, Source,
 };
 use trawl_stop::Stop;
-use trawl_walk::{FileEntry, WalkError, WalkItem};
+use trawl_walk::{Excluded, ExcludedKind, Exclusion, FileEntry, WalkError, WalkItem, Why};
 
 use crate::depth::{Depth, MAX_DEPTH};
 use crate::range::{Pieces, RANGE, Want, fetch, footprint};
@@ -141,18 +141,46 @@ impl ObjectSource {
     /// Every object under every root, as the walk's items: a file for each key that is a
     /// plain name beneath its root, an error naming each key that is not (`a//b`, `../x`:
     /// never read under a name it does not have); "directory" markers (empty keys ending in
-    /// `/`) are not objects of their own and are passed over. Ends where `found` breaks, at
-    /// `stop`, or at the first root that cannot be listed (its error).
+    /// `/`) are not objects of their own and are passed over. What `excluding`'s patterns
+    /// match is an excluded item: a "directory" (a prefix of names) once, whole, as the walk of
+    /// a disk leaves one, else the object. Ends where `found` breaks, at `stop`, or at the
+    /// first root that cannot be listed (its error).
     pub fn walk(
         &self,
+        excluding: &Exclusion,
         stop: &Stop,
         found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>,
     ) -> Result<(), S3Error> {
+        // The excluded "directories" said so far: each is said once (its keys come from
+        // several listings at once, not one after another).
+        let mut dirs_said = std::collections::HashSet::new();
         for (i, url) in self.roots.iter().enumerate() {
             let mut broke = false;
             self.store.list(url, stop, &mut |l| {
                 let item = match url.name_of(&l.key) {
-                    Some(_) => WalkItem::File(self.entry(i, url, &l)),
+                    Some(rel) => match excluded_at(excluding, rel) {
+                        None => WalkItem::File(self.entry(i, url, &l)),
+                        Some((above, true, why)) => {
+                            if !dirs_said.insert((i, above.to_string())) {
+                                return ControlFlow::Continue(());
+                            }
+                            let key = format!("{}{above}", url.prefix());
+                            WalkItem::Excluded(Excluded {
+                                path: url.key_path(&key),
+                                root: i,
+                                kind: ExcludedKind::Directory,
+                                size: None,
+                                why,
+                            })
+                        }
+                        Some((_, false, why)) => WalkItem::Excluded(Excluded {
+                            path: url.key_path(&l.key),
+                            root: i,
+                            kind: ExcludedKind::File,
+                            size: Some(l.size),
+                            why,
+                        }),
+                    },
                     None if l.key.ends_with('/') && l.size == 0 => {
                         return ControlFlow::Continue(());
                     }
@@ -175,9 +203,35 @@ impl ObjectSource {
     }
 }
 
+/// Where `excluding`'s patterns leave out the object named `rel` below its root: the topmost
+/// "directory" above it they match (nothing below an excluded directory is taken back, as in
+/// the walk of a disk), else the object itself; with whether it is a directory, and why.
+fn excluded_at<'r>(excluding: &Exclusion, rel: &'r str) -> Option<(&'r str, bool, Why)> {
+    if excluding.is_empty() {
+        return None;
+    }
+    let ends = rel
+        .match_indices('/')
+        .map(|(at, _)| at)
+        .chain(std::iter::once(rel.len()));
+    for end in ends {
+        let above = &rel[..end];
+        let is_dir = end < rel.len();
+        if let Some(p) = excluding.matched(Path::new(above), is_dir) {
+            return Some((above, is_dir, Why::Pattern(p.to_string())));
+        }
+    }
+    None
+}
+
 impl Listing for ObjectSource {
-    fn list(&self, stop: &Stop, found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>) {
-        if let Err(e) = self.walk(stop, found) {
+    fn list(
+        &self,
+        excluding: &Exclusion,
+        stop: &Stop,
+        found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>,
+    ) {
+        if let Err(e) = self.walk(excluding, stop, found) {
             let _ = found(WalkItem::Error(WalkError::Other(e.to_string())));
         }
     }

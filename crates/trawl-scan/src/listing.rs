@@ -7,15 +7,21 @@ use std::sync::Mutex;
 
 use crossbeam_channel::bounded;
 use trawl_stop::Stop;
-use trawl_walk::WalkItem;
+use trawl_walk::{Exclusion, WalkItem};
 
 use crate::{Event, IN_FLIGHT, LaneFactory, Progress, ScanConfig, ScanError, Source};
 
 /// A [`Source`] that lists its own roots.
 pub trait Listing: Source + Sync + std::fmt::Debug {
     /// Every entry under the roots, as walk items (a root that cannot be listed is an error
-    /// item naming it), until `found` breaks or `stop` is requested.
-    fn list(&self, stop: &Stop, found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>);
+    /// item naming it; what `excluding`'s patterns match, an excluded item), until `found`
+    /// breaks or `stop` is requested.
+    fn list(
+        &self,
+        excluding: &Exclusion,
+        stop: &Stop,
+        found: &mut dyn FnMut(WalkItem) -> ControlFlow<()>,
+    );
 }
 
 /// Reads everything `listing` lists with `lanes`, telling `sink` each event on this thread:
@@ -34,7 +40,7 @@ pub fn scan_listing(
         let (tx, rx) = bounded(IN_FLIGHT);
         let others = &others;
         s.spawn(move || {
-            listing.list(stop, &mut |item| {
+            listing.list(&cfg.walk.excluding, stop, &mut |item| {
                 let ev = match item {
                     WalkItem::File(f) => {
                         progress.found(1, f.size);

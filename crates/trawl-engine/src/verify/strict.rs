@@ -45,7 +45,7 @@ pub(crate) fn unlisted_files(
     std::thread::scope(|s| {
         s.spawn(|| {
             match objects {
-                Some(l) => l.list(&stop, &mut |item| match tx.send(item) {
+                Some(l) => l.list(&opts.excluding, &stop, &mut |item| match tx.send(item) {
                     Ok(()) => std::ops::ControlFlow::Continue(()),
                     Err(_) => std::ops::ControlFlow::Break(()),
                 }),
