@@ -320,3 +320,78 @@ fn a_key_with_a_control_character_does_not_hide_the_prefix() {
     }
     assert!(r.stdout.contains(&sha256_hex(b"one")), "{}", r.stdout);
 }
+
+/// A listing whose keys are URL-encoded (as trawl asks), `keys` as the store wrote them.
+fn encoded_listing(keys: &[(&str, i64)]) -> Resp {
+    let mut x = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult \
+         xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bkt</Name>\
+         <EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>",
+    );
+    for (k, size) in keys {
+        x.push_str(&format!(
+            "<Contents><Key>{k}</Key><Size>{size}</Size>\
+             <LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>"
+        ));
+    }
+    x.push_str("</ListBucketResult>");
+    Resp::ok(
+        &[("content-type", "application/xml".to_string())],
+        x.into_bytes(),
+    )
+}
+
+/// Keys that are not UTF-8 once decoded (`%FF`, `%FE`) would both become `x\u{FFFD}` in a
+/// lossy copy, the name of another object (planted here): each is named and read under no
+/// name, and the planted object is never read. A key listed twice is read once, a negative
+/// size is refused; the run says each and exits 2.
+#[test]
+fn keys_not_utf8_listed_twice_or_negative_are_named_never_read_as_another() {
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            return encoded_listing(&[
+                ("p%2Fok", 4),
+                ("p%2Fok", 4),
+                ("p%2Fx%FE", 7),
+                ("p%2Fx%FF", 7),
+                ("p%2Fy", -5),
+            ]);
+        }
+        let body: &[u8] = if r.path == "/bkt/p/ok" {
+            b"fine"
+        } else {
+            b"planted"
+        };
+        let mut resp = Resp::ok(&[("etag", "\"e\"".to_string())], body.to_vec());
+        if let Some((a, b)) = r.range {
+            let b = b.min(body.len() as u64 - 1);
+            resp = partial(body, a, b, Some("e"));
+        }
+        resp
+    });
+    let d = Dir::new();
+    let r = scan(&d, &store.env());
+    r.code(2);
+    assert_eq!(
+        r.stdout,
+        format!("{}  ok\n", sha256_hex(b"fine")),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains(&sha256_hex(b"planted")), "{}", r.stdout);
+    for says in [
+        "s3://bkt/p%2Fx%FE: a key that is not UTF-8 once decoded",
+        "s3://bkt/p%2Fx%FF: a key that is not UTF-8 once decoded",
+        "s3://bkt/p/ok: listed twice, or out of order, by the store",
+        "s3://bkt/p/y: listed with a negative size",
+    ] {
+        r.stderr_has(says);
+    }
+    let gets: Vec<String> = store
+        .requests()
+        .iter()
+        .filter(|q| !is_list(q))
+        .map(|q| q.path.clone())
+        .collect();
+    assert_eq!(gets, ["/bkt/p/ok"], "objects asked for");
+}

@@ -597,7 +597,7 @@ fn not_in_local(
     let mut objects = Spool::new(&opts.temp_dir, 4 << 20);
     let mut failed = None;
     store.list(&opts.url, stop, &mut |l| {
-        if let Some(name) = opts.url.name_of(&l.key)
+        if let Some(name) = opts.url.name_of(&l.key).filter(|_| l.refused.is_none())
             && let Err(e) = objects.push(name.as_bytes(), &[])
         {
             failed = Some(e);

@@ -25,30 +25,65 @@ pub struct Listed {
     pub etag: Option<String>,
     /// When it was last written, nanoseconds since the epoch.
     pub mtime_ns: i64,
+    /// Why the key cannot be read as listed, where it cannot: it is not UTF-8 once decoded
+    /// (`key` then holds it as the store encoded it: a lossy copy could name another
+    /// object), or the store listed it twice or out of order. Such a key is named, never read.
+    pub refused: Option<&'static str>,
 }
 
 impl Listed {
     fn of(o: &Object, url_encoded: bool) -> Option<Listed> {
+        let size = o.size().unwrap_or(0);
+        let (key, refused) = match key_text(o.key()?, url_encoded) {
+            Some(k) => (k, None),
+            None => (
+                o.key()?.to_string(),
+                Some("a key that is not UTF-8 once decoded"),
+            ),
+        };
         Some(Listed {
-            key: key_text(o.key()?, url_encoded),
-            size: u64::try_from(o.size().unwrap_or(0)).unwrap_or(0),
+            key,
+            size: u64::try_from(size).unwrap_or(0),
             etag: o.e_tag().map(unquote),
             mtime_ns: o.last_modified().map_or(0, nanos),
+            refused: refused.or((size < 0).then_some("listed with a negative size")),
         })
     }
 }
 
 /// A key as the listing wrote it, decoded where the store URL-encoded it (as asked: keys
 /// with control characters cannot be written in XML 1.0, and a listing holding one would
-/// not be read at all). S3 writes a space as `+`.
-fn key_text(k: &str, url_encoded: bool) -> String {
+/// not be read at all). S3 writes a space as `+`. None where the decoded bytes are not UTF-8.
+fn key_text(k: &str, url_encoded: bool) -> Option<String> {
     if !url_encoded {
-        return k.to_string();
+        return Some(k.to_string());
     }
     let plus = k.replace('+', " ");
     percent_encoding::percent_decode_str(&plus)
-        .decode_utf8_lossy()
-        .into_owned()
+        .decode_utf8()
+        .ok()
+        .map(|k| k.into_owned())
+}
+
+/// A listing's keys come in order, each once (ListObjectsV2's contract): a key at or before
+/// the one before it in the same listing is refused, whatever the store meant by it (two
+/// entries for one name would be read twice, the second time unpinned).
+#[derive(Default)]
+struct InOrder {
+    last: Option<String>,
+}
+
+impl InOrder {
+    fn check(&mut self, mut page: Vec<Listed>) -> Vec<Listed> {
+        for l in page.iter_mut().filter(|l| l.refused.is_none()) {
+            if self.last.as_ref().is_some_and(|last| l.key <= *last) {
+                l.refused = Some("listed twice, or out of order, by the store");
+                continue;
+            }
+            self.last = Some(l.key.clone());
+        }
+        page
+    }
 }
 
 /// Whether a listing's answer holds URL-encoded keys.
@@ -87,6 +122,7 @@ impl Store {
             // The first level with its delimiter: the keys there, and the prefixes to fan out.
             let mut token = None;
             let mut subs = Vec::new();
+            let mut order = InOrder::default();
             loop {
                 let r = client
                     .list_objects_v2()
@@ -110,14 +146,30 @@ impl Store {
                     .iter()
                     .filter_map(|o| Listed::of(o, enc))
                     .collect();
-                if tx.send(Ok(page)).await.is_err() {
+                if tx.send(Ok(order.check(page))).await.is_err() {
                     return;
                 }
                 for p in out.common_prefixes() {
                     if let Some(p) = p.prefix() {
+                        // A prefix that is not UTF-8 once decoded cannot be listed as the
+                        // store named it; its keys are one refused entry.
+                        let Some(p) = key_text(p, enc) else {
+                            let l = Listed {
+                                key: p.to_string(),
+                                size: 0,
+                                etag: None,
+                                mtime_ns: 0,
+                                refused: Some(
+                                    "a prefix that is not UTF-8 once decoded: not listed",
+                                ),
+                            };
+                            if tx.send(Ok(vec![l])).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        };
                         let (client, tx, url, gate) =
                             (client.clone(), tx.clone(), url.clone(), gate.clone());
-                        let p = key_text(p, enc);
                         subs.push(tokio::spawn(async move {
                             let Ok(_permit) = gate.acquire_owned().await else {
                                 return;
@@ -167,6 +219,7 @@ async fn list_all(
     tx: &mpsc::Sender<Page>,
 ) {
     let mut token = None;
+    let mut order = InOrder::default();
     loop {
         let r = client
             .list_objects_v2()
@@ -189,7 +242,7 @@ async fn list_all(
             .iter()
             .filter_map(|o| Listed::of(o, enc))
             .collect();
-        if tx.send(Ok(page)).await.is_err() {
+        if tx.send(Ok(order.check(page))).await.is_err() {
             return;
         }
         match out.next_continuation_token() {

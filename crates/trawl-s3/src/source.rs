@@ -157,7 +157,12 @@ impl ObjectSource {
         for (i, url) in self.roots.iter().enumerate() {
             let mut broke = false;
             self.store.list(url, stop, &mut |l| {
-                let item = match url.name_of(&l.key) {
+                let name = if l.refused.is_some() {
+                    None
+                } else {
+                    url.name_of(&l.key)
+                };
+                let item = match name {
                     Some(rel) => match excluded_at(excluding, rel) {
                         None => WalkItem::File(self.entry(i, url, &l)),
                         Some((above, true, why)) => {
@@ -181,9 +186,14 @@ impl ObjectSource {
                             why,
                         }),
                     },
-                    None if l.key.ends_with('/') && l.size == 0 => {
+                    None if l.refused.is_none() && l.key.ends_with('/') && l.size == 0 => {
                         return ControlFlow::Continue(());
                     }
+                    None if l.refused.is_some() => WalkItem::Error(WalkError::Other(format!(
+                        "{}: {}: not read",
+                        url.key_path(&l.key).display(),
+                        l.refused.unwrap_or_default()
+                    ))),
                     None => WalkItem::Error(WalkError::Other(format!(
                         "{}: a key that is not one plain name beneath {} (an empty, '.' or \
                          '..' segment, or a NUL): not read",
@@ -499,6 +509,7 @@ impl Resolve for Named<'_> {
                     size: st.size,
                     etag: st.etag,
                     mtime_ns: st.mtime_ns,
+                    refused: None,
                 },
             )),
             Err(e) if e.fault() == StoreFault::NotFound => Err(Outcome::Gone(path)),
