@@ -395,3 +395,110 @@ fn keys_not_utf8_listed_twice_or_negative_are_named_never_read_as_another() {
         .collect();
     assert_eq!(gets, ["/bkt/p/ok"], "objects asked for");
 }
+
+/// A store that holds `data` as `p/big`, uploaded in parts of `part` bytes: a composite
+/// SHA-256 (`stored`, base64 with its `-N`), an opaque ETag, and its parts' sizes through
+/// GetObjectAttributes; `attributes` false: that request is not implemented (501).
+fn multipart_store(data: Arc<Vec<u8>>, part: usize, stored: String, attributes: bool) -> Scripted {
+    let n = data.len().div_ceil(part);
+    Scripted::start(move |r| {
+        if is_list(r) {
+            return listing(&[("p/big", data.len() as i64, Some("opaque"))]);
+        }
+        if r.query.starts_with("attributes") {
+            if !attributes {
+                let mut no = Resp::ok(&[], b"<Error><Code>NotImplemented</Code></Error>".to_vec());
+                no.status = 501;
+                return no;
+            }
+            let mut x = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><GetObjectAttributesResponse><ObjectParts>\
+                 <PartsCount>{n}</PartsCount><PartNumberMarker>0</PartNumberMarker>\
+                 <NextPartNumberMarker>{n}</NextPartNumberMarker><MaxParts>1000</MaxParts>\
+                 <IsTruncated>false</IsTruncated>"
+            );
+            for (i, c) in data.chunks(part).enumerate() {
+                x.push_str(&format!(
+                    "<Part><PartNumber>{}</PartNumber><Size>{}</Size></Part>",
+                    i + 1,
+                    c.len()
+                ));
+            }
+            x.push_str("</ObjectParts></GetObjectAttributesResponse>");
+            return Resp::ok(
+                &[("content-type", "application/xml".into())],
+                x.into_bytes(),
+            );
+        }
+        let head = [
+            ("etag", "\"opaque\"".to_string()),
+            ("x-amz-checksum-sha256", stored.clone()),
+            ("x-amz-checksum-type", "COMPOSITE".to_string()),
+            ("last-modified", "Mon, 01 Jan 2024 00:00:00 GMT".to_string()),
+        ];
+        if r.method == "HEAD" {
+            let mut h = head.to_vec();
+            h.push(("content-length", data.len().to_string()));
+            let mut resp = Resp::ok(&h, Vec::new());
+            resp.headers.retain(|(k, _)| k != "content-length");
+            resp.headers
+                .push(("content-length".into(), data.len().to_string()));
+            return resp;
+        }
+        let (a, b) = r.range.unwrap_or((0, data.len() as u64 - 1));
+        partial(&data, a, b.min(data.len() as u64 - 1), Some("opaque"))
+    })
+}
+
+/// The composite SHA-256 of `data` in parts of `part` bytes, as S3 writes it (`BASE64-N`).
+fn composite_sha256(data: &[u8], part: usize) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let mut all = sha2::Sha256::new();
+    for c in data.chunks(part) {
+        all.update(sha2::Sha256::digest(c));
+    }
+    let v = base64::engine::general_purpose::STANDARD.encode(all.finalize());
+    format!("{v}-{}", data.len().div_ceil(part))
+}
+
+/// A composite checksum made at a part size no guess finds (5 MiB and 3 bytes: uploaders'
+/// sizes are whole mebibytes) is compared at the size the store reports through
+/// GetObjectAttributes: OK without a download where it agrees, FAILED where it does not (the
+/// size is the store's, not a guess). A store that does not answer that request leaves the
+/// guesses, and a download.
+#[test]
+fn a_composite_checksum_is_compared_at_the_part_size_the_store_reports() {
+    let part = 5 * MIB + 3;
+    let data = Arc::new(noise(2 * part + 100, 11));
+    let d = Dir::new();
+    d.create(b"local/big", &data);
+    let gets = |s: &Scripted| {
+        s.requests()
+            .iter()
+            .filter(|q| q.method == "GET" && !is_list(q) && !q.query.starts_with("attributes"))
+            .count()
+    };
+
+    let right = composite_sha256(&data, part);
+    let store = multipart_store(data.clone(), part, right.clone(), true);
+    let r = trawl_with(&d, &store.env(), &["check", "local", "s3://bkt/p"]);
+    r.code(0);
+    r.stdout_has("big: OK (the store's composite sha256 checksum (3 parts of 5242883 bytes))");
+    assert_eq!(gets(&store), 0, "read although the store's parts prove it");
+
+    // The store's checksum disagrees with the bytes (which are right): FAILED, not a download.
+    let mut wrong_data = data.to_vec();
+    wrong_data[7] ^= 1;
+    let wrong = composite_sha256(&wrong_data, part);
+    let store = multipart_store(data.clone(), part, wrong, true);
+    let r = trawl_with(&d, &store.env(), &["check", "local", "s3://bkt/p"]);
+    r.code(1);
+    r.stdout_has("big: FAILED (the store's composite sha256 checksum (3 parts of 5242883 bytes)");
+
+    // No GetObjectAttributes: the guessed sizes prove nothing; the object is read.
+    let store = multipart_store(data.clone(), part, right, false);
+    let r = trawl_with(&d, &store.env(), &["check", "local", "s3://bkt/p"]);
+    r.code(0);
+    assert!(gets(&store) > 0, "{:?}", store.requests());
+}

@@ -515,10 +515,13 @@ fn feed(
         let mut flush = |batch: &mut Vec<Named>| {
             let keys: Vec<String> = batch.iter().map(|(_, _, k)| k.clone()).collect();
             let found = store.stored_many(&opts.url, &keys);
-            for ((e, name, _), st) in batch.drain(..).zip(found) {
+            let sizes = part_sizes_of(store, &opts.url, &keys, &found);
+            for (((e, name, _), st), reported) in batch.drain(..).zip(found).zip(sizes) {
                 match st {
                     Ok(st) => {
-                        let plan = Arc::new(Plan::new(st, opts.part_size));
+                        // The store's own part size where it reports one: a value made of
+                        // parts compared at it proves either way, as at the user's.
+                        let plan = Arc::new(Plan::new(st, reported.or(opts.part_size)));
                         lock(&lanes.plans).insert(e.path.clone(), plan.clone());
                         if f.send_entry(e, (name, plan)).is_break() {
                             return false;
@@ -568,6 +571,34 @@ fn feed(
         flush(&mut batch);
         Ok(())
     })
+}
+
+/// The part size the store reports for each multipart object among `found` (None for the
+/// rest, and where it reports none): one GetObjectAttributes each, several at once.
+fn part_sizes_of(
+    store: &Store,
+    url: &ObjectUrl,
+    keys: &[String],
+    found: &[Result<Stored, S3Error>],
+) -> Vec<Option<u64>> {
+    let multipart: Vec<(usize, (String, Stored))> = found
+        .iter()
+        .zip(keys)
+        .enumerate()
+        .filter_map(|(i, (st, k))| match st {
+            Ok(st) if st.parts.is_some_and(|n| n > 1) => Some((i, (k.clone(), st.clone()))),
+            _ => None,
+        })
+        .collect();
+    let mut out = vec![None; keys.len()];
+    if multipart.is_empty() {
+        return out;
+    }
+    let (at, objects): (Vec<usize>, Vec<(String, Stored)>) = multipart.into_iter().unzip();
+    for (i, size) in at.into_iter().zip(store.part_sizes_many(url, &objects)) {
+        out[i] = size;
+    }
+    out
 }
 
 /// A local file, its name and its object's key.

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod attributes;
 mod audit;
 mod cap;
 mod check;
