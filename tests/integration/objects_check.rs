@@ -16,10 +16,12 @@ fn both(d: &Dir, name: &str, data: &[u8], put: impl FnOnce(&str)) {
 
 /// Whether any GET of the object `p/NAME` went through the proxy (a download).
 fn downloaded(proxy: &FaultProxy, name: &str) -> bool {
-    proxy
-        .requests()
-        .iter()
-        .any(|l| l.method == "GET" && l.path.starts_with(&format!("/bkt/p/{name}?")))
+    proxy.requests().iter().any(|l| {
+        // A GetObjectAttributes (`?attributes`) reads no byte of the object.
+        l.method == "GET"
+            && l.path.starts_with(&format!("/bkt/p/{name}?"))
+            && !l.path.ends_with("?attributes")
+    })
 }
 
 fn line<'a>(r: &'a Run, name: &str) -> &'a str {
