@@ -118,71 +118,7 @@ impl Store {
         let client = self.client.clone();
         let url = url.clone();
         let task = self.rt.spawn(async move {
-            let gate = Arc::new(Semaphore::new(LISTINGS));
-            // The first level with its delimiter: the keys there, and the prefixes to fan out.
-            let mut token = None;
-            let mut subs = Vec::new();
-            let mut order = InOrder::default();
-            loop {
-                let r = client
-                    .list_objects_v2()
-                    .bucket(url.bucket())
-                    .prefix(url.prefix())
-                    .delimiter("/")
-                    .encoding_type(EncodingType::Url)
-                    .set_continuation_token(token.take())
-                    .send()
-                    .await;
-                let out = match r {
-                    Ok(o) => o,
-                    Err(e) => {
-                        let _ = tx.send(Err(listing_error(&url, url.prefix(), e))).await;
-                        return;
-                    }
-                };
-                let enc = encoded(out.encoding_type());
-                let page = out
-                    .contents()
-                    .iter()
-                    .filter_map(|o| Listed::of(o, enc))
-                    .collect();
-                if tx.send(Ok(order.check(page))).await.is_err() {
-                    return;
-                }
-                for p in out.common_prefixes() {
-                    if let Some(p) = p.prefix() {
-                        // A prefix that is not UTF-8 once decoded cannot be listed as the
-                        // store named it; its keys are one refused entry.
-                        let Some(p) = key_text(p, enc) else {
-                            let l = Listed {
-                                key: p.to_string(),
-                                size: 0,
-                                etag: None,
-                                mtime_ns: 0,
-                                refused: Some(
-                                    "a prefix that is not UTF-8 once decoded: not listed",
-                                ),
-                            };
-                            if tx.send(Ok(vec![l])).await.is_err() {
-                                return;
-                            }
-                            continue;
-                        };
-                        let (client, tx, url, gate) =
-                            (client.clone(), tx.clone(), url.clone(), gate.clone());
-                        subs.push(tokio::spawn(async move {
-                            let Ok(_permit) = gate.acquire_owned().await else {
-                                return;
-                            };
-                            list_all(&client, &url, &p, &tx).await;
-                        }));
-                    }
-                }
-                match out.next_continuation_token() {
-                    Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
-                    _ => break,
-                }
-            }
+            let subs = first_level(&client, &url, &tx).await;
             for s in subs {
                 let _ = s.await;
             }
@@ -208,6 +144,75 @@ impl Store {
         drop(rx);
         let _ = self.rt.block_on(task);
         result
+    }
+}
+
+/// The prefix's first level with its delimiter, page by page: its keys into `tx`, and a
+/// listing of each common prefix started (at most [`LISTINGS`] at once), whose tasks are
+/// returned to be awaited. An error ends it, sent as the last page.
+async fn first_level(
+    client: &aws_sdk_s3::Client,
+    url: &ObjectUrl,
+    tx: &mpsc::Sender<Page>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let gate = Arc::new(Semaphore::new(LISTINGS));
+    let mut token = None;
+    let mut subs = Vec::new();
+    let mut order = InOrder::default();
+    loop {
+        let r = client
+            .list_objects_v2()
+            .bucket(url.bucket())
+            .prefix(url.prefix())
+            .delimiter("/")
+            .encoding_type(EncodingType::Url)
+            .set_continuation_token(token.take())
+            .send()
+            .await;
+        let out = match r {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = tx.send(Err(listing_error(url, url.prefix(), e))).await;
+                return subs;
+            }
+        };
+        let enc = encoded(out.encoding_type());
+        let page = out
+            .contents()
+            .iter()
+            .filter_map(|o| Listed::of(o, enc))
+            .collect();
+        if tx.send(Ok(order.check(page))).await.is_err() {
+            return subs;
+        }
+        for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
+            // A prefix that is not UTF-8 once decoded cannot be listed as the store named
+            // it: it is one refused entry.
+            let Some(p) = key_text(p, enc) else {
+                let l = Listed {
+                    key: p.to_string(),
+                    size: 0,
+                    etag: None,
+                    mtime_ns: 0,
+                    refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
+                };
+                if tx.send(Ok(vec![l])).await.is_err() {
+                    return subs;
+                }
+                continue;
+            };
+            let (client, tx, url, gate) = (client.clone(), tx.clone(), url.clone(), gate.clone());
+            subs.push(tokio::spawn(async move {
+                let Ok(_permit) = gate.acquire_owned().await else {
+                    return;
+                };
+                list_all(&client, &url, &p, &tx).await;
+            }));
+        }
+        match out.next_continuation_token() {
+            Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+            _ => return subs,
+        }
     }
 }
 
