@@ -70,7 +70,7 @@ pub struct BagCreateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagValidateArgs {
-    /// The bag (a directory holding bagit.txt).
+    /// The bag (a directory holding bagit.txt), or objects under s3://BUCKET/PREFIX.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Only check completeness and Payload-Oxum, read no payload bytes.
@@ -84,6 +84,8 @@ pub struct BagValidateArgs {
     pub spool: BagSpoolArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,0 +1,290 @@
+//! A BagIt bag stored under a prefix, as trawl-bag validates one ([`BagObjects`], a
+//! [`trawl_bag::BagTree`]): one listing of the prefix gives both the tag files (the keys
+//! outside `data/`, held by name) and the payload (the keys under it, spooled in name order);
+//! a tag file is read by ranged GETs pinned to the version listed, the payload through an
+//! [`ObjectSource`] over the prefix. Nothing is written, and nothing outside the prefix is
+//! asked for.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes};
+use trawl_bag::{BagError, BagTree, Payload, Spools};
+use trawl_report::{BagFinding, BagReport};
+use trawl_scan::Source;
+use trawl_spool::Spool;
+use trawl_stop::Stop;
+
+use crate::depth::Depth;
+use crate::range::{Pieces, Want, fetch};
+use crate::{Listed, ObjectSource, ObjectUrl, S3Error, Store};
+
+/// The most keys outside `data/` a bag's prefix may hold: a bag's tag files are a handful,
+/// and each is held in memory by name.
+pub const TAG_KEYS_MAX: usize = 100_000;
+
+/// Why a bag's prefix could not be taken as a bag.
+#[derive(Debug, thiserror::Error)]
+pub enum BagObjectsError {
+    /// The prefix could not be listed.
+    #[error(transparent)]
+    Store(#[from] S3Error),
+    /// The listing could not be spooled, or the prefix holds no bag's shape.
+    #[error(transparent)]
+    Bag(#[from] BagError),
+}
+
+/// A bag under a prefix of a store, listed once.
+pub struct BagObjects {
+    store: Arc<Store>,
+    url: ObjectUrl,
+    root: PathBuf,
+    source: ObjectSource,
+    /// The keys outside `data/` by their names below the prefix.
+    tags: BTreeMap<String, Listed>,
+    /// The keys under `data/` by name (`data/...`), each with its size.
+    payload: Arc<trawl_spool::Sorted>,
+    count: u64,
+    bytes: u64,
+    /// Whether any key is under `data/` (its "directory" marker included).
+    data_seen: bool,
+    /// Whether a key is named `data` itself, where the payload directory must be.
+    data_object: bool,
+    /// Keys that are no plain name below the prefix, each an error naming it.
+    odd: Vec<BagFinding>,
+}
+
+impl std::fmt::Debug for BagObjects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BagObjects")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the listing found, as it was taken in.
+struct Taken {
+    tags: BTreeMap<String, Listed>,
+    spool: Spool,
+    count: u64,
+    bytes: u64,
+    data_seen: bool,
+    data_object: bool,
+    odd: Vec<BagFinding>,
+    failed: Option<BagError>,
+}
+
+impl BagObjects {
+    /// The bag under `url` of `store`: the prefix listed once, the payload's keys spooled
+    /// under `spools`.
+    pub fn open(
+        store: Arc<Store>,
+        url: ObjectUrl,
+        spools: &Spools,
+        stop: &Stop,
+    ) -> Result<BagObjects, BagObjectsError> {
+        let root = url.root_path();
+        let mut t = Taken {
+            tags: BTreeMap::new(),
+            spool: Spool::new(&spools.dir, (spools.memory / 2).max(1)),
+            count: 0,
+            bytes: 0,
+            data_seen: false,
+            data_object: false,
+            odd: Vec::new(),
+            failed: None,
+        };
+        store.list(&url, stop, &mut |l| take(&url, &root, spools, &mut t, l))?;
+        if let Some(e) = t.failed {
+            return Err(e.into());
+        }
+        let spool_err = |source| BagError::Io {
+            path: spools.dir.clone(),
+            source,
+        };
+        Ok(BagObjects {
+            source: ObjectSource::new(store.clone(), vec![url.clone()]),
+            store,
+            url,
+            root,
+            tags: t.tags,
+            payload: Arc::new(t.spool.finish().map_err(spool_err)?),
+            count: t.count,
+            bytes: t.bytes,
+            data_seen: t.data_seen,
+            data_object: t.data_object,
+            odd: t.odd,
+        })
+    }
+}
+
+/// One listed key into what the listing found: a tag file, a payload file, a "directory"
+/// marker passed over, or a key that is no plain name (an error naming it).
+fn take(
+    url: &ObjectUrl,
+    root: &Path,
+    spools: &Spools,
+    t: &mut Taken,
+    l: Listed,
+) -> ControlFlow<()> {
+    if l.key
+        .strip_prefix(url.prefix())
+        .is_some_and(|rel| rel.starts_with("data/"))
+    {
+        t.data_seen = true;
+    }
+    // A "directory" marker (an empty key ending in `/`) is no object of its own, as a scan
+    // of the prefix passes it over.
+    if l.key.ends_with('/') && l.size == 0 {
+        return ControlFlow::Continue(());
+    }
+    let Some(name) = url.name_of(&l.key) else {
+        t.odd.push(BagFinding::about(
+            url.key_path(&l.key).display(),
+            format!(
+                "a key that is not one plain name beneath {} (an empty, '.' or '..' segment, \
+                 or a NUL): not read",
+                root.display()
+            ),
+        ));
+        return ControlFlow::Continue(());
+    };
+    if name.starts_with("data/") {
+        t.count += 1;
+        t.bytes += l.size;
+        if let Err(source) = t.spool.push(name.as_bytes(), &l.size.to_be_bytes()) {
+            t.failed = Some(BagError::Io {
+                path: spools.dir.clone(),
+                source,
+            });
+            return ControlFlow::Break(());
+        }
+        return ControlFlow::Continue(());
+    }
+    if name == "data" {
+        t.data_object = true;
+        return ControlFlow::Continue(());
+    }
+    if t.tags.len() >= TAG_KEYS_MAX {
+        t.failed = Some(BagError::Refused {
+            path: root.to_path_buf(),
+            msg: format!(
+                "more than {TAG_KEYS_MAX} keys outside data/: not taken as a bag's tag files"
+            ),
+        });
+        return ControlFlow::Break(());
+    }
+    t.tags.insert(name.to_string(), l);
+    ControlFlow::Continue(())
+}
+
+impl BagTree for BagObjects {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn open_tag(&self, name: &str) -> Result<Option<Box<dyn Read + '_>>, BagError> {
+        if self.url.key_of(name.as_bytes()).is_none() {
+            return Err(BagError::Refused {
+                path: self.root.join(name),
+                msg: "names a file outside the bag".into(),
+            });
+        }
+        let Some(l) = self.tags.get(name) else {
+            return Ok(None);
+        };
+        let want = Want {
+            bucket: self.url.bucket().to_string(),
+            key: l.key.clone(),
+            path: self.url.key_path(&l.key).display().to_string(),
+            size: l.size,
+            etag: l.etag.clone(),
+        };
+        let pieces = fetch(
+            self.store.rt.handle(),
+            self.store.client.clone(),
+            Arc::new(Depth::new(None)),
+            self.store.attempts,
+            want,
+        );
+        Ok(Some(Box::new(ObjectReader {
+            pieces,
+            piece: Bytes::new(),
+        })))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.tags.contains_key(name)
+    }
+
+    fn names_at_top(&self) -> Result<Vec<String>, BagError> {
+        Ok(self
+            .tags
+            .keys()
+            .filter(|k| !k.contains('/'))
+            .cloned()
+            .collect())
+    }
+
+    fn payload_directory(&self, report: &mut BagReport) {
+        if self.data_object {
+            report.errors.push(BagFinding::about(
+                "data/",
+                "an object named 'data' where the payload directory must be",
+            ));
+        } else if !self.data_seen {
+            // A store holds no empty directory: a bag of no payload files, uploaded, has no
+            // key under data/ at all.
+            report.warnings.push(BagFinding::about(
+                "data/",
+                "no key under data/: taken as an empty payload directory",
+            ));
+        }
+    }
+
+    fn odd_tag_entries(&self, report: &mut BagReport) -> Result<(), BagError> {
+        report.errors.extend(self.odd.iter().cloned());
+        Ok(())
+    }
+
+    fn payload(&self, _report: &mut BagReport, _spools: &Spools) -> Result<Payload, BagError> {
+        Ok(Payload {
+            files: self.payload.clone(),
+            count: self.count,
+            bytes: self.bytes,
+        })
+    }
+
+    fn source(&self) -> &dyn Source {
+        &self.source
+    }
+}
+
+/// One object's bytes as a reader: its ranged reads' pieces in order, at most a few held.
+struct ObjectReader {
+    pieces: Pieces,
+    piece: Bytes,
+}
+
+impl Read for ObjectReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.piece.is_empty() {
+            match self.pieces.blocking_recv() {
+                None => return Ok(0),
+                Some(Ok(b)) => self.piece = b,
+                // The error names the object already: the caller names it once.
+                Some(Err(S3Error::Request { message, .. })) => {
+                    return Err(std::io::Error::other(message));
+                }
+                Some(Err(e)) => return Err(std::io::Error::other(e)),
+            }
+        }
+        let n = buf.len().min(self.piece.len());
+        buf[..n].copy_from_slice(&self.piece[..n]);
+        self.piece.advance(n);
+        Ok(n)
+    }
+}
