@@ -345,8 +345,12 @@ impl BagCheckPlan {
     /// The plan of `bag validate`.
     pub fn validate(a: &BagValidateArgs) -> anyhow::Result<BagCheckPlan> {
         // The flags that mean nothing for objects are refused as a scan of them refuses them.
-        let objects =
-            super::stores::object_roots(std::slice::from_ref(&a.dir), &a.read, &a.store, None)?;
+        let objects = super::stores::object_roots(
+            std::slice::from_ref(&a.dir),
+            &a.read,
+            &a.store.store(),
+            None,
+        )?;
         refuse_follow(&a.read, "validate")?;
         if objects.is_some() && a.profile.is_some() {
             let why = ": a bag under s3:// is not held to a profile yet (docs/commands/objects.md)";

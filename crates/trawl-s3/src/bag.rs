@@ -77,6 +77,22 @@ struct Taken {
     failed: Option<BagError>,
 }
 
+impl Taken {
+    /// Nothing yet; the payload's keys spooled with half the memory `spools` has.
+    fn new(spools: &Spools) -> Taken {
+        Taken {
+            tags: BTreeMap::new(),
+            spool: Spool::new(&spools.dir, (spools.memory / 2).max(1)),
+            count: 0,
+            bytes: 0,
+            data_seen: false,
+            data_object: false,
+            odd: Vec::new(),
+            failed: None,
+        }
+    }
+}
+
 impl BagObjects {
     /// The bag under `url` of `store`: the prefix listed once, the payload's keys spooled
     /// under `spools`.
@@ -87,16 +103,7 @@ impl BagObjects {
         stop: &Stop,
     ) -> Result<BagObjects, BagObjectsError> {
         let root = url.root_path();
-        let mut t = Taken {
-            tags: BTreeMap::new(),
-            spool: Spool::new(&spools.dir, (spools.memory / 2).max(1)),
-            count: 0,
-            bytes: 0,
-            data_seen: false,
-            data_object: false,
-            odd: Vec::new(),
-            failed: None,
-        };
+        let mut t = Taken::new(spools);
         store.list(&url, stop, &mut |l| take(&url, &root, spools, &mut t, l))?;
         if let Some(e) = t.failed {
             return Err(e.into());
@@ -286,5 +293,82 @@ impl Read for ObjectReader {
         buf[..n].copy_from_slice(&self.piece[..n]);
         self.piece.advance(n);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(key: &str, size: u64) -> Listed {
+        Listed {
+            key: key.to_string(),
+            size,
+            etag: Some("e".into()),
+            mtime_ns: 0,
+        }
+    }
+
+    /// Each key of a listing into its place: tag files by name, payload files spooled, markers
+    /// passed over, and a key that is no plain name below the prefix (or not below it at all)
+    /// an error naming it, never a file under another name.
+    #[test]
+    fn a_listing_is_taken_apart_into_tags_payload_and_findings() {
+        let url = ObjectUrl::parse(std::ffi::OsStr::new("s3://bkt/p"))
+            .unwrap()
+            .unwrap();
+        let root = url.root_path();
+        let spools = Spools::default();
+        let mut t = Taken::new(&spools);
+        for (key, size) in [
+            ("p/bagit.txt", 55),
+            ("p/manifest-sha256.txt", 100),
+            ("p/tags/extra.txt", 3),
+            ("p/data/", 0),
+            ("p/data/a.txt", 5),
+            ("p/data/sub/b.txt", 7),
+            ("p/data/a//b", 1),
+            ("p/../secret", 1),
+            ("q/outside", 1),
+            ("p/data/x/../../bagit.txt", 1),
+        ] {
+            assert!(take(&url, &root, &spools, &mut t, listed(key, size)).is_continue());
+        }
+        let tags: Vec<&str> = t.tags.keys().map(String::as_str).collect();
+        assert_eq!(tags, ["bagit.txt", "manifest-sha256.txt", "tags/extra.txt"]);
+        assert_eq!((t.count, t.bytes, t.data_seen), (2, 12, true));
+        let payload = t.spool.finish().unwrap();
+        let mut names = Vec::new();
+        payload
+            .for_each(|k, _| -> std::io::Result<()> {
+                names.push(String::from_utf8_lossy(k).into_owned());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(names, ["data/a.txt", "data/sub/b.txt"]);
+        let odd: Vec<String> = t.odd.iter().map(|f| f.to_string()).collect();
+        assert_eq!(odd.len(), 4, "{odd:?}");
+        for (f, key) in odd.iter().zip([
+            "p/data/a//b",
+            "p/../secret",
+            "q/outside",
+            "p/data/x/../../bagit.txt",
+        ]) {
+            assert!(
+                f.starts_with(&format!("s3://bkt/{key}: a key that is not one plain name")),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_object_named_data_is_no_payload_directory() {
+        let url = ObjectUrl::parse(std::ffi::OsStr::new("s3://bkt/p"))
+            .unwrap()
+            .unwrap();
+        let spools = Spools::default();
+        let mut t = Taken::new(&spools);
+        let _ = take(&url, &url.root_path(), &spools, &mut t, listed("p/data", 4));
+        assert!(t.data_object && !t.data_seen && t.tags.is_empty());
     }
 }

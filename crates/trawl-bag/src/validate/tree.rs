@@ -104,3 +104,65 @@ pub(crate) fn read_tag(tree: &dyn BagTree, name: &str) -> Result<Option<Vec<u8>>
     }
     Ok(Some(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree whose every tag file is endless (an answer that never ends, a device).
+    struct Endless(trawl_scan::LocalRoots);
+
+    impl BagTree for Endless {
+        fn root(&self) -> &Path {
+            Path::new("endless")
+        }
+        fn open_tag(&self, _: &str) -> Result<Option<Box<dyn Read + '_>>, BagError> {
+            Ok(Some(Box::new(std::io::repeat(b'x'))))
+        }
+        fn has(&self, _: &str) -> bool {
+            true
+        }
+        fn names_at_top(&self) -> Result<Vec<String>, BagError> {
+            Ok(Vec::new())
+        }
+        fn payload_directory(&self, _: &mut BagReport) {}
+        fn odd_tag_entries(&self, _: &mut BagReport) -> Result<(), BagError> {
+            Ok(())
+        }
+        fn payload(&self, _: &mut BagReport, _: &Spools) -> Result<Payload, BagError> {
+            unreachable!("not listed here")
+        }
+        fn source(&self) -> &dyn Source {
+            &self.0
+        }
+    }
+
+    /// Whatever a tree's reader yields, a tag file is read to its cap and one byte more, then
+    /// refused with the limit named: an endless one ends too.
+    #[test]
+    fn an_endless_tag_file_is_read_to_its_cap_and_refused() {
+        let tree = Endless(trawl_scan::LocalRoots::new(
+            Vec::new(),
+            trawl_scan::Links::Beneath,
+        ));
+        for (name, limit) in [("bagit.txt", "64 KiB"), ("bag-info.txt", "1 MiB")] {
+            match read_tag(&tree, name) {
+                Err(BagError::Refused { path, msg }) => {
+                    assert_eq!(path, Path::new("endless").join(name));
+                    assert!(msg.contains(&format!("larger than the {limit}")), "{msg}");
+                }
+                other => panic!("{name}: {:?}", other.map(|o| o.map(|v| v.len()))),
+            }
+        }
+        // A payload manifest is read in pieces cut at line ends: a line past four pieces ends
+        // it, named, rather than growing without bound.
+        let mut pieces = 0;
+        let read = super::super::read_utf8_pieces(&tree, "manifest-sha256.txt", &mut |_, _| {
+            pieces += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(pieces, 0);
+        assert!(read.unwrap_err().contains("a line longer than 4 MiB"));
+    }
+}
