@@ -178,7 +178,8 @@ fn names_equal_after_unicode_normalization_are_taken_as_on_disk() {
 }
 
 /// `--fast` checks the listing against the manifests and Payload-Oxum and asks for no payload
-/// object (no GET, no HEAD under data/); without it, each is read.
+/// object (no GET, no HEAD under data/); without it, each is read as the listing gave it (GETs,
+/// no HeadObject).
 #[test]
 fn fast_validation_reads_no_payload_object() {
     let d = Dir::new();
@@ -202,6 +203,12 @@ fn fast_validation_reads_no_payload_object() {
     assert_eq!(payload(&proxy), 0, "{:#?}", proxy.requests());
     trawl_with(&d, &proxy.env(), &["bag", "validate", "s3://bkt/b"]).code(0);
     assert!(payload(&proxy) >= 4, "{:#?}", proxy.requests());
+    let heads = proxy
+        .requests()
+        .into_iter()
+        .filter(|l| l.method == "HEAD" && l.path.starts_with("/bkt/b/data/"))
+        .count();
+    assert_eq!(heads, 0, "{:#?}", proxy.requests());
 }
 
 /// Manifest lines naming `../secret`, `/secret`, `data/a//b`, a NUL and a percent-encoding of

@@ -2,8 +2,8 @@
 //! [`trawl_bag::BagTree`]): one listing of the prefix gives both the tag files (the keys
 //! outside `data/`, held by name) and the payload (the keys under it, spooled in name order);
 //! a tag file is read by ranged GETs pinned to the version listed, the payload through an
-//! [`ObjectSource`] over the prefix. Nothing is written, and nothing outside the prefix is
-//! asked for.
+//! [`ObjectSource`] over the prefix, each object as listed (no HeadObject). Nothing is
+//! written, and nothing outside the prefix is asked for.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
+use crossbeam_channel::Receiver;
 use trawl_bag::{BagError, BagTree, Payload, Spools};
 use trawl_report::{BagFinding, BagReport};
-use trawl_scan::Source;
+use trawl_scan::{Event, LaneFactory, Outcome, Progress, Resolve, ScanConfig, Source};
 use trawl_spool::Spool;
 use trawl_stop::Stop;
+use trawl_walk::FileEntry;
 
 use crate::depth::Depth;
 use crate::range::{Pieces, Want, fetch};
@@ -42,10 +44,11 @@ pub struct BagObjects {
     store: Arc<Store>,
     url: ObjectUrl,
     root: PathBuf,
-    source: ObjectSource,
+    source: PayloadObjects,
     /// The keys outside `data/` by their names below the prefix.
     tags: BTreeMap<String, Listed>,
-    /// The keys under `data/` by name (`data/...`), each with its size.
+    /// The keys under `data/` by name (`data/...`), each with its size, time (8 bytes each,
+    /// big-endian) and ETag, as listed.
     payload: Arc<trawl_spool::Sorted>,
     count: u64,
     bytes: u64,
@@ -112,13 +115,18 @@ impl BagObjects {
             path: spools.dir.clone(),
             source,
         };
+        let payload = Arc::new(t.spool.finish().map_err(spool_err)?);
         Ok(BagObjects {
-            source: ObjectSource::new(store.clone(), vec![url.clone()]),
+            source: PayloadObjects {
+                objects: ObjectSource::new(store.clone(), vec![url.clone()]),
+                url: url.clone(),
+                payload: payload.clone(),
+            },
             store,
             url,
             root,
             tags: t.tags,
-            payload: Arc::new(t.spool.finish().map_err(spool_err)?),
+            payload,
             count: t.count,
             bytes: t.bytes,
             data_seen: t.data_seen,
@@ -162,7 +170,11 @@ fn take(
     if name.starts_with("data/") {
         t.count += 1;
         t.bytes += l.size;
-        if let Err(source) = t.spool.push(name.as_bytes(), &l.size.to_be_bytes()) {
+        let mut value = Vec::with_capacity(16 + l.etag.as_ref().map_or(0, String::len));
+        value.extend_from_slice(&l.size.to_be_bytes());
+        value.extend_from_slice(&l.mtime_ns.to_be_bytes());
+        value.extend_from_slice(l.etag.as_deref().unwrap_or("").as_bytes());
+        if let Err(source) = t.spool.push(name.as_bytes(), &value) {
             t.failed = Some(BagError::Io {
                 path: spools.dir.clone(),
                 source,
@@ -270,6 +282,94 @@ impl BagTree for BagObjects {
     }
 }
 
+/// The payload's objects, each as the listing gave it: the names validation reads come in the
+/// listing's order, so each is found by reading the spooled listing along with them (its size
+/// and the ETag every range is pinned to), with no request; a name asked for out of that order
+/// (one paired across Unicode normalization forms) is looked up with a HeadObject.
+struct PayloadObjects {
+    objects: ObjectSource,
+    url: ObjectUrl,
+    payload: Arc<trawl_spool::Sorted>,
+}
+
+impl Source for PayloadObjects {
+    fn resolver(&self) -> Box<dyn Resolve + '_> {
+        Box::new(InListing {
+            source: self,
+            records: self.payload.iter().ok(),
+            head: None,
+            fallback: self.objects.resolver(),
+        })
+    }
+
+    fn read(
+        &self,
+        cfg: &ScanConfig,
+        lanes: &dyn LaneFactory,
+        progress: &dyn Progress,
+        stop: &Stop,
+        entries: Receiver<FileEntry>,
+        sink: &mut dyn FnMut(Event),
+    ) {
+        self.objects.read(cfg, lanes, progress, stop, entries, sink);
+    }
+}
+
+/// [`PayloadObjects`]' names, found in the spooled listing read along with them.
+struct InListing<'a> {
+    source: &'a PayloadObjects,
+    /// The listing from the record after `head` (None: it could not be read back, and every
+    /// name is looked up).
+    records: Option<trawl_spool::Records>,
+    /// The record last read: a name and what the listing gave of it.
+    head: Option<(Vec<u8>, Vec<u8>)>,
+    fallback: Box<dyn Resolve + 'a>,
+}
+
+impl InListing<'_> {
+    /// The listing's size, time and ETag of `rel`, when it is the next name at or after the
+    /// records read so far.
+    fn listed(&mut self, rel: &[u8]) -> Option<Listed> {
+        loop {
+            match &self.head {
+                Some((k, _)) if k.as_slice() >= rel => break,
+                _ => {
+                    let next = self.records.as_mut()?.next_record().ok()??;
+                    self.head = Some((next.0.to_vec(), next.1.to_vec()));
+                }
+            }
+        }
+        let (k, v) = self.head.as_ref()?;
+        if k.as_slice() != rel || v.len() < 16 {
+            return None;
+        }
+        let etag = String::from_utf8_lossy(&v[16..]).into_owned();
+        Some(Listed {
+            key: format!(
+                "{}{}",
+                self.source.url.prefix(),
+                std::str::from_utf8(rel).ok()?
+            ),
+            size: u64::from_be_bytes(v[..8].try_into().ok()?),
+            mtime_ns: i64::from_be_bytes(v[8..16].try_into().ok()?),
+            etag: (!etag.is_empty()).then_some(etag),
+        })
+    }
+}
+
+impl Resolve for InListing<'_> {
+    fn entry(&mut self, root: usize, rel: &[u8]) -> Result<FileEntry, Outcome> {
+        match self.listed(rel).filter(|_| root == 0) {
+            Some(l) => Ok(self.source.objects.entry(0, &self.source.url, &l)),
+            None => self.fallback.entry(root, rel),
+        }
+    }
+
+    fn known(&mut self, e: FileEntry) -> Result<FileEntry, Outcome> {
+        self.fallback.known(e)
+    }
+}
+
 /// One object's bytes as a reader: its ranged reads' pieces in order, at most a few held.
 struct ObjectReader {
     pieces: Pieces,
@@ -337,7 +437,7 @@ mod tests {
         let tags: Vec<&str> = t.tags.keys().map(String::as_str).collect();
         assert_eq!(tags, ["bagit.txt", "manifest-sha256.txt", "tags/extra.txt"]);
         assert_eq!((t.count, t.bytes, t.data_seen), (2, 12, true));
-        let payload = t.spool.finish().unwrap();
+        let payload = Arc::new(t.spool.finish().unwrap());
         let mut names = Vec::new();
         payload
             .for_each(|k, _| -> std::io::Result<()> {

@@ -15,7 +15,8 @@ use crate::{BagError, io_err};
 
 /// The payload as listed: its regular files under `data/`.
 pub struct Payload {
-    /// By path (`data/...`), each with its size (8 bytes, big-endian).
+    /// By path (`data/...`), each with its size (8 bytes, big-endian) first, then what the
+    /// tree keeps of it besides (validation reads the names only).
     pub files: Arc<Sorted>,
     /// How many files.
     pub count: u64,
