@@ -115,7 +115,7 @@ fn a_bag_under_a_prefix_has_the_verdicts_of_the_same_bag_on_disk() {
     let d = Dir::new();
     let (server, up) = s3s_with_bucket(&d);
     base_bag(&d);
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    let cases: Vec<(&str, crate::bag::Corrupt)> = vec![
         ("valid", Box::new(|_| {})),
         (
             "flipped",

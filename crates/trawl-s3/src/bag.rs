@@ -157,14 +157,7 @@ fn take(
         return ControlFlow::Continue(());
     }
     let Some(name) = url.name_of(&l.key) else {
-        t.odd.push(BagFinding::about(
-            url.key_path(&l.key).display(),
-            format!(
-                "a key that is not one plain name beneath {} (an empty, '.' or '..' segment, \
-                 or a NUL): not read",
-                root.display()
-            ),
-        ));
+        t.odd.push(not_plain(url, root, &l.key));
         return ControlFlow::Continue(());
     };
     if name.starts_with("data/") {
@@ -198,6 +191,18 @@ fn take(
     }
     t.tags.insert(name.to_string(), l);
     ControlFlow::Continue(())
+}
+
+/// A key that is no plain name below the prefix, named, as an error.
+fn not_plain(url: &ObjectUrl, root: &Path, key: &str) -> BagFinding {
+    BagFinding::about(
+        url.key_path(key).display(),
+        format!(
+            "a key that is not one plain name beneath {} (an empty, '.' or '..' segment, or a \
+             NUL): not read",
+            root.display()
+        ),
+    )
 }
 
 impl BagTree for BagObjects {

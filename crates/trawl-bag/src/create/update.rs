@@ -89,8 +89,7 @@ pub fn update(
     spools: &Spools,
 ) -> Result<BagOutcome<Updated>, BagError> {
     refuse_oxum(root, edits)?;
-    let mut report = Report::default();
-    let tree = validate::DiskBag::open(root)?;
+    let (tree, mut report) = (validate::DiskBag::open(root)?, Report::default());
     let bag = validate::load(&tree, &mut report, spools)?;
     refuse_edits(root, edits, &bag)?;
     let on_disk = validate::BagTree::payload(&tree, &mut report, spools)?;
