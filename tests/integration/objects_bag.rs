@@ -163,7 +163,8 @@ fn a_bag_under_a_prefix_has_the_verdicts_of_the_same_bag_on_disk() {
 }
 
 /// A payload name listed composed (NFC) and stored decomposed (NFD): taken as one file, with
-/// a warning naming both forms, on disk and under a prefix alike.
+/// a warning naming both forms, on disk and under a prefix alike; with both forms stored, the
+/// other is a file in no manifest.
 #[test]
 fn names_equal_after_unicode_normalization_are_taken_as_on_disk() {
     let d = Dir::new();
@@ -175,6 +176,13 @@ fn names_equal_after_unicode_normalization_are_taken_as_on_disk() {
     same_verdicts(&d, &server.env(), "nfd", &[])
         .code(0)
         .stderr_has("another Unicode normalization form");
+    // Both forms there: the one listed is read, the other is in no manifest.
+    variant(&d, &up, "both", |b| {
+        std::fs::copy(b.join("data/café.txt"), b.join("data/cafe\u{301}.txt")).unwrap();
+    });
+    same_verdicts(&d, &server.env(), "both", &[])
+        .code(1)
+        .stderr_has("present in the payload but in no manifest");
 }
 
 /// `--fast` checks the listing against the manifests and Payload-Oxum and asks for no payload
@@ -258,7 +266,8 @@ fn hostile_manifest_names_are_findings_and_nothing_outside_the_prefix_is_read() 
 }
 
 /// A tag file over its cap is an error naming it and the limit (exit 2), read no further than
-/// the cap, as on disk; a prefix without bagit.txt is no bag.
+/// the cap, as on disk; a prefix without bagit.txt is no bag, and one that cannot be listed
+/// fails.
 #[test]
 fn a_tag_file_over_its_cap_and_a_prefix_that_is_no_bag_are_refused() {
     let d = Dir::new();
@@ -276,6 +285,14 @@ fn a_tag_file_over_its_cap_and_a_prefix_that_is_no_bag_are_refused() {
     trawl_with(&d, &server.env(), &["bag", "validate", "s3://bkt/nobag"])
         .code(2)
         .stderr_has("s3://bkt/nobag/bagit.txt: missing: not a bag");
+    // A prefix that cannot be listed is no bag found empty.
+    trawl_with(
+        &d,
+        &server.env(),
+        &["bag", "validate", "s3://no-such-bucket/b"],
+    )
+    .code(2)
+    .stderr_has("s3://no-such-bucket/b/: cannot list: the store answered NoSuchBucket");
 }
 
 /// What writes (`bag create`, `update`, `recover`) refuses a store in one line, exit 2; the

@@ -108,7 +108,7 @@ pub fn validate_tree(
     Ok(report)
 }
 
-/// Payload-Oxum (octets.streams) against the payload on disk; fast validation needs one.
+/// Payload-Oxum (octets.streams) against the payload listed; fast validation needs one.
 pub(crate) fn payload_oxum(bag: &Bag, on_disk: &Payload, fast: bool, report: &mut Report) {
     match bag.info_value("Payload-Oxum") {
         Some(ox) => match ox

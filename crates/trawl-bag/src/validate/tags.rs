@@ -1,5 +1,5 @@
 //! A bag's tag files loaded and checked: bagit.txt, bag-info.txt, fetch.txt, the manifests
-//! (opened beneath the bag, capped by kind), into a [`Bag`].
+//! (read through the bag's [`BagTree`], capped by kind), into a [`Bag`].
 
 use std::sync::Arc;
 
