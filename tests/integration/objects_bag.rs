@@ -162,6 +162,27 @@ fn a_bag_under_a_prefix_has_the_verdicts_of_the_same_bag_on_disk() {
     same_verdicts(&d, &server.env(), "missing", &["--fast"]).code(1);
 }
 
+/// The same against moto's server (skipped, saying so, where it is not installed): a valid bag
+/// and one with a byte changed in its object over 4 MiB.
+#[test]
+fn a_bag_on_moto_has_the_verdicts_of_the_same_bag_on_disk() {
+    let Some(server) = crate::s3_support::S3Server::moto() else {
+        return;
+    };
+    let d = Dir::new();
+    let up = Uploader::new(server.endpoint());
+    up.create_bucket("bkt");
+    base_bag(&d);
+    variant(&d, &up, "valid", |_| {});
+    variant(&d, &up, "big-changed", |b| {
+        let mut v = std::fs::read(b.join("data/big.bin")).unwrap();
+        v[4_500_000] ^= 1;
+        std::fs::write(b.join("data/big.bin"), v).unwrap();
+    });
+    same_verdicts(&d, &server.env(), "valid", &[]).code(0);
+    same_verdicts(&d, &server.env(), "big-changed", &[]).code(1);
+}
+
 /// A payload name listed composed (NFC) and stored decomposed (NFD): taken as one file, with
 /// a warning naming both forms, on disk and under a prefix alike; with both forms stored, the
 /// other is a file in no manifest.
