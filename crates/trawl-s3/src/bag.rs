@@ -28,6 +28,9 @@ use crate::{Listed, ObjectSource, ObjectUrl, S3Error, Store};
 /// and each is held in memory by name.
 pub const TAG_KEYS_MAX: usize = 100_000;
 
+/// Keys that are no plain name named one by one; the rest are counted in one finding.
+const ODD_SHOWN: usize = 100;
+
 /// Why a bag's prefix could not be taken as a bag.
 #[derive(Debug, thiserror::Error)]
 pub enum BagObjectsError {
@@ -56,8 +59,10 @@ pub struct BagObjects {
     data_seen: bool,
     /// Whether a key is named `data` itself, where the payload directory must be.
     data_object: bool,
-    /// Keys that are no plain name below the prefix, each an error naming it.
+    /// Keys that are no plain name below the prefix, each an error naming it (the first
+    /// [`ODD_SHOWN`]), and how many more.
     odd: Vec<BagFinding>,
+    odd_more: u64,
 }
 
 impl std::fmt::Debug for BagObjects {
@@ -77,6 +82,7 @@ struct Taken {
     data_seen: bool,
     data_object: bool,
     odd: Vec<BagFinding>,
+    odd_more: u64,
     failed: Option<BagError>,
 }
 
@@ -91,6 +97,7 @@ impl Taken {
             data_seen: false,
             data_object: false,
             odd: Vec::new(),
+            odd_more: 0,
             failed: None,
         }
     }
@@ -132,6 +139,7 @@ impl BagObjects {
             data_seen: t.data_seen,
             data_object: t.data_object,
             odd: t.odd,
+            odd_more: t.odd_more,
         })
     }
 }
@@ -157,12 +165,16 @@ fn take(
         return ControlFlow::Continue(());
     }
     let Some(name) = url.name_of(&l.key) else {
-        t.odd.push(not_plain(url, root, &l.key));
+        if t.odd.len() < ODD_SHOWN {
+            t.odd.push(not_plain(url, root, &l.key));
+        } else {
+            t.odd_more += 1;
+        }
         return ControlFlow::Continue(());
     };
     if name.starts_with("data/") {
         t.count += 1;
-        t.bytes += l.size;
+        t.bytes = t.bytes.saturating_add(l.size);
         let mut value = Vec::with_capacity(16 + l.etag.as_ref().map_or(0, String::len));
         value.extend_from_slice(&l.size.to_be_bytes());
         value.extend_from_slice(&l.mtime_ns.to_be_bytes());
@@ -271,6 +283,15 @@ impl BagTree for BagObjects {
 
     fn odd_tag_entries(&self, report: &mut BagReport) -> Result<(), BagError> {
         report.errors.extend(self.odd.iter().cloned());
+        if self.odd_more > 0 {
+            report.errors.push(BagFinding::about(
+                self.root.display(),
+                format!(
+                    "{} more keys that are not one plain name (the first {ODD_SHOWN} are shown)",
+                    self.odd_more
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -464,6 +485,26 @@ mod tests {
                 "{f}"
             );
         }
+    }
+
+    /// A listing of any number of such keys costs a hundred findings and a count.
+    #[test]
+    fn keys_that_are_no_plain_name_are_named_up_to_a_hundred_then_counted() {
+        let url = ObjectUrl::parse(std::ffi::OsStr::new("s3://bkt/p"))
+            .unwrap()
+            .unwrap();
+        let spools = Spools::default();
+        let mut t = Taken::new(&spools);
+        for i in 0..150 {
+            let _ = take(
+                &url,
+                &url.root_path(),
+                &spools,
+                &mut t,
+                listed(&format!("p//{i}"), 1),
+            );
+        }
+        assert_eq!((t.odd.len(), t.odd_more), (ODD_SHOWN, 50));
     }
 
     #[test]
