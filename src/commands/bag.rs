@@ -37,7 +37,10 @@ pub fn run(cmd: BagCommand) -> anyhow::Result<Outcome> {
         BagCommand::Create(a) => create(BagCreatePlan::from_args(&a)?),
         BagCommand::Validate(a) => validate(BagCheckPlan::validate(&a)?),
         BagCommand::Update(a) => update(BagCheckPlan::update(&a)?),
-        BagCommand::Recover(a) => recover(a),
+        BagCommand::Recover(a) => {
+            crate::flags::plans::refuse_store(&a.dir, "recover")?;
+            recover(a)
+        }
     }
 }
 
@@ -158,6 +161,9 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
             Outcome::Difference
         });
     }
+    if let Some(objects) = &a.objects {
+        return validate_objects(&a, objects);
+    }
     let bar = crate::progress::Bar::new(a.quiet);
     let r = trawl_bag::validate(
         &a.dir,
@@ -176,6 +182,22 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
         r.profile = Some(p.identifier());
     }
     print_report(&a.dir, &r, a.quiet)
+}
+
+/// `bag validate s3://BUCKET/PREFIX`: the prefix listed once, then validated as the same bag
+/// on disk is.
+fn validate_objects(a: &BagCheckPlan, objects: &trawl_s3::ObjectSource) -> anyhow::Result<Outcome> {
+    let stop = crate::stop::current();
+    let url = objects.roots()[0].clone();
+    let tree = trawl_s3::BagObjects::open(objects.store_arc(), url, &a.spools, &stop)?;
+    if stop.is_stopping() {
+        // The listing was cut short: what it left out would be called missing.
+        return Ok(Outcome::Interrupted);
+    }
+    let bar = crate::progress::Bar::new(a.quiet);
+    let r = trawl_bag::validate_tree(&tree, a.fast, &a.cfg, &bar, &stop, &a.spools);
+    drop(bar);
+    print_report(&a.dir, &r?, a.quiet)
 }
 
 /// `bag update`.

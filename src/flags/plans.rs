@@ -9,6 +9,8 @@ use trawl_digest::Algorithm;
 use trawl_engine::VerifyOptions;
 use trawl_scan::ScanConfig;
 
+use crate::failure::Refused;
+
 use super::hiargs::{bag_spools, check_temp_dir, parse_size, scan_config};
 use super::lowargs::{
     BagCreateArgs, BagLinks, BagUpdateArgs, BagValidateArgs, FlvIndexArgs, FlvInjectArgs,
@@ -251,6 +253,10 @@ pub struct BagCreatePlan {
 impl BagCreatePlan {
     /// The plan of `a`: `--info` values and a `--links` that contradicts `--follow` refused.
     pub fn from_args(a: &BagCreateArgs) -> anyhow::Result<BagCreatePlan> {
+        refuse_store(&a.dir, "create")?;
+        if let Some(out) = &a.out {
+            refuse_store(out, "create")?;
+        }
         let algorithms = trawl_digest::parse_list(&a.digest)?;
         let info = parse_info(&a.info)?;
         // Read first, as `bag validate --profile` reads it: a profile that cannot be read, or is
@@ -331,18 +337,32 @@ pub struct BagCheckPlan {
     pub spools: trawl_bag::Spools,
     /// `-q`.
     pub quiet: bool,
+    /// `bag validate s3://...`: the bag's prefix and the store it is in.
+    pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
 }
 
 impl BagCheckPlan {
     /// The plan of `bag validate`.
     pub fn validate(a: &BagValidateArgs) -> anyhow::Result<BagCheckPlan> {
+        // The flags that mean nothing for objects are refused as a scan of them refuses them.
+        let objects = super::stores::object_roots(
+            std::slice::from_ref(&a.dir),
+            &a.read,
+            &a.store.store(),
+            None,
+        )?;
         refuse_follow(&a.read, "validate")?;
+        if objects.is_some() && a.profile.is_some() {
+            let why = ": a bag under s3:// is not held to a profile yet (docs/commands/objects.md)";
+            return Err(Refused::flag("--profile", why).into());
+        }
         let profile = a
             .profile
             .as_deref()
             .map(trawl_bag::Profile::read)
             .transpose()?;
         Ok(BagCheckPlan {
+            objects,
             dir: a.dir.clone(),
             fast: a.fast,
             add: Vec::new(),
@@ -356,8 +376,10 @@ impl BagCheckPlan {
 
     /// The plan of `bag update`.
     pub fn update(a: &BagUpdateArgs) -> anyhow::Result<BagCheckPlan> {
+        refuse_store(&a.dir, "update")?;
         refuse_follow(&a.read, "update")?;
         Ok(BagCheckPlan {
+            objects: None,
             dir: a.dir.clone(),
             fast: false,
             add: a
@@ -376,6 +398,19 @@ impl BagCheckPlan {
             quiet: a.read.quiet,
         })
     }
+}
+
+/// A bag command that writes (`create`, `update`, `recover`) given an `s3://` URL: refused,
+/// for trawl never writes to a store.
+pub fn refuse_store(dir: &std::path::Path, command: &str) -> anyhow::Result<()> {
+    if trawl_s3::is_object_url(dir.as_os_str()) {
+        return Err(Refused::text(format!(
+            "{}: bag {command} writes, and trawl never writes to a store (bag validate reads a bag there)",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// `-L` means nothing to a bag that is read as it is (a bag holds no links, and its payload is

@@ -502,3 +502,100 @@ fn a_composite_checksum_is_compared_at_the_part_size_the_store_reports() {
     r.code(0);
     assert!(gets(&store) > 0, "{:?}", store.requests());
 }
+
+/// A bag's `bagit.txt` that a store lists as a terabyte and answers without end: read to its
+/// cap (64 KiB and a byte), then refused naming it, in a bounded number of requests.
+#[test]
+fn a_bag_tag_file_without_end_is_read_to_its_cap() {
+    const HUGE: u64 = 1 << 40;
+    let store = Scripted::start(|r| {
+        if is_list(r) {
+            return listing(&[
+                ("p/bagit.txt", HUGE as i64, Some("e1")),
+                ("p/data/a", 1, Some("e2")),
+            ]);
+        }
+        let (a, b) = r.range.unwrap_or((0, HUGE - 1));
+        let h = [
+            ("content-range", format!("bytes {a}-{b}/{HUGE}")),
+            ("etag", "\"e1\"".to_string()),
+        ];
+        let mut resp = Resp::ok(&h, vec![b'x'; (b - a + 1) as usize]);
+        resp.status = 206;
+        resp
+    });
+    let d = Dir::new();
+    let r = trawl_with(&d, &store.env(), &["bag", "validate", "s3://bkt/p"]);
+    r.code(2)
+        .stderr_has("s3://bkt/p/bagit.txt: larger than the 64 KiB");
+    let gets = store
+        .requests()
+        .iter()
+        .filter(|q| q.path == "/bkt/p/bagit.txt")
+        .count();
+    assert!((1..=8).contains(&gets), "{:?}", store.requests());
+    assert!(!store.requests().iter().any(|q| q.path.contains("data/")));
+}
+
+/// Keys a store lists that are no plain name below the prefix, or not below it at all, are
+/// each an error naming the key (never a valid bag), and never asked for.
+#[test]
+fn bag_keys_outside_the_prefix_or_no_plain_name_are_named_and_never_read() {
+    let a = b"a\n".to_vec();
+    let files: Vec<(String, Vec<u8>)> = vec![
+        (
+            "p/bagit.txt".into(),
+            b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n".to_vec(),
+        ),
+        ("p/bag-info.txt".into(), b"Payload-Oxum: 2.1\n".to_vec()),
+        (
+            "p/manifest-sha256.txt".into(),
+            format!("{}  data/a\n", sha256_hex(&a)).into_bytes(),
+        ),
+        ("p/data/a".into(), a),
+    ];
+    let odd = [
+        "q/secret",
+        "p/data/../../q/secret",
+        "p/data//a",
+        "p/./bagit.txt",
+    ];
+    let served = files.clone();
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            let mut keys: Vec<(&str, i64, Option<&str>)> = served
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.len() as i64, Some("e")))
+                .collect();
+            keys.extend(odd.iter().map(|k| (*k, 3, Some("e"))));
+            // In key order, as a listing is (a key out of order is refused for that alone).
+            keys.sort();
+            return listing(&keys);
+        }
+        match served.iter().find(|(k, _)| r.path == format!("/bkt/{k}")) {
+            Some((_, v)) => {
+                let (a, b) = r.range.unwrap_or((0, v.len() as u64 - 1));
+                partial(v, a, b, Some("e"))
+            }
+            None => Resp {
+                status: 404,
+                headers: Vec::new(),
+                body: Body::Bytes(Vec::new()),
+            },
+        }
+    });
+    let d = Dir::new();
+    let r = trawl_with(&d, &store.env(), &["bag", "validate", "s3://bkt/p"]);
+    r.code(1).stdout_has("s3://bkt/p is NOT valid: 4 problems");
+    for key in odd {
+        r.stderr_has(&format!("s3://bkt/{key}: a key that is not one plain name"));
+    }
+    let asked: Vec<String> = store.requests().iter().map(|q| q.path.clone()).collect();
+    assert!(
+        !asked
+            .iter()
+            .any(|p| p.contains("secret") || p.contains("//a")),
+        "{asked:?}"
+    );
+    assert!(asked.iter().any(|p| p == "/bkt/p/data/a"), "{asked:?}");
+}

@@ -6,7 +6,8 @@
 
 //!
 //! The face: [`create`] (with [`CreateOptions`] and [`Links`]), [`update`] (algorithms added),
-//! [`recover`] (an interrupted in-place creation undone or finished) and [`validate`], each
+//! [`recover`] (an interrupted in-place creation undone or finished) and [`validate`] (a bag
+//! wherever a [`BagTree`] reads it from: [`validate_tree`]; on disk a [`DiskBag`]), each
 //! reading payloads through the [`Spools`] they are given; [`check_profile`] holds a bag to a
 //! BagIt [`Profile`]; payload files are read through trawl-scan's reading service; the tag
 //! files' parsers are
@@ -26,7 +27,7 @@ pub use create::{
 };
 pub use payload::{DEFAULT_MEMORY, Spools};
 pub use profile::{Profile, ProfileCheck, check_profile, check_serialized, hold_to_profile};
-pub use validate::{SUPPORTED_VERSIONS, validate};
+pub use validate::{BagTree, DiskBag, Payload, SUPPORTED_VERSIONS, validate, validate_tree};
 
 use std::path::PathBuf;
 

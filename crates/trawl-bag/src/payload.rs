@@ -14,7 +14,8 @@ use trawl_atomic::AtomicFile;
 use trawl_digest::Algorithm;
 use trawl_report::BagFinding;
 use trawl_scan::{
-    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
+    DigestLanes, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError, Source,
+    read_named,
 };
 use trawl_spool::{Sorted, Spool};
 use trawl_stop::Stop;
@@ -108,11 +109,18 @@ impl<T> Feeder<'_, '_, T> {
     }
 }
 
+/// The disk's reading of a bag at `root`: each file opened by its name in its directory, that
+/// directory opened beneath the bag.
+pub(crate) fn beneath(root: &Path) -> LocalRoots {
+    LocalRoots::new(vec![root.to_path_buf()], Links::Beneath)
+}
+
 /// Hashes the files `feed` sends (from a thread of its own, as it produces them) with `algs`
-/// in one read each, through trawl-scan's reading service (each file opened by its name in its
-/// directory, that directory opened beneath the bag), and hands each result to `done` with
-/// what it was sent with.
+/// in one read each, through trawl-scan's reading service from `source` (whose root 0 is the
+/// bag, `root`), and hands each result to `done` with what it was sent with.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn hash_stream<T: Send, R: Send>(
+    source: &dyn Source,
     root: &Path,
     algs: &[Algorithm],
     cfg: &ScanConfig,
@@ -123,10 +131,9 @@ pub(crate) fn hash_stream<T: Send, R: Send>(
 ) -> R {
     let mut cfg = cfg.clone();
     cfg.roots = vec![root.to_path_buf()];
-    let source = LocalRoots::new(vec![root.to_path_buf()], Links::Beneath);
     let lanes = DigestLanes(algs.to_vec());
     let reading = Reading {
-        source: &source,
+        source,
         cfg: &cfg,
         lanes: &lanes,
         cap: None,
@@ -260,6 +267,7 @@ mod tests {
         let cfg = ScanConfig::new(vec![bag.clone()]);
         let mut got: Vec<(String, String)> = Vec::new();
         hash_stream(
+            &beneath(&bag),
             &bag,
             &[Algorithm::Sha256],
             &cfg,

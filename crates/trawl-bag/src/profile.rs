@@ -480,10 +480,10 @@ fn recommendations(p: &Profile, s: &Seen) -> Vec<BagFinding> {
 }
 
 fn seen(root: &Path) -> Result<Seen, BagError> {
-    let dir = trawl_read::RootDir::open(root).map_err(io_err(root))?;
+    let tree = crate::validate::DiskBag::open(root)?;
     // Read as validation reads them: beneath the bag, never blocking, capped.
     let text = |name: &str| -> Result<Option<String>, BagError> {
-        Ok(crate::validate::read_tag(root, &dir, name)?
+        Ok(crate::validate::read_tag(&tree, name)?
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     };
     let labels = |t: Option<String>| {

@@ -6,12 +6,14 @@
 //! under a prefix ([`Store::list`], each a [`Listed`]), what the store holds of an object
 //! ([`Store::stored`], a [`Stored`]: its ETag and checksums, and what each proves against
 //! trawl's digests, [`Stored::compare`]), and [`ObjectSource`]: a reading service's
-//! [`trawl_scan::Source`] whose bytes come from the store, for every command that reads.
+//! [`trawl_scan::Source`] whose bytes come from the store, for every command that reads; a
+//! bag under a prefix is [`BagObjects`], the [`trawl_bag::BagTree`] a bag validation reads.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod attributes;
 mod audit;
+mod bag;
 mod cap;
 mod check;
 mod connect;
@@ -26,6 +28,7 @@ mod stored;
 mod url;
 
 pub use audit::AuditObjects;
+pub use bag::{BagObjects, BagObjectsError, TAG_KEYS_MAX};
 pub use check::{CheckCounts, CheckError, CheckLine, CheckOptions, Verdict, check};
 pub use connect::{Connection, Store};
 pub use error::{S3Error, StoreFault};

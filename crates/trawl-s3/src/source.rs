@@ -121,7 +121,8 @@ impl ObjectSource {
         self.store.clone()
     }
 
-    fn entry(&self, root: usize, url: &ObjectUrl, l: &Listed) -> FileEntry {
+    /// The entry of an object as `l` gives it, its ETag pinned where listings pin.
+    pub(crate) fn entry(&self, root: usize, url: &ObjectUrl, l: &Listed) -> FileEntry {
         let path = url.key_path(&l.key);
         if let Some(e) = l.etag.as_ref().filter(|_| self.pin_listed) {
             lock(&self.pins).insert(path.clone(), e.clone());

@@ -70,7 +70,7 @@ pub struct BagCreateArgs {
 
 #[derive(Debug, Args)]
 pub struct BagValidateArgs {
-    /// The bag (a directory holding bagit.txt).
+    /// The bag (a directory holding bagit.txt), or objects under s3://BUCKET/PREFIX.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Only check completeness and Payload-Oxum, read no payload bytes.
@@ -84,6 +84,45 @@ pub struct BagValidateArgs {
     pub spool: BagSpoolArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: BagStoreArgs,
+}
+
+/// How `bag validate s3://...` reaches the store: [`super::StoreArgs`]' flags, the shared
+/// config's profile given as `--aws-profile` (`--profile` is a BagIt Profile here).
+#[derive(Debug, Args, Clone, Default)]
+pub struct BagStoreArgs {
+    /// An S3-compatible store's URL, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL,
+    /// else AWS). Buckets are then addressed in the path.
+    #[arg(help_heading = "Object stores", long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The region (default: AWS_REGION or the profile's, else us-east-1).
+    #[arg(help_heading = "Object stores", long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// The shared config's profile to take credentials and region from (default:
+    /// AWS_PROFILE).
+    #[arg(help_heading = "Object stores", long, value_name = "NAME")]
+    pub aws_profile: Option<String>,
+    /// Send requests unsigned, for public buckets: no credentials are looked for.
+    #[arg(help_heading = "Object stores", long)]
+    pub no_sign_request: bool,
+    /// Address buckets in the path (https://host/BUCKET/KEY) on AWS too (the default with
+    /// --endpoint).
+    #[arg(help_heading = "Object stores", long)]
+    pub path_style: bool,
+}
+
+impl BagStoreArgs {
+    /// The same, as every other command's store flags.
+    pub fn store(&self) -> super::StoreArgs {
+        super::StoreArgs {
+            endpoint: self.endpoint.clone(),
+            region: self.region.clone(),
+            profile: self.aws_profile.clone(),
+            no_sign_request: self.no_sign_request,
+            path_style: self.path_style,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -189,6 +189,7 @@ impl Made<'_> {
         };
         let mut bad: Option<String> = None;
         let fed = hash_stream(
+            &crate::payload::beneath(tmp),
             tmp,
             &opts.algorithms,
             cfg,

@@ -89,15 +89,16 @@ pub fn update(
     spools: &Spools,
 ) -> Result<BagOutcome<Updated>, BagError> {
     refuse_oxum(root, edits)?;
-    let mut report = Report::default();
-    let bag = validate::load(root, &mut report, spools)?;
+    let (tree, mut report) = (validate::DiskBag::open(root)?, Report::default());
+    let bag = validate::load(&tree, &mut report, spools)?;
     refuse_edits(root, edits, &bag)?;
-    let on_disk = validate::payload_files(root, &mut report, spools)?;
+    let on_disk = validate::BagTree::payload(&tree, &mut report, spools)?;
     validate::payload_oxum(&bag, &on_disk, false, &mut report);
     let (all, present, add) = algorithms(&bag.payload_algorithms(), new_algs);
     // The new algorithms' digests of every file, by path, as the check reads them.
     let mut fresh = spools.spool(2);
     validate::check_payload(
+        &tree,
         &bag,
         &on_disk,
         false,
@@ -114,7 +115,7 @@ pub fn update(
     }
     // The tag manifests checked too: a bag whose tag files do not match them is not updated
     // (writing them again would hide the difference).
-    validate::check_tag_manifests(root, &bag, &mut report)?;
+    validate::check_tag_manifests(&tree, &bag, &mut report)?;
     let mut updated = Updated {
         report,
         added: Vec::new(),
@@ -235,7 +236,7 @@ fn refuse_edits(root: &Path, edits: &InfoEdits, bag: &validate::Bag) -> Result<(
 fn write_update(
     root: &Path,
     bag: &validate::Bag,
-    on_disk: &validate::OnDisk,
+    on_disk: &validate::Payload,
     edits: &InfoEdits,
     add: &[Algorithm],
     fresh: &Arc<trawl_spool::Sorted>,

@@ -2,10 +2,8 @@
 //! in pieces cut at line ends (so its size is not bounded by memory), problem lines capped.
 
 use std::io::Read;
-use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_read::RootDir;
 use trawl_report::BagFinding;
 use trawl_spool::Spool;
 
@@ -97,8 +95,7 @@ pub(crate) fn piece_end(buf: &[u8]) -> Option<usize> {
 /// manifest is not valid in its encoding and is not part of the bag (said in `report`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read_payload_manifest(
-    root: &Path,
-    dir: &RootDir,
+    tree: &dyn BagTree,
     name: &str,
     enc: &str,
     algorithm: Option<Algorithm>,
@@ -128,7 +125,7 @@ pub(crate) fn read_payload_manifest(
         Ok(())
     };
     let read = if !is_utf8(enc) {
-        let raw = read_tag(root, dir, name)?.unwrap_or_default();
+        let raw = read_tag(tree, name)?.unwrap_or_default();
         match tagfile::decode(&raw, enc) {
             Ok(text) => {
                 take(&text, 0, report)?;
@@ -137,7 +134,7 @@ pub(crate) fn read_payload_manifest(
             Err(e) => Err(e),
         }
     } else {
-        read_utf8_pieces(root, dir, name, &mut |t, base| take(t, base, report))?
+        read_utf8_pieces(tree, name, &mut |t, base| take(t, base, report))?
     };
     problems.finish(report);
     match read {
@@ -221,7 +218,7 @@ impl LineProblems {
 }
 
 /// Reads up to [`PIECE`] more bytes of `file` onto `buf`; whether the file has ended.
-fn read_piece(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+fn read_piece(file: &mut dyn Read, buf: &mut Vec<u8>) -> std::io::Result<bool> {
     let old = buf.len();
     buf.resize(old + PIECE, 0);
     let mut got = 0;
@@ -245,13 +242,12 @@ fn read_piece(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<bo
 /// piece's text to `take` with the number of lines before it. `Ok(Err(why))`: the file is not
 /// valid UTF-8, or holds a line over 4 pieces. No file: nothing is read.
 pub(crate) fn read_utf8_pieces(
-    root: &Path,
-    dir: &RootDir,
+    tree: &dyn BagTree,
     name: &str,
     take: &mut dyn FnMut(&str, usize) -> Result<(), BagError>,
 ) -> Result<Result<(), String>, BagError> {
-    let p = root.join(name);
-    let Some(mut file) = open_tag(root, dir, name)? else {
+    let p = tree.root().join(name);
+    let Some(mut file) = tree.open_tag(name)? else {
         return Ok(Ok(()));
     };
     let mut buf: Vec<u8> = Vec::with_capacity(PIECE);
@@ -260,7 +256,7 @@ pub(crate) fn read_utf8_pieces(
     let mut eof = false;
     loop {
         if !eof {
-            eof = read_piece(&mut file, &mut buf).map_err(io_err(&p))?;
+            eof = read_piece(&mut *file, &mut buf).map_err(io_err(&p))?;
         }
         let cut = if eof {
             buf.len()

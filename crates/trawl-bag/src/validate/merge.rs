@@ -51,7 +51,7 @@ pub(crate) fn next(r: &mut trawl_spool::Records) -> std::io::Result<Option<(Vec<
 /// returns false to stop).
 pub(crate) fn merge(
     bag: &Bag,
-    on_disk: &OnDisk,
+    on_disk: &Payload,
     spools: &Spools,
     send: &mut dyn FnMut(String, Group) -> ControlFlow<()>,
 ) -> Result<Findings, BagError> {
@@ -300,8 +300,9 @@ pub(crate) type Sink<'a> = dyn FnMut(&str, &[(Algorithm, Vec<u8>)]) -> Result<()
 /// algorithms), each file's digests also handed to `sink`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_payload(
+    tree: &dyn BagTree,
     bag: &Bag,
-    on_disk: &OnDisk,
+    on_disk: &Payload,
     fast: bool,
     algs: &[Algorithm],
     cfg: &ScanConfig,
@@ -318,7 +319,8 @@ pub(crate) fn check_payload(
         let mut sink_err: Option<BagError> = None;
         let (mut files, mut bytes, mut unreadable) = (0u64, 0u64, 0u64);
         let merged = hash_stream(
-            &bag.root,
+            tree.source(),
+            tree.root(),
             algs,
             cfg,
             progress,

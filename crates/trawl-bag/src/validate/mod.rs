@@ -6,15 +6,15 @@
 //! have to be fetched; trawl never fetches. SHOULD-level findings are warnings and do not make a
 //! bag invalid.
 //!
-//! The rooms: [`tags`] loads the tag files, [`manifests`] reads payload manifests, [`disk`]
-//! lists the payload, [`merge`] sets the listings against the disk, [`declaration`] checks
-//! `bagit.txt`'s form; this module runs them in order ([`validate`]).
+//! The rooms: [`tree`] is where the bag's files are read from (a [`BagTree`]: [`disk`]'s
+//! directory, or a store's objects), [`tags`] loads the tag files, [`manifests`] reads payload
+//! manifests, [`merge`] sets the listings against the payload, [`declaration`] checks
+//! `bagit.txt`'s form; this module runs them in order ([`validate`], [`validate_tree`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use trawl_digest::Algorithm;
-use trawl_read::RootDir;
 use trawl_report::{BagFinding, BagReport};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::Stop;
@@ -27,11 +27,15 @@ mod disk;
 mod manifests;
 mod merge;
 mod tags;
+mod tree;
 
 pub(crate) use declaration::declaration_deviations;
-pub(crate) use disk::{OnDisk, payload_files};
+pub use disk::DiskBag;
+pub(crate) use disk::open_tag;
 pub(crate) use merge::{Sink, check_payload};
-pub(crate) use tags::{Bag, load, open_tag, read_tag};
+pub(crate) use tags::{Bag, load};
+pub(crate) use tree::read_tag;
+pub use tree::{BagTree, Payload};
 use {manifests::*, tags::*};
 
 /// BagIt versions whose bags trawl reads.
@@ -50,18 +54,32 @@ pub fn validate(
     stop: &Stop,
     spools: &Spools,
 ) -> Result<Report, BagError> {
+    validate_tree(&DiskBag::open(root)?, fast, cfg, progress, stop, spools)
+}
+
+/// Validates the bag `tree` holds, wherever it is, as [`validate`] does a directory: the same
+/// findings for the same files.
+pub fn validate_tree(
+    tree: &dyn BagTree,
+    fast: bool,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    spools: &Spools,
+) -> Result<Report, BagError> {
     let mut report = Report {
         fast,
         ..Report::default()
     };
-    let bag = load(root, &mut report, spools)?;
-    let on_disk = payload_files(root, &mut report, spools)?;
+    let bag = load(tree, &mut report, spools)?;
+    let on_disk = tree.payload(&mut report, spools)?;
 
     payload_oxum(&bag, &on_disk, fast, &mut report);
     // Completeness (every listed file present, nothing unlisted, the manifests agreeing) and,
     // unless fast, every present listed file's digests, in one merge of the sorted listings.
     let algs = bag.payload_algorithms();
     check_payload(
+        tree,
         &bag,
         &on_disk,
         fast,
@@ -77,7 +95,7 @@ pub fn validate(
         return Ok(report);
     }
 
-    check_tag_manifests(root, &bag, &mut report)?;
+    check_tag_manifests(tree, &bag, &mut report)?;
     if algs
         .iter()
         .all(|a| matches!(a, Algorithm::Md5 | Algorithm::Sha1))
@@ -90,8 +108,8 @@ pub fn validate(
     Ok(report)
 }
 
-/// Payload-Oxum (octets.streams) against the payload on disk; fast validation needs one.
-pub(crate) fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut Report) {
+/// Payload-Oxum (octets.streams) against the payload listed; fast validation needs one.
+pub(crate) fn payload_oxum(bag: &Bag, on_disk: &Payload, fast: bool, report: &mut Report) {
     match bag.info_value("Payload-Oxum") {
         Some(ox) => match ox
             .split_once('.')
@@ -122,11 +140,11 @@ pub(crate) fn payload_oxum(bag: &Bag, on_disk: &OnDisk, fast: bool, report: &mut
 /// The tag manifests' entries checked (a tag file's digest, never a payload file), and the tag
 /// files they SHOULD list.
 pub(crate) fn check_tag_manifests(
-    root: &Path,
+    tree: &dyn BagTree,
     bag: &Bag,
     report: &mut Report,
 ) -> Result<(), BagError> {
-    let tag_dir = RootDir::open(root).map_err(io_err(root))?;
+    let root = tree.root();
     let mut tag_listed = BTreeSet::new();
     for m in &bag.tag {
         for e in &m.entries {
@@ -140,7 +158,7 @@ pub(crate) fn check_tag_manifests(
                 continue;
             }
             let Some(alg) = m.algorithm else { continue };
-            let hashed = open_tag(root, &tag_dir, &e.path).and_then(|f| {
+            let hashed = tree.open_tag(&e.path).and_then(|f| {
                 f.map(|f| digest_reader(f, &[alg]).map_err(io_err(&root.join(&e.path))))
                     .transpose()
             });
@@ -168,20 +186,25 @@ pub(crate) fn check_tag_manifests(
             }
         }
     }
-    warn_unlisted(root, bag, &tag_listed, report);
+    warn_unlisted(tree, bag, &tag_listed, report);
     Ok(())
 }
 
 /// The tag files the tag manifests SHOULD list and do not (`tag_listed`), each a warning;
 /// none in a bag without tag manifests.
-fn warn_unlisted(root: &Path, bag: &Bag, tag_listed: &BTreeSet<String>, report: &mut Report) {
+fn warn_unlisted(
+    tree: &dyn BagTree,
+    bag: &Bag,
+    tag_listed: &BTreeSet<String>,
+    report: &mut Report,
+) {
     if !bag.tag.is_empty() {
         for name in ["bagit.txt", "bag-info.txt", "fetch.txt"]
             .into_iter()
             .map(String::from)
             .chain(bag.payload.iter().map(|m| m.file.clone()))
         {
-            if root.join(&name).exists() && !tag_listed.contains(&name) {
+            if tree.has(&name) && !tag_listed.contains(&name) {
                 report.warnings.push(BagFinding::about(
                     &name,
                     "not listed in the tag manifests (it SHOULD be)",

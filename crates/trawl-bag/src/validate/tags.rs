@@ -1,18 +1,15 @@
 //! A bag's tag files loaded and checked: bagit.txt, bag-info.txt, fetch.txt, the manifests
-//! (opened beneath the bag, capped by kind), into a [`Bag`].
+//! (read through the bag's [`BagTree`], capped by kind), into a [`Bag`].
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use trawl_digest::Algorithm;
-use trawl_read::{Refused, RootDir, open_beneath, plain_segments};
 use trawl_report::BagFinding;
 use trawl_spool::{Sorted, Spool};
 
+use crate::BagError;
 use crate::payload::Spools;
 use crate::tagfile::{self, ManifestLine};
-use crate::{BagError, io_err};
 
 use super::*;
 
@@ -31,7 +28,6 @@ pub struct LoadedManifest {
 /// A bag's tag files, parsed.
 #[derive(Default)]
 pub struct Bag {
-    pub root: PathBuf,
     pub version: String,
     pub encoding: String,
     pub info: Vec<(String, String)>,
@@ -82,160 +78,20 @@ pub(crate) fn decode_listed(v: &[u8]) -> Option<(u32, usize, String)> {
     Some((slot, line, String::from_utf8_lossy(&v[12..]).into_owned()))
 }
 
-/// The most a tag file is read into memory, by kind: what is past it is refused with a message
-/// naming the limit (a manifest linked to an endless device, a hostile 300 MB bag-info line).
-pub(crate) const BAGIT_TXT_MAX: u64 = 64 << 10;
-pub(crate) const INFO_MAX: u64 = 1 << 20;
-pub(crate) const MANIFEST_MAX: u64 = 1 << 30;
-
-pub(crate) fn cap_for(name: &str) -> u64 {
-    match name {
-        "bagit.txt" => BAGIT_TXT_MAX,
-        "bag-info.txt" | "package-info.txt" => INFO_MAX,
-        _ => MANIFEST_MAX,
-    }
-}
-
-/// Opens the tag file `name` (relative to the bag) as payload files are opened: beneath the bag
-/// only (a symbolic link that leaves it is refused), never blocking (a FIFO is refused), a
-/// regular file only. `None`: no such file.
-pub(crate) fn open_tag(
-    root: &Path,
-    bag: &RootDir,
-    name: &str,
-) -> Result<Option<std::fs::File>, BagError> {
-    let p = root.join(name);
-    let refused = |msg: String| BagError::Refused {
-        path: p.clone(),
-        msg,
-    };
-    let Some(segs) = plain_segments(name.as_bytes()) else {
-        return Err(refused("names a file outside the bag".into()));
-    };
-    let file = match open_beneath(bag, segs) {
-        Ok(f) => f,
-        Err(Refused::Outside) => {
-            return Err(refused(
-                "a symbolic link that leaves the bag; not followed".into(),
-            ));
-        }
-        Err(Refused::NotFound) => {
-            return match std::fs::symlink_metadata(&p) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Ok(m) if !m.file_type().is_symlink() && !m.is_file() => {
-                    Err(refused("not a regular file; not read".into()))
-                }
-                _ => Err(refused(
-                    "cannot be opened as a regular file in the bag".into(),
-                )),
-            };
-        }
-    };
-    Ok(Some(file))
-}
-
-/// Reads the tag file `name` whole, as [`open_tag`] opens it, at most `cap_for(name)` bytes.
-pub(crate) fn read_tag(
-    root: &Path,
-    bag: &RootDir,
-    name: &str,
-) -> Result<Option<Vec<u8>>, BagError> {
-    let p = root.join(name);
-    let refused = |msg: String| BagError::Refused {
-        path: p.clone(),
-        msg,
-    };
-    let Some(file) = open_tag(root, bag, name)? else {
-        return Ok(None);
-    };
-    let cap = cap_for(name);
-    let mut out = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut out)
-        .map_err(io_err(&p))?;
-    if out.len() as u64 > cap {
-        let limit = if cap >= 1 << 20 {
-            format!("{} MiB", cap >> 20)
-        } else {
-            format!("{} KiB", cap >> 10)
-        };
-        return Err(refused(format!(
-            "larger than the {limit} trawl reads for a tag file of this kind; not read"
-        )));
-    }
-    Ok(Some(out))
-}
-
 /// Loads and checks the tag files. Problems that do not stop loading go into `report`.
-pub fn load(root: &Path, report: &mut Report, spools: &Spools) -> Result<Bag, BagError> {
-    let mut bag = Bag {
-        root: root.to_path_buf(),
-        ..Default::default()
-    };
-    let md = std::fs::metadata(root).map_err(io_err(root))?;
-    if !md.is_dir() {
-        return Err(BagError::Refused {
-            path: root.to_path_buf(),
-            msg: "not a directory".into(),
-        });
-    }
-    let dir = RootDir::open(root).map_err(io_err(root))?;
-    declaration(root, &dir, &mut bag, report)?;
+pub fn load(tree: &dyn BagTree, report: &mut Report, spools: &Spools) -> Result<Bag, BagError> {
+    let mut bag = Bag::default();
+    declaration(tree, &mut bag, report)?;
     if bag.encoding.is_empty() {
         bag.encoding = "UTF-8".into();
     }
-    payload_directory(root, report);
-    info(root, &dir, &mut bag, report)?;
-    manifests(root, &dir, &mut bag, report, spools)?;
+    tree.payload_directory(report);
+    info(tree, &mut bag, report)?;
+    manifests(tree, &mut bag, report, spools)?;
     payload_manifest_found(&mut bag, report);
-    fetch(root, &dir, &mut bag, report, spools)?;
-    special_tag_files(root, Path::new(""), report)?;
+    fetch(tree, &mut bag, report, spools)?;
+    tree.odd_tag_entries(report)?;
     Ok(bag)
-}
-
-/// What is neither a regular file, a directory nor a link outside `data/` (a FIFO, a socket, a
-/// device), under `rel` and below: never read, each named in a warning, as such entries in the
-/// payload are. One where bagit.txt, bag-info.txt, fetch.txt or a manifest should be was
-/// refused when it was read, and one listed in a tag manifest is an error there; a link is
-/// read where it is listed.
-fn special_tag_files(root: &Path, rel: &Path, report: &mut Report) -> Result<(), BagError> {
-    let dir = root.join(rel);
-    let listed = std::fs::read_dir(&dir).and_then(|d| {
-        d.map(|e| e.and_then(|e| Ok((e.file_name(), e.file_type()?))))
-            .collect::<std::io::Result<Vec<_>>>()
-    });
-    let mut entries = match listed {
-        Ok(v) => v,
-        Err(e) if rel.as_os_str().is_empty() => return Err(io_err(&dir)(e)),
-        Err(e) => {
-            report.warnings.push(BagFinding::about(
-                rel.display(),
-                format!(
-                    "a tag directory that cannot be listed ({e}); its entries were not looked at"
-                ),
-            ));
-            return Ok(());
-        }
-    };
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, ft) in entries {
-        if rel.as_os_str().is_empty() && name == "data" {
-            continue;
-        }
-        let path = rel.join(&name);
-        if ft.is_dir() {
-            special_tag_files(root, &path, report)?;
-        } else if !ft.is_file() && !ft.is_symlink() {
-            report.warnings.push(BagFinding::about(
-                path.display(),
-                format!(
-                    "a tag file that is a {}",
-                    trawl_walk::SkipKind::of(&ft).describe()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// A tag file's text in the bag's declared encoding; an error in `report` if it is not.
@@ -253,12 +109,11 @@ fn decode(name: &str, raw: &[u8], enc: &str, report: &mut Report) -> Option<Stri
 }
 
 /// No `bagit.txt`: not a bag (and, where a creation in place was cut short, the way back).
-fn no_declaration(root: &Path) -> BagError {
-    // A creation in place that was cut short leaves its journal: the way back is named.
-    let interrupted = std::fs::symlink_metadata(root.join(crate::create::JOURNAL)).is_ok();
+fn no_declaration(tree: &dyn BagTree) -> BagError {
+    let root = tree.root();
     BagError::Refused {
         path: root.join("bagit.txt"),
-        msg: if interrupted {
+        msg: if tree.interrupted_creation() {
             format!(
                 "missing: not a bag, but a `bag create` here was interrupted ({} is its journal): run `trawl bag recover {}` to put the directory back",
                 crate::create::JOURNAL,
@@ -271,14 +126,10 @@ fn no_declaration(root: &Path) -> BagError {
 }
 
 /// `bagit.txt`: the version and encoding, in RFC 8493's form.
-fn declaration(
-    root: &Path,
-    dir: &RootDir,
-    bag: &mut Bag,
-    report: &mut Report,
-) -> Result<(), BagError> {
-    let Some(raw) = read_tag(root, dir, "bagit.txt")? else {
-        return Err(no_declaration(root));
+fn declaration(tree: &dyn BagTree, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
+    let root = tree.root();
+    let Some(raw) = read_tag(tree, "bagit.txt")? else {
+        return Err(no_declaration(tree));
     };
     if raw.starts_with(b"\xef\xbb\xbf") {
         report.errors.push(BagFinding::about(
@@ -327,25 +178,11 @@ fn declaration(
     Ok(())
 }
 
-/// `data/`: a directory of the bag, not a link.
-fn payload_directory(root: &Path, report: &mut Report) {
-    match std::fs::symlink_metadata(root.join("data")) {
-        Ok(m) if m.is_dir() => {}
-        Ok(m) if m.file_type().is_symlink() => report.errors.push(BagFinding::about(
-            "data/",
-            "a symbolic link; the payload directory must be a directory of the bag (not followed)",
-        )),
-        _ => report
-            .errors
-            .push(BagFinding::about("data/", "payload directory is missing")),
-    }
-}
-
 /// `bag-info.txt` (or the older `package-info.txt`), if there is one.
-fn info(root: &Path, dir: &RootDir, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
+fn info(tree: &dyn BagTree, bag: &mut Bag, report: &mut Report) -> Result<(), BagError> {
     let enc = bag.encoding.clone();
     for info_name in ["bag-info.txt", "package-info.txt"] {
-        if let Some(raw) = read_tag(root, dir, info_name)?
+        if let Some(raw) = read_tag(tree, info_name)?
             && let Some(t) = decode(info_name, &raw, &enc, report)
         {
             match tagfile::parse_labels(&t) {
@@ -358,19 +195,6 @@ fn info(root: &Path, dir: &RootDir, bag: &mut Bag, report: &mut Report) -> Resul
         }
     }
     Ok(())
-}
-
-/// The names at the bag's top that are UTF-8, sorted (for stable messages).
-fn names_at_top(root: &Path) -> Result<Vec<String>, BagError> {
-    let mut names: Vec<String> = std::fs::read_dir(root)
-        .map_err(io_err(root))?
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(io_err(root))?
-        .into_iter()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    names.sort();
-    Ok(names)
 }
 
 /// Whether `name` is a tag manifest (`tagmanifest-ALG.txt`) or a payload manifest
@@ -400,14 +224,13 @@ fn algorithm_of(name: &str, alg_name: &str, report: &mut Report) -> Option<Algor
 /// A tag manifest, read whole (it lists a handful of tag files) into `m`: its entries checked,
 /// each problem in `report`. False when its text cannot be decoded in `enc`.
 fn read_tag_manifest(
-    root: &Path,
-    dir: &RootDir,
+    tree: &dyn BagTree,
     enc: &str,
     m: &mut LoadedManifest,
     report: &mut Report,
 ) -> Result<bool, BagError> {
     let name = m.file.clone();
-    let raw = read_tag(root, dir, &name)?.unwrap_or_default();
+    let raw = read_tag(tree, &name)?.unwrap_or_default();
     let Some(text) = decode(&name, &raw, enc, report) else {
         return Ok(false);
     };
@@ -427,8 +250,7 @@ fn read_tag_manifest(
 /// The payload and tag manifests: tag manifests read whole, payload manifests into one spool
 /// of listed entries.
 fn manifests(
-    root: &Path,
-    dir: &RootDir,
+    tree: &dyn BagTree,
     bag: &mut Bag,
     report: &mut Report,
     spools: &Spools,
@@ -436,7 +258,7 @@ fn manifests(
     let enc = bag.encoding.clone();
     let mut listed: Option<Spool> = None;
     let mut rejected = 0u32;
-    for name in names_at_top(root)? {
+    for name in tree.names_at_top()? {
         let Some((is_tag, alg_name)) = manifest_kind(&name) else {
             continue;
         };
@@ -450,7 +272,7 @@ fn manifests(
             count: 0,
         };
         let ok = if is_tag {
-            read_tag_manifest(root, dir, &enc, &mut m, report)?
+            read_tag_manifest(tree, &enc, &mut m, report)?
         } else {
             let spool = listed.get_or_insert_with(|| spools.spool(2));
             let mut sink = ListedSink {
@@ -458,8 +280,7 @@ fn manifests(
                 spools,
                 count: 0,
             };
-            let ok =
-                read_payload_manifest(root, dir, &name, &enc, algorithm, slot, &mut sink, report)?;
+            let ok = read_payload_manifest(tree, &name, &enc, algorithm, slot, &mut sink, report)?;
             m.count = sink.count;
             ok
         };
@@ -505,8 +326,7 @@ fn payload_manifest_found(bag: &mut Bag, report: &mut Report) {
 /// `fetch.txt`: in pieces into a spool by path (a holey bag may list millions of files), its
 /// problem lines capped.
 fn fetch(
-    root: &Path,
-    dir: &RootDir,
+    tree: &dyn BagTree,
     bag: &mut Bag,
     report: &mut Report,
     spools: &Spools,
@@ -532,9 +352,9 @@ fn fetch(
         Ok(())
     };
     let read = if is_utf8(&enc) {
-        read_utf8_pieces(root, dir, "fetch.txt", &mut |t, base| take(t, base, report))?
+        read_utf8_pieces(tree, "fetch.txt", &mut |t, base| take(t, base, report))?
     } else {
-        match read_tag(root, dir, "fetch.txt")? {
+        match read_tag(tree, "fetch.txt")? {
             Some(raw) => tagfile::decode(&raw, &enc)
                 .and_then(|t| take(&t, 0, report).map_err(|e| e.to_string())),
             None => Ok(()),
