@@ -1,6 +1,7 @@
 //! Sources whose files are found by listing them (a store's objects under prefixes), not by a
 //! walk of directories, and the scan of one: the listing on a thread of its own feeding the
-//! source's reads through a bounded channel, what is not a file handed on after.
+//! source's reads through a bounded channel, what is not a file handed on after; and the scan
+//! of named files through such a source (a cluster's shard of objects).
 
 use std::ops::ControlFlow;
 use std::sync::Mutex;
@@ -9,7 +10,9 @@ use crossbeam_channel::bounded;
 use trawl_stop::Stop;
 use trawl_walk::{Exclusion, WalkItem};
 
-use crate::{Event, IN_FLIGHT, LaneFactory, Progress, ScanConfig, ScanError, Source};
+use crate::{
+    Event, IN_FLIGHT, LaneFactory, Outcome, Progress, ScanConfig, ScanError, Source,
+};
 
 /// A [`Source`] that lists its own roots.
 pub trait Listing: Source + Sync + std::fmt::Debug {
@@ -63,4 +66,111 @@ pub fn scan_listing(
     for ev in others.into_inner().unwrap_or_else(|p| p.into_inner()) {
         sink(ev);
     }
+}
+
+/// Names looked up at once by [`scan_named`] (each lookup is a request to the source: a
+/// HeadObject for an object).
+pub const LOOKUPS: usize = 16;
+
+/// Reads exactly `files` (each a path below one of `cfg.roots`, as a listing named it) through
+/// `source`, telling `sink` each event on this thread, as [`scan_listing`] does for what it
+/// lists: each name is turned into an entry by the source's resolver ([`LOOKUPS`] at once), a
+/// name that is gone is a [`ReadError::Vanished`] failure naming it, one the resolver refuses
+/// or cannot look up a failure naming it, one below no root a failure too.
+///
+/// [`ReadError::Vanished`]: trawl_read::ReadError::Vanished
+pub fn scan_named(
+    cfg: &ScanConfig,
+    source: &dyn Listing,
+    files: &[std::path::PathBuf],
+    lanes: &dyn LaneFactory,
+    progress: &dyn Progress,
+    stop: &Stop,
+    sink: &mut dyn FnMut(Event),
+) {
+    let others: Mutex<Vec<Event>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        let (tx, rx) = bounded(IN_FLIGHT);
+        let (names_tx, names_rx) = bounded::<&std::path::Path>(IN_FLIGHT);
+        let others = &others;
+        for _ in 0..LOOKUPS.min(files.len()) {
+            let (tx, names_rx) = (tx.clone(), names_rx.clone());
+            s.spawn(move || {
+                let mut resolve = source.resolver();
+                for path in names_rx {
+                    if stop.is_stopping() {
+                        break;
+                    }
+                    let outcome = match below_a_root(&cfg.roots, path) {
+                        Some((root, rel)) => resolve.entry(root, rel),
+                        None => Err(Outcome::Failed(not_below(path))),
+                    };
+                    let ev = match outcome {
+                        Ok(e) => {
+                            progress.found(1, e.size);
+                            if tx.send(e).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Err(o) => match failure(o) {
+                            Some(ev) => ev,
+                            None => continue,
+                        },
+                    };
+                    others.lock().unwrap_or_else(|p| p.into_inner()).push(ev);
+                }
+            });
+        }
+        drop((tx, names_rx));
+        s.spawn(move || {
+            for f in files {
+                if stop.is_stopping() || names_tx.send(f).is_err() {
+                    break;
+                }
+            }
+            progress.walk_done();
+        });
+        source.read(cfg, lanes, progress, stop, rx, sink);
+    });
+    for ev in others.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        sink(ev);
+    }
+}
+
+/// The root `path` is below (the first that holds it) and its name below that root.
+fn below_a_root<'p>(
+    roots: &[std::path::PathBuf],
+    path: &'p std::path::Path,
+) -> Option<(usize, &'p [u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = path.as_os_str().as_bytes();
+    roots.iter().enumerate().find_map(|(i, r)| {
+        let rel = p.strip_prefix(r.as_os_str().as_bytes())?.strip_prefix(b"/")?;
+        (!rel.is_empty()).then_some((i, rel))
+    })
+}
+
+/// A name below none of the roots, as a failure naming it.
+fn not_below(path: &std::path::Path) -> ScanError {
+    ScanError::Read(trawl_read::ReadError::Open {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("below none of the roots: not read"),
+    })
+}
+
+/// A name's outcome decided without reading it, as the event a scan records (None: not read
+/// because the run stopped).
+fn failure(o: Outcome) -> Option<Event> {
+    use trawl_read::ReadError;
+    Some(Event::Failed(match o {
+        Outcome::Gone(path) => ScanError::Read(ReadError::Vanished { path }),
+        Outcome::Refused { path, why } => ScanError::Read(ReadError::Open {
+            path,
+            source: std::io::Error::other(why),
+        }),
+        Outcome::Failed(e) => e,
+        Outcome::Read(r) => return Some(Event::File(r)),
+        Outcome::Unread(_) => return None,
+    }))
 }
