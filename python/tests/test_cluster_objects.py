@@ -162,8 +162,19 @@ def test_an_object_deleted_between_its_listing_and_its_read_is_a_failure_naming_
     assert "Traceback" not in r.stderr, r.stderr
     report = json.load(open(tmp_path / "c.json"))
     assert [f["path"] for f in report["failed"]] == [f"s3://bkt/{gone}"], report["failed"]
-    assert "s3://bkt/p/d1/o04.bin" in report["failed"][0]["error"]["message"]
+    message = report["failed"][0]["error"]["message"]
+    # Said as one machine says it where one worker listed and read it, else naming both.
+    assert message.startswith(f"s3://bkt/{gone}: ") and (
+        "vanished before it could be read" in message or "deleted since it was listed" in message
+    ), message
     assert f"s3://bkt/{gone}" in r.stdout + r.stderr
     got = sums(tmp_path / "c.sums")
     assert len(got) == 29 and not any(n.endswith("d1/o04.bin") for n in got)
     assert report["totals"]["files"] == 29
+
+
+def test_on_is_refused_for_a_prefix_every_worker_reads(tmp_path):
+    r = trawl_dask("scan", "--local", "1", "--on", "localhost:s3://bkt/p", "--endpoint", "http://127.0.0.1:1",
+                   cwd=str(tmp_path))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "--on localhost:s3://bkt/p: an s3:// prefix is read by every worker" in r.stderr, r.stderr

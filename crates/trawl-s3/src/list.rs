@@ -108,6 +108,7 @@ type Page = Result<Vec<Listed>, S3Error>;
 impl Store {
     /// Every key under `url`'s prefix, in no particular order, handed to `found` on this
     /// thread until it breaks, the listing fails or `stop` is requested.
+    // long: the first level, the fan-out over its prefixes and the caller's end are one flow.
     pub fn list(
         &self,
         url: &ObjectUrl,

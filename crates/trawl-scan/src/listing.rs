@@ -10,9 +10,7 @@ use crossbeam_channel::bounded;
 use trawl_stop::Stop;
 use trawl_walk::{Exclusion, WalkItem};
 
-use crate::{
-    Event, IN_FLIGHT, LaneFactory, Outcome, Progress, ScanConfig, ScanError, Source,
-};
+use crate::{Event, IN_FLIGHT, LaneFactory, Outcome, Progress, ScanConfig, ScanError, Source};
 
 /// A [`Source`] that lists its own roots.
 pub trait Listing: Source + Sync + std::fmt::Debug {
@@ -146,7 +144,9 @@ fn below_a_root<'p>(
     use std::os::unix::ffi::OsStrExt;
     let p = path.as_os_str().as_bytes();
     roots.iter().enumerate().find_map(|(i, r)| {
-        let rel = p.strip_prefix(r.as_os_str().as_bytes())?.strip_prefix(b"/")?;
+        let rel = p
+            .strip_prefix(r.as_os_str().as_bytes())?
+            .strip_prefix(b"/")?;
         (!rel.is_empty()).then_some((i, rel))
     })
 }
@@ -173,4 +173,78 @@ fn failure(o: Outcome) -> Option<Event> {
         Outcome::Read(r) => return Some(Event::File(r)),
         Outcome::Unread(_) => return None,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DigestLanes, LocalRoots, NoProgress};
+    use std::path::PathBuf;
+
+    /// Local roots as a listing source (it lists nothing: only named files are read).
+    #[derive(Debug)]
+    struct Named(LocalRoots);
+
+    impl Source for Named {
+        fn resolver(&self) -> Box<dyn crate::Resolve + '_> {
+            self.0.resolver()
+        }
+
+        fn read(
+            &self,
+            cfg: &ScanConfig,
+            lanes: &dyn LaneFactory,
+            progress: &dyn Progress,
+            stop: &Stop,
+            entries: crossbeam_channel::Receiver<trawl_walk::FileEntry>,
+            sink: &mut dyn FnMut(Event),
+        ) {
+            self.0.read(cfg, lanes, progress, stop, entries, sink)
+        }
+    }
+
+    impl Listing for Named {
+        fn list(&self, _: &Exclusion, _: &Stop, _: &mut dyn FnMut(WalkItem) -> ControlFlow<()>) {}
+    }
+
+    /// Exactly the files named are read, each once, through the source's resolver; one that
+    /// is gone is a vanished failure naming it, one below no root a failure naming it.
+    #[test]
+    fn named_files_are_read_through_the_source_and_the_missing_named() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("r");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        let mut files: Vec<PathBuf> = (0..40)
+            .map(|i| {
+                let p = root.join(format!("d/f{i}"));
+                std::fs::write(&p, vec![i as u8; i * 100]).unwrap();
+                p
+            })
+            .collect();
+        std::fs::write(root.join("unnamed"), b"not read").unwrap();
+        files.push(root.join("d/gone"));
+        files.push(t.path().join("elsewhere"));
+        let cfg = ScanConfig::new(vec![root.clone()]);
+        let source = Named(LocalRoots::new(vec![root.clone()], crate::Links::Beneath));
+        let lanes = DigestLanes(vec![trawl_digest::Algorithm::Sha256]);
+        let (mut read, mut failed) = (Vec::new(), Vec::new());
+        let stop = Stop::new();
+        scan_named(&cfg, &source, &files, &lanes, &NoProgress, &stop, &mut |ev| {
+            match ev {
+                Event::File(r) => read.push((r.path, r.size)),
+                Event::Failed(e) => failed.push(e.to_string()),
+                other => panic!("{other:?}"),
+            }
+        });
+        read.sort();
+        let mut want: Vec<(PathBuf, u64)> = (0..40)
+            .map(|i| (root.join(format!("d/f{i}")), i as u64 * 100))
+            .collect();
+        want.sort();
+        assert_eq!(read, want);
+        assert_eq!(failed.len(), 2, "{failed:?}");
+        let said = |what: &str| failed.iter().any(|f| f.ends_with(what));
+        assert!(said("d/gone: vanished before it could be read"), "{failed:?}");
+        assert!(said("elsewhere: cannot open: below none of the roots: not read"), "{failed:?}");
+    }
 }
