@@ -229,13 +229,19 @@ mod tests {
         let lanes = DigestLanes(vec![trawl_digest::Algorithm::Sha256]);
         let (mut read, mut failed) = (Vec::new(), Vec::new());
         let stop = Stop::new();
-        scan_named(&cfg, &source, &files, &lanes, &NoProgress, &stop, &mut |ev| {
-            match ev {
+        scan_named(
+            &cfg,
+            &source,
+            &files,
+            &lanes,
+            &NoProgress,
+            &stop,
+            &mut |ev| match ev {
                 Event::File(r) => read.push((r.path, r.size)),
                 Event::Failed(e) => failed.push(e.to_string()),
                 other => panic!("{other:?}"),
-            }
-        });
+            },
+        );
         read.sort();
         let mut want: Vec<(PathBuf, u64)> = (0..40)
             .map(|i| (root.join(format!("d/f{i}")), i as u64 * 100))
@@ -244,7 +250,13 @@ mod tests {
         assert_eq!(read, want);
         assert_eq!(failed.len(), 2, "{failed:?}");
         let said = |what: &str| failed.iter().any(|f| f.ends_with(what));
-        assert!(said("d/gone: vanished before it could be read"), "{failed:?}");
-        assert!(said("elsewhere: cannot open: below none of the roots: not read"), "{failed:?}");
+        assert!(
+            said("d/gone: vanished before it could be read"),
+            "{failed:?}"
+        );
+        assert!(
+            said("elsewhere: cannot open: below none of the roots: not read"),
+            "{failed:?}"
+        );
     }
 }
