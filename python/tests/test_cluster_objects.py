@@ -89,6 +89,25 @@ def test_a_prefix_scanned_on_a_cluster_equals_one_machine_and_the_bytes_uploaded
     assert_same_report(report, want)
 
 
+def test_workers_of_a_running_cluster_read_the_prefix_kept_as_given(store, tmp_path, cluster):
+    # Workers started apart, as on other machines: they share no file system with the client,
+    # only the store (and their own credentials: this environment's).
+    objects = upload(store)
+    cluster.worker("a")
+    cluster.worker("b")
+    cluster.wait_for(2)
+    want, code = one_machine(["s3://bkt/p"], "--endpoint", store, "-m", "sha256sum:one.sums", cwd=str(tmp_path))
+    assert code == 0
+    r = trawl_dask("scan", "--scheduler", cluster.address, "--shard-files", "5", "s3://bkt/p", "--endpoint",
+                   store, "-m", "sha256sum:c.sums", "--json", "c.json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    report = json.load(open(tmp_path / "c.json"))
+    assert [r["path"] for r in report["roots"]] == ["s3://bkt/p"]
+    assert open(tmp_path / "c.sums", "rb").read() == open(tmp_path / "one.sums", "rb").read()
+    assert len(sums(tmp_path / "c.sums")) == len(objects)
+    assert_same_report(report, want)
+
+
 def test_exclusions_leave_out_of_a_prefix_what_one_machine_leaves_out(store, tmp_path):
     upload(store)
     flags = ["--endpoint", store, "--exclude", "d1/", "--exclude", "o0*.bin", "--exclude", "e1/"]
