@@ -161,6 +161,7 @@ fn scan_work(plan: &ScanPlan) -> ScanWork {
     let keep = plan.json.is_some() || !plan.manifests.is_empty() || plan.html.is_some();
     ScanWork {
         cfg: plan.cfg.clone(),
+        objects: plan.objects.clone(),
         algorithms: plan.algorithms.clone(),
         reduce: plan.reduce.clone(),
         media: plan.media,

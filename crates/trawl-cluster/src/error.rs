@@ -45,6 +45,14 @@ pub enum ClusterError {
         /// The worker's words.
         message: String,
     },
+    /// A listing task's directory that is no prefix below its `s3://` root.
+    #[error("{}: not a prefix below {} to list", path.display(), root.display())]
+    NotALevel {
+        /// The directory given.
+        path: std::path::PathBuf,
+        /// The root.
+        root: std::path::PathBuf,
+    },
     /// An audit's reads failed on the worker.
     #[error(transparent)]
     Source(#[from] trawl_catalog::SourceError),

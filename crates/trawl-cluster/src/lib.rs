@@ -18,6 +18,7 @@ mod error;
 mod listing;
 mod map;
 mod merge;
+mod objects;
 mod pack;
 mod shards;
 mod work;

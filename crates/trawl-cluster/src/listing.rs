@@ -100,41 +100,53 @@ pub fn list_dir(work: &ScanWork, idx: usize, dir: &Path) -> Result<Listing, Clus
     };
     let mut excluded = ExcludedTally::default();
     for item in l.items {
-        match item {
-            WalkItem::File(f) => {
-                let nlink = std::fs::symlink_metadata(&f.path).map_or(1, |m| m.nlink());
-                out.files.push(ListedFile {
-                    path: f.path,
-                    size: f.size,
-                    dev: f.dev,
-                    ino: f.ino,
-                    nlink,
-                });
-            }
-            WalkItem::Skipped { path, kind } => {
-                out.skipped.push(problem(&path, Some(kind), None, ""))
-            }
-            WalkItem::Error(e) => {
-                let path = e.path().map(Path::to_path_buf).unwrap_or_default();
-                out.failed
-                    .push(problem(&path, None, Some(&e.to_string()), "walk"))
-            }
-            WalkItem::Excluded(x) => excluded.add(
-                &x.path,
-                x.kind.name(),
-                x.size,
-                x.why.pattern(),
-                x.why.holds(),
-            ),
-        }
+        add_item(&mut out, &mut excluded, item, &|p| {
+            std::fs::symlink_metadata(p).map_or(1, |m| m.nlink())
+        });
     }
     out.excluded = excluded.finish(&[], &[]);
     Ok(out)
 }
 
+/// A walk's item into a listing: a file (its names counted by `nlink`), an entry skipped or
+/// failed as the report records it, an entry excluded counted in `excluded`.
+pub(crate) fn add_item(
+    out: &mut Listing,
+    excluded: &mut ExcludedTally,
+    item: WalkItem,
+    nlink: &dyn Fn(&Path) -> u64,
+) {
+    match item {
+        WalkItem::File(f) => {
+            let nlink = nlink(&f.path);
+            out.files.push(ListedFile {
+                path: f.path,
+                size: f.size,
+                dev: f.dev,
+                ino: f.ino,
+                nlink,
+            });
+        }
+        WalkItem::Skipped { path, kind } => out.skipped.push(problem(&path, Some(kind), None, "")),
+        WalkItem::Error(e) => {
+            let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+            out.failed
+                .push(problem(&path, None, Some(&e.to_string()), "walk"))
+        }
+        WalkItem::Excluded(x) => excluded.add(
+            &x.path,
+            x.kind.name(),
+            x.size,
+            x.why.pattern(),
+            x.why.holds(),
+        ),
+    }
+}
+
 /// A listing task: root number `idx` (`dirs` None) or each of `dirs`, depth first, until
 /// `budget`'s directories or files are listed; the directories not listed yet are the
-/// result's `dirs`, for the next tasks. Many directories a task: a task costs the scheduler
+/// result's `dirs`, for the next tasks (for `s3://` roots, a prefix's levels: see
+/// `objects.rs`). Many directories a task: a task costs the scheduler
 /// milliseconds, a directory microseconds.
 pub fn list_task(
     work: &ScanWork,
@@ -142,6 +154,9 @@ pub fn list_task(
     dirs: Option<Vec<PathBuf>>,
     budget: ListBudget,
 ) -> Result<Listing, ClusterError> {
+    if let Some(objects) = &work.objects {
+        return crate::objects::list_task(work, objects, idx, dirs, budget);
+    }
     let mut out = Listing::default();
     let (_, rest) = budgeted(dirs, budget, |d| {
         let l = match d {

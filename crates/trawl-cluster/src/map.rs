@@ -28,7 +28,12 @@ pub fn map(
     files: Vec<PathBuf>,
     partitions: u32,
 ) -> Result<MapResult, ClusterError> {
-    let opts = ScanOptions::new(work.cfg.clone(), work.algorithms.clone())
+    let mut opts = ScanOptions::new(work.cfg.clone(), work.algorithms.clone());
+    if let Some(o) = &work.objects {
+        // Objects: each name looked up in the store and read from it.
+        opts = opts.listing(o.clone());
+    }
+    let opts = opts
         .reduce(work.reduce.clone())
         .media(work.media)
         .count_links(work.count_links)
@@ -104,6 +109,7 @@ pub(crate) mod tests {
     pub(crate) fn work(root: &std::path::Path) -> ScanWork {
         ScanWork {
             cfg: trawl_scan::ScanConfig::new(vec![root.to_path_buf()]),
+            objects: None,
             algorithms: vec![trawl_digest::Algorithm::Sha256],
             reduce: Some(trawl_reduce::ReduceConfig::default()),
             media: false,

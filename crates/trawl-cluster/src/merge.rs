@@ -43,7 +43,15 @@ fn seen_otherwise(f: &mut FileJson, reader: &str, listed_by: &impl Fn(&[u8]) -> 
     if lister == reader {
         return;
     }
-    e.message = if e.kind == "vanished" {
+    e.message = if e.kind == "vanished" && f.path.path.starts_with("s3://") {
+        // Every worker asks the same store: the object went, or a worker is sent elsewhere.
+        format!(
+            "{}: listed by worker {lister}, not found by worker {reader}, which read its shard: \
+             deleted since it was listed, or the workers reach the store differently (another \
+             endpoint?)",
+            f.path.path
+        )
+    } else if e.kind == "vanished" {
         format!(
             "{}: listed by worker {lister}, not found by worker {reader}, which read its shard: \
              the workers see the tree differently (another mount?), or it was deleted meanwhile",
@@ -313,6 +321,17 @@ mod tests {
             "/t/d/f: cannot open: Permission denied (os error 13), on worker b (tcp://h:2); \
              worker a (tcp://h:1) listed it: the workers see the tree differently (permissions, \
              another mount?)"
+        );
+        // An object the store no longer has.
+        let by_s3 = |name: &[u8]| (name == b"s3://b/p/f").then(|| "a (tcp://h:1)".to_string());
+        let mut f = failed("vanished", "s3://b/p/f: vanished before it could be read");
+        f.path = JsonPath::from_bytes(b"s3://b/p/f");
+        seen_otherwise(&mut f, "b (tcp://h:2)", &by_s3);
+        let m = f.error.unwrap().message;
+        assert!(
+            m.starts_with("s3://b/p/f: listed by worker a (tcp://h:1), not found by worker b")
+                && m.contains("deleted since it was listed"),
+            "{m}"
         );
         for (kind, lister) in [("open", "b (tcp://h:2)"), ("read", "a (tcp://h:1)")] {
             let mut f = failed(kind, "as it was");

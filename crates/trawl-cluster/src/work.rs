@@ -1,9 +1,11 @@
 //! [`ScanWork`]: what determines a cluster scan's result, as the `trawl` crate's flags set it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use trawl_digest::Algorithm;
 use trawl_reduce::ReduceConfig;
+use trawl_s3::ObjectSource;
 use trawl_scan::ScanConfig;
 
 /// A cluster scan's settings: the engine's, and which of the results the outputs need.
@@ -11,6 +13,9 @@ use trawl_scan::ScanConfig;
 pub struct ScanWork {
     /// The engine's settings.
     pub cfg: ScanConfig,
+    /// Where the roots are `s3://` prefixes: the store's objects under them, connected on this
+    /// machine with its own credentials (the listings list them, the maps read them).
+    pub objects: Option<Arc<ObjectSource>>,
     /// The digests computed.
     pub algorithms: Vec<Algorithm>,
     /// Data reduction's settings; None: the maps ship no fingerprints.

@@ -172,7 +172,8 @@ impl ScanOptions {
     }
 
     /// Be one map of a cluster's scan: read exactly `files` instead of walking the roots
-    /// (symbolic links followed, a missing file a failure), and fold the reduction into
+    /// (symbolic links followed, a missing file a failure; with [`ScanOptions::listing`],
+    /// through its source, each name looked up there), and fold the reduction into
     /// `partitions` fingerprint partitions' batches instead of counting it
     /// ([`crate::Scan::take_map`]).
     pub fn shard(mut self, files: Vec<PathBuf>, partitions: u32) -> Result<Self, OptionsError> {

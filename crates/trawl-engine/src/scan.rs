@@ -191,7 +191,10 @@ impl Scan {
         let mut collected = Collected::new(o, counter, stop);
         let mut sink = |ev| collected.event(ev, notice);
         match (&o.listing, &o.files) {
-            (Some(l), _) => {
+            (Some(l), Some(f)) => {
+                trawl_scan::scan_named(&o.cfg, &**l, f, &lanes, progress, stop, &mut sink);
+            }
+            (Some(l), None) => {
                 trawl_scan::scan_listing(&o.cfg, &**l, &lanes, progress, stop, &mut sink);
             }
             (None, Some(f)) => {

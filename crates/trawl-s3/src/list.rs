@@ -216,6 +216,63 @@ async fn first_level(
     }
 }
 
+impl Store {
+    /// One level of the keys under `prefix` (a prefix of `url`'s bucket, ending in `/`):
+    /// ListObjectsV2 with the delimiter `/`, page by page. The keys of that level go to
+    /// `found` (a common prefix that is not UTF-8 once decoded, as one refused key); the
+    /// common prefixes, each once and in the store's order, are returned: the "directories" to
+    /// list next. A level lists as one directory of a disk does, so that a cluster's listing
+    /// tasks can share a prefix's levels out, each within a budget.
+    pub fn list_level(
+        &self,
+        url: &ObjectUrl,
+        prefix: &str,
+        found: &mut dyn FnMut(Listed),
+    ) -> Result<Vec<String>, S3Error> {
+        let mut token = None;
+        let mut subs: Vec<String> = Vec::new();
+        let mut order = InOrder::default();
+        loop {
+            let r = self.rt.block_on(
+                self.client
+                    .list_objects_v2()
+                    .bucket(url.bucket())
+                    .prefix(prefix)
+                    .delimiter("/")
+                    .encoding_type(EncodingType::Url)
+                    .set_continuation_token(token.take())
+                    .send(),
+            );
+            let out = r.map_err(|e| listing_error(url, prefix, e))?;
+            let enc = encoded(out.encoding_type());
+            let page = out
+                .contents()
+                .iter()
+                .filter_map(|o| Listed::of(o, enc))
+                .collect();
+            order.check(page).into_iter().for_each(&mut *found);
+            for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
+                match key_text(p, enc) {
+                    // A prefix the store names twice is listed once.
+                    Some(p) if subs.last() != Some(&p) => subs.push(p),
+                    Some(_) => {}
+                    None => found(Listed {
+                        key: p.to_string(),
+                        size: 0,
+                        etag: None,
+                        mtime_ns: 0,
+                        refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
+                    }),
+                }
+            }
+            match out.next_continuation_token() {
+                Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+                _ => return Ok(subs),
+            }
+        }
+    }
+}
+
 /// Every key under `prefix`, page by page, into `tx` (an error ends it, sent as the last page).
 async fn list_all(
     client: &aws_sdk_s3::Client,

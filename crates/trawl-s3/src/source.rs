@@ -158,49 +158,8 @@ impl ObjectSource {
         for (i, url) in self.roots.iter().enumerate() {
             let mut broke = false;
             self.store.list(url, stop, &mut |l| {
-                let name = if l.refused.is_some() {
-                    None
-                } else {
-                    url.name_of(&l.key)
-                };
-                let item = match name {
-                    Some(rel) => match excluded_at(excluding, rel) {
-                        None => WalkItem::File(self.entry(i, url, &l)),
-                        Some((above, true, why)) => {
-                            if !dirs_said.insert((i, above.to_string())) {
-                                return ControlFlow::Continue(());
-                            }
-                            let key = format!("{}{above}", url.prefix());
-                            WalkItem::Excluded(Excluded {
-                                path: url.key_path(&key),
-                                root: i,
-                                kind: ExcludedKind::Directory,
-                                size: None,
-                                why,
-                            })
-                        }
-                        Some((_, false, why)) => WalkItem::Excluded(Excluded {
-                            path: url.key_path(&l.key),
-                            root: i,
-                            kind: ExcludedKind::File,
-                            size: Some(l.size),
-                            why,
-                        }),
-                    },
-                    None if l.refused.is_none() && l.key.ends_with('/') && l.size == 0 => {
-                        return ControlFlow::Continue(());
-                    }
-                    None if l.refused.is_some() => WalkItem::Error(WalkError::Other(format!(
-                        "{}: {}: not read",
-                        url.key_path(&l.key).display(),
-                        l.refused.unwrap_or_default()
-                    ))),
-                    None => WalkItem::Error(WalkError::Other(format!(
-                        "{}: a key that is not one plain name beneath {} (an empty, '.' or \
-                         '..' segment, or a NUL): not read",
-                        url.key_path(&l.key).display(),
-                        url.root_path().display()
-                    ))),
+                let Some(item) = self.item(i, url, l, excluding, &mut dirs_said) else {
+                    return ControlFlow::Continue(());
                 };
                 let r = found(item);
                 broke = r.is_break();
@@ -211,6 +170,110 @@ impl ObjectSource {
             }
         }
         Ok(())
+    }
+
+    /// One key of root `i` as the walk's item (see [`ObjectSource::walk`]); None for a
+    /// "directory" marker, or an excluded "directory" `dirs_said` holds already.
+    fn item(
+        &self,
+        i: usize,
+        url: &ObjectUrl,
+        l: Listed,
+        excluding: &Exclusion,
+        dirs_said: &mut std::collections::HashSet<(usize, String)>,
+    ) -> Option<WalkItem> {
+        let name = if l.refused.is_some() {
+            None
+        } else {
+            url.name_of(&l.key)
+        };
+        Some(match name {
+            Some(rel) => match excluded_at(excluding, rel) {
+                None => WalkItem::File(self.entry(i, url, &l)),
+                Some((above, true, why)) => {
+                    if !dirs_said.insert((i, above.to_string())) {
+                        return None;
+                    }
+                    let key = format!("{}{above}", url.prefix());
+                    WalkItem::Excluded(Excluded {
+                        path: url.key_path(&key),
+                        root: i,
+                        kind: ExcludedKind::Directory,
+                        size: None,
+                        why,
+                    })
+                }
+                Some((_, false, why)) => WalkItem::Excluded(Excluded {
+                    path: url.key_path(&l.key),
+                    root: i,
+                    kind: ExcludedKind::File,
+                    size: Some(l.size),
+                    why,
+                }),
+            },
+            None if l.refused.is_none() && l.key.ends_with('/') && l.size == 0 => return None,
+            None if l.refused.is_some() => WalkItem::Error(WalkError::Other(format!(
+                "{}: {}: not read",
+                url.key_path(&l.key).display(),
+                l.refused.unwrap_or_default()
+            ))),
+            None => WalkItem::Error(WalkError::Other(format!(
+                "{}: a key that is not one plain name beneath {} (an empty, '.' or \
+                 '..' segment, or a NUL): not read",
+                url.key_path(&l.key).display(),
+                url.root_path().display()
+            ))),
+        })
+    }
+
+    /// One level of root `root`'s keys: those directly under `prefix` (the root's prefix, or
+    /// a "directory" below it, ending in `/`) as the walk's items, as [`ObjectSource::walk`]
+    /// makes them, handed to `found`; returns the "directories" under it to list next, as
+    /// keys' prefixes (ending in `/`). One that `excluding`'s patterns match is not listed:
+    /// it is an excluded item, once, as the walk of a disk leaves a directory. A level's
+    /// listing that fails is the error returned (what it found before is handed on).
+    pub fn list_level(
+        &self,
+        root: usize,
+        prefix: &str,
+        excluding: &Exclusion,
+        found: &mut dyn FnMut(WalkItem),
+    ) -> Result<Vec<String>, S3Error> {
+        let Some(url) = self.roots.get(root) else {
+            return Ok(Vec::new());
+        };
+        let mut said = std::collections::HashSet::new();
+        let subs = self.store.list_level(url, prefix, &mut |l| {
+            if let Some(item) = self.item(root, url, l, excluding, &mut said) {
+                found(item);
+            }
+        })?;
+        let mut next = Vec::with_capacity(subs.len());
+        for sub in subs {
+            if !sub.starts_with(prefix) || sub.len() == prefix.len() {
+                // Never listed: what the store named is not below the level asked for.
+                found(WalkItem::Error(WalkError::Other(format!(
+                    "{}: a common prefix not below {prefix}, in its listing: not listed",
+                    url.key_path(&sub).display()
+                ))));
+                continue;
+            }
+            // A "directory" with no plain name (`a//`) is listed on: its keys are named as
+            // errors, or passed over as markers, as the whole prefix's listing names them.
+            let rel = url.name_of(sub.strip_suffix('/').unwrap_or(&sub));
+            let why = rel.and_then(|r| excluding.matched(Path::new(r), true));
+            match (rel, why) {
+                (Some(rel), Some(p)) => found(WalkItem::Excluded(Excluded {
+                    path: url.key_path(&format!("{}{rel}", url.prefix())),
+                    root,
+                    kind: ExcludedKind::Directory,
+                    size: None,
+                    why: Why::Pattern(p.to_string()),
+                })),
+                _ => next.push(sub),
+            }
+        }
+        Ok(next)
     }
 }
 

@@ -15,7 +15,7 @@
 //! of files named relative to a root (a manifest's, a bag's, a catalog's), and [`read_named`] is
 //! the reading service: named files read once each through a [`Source`] ([`LocalRoots`]),
 //! each answered with an [`Outcome`]; a source that lists its own roots (a store's objects) is
-//! a [`Listing`], scanned by [`scan_listing`].
+//! a [`Listing`], scanned by [`scan_listing`] (or its named files alone, by [`scan_named`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -34,7 +34,7 @@ mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
-pub use listing::{Listing, scan_listing};
+pub use listing::{LOOKUPS, Listing, scan_listing, scan_named};
 pub use named::{
     Feeder, IN_FLIGHT, Links, LocalRoots, Outcome, Reading, Refusal, Refused, Resolve, Source,
     read_named,

@@ -20,12 +20,19 @@ from ._scan_checkpoints import _Checkpoints
 from ._scan_workers import _Workers
 from ._tasks import _list, _map, _meta, _reduce, _shares_plugin
 
+def _located(root):
+    """Whether ``root`` (bytes) means the same on every machine: an absolute path, or an
+    ``s3://`` prefix (never looked at here: the workers list and read it)."""
+    return os.path.isabs(root) or bytes(root).startswith(b"s3://")
+
+
 def _absolute_roots(args):
     """``args`` (trawl scan's) with each relative PATH made absolute (from this process's
-    directory): the arguments the plan places the paths at, and no other."""
+    directory): the arguments the plan places the paths at, and no other; an ``s3://`` root
+    names the same objects everywhere and is kept as given."""
     args = list(args)
     for i in _native.Plan(args).path_places():
-        if i is not None and not os.path.isabs(args[i]):
+        if i is not None and not _located(args[i]):
             args[i] = os.fsencode(os.path.abspath(args[i]))
     return args
 
@@ -59,10 +66,13 @@ class Run(_Workers, _Checkpoints, _Cluster):
         # host's directory is not known here: refused by name. (A local cluster's workers start
         # here.)
         for root, pin in zip(self.roots, self.pins or [None] * len(self.roots)):
+            if pin is not None and bytes(root).startswith(b"s3://"):
+                raise Fatal(f"--on {pin}:{os.fsdecode(root)}: an s3:// prefix is read by every worker "
+                            f"from the store: give it as a PATH, without --on")
             if not os.path.isabs(root) and pin is not None:
                 raise Fatal(f"--on {pin}:{os.fsdecode(root)}: a relative path, which host {pin} "
                             f"would resolve in its own directory: give it from /")
-        if opts.local is None and not all(os.path.isabs(r) for r in self.roots):
+        if opts.local is None and not all(_located(r) for r in self.roots):
             self.args = _absolute_roots(self.args)
             self.plan = _native.Plan(self.args)
             self.roots = self.plan.roots()
