@@ -110,7 +110,8 @@ fn say_summary(
     }
 }
 
-/// Prints the run's events on `out`, one line each (a registration's new files left out).
+/// Prints the run's events on `out`, one line each (a registration's new files left out, and
+/// a no-download audit's ok ones: counted in the summary, listed in the JSON with their proof).
 /// The first write error ends the lines; a reader gone (EPIPE) loses them, not the run.
 fn print_events(
     cat: &Catalog,
@@ -120,7 +121,9 @@ fn print_events(
 ) -> anyhow::Result<()> {
     let mut written: std::io::Result<()> = Ok(());
     cat.for_each_event(report.summary.id, &mut |ev| {
-        if written.is_err() || (report.registration && ev.verdict == Verdict::New) {
+        let listed =
+            ev.verdict != Verdict::Ok && !(report.registration && ev.verdict == Verdict::New);
+        if written.is_err() || !listed {
             return;
         }
         let (from, detail) = (ev.other_path.as_deref(), ev.detail.as_deref());
@@ -173,7 +176,8 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
 
 /// The exit code an audit's findings give: a difference for corrupt or missing files (but
 /// not for missing files forgotten as asked, `forget_missing`: deletions the user accepted),
-/// trouble for unreadable ones or a failed listing.
+/// trouble for unreadable ones or a failed listing, not checked (3, as `verify` and `check`
+/// say it) for objects a no-download audit could not compare and nothing worse.
 fn outcome_of(report: &AuditReport, forget_missing: bool) -> Outcome {
     let s = &report.summary;
     let missing = if forget_missing {
@@ -185,6 +189,8 @@ fn outcome_of(report: &AuditReport, forget_missing: bool) -> Outcome {
         Outcome::Difference
     } else if report.trouble || s.count(Verdict::Unreadable) > 0 {
         Outcome::Trouble
+    } else if s.count(Verdict::Uncompared) > 0 {
+        Outcome::Unchecked
     } else {
         Outcome::Ok
     }
@@ -200,7 +206,9 @@ fn audit_options(
     let mut opts = AuditOptions {
         scan: plan.cfg.clone(),
         algorithms: plan.algorithms.clone(),
-        mode: if plan.metadata_only {
+        mode: if plan.no_download {
+            trawl_catalog::AuditMode::Stored
+        } else if plan.metadata_only {
             trawl_catalog::AuditMode::Metadata
         } else {
             trawl_catalog::AuditMode::Full
@@ -213,9 +221,16 @@ fn audit_options(
         temp_dir: plan.temp_dir.clone(),
         exclude,
     };
-    // An OCFL root's new catalog computes what OCFL inventories give: sha512.
-    if plan.ocfl && opts.algorithms.is_none() && cat.algorithms()?.is_empty() {
-        opts.algorithms = Some(vec![trawl_digest::Algorithm::Sha512]);
+    // An OCFL root's new catalog computes what OCFL inventories give: sha512. A prefix's
+    // computes the CRC64NVME too that S3 keeps for every new object, so that a no-download
+    // audit has a checksum to compare.
+    if opts.algorithms.is_none() && cat.algorithms()?.is_empty() {
+        use trawl_digest::Algorithm;
+        if plan.ocfl {
+            opts.algorithms = Some(vec![Algorithm::Sha512]);
+        } else if plan.objects.is_some() {
+            opts.algorithms = Some(vec![Algorithm::Sha256, Algorithm::Crc64Nvme]);
+        }
     }
     Ok(opts)
 }

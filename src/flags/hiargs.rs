@@ -593,6 +593,7 @@ pub struct AuditPlan {
     pub max_bytes: Option<u64>,
     pub max_time: Option<std::time::Duration>,
     pub metadata_only: bool,
+    pub no_download: bool,
     pub forget_missing: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
@@ -627,10 +628,7 @@ impl AuditPlan {
                 "--forget-missing needs a full audit: a metadata-only audit changes no registration, so it could not forget what it reports missing"
             );
         }
-        let objects = super::stores::object_roots(&a.paths, &a.read, &a.store, Some(&a.excluding))?;
-        if objects.is_some() && a.ocfl {
-            bail!("--ocfl audits OCFL storage roots on a file system; s3:// roots are not yet");
-        }
+        let objects = super::stores::audit_roots(a)?;
         let mut roots = objects
             .as_deref()
             .map_or_else(Vec::new, super::stores::root_paths);
@@ -666,6 +664,7 @@ impl AuditPlan {
                 .map(|s| parse_duration("--max-time", s))
                 .transpose()?,
             metadata_only: a.metadata_only,
+            no_download: a.no_download,
             forget_missing: a.forget_missing,
             json: a.json.clone(),
             html: a.html.clone(),

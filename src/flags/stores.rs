@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use trawl_s3::{Connection, ObjectSource, ObjectUrl, Store};
 
-use super::lowargs::{ExcludeArgs, ReadArgs, StoreArgs};
+use super::lowargs::{AuditArgs, ExcludeArgs, ReadArgs, StoreArgs};
 use crate::failure::Refused;
 
 /// Attempts per request before a 5xx, a `SlowDown` or a dropped connection is a failure.
@@ -128,4 +128,49 @@ fn without_userinfo(url: &str) -> String {
 /// The roots as the engine names what is under them: `s3://BUCKET/PREFIX` each.
 pub fn root_paths(source: &ObjectSource) -> Vec<PathBuf> {
     source.roots().iter().map(ObjectUrl::root_path).collect()
+}
+
+/// The objects an audit's roots are, where they are `s3://` URLs (see [`object_roots`]),
+/// with what does not apply to them refused (`--ocfl`, and `--no-download`'s clashes).
+pub fn audit_roots(a: &AuditArgs) -> anyhow::Result<Option<Arc<ObjectSource>>> {
+    no_download_applies(a)?;
+    let objects = object_roots(&a.paths, &a.read, &a.store, Some(&a.excluding))?;
+    if objects.is_some() && a.ocfl {
+        anyhow::bail!("--ocfl audits OCFL storage roots on a file system; s3:// roots are not yet");
+    }
+    Ok(objects)
+}
+
+/// Refuses what `--no-download` cannot go with: roots that are not `s3://` URLs (their files
+/// have no checksums kept by a store), and, since it reads no object and registers nothing, a
+/// budget, an age, a metadata-only audit, an OCFL root or forgetting.
+fn no_download_applies(a: &AuditArgs) -> anyhow::Result<()> {
+    if !a.no_download {
+        return Ok(());
+    }
+    if !a
+        .paths
+        .iter()
+        .all(|p| trawl_s3::is_object_url(p.as_os_str()))
+    {
+        let why =
+            " compares the checksums an object store keeps: it takes s3:// roots, not local paths";
+        return Err(Refused::flag("--no-download", why).into());
+    }
+    let clash = [
+        (a.metadata_only, "--metadata-only"),
+        (a.ocfl, "--ocfl"),
+        (a.forget_missing, "--forget-missing"),
+        (a.max_bytes.is_some(), "--max-bytes"),
+        (a.max_time.is_some(), "--max-time"),
+        (a.older_than.is_some(), "--older-than"),
+    ];
+    match clash.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(Refused::flag(
+            "--no-download",
+            format!(" reads no object and changes no registration: {flag} does not apply with it"),
+        )
+        .into()),
+        None => Ok(()),
+    }
 }

@@ -21,6 +21,7 @@ mod interop;
 mod io_errors;
 mod names;
 mod objects_audit;
+mod objects_audit_stored;
 mod objects_bag;
 mod objects_check;
 mod objects_exclude;

@@ -43,6 +43,8 @@ pub use lock::Lock;
 pub use open::OpenMode;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
-pub use source::{Expected, Local, ReadPlan, ReadResult, Source, SourceError, read_plan};
+pub use source::{
+    Expected, Local, ReadPlan, ReadResult, Source, SourceError, StoredPlan, StoredResult, read_plan,
+};
 
 pub(crate) use catalog::sql;

@@ -36,6 +36,7 @@ impl AuditReport {
             mode: s.mode.clone(),
             not_read: s.deferred,
             peak_rss_bytes: peak_rss,
+            proves: trawl_report::audit_mode_proves(&s.mode).to_string(),
             roots: self.roots.iter().map(|r| JsonPath::new(r)).collect(),
             run: s.id,
             schema_version: trawl_report::SCHEMA_VERSION,

@@ -68,6 +68,51 @@ pub struct Expected<'a> {
     pub fixed: Option<&'a Path>,
 }
 
+/// What a source's store holds of one planned file, looked up without reading it.
+#[derive(Debug)]
+pub enum StoredResult<'a> {
+    /// The store's values for the file as it holds it now.
+    Held {
+        /// Which root it is under.
+        root: usize,
+        /// The file.
+        path: &'a Path,
+        /// Its size now.
+        size: u64,
+        /// Its modification time now, nanoseconds since the epoch (the walk's where the store
+        /// says the same to its own precision).
+        mtime_ns: i64,
+        /// Each checksum of the whole content the store holds, by algorithm (a single-part
+        /// upload's ETag as MD5 among them): what the store says, never judged here.
+        checksums: &'a [(Algorithm, Vec<u8>)],
+        /// What else it holds that is no checksum of the whole content, each in a few words
+        /// (`a composite CRC32C checksum of 3 parts`): said where nothing compares.
+        withheld: &'a [String],
+    },
+    /// Gone since the walk.
+    Gone {
+        /// The file.
+        path: &'a Path,
+    },
+    /// Could not be looked up; the error names the file.
+    Failed {
+        /// The file.
+        path: &'a Path,
+        /// What failed.
+        error: &'a (dyn std::error::Error + 'a),
+    },
+}
+
+/// What a no-download audit's lookups are to do.
+pub struct StoredPlan<'a> {
+    /// The files to look up, in the plan's order; closed at the plan's end.
+    pub feed: Receiver<FileEntry>,
+    /// The roots the entries' `root` indexes name.
+    pub roots: &'a [PathBuf],
+    /// How many files the plan holds.
+    pub files: u64,
+}
+
 /// Why a source stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -106,6 +151,23 @@ pub trait Source {
         stop: &Stop,
         found: &mut dyn FnMut(ReadResult<'_>),
     ) -> Result<(), SourceError>;
+
+    /// Looks up what the store holds of each file `plan.feed` gives (its own checksums of the
+    /// content), reading none, and hands each to `found`; stops starting lookups when `stop`
+    /// is set. A source whose files have no checksums kept beside them (a file system's)
+    /// cannot, and says so.
+    fn stored(
+        &mut self,
+        plan: StoredPlan<'_>,
+        stop: &Stop,
+        found: &mut dyn FnMut(StoredResult<'_>),
+    ) -> Result<(), SourceError> {
+        let _ = (plan, stop, found);
+        Err(SourceError::Failed(
+            "these files have no checksums kept by their store: an audit without a download takes s3:// roots"
+                .to_string(),
+        ))
+    }
 }
 
 /// What an audit's reads are to do.

@@ -32,7 +32,8 @@ pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSu
     conn.query_row(
         "SELECT id, started, finished, status, mode, files_read, bytes_read, n_ok, n_corrupt,
                 n_modified, n_missing, n_new, n_moved, n_unreadable, n_deferred, chain_digest,
-                (SELECT count(*) FROM events e WHERE e.run = runs.id AND e.state = 'restored')
+                (SELECT count(*) FROM events e WHERE e.run = runs.id AND e.state = 'restored'),
+                (SELECT count(*) FROM events e WHERE e.run = runs.id AND e.state = 'uncompared')
          FROM runs WHERE id = ?1",
         [run],
         |r| {
@@ -56,6 +57,8 @@ pub(crate) fn run_summary(conn: &Connection, run: i64) -> rusqlite::Result<RunSu
                     (Verdict::New, n(11)?),
                     (Verdict::Moved, n(12)?),
                     (Verdict::Unreadable, n(13)?),
+                    // Counted from the run's events too: only a no-download audit gives it.
+                    (Verdict::Uncompared, n(17)?),
                 ],
                 deferred: n(14)?,
                 chain_digest: r.get(15)?,

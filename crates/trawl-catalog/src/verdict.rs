@@ -1,12 +1,16 @@
-//! The states a path can be in after an audit, and the two audit modes.
+//! The states a path can be in after an audit, and the three audit modes.
 
-/// Full (read and compare contents) or metadata-only (size and mtime).
+/// Full (read and compare contents), metadata-only (size and mtime), or stored (the checksums
+/// the files' store keeps, compared with the registered digests; nothing read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditMode {
     /// Read and compare contents.
     Full,
     /// Compare size and modification time only.
     Metadata,
+    /// Compare the store's own checksums of each file (looked up, not read) with the digests
+    /// registered from a read; size and time as a metadata-only audit does.
+    Stored,
 }
 
 impl AuditMode {
@@ -14,7 +18,16 @@ impl AuditMode {
         match self {
             AuditMode::Full => "full",
             AuditMode::Metadata => "metadata",
+            AuditMode::Stored => "stored",
         }
+    }
+
+    /// The mode a run's record names (an unknown name: full).
+    pub(crate) fn from_name(s: &str) -> AuditMode {
+        [AuditMode::Metadata, AuditMode::Stored]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .unwrap_or(AuditMode::Full)
     }
 }
 
@@ -37,11 +50,14 @@ pub enum Verdict {
     Moved,
     /// Found, and could not be read.
     Unreadable,
+    /// Found as registered, and not compared: its store holds no checksum of the whole content
+    /// that the catalog records (a no-download audit).
+    Uncompared,
 }
 
 impl Verdict {
     /// Every verdict.
-    pub const ALL: [Verdict; 8] = [
+    pub const ALL: [Verdict; 9] = [
         Verdict::Ok,
         Verdict::Corrupt,
         Verdict::Restored,
@@ -50,6 +66,7 @@ impl Verdict {
         Verdict::New,
         Verdict::Moved,
         Verdict::Unreadable,
+        Verdict::Uncompared,
     ];
 
     /// Its name in reports and flags.
@@ -63,6 +80,7 @@ impl Verdict {
             Verdict::New => "new",
             Verdict::Moved => "moved",
             Verdict::Unreadable => "unreadable",
+            Verdict::Uncompared => "uncompared",
         }
     }
 
@@ -98,5 +116,14 @@ mod tests {
         assert_eq!(sorted, states);
         assert_eq!(Verdict::from_name("Corrupt"), None);
         assert_eq!(Verdict::from_name(""), None);
+    }
+
+    /// Each mode's name reads back to it, and each is one the report says what it proves of.
+    #[test]
+    fn every_mode_has_a_name_that_reads_back() {
+        for m in [AuditMode::Full, AuditMode::Metadata, AuditMode::Stored] {
+            assert_eq!(AuditMode::from_name(m.name()), m);
+            assert!(!trawl_report::audit_mode_proves(m.name()).is_empty());
+        }
     }
 }

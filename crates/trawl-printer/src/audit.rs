@@ -53,22 +53,32 @@ pub fn audit_event_line(
     s
 }
 
-/// What each verdict's number counts, said after it in the summary.
-fn verdict_words(state: &str, metadata: bool) -> &'static str {
+/// What each verdict's number counts in a run of `mode`, said after it in the summary.
+fn verdict_words(state: &str, mode: &str) -> &'static str {
+    let metadata = mode == "metadata";
+    let stored = mode == "stored";
     match state {
         "ok" if metadata => "size and mtime as registered (contents not read)",
+        "ok" if stored => {
+            "store checksum unchanged: equal to the digest registered from a read (no object read)"
+        }
         "ok" => "content as registered",
         "corrupt" => {
             "content differs from the registered digests (or, with --ocfl, from the inventory's)"
         }
         "restored" => "corrupt in an earlier audit, content as registered again",
-        "modified" if metadata => "size or mtime changed (contents not read)",
+        "modified" if metadata || stored => "size or mtime changed (contents not read)",
         "modified" => "size or mtime changed and the content too: registered as a new version",
         "missing" => "registered, and no longer there",
         "new" if metadata => "not registered (a metadata-only audit registers nothing)",
+        "new" if stored => "not registered (a no-download audit registers nothing)",
         "new" => "not registered before, registered now",
         "moved" => "a registered file found under another name",
+        "unreadable" if stored => "could not be looked up",
         "unreadable" => "could not be read",
+        "uncompared" => {
+            "not compared: the store holds no checksum of the whole object that the catalog records (a full audit reads them)"
+        }
         _ => "",
     }
 }
@@ -89,18 +99,24 @@ pub struct AuditSummaryOf {
 /// called out, the chain head, memory.
 pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
-    let metadata = h.mode == "metadata";
     let mut t = String::new();
-    t.push_str(&format!(
-        "audit run {} ({}, {}): read {} ({}) in {:.2} s ({})\n",
-        h.run,
-        h.mode,
-        h.status,
-        human_count(h.files_read, "file", "files"),
-        human_bytes(h.bytes_read),
-        h.seconds,
-        human_rate(h.bytes_read, h.seconds)
-    ));
+    if h.mode == "stored" {
+        t.push_str(&format!(
+            "audit run {} (stored, {}): no object read; the store's own checksums compared in {:.2} s\n",
+            h.run, h.status, h.seconds
+        ));
+    } else {
+        t.push_str(&format!(
+            "audit run {} ({}, {}): read {} ({}) in {:.2} s ({})\n",
+            h.run,
+            h.mode,
+            h.status,
+            human_count(h.files_read, "file", "files"),
+            human_bytes(h.bytes_read),
+            h.seconds,
+            human_rate(h.bytes_read, h.seconds)
+        ));
+    }
     if of.registration {
         // Every file read is registered: new, or (under --ocfl) corrupt already, with the
         // inventory's digest as its reference.
@@ -118,7 +134,7 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
         t.push_str(&line);
         t.push('\n');
     }
-    verdict_rows(h, metadata, &mut t);
+    verdict_rows(h, &mut t);
     if let Some(e) = &h.excluded {
         t.push_str(&crate::scan::excluded_line(e));
     }
@@ -144,7 +160,7 @@ pub fn audit_summary(h: &AuditHead, of: AuditSummaryOf) -> String {
 }
 
 /// Each verdict with what its number counts: ok always, the others when there are any.
-fn verdict_rows(h: &AuditHead, metadata: bool, t: &mut String) {
+fn verdict_rows(h: &AuditHead, t: &mut String) {
     let rows: Vec<(u64, &str)> = h
         .counts_in_order()
         .filter(|(v, n)| *v == "ok" || *n > 0)
@@ -159,7 +175,7 @@ fn verdict_rows(h: &AuditHead, metadata: bool, t: &mut String) {
     for (n, v) in rows {
         t.push_str(&format!(
             "  {n:>width$} {v}: {}\n",
-            verdict_words(v, metadata)
+            verdict_words(v, &h.mode)
         ));
     }
     if only_ok {

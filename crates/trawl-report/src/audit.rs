@@ -28,12 +28,14 @@ pub struct AuditHead {
     pub excluded: Option<crate::exclude::ExcludedJson>,
     /// Files read by this run.
     pub files_read: u64,
-    /// `full` or `metadata`.
+    /// `full`, `metadata` or `stored` (the store's checksums, no download).
     pub mode: String,
     /// Registered files this run did not read (verified recently enough, or past the budget).
     pub not_read: u64,
     /// The process's peak resident memory, where known.
     pub peak_rss_bytes: Option<u64>,
+    /// What a run of this mode proves ([`audit_mode_proves`]).
+    pub proves: String,
     /// The roots audited.
     pub roots: Vec<JsonPath>,
     /// The run's number in the catalog.
@@ -67,12 +69,13 @@ pub struct AuditEvent {
     pub path: JsonPath,
     /// Its size now.
     pub size: Option<u64>,
-    /// The verdict: ok, corrupt, restored, modified, missing, new, moved, unreadable.
+    /// The verdict: ok, corrupt, restored, modified, missing, new, moved, unreadable,
+    /// uncompared.
     pub state: String,
 }
 
 /// The verdicts in the order a person reads them (the JSON's `counts` is sorted by name).
-pub const AUDIT_STATES: [&str; 8] = [
+pub const AUDIT_STATES: [&str; 9] = [
     "ok",
     "corrupt",
     "restored",
@@ -81,7 +84,22 @@ pub const AUDIT_STATES: [&str; 8] = [
     "new",
     "moved",
     "unreadable",
+    "uncompared",
 ];
+
+/// What an audit of `mode` (`full`, `metadata`, `stored`) proves of the files it calls ok: the
+/// one statement the run's report, the catalog's report and its page make of it.
+pub fn audit_mode_proves(mode: &str) -> &'static str {
+    match mode {
+        "full" => "the bytes read now have the registered digests",
+        "metadata" => "size and mtime as registered; nothing of the bytes",
+        "stored" => {
+            "the store's own checksum of each object still equals the digest registered from a \
+             read (no object read: not that its bytes are readable now)"
+        }
+        _ => "",
+    }
+}
 
 impl AuditHead {
     /// `counts` in [`AUDIT_STATES`] order, then any other state by name.
@@ -107,7 +125,7 @@ pub struct RunRow {
     pub started: i64,
     /// When it ended (None: it did not).
     pub finished: Option<i64>,
-    /// `full` or `metadata`.
+    /// `full`, `metadata` or `stored`.
     pub mode: String,
     /// `complete`, `partial`, `running` or `interrupted`.
     pub status: String,

@@ -49,6 +49,7 @@ pub use media::{
 // An audit run, its events, and the catalog's view of its runs.
 pub use audit::{
     AUDIT_STATES, AgeBucket, AuditEvent, AuditHead, CatalogView, Digests, ProblemFile, RunRow,
+    audit_mode_proves,
 };
 // A verification: manifest entries and their states.
 pub use verify::{

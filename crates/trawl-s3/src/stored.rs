@@ -83,14 +83,47 @@ impl Stored {
     /// The algorithms whose digests would prove something against this object's stored
     /// values (what to compute while reading it).
     pub fn comparable(&self) -> Vec<Algorithm> {
-        let mut a: Vec<Algorithm> = match self.kind {
+        self.full_object().into_iter().map(|(a, _)| a).collect()
+    }
+
+    /// The store's digests of the whole object, by algorithm: its full-object checksums (none
+    /// where they are composite), then a single-part upload's ETag as MD5 where it is one.
+    /// What [`Stored::compare`] holds trawl's digests to, and what a no-download audit
+    /// compares with a catalog's.
+    pub fn full_object(&self) -> Vec<(Algorithm, Vec<u8>)> {
+        let mut out = match self.kind {
             StoredKind::Composite => Vec::new(),
-            _ => self.checksums.iter().map(|(a, _)| *a).collect(),
+            _ => self.checksums.clone(),
         };
-        if self.etag_md5().is_some() {
-            a.push(Algorithm::Md5);
+        if let Some(m) = self.etag_md5() {
+            out.push((Algorithm::Md5, m));
         }
-        a
+        out
+    }
+
+    /// What the store holds of the object that is no digest of its whole content, each in a
+    /// few words: composite checksums, a multipart ETag, an ETag that is no MD5.
+    pub fn withheld(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.kind == StoredKind::Composite {
+            for (a, _) in &self.checksums {
+                out.push(match self.parts {
+                    Some(n) => format!("a composite {} checksum of {n} parts", a.bsd_tag()),
+                    None => format!("a composite {} checksum", a.bsd_tag()),
+                });
+            }
+        }
+        match self.etag.as_deref() {
+            Some(e) if e.contains('-') => out.push(format!("a multipart ETag ({e})")),
+            Some(_) if self.etag_not_md5 => {
+                out.push("an ETag that is no MD5 (SSE-KMS or SSE-C)".to_string())
+            }
+            Some(e) if self.etag_md5().is_none() => {
+                out.push(format!("an ETag that is no MD5 ({e})"))
+            }
+            _ => {}
+        }
+        out
     }
 
     /// The ETag as an MD5 of the bytes, where it is one: a single-part upload, not encrypted
@@ -106,19 +139,11 @@ impl Stored {
     /// Compares the stored values with `digests` (trawl's, of the bytes read).
     pub fn compare(&self, digests: &[(Algorithm, Vec<u8>)]) -> Check {
         let mut agreed = Vec::new();
-        let mut pairs: Vec<(Proof, Vec<u8>)> = Vec::new();
-        if self.kind != StoredKind::Composite {
-            for (a, v) in &self.checksums {
-                pairs.push((Proof::Checksum(*a), v.clone()));
-            }
-        }
-        if let Some(m) = self.etag_md5() {
-            pairs.push((Proof::EtagMd5, m));
-        }
-        for (proof, stored) in pairs {
-            let alg = match proof {
-                Proof::Checksum(a) => a,
-                Proof::EtagMd5 => Algorithm::Md5,
+        for (alg, stored) in self.full_object() {
+            // S3 keeps no MD5 checksum: an MD5 here is the ETag's.
+            let proof = match alg {
+                Algorithm::Md5 => Proof::EtagMd5,
+                a => Proof::Checksum(a),
             };
             let Some((_, read)) = digests.iter().find(|(a, _)| *a == alg) else {
                 continue;
@@ -152,16 +177,23 @@ fn decode(b64: &str) -> Option<(Vec<u8>, Option<u32>)> {
 impl Store {
     /// [`Store::stored`] of each of `keys`, several in flight, in their order.
     pub fn stored_many(&self, url: &ObjectUrl, keys: &[String]) -> Vec<Result<Stored, S3Error>> {
-        let tasks: Vec<_> = keys
+        let each: Vec<(&ObjectUrl, &str)> = keys.iter().map(|k| (url, k.as_str())).collect();
+        self.stored_each(&each)
+    }
+
+    /// [`Store::stored`] of each object (a root's bucket and a key), all in flight at once, in
+    /// their order: the caller bounds how many it asks for together.
+    pub fn stored_each(&self, objects: &[(&ObjectUrl, &str)]) -> Vec<Result<Stored, S3Error>> {
+        let tasks: Vec<_> = objects
             .iter()
-            .map(|k| {
-                let (client, url, k) = (self.client.clone(), url.clone(), k.clone());
+            .map(|(url, k)| {
+                let (client, url, k) = (self.client.clone(), (*url).clone(), k.to_string());
                 self.rt.spawn(async move { head(&client, &url, &k).await })
             })
             .collect();
         self.rt.block_on(async {
             let mut out = Vec::with_capacity(tasks.len());
-            for (t, k) in tasks.into_iter().zip(keys) {
+            for (t, (url, k)) in tasks.into_iter().zip(objects) {
                 out.push(t.await.unwrap_or_else(|e| {
                     Err(S3Error::Request {
                         what: url.key_path(k).display().to_string(),
@@ -285,6 +317,17 @@ mod tests {
         );
         assert_eq!(m.comparable(), Vec::<Algorithm>::new());
         assert_eq!(m.compare(&read), Check::Nothing);
+        // What it holds instead, said for a verdict that compares nothing.
+        assert_eq!(m.full_object(), Vec::new());
+        assert_eq!(
+            m.withheld(),
+            ["a composite CRC32C checksum", "a multipart ETag (abcd-3)"]
+        );
+        assert_eq!(
+            s.full_object(),
+            vec![(Algorithm::Crc64Nvme, crc.clone()), (Algorithm::Md5, md5)]
+        );
+        assert!(s.withheld().is_empty());
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
                 l.files_read,
                 trawl_printer::human_bytes(l.bytes_read)
             ));
+            s.push_str(&format!(
+                "  a {} audit proves: {}\n",
+                l.mode,
+                trawl_report::audit_mode_proves(&l.mode)
+            ));
         }
     }
     if let Some(id) = r.interrupted {

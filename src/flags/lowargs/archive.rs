@@ -215,9 +215,10 @@ pub struct AuditArgs {
     /// catalog whose contents were lost).
     #[arg(long)]
     pub init: bool,
-    /// Digests a new catalog records, the first one used to pair moves (default sha256). An
-    /// existing catalog keeps its own, and adds the others this list names besides them (each
-    /// file gets them when next read).
+    /// Digests a new catalog records, the first one used to pair moves (default sha256; for
+    /// s3:// roots sha256,crc64nvme, the checksum S3 keeps for every new object, so that
+    /// --no-download has one to compare). An existing catalog keeps its own, and adds the
+    /// others this list names besides them (each file gets them when next read).
     #[arg(long, short = 'd', value_name = "LIST")]
     pub digest: Option<String>,
     /// Read only files not verified within this time, e.g. 30d, 12h (new and changed files are
@@ -233,6 +234,13 @@ pub struct AuditArgs {
     /// Compare only sizes and mtimes (read no contents): a cheap daily check.
     #[arg(long)]
     pub metadata_only: bool,
+    /// s3:// roots: read no object; compare the store's own checksums of each registered
+    /// object (CRC64NVME, CRC32, CRC32C, SHA-1, SHA-256, a single-part upload's ETag as MD5;
+    /// one HeadObject each) with the digests registered from a read. An object whose store
+    /// holds none of the catalog's algorithms is "uncompared" (exit 3 when nothing worse).
+    /// Nothing counts as verified by reading (--older-than and the oldest verification stay).
+    #[arg(long)]
+    pub no_download: bool,
     /// Accept deletions: files missing in this audit are reported, then dropped from the
     /// collection (missing files are otherwise reported by every audit until they come back),
     /// and the exit code does not count them. A full audit only.

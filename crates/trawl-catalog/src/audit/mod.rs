@@ -19,12 +19,14 @@
 
 //!
 //! The run's parts, one module each: [`verdict`] (the states), [`walk`] (the walk table),
-//! [`plan`] (what to read, in which order), [`record`] (a verdict per file read), [`settle`]
+//! [`plan`] (what to read, in which order), [`record`] (a verdict per file read), [`stored`]
+//! (a verdict per file from its store's own checksums, read from nowhere), [`settle`]
 //! (missing and moved files), and here the run itself: begin, seal, interrupt.
 
 mod plan;
 mod record;
 mod settle;
+mod stored;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +42,7 @@ pub use crate::summary::RunSummary;
 pub use crate::verdict::{AuditMode, Verdict};
 pub(crate) use plan::Planner;
 pub use plan::{PlanFilter, Planned};
+pub(crate) use stored::Held;
 
 /// One audit run being recorded: the files it walks and reads go into the catalog as they come.
 pub struct Audit<'c> {
@@ -258,11 +261,7 @@ impl Catalog {
                         .conn
                         .query_row("SELECT mode FROM runs WHERE id = ?1", [id], |r| r.get(0))
                         .map_err(|e| self.err(e))?;
-                    let mode = if mode == "metadata" {
-                        AuditMode::Metadata
-                    } else {
-                        AuditMode::Full
-                    };
+                    let mode = AuditMode::from_name(&mode);
                     update_counts(&self.conn, id, mode, 0)
                         .and_then(|()| chain::seal(&self.conn, id, "interrupted"))
                         .map_err(|e| self.err(e))?;
@@ -444,6 +443,9 @@ pub(crate) fn update_counts(
             count("SELECT count(*) FROM files WHERE last_run = ?1 AND last_verdict = 'ok'")?
         }
         AuditMode::Metadata => metadata_ok as i64,
+        // Nothing is registered by a no-download audit: each ok is an event of its own,
+        // saying which of the store's checksums agreed.
+        AuditMode::Stored => count("SELECT count(*) FROM events WHERE run = ?1 AND state = 'ok'")?,
     };
     let deferred = match mode {
         AuditMode::Full => count(
@@ -451,7 +453,7 @@ pub(crate) fn update_counts(
              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.dir = w.dir AND e.name = w.name)
              AND NOT EXISTS (SELECT 1 FROM files f WHERE f.dir = w.dir AND f.name = w.name AND f.last_run = ?1)",
         )?,
-        AuditMode::Metadata => 0,
+        AuditMode::Metadata | AuditMode::Stored => 0,
     };
     conn.execute(
         "UPDATE runs SET n_ok = ?2, n_deferred = ?3,

@@ -1,10 +1,10 @@
 //! What an audit reads and in which order: new and changed files first, then the least
-//! recently verified, within the filter's age.
+//! recently verified, within the filter's age; or what a no-download audit looks up.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use rusqlite::params;
+use rusqlite::{params, params_from_iter};
 
 use super::Audit;
 use crate::Result;
@@ -22,13 +22,29 @@ pub struct Planned {
     pub dev: u64,
     /// Its inode number.
     pub ino: u64,
+    /// Its modification time when walked, nanoseconds since the epoch.
+    pub mtime_ns: i64,
 }
 
-/// Which registered, unchanged files to read.
+/// Which files to read, or to look up.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanFilter {
     /// Only those last verified before this Unix time (new and changed files are always read).
     pub verified_before: Option<i64>,
+    /// The files whose store's checksums a no-download audit looks up instead: registered,
+    /// present, not known corrupt, and found at their registered size and time (the others'
+    /// verdicts come from the walk alone).
+    pub stored: bool,
+}
+
+impl PlanFilter {
+    /// The plan's `FROM` and `WHERE`, and its parameters: the run, and the age.
+    fn from(&self, run: i64) -> (&'static str, Vec<Option<i64>>) {
+        match self.stored {
+            true => (STORED_FROM, vec![Some(run)]),
+            false => (PLAN_FROM, vec![Some(run), self.verified_before]),
+        }
+    }
 }
 
 impl Audit<'_> {
@@ -36,16 +52,15 @@ impl Audit<'_> {
     /// leaves for a later run.
     pub fn plan_totals(&mut self, filter: PlanFilter) -> Result<(u64, u64, u64)> {
         self.commit()?;
-        let sql = format!("SELECT count(*), coalesce(sum(w.size), 0) {}", PLAN_FROM);
+        let (from, args) = filter.from(self.run);
+        let sql = format!("SELECT count(*), coalesce(sum(w.size), 0) {from}");
         let before = filter.verified_before;
         let (n, b): (i64, i64) = self
             .cat
             .conn
-            .query_row(&sql, params![self.run, before], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(&sql, params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| self.err(e))?;
-        let deferred: i64 = if before.is_some() {
+        let deferred: i64 = if before.is_some() && !filter.stored {
             let all = self
                 .cat
                 .conn
@@ -92,6 +107,12 @@ const PLAN_FROM: &str = "FROM walk w JOIN dirs d ON d.id = w.dir
        AND (f.id IS NULL OR f.present = 0 OR f.size != w.size OR f.mtime_ns != w.mtime_ns
             OR ?2 IS NULL OR f.last_verified IS NULL OR f.last_verified < ?2)";
 
+const STORED_FROM: &str = "FROM walk w JOIN dirs d ON d.id = w.dir
+     JOIN files f ON f.dir = w.dir AND f.name = w.name
+     WHERE w.kind = 'file' AND f.present = 1 AND f.state != 'corrupt'
+       AND f.size = w.size AND f.mtime_ns = w.mtime_ns
+       AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.dir = w.dir AND e.name = w.name)";
+
 /// Streams an audit's plan from its own connection (see [`Audit::planner`]).
 pub struct Planner {
     conn: rusqlite::Connection,
@@ -105,16 +126,15 @@ impl Planner {
     /// Hands each planned file to `f`, in reading order, until the plan ends or `f` breaks.
     pub fn run(self, f: &mut dyn FnMut(Planned) -> ControlFlow<()>) -> Result<()> {
         use std::os::unix::ffi::OsStrExt;
+        let (from, args) = self.filter.from(self.run);
         let sql = format!(
-            "SELECT d.root, CAST(d.path || w.name AS BLOB), w.size, w.dev, w.ino {PLAN_FROM}
+            "SELECT d.root, CAST(d.path || w.name AS BLOB), w.size, w.dev, w.ino, w.mtime_ns {from}
              ORDER BY (f.id IS NOT NULL AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns),
                       f.last_verified, f.last_run, d.root, CAST(d.path || w.name AS BLOB)"
         );
         let e = |err| crate::sql(&self.path, err);
         let mut st = self.conn.prepare(&sql).map_err(e)?;
-        let mut rows = st
-            .query(params![self.run, self.filter.verified_before])
-            .map_err(e)?;
+        let mut rows = st.query(params_from_iter(args)).map_err(e)?;
         while let Some(r) = rows.next().map_err(e)? {
             let rid: i64 = r.get(0).map_err(e)?;
             let rel: Vec<u8> = r.get(1).map_err(e)?;
@@ -126,6 +146,7 @@ impl Planner {
                 size: r.get::<_, i64>(2).map_err(e)? as u64,
                 dev: r.get::<_, i64>(3).map_err(e)? as u64,
                 ino: r.get::<_, i64>(4).map_err(e)? as u64,
+                mtime_ns: r.get(5).map_err(e)?,
             };
             if f(p).is_break() {
                 break;

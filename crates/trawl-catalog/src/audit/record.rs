@@ -90,7 +90,7 @@ fn differs_from(
 
 /// A file's registered row: its id, size, mtime, digests, whether present, the run it was
 /// first seen in, and its state.
-type Registered = (i64, i64, i64, Vec<u8>, bool, i64, String);
+pub(super) type Registered = (i64, i64, i64, Vec<u8>, bool, i64, String);
 
 /// A verdict, what its event says, and the digests it names as expected (the registered ones).
 type Judged = (Verdict, Option<String>, Option<Vec<u8>>);
@@ -145,7 +145,7 @@ impl Audit<'_> {
     }
 
     /// The registered row at `at` (a directory id and a name), if any.
-    fn registered(&self, at: (i64, &[u8])) -> Result<Option<Registered>> {
+    pub(super) fn registered(&self, at: (i64, &[u8])) -> Result<Option<Registered>> {
         self.cat
             .conn
             .prepare_cached(
@@ -369,13 +369,7 @@ impl Audit<'_> {
     ) -> Result<()> {
         let conn = &self.cat.conn;
         if verdict == Verdict::Corrupt {
-            conn.prepare_cached(
-                "UPDATE files SET state = 'corrupt', present = 1, missing_since = NULL, last_run = ?2,
-                     last_verdict = 'corrupt' WHERE id = ?1",
-            )
-            .and_then(|mut st| st.execute(params![id, self.run]))
-            .map_err(|e| self.err(e))?;
-            return Ok(());
+            return self.mark_corrupt(id);
         }
         conn.prepare_cached(
             "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
@@ -400,6 +394,20 @@ impl Audit<'_> {
             ])
         })
         .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A registered file found corrupt: its registered digests and metadata stay (they are the
+    /// reference), its state says corrupt until an audit reads it restored.
+    pub(super) fn mark_corrupt(&self, id: i64) -> Result<()> {
+        self.cat
+            .conn
+            .prepare_cached(
+                "UPDATE files SET state = 'corrupt', present = 1, missing_since = NULL, last_run = ?2,
+                     last_verdict = 'corrupt' WHERE id = ?1",
+            )
+            .and_then(|mut st| st.execute(params![id, self.run]))
+            .map_err(|e| self.err(e))?;
         Ok(())
     }
 

@@ -33,7 +33,7 @@ impl Audit<'_> {
     /// `complete` false (a budget stopped the reads), a missing file that might have moved to a
     /// file not yet read is left undecided.
     pub fn settle(&mut self, complete: bool) -> Result<()> {
-        if self.mode == AuditMode::Metadata {
+        if self.mode != AuditMode::Full {
             self.settle_metadata()?;
         }
         let mut after = 0i64;
@@ -54,7 +54,9 @@ impl Audit<'_> {
                 }
                 let target = match self.mode {
                     AuditMode::Full => self.move_target_full(size, digests)?,
-                    AuditMode::Metadata => self.move_target_inode(size, mtime, dev, ino)?,
+                    AuditMode::Metadata | AuditMode::Stored => {
+                        self.move_target_inode(size, mtime, dev, ino)?
+                    }
                 };
                 match target {
                     Some(t) => self.moved(&row, t)?,
@@ -348,17 +350,34 @@ impl Audit<'_> {
             .map_err(|e| self.err(e))
     }
 
-    /// Metadata-only: new and changed paths by size and mtime, as set operations.
+    /// What a new path's event says reads nothing (a metadata-only audit, a no-download one),
+    /// and what a changed one's says.
+    fn unread_words(&self) -> (&'static str, &'static str) {
+        match self.mode {
+            AuditMode::Stored => (
+                "a no-download audit",
+                "size or mtime changed (no-download audit: content not compared)",
+            ),
+            _ => (
+                "a metadata-only audit",
+                "size or mtime changed (metadata-only audit: content not compared)",
+            ),
+        }
+    }
+
+    /// Metadata-only and no-download audits: new and changed paths by size and mtime, as set
+    /// operations (neither reads a file, so neither registers one).
     pub(super) fn settle_metadata(&mut self) -> Result<()> {
         let conn = &self.cat.conn;
+        let (audit, modified) = self.unread_words();
         let r = conn
             .execute(
                 "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, detail)
                  SELECT ?1, w.dir, w.name, 'new', w.size, w.mtime_ns,
-                        'not registered yet (a metadata-only audit reads nothing; the next full audit registers it)'
+                        'not registered yet (' || ?2 || ' reads nothing; the next full audit registers it)'
                  FROM walk w LEFT JOIN files f ON f.dir = w.dir AND f.name = w.name
                  WHERE w.kind = 'file' AND (f.id IS NULL OR f.present = 0)",
-                [self.run],
+                params![self.run, audit],
             )
             .and_then(|_| {
                 // Content that never changes (an OCFL version's) and whose size or time did is
@@ -369,10 +388,7 @@ impl Audit<'_> {
                         "size or mtime changed, and its content never changes (metadata-only audit: content not compared)",
                     )
                 } else {
-                    (
-                        "modified",
-                        "size or mtime changed (metadata-only audit: content not compared)",
-                    )
+                    ("modified", modified)
                 };
                 conn.execute(
                     "INSERT OR REPLACE INTO events(run, dir, name, state, size, mtime_ns, expected, detail)

@@ -3,9 +3,11 @@
 //! missing and moved files settled, the run sealed. What a caller sees on the way comes as
 //! [`Notice`]s; what it gets at the end is an [`AuditOutcome`].
 //!
-//! The run's parts, one module each: [`walk`] (the walk into the catalog) and [`reads`] (the
-//! reads within the budget, under the caller's stop token: a signal); here the run itself.
+//! The run's parts, one module each: [`walk`] (the walk into the catalog), [`reads`] (the
+//! reads within the budget, under the caller's stop token: a signal) and [`lookups`] (a
+//! no-download audit's: what the store holds of each file); here the run itself.
 
+mod lookups;
 mod reads;
 mod walk;
 
@@ -36,7 +38,7 @@ pub struct AuditOptions {
     /// a list here that holds them and more adds the others (each file gets them when next
     /// read); a list that leaves one out is an error.
     pub algorithms: Option<Vec<Algorithm>>,
-    /// Full or metadata-only.
+    /// Full, metadata-only, or stored (the store's checksums; `source` must keep them).
     pub mode: AuditMode,
     /// Read only registered, unchanged files not verified within this age.
     pub older_than: Option<Duration>,
@@ -247,7 +249,8 @@ pub fn audit_with(
     let (roots, opts) = place(cat, opts, notice)?;
     let opts = &opts;
     let start = Instant::now();
-    let registration = cat.files_under(&roots)? == 0;
+    // A no-download audit registers nothing, whatever the catalog holds.
+    let registration = opts.mode != AuditMode::Stored && cat.files_under(&roots)? == 0;
     let mut audit = begin(cat, opts, &roots, &algorithms, source.fixed())?;
     if audit.resumed {
         notice(Notice::Resumed { run: audit.run });
@@ -264,18 +267,16 @@ pub fn audit_with(
         return Ok(AuditOutcome::Stopped(r));
     }
 
-    // 2. The reads, in the plan's order, within the budget.
-    let mut budget_spent = false;
-    if opts.mode == AuditMode::Full {
-        let reads = Reads::new(opts, &algorithms, &roots, start);
-        match reads.run(&mut audit, source, progress, stop, notice, &mut trouble) {
-            Ok(spent) => budget_spent = spent,
-            Err(e) => return Err(e.after(audit)),
-        }
-        if let Some(r) = stop.reason() {
-            audit.interrupt()?;
-            return Ok(AuditOutcome::Stopped(r));
-        }
+    // 2. The reads (or a no-download audit's lookups), in the plan's order, within the budget.
+    let reads = Reads::new(opts, &algorithms, &roots, start);
+    let looked = reads.contents(&mut audit, source, progress, stop, notice, &mut trouble);
+    let budget_spent = match looked {
+        Ok(spent) => spent,
+        Err(e) => return Err(e.after(audit)),
+    };
+    if let Some(r) = stop.reason() {
+        audit.interrupt()?;
+        return Ok(AuditOutcome::Stopped(r));
     }
 
     // 3. Missing and moved, then the seal.
@@ -290,6 +291,30 @@ pub fn audit_with(
         roots,
         excluded,
     })))
+}
+
+impl Reads<'_> {
+    /// Step 2 of a run, the files' contents: read in the plan's order within the budget
+    /// (whether the budget ended the reads), or what the store holds of each looked up,
+    /// reading nothing.
+    fn contents(
+        self,
+        audit: &mut Audit<'_>,
+        source: &mut dyn Source,
+        progress: &dyn Progress,
+        stop: &Stop,
+        notice: &mut dyn FnMut(Notice<'_>),
+        trouble: &mut bool,
+    ) -> Result<bool, Step> {
+        match self.mode() {
+            AuditMode::Full => self.run(audit, source, progress, stop, notice, trouble),
+            AuditMode::Stored => {
+                let roots = self.roots();
+                lookups::run(audit, source, roots, progress, stop, notice, trouble).map(|()| false)
+            }
+            AuditMode::Metadata => Ok(false),
+        }
+    }
 }
 
 /// The roots to audit (see [`place_roots`]), and the options with them placed: registered

@@ -32,13 +32,22 @@ pub(super) struct Reads<'a> {
 /// The budget the feeder keeps: no file is started after this many bytes, or this long after
 /// the audit's start.
 #[derive(Clone, Copy)]
-struct Budget {
+pub(super) struct Budget {
     max_bytes: Option<u64>,
     max_time: Option<Duration>,
     start: Instant,
 }
 
 impl Budget {
+    /// No budget: the whole plan.
+    pub(super) fn unlimited() -> Budget {
+        Budget {
+            max_bytes: None,
+            max_time: None,
+            start: Instant::now(),
+        }
+    }
+
     /// Whether it is spent, `sent` bytes having been started.
     fn spent(&self, sent: u64) -> bool {
         self.max_bytes.is_some_and(|m| sent >= m)
@@ -48,7 +57,7 @@ impl Budget {
 
 /// Streams the plan into the reads' channel until it ends, `feed` is stopped, the reads hang
 /// up, or the budget is spent (`feed` then stopped for the budget).
-fn feed(
+pub(super) fn feed(
     planner: Planner,
     budget: Budget,
     feed: &Stop,
@@ -71,7 +80,7 @@ fn feed(
             size: p.size,
             dev: p.dev,
             ino: p.ino,
-            mtime_ns: 0,
+            mtime_ns: p.mtime_ns,
             open: None,
         };
         match ftx.send(entry) {
@@ -83,14 +92,14 @@ fn feed(
 
 /// How the reads ended: the first catalog error, and the source's own failure.
 #[derive(Default)]
-struct Ends {
-    db: Option<CatalogError>,
+pub(super) struct Ends {
+    pub(super) db: Option<CatalogError>,
     source: Option<String>,
 }
 
 impl Ends {
     /// What the source's reads returned.
-    fn read(&mut self, read: Result<(), SourceError>) {
+    pub(super) fn read(&mut self, read: Result<(), SourceError>) {
         match read {
             Ok(()) => {}
             Err(SourceError::Catalog(e)) => self.db = self.db.take().or(Some(e)),
@@ -99,7 +108,7 @@ impl Ends {
     }
 
     /// What the feeder thread returned (its panic goes on).
-    fn feeder(&mut self, joined: std::thread::Result<Result<(), CatalogError>>) {
+    pub(super) fn feeder(&mut self, joined: std::thread::Result<Result<(), CatalogError>>) {
         match joined {
             Ok(Ok(())) => {}
             Ok(Err(e)) if self.db.is_none() => self.db = Some(e),
@@ -109,7 +118,7 @@ impl Ends {
     }
 
     /// The error that ends the audit, the run marked interrupted: a catalog error first.
-    fn step(self) -> Result<(), Step> {
+    pub(super) fn step(self) -> Result<(), Step> {
         if let Some(e) = self.db {
             return Err(Step::Interrupt(AuditError::Stopped { source: e }));
         }
@@ -135,6 +144,16 @@ impl<'a> Reads<'a> {
             roots,
             start,
         }
+    }
+
+    /// Full or metadata-only or stored.
+    pub(super) fn mode(&self) -> crate::AuditMode {
+        self.opts.mode
+    }
+
+    /// The roots read.
+    pub(super) fn roots(&self) -> &'a [PathBuf] {
+        self.roots
     }
 
     /// Reads the plan's files, in its order, within the budget (`--max-bytes`, `--max-time`),
@@ -201,6 +220,7 @@ impl<'a> Reads<'a> {
                 .map(|d| {
                     crate::now_secs().saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
                 }),
+            stored: false,
         }
     }
 

@@ -98,6 +98,22 @@ fn runs(v: &CatalogView) -> Markup {
             }
         }
         (runs_table(v))
+        (modes(v))
+    }
+}
+
+/// What each audit mode among the runs proves of the paths it calls ok.
+fn modes(v: &CatalogView) -> Markup {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &v.runs {
+        if !seen.contains(&r.mode.as_str()) {
+            seen.push(&r.mode);
+        }
+    }
+    html! {
+        @for m in seen {
+            p.note { "A " (m) " audit proves: " (trawl_report::audit_mode_proves(m)) "." }
+        }
     }
 }
 
@@ -116,6 +132,7 @@ fn state_class(s: &str) -> &'static str {
         "missing" => "s-missing",
         "new" => "s-new",
         "moved" => "s-moved",
+        "uncompared" => "s-uncompared",
         _ => "s-unreadable",
     }
 }

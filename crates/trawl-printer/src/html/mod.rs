@@ -56,7 +56,7 @@ table.sortable th[aria-sort=ascending]::after{content:" \25B2"}table.sortable th
 svg.chart{width:100%;max-width:720px;height:auto;display:block;margin:.4em 0}
 svg .grid{stroke:var(--line);stroke-width:1}svg .tick,svg .label,svg .axis{font-size:11px;fill:var(--muted)}
 svg .bar{fill:var(--bar)}svg .bar.alt{fill:var(--bar2)}svg .line{fill:none;stroke:var(--bar);stroke-width:2}
-svg .tile-label{font-size:11px;fill:#1d2330;pointer-events:none}svg .point{fill:var(--bar)}svg .diamond{fill:var(--accent)}svg .s-corrupt{fill:#b3261e}svg .s-restored{fill:#2f6fb0}svg .s-modified{fill:#e8a33d}svg .s-missing{fill:#7b3fa0}svg .s-new{fill:#4d9a5b}svg .s-moved{fill:#5ab4c5}svg .s-unreadable{fill:#555}code{font-size:.9em;word-break:break-all}svg .err{stroke:var(--fg);stroke-width:1.2;fill:none}
+svg .tile-label{font-size:11px;fill:#1d2330;pointer-events:none}svg .point{fill:var(--bar)}svg .diamond{fill:var(--accent)}svg .s-corrupt{fill:#b3261e}svg .s-restored{fill:#2f6fb0}svg .s-modified{fill:#e8a33d}svg .s-missing{fill:#7b3fa0}svg .s-new{fill:#4d9a5b}svg .s-moved{fill:#5ab4c5}svg .s-unreadable{fill:#555}svg .s-uncompared{fill:#999}code{font-size:.9em;word-break:break-all}svg .err{stroke:var(--fg);stroke-width:1.2;fill:none}
 .note{color:var(--muted);font-size:.9em}
 footer{margin-top:2em;color:var(--muted);font-size:.85em}
 @media (max-width:600px){body{padding:8px;font-size:14px}th,td{padding:3px 4px}}
