@@ -272,7 +272,7 @@ fn an_object_only_looked_up_is_still_due_for_a_read() {
     let (after, report) = oldest(&d);
     assert_eq!(after, before);
     assert!(
-        report.contains("a stored audit proves: the store's own checksum"),
+        report.contains("a stored (no-download) audit proves: the store's own checksum"),
         "{report}"
     );
     let _ = std::fs::remove_file(d.join("r.json"));

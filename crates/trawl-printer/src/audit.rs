@@ -63,6 +63,9 @@ fn verdict_words(state: &str, mode: &str) -> &'static str {
             "store checksum unchanged: equal to the digest registered from a read (no object read)"
         }
         "ok" => "content as registered",
+        "corrupt" if stored => {
+            "the store's checksum differs from the registered digest, size and mtime as registered"
+        }
         "corrupt" => {
             "content differs from the registered digests (or, with --ocfl, from the inventory's)"
         }
@@ -187,7 +190,13 @@ fn verdict_rows(h: &AuditHead, t: &mut String) {
 fn called_out(h: &AuditHead, of: AuditSummaryOf, t: &mut String) {
     let count = |state: &str| h.counts.get(state).copied().unwrap_or(0);
     let corrupt = count("corrupt");
-    if corrupt > 0 {
+    if corrupt > 0 && h.mode == "stored" {
+        t.push_str(&format!(
+            "CORRUPT: {corrupt} object{} whose store's own checksum is no longer the digest registered from a read, size and mtime the same (or found corrupt before): read {} (a full audit) and restore from a good copy\n",
+            if corrupt == 1 { "" } else { "s" },
+            if corrupt == 1 { "it" } else { "them" }
+        ));
+    } else if corrupt > 0 {
         t.push_str(&format!(
             "CORRUPT: {corrupt} file{} changed content while size and mtime stayed the same (or, with --ocfl, differ from their inventory): silent corruption; restore from a good copy\n",
             if corrupt == 1 { "" } else { "s" }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use trawl_catalog::Lock;
-use trawl_catalog::{Catalog, OpenMode, format_time};
+use trawl_catalog::{Catalog, OpenMode, Verdict, format_time};
 
 use crate::Outcome;
 use crate::flags::lowargs::CatalogReportArgs;
@@ -48,9 +48,11 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
                     .map(|f| format!(", finished {}", format_time(f)))
                     .unwrap_or_default()
             ));
+            // `uncompared` only where there are any: only a no-download audit gives it.
             let counts: Vec<String> = l
                 .counts
                 .iter()
+                .filter(|(v, n)| *v != Verdict::Uncompared || *n > 0)
                 .map(|(v, n)| format!("{} {n}", v.name()))
                 .collect();
             s.push_str(&format!(
@@ -59,11 +61,12 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
                 l.files_read,
                 trawl_printer::human_bytes(l.bytes_read)
             ));
-            s.push_str(&format!(
-                "  a {} audit proves: {}\n",
-                l.mode,
-                trawl_report::audit_mode_proves(&l.mode)
-            ));
+            if l.mode == "stored" {
+                s.push_str(&format!(
+                    "  a stored (no-download) audit proves: {}\n",
+                    trawl_report::audit_mode_proves(&l.mode)
+                ));
+            }
         }
     }
     if let Some(id) = r.interrupted {

@@ -71,7 +71,7 @@ fn headline(v: &CatalogView) -> Markup {
 /// The verdicts of every run: two stacked charts and a table.
 fn runs(v: &CatalogView) -> Markup {
     let labels: Vec<String> = v.runs.iter().map(|r| format!("#{}", r.run)).collect();
-    let all: Vec<Series> = AUDIT_STATES
+    let all: Vec<Series> = verdicts(v)
         .iter()
         .map(|s| Series {
             name: s.to_string(),
@@ -115,6 +115,15 @@ fn modes(v: &CatalogView) -> Markup {
             p.note { "A " (m) " audit proves: " (trawl_report::audit_mode_proves(m)) "." }
         }
     }
+}
+
+/// The verdicts the charts and the runs table show: every one, but `uncompared` (a
+/// no-download audit's) only where a run has any.
+fn verdicts(v: &CatalogView) -> Vec<&'static str> {
+    AUDIT_STATES
+        .into_iter()
+        .filter(|s| *s != "uncompared" || v.runs.iter().any(|r| count(r, s) > 0))
+        .collect()
 }
 
 /// Paths of verdict `s` in run `r`.
@@ -178,7 +187,8 @@ fn changed_chart(v: &CatalogView, labels: &[String], all: &[Series]) -> (String,
 /// A row per run: when, how, what was read, each verdict's paths and the chain's digest.
 fn runs_table(v: &CatalogView) -> Markup {
     let mut head = vec!["run", "started", "mode", "status", "files read", "read"];
-    head.extend(AUDIT_STATES);
+    let states = verdicts(v);
+    head.extend(&states);
     head.push("chain digest");
     let rows: Vec<Vec<Cell>> = v
         .runs
@@ -192,7 +202,7 @@ fn runs_table(v: &CatalogView) -> Markup {
                 num(r.files_read),
                 (human_bytes(r.bytes_read), Some(r.bytes_read as f64)),
             ];
-            row.extend(AUDIT_STATES.iter().map(|s| num(count(r, s))));
+            row.extend(states.iter().map(|s| num(count(r, s))));
             row.push(text(
                 r.chain_digest
                     .as_deref()
