@@ -26,6 +26,7 @@ fn work() -> &'static ScanWork {
                 keep_records: true,
                 list_files: true,
                 duplicate_directories: false,
+                objects: None,
             };
             (dir, work)
         })
