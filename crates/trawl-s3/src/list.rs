@@ -5,6 +5,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use aws_sdk_s3::operation::list_objects_v2::ListObjectsV2Output;
 use aws_sdk_s3::types::{EncodingType, Object};
 use tokio::sync::{Semaphore, mpsc};
 use trawl_stop::Stop;
@@ -160,43 +161,22 @@ async fn first_level(
     let mut subs = Vec::new();
     let mut order = InOrder::default();
     loop {
-        let r = client
-            .list_objects_v2()
-            .bucket(url.bucket())
-            .prefix(url.prefix())
-            .delimiter("/")
-            .encoding_type(EncodingType::Url)
-            .set_continuation_token(token.take())
-            .send()
-            .await;
-        let out = match r {
+        let out = match page(client, url, url.prefix(), true, token.take()).await {
             Ok(o) => o,
             Err(e) => {
-                let _ = tx.send(Err(listing_error(url, url.prefix(), e))).await;
+                let _ = tx.send(Err(e)).await;
                 return subs;
             }
         };
         let enc = encoded(out.encoding_type());
-        let page = out
-            .contents()
-            .iter()
-            .filter_map(|o| Listed::of(o, enc))
-            .collect();
-        if tx.send(Ok(order.check(page))).await.is_err() {
+        if tx.send(Ok(keys_of(&out, &mut order))).await.is_err() {
             return subs;
         }
         for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
             // A prefix that is not UTF-8 once decoded cannot be listed as the store named
             // it: it is one refused entry.
             let Some(p) = key_text(p, enc) else {
-                let l = Listed {
-                    key: p.to_string(),
-                    size: 0,
-                    etag: None,
-                    mtime_ns: 0,
-                    refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
-                };
-                if tx.send(Ok(vec![l])).await.is_err() {
+                if tx.send(Ok(vec![refused_prefix(p)])).await.is_err() {
                     return subs;
                 }
                 continue;
@@ -233,36 +213,17 @@ impl Store {
         let mut subs: Vec<String> = Vec::new();
         let mut order = InOrder::default();
         loop {
-            let r = self.rt.block_on(
-                self.client
-                    .list_objects_v2()
-                    .bucket(url.bucket())
-                    .prefix(prefix)
-                    .delimiter("/")
-                    .encoding_type(EncodingType::Url)
-                    .set_continuation_token(token.take())
-                    .send(),
-            );
-            let out = r.map_err(|e| listing_error(url, prefix, e))?;
+            let out = self
+                .rt
+                .block_on(page(&self.client, url, prefix, true, token.take()))?;
             let enc = encoded(out.encoding_type());
-            let page = out
-                .contents()
-                .iter()
-                .filter_map(|o| Listed::of(o, enc))
-                .collect();
-            order.check(page).into_iter().for_each(&mut *found);
+            keys_of(&out, &mut order).into_iter().for_each(&mut *found);
             for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
                 match key_text(p, enc) {
                     // A prefix the store names twice is listed once.
                     Some(p) if subs.last() != Some(&p) => subs.push(p),
                     Some(_) => {}
-                    None => found(Listed {
-                        key: p.to_string(),
-                        size: 0,
-                        etag: None,
-                        mtime_ns: 0,
-                        refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
-                    }),
+                    None => found(refused_prefix(p)),
                 }
             }
             match out.next_continuation_token() {
@@ -270,6 +231,50 @@ impl Store {
                 _ => return Ok(subs),
             }
         }
+    }
+}
+
+/// One ListObjectsV2 page of the keys under `prefix` (with the delimiter `/`: one level only),
+/// URL-encoded, from `token`.
+async fn page(
+    client: &aws_sdk_s3::Client,
+    url: &ObjectUrl,
+    prefix: &str,
+    level: bool,
+    token: Option<String>,
+) -> Result<ListObjectsV2Output, S3Error> {
+    client
+        .list_objects_v2()
+        .bucket(url.bucket())
+        .prefix(prefix)
+        .set_delimiter(level.then(|| "/".to_string()))
+        .encoding_type(EncodingType::Url)
+        .set_continuation_token(token)
+        .send()
+        .await
+        .map_err(|e| listing_error(url, prefix, e))
+}
+
+/// A page's keys, in its order as `order` checks it.
+fn keys_of(out: &ListObjectsV2Output, order: &mut InOrder) -> Vec<Listed> {
+    let enc = encoded(out.encoding_type());
+    order.check(
+        out.contents()
+            .iter()
+            .filter_map(|o| Listed::of(o, enc))
+            .collect(),
+    )
+}
+
+/// A common prefix that is not UTF-8 once decoded: it cannot be listed as the store named it,
+/// and is one refused entry.
+fn refused_prefix(p: &str) -> Listed {
+    Listed {
+        key: p.to_string(),
+        size: 0,
+        etag: None,
+        mtime_ns: 0,
+        refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
     }
 }
 
@@ -283,28 +288,14 @@ async fn list_all(
     let mut token = None;
     let mut order = InOrder::default();
     loop {
-        let r = client
-            .list_objects_v2()
-            .bucket(url.bucket())
-            .prefix(prefix)
-            .encoding_type(EncodingType::Url)
-            .set_continuation_token(token.take())
-            .send()
-            .await;
-        let out = match r {
+        let out = match page(client, url, prefix, false, token.take()).await {
             Ok(o) => o,
             Err(e) => {
-                let _ = tx.send(Err(listing_error(url, prefix, e))).await;
+                let _ = tx.send(Err(e)).await;
                 return;
             }
         };
-        let enc = encoded(out.encoding_type());
-        let page = out
-            .contents()
-            .iter()
-            .filter_map(|o| Listed::of(o, enc))
-            .collect();
-        if tx.send(Ok(order.check(page))).await.is_err() {
+        if tx.send(Ok(keys_of(&out, &mut order))).await.is_err() {
             return;
         }
         match out.next_continuation_token() {
