@@ -2,17 +2,15 @@
 //! path, with every algorithm any of the batch's inventories asks for; each digest then held
 //! against what the inventories give.
 
-use std::path::Path;
-
 use trawl_digest::Algorithm;
 use trawl_report::{JsonPath, ObjectReport, OcflFinding};
 use trawl_scan::{
-    DigestLanes, FileRecord, Links, LocalRoots, Outcome, Progress, Reading, ScanConfig, ScanError,
-    read_named,
+    DigestLanes, FileRecord, Outcome, Progress, Reading, ScanConfig, ScanError, read_named,
 };
 use trawl_stop::Stop;
 
 use crate::object::ContentRead;
+use crate::tree::OcflTree;
 
 /// An object whose structure is checked and whose content waits to be read.
 pub(crate) struct Pending {
@@ -36,9 +34,10 @@ fn error(code: &'static str, path: &str, message: String) -> OcflFinding {
 /// and what it must hold.
 type Work = (crate::object::Name, usize, ContentRead);
 
-/// Reads every pending object's content under `root` and adds what it finds to each report.
+/// Reads every pending object's content under `tree`'s top, through its source, and adds what
+/// it finds to each report.
 pub(crate) fn read(
-    root: &Path,
+    tree: &dyn OcflTree,
     batch: &mut [Pending],
     cfg: &ScanConfig,
     progress: &dyn Progress,
@@ -49,13 +48,10 @@ pub(crate) fn read(
         return;
     }
     let mut cfg = cfg.clone();
-    cfg.roots = vec![root.to_path_buf()];
-    // Each content file opened by its name in its directory, that directory opened beneath
-    // the batch's root.
-    let source = LocalRoots::new(vec![root.to_path_buf()], Links::Beneath);
+    cfg.roots = vec![tree.shown().to_path_buf()];
     let lanes = DigestLanes(algs);
     let reading = Reading {
-        source: &source,
+        source: tree.source(),
         cfg: &cfg,
         lanes: &lanes,
         cap: None,

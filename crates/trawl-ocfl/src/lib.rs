@@ -7,7 +7,9 @@
 //! and each object's report handed on as soon as its batch is done. Memory holds one batch,
 //! never the whole storage root.
 //!
-//! The face: [`validate`] (a storage root, an object, or an inventory file alone), its reports in
+//! The face: [`validate`] (a storage root, an object, or an inventory file alone), and
+//! [`validate_tree`] of an [`OcflTree`] (a directory on disk, or objects under a prefix of a
+//! store, one [`OcflDir`] at a time), their reports in
 //! `trawl_report` (`OcflSummary`, `ObjectReport`), and [`OcflError`] when nothing could be
 //! checked; [`OcflSource`], an audit's walk and reads over storage roots (each version's files
 //! under their logical paths, the inventories' digests as the expected ones).
@@ -28,5 +30,7 @@ pub mod untrusted;
 mod validate;
 
 pub use crate::error::OcflError;
+pub use crate::inventory::SPEC_VERSIONS;
 pub use crate::source::OcflSource;
-pub use crate::validate::validate;
+pub use crate::tree::{Kind, Name, OcflDir, OcflTree, Unread};
+pub use crate::validate::{validate, validate_tree};

@@ -7,13 +7,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
-use trawl_read::DirAt;
-
 use crate::inventory::SPEC_VERSIONS;
 use crate::log::Log;
 use crate::object::namaste_value;
-use crate::tree::{Kind, Name, join, list, open_rel, read_small};
+use crate::tree::{Kind, Name, OcflDir, join};
+use serde_json::Value;
 
 /// Whether `entries` (a directory's) declare a storage root (`0=ocfl_1.x`).
 pub(crate) fn is_storage_root(entries: &[(Name, Kind)]) -> bool {
@@ -48,7 +46,11 @@ pub(crate) fn enclosing_root(dir: &Path) -> Option<(std::path::PathBuf, String)>
 
 /// The storage root's declaration (one `0=ocfl_1.x` holding its name's value), layout file
 /// and extensions, and what else its top level holds. Returns the declared version.
-pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
+pub(crate) fn check_root(
+    dir: &dyn OcflDir,
+    entries: &[(Name, Kind)],
+    log: &mut Log,
+) -> Option<String> {
     let version = declared_version(dir, entries, log);
     for (name, kind) in entries {
         match (name.as_slice(), kind) {
@@ -79,7 +81,7 @@ pub(crate) fn check_root(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -
 
 /// The storage root's one declaration, `0=ocfl_1.x` holding its name's value: the version it
 /// declares.
-fn declared_version(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
+fn declared_version(dir: &dyn OcflDir, entries: &[(Name, Kind)], log: &mut Log) -> Option<String> {
     let decls: Vec<&Name> = entries
         .iter()
         .filter(|(n, _)| n.starts_with(b"0="))
@@ -120,7 +122,8 @@ fn declared_version(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Opt
         return None;
     };
     let want = format!("ocfl_{v}");
-    let ok = read_small(dir, one, 4096)
+    let ok = dir
+        .read_small(one, 4096)
         .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
         .unwrap_or(false);
     if !ok {
@@ -130,8 +133,9 @@ fn declared_version(dir: &DirAt, entries: &[(Name, Kind)], log: &mut Log) -> Opt
 }
 
 /// `ocfl_layout.json`: a JSON object with the strings `extension` and `description`.
-fn layout(dir: &DirAt, log: &mut Log) {
-    let good = read_small(dir, b"ocfl_layout.json", 1 << 20)
+fn layout(dir: &dyn OcflDir, log: &mut Log) {
+    let good = dir
+        .read_small(b"ocfl_layout.json", 1 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .is_some_and(|v| {
@@ -148,10 +152,11 @@ fn layout(dir: &DirAt, log: &mut Log) {
 }
 
 /// `extensions/`: directories only.
-fn extensions(dir: &DirAt, log: &mut Log) {
-    let listed = open_rel(dir, b"extensions")
+fn extensions(dir: &dyn OcflDir, log: &mut Log) {
+    let listed = dir
+        .open(b"extensions")
         .map_err(|e| e.to_string())
-        .and_then(|d| list(&d).map_err(|e| e.to_string()));
+        .and_then(|d| d.list().map_err(|e| e.to_string()));
     let ext = match listed {
         Ok(ext) => ext,
         Err(e) => return log.error("E086", "extensions", format!("cannot be listed: {e}")),
@@ -171,7 +176,7 @@ fn extensions(dir: &DirAt, log: &mut Log) {
 pub(crate) enum Found {
     /// An object's directory (below the root), the version it declares, and the directory
     /// opened.
-    Object(Name, String, DirAt),
+    Object(Name, String, Box<dyn OcflDir>),
     /// A directory that may hold or be an object, but cannot be checked (it cannot be listed,
     /// its declarations are not an object's trawl knows, or it holds an inventory without a
     /// declaration), and why.
@@ -185,7 +190,7 @@ pub(crate) enum Found {
 pub(crate) struct Walk {
     /// Directories still to visit, per level (reversed, so the next is last), each level with
     /// the directory that holds them, opened: each is opened from it by its name alone.
-    stack: Vec<(Arc<DirAt>, Vec<Name>)>,
+    stack: Vec<(Arc<dyn OcflDir>, Vec<Name>)>,
     /// Links and special files met and not yet handed on.
     links: Vec<Name>,
 }
@@ -193,7 +198,7 @@ pub(crate) struct Walk {
 impl Walk {
     /// Starts below `root`, whose top-level `entries` are given (`extensions/` is not part of
     /// the hierarchy; files at the top are the root's own).
-    pub(crate) fn new(root: DirAt, entries: &[(Name, Kind)]) -> Walk {
+    pub(crate) fn new(root: Box<dyn OcflDir>, entries: &[(Name, Kind)]) -> Walk {
         let mut top: Vec<Name> = entries
             .iter()
             .filter(|(n, k)| *k == Kind::Dir && n != b"extensions")
@@ -208,14 +213,17 @@ impl Walk {
             .collect();
         links.reverse();
         Walk {
-            stack: vec![(Arc::new(root), top)],
+            stack: vec![(Arc::from(root), top)],
             links,
         }
     }
 
     /// The next object's directory (below the root) and the version it declares, logging what
     /// is wrong on the way; `None` at the end.
-    pub(crate) fn next_object(&mut self, log: &mut Log) -> Option<(Name, String, DirAt)> {
+    pub(crate) fn next_object(
+        &mut self,
+        log: &mut Log,
+    ) -> Option<(Name, String, Box<dyn OcflDir>)> {
         loop {
             if let Found::Object(rel, v, dir) = self.next(log)? {
                 return Some((rel, v, dir));
@@ -236,12 +244,10 @@ impl Walk {
                 continue;
             };
             let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(&rel);
-            let listed = open_rel(parent, name)
-                .map_err(|e| e.to_string())
-                .and_then(|d| {
-                    let e = list(&d).map_err(|e| e.to_string())?;
-                    Ok((d, e))
-                });
+            let listed = parent.open(name).map_err(|e| e.to_string()).and_then(|d| {
+                let e = d.list().map_err(|e| e.to_string())?;
+                Ok((d, e))
+            });
             let (dir, entries) = match listed {
                 Ok(e) => e,
                 Err(e) => {
@@ -265,7 +271,7 @@ impl Walk {
     fn directory(
         &mut self,
         rel: Name,
-        dir: DirAt,
+        dir: Box<dyn OcflDir>,
         entries: &[(Name, Kind)],
         log: &mut Log,
     ) -> Option<Found> {
@@ -273,7 +279,7 @@ impl Walk {
         if files.is_empty() {
             let mut below: Vec<Name> = entries.iter().map(|(n, _)| join(&rel, n)).collect();
             below.reverse();
-            self.stack.push((Arc::new(dir), below));
+            self.stack.push((Arc::from(dir), below));
             return None;
         }
         let decls: Vec<&Name> = files
@@ -300,7 +306,7 @@ impl Walk {
     fn undeclared(
         &mut self,
         rel: Name,
-        dir: DirAt,
+        dir: Box<dyn OcflDir>,
         entries: &[(Name, Kind)],
         files: &[&(Name, Kind)],
         log: &mut Log,
@@ -311,7 +317,7 @@ impl Walk {
             .map(|(n, _)| join(&rel, n))
             .collect();
         below.reverse();
-        self.stack.push((Arc::new(dir), below));
+        self.stack.push((Arc::from(dir), below));
         for (n, k) in files {
             if *k == Kind::File {
                 log.error(
@@ -345,7 +351,7 @@ impl Walk {
 
 /// A directory with one declaration (`one`): an object of a version trawl knows, or one that
 /// cannot be checked.
-fn declared(rel: Name, one: &[u8], dir: DirAt, log: &mut Log) -> Found {
+fn declared(rel: Name, one: &[u8], dir: Box<dyn OcflDir>, log: &mut Log) -> Found {
     let at = join(&rel, one);
     let why = match one
         .strip_prefix(b"0=ocfl_object_")
@@ -365,6 +371,8 @@ fn declared(rel: Name, one: &[u8], dir: DirAt, log: &mut Log) -> Found {
 mod tests {
     use super::*;
     use crate::object::tests::{put, sound_object};
+    use crate::tree::list;
+    use trawl_read::DirAt;
 
     /// A storage root's top level: `0=ocfl_1.1` holding its value, a layout file.
     fn sound_root(p: &Path) {
@@ -472,7 +480,7 @@ mod tests {
         sound_object(&p.join("f/obj2/v1/content/nested"));
         let top = DirAt::open(p).unwrap();
         let entries = list(&top).unwrap();
-        let mut walk = Walk::new(top, &entries);
+        let mut walk = Walk::new(Box::new(top), &entries);
         let mut log = Log::default();
         let mut found = Vec::new();
         while let Some(f) = walk.next(&mut log) {

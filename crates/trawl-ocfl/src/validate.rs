@@ -5,7 +5,6 @@ use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use trawl_read::DirAt;
 use trawl_report::{JsonPath, ObjectReport, OcflSummary};
 use trawl_scan::{Progress, ScanConfig};
 use trawl_stop::{Reason, Stop};
@@ -13,7 +12,7 @@ use trawl_stop::{Reason, Stop};
 use crate::OcflError;
 use crate::content::Pending;
 use crate::log::Log;
-use crate::tree::{Kind, Name};
+use crate::tree::{DiskTree, Kind, Name, OcflDir, OcflTree};
 use crate::{content, inventory, log, object, root, tree};
 
 /// Objects whose content is read together (and, as many, checked ahead while it is).
@@ -40,9 +39,25 @@ pub fn validate(
     if !std::fs::metadata(path).map_err(io)?.is_dir() {
         return inventory_alone(path, each);
     }
-    let top = trawl_read::DirAt::open(path).map_err(io)?;
-    let entries = tree::list(&top).map_err(io)?;
-    let shown = path.as_os_str().as_bytes();
+    validate_tree(&DiskTree::new(path), cfg, progress, stop, each)
+}
+
+/// Validates the storage root, object or directory of a storage hierarchy at the top of
+/// `tree` (a directory on disk, a prefix of a store), as [`validate`] does a directory.
+pub fn validate_tree(
+    tree: &dyn OcflTree,
+    cfg: &ScanConfig,
+    progress: &dyn Progress,
+    stop: &Stop,
+    each: &mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
+) -> Result<OcflSummary, OcflError> {
+    let io = |source| OcflError::Io {
+        path: tree.shown().to_path_buf(),
+        source,
+    };
+    let top = tree.top().map_err(io)?;
+    let entries = top.list().map_err(io)?;
+    let shown = tree.shown().as_os_str().as_bytes();
     let mut summary = OcflSummary {
         path: JsonPath::from_bytes(shown),
         complete: true,
@@ -51,7 +66,7 @@ pub fn validate(
     // The run's own token: a `Break` from `each` ends this validation, not the caller's run.
     let stop = &stop.child();
     let mut run = Run {
-        path,
+        tree,
         cfg,
         progress,
         stop,
@@ -59,7 +74,7 @@ pub fn validate(
         each,
     };
     if root::is_storage_root(&entries) || root::lacks_declaration(&entries) {
-        let (mut log, version) = run.top_level(&top, &entries);
+        let (mut log, version) = run.top_level(&*top, &entries);
         log = run.hierarchy(top, &entries, version, log);
         run.root_findings(log);
     } else {
@@ -74,7 +89,7 @@ pub fn validate(
 
 /// One validation: what it is of and with, and its totals so far.
 struct Run<'a, 'e> {
-    path: &'a Path,
+    tree: &'a dyn OcflTree,
     cfg: &'a ScanConfig,
     progress: &'a dyn Progress,
     stop: &'a Stop,
@@ -85,15 +100,15 @@ struct Run<'a, 'e> {
 impl Run<'_, '_> {
     /// A storage root's own checks, or, for a directory below one, its files (outside any
     /// object): the findings, and the version the root declares.
-    fn top_level(&mut self, top: &DirAt, entries: &[(Name, Kind)]) -> (Log, Option<String>) {
+    fn top_level(&mut self, top: &dyn OcflDir, entries: &[(Name, Kind)]) -> (Log, Option<String>) {
         let mut log = Log::default();
         // A directory below a storage root is part of its hierarchy: walked as the root's own
         // directories are, the root's own checks left to the root.
         let below = (!root::is_storage_root(entries))
-            .then(|| root::enclosing_root(self.path))
+            .then(|| self.tree.enclosing_root())
             .flatten();
         let version = match below {
-            Some((_, v)) => {
+            Some(v) => {
                 self.summary.kind = "storage_hierarchy";
                 // Its files are not a root's own: a file outside any object (E072).
                 for (name, _) in entries.iter().filter(|(_, k)| *k != Kind::Dir) {
@@ -119,13 +134,13 @@ impl Run<'_, '_> {
     /// with what the walk found wrong in the hierarchy.
     fn hierarchy(
         &mut self,
-        top: DirAt,
+        top: Box<dyn OcflDir>,
         entries: &[(Name, Kind)],
         version: Option<String>,
         mut log: Log,
     ) -> Log {
         let (tx, rx) = crossbeam_channel::bounded::<Pending>(BATCH_OBJECTS);
-        let (stop, shown) = (self.stop, self.path.as_os_str().as_bytes());
+        let (stop, shown) = (self.stop, self.tree.shown().as_os_str().as_bytes());
         std::thread::scope(|s| {
             let walker = s.spawn(move || {
                 let mut walk = root::Walk::new(top, entries);
@@ -171,7 +186,7 @@ impl Run<'_, '_> {
 
     /// Reads a batch's content, then adds each object's report to the totals and hands it on.
     fn read_and_hand_on(&mut self, batch: &mut Vec<Pending>) {
-        content::read(self.path, batch, self.cfg, self.progress, self.stop);
+        content::read(self.tree, batch, self.cfg, self.progress, self.stop);
         for p in batch.drain(..).filter(|p| !p.interrupted) {
             self.summary.add(&p.report);
             if (self.each)(&p.report).is_break() {
@@ -200,8 +215,8 @@ fn newer_than_root(p: &mut Pending, declared: &str, root: Option<&str>) {
 
 /// The object at `rel` below the PATH (`shown` as the user named it), opened as `dir`, its
 /// structure checked.
-fn pending(dir: DirAt, rel: &[u8], shown: &[u8]) -> Pending {
-    let checked = object::check(&dir);
+fn pending(dir: Box<dyn OcflDir>, rel: &[u8], shown: &[u8]) -> Pending {
+    let checked = object::check(&*dir);
     let path = if rel.is_empty() {
         shown.to_vec()
     } else {

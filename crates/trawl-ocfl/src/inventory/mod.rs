@@ -20,7 +20,7 @@ pub(crate) use prior::check_prior;
 use versions::{check_versions, version_sequence};
 
 /// The specification versions trawl validates against.
-pub(crate) const SPEC_VERSIONS: [&str; 2] = ["1.0", "1.1"];
+pub const SPEC_VERSIONS: [&str; 2] = ["1.0", "1.1"];
 
 /// What checking an inventory learned of it, for the object's checks that follow.
 #[derive(Debug)]

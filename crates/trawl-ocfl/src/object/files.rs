@@ -5,20 +5,19 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
-use trawl_read::DirAt;
 
 use super::versions::{GivenFor, Prior};
 use super::{Checked, ContentRead, Expect, Kind, join};
 use crate::inventory::{Inventory, algorithm, digest_paths, normalized};
 use crate::log::Log;
-use crate::tree::{Name, list, open_rel};
+use crate::tree::{Name, OcflDir};
 
 /// The version directories hold the inventory, its sidecar and the content directory (other
 /// directories SHOULD NOT be there, files MUST NOT); the content directories hold no empty
 /// directory. Returns the content files found, and of them those that are not regular files
 /// (links, special files).
 pub(super) fn version_dirs(
-    dir: &DirAt,
+    dir: &dyn OcflDir,
     root: &Inventory,
     linked: &HashSet<&[u8]>,
     sidecars: &BTreeMap<String, String>,
@@ -30,10 +29,11 @@ pub(super) fn version_dirs(
         if linked.contains(v.as_bytes()) {
             continue;
         }
-        let listed = open_rel(dir, v.as_bytes())
+        let listed = dir
+            .open(v.as_bytes())
             .map_err(|e| e.to_string())
             .and_then(|d| {
-                let e = list(&d).map_err(|e| e.to_string())?;
+                let e = d.list().map_err(|e| e.to_string())?;
                 Ok((d, e))
             });
         let (vdir, entries) = match listed {
@@ -52,7 +52,7 @@ pub(super) fn version_dirs(
             if name == b"inventory.json" || sidecars.get(v).map(String::as_bytes) == Some(&name) {
             } else if name == root.content_directory.as_bytes() && kind == Kind::Dir {
                 let before = seen.len();
-                walk_content(&vdir, &at, true, &mut seen, &mut special, log);
+                walk_content(&*vdir, &at, true, &mut seen, &mut special, log);
                 if seen.len() == before {
                     log.warning("W003", &at, "an empty content directory");
                 }
@@ -195,7 +195,7 @@ fn add_prior(expect: &mut Vec<Expect>, given: Option<&GivenFor>) {
 /// Adds the files under `rel` (a content directory, or below one, held by `parent`) to
 /// `seen`, naming empty directories below the content directory (E024).
 fn walk_content(
-    parent: &DirAt,
+    parent: &dyn OcflDir,
     rel: &[u8],
     top: bool,
     seen: &mut HashSet<Name>,
@@ -204,12 +204,10 @@ fn walk_content(
 ) {
     // `rel`'s directory, opened by its name in `parent`.
     let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(rel);
-    let listed = open_rel(parent, name)
-        .map_err(|e| e.to_string())
-        .and_then(|d| {
-            let e = list(&d).map_err(|e| e.to_string())?;
-            Ok((d, e))
-        });
+    let listed = parent.open(name).map_err(|e| e.to_string()).and_then(|d| {
+        let e = d.list().map_err(|e| e.to_string())?;
+        Ok((d, e))
+    });
     let (here, entries) = match listed {
         Ok(e) => e,
         Err(e) => {
@@ -223,7 +221,7 @@ fn walk_content(
     for (name, kind) in entries {
         let at = join(rel, &name);
         match kind {
-            Kind::Dir => walk_content(&here, &at, false, seen, special, log),
+            Kind::Dir => walk_content(&*here, &at, false, seen, special, log),
             Kind::File => {
                 seen.insert(at);
             }

@@ -11,12 +11,11 @@ mod versions;
 use std::collections::HashSet;
 
 use trawl_digest::Algorithm;
-use trawl_read::DirAt;
 
 use crate::inventory::{self, Inventory, SPEC_VERSIONS, algorithm};
 use crate::log::Log;
 pub(crate) use crate::tree::{Kind, Name, join};
-use crate::tree::{Unread, list, open_rel, read_small};
+use crate::tree::{OcflDir, Unread};
 use files::{content, version_dirs};
 use versions::{version_gaps, version_inventories};
 
@@ -86,12 +85,12 @@ pub(crate) fn namaste_value(content: &str) -> String {
 
 /// Checks the object at `dir`. `shown` is how findings name the object's files (empty: as
 /// paths below it).
-pub(crate) fn check(dir: &DirAt) -> Checked {
+pub(crate) fn check(dir: &dyn OcflDir) -> Checked {
     let mut c = Checked {
         spec: DEFAULT_SPEC.into(),
         ..Checked::default()
     };
-    let entries = match list(dir) {
+    let entries = match dir.list() {
         Ok(e) => e,
         Err(e) => {
             c.log.error(
@@ -150,7 +149,7 @@ pub(crate) fn check(dir: &DirAt) -> Checked {
 
 /// The `0=` files: exactly one, `0=ocfl_object_1.x`, holding its own name's value. Sets the
 /// spec version; returns the declarations' names (the object root may hold them).
-fn declaration(dir: &DirAt, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Name> {
+fn declaration(dir: &dyn OcflDir, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Name> {
     let names: Vec<Name> = entries
         .iter()
         .filter(|(n, _)| n.starts_with(b"0="))
@@ -179,7 +178,8 @@ fn declaration(dir: &DirAt, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Na
             Some(v) if best.is_none_or(|b| v > b) => {
                 best = Some(v);
                 let want = format!("ocfl_object_{v}");
-                let ok = read_small(dir, n, 4096)
+                let ok = dir
+                    .read_small(n, 4096)
                     .map(|b| namaste_value(&String::from_utf8_lossy(&b)) == want)
                     .unwrap_or(false);
                 if !ok {
@@ -213,12 +213,12 @@ fn declaration(dir: &DirAt, entries: &[(Name, Kind)], c: &mut Checked) -> Vec<Na
 /// Reads and checks the inventory at `rel`, returned with its bytes; `None` when it cannot be
 /// read or parsed (E033).
 fn read_inventory(
-    dir: &DirAt,
+    dir: &dyn OcflDir,
     rel: &str,
     default_spec: &str,
     log: &mut Log,
 ) -> Option<(Inventory, Vec<u8>)> {
-    match read_small(dir, rel.as_bytes(), INVENTORY_CAP) {
+    match dir.read_small(rel.as_bytes(), INVENTORY_CAP) {
         Ok(raw) => inventory::check(&raw, rel.as_bytes(), default_spec, log).map(|inv| (inv, raw)),
         Err(e) => {
             log.error("E033", rel, format!("cannot be read: {e}"));
@@ -234,14 +234,14 @@ pub(crate) fn digest_of(alg: &str, raw: &[u8]) -> String {
 
 /// The sidecar of the inventory at `inv` (its bytes `raw`), `inventory.json.ALG`: present, one
 /// line `DIGEST inventory.json`, the digest the inventory has.
-pub(crate) fn sidecar(dir: &DirAt, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
+pub(crate) fn sidecar(dir: &dyn OcflDir, inv: &str, raw: &[u8], alg: &str, log: &mut Log) {
     sidecar_of(dir, inv, &digest_of(alg, raw), alg, log);
 }
 
 /// As [`sidecar`], the inventory's digest (`actual`, hex) already computed.
-pub(crate) fn sidecar_of(dir: &DirAt, inv: &str, actual: &str, alg: &str, log: &mut Log) {
+pub(crate) fn sidecar_of(dir: &dyn OcflDir, inv: &str, actual: &str, alg: &str, log: &mut Log) {
     let name = format!("{inv}.{alg}");
-    let text = match read_small(dir, name.as_bytes(), 4096) {
+    let text = match dir.read_small(name.as_bytes(), 4096) {
         Ok(t) => t,
         Err(Unread::Missing) => {
             log.error(
@@ -292,7 +292,7 @@ fn object_root(
     entries: &[(Name, Kind)],
     declarations: &[Name],
     root: &Inventory,
-    dir: &DirAt,
+    dir: &dyn OcflDir,
     c: &mut Checked,
 ) {
     let expected = [
@@ -336,10 +336,11 @@ pub(crate) fn is_version_name(n: &[u8]) -> bool {
 }
 
 /// `extensions/` holds only directories, each (SHOULD) a registered extension.
-fn extensions(object: &DirAt, log: &mut Log) {
-    let Ok(entries) = open_rel(object, b"extensions")
+fn extensions(object: &dyn OcflDir, log: &mut Log) {
+    let Ok(entries) = object
+        .open(b"extensions")
         .map_err(|_| ())
-        .and_then(|d| list(&d).map_err(|_| ()))
+        .and_then(|d| d.list().map_err(|_| ()))
     else {
         log.error("E067", "extensions", "cannot be listed");
         return;

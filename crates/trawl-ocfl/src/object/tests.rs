@@ -3,6 +3,7 @@
 use super::*;
 use crate::inventory::tests::{d, sound};
 use std::path::Path;
+use trawl_read::DirAt;
 
 pub(crate) fn put(dir: &Path, rel: &str, bytes: &[u8]) {
     let p = dir.join(rel);

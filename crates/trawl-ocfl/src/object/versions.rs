@@ -5,13 +5,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
-use trawl_read::DirAt;
 
 use super::{Checked, INVENTORY_CAP, Kind, Name, is_version_name};
 use super::{digest_of, read_inventory, sidecar, sidecar_of};
 use crate::inventory::{self, Inventory, digest_paths, normalized};
 use crate::log::Log;
-use crate::tree::{kind_of, read_small};
+use crate::tree::OcflDir;
 
 /// Digests given for content paths by earlier versions' inventories, by path.
 pub(super) type Prior = BTreeMap<String, GivenFor>;
@@ -31,7 +30,7 @@ struct Given {
 /// bytes' length and digest, `root_sum`), the earlier ones sound and consistent with it.
 /// Returns the digests they give for content, and each version's sidecar name.
 pub(super) fn version_inventories(
-    dir: &DirAt,
+    dir: &dyn OcflDir,
     (root, root_sum): (&Inventory, (usize, String)),
     linked: &HashSet<&[u8]>,
     c: &mut Checked,
@@ -44,7 +43,7 @@ pub(super) fn version_inventories(
             continue;
         }
         let rel = format!("{v}/inventory.json");
-        let kind = kind_of(dir, rel.as_bytes());
+        let kind = dir.kind_of(rel.as_bytes());
         if matches!(kind, Some(Kind::Other | Kind::Dir)) {
             c.log.error(
                 "E015",
@@ -85,8 +84,13 @@ pub(super) fn version_inventories(
 
 /// The newest version's inventory, at `rel`: the root's bytes (held to them by length and
 /// digest), with its sidecar.
-fn newest(dir: &DirAt, rel: &str, (root, root_sum): (&Inventory, &(usize, String)), log: &mut Log) {
-    match read_small(dir, rel.as_bytes(), INVENTORY_CAP) {
+fn newest(
+    dir: &dyn OcflDir,
+    rel: &str,
+    (root, root_sum): (&Inventory, &(usize, String)),
+    log: &mut Log,
+) {
+    match dir.read_small(rel.as_bytes(), INVENTORY_CAP) {
         Err(e) => log.error("E033", rel, format!("cannot be read: {e}")),
         Ok(raw)
             if raw.len() != root_sum.0 || digest_of(&root.digest_algorithm, &raw) != root_sum.1 =>
@@ -114,7 +118,7 @@ impl Given {
     /// Returns the specification it follows (None: it could not be read as an inventory).
     fn earlier(
         &mut self,
-        dir: &DirAt,
+        dir: &dyn OcflDir,
         v: &str,
         root: &Inventory,
         c: &mut Checked,

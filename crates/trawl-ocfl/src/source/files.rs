@@ -8,12 +8,11 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use trawl_digest::Algorithm;
-use trawl_read::DirAt;
 
 use crate::OcflError;
 use crate::inventory::{Inventory, algorithm, digest_paths, normalized, state_of};
 use crate::log::Log;
-use crate::tree::read_small;
+use crate::tree::OcflDir;
 
 /// Digests by algorithm.
 pub(super) type Digests = Vec<(Algorithm, Vec<u8>)>;
@@ -53,7 +52,7 @@ pub(super) fn plain(path: &str) -> Option<Vec<Vec<u8>>> {
 
 /// The files of the object at `dir`, from its root inventory (held to its sidecar) and every
 /// earlier version's, or why there are none.
-pub(super) fn object_files(dir: &DirAt) -> Result<Object, OcflError> {
+pub(super) fn object_files(dir: &dyn OcflDir) -> Result<Object, OcflError> {
     let (inv, alg) = trusted_inventory(dir)?;
     let given = given_digests(dir, &inv, alg);
     Ok(Object {
@@ -65,13 +64,13 @@ pub(super) fn object_files(dir: &DirAt) -> Result<Object, OcflError> {
 /// The object's root inventory and its algorithm, if it lists a version, names an algorithm
 /// trawl computes and matches its sidecar (the inventory's own fixity: one that does not
 /// match is not trusted).
-fn trusted_inventory(dir: &DirAt) -> Result<(Inventory, Algorithm), OcflError> {
-    let raw = read_small(dir, ROOT, crate::object::INVENTORY_CAP).map_err(|source| {
-        OcflError::InventoryUnread {
+fn trusted_inventory(dir: &dyn OcflDir) -> Result<(Inventory, Algorithm), OcflError> {
+    let raw = dir
+        .read_small(ROOT, crate::object::INVENTORY_CAP)
+        .map_err(|source| OcflError::InventoryUnread {
             path: below(ROOT),
             source,
-        }
-    })?;
+        })?;
     let mut log = Log::default();
     let inv = crate::inventory::check(&raw, ROOT, "1.1", &mut log).ok_or_else(|| {
         OcflError::InventoryInvalid {
@@ -108,7 +107,7 @@ fn trusted_inventory(dir: &DirAt) -> Result<(Inventory, Algorithm), OcflError> {
 
 /// Every digest given for a content path, oldest inventory first: the earlier versions'
 /// manifests (each written when its version was), then the root's, then the fixity block's.
-fn given_digests(dir: &DirAt, inv: &Inventory, alg: Algorithm) -> HashMap<String, Digests> {
+fn given_digests(dir: &dyn OcflDir, inv: &Inventory, alg: Algorithm) -> HashMap<String, Digests> {
     let mut given = Given::default();
     for v in &inv.all_versions[..inv.all_versions.len() - 1] {
         if let Some((a, m)) = prior_manifest(dir, v) {
@@ -130,9 +129,11 @@ fn given_digests(dir: &DirAt, inv: &Inventory, alg: Algorithm) -> HashMap<String
 
 /// Version `v`'s own inventory's algorithm and manifest, where it has both (one that cannot
 /// be read or is not JSON gives nothing).
-fn prior_manifest(dir: &DirAt, v: &str) -> Option<(Algorithm, Map<String, Value>)> {
+fn prior_manifest(dir: &dyn OcflDir, v: &str) -> Option<(Algorithm, Map<String, Value>)> {
     let rel = format!("{v}/inventory.json");
-    let raw = read_small(dir, rel.as_bytes(), crate::object::INVENTORY_CAP).ok()?;
+    let raw = dir
+        .read_small(rel.as_bytes(), crate::object::INVENTORY_CAP)
+        .ok()?;
     let mut ignored = Log::default();
     let mut prior = crate::inventory::check(&raw, rel.as_bytes(), "1.1", &mut ignored)?;
     let a = algorithm(&prior.digest_algorithm)?;

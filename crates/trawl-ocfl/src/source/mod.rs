@@ -33,7 +33,7 @@ use trawl_walk::{FileEntry, WalkError, WalkItem, WalkOptions};
 use crate::log::Log;
 use crate::object::is_version_name;
 use crate::root::{self, Found};
-use crate::tree::{Name, join, list, open_rel};
+use crate::tree::{Name, OcflDir, join, list, open_rel};
 use files::{Content, Digests, Files, object_files, plain};
 
 /// A walk's item refusing `path` for `reason`.
@@ -149,7 +149,7 @@ impl OcflSource {
     fn object(
         &mut self,
         (ri, root, rd): (usize, &Path, &RootDir),
-        (rel, dir): (&[u8], DirAt),
+        (rel, dir): (&[u8], Box<dyn OcflDir>),
         item: &mut dyn FnMut(WalkItem) -> ControlFlow<CatalogError>,
     ) -> ControlFlow<CatalogError> {
         let at = if rel.is_empty() {
@@ -159,7 +159,7 @@ impl OcflSource {
         };
         // Refused as a whole, the object is named by its directory: what was registered in
         // it is then not called missing.
-        let object = match object_files(&dir) {
+        let object = match object_files(&*dir) {
             Ok(o) => o,
             Err(why) => return item(refused(at, format!("{why}: the object is not audited"))),
         };
@@ -227,14 +227,16 @@ impl Source for OcflSource {
                 }
             };
             if !root::is_storage_root(&entries) && !root::lacks_declaration(&entries) {
-                if let ControlFlow::Break(e) = self.object((ri, root, &rd), (b"", top), item) {
+                if let ControlFlow::Break(e) =
+                    self.object((ri, root, &rd), (b"", Box::new(top)), item)
+                {
                     return Err(e.into());
                 }
                 continue;
             }
             // Every object the hierarchy holds is audited, whatever its name's bytes; what may
             // hold one and cannot be checked is named, never passed over.
-            let mut walk = root::Walk::new(top, &entries);
+            let mut walk = root::Walk::new(Box::new(top), &entries);
             // The hierarchy's own faults are `ocfl validate`'s to report: its log is dropped
             // as it goes.
             let mut log = Log::default();
