@@ -25,18 +25,21 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
     let warnings = !plan.no_warnings && !plan.quiet;
     let (mut invalid, mut trouble) = (false, false);
     let stop = crate::stop::current();
-    for path in &plan.paths {
+    for (i, path) in plan.paths.iter().enumerate() {
         let bar = crate::progress::Bar::new(plan.quiet || plan.json);
         let mut failed: Option<anyhow::Error> = None;
-        let r = trawl_ocfl::validate(path, &plan.cfg, &bar, &stop, &mut |o| match say_object(
-            &plan, path, o, warnings,
-        ) {
+        let mut each = |o: &ObjectReport| match say_object(&plan, path, o, warnings) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => {
                 failed = Some(e);
                 ControlFlow::Break(())
             }
-        });
+        };
+        let r = match &plan.objects {
+            Some(objects) => validate_objects(objects, i, path, &plan, &bar, &stop, &mut each),
+            None => trawl_ocfl::validate(path, &plan.cfg, &bar, &stop, &mut each)
+                .map_err(|e| e.to_string()),
+        };
         drop(bar);
         if let Some(e) = failed {
             return Err(e);
@@ -63,6 +66,23 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Ok
     })
+}
+
+/// `ocfl validate s3://BUCKET/PREFIX` of path `i` (root `i` of `objects`): its top level
+/// listed, then validated as the same tree on disk is, one "directory" listed at a time.
+fn validate_objects(
+    objects: &trawl_s3::ObjectSource,
+    i: usize,
+    path: &std::path::Path,
+    plan: &OcflPlan,
+    bar: &crate::progress::Bar,
+    stop: &trawl_stop::Stop,
+    each: &mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
+) -> Result<OcflSummary, String> {
+    let url = objects.roots()[i].clone();
+    let tree =
+        trawl_s3::OcflObjects::open(objects.store_arc(), url, path).map_err(|e| e.to_string())?;
+    trawl_ocfl::validate_tree(&tree, &plan.cfg, bar, stop, each).map_err(|e| e.to_string())
 }
 
 /// Says findings, each an error or a warning.

@@ -436,6 +436,8 @@ pub struct OcflPlan {
     pub cfg: ScanConfig,
     /// `-q`.
     pub quiet: bool,
+    /// `ocfl validate s3://...`: the paths' prefixes (root `i` is path `i`) and their store.
+    pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
 }
 
 impl OcflPlan {
@@ -446,7 +448,10 @@ impl OcflPlan {
                 "-L/--follow: ocfl validate follows no link (an OCFL object holds files, and a link in it is named as a problem)"
             );
         }
+        // The flags that mean nothing for objects are refused as a scan of them refuses them.
+        let objects = super::stores::object_roots(&a.paths, &a.read, &a.store.store(), None)?;
         Ok(OcflPlan {
+            objects,
             paths: a.paths.clone(),
             json: a.json,
             no_warnings: a.no_warnings,

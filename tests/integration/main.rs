@@ -26,6 +26,7 @@ mod objects_bag;
 mod objects_check;
 mod objects_exclude;
 mod objects_hostile;
+mod objects_ocfl;
 mod objects_scan;
 mod objects_verify;
 mod ocfl;

@@ -9,7 +9,7 @@ use crate::s3_support::{Checksum, Env, FaultProxy, Uploader, s3s_with_bucket, tr
 use crate::util::{Dir, Run, noise};
 
 /// Uploads every file under `dir` as `bkt/PREFIX/NAME`.
-fn upload(up: &Uploader, dir: &Path, prefix: &str) {
+pub(crate) fn upload(up: &Uploader, dir: &Path, prefix: &str) {
     let mut todo = vec![dir.to_path_buf()];
     while let Some(at) = todo.pop() {
         for e in std::fs::read_dir(&at).unwrap() {

@@ -7,7 +7,9 @@
 //! ([`Store::stored`], a [`Stored`]: its ETag and checksums, and what each proves against
 //! trawl's digests, [`Stored::compare`]), and [`ObjectSource`]: a reading service's
 //! [`trawl_scan::Source`] whose bytes come from the store, for every command that reads; a
-//! bag under a prefix is [`BagObjects`], the [`trawl_bag::BagTree`] a bag validation reads.
+//! bag under a prefix is [`BagObjects`], the [`trawl_bag::BagTree`] a bag validation reads; an
+//! OCFL storage root or object under one is [`OcflObjects`], the [`trawl_ocfl::OcflTree`] an
+//! OCFL validation reads.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -21,6 +23,7 @@ mod depth;
 mod error;
 mod etag;
 mod list;
+mod ocfl;
 mod parts;
 mod range;
 mod source;
@@ -34,6 +37,7 @@ pub use connect::{Connection, Store};
 pub use error::{S3Error, StoreFault};
 pub use etag::multipart_etag;
 pub use list::Listed;
+pub use ocfl::{OcflObjects, OcflObjectsError};
 pub use source::{OBJECT_DEV, ObjectSource, object_ino};
 pub use stored::{Check, Proof, Stored, StoredKind};
 pub use url::{ObjectUrl, UrlError, is_object_url};

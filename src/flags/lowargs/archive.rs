@@ -88,8 +88,9 @@ pub struct BagValidateArgs {
     pub store: BagStoreArgs,
 }
 
-/// How `bag validate s3://...` reaches the store: [`super::StoreArgs`]' flags, the shared
-/// config's profile given as `--aws-profile` (`--profile` is a BagIt Profile here).
+/// How `bag validate s3://...` and `ocfl validate s3://...` reach the store:
+/// [`super::StoreArgs`]' flags, the shared config's profile given as `--aws-profile`
+/// (`--profile` is a BagIt Profile in `bag validate`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct BagStoreArgs {
     /// An S3-compatible store's URL, e.g. http://127.0.0.1:9000 (default: AWS_ENDPOINT_URL,
@@ -137,13 +138,15 @@ const OCFL_EXAMPLES: &str = "Examples:
   trawl ocfl validate /repo/ocfl-root         every object, each problem with its code
   trawl ocfl validate --json /repo/obj > r    one JSON record per object, then the totals
   trawl ocfl validate -q /repo/ocfl-root      only what is wrong
+  trawl ocfl validate s3://bucket/ocfl-root --endpoint http://127.0.0.1:9000
 
 Exit codes: 0 valid (warnings allowed), 1 invalid, 2 some content unreadable or a path
 not checked. More: docs/commands/ocfl.md.";
 
 #[derive(Debug, Args)]
 pub struct OcflValidateArgs {
-    /// Storage roots (a directory holding 0=ocfl_1.x) or objects (holding 0=ocfl_object_1.x).
+    /// Storage roots (a directory holding 0=ocfl_1.x) or objects (holding 0=ocfl_object_1.x),
+    /// on disk or under s3://BUCKET/PREFIX.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Print JSON Lines on stdout (one record per object, then one per path's totals) instead
@@ -155,6 +158,8 @@ pub struct OcflValidateArgs {
     pub no_warnings: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub store: BagStoreArgs,
 }
 
 #[derive(Debug, Args)]
