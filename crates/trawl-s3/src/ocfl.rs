@@ -64,9 +64,12 @@ struct Shared {
     kept: Mutex<VecDeque<(String, Arc<Level>)>>,
 }
 
-/// One "directory": its entries sorted by name, each file with what the listing gave of it.
+/// A directory's entry: its name, what it is, and for a file what the listing gave of it.
+type Entry = (Name, Kind, Option<Listed>);
+
+/// One "directory": its entries sorted by name (a directory before an entry of its name).
 struct Level {
-    entries: Vec<(Name, Kind, Option<Listed>)>,
+    entries: Vec<Entry>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -149,24 +152,11 @@ impl Shared {
         if let Some((_, l)) = lock(&self.kept).iter().find(|(p, _)| p == prefix) {
             return Ok(l.clone());
         }
-        let mut entries = Vec::new();
+        let mut files = Vec::new();
         let subs = self.store.list_level(&self.url, prefix, &mut |l| {
-            entries.extend(file_entry(prefix, l));
+            files.extend(file_entry(prefix, l));
         })?;
-        entries.extend(subs.iter().map(|s| dir_entry(prefix, s)));
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        // A name that is both a key and a "directory" (`a` and `a/b`): the directory is
-        // the entry, the key one that is no file (a disk has no such pair).
-        for i in 1..entries.len() {
-            if entries[i].0 == entries[i - 1].0 {
-                for e in [i - 1, i] {
-                    if entries[e].1 == Kind::File {
-                        entries[e].1 = Kind::Other;
-                        entries[e].2 = None;
-                    }
-                }
-            }
-        }
+        let entries = entries_of(prefix, files, &subs);
         let level = Arc::new(Level { entries });
         let mut kept = lock(&self.kept);
         if kept.len() >= LEVELS_KEPT {
@@ -177,11 +167,39 @@ impl Shared {
     }
 }
 
+/// A level's entries: its keys' (`files`, as [`file_entry`] makes them) and its common
+/// prefixes', sorted by name. A name that is both a key and a "directory" (`a` and `a/b`) is
+/// the directory, and an entry that is no file (a disk has no such pair).
+fn entries_of(prefix: &str, mut files: Vec<Entry>, subs: &[String]) -> Vec<Entry> {
+    files.extend(subs.iter().map(|s| dir_entry(prefix, s)));
+    files.sort_by(|a, b| a.0.cmp(&b.0).then(kind_order(a.1).cmp(&kind_order(b.1))));
+    for i in 1..files.len() {
+        if files[i].0 == files[i - 1].0 {
+            for e in [i - 1, i] {
+                if files[e].1 == Kind::File {
+                    files[e].1 = Kind::Other;
+                    files[e].2 = None;
+                }
+            }
+        }
+    }
+    files
+}
+
+/// Of entries of one name, the directory first: the one a path is looked up through.
+fn kind_order(k: Kind) -> u8 {
+    match k {
+        Kind::Dir => 0,
+        Kind::File => 1,
+        Kind::Other => 2,
+    }
+}
+
 /// A key listed in the "directory" `prefix` as its entry: a file where it is one plain name
 /// there; none for the directory's own marker (the prefix itself); else an entry that is no
 /// file, named by what follows the prefix (the whole key where the store listed one not
 /// below it), never read.
-fn file_entry(prefix: &str, l: Listed) -> Option<(Name, Kind, Option<Listed>)> {
+fn file_entry(prefix: &str, l: Listed) -> Option<Entry> {
     let Some(rest) = l.key.strip_prefix(prefix) else {
         return Some((l.key.into_bytes(), Kind::Other, None));
     };
@@ -197,7 +215,7 @@ fn file_entry(prefix: &str, l: Listed) -> Option<(Name, Kind, Option<Listed>)> {
 /// A common prefix listed in the "directory" `prefix` as its entry: a directory where it is
 /// one plain name there, else an entry that is none, named with its closing `/` (which no
 /// name holds: `../`, `/` for an empty segment), never listed.
-fn dir_entry(prefix: &str, sub: &str) -> (Name, Kind, Option<Listed>) {
+fn dir_entry(prefix: &str, sub: &str) -> Entry {
     match sub.strip_prefix(prefix).and_then(|r| r.strip_suffix('/')) {
         Some(seg) if is_plain_name(seg.as_bytes()) => (seg.as_bytes().to_vec(), Kind::Dir, None),
         Some(seg) => (format!("{seg}/").into_bytes(), Kind::Other, None),
@@ -269,9 +287,11 @@ impl ObjectsDir {
             return Err(not_plain(name));
         }
         let level = self.level().map_err(unread)?;
-        match level.entries.binary_search_by(|e| e.0.as_slice().cmp(name)) {
-            Ok(i) => Ok((level.entries[i].1, level.entries[i].2.clone())),
-            Err(_) => Err(Unread::Missing),
+        // The first of its name: a directory where there is one.
+        let i = level.entries.partition_point(|e| e.0.as_slice() < name);
+        match level.entries.get(i) {
+            Some((n, k, l)) if n == name => Ok((*k, l.clone())),
+            _ => Err(Unread::Missing),
         }
     }
 
@@ -408,6 +428,29 @@ mod tests {
                 "{sub}"
             );
         }
+    }
+
+    /// A key and a "directory" of one name: the directory is the entry looked up, the key no
+    /// file (never read); the rest sorted by name.
+    #[test]
+    fn a_name_both_key_and_directory_is_the_directory() {
+        let p = "r/";
+        let files = ["r/v1", "r/b", "r/a"]
+            .iter()
+            .filter_map(|k| file_entry(p, listed(k, None)))
+            .collect();
+        let e = entries_of(p, files, &["r/v1/".to_string()]);
+        let got: Vec<(&[u8], Kind)> = e.iter().map(|(n, k, _)| (n.as_slice(), *k)).collect();
+        assert_eq!(
+            got,
+            [
+                (&b"a"[..], Kind::File),
+                (b"b", Kind::File),
+                (b"v1", Kind::Dir),
+                (b"v1", Kind::Other)
+            ]
+        );
+        assert!(e[3].2.is_none());
     }
 
     #[test]
