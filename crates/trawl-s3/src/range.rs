@@ -17,7 +17,7 @@ use crate::{S3Error, StoreFault};
 /// Bytes asked for by one request (an object up to this size is one request).
 pub(crate) const RANGE: u64 = 4 << 20;
 /// Requests for one object in flight at most.
-pub(crate) const PER_OBJECT: usize = 4;
+pub(crate) const PER_OBJECT: usize = 16;
 /// Pieces read and not yet consumed, per object.
 pub(crate) const AHEAD: usize = 2;
 
@@ -201,7 +201,11 @@ async fn get_range(
             }
         };
         drop(permit);
-        depth.answered(wait, t0.elapsed().saturating_sub(wait));
+        depth.answered(
+            wait,
+            t0.elapsed().saturating_sub(wait),
+            first + buf.len() as u64 - start,
+        );
         if buf.len() == expected {
             return Ok((buf.freeze(), pin));
         }

@@ -27,7 +27,7 @@ use crate::{Listed, ObjectUrl, S3Error, Store, StoreFault};
 
 /// The least memory the reads may hold, whatever the buffer pool's size: a few ranges of a
 /// few large objects, and many small ones, in flight.
-const MIN_BUDGET: u64 = 64 << 20;
+const MIN_BUDGET: u64 = 128 << 20;
 /// The budget is counted in these (a semaphore's permits).
 const UNIT: u64 = 4096;
 
