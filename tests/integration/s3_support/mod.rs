@@ -1,10 +1,11 @@
 //! The S3 tests' harness: S3 servers on loopback (s3s-fs in this process, moto as a child), a
-//! fault-injecting proxy in front of either, an uploader, and the environment a `trawl` child
-//! needs to reach them and nothing else.
+//! fault-injecting proxy in front of either, a scripted store, an uploader, and the environment
+//! a `trawl` child needs to reach them and nothing else.
 // Each test uses part of the harness; the parts no test of the moment calls are no mistake.
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod scripted;
 pub mod server;
 pub mod upload;
 
