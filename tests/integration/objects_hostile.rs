@@ -312,6 +312,29 @@ fn a_composite_checksum_is_compared_at_the_part_size_the_store_reports() {
     assert!(gets(&store) > 0, "{:?}", store.requests());
 }
 
+/// A part count no upload has (S3 allows 10,000), planted in a composite checksum's `-N`: no
+/// part size is guessed from it (one byte a part would hold a digest per byte of the file, a
+/// few hundred MiB for this 4 MiB one); the object is read instead, in bounded memory.
+#[test]
+fn a_planted_part_count_is_not_believed() {
+    let data = Arc::new(noise(4 * MIB, 5));
+    let d = Dir::new();
+    d.create(b"local/big", &data);
+    let planted = format!("{}-{}", "A".repeat(43) + "=", data.len());
+    let store = multipart_store(data.clone(), 1, planted, false);
+    let (code, rss) =
+        crate::s3_support::peak_rss_with(&d, &store.env(), &["check", "-q", "local", "s3://bkt/p"]);
+    assert_eq!(code, 0);
+    assert!(rss < 150 << 20, "peak RSS {} MiB", rss >> 20);
+    assert!(
+        store
+            .requests()
+            .iter()
+            .any(|q| q.method == "GET" && q.range.is_some()),
+        "the object is read"
+    );
+}
+
 /// A bag's `bagit.txt` that a store lists as a terabyte and answers without end: read to its
 /// cap (64 KiB and a byte), then refused naming it, in a bounded number of requests.
 #[test]
