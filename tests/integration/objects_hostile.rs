@@ -543,3 +543,39 @@ fn a_listing_that_never_ends_fails_naming_the_prefix() {
         }
     }
 }
+
+/// A store holds `data/a` and `data/a/b` at once, as no directory can: a bag whose manifests
+/// list both, every digest right, is not valid (no copy of it on disk could hold what they
+/// list), naming the object the other lies below.
+#[test]
+fn an_object_and_objects_below_it_are_no_valid_bag() {
+    let (a, b) = (b"A\n".to_vec(), b"B\n".to_vec());
+    let manifest = format!("{}  data/a\n{}  data/a/b\n", sha256_hex(&a), sha256_hex(&b));
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("p/bag-info.txt", b"Payload-Oxum: 4.2\n".to_vec()),
+        (
+            "p/bagit.txt",
+            b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n".to_vec(),
+        ),
+        ("p/data/a", a),
+        ("p/data/a/b", b),
+        ("p/manifest-sha256.txt", manifest.into_bytes()),
+    ];
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            let keys: Vec<(&str, i64)> = files.iter().map(|(k, v)| (*k, v.len() as i64)).collect();
+            return listing_for(r, &keys);
+        }
+        let (_, v) = files
+            .iter()
+            .find(|(k, _)| r.path == format!("/bkt/{k}"))
+            .unwrap();
+        let (a, b) = r.range.unwrap_or((0, v.len() as u64 - 1));
+        partial(v, a, b, Some("e"))
+    });
+    let d = Dir::new();
+    let r = trawl_with(&d, &store.env(), &["bag", "validate", "s3://bkt/p"]);
+    r.code(1)
+        .stdout_has("s3://bkt/p is NOT valid: 1 problem")
+        .stderr_has("s3://bkt/p: data/a: an object, and objects below it as a directory");
+}
