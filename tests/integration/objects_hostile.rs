@@ -507,11 +507,12 @@ fn common_prefixes_outside_the_level_or_twice_are_never_listed_or_read_twice() {
 
 /// Listings that never end (the same page asked for again, pages of keys listed already under
 /// new tokens, empty pages without end) fail the run, naming the prefix, instead of running
-/// on: a bag's validation and a scan each exit 2 in seconds.
+/// on: a bag's validation and a scan each exit 2 in seconds. So does one that says it goes on
+/// and gives no token to go on from (it ended there, the rest unlisted without a word).
 #[test]
 fn a_listing_that_never_ends_fails_naming_the_prefix() {
     use crate::s3_support::scripted::{listing_page, param};
-    for way in ["same token", "same keys", "empty pages"] {
+    for way in ["same token", "same keys", "empty pages", "no token"] {
         let n = std::sync::atomic::AtomicU64::new(0);
         let store = Scripted::start(move |r| {
             if !is_list(r) {
@@ -526,6 +527,16 @@ fn a_listing_that_never_ends_fails_naming_the_prefix() {
                 "empty pages" if param(r, "continuation-token").is_some() => &[],
                 _ => &[("p/bagit.txt", 1), ("p/data/a", 1)],
             };
+            if way == "no token" {
+                // Truncated, with nothing to go on from: the rest would be missing unsaid.
+                let mut page = listing_page(keys, &[], None);
+                let Body::Bytes(b) = &mut page.body;
+                let x = String::from_utf8(b.clone()).unwrap();
+                *b = x
+                    .replace("<IsTruncated>false", "<IsTruncated>true")
+                    .into_bytes();
+                return page;
+            }
             listing_page(keys, &[], Some(&next))
         });
         let d = Dir::new();
@@ -536,8 +547,11 @@ fn a_listing_that_never_ends_fails_naming_the_prefix() {
             let mut c = d.cmd();
             store.env().apply(&mut c.cmd);
             let r = c.args(args).run_within(60);
-            r.code(2)
-                .stderr_has("s3://bkt/p/: cannot list: the store's listing does not advance");
+            let says = match way {
+                "no token" => "s3://bkt/p/: cannot list: the store says its listing goes on",
+                _ => "s3://bkt/p/: cannot list: the store's listing does not advance",
+            };
+            r.code(2).stderr_has(says);
             let lists = store.requests().iter().filter(|q| is_list(q)).count();
             assert!(lists < 1000, "{way}: {lists} listings");
         }

@@ -168,9 +168,13 @@ impl Taking {
         asked: Option<&str>,
     ) -> Result<Option<String>, &'static str> {
         let taken = std::mem::take(&mut self.fresh);
-        let token = match out.next_continuation_token() {
-            Some(t) if out.is_truncated() == Some(true) => t,
-            _ => return Ok(None),
+        if out.is_truncated() != Some(true) {
+            return Ok(None);
+        }
+        // Ending here would leave the rest unlisted without a word: every object after it
+        // missing to an audit.
+        let Some(token) = out.next_continuation_token().filter(|t| !t.is_empty()) else {
+            return Err("the store says its listing goes on, and gives no token to go on from");
         };
         let given = out.contents().len() + out.common_prefixes().len();
         self.empty = if given == 0 { self.empty + 1 } else { 0 };
@@ -515,5 +519,14 @@ mod tests {
             assert!(take(&mut t, &[], Some(&asked), Some(&next)).is_ok(), "{i}");
         }
         assert!(take(&mut t, &[], Some("x"), Some("y")).is_err());
+        // Truncated, and no token (or an empty one) to go on from.
+        let mut t = Taking::new("p/", true);
+        for token in [None, Some(String::new())] {
+            let out = ListObjectsV2Output::builder()
+                .is_truncated(true)
+                .set_next_continuation_token(token)
+                .build();
+            assert!(t.next(&out, None).is_err());
+        }
     }
 }
