@@ -3,184 +3,13 @@
 //! no XML 1.0 text can hold, and flags that carry secrets. Each test names a way a store or
 //! an argument could make trawl report bytes it did not read, or print what it must not.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
-
+use crate::s3_support::scripted::{
+    Body, Resp, Scripted, encoded_listing, is_list, listing, listing_for, partial,
+};
 use crate::s3_support::{Env, trawl_with};
 use crate::util::{Dir, noise};
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// One request to the scripted store: method, decoded path (`/BUCKET/KEY`), query, and the
-/// byte range asked for (`bytes=A-B`, inclusive).
-#[derive(Clone, Debug)]
-struct Req {
-    method: String,
-    path: String,
-    query: String,
-    range: Option<(u64, u64)>,
-}
-
-/// What the scripted store answers.
-enum Body {
-    Bytes(Vec<u8>),
-}
-
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Body,
-}
-
-impl Resp {
-    fn ok(headers: &[(&str, String)], body: Vec<u8>) -> Resp {
-        Resp {
-            status: 200,
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            body: Body::Bytes(body),
-        }
-    }
-}
-
-/// A store on loopback that answers every request with what its script says, logging each.
-struct Scripted {
-    endpoint: String,
-    log: Arc<Mutex<Vec<Req>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Scripted {
-    fn start(script: impl Fn(&Req) -> Resp + Send + Sync + 'static) -> Scripted {
-        let script = Arc::new(script);
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        let lg = log.clone();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                loop {
-                    let sock = tokio::select! {
-                        r = listener.accept() => match r { Ok((s, _)) => s, Err(_) => continue },
-                        _ = &mut stopped => break,
-                    };
-                    let (script, lg) = (script.clone(), lg.clone());
-                    let svc = hyper::service::service_fn(move |req: hyper::Request<_>| {
-                        let (script, lg) = (script.clone(), lg.clone());
-                        async move {
-                            let r = Req {
-                                method: req.method().to_string(),
-                                path: percent_encoding::percent_decode_str(req.uri().path())
-                                    .decode_utf8_lossy()
-                                    .into_owned(),
-                                query: req.uri().query().unwrap_or("").to_string(),
-                                range: req
-                                    .headers()
-                                    .get("range")
-                                    .and_then(|v| v.to_str().ok())
-                                    .and_then(|v| v.strip_prefix("bytes="))
-                                    .and_then(|v| v.split_once('-'))
-                                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?))),
-                            };
-                            lg.lock().unwrap().push(r.clone());
-                            let resp = script(&r);
-                            let mut b = hyper::Response::builder().status(resp.status);
-                            for (k, v) in &resp.headers {
-                                b = b.header(k, v);
-                            }
-                            let body: BoxBody<Bytes, BoxError> = match resp.body {
-                                Body::Bytes(v) => {
-                                    Full::new(Bytes::from(v)).map_err(|e| match e {}).boxed()
-                                }
-                            };
-                            Ok::<_, std::convert::Infallible>(b.body(body).unwrap())
-                        }
-                    });
-                    tokio::spawn(async move {
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(hyper_util::rt::TokioIo::new(sock), svc)
-                            .await;
-                    });
-                }
-            });
-            rt.shutdown_timeout(Duration::from_secs(1));
-        });
-        Scripted {
-            endpoint,
-            log,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-
-    fn env(&self) -> Env {
-        Env::for_endpoint(&self.endpoint)
-    }
-
-    fn requests(&self) -> Vec<Req> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// A ListObjectsV2 answer holding `keys` (key, size, ETag).
-fn listing(keys: &[(&str, i64, Option<&str>)]) -> Resp {
-    let mut x = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult \
-         xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bkt</Name><IsTruncated>false</IsTruncated>",
-    );
-    for (k, size, etag) in keys {
-        x.push_str(&format!("<Contents><Key>{k}</Key><Size>{size}</Size>"));
-        if let Some(e) = etag {
-            x.push_str(&format!("<ETag>&quot;{e}&quot;</ETag>"));
-        }
-        x.push_str("<LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>");
-    }
-    x.push_str("</ListBucketResult>");
-    Resp::ok(
-        &[("content-type", "application/xml".to_string())],
-        x.into_bytes(),
-    )
-}
-
-fn is_list(r: &Req) -> bool {
-    r.method == "GET" && r.query.contains("list-type=2")
-}
-
-/// Bytes `a..=b` of `data` as a 206 answer saying they are bytes `a..=b` of it.
-fn partial(data: &[u8], a: u64, b: u64, etag: Option<&str>) -> Resp {
-    let mut h = vec![("content-range", format!("bytes {a}-{b}/{}", data.len()))];
-    if let Some(e) = etag {
-        h.push(("etag", format!("\"{e}\"")));
-    }
-    let mut r = Resp::ok(&h, data[a as usize..=b as usize].to_vec());
-    r.status = 206;
-    r
-}
 
 const MIB: usize = 1 << 20;
 
@@ -319,26 +148,6 @@ fn a_key_with_a_control_character_does_not_hide_the_prefix() {
         assert!(r.stdout.lines().any(|l| l == want), "{want}\n{}", r.stdout);
     }
     assert!(r.stdout.contains(&sha256_hex(b"one")), "{}", r.stdout);
-}
-
-/// A listing whose keys are URL-encoded (as trawl asks), `keys` as the store wrote them.
-fn encoded_listing(keys: &[(&str, i64)]) -> Resp {
-    let mut x = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult \
-         xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>bkt</Name>\
-         <EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>",
-    );
-    for (k, size) in keys {
-        x.push_str(&format!(
-            "<Contents><Key>{k}</Key><Size>{size}</Size>\
-             <LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>"
-        ));
-    }
-    x.push_str("</ListBucketResult>");
-    Resp::ok(
-        &[("content-type", "application/xml".to_string())],
-        x.into_bytes(),
-    )
 }
 
 /// Keys that are not UTF-8 once decoded (`%FF`, `%FE`) would both become `x\u{FFFD}` in a
@@ -503,6 +312,29 @@ fn a_composite_checksum_is_compared_at_the_part_size_the_store_reports() {
     assert!(gets(&store) > 0, "{:?}", store.requests());
 }
 
+/// A part count no upload has (S3 allows 10,000), planted in a composite checksum's `-N`: no
+/// part size is guessed from it (one byte a part would hold a digest per byte of the file, a
+/// few hundred MiB for this 4 MiB one); the object is read instead, in bounded memory.
+#[test]
+fn a_planted_part_count_is_not_believed() {
+    let data = Arc::new(noise(4 * MIB, 5));
+    let d = Dir::new();
+    d.create(b"local/big", &data);
+    let planted = format!("{}-{}", "A".repeat(43) + "=", data.len());
+    let store = multipart_store(data.clone(), 1, planted, false);
+    let (code, rss) =
+        crate::s3_support::peak_rss_with(&d, &store.env(), &["check", "-q", "local", "s3://bkt/p"]);
+    assert_eq!(code, 0);
+    assert!(rss < 150 << 20, "peak RSS {} MiB", rss >> 20);
+    assert!(
+        store
+            .requests()
+            .iter()
+            .any(|q| q.method == "GET" && q.range.is_some()),
+        "the object is read"
+    );
+}
+
 /// A bag's `bagit.txt` that a store lists as a terabyte and answers without end: read to its
 /// cap (64 KiB and a byte), then refused naming it, in a bounded number of requests.
 #[test]
@@ -554,23 +386,30 @@ fn bag_keys_outside_the_prefix_or_no_plain_name_are_named_and_never_read() {
         ),
         ("p/data/a".into(), a),
     ];
-    let odd = [
-        "q/secret",
-        "p/data/../../q/secret",
-        "p/data//a",
-        "p/./bagit.txt",
-    ];
+    let odd = ["p/data/../../q/secret", "p/data//a", "p/./bagit.txt"];
     let served = files.clone();
     let store = Scripted::start(move |r| {
         if is_list(r) {
-            let mut keys: Vec<(&str, i64, Option<&str>)> = served
+            let mut keys: Vec<(&str, i64)> = served
                 .iter()
-                .map(|(k, v)| (k.as_str(), v.len() as i64, Some("e")))
+                .map(|(k, v)| (k.as_str(), v.len() as i64))
                 .collect();
-            keys.extend(odd.iter().map(|k| (*k, 3, Some("e"))));
+            keys.extend(odd.iter().map(|k| (*k, 3)));
             // In key order, as a listing is (a key out of order is refused for that alone).
             keys.sort();
-            return listing(&keys);
+            let mut answer = listing_for(r, &keys);
+            // A key not below the prefix at all, in the first level's answer.
+            if let Body::Bytes(b) = &mut answer.body
+                && r.query.contains("delimiter")
+            {
+                let x = String::from_utf8(b.clone()).unwrap().replacen(
+                    "<Contents>",
+                    "<Contents><Key>q/secret</Key><Size>3</Size></Contents><Contents>",
+                    1,
+                );
+                *b = x.into_bytes();
+            }
+            return answer;
         }
         match served.iter().find(|(k, _)| r.path == format!("/bkt/{k}")) {
             Some((_, v)) => {
@@ -590,6 +429,7 @@ fn bag_keys_outside_the_prefix_or_no_plain_name_are_named_and_never_read() {
     for key in odd {
         r.stderr_has(&format!("s3://bkt/{key}: a key that is not one plain name"));
     }
+    r.stderr_has("s3://bkt/q/secret: listed where it is not");
     let asked: Vec<String> = store.requests().iter().map(|q| q.path.clone()).collect();
     assert!(
         !asked
@@ -598,4 +438,158 @@ fn bag_keys_outside_the_prefix_or_no_plain_name_are_named_and_never_read() {
         "{asked:?}"
     );
     assert!(asked.iter().any(|p| p == "/bkt/p/data/a"), "{asked:?}");
+}
+
+/// Each key is one listing's to give, once: a store whose first level names common prefixes
+/// outside the prefix (`other/`), the prefix itself, two levels down, or one twice, and whose
+/// listing of a "directory" gives a key of another, has none of those listed or read, and no
+/// object read twice; each is named, and the run exits 2.
+#[test]
+fn common_prefixes_outside_the_level_or_twice_are_never_listed_or_read_twice() {
+    use crate::s3_support::scripted::{listing_page, param};
+    let store = Scripted::start(|r| {
+        if !is_list(r) {
+            let body = b"obj".to_vec();
+            let (a, b) = r.range.unwrap_or((0, 2));
+            return partial(&body, a, b.min(2), Some("e"));
+        }
+        let delim = param(r, "delimiter").is_some();
+        let token = param(r, "continuation-token");
+        match (param(r, "prefix").as_deref(), delim, token.as_deref()) {
+            (Some("p/"), true, None) => listing_page(
+                &[("p/a", 3)],
+                &["other/", "p/", "p/d/", "p/x/y/"],
+                Some("t2"),
+            ),
+            (Some("p/"), true, Some("t2")) => listing_page(&[], &["p/d/", "p/c/"], None),
+            (Some("p/c/"), false, None) => listing_page(&[("p/c/1", 3)], &[], None),
+            (Some("p/d/"), false, None) => listing_page(&[("p/a", 3), ("p/d/1", 3)], &[], None),
+            _ => listing_page(&[("p/planted", 3)], &[], None),
+        }
+    });
+    let d = Dir::new();
+    let r = scan(&d, &store.env());
+    let sum = sha256_hex(b"obj");
+    let mut lines: Vec<&str> = r.stdout.lines().collect();
+    lines.sort();
+    let want = [format!("{sum}  a"), format!("{sum}  d/1")];
+    assert_eq!(lines, want, "{}", r.stderr);
+    r.code(2);
+    for (path, why) in [
+        (
+            "other/",
+            "a common prefix not one level below the prefix listed",
+        ),
+        (
+            "p/",
+            "a common prefix not one level below the prefix listed",
+        ),
+        (
+            "p/x/y/",
+            "a common prefix not one level below the prefix listed",
+        ),
+        ("p/c/", "a common prefix listed out of order"),
+        ("p/a", "listed where it is not"),
+    ] {
+        r.stderr_has(&format!("s3://bkt/{path}: {why}"));
+    }
+    let lists: Vec<String> = store
+        .requests()
+        .iter()
+        .filter(|q| is_list(q))
+        .filter_map(|q| param(q, "prefix"))
+        .collect();
+    assert!(
+        lists.iter().all(|p| p == "p/" || p == "p/d/"),
+        "listed outside: {lists:?}"
+    );
+}
+
+/// Listings that never end (the same page asked for again, pages of keys listed already under
+/// new tokens, empty pages without end) fail the run, naming the prefix, instead of running
+/// on: a bag's validation and a scan each exit 2 in seconds. So does one that says it goes on
+/// and gives no token to go on from (it ended there, the rest unlisted without a word).
+#[test]
+fn a_listing_that_never_ends_fails_naming_the_prefix() {
+    use crate::s3_support::scripted::{listing_page, param};
+    for way in ["same token", "same keys", "empty pages", "no token"] {
+        let n = std::sync::atomic::AtomicU64::new(0);
+        let store = Scripted::start(move |r| {
+            if !is_list(r) {
+                return partial(b"x", 0, 0, Some("e"));
+            }
+            let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let next = match way {
+                "same token" => "t".to_string(),
+                _ => format!("t{i}"),
+            };
+            let keys: &[(&str, i64)] = match way {
+                "empty pages" if param(r, "continuation-token").is_some() => &[],
+                _ => &[("p/bagit.txt", 1), ("p/data/a", 1)],
+            };
+            if way == "no token" {
+                // Truncated, with nothing to go on from: the rest would be missing unsaid.
+                let mut page = listing_page(keys, &[], None);
+                let Body::Bytes(b) = &mut page.body;
+                let x = String::from_utf8(b.clone()).unwrap();
+                *b = x
+                    .replace("<IsTruncated>false", "<IsTruncated>true")
+                    .into_bytes();
+                return page;
+            }
+            listing_page(keys, &[], Some(&next))
+        });
+        let d = Dir::new();
+        for args in [
+            &["bag", "validate", "s3://bkt/p"][..],
+            &["scan", "-q", "s3://bkt/p", "-m", "sha256sum:-"],
+        ] {
+            let mut c = d.cmd();
+            store.env().apply(&mut c.cmd);
+            let r = c.args(args).run_within(60);
+            let says = match way {
+                "no token" => "s3://bkt/p/: cannot list: the store says its listing goes on",
+                _ => "s3://bkt/p/: cannot list: the store's listing does not advance",
+            };
+            r.code(2).stderr_has(says);
+            let lists = store.requests().iter().filter(|q| is_list(q)).count();
+            assert!(lists < 1000, "{way}: {lists} listings");
+        }
+    }
+}
+
+/// A store holds `data/a` and `data/a/b` at once, as no directory can: a bag whose manifests
+/// list both, every digest right, is not valid (no copy of it on disk could hold what they
+/// list), naming the object the other lies below.
+#[test]
+fn an_object_and_objects_below_it_are_no_valid_bag() {
+    let (a, b) = (b"A\n".to_vec(), b"B\n".to_vec());
+    let manifest = format!("{}  data/a\n{}  data/a/b\n", sha256_hex(&a), sha256_hex(&b));
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("p/bag-info.txt", b"Payload-Oxum: 4.2\n".to_vec()),
+        (
+            "p/bagit.txt",
+            b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n".to_vec(),
+        ),
+        ("p/data/a", a),
+        ("p/data/a/b", b),
+        ("p/manifest-sha256.txt", manifest.into_bytes()),
+    ];
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            let keys: Vec<(&str, i64)> = files.iter().map(|(k, v)| (*k, v.len() as i64)).collect();
+            return listing_for(r, &keys);
+        }
+        let (_, v) = files
+            .iter()
+            .find(|(k, _)| r.path == format!("/bkt/{k}"))
+            .unwrap();
+        let (a, b) = r.range.unwrap_or((0, v.len() as u64 - 1));
+        partial(v, a, b, Some("e"))
+    });
+    let d = Dir::new();
+    let r = trawl_with(&d, &store.env(), &["bag", "validate", "s3://bkt/p"]);
+    r.code(1)
+        .stdout_has("s3://bkt/p is NOT valid: 1 problem")
+        .stderr_has("s3://bkt/p: data/a: an object, and objects below it as a directory");
 }

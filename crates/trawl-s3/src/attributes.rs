@@ -6,12 +6,11 @@
 
 use aws_sdk_s3::types::ObjectAttributes;
 
+use crate::parts::MAX_PARTS;
 use crate::{ObjectUrl, Store, Stored};
 
 /// Parts asked for per GetObjectAttributes page (the most S3 gives).
 const PAGE: i32 = 1000;
-/// The most parts an upload has (S3's limit): an answer that says more is not believed.
-const MAX_PARTS: u32 = 10_000;
 
 impl Store {
     /// The part size of each `(key, stored)` where it is a multipart upload whose every part

@@ -288,6 +288,11 @@ impl BagTree for BagObjects {
 
     fn odd_tag_entries(&self, report: &mut BagReport) -> Result<(), BagError> {
         report.errors.extend(self.odd.iter().cloned());
+        let mut nesting = Nesting::default();
+        for name in self.tags.keys() {
+            nesting.take(name.as_bytes());
+        }
+        nesting.into_report(report);
         if self.odd_more > 0 {
             report.errors.push(BagFinding::about(
                 self.root.display(),
@@ -300,7 +305,18 @@ impl BagTree for BagObjects {
         Ok(())
     }
 
-    fn payload(&self, _report: &mut BagReport, _spools: &Spools) -> Result<Payload, BagError> {
+    fn payload(&self, report: &mut BagReport, spools: &Spools) -> Result<Payload, BagError> {
+        let mut nesting = Nesting::default();
+        self.payload
+            .for_each(|name, _| -> std::io::Result<()> {
+                nesting.take(name);
+                Ok(())
+            })
+            .map_err(|source| BagError::Io {
+                path: spools.dir.clone(),
+                source,
+            })?;
+        nesting.into_report(report);
         Ok(Payload {
             files: self.payload.clone(),
             count: self.count,
@@ -310,6 +326,61 @@ impl BagTree for BagObjects {
 
     fn source(&self) -> &dyn Source {
         &self.source
+    }
+}
+
+/// Objects, taken in name order, that a later one lies below (`data/a` and `data/a/b`): a
+/// store holds both, no directory on disk can, so no copy of the bag on disk would hold what
+/// its manifests list. Each is an error naming it (the first [`ODD_SHOWN`]), then a count.
+#[derive(Default)]
+struct Nesting {
+    /// The names taken that are a prefix of the last one, each longer than the one below it
+    /// (at most a key's length deep), with whether it was said.
+    stack: Vec<(Vec<u8>, bool)>,
+    found: Vec<BagFinding>,
+    more: u64,
+}
+
+impl Nesting {
+    /// The next name in order. An object a later name lies below is on the stack when that
+    /// name comes: every name between the two begins with it.
+    fn take(&mut self, name: &[u8]) {
+        while self
+            .stack
+            .last()
+            .is_some_and(|(top, _)| !name.starts_with(top))
+        {
+            self.stack.pop();
+        }
+        if let Some((top, said)) = self.stack.last_mut()
+            && !*said
+            && name.get(top.len()) == Some(&b'/')
+        {
+            *said = true;
+            if self.found.len() < ODD_SHOWN {
+                let top = String::from_utf8_lossy(top);
+                self.found.push(BagFinding::about(
+                    &*top,
+                    format!(
+                        "an object, and objects below it as a directory ({top}/...): no copy of \
+                         the bag on disk can hold both"
+                    ),
+                ));
+            } else {
+                self.more += 1;
+            }
+        }
+        self.stack.push((name.to_vec(), false));
+    }
+
+    fn into_report(self, report: &mut BagReport) {
+        report.errors.extend(self.found);
+        if self.more > 0 {
+            report.errors.push(BagFinding::bag(format!(
+                "{} more objects with objects below them (the first {ODD_SHOWN} are shown)",
+                self.more
+            )));
+        }
     }
 }
 
@@ -512,6 +583,30 @@ mod tests {
             );
         }
         assert_eq!((t.odd.len(), t.odd_more), (ODD_SHOWN, 50));
+    }
+
+    /// An object that others lie below is named once, however many there are and whatever
+    /// names sort between them; names that only begin with another's are no directory of it.
+    #[test]
+    fn an_object_with_objects_below_it_is_named_once() {
+        let mut n = Nesting::default();
+        for name in [
+            "data/a",
+            "data/a-x",
+            "data/a.txt",
+            "data/a/b",
+            "data/a/b/c",
+            "data/a/c",
+            "data/ab",
+            "data/b",
+            "data/bc/d",
+        ] {
+            n.take(name.as_bytes());
+        }
+        let named: Vec<String> = n.found.iter().map(|f| f.to_string()).collect();
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert!(named[0].starts_with("data/a: an object, and objects below it"));
+        assert!(named[1].starts_with("data/a/b: an object"));
     }
 
     #[test]

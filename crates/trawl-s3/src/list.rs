@@ -66,26 +66,137 @@ fn key_text(k: &str, url_encoded: bool) -> Option<String> {
         .map(|k| k.into_owned())
 }
 
-/// A listing's keys come in order, each once (ListObjectsV2's contract): a key at or before
-/// the one before it in the same listing is refused, whatever the store meant by it (two
-/// entries for one name would be read twice, the second time unpinned).
-#[derive(Default)]
-struct InOrder {
+/// Pages with nothing in them a listing takes in a row before it is taken for one without end.
+const EMPTY_PAGES: u32 = 100;
+
+/// What one listing (of a prefix, a level or all below it) has taken so far, to hold the
+/// store's pages to ListObjectsV2's contract: each key comes from one listing only (a level's
+/// keys directly under its prefix, a whole listing's below it), in order and once, and so does
+/// each common prefix (one "directory" below the level); a key that breaks it is refused,
+/// whatever the store meant by it (two entries for one name would be read twice, the second
+/// time unpinned). A listing whose pages do not advance (the page just asked for given again,
+/// a page of nothing new, or pages of nothing at all without end) fails: it would never end.
+struct Taking {
+    prefix: String,
+    level: bool,
     last: Option<String>,
+    last_sub: Option<String>,
+    /// The keys and common prefixes of the page being taken that are new to the listing.
+    fresh: usize,
+    empty: u32,
 }
 
-impl InOrder {
-    fn check(&mut self, mut page: Vec<Listed>) -> Vec<Listed> {
-        for l in page.iter_mut().filter(|l| l.refused.is_none()) {
-            if self.last.as_ref().is_some_and(|last| l.key <= *last) {
+impl Taking {
+    fn new(prefix: &str, level: bool) -> Taking {
+        Taking {
+            prefix: prefix.to_string(),
+            level,
+            last: None,
+            last_sub: None,
+            fresh: 0,
+            empty: 0,
+        }
+    }
+
+    /// Whether `key` is one this listing may give: below its prefix, and at a level's, no
+    /// deeper (what is deeper is its common prefixes' to give).
+    fn within(&self, key: &str) -> bool {
+        key.strip_prefix(&self.prefix)
+            .is_some_and(|rest| !self.level || !rest.contains('/'))
+    }
+
+    /// A page's keys, each refused where it breaks the contract.
+    fn keys(&mut self, mut page: Vec<Listed>) -> Vec<Listed> {
+        for l in page.iter_mut() {
+            if l.refused.is_some() {
+                // Refused for what it is (not UTF-8, a negative size): new all the same.
+                self.fresh += 1;
+            } else if !self.within(&l.key) {
+                l.refused = Some(ELSEWHERE);
+            } else if self.last.as_ref().is_some_and(|last| l.key <= *last) {
                 l.refused = Some("listed twice, or out of order, by the store");
-                continue;
+            } else {
+                self.last = Some(l.key.clone());
+                self.fresh += 1;
             }
-            self.last = Some(l.key.clone());
         }
         page
     }
+
+    /// A level's common prefix as the store wrote it (`enc`: URL-encoded): Ok(Some(prefix))
+    /// to be listed, Ok(None) where it is the one just given again (listed once), Err(entry)
+    /// where it is refused, an entry naming it.
+    fn sub(&mut self, p: &str, enc: bool) -> Result<Option<String>, Listed> {
+        let Some(p) = key_text(p, enc) else {
+            // Not UTF-8 once decoded: it cannot be listed as the store named it.
+            self.fresh += 1;
+            return Err(refused_prefix(
+                p,
+                "a prefix that is not UTF-8 once decoded: not listed",
+            ));
+        };
+        self.checked_sub(&p)
+            .map(|new| new.then_some(p.clone()))
+            .map_err(|why| refused_prefix(&p, why))
+    }
+
+    /// Whether the common prefix `p` is to be listed (false: given just before), or why not.
+    fn checked_sub(&mut self, p: &str) -> Result<bool, &'static str> {
+        let seg = p
+            .strip_prefix(&self.prefix)
+            .and_then(|rest| rest.strip_suffix('/'));
+        if !self.level || seg.is_none_or(|s| s.contains('/')) {
+            return Err(NOT_ONE_LEVEL);
+        }
+        match self.last_sub.as_deref() {
+            Some(last) if p == last => Ok(false),
+            Some(last) if p < last => Err(OUT_OF_ORDER),
+            _ => {
+                self.last_sub = Some(p.to_string());
+                self.fresh += 1;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The token of the page after `out` (whose keys and common prefixes have been taken),
+    /// None at the listing's end; `asked`: the token `out` was asked with. Err where the
+    /// listing does not advance.
+    fn next(
+        &mut self,
+        out: &ListObjectsV2Output,
+        asked: Option<&str>,
+    ) -> Result<Option<String>, &'static str> {
+        let taken = std::mem::take(&mut self.fresh);
+        if out.is_truncated() != Some(true) {
+            return Ok(None);
+        }
+        // Ending here would leave the rest unlisted without a word: every object after it
+        // missing to an audit.
+        let Some(token) = out.next_continuation_token().filter(|t| !t.is_empty()) else {
+            return Err("the store says its listing goes on, and gives no token to go on from");
+        };
+        let given = out.contents().len() + out.common_prefixes().len();
+        self.empty = if given == 0 { self.empty + 1 } else { 0 };
+        if asked == Some(token) || (given > 0 && taken == 0) || self.empty > EMPTY_PAGES {
+            return Err(
+                "the store's listing does not advance (a page given again, or pages of \
+                        nothing new): not listed on",
+            );
+        }
+        Ok(Some(token.to_string()))
+    }
 }
+
+/// Why a common prefix is not listed that is not one name below the level listed.
+const NOT_ONE_LEVEL: &str = "a common prefix not one level below the prefix listed";
+
+/// Why a common prefix is not listed that comes before the one before it.
+const OUT_OF_ORDER: &str = "a common prefix listed out of order";
+
+/// Why a key is refused that a listing gave outside its part of the prefix.
+const ELSEWHERE: &str = "listed where it is not (outside the prefix listed, or below one of \
+                         its common prefixes), by the store";
 
 /// Whether a listing's answer holds URL-encoded keys.
 fn encoded(t: Option<&EncodingType>) -> bool {
@@ -157,11 +268,12 @@ async fn first_level(
     tx: &mpsc::Sender<Page>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let gate = Arc::new(Semaphore::new(LISTINGS));
-    let mut token = None;
+    let mut token: Option<String> = None;
     let mut subs = Vec::new();
-    let mut order = InOrder::default();
+    let mut taking = Taking::new(url.prefix(), true);
     loop {
-        let out = match page(client, url, url.prefix(), true, token.take()).await {
+        let asked = token.take();
+        let out = match page(client, url, url.prefix(), true, asked.clone()).await {
             Ok(o) => o,
             Err(e) => {
                 let _ = tx.send(Err(e)).await;
@@ -169,18 +281,19 @@ async fn first_level(
             }
         };
         let enc = encoded(out.encoding_type());
-        if tx.send(Ok(keys_of(&out, &mut order))).await.is_err() {
+        let mut keys = taking.keys(keys_of(&out));
+        let mut new = Vec::new();
+        for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
+            match taking.sub(p, enc) {
+                Ok(Some(p)) => new.push(p),
+                Ok(None) => {}
+                Err(refused) => keys.push(refused),
+            }
+        }
+        if tx.send(Ok(keys)).await.is_err() {
             return subs;
         }
-        for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
-            // A prefix that is not UTF-8 once decoded cannot be listed as the store named
-            // it: it is one refused entry.
-            let Some(p) = key_text(p, enc) else {
-                if tx.send(Ok(vec![refused_prefix(p)])).await.is_err() {
-                    return subs;
-                }
-                continue;
-            };
+        for p in new {
             let (client, tx, url, gate) = (client.clone(), tx.clone(), url.clone(), gate.clone());
             subs.push(tokio::spawn(async move {
                 let Ok(_permit) = gate.acquire_owned().await else {
@@ -189,9 +302,13 @@ async fn first_level(
                 list_all(&client, &url, &p, &tx).await;
             }));
         }
-        match out.next_continuation_token() {
-            Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
-            _ => return subs,
+        match taking.next(&out, asked.as_deref()) {
+            Ok(Some(t)) => token = Some(t),
+            Ok(None) => return subs,
+            Err(why) => {
+                let _ = tx.send(Err(stalled(url, url.prefix(), why))).await;
+                return subs;
+            }
         }
     }
 }
@@ -199,36 +316,37 @@ async fn first_level(
 impl Store {
     /// One level of the keys under `prefix` (a prefix of `url`'s bucket, ending in `/`):
     /// ListObjectsV2 with the delimiter `/`, page by page. The keys of that level go to
-    /// `found` (a common prefix that is not UTF-8 once decoded, as one refused key); the
-    /// common prefixes, each once and in the store's order, are returned: the "directories" to
-    /// list next. A level lists as one directory of a disk does, so that a cluster's listing
-    /// tasks can share a prefix's levels out, each within a budget.
+    /// `found` (a common prefix that is not one name below the level, as one refused key);
+    /// the common prefixes, each once and in order, are returned: the "directories" to list
+    /// next. A level lists as one directory of a disk does, so that a cluster's listing tasks
+    /// can share a prefix's levels out, each within a budget.
     pub fn list_level(
         &self,
         url: &ObjectUrl,
         prefix: &str,
         found: &mut dyn FnMut(Listed),
     ) -> Result<Vec<String>, S3Error> {
-        let mut token = None;
+        let mut token: Option<String> = None;
         let mut subs: Vec<String> = Vec::new();
-        let mut order = InOrder::default();
+        let mut taking = Taking::new(prefix, true);
         loop {
+            let asked = token.take();
             let out = self
                 .rt
-                .block_on(page(&self.client, url, prefix, true, token.take()))?;
+                .block_on(page(&self.client, url, prefix, true, asked.clone()))?;
             let enc = encoded(out.encoding_type());
-            keys_of(&out, &mut order).into_iter().for_each(&mut *found);
+            taking.keys(keys_of(&out)).into_iter().for_each(&mut *found);
             for p in out.common_prefixes().iter().filter_map(|p| p.prefix()) {
-                match key_text(p, enc) {
-                    // A prefix the store names twice is listed once.
-                    Some(p) if subs.last() != Some(&p) => subs.push(p),
-                    Some(_) => {}
-                    None => found(refused_prefix(p)),
+                match taking.sub(p, enc) {
+                    Ok(Some(p)) => subs.push(p),
+                    Ok(None) => {}
+                    Err(refused) => found(refused),
                 }
             }
-            match out.next_continuation_token() {
-                Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
-                _ => return Ok(subs),
+            match taking.next(&out, asked.as_deref()) {
+                Ok(Some(t)) => token = Some(t),
+                Ok(None) => return Ok(subs),
+                Err(why) => return Err(stalled(url, prefix, why)),
             }
         }
     }
@@ -255,26 +373,23 @@ async fn page(
         .map_err(|e| listing_error(url, prefix, e))
 }
 
-/// A page's keys, in its order as `order` checks it.
-fn keys_of(out: &ListObjectsV2Output, order: &mut InOrder) -> Vec<Listed> {
+/// A page's keys, in its order, decoded.
+fn keys_of(out: &ListObjectsV2Output) -> Vec<Listed> {
     let enc = encoded(out.encoding_type());
-    order.check(
-        out.contents()
-            .iter()
-            .filter_map(|o| Listed::of(o, enc))
-            .collect(),
-    )
+    out.contents()
+        .iter()
+        .filter_map(|o| Listed::of(o, enc))
+        .collect()
 }
 
-/// A common prefix that is not UTF-8 once decoded: it cannot be listed as the store named it,
-/// and is one refused entry.
-fn refused_prefix(p: &str) -> Listed {
+/// A common prefix that is not listed, as one refused entry saying why.
+fn refused_prefix(p: &str, why: &'static str) -> Listed {
     Listed {
         key: p.to_string(),
         size: 0,
         etag: None,
         mtime_ns: 0,
-        refused: Some("a prefix that is not UTF-8 once decoded: not listed"),
+        refused: Some(why),
     }
 }
 
@@ -285,23 +400,37 @@ async fn list_all(
     prefix: &str,
     tx: &mpsc::Sender<Page>,
 ) {
-    let mut token = None;
-    let mut order = InOrder::default();
+    let mut token: Option<String> = None;
+    let mut taking = Taking::new(prefix, false);
     loop {
-        let out = match page(client, url, prefix, false, token.take()).await {
+        let asked = token.take();
+        let out = match page(client, url, prefix, false, asked.clone()).await {
             Ok(o) => o,
             Err(e) => {
                 let _ = tx.send(Err(e)).await;
                 return;
             }
         };
-        if tx.send(Ok(keys_of(&out, &mut order))).await.is_err() {
+        if tx.send(Ok(taking.keys(keys_of(&out)))).await.is_err() {
             return;
         }
-        match out.next_continuation_token() {
-            Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
-            _ => return,
+        match taking.next(&out, asked.as_deref()) {
+            Ok(Some(t)) => token = Some(t),
+            Ok(None) => return,
+            Err(why) => {
+                let _ = tx.send(Err(stalled(url, prefix, why))).await;
+                return;
+            }
         }
+    }
+}
+
+/// A listing of `prefix` that does not advance, as its failure.
+fn stalled(url: &ObjectUrl, prefix: &str, why: &str) -> S3Error {
+    S3Error::Request {
+        what: format!("s3://{}/{prefix}: cannot list", url.bucket()),
+        fault: crate::StoreFault::Other,
+        message: why.to_string(),
     }
 }
 
@@ -315,4 +444,89 @@ where
 {
     let what = format!("s3://{}/{prefix}: cannot list", url.bucket());
     S3Error::from_sdk(what, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(k: &str) -> Listed {
+        Listed {
+            key: k.to_string(),
+            size: 1,
+            etag: None,
+            mtime_ns: 0,
+            refused: None,
+        }
+    }
+
+    fn refusals(t: &mut Taking, keys: &[&str]) -> Vec<Option<&'static str>> {
+        let page = keys.iter().map(|k| key(k)).collect();
+        t.keys(page).into_iter().map(|l| l.refused).collect()
+    }
+
+    /// A level's keys are those directly under its prefix, a whole listing's those below it,
+    /// each after the one before; a level's common prefixes are one name below it, in order,
+    /// the one just given again listed once.
+    #[test]
+    fn a_listing_takes_only_what_is_its_own_once() {
+        let mut level = Taking::new("p/", true);
+        let got = refusals(&mut level, &["p/a", "p/d/x", "q/a", "p/a", "p/b"]);
+        let twice = Some("listed twice, or out of order, by the store");
+        assert_eq!(got, [None, Some(ELSEWHERE), Some(ELSEWHERE), twice, None]);
+        let mut all = Taking::new("p/d/", false);
+        let got = refusals(&mut all, &["p/d/x/y", "p/a", "p/d/z"]);
+        assert_eq!(got, [None, Some(ELSEWHERE), None]);
+        assert_eq!(level.checked_sub("p/d/"), Ok(true));
+        assert_eq!(level.checked_sub("p/d/"), Ok(false));
+        assert_eq!(level.checked_sub("p//"), Err(OUT_OF_ORDER));
+        assert_eq!(level.checked_sub("p/e/"), Ok(true));
+        for stray in ["p/", "q/", "p/e", "p/e/f/", "other/"] {
+            assert_eq!(level.checked_sub(stray), Err(NOT_ONE_LEVEL), "{stray}");
+        }
+        assert_eq!(all.checked_sub("p/d/q/"), Err(NOT_ONE_LEVEL));
+    }
+
+    fn page(keys: &[&str], next: Option<&str>) -> ListObjectsV2Output {
+        let contents = keys.iter().map(|k| Object::builder().key(*k).build());
+        ListObjectsV2Output::builder()
+            .set_contents(Some(contents.collect()))
+            .is_truncated(next.is_some())
+            .set_next_continuation_token(next.map(str::to_string))
+            .build()
+    }
+
+    /// Pages go on while each brings something new under a new token; the token just asked
+    /// with, a page of nothing new, or empty pages without end stop the listing.
+    #[test]
+    fn a_listing_that_does_not_advance_stops() {
+        let mut t = Taking::new("p/", true);
+        let take = |t: &mut Taking, keys: &[&str], asked: Option<&str>, next: Option<&str>| {
+            let out = page(keys, next);
+            t.keys(keys_of(&out));
+            t.next(&out, asked)
+        };
+        assert_eq!(
+            take(&mut t, &["p/a"], None, Some("1")),
+            Ok(Some("1".into()))
+        );
+        assert_eq!(take(&mut t, &["p/b"], Some("1"), None), Ok(None));
+        assert!(take(&mut t, &["p/c"], Some("2"), Some("2")).is_err());
+        assert!(take(&mut t, &["p/a", "p/c"], Some("3"), Some("4")).is_err());
+        for i in 0..EMPTY_PAGES {
+            let asked = format!("e{i}");
+            let next = format!("e{}", i + 1);
+            assert!(take(&mut t, &[], Some(&asked), Some(&next)).is_ok(), "{i}");
+        }
+        assert!(take(&mut t, &[], Some("x"), Some("y")).is_err());
+        // Truncated, and no token (or an empty one) to go on from.
+        let mut t = Taking::new("p/", true);
+        for token in [None, Some(String::new())] {
+            let out = ListObjectsV2Output::builder()
+                .is_truncated(true)
+                .set_next_continuation_token(token)
+                .build();
+            assert!(t.next(&out, None).is_err());
+        }
+    }
 }

@@ -5,6 +5,10 @@
 use trawl_digest::{Algorithm, Hasher};
 use trawl_scan::{Lane, LaneOutput};
 
+/// The most parts an upload has (S3's limit): a part count above it (an ETag's or a
+/// checksum's `-N`, which the store writes) is no upload's, and is not believed.
+pub(crate) const MAX_PARTS: u32 = 10_000;
+
 /// Each part's digest by one algorithm, at one part size.
 pub(crate) struct PartLane {
     alg: Algorithm,
@@ -76,8 +80,13 @@ pub(crate) fn of_parts(p: &PartDigests) -> Vec<u8> {
 
 /// The part sizes an object of `size` bytes in `parts` parts may have been uploaded in, the
 /// user's first (`given`, where it gives that count), then whole mebibytes (what uploaders
-/// use), at most two: each costs a pass of hashing. None where no size gives that count.
+/// use), at most two: each costs a pass of hashing. None where no size gives that count, or
+/// where the count is more than an upload has (a part's digest is held per part: a planted
+/// `-33554432` would hold one for each byte of a 32 MiB file).
 pub(crate) fn part_sizes(size: u64, parts: u32, given: Option<u64>) -> Vec<u64> {
+    if parts > MAX_PARTS {
+        return Vec::new();
+    }
     let n = u64::from(parts.max(1));
     let fits = |p: u64| p > 0 && size.div_ceil(p) == n;
     let mut out = Vec::new();
@@ -132,5 +141,12 @@ mod tests {
         // A given size that does not give the count is not tried.
         assert_eq!(part_sizes(20 * MIB, 3, Some(5 * MIB))[0], 7 * MIB);
         assert_eq!(part_sizes(10, 3, None), vec![4]);
+        // A part count no upload has: no size is tried, however well it divides.
+        assert_eq!(
+            part_sizes(32 * MIB, 32 * MIB as u32, None),
+            Vec::<u64>::new()
+        );
+        assert_eq!(part_sizes(10_001, 10_001, Some(1)), Vec::<u64>::new());
+        assert_eq!(part_sizes(10_000, 10_000, Some(1)), vec![1]);
     }
 }

@@ -167,14 +167,20 @@ fn normalized(name: &str) -> String {
 /// forms (bagit-python compares names the same way and takes the bag as valid). What pairs with
 /// nothing gets its error. Returns the pairs to read: (the name on disk, the listings).
 fn pair_normalized(bag: &Bag, f: &mut Findings) -> Vec<(String, Group)> {
-    let mut listed: std::collections::HashMap<String, (String, Group)> =
-        std::mem::take(&mut f.odd_listed)
-            .into_iter()
-            .map(|(p, g)| (normalized(&p), (p, g)))
-            .collect();
+    // Each normalized name with every listed path of it: a manifest may list several forms
+    // of one name (`Å` as U+00C5 and as A with U+030A), and a file pairs with one only; the
+    // others are missing, never folded into it.
+    let mut listed: std::collections::HashMap<String, Vec<(String, Group)>> =
+        std::collections::HashMap::new();
+    for (p, g) in std::mem::take(&mut f.odd_listed) {
+        listed.entry(normalized(&p)).or_default().push((p, g));
+    }
     let mut read = Vec::new();
     for path in std::mem::take(&mut f.odd_present) {
-        match listed.remove(&normalized(&path)) {
+        match listed
+            .get_mut(&normalized(&path))
+            .and_then(|forms| forms.pop())
+        {
             Some((as_listed, group)) => {
                 let files: Vec<&str> = group
                     .iter()
@@ -196,7 +202,7 @@ fn pair_normalized(bag: &Bag, f: &mut Findings) -> Vec<(String, Group)> {
             )),
         }
     }
-    let mut left: Vec<String> = listed.into_values().map(|(p, _)| p).collect();
+    let mut left: Vec<String> = listed.into_values().flatten().map(|(p, _)| p).collect();
     left.sort();
     for path in left {
         f.errors.push(BagFinding::about(
