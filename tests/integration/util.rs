@@ -50,7 +50,8 @@ impl Dir {
             return self.cmd();
         }
         let bin = self.join(".trawl-bin");
-        if !bin.exists() {
+        // A hard link where it can be (no copy is ever open for writing); a copy else.
+        if !bin.exists() && std::fs::hard_link(env!("CARGO_BIN_EXE_trawl"), &bin).is_err() {
             std::fs::copy(env!("CARGO_BIN_EXE_trawl"), &bin).unwrap();
         }
         let mut c = Command::new(&bin);
@@ -173,8 +174,7 @@ impl TrawlCmd {
     }
 
     pub fn run(mut self) -> Run {
-        let out = self.cmd.output().unwrap();
-        Run::from(out)
+        Run::from(output(&mut self.cmd))
     }
 
     /// Runs with stderr (and stdout too, with `both`: `2>&1 | head -0`) a pipe whose reader has
@@ -189,7 +189,7 @@ impl TrawlCmd {
         } else {
             self.cmd.stdout(std::process::Stdio::piped());
         }
-        let out = self.cmd.stderr(writer).output().unwrap();
+        let out = output(self.cmd.stderr(writer));
         let signal = out.status.signal();
         let mut r = Run::from(out);
         if let Some(sig) = signal {
@@ -641,4 +641,19 @@ impl EioMount {
     pub fn join(&self, p: &str) -> PathBuf {
         self.mount.at.join(p)
     }
+}
+
+/// `cmd`'s output. A copy of the binary just written may be busy for a moment ("Text file
+/// busy"): a child forked by another test's thread holds the copy's descriptor open until it
+/// execs. That is tried again, a few times.
+pub fn output(cmd: &mut Command) -> Output {
+    for _ in 0..50 {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => return r.unwrap(),
+        }
+    }
+    cmd.output().unwrap()
 }
