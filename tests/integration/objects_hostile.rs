@@ -593,3 +593,36 @@ fn an_object_and_objects_below_it_are_no_valid_bag() {
         .stdout_has("s3://bkt/p is NOT valid: 1 problem")
         .stderr_has("s3://bkt/p: data/a: an object, and objects below it as a directory");
 }
+
+/// `check`: an object whose key no local file can be named by (`x//y`) is NOT IN LOCAL,
+/// named as listed: the tree and the prefix differ (exit 1), never all OK with exit 0.
+#[test]
+fn check_names_an_object_no_file_can_be() {
+    // MD5 of "ok", the single-part ETag the store holds.
+    let e = "444bcb3a3fcf8389296c49467f27e1d6".to_string();
+    let store = Scripted::start(move |r| {
+        if is_list(r) {
+            return listing(&[("p/a", 2, Some(&e)), ("p/x//y", 1, Some("e2"))]);
+        }
+        let h = [
+            ("etag", format!("\"{e}\"")),
+            ("content-length", "2".to_string()),
+            ("last-modified", "Mon, 01 Jan 2024 00:00:00 GMT".to_string()),
+        ];
+        if r.path == "/bkt/p/a" && r.method == "HEAD" {
+            return Resp::ok(&h, Vec::new());
+        }
+        if r.path == "/bkt/p/a" {
+            return Resp::ok(&h, b"ok".to_vec());
+        }
+        let mut no = Resp::ok(&[], b"<Error><Code>NoSuchKey</Code></Error>".to_vec());
+        no.status = 404;
+        no
+    });
+    let d = Dir::new();
+    d.create(b"local/a", b"ok");
+    let r = trawl_with(&d, &store.env(), &["check", "local", "s3://bkt/p"]);
+    r.code(1).stdout_has("x//y: NOT IN LOCAL");
+    assert!(r.stdout.contains("a: OK"), "{}", r.stdout);
+    assert!(!store.requests().iter().any(|q| q.path.contains("x/")));
+}

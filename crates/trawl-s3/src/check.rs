@@ -628,11 +628,24 @@ fn not_in_local(
     let mut objects = Spool::new(&opts.temp_dir, 4 << 20);
     let mut failed = None;
     store.list(&opts.url, stop, &mut |l| {
-        if let Some(name) = opts.url.name_of(&l.key).filter(|_| l.refused.is_none())
-            && let Err(e) = objects.push(name.as_bytes(), &[])
-        {
-            failed = Some(e);
-            return std::ops::ControlFlow::Break(());
+        match opts.url.name_of(&l.key).filter(|_| l.refused.is_none()) {
+            Some(name) => {
+                if let Err(e) = objects.push(name.as_bytes(), &[]) {
+                    failed = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            // A key no file can be named by (`a//b`, not UTF-8 once decoded) has no local
+            // file: said as the store lists it, never matched with a name that may look like
+            // it. A "directory" marker is no object.
+            None if l.key.ends_with('/') && l.size == 0 && l.refused.is_none() => {}
+            None => each(
+                l.key
+                    .strip_prefix(opts.url.prefix())
+                    .unwrap_or(&l.key)
+                    .as_bytes()
+                    .to_vec(),
+            ),
         }
         std::ops::ControlFlow::Continue(())
     })?;
