@@ -1,0 +1,72 @@
+//! `trawl ocfl validate s3://BUCKET/PREFIX` against stores that hold what no directory can, or
+//! list what they do not hold: names that decode to one, "directory" markers that hold data,
+//! trees deeper than a thread's stack, declarations planted above the prefix. Each test names
+//! a way a store could make an object valid that its copy on disk is not, or make trawl ask
+//! for what the user did not name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::objects_bag::upload;
+use crate::ocfl::{edit_inventory, write_object};
+use crate::s3_support::scripted::{
+    Body, Req, Resp, Scripted, is_list, listing_for, param, partial,
+};
+use crate::s3_support::{Checksum, FaultProxy, s3s_with_bucket, trawl_with};
+use crate::util::{Dir, digest_by};
+
+/// Every file under `dir` as `PREFIX/NAME` with its bytes.
+fn keys_of(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for e in std::fs::read_dir(&at).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_str().unwrap();
+            out.insert(format!("{prefix}/{rel}"), std::fs::read(&p).unwrap());
+        }
+    }
+    out
+}
+
+/// A store that writes keys as they are though asked to URL-encode them (s3s-fs does) lists
+/// `dA/` and `d%41/` as two common prefixes that decode to one name: the second was taken
+/// for the first given again, and what lies below it was never listed. A file the manifest
+/// does not list (E023 on disk) passed unseen: the object was valid, exit 0. The second
+/// prefix is now named, and the object is not valid.
+#[test]
+fn two_common_prefixes_that_decode_to_one_name_hide_nothing() {
+    let d = Dir::new();
+    let (server, up) = s3s_with_bucket(&d);
+    write_object(&d.join("obj"), "info:o", &[&[("dA/y", b"why")]]);
+    upload(&up, &d.join("obj"), "obj");
+    d.create(b"obj/v1/content/d%41/x", b"not in the manifest");
+    up.put(
+        "bkt",
+        "obj/v1/content/d%41/x",
+        b"not in the manifest",
+        Checksum::None,
+    );
+    let local = d.cmd().args(["ocfl", "validate", "obj"]).run();
+    local.code(1).stderr_has("[E023] v1/content/d%41/x");
+    let r = trawl_with(&d, &server.env(), &["ocfl", "validate", "s3://bkt/obj"]);
+    r.code(1).stderr_has("[E023]");
+    assert!(!r.stdout.contains("is a valid"), "{}", r.stdout);
+    // A storage root's object below such a prefix is never left unchecked.
+    up.put("bkt", "root/0=ocfl_1.1", b"ocfl_1.1\n", Checksum::None);
+    upload(&up, &d.join("obj"), "root/dA/one");
+    upload(&up, &d.join("obj"), "root/d%41/two");
+    up.put(
+        "bkt",
+        "root/d%41/two/inventory.json",
+        b"{\"corrupt\": true}",
+        Checksum::None,
+    );
+    let r = trawl_with(&d, &server.env(), &["ocfl", "validate", "s3://bkt/root"]);
+    r.code(1).stderr_has("s3://bkt/root: [E072] dA/: ");
+}
