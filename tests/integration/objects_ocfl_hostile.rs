@@ -34,6 +34,46 @@ fn keys_of(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// A store holding `keys` (as given: no key encoded), answering listings a page each, and
+/// HeadObject and GET (ranges too) of each key.
+fn store_of(keys: BTreeMap<String, Vec<u8>>) -> Scripted {
+    store_but(keys, |_| None)
+}
+
+/// As [`store_of`], answering what `first` says where it says something.
+fn store_but(
+    keys: BTreeMap<String, Vec<u8>>,
+    first: impl Fn(&Req) -> Option<Resp> + Send + Sync + 'static,
+) -> Scripted {
+    let keys = Arc::new(keys);
+    Scripted::start(move |r| {
+        if let Some(answer) = first(r) {
+            return answer;
+        }
+        if is_list(r) {
+            let listed: Vec<(&str, i64)> = keys
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.len() as i64))
+                .collect();
+            return listing_for(r, &listed);
+        }
+        let Some(v) = r.path.strip_prefix("/bkt/").and_then(|k| keys.get(k)) else {
+            return Resp {
+                status: 404,
+                headers: Vec::new(),
+                body: Body::Bytes(Vec::new()),
+            };
+        };
+        // The ETag `listing_for` gives every key.
+        let etag = "e";
+        if v.is_empty() {
+            return Resp::ok(&[("etag", format!("\"{etag}\""))], Vec::new());
+        }
+        let (a, b) = r.range.unwrap_or((0, v.len() as u64 - 1));
+        partial(v, a, b.min(v.len() as u64 - 1), Some(etag))
+    })
+}
+
 /// A store that writes keys as they are though asked to URL-encode them (s3s-fs does) lists
 /// `dA/` and `d%41/` as two common prefixes that decode to one name: the second was taken
 /// for the first given again, and what lies below it was never listed. A file the manifest
@@ -69,4 +109,36 @@ fn two_common_prefixes_that_decode_to_one_name_hide_nothing() {
     );
     let r = trawl_with(&d, &server.env(), &["ocfl", "validate", "s3://bkt/root"]);
     r.code(1).stderr_has("s3://bkt/root: [E072] dA/: ");
+}
+
+/// A key ending in `/` that holds bytes (a "directory" marker with data in it) is data no
+/// copy on disk could hold: it was passed over as an empty marker, and the object valid. It
+/// is now an entry that is no file, named (E023 in a content directory, E001 at the object's
+/// top), never read; an empty marker is still no entry.
+#[test]
+fn a_directory_marker_that_holds_data_is_named_never_passed_over() {
+    let d = Dir::new();
+    write_object(&d.join("obj"), "info:o", &[&[("a/x", b"ex")]]);
+    let mut keys = keys_of(&d.join("obj"), "obj");
+    keys.insert("obj/v1/content/a/".into(), Vec::new());
+    let store = store_of(keys.clone());
+    trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/obj"]).code(0);
+    drop(store);
+    for (marker, says) in [
+        ("obj/v1/content/a/", "[E023] v1/content/a/"),
+        ("obj/", "[E001]"),
+    ] {
+        let mut planted = keys.clone();
+        planted.insert(marker.into(), b"hidden data".to_vec());
+        let store = store_of(planted);
+        let r = trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/obj"]);
+        r.code(1).stderr_has(says);
+        let gets: Vec<String> = store
+            .requests()
+            .into_iter()
+            .filter(|q| !is_list(q) && q.path.ends_with('/'))
+            .map(|q| q.path)
+            .collect();
+        assert!(gets.is_empty(), "{marker}: asked for {gets:?}");
+    }
 }
