@@ -142,3 +142,51 @@ fn a_directory_marker_that_holds_data_is_named_never_passed_over() {
         assert!(gets.is_empty(), "{marker}: asked for {gets:?}");
     }
 }
+
+/// An object whose content lies `depth` "directories" deep, as keys of `store_of`.
+fn deep_object(d: &Dir, depth: usize) -> BTreeMap<String, Vec<u8>> {
+    let dir = d.join(format!("deep{depth}"));
+    write_object(&dir, "info:deep", &[&[("f", b"deep")]]);
+    let logical = format!("{}f", "a/".repeat(depth));
+    let cp = format!("v1/content/{logical}");
+    let md5 = digest_by("md5sum", b"deep");
+    let (path, name) = (cp.clone(), logical.clone());
+    edit_inventory(&dir, move |inv| {
+        let digest = inv["manifest"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        inv["manifest"] = serde_json::json!({ digest.clone(): [path.clone()] });
+        inv["fixity"] = serde_json::json!({"md5": { md5: [path] }});
+        inv["versions"]["v1"]["state"] = serde_json::json!({ digest: [name] });
+    });
+    let mut keys = keys_of(&dir, "o");
+    let content = keys.remove("o/v1/content/f").unwrap();
+    keys.insert(format!("o/{cp}"), content);
+    keys
+}
+
+/// Content 3,000 "directories" deep (a store's keys may be longer than a disk's paths), as
+/// an object and as one of a storage root's (whose objects are checked on a thread of their
+/// own): valid, each level listed once, no stack overflow.
+#[test]
+fn content_thousands_of_directories_deep_is_validated_without_overflow() {
+    let d = Dir::new();
+    let mut keys = deep_object(&d, 3000);
+    let store = store_of(keys.clone());
+    let r = trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/o"]);
+    r.code(0)
+        .stdout_has("s3://bkt/o is a valid OCFL 1.1 object");
+    drop(store);
+    keys = keys
+        .into_iter()
+        .map(|(k, v)| (format!("root/{k}"), v))
+        .collect();
+    keys.insert("root/0=ocfl_1.1".into(), b"ocfl_1.1\n".to_vec());
+    let store = store_of(keys);
+    let r = trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/root"]);
+    r.code(0).stdout_has("1 object, 1 valid, 0 invalid");
+}
