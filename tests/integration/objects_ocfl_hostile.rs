@@ -190,3 +190,31 @@ fn content_thousands_of_directories_deep_is_validated_without_overflow() {
     let r = trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/root"]);
     r.code(0).stdout_has("1 object, 1 valid, 0 invalid");
 }
+
+/// A version directory whose listing the store refuses (403 AccessDenied) is said to be one
+/// that cannot be listed, with the store's words (it was said to be missing, as if the
+/// object had lost it).
+#[test]
+fn a_version_directory_that_cannot_be_listed_is_not_called_missing() {
+    let d = Dir::new();
+    write_object(&d.join("obj"), "info:o", &[&[("x", b"x")]]);
+    let store = store_but(keys_of(&d.join("obj"), "o"), |r| {
+        (is_list(r) && param(r, "prefix").as_deref() == Some("o/v1/")).then(|| {
+            let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AccessDenied\
+                        </Code><Message>Access Denied</Message></Error>";
+            let mut r = Resp::ok(
+                &[("content-type", "application/xml".to_string())],
+                body.as_bytes().to_vec(),
+            );
+            r.status = 403;
+            r
+        })
+    });
+    let r = trawl_with(&d, &store.env(), &["ocfl", "validate", "s3://bkt/o"]);
+    r.code(1)
+        .stderr_has(
+            "[E046] v1: the inventory lists this version, but its directory cannot be listed",
+        )
+        .stderr_has("AccessDenied");
+    assert!(!r.stderr.contains("is missing"), "{}", r.stderr);
+}

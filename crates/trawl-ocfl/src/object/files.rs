@@ -10,7 +10,7 @@ use super::versions::{GivenFor, Prior};
 use super::{Checked, ContentRead, Expect, Kind, join};
 use crate::inventory::{Inventory, algorithm, digest_paths, normalized};
 use crate::log::Log;
-use crate::tree::{Name, OcflDir};
+use crate::tree::{Name, OcflDir, Unread};
 
 /// A directory opened, and its entries.
 type Opened = (Box<dyn OcflDir>, Vec<(Name, Kind)>);
@@ -32,23 +32,8 @@ pub(super) fn version_dirs(
         if linked.contains(v.as_bytes()) {
             continue;
         }
-        let listed = dir
-            .open(v.as_bytes())
-            .map_err(|e| e.to_string())
-            .and_then(|d| {
-                let e = d.list().map_err(|e| e.to_string())?;
-                Ok((d, e))
-            });
-        let (vdir, entries) = match listed {
-            Ok(e) => e,
-            Err(_) => {
-                log.error(
-                    "E046",
-                    v,
-                    "the inventory lists this version, but its directory is missing",
-                );
-                continue;
-            }
+        let Some((vdir, entries)) = version_dir(dir, v, log) else {
+            continue;
         };
         for (name, kind) in entries {
             let at = join(v.as_bytes(), &name);
@@ -75,6 +60,32 @@ pub(super) fn version_dirs(
         }
     }
     (seen, special)
+}
+
+/// Version `v`'s directory, opened and listed; E046 where it is missing, or cannot be
+/// listed (a store's refusal is not a directory the object lost).
+fn version_dir(dir: &dyn OcflDir, v: &str, log: &mut Log) -> Option<Opened> {
+    let why = match dir.open(v.as_bytes()) {
+        Ok(d) => match d.list() {
+            Ok(e) => return Some((d, e)),
+            Err(e) => e.to_string(),
+        },
+        Err(Unread::Io(e)) => e.to_string(),
+        Err(_) => {
+            log.error(
+                "E046",
+                v,
+                "the inventory lists this version, but its directory is missing",
+            );
+            return None;
+        }
+    };
+    log.error(
+        "E046",
+        v,
+        format!("the inventory lists this version, but its directory cannot be listed: {why}"),
+    );
+    None
 }
 
 /// The content directories hold exactly the manifest's files (`seen`, those of them not
