@@ -191,6 +191,100 @@ fn content_thousands_of_directories_deep_is_validated_without_overflow() {
     r.code(0).stdout_has("1 object, 1 valid, 0 invalid");
 }
 
+/// A directory of a storage hierarchy named below its root: the root is found by a HeadObject
+/// of each declaration's key above the prefix, nothing else above it asked for; a
+/// declaration planted above an invalid object's prefix leaves it invalid, and the verdicts
+/// are those of the same tree on disk.
+#[test]
+fn declarations_above_the_prefix_are_only_looked_up_and_validate_nothing() {
+    let d = Dir::new();
+    let (server, up) = s3s_with_bucket(&d);
+    std::fs::create_dir_all(d.join("top/root/h")).unwrap();
+    std::fs::write(d.join("top/root/0=ocfl_1.0"), "ocfl_1.0\n").unwrap();
+    write_object(&d.join("top/root/h/obj"), "info:o", &[&[("x", b"x")]]);
+    write_object(&d.join("top/root/bad"), "info:b", &[&[("x", b"x")]]);
+    std::fs::write(d.join("top/root/bad/v1/content/x"), "changed").unwrap();
+    upload(&up, &d.join("top"), "top");
+    let proxy = FaultProxy::start(server.endpoint());
+    let r = trawl_with(
+        &d,
+        &proxy.env(),
+        &["ocfl", "validate", "s3://bkt/top/root/h"],
+    );
+    // The object follows 1.1, the root above 1.0: E081, as on disk.
+    let local = d.cmd().args(["ocfl", "validate", "top/root/h"]).run();
+    assert_eq!(
+        r.code, local.code,
+        "{}{}\n{}{}",
+        r.stdout, r.stderr, local.stdout, local.stderr
+    );
+    r.code(1).stderr_has("[E081]");
+    let outside: Vec<String> = proxy
+        .requests()
+        .into_iter()
+        .filter(|q| {
+            !q.path.contains("prefix=top%2Froot%2Fh%2F") && !q.path.starts_with("/bkt/top/root/h/")
+        })
+        .map(|q| {
+            let path = percent_encoding::percent_decode_str(&q.path).decode_utf8_lossy();
+            format!("{} {path}", q.method)
+        })
+        .collect();
+    assert_eq!(
+        outside,
+        ["HEAD /bkt/top/root/0=ocfl_1.0"],
+        "asked for outside the prefix"
+    );
+    let r = trawl_with(
+        &d,
+        &proxy.env(),
+        &["ocfl", "validate", "s3://bkt/top/root/bad"],
+    );
+    r.code(1).stderr_has("[E092]");
+}
+
+/// An object's inventory replaced after it was listed (a byte changed, the same size) and a
+/// content object deleted after its listing: neither object is valid, the one whose content
+/// is gone is unreadable (exit 2), and the object beside them stays valid.
+#[test]
+fn objects_replaced_or_deleted_after_the_listing_are_never_valid() {
+    let d = Dir::new();
+    let (server, up) = s3s_with_bucket(&d);
+    up.put("bkt", "root/0=ocfl_1.1", b"ocfl_1.1\n", Checksum::None);
+    for name in ["a", "b", "c"] {
+        write_object(&d.join(name), name, &[&[("x", name.as_bytes())]]);
+        upload(&up, &d.join(name), &format!("root/{name}"));
+    }
+    let proxy = FaultProxy::start(server.endpoint());
+    let mut inv = std::fs::read(d.join("a/inventory.json")).unwrap();
+    let at = inv.len() - 3;
+    inv[at] = b' ';
+    // Its declaration is read before it, after the listing.
+    let replacer = up.clone();
+    proxy.on_get("bkt/root/a/0=ocfl_object_1.1", 0, move || {
+        replacer.put("bkt", "root/a/inventory.json", &inv, Checksum::None);
+    });
+    let deleter = up.clone();
+    // The next object's structure is checked before the content of either is read.
+    proxy.on_get("bkt/root/c/inventory.json", 0, move || {
+        deleter.delete("bkt", "root/b/v1/content/x");
+    });
+    let r = trawl_with(
+        &d,
+        &proxy.env(),
+        &["ocfl", "validate", "--json", "s3://bkt/root"],
+    );
+    let (objects, s) = crate::ocfl::records(&r);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let valid: Vec<&str> = objects
+        .iter()
+        .filter(|o| o["errors"].as_array().unwrap().is_empty())
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(valid, ["s3://bkt/root/c"], "{}", r.stdout);
+    assert_eq!(s["unreadable"], 1, "{s}");
+}
+
 /// A version directory whose listing the store refuses (403 AccessDenied) is said to be one
 /// that cannot be listed, with the store's words (it was said to be missing, as if the
 /// object had lost it).
