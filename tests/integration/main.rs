@@ -27,6 +27,7 @@ mod objects_check;
 mod objects_exclude;
 mod objects_hostile;
 mod objects_ocfl;
+mod objects_ocfl_hostile;
 mod objects_scan;
 mod objects_verify;
 mod ocfl;

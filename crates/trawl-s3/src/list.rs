@@ -80,7 +80,8 @@ struct Taking {
     prefix: String,
     level: bool,
     last: Option<String>,
-    last_sub: Option<String>,
+    /// The last common prefix taken, decoded, and as the store wrote it.
+    last_sub: Option<(String, String)>,
     /// The keys and common prefixes of the page being taken that are new to the listing.
     fresh: usize,
     empty: u32,
@@ -126,33 +127,42 @@ impl Taking {
     /// A level's common prefix as the store wrote it (`enc`: URL-encoded): Ok(Some(prefix))
     /// to be listed, Ok(None) where it is the one just given again (listed once), Err(entry)
     /// where it is refused, an entry naming it.
-    fn sub(&mut self, p: &str, enc: bool) -> Result<Option<String>, Listed> {
-        let Some(p) = key_text(p, enc) else {
+    fn sub(&mut self, raw: &str, enc: bool) -> Result<Option<String>, Listed> {
+        let Some(p) = key_text(raw, enc) else {
             // Not UTF-8 once decoded: it cannot be listed as the store named it.
             self.fresh += 1;
             return Err(refused_prefix(
-                p,
+                raw,
                 "a prefix that is not UTF-8 once decoded: not listed",
             ));
         };
-        self.checked_sub(&p)
+        self.checked_sub(&p, raw)
             .map(|new| new.then_some(p.clone()))
             .map_err(|why| refused_prefix(&p, why))
     }
 
-    /// Whether the common prefix `p` is to be listed (false: given just before), or why not.
-    fn checked_sub(&mut self, p: &str) -> Result<bool, &'static str> {
+    /// Whether the common prefix `p` (as the store wrote it: `raw`) is to be listed (false:
+    /// the one just before, given again), or why not. One that decodes to the one before but
+    /// was written otherwise (`d%41/` after `dA/`, from a store that does not encode keys as
+    /// asked) is another prefix: taken for the first, what lies below it would go unlisted.
+    fn checked_sub(&mut self, p: &str, raw: &str) -> Result<bool, &'static str> {
         let seg = p
             .strip_prefix(&self.prefix)
             .and_then(|rest| rest.strip_suffix('/'));
         if !self.level || seg.is_none_or(|s| s.contains('/')) {
             return Err(NOT_ONE_LEVEL);
         }
-        match self.last_sub.as_deref() {
-            Some(last) if p == last => Ok(false),
-            Some(last) if p < last => Err(OUT_OF_ORDER),
-            _ => {
-                self.last_sub = Some(p.to_string());
+        // Some(written the same way) where it is the one before, once decoded.
+        let again = match &self.last_sub {
+            Some((last, last_raw)) if p == last.as_str() => Some(raw == last_raw.as_str()),
+            Some((last, _)) if p < last.as_str() => return Err(OUT_OF_ORDER),
+            _ => None,
+        };
+        match again {
+            Some(true) => Ok(false),
+            Some(false) => Err(WRITTEN_TWO_WAYS),
+            None => {
+                self.last_sub = Some((p.to_string(), raw.to_string()));
                 self.fresh += 1;
                 Ok(true)
             }
@@ -193,6 +203,11 @@ const NOT_ONE_LEVEL: &str = "a common prefix not one level below the prefix list
 
 /// Why a common prefix is not listed that comes before the one before it.
 const OUT_OF_ORDER: &str = "a common prefix listed out of order";
+
+/// Why a common prefix is not listed that decodes to the one before it, written otherwise.
+const WRITTEN_TWO_WAYS: &str = "a common prefix written otherwise than the one before it, and \
+                                the same once decoded (a store that does not encode keys as \
+                                asked?): not listed";
 
 /// Why a key is refused that a listing gave outside its part of the prefix.
 const ELSEWHERE: &str = "listed where it is not (outside the prefix listed, or below one of \
@@ -477,14 +492,17 @@ mod tests {
         let mut all = Taking::new("p/d/", false);
         let got = refusals(&mut all, &["p/d/x/y", "p/a", "p/d/z"]);
         assert_eq!(got, [None, Some(ELSEWHERE), None]);
-        assert_eq!(level.checked_sub("p/d/"), Ok(true));
-        assert_eq!(level.checked_sub("p/d/"), Ok(false));
-        assert_eq!(level.checked_sub("p//"), Err(OUT_OF_ORDER));
-        assert_eq!(level.checked_sub("p/e/"), Ok(true));
+        let sub = |t: &mut Taking, p: &str| t.checked_sub(p, p);
+        assert_eq!(sub(&mut level, "p/d/"), Ok(true));
+        assert_eq!(sub(&mut level, "p/d/"), Ok(false));
+        // The same once decoded, written otherwise: another prefix, not the one given again.
+        assert_eq!(level.checked_sub("p/d/", "p/%64/"), Err(WRITTEN_TWO_WAYS));
+        assert_eq!(sub(&mut level, "p//"), Err(OUT_OF_ORDER));
+        assert_eq!(sub(&mut level, "p/e/"), Ok(true));
         for stray in ["p/", "q/", "p/e", "p/e/f/", "other/"] {
-            assert_eq!(level.checked_sub(stray), Err(NOT_ONE_LEVEL), "{stray}");
+            assert_eq!(sub(&mut level, stray), Err(NOT_ONE_LEVEL), "{stray}");
         }
-        assert_eq!(all.checked_sub("p/d/q/"), Err(NOT_ONE_LEVEL));
+        assert_eq!(sub(&mut all, "p/d/q/"), Err(NOT_ONE_LEVEL));
     }
 
     fn page(keys: &[&str], next: Option<&str>) -> ListObjectsV2Output {

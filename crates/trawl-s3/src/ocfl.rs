@@ -196,14 +196,15 @@ fn kind_order(k: Kind) -> u8 {
 }
 
 /// A key listed in the "directory" `prefix` as its entry: a file where it is one plain name
-/// there; none for the directory's own marker (the prefix itself); else an entry that is no
-/// file, named by what follows the prefix (the whole key where the store listed one not
-/// below it), never read.
+/// there; none for the directory's own marker (the prefix itself, empty); else an entry that
+/// is no file, named by what follows the prefix (the whole key where the store listed one not
+/// below it; nothing for a marker that holds data, which no directory on disk could), never
+/// read.
 fn file_entry(prefix: &str, l: Listed) -> Option<Entry> {
     let Some(rest) = l.key.strip_prefix(prefix) else {
         return Some((l.key.into_bytes(), Kind::Other, None));
     };
-    if rest.is_empty() && l.refused.is_none() {
+    if rest.is_empty() && l.refused.is_none() && l.size == 0 {
         return None;
     }
     if l.refused.is_none() && is_plain_name(rest.as_bytes()) {
@@ -402,7 +403,14 @@ mod tests {
             kinds(file_entry(p, listed("r/obj/inventory.json", None))),
             Some((b"inventory.json".to_vec(), Kind::File, true))
         );
-        assert_eq!(kinds(file_entry(p, listed("r/obj/", None))), None);
+        let mut marker = listed("r/obj/", None);
+        marker.size = 0;
+        assert_eq!(kinds(file_entry(p, marker)), None);
+        // A "marker" that holds data is data no directory holds: an entry, never read.
+        assert_eq!(
+            kinds(file_entry(p, listed("r/obj/", None))),
+            Some((Vec::new(), Kind::Other, false))
+        );
         for (key, name) in [
             ("r/obj/..", ".."),
             ("r/obj/.", "."),

@@ -10,7 +10,10 @@ use super::versions::{GivenFor, Prior};
 use super::{Checked, ContentRead, Expect, Kind, join};
 use crate::inventory::{Inventory, algorithm, digest_paths, normalized};
 use crate::log::Log;
-use crate::tree::{Name, OcflDir};
+use crate::tree::{Name, OcflDir, Unread};
+
+/// A directory opened, and its entries.
+type Opened = (Box<dyn OcflDir>, Vec<(Name, Kind)>);
 
 /// The version directories hold the inventory, its sidecar and the content directory (other
 /// directories SHOULD NOT be there, files MUST NOT); the content directories hold no empty
@@ -29,30 +32,15 @@ pub(super) fn version_dirs(
         if linked.contains(v.as_bytes()) {
             continue;
         }
-        let listed = dir
-            .open(v.as_bytes())
-            .map_err(|e| e.to_string())
-            .and_then(|d| {
-                let e = d.list().map_err(|e| e.to_string())?;
-                Ok((d, e))
-            });
-        let (vdir, entries) = match listed {
-            Ok(e) => e,
-            Err(_) => {
-                log.error(
-                    "E046",
-                    v,
-                    "the inventory lists this version, but its directory is missing",
-                );
-                continue;
-            }
+        let Some((vdir, entries)) = version_dir(dir, v, log) else {
+            continue;
         };
         for (name, kind) in entries {
             let at = join(v.as_bytes(), &name);
             if name == b"inventory.json" || sidecars.get(v).map(String::as_bytes) == Some(&name) {
             } else if name == root.content_directory.as_bytes() && kind == Kind::Dir {
                 let before = seen.len();
-                walk_content(&*vdir, &at, true, &mut seen, &mut special, log);
+                walk_content(&*vdir, &at, &mut seen, &mut special, log);
                 if seen.len() == before {
                     log.warning("W003", &at, "an empty content directory");
                 }
@@ -72,6 +60,32 @@ pub(super) fn version_dirs(
         }
     }
     (seen, special)
+}
+
+/// Version `v`'s directory, opened and listed; E046 where it is missing, or cannot be
+/// listed (a store's refusal is not a directory the object lost).
+fn version_dir(dir: &dyn OcflDir, v: &str, log: &mut Log) -> Option<Opened> {
+    let why = match dir.open(v.as_bytes()) {
+        Ok(d) => match d.list() {
+            Ok(e) => return Some((d, e)),
+            Err(e) => e.to_string(),
+        },
+        Err(Unread::Io(e)) => e.to_string(),
+        Err(_) => {
+            log.error(
+                "E046",
+                v,
+                "the inventory lists this version, but its directory is missing",
+            );
+            return None;
+        }
+    };
+    log.error(
+        "E046",
+        v,
+        format!("the inventory lists this version, but its directory cannot be listed: {why}"),
+    );
+    None
 }
 
 /// The content directories hold exactly the manifest's files (`seen`, those of them not
@@ -192,44 +206,127 @@ fn add_prior(expect: &mut Vec<Expect>, given: Option<&GivenFor>) {
     }
 }
 
-/// Adds the files under `rel` (a content directory, or below one, held by `parent`) to
-/// `seen`, naming empty directories below the content directory (E024).
-fn walk_content(
-    parent: &dyn OcflDir,
-    rel: &[u8],
-    top: bool,
-    seen: &mut HashSet<Name>,
-    special: &mut HashSet<Name>,
-    log: &mut Log,
-) {
-    // `rel`'s directory, opened by its name in `parent`.
-    let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(rel);
+/// The directory `rel`, named `name` in `parent`, opened and listed; E024 where it cannot be.
+fn listed(parent: &dyn OcflDir, name: &[u8], rel: &[u8], log: &mut Log) -> Option<Opened> {
     let listed = parent.open(name).map_err(|e| e.to_string()).and_then(|d| {
         let e = d.list().map_err(|e| e.to_string())?;
         Ok((d, e))
     });
-    let (here, entries) = match listed {
-        Ok(e) => e,
+    match listed {
+        Ok(l) => Some(l),
         Err(e) => {
             log.error("E024", rel, format!("cannot be listed: {e}"));
-            return;
+            None
         }
-    };
-    if entries.is_empty() && !top {
-        log.error("E024", rel, "an empty directory in the content directory");
     }
-    for (name, kind) in entries {
-        let at = join(rel, &name);
+}
+
+/// Adds the files under the content directory `rel` (held by `vdir`) to `seen`, naming empty
+/// directories below it (E024). Depth-first in name order, one level of the stack a level of
+/// the tree: a store's keys may lie deeper than any thread's stack could recurse.
+fn walk_content(
+    vdir: &dyn OcflDir,
+    rel: &[u8],
+    seen: &mut HashSet<Name>,
+    special: &mut HashSet<Name>,
+    log: &mut Log,
+) {
+    let name = rel.rsplit(|&b| b == b'/').next().unwrap_or(rel);
+    let Some((top, mut entries)) = listed(vdir, name, rel, log) else {
+        return;
+    };
+    entries.reverse();
+    // Each directory being walked: its path, itself, and its entries still to take (the
+    // next last).
+    let mut stack = vec![(rel.to_vec(), top, entries)];
+    while let Some((at, here, entries)) = stack.last_mut() {
+        let Some((name, kind)) = entries.pop() else {
+            stack.pop();
+            continue;
+        };
+        let child = join(at, &name);
         match kind {
-            Kind::Dir => walk_content(&*here, &at, false, seen, special, log),
+            Kind::Dir => {
+                if let Some((d, mut e)) = listed(&**here, &name, &child, log) {
+                    if e.is_empty() {
+                        log.error(
+                            "E024",
+                            &child,
+                            "an empty directory in the content directory",
+                        );
+                    }
+                    e.reverse();
+                    stack.push((child, d, e));
+                }
+            }
             Kind::File => {
-                seen.insert(at);
+                seen.insert(child);
             }
             // Matched to the manifest like a file, and never read.
             Kind::Other => {
-                seen.insert(at.clone());
-                special.insert(at);
+                seen.insert(child.clone());
+                special.insert(child);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::Unread;
+
+    /// A chain of directories `left` deep (each named by whatever it is opened as, holding one
+    /// directory `a`), a file `f` at its bottom: a store's keys may be longer than any path
+    /// a disk resolves.
+    struct Chain {
+        left: usize,
+    }
+
+    impl OcflDir for Chain {
+        fn open(&self, rel: &[u8]) -> Result<Box<dyn OcflDir>, Unread> {
+            match (rel.is_empty(), self.left) {
+                (true, left) => Ok(Box::new(Chain { left })),
+                (false, 0) => Err(Unread::NotFile),
+                (false, left) => Ok(Box::new(Chain { left: left - 1 })),
+            }
+        }
+
+        fn list(&self) -> std::io::Result<Vec<(Name, Kind)>> {
+            Ok(match self.left {
+                0 => vec![(b"f".to_vec(), Kind::File)],
+                _ => vec![(b"a".to_vec(), Kind::Dir)],
+            })
+        }
+
+        fn kind_of(&self, _: &[u8]) -> Option<Kind> {
+            None
+        }
+
+        fn read_small(&self, _: &[u8], _: u64) -> Result<Vec<u8>, Unread> {
+            Err(Unread::Missing)
+        }
+    }
+
+    /// Content thousands of directories deep is walked on a thread whose stack holds a few
+    /// levels of recursion at most (it overflowed, aborting the run, where one level of the
+    /// tree was a frame of the walk).
+    #[test]
+    fn content_deeper_than_a_threads_stack_is_walked() {
+        let depth = 5000;
+        let (seen, log) = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let (mut seen, mut special, mut log) = Default::default();
+                let vdir = Chain { left: depth + 1 };
+                walk_content(&vdir, b"v1/content", &mut seen, &mut special, &mut log);
+                (seen, log)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let want = format!("v1/content/{}f", "a/".repeat(depth));
+        assert_eq!(seen, HashSet::from([want.into_bytes()]));
+        assert!(!log.has_errors(), "{:?}", log.errors);
     }
 }
