@@ -28,6 +28,9 @@ use crate::{Listed, ObjectSource, ObjectUrl, S3Error, Store};
 /// and each is held in memory by name.
 pub const TAG_KEYS_MAX: usize = 100_000;
 
+/// Requests in flight for one tag file.
+const TAG_DEPTH: usize = 2;
+
 /// Keys that are no plain name named one by one; the rest are counted in one finding.
 const ODD_SHOWN: usize = 100;
 
@@ -244,10 +247,12 @@ impl BagTree for BagObjects {
             size: l.size,
             etag: l.etag.clone(),
         };
+        // Two ranges in flight: the reader stops at its kind's cap, often within the first,
+        // and a store's claimed size asks for nothing past what it may read.
         let pieces = fetch(
             self.store.rt.handle(),
             self.store.client.clone(),
-            Arc::new(Depth::new(None)),
+            Arc::new(Depth::new(Some(TAG_DEPTH))),
             self.store.attempts,
             want,
         );
