@@ -498,11 +498,19 @@ pub fn digest_by(tool: &str, b: &[u8]) -> String {
 /// that starts it: a child started by this (large, multi-threaded) test process is charged this
 /// process's own peak at exec, which would hide the figure.
 pub fn peak_rss_apart(d: &Dir, args: &[&str]) -> (i32, u64) {
+    peak_rss_set(d, args, |_| {})
+}
+
+/// As [`peak_rss_apart`], the measuring process's command set up by `setup` first (an
+/// environment its child inherits).
+pub fn peak_rss_set(d: &Dir, args: &[&str], setup: impl FnOnce(&mut Command)) -> (i32, u64) {
     let script = "import os, subprocess, sys\n\
                   p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
                   _, st, ru = os.wait4(p.pid, 0)\n\
                   print(os.waitstatus_to_exitcode(st), ru.ru_maxrss * 1024)";
-    let o = Command::new("python3")
+    let mut c = Command::new("python3");
+    setup(&mut c);
+    let o = c
         .arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_trawl"))

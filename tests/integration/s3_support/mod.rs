@@ -109,23 +109,7 @@ pub fn s3s_with_bucket(d: &crate::util::Dir) -> (S3Server, Uploader) {
 /// Exit code and peak RSS of `trawl ARGS` in `d` with `env`'s store environment, as
 /// [`crate::util::peak_rss_apart`] measures them.
 pub fn peak_rss_with(d: &crate::util::Dir, env: &Env, args: &[&str]) -> (i32, u64) {
-    let script = "import os, subprocess, sys\n\
-                  p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
-                  _, st, ru = os.wait4(p.pid, 0)\n\
-                  print(os.waitstatus_to_exitcode(st), ru.ru_maxrss * 1024)";
-    let mut c = Command::new("python3");
-    env.apply(&mut c);
-    let o = c
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_trawl"))
-        .args(args)
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    let mut it = text.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-    (it.next().unwrap() as i32, it.next().unwrap() as u64)
+    crate::util::peak_rss_set(d, args, |c| env.apply(c))
 }
 
 /// `trawl ARGS` in `d` with `env`'s store environment, killed past two minutes.
