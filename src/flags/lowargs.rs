@@ -216,6 +216,11 @@ pub struct StoreArgs {
     /// --endpoint).
     #[arg(help_heading = "Object stores", long)]
     pub path_style: bool,
+    /// How long a request waits for the store's next byte (to connect, for an answer, within
+    /// a body) before it is cut and tried again, e.g. 30s, 2m (default 30s); a body cut
+    /// resumes from the byte reached.
+    #[arg(help_heading = "Object stores", long, value_name = "DURATION")]
+    pub store_timeout: Option<String>,
 }
 
 /// What a walk of the user's tree leaves out; shared by scan, audit and bag create.

@@ -13,6 +13,9 @@ use crate::failure::Refused;
 /// Attempts per request before a 5xx, a `SlowDown` or a dropped connection is a failure.
 const ATTEMPTS: u32 = 5;
 
+/// The longest `--store-timeout` taken: a store silent for longer is gone.
+const MAX_STALL: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The source of `paths` when they are all `s3://` roots (None when none is); a mix of local
 /// and object roots, a bad URL or a flag that does not apply to objects is refused.
 pub fn object_roots(
@@ -102,6 +105,22 @@ fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
             .into());
         }
     }
+    let stall = match &s.store_timeout {
+        None => None,
+        Some(t) => {
+            let refused = || {
+                Refused::flag(
+                    "--store-timeout",
+                    format!(" '{t}': expected a duration above 0 and at most 1h, like 30s, 2m"),
+                )
+            };
+            let d = super::hiargs::parse_duration("--store-timeout", t).map_err(|_| refused())?;
+            if d.is_zero() || d > MAX_STALL {
+                return Err(refused().into());
+            }
+            Some(d)
+        }
+    };
     Ok(Connection {
         endpoint: s.endpoint.clone(),
         path_style: s.path_style.then_some(true),
@@ -109,6 +128,7 @@ fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
         region: s.region.clone(),
         profile: s.profile.clone(),
         attempts: ATTEMPTS,
+        stall,
     })
 }
 

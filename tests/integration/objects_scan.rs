@@ -198,6 +198,61 @@ fn a_body_cut_mid_read_is_resumed_from_where_it_stopped() {
     );
 }
 
+/// Scans `bkt/p` through `proxy` for sha256 with a store timeout of one second, killed past
+/// a minute (a stall that is waited on for ever fails the test rather than hanging it).
+fn impatient(d: &Dir, proxy: &FaultProxy) -> Run {
+    let mut c = d.cmd();
+    proxy.env().apply(&mut c.cmd);
+    c.args(["scan", "-q", "s3://bkt/p", "-m", "sha256sum:-"])
+        .args(["--store-timeout", "1s"])
+        .run_within(60)
+}
+
+#[test]
+fn a_body_that_stalls_is_cut_and_resumed_from_where_it_stopped() {
+    let d = Dir::new();
+    let (server, up) = s3s(&d);
+    plant(&d, &up);
+    let proxy = FaultProxy::start(server.endpoint());
+    proxy.stall_body_after(100_000, 2);
+    let t0 = std::time::Instant::now();
+    let r = impatient(&d, &proxy);
+    r.code(0);
+    assert_eq!(proxy.fired(crate::s3_support::Fault::StallBody), 2);
+    assert!(t0.elapsed().as_secs() < 30, "took {:?}", t0.elapsed());
+    if let Some(want) = sha256sum_of_local(&d) {
+        assert_eq!(sorted(&r.stdout), want);
+    }
+    assert!(
+        proxy.requests().iter().any(|l| l
+            .range
+            .as_deref()
+            .is_some_and(|r| r.starts_with("bytes=100000-"))),
+        "{:#?}",
+        proxy.requests()
+    );
+}
+
+#[test]
+fn a_store_that_stops_answering_is_a_named_failure_with_exit_2() {
+    let d = Dir::new();
+    let (server, up) = s3s(&d);
+    up.put("bkt", "p/x", &noise(300_000, 5), Checksum::None);
+    let proxy = FaultProxy::start(server.endpoint());
+    // Every body stalls after its first bytes: the object fails by name, nothing digested.
+    proxy.stall_body_after(1000, 1000);
+    let r = impatient(&d, &proxy);
+    r.code(2)
+        .stderr_has("s3://bkt/p/x")
+        .stderr_has("no byte for 1 s");
+    assert_eq!(r.stdout, "", "no digest of an object not read");
+    // No answer at all, to the listing: one line naming the prefix.
+    proxy.clear();
+    proxy.stall_answer(1000);
+    let r = impatient(&d, &proxy);
+    r.code(2).stderr_has("s3://bkt/p/: cannot list");
+}
+
 #[test]
 fn a_short_body_and_slow_downs_still_give_the_right_digests() {
     let d = Dir::new();
@@ -307,6 +362,30 @@ fn roots_and_flags_that_cannot_be_objects_are_refused() {
         (
             vec!["scan", "s3://bkt/p", "--endpoint", "ftp://x"],
             "--endpoint",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout", "0s"],
+            "--store-timeout",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout=-1s"],
+            "--store-timeout",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout", "nan"],
+            "--store-timeout",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout", "inf"],
+            "--store-timeout",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout", "2h"],
+            "--store-timeout",
+        ),
+        (
+            vec!["scan", "s3://bkt/p", "--store-timeout", "5"],
+            "--store-timeout",
         ),
     ] {
         trawl(&d, &env, &args).code(2).stderr_has(says);

@@ -249,13 +249,7 @@ impl BagTree for BagObjects {
         };
         // Two ranges in flight: the reader stops at its kind's cap, often within the first,
         // and a store's claimed size asks for nothing past what it may read.
-        let pieces = fetch(
-            self.store.rt.handle(),
-            self.store.client.clone(),
-            Arc::new(Depth::new(Some(TAG_DEPTH))),
-            self.store.attempts,
-            want,
-        );
+        let pieces = fetch(&self.store, Arc::new(Depth::new(Some(TAG_DEPTH))), want);
         Ok(Some(Box::new(ObjectReader {
             pieces,
             piece: Bytes::new(),

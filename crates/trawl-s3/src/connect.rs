@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
 use aws_sdk_s3::config::{Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_smithy_http_client::{Builder, tls};
 
@@ -25,9 +26,24 @@ pub struct Connection {
     pub region: Option<String>,
     /// The shared config's profile (`--profile`); else `AWS_PROFILE`, else `default`.
     pub profile: Option<String>,
-    /// Attempts per request, the first included, before a 5xx, a `SlowDown` or a dropped
-    /// connection is a failure (retried with jittered, bounded backoff).
+    /// Attempts per request, the first included, before a 5xx, a `SlowDown`, a dropped
+    /// connection or a stall is a failure (retried with jittered, bounded backoff).
     pub attempts: u32,
+    /// How long a request may wait for the store's next byte (to connect, for the answer,
+    /// within a body) before it is cut and tried again; None: [`STALL`].
+    pub stall: Option<Duration>,
+}
+
+/// How long a request waits for the store's next byte where the user did not say.
+pub const STALL: Duration = Duration::from_secs(30);
+
+/// How a request is tried again: attempts, and how long it may wait for a byte.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Patience {
+    /// Attempts per request (see [`Connection::attempts`]), for the reads' own resumptions.
+    pub(crate) attempts: u32,
+    /// No byte for this long: the request is cut (see [`Connection::stall`]).
+    pub(crate) stall: Duration,
 }
 
 /// A connected store: its client and the runtime its requests run on. Cheap to share by
@@ -35,8 +51,7 @@ pub struct Connection {
 pub struct Store {
     pub(crate) rt: tokio::runtime::Runtime,
     pub(crate) client: aws_sdk_s3::Client,
-    /// Attempts per request (see [`Connection::attempts`]), for the reads' own resumptions.
-    pub(crate) attempts: u32,
+    pub(crate) patience: Patience,
 }
 
 impl std::fmt::Debug for Store {
@@ -55,29 +70,41 @@ impl Store {
             .enable_all()
             .build()
             .map_err(|e| S3Error::Config(format!("cannot start the I/O runtime: {e}")))?;
-        let attempts = c.attempts.max(1);
-        let client = rt.block_on(client(c, attempts));
+        let patience = Patience {
+            attempts: c.attempts.max(1),
+            stall: c.stall.unwrap_or(STALL).max(Duration::from_millis(1)),
+        };
+        let client = rt.block_on(client(c, patience));
         Ok(Store {
             rt,
             client,
-            attempts,
+            patience,
         })
     }
 }
 
-async fn client(c: &Connection, attempts: u32) -> aws_sdk_s3::Client {
+async fn client(c: &Connection, patience: Patience) -> aws_sdk_s3::Client {
     let http = Builder::new()
         .tls_provider(tls::Provider::Rustls(
             tls::rustls_provider::CryptoMode::Ring,
         ))
         .build_https();
     let retry = RetryConfig::standard()
-        .with_max_attempts(attempts)
+        .with_max_attempts(patience.attempts)
         .with_initial_backoff(Duration::from_millis(50))
         .with_max_backoff(Duration::from_secs(5));
+    // A store that stops answering is cut, never waited on for ever: connecting, the answer's
+    // first byte, and a whole answer other than an object's body (a listing, a HEAD), which
+    // the SDK reads itself; an object's body is timed a chunk at a time where it is read.
+    let timeouts = TimeoutConfig::builder()
+        .connect_timeout(patience.stall)
+        .read_timeout(patience.stall)
+        .operation_attempt_timeout(patience.stall * 2)
+        .build();
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http)
-        .retry_config(retry);
+        .retry_config(retry)
+        .timeout_config(timeouts);
     if let Some(p) = &c.profile {
         loader = loader.profile_name(p);
     }

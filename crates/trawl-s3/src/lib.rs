@@ -33,7 +33,7 @@ mod url;
 pub use audit::AuditObjects;
 pub use bag::{BagObjects, BagObjectsError, TAG_KEYS_MAX};
 pub use check::{CheckCounts, CheckError, CheckLine, CheckOptions, Verdict, check};
-pub use connect::{Connection, Store};
+pub use connect::{Connection, STALL, Store};
 pub use error::{S3Error, StoreFault};
 pub use etag::multipart_etag;
 pub use list::Listed;

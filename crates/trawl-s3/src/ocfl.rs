@@ -359,13 +359,7 @@ impl OcflDir for ObjectsDir {
             etag: l.etag,
         };
         let depth = Arc::new(Depth::new(None));
-        let mut pieces = fetch(
-            store.rt.handle(),
-            store.client.clone(),
-            depth,
-            store.attempts,
-            want,
-        );
+        let mut pieces = fetch(store, depth, want);
         let mut out = Vec::with_capacity(l.size as usize);
         while let Some(piece) = pieces.blocking_recv() {
             out.extend_from_slice(&piece.map_err(unread)?);

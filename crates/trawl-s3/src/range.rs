@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
+use crate::connect::Patience;
 use crate::depth::Depth;
 use crate::list::unquote;
-use crate::{S3Error, StoreFault};
+use crate::{S3Error, Store, StoreFault};
 
 /// Bytes asked for by one request (an object up to this size is one request).
 pub(crate) const RANGE: u64 = 4 << 20;
@@ -42,16 +43,12 @@ pub(crate) fn footprint(size: u64) -> u64 {
     size.min(RANGE * (PER_OBJECT + AHEAD) as u64).max(1)
 }
 
-/// Starts reading `want` on the runtime; its pieces come in order through what is returned.
-pub(crate) fn fetch(
-    rt: &tokio::runtime::Handle,
-    client: aws_sdk_s3::Client,
-    depth: Arc<Depth>,
-    attempts: u32,
-    want: Want,
-) -> Pieces {
+/// Starts reading `want` on the store's runtime; its pieces come in order through what is
+/// returned.
+pub(crate) fn fetch(store: &Store, depth: Arc<Depth>, want: Want) -> Pieces {
     let (tx, rx) = mpsc::channel(AHEAD);
-    rt.spawn(async move {
+    let (client, patience) = (store.client.clone(), store.patience);
+    store.rt.spawn(async move {
         // Made as they are asked for: a size a store claims is never trusted with memory.
         let count = ranges(want.size);
         let mut etag = want.etag.clone();
@@ -71,7 +68,7 @@ pub(crate) fn fetch(
                 let r = range(want.size, next);
                 let several = count > 1;
                 pending.push_back(tokio::spawn(async move {
-                    get_range(&client, &depth, &want, r, pin, several, attempts).await
+                    get_range(&client, &depth, &want, r, pin, several, patience).await
                 }));
                 next += 1;
             }
@@ -139,10 +136,11 @@ fn fault(want: &Want, fault: StoreFault, message: String) -> S3Error {
     }
 }
 
-/// One range read whole: resumed from the byte reached where its body is cut, every answer
-/// checked to be the pinned version of the object and the bytes asked for. `several`: the
-/// object takes more than one request, so every answer must carry the ETag that shows it is
-/// of the same version as the others. Returns the bytes and the ETag answered.
+/// One range read whole: resumed from the byte reached where its body is cut or stalls (no
+/// byte for `patience.stall`), every answer checked to be the pinned version of the object and
+/// the bytes asked for. `several`: the object takes more than one request, so every answer
+/// must carry the ETag that shows it is of the same version as the others. Returns the bytes
+/// and the ETag answered.
 async fn get_range(
     client: &aws_sdk_s3::Client,
     depth: &Depth,
@@ -150,7 +148,7 @@ async fn get_range(
     range: Option<(u64, u64)>,
     mut pin: Option<String>,
     several: bool,
-    attempts: u32,
+    patience: Patience,
 ) -> Result<(Bytes, Option<String>), S3Error> {
     let (first, last) = range.unwrap_or((0, 0));
     let expected = range.map_or(0, |(a, b)| b - a + 1) as usize;
@@ -185,7 +183,13 @@ async fn get_range(
         let wait = t0.elapsed();
         let mut body = out.body;
         let cut = loop {
-            match body.try_next().await {
+            let Ok(next) = tokio::time::timeout(patience.stall, body.try_next()).await else {
+                break Some(format!(
+                    "the store sent no byte for {} s",
+                    patience.stall.as_secs_f64()
+                ));
+            };
+            match next {
                 Ok(Some(c)) => {
                     if buf.len() + c.len() > expected {
                         return Err(fault(
@@ -210,7 +214,7 @@ async fn get_range(
             return Ok((buf.freeze(), pin));
         }
         cuts += 1;
-        if cuts >= attempts {
+        if cuts >= patience.attempts {
             let why = cut.unwrap_or_else(|| "the body ended early".to_string());
             return Err(fault(
                 want,

@@ -350,13 +350,7 @@ impl Source for ObjectSource {
                     let Some(want) = self.want(&e) else {
                         continue;
                     };
-                    let pieces = fetch(
-                        store.rt.handle(),
-                        store.client.clone(),
-                        depth.clone(),
-                        store.attempts,
-                        want,
-                    );
+                    let pieces = fetch(store, depth.clone(), want);
                     if open_tx
                         .send(Opened {
                             entry: e,

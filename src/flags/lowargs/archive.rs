@@ -111,6 +111,10 @@ pub struct BagStoreArgs {
     /// --endpoint).
     #[arg(help_heading = "Object stores", long)]
     pub path_style: bool,
+    /// How long a request waits for the store's next byte before it is cut and tried again,
+    /// e.g. 30s, 2m (default 30s).
+    #[arg(help_heading = "Object stores", long, value_name = "DURATION")]
+    pub store_timeout: Option<String>,
 }
 
 impl BagStoreArgs {
@@ -122,6 +126,7 @@ impl BagStoreArgs {
             profile: self.aws_profile.clone(),
             no_sign_request: self.no_sign_request,
             path_style: self.path_style,
+            store_timeout: self.store_timeout.clone(),
         }
     }
 }

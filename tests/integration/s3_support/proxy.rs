@@ -28,6 +28,8 @@ pub enum Fault {
     InternalError,
     CutBody,
     ShortBody,
+    StallBody,
+    StallAnswer,
     Latency,
     Expired,
     DenyList,
@@ -53,6 +55,10 @@ struct State {
     /// Bytes of the body to send, and how many more responses to cut.
     cut: Option<(u64, u64)>,
     short: u64,
+    /// Bytes of the body to send before it stalls, and how many more responses to stall.
+    stall: Option<(u64, u64)>,
+    /// Requests (of any kind) still to be held without an answer.
+    stall_answer: u64,
     latency_ms: u64,
     /// Requests still answered as usual before every one answers ExpiredToken.
     expire_after: Option<u64>,
@@ -168,6 +174,18 @@ impl FaultProxy {
     /// half of the body, then close the connection in order (FIN).
     pub fn short_body(&self, n: u64) {
         self.state().short = n;
+    }
+
+    /// The next `n` successful object GETs send their headers and the first `bytes` of the
+    /// body, then nothing more, the connection held open until the client closes it.
+    pub fn stall_body_after(&self, bytes: u64, n: u64) {
+        self.state().stall = Some((bytes, n));
+    }
+
+    /// The next `n` requests, of any kind, are never answered: the connection is held open
+    /// until the client closes it.
+    pub fn stall_answer(&self, n: u64) {
+        self.state().stall_answer = n;
     }
 
     /// Every response waits `ms` milliseconds before its first byte (0: none).
@@ -409,6 +427,20 @@ async fn handle(
         status: 0,
     };
     let t = target(req.method(), req.uri());
+    let stalled = {
+        let mut s = shared.state.lock().unwrap();
+        let stalled = s.stall_answer > 0;
+        if stalled {
+            s.stall_answer -= 1;
+            s.fire(Fault::StallAnswer);
+        }
+        stalled
+    };
+    if stalled {
+        // Never answered; hyper drops this future when the client closes the connection.
+        let never: Infallible = std::future::pending().await;
+        match never {}
+    }
     let (local, latency) = {
         let mut s = shared.state.lock().unwrap();
         let latency = s.latency_ms;
@@ -448,6 +480,8 @@ enum End {
     Cut,
     /// Stop sending; the connection closes in order.
     Short,
+    /// Stop sending; the connection stays open until the client closes it.
+    Stall,
 }
 
 /// The server's answer with this request's header overrides and body faults applied.
@@ -486,6 +520,10 @@ fn shape(
                 s.cut = Some((bytes, n - 1));
                 s.fire(Fault::CutBody);
                 end = Some((End::Cut, bytes));
+            } else if let Some((bytes, n)) = s.stall.filter(|c| c.1 > 0) {
+                s.stall = Some((bytes, n - 1));
+                s.fire(Fault::StallBody);
+                end = Some((End::Stall, bytes));
             } else if s.short > 0 {
                 s.short -= 1;
                 s.fire(Fault::ShortBody);
@@ -580,6 +618,11 @@ async fn pump(
             }
             // The end's offset.
             drained(&tx, &sock).await;
+            if end.unwrap().0 == End::Stall {
+                // Holding the sender keeps the body open: the client sees no end, no error.
+                tx.closed().await;
+                return;
+            }
             if end.unwrap().0 == End::Cut {
                 let _ = socket2::SockRef::from(&*sock).set_linger(Some(Duration::ZERO));
                 let _ = tx.send(Err("fault proxy: body cut".into())).await;
