@@ -26,6 +26,26 @@ pub(crate) fn create_output(plan: &AuditPlan, path: &std::path::Path) -> anyhow:
     Output::create_beside_catalog(path, &plan.catalog)
 }
 
+/// `trawl audit` of `s3://` roots: the walk and reads are the store's.
+#[cfg(feature = "s3")]
+pub fn objects(
+    plan: AuditPlan,
+    typed_roots: &[PathBuf],
+    objects: &trawl_s3::ObjectSource,
+) -> anyhow::Result<Outcome> {
+    run_with(plan, typed_roots, &mut trawl_s3::AuditObjects::of(objects))
+}
+
+/// No object source exists in a build without the S3 client.
+#[cfg(not(feature = "s3"))]
+pub fn objects(
+    _: AuditPlan,
+    _: &[PathBuf],
+    objects: &trawl_s3::ObjectSource,
+) -> anyhow::Result<Outcome> {
+    match *objects {}
+}
+
 /// `trawl audit` with its walk and reads done by `source` (a cluster's workers); the catalog,
 /// the messages and the outputs stay here.
 pub fn run_with(
