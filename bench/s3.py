@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/s3: trawl reading an S3 prefix beside rclone, against a local S3 server, and the server's
 own raw GET throughput, in one interleaved run (medians and ratios). trawl is a build with the
-S3 client (`cargo build --release --features s3`).
+S3 client (`cargo build --release --features openssl,s3`).
 
 The server is started and stopped by the bench on 127.0.0.1: the s3s-fs library (a directory
 served as a bucket store, DIR/s3s-fs) through `examples/s3_server.rs` (`cargo build --release
@@ -319,11 +319,11 @@ def main():
         T = a.trawl
         have_trawl = os.access(T, os.X_OK)
         if not have_trawl:
-            print(f"{T} is not built: the trawl rows are left out (cargo build --release --features s3)")
+            print(f"{T} is not built: the trawl rows are left out (cargo build --release --features openssl,s3)")
         elif "built without object storage" in subprocess.run(
                 [T, "scan", "-q", "s3://bench/none", "--endpoint", "http://127.0.0.1:9"],
                 capture_output=True, text=True).stderr:
-            sys.exit(f"{T} was built without the S3 client: cargo build --release --features s3")
+            sys.exit(f"{T} was built without the S3 client: cargo build --release --features openssl,s3")
         no_download = have_trawl and "--no-download" in subprocess.run(
             [T, "audit", "--help"], capture_output=True, text=True).stdout
         if have_trawl and not no_download:
