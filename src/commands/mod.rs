@@ -7,6 +7,7 @@ mod check;
 mod duplicates;
 mod flv;
 mod inject;
+mod metrics;
 mod ncdu;
 mod ocfl;
 pub(crate) mod output;
