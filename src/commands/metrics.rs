@@ -30,7 +30,11 @@ pub fn of_run(cat: &Catalog, catalog: &Path, run: &RunSummary) -> anyhow::Result
                 files,
                 // A verdict no path was given weighs nothing; one whose paths were only
                 // counted (a metadata-only run's ok) is not known.
-                bytes: if files == 0 { Some(summed.unwrap_or(0)) } else { summed },
+                bytes: if files == 0 {
+                    Some(summed.unwrap_or(0))
+                } else {
+                    summed
+                },
             }
         })
         .collect();

@@ -616,8 +616,8 @@ impl AuditPlan {
             ("--metrics", &self.metrics),
         ]
         .into_iter()
-            .filter_map(|(f, p)| Some((f, p.as_deref()?)))
-            .collect()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .collect()
     }
 
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {

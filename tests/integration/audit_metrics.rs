@@ -34,7 +34,11 @@ fn parse(d: &Dir, file: &str) -> Value {
 /// promtool's lint and parse of the file.
 fn promtool_accepts(d: &Dir, promtool: &std::path::Path, file: &str) {
     let script = format!("{} check metrics < '{file}'", promtool.display());
-    let r = run_tool(d.path(), std::path::Path::new("sh"), &[OsStr::new("-c"), OsStr::new(&script)]);
+    let r = run_tool(
+        d.path(),
+        std::path::Path::new("sh"),
+        &[OsStr::new("-c"), OsStr::new(&script)],
+    );
     r.code(0);
 }
 
@@ -53,7 +57,17 @@ fn audit_metrics_parse_with_promtool_and_the_client_and_match_the_json() {
     let d = Dir::new();
     tree(&d);
     let audit = |want: i32| {
-        let args = ["audit", "t", "-c", CATALOG, "-q", "--json", "out.json", "--metrics", "m.prom"];
+        let args = [
+            "audit",
+            "t",
+            "-c",
+            CATALOG,
+            "-q",
+            "--json",
+            "out.json",
+            "--metrics",
+            "m.prom",
+        ];
         d.cmd().args(args).run().code(want);
         serde_json::from_slice::<Value>(&std::fs::read(d.join("out.json")).unwrap()).unwrap()
     };
@@ -66,21 +80,41 @@ fn audit_metrics_parse_with_promtool_and_the_client_and_match_the_json() {
     assert_eq!(m["types"], serde_json::json!(["gauge"]));
     let s = &m["samples"];
     for (verdict, n) in json["counts"].as_object().unwrap() {
-        assert_eq!(s[format!("trawl_audit_files{{{verdict}}}")], n.as_f64().unwrap(), "{verdict}");
+        assert_eq!(
+            s[format!("trawl_audit_files{{{verdict}}}")],
+            n.as_f64().unwrap(),
+            "{verdict}"
+        );
     }
     let size = |p: &str| std::fs::metadata(d.join(p)).unwrap().len() as f64;
     let all: f64 = (0..8).map(|i| size(&format!("t/f{i}.txt"))).sum();
     assert_eq!(s["trawl_audit_bytes{corrupt}"], size("t/sub/deep.bin"));
     assert_eq!(s["trawl_audit_bytes{ok}"], all);
     assert_eq!(s["trawl_audit_bytes{missing}"], 0.0);
-    assert_eq!(s["trawl_audit_read_bytes"], json["bytes_read"].as_f64().unwrap());
+    assert_eq!(
+        s["trawl_audit_read_bytes"],
+        json["bytes_read"].as_f64().unwrap()
+    );
     assert_eq!(s["trawl_audit_read_files"], 9.0);
     assert_eq!(s["trawl_audit_success"], 1.0);
     assert_eq!(s["trawl_audit_run"], json["run"].as_f64().unwrap());
-    assert_eq!(s["trawl_audit_last_success_time_seconds"], s["trawl_audit_end_time_seconds"]);
-    assert!(s["trawl_audit_start_time_seconds"].as_f64() <= s["trawl_audit_end_time_seconds"].as_f64());
-    assert!(s["trawl_audit_oldest_verification_age_seconds"].as_f64().unwrap() >= 0.0);
-    assert!(s.get("trawl_audit_files_due").is_none(), "no policy: no files due");
+    assert_eq!(
+        s["trawl_audit_last_success_time_seconds"],
+        s["trawl_audit_end_time_seconds"]
+    );
+    assert!(
+        s["trawl_audit_start_time_seconds"].as_f64() <= s["trawl_audit_end_time_seconds"].as_f64()
+    );
+    assert!(
+        s["trawl_audit_oldest_verification_age_seconds"]
+            .as_f64()
+            .unwrap()
+            >= 0.0
+    );
+    assert!(
+        s.get("trawl_audit_files_due").is_none(),
+        "no policy: no files due"
+    );
 
     let args = ["catalog", "report", "-c", CATALOG, "--metrics", "r.prom"];
     d.cmd().args(args).run().code(0);

@@ -108,7 +108,9 @@ fn premis_export_validates_and_its_json_lines_hold_the_same_events() {
     flip_byte(&d.join("t/victim.bin"), 4);
     audit(1);
     for (format, out) in [("premis", "out.xml"), ("premis-jsonl", "out.jsonl")] {
-        let args = ["catalog", "export", "-c", "cat.db", "--format", format, "-o", out];
+        let args = [
+            "catalog", "export", "-c", "cat.db", "--format", format, "-o", out,
+        ];
         d.cmd().args(args).run().code(0);
     }
     let v = run_tool(
@@ -126,7 +128,11 @@ fn premis_export_validates_and_its_json_lines_hold_the_same_events() {
 
     let back: Value = python_json(&d, READ_BACK, "");
     let events = back["events"].as_array().unwrap();
-    assert_eq!(back["lines"].as_array().unwrap(), events, "JSON Lines = XML events");
+    assert_eq!(
+        back["lines"].as_array().unwrap(),
+        events,
+        "JSON Lines = XML events"
+    );
     assert_eq!(
         back["agent"],
         serde_json::json!(["trawl", "software", env!("CARGO_PKG_VERSION")])
@@ -186,7 +192,10 @@ fn check_events(back: &Value, events: &[Value]) {
     let registered = of("message digest calculation", "1");
     assert_eq!(registered.len(), 9);
     assert!(registered.iter().all(|e| e["eventOutcome"] == "success"));
-    assert!(of("fixity check", "2").is_empty(), "run 2's ok reads are kept only as run 3's");
+    assert!(
+        of("fixity check", "2").is_empty(),
+        "run 2's ok reads are kept only as run 3's"
+    );
     let checks = of("fixity check", "3");
     assert_eq!(checks.len(), 9);
     let failed: Vec<&&Value> = checks
@@ -194,7 +203,12 @@ fn check_events(back: &Value, events: &[Value]) {
         .filter(|e| e["eventOutcome"] == "failure")
         .collect();
     assert_eq!(failed.len(), 1);
-    assert!(failed[0]["object_hex"].as_str().unwrap().ends_with(&hex_of(b"/victim.bin")));
+    assert!(
+        failed[0]["object_hex"]
+            .as_str()
+            .unwrap()
+            .ends_with(&hex_of(b"/victim.bin"))
+    );
     assert_eq!(failed[0]["eventOutcomeDetailNote"][0], "corrupt");
     assert_eq!(
         failed[0]["eventTypeURI"],
@@ -205,7 +219,10 @@ fn check_events(back: &Value, events: &[Value]) {
         "http://id.loc.gov/vocabulary/preservation/eventOutcome/fai"
     );
     for e in events {
-        assert!(objects.contains_key(e["object_hex"].as_str().unwrap()), "{e}");
+        assert!(
+            objects.contains_key(e["object_hex"].as_str().unwrap()),
+            "{e}"
+        );
         assert_eq!(e["linkingObjectIdentifierType"], "local path");
         assert_eq!(
             e["linkingAgentIdentifierValue"],

@@ -46,10 +46,10 @@ pub use lock::Lock;
 pub use open::OpenMode;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
-pub use standing::Standing;
-pub use summary::RunSummary;
 pub use source::{
     Expected, Local, ReadPlan, ReadResult, Source, SourceError, StoredPlan, StoredResult, read_plan,
 };
+pub use standing::Standing;
+pub use summary::RunSummary;
 
 pub(crate) use catalog::sql;

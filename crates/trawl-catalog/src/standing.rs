@@ -51,9 +51,8 @@ impl Catalog {
     pub fn run_bytes(&self, run: i64) -> Result<Vec<(Verdict, u64)>> {
         let c = &self.conn;
         let r = (|| -> rusqlite::Result<Vec<(Verdict, u64)>> {
-            let mode: String = c.query_row("SELECT mode FROM runs WHERE id = ?1", [run], |r| {
-                r.get(0)
-            })?;
+            let mode: String =
+                c.query_row("SELECT mode FROM runs WHERE id = ?1", [run], |r| r.get(0))?;
             let mut st = c.prepare(
                 "SELECT state, coalesce(sum(size), 0) FROM events WHERE run = ?1 GROUP BY state",
             )?;
@@ -61,7 +60,10 @@ impl Catalog {
                 .query_map([run], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
                 })?
-                .filter_map(|r| r.map(|(s, n)| Verdict::from_name(&s).map(|v| (v, n))).transpose())
+                .filter_map(|r| {
+                    r.map(|(s, n)| Verdict::from_name(&s).map(|v| (v, n)))
+                        .transpose()
+                })
                 .collect::<rusqlite::Result<_>>()?;
             // A full run's ok files have no event: their rows name the run.
             if AuditMode::from_name(&mode) == AuditMode::Full {

@@ -74,16 +74,32 @@ pub fn metrics_text(m: &AuditMetrics) -> String {
         t(m.last_success),
     );
     if !m.verdicts.is_empty() {
-        let files: Vec<_> = m.verdicts.iter().map(|v| (Some(v.verdict.as_str()), v.files.into())).collect();
-        f.family("files", "Files given each verdict by the audit run.", &files);
+        let files: Vec<_> = m
+            .verdicts
+            .iter()
+            .map(|v| (Some(v.verdict.as_str()), v.files.into()))
+            .collect();
+        f.family(
+            "files",
+            "Files given each verdict by the audit run.",
+            &files,
+        );
         let bytes: Vec<_> = m
             .verdicts
             .iter()
             .filter_map(|v| Some((Some(v.verdict.as_str()), v.bytes?.into())))
             .collect();
-        f.family("bytes", "Bytes of the files given each verdict by the audit run.", &bytes);
+        f.family(
+            "bytes",
+            "Bytes of the files given each verdict by the audit run.",
+            &bytes,
+        );
     }
-    f.gauge("read_files", "Files whose content the audit run read.", n(m.files_read));
+    f.gauge(
+        "read_files",
+        "Files whose content the audit run read.",
+        n(m.files_read),
+    );
     f.gauge("read_bytes", "Bytes the audit run read.", n(m.bytes_read));
     f.gauge(
         "not_read_files",
@@ -141,8 +157,13 @@ mod tests {
     fn labels_are_escaped_and_unknown_figures_left_out() {
         let text = metrics_text(&figures());
         let label = r#"catalog="/data/a \"b\"\\c\nd.db""#;
-        assert!(text.contains(&format!("trawl_audit_files{{{label},verdict=\"ok\"}} 3\n")), "{text}");
-        assert!(text.contains(&format!("trawl_audit_bytes{{{label},verdict=\"corrupt\"}} 7\n")));
+        assert!(
+            text.contains(&format!("trawl_audit_files{{{label},verdict=\"ok\"}} 3\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!(
+            "trawl_audit_bytes{{{label},verdict=\"corrupt\"}} 7\n"
+        )));
         assert!(!text.contains("verdict=\"ok\"} 0"));
         assert!(!text.contains("trawl_audit_oldest_verification_age_seconds"));
         assert_eq!(text.matches("# TYPE trawl_audit_files gauge").count(), 1);

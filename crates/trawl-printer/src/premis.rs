@@ -115,7 +115,11 @@ impl Event {
             kind,
             outcome,
             time: humantime::format_rfc3339_seconds(t).to_string(),
-            detail: format!("trawl audit run {} ({})", c.run, premis_text(c.mode.as_bytes())),
+            detail: format!(
+                "trawl audit run {} ({})",
+                c.run,
+                premis_text(c.mode.as_bytes())
+            ),
             notes,
             object_type: identifier_type(c.path),
             object,
@@ -174,7 +178,9 @@ impl<W: Write> PremisWriter<W> {
                      authorityURI=\"{LOC}/cryptographicHashFunctions\" \
                      valueURI=\"{LOC}/cryptographicHashFunctions/{code}\">{label}</premis:messageDigestAlgorithm>"
                 ),
-                None => format!("<premis:messageDigestAlgorithm>{alg}</premis:messageDigestAlgorithm>"),
+                None => {
+                    format!("<premis:messageDigestAlgorithm>{alg}</premis:messageDigestAlgorithm>")
+                }
             };
             s += &format!(
                 "      <premis:fixity>{algorithm}<premis:messageDigest>{}</premis:messageDigest></premis:fixity>\n",
@@ -230,13 +236,19 @@ impl<W: Write> PremisWriter<W> {
             xml(&e.id)
         );
         s += &format!("    {}\n", term("eventType", "eventType", e.kind));
-        s += &format!("    <premis:eventDateTime>{}</premis:eventDateTime>\n", e.time);
+        s += &format!(
+            "    <premis:eventDateTime>{}</premis:eventDateTime>\n",
+            e.time
+        );
         s += &format!(
             "    <premis:eventDetailInformation><premis:eventDetail>{}</premis:eventDetail></premis:eventDetailInformation>\n",
             xml(&e.detail)
         );
         s += "    <premis:eventOutcomeInformation>\n";
-        s += &format!("      {}\n", term("eventOutcome", "eventOutcome", e.outcome));
+        s += &format!(
+            "      {}\n",
+            term("eventOutcome", "eventOutcome", e.outcome)
+        );
         for n in &e.notes {
             s += &format!(
                 "      <premis:eventOutcomeDetail><premis:eventOutcomeDetailNote>{}</premis:eventOutcomeDetailNote></premis:eventOutcomeDetail>\n",
@@ -327,7 +339,10 @@ mod tests {
     fn verdicts_map_to_event_types_and_outcomes() {
         assert_eq!(event_terms("corrupt")[1].0, "failure");
         assert_eq!(event_terms("missing")[1].0, "failure");
-        assert_eq!(event_terms("ok"), [("fixity check", "fix"), ("success", "suc")]);
+        assert_eq!(
+            event_terms("ok"),
+            [("fixity check", "fix"), ("success", "suc")]
+        );
         assert_eq!(event_terms("moved")[1].0, "success");
         assert_eq!(event_terms("modified")[1].0, "warning");
         assert_eq!(event_terms("uncompared")[1].0, "warning");

@@ -22,8 +22,12 @@ pub(super) fn format(name: &str) -> Option<PremisFormat> {
 pub(super) fn write(cat: &Catalog, format: PremisFormat, out: &mut Output) -> anyhow::Result<()> {
     let name = out.name();
     let cannot = || format!("{name}: cannot write");
-    let mut w = PremisWriter::begin(&mut *out as &mut dyn Write, format, env!("CARGO_PKG_VERSION"))
-        .with_context(cannot)?;
+    let mut w = PremisWriter::begin(
+        &mut *out as &mut dyn Write,
+        format,
+        env!("CARGO_PKG_VERSION"),
+    )
+    .with_context(cannot)?;
     cat.for_each_fixity_object(&mut |o| w.object(o))?
         .with_context(cannot)?;
     cat.for_each_fixity_check(&mut |c| w.event(c))?

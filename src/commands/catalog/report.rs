@@ -49,7 +49,10 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     let r = cat.report()?;
     if let Some(out) = metrics {
         let Some(last) = &r.last_run else {
-            anyhow::bail!("{}: no audit yet: --metrics has no run to describe", a.catalog.display());
+            anyhow::bail!(
+                "{}: no audit yet: --metrics has no run to describe",
+                a.catalog.display()
+            );
         };
         let m = crate::commands::metrics::of_run(&cat, &a.catalog, last)?;
         crate::commands::metrics::write(out, &m)?;
