@@ -113,3 +113,107 @@ impl Catalog {
         Ok(Ok(()))
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::PathBuf;
+
+    use trawl_digest::Algorithm;
+
+    use crate::{AuditMode, Catalog};
+
+    /// A file as a run finds it: its name below `/c`, its size, mtime and the byte its SHA-256
+    /// digest is made of.
+    pub(crate) type Found<'a> = (&'a str, u64, i64, u8);
+
+    /// One run of `mode` over `found` (read in full in a full run), settled and sealed.
+    pub(crate) fn run(cat: &mut Catalog, mode: AuditMode, found: &[Found<'_>]) {
+        let mut a = cat
+            .begin_audit(&[PathBuf::from("/c")], mode, &[Algorithm::Sha256], "", None)
+            .unwrap();
+        for (i, &(p, size, mtime, _)) in found.iter().enumerate() {
+            a.walk_file(0, p.as_bytes(), size, mtime, 1, i as u64 + 1)
+                .unwrap();
+        }
+        if mode == AuditMode::Full {
+            for (i, &(p, size, mtime, content)) in found.iter().enumerate() {
+                let digests = [(Algorithm::Sha256, vec![content; 32])];
+                a.record_read(
+                    0,
+                    p.as_bytes(),
+                    (size, mtime, 1, i as u64 + 1),
+                    &digests,
+                    None,
+                )
+                .unwrap();
+            }
+        }
+        a.settle(true).unwrap();
+        a.seal("complete").unwrap();
+    }
+
+    /// A collection audited four times: registered, read ok, one file corrupt, then checked by
+    /// metadata only.
+    pub(crate) fn four_runs() -> (Catalog, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cat = Catalog::open(&dir.path().join("cat.db"), crate::OpenMode::Write).unwrap();
+        let fine = [("a", 5, 10, 1), ("b", 7, 10, 2)];
+        run(&mut cat, AuditMode::Full, &fine);
+        run(&mut cat, AuditMode::Full, &fine);
+        run(
+            &mut cat,
+            AuditMode::Full,
+            &[("a", 5, 10, 9), ("b", 7, 10, 2)],
+        );
+        run(&mut cat, AuditMode::Metadata, &fine);
+        (cat, dir)
+    }
+
+    /// The checks kept: each registration, the corruption, and b's latest ok read (run 3's,
+    /// not run 2's); nothing of the metadata-only run. The objects: both files, a's digest the
+    /// registered one.
+    #[test]
+    fn the_checks_kept_are_every_finding_and_each_files_latest_ok_read() {
+        let (cat, _dir) = four_runs();
+        let mut checks = Vec::new();
+        cat.for_each_fixity_check(&mut |c| {
+            let path = String::from_utf8(c.path.to_vec()).unwrap();
+            checks.push((c.run, c.verdict.to_string(), path, c.mode.to_string()));
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        let want = [
+            (1, "new", "/c/a"),
+            (1, "new", "/c/b"),
+            (3, "corrupt", "/c/a"),
+            (3, "ok", "/c/b"),
+        ];
+        let got: Vec<(i64, &str, &str)> = checks
+            .iter()
+            .map(|(r, v, p, _)| (*r, v.as_str(), p.as_str()))
+            .collect();
+        assert_eq!(got, want);
+        assert!(checks.iter().all(|c| c.3 == "full"));
+        let mut objects = Vec::new();
+        cat.for_each_fixity_object(&mut |o| {
+            objects.push((o.path.to_vec(), o.size, o.digests.to_vec()));
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(objects.len(), 2);
+        assert_eq!(
+            objects[0],
+            (b"/c/a".to_vec(), 5, vec![("sha256", vec![1; 32])])
+        );
+        // The callback's error stops the walk and comes back.
+        let mut seen = 0;
+        let r = cat.for_each_fixity_check(&mut |_| {
+            seen += 1;
+            Err(std::io::Error::other("full"))
+        });
+        assert!(r.unwrap().is_err());
+        assert_eq!(seen, 1);
+    }
+}

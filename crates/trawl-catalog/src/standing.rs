@@ -81,3 +81,36 @@ impl Catalog {
         r.map_err(|e| self.err(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::checks::tests::four_runs;
+    use crate::verdict::Verdict;
+
+    /// A run's bytes by verdict: the corrupt file's size, the ok file's (from its row, a full
+    /// run's ok having no event); a metadata-only run's ok bytes are not known.
+    #[test]
+    fn a_runs_bytes_by_verdict() {
+        let (cat, _dir) = four_runs();
+        let mut third = cat.run_bytes(3).unwrap();
+        third.sort_by_key(|(v, _)| v.name());
+        assert_eq!(third, [(Verdict::Corrupt, 5), (Verdict::Ok, 7)]);
+        assert!(
+            cat.run_bytes(4)
+                .unwrap()
+                .iter()
+                .all(|(v, _)| *v != Verdict::Ok)
+        );
+    }
+
+    /// The last success is the last sealed run's end; every present file was verified.
+    #[test]
+    fn the_standing_names_the_last_success_and_the_oldest_verification() {
+        let (cat, _dir) = four_runs();
+        let s = cat.standing().unwrap();
+        let fourth = cat.run_summary(4).unwrap();
+        assert_eq!(s.last_success, fourth.finished);
+        assert!(s.oldest_verified.is_some());
+        assert_eq!(s.never_verified, 0);
+    }
+}
