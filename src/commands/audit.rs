@@ -47,17 +47,51 @@ pub fn objects(
 }
 
 /// `trawl audit` with its walk and reads done by `source` (a cluster's workers); the catalog,
-/// the messages and the outputs stay here.
+/// the messages and the outputs stay here. `--metrics` is written at the end whatever
+/// happened: the run's figures, or (a run that failed or was interrupted) success 0 and what
+/// is known.
 pub fn run_with(
     plan: AuditPlan,
     typed_roots: &[PathBuf],
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
     super::output::distinct(&plan.output_paths())?;
-    let apart = |p: &std::path::Path| create_output(&plan, p);
-    let mut json = plan.json.as_deref().map(apart).transpose()?;
-    let mut html = plan.html.as_deref().map(apart).transpose()?;
-    let mut cat = open_catalog(&plan)?;
+    let started = trawl_catalog::now_secs();
+    let metrics = plan
+        .metrics
+        .as_deref()
+        .map(|p| create_output(&plan, p))
+        .transpose()?;
+    let also_exclude = metrics.as_ref().and_then(Output::identity);
+    let done = audit_and_write(&plan, typed_roots, source, also_exclude);
+    let Some(out) = metrics else {
+        return done.map(|(outcome, _)| outcome);
+    };
+    match done {
+        Ok((outcome, Some(m))) => super::metrics::write(out, &m).map(|()| outcome),
+        other => {
+            let m = super::metrics::of_failure(&plan.catalog, started);
+            if let Err(e) = super::metrics::write(out, &m) {
+                messages::error(format_args!("{}", crate::describe(&e)));
+            }
+            other.map(|(outcome, _)| outcome)
+        }
+    }
+}
+
+/// Runs the audit and writes its outputs: the outcome, and the run's figures where
+/// `--metrics` asks for them (None for a run that was interrupted). `also_exclude`: another
+/// output's device and inode, left out of the walk.
+fn audit_and_write(
+    plan: &AuditPlan,
+    typed_roots: &[PathBuf],
+    source: &mut dyn Source,
+    also_exclude: Option<(u64, u64)>,
+) -> anyhow::Result<(Outcome, Option<trawl_report::AuditMetrics>)> {
+    let apart = |p: &std::path::Path| create_output(plan, p);
+    let json = plan.json.as_deref().map(apart).transpose()?;
+    let html = plan.html.as_deref().map(apart).transpose()?;
+    let mut cat = open_catalog(plan)?;
     let shown = ShownPaths {
         roots: plan
             .cfg
@@ -71,8 +105,9 @@ pub fn run_with(
         .iter()
         .chain(&html)
         .filter_map(Output::identity)
+        .chain(also_exclude)
         .collect();
-    let opts = audit_options(&plan, &cat, exclude)?;
+    let opts = audit_options(plan, &cat, exclude)?;
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -85,26 +120,42 @@ pub fn run_with(
     drop(bar);
     let report = match outcome? {
         AuditOutcome::Finished(r) => r,
-        AuditOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
+        AuditOutcome::Stopped(_) => return Ok((Outcome::Interrupted, None)),
     };
-    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
+    write_outputs(plan, &cat, &report, &shown, (json, html))?;
+    let metrics = plan
+        .metrics
+        .as_ref()
+        .map(|_| super::metrics::of_run(&cat, &plan.catalog, &report.summary))
+        .transpose()?;
+    Ok((outcome_of(&report, plan.forget_missing), metrics))
+}
 
+/// After the run: its events on stdout, its JSON and the catalog's HTML page, then its summary.
+fn write_outputs(
+    plan: &AuditPlan,
+    cat: &Catalog,
+    report: &AuditReport,
+    shown: &ShownPaths,
+    (json, html): (Option<Output>, Option<Output>),
+) -> anyhow::Result<()> {
+    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
     // The events, streamed from the catalog: as lines, then as JSON.
     let mut out = std::io::stdout().lock();
     let to_stdout = !plan.quiet && !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
-        print_events(&cat, &report, &shown, &mut out)?;
+        print_events(cat, report, shown, &mut out)?;
     }
-    if let Some(j) = json.take() {
-        write_json(&cat, &report, &head, j)?;
+    if let Some(j) = json {
+        write_json(cat, report, &head, j)?;
     }
-    if let Some(h) = html.take() {
-        super::catalog::write_html(h, &cat, &plan.catalog)?;
+    if let Some(h) = html {
+        super::catalog::write_html(h, cat, &plan.catalog)?;
     }
     if !plan.quiet {
-        say_summary(&plan, &report, &head, to_stdout.then_some(&mut out));
+        say_summary(plan, report, &head, to_stdout.then_some(&mut out));
     }
-    Ok(outcome_of(&report, plan.forget_missing))
+    Ok(())
 }
 
 /// Says the run's summary: on stdout (`out`) after the events, else on stderr.

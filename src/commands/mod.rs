@@ -8,6 +8,7 @@ mod check;
 mod duplicates;
 mod flv;
 mod inject;
+mod metrics;
 mod ncdu;
 mod ocfl;
 pub(crate) mod output;

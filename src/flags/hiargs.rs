@@ -597,6 +597,8 @@ pub struct AuditPlan {
     pub forget_missing: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// `--metrics FILE`: the run's figures in the Prometheus text format.
+    pub metrics: Option<PathBuf>,
     pub temp_dir: Option<PathBuf>,
     pub quiet: bool,
     /// `--ocfl`: the roots are OCFL storage roots, audited by their logical paths.
@@ -608,10 +610,14 @@ pub struct AuditPlan {
 impl AuditPlan {
     /// Every output file named, with the flag that names it.
     pub fn output_paths(&self) -> Vec<(&'static str, &std::path::Path)> {
-        [("--json", &self.json), ("--html", &self.html)]
-            .into_iter()
-            .filter_map(|(f, p)| Some((f, p.as_deref()?)))
-            .collect()
+        [
+            ("--json", &self.json),
+            ("--html", &self.html),
+            ("--metrics", &self.metrics),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .collect()
     }
 
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
@@ -668,6 +674,7 @@ impl AuditPlan {
             forget_missing: a.forget_missing,
             json: a.json.clone(),
             html: a.html.clone(),
+            metrics: a.metrics.clone(),
             temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
             quiet: a.read.quiet,
             ocfl: a.ocfl,
@@ -677,23 +684,4 @@ impl AuditPlan {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("256K").unwrap(), 256 << 10);
-        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
-        assert!(parse_size("12Q").is_err());
-        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
-        assert_eq!(parse_size("0.5k").unwrap(), 512);
-        assert_eq!(parse_size("2 GiB").unwrap(), 2 << 30);
-        assert_eq!(parse_size("7b").unwrap(), 7);
-        for bad in ["1.5", "1.G", ".5G", "-1M", "1,5G", "", "M", "1MB2"] {
-            let e = parse_size(bad).unwrap_err().to_string();
-            assert!(e.contains("use e.g."), "{bad}: {e}");
-        }
-        assert!(parse_size("99999999999T").is_err());
-    }
-}
+mod tests;

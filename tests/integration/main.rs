@@ -9,6 +9,8 @@ mod audit;
 mod audit_algorithms;
 mod audit_catalog;
 mod audit_crash;
+mod audit_metrics;
+mod audit_premis;
 mod bag;
 mod bag_hostile;
 mod bag_links;

@@ -11,12 +11,14 @@
 //! (the tables, and the version and settings checked on opening), `migrate` (the upgrade from
 //! schema 1), `audit` and `run` (one audit, recorded and driven), `source` (where its walk and
 //! reads are done), `chain` (the seals), `query`, `report`, `summary` and `view` (the read-only
-//! answers), `dirs` (directory rows), `digests` and `clock` (digests split back, times).
+//! answers), `checks` (the files and checks for a preservation record), `standing` (what
+//! monitoring asks), `dirs` (directory rows), `digests` and `clock` (digests split back, times).
 #![deny(missing_docs)]
 
 mod audit;
 mod catalog;
 mod chain;
+mod checks;
 mod clock;
 mod digests;
 mod dirs;
@@ -29,6 +31,7 @@ mod report;
 mod run;
 mod schema;
 mod source;
+mod standing;
 mod summary;
 mod tables;
 mod verdict;
@@ -46,5 +49,7 @@ pub use schema::SCHEMA_VERSION;
 pub use source::{
     Expected, Local, ReadPlan, ReadResult, Source, SourceError, StoredPlan, StoredResult, read_plan,
 };
+pub use standing::Standing;
+pub use summary::RunSummary;
 
 pub(crate) use catalog::sql;

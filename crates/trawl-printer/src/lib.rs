@@ -1,5 +1,5 @@
-//! Renderers, apart from computing: human text and HTML built from the typed report model
-//! (`trawl-report`).
+//! Renderers, apart from computing: human text, HTML, and the formats other tools read
+//! (Prometheus text, PREMIS), built from the typed report model (`trawl-report`).
 
 // Unsafe code only in tests (to make FIFOs).
 #![deny(missing_docs)]
@@ -10,8 +10,10 @@ mod bag;
 mod fclones;
 mod html;
 mod human;
+mod metrics;
 mod ncdu;
 mod ocfl;
+mod premis;
 mod reduction;
 mod scan;
 mod terminal;
@@ -43,5 +45,8 @@ pub use ocfl::{ocfl_object_findings, ocfl_object_verdict, ocfl_root_findings, oc
 pub use fclones::{
     FCLONES_FORMAT_VERSION, FclonesGroups, FclonesHeader, write_fclones_json, write_fclones_text,
 };
+// An audit's figures for monitoring (Prometheus text); a catalog's fixity record as PREMIS 3.
+pub use metrics::metrics_text;
+pub use premis::{PremisFormat, PremisWriter, premis_text};
 // A scan's listing in ncdu's export format.
 pub use ncdu::{NcduFile, NcduWriter};

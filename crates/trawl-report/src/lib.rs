@@ -7,8 +7,9 @@
 //! data reduction ([`ReductionJson`]), where the bytes are ([`Breakdown`]), duplicate files
 //! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), an audit run and
 //! its events ([`AuditHead`], [`AuditEvent`]), a verification's manifest entries
-//! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]) and an OCFL validation's
-//! objects and findings ([`OcflSummary`]).
+//! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]), an OCFL validation's
+//! objects and findings ([`OcflSummary`]), a catalog's fixity record ([`FixityCheck`]) and an
+//! audit's figures for monitoring ([`AuditMetrics`]).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
@@ -20,7 +21,9 @@ mod bag;
 mod breakdown;
 mod duplicates;
 mod exclude;
+mod fixity;
 mod media;
+mod metrics;
 mod ocfl;
 mod reduction;
 mod scan;
@@ -56,6 +59,9 @@ pub use verify::{
     EntrySource, VerifyCounts, VerifyEntries, VerifyEntry, VerifyJson, VerifyReport, VerifyState,
     VerifyTotals,
 };
+// A catalog's files and checks as a preservation record; an audit's figures for monitoring.
+pub use fixity::{FixityCheck, FixityObject};
+pub use metrics::{AuditMetrics, VerdictFigures};
 // A bag validation's findings.
 pub use bag::{BagFinding, BagReport, ToFetch};
 // An OCFL validation's objects and findings.

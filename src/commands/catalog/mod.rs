@@ -3,6 +3,7 @@
 
 mod export;
 mod history;
+mod premis;
 mod report;
 mod upgrade;
 mod verify;

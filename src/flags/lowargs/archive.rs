@@ -263,6 +263,10 @@ pub struct AuditArgs {
     /// HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write the run's figures in the Prometheus text format to FILE at its end (for
+    /// node_exporter's textfile collector), also when the run fails (success 0).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// Where the run's walk is kept while it runs (a scratch database, about 70 bytes per file;
     /// default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]
@@ -287,7 +291,8 @@ pub enum CatalogCommand {
     /// What happened to one file across audits (following moves).
     History(CatalogHistoryArgs),
     /// Write the registered digests as a manifest: sha256sum (or md5sum, sha1sum, sha512sum,
-    /// b3sum, xxh128sum), hashdeep, or bagit (a BagIt payload manifest).
+    /// b3sum, xxh128sum), hashdeep, or bagit (a BagIt payload manifest); or the files and
+    /// their checks as PREMIS 3 (premis: XML; premis-jsonl: one event a line).
     Export(CatalogExportArgs),
     /// Recompute the hash chain that seals each audit run; name the first run that was altered.
     Verify(CatalogVerifyArgs),
@@ -315,6 +320,10 @@ pub struct CatalogReportArgs {
     /// Also write the report (every run, ages, problems, chain head) as one HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write the last run's figures in the Prometheus text format to FILE, as `audit
+    /// --metrics` writes them.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -332,7 +341,8 @@ pub struct CatalogExportArgs {
     /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
-    /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit.
+    /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep, bagit, premis or
+    /// premis-jsonl.
     #[arg(long, value_name = "FORMAT", default_value = "sha256sum")]
     pub format: String,
     /// For bagit: the algorithm of the payload manifest (default: the catalog's first).
