@@ -12,6 +12,7 @@ use trawl_printer::{AuditSummaryOf, ShownPaths, audit_event_line, audit_summary}
 use trawl_report::{AuditEvent, AuditHead};
 
 use super::output::Output;
+use super::policy_run;
 use crate::flags::hiargs::AuditPlan;
 use crate::{Outcome, messages};
 
@@ -34,10 +35,13 @@ pub fn run_with(
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
     super::output::distinct(&plan.output_paths())?;
+    policy_run::check(&plan)?;
     let apart = |p: &std::path::Path| create_output(&plan, p);
-    let mut json = plan.json.as_deref().map(apart).transpose()?;
-    let mut html = plan.html.as_deref().map(apart).transpose()?;
-    let mut cat = open_catalog(&plan)?;
+    let json = plan.json.as_deref().map(apart).transpose()?;
+    let html = plan.html.as_deref().map(apart).transpose()?;
+    let Some(mut cat) = open_catalog(&plan)? else {
+        return Ok(Outcome::Ok);
+    };
     let shown = ShownPaths {
         roots: plan
             .cfg
@@ -52,7 +56,14 @@ pub fn run_with(
         .chain(&html)
         .filter_map(Output::identity)
         .collect();
-    let opts = audit_options(&plan, &cat, exclude)?;
+    let mut opts = audit_options(&plan, &cat, exclude)?;
+    let policy = match plan.policy {
+        true => match policy_run::apply(&plan, &cat, &mut opts)? {
+            Some(p) => Some(p.every),
+            None => return Ok(Outcome::Ok),
+        },
+        false => None,
+    };
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -67,24 +78,39 @@ pub fn run_with(
         AuditOutcome::Finished(r) => r,
         AuditOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
     };
-    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
+    let to_stdout = outputs(&plan, &cat, &report, &shown, json, html)?;
+    if let Some(every) = policy {
+        policy_run::left(&plan, &cat, every, &report, !to_stdout)?;
+    }
+    Ok(outcome_of(&report, plan.forget_missing))
+}
 
-    // The events, streamed from the catalog: as lines, then as JSON.
+/// The run's outputs: its events streamed from the catalog as lines (unless quiet), then as
+/// JSON, the HTML report, and the summary; whether they went to stdout.
+fn outputs(
+    plan: &AuditPlan,
+    cat: &Catalog,
+    report: &AuditReport,
+    shown: &ShownPaths,
+    json: Option<Output>,
+    html: Option<Output>,
+) -> anyhow::Result<bool> {
+    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
     let mut out = std::io::stdout().lock();
     let to_stdout = !plan.quiet && !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
-        print_events(&cat, &report, &shown, &mut out)?;
+        print_events(cat, report, shown, &mut out)?;
     }
-    if let Some(j) = json.take() {
-        write_json(&cat, &report, &head, j)?;
+    if let Some(j) = json {
+        write_json(cat, report, &head, j)?;
     }
-    if let Some(h) = html.take() {
-        super::catalog::write_html(h, &cat, &plan.catalog)?;
+    if let Some(h) = html {
+        super::catalog::write_html(h, cat, &plan.catalog)?;
     }
     if !plan.quiet {
-        say_summary(&plan, &report, &head, to_stdout.then_some(&mut out));
+        say_summary(plan, report, &head, to_stdout.then_some(&mut out));
     }
-    Ok(outcome_of(&report, plan.forget_missing))
+    Ok(to_stdout)
 }
 
 /// Says the run's summary: on stdout (`out`) after the events, else on stderr.
@@ -156,14 +182,20 @@ fn write_json(
     j.commit()
 }
 
-/// The catalog, opened for writing (created with `--init`), an upgrade said.
-fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
+/// The catalog, opened for writing (created with `--init`; a policy audit's must exist), an
+/// upgrade said; None where a policy audit finds it in use (said: it ends there).
+fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Option<Catalog>> {
     let mode = if plan.init {
         OpenMode::Init
+    } else if plan.policy {
+        OpenMode::Upgrade
     } else {
         OpenMode::Write
     };
-    let cat = Catalog::open(&plan.catalog, mode)?;
+    let cat = match Catalog::open(&plan.catalog, mode) {
+        Err(e) if policy_run::in_use(plan, &e) => return Ok(None),
+        r => r?,
+    };
     if let Some(v) = cat.upgraded_from() {
         messages::warning(format_args!(
             "{}: catalog upgraded from schema {v} to {}",
@@ -171,7 +203,7 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
             trawl_catalog::SCHEMA_VERSION
         ));
     }
-    Ok(cat)
+    Ok(Some(cat))
 }
 
 /// The exit code an audit's findings give: a difference for corrupt or missing files (but

@@ -5,6 +5,8 @@ mod audit;
 mod audit_algorithms;
 mod audit_catalog;
 mod audit_crash;
+mod audit_policy;
+mod audit_schedule;
 mod bag;
 mod bag_hostile;
 mod bag_links;
