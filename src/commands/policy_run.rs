@@ -110,7 +110,10 @@ pub(crate) fn left(
     );
     if !plan.quiet {
         let line = match due.files {
-            0 => format!("policy (every {}): nothing left due\n", show_duration(every)),
+            0 => format!(
+                "policy (every {}): nothing left due\n",
+                show_duration(every)
+            ),
             _ => format!(
                 "policy (every {}): left for the next run: {what} due\n",
                 show_duration(every)

@@ -612,6 +612,7 @@ impl AuditPlan {
             .collect()
     }
 
+    // long: a line or more per flag of `trawl audit`, checked where it is read
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
         let algorithms = a
             .digest

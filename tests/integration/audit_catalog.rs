@@ -314,7 +314,7 @@ fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
     tree(&d2);
     let (r, _) = audit(&d2, &[]);
     r.code(0);
-    r.stderr_has("cat.db: catalog upgraded from schema 1 to 2");
+    r.stderr_has("cat.db: catalog upgraded from schema 1 to 3");
     let v = d2.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
     v.code(0);
     v.stdout_has("5 sealed runs");

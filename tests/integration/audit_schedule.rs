@@ -15,8 +15,23 @@ fn awkward(d: &Dir) -> (std::path::PathBuf, std::path::PathBuf) {
     let root = base.join("t");
     let cat = base.join("c%t.db");
     let run = |args: &[&std::ffi::OsStr]| d.cmd().args(args).run();
-    run(&["audit".as_ref(), root.as_os_str(), "-c".as_ref(), cat.as_os_str(), "-q".as_ref()]).code(0);
-    run(&["catalog".as_ref(), "policy".as_ref(), "-c".as_ref(), cat.as_os_str(), "--every".as_ref(), "1d".as_ref()]).code(0);
+    run(&[
+        "audit".as_ref(),
+        root.as_os_str(),
+        "-c".as_ref(),
+        cat.as_os_str(),
+        "-q".as_ref(),
+    ])
+    .code(0);
+    run(&[
+        "catalog".as_ref(),
+        "policy".as_ref(),
+        "-c".as_ref(),
+        cat.as_os_str(),
+        "--every".as_ref(),
+        "1d".as_ref(),
+    ])
+    .code(0);
     (root, cat)
 }
 
@@ -24,14 +39,17 @@ fn awkward(d: &Dir) -> (std::path::PathBuf, std::path::PathBuf) {
 /// split on blanks outside double quotes, `\\` and `\"` unescaped inside them, then `$$`.
 fn systemd_words(line: &str) -> Vec<String> {
     let line = line.replace("%%", "%");
-    let (mut words, mut cur, mut quoted, mut chars) = (Vec::new(), None::<String>, false, line.chars());
+    let (mut words, mut cur, mut quoted, mut chars) =
+        (Vec::new(), None::<String>, false, line.chars());
     while let Some(c) = chars.next() {
         match c {
             '"' => {
                 quoted = !quoted;
                 cur.get_or_insert_with(String::new);
             }
-            '\\' if quoted => cur.get_or_insert_with(String::new).push(chars.next().unwrap()),
+            '\\' if quoted => cur
+                .get_or_insert_with(String::new)
+                .push(chars.next().unwrap()),
             ' ' if !quoted => words.extend(cur.take()),
             c => cur.get_or_insert_with(String::new).push(c),
         }
@@ -47,7 +65,11 @@ fn setting<'a>(unit: &'a str, key: &str) -> &'a str {
 }
 
 fn schedule(d: &Dir, cat: &Path, root: &Path, extra: &[&str]) -> Run {
-    let mut c = d.cmd().args(["catalog", "schedule", "-c"]).arg(cat).arg(root);
+    let mut c = d
+        .cmd()
+        .args(["catalog", "schedule", "-c"])
+        .arg(cat)
+        .arg(root);
     c = c.args(extra);
     c.run()
 }
@@ -59,7 +81,12 @@ fn schedule(d: &Dir, cat: &Path, root: &Path, extra: &[&str]) -> Run {
 fn the_units_run_the_policy_audit_and_systemd_accepts_them() {
     let d = Dir::new();
     let (root, cat) = awkward(&d);
-    let r = schedule(&d, &cat, &root, &["-o", "units", "--at", "03:30", "--name", "arch"]);
+    let r = schedule(
+        &d,
+        &cat,
+        &root,
+        &["-o", "units", "--at", "03:30", "--name", "arch"],
+    );
     r.code(0).stdout_has("enable: systemctl --user daemon-reload && systemctl --user enable --now trawl-audit-arch.timer");
     let service = std::fs::read_to_string(d.join("units/trawl-audit-arch.service")).unwrap();
     let timer = std::fs::read_to_string(d.join("units/trawl-audit-arch.timer")).unwrap();
@@ -82,7 +109,10 @@ fn the_units_run_the_policy_audit_and_systemd_accepts_them() {
     assert_eq!(setting(&service, "IOSchedulingClass"), "idle");
     assert_eq!(setting(&timer, "OnCalendar"), "*-*-* 03:30:00");
     assert_eq!(setting(&timer, "WantedBy"), "timers.target");
-    let status = std::process::Command::new(&argv[0]).args(&argv[1..]).status().unwrap();
+    let status = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .status()
+        .unwrap();
     assert_eq!(status.code(), Some(0));
     // systemd's own reading (system mode: a user manager needs a session this test lacks).
     if let Some(sa) = tool("systemd-analyze") {
@@ -93,7 +123,12 @@ fn the_units_run_the_policy_audit_and_systemd_accepts_them() {
             .arg(units.join("trawl-audit-arch.timer"))
             .output()
             .unwrap();
-        assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
 
@@ -113,14 +148,24 @@ fn the_cron_line_runs_the_same_command() {
     let command = fields[5].replace("\\%", "%");
     schedule(&d, &cat, &root, &["-o", "units"]).code(0);
     let service = std::fs::read_to_string(d.join("units/trawl-audit-c_t.service")).unwrap();
-    let mut want: Vec<String> = ["nice", "-n", "19", "ionice", "-c", "3"].map(String::from).to_vec();
+    let mut want: Vec<String> = ["nice", "-n", "19", "ionice", "-c", "3"]
+        .map(String::from)
+        .to_vec();
     want.extend(systemd_words(setting(&service, "ExecStart")));
     if python_with(&["shlex"]) {
-        let words: Vec<String> = python_json(&d, "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))", &command);
+        let words: Vec<String> = python_json(
+            &d,
+            "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))",
+            &command,
+        );
         assert_eq!(words, want, "{line}");
     }
     if tool("ionice").is_some() {
-        let s = std::process::Command::new("sh").arg("-c").arg(&command).status().unwrap();
+        let s = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .status()
+            .unwrap();
         assert_eq!(s.code(), Some(0), "{command}");
     }
 }
@@ -132,17 +177,33 @@ fn what_a_unit_cannot_hold_is_refused() {
     use std::os::unix::ffi::OsStrExt;
     let d = Dir::new();
     d.create(b"t/x", b"x");
-    d.cmd().args(["audit", "t", "-c", "cat.db", "-q"]).run().code(0);
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
     schedule(&d, Path::new("cat.db"), Path::new("t"), &["-o", "u"])
         .code(2)
         .stderr_has("this catalog has no policy");
-    d.cmd().args(["catalog", "policy", "-c", "cat.db", "--every", "1d"]).run().code(0);
+    d.cmd()
+        .args(["catalog", "policy", "-c", "cat.db", "--every", "1d"])
+        .run()
+        .code(0);
     d.create(b"bad\xff/x", b"x");
-    schedule(&d, Path::new("cat.db"), Path::new(std::ffi::OsStr::from_bytes(b"bad\xff")), &["-o", "u"])
-        .code(2)
-        .stderr_has("not UTF-8, which a systemd unit cannot hold");
-    schedule(&d, Path::new("cat.db"), Path::new("t"), &["-o", "u", "--at", "25:00"])
-        .code(2)
-        .stderr_has("--at '25:00': expected a time of day HH:MM");
+    schedule(
+        &d,
+        Path::new("cat.db"),
+        Path::new(std::ffi::OsStr::from_bytes(b"bad\xff")),
+        &["-o", "u"],
+    )
+    .code(2)
+    .stderr_has("not UTF-8, which a systemd unit cannot hold");
+    schedule(
+        &d,
+        Path::new("cat.db"),
+        Path::new("t"),
+        &["-o", "u", "--at", "25:00"],
+    )
+    .code(2)
+    .stderr_has("--at '25:00': expected a time of day HH:MM");
     assert!(!d.join("u").exists());
 }

@@ -80,7 +80,17 @@ mod tests {
     fn a_fixed_now_is_a_plain_integer() {
         assert_eq!(parse_now("0"), Ok(0));
         assert_eq!(parse_now("1795000000"), Ok(1_795_000_000));
-        for bad in ["", " 1", "1 ", "-1", "+1", "1.5", "1e9", "10s", "99999999999999999999"] {
+        for bad in [
+            "",
+            " 1",
+            "1 ",
+            "-1",
+            "+1",
+            "1.5",
+            "1e9",
+            "10s",
+            "99999999999999999999",
+        ] {
             let e = parse_now(bad).unwrap_err();
             assert_eq!(e.value, bad);
             assert!(e.to_string().contains("not a plain integer"), "{e}");

@@ -189,7 +189,8 @@ mod tests {
     fn an_upgrade_from_2_adds_the_policy_table_alone() {
         let (_t, mut c) = v1_copy();
         from_v1(&mut c).unwrap();
-        let schema = "SELECT type, name, sql FROM sqlite_master WHERE name != 'policy' ORDER BY name";
+        let schema =
+            "SELECT type, name, sql FROM sqlite_master WHERE name != 'policy' ORDER BY name";
         let before = rows(&c, schema);
         from_v2(&mut c).unwrap();
         let version: i64 = c

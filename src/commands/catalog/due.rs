@@ -7,7 +7,9 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
 use anyhow::Context;
-use trawl_catalog::{Catalog, CatalogError, DueFile, OpenMode, format_time, now_secs};
+use std::time::Duration;
+
+use trawl_catalog::{Catalog, CatalogError, DueFile, DueTotals, OpenMode, format_time, now_secs};
 
 use crate::Outcome;
 use crate::flags::lowargs::CatalogDueArgs;
@@ -31,6 +33,7 @@ pub fn run(a: CatalogDueArgs) -> anyhow::Result<Outcome> {
     };
     let now = now_secs();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // The first write error ends the writing; the list is still walked to its end.
     let mut written: std::io::Result<()> = Ok(());
     let mut write = |f: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
         if written.is_ok() {
@@ -38,15 +41,7 @@ pub fn run(a: CatalogDueArgs) -> anyhow::Result<Outcome> {
         }
     };
     if a.json {
-        write(&mut |o| {
-            write!(
-                o,
-                "{{\"catalog\":{},\"now\":\"{}\",\"older_than_seconds\":{},\"files\":[",
-                serde_json::json!(a.catalog.to_string_lossy()),
-                format_time(now),
-                age.as_secs()
-            )
-        });
+        write(&mut |o| json_head(o, &a, now, age));
     }
     let mut first = true;
     let totals = cat.for_each_due(now, age, &mut |f| {
@@ -55,29 +50,51 @@ pub fn run(a: CatalogDueArgs) -> anyhow::Result<Outcome> {
             false => text_line(o, f),
         })
     })?;
-    if a.json {
-        write(&mut |o| {
-            writeln!(
-                o,
-                "],\"totals\":{{\"files\":{},\"bytes\":{}}}}}",
-                totals.files, totals.bytes
-            )
-        });
-    } else {
-        write(&mut |o| {
-            writeln!(
-                o,
-                "{} files ({}) due: not verified within {} (as of {})",
-                totals.files,
-                trawl_printer::human_bytes(totals.bytes),
-                show_duration(age),
-                format_time(now)
-            )
-        });
-    }
+    write(&mut |o| tail(o, a.json, totals, now, age));
     match written.and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Outcome::Ok),
         r => r.context("stdout: cannot write").map(|()| Outcome::Ok),
+    }
+}
+
+/// The JSON up to the list: the catalog, the time, the age.
+fn json_head(
+    o: &mut dyn Write,
+    a: &CatalogDueArgs,
+    now: i64,
+    age: Duration,
+) -> std::io::Result<()> {
+    write!(
+        o,
+        "{{\"catalog\":{},\"now\":\"{}\",\"older_than_seconds\":{},\"files\":[",
+        serde_json::json!(a.catalog.to_string_lossy()),
+        format_time(now),
+        age.as_secs()
+    )
+}
+
+/// After the list: the JSON's totals, or the text's summary line.
+fn tail(
+    o: &mut dyn Write,
+    json: bool,
+    t: DueTotals,
+    now: i64,
+    age: Duration,
+) -> std::io::Result<()> {
+    match json {
+        true => writeln!(
+            o,
+            "],\"totals\":{{\"files\":{},\"bytes\":{}}}}}",
+            t.files, t.bytes
+        ),
+        false => writeln!(
+            o,
+            "{} files ({}) due: not verified within {} (as of {})",
+            t.files,
+            trawl_printer::human_bytes(t.bytes),
+            show_duration(age),
+            format_time(now)
+        ),
     }
 }
 

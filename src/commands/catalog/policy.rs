@@ -98,14 +98,28 @@ fn show(cat: &Catalog, a: &CatalogPolicyArgs) -> anyhow::Result<Outcome> {
     let bytes = p
         .max_bytes
         .map(|b| format!("{} ({b} bytes)", trawl_printer::human_bytes(b)));
-    let window = p.window.map(|w| format!("{w} local time (runs start only then)"));
+    let window = p
+        .window
+        .map(|w| format!("{w} local time (runs start only then)"));
     let due = due.unwrap_or_default();
     let hb = trawl_printer::human_bytes;
     writeln!(out, "{name}: policy")?;
-    writeln!(out, "  every:      {} (every file read at least this often)", show_duration(p.every))?;
+    writeln!(
+        out,
+        "  every:      {} (every file read at least this often)",
+        show_duration(p.every)
+    )?;
     writeln!(out, "  max-bytes:  {} per run", or_none(bytes))?;
-    writeln!(out, "  max-time:   {} per run", or_none(p.max_time.map(show_duration)))?;
-    writeln!(out, "  window:     {}", window.unwrap_or_else(|| "any time".into()))?;
+    writeln!(
+        out,
+        "  max-time:   {} per run",
+        or_none(p.max_time.map(show_duration))
+    )?;
+    writeln!(
+        out,
+        "  window:     {}",
+        window.unwrap_or_else(|| "any time".into())
+    )?;
     writeln!(out, "  collection: {} files ({})", all.files, hb(all.bytes))?;
     writeln!(out, "  due now:    {} files ({})", due.files, hb(due.bytes))?;
     Ok(Outcome::Ok)

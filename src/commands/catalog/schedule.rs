@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use trawl_catalog::{Catalog, CatalogError, OpenMode};
+use trawl_catalog::{Catalog, CatalogError, OpenMode, Policy};
 
 use super::units;
 use crate::Outcome;
@@ -23,6 +23,44 @@ pub fn run(a: CatalogScheduleArgs) -> anyhow::Result<Outcome> {
             path: a.catalog.clone(),
         })?;
     let argv = command(&a, &catalog)?;
+    let (hour, minute) = start_time(&a, &policy)?;
+    let mut out = std::io::stdout().lock();
+    if a.cron {
+        writeln!(out, "{}", units::cron_line(hour, minute, &argv)?)?;
+        return Ok(Outcome::Ok);
+    }
+    let on_calendar = match &a.on_calendar {
+        Some(s) => {
+            let s = units::plain("--on-calendar", s.as_ref())?;
+            if s.contains('%') || s.trim().is_empty() {
+                bail!(
+                    "--on-calendar '{s}': not a calendar event (check one with `systemd-analyze calendar SPEC`)"
+                );
+            }
+            s.trim().to_string()
+        }
+        None => format!("*-*-* {hour:02}:{minute:02}:00"),
+    };
+    let name = unit_name(&a)?;
+    let dir = match &a.output {
+        Some(d) => d.clone(),
+        None => default_dir(a.system)?,
+    };
+    write_units(&dir, &name, &argv, &on_calendar, &catalog)?;
+    writeln!(
+        out,
+        "wrote {name}.service and {name}.timer in {}",
+        dir.display()
+    )?;
+    writeln!(out, "runs: {}", argv.join(" "))?;
+    writeln!(out, "when: OnCalendar={on_calendar} (local time)")?;
+    say_enable(&mut out, a.system, &name)?;
+    Ok(Outcome::Ok)
+}
+
+/// The daily start, `--at` or the policy's window's start (else 02:00); a start outside the
+/// window is warned of (every run would read nothing).
+fn start_time(a: &CatalogScheduleArgs, policy: &Policy) -> anyhow::Result<(u32, u32)> {
     let (hour, minute) = match &a.at {
         Some(s) => clock_time("--at", s)?,
         None => policy.window.map_or((2, 0), |w| w.start()),
@@ -35,42 +73,30 @@ pub fn run(a: CatalogScheduleArgs) -> anyhow::Result<Outcome> {
             "{hour:02}:{minute:02} is outside the policy's window {w}: every run would read nothing"
         ));
     }
-    let mut out = std::io::stdout().lock();
-    if a.cron {
-        writeln!(out, "{}", units::cron_line(hour, minute, &argv)?)?;
-        return Ok(Outcome::Ok);
-    }
-    let on_calendar = match &a.on_calendar {
-        Some(s) => {
-            let s = units::plain("--on-calendar", s.as_ref())?;
-            if s.contains('%') || s.trim().is_empty() {
-                bail!("--on-calendar '{s}': not a calendar event (check one with `systemd-analyze calendar SPEC`)");
-            }
-            s.trim().to_string()
-        }
-        None => format!("*-*-* {hour:02}:{minute:02}:00"),
+    Ok((hour, minute))
+}
+
+/// How to enable the timer and watch its runs (systemctl is never called here).
+fn say_enable(out: &mut impl Write, system: bool, name: &str) -> std::io::Result<()> {
+    let (ctl, journal) = match system {
+        true => ("systemctl", "journalctl"),
+        false => ("systemctl --user", "journalctl --user"),
     };
-    let name = unit_name(&a)?;
-    let dir = match &a.output {
-        Some(d) => d.clone(),
-        None => default_dir(a.system)?,
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let shown = catalog.to_string_lossy();
-    let service = dir.join(format!("{name}.service"));
-    let timer = dir.join(format!("{name}.timer"));
-    write(&service, &units::service(&argv, &shown))?;
-    write(&timer, &units::timer(&on_calendar, &shown))?;
-    let ctl = if a.system { "systemctl" } else { "systemctl --user" };
-    writeln!(out, "wrote {} and {}", service.display(), timer.display())?;
-    writeln!(out, "runs: {}", argv.join(" "))?;
-    writeln!(out, "when: OnCalendar={on_calendar} (local time)")?;
-    writeln!(out, "enable: {ctl} daemon-reload && {ctl} enable --now {name}.timer")?;
-    writeln!(out, "check: {ctl} list-timers {name}.timer; journalctl {}-u {name}.service", if a.system { "" } else { "--user " })?;
-    if !a.system {
-        writeln!(out, "note: a user's timers run while the user's manager runs (`loginctl enable-linger` keeps it running)")?;
+    writeln!(
+        out,
+        "enable: {ctl} daemon-reload && {ctl} enable --now {name}.timer"
+    )?;
+    writeln!(
+        out,
+        "check: {ctl} list-timers {name}.timer; {journal} -u {name}.service"
+    )?;
+    if !system {
+        writeln!(
+            out,
+            "note: a user's timers run while the user's manager runs (`loginctl enable-linger` keeps it running)"
+        )?;
     }
-    Ok(Outcome::Ok)
+    Ok(())
 }
 
 /// The scheduled command: this trawl's absolute path, `audit`, the roots (absolute), the
@@ -130,10 +156,32 @@ fn default_dir(system: bool) -> anyhow::Result<PathBuf> {
         Some(c) => PathBuf::from(c),
         None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
             Some(h) => PathBuf::from(h).join(".config"),
-            None => bail!("neither XDG_CONFIG_HOME nor HOME is set: name the directory with -o DIR"),
+            None => {
+                bail!("neither XDG_CONFIG_HOME nor HOME is set: name the directory with -o DIR")
+            }
         },
     };
     Ok(config.join("systemd/user"))
+}
+
+/// Writes the service and the timer NAME.service and NAME.timer into `dir` (made if missing).
+fn write_units(
+    dir: &Path,
+    name: &str,
+    argv: &[String],
+    on_calendar: &str,
+    catalog: &Path,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let shown = catalog.to_string_lossy();
+    write(
+        &dir.join(format!("{name}.service")),
+        &units::service(argv, &shown),
+    )?;
+    write(
+        &dir.join(format!("{name}.timer")),
+        &units::timer(on_calendar, &shown),
+    )
 }
 
 /// Writes `text` to `path` whole, or not at all.

@@ -56,7 +56,10 @@ pub(crate) fn cron_word(s: &str) -> anyhow::Result<String> {
             "{s}: a backslash before a % cannot be written in a crontab line (cron would cut the command there)"
         );
     }
-    Ok(format!("'{}'", s.replace('\'', "'\\''").replace('%', "\\%")))
+    Ok(format!(
+        "'{}'",
+        s.replace('\'', "'\\''").replace('%', "\\%")
+    ))
 }
 
 /// The service: one policy audit of `argv` (the trawl binary's absolute path first), at the
@@ -118,10 +121,7 @@ mod tests {
     #[test]
     fn words_are_quoted_by_their_readers_rules() {
         assert_eq!(systemd_word("/a b"), "\"/a b\"");
-        assert_eq!(
-            systemd_word(r#"x%y$z"q\w'"#),
-            r#""x%%y$$z\"q\\w'""#
-        );
+        assert_eq!(systemd_word(r#"x%y$z"q\w'"#), r#""x%%y$$z\"q\\w'""#);
         assert_eq!(cron_word("/a b").unwrap(), "'/a b'");
         assert_eq!(cron_word("it's 5%").unwrap(), r"'it'\''s 5\%'");
         assert!(cron_word(r"a\%b").is_err());

@@ -114,10 +114,19 @@ fn due_files_are_the_present_ones_verified_too_long_ago_oldest_first() {
             (p("/r/d/old"), Some(899), "ok".to_string()),
         ]
     );
-    assert_eq!(totals, DueTotals { files: 3, bytes: 28 });
+    assert_eq!(
+        totals,
+        DueTotals {
+            files: 3,
+            bytes: 28
+        }
+    );
     assert_eq!(cat.due_totals(1000, age).unwrap(), totals);
     assert_eq!(
         cat.due_totals(1001, age).unwrap(),
-        DueTotals { files: 4, bytes: 30 }
+        DueTotals {
+            files: 4,
+            bytes: 30
+        }
     );
 }
