@@ -190,6 +190,7 @@ fn a_schema_2_catalog_is_read_as_it_is_and_upgraded_by_a_writer() {
     }
     let cat = Catalog::open(&p, OpenMode::Read).unwrap();
     assert_eq!(cat.upgraded_from(), None);
+    assert_eq!(cat.schema_version().unwrap(), 2);
     assert_eq!(cat.policy().unwrap(), None);
     drop(cat);
     assert_eq!(pragma(&p, "user_version"), 2, "a reader upgrades nothing");
