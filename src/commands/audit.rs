@@ -12,6 +12,7 @@ use trawl_printer::{AuditSummaryOf, ShownPaths, audit_event_line, audit_summary}
 use trawl_report::{AuditEvent, AuditHead};
 
 use super::output::Output;
+use super::policy_run;
 use crate::flags::hiargs::AuditPlan;
 use crate::{Outcome, messages};
 
@@ -56,6 +57,7 @@ pub fn run_with(
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
     super::output::distinct(&plan.output_paths())?;
+    policy_run::check(&plan)?;
     let started = trawl_catalog::now_secs();
     let metrics = plan
         .metrics
@@ -69,6 +71,9 @@ pub fn run_with(
     };
     match done {
         Ok((outcome, Some(m))) => super::metrics::write(out, &m).map(|()| outcome),
+        // A policy run that read nothing (outside its window, or the catalog busy): the last
+        // run's figures stand.
+        Ok((Outcome::Ok, None)) => Ok(Outcome::Ok),
         other => {
             let m = super::metrics::of_failure(&plan.catalog, started);
             if let Err(e) = super::metrics::write(out, &m) {
@@ -80,8 +85,8 @@ pub fn run_with(
 }
 
 /// Runs the audit and writes its outputs: the outcome, and the run's figures where
-/// `--metrics` asks for them (None for a run that was interrupted). `also_exclude`: another
-/// output's device and inode, left out of the walk.
+/// `--metrics` asks for them (None for a run that was interrupted, or a policy run that read
+/// nothing). `also_exclude`: another output's device and inode, left out of the walk.
 fn audit_and_write(
     plan: &AuditPlan,
     typed_roots: &[PathBuf],
@@ -91,7 +96,9 @@ fn audit_and_write(
     let apart = |p: &std::path::Path| create_output(plan, p);
     let json = plan.json.as_deref().map(apart).transpose()?;
     let html = plan.html.as_deref().map(apart).transpose()?;
-    let mut cat = open_catalog(plan)?;
+    let Some(mut cat) = open_catalog(plan)? else {
+        return Ok((Outcome::Ok, None));
+    };
     let shown = ShownPaths {
         roots: plan
             .cfg
@@ -107,7 +114,14 @@ fn audit_and_write(
         .filter_map(Output::identity)
         .chain(also_exclude)
         .collect();
-    let opts = audit_options(plan, &cat, exclude)?;
+    let mut opts = audit_options(plan, &cat, exclude)?;
+    let policy = match plan.policy {
+        true => match policy_run::apply(plan, &cat, &mut opts)? {
+            Some(p) => Some(p.every),
+            None => return Ok((Outcome::Ok, None)),
+        },
+        false => None,
+    };
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -122,23 +136,32 @@ fn audit_and_write(
         AuditOutcome::Finished(r) => r,
         AuditOutcome::Stopped(_) => return Ok((Outcome::Interrupted, None)),
     };
-    write_outputs(plan, &cat, &report, &shown, (json, html))?;
-    let metrics = plan
-        .metrics
-        .as_ref()
-        .map(|_| super::metrics::of_run(&cat, &plan.catalog, &report.summary))
-        .transpose()?;
+    let to_stdout = write_outputs(plan, &cat, &report, &shown, (json, html))?;
+    if let Some(every) = policy {
+        policy_run::left(plan, &cat, every, &report, !to_stdout)?;
+    }
+    let metrics = match &plan.metrics {
+        Some(_) => {
+            let mut m = super::metrics::of_run(&cat, &plan.catalog, &report.summary)?;
+            if let Some(every) = policy {
+                m.files_due = Some(cat.due_totals(trawl_catalog::now_secs(), every)?.files);
+            }
+            Some(m)
+        }
+        None => None,
+    };
     Ok((outcome_of(&report, plan.forget_missing), metrics))
 }
 
-/// After the run: its events on stdout, its JSON and the catalog's HTML page, then its summary.
+/// After the run: its events on stdout, its JSON and the catalog's HTML page, then its
+/// summary; whether the events went to stdout.
 fn write_outputs(
     plan: &AuditPlan,
     cat: &Catalog,
     report: &AuditReport,
     shown: &ShownPaths,
     (json, html): (Option<Output>, Option<Output>),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let head = report.head(&plan.catalog, trawl_engine::peak_rss());
     // The events, streamed from the catalog: as lines, then as JSON.
     let mut out = std::io::stdout().lock();
@@ -155,7 +178,7 @@ fn write_outputs(
     if !plan.quiet {
         say_summary(plan, report, &head, to_stdout.then_some(&mut out));
     }
-    Ok(())
+    Ok(to_stdout)
 }
 
 /// Says the run's summary: on stdout (`out`) after the events, else on stderr.
@@ -227,14 +250,20 @@ fn write_json(
     j.commit()
 }
 
-/// The catalog, opened for writing (created with `--init`), an upgrade said.
-fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
+/// The catalog, opened for writing (created with `--init`; a policy audit's must exist), an
+/// upgrade said; None where a policy audit finds it in use (said: it ends there).
+fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Option<Catalog>> {
     let mode = if plan.init {
         OpenMode::Init
+    } else if plan.policy {
+        OpenMode::Upgrade
     } else {
         OpenMode::Write
     };
-    let cat = Catalog::open(&plan.catalog, mode)?;
+    let cat = match Catalog::open(&plan.catalog, mode) {
+        Err(e) if policy_run::in_use(plan, &e) => return Ok(None),
+        r => r?,
+    };
     if let Some(v) = cat.upgraded_from() {
         messages::warning(format_args!(
             "{}: catalog upgraded from schema {v} to {}",
@@ -242,7 +271,7 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
             trawl_catalog::SCHEMA_VERSION
         ));
     }
-    Ok(cat)
+    Ok(Some(cat))
 }
 
 /// The exit code an audit's findings give: a difference for corrupt or missing files (but

@@ -572,11 +572,7 @@ fn measures_reduction(a: &ScanArgs) -> bool {
     !per_file_only || a.reduce.force_reduce || a.reduce.reduction_flags
 }
 
-/// Parses durations like `30d`, `2h`, `90s`, `1h 30m`.
-pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<std::time::Duration> {
-    humantime::parse_duration(s.trim())
-        .with_context(|| format!("{flag} '{s}': expected a duration like 30d, 12h, 90s"))
-}
+pub use super::policy::parse_duration;
 
 /// Everything `trawl audit` will do.
 #[derive(Debug)]
@@ -592,6 +588,8 @@ pub struct AuditPlan {
     pub older_than: Option<std::time::Duration>,
     pub max_bytes: Option<u64>,
     pub max_time: Option<std::time::Duration>,
+    /// `--policy`: the catalog's policy says what to read (`commands::policy_run`).
+    pub policy: bool,
     pub metadata_only: bool,
     pub no_download: bool,
     pub forget_missing: bool,
@@ -620,6 +618,7 @@ impl AuditPlan {
         .collect()
     }
 
+    // long: a line or more per flag of `trawl audit`, checked where it is read
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
         let algorithms = a
             .digest
@@ -669,6 +668,7 @@ impl AuditPlan {
                 .as_deref()
                 .map(|s| parse_duration("--max-time", s))
                 .transpose()?,
+            policy: a.policy,
             metadata_only: a.metadata_only,
             no_download: a.no_download,
             forget_missing: a.forget_missing,

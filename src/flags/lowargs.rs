@@ -6,9 +6,11 @@ use clap::{Args, Parser, Subcommand};
 
 mod archive;
 mod media;
+mod policy;
 
 pub use archive::*;
 pub use media::*;
+pub use policy::*;
 
 #[derive(Debug, Parser)]
 #[command(

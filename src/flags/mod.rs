@@ -1,9 +1,10 @@
 //! Command-line flags: [`lowargs`] is what the user typed, [`hiargs`] and [`plans`] the plans
-//! built from it.
+//! built from it, [`policy`] a policy's values (periods, budgets, times of day).
 
 pub mod hiargs;
 pub mod lowargs;
 pub mod plans;
+pub mod policy;
 pub mod stores;
 
 pub use lowargs::LowArgs;

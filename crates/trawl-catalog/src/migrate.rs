@@ -1,5 +1,5 @@
-//! Upgrades a catalog of schema version 1 in place, in one transaction (a failure leaves it as
-//! it was): paths split into directory rows and names, the duplicate primary-digest column and
+//! Upgrades a catalog of an older schema in place, each step in one transaction (a failure
+//! leaves it as it was). Version 2 to 3 adds the (empty) policy table. Version 1 to 2: paths split into directory rows and names, the duplicate primary-digest column and
 //! the digest and verification indexes dropped, the walk table dropped (an audit keeps its walk
 //! in a scratch file). Every value is carried over as it was, so the runs sealed under version
 //! 1 verify the same afterwards: the chain reads the whole paths back through the views.
@@ -8,7 +8,15 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, params_from_iter};
 
 use crate::dirs::{DirIds, split};
-use crate::tables::DDL_FILES;
+use crate::tables::{DDL_FILES, DDL_POLICY};
+
+/// Schema 2 to 3: the policy table, empty (no policy set).
+pub(crate) fn from_v2(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute_batch(DDL_POLICY)?;
+    tx.execute_batch("PRAGMA user_version = 3;")?;
+    tx.commit()
+}
 
 pub(crate) fn from_v1(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
@@ -173,6 +181,27 @@ mod tests {
         assert_eq!((chain.runs_ok, &chain.broken), (4, &None));
         let (run, head) = chain.head.unwrap();
         assert_eq!((run, hex::encode(head)), (4, V1_HEAD.to_string()));
+    }
+
+    /// Schema 2 to 3 adds the policy table, empty, and changes nothing else: the schema is
+    /// then a new catalog's, and the runs sealed before verify to the head they had.
+    #[test]
+    fn an_upgrade_from_2_adds_the_policy_table_alone() {
+        let (_t, mut c) = v1_copy();
+        from_v1(&mut c).unwrap();
+        let schema =
+            "SELECT type, name, sql FROM sqlite_master WHERE name != 'policy' ORDER BY name";
+        let before = rows(&c, schema);
+        from_v2(&mut c).unwrap();
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 3);
+        assert!(crate::tables::foreign_objects(&c, 3).unwrap().is_empty());
+        assert_eq!(rows(&c, schema), before);
+        assert_eq!(rows(&c, "SELECT * FROM policy"), Rows::new());
+        let (_, head) = crate::chain::verify(&c).unwrap().head.unwrap();
+        assert_eq!(hex::encode(head), V1_HEAD);
     }
 
     /// An upgrade that fails part way (here: the walk table it drops is not there) leaves the

@@ -5,13 +5,14 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::tables::{DDL_FILES, DDL_RUNS, foreign_objects};
+use crate::tables::{DDL_FILES, DDL_POLICY, DDL_RUNS, foreign_objects};
 use crate::{CatalogError, Result, sql};
 
 /// The schema this trawl writes and reads (`PRAGMA user_version`). Version 1 (paths stored
-/// whole in every row, the primary digest twice, the walk inside the catalog) is upgraded in
-/// place by the first write (`migrate.rs`).
-pub const SCHEMA_VERSION: i64 = 2;
+/// whole in every row, the primary digest twice, the walk inside the catalog) and version 2
+/// (no policy table) are upgraded in place by the first write (`migrate.rs`); a version-2
+/// catalog is read as it is (it has no policy).
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id`: "trwl", so that other SQLite files are told apart from catalogs.
 const APPLICATION_ID: i64 = 0x7472_776c;
@@ -51,7 +52,16 @@ pub(crate) fn prepare(
         // Checked before the upgrade writes a row: a planted trigger would fire on it.
         check_objects(conn, path, 1)?;
         crate::migrate::from_v1(conn).map_err(e)?;
+        crate::migrate::from_v2(conn).map_err(e)?;
         migrated = true;
+    } else if version == 2 && write {
+        check_objects(conn, path, 2)?;
+        crate::migrate::from_v2(conn).map_err(e)?;
+        return tune(conn, write).map(|()| Some(2)).map_err(e);
+    } else if version == 2 {
+        // Read as it is: a version-2 catalog is version 3 without a policy.
+        check_objects(conn, path, 2)?;
+        return tune(conn, write).map(|()| None).map_err(e);
     } else if version < SCHEMA_VERSION {
         return Err(CatalogError::Old {
             path: path.into(),
@@ -107,6 +117,7 @@ fn create_tables(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute_batch(DDL_RUNS)?;
     tx.execute_batch(DDL_FILES)?;
+    tx.execute_batch(DDL_POLICY)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.execute(

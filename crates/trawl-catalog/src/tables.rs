@@ -1,4 +1,4 @@
-//! The catalog's tables as trawl creates them (schema version 2), the objects version 1 had,
+//! The catalog's tables as trawl creates them (schema version 3), the objects version 1 had,
 //! and what in a catalog's schema trawl did not create.
 
 use rusqlite::Connection;
@@ -93,6 +93,19 @@ CREATE VIEW event_paths AS
     FROM events e JOIN dirs d ON d.id = e.dir LEFT JOIN dirs o ON o.id = e.other_dir;
 ";
 
+/// The collection's policy (schema 3): one row at most. `every` and `max_time` in seconds,
+/// `window` as `HH:MM-HH:MM` local time, `set_at` when it was set (a Unix time).
+pub(crate) const DDL_POLICY: &str = "
+CREATE TABLE policy(
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    every INTEGER NOT NULL,
+    max_bytes INTEGER,
+    max_time INTEGER,
+    window TEXT,
+    set_at INTEGER NOT NULL
+);
+";
+
 /// The objects a schema-1 catalog holds before its upgrade (each `sqlite_autoindex_*` aside).
 const V1_OBJECTS: &[(&str, &str)] = &[
     ("table", "meta"),
@@ -129,7 +142,8 @@ fn objects(conn: &Connection) -> rusqlite::Result<Vec<Object>> {
 /// What in the catalog's schema trawl did not create, each said in a few words: a trigger, a
 /// view or table of another name, or one of trawl's objects redefined (a view that lies to the
 /// readers, a trigger that rewrites what an audit records). Empty for a catalog as trawl made
-/// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view).
+/// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view);
+/// version 2 is version 3 without the policy table.
 pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Result<Vec<String>> {
     let found = objects(conn)?;
     let describe = |(ty, name, table, _): &Object| {
@@ -154,6 +168,9 @@ pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Resu
         let c = Connection::open_in_memory()?;
         c.execute_batch(DDL_RUNS)?;
         c.execute_batch(DDL_FILES)?;
+        if version >= 3 {
+            c.execute_batch(DDL_POLICY)?;
+        }
         objects(&c)?
     };
     for o in &found {
@@ -186,6 +203,7 @@ mod tests {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(DDL_RUNS).unwrap();
         c.execute_batch(DDL_FILES).unwrap();
+        c.execute_batch(DDL_POLICY).unwrap();
         c
     }
 

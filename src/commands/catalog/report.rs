@@ -128,7 +128,7 @@ fn header(cat: &Catalog, catalog: &Path, runs: u64, bytes: u64) -> anyhow::Resul
     let mut s = format!(
         "catalog {} (schema {}, {} runs, {}; algorithms {})\n",
         catalog.display(),
-        trawl_catalog::SCHEMA_VERSION,
+        cat.schema_version()?,
         runs,
         trawl_printer::human_bytes(bytes),
         cat.algorithms()?

@@ -1,4 +1,5 @@
-//! The flags of the archive commands: `bag`, `ocfl`, `audit` and `catalog`.
+//! The flags of the archive commands: `bag`, `ocfl`, `audit` and `catalog` (its policy's
+//! subcommands in `policy.rs`).
 
 use std::path::PathBuf;
 
@@ -241,6 +242,11 @@ pub struct AuditArgs {
     /// Stop starting files after this long, e.g. 2h; the next audit goes on from there.
     #[arg(long, value_name = "TIME")]
     pub max_time: Option<String>,
+    /// Audit as the catalog's policy says (`trawl catalog policy`): the files due first, oldest
+    /// verification first, then ahead while its budget lasts; only within its window. Its
+    /// budget gives way to --max-bytes, --max-time and --older-than given here.
+    #[arg(long)]
+    pub policy: bool,
     /// Compare only sizes and mtimes (read no contents): a cheap daily check.
     #[arg(long)]
     pub metadata_only: bool,
@@ -299,6 +305,13 @@ pub enum CatalogCommand {
     /// Upgrade a catalog written by an older trawl to this trawl's schema, in place (in one
     /// transaction: it is upgraded whole or not at all); the next audit does the same.
     Upgrade(CatalogUpgradeArgs),
+    /// Set, show or clear the collection's policy: how often every file is read, how much one
+    /// run may read, when runs may start (`trawl audit --policy` follows it).
+    Policy(super::CatalogPolicyArgs),
+    /// List the files that are due: not verified within the policy's period (or --older-than).
+    Due(super::CatalogDueArgs),
+    /// Write a systemd service and timer that run `trawl audit --policy` (or print a cron line).
+    Schedule(super::CatalogScheduleArgs),
 }
 
 #[derive(Debug, Args)]
