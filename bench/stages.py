@@ -15,11 +15,13 @@ gen_corpus.py; --scale shrinks them all):
   tiny       100,000 files of 0-1 KiB, the default scan;
   reduction  the mixed tree, the reduction alone (`-d none --dedup 4k,...,128k --cdc 16k
              --compress lz4,zstd:1`, as bench/scaling.py's "reduction only").
-Builds nothing: give a built trawl (default target/release/trawl). Every run's exit code is
+With --plain, no --json: its `files[]` makes the scan keep every file's record (the `merge`
+stage's work), which a scan without a report skips; the figures are then read from the table
+--stats prints. Builds nothing: give a built trawl (default target/release/trawl). Every run's exit code is
 checked (0). On a shared machine the times move; the shares are what to read.
 
     python3 bench/stages.py [--trawl PATH] [--runs N] [--scale F] [--j N] [--data DIR]
-                            [--only mixed,small,tiny,reduction] [--parts N]
+                            [--only mixed,small,tiny,reduction] [--parts N] [--plain]
 """
 
 import argparse
@@ -59,14 +61,33 @@ def sets(a):
 
 def one_run(a, tree, extra, report):
     """One scan: (wall seconds, its `stages` object)."""
-    cmd = [a.trawl, "scan", tree, f"-j{a.j}", "--stats", "--json", report, "-q"] + extra
+    out = [] if a.plain else ["--json", report]
+    cmd = [a.trawl, "scan", tree, f"-j{a.j}", "--stats", "-q"] + out + extra
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {r.returncode}\n{r.stderr}")
+    if a.plain:
+        return wall, from_table(r.stdout)
     with open(report) as f:
         return wall, json.load(f)["stages"]
+
+
+def from_table(text):
+    """The `stages` object from the table `--stats` prints (shares only, as the JSON's)."""
+    rows, s = [], {}
+    for line in text.splitlines():
+        w = line.split()
+        if line.startswith("stages: "):
+            s["cpu_seconds"] = float(w[1])
+        elif w and w[0] in STAGES:
+            rows.append({"stage": w[0], "share": float(w[3].rstrip("%")) / 100})
+        elif line.strip().startswith("busiest thread: "):
+            s["busiest_stage"] = w[2]
+            s["busiest_share"] = float(w[3].lstrip("(").rstrip("%")) / 100
+    s["stages"] = rows
+    return s
 
 
 def measure(a, name, tree, extra):
@@ -99,6 +120,9 @@ def main():
     ap.add_argument("--data", default="/var/tmp/trawl-stages")
     ap.add_argument("--only", default="mixed,small,tiny,reduction")
     ap.add_argument("--parts", type=int, default=os.cpu_count(), help="generator processes")
+    ap.add_argument("--plain", action="store_true",
+                    help="no --json (which keeps every file's record for files[]): the figures "
+                         "from the table --stats prints, the scan as it runs without a report")
     a = ap.parse_args()
     if not os.access(a.trawl, os.X_OK):
         sys.exit(f"{a.trawl}: no trawl binary there (cargo build --release, or --trawl PATH)")
@@ -108,8 +132,9 @@ def main():
     rows = [measure(a, *s) for s in sets(a)]
     goal = 1 / 12
     head = ["set", "wall s", "CPU s"] + STAGES + ["busiest thread", "<= 1/12"]
-    print(f"\n{os.cpu_count()} CPUs, -j{a.j}, scale {a.scale}, median of {a.runs} warm runs; "
-          "stage columns: share of the run's CPU")
+    how = "--stats alone" if a.plain else "--stats --json"
+    print(f"\n{os.cpu_count()} CPUs, -j{a.j}, {how}, scale {a.scale}, median of {a.runs} warm "
+          "runs; stage columns: share of the run's CPU")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
