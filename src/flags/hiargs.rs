@@ -260,6 +260,7 @@ pub struct ScanPlan {
     pub jsonl: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub quiet: bool,
+    pub stats: bool,
     pub reduce: Option<trawl_reduce::ReduceConfig>,
     /// Index FLV files from the scan's buffers.
     pub media: bool,
@@ -374,10 +375,9 @@ impl ScanPlan {
         if let Some(r) = reduce.as_mut() {
             breakdown(r, a, &roots);
         }
-        let duplicates = match &a.duplicates {
-            None => None,
-            Some(p) => Some((p.clone(), duplicates_digest(&algorithms)?)),
-        };
+        let duplicates = (a.duplicates.as_ref())
+            .map(|p| duplicates_digest(&algorithms).map(|d| (p.clone(), d)))
+            .transpose()?;
         if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
             let why = " exports one directory: name exactly one directory to scan";
             return Err(Refused::flag("--ncdu", why).into());
@@ -394,6 +394,7 @@ impl ScanPlan {
             jsonl: a.jsonl.clone(),
             html: a.html.clone(),
             quiet: a.read.quiet,
+            stats: a.stats,
             reduce,
             media: !a.no_media,
             media_index: a.media_index.clone(),

@@ -72,6 +72,7 @@ mod serve;
 mod serve_clients;
 mod shell;
 mod special_files;
+mod stages;
 mod streams;
 mod util;
 mod verify;

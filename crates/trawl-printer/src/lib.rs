@@ -16,6 +16,7 @@ mod ocfl;
 mod premis;
 mod reduction;
 mod scan;
+mod stages;
 mod terminal;
 mod verify;
 
@@ -29,6 +30,7 @@ pub use terminal::{terminal_line, terminal_message, terminal_text};
 // A scan's human summary.
 pub use reduction::reduction_table;
 pub use scan::{Spilled, excluded_line, scan_summary};
+pub use stages::stages_table;
 // HTML pages: a scan's report, an audit catalog's.
 pub use html::{html_catalog, html_scan};
 // An audit's human output and its JSON.

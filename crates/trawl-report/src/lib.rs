@@ -5,7 +5,8 @@
 //! One private module per domain, its names shown here through `pub use`: a scan's files,
 //! totals and failures ([`ScanReport`]), what the user's rules left out ([`ExcludedJson`]),
 //! data reduction ([`ReductionJson`]), where the bytes are ([`Breakdown`]), duplicate files
-//! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), an audit run and
+//! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), where its CPU went
+//! ([`StagesJson`]), an audit run and
 //! its events ([`AuditHead`], [`AuditEvent`]), a verification's manifest entries
 //! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]), an OCFL validation's
 //! objects and findings ([`OcflSummary`]), a catalog's fixity record ([`FixityCheck`]) and an
@@ -27,6 +28,7 @@ mod metrics;
 mod ocfl;
 mod reduction;
 mod scan;
+mod stages;
 mod verify;
 
 // A scan: its files, totals and failures.
@@ -35,6 +37,7 @@ pub use scan::{
 };
 // What the user's rules left out.
 pub use exclude::{EXCLUDED_LISTED, ExcludedEntry, ExcludedJson, ExcludedTally};
+pub use stages::{StageRow, StagesJson};
 // Data reduction: dedup, CDC, compression, the files holding most duplicates.
 pub use reduction::{
     CdcJson, CompressionJson, DedupCounts, DedupJson, HardLinks, ReductionJson, RefBucket,

@@ -207,6 +207,9 @@ pub struct ScanReport {
     /// What the user's rules left out (`--exclude`); absent when none was given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub excluded: Option<crate::exclude::ExcludedJson>,
+    /// Where the CPU went, by stage (with `--stats`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stages: Option<crate::stages::StagesJson>,
     /// Entries not read, in path order.
     pub skipped: Vec<FileJson>,
     /// Entries that failed, in path order.

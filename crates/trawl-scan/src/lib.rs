@@ -45,8 +45,10 @@ pub use progress::{NoProgress, Progress};
 pub use relative::{NotBeneath, RelativeEntries};
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use trawl_read::{IoMethod, ReadError};
+pub use trawl_read::{Stage, StageFigures, Stages, ThreadClock, process_cpu_time};
 use trawl_walk::{Excluded, FileEntry, SkipKind, WalkError, WalkOptions};
 
 /// Everything the engine needs to know.
@@ -72,6 +74,8 @@ pub struct ScanConfig {
     pub buffers: usize,
     /// Read at most this many bytes per second, all readers together (`--limit-rate`).
     pub rate_limit: Option<u64>,
+    /// Where every thread's CPU time and waits are counted, by stage (the walk's too).
+    pub stages: Arc<Stages>,
 }
 
 impl ScanConfig {
@@ -93,6 +97,7 @@ impl ScanConfig {
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
             rate_limit: None,
+            stages: Arc::default(),
         }
     }
 }
