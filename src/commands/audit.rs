@@ -104,7 +104,11 @@ pub fn run_with(
     if !plan.quiet {
         say_summary(&plan, &report, &head, to_stdout.then_some(&mut out));
     }
-    Ok(outcome_of(&report, plan.forget_missing))
+    let outcome = outcome_of(&report, plan.forget_missing);
+    if let Some(n) = &plan.notify {
+        n.send(&cat, &report, &head, outcome.code());
+    }
+    Ok(outcome)
 }
 
 /// Says the run's summary: on stdout (`out`) after the events, else on stderr.

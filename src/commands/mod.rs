@@ -9,6 +9,7 @@ mod duplicates;
 mod flv;
 mod inject;
 mod ncdu;
+pub(crate) mod notify;
 mod ocfl;
 pub(crate) mod output;
 mod report;

@@ -6,9 +6,11 @@ use clap::{Args, Parser, Subcommand};
 
 mod archive;
 mod media;
+mod notify;
 
 pub use archive::*;
 pub use media::*;
+pub use notify::*;
 
 #[derive(Debug, Parser)]
 #[command(

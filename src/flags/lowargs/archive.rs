@@ -278,6 +278,8 @@ pub struct AuditArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub store: super::StoreArgs,
+    #[command(flatten)]
+    pub notify: super::NotifyArgs,
 }
 
 #[derive(Debug, Subcommand)]
