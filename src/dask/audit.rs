@@ -30,7 +30,7 @@ fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     if plan.ocfl {
         bail!("--ocfl: not available in a cluster audit (trawl audit has it)");
     }
-    Ok((a, plan))
+    Ok((*a, plan))
 }
 
 /// Runs `trawl audit` with these arguments, its walk and reads done by `source`; returns the

@@ -48,7 +48,7 @@ pub enum Command {
     /// Register a collection in a catalog, then audit it again and again: ok, corrupt, modified,
     /// missing, new, moved, unreadable.
     #[command(after_help = AUDIT_EXAMPLES)]
-    Audit(AuditArgs),
+    Audit(Box<AuditArgs>),
     /// Ask an audit catalog: report, history, export, verify.
     #[command(subcommand)]
     Catalog(CatalogCommand),

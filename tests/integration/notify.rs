@@ -100,7 +100,8 @@ fn registered_tree(d: &Dir, n: usize) {
     audit(d, &[], &[]).code(0);
 }
 
-/// `trawl audit t -c cat.db -q ARGS`, the mail settings `env` set and no others inherited.
+/// `trawl audit t -c cat.db -q ARGS`, the mail settings `env` set and no others inherited
+/// (nor a proxy: the sinks are on loopback).
 fn audit(d: &Dir, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut c = d
         .cmd()
