@@ -11,7 +11,7 @@ pub enum NotifyWhen {
     Always,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct NotifyArgs {
     /// POST the run's summary as JSON to URL (http:// or https://), one request a run.
     #[arg(long, value_name = "URL")]
