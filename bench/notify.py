@@ -13,6 +13,7 @@ PATH: a trawl built with `--features notify` (default target/release/trawl).
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -106,6 +107,7 @@ def main():
     finally:
         for s in sinks:
             s.kill()
+        shutil.rmtree(work, ignore_errors=True)
     plain, noted = statistics.median(times["plain"]), statistics.median(times["notify"])
     print(f"{a.files} files, {a.runs} runs each: one mail and one webhook a run, each naming the corrupt file")
     print(f"{'audit':<28}{'median s':>10}")
