@@ -150,7 +150,12 @@ fn audit_and_write(
         }
         None => None,
     };
-    Ok((outcome_of(&report, plan.forget_missing), metrics))
+    let outcome = outcome_of(&report, plan.forget_missing);
+    if let Some(n) = &plan.notify {
+        let head = report.head(&plan.catalog, trawl_engine::peak_rss());
+        n.send(&cat, &report, &head, outcome.code());
+    }
+    Ok((outcome, metrics))
 }
 
 /// After the run: its events on stdout, its JSON and the catalog's HTML page, then its

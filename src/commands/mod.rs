@@ -10,6 +10,7 @@ mod flv;
 mod inject;
 mod metrics;
 mod ncdu;
+pub(crate) mod notify;
 mod ocfl;
 pub(crate) mod output;
 mod policy_run;

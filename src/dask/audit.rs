@@ -15,13 +15,22 @@ use crate::{Outcome, describe, finish, messages};
 
 /// `trawl audit`'s arguments (without `trawl audit`), checked for a cluster.
 fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
+    parse_for(args, false)
+}
+
+/// The same, on a worker (`worker`): the notice is the client's, so a worker neither reads
+/// the mail server's settings (its environment need not have them) nor sends anything.
+fn parse_for(args: Vec<OsString>, worker: bool) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     let mut argv: Vec<OsString> = vec!["trawl".into(), "audit".into()];
     argv.extend(args);
     let invocation = crate::flags::hiargs::invocation(&argv[1..]);
     let low = crate::flags::parse_low(argv).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
-    let Command::Audit(a) = low.command else {
+    let Command::Audit(mut a) = low.command else {
         bail!("not an audit");
     };
+    if worker {
+        a.notify = Default::default();
+    }
     let mut plan = AuditPlan::from_args(&a)?;
     plan.invocation = invocation;
     if plan.cfg.walk.follow_links {
@@ -30,7 +39,7 @@ fn parse(args: Vec<OsString>) -> anyhow::Result<(AuditArgs, AuditPlan)> {
     if plan.ocfl {
         bail!("--ocfl: not available in a cluster audit (trawl audit has it)");
     }
-    Ok((a, plan))
+    Ok((*a, plan))
 }
 
 /// Runs `trawl audit` with these arguments, its walk and reads done by `source`; returns the
@@ -70,6 +79,28 @@ pub fn quiet(args: Vec<OsString>) -> bool {
 
 /// A worker's side of a cluster audit, from `trawl audit`'s arguments.
 pub fn worker(args: Vec<OsString>) -> anyhow::Result<Worker> {
-    let (_, plan) = parse(args)?;
+    let (_, plan) = parse_for(args, true)?;
     Ok(Worker::new(plan.cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A worker takes the client's notice flags without the mail server's settings (which
+    /// only the client has) and without the `notify` feature.
+    #[test]
+    fn a_worker_leaves_the_notice_to_the_client() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().as_os_str().to_owned();
+        let cat = d.path().join("cat.db").into_os_string();
+        let mail = ["--notify-mail", "ops@example.org", "--notify", "always"];
+        let mut args = vec![root, "-c".into(), cat];
+        args.extend(mail.iter().map(Into::into));
+        assert!(super::worker(args.clone()).is_ok());
+        if std::env::var_os("TRAWL_SMTP_URL").is_none() {
+            assert!(
+                super::parse(args).is_err(),
+                "the client checks the settings"
+            );
+        }
+    }
 }

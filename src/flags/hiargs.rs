@@ -604,6 +604,8 @@ pub struct AuditPlan {
     pub ocfl: bool,
     /// The objects audited where the roots are `s3://` URLs.
     pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
+    /// `--notify-*`: where the run's notice goes, if anywhere.
+    pub notify: Option<crate::commands::notify::Notify>,
 }
 
 impl AuditPlan {
@@ -680,6 +682,7 @@ impl AuditPlan {
             quiet: a.read.quiet,
             ocfl: a.ocfl,
             objects,
+            notify: crate::commands::notify::Notify::from_args(&a.notify)?,
         })
     }
 }

@@ -6,10 +6,12 @@ use clap::{Args, Parser, Subcommand};
 
 mod archive;
 mod media;
+mod notify;
 mod policy;
 
 pub use archive::*;
 pub use media::*;
+pub use notify::*;
 pub use policy::*;
 
 #[derive(Debug, Parser)]
@@ -48,7 +50,7 @@ pub enum Command {
     /// Register a collection in a catalog, then audit it again and again: ok, corrupt, modified,
     /// missing, new, moved, unreadable.
     #[command(after_help = AUDIT_EXAMPLES)]
-    Audit(AuditArgs),
+    Audit(Box<AuditArgs>),
     /// Ask an audit catalog: report, history, export, verify.
     #[command(subcommand)]
     Catalog(CatalogCommand),

@@ -28,6 +28,8 @@ mod golden;
 mod interop;
 mod io_errors;
 mod names;
+#[cfg(feature = "notify")]
+mod notify;
 #[cfg(feature = "s3")]
 mod objects_audit;
 #[cfg(feature = "s3")]
@@ -105,4 +107,26 @@ fn a_build_without_the_s3_client_refuses_object_roots() {
             .stderr_has("--features s3");
     }
     assert!(!d.join("SUMS").exists() && !d.join("cat.db").exists());
+}
+
+/// A build without the `notify` feature refuses the notice flags with one line naming it.
+#[cfg(not(feature = "notify"))]
+#[test]
+fn notice_flags_name_the_feature_without_it() {
+    let d = util::Dir::new();
+    d.create(b"t/a", b"a\n");
+    let r = d
+        .cmd()
+        .args([
+            "audit",
+            "t",
+            "-c",
+            "cat.db",
+            "--notify-webhook",
+            "http://127.0.0.1:9/",
+        ])
+        .run();
+    r.code(2).stderr_has("--features notify");
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(!d.join("cat.db").exists());
 }

@@ -288,6 +288,8 @@ pub struct AuditArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub store: super::StoreArgs,
+    #[command(flatten)]
+    pub notify: super::NotifyArgs,
 }
 
 #[derive(Debug, Subcommand)]
