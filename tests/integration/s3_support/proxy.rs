@@ -176,8 +176,9 @@ impl FaultProxy {
         self.state().short = n;
     }
 
-    /// The next `n` successful object GETs send their headers and the first `bytes` of the
-    /// body, then nothing more, the connection held open until the client closes it.
+    /// The next `n` successful object GETs of bodies longer than `bytes` send their headers
+    /// and the first `bytes` of the body, then nothing more, the connection held open until
+    /// the client closes it.
     pub fn stall_body_after(&self, bytes: u64, n: u64) {
         self.state().stall = Some((bytes, n));
     }
@@ -520,7 +521,7 @@ fn shape(
                 s.cut = Some((bytes, n - 1));
                 s.fire(Fault::CutBody);
                 end = Some((End::Cut, bytes));
-            } else if let Some((bytes, n)) = s.stall.filter(|c| c.1 > 0) {
+            } else if let Some((bytes, n)) = s.stall.filter(|c| c.1 > 0 && len > c.0) {
                 s.stall = Some((bytes, n - 1));
                 s.fire(Fault::StallBody);
                 end = Some((End::Stall, bytes));
