@@ -1,9 +1,10 @@
 //! Command-line flags: [`lowargs`] is what the user typed, [`hiargs`] and [`plans`] the plans
-//! built from it.
+//! built from it ([`reads`]: what a scan reads its files for, `--reuse`).
 
 pub mod hiargs;
 pub mod lowargs;
 pub mod plans;
+pub mod reads;
 pub mod stores;
 
 pub use lowargs::LowArgs;

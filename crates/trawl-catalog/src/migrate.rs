@@ -1,5 +1,6 @@
-//! Upgrades a catalog of schema version 1 in place, in one transaction (a failure leaves it as
-//! it was): paths split into directory rows and names, the duplicate primary-digest column and
+//! Upgrades a catalog of an older schema in place, each step in one transaction (a failure
+//! leaves it as it was). Version 2 to 3: a `ctime_ns` column, NULL in every row (a row gets
+//! one when an audit next reads its file). Version 1 to 2: paths split into directory rows and names, the duplicate primary-digest column and
 //! the digest and verification indexes dropped, the walk table dropped (an audit keeps its walk
 //! in a scratch file). Every value is carried over as it was, so the runs sealed under version
 //! 1 verify the same afterwards: the chain reads the whole paths back through the views.
@@ -49,6 +50,14 @@ pub(crate) fn from_v1(conn: &mut Connection) -> rusqlite::Result<()> {
          DROP TABLE events_v1;
          PRAGMA user_version = 2;",
     )?;
+    tx.commit()
+}
+
+/// Version 2 to 3: the ctime column, empty, in one transaction.
+pub(crate) fn from_v2(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute_batch(crate::tables::DDL_V3)?;
+    tx.pragma_update(None, "user_version", 3)?;
     tx.commit()
 }
 

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::tables::{DDL_FILES, DDL_RUNS, foreign_objects};
+use crate::tables::{DDL_FILES, DDL_RUNS, DDL_V3, foreign_objects};
 use crate::{CatalogError, Result, sql};
 
 /// The schema this trawl writes and reads (`PRAGMA user_version`). Version 1 (paths stored
-/// whole in every row, the primary digest twice, the walk inside the catalog) is upgraded in
-/// place by the first write (`migrate.rs`).
-pub const SCHEMA_VERSION: i64 = 2;
+/// whole in every row, the primary digest twice, the walk inside the catalog) and version 2
+/// (no ctime) are upgraded in place by the first write (`migrate.rs`).
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id`: "trwl", so that other SQLite files are told apart from catalogs.
 const APPLICATION_ID: i64 = 0x7472_776c;
@@ -47,10 +47,13 @@ pub(crate) fn prepare(
         create_tables(conn).map_err(e)?;
     } else if app != APPLICATION_ID {
         return Err(CatalogError::NotCatalog { path: path.into() });
-    } else if version == 1 && write {
+    } else if (version == 1 || version == 2) && write {
         // Checked before the upgrade writes a row: a planted trigger would fire on it.
-        check_objects(conn, path, 1)?;
-        crate::migrate::from_v1(conn).map_err(e)?;
+        check_objects(conn, path, version)?;
+        if version == 1 {
+            crate::migrate::from_v1(conn).map_err(e)?;
+        }
+        crate::migrate::from_v2(conn).map_err(e)?;
         migrated = true;
     } else if version < SCHEMA_VERSION {
         return Err(CatalogError::Old {
@@ -67,7 +70,7 @@ pub(crate) fn prepare(
     }
     check_objects(conn, path, SCHEMA_VERSION)?;
     tune(conn, write).map_err(e)?;
-    if migrated {
+    if migrated && version == 1 {
         // Give the space the old layout took back to the file system: the upgrade is committed,
         // and a VACUUM that fails (a full disk) leaves it as it is, only larger.
         let _ = conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)");
@@ -107,6 +110,7 @@ fn create_tables(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute_batch(DDL_RUNS)?;
     tx.execute_batch(DDL_FILES)?;
+    tx.execute_batch(DDL_V3)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.execute(

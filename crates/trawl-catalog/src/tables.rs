@@ -1,4 +1,4 @@
-//! The catalog's tables as trawl creates them (schema version 2), the objects version 1 had,
+//! The catalog's tables as trawl creates them (schema version 3), the objects version 1 had,
 //! and what in a catalog's schema trawl did not create.
 
 use rusqlite::Connection;
@@ -93,6 +93,13 @@ CREATE VIEW event_paths AS
     FROM events e JOIN dirs d ON d.id = e.dir LEFT JOIN dirs o ON o.id = e.other_dir;
 ";
 
+/// What version 3 adds to version 2: each file's status change time (ctime, nanoseconds) as
+/// the read that gave its digests found it, so that `scan --reuse` can tell a file whose
+/// content changed under a restored mtime. NULL in a row registered before (never reused).
+/// A new catalog is made by the same statement after version 2's tables, so that its schema
+/// reads exactly as an upgraded one's.
+pub(crate) const DDL_V3: &str = "ALTER TABLE files ADD COLUMN ctime_ns INTEGER;";
+
 /// The objects a schema-1 catalog holds before its upgrade (each `sqlite_autoindex_*` aside).
 const V1_OBJECTS: &[(&str, &str)] = &[
     ("table", "meta"),
@@ -154,6 +161,9 @@ pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Resu
         let c = Connection::open_in_memory()?;
         c.execute_batch(DDL_RUNS)?;
         c.execute_batch(DDL_FILES)?;
+        if version >= 3 {
+            c.execute_batch(DDL_V3)?;
+        }
         objects(&c)?
     };
     for o in &found {
@@ -186,6 +196,7 @@ mod tests {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(DDL_RUNS).unwrap();
         c.execute_batch(DDL_FILES).unwrap();
+        c.execute_batch(DDL_V3).unwrap();
         c
     }
 

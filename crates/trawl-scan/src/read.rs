@@ -44,6 +44,7 @@ pub(crate) fn read_file(
         large,
         dev: stamp.dev,
         ino: stamp.ino,
+        ctime_ns: stamp.ctime_ns,
         nlink,
     });
     src.share_windows(lanes.iter().filter(|l| l.reads_all()).count());
@@ -66,6 +67,7 @@ pub(crate) fn read_file(
         mtime_nsec: stamp.mtime_nsec,
         dev: stamp.dev,
         ino: stamp.ino,
+        ctime_ns: stamp.ctime_ns,
         nlink,
         disk_bytes,
         outputs,
