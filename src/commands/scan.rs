@@ -136,8 +136,7 @@ fn scan_options(
         Some(r) => o.reuse(known(plan, r)?)?,
         None => o,
     };
-    Ok(o
-        .media_indexes(plan.media_index.is_some())
+    Ok(o.media_indexes(plan.media_index.is_some())
         .exclude(exclude)
         .count_links(plan.count_links)
         .list_files(plan.json.is_some())
@@ -175,10 +174,19 @@ fn known(plan: &ScanPlan, r: &ReusePlan) -> anyhow::Result<std::sync::Arc<trawl_
             "--reuse {}: the catalog records no {} digest (it records {}): every file is read",
             r.catalog.display(),
             lacking.join(", "),
-            if has.is_empty() { "none".to_string() } else { has.join(", ") },
+            if has.is_empty() {
+                "none".to_string()
+            } else {
+                has.join(", ")
+            },
         ));
     }
-    let known = cat.known(&plan.cfg.roots, &plan.algorithms, r.ignore_inode, r.ignore_ctime)?;
+    let known = cat.known(
+        &plan.cfg.roots,
+        &plan.algorithms,
+        r.ignore_inode,
+        r.ignore_ctime,
+    )?;
     Ok(std::sync::Arc::new(known))
 }
 

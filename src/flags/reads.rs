@@ -56,7 +56,10 @@ impl ReusePlan {
             let why = format!(" cannot go with --media-index (the FLV index){reads}");
             return Err(Refused::flag("--reuse", why).into());
         }
-        if a.paths.iter().any(|p| p.as_os_str().as_encoded_bytes().starts_with(b"s3://")) {
+        if a.paths
+            .iter()
+            .any(|p| p.as_os_str().as_encoded_bytes().starts_with(b"s3://"))
+        {
             let why = " takes the digests of local files only: an object in a store has no \
                        inode or ctime to hold it to";
             return Err(Refused::flag("--reuse", why).into());

@@ -10,7 +10,7 @@
 //! the same tick of its clocks after it was looked at, leaving its times as they were.
 
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rusqlite::params;
 use trawl_digest::Algorithm;

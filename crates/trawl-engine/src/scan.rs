@@ -424,7 +424,11 @@ impl<'a> Collected<'a> {
             breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             excluded: excluded_report(&o.cfg.walk.excluding, self.excluded),
-            reuse: o.cfg.known.as_deref().map(|k| reuse_report(k, records.len())),
+            reuse: o
+                .cfg
+                .known
+                .as_deref()
+                .map(|k| reuse_report(k, records.len())),
             skipped,
             failed,
             ..empty_report(&o.cfg, &o.algorithms)

@@ -434,6 +434,9 @@ pub(crate) fn stat_at(dir: &File, name: &[u8]) -> Option<crate::Looked> {
             libc::AT_SYMLINK_NOFOLLOW,
         )
     };
+    // nlink_t is u64 on x86-64, u32 on some other targets.
+    #[allow(clippy::useless_conversion)]
+    let nlink = u64::from(st.st_nlink);
     (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG).then(|| crate::Looked {
         stamp: crate::Stamp {
             size: st.st_size as u64,
@@ -443,7 +446,7 @@ pub(crate) fn stat_at(dir: &File, name: &[u8]) -> Option<crate::Looked> {
             dev: st.st_dev,
             ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
         },
-        nlink: u64::from(st.st_nlink),
+        nlink,
         disk_bytes: st.st_blocks as u64 * 512,
     })
 }

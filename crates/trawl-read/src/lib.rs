@@ -29,7 +29,8 @@ pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::thread_cpu_time;
 pub use disk::{device_seeks, first_extent};
 pub use open::{
-    Looked, OpenedFile, Stamp, look, open_for_read, open_for_read_in, open_for_read_with, open_in, read_whole,
+    Looked, OpenedFile, Stamp, look, open_for_read, open_for_read_in, open_for_read_with, open_in,
+    read_whole,
 };
 pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
 pub use sigbus::{MapGuard, file_shrank_below, guard_map};

@@ -137,7 +137,9 @@ impl KnownBuilder {
                 };
                 for i in order {
                     sorted.rows.push(t.rows[i]);
-                    sorted.digests.extend_from_slice(&t.digests[i * w..(i + 1) * w]);
+                    sorted
+                        .digests
+                        .extend_from_slice(&t.digests[i * w..(i + 1) * w]);
                 }
                 sorted
             })
@@ -188,7 +190,10 @@ impl Known {
         let rel = entry.path.strip_prefix(root).ok()?.as_os_str().as_bytes();
         let k = key(rel);
         let first = table.rows.partition_point(|r| r.key < k);
-        let held = table.rows[first..].iter().take_while(|r| r.key == k).count();
+        let held = table.rows[first..]
+            .iter()
+            .take_while(|r| r.key == k)
+            .count();
         if held == 0 {
             return None;
         }
@@ -284,12 +289,27 @@ mod tests {
             Identity { ino: 1, ..b },
             Identity { dev: 1, ..b },
         ] {
-            assert!(known(changed, false, false).take(&entry("b"), root).is_none());
+            assert!(
+                known(changed, false, false)
+                    .take(&entry("b"), root)
+                    .is_none()
+            );
         }
         let k = known(Identity { ctime_ns: 1, ..b }, false, true);
         assert!(k.take(&entry("b"), root).is_some(), "ctime left out");
-        let k = known(Identity { dev: 9, ino: 1, ..b }, true, false);
-        assert!(k.take(&entry("b"), root).is_some(), "device and inode left out");
+        let k = known(
+            Identity {
+                dev: 9,
+                ino: 1,
+                ..b
+            },
+            true,
+            false,
+        );
+        assert!(
+            k.take(&entry("b"), root).is_some(),
+            "device and inode left out"
+        );
         let k = known(Identity { size: 4, ..b }, true, true);
         assert!(k.take(&entry("b"), root).is_none(), "size always counts");
         assert_eq!(

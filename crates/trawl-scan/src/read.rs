@@ -44,7 +44,6 @@ pub(crate) fn read_file(
         large,
         dev: stamp.dev,
         ino: stamp.ino,
-        ctime_ns: stamp.ctime_ns,
         nlink,
     });
     src.share_windows(lanes.iter().filter(|l| l.reads_all()).count());
