@@ -10,10 +10,13 @@ more than two seconds after the files were written, so that every row may be tak
 
 Timed RUNS times each (default 5), interleaved, after a warm-up of each (page cache warm: the
 full scan's best case); the two manifests must be byte for byte the same. Prints the medians,
-the peak RSS and the ratio (>1: --reuse is faster), with the machine, date and commit.
-With --cold (root only) the page cache is dropped before every run.
+the CPU time (user + system), the peak RSS and the ratio (>1: --reuse is faster), with the
+machine, date and commit. With --evict the tree's file pages are dropped from the page cache
+before every run (POSIX_FADV_DONTNEED on each file: its data must be read again from the
+device; its inode and directory entry stay cached; no other file is touched); with --cold (root
+only) the whole page cache is dropped instead (which slows everything else on the machine).
 
-    python3 bench/reuse.py [--files N] [--runs N] [--trawl PATH] [--dir DIR] [--cold]
+    python3 bench/reuse.py [--files N] [--runs N] [--trawl PATH] [--dir DIR] [--evict|--cold]
 """
 import argparse
 import os
@@ -29,7 +32,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def run_once(cmd, cold):
+def evict(tree):
+    """Drops the tree's file pages from the page cache (the data only)."""
+    for d, _, names in os.walk(tree):
+        for n in names:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+
+
+def run_once(cmd, cold, tree=None):
+    if tree:
+        evict(tree)
     if cold:
         subprocess.run(["sync"], check=True)
         with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -43,7 +57,7 @@ def run_once(cmd, cold):
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"command failed ({code}): {' '.join(cmd)}\n{err}")
-    return dt, ru.ru_maxrss * 1024
+    return dt, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
 
 
 def make_tree(tree, files):
@@ -70,6 +84,7 @@ def main():
     ap.add_argument("--trawl", default=os.path.join(ROOT, "target/release/trawl"))
     ap.add_argument("--dir", default=os.path.join(HERE, "data", "reuse"))
     ap.add_argument("--cold", action="store_true", help="drop the page cache before each run")
+    ap.add_argument("--evict", action="store_true", help="drop the tree's pages before each run")
     a = ap.parse_args()
     tree, cat = os.path.join(a.dir, "tree"), os.path.join(a.dir, "cat.db")
     out = os.path.join(a.dir, "out")
@@ -86,15 +101,18 @@ def main():
             "sha256sum:" + os.path.join(out, "full.txt")]
     reuse = [a.trawl, "scan", tree, "-q", "--reuse", cat, "-m",
              "sha256sum:" + os.path.join(out, "reused.txt")]
-    run_once(full, a.cold)
-    run_once(reuse, a.cold)
-    tf, tr, rf, rr = [], [], 0, 0
+    ev = tree if a.evict else None
+    run_once(full, a.cold, ev)
+    run_once(reuse, a.cold, ev)
+    tf, tr, cf, cr, rf, rr = [], [], [], [], 0, 0
     for _ in range(a.runs):
-        dt, r = run_once(full, a.cold)
+        dt, r, c = run_once(full, a.cold, ev)
         tf.append(dt)
+        cf.append(c)
         rf = max(rf, r)
-        dt, r = run_once(reuse, a.cold)
+        dt, r, c = run_once(reuse, a.cold, ev)
         tr.append(dt)
+        cr.append(c)
         rr = max(rr, r)
     with open(os.path.join(out, "full.txt"), "rb") as f1, open(
         os.path.join(out, "reused.txt"), "rb"
@@ -106,12 +124,14 @@ def main():
     cpus = os.cpu_count()
     print(f"{platform.node()} ({cpus} CPUs, {platform.release()}), "
           f"{time.strftime('%Y-%m-%d')}, commit {commit}; {a.files} files, {a.runs} runs, "
-          f"page cache {'dropped' if a.cold else 'warm'}; manifests identical")
+          f"page cache {'dropped' if a.cold else 'tree evicted' if a.evict else 'warm'}; "
+          f"manifests identical")
     mf, mr = statistics.median(tf), statistics.median(tr)
-    print(f"{'':8} {'median s':>9} {'files/s':>10} {'peak RSS':>10}")
-    for name, m, r in (("full", mf, rf), ("reuse", mr, rr)):
-        print(f"{name:8} {m:9.3f} {a.files / m:10.0f} {r / 2**20:7.1f} MiB")
-    print(f"ratio (full / reuse): {mf / mr:.1f}x")
+    uf, ur = statistics.median(cf), statistics.median(cr)
+    print(f"{'':8} {'median s':>9} {'CPU s':>7} {'files/s':>10} {'peak RSS':>10}")
+    for name, m, u, r in (("full", mf, uf, rf), ("reuse", mr, ur, rr)):
+        print(f"{name:8} {m:9.3f} {u:7.3f} {a.files / m:10.0f} {r / 2**20:7.1f} MiB")
+    print(f"ratio (full / reuse): {mf / mr:.1f}x wall, {uf / ur:.1f}x CPU")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,14 @@ use crate::{Catalog, Result};
 pub const RACY_SECONDS: i64 = 2;
 
 /// One row as loaded: its directory's path below the catalog root, its name, its identity,
-/// its digests and when it was last verified.
-type Row = (Vec<u8>, Vec<u8>, Identity, Vec<u8>, Option<i64>);
+/// its digests (all the catalog's) and when it was last verified.
+struct Row<'a> {
+    dir: &'a [u8],
+    name: &'a [u8],
+    id: Identity,
+    digests: &'a [u8],
+    verified: Option<i64>,
+}
 
 impl Catalog {
     /// The files this catalog can vouch for under `roots` (the scan's roots, as given: each is
@@ -62,7 +68,7 @@ impl Catalog {
             })
             .collect();
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        let mut digests = Vec::with_capacity(b.width());
+        let (mut digests, mut whole) = (Vec::with_capacity(b.width()), Vec::new());
         for (_, root) in self.roots()? {
             let root = root.as_os_str().as_bytes();
             let wanted: Vec<(usize, &[u8])> = scan_roots
@@ -74,24 +80,25 @@ impl Catalog {
             if wanted.is_empty() {
                 continue;
             }
-            self.each_row(root, &mut |(dir, name, id, all, verified)| {
-                if racy(&id, verified, ignore_ctime) {
+            self.each_row(root, &mut |row| {
+                if racy(&row.id, row.verified, ignore_ctime) {
                     return;
                 }
                 digests.clear();
                 for &(from, to) in &spans {
-                    match all.get(from..to) {
+                    match row.digests.get(from..to) {
                         Some(d) => digests.extend_from_slice(d),
                         None => return,
                     }
                 }
-                let mut whole = root.to_vec();
+                whole.clear();
+                whole.extend_from_slice(root);
                 whole.push(b'/');
-                whole.extend_from_slice(&dir);
-                whole.extend_from_slice(&name);
+                whole.extend_from_slice(row.dir);
+                whole.extend_from_slice(row.name);
                 for &(i, s) in &wanted {
                     if let Some(rel) = beneath(&whole, s) {
-                        b.push(i, rel, id, &digests);
+                        b.push(i, rel, row.id, &digests);
                     }
                 }
             })?;
@@ -102,7 +109,7 @@ impl Catalog {
 
     /// Calls `each` with every row of the catalog root `root` that can be offered: present,
     /// `ok`, with a ctime.
-    fn each_row(&self, root: &[u8], each: &mut dyn FnMut(Row)) -> Result<()> {
+    fn each_row(&self, root: &[u8], each: &mut dyn FnMut(Row<'_>)) -> Result<()> {
         let mut st = self
             .conn
             .prepare(
@@ -115,7 +122,10 @@ impl Catalog {
             .map_err(|e| self.err(e))?;
         let mut rows = st.query(params![root]).map_err(|e| self.err(e))?;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let row = (|| -> rusqlite::Result<Row> {
+            let bytes = |i| -> rusqlite::Result<&[u8]> {
+                Ok(r.get_ref(i)?.as_bytes_or_null()?.unwrap_or_default())
+            };
+            let row = (|| -> rusqlite::Result<Row<'_>> {
                 let id = Identity {
                     size: r.get::<_, i64>(2)? as u64,
                     mtime_ns: r.get(3)?,
@@ -123,7 +133,13 @@ impl Catalog {
                     dev: r.get::<_, i64>(5)? as u64,
                     ino: r.get::<_, i64>(6)? as u64,
                 };
-                Ok((r.get(0)?, r.get(1)?, id, r.get(7)?, r.get(8)?))
+                Ok(Row {
+                    dir: bytes(0)?,
+                    name: bytes(1)?,
+                    id,
+                    digests: bytes(7)?,
+                    verified: r.get(8)?,
+                })
             })()
             .map_err(|e| self.err(e))?;
             each(row);
