@@ -496,6 +496,12 @@ mod tests {
                 "its record",
             ),
             (
+                // A ctime planted so that `scan --reuse` would take a changed file.
+                "UPDATE files SET ctime_ns = 5 WHERE name = CAST('a' AS BLOB)",
+                2,
+                "the file table, roots or settings were altered",
+            ),
+            (
                 "UPDATE files SET digests = zeroblob(31) || x'01' WHERE name = CAST('a' AS BLOB)",
                 2,
                 "the file table, roots or settings were altered",

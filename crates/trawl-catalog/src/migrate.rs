@@ -184,6 +184,39 @@ mod tests {
         assert_eq!((run, hex::encode(head)), (4, V1_HEAD.to_string()));
     }
 
+    /// Schema 2 to 3 adds the ctime column, empty: the schema is then exactly a new catalog's,
+    /// every row is as it was, and the runs sealed before verify to the same head.
+    #[test]
+    fn an_upgrade_to_3_adds_an_empty_ctime_and_keeps_the_chain() {
+        let (_t, mut c) = v1_copy();
+        from_v1(&mut c).unwrap();
+        let before = rows(
+            &c,
+            &format!("SELECT path, {FILES} FROM file_paths ORDER BY path"),
+        );
+        from_v2(&mut c).unwrap();
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 3);
+        assert!(crate::tables::foreign_objects(&c, 3).unwrap().is_empty());
+        let after = rows(
+            &c,
+            &format!("SELECT path, {FILES} FROM file_paths ORDER BY path"),
+        );
+        assert_eq!(after, before);
+        let set: i64 = c
+            .query_row(
+                "SELECT count(*) FROM files WHERE ctime_ns IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(set, 0);
+        let (run, head) = crate::chain::verify(&c).unwrap().head.unwrap();
+        assert_eq!((run, hex::encode(head)), (4, V1_HEAD.to_string()));
+    }
+
     /// An upgrade that fails part way (here: the walk table it drops is not there) leaves the
     /// catalog as it was, schema 1 and every row.
     #[test]
