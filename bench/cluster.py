@@ -33,7 +33,8 @@ trawl's own work can take away). With --sizes, each size's tree is measured on o
 and the fixed cost and the cost per GiB of both sides are fitted through the smallest and the
 largest.
 
-trawl and the package are the same build: `cargo build --profile python --bin trawl` and the
+trawl and the package are the same build: `cargo build --profile python --bin trawl --features
+openssl,s3` and the
 wheel of `maturin build --profile python -m python/Cargo.toml` (what `pip install ./python`
 builds), so that the ratio is the cluster's, not two compilers'.
 """

@@ -5,7 +5,7 @@
 #
 # Here: build the binary and the wheel with one profile, and put them, with Dask installed for
 # the other machine's Python, in a folder git ignores, e.g.
-#   cargo build --profile python --bin trawl &&
+#   cargo build --profile python --bin trawl --features openssl,s3 &&
 #   maturin build --profile python -m python/Cargo.toml -o target/wheels-py &&
 #   mkdir -p device-kit/kit && cp target/python/trawl device-kit/kit/ &&
 #   pip install --target device-kit/kit/py --python-version 3.12 --only-binary=:all: \

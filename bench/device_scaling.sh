@@ -4,7 +4,7 @@
 #
 # Here: build both binaries (this commit and the one to compare with) and put them in a folder
 # git ignores, e.g.
-#   cargo build --profile bench-fast && mkdir -p target-old/device &&
+#   cargo build --profile bench-fast --features openssl,s3 && mkdir -p target-old/device &&
 #   cp target/bench-fast/trawl target-old/device/trawl &&
 #   cp OLD_BUILD/trawl target-old/device/trawl-base
 # There (from the repository root, the folder carried along):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/s3: trawl reading an S3 prefix beside rclone, against a local S3 server, and the server's
-own raw GET throughput, in one interleaved run (medians and ratios).
+own raw GET throughput, in one interleaved run (medians and ratios). trawl is a build with the
+S3 client (`cargo build --release --features openssl,s3`).
 
 The server is started and stopped by the bench on 127.0.0.1: the s3s-fs library (a directory
 served as a bucket store, DIR/s3s-fs) through `examples/s3_server.rs` (`cargo build --release
@@ -28,8 +29,9 @@ page cache warm (the server's files stay in memory where they fit):
   --no-reduce: only the digest, the peers' work),
   trawl verify MANIFEST --root s3://bench/PREFIX -q (a sha256sum manifest of the local copy),
   trawl audit s3://bench/PREFIX -c CATALOG (a full audit: every object read again, the catalog
-  registered once before the rounds) and, on the small set, trawl audit --no-download (the
-  store's own checksums against the catalog's, a HeadObject per object),
+  registered once before the rounds with a new catalog's digests, sha256,crc64nvme) and, on the
+  small set, trawl audit --no-download (the store's own checksums against the catalog's, a
+  HeadObject per object; that catalog records MD5 too, the only checksum this store keeps),
   raw GET N=1, 4, 16, 64: presigned GETs on N keep-alive connections (Python threads, http.client,
   1 MiB reads discarded); whole objects for small and big, 4 MiB ranges for huge. The best N is
   the server's raw limit.
@@ -317,7 +319,11 @@ def main():
         T = a.trawl
         have_trawl = os.access(T, os.X_OK)
         if not have_trawl:
-            print(f"{T} is not built: the trawl rows are left out (cargo build --release)")
+            print(f"{T} is not built: the trawl rows are left out (cargo build --release --features openssl,s3)")
+        elif "built without object storage" in subprocess.run(
+                [T, "scan", "-q", "s3://bench/none", "--endpoint", "http://127.0.0.1:9"],
+                capture_output=True, text=True).stderr:
+            sys.exit(f"{T} was built without the S3 client: cargo build --release --features openssl,s3")
         no_download = have_trawl and "--no-download" in subprocess.run(
             [T, "audit", "--help"], capture_output=True, text=True).stdout
         if have_trawl and not no_download:
@@ -338,16 +344,23 @@ def main():
                 mine = {"trawl scan -d sha256 -m sha256sum": f"{T} scan {uri} -q -d sha256 -m sha256sum:/dev/null {ep}",
                         "trawl scan ... --no-reduce": f"{T} scan {uri} -q -d sha256 --no-reduce -m sha256sum:/dev/null {ep}",
                         "trawl verify": f"{T} verify {manifests[name]} --root {uri} {ep} -q"}
-                # Audits: a catalog registered once here (not timed), then audited each round:
-                # fully (every object read again) and, on the small set, by the store's own
-                # checksums (a HeadObject each, no download; its ETag is the MD5 registered).
-                cat = os.path.join(tmp, f"{name}.db")
-                reg = f"{T} audit {uri} -c {cat} --init -q -d sha256,crc64nvme,md5 {ep}"
-                p = subprocess.run(reg, shell=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                if p.returncode != 0:
-                    sys.exit(f"failed ({p.returncode}): {reg}\n{p.stderr.decode(errors='replace')[-2000:]}")
-                mine["trawl audit (full read)"] = f"{T} audit {uri} -c {cat} -q {ep}"
+                # Audits: catalogs registered once here (not timed), then audited each round:
+                # fully (every object read again), with a new catalog's digests (for s3:// roots
+                # sha256,crc64nvme), and, on the small set, by the store's own checksums (a
+                # HeadObject each, no download: this store holds only ETags, so that catalog
+                # records MD5 too).
+                def register(db, digests):
+                    cat = os.path.join(tmp, f"{name}-{db}.db")
+                    reg = f"{T} audit {uri} -c {cat} --init -q {digests} {ep}"
+                    p = subprocess.run(reg, shell=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    if p.returncode != 0:
+                        sys.exit(f"failed ({p.returncode}): {reg}\n{p.stderr.decode(errors='replace')[-2000:]}")
+                    return cat
+                if not any("trawl audit (full read)".startswith(x) for x in a.leave_out.split(",") if x):
+                    cat = register("full", "")
+                    mine["trawl audit (full read)"] = f"{T} audit {uri} -c {cat} -q {ep}"
                 if name == "small" and no_download:
+                    cat = register("nd", "-d sha256,md5")
                     mine["trawl audit --no-download"] = f"{T} audit {uri} -c {cat} -q --no-download {ep}"
             raw = {} if a.no_raw else {f"raw GET N={n}": n for n in (1, 4, 16, 64)}
             items = [(k, c) for k, c in {**peers, **mine}.items()] + list(raw.items())
@@ -367,7 +380,8 @@ def main():
                         sys.exit(f"failed ({p.returncode}): {c}\n{p.stderr.decode(errors='replace')[-2000:]}")
             size = sum(s for _, s in files)
             med = {k: statistics.median(v) for k, v in times.items()}
-            base = med["rclone hashsum sha256 --download"]
+            base = med.get("rclone hashsum sha256 --download")
+            raw = {k: n for k, n in raw.items() if k in med}
             raw_best = min((v for k, v in med.items() if k in raw), default=None)
             print(f"\n{name}: {len(files):,} objects, {size / MiB:,.0f} MiB, {uri}")
             objs = name == "small"
@@ -377,7 +391,7 @@ def main():
                 line = f"  {k:<36} {m:>9.2f} {size / MiB / m:>8.0f}"
                 if objs:
                     line += f" {len(files) / m:>8.0f}"
-                line += f" {base / m:>11.2f}x"
+                line += f" {base / m:>11.2f}x" if base else f" {'-':>12}"
                 if k in mine and raw_best:
                     line += f" {raw_best / m:>7.2f}"
                 print(line, flush=True)

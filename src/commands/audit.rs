@@ -12,6 +12,7 @@ use trawl_printer::{AuditSummaryOf, ShownPaths, audit_event_line, audit_summary}
 use trawl_report::{AuditEvent, AuditHead};
 
 use super::output::Output;
+use super::policy_run;
 use crate::flags::hiargs::AuditPlan;
 use crate::{Outcome, messages};
 
@@ -26,18 +27,78 @@ pub(crate) fn create_output(plan: &AuditPlan, path: &std::path::Path) -> anyhow:
     Output::create_beside_catalog(path, &plan.catalog)
 }
 
+/// `trawl audit` of `s3://` roots: the walk and reads are the store's.
+#[cfg(feature = "s3")]
+pub fn objects(
+    plan: AuditPlan,
+    typed_roots: &[PathBuf],
+    objects: &trawl_s3::ObjectSource,
+) -> anyhow::Result<Outcome> {
+    run_with(plan, typed_roots, &mut trawl_s3::AuditObjects::of(objects))
+}
+
+/// No object source exists in a build without the S3 client.
+#[cfg(not(feature = "s3"))]
+pub fn objects(
+    _: AuditPlan,
+    _: &[PathBuf],
+    objects: &trawl_s3::ObjectSource,
+) -> anyhow::Result<Outcome> {
+    match *objects {}
+}
+
 /// `trawl audit` with its walk and reads done by `source` (a cluster's workers); the catalog,
-/// the messages and the outputs stay here.
+/// the messages and the outputs stay here. `--metrics` is written at the end whatever
+/// happened: the run's figures, or (a run that failed or was interrupted) success 0 and what
+/// is known.
 pub fn run_with(
     plan: AuditPlan,
     typed_roots: &[PathBuf],
     source: &mut dyn Source,
 ) -> anyhow::Result<Outcome> {
     super::output::distinct(&plan.output_paths())?;
-    let apart = |p: &std::path::Path| create_output(&plan, p);
-    let mut json = plan.json.as_deref().map(apart).transpose()?;
-    let mut html = plan.html.as_deref().map(apart).transpose()?;
-    let mut cat = open_catalog(&plan)?;
+    policy_run::check(&plan)?;
+    let started = trawl_catalog::now_secs();
+    let metrics = plan
+        .metrics
+        .as_deref()
+        .map(|p| create_output(&plan, p))
+        .transpose()?;
+    let also_exclude = metrics.as_ref().and_then(Output::identity);
+    let done = audit_and_write(&plan, typed_roots, source, also_exclude);
+    let Some(out) = metrics else {
+        return done.map(|(outcome, _)| outcome);
+    };
+    match done {
+        Ok((outcome, Some(m))) => super::metrics::write(out, &m).map(|()| outcome),
+        // A policy run that read nothing (outside its window, or the catalog busy): the last
+        // run's figures stand.
+        Ok((Outcome::Ok, None)) => Ok(Outcome::Ok),
+        other => {
+            let m = super::metrics::of_failure(&plan.catalog, started);
+            if let Err(e) = super::metrics::write(out, &m) {
+                messages::error(format_args!("{}", crate::describe(&e)));
+            }
+            other.map(|(outcome, _)| outcome)
+        }
+    }
+}
+
+/// Runs the audit and writes its outputs: the outcome, and the run's figures where
+/// `--metrics` asks for them (None for a run that was interrupted, or a policy run that read
+/// nothing). `also_exclude`: another output's device and inode, left out of the walk.
+fn audit_and_write(
+    plan: &AuditPlan,
+    typed_roots: &[PathBuf],
+    source: &mut dyn Source,
+    also_exclude: Option<(u64, u64)>,
+) -> anyhow::Result<(Outcome, Option<trawl_report::AuditMetrics>)> {
+    let apart = |p: &std::path::Path| create_output(plan, p);
+    let json = plan.json.as_deref().map(apart).transpose()?;
+    let html = plan.html.as_deref().map(apart).transpose()?;
+    let Some(mut cat) = open_catalog(plan)? else {
+        return Ok((Outcome::Ok, None));
+    };
     let shown = ShownPaths {
         roots: plan
             .cfg
@@ -51,8 +112,16 @@ pub fn run_with(
         .iter()
         .chain(&html)
         .filter_map(Output::identity)
+        .chain(also_exclude)
         .collect();
-    let opts = audit_options(&plan, &cat, exclude)?;
+    let mut opts = audit_options(plan, &cat, exclude)?;
+    let policy = match plan.policy {
+        true => match policy_run::apply(plan, &cat, &mut opts)? {
+            Some(p) => Some(p.every),
+            None => return Ok((Outcome::Ok, None)),
+        },
+        false => None,
+    };
     let bar = crate::progress::Bar::new(plan.quiet);
     let outcome = trawl_catalog::audit_with(
         &mut cat,
@@ -65,26 +134,51 @@ pub fn run_with(
     drop(bar);
     let report = match outcome? {
         AuditOutcome::Finished(r) => r,
-        AuditOutcome::Stopped(_) => return Ok(Outcome::Interrupted),
+        AuditOutcome::Stopped(_) => return Ok((Outcome::Interrupted, None)),
     };
-    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
+    let to_stdout = write_outputs(plan, &cat, &report, &shown, (json, html))?;
+    if let Some(every) = policy {
+        policy_run::left(plan, &cat, every, &report, !to_stdout)?;
+    }
+    let metrics = match &plan.metrics {
+        Some(_) => {
+            let mut m = super::metrics::of_run(&cat, &plan.catalog, &report.summary)?;
+            if let Some(every) = policy {
+                m.files_due = Some(cat.due_totals(trawl_catalog::now_secs(), every)?.files);
+            }
+            Some(m)
+        }
+        None => None,
+    };
+    Ok((outcome_of(&report, plan.forget_missing), metrics))
+}
 
+/// After the run: its events on stdout, its JSON and the catalog's HTML page, then its
+/// summary; whether the events went to stdout.
+fn write_outputs(
+    plan: &AuditPlan,
+    cat: &Catalog,
+    report: &AuditReport,
+    shown: &ShownPaths,
+    (json, html): (Option<Output>, Option<Output>),
+) -> anyhow::Result<bool> {
+    let head = report.head(&plan.catalog, trawl_engine::peak_rss());
     // The events, streamed from the catalog: as lines, then as JSON.
     let mut out = std::io::stdout().lock();
     let to_stdout = !plan.quiet && !json.as_ref().is_some_and(Output::is_stdout);
     if to_stdout {
-        print_events(&cat, &report, &shown, &mut out)?;
+        print_events(cat, report, shown, &mut out)?;
     }
-    if let Some(j) = json.take() {
-        write_json(&cat, &report, &head, j)?;
+    if let Some(j) = json {
+        write_json(cat, report, &head, j)?;
     }
-    if let Some(h) = html.take() {
-        super::catalog::write_html(h, &cat, &plan.catalog)?;
+    if let Some(h) = html {
+        super::catalog::write_html(h, cat, &plan.catalog)?;
     }
     if !plan.quiet {
-        say_summary(&plan, &report, &head, to_stdout.then_some(&mut out));
+        say_summary(plan, report, &head, to_stdout.then_some(&mut out));
     }
-    Ok(outcome_of(&report, plan.forget_missing))
+    Ok(to_stdout)
 }
 
 /// Says the run's summary: on stdout (`out`) after the events, else on stderr.
@@ -156,14 +250,20 @@ fn write_json(
     j.commit()
 }
 
-/// The catalog, opened for writing (created with `--init`), an upgrade said.
-fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
+/// The catalog, opened for writing (created with `--init`; a policy audit's must exist), an
+/// upgrade said; None where a policy audit finds it in use (said: it ends there).
+fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Option<Catalog>> {
     let mode = if plan.init {
         OpenMode::Init
+    } else if plan.policy {
+        OpenMode::Upgrade
     } else {
         OpenMode::Write
     };
-    let cat = Catalog::open(&plan.catalog, mode)?;
+    let cat = match Catalog::open(&plan.catalog, mode) {
+        Err(e) if policy_run::in_use(plan, &e) => return Ok(None),
+        r => r?,
+    };
     if let Some(v) = cat.upgraded_from() {
         messages::warning(format_args!(
             "{}: catalog upgraded from schema {v} to {}",
@@ -171,7 +271,7 @@ fn open_catalog(plan: &AuditPlan) -> anyhow::Result<Catalog> {
             trawl_catalog::SCHEMA_VERSION
         ));
     }
-    Ok(cat)
+    Ok(Some(cat))
 }
 
 /// The exit code an audit's findings give: a difference for corrupt or missing files (but

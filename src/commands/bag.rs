@@ -186,6 +186,7 @@ fn validate(a: BagCheckPlan) -> anyhow::Result<Outcome> {
 
 /// `bag validate s3://BUCKET/PREFIX`: the prefix listed once, then validated as the same bag
 /// on disk is.
+#[cfg(feature = "s3")]
 fn validate_objects(a: &BagCheckPlan, objects: &trawl_s3::ObjectSource) -> anyhow::Result<Outcome> {
     let stop = crate::stop::current();
     let url = objects.roots()[0].clone();
@@ -198,6 +199,12 @@ fn validate_objects(a: &BagCheckPlan, objects: &trawl_s3::ObjectSource) -> anyho
     let r = trawl_bag::validate_tree(&tree, a.fast, &a.cfg, &bar, &stop, &a.spools);
     drop(bar);
     print_report(&a.dir, &r?, a.quiet)
+}
+
+/// No object source exists in a build without the S3 client.
+#[cfg(not(feature = "s3"))]
+fn validate_objects(_: &BagCheckPlan, objects: &trawl_s3::ObjectSource) -> anyhow::Result<Outcome> {
+    match *objects {}
 }
 
 /// `bag update`.

@@ -70,6 +70,7 @@ pub fn validate(plan: OcflPlan) -> anyhow::Result<Outcome> {
 
 /// `ocfl validate s3://BUCKET/PREFIX` of path `i` (root `i` of `objects`): its top level
 /// listed, then validated as the same tree on disk is, one "directory" listed at a time.
+#[cfg(feature = "s3")]
 fn validate_objects(
     objects: &trawl_s3::ObjectSource,
     i: usize,
@@ -83,6 +84,20 @@ fn validate_objects(
     let tree =
         trawl_s3::OcflObjects::open(objects.store_arc(), url, path).map_err(|e| e.to_string())?;
     trawl_ocfl::validate_tree(&tree, &plan.cfg, bar, stop, each).map_err(|e| e.to_string())
+}
+
+/// No object source exists in a build without the S3 client.
+#[cfg(not(feature = "s3"))]
+fn validate_objects(
+    objects: &trawl_s3::ObjectSource,
+    _: usize,
+    _: &std::path::Path,
+    _: &OcflPlan,
+    _: &crate::progress::Bar,
+    _: &trawl_stop::Stop,
+    _: &mut dyn FnMut(&ObjectReport) -> ControlFlow<()>,
+) -> Result<OcflSummary, String> {
+    match *objects {}
 }
 
 /// Says findings, each an error or a warning.

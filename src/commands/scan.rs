@@ -83,6 +83,7 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
     let bar = crate::progress::Bar::new(plan.quiet);
     let scan = Scan::new(scan_options(&plan, bar.is_drawn(), exclude)?);
     let stop = crate::stop::current();
+    let began = std::time::Instant::now();
     let mut lines = Lines {
         jsonl: outputs.jsonl.take(),
         failed: None,
@@ -113,7 +114,27 @@ pub fn run(plan: ScanPlan) -> anyhow::Result<Outcome> {
         ));
     }
     outputs.jsonl = jsonl;
-    write(outputs, &plan, *result)
+    let stats = plan.stats.then(|| Stats {
+        stages: scan.stages().clone(),
+        began,
+    });
+    write(outputs, &plan, *result, stats.as_ref())
+}
+
+/// `--stats`: the scan's stages, and when it began.
+pub(crate) struct Stats {
+    stages: std::sync::Arc<trawl_scan::Stages>,
+    began: std::time::Instant,
+}
+
+/// Where the CPU went, taken once: the caller's thread's output work counted up to now (its
+/// `clock` stopped), as the JSON report holds it and `--stats` prints it.
+fn take_stages(
+    stats: Option<&Stats>,
+    clock: &mut Option<trawl_scan::ThreadClock<'_>>,
+) -> Option<trawl_report::StagesJson> {
+    drop(clock.take());
+    stats.map(|s| trawl_engine::stages_report(&s.stages, s.began.elapsed().as_secs_f64()))
 }
 
 /// What the engine is asked to do, from the plan; `metadata`: the walk finds sizes (for a
@@ -238,12 +259,15 @@ impl Lines<'_> {
 }
 
 /// Writes a finished scan's manifests, media indexes, duplicate groups, report, ncdu export,
-/// HTML page and summary; the outcome from what it found.
+/// HTML page and summary (and with `stats`, where the CPU went); the outcome from what it found.
+// long: every output in the order they are written.
 pub(crate) fn write(
     outputs: Outputs,
     plan: &ScanPlan,
     mut result: ScanResult,
+    stats: Option<&Stats>,
 ) -> anyhow::Result<Outcome> {
+    let mut clock = stats.map(|s| s.stages.clock(trawl_scan::Stage::Output));
     let stdout_taken = outputs.all().any(Output::is_stdout);
     let Outputs {
         manifests,
@@ -276,6 +300,8 @@ pub(crate) fn write(
         write_duplicates(out, plan, d)?;
     }
     if let Some(out) = json.take() {
+        // The report holds the figures up to its own writing.
+        result.report.stages = take_stages(stats, &mut clock);
         write_report(out, &mut result.report)?;
     }
     if let Some(out) = jsonl.take() {
@@ -292,6 +318,10 @@ pub(crate) fn write(
     peaks(&mut result.report);
     if !plan.quiet {
         say_summary(&result, stdout_taken)?;
+    }
+    let stages = result.report.stages.take();
+    if let Some(s) = stages.or_else(|| take_stages(stats, &mut clock)) {
+        say(&trawl_printer::stages_table(&s), stdout_taken)?;
     }
     let trouble = !result.report.failed.is_empty() || unwritable > 0;
     Ok(if trouble {
@@ -339,14 +369,18 @@ fn say_summary(result: &ScanResult, stdout_taken: bool) -> anyhow::Result<()> {
             failures_named_above: stdout_taken || crate::messages::stderr_is_stdout(),
         },
     );
-    let s = trawl_printer::terminal_text(&s);
+    say(&trawl_printer::terminal_text(&s), stdout_taken)
+}
+
+/// Says `s` on stdout, or on stderr where an output took stdout.
+fn say(s: &str, stdout_taken: bool) -> anyhow::Result<()> {
     if stdout_taken {
-        crate::messages::to_stderr(&s);
+        crate::messages::to_stderr(s);
         Ok(())
     } else {
         // The summary is the last word: a reader gone loses it, not the exit code; a
         // stdout that cannot be written (a full disk) is an error.
-        crate::messages::to_stdout(&s)
+        crate::messages::to_stdout(s)
     }
 }
 

@@ -311,7 +311,7 @@ impl ClusterPlan {
         let written = merge
             .finish(partitions, walk, started)
             .map_err(anyhow::Error::from)
-            .and_then(|result| write(outputs.0, &self.plan, result));
+            .and_then(|result| write(outputs.0, &self.plan, result, None));
         crate::finish(written.unwrap_or_else(|e| {
             crate::messages::error(format_args!("{}", crate::describe(&e)));
             crate::Outcome::Trouble

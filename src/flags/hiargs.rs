@@ -260,6 +260,7 @@ pub struct ScanPlan {
     pub jsonl: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub quiet: bool,
+    pub stats: bool,
     pub reduce: Option<trawl_reduce::ReduceConfig>,
     /// Index FLV files from the scan's buffers.
     pub media: bool,
@@ -377,10 +378,9 @@ impl ScanPlan {
         if let Some(r) = reduce.as_mut() {
             breakdown(r, a, &roots);
         }
-        let duplicates = match &a.duplicates {
-            None => None,
-            Some(p) => Some((p.clone(), duplicates_digest(&algorithms)?)),
-        };
+        let duplicates = (a.duplicates.as_ref())
+            .map(|p| duplicates_digest(&algorithms).map(|d| (p.clone(), d)))
+            .transpose()?;
         if a.ncdu.is_some() && (a.paths.len() != 1 || !a.paths[0].is_dir()) {
             let why = " exports one directory: name exactly one directory to scan";
             return Err(Refused::flag("--ncdu", why).into());
@@ -397,6 +397,7 @@ impl ScanPlan {
             jsonl: a.jsonl.clone(),
             html: a.html.clone(),
             quiet: a.read.quiet,
+            stats: a.stats,
             reduce,
             // A file taken from a catalog is not read, so not indexed either.
             media: !a.no_media && reuse.is_none(),
@@ -560,11 +561,7 @@ fn manifest_format(kind: &str, spec: &str, algorithms: &[Algorithm]) -> anyhow::
     })
 }
 
-/// Parses durations like `30d`, `2h`, `90s`, `1h 30m`.
-pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<std::time::Duration> {
-    humantime::parse_duration(s.trim())
-        .with_context(|| format!("{flag} '{s}': expected a duration like 30d, 12h, 90s"))
-}
+pub use super::policy::parse_duration;
 
 /// Everything `trawl audit` will do.
 #[derive(Debug)]
@@ -580,11 +577,15 @@ pub struct AuditPlan {
     pub older_than: Option<std::time::Duration>,
     pub max_bytes: Option<u64>,
     pub max_time: Option<std::time::Duration>,
+    /// `--policy`: the catalog's policy says what to read (`commands::policy_run`).
+    pub policy: bool,
     pub metadata_only: bool,
     pub no_download: bool,
     pub forget_missing: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// `--metrics FILE`: the run's figures in the Prometheus text format.
+    pub metrics: Option<PathBuf>,
     pub temp_dir: Option<PathBuf>,
     pub quiet: bool,
     /// `--ocfl`: the roots are OCFL storage roots, audited by their logical paths.
@@ -596,12 +597,17 @@ pub struct AuditPlan {
 impl AuditPlan {
     /// Every output file named, with the flag that names it.
     pub fn output_paths(&self) -> Vec<(&'static str, &std::path::Path)> {
-        [("--json", &self.json), ("--html", &self.html)]
-            .into_iter()
-            .filter_map(|(f, p)| Some((f, p.as_deref()?)))
-            .collect()
+        [
+            ("--json", &self.json),
+            ("--html", &self.html),
+            ("--metrics", &self.metrics),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .collect()
     }
 
+    // long: a line or more per flag of `trawl audit`, checked where it is read
     pub fn from_args(a: &AuditArgs) -> anyhow::Result<AuditPlan> {
         let algorithms = a
             .digest
@@ -651,11 +657,13 @@ impl AuditPlan {
                 .as_deref()
                 .map(|s| parse_duration("--max-time", s))
                 .transpose()?,
+            policy: a.policy,
             metadata_only: a.metadata_only,
             no_download: a.no_download,
             forget_missing: a.forget_missing,
             json: a.json.clone(),
             html: a.html.clone(),
+            metrics: a.metrics.clone(),
             temp_dir: check_temp_dir(a.temp_dir.as_deref())?,
             quiet: a.read.quiet,
             ocfl: a.ocfl,
@@ -665,23 +673,4 @@ impl AuditPlan {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("256K").unwrap(), 256 << 10);
-        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
-        assert!(parse_size("12Q").is_err());
-        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
-        assert_eq!(parse_size("0.5k").unwrap(), 512);
-        assert_eq!(parse_size("2 GiB").unwrap(), 2 << 30);
-        assert_eq!(parse_size("7b").unwrap(), 7);
-        for bad in ["1.5", "1.G", ".5G", "-1M", "1,5G", "", "M", "1MB2"] {
-            let e = parse_size(bad).unwrap_err().to_string();
-            assert!(e.contains("use e.g."), "{bad}: {e}");
-        }
-        assert!(parse_size("99999999999T").is_err());
-    }
-}
+mod tests;

@@ -6,9 +6,11 @@ use clap::{Args, Parser, Subcommand};
 
 mod archive;
 mod media;
+mod policy;
 
 pub use archive::*;
 pub use media::*;
+pub use policy::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -299,6 +301,11 @@ pub struct ScanArgs {
     /// Write one JSON record per file to FILE ('-' streams to stdout).
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
+    /// Say where the CPU went, by stage (walk, order, read, lanes, reduce, merge, output):
+    /// threads, CPU time, waits, and the busiest thread's share of the run's CPU (also in
+    /// --json as `stages`).
+    #[arg(help_heading = "Outputs", long)]
+    pub stats: bool,
     /// Write the report as one self-contained HTML page with charts to FILE ('-' for stdout).
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub html: Option<PathBuf>,

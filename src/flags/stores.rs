@@ -5,14 +5,18 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use trawl_s3::{Connection, ObjectSource, ObjectUrl, Store};
+#[cfg(feature = "s3")]
+use trawl_s3::{Connection, Store};
+use trawl_s3::{ObjectSource, ObjectUrl};
 
 use super::lowargs::{AuditArgs, ExcludeArgs, ReadArgs, StoreArgs};
 use crate::failure::Refused;
 
+#[cfg(feature = "s3")]
 /// Attempts per request before a 5xx, a `SlowDown` or a dropped connection is a failure.
 const ATTEMPTS: u32 = 5;
 
+#[cfg(feature = "s3")]
 /// The longest `--store-timeout` taken: a store silent for longer is gone.
 const MAX_STALL: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -60,15 +64,42 @@ pub fn object_roots(
                    for a name (leave its keys out with --exclude)";
         return Err(Refused::flag("--exclude-if-present", why).into());
     }
-    Ok(Some(Arc::new(ObjectSource::new(connect(store)?, urls))))
+    Ok(Some(source(store, urls)?))
+}
+
+/// The objects under `urls` in the store the flags name.
+#[cfg(feature = "s3")]
+fn source(store: &StoreArgs, urls: Vec<ObjectUrl>) -> anyhow::Result<Arc<ObjectSource>> {
+    Ok(Arc::new(ObjectSource::new(connect(store)?, urls)))
+}
+
+/// A build without the S3 client refuses the roots, saying how to build one that reads them.
+#[cfg(not(feature = "s3"))]
+fn source(_: &StoreArgs, urls: Vec<ObjectUrl>) -> anyhow::Result<Arc<ObjectSource>> {
+    let url = urls
+        .first()
+        .map_or_else(String::new, |u| u.root_path().display().to_string());
+    Err(without_s3(&url))
+}
+
+/// The refusal of `s3://` URLs by a build without the S3 client.
+#[cfg(not(feature = "s3"))]
+pub fn without_s3(url: &str) -> anyhow::Error {
+    Refused::text(format!(
+        "{url}: this trawl was built without object storage: build it with \
+         `cargo build --release --features s3` (docs/commands/objects.md)"
+    ))
+    .into()
 }
 
 /// The store the flags name, connected (nothing is sent yet).
+#[cfg(feature = "s3")]
 pub fn connect(store: &StoreArgs) -> anyhow::Result<Arc<Store>> {
     Ok(Arc::new(Store::connect(&connection(store)?)?))
 }
 
 /// An argument that must be an `s3://BUCKET/PREFIX` URL.
+#[cfg(feature = "s3")]
 pub fn object_url(arg: &std::ffi::OsStr) -> anyhow::Result<ObjectUrl> {
     match ObjectUrl::parse(arg) {
         Some(Ok(u)) => Ok(u),
@@ -82,6 +113,7 @@ pub fn object_url(arg: &std::ffi::OsStr) -> anyhow::Result<ObjectUrl> {
 }
 
 /// The connection the flags ask for.
+#[cfg(feature = "s3")]
 fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
     if let Some(e) = &s.endpoint {
         // A user name and password in the URL are never used (keys come from the AWS chain)
@@ -133,6 +165,7 @@ fn connection(s: &StoreArgs) -> anyhow::Result<Connection> {
 }
 
 /// `url` with whatever precedes an `@` in its authority replaced by `***`.
+#[cfg(feature = "s3")]
 fn without_userinfo(url: &str) -> String {
     let (scheme, rest) = match url.split_once("://") {
         Some((s, r)) => (format!("{s}://"), r),

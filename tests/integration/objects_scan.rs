@@ -215,11 +215,10 @@ fn a_body_that_stalls_is_cut_and_resumed_from_where_it_stopped() {
     plant(&d, &up);
     let proxy = FaultProxy::start(server.endpoint());
     proxy.stall_body_after(100_000, 2);
-    let t0 = std::time::Instant::now();
+    // Without the cut it would wait for ever (killed at a minute: not exit 0).
     let r = impatient(&d, &proxy);
     r.code(0);
     assert_eq!(proxy.fired(crate::s3_support::Fault::StallBody), 2);
-    assert!(t0.elapsed().as_secs() < 30, "took {:?}", t0.elapsed());
     if let Some(want) = sha256sum_of_local(&d) {
         assert_eq!(sorted(&r.stdout), want);
     }

@@ -126,6 +126,14 @@ impl Catalog {
         Ok(n)
     }
 
+    /// The catalog's schema version as stored (this trawl's, or 2 for a schema-2 catalog
+    /// opened to be read).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     /// The SQLite connection (read-only questions beyond this crate's).
     pub fn connection(&self) -> &Connection {
         &self.conn

@@ -91,7 +91,7 @@ pub fn events_digest(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
 enum SealVersion {
     V1,
     V2,
-    /// V2 and each file's ctime (schema 3), which `scan --reuse` decides by.
+    /// V2 and each file's ctime (schema 4), which `scan --reuse` decides by.
     V3,
 }
 
@@ -351,7 +351,13 @@ fn check_seal(
             "its events were altered after it was sealed (added, removed or edited)",
         ));
     }
-    let version = if chain_digest(conn, SealVersion::V3, id, pv, ev, st)? == *ch {
+    // A catalog of schema 3 or older has no ctime column, so no run of it was sealed as V3.
+    let ctimes: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('files') WHERE name = 'ctime_ns'",
+        [],
+        |r| r.get(0),
+    )?;
+    let version = if ctimes && chain_digest(conn, SealVersion::V3, id, pv, ev, st)? == *ch {
         SealVersion::V3
     } else if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
         SealVersion::V2
@@ -408,7 +414,7 @@ mod tests {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(crate::tables::DDL_RUNS).unwrap();
         c.execute_batch(crate::tables::DDL_FILES).unwrap();
-        c.execute_batch(crate::tables::DDL_V3).unwrap();
+        c.execute_batch(crate::tables::DDL_CTIME).unwrap();
         c.execute_batch(
             "INSERT INTO meta VALUES ('algorithms', 'sha256');
              INSERT INTO roots VALUES (1, CAST('/r' AS BLOB));

@@ -1,7 +1,54 @@
-//! Times as the catalog stores them (seconds since the Unix epoch) and prints them (RFC 3339).
+//! Times as the catalog stores them (seconds since the Unix epoch) and prints them (RFC 3339),
+//! and the one place "now" comes from: the system clock, or `TRAWL_NOW` where a test sets it.
 
-/// Seconds since the Unix epoch, now.
+use std::sync::OnceLock;
+
+/// The environment variable that fixes "now" (seconds since the Unix epoch, a plain integer):
+/// a testing aid, so that a test runs thirty nights of audits without waiting for them.
+pub const NOW_VAR: &str = "TRAWL_NOW";
+
+/// `TRAWL_NOW` is set to something other than a plain integer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{NOW_VAR}='{value}': not a plain integer (seconds since the Unix epoch; a testing aid that fixes the time audits record)"
+)]
+pub struct ClockError {
+    /// What it was set to.
+    pub value: String,
+}
+
+/// Parses a value of `TRAWL_NOW`: ASCII digits only (no sign, no space, no fraction).
+fn parse_now(value: &str) -> Result<i64, ClockError> {
+    let bad = || ClockError {
+        value: value.to_string(),
+    };
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    value.parse().map_err(|_| bad())
+}
+
+/// The time `TRAWL_NOW` fixes (None: unset, the system clock rules). Read here alone.
+pub fn fixed_now() -> Result<Option<i64>, ClockError> {
+    match std::env::var_os(NOW_VAR) {
+        None => Ok(None),
+        Some(v) => match v.to_str() {
+            Some(s) => parse_now(s).map(Some),
+            None => Err(ClockError {
+                value: v.to_string_lossy().into_owned(),
+            }),
+        },
+    }
+}
+
+/// Seconds since the Unix epoch, now: `TRAWL_NOW` where set (read once per process; a value
+/// that is not a plain integer is refused by the command before it gets here, see
+/// [`fixed_now`]), else the system clock.
 pub fn now_secs() -> i64 {
+    static FIXED: OnceLock<Option<i64>> = OnceLock::new();
+    if let Some(t) = FIXED.get_or_init(|| fixed_now().ok().flatten()) {
+        return *t;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -25,5 +72,28 @@ mod tests {
         assert_eq!(format_time(1_000_000_000), "2001-09-09T01:46:40Z");
         assert_eq!(format_time(1_709_208_000), "2024-02-29T12:00:00Z");
         assert_eq!(format_time(-5), "1970-01-01T00:00:00Z");
+    }
+
+    /// `TRAWL_NOW` is digits and nothing else: a sign, a space, a fraction, a unit or a
+    /// number past i64 are each refused, naming the value.
+    #[test]
+    fn a_fixed_now_is_a_plain_integer() {
+        assert_eq!(parse_now("0"), Ok(0));
+        assert_eq!(parse_now("1795000000"), Ok(1_795_000_000));
+        for bad in [
+            "",
+            " 1",
+            "1 ",
+            "-1",
+            "+1",
+            "1.5",
+            "1e9",
+            "10s",
+            "99999999999999999999",
+        ] {
+            let e = parse_now(bad).unwrap_err();
+            assert_eq!(e.value, bad);
+            assert!(e.to_string().contains("not a plain integer"), "{e}");
+        }
     }
 }

@@ -112,6 +112,23 @@ pub enum CatalogError {
         /// The root id the row names.
         root: i64,
     },
+    /// `--policy` on a catalog that has none.
+    #[error(
+        "{}: this catalog has no policy; set one with `trawl catalog policy -c {} --every 90d` (and --max-bytes, --max-time, --window)",
+        path.display(), path.display()
+    )]
+    NoPolicy {
+        /// The path concerned.
+        path: PathBuf,
+    },
+    /// The policy stored in the catalog holds a value no policy can have.
+    #[error("{}: the catalog's policy is not valid: {what}", path.display())]
+    BadPolicy {
+        /// The path concerned.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     /// Schema objects trawl did not create (a planted trigger or view, one redefined): the
     /// catalog is not used, since they could change what an audit records or reports.
     #[error(

@@ -10,15 +10,18 @@
 //! The modules, one job each: `open` (opening, locking, the files beside it), `catalog` (what an
 //! open catalog says about itself), `error` (how an operation fails), `tables` and `schema`
 //! (the tables, and the version and settings checked on opening), `migrate` (the upgrades from
-//! schemas 1 and 2), `audit` and `run` (one audit, recorded and driven), `source` (where its
-//! walk and reads are done), `chain` (the seals), `query`, `report`, `summary` and `view` (the
-//! read-only answers), `dirs` (directory rows), `digests` and `clock` (digests split back,
-//! times).
+//! schemas 1, 2 and 3), `policy` (the collection's policy, and what is due against it), `audit`
+//! and `run` (one audit, recorded and driven), `source` (where its walk and reads are done),
+//! `chain` (the seals), `query`, `report`, `summary` and `view` (the read-only answers),
+//! `checks` (the files and checks for a preservation record), `standing` (what monitoring
+//! asks), `dirs` (directory rows), `digests` and `clock` (digests split back, times; "now" set
+//! by a test).
 #![deny(missing_docs)]
 
 mod audit;
 mod catalog;
 mod chain;
+mod checks;
 mod clock;
 mod digests;
 mod dirs;
@@ -26,12 +29,14 @@ mod error;
 mod lock;
 mod migrate;
 mod open;
+mod policy;
 mod query;
 mod report;
 mod reuse;
 mod run;
 mod schema;
 mod source;
+mod standing;
 mod summary;
 mod tables;
 mod verdict;
@@ -39,16 +44,19 @@ mod view;
 
 pub use audit::{Audit, AuditMode, Planned, Verdict};
 pub use catalog::Catalog;
-pub use clock::{format_time, now_secs};
+pub use clock::{ClockError, NOW_VAR, fixed_now, format_time, now_secs};
 pub use digests::split_digests;
 pub use error::{CatalogError, Result, SidecarFault};
 pub use lock::Lock;
 pub use open::OpenMode;
+pub use policy::{DueFile, DueTotals, Policy, Window, WindowError, local_minute};
 pub use reuse::RACY_SECONDS;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
 pub use source::{
     Expected, Local, ReadPlan, ReadResult, Source, SourceError, StoredPlan, StoredResult, read_plan,
 };
+pub use standing::Standing;
+pub use summary::RunSummary;
 
 pub(crate) use catalog::sql;

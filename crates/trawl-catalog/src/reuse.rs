@@ -108,8 +108,12 @@ impl Catalog {
     }
 
     /// Calls `each` with every row of the catalog root `root` that can be offered: present,
-    /// `ok`, with a ctime.
+    /// `ok`, with a ctime. None in a catalog of schema 2 or 3 opened to be read (it has no
+    /// ctime column).
     fn each_row(&self, root: &[u8], each: &mut dyn FnMut(Row<'_>)) -> Result<()> {
+        if self.schema_version()? < crate::SCHEMA_VERSION {
+            return Ok(());
+        }
         let mut st = self
             .conn
             .prepare(

@@ -7,19 +7,30 @@ use crate::verdict::Verdict;
 /// One run as recorded.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
+    /// The run's number.
     pub id: i64,
+    /// When it started (seconds since the Unix epoch).
     pub started: i64,
+    /// When it was sealed, if it was.
     pub finished: Option<i64>,
+    /// `running`, `complete`, `partial` (a budget stopped its reads) or `interrupted`.
     pub status: String,
+    /// `full`, `metadata` or `stored`.
     pub mode: String,
+    /// Files whose content it read.
     pub files_read: u64,
+    /// Bytes it read.
     pub bytes_read: u64,
+    /// Paths per verdict, every verdict named.
     pub counts: Vec<(Verdict, u64)>,
+    /// Registered files it did not read.
     pub deferred: u64,
+    /// Its seal in the hash chain.
     pub chain_digest: Option<Vec<u8>>,
 }
 
 impl RunSummary {
+    /// The paths given `v`.
     pub fn count(&self, v: Verdict) -> u64 {
         self.counts
             .iter()

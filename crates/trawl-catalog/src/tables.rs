@@ -1,4 +1,4 @@
-//! The catalog's tables as trawl creates them (schema version 3), the objects version 1 had,
+//! The catalog's tables as trawl creates them (schema version 4), the objects version 1 had,
 //! and what in a catalog's schema trawl did not create.
 
 use rusqlite::Connection;
@@ -93,12 +93,25 @@ CREATE VIEW event_paths AS
     FROM events e JOIN dirs d ON d.id = e.dir LEFT JOIN dirs o ON o.id = e.other_dir;
 ";
 
-/// What version 3 adds to version 2: each file's status change time (ctime, nanoseconds) as
+/// The collection's policy (schema 3): one row at most. `every` and `max_time` in seconds,
+/// `window` as `HH:MM-HH:MM` local time, `set_at` when it was set (a Unix time).
+pub(crate) const DDL_POLICY: &str = "
+CREATE TABLE policy(
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    every INTEGER NOT NULL,
+    max_bytes INTEGER,
+    max_time INTEGER,
+    window TEXT,
+    set_at INTEGER NOT NULL
+);
+";
+
+/// What schema 4 adds to schema 3: each file's status change time (ctime, nanoseconds) as
 /// the read that gave its digests found it, so that `scan --reuse` can tell a file whose
 /// content changed under a restored mtime. NULL in a row registered before (never reused).
-/// A new catalog is made by the same statement after version 2's tables, so that its schema
+/// A new catalog is made by the same statement after schema 3's tables, so that its schema
 /// reads exactly as an upgraded one's.
-pub(crate) const DDL_V3: &str = "ALTER TABLE files ADD COLUMN ctime_ns INTEGER;";
+pub(crate) const DDL_CTIME: &str = "ALTER TABLE files ADD COLUMN ctime_ns INTEGER;";
 
 /// The objects a schema-1 catalog holds before its upgrade (each `sqlite_autoindex_*` aside).
 const V1_OBJECTS: &[(&str, &str)] = &[
@@ -136,7 +149,8 @@ fn objects(conn: &Connection) -> rusqlite::Result<Vec<Object>> {
 /// What in the catalog's schema trawl did not create, each said in a few words: a trigger, a
 /// view or table of another name, or one of trawl's objects redefined (a view that lies to the
 /// readers, a trigger that rewrites what an audit records). Empty for a catalog as trawl made
-/// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view).
+/// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view);
+/// version 3 is version 4 without the ctime column, version 2 version 3 without the policy table.
 pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Result<Vec<String>> {
     let found = objects(conn)?;
     let describe = |(ty, name, table, _): &Object| {
@@ -162,7 +176,10 @@ pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Resu
         c.execute_batch(DDL_RUNS)?;
         c.execute_batch(DDL_FILES)?;
         if version >= 3 {
-            c.execute_batch(DDL_V3)?;
+            c.execute_batch(DDL_POLICY)?;
+        }
+        if version >= 4 {
+            c.execute_batch(DDL_CTIME)?;
         }
         objects(&c)?
     };
@@ -196,7 +213,8 @@ mod tests {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(DDL_RUNS).unwrap();
         c.execute_batch(DDL_FILES).unwrap();
-        c.execute_batch(DDL_V3).unwrap();
+        c.execute_batch(DDL_POLICY).unwrap();
+        c.execute_batch(DDL_CTIME).unwrap();
         c
     }
 

@@ -42,7 +42,7 @@ impl Catalog {
         let (problems, problem_count) = self.problems()?;
         Ok(CatalogView {
             catalog: JsonPath::new(path),
-            schema: crate::SCHEMA_VERSION as u32,
+            schema: self.schema_version()? as u32,
             algorithms: self
                 .algorithms()?
                 .iter()

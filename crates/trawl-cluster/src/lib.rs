@@ -18,6 +18,7 @@ mod error;
 mod listing;
 mod map;
 mod merge;
+#[cfg(feature = "s3")]
 mod objects;
 mod pack;
 mod shards;

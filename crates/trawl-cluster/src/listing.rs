@@ -155,7 +155,10 @@ pub fn list_task(
     budget: ListBudget,
 ) -> Result<Listing, ClusterError> {
     if let Some(objects) = &work.objects {
+        #[cfg(feature = "s3")]
         return crate::objects::list_task(work, objects, idx, dirs, budget);
+        #[cfg(not(feature = "s3"))]
+        match **objects {}
     }
     let mut out = Listing::default();
     let (_, rest) = budgeted(dirs, budget, |d| {

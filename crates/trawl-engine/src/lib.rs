@@ -10,7 +10,7 @@
 //! and the [`Duplicates`]. [`verify`] checks a tree against manifest entries ([`VerifyOptions`]).
 //! Beside them, what the cluster and the renderers share with a scan: how files are named
 //! ([`manifest_name`], [`media_index_name`]), the comparing digest, the search for equal
-//! directories, and the report's empty shape.
+//! directories, the report's empty shape, and where a scan's CPU went ([`stages_report`]).
 #![deny(missing_docs)]
 
 mod dupdirs;
@@ -21,6 +21,7 @@ mod names;
 mod options;
 mod records;
 mod scan;
+mod stages;
 mod verify;
 
 pub use dupdirs::find as duplicate_directories;
@@ -32,6 +33,7 @@ pub use records::{RecordSink, Records, StoredFile};
 pub use scan::{
     Notice, Scan, ScanOutcome, ScanResult, ScanRunError, empty_report, excluded_report, file_json,
 };
+pub use stages::stages_report;
 pub use verify::{
     Notice as VerifyNotice, VERIFY_MEMORY, VerifyError, VerifyOptions, VerifyOutcome, verify,
 };

@@ -15,7 +15,7 @@ use trawl_report::{
     ErrorJson, ExcludedTally, FileJson, FileList, HardLinks, JsonPath, MediaReport, MediaTotals,
     SCHEMA_VERSION, ScanReport, SizeHistogram, Totals,
 };
-use trawl_scan::{Event, FileRecord, Input, Progress, ScanConfig, ScanError};
+use trawl_scan::{Event, FileRecord, Input, Progress, ScanConfig, ScanError, Stages};
 use trawl_stop::{Reason, Stop};
 use trawl_walk::SkipKind;
 
@@ -129,12 +129,25 @@ struct Aside {
 }
 
 impl Scan {
-    /// A scan of `opts`.
-    pub fn new(opts: ScanOptions) -> Scan {
+    /// A scan of `opts`; its threads count their CPU time in stages of its own
+    /// ([`Scan::stages`]).
+    pub fn new(mut opts: ScanOptions) -> Scan {
+        let stages = Arc::new(Stages::default());
+        opts.cfg.stages = stages.clone();
+        opts.cfg.walk.stages = stages.clone();
+        if let Some(r) = opts.reduce.as_mut() {
+            r.stages = stages;
+        }
         Scan {
             opts,
             aside: Mutex::new(Aside::default()),
         }
+    }
+
+    /// Where this scan's threads count their CPU time and waits, by stage: the caller adds
+    /// what it does after (its outputs, [`Stage::Output`](trawl_scan::Stage::Output)).
+    pub fn stages(&self) -> &Arc<Stages> {
+        &self.opts.cfg.stages
     }
 
     /// A map's batches and totals, after a run of a [`ScanOptions::shard`] (once).
@@ -165,6 +178,8 @@ impl Scan {
     ) -> Result<ScanOutcome, ScanRunError> {
         let o = &self.opts;
         let start = Instant::now();
+        // This thread takes the readers' results in and makes the report.
+        let _clock = o.cfg.stages.clock(trawl_scan::Stage::Merge);
         let _watch = crate::memory::Watch::start();
         let reduce_cfg = o.reduce.clone().map(|mut r| {
             if r.threads == 0 {
@@ -614,6 +629,7 @@ pub fn empty_report(cfg: &ScanConfig, algorithms: &[Algorithm]) -> ScanReport {
         duplicates: None,
         excluded: None,
         reuse: None,
+        stages: None,
         skipped: Vec::new(),
         failed: Vec::new(),
     }

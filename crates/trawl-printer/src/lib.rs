@@ -1,5 +1,5 @@
-//! Renderers, apart from computing: human text and HTML built from the typed report model
-//! (`trawl-report`).
+//! Renderers, apart from computing: human text, HTML, and the formats other tools read
+//! (Prometheus text, PREMIS), built from the typed report model (`trawl-report`).
 
 // Unsafe code only in tests (to make FIFOs).
 #![deny(missing_docs)]
@@ -10,10 +10,13 @@ mod bag;
 mod fclones;
 mod html;
 mod human;
+mod metrics;
 mod ncdu;
 mod ocfl;
+mod premis;
 mod reduction;
 mod scan;
+mod stages;
 mod terminal;
 mod verify;
 
@@ -27,6 +30,7 @@ pub use terminal::{terminal_line, terminal_message, terminal_text};
 // A scan's human summary.
 pub use reduction::reduction_table;
 pub use scan::{Spilled, excluded_line, scan_summary};
+pub use stages::stages_table;
 // HTML pages: a scan's report, an audit catalog's.
 pub use html::{html_catalog, html_scan};
 // An audit's human output and its JSON.
@@ -43,5 +47,8 @@ pub use ocfl::{ocfl_object_findings, ocfl_object_verdict, ocfl_root_findings, oc
 pub use fclones::{
     FCLONES_FORMAT_VERSION, FclonesGroups, FclonesHeader, write_fclones_json, write_fclones_text,
 };
+// An audit's figures for monitoring (Prometheus text); a catalog's fixity record as PREMIS 3.
+pub use metrics::metrics_text;
+pub use premis::{PremisFormat, PremisWriter, premis_text};
 // A scan's listing in ncdu's export format.
 pub use ncdu::{NcduFile, NcduWriter};

@@ -8,7 +8,7 @@
 //! [`IoMethod`]), names opened beneath a directory that cannot leave it ([`RootDir`],
 //! [`open_beneath`], [`Parents`]), directories held open ([`DirAt`]), the mapped window's
 //! guard against a file that shrinks ([`guard_map`]), what the device is ([`device_seeks`],
-//! [`first_extent`]) and a thread's CPU clock.
+//! [`first_extent`]), a thread's CPU clock, and a scan's CPU by stage ([`Stages`]).
 #![deny(missing_docs)]
 
 mod at;
@@ -19,6 +19,7 @@ mod disk;
 mod open;
 mod pool;
 mod sigbus;
+mod stages;
 
 pub use at::{DirAt, Kind as EntryKind, Unread, is_plain_name};
 pub use beneath::{
@@ -26,7 +27,7 @@ pub use beneath::{
     open_no_links, open_path_no_links, plain_segments, stat_in,
 };
 pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
-pub use clock::thread_cpu_time;
+pub use clock::{process_cpu_time, thread_cpu_time};
 pub use disk::{device_seeks, first_extent};
 pub use open::{
     Looked, OpenedFile, Stamp, look, open_for_read, open_for_read_in, open_for_read_with, open_in,
@@ -34,6 +35,7 @@ pub use open::{
 };
 pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
 pub use sigbus::{MapGuard, file_shrank_below, guard_map};
+pub use stages::{Stage, StageFigures, Stages, ThreadClock};
 
 use std::path::{Path, PathBuf};
 

@@ -51,6 +51,8 @@ pub struct ReduceConfig {
     /// Key partitions a [`Counter`](crate::Counter) counts apart, each behind its own lock (a
     /// power of two up to 64; 0: four per reader). No figure depends on it.
     pub partitions: usize,
+    /// Where the threads that settle the partitions count their CPU time (the scan's).
+    pub stages: Arc<trawl_scan::Stages>,
 }
 
 /// How to break the figures down.
@@ -145,6 +147,7 @@ impl Default for ReduceConfig {
             breakdown: None,
             threads: 0,
             partitions: 0,
+            stages: Arc::default(),
         }
     }
 }

@@ -442,6 +442,7 @@ impl Counter {
         std::thread::scope(|s| {
             for _ in 0..workers {
                 s.spawn(|| {
+                    let _clock = self.shared.cfg.stages.clock(trawl_scan::Stage::Reduce);
                     loop {
                         let q = next.fetch_add(1, Ordering::Relaxed);
                         if q >= n {

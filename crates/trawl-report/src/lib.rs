@@ -5,10 +5,12 @@
 //! One private module per domain, its names shown here through `pub use`: a scan's files,
 //! totals and failures ([`ScanReport`]), what the user's rules left out ([`ExcludedJson`]),
 //! data reduction ([`ReductionJson`]), where the bytes are ([`Breakdown`]), duplicate files
-//! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), an audit run and
+//! ([`DuplicateSummary`]), the FLV summary a scan carries ([`MediaReport`]), where its CPU went
+//! ([`StagesJson`]), an audit run and
 //! its events ([`AuditHead`], [`AuditEvent`]), a verification's manifest entries
-//! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]) and an OCFL validation's
-//! objects and findings ([`OcflSummary`]).
+//! ([`VerifyReport`]), a bag validation's findings ([`BagReport`]), an OCFL validation's
+//! objects and findings ([`OcflSummary`]), a catalog's fixity record ([`FixityCheck`]) and an
+//! audit's figures for monitoring ([`AuditMetrics`]).
 //! Paths are bytes on Unix: [`JsonPath`] holds the name as UTF-8, with U+FFFD for bytes that are
 //! not UTF-8, and then `path_hex` with the exact bytes in hex, so that nothing is lost.
 
@@ -20,10 +22,13 @@ mod bag;
 mod breakdown;
 mod duplicates;
 mod exclude;
+mod fixity;
 mod media;
+mod metrics;
 mod ocfl;
 mod reduction;
 mod scan;
+mod stages;
 mod verify;
 
 // A scan: its files, totals and failures.
@@ -33,6 +38,7 @@ pub use scan::{
 };
 // What the user's rules left out.
 pub use exclude::{EXCLUDED_LISTED, ExcludedEntry, ExcludedJson, ExcludedTally};
+pub use stages::{StageRow, StagesJson};
 // Data reduction: dedup, CDC, compression, the files holding most duplicates.
 pub use reduction::{
     CdcJson, CompressionJson, DedupCounts, DedupJson, HardLinks, ReductionJson, RefBucket,
@@ -57,6 +63,9 @@ pub use verify::{
     EntrySource, VerifyCounts, VerifyEntries, VerifyEntry, VerifyJson, VerifyReport, VerifyState,
     VerifyTotals,
 };
+// A catalog's files and checks as a preservation record; an audit's figures for monitoring.
+pub use fixity::{FixityCheck, FixityObject};
+pub use metrics::{AuditMetrics, VerdictFigures};
 // A bag validation's findings.
 pub use bag::{BagFinding, BagReport, ToFetch};
 // An OCFL validation's objects and findings.

@@ -210,6 +210,9 @@ pub struct ScanReport {
     /// With `--reuse`: the files whose digests were taken from a catalog, and those read.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reuse: Option<ReuseJson>,
+    /// Where the CPU went, by stage (with `--stats`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stages: Option<crate::stages::StagesJson>,
     /// Entries not read, in path order.
     pub skipped: Vec<FileJson>,
     /// Entries that failed, in path order.

@@ -7,7 +7,9 @@ use std::time::Duration;
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_sdk_s3::config::{Region, RequestChecksumCalculation, ResponseChecksumValidation};
+use aws_sdk_s3::config::{
+    Region, RequestChecksumCalculation, ResponseChecksumValidation, StalledStreamProtectionConfig,
+};
 use aws_smithy_http_client::{Builder, tls};
 
 use crate::S3Error;
@@ -120,7 +122,10 @@ async fn client(c: &Connection, patience: Patience) -> aws_sdk_s3::Client {
         // trawl hashes every byte itself: the SDK's own checksums of bodies would be the same
         // work done twice.
         .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
-        .response_checksum_validation(ResponseChecksumValidation::WhenRequired);
+        .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+        // A stalled body is cut by `Patience::stall`, a chunk at a time where it is read; the
+        // SDK's own guard (a throughput floor after a grace period) would be a second rule.
+        .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
     if shared.region().is_none() {
         b = b.region(Region::new("us-east-1"));
     }

@@ -49,8 +49,10 @@ pub use progress::{NoProgress, Progress};
 pub use relative::{NotBeneath, RelativeEntries};
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use trawl_read::{IoMethod, ReadError};
+pub use trawl_read::{Stage, StageFigures, Stages, ThreadClock, process_cpu_time};
 use trawl_walk::{Excluded, FileEntry, SkipKind, WalkError, WalkOptions};
 
 /// Everything the engine needs to know.
@@ -78,7 +80,9 @@ pub struct ScanConfig {
     pub rate_limit: Option<u64>,
     /// Digests known from an earlier read (`scan --reuse`): a file that is still what it was
     /// then is taken from here, not read. An audit never has one.
-    pub known: Option<std::sync::Arc<Known>>,
+    pub known: Option<Arc<Known>>,
+    /// Where every thread's CPU time and waits are counted, by stage (the walk's too).
+    pub stages: Arc<Stages>,
 }
 
 impl ScanConfig {
@@ -101,6 +105,7 @@ impl ScanConfig {
             buffers: threads * 4 + 4,
             rate_limit: None,
             known: None,
+            stages: Arc::default(),
         }
     }
 }

@@ -11,8 +11,10 @@
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
+use trawl_read::{Stage, Stages};
 use trawl_stop::Stop;
 use trawl_walk::{BATCH, FileEntry, WalkItem};
 
@@ -35,17 +37,22 @@ pub enum ReadOrder {
 /// few enough that the first are read soon (the lookups take a few microseconds a file).
 pub(crate) const WINDOW: usize = 4096;
 
-/// Passes the listed files on from `rx` to `tx` in `order`, until `rx` closes or the scan stops.
+/// Passes the listed files on from `rx` to `tx` in `order`, until `rx` closes or the scan stops;
+/// its CPU and its waits on both channels counted in `stages`.
 pub(crate) fn pass_on(
     order: ReadOrder,
     rx: &Receiver<Vec<WalkItem>>,
     tx: &Sender<Vec<WalkItem>>,
     threads: usize,
-    depth: &Depth,
+    (depth, stages): (&Depth, &Stages),
     stop: &Stop,
 ) {
+    let _clock = stages.clock(Stage::Order);
     let mut seeks = Seeks::default();
-    for mut window in rx.iter() {
+    loop {
+        let t = Instant::now();
+        let Ok(mut window) = rx.recv() else { break };
+        stages.add_wait(Stage::Order, t.elapsed());
         let wanted = match order {
             ReadOrder::Walk => false,
             ReadOrder::Disk => true,
@@ -64,7 +71,7 @@ pub(crate) fn pass_on(
         let only_seeking = order == ReadOrder::Auto;
         let look = wanted && (!only_seeking || devs.iter().any(|&d| d == 0 || seeks.of(d)));
         if look {
-            window = sorted(window, &devs, only_seeking, &seeks, threads, stop);
+            window = sorted(window, &devs, only_seeking, &seeks, threads, (stop, stages));
         }
         if stop.is_stopping() {
             return;
@@ -72,9 +79,11 @@ pub(crate) fn pass_on(
         let mut items = window.into_iter().peekable();
         while items.peek().is_some() {
             let batch: Vec<WalkItem> = items.by_ref().take(BATCH).collect();
+            let t = Instant::now();
             if stop.is_stopping() || tx.send(batch).is_err() {
                 return;
             }
+            stages.add_wait(Stage::Order, t.elapsed());
         }
     }
 }
@@ -104,7 +113,7 @@ fn sorted(
     only_seeking: bool,
     seeks: &Seeks,
     threads: usize,
-    stop: &Stop,
+    (stop, stages): (&Stop, &Stages),
 ) -> Vec<WalkItem> {
     let mut keyed: Vec<(Place, u64, WalkItem)> = window
         .into_iter()
@@ -115,6 +124,7 @@ fn sorted(
     std::thread::scope(|s| {
         for part in keyed.chunks_mut(part) {
             s.spawn(move || {
+                let _clock = stages.clock(Stage::Order);
                 let mut seeks = seeks.clone();
                 for (key, dev, item) in part {
                     if let WalkItem::File(f) = item

@@ -7,8 +7,9 @@ use std::thread::Scope;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use trawl_read::BufferPool;
+use trawl_read::Stage;
 use trawl_stop::Stop;
-use trawl_walk::{BATCH, FileEntry, WalkItem};
+use trawl_walk::{BATCH, FileEntry, WalkItem, WalkOptions};
 
 use crate::depth::{self, Depth};
 use crate::read::read_file;
@@ -95,7 +96,7 @@ impl Pipeline<'_> {
                         &listed_rx,
                         &walk_tx,
                         cfg.threads,
-                        depth,
+                        (depth, &cfg.stages),
                         stop,
                     )
                 });
@@ -111,13 +112,21 @@ impl Pipeline<'_> {
     /// what is found.
     fn feed(&self, input: Input<'_>, tx: &Sender<Vec<WalkItem>>) {
         let (cfg, stop, progress) = (self.cfg, self.stop, self.progress);
+        let _clock = cfg.stages.clock(Stage::Walk);
         let observe = |item: &WalkItem| {
             if let WalkItem::File(f) = item {
                 progress.found(1, f.size);
             }
         };
         match input {
-            Input::Walk => trawl_walk::walk_batched(&cfg.roots, &cfg.walk, tx, stop, &observe),
+            Input::Walk => {
+                // The walk's threads count in the scan's stages, whatever its options held.
+                let walk = WalkOptions {
+                    stages: cfg.stages.clone(),
+                    ..cfg.walk.clone()
+                };
+                trawl_walk::walk_batched(&cfg.roots, &walk, tx, stop, &observe)
+            }
             Input::Files(paths) => list_files(paths, tx, stop, &observe),
             Input::Stream(rx) => forward(&rx, tx, stop),
         }
@@ -148,7 +157,10 @@ impl Pipeline<'_> {
                     started += 1;
                 }
             }
-            match ev_rx.recv_timeout(depth::STEP) {
+            let waiting = std::time::Instant::now();
+            let got = ev_rx.recv_timeout(depth::STEP);
+            self.cfg.stages.add_wait(Stage::Merge, waiting.elapsed());
+            match got {
                 Ok(events) => {
                     for ev in events {
                         if !matches!(ev, Event::Skipped { .. } | Event::Excluded(_)) {
@@ -173,11 +185,14 @@ impl Pipeline<'_> {
     /// its lanes, and says what the batch cost it.
     fn read_batches(&self, i: usize, walk_rx: Receiver<Vec<WalkItem>>, ev_tx: Sender<Vec<Event>>) {
         let (cfg, depth, stop) = (self.cfg, self.depth, self.stop);
+        let _clock = cfg.stages.clock(Stage::Read);
         'batches: while depth.admit(i, &|| stop.is_stopping()) {
+            let waiting = std::time::Instant::now();
             let Ok(batch) = walk_rx.recv() else {
                 depth.finish();
                 break;
             };
+            cfg.stages.add_wait(Stage::Read, waiting.elapsed());
             let (t, cpu) = (std::time::Instant::now(), trawl_read::thread_cpu_time());
             let mut waited = std::time::Duration::ZERO;
             depth::take_lock_waits();
@@ -196,7 +211,7 @@ impl Pipeline<'_> {
                             events.push(Event::File(rec));
                             continue;
                         }
-                        match read_file(&f, cfg.io, pool, lanes, progress, stop, &mut waited) {
+                        match read_file(&f, cfg, pool, lanes, progress, stop, &mut waited) {
                             Ok(Some(rec)) => Event::File(rec),
                             Ok(None) => break 'batches,
                             Err(e) => Event::Failed(e.into()),
@@ -207,10 +222,13 @@ impl Pipeline<'_> {
                     WalkItem::Excluded(x) => Event::Excluded(x),
                 });
             }
-            if !send_events(&ev_tx, events, &mut waited) {
+            let mut handed = std::time::Duration::ZERO;
+            if !send_events(&ev_tx, events, &mut handed) {
                 break;
             }
-            waited += depth::take_lock_waits();
+            let locks = depth::take_lock_waits();
+            cfg.stages.add_wait(Stage::Read, handed + locks);
+            waited += handed + locks;
             depth.record(t.elapsed(), trawl_read::thread_cpu_time() - cpu, waited);
         }
     }

@@ -6,17 +6,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use trawl_read::open_for_read_in;
-use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, OpenedFile, ReadError};
+use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, OpenedFile, ReadError, Stage, Stages};
 use trawl_stop::Stop;
 use trawl_walk::FileEntry;
 
-use crate::{FileInfo, FileRecord, Lane, LaneFactory, LaneOutput, Progress};
+use crate::{FileInfo, FileRecord, Lane, LaneFactory, LaneOutput, Progress, ScanConfig};
 
 /// Reads one file through its lanes. `Ok(None)` means the scan was cancelled. `waited` gains
 /// the time this thread spent waiting on the consumers (a free buffer, a lane's channel).
 pub(crate) fn read_file(
     entry: &FileEntry,
-    io: IoMethod,
+    cfg: &ScanConfig,
     pool: &BufferPool,
     factory: &dyn LaneFactory,
     progress: &dyn Progress,
@@ -30,7 +30,7 @@ pub(crate) fn read_file(
     progress.start_file(&entry.path, stamp.size);
     // `auto` (which the source resolves by size) maps a large file only where its lanes keep
     // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
-    let io = match io {
+    let io = match cfg.io {
         IoMethod::Auto if stamp.size >= trawl_read::AUTO_MAP_MIN && !factory.busy_cores() => {
             IoMethod::Read
         }
@@ -51,7 +51,7 @@ pub(crate) fn read_file(
         // Fits in one buffer (or nothing consumes it): consume on this thread.
         consume_here(&mut src, lanes, progress, stop)?
     } else {
-        fan_out(&mut src, lanes, progress, stop, waited)?
+        fan_out(&mut src, lanes, (progress, &cfg.stages), stop, waited)?
     };
     let Some(outputs) = outputs else {
         return Ok(None);
@@ -112,7 +112,7 @@ fn consume_here(
 fn fan_out(
     src: &mut ChunkSource<'_>,
     lanes: Vec<Box<dyn Lane>>,
-    progress: &dyn Progress,
+    (progress, stages): (&dyn Progress, &Stages),
     stop: &Stop,
     waited: &mut std::time::Duration,
 ) -> Result<Option<Vec<LaneOutput>>, ReadError> {
@@ -131,7 +131,7 @@ fn fan_out(
             let (tx, rx) = bounded::<Arc<Chunk>>(4);
             txs.push(tx);
             let unmap = unmap_tx.clone();
-            handles.push(s.spawn(move || run_lane(lane, rx, unmap, whole)));
+            handles.push(s.spawn(move || run_lane(lane, rx, unmap, (whole, stages))));
         }
         drop(unmap_tx);
         let result = send_chunks(src, &txs, &unmap_rx, progress, stop, waited);
@@ -150,14 +150,20 @@ fn fan_out(
 }
 
 /// A lane's thread: consumes the chunks as they come, hands mapped windows back to be unmapped,
-/// and finishes only if the file was read whole.
+/// and finishes only if the file was read whole; its CPU, its waits for chunks and its waits on
+/// the reduction's locks counted in `stages`.
 fn run_lane(
     mut lane: Box<dyn Lane>,
     rx: Receiver<Arc<Chunk>>,
     unmap: Sender<Chunk>,
-    whole: &AtomicBool,
+    (whole, stages): (&AtomicBool, &Stages),
 ) -> Option<LaneOutput> {
-    for chunk in rx {
+    let _clock = stages.clock(Stage::Lanes);
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        let t = std::time::Instant::now();
+        let Ok(chunk) = rx.recv() else { break };
+        waited += t.elapsed();
         lane.update(&chunk);
         // The last holder of a window hands it back; pool buffers go back to the pool here, as
         // they are dropped.
@@ -166,7 +172,9 @@ fn run_lane(
         }
     }
     drop(unmap);
-    whole.load(Ordering::SeqCst).then(|| lane.finish())
+    let out = whole.load(Ordering::SeqCst).then(|| lane.finish());
+    stages.add_wait(Stage::Lanes, waited + crate::depth::take_lock_waits());
+    out
 }
 
 /// Reads the file to its end, every chunk to every lane, unmapping what comes back meanwhile;

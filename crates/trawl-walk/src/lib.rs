@@ -12,6 +12,9 @@
 #![cfg_attr(not(test), forbid(unsafe_code))]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use trawl_read::Stages;
 
 mod exclude;
 mod kind;
@@ -196,6 +199,8 @@ pub struct WalkOptions {
     /// `FileEntry` has zeros there: one system call less per file, for a reader that stats
     /// what it opens anyway.
     pub metadata: bool,
+    /// Where the walking threads' CPU time and waits are counted (the scan's own).
+    pub stages: Arc<Stages>,
 }
 
 impl Default for WalkOptions {
@@ -207,6 +212,7 @@ impl Default for WalkOptions {
             exclude: Vec::new(),
             excluding: Exclusion::default(),
             metadata: true,
+            stages: Arc::default(),
         }
     }
 }

@@ -13,6 +13,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
+use trawl_read::Stage;
 use trawl_stop::Stop;
 
 use crate::walker::{Out, entry};
@@ -150,8 +151,13 @@ pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_
     std::thread::scope(|s| {
         for _ in 0..opts.threads.max(1) {
             s.spawn(|| {
+                let _clock = out.stages.clock(Stage::Walk);
                 let mut batcher = out.batcher();
-                while let Some(dir) = w.q.take() {
+                loop {
+                    // Waiting for a directory to list (others are listing theirs).
+                    let t = std::time::Instant::now();
+                    let Some(dir) = w.q.take() else { break };
+                    out.stages.add_wait(Stage::Walk, t.elapsed());
                     let go_on = w.list(dir, &mut |d| w.q.push(d), &mut |i| batcher.push(i));
                     w.q.done(go_on);
                 }

@@ -4,6 +4,7 @@
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use trawl_read::{Stage, Stages};
 use trawl_stop::Stop;
 
 use crossbeam_channel::Sender;
@@ -46,7 +47,11 @@ fn walk_roots(
     stop: &Stop,
     observe: &(dyn Fn(&WalkItem) + Sync),
 ) {
-    let out = Out { tx, observe };
+    let out = Out {
+        tx,
+        observe,
+        stages: &opts.stages,
+    };
     for (idx, root) in roots.iter().enumerate() {
         if stop.is_stopping() {
             return;
@@ -64,6 +69,8 @@ enum Tx<'a> {
 pub(crate) struct Out<'a> {
     tx: Tx<'a>,
     observe: &'a (dyn Fn(&WalkItem) + Sync),
+    /// Where the walking threads' CPU and waits are counted.
+    pub(crate) stages: &'a Stages,
 }
 
 impl Out<'_> {
@@ -107,7 +114,17 @@ impl Batcher<'_> {
         match self.out.tx {
             Tx::Batch(tx) if !self.buf.is_empty() => {
                 let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH));
-                tx.send(batch).is_ok()
+                match tx.try_send(batch) {
+                    Ok(()) => true,
+                    Err(crossbeam_channel::TrySendError::Full(batch)) => {
+                        // The readers are behind: the time waited for room is the walk's.
+                        let t = std::time::Instant::now();
+                        let sent = tx.send(batch).is_ok();
+                        self.out.stages.add_wait(Stage::Walk, t.elapsed());
+                        sent
+                    }
+                    Err(crossbeam_channel::TrySendError::Disconnected(_)) => false,
+                }
             }
             _ => true,
         }

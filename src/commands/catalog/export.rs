@@ -1,4 +1,5 @@
-//! `trawl catalog export`: the registered files as a manifest other tools read.
+//! `trawl catalog export`: the registered files as a manifest other tools read (or, in
+//! `premis`, as a preservation record).
 
 use std::cell::{Cell, RefCell};
 use std::io::Write;
@@ -18,6 +19,13 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     let algs = cat.algorithms()?;
     if algs.is_empty() {
         bail!("{}: nothing registered yet", a.catalog.display());
+    }
+    if let Some(f) = super::premis::format(&a.format) {
+        let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+        let mut out = Output::create_beside_catalog(&dest, &a.catalog)?;
+        super::premis::write(&cat, f, &mut out)?;
+        out.commit()?;
+        return Ok(Outcome::Ok);
     }
     let kind = Kind::from_args(&a, &algs)?;
     let lacking = Lacking::new(kind.needs());
@@ -79,7 +87,7 @@ impl Kind {
                 Kind::Bagit(alg)
             }
             other => bail!(
-                "--format {other}: expected {}, hashdeep or bagit",
+                "--format {other}: expected {}, hashdeep, bagit, premis or premis-jsonl",
                 trawl_manifest::GNU_TOOL_NAMES
             ),
         })

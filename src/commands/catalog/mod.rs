@@ -1,9 +1,15 @@
-//! `trawl catalog report|history|export|verify|upgrade`: read-only questions to an audit
-//! catalog, and its upgrade, one module each.
+//! `trawl catalog report|history|export|verify|upgrade|policy|due|schedule`: read-only
+//! questions to an audit catalog, its upgrade, its policy and what is due against it, and the
+//! timer that runs it, one module each (`units`: the timer's files and cron line as text).
 
+mod due;
 mod export;
 mod history;
+mod policy;
+mod premis;
 mod report;
+mod schedule;
+mod units;
 mod upgrade;
 mod verify;
 
@@ -20,6 +26,9 @@ pub fn run(c: CatalogCommand) -> anyhow::Result<Outcome> {
         CatalogCommand::Export(a) => export::run(a),
         CatalogCommand::Verify(a) => verify::run(a),
         CatalogCommand::Upgrade(a) => upgrade::run(a),
+        CatalogCommand::Policy(a) => policy::run(a),
+        CatalogCommand::Due(a) => due::run(a),
+        CatalogCommand::Schedule(a) => schedule::run(a),
     }
 }
 
@@ -41,10 +50,7 @@ pub(crate) fn write_html(
 ) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let view = cat.view(path, now)?;
+    let view = cat.view(path, trawl_catalog::now_secs())?;
     let page = trawl_printer::html_catalog(&view);
     out.write_all(page.as_bytes())
         .with_context(|| format!("{}: cannot write", out.name()))?;

@@ -8,7 +8,19 @@ use trawl_catalog::Lock;
 use trawl_catalog::{Catalog, OpenMode, Verdict, format_time};
 
 use crate::Outcome;
+use crate::commands::output::Output;
 use crate::flags::lowargs::CatalogReportArgs;
+
+/// `--metrics FILE`, opened (refused where it is the catalog, one of its files, or `--html`'s).
+fn metrics_output(a: &CatalogReportArgs) -> anyhow::Result<Option<Output>> {
+    let Some(p) = a.metrics.as_deref() else {
+        return Ok(None);
+    };
+    if let Some(h) = a.html.as_deref() {
+        crate::commands::output::distinct(&[("--html", h), ("--metrics", p)])?;
+    }
+    Output::create_beside_catalog(p, &a.catalog).map(Some)
+}
 
 /// The states a registered file can be in.
 const STATES: [&str; 8] = [
@@ -24,6 +36,7 @@ const STATES: [&str; 8] = [
 
 pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     let list = states(a.list.as_deref())?;
+    let metrics = metrics_output(&a)?;
     let mut html = a
         .html
         .as_deref()
@@ -34,6 +47,16 @@ pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
         super::write_html(h, &cat, &a.catalog)?;
     }
     let r = cat.report()?;
+    if let Some(out) = metrics {
+        let Some(last) = &r.last_run else {
+            anyhow::bail!(
+                "{}: no audit yet: --metrics has no run to describe",
+                a.catalog.display()
+            );
+        };
+        let m = crate::commands::metrics::of_run(&cat, &a.catalog, last)?;
+        crate::commands::metrics::write(out, &m)?;
+    }
     let mut s = header(&cat, &a.catalog, r.runs, r.catalog_bytes)?;
     match &r.last_run {
         None => s.push_str("no audit yet\n"),
@@ -105,7 +128,7 @@ fn header(cat: &Catalog, catalog: &Path, runs: u64, bytes: u64) -> anyhow::Resul
     let mut s = format!(
         "catalog {} (schema {}, {} runs, {}; algorithms {})\n",
         catalog.display(),
-        trawl_catalog::SCHEMA_VERSION,
+        cat.schema_version()?,
         runs,
         trawl_printer::human_bytes(bytes),
         cat.algorithms()?

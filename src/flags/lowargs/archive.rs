@@ -1,4 +1,5 @@
-//! The flags of the archive commands: `bag`, `ocfl`, `audit` and `catalog`.
+//! The flags of the archive commands: `bag`, `ocfl`, `audit` and `catalog` (its policy's
+//! subcommands in `policy.rs`).
 
 use std::path::PathBuf;
 
@@ -241,6 +242,11 @@ pub struct AuditArgs {
     /// Stop starting files after this long, e.g. 2h; the next audit goes on from there.
     #[arg(long, value_name = "TIME")]
     pub max_time: Option<String>,
+    /// Audit as the catalog's policy says (`trawl catalog policy`): the files due first, oldest
+    /// verification first, then ahead while its budget lasts; only within its window. Its
+    /// budget gives way to --max-bytes, --max-time and --older-than given here.
+    #[arg(long)]
+    pub policy: bool,
     /// Compare only sizes and mtimes (read no contents): a cheap daily check.
     #[arg(long)]
     pub metadata_only: bool,
@@ -263,6 +269,10 @@ pub struct AuditArgs {
     /// HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write the run's figures in the Prometheus text format to FILE at its end (for
+    /// node_exporter's textfile collector), also when the run fails (success 0).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// Where the run's walk is kept while it runs (a scratch database, about 70 bytes per file;
     /// default: the system temporary directory); removed at the end.
     #[arg(long, value_name = "DIR")]
@@ -287,13 +297,21 @@ pub enum CatalogCommand {
     /// What happened to one file across audits (following moves).
     History(CatalogHistoryArgs),
     /// Write the registered digests as a manifest: sha256sum (or md5sum, sha1sum, sha512sum,
-    /// b3sum, xxh128sum), hashdeep, or bagit (a BagIt payload manifest).
+    /// b3sum, xxh128sum), hashdeep, or bagit (a BagIt payload manifest); or the files and
+    /// their checks as PREMIS 3 (premis: XML; premis-jsonl: one event a line).
     Export(CatalogExportArgs),
     /// Recompute the hash chain that seals each audit run; name the first run that was altered.
     Verify(CatalogVerifyArgs),
     /// Upgrade a catalog written by an older trawl to this trawl's schema, in place (in one
     /// transaction: it is upgraded whole or not at all); the next audit does the same.
     Upgrade(CatalogUpgradeArgs),
+    /// Set, show or clear the collection's policy: how often every file is read, how much one
+    /// run may read, when runs may start (`trawl audit --policy` follows it).
+    Policy(super::CatalogPolicyArgs),
+    /// List the files that are due: not verified within the policy's period (or --older-than).
+    Due(super::CatalogDueArgs),
+    /// Write a systemd service and timer that run `trawl audit --policy` (or print a cron line).
+    Schedule(super::CatalogScheduleArgs),
 }
 
 #[derive(Debug, Args)]
@@ -315,6 +333,10 @@ pub struct CatalogReportArgs {
     /// Also write the report (every run, ages, problems, chain head) as one HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write the last run's figures in the Prometheus text format to FILE, as `audit
+    /// --metrics` writes them.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -332,7 +354,8 @@ pub struct CatalogExportArgs {
     /// The audit catalog (a SQLite file written by `trawl audit`).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub catalog: PathBuf,
-    /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep or bagit.
+    /// sha256sum, md5sum, sha1sum, sha512sum, b3sum, xxh128sum, hashdeep, bagit, premis or
+    /// premis-jsonl.
     #[arg(long, value_name = "FORMAT", default_value = "sha256sum")]
     pub format: String,
     /// For bagit: the algorithm of the payload manifest (default: the catalog's first).

@@ -175,3 +175,30 @@ fn a_sidecar_that_is_a_link_or_has_other_names_stops_the_open() {
     Catalog::open(&p, OpenMode::Write).unwrap();
     assert_eq!(std::fs::read(&planted).unwrap(), b"a log from elsewhere");
 }
+
+/// A schema-2 catalog (schema 4 without the policy table and the ctime column) is read as it
+/// is, with no policy; the first writer upgrades it to schema 4, saying from which.
+#[test]
+fn a_schema_2_catalog_is_read_as_it_is_and_upgraded_by_a_writer() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("cat.db");
+    drop(Catalog::open(&p, OpenMode::Write).unwrap());
+    {
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(
+            "DROP TABLE policy; ALTER TABLE files DROP COLUMN ctime_ns; PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+    let cat = Catalog::open(&p, OpenMode::Read).unwrap();
+    assert_eq!(cat.upgraded_from(), None);
+    assert_eq!(cat.schema_version().unwrap(), 2);
+    assert_eq!(cat.policy().unwrap(), None);
+    drop(cat);
+    assert_eq!(pragma(&p, "user_version"), 2, "a reader upgrades nothing");
+    let cat = Catalog::open(&p, OpenMode::Write).unwrap();
+    assert_eq!(cat.upgraded_from(), Some(2));
+    assert_eq!(cat.policy().unwrap(), None);
+    drop(cat);
+    assert_eq!(pragma(&p, "user_version"), SCHEMA_VERSION);
+}
