@@ -5,6 +5,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 
 use anyhow::Context;
+use trawl_catalog::{Catalog, OpenMode};
 use trawl_engine::{Notice, Scan, ScanOptions, ScanOutcome, ScanResult};
 use trawl_manifest::Format;
 use trawl_walk::SkipKind;
@@ -12,6 +13,7 @@ use trawl_walk::SkipKind;
 use super::output::{Output, write_json, write_manifests};
 use crate::failure::{AtPath, about};
 use crate::flags::hiargs::ScanPlan;
+use crate::flags::reads::ReusePlan;
 use crate::stop::Reason;
 use crate::{Outcome, messages};
 
@@ -150,9 +152,12 @@ fn scan_options(
         Some(l) => o.listing(l.clone()),
         None => o,
     };
-    Ok(o.reduce(plan.reduce.clone())
-        .media(plan.media)
-        .media_indexes(plan.media_index.is_some())
+    let o = o.reduce(plan.reduce.clone()).media(plan.media);
+    let o = match &plan.reuse {
+        Some(r) => o.reuse(known(plan, r)?)?,
+        None => o,
+    };
+    Ok(o.media_indexes(plan.media_index.is_some())
         .exclude(exclude)
         .count_links(plan.count_links)
         .list_files(plan.json.is_some())
@@ -162,6 +167,48 @@ fn scan_options(
         .record_memory(plan.record_memory)
         .temp_dir(plan.temp_dir.clone())
         .duplicates(plan.duplicates.as_ref().map(|(_, a)| *a))?)
+}
+
+/// `--reuse`: the files the catalog can vouch for under the roots, from the catalog opened
+/// read-only (an audit writing it meanwhile is no matter: the rows are read in one
+/// transaction). A catalog that records none of a digest asked for is said: every file is
+/// read.
+fn known(plan: &ScanPlan, r: &ReusePlan) -> anyhow::Result<std::sync::Arc<trawl_scan::Known>> {
+    // Opening a FIFO or a device would block or read a stream: a catalog is a regular file.
+    if let Ok(md) = std::fs::metadata(&r.catalog)
+        && !md.is_file()
+    {
+        let path = r.catalog.clone();
+        return Err(trawl_catalog::CatalogError::NotRegular { path }.into());
+    }
+    let cat = Catalog::open(&r.catalog, OpenMode::Read)?;
+    let theirs = cat.algorithms()?;
+    let lacking: Vec<&str> = plan
+        .algorithms
+        .iter()
+        .filter(|a| !theirs.contains(a))
+        .map(|a| a.name())
+        .collect();
+    if !lacking.is_empty() {
+        let has: Vec<&str> = theirs.iter().map(|a| a.name()).collect();
+        messages::warning(format_args!(
+            "--reuse {}: the catalog records no {} digest (it records {}): every file is read",
+            r.catalog.display(),
+            lacking.join(", "),
+            if has.is_empty() {
+                "none".to_string()
+            } else {
+                has.join(", ")
+            },
+        ));
+    }
+    let known = cat.known(
+        &plan.cfg.roots,
+        &plan.algorithms,
+        r.ignore_inode,
+        r.ignore_ctime,
+    )?;
+    Ok(std::sync::Arc::new(known))
 }
 
 /// What a scan says as files finish: its messages, and each file's JSON line (`--jsonl`).
@@ -230,6 +277,10 @@ pub(crate) fn write(
         mut ncdu,
         mut dups,
     } = outputs;
+    if let (Some(u), Some(r)) = (result.report.reuse.as_mut(), &plan.reuse) {
+        u.catalog = r.catalog.display().to_string();
+        u.rule = r.rule();
+    }
     let records = &mut result.records;
     let ControlFlow::Continue(unwritable) = write_manifests(
         manifests,

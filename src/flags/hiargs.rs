@@ -276,6 +276,8 @@ pub struct ScanPlan {
     pub temp_dir: Option<PathBuf>,
     /// The objects read where the roots are `s3://` URLs.
     pub objects: Option<std::sync::Arc<trawl_s3::ObjectSource>>,
+    /// `--reuse`: the catalog digests are taken from, and the rule.
+    pub reuse: Option<super::reads::ReusePlan>,
 }
 
 /// A root as reports spell the paths under it: its components joined (no `./`, no trailing
@@ -363,6 +365,7 @@ impl ScanPlan {
     }
 
     pub fn from_args(a: &ScanArgs) -> anyhow::Result<ScanPlan> {
+        let reuse = super::reads::ReusePlan::from_args(a)?;
         let mut algorithms = scan_algorithms(a)?;
         let manifests = manifest_specs(&a.manifest, &mut algorithms)?;
         one_on_stdout(a, &manifests)?;
@@ -396,7 +399,8 @@ impl ScanPlan {
             quiet: a.read.quiet,
             stats: a.stats,
             reduce,
-            media: !a.no_media,
+            // A file taken from a catalog is not read, so not indexed either.
+            media: !a.no_media && reuse.is_none(),
             media_index: a.media_index.clone(),
             duplicates,
             ncdu: a.ncdu.clone(),
@@ -404,6 +408,7 @@ impl ScanPlan {
             record_memory,
             temp_dir: check_temp_dir(a.reduce.temp_dir.as_deref())?,
             objects,
+            reuse,
         })
     }
 }
@@ -449,7 +454,7 @@ fn memory_budget(a: &ScanArgs) -> anyhow::Result<(Option<trawl_reduce::ReduceCon
         Some(m) => size("--memory", m)?,
         None => DEFAULT_MEMORY,
     };
-    let mut reduce = if measures_reduction(a) {
+    let mut reduce = if super::reads::measures_reduction(a) {
         reduce_config(&a.reduce)?
     } else {
         None
@@ -554,23 +559,6 @@ fn manifest_format(kind: &str, spec: &str, algorithms: &[Algorithm]) -> anyhow::
             return Err(refused(why).into());
         }
     })
-}
-
-/// Whether a scan measures data reduction. A fixity scan (manifests or other per-file outputs
-/// only, no reduction flag) is not charged for a reduction nobody asked for; a bare scan, a JSON
-/// report or a page shows one; `--reduce` and `--no-reduce` decide it.
-fn measures_reduction(a: &ScanArgs) -> bool {
-    if a.reduce.no_reduce {
-        return false;
-    }
-    let per_file_only = (!a.manifest.is_empty()
-        || a.jsonl.is_some()
-        || a.duplicates.is_some()
-        || a.ncdu.is_some()
-        || a.media_index.is_some())
-        && a.json.is_none()
-        && a.html.is_none();
-    !per_file_only || a.reduce.force_reduce || a.reduce.reduction_flags
 }
 
 pub use super::policy::parse_duration;

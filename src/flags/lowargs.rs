@@ -280,6 +280,23 @@ pub struct ScanArgs {
     /// End manifest lines with NUL instead of newline, without escaping (like sha256sum -z).
     #[arg(help_heading = "Digests and manifests", long, short = 'z')]
     pub zero: bool,
+    /// Take each file's digests from CATALOG (a trawl audit catalog, opened read-only) instead
+    /// of reading it, where the file's size, mtime, ctime, device and inode are as the audit
+    /// that last read it found them: a re-scan reads only what changed. The catalog must hold
+    /// every digest asked for (else every file is read). Measures no data reduction and indexes
+    /// no FLV file (both read every file). Audits never do this.
+    #[arg(help_heading = "Digests and manifests", long, value_name = "CATALOG")]
+    pub reuse: Option<PathBuf>,
+    /// Leave out of --reuse's rule: inode (device and inode numbers, which network and FUSE
+    /// file systems may change) and/or ctime (then a file rewritten with its mtime put back is
+    /// taken from the catalog: see docs/commands/scan.md), comma-separated.
+    #[arg(
+        help_heading = "Digests and manifests",
+        long,
+        value_name = "LIST",
+        requires = "reuse"
+    )]
+    pub reuse_ignore: Option<String>,
     /// Write a JSON report to FILE ('-' for stdout).
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,

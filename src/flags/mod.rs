@@ -1,10 +1,12 @@
 //! Command-line flags: [`lowargs`] is what the user typed, [`hiargs`] and [`plans`] the plans
-//! built from it, [`policy`] a policy's values (periods, budgets, times of day).
+//! built from it ([`reads`]: what a scan reads its files for, `--reuse`), [`policy`] a policy's
+//! values (periods, budgets, times of day).
 
 pub mod hiargs;
 pub mod lowargs;
 pub mod plans;
 pub mod policy;
+pub mod reads;
 pub mod stores;
 
 pub use lowargs::LowArgs;

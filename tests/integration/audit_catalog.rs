@@ -258,15 +258,15 @@ fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
     // Read-only commands do not upgrade; they say how.
     let r = read(&["report"]);
     r.code(2);
-    r.stderr_has("catalog schema version 1 is older than this trawl's (3)");
+    r.stderr_has("catalog schema version 1 is older than this trawl's (4)");
     r.stderr_has("`trawl catalog upgrade -c cat.db`");
 
     let r = read(&["upgrade"]);
     r.code(0);
-    r.stdout_has("cat.db: upgraded from schema 1 to 3");
+    r.stdout_has("cat.db: upgraded from schema 1 to 4");
     read(&["upgrade"])
         .code(0)
-        .stdout_has("schema 3 already; nothing to do");
+        .stdout_has("schema 4 already; nothing to do");
 
     // The chain sealed under schema 1 verifies, to the same head: every value came across.
     let v = read(&["verify"]);
@@ -291,7 +291,7 @@ fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
     assert_eq!(exp.stdout, v1_reference("export.hashdeep"));
     let report = read(&["report", "--list", "corrupt,missing,modified,new,moved,ok"]);
     report.code(0);
-    report.stdout_has("(schema 3, 4 runs");
+    report.stdout_has("(schema 4, 4 runs");
     let body = report.stdout.split_once('\n').unwrap().1;
     assert_eq!(body, v1_reference("report.txt"));
     for (file, name) in [
@@ -314,7 +314,7 @@ fn a_schema_1_catalog_is_upgraded_in_place_and_answers_as_before() {
     tree(&d2);
     let (r, _) = audit(&d2, &[]);
     r.code(0);
-    r.stderr_has("cat.db: catalog upgraded from schema 1 to 3");
+    r.stderr_has("cat.db: catalog upgraded from schema 1 to 4");
     let v = d2.cmd().args(["catalog", "verify", "-c", "cat.db"]).run();
     v.code(0);
     v.stdout_has("5 sealed runs");

@@ -69,6 +69,7 @@ mod s3_support;
 mod scale;
 mod scan;
 mod scan_errors;
+mod scan_reuse;
 mod scan_stop;
 mod serve;
 mod serve_clients;

@@ -3,7 +3,7 @@
 //! When a run ends, three SHA-256 digests are stored in its row:
 //! - `events_digest` over the run's events (every non-ok verdict), in (root, path) order;
 //! - `state_digest` over every column an audit decides by, as the run left them: each row of the
-//!   `files` table (paths, sizes, mtimes, device and inode, the primary and all registered
+//!   `files` table (paths, sizes, mtimes, ctimes, device and inode, the primary and all registered
 //!   digests, states, versions, times, verdicts) in (root, path) order, then the `roots` and
 //!   `meta` tables (the algorithms the digests are read as);
 //! - `chain_digest` = SHA-256(previous sealed run's `chain_digest` || this run's record (id, times,
@@ -12,7 +12,8 @@
 //! [`verify`] first runs SQLite's `integrity_check` (a malformed file is reported as such, never
 //! as a chain that matches), then recomputes all of it and names the first run whose seal does
 //! not match. Every field is length-prefixed, so no two different inputs encode alike. Runs
-//! sealed by an older trawl (`v1`: fewer file columns, no `roots`/`meta`) still verify as sealed.
+//! sealed by an older trawl (`v1`: fewer file columns, no `roots`/`meta`; `v2`: no ctime)
+//! still verify as sealed.
 //!
 //! What this protects against: any edit, insertion or deletion of an event row, of a run's record,
 //! or of a sealed run in the middle of the chain; any edit of the file table after the last seal
@@ -90,6 +91,8 @@ pub fn events_digest(conn: &Connection, run: i64) -> rusqlite::Result<Vec<u8>> {
 enum SealVersion {
     V1,
     V2,
+    /// V2 and each file's ctime (schema 4), which `scan --reuse` decides by.
+    V3,
 }
 
 impl SealVersion {
@@ -97,6 +100,7 @@ impl SealVersion {
         match self {
             SealVersion::V1 => b"trawl-catalog-run-v1",
             SealVersion::V2 => b"trawl-catalog-run-v2",
+            SealVersion::V3 => b"trawl-catalog-run-v3",
         }
     }
 }
@@ -124,14 +128,22 @@ fn state_digest_of(conn: &Connection, v: SealVersion) -> rusqlite::Result<Vec<u8
              FROM file_paths f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
             None,
         ),
-        SealVersion::V2 => {
+        SealVersion::V2 | SealVersion::V3 => {
             let mut enc = Enc::new();
+            // The view has no ctime: V3 takes it from the table by the row's id.
+            let ctime = match v {
+                SealVersion::V3 => ", (SELECT c.ctime_ns FROM files c WHERE c.id = f.id)",
+                _ => "",
+            };
             enc.bytes(&digest_rows(
                 conn,
-                "SELECT r.path, f.path, f.size, f.mtime_ns, f.dev, f.ino, substr(f.digests, 1, ?1),
-                        f.digests, f.state, f.present, f.version, f.first_seen, f.last_verified,
-                        f.first_run, f.last_run, f.last_verdict, f.missing_since
-                 FROM file_paths f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path",
+                &format!(
+                    "SELECT r.path, f.path, f.size, f.mtime_ns, f.dev, f.ino,
+                        substr(f.digests, 1, ?1), f.digests, f.state, f.present, f.version,
+                        f.first_seen, f.last_verified, f.first_run, f.last_run, f.last_verdict,
+                        f.missing_since{ctime}
+                     FROM file_paths f JOIN roots r ON r.id = f.root ORDER BY r.path, f.path"
+                ),
                 Some(primary_len(conn)?),
             )?);
             enc.bytes(&digest_rows(
@@ -151,7 +163,7 @@ fn state_digest_of(conn: &Connection, v: SealVersion) -> rusqlite::Result<Vec<u8
 
 /// The state digest a run sealed now records.
 pub fn state_digest(conn: &Connection) -> rusqlite::Result<Vec<u8>> {
-    state_digest_of(conn, SealVersion::V2)
+    state_digest_of(conn, SealVersion::V3)
 }
 
 /// The run's record and digests chained onto `prev`.
@@ -215,7 +227,7 @@ pub fn seal(conn: &Connection, run: i64, status: &str) -> rusqlite::Result<()> {
     let events = events_digest(conn, run)?;
     let state = state_digest(conn)?;
     let prev = prev_chain(conn, run)?;
-    let chain = chain_digest(conn, SealVersion::V2, run, &prev, &events, &state)?;
+    let chain = chain_digest(conn, SealVersion::V3, run, &prev, &events, &state)?;
     conn.execute(
         "UPDATE runs SET events_digest = ?2, state_digest = ?3, prev_digest = ?4, chain_digest = ?5
          WHERE id = ?1",
@@ -339,7 +351,15 @@ fn check_seal(
             "its events were altered after it was sealed (added, removed or edited)",
         ));
     }
-    let version = if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
+    // A catalog of schema 3 or older has no ctime column, so no run of it was sealed as V3.
+    let ctimes: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('files') WHERE name = 'ctime_ns'",
+        [],
+        |r| r.get(0),
+    )?;
+    let version = if ctimes && chain_digest(conn, SealVersion::V3, id, pv, ev, st)? == *ch {
+        SealVersion::V3
+    } else if chain_digest(conn, SealVersion::V2, id, pv, ev, st)? == *ch {
         SealVersion::V2
     } else if chain_digest(conn, SealVersion::V1, id, pv, ev, st)? == *ch {
         SealVersion::V1
@@ -394,6 +414,7 @@ mod tests {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(crate::tables::DDL_RUNS).unwrap();
         c.execute_batch(crate::tables::DDL_FILES).unwrap();
+        c.execute_batch(crate::tables::DDL_CTIME).unwrap();
         c.execute_batch(
             "INSERT INTO meta VALUES ('algorithms', 'sha256');
              INSERT INTO roots VALUES (1, CAST('/r' AS BLOB));
@@ -479,6 +500,12 @@ mod tests {
                 "UPDATE runs SET options = '--older-than 1d' WHERE id = 2",
                 2,
                 "its record",
+            ),
+            (
+                // A ctime planted so that `scan --reuse` would take a changed file.
+                "UPDATE files SET ctime_ns = 5 WHERE name = CAST('a' AS BLOB)",
+                2,
+                "the file table, roots or settings were altered",
             ),
             (
                 "UPDATE files SET digests = zeroblob(31) || x'01' WHERE name = CAST('a' AS BLOB)",

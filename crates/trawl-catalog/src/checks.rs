@@ -141,7 +141,7 @@ pub(crate) mod tests {
                 a.record_read(
                     0,
                     p.as_bytes(),
-                    (size, mtime, 1, i as u64 + 1),
+                    (size, mtime, 1, i as u64 + 1, None),
                     &digests,
                     None,
                 )

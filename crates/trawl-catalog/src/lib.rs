@@ -3,13 +3,14 @@
 //! [`Catalog`] opens (or creates) the file, checks its schema version and holds the lock that keeps
 //! a second audit out; [`audit`] records one audit run as it streams by; `chain` seals each run
 //! into a hash chain and checks it; `query` answers the read-only questions (report, history,
-//! export). Nothing here holds the collection in memory: every per-file fact goes straight into
-//! the database, in batched transactions.
+//! export); `reuse` offers `scan --reuse` the files whose digests still stand. Nothing an audit
+//! does holds the collection in memory: every per-file fact goes straight into the database, in
+//! batched transactions.
 //!
 //! The modules, one job each: `open` (opening, locking, the files beside it), `catalog` (what an
 //! open catalog says about itself), `error` (how an operation fails), `tables` and `schema`
 //! (the tables, and the version and settings checked on opening), `migrate` (the upgrades from
-//! schemas 1 and 2), `policy` (the collection's policy, and what is due against it), `audit`
+//! schemas 1, 2 and 3), `policy` (the collection's policy, and what is due against it), `audit`
 //! and `run` (one audit, recorded and driven), `source` (where its walk and reads are done),
 //! `chain` (the seals), `query`, `report`, `summary` and `view` (the read-only answers),
 //! `checks` (the files and checks for a preservation record), `standing` (what monitoring
@@ -31,6 +32,7 @@ mod open;
 mod policy;
 mod query;
 mod report;
+mod reuse;
 mod run;
 mod schema;
 mod source;
@@ -48,6 +50,7 @@ pub use error::{CatalogError, Result, SidecarFault};
 pub use lock::Lock;
 pub use open::OpenMode;
 pub use policy::{DueFile, DueTotals, Policy, Window, WindowError, local_minute};
+pub use reuse::RACY_SECONDS;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;
 pub use source::{

@@ -1,20 +1,30 @@
 //! Upgrades a catalog of an older schema in place, each step in one transaction (a failure
-//! leaves it as it was). Version 2 to 3 adds the (empty) policy table. Version 1 to 2: paths split into directory rows and names, the duplicate primary-digest column and
-//! the digest and verification indexes dropped, the walk table dropped (an audit keeps its walk
-//! in a scratch file). Every value is carried over as it was, so the runs sealed under version
+//! leaves it as it was). Version 3 to 4: a `ctime_ns` column, NULL in every row (a row gets
+//! one when an audit next reads its file). Version 2 to 3 adds the (empty) policy table.
+//! Version 1 to 2: paths split into directory rows and names, the duplicate primary-digest
+//! column and the digest and verification indexes dropped, the walk table dropped (an audit
+//! keeps its walk in a scratch file). Every value is carried over as it was, so the runs sealed under version
 //! 1 verify the same afterwards: the chain reads the whole paths back through the views.
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, params_from_iter};
 
 use crate::dirs::{DirIds, split};
-use crate::tables::{DDL_FILES, DDL_POLICY};
+use crate::tables::{DDL_CTIME, DDL_FILES, DDL_POLICY};
 
 /// Schema 2 to 3: the policy table, empty (no policy set).
 pub(crate) fn from_v2(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute_batch(DDL_POLICY)?;
     tx.execute_batch("PRAGMA user_version = 3;")?;
+    tx.commit()
+}
+
+/// Schema 3 to 4: the ctime column, empty, in one transaction.
+pub(crate) fn from_v3(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute_batch(DDL_CTIME)?;
+    tx.pragma_update(None, "user_version", 4)?;
     tx.commit()
 }
 
@@ -202,6 +212,40 @@ mod tests {
         assert_eq!(rows(&c, "SELECT * FROM policy"), Rows::new());
         let (_, head) = crate::chain::verify(&c).unwrap().head.unwrap();
         assert_eq!(hex::encode(head), V1_HEAD);
+    }
+
+    /// Schema 3 to 4 adds the ctime column, empty: the schema is then exactly a new catalog's,
+    /// every row is as it was, and the runs sealed before verify to the same head.
+    #[test]
+    fn an_upgrade_to_4_adds_an_empty_ctime_and_keeps_the_chain() {
+        let (_t, mut c) = v1_copy();
+        from_v1(&mut c).unwrap();
+        from_v2(&mut c).unwrap();
+        let before = rows(
+            &c,
+            &format!("SELECT path, {FILES} FROM file_paths ORDER BY path"),
+        );
+        from_v3(&mut c).unwrap();
+        let version: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 4);
+        assert!(crate::tables::foreign_objects(&c, 4).unwrap().is_empty());
+        let after = rows(
+            &c,
+            &format!("SELECT path, {FILES} FROM file_paths ORDER BY path"),
+        );
+        assert_eq!(after, before);
+        let set: i64 = c
+            .query_row(
+                "SELECT count(*) FROM files WHERE ctime_ns IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(set, 0);
+        let (run, head) = crate::chain::verify(&c).unwrap().head.unwrap();
+        assert_eq!((run, hex::encode(head)), (4, V1_HEAD.to_string()));
     }
 
     /// An upgrade that fails part way (here: the walk table it drops is not there) leaves the

@@ -5,14 +5,15 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::tables::{DDL_FILES, DDL_POLICY, DDL_RUNS, foreign_objects};
+use crate::tables::{DDL_CTIME, DDL_FILES, DDL_POLICY, DDL_RUNS, foreign_objects};
 use crate::{CatalogError, Result, sql};
 
-/// The schema this trawl writes and reads (`PRAGMA user_version`). Version 1 (paths stored
-/// whole in every row, the primary digest twice, the walk inside the catalog) and version 2
-/// (no policy table) are upgraded in place by the first write (`migrate.rs`); a version-2
-/// catalog is read as it is (it has no policy).
-pub const SCHEMA_VERSION: i64 = 3;
+/// The schema this trawl writes and reads (`PRAGMA user_version`). Versions 1 (paths stored
+/// whole in every row, the primary digest twice, the walk inside the catalog), 2 (no policy
+/// table) and 3 (no ctime) are upgraded in place by the first write
+/// (`migrate.rs`); a version-2 or -3 catalog is read as it is (it has no policy, or no ctime:
+/// nothing in it is offered to `scan --reuse`).
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `PRAGMA application_id`: "trwl", so that other SQLite files are told apart from catalogs.
 const APPLICATION_ID: i64 = 0x7472_776c;
@@ -48,19 +49,20 @@ pub(crate) fn prepare(
         create_tables(conn).map_err(e)?;
     } else if app != APPLICATION_ID {
         return Err(CatalogError::NotCatalog { path: path.into() });
-    } else if version == 1 && write {
+    } else if (1..SCHEMA_VERSION).contains(&version) && write {
         // Checked before the upgrade writes a row: a planted trigger would fire on it.
-        check_objects(conn, path, 1)?;
-        crate::migrate::from_v1(conn).map_err(e)?;
-        crate::migrate::from_v2(conn).map_err(e)?;
+        check_objects(conn, path, version)?;
+        if version == 1 {
+            crate::migrate::from_v1(conn).map_err(e)?;
+        }
+        if version <= 2 {
+            crate::migrate::from_v2(conn).map_err(e)?;
+        }
+        crate::migrate::from_v3(conn).map_err(e)?;
         migrated = true;
-    } else if version == 2 && write {
-        check_objects(conn, path, 2)?;
-        crate::migrate::from_v2(conn).map_err(e)?;
-        return tune(conn, write).map(|()| Some(2)).map_err(e);
-    } else if version == 2 {
-        // Read as it is: a version-2 catalog is version 3 without a policy.
-        check_objects(conn, path, 2)?;
+    } else if version == 2 || version == 3 {
+        // Read as it is: version 3 without a ctime (and version 2 without a policy as well).
+        check_objects(conn, path, version)?;
         return tune(conn, write).map(|()| None).map_err(e);
     } else if version < SCHEMA_VERSION {
         return Err(CatalogError::Old {
@@ -77,7 +79,7 @@ pub(crate) fn prepare(
     }
     check_objects(conn, path, SCHEMA_VERSION)?;
     tune(conn, write).map_err(e)?;
-    if migrated {
+    if migrated && version == 1 {
         // Give the space the old layout took back to the file system: the upgrade is committed,
         // and a VACUUM that fails (a full disk) leaves it as it is, only larger.
         let _ = conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)");
@@ -118,6 +120,7 @@ fn create_tables(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.execute_batch(DDL_RUNS)?;
     tx.execute_batch(DDL_FILES)?;
     tx.execute_batch(DDL_POLICY)?;
+    tx.execute_batch(DDL_CTIME)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.execute(

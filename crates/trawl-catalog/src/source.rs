@@ -31,6 +31,9 @@ pub enum ReadResult<'a> {
         dev: u64,
         /// Its inode number.
         ino: u64,
+        /// Its status change time as the read found it, nanoseconds since the epoch, where the
+        /// source has one (what `scan --reuse` holds a file to).
+        ctime_ns: Option<i64>,
         /// Its digests: the catalog's algorithms in its order, then any others the source
         /// computed to compare with `expected` (kept for that only).
         digests: &'a [(Algorithm, Vec<u8>)],
@@ -241,9 +244,15 @@ pub fn read_plan(
     found: &mut dyn FnMut(ReadResult<'_>),
 ) {
     let lanes = DigestLanes(plan.algorithms.to_vec());
+    // An audit reads every file it checks: never a digest known from an earlier read, which
+    // bit rot (content changed, metadata not) would pass.
+    let cfg = ScanConfig {
+        known: None,
+        ..plan.cfg.clone()
+    };
     let reading = Reading {
         source,
-        cfg: plan.cfg,
+        cfg: &cfg,
         lanes: &lanes,
         cap: None,
         // The plan announced its totals.
@@ -275,6 +284,7 @@ fn hand(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
             mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
             dev: rec.dev,
             ino: rec.ino,
+            ctime_ns: (rec.ctime_ns != 0).then_some(rec.ctime_ns),
             digests: &rec.digests(),
             expected: None,
         }),

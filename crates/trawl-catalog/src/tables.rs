@@ -1,4 +1,4 @@
-//! The catalog's tables as trawl creates them (schema version 3), the objects version 1 had,
+//! The catalog's tables as trawl creates them (schema version 4), the objects version 1 had,
 //! and what in a catalog's schema trawl did not create.
 
 use rusqlite::Connection;
@@ -106,6 +106,13 @@ CREATE TABLE policy(
 );
 ";
 
+/// What schema 4 adds to schema 3: each file's status change time (ctime, nanoseconds) as
+/// the read that gave its digests found it, so that `scan --reuse` can tell a file whose
+/// content changed under a restored mtime. NULL in a row registered before (never reused).
+/// A new catalog is made by the same statement after schema 3's tables, so that its schema
+/// reads exactly as an upgraded one's.
+pub(crate) const DDL_CTIME: &str = "ALTER TABLE files ADD COLUMN ctime_ns INTEGER;";
+
 /// The objects a schema-1 catalog holds before its upgrade (each `sqlite_autoindex_*` aside).
 const V1_OBJECTS: &[(&str, &str)] = &[
     ("table", "meta"),
@@ -143,7 +150,7 @@ fn objects(conn: &Connection) -> rusqlite::Result<Vec<Object>> {
 /// view or table of another name, or one of trawl's objects redefined (a view that lies to the
 /// readers, a trigger that rewrites what an audit records). Empty for a catalog as trawl made
 /// it. Schema version 1 is checked by its objects' names and kinds (no trigger, no view);
-/// version 2 is version 3 without the policy table.
+/// version 3 is version 4 without the ctime column, version 2 version 3 without the policy table.
 pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Result<Vec<String>> {
     let found = objects(conn)?;
     let describe = |(ty, name, table, _): &Object| {
@@ -170,6 +177,9 @@ pub(crate) fn foreign_objects(conn: &Connection, version: i64) -> rusqlite::Resu
         c.execute_batch(DDL_FILES)?;
         if version >= 3 {
             c.execute_batch(DDL_POLICY)?;
+        }
+        if version >= 4 {
+            c.execute_batch(DDL_CTIME)?;
         }
         objects(&c)?
     };
@@ -204,6 +214,7 @@ mod tests {
         c.execute_batch(DDL_RUNS).unwrap();
         c.execute_batch(DDL_FILES).unwrap();
         c.execute_batch(DDL_POLICY).unwrap();
+        c.execute_batch(DDL_CTIME).unwrap();
         c
     }
 

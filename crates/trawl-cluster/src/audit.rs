@@ -376,6 +376,9 @@ pub(crate) fn take_reads(
                     mtime_ns,
                     dev,
                     ino,
+                    // Not carried on the wire: a cluster's audit records no ctime, and
+                    // `scan --reuse` reads such a file.
+                    ctime_ns: None,
                     digests: &digests,
                     expected: None,
                 });

@@ -45,6 +45,10 @@ pub enum OptionsError {
     /// A sampled reduction cannot be split across machines (each map's sample would differ).
     #[error("a sampled reduction cannot be mapped")]
     SampledMap,
+    /// Digests taken from a catalog read no bytes; the data reduction and the FLV index need
+    /// every file's.
+    #[error("{0} reads every file, and files whose digests are reused are not read")]
+    ReuseReads(&'static str),
 }
 
 impl ScanOptions {
@@ -171,6 +175,23 @@ impl ScanOptions {
         self
     }
 
+    /// Take the digests of the files `known` holds and finds unchanged instead of reading
+    /// them (`scan --reuse`). Refused with a reduction or the FLV index, which need the bytes;
+    /// the files are read as listed (ordering them by their place on disk would open each).
+    pub fn reuse(mut self, known: std::sync::Arc<trawl_scan::Known>) -> Result<Self, OptionsError> {
+        if self.reduce.is_some() {
+            return Err(OptionsError::ReuseReads("the data reduction"));
+        }
+        if self.media {
+            return Err(OptionsError::ReuseReads("the FLV index"));
+        }
+        if self.cfg.read_order == trawl_scan::ReadOrder::Auto {
+            self.cfg.read_order = trawl_scan::ReadOrder::Walk;
+        }
+        self.cfg.known = Some(known);
+        Ok(self)
+    }
+
     /// Be one map of a cluster's scan: read exactly `files` instead of walking the roots
     /// (symbolic links followed, a missing file a failure; with [`ScanOptions::listing`],
     /// through its source, each name looked up there), and fold the reduction into
@@ -228,5 +249,17 @@ mod tests {
             opts().reduce(Some(sampled)).shard(vec![], 4).unwrap_err(),
             OptionsError::SampledMap
         );
+        let known = std::sync::Arc::new(trawl_scan::KnownBuilder::new(&[], 1).build(false, false));
+        let reducing = opts().reduce(Some(ReduceConfig::default()));
+        assert!(matches!(
+            reducing.reuse(known.clone()),
+            Err(OptionsError::ReuseReads(_))
+        ));
+        assert!(matches!(
+            opts().media(true).reuse(known.clone()),
+            Err(OptionsError::ReuseReads(_))
+        ));
+        let o = opts().reuse(known).unwrap();
+        assert_eq!(o.cfg.read_order, trawl_scan::ReadOrder::Walk);
     }
 }

@@ -439,6 +439,11 @@ impl<'a> Collected<'a> {
             breakdown,
             duplicates: duplicates.as_ref().map(|d| d.summary.clone()),
             excluded: excluded_report(&o.cfg.walk.excluding, self.excluded),
+            reuse: o
+                .cfg
+                .known
+                .as_deref()
+                .map(|k| reuse_report(k, records.len())),
             skipped,
             failed,
             ..empty_report(&o.cfg, &o.algorithms)
@@ -507,6 +512,18 @@ fn totals(
         },
         peak_rss_bytes: crate::peak_rss(),
         peak_anon_bytes: crate::peak_anon(),
+    }
+}
+
+/// The report's `reuse`: what `known` gave of the scan's `files` (the catalog and the rule are
+/// the caller's to say).
+fn reuse_report(known: &trawl_scan::Known, files: u64) -> trawl_report::ReuseJson {
+    let c = known.counts();
+    trawl_report::ReuseJson {
+        taken: c.taken,
+        read: files.saturating_sub(c.taken),
+        changed: c.changed,
+        ..Default::default()
     }
 }
 
@@ -611,6 +628,7 @@ pub fn empty_report(cfg: &ScanConfig, algorithms: &[Algorithm]) -> ScanReport {
         breakdown: None,
         duplicates: None,
         excluded: None,
+        reuse: None,
         stages: None,
         skipped: Vec::new(),
         failed: Vec::new(),

@@ -49,6 +49,9 @@ pub fn scan_summary(r: &ScanReport, spilled: Spilled) -> String {
     if !nothing_read {
         s.push_str(&totals_line(r));
     }
+    if let Some(u) = &r.reuse {
+        s.push_str(&reuse_line(u));
+    }
     skipped_line(r, &mut s);
     if let Some(e) = &r.excluded {
         s.push_str(&excluded_line(e));
@@ -83,6 +86,21 @@ fn totals_line(r: &ScanReport) -> String {
         human_bytes(t.bytes),
         t.seconds,
         human_rate(t.bytes, t.seconds),
+    )
+}
+
+/// `--reuse`: how many files' digests came from the catalog, how many were read.
+fn reuse_line(u: &trawl_report::ReuseJson) -> String {
+    let changed = match u.changed {
+        0 => String::new(),
+        n => format!(" ({n} of them changed since it recorded them)"),
+    };
+    format!(
+        "reuse: {} taken from {} (not read: {} as recorded), {} read{changed}\n",
+        human_count(u.taken, "file's digests", "files' digests"),
+        u.catalog,
+        u.rule.join(", "),
+        human_count(u.read, "file", "files"),
     )
 }
 

@@ -419,6 +419,38 @@ pub fn stat_in(dir: &File, name: &[u8]) -> Option<(u64, u64, u64, i64)> {
     })
 }
 
+/// [`crate::look`] of `name` in `dir`: one `fstatat` that follows no link; None unless it is a
+/// regular file.
+pub(crate) fn stat_at(dir: &File, name: &[u8]) -> Option<crate::Looked> {
+    let c = cstr(name).ok()?;
+    // SAFETY: stat is plain data, filled by the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor alive for the call, a C string and an out-pointer.
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    // nlink_t is u64 on x86-64, u32 on some other targets.
+    #[allow(clippy::useless_conversion)]
+    let nlink = u64::from(st.st_nlink);
+    (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG).then(|| crate::Looked {
+        stamp: crate::Stamp {
+            size: st.st_size as u64,
+            mtime_sec: st.st_mtime,
+            mtime_nsec: st.st_mtime_nsec,
+            ino: st.st_ino,
+            dev: st.st_dev,
+            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
+        },
+        nlink,
+        disk_bytes: st.st_blocks as u64 * 512,
+    })
+}
+
 fn readlink_at(dir: libc::c_int, name: &[u8]) -> io::Result<Vec<u8>> {
     let c = cstr(name)?;
     let mut buf = vec![0u8; libc::PATH_MAX as usize];

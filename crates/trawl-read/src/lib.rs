@@ -2,7 +2,8 @@
 //! reads by plain `read(2)` or by memory-mapped windows (guarded against the file shrinking),
 //! and detection of files that change while they are read.
 //!
-//! The face: opening ([`open_for_read`] and its variants, [`OpenedFile`], [`Stamp`]; a small
+//! The face: opening ([`open_for_read`] and its variants, [`OpenedFile`], [`Stamp`]; a file
+//! looked at without opening it, [`look`]; a small
 //! input read whole, [`read_whole`]), buffers ([`BufferPool`]), reading ([`ChunkSource`] by
 //! [`IoMethod`]), names opened beneath a directory that cannot leave it ([`RootDir`],
 //! [`open_beneath`], [`Parents`]), directories held open ([`DirAt`]), the mapped window's
@@ -29,7 +30,8 @@ pub use chunks::{AUTO_MAP_MIN, Chunk, ChunkSource, IoMethod, Window};
 pub use clock::{process_cpu_time, thread_cpu_time};
 pub use disk::{device_seeks, first_extent};
 pub use open::{
-    OpenedFile, Stamp, open_for_read, open_for_read_in, open_for_read_with, open_in, read_whole,
+    Looked, OpenedFile, Stamp, look, open_for_read, open_for_read_in, open_for_read_with, open_in,
+    read_whole,
 };
 pub use pool::{BufferPool, PooledBuf, SPARE_BYTES};
 pub use sigbus::{MapGuard, file_shrank_below, guard_map};

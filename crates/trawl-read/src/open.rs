@@ -19,6 +19,9 @@ pub struct Stamp {
     pub ino: u64,
     /// Device.
     pub dev: u64,
+    /// Status change time (ctime), nanoseconds since the epoch: set by the kernel on every
+    /// change to the inode, its contents included, and never settable from user space.
+    pub ctime_ns: i64,
 }
 
 impl Stamp {
@@ -30,8 +33,36 @@ impl Stamp {
             mtime_nsec: md.mtime_nsec(),
             ino: md.ino(),
             dev: md.dev(),
+            ctime_ns: md.ctime() * 1_000_000_000 + md.ctime_nsec(),
         }
     }
+}
+
+/// A regular file as [`look`] finds it, without opening it.
+#[derive(Debug, Clone, Copy)]
+pub struct Looked {
+    /// Its size, times and identity.
+    pub stamp: Stamp,
+    /// Names of its inode.
+    pub nlink: u64,
+    /// Bytes it takes on disk (`st_blocks` x 512).
+    pub disk_bytes: u64,
+}
+
+/// What the file a reader would open is now, without opening it: by its name alone in `dir`
+/// without following a link (as [`open_for_read_in`] opens it), else by its path following
+/// links. None unless it is a regular file that could be looked at (the reader then says why).
+pub fn look(dir: Option<&File>, path: &Path) -> Option<Looked> {
+    use std::os::unix::ffi::OsStrExt;
+    let md = match dir.zip(path.file_name()) {
+        Some((d, n)) => return crate::beneath::stat_at(d, n.as_bytes()),
+        None => std::fs::metadata(path).ok()?,
+    };
+    md.is_file().then(|| Looked {
+        stamp: Stamp::of(&md),
+        nlink: md.nlink(),
+        disk_bytes: md.blocks() * 512,
+    })
 }
 
 /// An open regular file and its state when opened.

@@ -33,7 +33,8 @@ mod verify;
 
 // A scan: its files, totals and failures.
 pub use scan::{
-    ErrorJson, FileJson, FileList, FileSizeBucket, FileSource, ScanReport, SizeHistogram, Totals,
+    ErrorJson, FileJson, FileList, FileSizeBucket, FileSource, ReuseJson, ScanReport,
+    SizeHistogram, Totals,
 };
 // What the user's rules left out.
 pub use exclude::{EXCLUDED_LISTED, ExcludedEntry, ExcludedJson, ExcludedTally};

@@ -207,6 +207,9 @@ pub struct ScanReport {
     /// What the user's rules left out (`--exclude`); absent when none was given.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub excluded: Option<crate::exclude::ExcludedJson>,
+    /// With `--reuse`: the files whose digests were taken from a catalog, and those read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reuse: Option<ReuseJson>,
     /// Where the CPU went, by stage (with `--stats`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stages: Option<crate::stages::StagesJson>,
@@ -214,6 +217,22 @@ pub struct ScanReport {
     pub skipped: Vec<FileJson>,
     /// Entries that failed, in path order.
     pub failed: Vec<FileJson>,
+}
+
+/// The report's `reuse` (`scan --reuse CATALOG`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReuseJson {
+    /// The catalog the digests came from, as given.
+    pub catalog: String,
+    /// What must be as the catalog recorded it for a file's digests to be taken: `size`,
+    /// `mtime`, `ctime`, `inode` (its device and inode numbers).
+    pub rule: Vec<String>,
+    /// Files whose digests were taken from the catalog: not read.
+    pub taken: u64,
+    /// Files read (those of `totals.files` not taken).
+    pub read: u64,
+    /// Of those read, files the catalog held that were no longer as it recorded them.
+    pub changed: u64,
 }
 
 /// A source of the records of `files`, in order; an error ends it.

@@ -451,6 +451,7 @@ fn consume(
         mtime_nsec: entry.mtime_ns.rem_euclid(1_000_000_000),
         dev: entry.dev,
         ino: entry.ino,
+        ctime_ns: 0,
         nlink: 1,
         disk_bytes: size,
         outputs,

@@ -16,10 +16,13 @@
 //! the reading service: named files read once each through a [`Source`] ([`LocalRoots`]),
 //! each answered with an [`Outcome`]; a source that lists its own roots (a store's objects) is
 //! a [`Listing`], scanned by [`scan_listing`] (or its named files alone, by [`scan_named`]).
+//! [`Known`] holds digests from an earlier read that a file still as it was then is taken
+//! from instead of being read.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod depth;
+mod known;
 mod lane;
 mod listing;
 mod named;
@@ -33,6 +36,7 @@ mod read;
 mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
+pub use known::{Identity, Known, KnownBuilder, ReuseCounts};
 pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores};
 pub use listing::{LOOKUPS, Listing, scan_listing, scan_named};
 pub use named::{
@@ -74,6 +78,9 @@ pub struct ScanConfig {
     pub buffers: usize,
     /// Read at most this many bytes per second, all readers together (`--limit-rate`).
     pub rate_limit: Option<u64>,
+    /// Digests known from an earlier read (`scan --reuse`): a file that is still what it was
+    /// then is taken from here, not read. An audit never has one.
+    pub known: Option<Arc<Known>>,
     /// Where every thread's CPU time and waits are counted, by stage (the walk's too).
     pub stages: Arc<Stages>,
 }
@@ -97,6 +104,7 @@ impl ScanConfig {
             buffer_size: 1 << 20,
             buffers: threads * 4 + 4,
             rate_limit: None,
+            known: None,
             stages: Arc::default(),
         }
     }
@@ -119,6 +127,9 @@ pub struct FileRecord {
     pub dev: u64,
     /// Inode number.
     pub ino: u64,
+    /// Status change time (ctime), nanoseconds since the epoch; 0 where the source has none
+    /// (an object in a store).
+    pub ctime_ns: i64,
     /// Names of the inode (more than 1: hard links).
     pub nlink: u64,
     /// Bytes it takes on disk (`st_blocks` x 512), as `du` counts them.

@@ -204,6 +204,13 @@ impl Pipeline<'_> {
                 events.push(match item {
                     WalkItem::File(f) => {
                         let (pool, lanes, progress) = (self.pool, self.lanes, self.progress);
+                        // Still as it was when its digests were known: taken, not read.
+                        let root = cfg.roots.get(f.root);
+                        let known = cfg.known.as_deref().zip(root);
+                        if let Some(rec) = known.and_then(|(k, r)| k.take(&f, r)) {
+                            events.push(Event::File(rec));
+                            continue;
+                        }
                         match read_file(&f, cfg, pool, lanes, progress, stop, &mut waited) {
                             Ok(Some(rec)) => Event::File(rec),
                             Ok(None) => break 'batches,

@@ -66,6 +66,7 @@ pub(crate) fn read_file(
         mtime_nsec: stamp.mtime_nsec,
         dev: stamp.dev,
         ino: stamp.ino,
+        ctime_ns: stamp.ctime_ns,
         nlink,
         disk_bytes,
         outputs,

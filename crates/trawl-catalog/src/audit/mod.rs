@@ -541,7 +541,7 @@ mod tests {
             if mode == AuditMode::Full {
                 for (i, &(p, size, mtime, content)) in found.iter().enumerate() {
                     let digests = [(Algorithm::Sha256, vec![content; 32])];
-                    let meta = (size, mtime, 1, i as u64 + 1);
+                    let meta = (size, mtime, 1, i as u64 + 1, None);
                     a.record_read(0, p.as_bytes(), meta, &digests, None)
                         .unwrap();
                 }

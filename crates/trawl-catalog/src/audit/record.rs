@@ -15,6 +15,8 @@ struct Seen<'a> {
     mtime_ns: i64,
     dev: u64,
     ino: u64,
+    /// The status change time the read's `fstat` found (None: its source has none).
+    ctime_ns: Option<i64>,
     digests: &'a [u8],
 }
 
@@ -96,17 +98,18 @@ pub(super) type Registered = (i64, i64, i64, Vec<u8>, bool, i64, String);
 type Judged = (Verdict, Option<String>, Option<Vec<u8>>);
 
 impl Audit<'_> {
-    /// A file read in full (`meta`: its size, mtime, device and inode): compares it with its
-    /// registered row, or with what its source expects of it, and records the verdict.
+    /// A file read in full (`meta`: its size, mtime, device, inode and ctime, where its source
+    /// has one): compares it with its registered row, or with what its source expects of it,
+    /// and records the verdict.
     pub fn record_read(
         &mut self,
         root: usize,
         rel: &[u8],
-        meta: (u64, i64, u64, u64),
+        meta: (u64, i64, u64, u64, Option<i64>),
         digests: &[(Algorithm, Vec<u8>)],
         expected: Option<Expected<'_>>,
     ) -> Result<(Verdict, Option<String>)> {
-        let (size, mtime_ns, dev, ino) = meta;
+        let (size, mtime_ns, dev, ino, ctime_ns) = meta;
         self.read.0 += 1;
         self.read.1 += size;
         let rid = self.roots[root].0;
@@ -117,6 +120,7 @@ impl Audit<'_> {
             mtime_ns,
             dev,
             ino,
+            ctime_ns,
             digests: &all,
         };
         if let Some(e) = expected
@@ -337,8 +341,9 @@ impl Audit<'_> {
             .conn
             .prepare_cached(
                 "INSERT INTO files(dir, name, size, mtime_ns, dev, ino, digests, state,
-                     present, version, first_seen, last_verified, first_run, last_run, last_verdict)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ok', 1, 1, ?8, ?8, ?9, ?9, 'new')",
+                     present, version, first_seen, last_verified, first_run, last_run, last_verdict,
+                     ctime_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ok', 1, 1, ?8, ?8, ?9, ?9, 'new', ?10)",
             )
             .and_then(|mut st| {
                 st.execute(params![
@@ -350,7 +355,8 @@ impl Audit<'_> {
                     seen.ino as i64,
                     seen.digests,
                     self.now,
-                    self.run
+                    self.run,
+                    seen.ctime_ns
                 ])
             })
             .map_err(|e| self.err(e))?;
@@ -375,7 +381,7 @@ impl Audit<'_> {
             "UPDATE files SET size = ?2, mtime_ns = ?3, dev = ?4, ino = ?5,
                  digests = ?6, state = 'ok', present = 1, version = version + ?7,
                  last_verified = ?8, last_run = ?9, last_verdict = ?10,
-                 first_run = ?11, missing_since = NULL
+                 first_run = ?11, missing_since = NULL, ctime_ns = ?12
              WHERE id = ?1",
         )
         .and_then(|mut st| {
@@ -390,7 +396,8 @@ impl Audit<'_> {
                 self.now,
                 self.run,
                 verdict.name(),
-                first_run
+                first_run,
+                seen.ctime_ns
             ])
         })
         .map_err(|e| self.err(e))?;

@@ -162,10 +162,13 @@ impl Audit<'_> {
                     } else {
                         digests
                     };
+                    // Its ctime is dropped: the row keeps the device and inode it was
+                    // registered with, so no `scan --reuse` takes it until an audit reads it.
                     conn.execute(
                         "UPDATE files SET dir = ?2, name = ?3, size = ?4, mtime_ns = ?5,
                              state = 'ok', present = 1, last_verified = ?6, last_run = ?7,
-                             last_verdict = 'moved', missing_since = NULL, digests = ?8
+                             last_verdict = 'moved', missing_since = NULL, digests = ?8,
+                             ctime_ns = NULL
                          WHERE id = ?1",
                         params![id, tdir, tname, tsize, tmtime, self.now, self.run, kept],
                     )

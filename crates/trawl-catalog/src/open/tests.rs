@@ -176,8 +176,8 @@ fn a_sidecar_that_is_a_link_or_has_other_names_stops_the_open() {
     assert_eq!(std::fs::read(&planted).unwrap(), b"a log from elsewhere");
 }
 
-/// A schema-2 catalog (schema 3 without the policy table) is read as it is, with no policy;
-/// the first writer upgrades it to schema 3, saying from which.
+/// A schema-2 catalog (schema 4 without the policy table and the ctime column) is read as it
+/// is, with no policy; the first writer upgrades it to schema 4, saying from which.
 #[test]
 fn a_schema_2_catalog_is_read_as_it_is_and_upgraded_by_a_writer() {
     let t = tempfile::tempdir().unwrap();
@@ -185,8 +185,10 @@ fn a_schema_2_catalog_is_read_as_it_is_and_upgraded_by_a_writer() {
     drop(Catalog::open(&p, OpenMode::Write).unwrap());
     {
         let c = Connection::open(&p).unwrap();
-        c.execute_batch("DROP TABLE policy; PRAGMA user_version = 2;")
-            .unwrap();
+        c.execute_batch(
+            "DROP TABLE policy; ALTER TABLE files DROP COLUMN ctime_ns; PRAGMA user_version = 2;",
+        )
+        .unwrap();
     }
     let cat = Catalog::open(&p, OpenMode::Read).unwrap();
     assert_eq!(cat.upgraded_from(), None);

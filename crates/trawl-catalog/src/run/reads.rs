@@ -250,10 +250,11 @@ impl<'a> Reads<'a> {
                 mtime_ns,
                 dev,
                 ino,
+                ctime_ns,
                 digests,
                 expected,
             } => {
-                let meta = (size, mtime_ns, dev, ino);
+                let meta = (size, mtime_ns, dev, ino, ctime_ns);
                 let r = rel(path, &roots[root]);
                 let (v, detail) = audit.record_read(root, r, meta, digests, expected)?;
                 if v == Verdict::Corrupt {

@@ -259,6 +259,8 @@ fn tell(named: &[Named], outcome: &Outcome, found: &mut dyn FnMut(ReadResult<'_>
                 mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
                 dev: rec.dev,
                 ino: rec.ino,
+                // A logical path is no file a scan finds: nothing to reuse by.
+                ctime_ns: None,
                 digests: &digests,
                 expected: Some(Expected {
                     digests: want,
