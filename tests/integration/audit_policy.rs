@@ -388,6 +388,33 @@ fn trawl_now_must_be_a_plain_integer() {
         .stderr_has("TRAWL_NOW='12abc': not a plain integer");
 }
 
+/// TRAWL_NOW past the last second RFC 3339 writes (9999-12-31T23:59:59Z, as `date -u -d
+/// @253402300799` prints it) is refused (exit 2), not recorded to make every later command
+/// that prints it panic; that last second itself is taken.
+#[test]
+fn trawl_now_stops_where_rfc_3339_does() {
+    let d = Dir::new();
+    collection(&d, 1);
+    at(&d, T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "1d"],
+    )
+    .code(0);
+    for late in [253_402_300_800, i64::MAX] {
+        at(&d, late, &["audit", "t", "-c", "cat.db", "-q"])
+            .code(2)
+            .stderr_has("not a plain integer up to 253402300799");
+        at(&d, late, &["catalog", "due", "-c", "cat.db"]).code(2);
+    }
+    at(&d, 253_402_300_799, &["catalog", "due", "-c", "cat.db"])
+        .code(0)
+        .stdout_has("1 files (");
+    at(&d, 253_402_300_799, &["catalog", "due", "-c", "cat.db"])
+        .stdout_has("(as of 9999-12-31T23:59:59Z)");
+}
+
 /// A policy audit that finds the catalog held by another audit reads nothing and exits 0,
 /// saying so; a plain audit is refused (exit 2) as before.
 #[test]
