@@ -377,6 +377,46 @@ fn a_policy_audit_keeps_to_its_window_and_flags_win_over_its_budget() {
     h.stdout_has("last audit: run 3 ");
 }
 
+/// A verification later than now (one run under a clock gone wrong, a century ahead) vouches
+/// for nothing: the file is due, listed first and read first, as one never verified, so a
+/// file corrupted since is found by the next policy run within its budget (before, it was not
+/// due for a century, and every policy run said nothing was left, exit 0).
+#[test]
+fn a_verification_from_the_future_leaves_the_file_due() {
+    let d = Dir::new();
+    let files = collection(&d, 4);
+    let victim = files.keys().next().unwrap().clone();
+    at(&d, T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "30d"],
+    )
+    .code(0);
+    // One file read (the first by path) under a clock a century ahead.
+    let ahead = T0 + 36_500 * DAY;
+    at(
+        &d,
+        ahead,
+        &["audit", "t", "-c", "cat.db", "-q", "--max-bytes", "1"],
+    )
+    .code(0);
+    flip_byte(&d.join("t").join(&victim), 10);
+    let now = T0 + 40 * DAY;
+    let due = at(&d, now, &["catalog", "due", "-c", "cat.db", "--json"]);
+    let v: Value = serde_json::from_str(&due.code(0).stdout).unwrap();
+    assert_eq!(v["totals"]["files"], 4, "{v}");
+    let first = v["files"][0]["path"].as_str().unwrap();
+    assert!(first.ends_with(&format!("t/{victim}")), "{v}");
+    at(
+        &d,
+        now,
+        &["audit", "t", "-c", "cat.db", "--policy", "--max-bytes", "1"],
+    )
+    .code(1)
+    .stdout_has(&format!("corrupt     t/{victim}"));
+}
+
 /// TRAWL_NOW is a plain integer or refused (exit 2), before anything is opened.
 #[test]
 fn trawl_now_must_be_a_plain_integer() {
