@@ -417,6 +417,46 @@ fn a_verification_from_the_future_leaves_the_file_due() {
     .stdout_has(&format!("corrupt     t/{victim}"));
 }
 
+/// A policy run not given one of the catalog's roots leaves that root's files due for ever:
+/// it says so on stderr even with `-q` (as a scheduled run is), naming the root, while the
+/// files stay due (`catalog due`); given every root, it reads them and says nothing.
+#[test]
+fn a_policy_run_not_given_every_root_says_so_even_quiet() {
+    let d = Dir::new();
+    d.create(b"t/a", b"a");
+    d.create(b"u/b", b"b");
+    at(&d, T0, &["audit", "t", "u", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "30d"],
+    )
+    .code(0);
+    let r = at(
+        &d,
+        T0 + 40 * DAY,
+        &["audit", "t", "-c", "cat.db", "--policy", "-q"],
+    );
+    let u = std::fs::canonicalize(d.join("u")).unwrap();
+    r.code(0)
+        .stderr_has("1 files (1 B) due, and this run was not given the catalog's root ")
+        .stderr_has(&format!("root {}:", u.display()));
+    let due = at(
+        &d,
+        T0 + 40 * DAY,
+        &["catalog", "due", "-c", "cat.db", "--json"],
+    );
+    let v: Value = serde_json::from_str(&due.code(0).stdout).unwrap();
+    assert_eq!(v["files"][0]["path"], u.join("b").to_str().unwrap(), "{v}");
+    let r = at(
+        &d,
+        T0 + 41 * DAY,
+        &["audit", "t", "u", "-c", "cat.db", "--policy", "-q"],
+    );
+    r.code(0);
+    assert_eq!(r.stderr, "");
+}
+
 /// TRAWL_NOW is a plain integer or refused (exit 2), before anything is opened.
 #[test]
 fn trawl_now_must_be_a_plain_integer() {
