@@ -64,7 +64,7 @@ pub fn now_secs() -> i64 {
 }
 
 /// A Unix time as `2026-11-22T12:00:00Z` (one before the epoch as the epoch, one after
-/// [`LAST_TIME`] as it: RFC 3339 has four digits of year).
+/// 9999-12-31T23:59:59Z as it: RFC 3339 has four digits of year).
 pub fn format_time(secs: i64) -> String {
     let secs = secs.clamp(0, LAST_TIME) as u64;
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
