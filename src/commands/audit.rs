@@ -62,7 +62,10 @@ pub fn run_with(
     let metrics = plan
         .metrics
         .as_deref()
-        .map(|p| create_output(&plan, p))
+        .map(|p| {
+            super::output::outside("--metrics", p, &plan.cfg.roots)?;
+            create_output(&plan, p)
+        })
         .transpose()?;
     let also_exclude = metrics.as_ref().and_then(Output::identity);
     let done = audit_and_write(&plan, typed_roots, source, also_exclude);

@@ -156,6 +156,24 @@ pub fn apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses an output that every run writes again (`--metrics`) anywhere inside one of
+/// `inputs`, whether its file exists yet or not: [`apart`] lets a new name through (the walk
+/// leaves it out), but once written the next run finds it there and would replace a file it
+/// reads, so a scheduled run would work once and be refused every night after.
+pub fn outside<P: AsRef<Path>>(flag: &str, path: &Path, inputs: &[P]) -> anyhow::Result<()> {
+    let Some(root) = place(path).and_then(|real| inside(real.parent()?, inputs)) else {
+        return Ok(());
+    };
+    let why = format!(
+        " {}: inside {}, which is read; the file is written again by every run, and the next \
+         run would find it among the files it reads (name a file outside {})",
+        path.display(),
+        root.display(),
+        root.display()
+    );
+    Err(Refused::flag(flag, why).into())
+}
+
 /// Refuses a directory of outputs whose names are known only once the files are read
 /// (`--media-index DIR`) where it lies inside one of `inputs` and holds anything: one of
 /// the files written into it could replace a file that was read. A new or empty directory

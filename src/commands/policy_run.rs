@@ -130,5 +130,37 @@ pub(crate) fn left(
             plan.catalog.display()
         ));
     }
+    if due.files > 0 {
+        let unread = roots_not_given(plan, cat)?;
+        if !unread.is_empty() {
+            messages::warning(format_args!(
+                "{}: {what} due, and this run was not given the catalog's {}: their files fall due and no run of this command reads them (give every root to the policy audit)",
+                plan.catalog.display(),
+                unread.join(", ")
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The catalog's roots that no root of this run reaches (a root given reaches a root
+/// registered inside it, and one inside a registered root is audited as that root), as shown:
+/// files under them are never read by this command, however often it runs.
+fn roots_not_given(plan: &AuditPlan, cat: &Catalog) -> anyhow::Result<Vec<String>> {
+    let given: Vec<std::path::PathBuf> = plan
+        .cfg
+        .roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    Ok(cat
+        .roots()?
+        .into_iter()
+        .filter(|(_, root)| {
+            !given
+                .iter()
+                .any(|g| root.starts_with(g) || g.starts_with(root))
+        })
+        .map(|(_, root)| format!("root {}", root.display()))
+        .collect())
 }

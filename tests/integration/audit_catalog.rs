@@ -479,3 +479,23 @@ fn a_catalog_export_that_cannot_hold_a_name_writes_nothing() {
         .code(0)
         .stdout_has("plain");
 }
+
+/// A directory named as the catalog is refused as no regular file by the commands that only
+/// read one too (it was SQLite's "disk I/O error").
+#[test]
+fn a_directory_is_no_catalog_to_read() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("cat.db")).unwrap();
+    for args in [
+        &["catalog", "due", "-c", "cat.db", "--older-than", "1d"][..],
+        &["catalog", "policy", "-c", "cat.db"],
+        &["catalog", "export", "-c", "cat.db", "--format", "premis"],
+        &["catalog", "report", "-c", "cat.db"],
+    ] {
+        d.cmd()
+            .args(args)
+            .run()
+            .code(2)
+            .stderr_has("cat.db: not a regular file; a catalog is one");
+    }
+}

@@ -152,3 +152,30 @@ fn a_failed_audit_writes_success_0() {
     assert!(s.get("trawl_audit_files{ok}").is_none());
     assert!(s.get("trawl_audit_last_success_time_seconds").is_none());
 }
+
+/// A metrics file inside a root is refused from the first run (exit 2, nothing written, no run
+/// recorded), through whatever name reaches the root: written, it would be among the files
+/// the next run reads, which would then refuse to replace it, a nightly audit failing from
+/// its second night.
+#[test]
+fn a_metrics_file_inside_a_root_is_refused_from_the_first_run() {
+    let d = Dir::new();
+    d.create(b"t/x", b"x");
+    std::os::unix::fs::symlink("t", d.join("link")).unwrap();
+    for name in ["t/m.prom", "link/m.prom"] {
+        d.cmd()
+            .args(["audit", "t", "-c", "cat.db", "-q", "--metrics", name])
+            .run()
+            .code(2)
+            .stderr_has("--metrics")
+            .stderr_has("is written again by every run");
+        assert!(!d.join("t/m.prom").exists());
+    }
+    assert!(!d.join("cat.db").exists());
+    for _ in 0..2 {
+        d.cmd()
+            .args(["audit", "t", "-c", "cat.db", "-q", "--metrics", "m.prom"])
+            .run()
+            .code(0);
+    }
+}

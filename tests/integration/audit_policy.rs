@@ -377,6 +377,86 @@ fn a_policy_audit_keeps_to_its_window_and_flags_win_over_its_budget() {
     h.stdout_has("last audit: run 3 ");
 }
 
+/// A verification later than now (one run under a clock gone wrong, a century ahead) vouches
+/// for nothing: the file is due, listed first and read first, as one never verified, so a
+/// file corrupted since is found by the next policy run within its budget (before, it was not
+/// due for a century, and every policy run said nothing was left, exit 0).
+#[test]
+fn a_verification_from_the_future_leaves_the_file_due() {
+    let d = Dir::new();
+    let files = collection(&d, 4);
+    let victim = files.keys().next().unwrap().clone();
+    at(&d, T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "30d"],
+    )
+    .code(0);
+    // One file read (the first by path) under a clock a century ahead.
+    let ahead = T0 + 36_500 * DAY;
+    at(
+        &d,
+        ahead,
+        &["audit", "t", "-c", "cat.db", "-q", "--max-bytes", "1"],
+    )
+    .code(0);
+    flip_byte(&d.join("t").join(&victim), 10);
+    let now = T0 + 40 * DAY;
+    let due = at(&d, now, &["catalog", "due", "-c", "cat.db", "--json"]);
+    let v: Value = serde_json::from_str(&due.code(0).stdout).unwrap();
+    assert_eq!(v["totals"]["files"], 4, "{v}");
+    let first = v["files"][0]["path"].as_str().unwrap();
+    assert!(first.ends_with(&format!("t/{victim}")), "{v}");
+    at(
+        &d,
+        now,
+        &["audit", "t", "-c", "cat.db", "--policy", "--max-bytes", "1"],
+    )
+    .code(1)
+    .stdout_has(&format!("corrupt     t/{victim}"));
+}
+
+/// A policy run not given one of the catalog's roots leaves that root's files due for ever:
+/// it says so on stderr even with `-q` (as a scheduled run is), naming the root, while the
+/// files stay due (`catalog due`); given every root, it reads them and says nothing.
+#[test]
+fn a_policy_run_not_given_every_root_says_so_even_quiet() {
+    let d = Dir::new();
+    d.create(b"t/a", b"a");
+    d.create(b"u/b", b"b");
+    at(&d, T0, &["audit", "t", "u", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "30d"],
+    )
+    .code(0);
+    let r = at(
+        &d,
+        T0 + 40 * DAY,
+        &["audit", "t", "-c", "cat.db", "--policy", "-q"],
+    );
+    let u = std::fs::canonicalize(d.join("u")).unwrap();
+    r.code(0)
+        .stderr_has("1 files (1 B) due, and this run was not given the catalog's root ")
+        .stderr_has(&format!("root {}:", u.display()));
+    let due = at(
+        &d,
+        T0 + 40 * DAY,
+        &["catalog", "due", "-c", "cat.db", "--json"],
+    );
+    let v: Value = serde_json::from_str(&due.code(0).stdout).unwrap();
+    assert_eq!(v["files"][0]["path"], u.join("b").to_str().unwrap(), "{v}");
+    let r = at(
+        &d,
+        T0 + 41 * DAY,
+        &["audit", "t", "u", "-c", "cat.db", "--policy", "-q"],
+    );
+    r.code(0);
+    assert_eq!(r.stderr, "");
+}
+
 /// TRAWL_NOW is a plain integer or refused (exit 2), before anything is opened.
 #[test]
 fn trawl_now_must_be_a_plain_integer() {
@@ -386,6 +466,33 @@ fn trawl_now_must_be_a_plain_integer() {
     c.run()
         .code(2)
         .stderr_has("TRAWL_NOW='12abc': not a plain integer");
+}
+
+/// TRAWL_NOW past the last second RFC 3339 writes (9999-12-31T23:59:59Z, as `date -u -d
+/// @253402300799` prints it) is refused (exit 2), not recorded to make every later command
+/// that prints it panic; that last second itself is taken.
+#[test]
+fn trawl_now_stops_where_rfc_3339_does() {
+    let d = Dir::new();
+    collection(&d, 1);
+    at(&d, T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    at(
+        &d,
+        T0,
+        &["catalog", "policy", "-c", "cat.db", "--every", "1d"],
+    )
+    .code(0);
+    for late in [253_402_300_800, i64::MAX] {
+        at(&d, late, &["audit", "t", "-c", "cat.db", "-q"])
+            .code(2)
+            .stderr_has("not a plain integer up to 253402300799");
+        at(&d, late, &["catalog", "due", "-c", "cat.db"]).code(2);
+    }
+    at(&d, 253_402_300_799, &["catalog", "due", "-c", "cat.db"])
+        .code(0)
+        .stdout_has("1 files (");
+    at(&d, 253_402_300_799, &["catalog", "due", "-c", "cat.db"])
+        .stdout_has("(as of 9999-12-31T23:59:59Z)");
 }
 
 /// A policy audit that finds the catalog held by another audit reads nothing and exits 0,

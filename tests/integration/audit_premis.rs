@@ -234,3 +234,36 @@ fn check_events(back: &Value, events: &[Value]) {
 fn hex_of(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+/// A catalog that registers no file (an empty tree) has no PREMIS document: the schema wants
+/// at least one object, so `--format premis` is refused (exit 2) and writes nothing, rather
+/// than a document the schema rejects; its JSON Lines (events alone) are empty.
+#[test]
+fn a_catalog_of_no_file_is_refused_as_premis_xml() {
+    let d = Dir::new();
+    std::fs::create_dir(d.join("t")).unwrap();
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["catalog", "export", "-c", "cat.db", "--format", "premis"])
+        .args(["-o", "out.xml"])
+        .run()
+        .code(2)
+        .stderr_has("registers no file, and a PREMIS document holds at least one object");
+    assert!(!d.join("out.xml").exists());
+    let r = d
+        .cmd()
+        .args([
+            "catalog",
+            "export",
+            "-c",
+            "cat.db",
+            "--format",
+            "premis-jsonl",
+        ])
+        .run();
+    r.code(0);
+    assert_eq!(r.stdout, "");
+}

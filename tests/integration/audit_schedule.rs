@@ -207,3 +207,51 @@ fn what_a_unit_cannot_hold_is_refused() {
     .stderr_has("--at '25:00': expected a time of day HH:MM");
     assert!(!d.join("u").exists());
 }
+
+/// A line ending in `\` goes on into the next for systemd: a catalog whose name ends in one
+/// leaves every setting in place (systemd's own reading, its dump of the service, keeps
+/// `After=local-fs.target`), and an `--on-calendar` with one is refused, nothing written.
+#[test]
+fn a_trailing_backslash_carries_no_setting_away() {
+    let d = Dir::new();
+    d.create(b"t/x", b"x");
+    let cat = Path::new(r"cat.db\");
+    d.cmd()
+        .args(["audit", "t", "-q", "-c"])
+        .arg(cat)
+        .run()
+        .code(0);
+    d.cmd()
+        .args(["catalog", "policy", "--every", "1d", "-c"])
+        .arg(cat)
+        .run()
+        .code(0);
+    schedule(
+        &d,
+        cat,
+        Path::new("t"),
+        &["-o", "v", "--on-calendar", r"daily\"],
+    )
+    .code(2)
+    .stderr_has("not a calendar event");
+    assert!(!d.join("v").exists());
+    schedule(&d, cat, Path::new("t"), &["-o", "u", "--name", "bs"]).code(0);
+    let service = std::fs::read_to_string(d.join("u/trawl-audit-bs.service")).unwrap();
+    assert!(service.lines().all(|l| !l.ends_with('\\')), "{service}");
+    let Some(sa) = tool("systemd-analyze") else {
+        return;
+    };
+    let o = std::process::Command::new(sa)
+        .arg("verify")
+        .arg(d.join("u/trawl-audit-bs.service"))
+        .env("SYSTEMD_LOG_LEVEL", "debug")
+        .output()
+        .unwrap();
+    let dump = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{dump}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(dump.contains("After: local-fs.target"), "{dump}");
+}

@@ -40,6 +40,18 @@ fn whole_path(buf: &mut Vec<u8>, root: &[u8], rel: &[u8]) {
 }
 
 impl Catalog {
+    /// Whether any file is registered (present or missing; not those `--forget-missing`
+    /// dropped): whether [`Catalog::for_each_fixity_object`] has one to hand over.
+    pub fn has_fixity_object(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM files WHERE state <> 'removed')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Every registered file (present or missing; not those `--forget-missing` dropped) with
     /// its registered size and digests, by root and path. Stops at the first error `f`
     /// returns, and returns it.

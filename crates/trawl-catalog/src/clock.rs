@@ -10,14 +10,18 @@ pub const NOW_VAR: &str = "TRAWL_NOW";
 /// `TRAWL_NOW` is set to something other than a plain integer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{NOW_VAR}='{value}': not a plain integer (seconds since the Unix epoch; a testing aid that fixes the time audits record)"
+    "{NOW_VAR}='{value}': not a plain integer up to {LAST_TIME} (seconds since the Unix epoch; a testing aid that fixes the time audits record)"
 )]
 pub struct ClockError {
     /// What it was set to.
     pub value: String,
 }
 
-/// Parses a value of `TRAWL_NOW`: ASCII digits only (no sign, no space, no fraction).
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z): later times are shown as it.
+pub const LAST_TIME: i64 = 253_402_300_799;
+
+/// Parses a value of `TRAWL_NOW`: ASCII digits only (no sign, no space, no fraction), and no
+/// later than [`LAST_TIME`] (a catalog's times are printed in RFC 3339, which ends there).
 fn parse_now(value: &str) -> Result<i64, ClockError> {
     let bad = || ClockError {
         value: value.to_string(),
@@ -25,7 +29,11 @@ fn parse_now(value: &str) -> Result<i64, ClockError> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    value.parse().map_err(|_| bad())
+    value
+        .parse()
+        .ok()
+        .filter(|t| *t <= LAST_TIME)
+        .ok_or_else(bad)
 }
 
 /// The time `TRAWL_NOW` fixes (None: unset, the system clock rules). Read here alone.
@@ -55,9 +63,11 @@ pub fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// A Unix time as `2026-11-22T12:00:00Z`.
+/// A Unix time as `2026-11-22T12:00:00Z` (one before the epoch as the epoch, one after
+/// 9999-12-31T23:59:59Z as it: RFC 3339 has four digits of year).
 pub fn format_time(secs: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    let secs = secs.clamp(0, LAST_TIME) as u64;
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
@@ -72,6 +82,8 @@ mod tests {
         assert_eq!(format_time(1_000_000_000), "2001-09-09T01:46:40Z");
         assert_eq!(format_time(1_709_208_000), "2024-02-29T12:00:00Z");
         assert_eq!(format_time(-5), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(LAST_TIME), "9999-12-31T23:59:59Z");
+        assert_eq!(format_time(i64::MAX), "9999-12-31T23:59:59Z");
     }
 
     /// `TRAWL_NOW` is digits and nothing else: a sign, a space, a fraction, a unit or a
@@ -80,6 +92,7 @@ mod tests {
     fn a_fixed_now_is_a_plain_integer() {
         assert_eq!(parse_now("0"), Ok(0));
         assert_eq!(parse_now("1795000000"), Ok(1_795_000_000));
+        assert_eq!(parse_now("253402300799"), Ok(LAST_TIME));
         for bad in [
             "",
             " 1",
@@ -90,6 +103,8 @@ mod tests {
             "1e9",
             "10s",
             "99999999999999999999",
+            "253402300800",
+            "9223372036854775807",
         ] {
             let e = parse_now(bad).unwrap_err();
             assert_eq!(e.value, bad);

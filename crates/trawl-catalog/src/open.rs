@@ -145,7 +145,15 @@ impl Catalog {
                 let (lock, created) = take(&real, path, mode)?;
                 (Some(lock), created)
             }
-            false => (None, false),
+            false => {
+                // A reader takes no lock, but a directory or a FIFO is no catalog either (SQLite
+                // says "disk I/O error" of the one, and blocks for ever opening the other).
+                let regular = std::fs::metadata(&real).is_ok_and(|m| m.is_file());
+                if !regular {
+                    return Err(CatalogError::NotRegular { path: path.into() });
+                }
+                (None, false)
+            }
         };
         let mut cat = Catalog {
             conn: connect(&real, path, write)?,

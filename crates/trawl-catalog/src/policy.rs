@@ -150,9 +150,12 @@ pub struct DueFile {
     pub state: String,
 }
 
-/// The due files' `FROM` and `WHERE`: present, and never verified or verified before `?1`.
+/// The due files' `FROM` and `WHERE`: present, and never verified, verified before `?1`, or
+/// verified after now (`?2`): a time a clock gone wrong recorded vouches for nothing, and
+/// would otherwise keep the file from being read until the clock caught up with it.
 const DUE_FROM: &str = "FROM file_paths f JOIN roots r ON r.id = f.root
-     WHERE f.present = 1 AND (f.last_verified IS NULL OR f.last_verified < ?1)";
+     WHERE f.present = 1
+       AND (f.last_verified IS NULL OR f.last_verified < ?1 OR f.last_verified > ?2)";
 
 /// The time before which a verification is stale at `now`, for the period `age`.
 fn cutoff(now: i64, age: Duration) -> i64 {
@@ -250,7 +253,7 @@ impl Catalog {
             .conn
             .query_row(
                 &format!("SELECT count(*), coalesce(sum(f.size), 0) {DUE_FROM}"),
-                [cutoff(now, age)],
+                [cutoff(now, age), now],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(|e| self.err(e))?;
@@ -272,10 +275,11 @@ impl Catalog {
             .conn
             .prepare(&format!(
                 "SELECT r.path, f.path, f.size, f.last_verified, f.state {DUE_FROM}
-                 ORDER BY f.last_verified, r.path, f.path"
+                 ORDER BY CASE WHEN f.last_verified > ?2 THEN NULL ELSE f.last_verified END,
+                          r.path, f.path"
             ))
             .map_err(|e| self.err(e))?;
-        let mut rows = st.query([cutoff(now, age)]).map_err(|e| self.err(e))?;
+        let mut rows = st.query([cutoff(now, age), now]).map_err(|e| self.err(e))?;
         let mut totals = DueTotals::default();
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
             let get = |r: &rusqlite::Row<'_>| -> rusqlite::Result<DueFile> {

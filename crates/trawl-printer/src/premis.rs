@@ -107,7 +107,10 @@ impl Event {
     fn of(c: &FixityCheck<'_>) -> Event {
         let [kind, outcome] = event_terms(c.verdict);
         let object = premis_text(c.path);
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(c.time.max(0) as u64);
+        // RFC 3339 ends at 9999-12-31T23:59:59Z: a later time (a catalog's clock gone wrong)
+        // is written as that, never a failure.
+        let secs = c.time.clamp(0, 253_402_300_799) as u64;
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
         let mut notes = vec![premis_text(c.verdict.as_bytes())];
         notes.extend(c.detail.map(|d| premis_text(d.as_bytes())));
         Event {

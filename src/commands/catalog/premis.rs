@@ -18,8 +18,16 @@ pub(super) fn format(name: &str) -> Option<PremisFormat> {
     }
 }
 
-/// Writes the record to `out`: the files (XML only), then the checks, then the agent.
+/// Writes the record to `out`: the files (XML only), then the checks, then the agent. The
+/// XML is refused, before anything is written, for a catalog that registers no file: the
+/// schema wants at least one object (the JSON Lines, events alone, may be empty).
 pub(super) fn write(cat: &Catalog, format: PremisFormat, out: &mut Output) -> anyhow::Result<()> {
+    if matches!(format, PremisFormat::Xml) && !cat.has_fixity_object()? {
+        anyhow::bail!(
+            "{}: registers no file, and a PREMIS document holds at least one object (--format premis-jsonl writes the events alone)",
+            cat.path().display()
+        );
+    }
     let name = out.name();
     let cannot = || format!("{name}: cannot write");
     let mut w = PremisWriter::begin(

@@ -32,7 +32,9 @@ pub fn run(a: CatalogScheduleArgs) -> anyhow::Result<Outcome> {
     let on_calendar = match &a.on_calendar {
         Some(s) => {
             let s = units::plain("--on-calendar", s.as_ref())?;
-            if s.contains('%') || s.trim().is_empty() {
+            // No calendar event holds `%` (a specifier) or `\` (which, last on the line,
+            // would carry it on into the next setting).
+            if s.contains(['%', '\\']) || s.trim().is_empty() {
                 bail!(
                     "--on-calendar '{s}': not a calendar event (check one with `systemd-analyze calendar SPEC`)"
                 );

@@ -44,7 +44,8 @@ pub(crate) fn systemd_word(s: &str) -> String {
     o
 }
 
-/// Text systemd takes as it is in a setting that expands specifiers (Description=).
+/// Text systemd takes as it is in a setting that expands specifiers (Description=). Never
+/// last on its line: a line ending in `\` goes on into the next (whose setting is lost).
 fn systemd_text(s: &str) -> String {
     s.replace('%', "%%")
 }
@@ -70,7 +71,7 @@ pub(crate) fn service(argv: &[String], catalog: &str) -> String {
         "# Written by `trawl catalog schedule`: the policy audit of {cat}.\n\
          # A run that finds the catalog in use by another audit reads nothing (exit 0).\n\
          [Unit]\n\
-         Description=trawl policy audit of {cat}\n\
+         Description=trawl policy audit of {cat}, one run\n\
          After=local-fs.target\n\
          \n\
          [Service]\n\

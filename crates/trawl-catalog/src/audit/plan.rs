@@ -29,7 +29,8 @@ pub struct Planned {
 /// Which files to read, or to look up.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanFilter {
-    /// Only those last verified before this Unix time (new and changed files are always read).
+    /// Only those last verified before this Unix time, or after now (new and changed files are
+    /// always read).
     pub verified_before: Option<i64>,
     /// The files whose store's checksums a no-download audit looks up instead: registered,
     /// present, not known corrupt, and found at their registered size and time (the others'
@@ -38,11 +39,15 @@ pub struct PlanFilter {
 }
 
 impl PlanFilter {
-    /// The plan's `FROM` and `WHERE`, and its parameters: the run, and the age.
+    /// The plan's `FROM` and `WHERE`, and its parameters: the run, the age, and now (a
+    /// verification after now vouches for nothing: such a file is read as one due).
     fn from(&self, run: i64) -> (&'static str, Vec<Option<i64>>) {
         match self.stored {
             true => (STORED_FROM, vec![Some(run)]),
-            false => (PLAN_FROM, vec![Some(run), self.verified_before]),
+            false => (
+                PLAN_FROM,
+                vec![Some(run), self.verified_before, Some(crate::now_secs())],
+            ),
         }
     }
 }
@@ -66,7 +71,7 @@ impl Audit<'_> {
                 .conn
                 .query_row(
                     &format!("SELECT count(*) {}", PLAN_FROM),
-                    params![self.run, Option::<i64>::None],
+                    params![self.run, Option::<i64>::None, crate::now_secs()],
                     |r| r.get::<_, i64>(0),
                 )
                 .map_err(|e| self.err(e))?;
@@ -105,7 +110,8 @@ const PLAN_FROM: &str = "FROM walk w JOIN dirs d ON d.id = w.dir
        AND (f.id IS NULL OR f.last_run IS NOT ?1)
        AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = ?1 AND e.dir = w.dir AND e.name = w.name)
        AND (f.id IS NULL OR f.present = 0 OR f.size != w.size OR f.mtime_ns != w.mtime_ns
-            OR ?2 IS NULL OR f.last_verified IS NULL OR f.last_verified < ?2)";
+            OR ?2 IS NULL OR f.last_verified IS NULL OR f.last_verified < ?2
+            OR f.last_verified > ?3)";
 
 const STORED_FROM: &str = "FROM walk w JOIN dirs d ON d.id = w.dir
      JOIN files f ON f.dir = w.dir AND f.name = w.name
@@ -127,10 +133,15 @@ impl Planner {
     pub fn run(self, f: &mut dyn FnMut(Planned) -> ControlFlow<()>) -> Result<()> {
         use std::os::unix::ffi::OsStrExt;
         let (from, args) = self.filter.from(self.run);
+        // A verification after now (`?3`, a clock gone wrong) counts as none: read first.
+        let verified = match self.filter.stored {
+            true => "f.last_verified",
+            false => "CASE WHEN f.last_verified > ?3 THEN NULL ELSE f.last_verified END",
+        };
         let sql = format!(
             "SELECT d.root, CAST(d.path || w.name AS BLOB), w.size, w.dev, w.ino, w.mtime_ns {from}
              ORDER BY (f.id IS NOT NULL AND f.present = 1 AND f.size = w.size AND f.mtime_ns = w.mtime_ns),
-                      f.last_verified, f.last_run, d.root, CAST(d.path || w.name AS BLOB)"
+                      {verified}, f.last_run, d.root, CAST(d.path || w.name AS BLOB)"
         );
         let e = |err| crate::sql(&self.path, err);
         let mut st = self.conn.prepare(&sql).map_err(e)?;

@@ -70,16 +70,31 @@ fn a_catalog_is_made_only_where_nothing_is_and_other_files_are_refused() {
     assert_eq!(std::fs::read(&other).unwrap(), before);
 }
 
-/// A directory where the catalog should be is refused for a writer as no regular file, named.
+/// A directory or a FIFO where the catalog should be is refused as no regular file, named,
+/// in every mode: a reader too (it was SQLite's "disk I/O error", or a FIFO's open blocking
+/// for ever).
 #[test]
-fn a_directory_is_no_catalog_for_a_writer() {
+fn a_directory_or_a_fifo_is_no_catalog() {
+    use std::os::unix::ffi::OsStrExt;
     let t = tempfile::tempdir().unwrap();
-    let d = t.path().join("cat.db");
-    std::fs::create_dir(&d).unwrap();
-    for mode in [OpenMode::Write, OpenMode::Init, OpenMode::Upgrade] {
-        let e = refused(Catalog::open(&d, mode));
+    let dir = t.path().join("cat.db");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = t.path().join("fifo.db");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for (d, mode) in [&dir, &fifo].into_iter().flat_map(|d| {
+        [
+            OpenMode::Read,
+            OpenMode::Write,
+            OpenMode::Init,
+            OpenMode::Upgrade,
+        ]
+        .map(|m| (d, m))
+    }) {
+        let e = refused(Catalog::open(d, mode));
         assert!(
-            matches!(&e, CatalogError::NotRegular { path } if *path == d),
+            matches!(&e, CatalogError::NotRegular { path } if path == d),
             "{mode:?}: {e}"
         );
         assert!(

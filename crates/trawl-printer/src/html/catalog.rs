@@ -11,7 +11,9 @@ use crate::human_bytes;
 
 /// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
 fn when(secs: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    // RFC 3339 ends at 9999-12-31T23:59:59Z: a later time is written as that.
+    let secs = secs.clamp(0, 253_402_300_799) as u64;
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
     humantime::format_rfc3339_seconds(t)
         .to_string()
         .replace('T', " ")
