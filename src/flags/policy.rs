@@ -11,11 +11,19 @@ pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
         .with_context(|| format!("{flag} '{s}': expected a duration like 30d, 12h, 90s"))
 }
 
-/// A duration of at least a second: a policy's period or time budget.
+/// The longest period or time budget taken: a hundred years (365.25 days each). Longer is no
+/// policy a catalog could keep (its times end with year 9999), and a value past 2^63 seconds
+/// was once stored as the largest the catalog holds, without a word: a period never due.
+const LONGEST: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// A duration of at least a second and at most [`LONGEST`]: a policy's period or time budget.
 pub fn positive_duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
     let d = parse_duration(flag, s)?;
     if d.as_secs() == 0 {
         bail!("{flag} '{s}': must be at least a second");
+    }
+    if d > LONGEST {
+        bail!("{flag} '{s}': must be at most 100 years");
     }
     Ok(d)
 }
@@ -59,16 +67,31 @@ pub fn show_duration(d: Duration) -> String {
 mod tests {
     use super::*;
 
-    /// Zero is no period and no budget: refused, as is a time of day past 23:59.
+    /// Zero is no period and no budget, nor is more than a hundred years: refused, as is a
+    /// time of day past 23:59.
     #[test]
     fn zero_and_times_past_the_day_are_refused() {
         assert_eq!(
             positive_duration("--every", "30d").unwrap().as_secs(),
             30 * 86_400
         );
-        for bad in ["0s", "0d", "", "-1d", "nan", "inf", "1x"] {
+        for bad in [
+            "0s",
+            "0d",
+            "",
+            "-1d",
+            "nan",
+            "inf",
+            "1x",
+            "101y",
+            "18446744073709551615s",
+        ] {
             assert!(positive_duration("--every", bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            positive_duration("--every", "100y").unwrap(),
+            Duration::from_secs(3_155_760_000)
+        );
         assert_eq!(positive_size("--max-bytes", "1K").unwrap(), 1024);
         for bad in ["0", "0G", "-1", "nan", "inf"] {
             assert!(positive_size("--max-bytes", bad).is_err(), "{bad}");
