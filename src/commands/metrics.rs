@@ -57,7 +57,7 @@ pub fn of_run(cat: &Catalog, catalog: &Path, run: &RunSummary) -> anyhow::Result
 
 /// Fills in what the catalog says of the collection as it stands.
 fn standing(cat: &Catalog, m: &mut AuditMetrics) -> anyhow::Result<()> {
-    let s = cat.standing()?;
+    let s = cat.standing(now_secs())?;
     m.last_success = s.last_success;
     m.oldest_verification_age = s.oldest_verified.map(|t| (now_secs() - t).max(0));
     m.never_verified = Some(s.never_verified);

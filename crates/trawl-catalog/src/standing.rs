@@ -18,8 +18,10 @@ pub struct Standing {
 }
 
 impl Catalog {
-    /// The collection's standing (one pass over the files).
-    pub fn standing(&self) -> Result<Standing> {
+    /// The collection's standing at `now` (one pass over the files). A verification later
+    /// than `now` (recorded under a clock gone wrong) counts as none, as the policy's due rule
+    /// counts it: it must not make the collection look freshly verified.
+    pub fn standing(&self, now: i64) -> Result<Standing> {
         let c = &self.conn;
         let r = (|| -> rusqlite::Result<Standing> {
             let last_success: Option<i64> = c
@@ -31,9 +33,10 @@ impl Catalog {
                 .optional()?
                 .flatten();
             let (oldest_verified, never): (Option<i64>, i64) = c.query_row(
-                "SELECT min(last_verified), count(*) - count(last_verified)
+                "SELECT min(CASE WHEN last_verified <= ?1 THEN last_verified END),
+                        count(*) - count(CASE WHEN last_verified <= ?1 THEN 1 END)
                  FROM files WHERE present = 1",
-                [],
+                [now],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             Ok(Standing {
@@ -107,10 +110,20 @@ mod tests {
     #[test]
     fn the_standing_names_the_last_success_and_the_oldest_verification() {
         let (cat, _dir) = four_runs();
-        let s = cat.standing().unwrap();
+        let s = cat.standing(crate::now_secs()).unwrap();
         let fourth = cat.run_summary(4).unwrap();
         assert_eq!(s.last_success, fourth.finished);
         assert!(s.oldest_verified.is_some());
         assert_eq!(s.never_verified, 0);
+        // Seen from before every verification, none has happened yet.
+        let before = cat.standing(0).unwrap();
+        assert_eq!(before.oldest_verified, None);
+        let present: i64 = cat
+            .conn
+            .query_row("SELECT count(*) FROM files WHERE present = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(before.never_verified, present as u64);
     }
 }
