@@ -13,7 +13,7 @@ pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
 
 /// The longest period or time budget taken: a hundred years (365.25 days each). Longer is no
 /// policy a catalog could keep (its times end with year 9999), and a value past 2^63 seconds
-/// was once stored as the largest the catalog holds, without a word: a period never due.
+/// would not fit its integer columns.
 const LONGEST: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// A duration of at least a second and at most [`LONGEST`]: a policy's period or time budget.
