@@ -7,11 +7,14 @@ more than two seconds after the files were written, so that every row may be tak
 
   full:   trawl scan TREE -q --no-reduce -m sha256sum:full.txt
   reuse:  trawl scan TREE -q --reuse CAT -m sha256sum:reused.txt
+  floor:  find TREE -type f -printf '%s %T@ %C@ %i %p\n'  (to /dev/null)
 
-Timed RUNS times each (default 5), interleaved, after a warm-up of each (page cache warm: the
-full scan's best case); the two manifests must be byte for byte the same. Prints the medians,
-the CPU time (user + system), the peak RSS and the ratio (>1: --reuse is faster), with the
-machine, date and commit. With --evict the tree's file pages are dropped from the page cache
+The floor is what any re-scan that trusts no file unseen must do at least: visit every
+directory entry and stat it (find does no more), so full / floor bounds the ratio any cache
+can reach on that machine. Timed RUNS times each (default 5), interleaved in a rotating order,
+after a warm-up of each (page cache warm: the full scan's best case); the two manifests must be
+byte for byte the same. Prints the medians, the CPU time (user + system), the peak RSS and the
+ratios (>1: --reuse is faster), with the machine, date and commit. With --evict the tree's file pages are dropped from the page cache
 before every run (POSIX_FADV_DONTNEED on each file: its data must be read again from the
 device; its inode and directory entry stay cached; no other file is touched); with --cold (root
 only) the whole page cache is dropped instead (which slows everything else on the machine).
@@ -41,7 +44,7 @@ def evict(tree):
             os.close(fd)
 
 
-def run_once(cmd, cold, tree=None):
+def run_once(cmd, cold, tree=None, out=subprocess.DEVNULL):
     if tree:
         evict(tree)
     if cold:
@@ -49,7 +52,7 @@ def run_once(cmd, cold, tree=None):
         with open("/proc/sys/vm/drop_caches", "w") as f:
             f.write("3\n")
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     err = p.stderr.read().decode(errors="replace")
@@ -101,19 +104,21 @@ def main():
             "sha256sum:" + os.path.join(out, "full.txt")]
     reuse = [a.trawl, "scan", tree, "-q", "--reuse", cat, "-m",
              "sha256sum:" + os.path.join(out, "reused.txt")]
+    floor = ["find", tree, "-type", "f", "-printf", "%s %T@ %C@ %i %p\n"]
     ev = tree if a.evict else None
-    run_once(full, a.cold, ev)
-    run_once(reuse, a.cold, ev)
-    tf, tr, cf, cr, rf, rr = [], [], [], [], 0, 0
-    for _ in range(a.runs):
-        dt, r, c = run_once(full, a.cold, ev)
-        tf.append(dt)
-        cf.append(c)
-        rf = max(rf, r)
-        dt, r, c = run_once(reuse, a.cold, ev)
-        tr.append(dt)
-        cr.append(c)
-        rr = max(rr, r)
+    cmds = {"full": full, "reuse": reuse, "floor": floor}
+    times = {k: [] for k in cmds}
+    cpu = {k: [] for k in cmds}
+    rss = {k: 0 for k in cmds}
+    for k in cmds:
+        run_once(cmds[k], a.cold, ev)
+    order = list(cmds)
+    for i in range(a.runs):
+        for k in order[i % 3:] + order[:i % 3]:
+            dt, r, c = run_once(cmds[k], a.cold, ev)
+            times[k].append(dt)
+            cpu[k].append(c)
+            rss[k] = max(rss[k], r)
     with open(os.path.join(out, "full.txt"), "rb") as f1, open(
         os.path.join(out, "reused.txt"), "rb"
     ) as f2:
@@ -126,12 +131,16 @@ def main():
           f"{time.strftime('%Y-%m-%d')}, commit {commit}; {a.files} files, {a.runs} runs, "
           f"page cache {'dropped' if a.cold else 'tree evicted' if a.evict else 'warm'}; "
           f"manifests identical")
-    mf, mr = statistics.median(tf), statistics.median(tr)
-    uf, ur = statistics.median(cf), statistics.median(cr)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"{'':8} {'median s':>9} {'CPU s':>7} {'files/s':>10} {'peak RSS':>10}")
-    for name, m, u, r in (("full", mf, uf, rf), ("reuse", mr, ur, rr)):
-        print(f"{name:8} {m:9.3f} {u:7.3f} {a.files / m:10.0f} {r / 2**20:7.1f} MiB")
-    print(f"ratio (full / reuse): {mf / mr:.1f}x wall, {uf / ur:.1f}x CPU")
+    for k in cmds:
+        print(f"{k:8} {med[k]:9.3f} {mcpu[k]:7.3f} {a.files / med[k]:10.0f} "
+              f"{rss[k] / 2**20:7.1f} MiB")
+    print(f"ratio (full / reuse): {med['full'] / med['reuse']:.1f}x wall, "
+          f"{mcpu['full'] / mcpu['reuse']:.1f}x CPU")
+    print(f"bound (full / floor): {med['full'] / med['floor']:.1f}x wall; "
+          f"reuse / floor {med['reuse'] / med['floor']:.2f}")
 
 
 if __name__ == "__main__":
