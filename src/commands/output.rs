@@ -23,7 +23,8 @@ impl Output {
         if path.as_os_str() == "-" {
             return Ok(Output::Stdout(io::BufWriter::new(io::stdout())));
         }
-        AtomicFile::create(path)
+        // A FIFO waits for its reader until a signal stops the run.
+        AtomicFile::create_until(path, &crate::stop::current())
             .map(Output::File)
             .with_context(|| AtPath::new(path, "cannot create"))
     }

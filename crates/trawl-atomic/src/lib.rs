@@ -1,17 +1,22 @@
 //! Where an output goes and how it gets there without clobbering anything: a regular file (or a
 //! name not yet taken) appears only once completely written (temporary file in the same directory,
 //! flushed, synced and renamed over the target on `commit`); a character device or FIFO is written
-//! to directly as a stream, never replaced; a symbolic link is followed and its destination gets
-//! the same rule; a block device, socket or directory is refused. A crate of its own so that the
-//! crates that write files (bags, the command line) need no renderer to do it.
+//! to directly as a stream, never replaced (a FIFO once a reader has it open, as a shell's `>`
+//! waits for one; [`AtomicFile::create_until`] gives up the wait when a stop is requested); a
+//! symbolic link is followed and its destination gets the same rule; a block device, socket or
+//! directory is refused. A crate of its own so that the crates that write files (bags, the
+//! command line) need no renderer to do it.
 
-// Unsafe code only in tests (to make FIFOs).
+// Unsafe code only in one fcntl (a FIFO's descriptor made blocking again) and in tests (to
+// make FIFOs).
 #![deny(missing_docs)]
-#![cfg_attr(not(test), forbid(unsafe_code))]
+#![cfg_attr(not(test), deny(unsafe_code))]
 
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use trawl_stop::Stop;
 
 /// Why an output could not be created. Its words leave the path out, as an I/O error's do:
 /// every caller names the output it was creating (`PATH: cannot create: …`); the path is in
@@ -28,6 +33,13 @@ pub enum AtomicError {
         #[source]
         source: io::Error,
     },
+    /// The target is a FIFO no reader opened before the stop given to
+    /// [`AtomicFile::create_until`] was requested (a signal): nothing was written.
+    #[error("no reader opened the FIFO before the run was stopped")]
+    Stopped {
+        /// The output, as given.
+        path: PathBuf,
+    },
     /// The target (links followed) is a kind of file that is never written: a directory, a
     /// block device, a socket.
     #[error("{kind}")]
@@ -43,7 +55,9 @@ impl AtomicError {
     /// The output, as given.
     pub fn path(&self) -> &Path {
         match self {
-            AtomicError::Io { path, .. } | AtomicError::Refused { path, .. } => path,
+            AtomicError::Io { path, .. }
+            | AtomicError::Stopped { path }
+            | AtomicError::Refused { path, .. } => path,
         }
     }
 }
@@ -124,8 +138,19 @@ fn follow_links(target: &Path) -> io::Result<PathBuf> {
 
 impl AtomicFile {
     /// A temporary file beside `target` (links followed to the file they name), which becomes
-    /// `target` on commit; a character device or FIFO written in place; anything else refused.
+    /// `target` on commit; a character device or FIFO written in place (a FIFO once a reader
+    /// has it open, however long that takes); anything else refused.
     pub fn create(target: &Path) -> Result<AtomicFile, AtomicError> {
+        Self::open(target, None)
+    }
+
+    /// As [`AtomicFile::create`], a FIFO waited for only until `stop` is requested
+    /// ([`AtomicError::Stopped`] then): a signal that requests it ends the wait.
+    pub fn create_until(target: &Path, stop: &Stop) -> Result<AtomicFile, AtomicError> {
+        Self::open(target, Some(stop))
+    }
+
+    fn open(target: &Path, stop: Option<&Stop>) -> Result<AtomicFile, AtomicError> {
         let io = |source| AtomicError::Io {
             path: target.to_path_buf(),
             source,
@@ -139,12 +164,17 @@ impl AtomicFile {
                 if ft.is_file() {
                     Self::replace(to).map_err(io)?
                 } else if ft.is_char_device() || ft.is_fifo() {
-                    // No O_CREAT, no O_TRUNC: the node is used as it is, never replaced.
-                    let f = std::fs::OpenOptions::new()
-                        .write(true)
-                        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY)
-                        .open(&to)
-                        .map_err(io)?;
+                    let f = match (ft.is_fifo(), stop) {
+                        (true, Some(stop)) => match open_fifo(&to, stop).map_err(io)? {
+                            Some(f) => f,
+                            None => {
+                                return Err(AtomicError::Stopped {
+                                    path: target.to_path_buf(),
+                                });
+                            }
+                        },
+                        _ => open_stream(&to, 0).map_err(io)?,
+                    };
                     Dest::Stream(BufWriter::with_capacity(1 << 16, f))
                 } else {
                     return Err(AtomicError::Refused {
@@ -262,6 +292,55 @@ impl AtomicFile {
         }
         Ok(())
     }
+}
+
+/// Opens a character device or FIFO for writing as it is, with `flags` added: no `O_CREAT`, no
+/// `O_TRUNC`, the node never replaced.
+fn open_stream(to: &Path, flags: i32) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY | flags)
+        .open(to)
+}
+
+/// How often a FIFO without a reader is tried again.
+const FIFO_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Opens the FIFO `to` for writing once a reader has it open (None if `stop` is requested
+/// first). A blocking open(2) would wait for the reader beyond any signal's reach (a signal
+/// only requests the stop), so the open does not block (ENXIO while no reader has the FIFO
+/// open) and is tried again every [`FIFO_POLL`]; the descriptor is then made blocking, for
+/// writes that wait for the reader as a shell's would.
+fn open_fifo(to: &Path, stop: &Stop) -> io::Result<Option<std::fs::File>> {
+    loop {
+        match open_stream(to, libc::O_NONBLOCK) {
+            Ok(f) => {
+                blocking(&f)?;
+                return Ok(Some(f));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => return Err(e),
+        }
+        if stop.is_stopping() {
+            return Ok(None);
+        }
+        std::thread::sleep(FIFO_POLL);
+    }
+}
+
+/// Clears `O_NONBLOCK` on `f`.
+#[allow(unsafe_code)]
+fn blocking(f: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl F_GETFL on a descriptor `f` owns and keeps open for the call; it reads
+    // the descriptor's status flags and touches no memory of this process.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above, F_SETFL sets those flags, less O_NONBLOCK.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The process umask, read without changing it (Linux /proc; 022 if unavailable).
@@ -382,13 +461,52 @@ mod tests {
         assert!(AtomicFile::create(&dir.path().join("loop")).is_err());
     }
 
-    #[test]
-    fn a_fifo_is_written_in_place_and_a_directory_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
+    fn mkfifo(dir: &Path) -> PathBuf {
+        let fifo = dir.join("fifo");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: mkfifo on a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fifo
+    }
+
+    /// A FIFO whose reader comes later is written once it does (writes block as a shell's
+    /// would); one no reader opens gives up when the stop is requested, writing nothing.
+    #[test]
+    fn a_fifo_waits_for_its_reader_until_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::read(fifo).unwrap()
+            })
+        };
+        let stop = Stop::new();
+        let mut f = AtomicFile::create_until(&fifo, &stop).unwrap();
+        let big = vec![7u8; 1 << 20];
+        f.write_all(&big).unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), big);
+        let stopper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.request(trawl_stop::Reason::Signal(libc::SIGTERM));
+            })
+        };
+        let e = AtomicFile::create_until(&fifo, &stop).err().unwrap();
+        stopper.join().unwrap();
+        assert!(
+            matches!(&e, AtomicError::Stopped { path } if *path == fifo),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_and_a_directory_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())
