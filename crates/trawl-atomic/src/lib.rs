@@ -2,13 +2,14 @@
 //! name not yet taken) appears only once completely written (temporary file in the same directory,
 //! flushed, synced and renamed over the target on `commit`); a character device or FIFO is written
 //! to directly as a stream, never replaced (a FIFO once a reader has it open, as a shell's `>`
-//! waits for one; [`AtomicFile::create_until`] gives up the wait when a stop is requested); a
+//! waits for one; [`AtomicFile::create_until`] gives up that wait, and a write's wait for a
+//! reader that does not read, when a stop is requested); a
 //! symbolic link is followed and its destination gets the same rule; a block device, socket or
 //! directory is refused. A crate of its own so that the crates that write files (bags, the
 //! command line) need no renderer to do it.
 
-// Unsafe code only in one fcntl (a FIFO's descriptor made blocking again) and in tests (to
-// make FIFOs).
+// Unsafe code only in the FIFO's fcntl and poll calls (module `fifo`) and in tests (to make
+// FIFOs).
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(unsafe_code))]
 
@@ -17,6 +18,8 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use trawl_stop::Stop;
+
+mod fifo;
 
 /// Why an output could not be created. Its words leave the path out, as an I/O error's do:
 /// every caller names the output it was creating (`PATH: cannot create: …`); the path is in
@@ -109,7 +112,7 @@ enum Dest {
         w: BufWriter<tempfile::NamedTempFile>,
     },
     /// A character device or FIFO, written in place.
-    Stream(BufWriter<std::fs::File>),
+    Stream(BufWriter<fifo::StreamFile>),
 }
 
 /// How many symbolic links are followed before giving up (as the kernel's ELOOP limit).
@@ -145,7 +148,8 @@ impl AtomicFile {
     }
 
     /// As [`AtomicFile::create`], a FIFO waited for only until `stop` is requested
-    /// ([`AtomicError::Stopped`] then): a signal that requests it ends the wait.
+    /// ([`AtomicError::Stopped`] then), and its writes too (an error then, once a reader that
+    /// does not read has filled the pipe): a signal that requests it ends the wait.
     pub fn create_until(target: &Path, stop: &Stop) -> Result<AtomicFile, AtomicError> {
         Self::open(target, Some(stop))
     }
@@ -165,7 +169,7 @@ impl AtomicFile {
                     Self::replace(to).map_err(io)?
                 } else if ft.is_char_device() || ft.is_fifo() {
                     let f = match (ft.is_fifo(), stop) {
-                        (true, Some(stop)) => match open_fifo(&to, stop).map_err(io)? {
+                        (true, Some(stop)) => match fifo::open(&to, stop).map_err(io)? {
                             Some(f) => f,
                             None => {
                                 return Err(AtomicError::Stopped {
@@ -173,7 +177,7 @@ impl AtomicFile {
                                 });
                             }
                         },
-                        _ => open_stream(&to, 0).map_err(io)?,
+                        _ => fifo::StreamFile::blocking(open_stream(&to, 0).map_err(io)?),
                     };
                     Dest::Stream(BufWriter::with_capacity(1 << 16, f))
                 } else {
@@ -237,7 +241,7 @@ impl AtomicFile {
     fn file(&self) -> &std::fs::File {
         match self.inner.as_ref().expect("not yet committed") {
             Dest::Replace { w, .. } => w.get_ref().as_file(),
-            Dest::Stream(w) => w.get_ref(),
+            Dest::Stream(w) => w.get_ref().file(),
         }
     }
 
@@ -265,7 +269,7 @@ impl AtomicFile {
             }
             Dest::Stream(w) => {
                 w.flush()?;
-                Ok(w.get_mut())
+                w.get_mut().file_mut()
             }
         }
     }
@@ -296,51 +300,11 @@ impl AtomicFile {
 
 /// Opens a character device or FIFO for writing as it is, with `flags` added: no `O_CREAT`, no
 /// `O_TRUNC`, the node never replaced.
-fn open_stream(to: &Path, flags: i32) -> io::Result<std::fs::File> {
+pub(crate) fn open_stream(to: &Path, flags: i32) -> io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY | flags)
         .open(to)
-}
-
-/// How often a FIFO without a reader is tried again.
-const FIFO_POLL: std::time::Duration = std::time::Duration::from_millis(10);
-
-/// Opens the FIFO `to` for writing once a reader has it open (None if `stop` is requested
-/// first). A blocking open(2) would wait for the reader beyond any signal's reach (a signal
-/// only requests the stop), so the open does not block (ENXIO while no reader has the FIFO
-/// open) and is tried again every [`FIFO_POLL`]; the descriptor is then made blocking, for
-/// writes that wait for the reader as a shell's would.
-fn open_fifo(to: &Path, stop: &Stop) -> io::Result<Option<std::fs::File>> {
-    loop {
-        match open_stream(to, libc::O_NONBLOCK) {
-            Ok(f) => {
-                blocking(&f)?;
-                return Ok(Some(f));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
-            Err(e) => return Err(e),
-        }
-        if stop.is_stopping() {
-            return Ok(None);
-        }
-        std::thread::sleep(FIFO_POLL);
-    }
-}
-
-/// Clears `O_NONBLOCK` on `f`.
-#[allow(unsafe_code)]
-fn blocking(f: &std::fs::File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = f.as_raw_fd();
-    // SAFETY: fcntl F_GETFL on a descriptor `f` owns and keeps open for the call; it reads
-    // the descriptor's status flags and touches no memory of this process.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above, F_SETFL sets those flags, less O_NONBLOCK.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// The process umask, read without changing it (Linux /proc; 022 if unavailable).
@@ -501,6 +465,32 @@ mod tests {
             matches!(&e, AtomicError::Stopped { path } if *path == fifo),
             "{e:?}"
         );
+    }
+
+    /// A write to a FIFO whose reader does not read waits for room until the stop is
+    /// requested, then fails.
+    #[test]
+    fn a_write_to_a_reader_that_does_not_read_ends_when_stopped() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
+        let _idle = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let stop = Stop::new();
+        let mut f = AtomicFile::create_until(&fifo, &stop).unwrap();
+        let stopper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.request(trawl_stop::Reason::Signal(libc::SIGTERM));
+            })
+        };
+        let e = f.write_all(&vec![7u8; 1 << 20]).and_then(|()| f.flush());
+        stopper.join().unwrap();
+        assert!(e.is_err_and(|e| e.to_string().contains("stopped")));
     }
 
     #[test]
