@@ -31,7 +31,7 @@ pub fn run(a: InjectPlan) -> anyhow::Result<Outcome> {
     for p in &i.problems {
         messages::warning(format_args!("{}: {p}", a.input.display()));
     }
-    let mut out = trawl_atomic::AtomicFile::create(&a.output)
+    let mut out = trawl_atomic::AtomicFile::create_until(&a.output, &crate::stop::current())
         .with_context(|| format!("{}: cannot create", a.output.display()))?;
     let file = out
         .file_mut()

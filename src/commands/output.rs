@@ -23,7 +23,8 @@ impl Output {
         if path.as_os_str() == "-" {
             return Ok(Output::Stdout(io::BufWriter::new(io::stdout())));
         }
-        AtomicFile::create(path)
+        // A FIFO waits for its reader until a signal stops the run.
+        AtomicFile::create_until(path, &crate::stop::current())
             .map(Output::File)
             .with_context(|| AtPath::new(path, "cannot create"))
     }
@@ -52,6 +53,21 @@ impl Output {
             }
         }
         Output::create(path)
+    }
+
+    /// As [`Output::create_beside_catalog`] (`cat` open at `catalog`), refusing too an output
+    /// [`outside`] refuses inside the catalog's roots: a command that reads the catalog alone
+    /// (`catalog export`, `catalog report`) would otherwise put a file there for the next
+    /// audit to find.
+    pub fn create_for_catalog(
+        flag: &str,
+        path: &Path,
+        catalog: &Path,
+        cat: &trawl_catalog::Catalog,
+    ) -> anyhow::Result<Output> {
+        let roots: Vec<PathBuf> = cat.roots()?.into_iter().map(|(_, r)| r).collect();
+        outside(flag, path, &roots)?;
+        Output::create_beside_catalog(path, catalog)
     }
 
     /// Makes the output visible (renames the temporary file into place).
@@ -156,17 +172,19 @@ pub fn apart<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses an output that every run writes again (`--metrics`) anywhere inside one of
-/// `inputs`, whether its file exists yet or not: [`apart`] lets a new name through (the walk
-/// leaves it out), but once written the next run finds it there and would replace a file it
-/// reads, so a scheduled run would work once and be refused every night after.
+/// Refuses an output anywhere inside one of `inputs` (the roots an audit reads), whether its
+/// file exists yet or not, where the next audit would find it among the files it reads: one
+/// every run writes again (`audit --metrics`; [`apart`] lets a new name through, but the next
+/// run would then refuse to replace it, a scheduled run working once), and the outputs of the
+/// commands that read a catalog alone (`catalog export -o`, `catalog report --html/--metrics`,
+/// `inputs` the catalog's roots), which the next audit would report as a new file.
 pub fn outside<P: AsRef<Path>>(flag: &str, path: &Path, inputs: &[P]) -> anyhow::Result<()> {
     let Some(root) = place(path).and_then(|real| inside(real.parent()?, inputs)) else {
         return Ok(());
     };
     let why = format!(
-        " {}: inside {}, which is read; the file is written again by every run, and the next \
-         run would find it among the files it reads (name a file outside {})",
+        " {}: inside {}, which is audited: the next audit would find the file among those it \
+         reads (name a file outside {})",
         path.display(),
         root.display(),
         root.display()

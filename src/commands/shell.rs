@@ -105,7 +105,7 @@ fn write_pages(
     let mut buf = Vec::new();
     clap_mangen::Man::new(page).render(&mut buf)?;
     let path = dir.join(format!("{name}.1"));
-    let mut out = trawl_atomic::AtomicFile::create(&path)
+    let mut out = trawl_atomic::AtomicFile::create_until(&path, &crate::stop::current())
         .with_context(|| format!("{}: cannot create", path.display()))?;
     use std::io::Write;
     out.write_all(&buf)

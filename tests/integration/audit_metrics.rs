@@ -168,7 +168,7 @@ fn a_metrics_file_inside_a_root_is_refused_from_the_first_run() {
             .run()
             .code(2)
             .stderr_has("--metrics")
-            .stderr_has("is written again by every run");
+            .stderr_has("which is audited: the next audit would find the file");
         assert!(!d.join("t/m.prom").exists());
     }
     assert!(!d.join("cat.db").exists());

@@ -310,6 +310,59 @@ fn a_policy_is_set_shown_changed_and_cleared() {
     assert!(!d.join("none.db").exists());
 }
 
+/// A policy row edited by hand into what no command writes (a negative period or budget, a
+/// window that does not parse): `catalog due` and `audit --policy` refuse it (exit
+/// 2) naming the catalog and how to set a new one; `catalog policy --every` replaces it whole
+/// (before, it refused to, and only `--clear` could).
+#[test]
+fn a_policy_row_edited_into_nonsense_is_named_and_replaced() {
+    let d = Dir::new();
+    collection(&d, 1);
+    let p = |args: &[&str]| {
+        at(
+            &d,
+            T0,
+            &[&["catalog", "policy", "-c", "cat.db"], args].concat(),
+        )
+    };
+    at(&d, T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    if !crate::util::python_with(&["sqlite3"]) {
+        return;
+    }
+    for edit in ["every = -5", "max_bytes = -1", "window = '9-9'"] {
+        p(&["--every", "1d", "--window", "01:00-06:00"]).code(0);
+        let _: Value = crate::util::python_json(
+            &d,
+            &format!(
+                "import sqlite3, sys\n\
+                 c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE policy SET {edit}\"); c.commit()\n\
+                 print('null')"
+            ),
+            "cat.db",
+        );
+        for cmd in [
+            &["catalog", "due", "-c", "cat.db"][..],
+            &["audit", "t", "-c", "cat.db", "--policy"],
+        ] {
+            at(&d, T0, cmd)
+                .code(2)
+                .stderr_has("cat.db: the catalog's policy is not valid")
+                .stderr_has("`trawl catalog policy -c cat.db --every 90d`");
+        }
+        p(&["--max-time", "1h"]).code(2).stderr_has("not valid");
+        p(&["--every", "30d"])
+            .code(0)
+            .stderr_has("replaced by the values given");
+        let v: Value = serde_json::from_str(&p(&["--json"]).stdout).unwrap();
+        assert_eq!(
+            v["policy"],
+            serde_json::json!({"every_seconds": 30 * DAY, "max_bytes": null,
+                "max_time_seconds": null, "window": null, "window_zone": "local"}),
+            "{edit}"
+        );
+    }
+}
+
 /// `audit --policy`: refused without a policy (exit 2) and with a mode that reads nothing;
 /// outside its window it reads nothing, says so and exits 0 (no run is recorded); inside it
 /// runs, the flags given winning over the policy's budget; the run's record names the policy.

@@ -139,9 +139,8 @@ fn the_units_run_the_policy_audit_and_systemd_accepts_them() {
 fn the_cron_line_runs_the_same_command() {
     let d = Dir::new();
     let (root, cat) = awkward(&d);
-    let r = schedule(&d, &cat, &root, &["--cron", "--at", "03:30", "-o", "units"]);
+    let r = schedule(&d, &cat, &root, &["--cron", "--at", "03:30"]);
     r.code(0);
-    assert!(!d.join("units").exists(), "--cron writes nothing");
     let line = r.stdout.trim_end();
     let fields: Vec<&str> = line.splitn(6, ' ').collect();
     assert_eq!(fields[..5], ["30", "3", "*", "*", "*"], "{line}");
@@ -168,6 +167,24 @@ fn the_cron_line_runs_the_same_command() {
             .unwrap();
         assert_eq!(s.code(), Some(0), "{command}");
     }
+}
+
+/// `--cron` prints a user's crontab line and writes nothing: the units' directory, name and
+/// system mode are refused with it (exit 2, nothing printed, nothing written), not ignored.
+#[test]
+fn cron_refuses_what_only_the_units_take() {
+    let d = Dir::new();
+    let (root, cat) = awkward(&d);
+    for (extra, named) in [
+        (&["-o", "units"][..], "'--output <DIR>'"),
+        (&["--name", "arch"], "'--name <NAME>'"),
+        (&["--system"], "'--system'"),
+    ] {
+        let r = schedule(&d, &cat, &root, &[&["--cron"], extra].concat());
+        r.code(2).stderr_has("'--cron'").stderr_has(named);
+        assert!(r.stdout.is_empty(), "{extra:?}: {}", r.stdout);
+    }
+    assert!(!d.join("units").exists());
 }
 
 /// Refused, exit 2, nothing written: a catalog without a policy, a name systemd cannot hold

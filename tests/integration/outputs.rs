@@ -82,6 +82,50 @@ fn outputs_named_after_a_catalogs_own_files_are_refused() {
         .code(0);
 }
 
+/// `catalog export` and `catalog report` read the catalog alone, but their outputs inside one
+/// of its roots (by any name) are refused as `audit --metrics` is (exit 2, nothing written):
+/// the next audit would find the file there, a new file of the collection; the tree holds
+/// what it held, and an audit finds nothing new.
+#[test]
+fn a_catalogs_outputs_stay_out_of_its_roots() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha");
+    std::os::unix::fs::symlink("t", d.join("link")).unwrap();
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    for (args, flag) in [
+        (&["export", "-o", "t/SUMS"][..], "--output t/SUMS"),
+        (
+            &["export", "--format", "premis", "-o", "link/p.xml"],
+            "--output link/p.xml",
+        ),
+        (&["report", "--html", "t/r.html"], "--html t/r.html"),
+        (
+            &["report", "--metrics", "link/m.prom"],
+            "--metrics link/m.prom",
+        ),
+    ] {
+        d.cmd()
+            .args([&["catalog", args[0], "-c", "cat.db"], &args[1..]].concat())
+            .run()
+            .code(2)
+            .stderr_has(&format!("{flag}: inside "))
+            .stderr_has("/t, which is audited");
+    }
+    let held: Vec<_> = std::fs::read_dir(d.join("t")).unwrap().collect();
+    assert_eq!(held.len(), 1, "{held:?}");
+    let r = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "--json", "-"])
+        .run();
+    r.code(0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["counts"]["new"], 0, "{}", r.stdout);
+    assert_eq!(v["counts"]["ok"], 1, "{}", r.stdout);
+}
+
 /// An output that names an input (by any name) is refused before anything is written, and the
 /// input is left as it was; a temporary directory trawl did not make is never removed.
 #[test]

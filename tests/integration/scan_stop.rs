@@ -155,3 +155,40 @@ fn a_reader_that_closes_the_pipe_early_is_not_an_error() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(head.starts_with(b"# Invoked from") || head[0].is_ascii_hexdigit());
 }
+
+/// A run killed outright (SIGKILL) cannot remove its temporary file: the one it leaves has the
+/// documented name (`.NAME.XXXXXX.trawl-tmp`, beside NAME), the next run writes NAME whole
+/// and exits 0, and leaves the stray file alone (trawl removes only what it made in that run).
+/// The run is held before its reads by a FIFO output no reader opens.
+#[test]
+fn a_killed_runs_temporary_file_is_recognisable_and_trips_no_later_run() {
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    crate::util::mkfifo(&d.join("held"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(["scan", "t", "-q", "-m", "sha256sum:SUMS", "--json", "held"])
+        .current_dir(d.path())
+        .spawn()
+        .unwrap();
+    let stray = || {
+        std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(".trawl-tmp"))
+    };
+    wait_until("the manifest's temporary file", || stray().is_some());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = stray().unwrap();
+    let random = left
+        .strip_prefix(".SUMS.")
+        .and_then(|r| r.strip_suffix(".trawl-tmp"));
+    assert!(random.is_some_and(|r| r.len() == 6), "{left}");
+    d.cmd()
+        .args(["scan", "t", "-q", "-m", "sha256sum:SUMS"])
+        .run()
+        .code(0);
+    let sums = std::fs::read_to_string(d.join("SUMS")).unwrap();
+    assert!(sums.ends_with("  a\n"), "{sums}");
+    assert_eq!(stray().as_deref(), Some(left.as_str()));
+}

@@ -137,6 +137,115 @@ fn a_fifo_output_is_streamed_into_and_kept() {
     );
 }
 
+/// Whether process `pid` catches signal `sig` (its handlers are in place).
+fn catches(pid: u32, sig: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (sig - 1)) != 0)
+}
+
+/// Runs trawl with `args` in `d`, sends it SIGTERM once its handlers are in place and `ready`
+/// holds, and returns its stderr once it ended with 143 within 5 s (fails otherwise).
+fn terminated(d: &Dir, args: &[&str], ready: &dyn Fn() -> bool) -> String {
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trawl"))
+        .args(args)
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    crate::util::wait_until("the handlers are in place", || {
+        catches(pid, libc::SIGTERM) && ready()
+    });
+    // SAFETY: kill has no memory effects in this process.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("{args:?}: still running 5 s after SIGTERM");
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(143), "{args:?}: {err}");
+    err
+}
+
+/// A FIFO output no reader opens is waited for (as a shell's `>` waits), and SIGTERM ends the
+/// wait at once: exit 143, the output named, nothing left beside it, the FIFO kept (before, the
+/// open blocked beyond the signal's reach and only SIGKILL ended the process). Through a
+/// scan's manifest, `catalog export -o` and `audit --metrics`.
+#[test]
+fn sigterm_ends_the_wait_for_a_fifo_outputs_reader() {
+    let d = Dir::new();
+    d.create(b"data/a.txt", b"alpha\n");
+    d.cmd()
+        .args(["audit", "data", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    mkfifo(&d.join("f"));
+    for args in [
+        &[
+            "scan",
+            "data",
+            "-q",
+            "--json",
+            "r.json",
+            "-m",
+            "sha256sum:f",
+        ][..],
+        &["catalog", "export", "-c", "cat.db", "-o", "f"],
+        &["audit", "data", "-c", "cat.db", "-q", "--metrics", "f"],
+    ] {
+        let err = terminated(&d, args, &|| true);
+        assert!(
+            err.contains("f: cannot create: no reader opened the FIFO"),
+            "{args:?}: {err}"
+        );
+        let mut left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with("cat.db"))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["data", "f"], "{args:?}");
+        let ft = std::fs::symlink_metadata(d.join("f")).unwrap().file_type();
+        assert!(ft.is_fifo());
+    }
+}
+
+/// A FIFO output whose reader holds it open and reads nothing: once the pipe is full (a page,
+/// as the reader sets it), SIGTERM ends the write at once, exit 143 (before, the write blocked
+/// beyond the signal's reach; a second signal was needed).
+#[test]
+fn sigterm_ends_a_write_to_a_fifo_nobody_reads() {
+    use std::os::fd::AsRawFd;
+    let d = Dir::new();
+    for i in 0..4 {
+        d.create(format!("data/{i}.txt").as_bytes(), b"alpha\n");
+    }
+    mkfifo(&d.join("f"));
+    let reader = open_fifo_reader(&d.join("f"));
+    let fd = reader.as_raw_fd();
+    // SAFETY: fcntl on a descriptor `reader` owns; F_SETPIPE_SZ touches no memory of ours.
+    assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 4096) }, 4096);
+    let full = || {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int, to `n`, which lives for the call.
+        unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) == 0 && n >= 4096 }
+    };
+    let err = terminated(&d, &["scan", "data", "-q", "--json", "f"], &full);
+    assert!(err.contains("interrupted"), "{err}");
+}
+
 #[test]
 fn a_symlinked_output_replaces_its_destination_and_a_block_device_is_refused() {
     let d = Dir::new();

@@ -1,17 +1,25 @@
 //! Where an output goes and how it gets there without clobbering anything: a regular file (or a
 //! name not yet taken) appears only once completely written (temporary file in the same directory,
 //! flushed, synced and renamed over the target on `commit`); a character device or FIFO is written
-//! to directly as a stream, never replaced; a symbolic link is followed and its destination gets
-//! the same rule; a block device, socket or directory is refused. A crate of its own so that the
-//! crates that write files (bags, the command line) need no renderer to do it.
+//! to directly as a stream, never replaced (a FIFO once a reader has it open, as a shell's `>`
+//! waits for one; [`AtomicFile::create_until`] gives up that wait, and a write's wait for a
+//! reader that does not read, when a stop is requested); a
+//! symbolic link is followed and its destination gets the same rule; a block device, socket or
+//! directory is refused. A crate of its own so that the crates that write files (bags, the
+//! command line) need no renderer to do it.
 
-// Unsafe code only in tests (to make FIFOs).
+// Unsafe code only in the FIFO's fcntl and poll calls (module `fifo`) and in tests (to make
+// FIFOs).
 #![deny(missing_docs)]
-#![cfg_attr(not(test), forbid(unsafe_code))]
+#![cfg_attr(not(test), deny(unsafe_code))]
 
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use trawl_stop::Stop;
+
+mod fifo;
 
 /// Why an output could not be created. Its words leave the path out, as an I/O error's do:
 /// every caller names the output it was creating (`PATH: cannot create: …`); the path is in
@@ -28,6 +36,13 @@ pub enum AtomicError {
         #[source]
         source: io::Error,
     },
+    /// The target is a FIFO no reader opened before the stop given to
+    /// [`AtomicFile::create_until`] was requested (a signal): nothing was written.
+    #[error("no reader opened the FIFO before the run was stopped")]
+    Stopped {
+        /// The output, as given.
+        path: PathBuf,
+    },
     /// The target (links followed) is a kind of file that is never written: a directory, a
     /// block device, a socket.
     #[error("{kind}")]
@@ -43,7 +58,9 @@ impl AtomicError {
     /// The output, as given.
     pub fn path(&self) -> &Path {
         match self {
-            AtomicError::Io { path, .. } | AtomicError::Refused { path, .. } => path,
+            AtomicError::Io { path, .. }
+            | AtomicError::Stopped { path }
+            | AtomicError::Refused { path, .. } => path,
         }
     }
 }
@@ -95,7 +112,7 @@ enum Dest {
         w: BufWriter<tempfile::NamedTempFile>,
     },
     /// A character device or FIFO, written in place.
-    Stream(BufWriter<std::fs::File>),
+    Stream(BufWriter<fifo::StreamFile>),
 }
 
 /// How many symbolic links are followed before giving up (as the kernel's ELOOP limit).
@@ -124,8 +141,20 @@ fn follow_links(target: &Path) -> io::Result<PathBuf> {
 
 impl AtomicFile {
     /// A temporary file beside `target` (links followed to the file they name), which becomes
-    /// `target` on commit; a character device or FIFO written in place; anything else refused.
+    /// `target` on commit; a character device or FIFO written in place (a FIFO once a reader
+    /// has it open, however long that takes); anything else refused.
     pub fn create(target: &Path) -> Result<AtomicFile, AtomicError> {
+        Self::open(target, None)
+    }
+
+    /// As [`AtomicFile::create`], a FIFO waited for only until `stop` is requested
+    /// ([`AtomicError::Stopped`] then), and its writes too (an error then, once a reader that
+    /// does not read has filled the pipe): a signal that requests it ends the wait.
+    pub fn create_until(target: &Path, stop: &Stop) -> Result<AtomicFile, AtomicError> {
+        Self::open(target, Some(stop))
+    }
+
+    fn open(target: &Path, stop: Option<&Stop>) -> Result<AtomicFile, AtomicError> {
         let io = |source| AtomicError::Io {
             path: target.to_path_buf(),
             source,
@@ -139,12 +168,17 @@ impl AtomicFile {
                 if ft.is_file() {
                     Self::replace(to).map_err(io)?
                 } else if ft.is_char_device() || ft.is_fifo() {
-                    // No O_CREAT, no O_TRUNC: the node is used as it is, never replaced.
-                    let f = std::fs::OpenOptions::new()
-                        .write(true)
-                        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY)
-                        .open(&to)
-                        .map_err(io)?;
+                    let f = match (ft.is_fifo(), stop) {
+                        (true, Some(stop)) => match fifo::open(&to, stop).map_err(io)? {
+                            Some(f) => f,
+                            None => {
+                                return Err(AtomicError::Stopped {
+                                    path: target.to_path_buf(),
+                                });
+                            }
+                        },
+                        _ => fifo::StreamFile::blocking(open_stream(&to, 0).map_err(io)?),
+                    };
                     Dest::Stream(BufWriter::with_capacity(1 << 16, f))
                 } else {
                     return Err(AtomicError::Refused {
@@ -207,7 +241,7 @@ impl AtomicFile {
     fn file(&self) -> &std::fs::File {
         match self.inner.as_ref().expect("not yet committed") {
             Dest::Replace { w, .. } => w.get_ref().as_file(),
-            Dest::Stream(w) => w.get_ref(),
+            Dest::Stream(w) => w.get_ref().file(),
         }
     }
 
@@ -235,7 +269,7 @@ impl AtomicFile {
             }
             Dest::Stream(w) => {
                 w.flush()?;
-                Ok(w.get_mut())
+                w.get_mut().file_mut()
             }
         }
     }
@@ -262,6 +296,15 @@ impl AtomicFile {
         }
         Ok(())
     }
+}
+
+/// Opens a character device or FIFO for writing as it is, with `flags` added: no `O_CREAT`, no
+/// `O_TRUNC`, the node never replaced.
+pub(crate) fn open_stream(to: &Path, flags: i32) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY | flags)
+        .open(to)
 }
 
 /// The process umask, read without changing it (Linux /proc; 022 if unavailable).
@@ -382,13 +425,78 @@ mod tests {
         assert!(AtomicFile::create(&dir.path().join("loop")).is_err());
     }
 
-    #[test]
-    fn a_fifo_is_written_in_place_and_a_directory_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
+    fn mkfifo(dir: &Path) -> PathBuf {
+        let fifo = dir.join("fifo");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: mkfifo on a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fifo
+    }
+
+    /// A FIFO whose reader comes later is written once it does (writes block as a shell's
+    /// would); one no reader opens gives up when the stop is requested, writing nothing.
+    #[test]
+    fn a_fifo_waits_for_its_reader_until_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::read(fifo).unwrap()
+            })
+        };
+        let stop = Stop::new();
+        let mut f = AtomicFile::create_until(&fifo, &stop).unwrap();
+        let big = vec![7u8; 1 << 20];
+        f.write_all(&big).unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), big);
+        let stopper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.request(trawl_stop::Reason::Signal(libc::SIGTERM));
+            })
+        };
+        let e = AtomicFile::create_until(&fifo, &stop).err().unwrap();
+        stopper.join().unwrap();
+        assert!(
+            matches!(&e, AtomicError::Stopped { path } if *path == fifo),
+            "{e:?}"
+        );
+    }
+
+    /// A write to a FIFO whose reader does not read waits for room until the stop is
+    /// requested, then fails.
+    #[test]
+    fn a_write_to_a_reader_that_does_not_read_ends_when_stopped() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
+        let _idle = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let stop = Stop::new();
+        let mut f = AtomicFile::create_until(&fifo, &stop).unwrap();
+        let stopper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.request(trawl_stop::Reason::Signal(libc::SIGTERM));
+            })
+        };
+        let e = f.write_all(&vec![7u8; 1 << 20]).and_then(|()| f.flush());
+        stopper.join().unwrap();
+        assert!(e.is_err_and(|e| e.to_string().contains("stopped")));
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_and_a_directory_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = mkfifo(dir.path());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())

@@ -122,7 +122,10 @@ pub enum CatalogError {
         path: PathBuf,
     },
     /// The policy stored in the catalog holds a value no policy can have.
-    #[error("{}: the catalog's policy is not valid: {what}", path.display())]
+    #[error(
+        "{}: the catalog's policy is not valid: {what}; set a new one with `trawl catalog policy -c {} --every 90d` (and --max-bytes, --max-time, --window), or remove it with `--clear`",
+        path.display(), path.display()
+    )]
     BadPolicy {
         /// The path concerned.
         path: PathBuf,

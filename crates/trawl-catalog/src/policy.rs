@@ -11,6 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params};
 
 use crate::{Catalog, CatalogError, Result};
@@ -157,6 +158,17 @@ const DUE_FROM: &str = "FROM file_paths f JOIN roots r ON r.id = f.root
      WHERE f.present = 1
        AND (f.last_verified IS NULL OR f.last_verified < ?1 OR f.last_verified > ?2)";
 
+/// A value a policy's column holds, as a message names it.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        Value::Integer(n) => n.to_string(),
+        Value::Real(f) => f.to_string(),
+        Value::Text(t) => format!("'{}'", t.escape_debug()),
+        Value::Blob(b) => format!("a blob of {} bytes", b.len()),
+    }
+}
+
 /// The time before which a verification is stale at `now`, for the period `age`.
 fn cutoff(now: i64, age: Duration) -> i64 {
     now.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX))
@@ -176,43 +188,50 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    /// The collection's policy, if one is set.
+    /// The collection's policy, if one is set. A row no command could have written (edited
+    /// by hand: a period of 0, a negative budget, text where a number goes, a window that does
+    /// not parse) is [`CatalogError::BadPolicy`], saying what.
     pub fn policy(&self) -> Result<Option<Policy>> {
         if !self.has_policy_table()? {
             return Ok(None);
         }
-        type Row = (i64, Option<i64>, Option<i64>, Option<String>);
-        let row: Option<Row> = self
+        // Each column as whatever SQLite holds: its type is the row's, not the schema's.
+        let row: Option<[Value; 4]> = self
             .conn
             .query_row(
                 "SELECT every, max_bytes, max_time, window FROM policy WHERE id = 1",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        let Some((every, max_bytes, max_time, window)) = row else {
+        let Some([every, max_bytes, max_time, window]) = row else {
             return Ok(None);
         };
         let bad = |what: String| CatalogError::BadPolicy {
             path: self.path.clone(),
             what,
         };
-        let positive = |v: i64, name: &str| {
-            u64::try_from(v)
-                .ok()
-                .filter(|v| *v > 0)
-                .ok_or_else(|| bad(format!("{name} is {v}")))
+        let positive = |v: Value, name: &str| match v {
+            Value::Null => Ok(None),
+            Value::Integer(n) if n > 0 => Ok(Some(n as u64)),
+            Value::Integer(n) => Err(bad(format!("{name} is {n}"))),
+            other => Err(bad(format!(
+                "{name} is {}, not a whole number",
+                shown(&other)
+            ))),
+        };
+        let every = positive(every, "every")?.ok_or_else(|| bad("every is NULL".into()))?;
+        let window = match window {
+            Value::Null => None,
+            Value::Text(w) => Some(Window::parse(&w).map_err(|e| bad(e.to_string()))?),
+            other => return Err(bad(format!("window is {}, not HH:MM-HH:MM", shown(&other)))),
         };
         Ok(Some(Policy {
-            every: Duration::from_secs(positive(every, "every")?),
-            max_bytes: max_bytes.map(|v| positive(v, "max_bytes")).transpose()?,
-            max_time: max_time
-                .map(|v| positive(v, "max_time").map(Duration::from_secs))
-                .transpose()?,
-            window: window
-                .map(|w| Window::parse(&w).map_err(|e| bad(e.to_string())))
-                .transpose()?,
+            every: Duration::from_secs(every),
+            max_bytes: positive(max_bytes, "max_bytes")?,
+            max_time: positive(max_time, "max_time")?.map(Duration::from_secs),
+            window,
         }))
     }
 

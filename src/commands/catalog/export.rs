@@ -22,7 +22,7 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(f) = super::premis::format(&a.format) {
         let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-        let mut out = Output::create_beside_catalog(&dest, &a.catalog)?;
+        let mut out = Output::create_for_catalog("--output", &dest, &a.catalog, &cat)?;
         super::premis::write(&cat, f, &mut out)?;
         out.commit()?;
         return Ok(Outcome::Ok);
@@ -30,7 +30,7 @@ pub fn run(a: CatalogExportArgs) -> anyhow::Result<Outcome> {
     let kind = Kind::from_args(&a, &algs)?;
     let lacking = Lacking::new(kind.needs());
     let dest = a.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-    let mut out = Output::create_beside_catalog(&dest, &a.catalog)?;
+    let mut out = Output::create_for_catalog("--output", &dest, &a.catalog, &cat)?;
     match kind {
         Kind::Manifest(f) => write_manifest(&cat, &a, &f, &mut out, &lacking)?,
         Kind::Bagit(alg) => write_bagit(&cat, alg, &mut out, &lacking)?,

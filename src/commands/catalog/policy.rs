@@ -5,7 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::bail;
-use trawl_catalog::{Catalog, DueTotals, OpenMode, Policy, Window, now_secs};
+use trawl_catalog::{Catalog, CatalogError, DueTotals, OpenMode, Policy, Window, now_secs};
 
 use crate::Outcome;
 use crate::flags::lowargs::CatalogPolicyArgs;
@@ -50,7 +50,11 @@ pub fn run(a: CatalogPolicyArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     if setting {
-        let old = if a.clear { None } else { cat.policy()? };
+        let old = if a.clear {
+            None
+        } else {
+            valid_or_none(&cat, every.is_some())?
+        };
         let Some(every) = every.or(old.as_ref().map(|p| p.every)) else {
             bail!(
                 "{}: no policy yet: a policy needs --every (how often every file must be read, e.g. --every 90d)",
@@ -66,6 +70,21 @@ pub fn run(a: CatalogPolicyArgs) -> anyhow::Result<Outcome> {
         cat.set_policy(&p, now_secs())?;
     }
     show(&cat, &a)
+}
+
+/// The policy the new values amend: the catalog's; or, where its row is not valid (edited by
+/// hand) and `--every` is given, none: the new values then replace it whole, saying so.
+fn valid_or_none(cat: &Catalog, every: bool) -> anyhow::Result<Option<Policy>> {
+    match cat.policy() {
+        Err(CatalogError::BadPolicy { path, what }) if every => {
+            crate::messages::warning(format_args!(
+                "{}: the catalog's policy was not valid ({what}): replaced by the values given",
+                path.display()
+            ));
+            Ok(None)
+        }
+        r => Ok(r?),
+    }
 }
 
 /// Prints the policy (or that there is none) with what is due now and what the collection

@@ -11,15 +11,16 @@ use crate::Outcome;
 use crate::commands::output::Output;
 use crate::flags::lowargs::CatalogReportArgs;
 
-/// `--metrics FILE`, opened (refused where it is the catalog, one of its files, or `--html`'s).
-fn metrics_output(a: &CatalogReportArgs) -> anyhow::Result<Option<Output>> {
+/// `--metrics FILE`, opened (refused where it is the catalog, one of its files, inside one of
+/// its roots, or `--html`'s).
+fn metrics_output(a: &CatalogReportArgs, cat: &Catalog) -> anyhow::Result<Option<Output>> {
     let Some(p) = a.metrics.as_deref() else {
         return Ok(None);
     };
     if let Some(h) = a.html.as_deref() {
         crate::commands::output::distinct(&[("--html", h), ("--metrics", p)])?;
     }
-    Output::create_beside_catalog(p, &a.catalog).map(Some)
+    Output::create_for_catalog("--metrics", p, &a.catalog, cat).map(Some)
 }
 
 /// The states a registered file can be in.
@@ -36,13 +37,13 @@ const STATES: [&str; 8] = [
 
 pub fn run(a: CatalogReportArgs) -> anyhow::Result<Outcome> {
     let list = states(a.list.as_deref())?;
-    let metrics = metrics_output(&a)?;
+    let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
+    let metrics = metrics_output(&a, &cat)?;
     let mut html = a
         .html
         .as_deref()
-        .map(|p| super::super::output::Output::create_beside_catalog(p, &a.catalog))
+        .map(|p| Output::create_for_catalog("--html", p, &a.catalog, &cat))
         .transpose()?;
-    let cat = Catalog::open(&a.catalog, OpenMode::Read)?;
     if let Some(h) = html.take() {
         super::write_html(h, &cat, &a.catalog)?;
     }

@@ -189,7 +189,8 @@ fn write_units(
 /// Writes `text` to `path` whole, or not at all.
 fn write(path: &Path, text: &str) -> anyhow::Result<()> {
     let what = || format!("{}: cannot write", path.display());
-    let mut f = trawl_atomic::AtomicFile::create(path).with_context(what)?;
+    let mut f =
+        trawl_atomic::AtomicFile::create_until(path, &crate::stop::current()).with_context(what)?;
     f.write_all(text.as_bytes()).with_context(what)?;
     f.commit().with_context(what)
 }

@@ -74,7 +74,9 @@ pub struct CatalogScheduleArgs {
     /// without its extension).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Print a crontab line instead (for systems without systemd); write nothing.
-    #[arg(long, conflicts_with = "on_calendar")]
+    /// Print a crontab line instead (for systems without systemd, a user's crontab); write
+    /// nothing. The units' settings (`--on-calendar`, `-o`, `--name`, `--system`) are refused
+    /// with it.
+    #[arg(long, conflicts_with_all = ["on_calendar", "output", "name", "system"])]
     pub cron: bool,
 }

@@ -76,6 +76,27 @@ fn a_policy_edited_to_nonsense_is_refused() {
     let e = cat.policy().unwrap_err();
     assert!(matches!(e, CatalogError::BadPolicy { .. }), "{e}");
     assert!(e.to_string().contains("every is 0"), "{e}");
+    // Text or a fraction where a whole number goes (SQLite keeps what it is given), a window
+    // that is a number: named, not an SQLite type error.
+    for (set, what) in [
+        (
+            "every = 'soon', window = NULL",
+            "every is 'soon', not a whole number",
+        ),
+        (
+            "every = 60, max_time = 1.5",
+            "max_time is 1.5, not a whole number",
+        ),
+        ("every = 60, window = x'00'", "window is a blob of 1 bytes"),
+    ] {
+        cat.conn
+            .execute_batch(&format!("UPDATE policy SET {set}"))
+            .unwrap();
+        let e = cat.policy().unwrap_err();
+        assert!(matches!(e, CatalogError::BadPolicy { .. }), "{e}");
+        assert!(e.to_string().contains(what), "{e}");
+        assert!(e.to_string().contains("--every 90d"), "{e}");
+    }
 }
 
 /// Due: present files never verified or verified longer ago than the period (strictly),
