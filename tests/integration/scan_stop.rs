@@ -56,6 +56,10 @@ fn ctrl_c_sigterm_and_sighup_stop_promptly_and_leave_no_output() {
                 "-d",
                 "md5,sha512",
                 "-j1",
+                // Read, not mapped: the readiness below counts read(2)'s bytes, which a
+                // mapping (what --io auto picks where the lanes fill the cores) never adds to.
+                "--io",
+                "read",
                 "-m",
                 "md5sum:sums",
                 "--json",
