@@ -15,7 +15,7 @@
 //!   per partition), [`reduce_partition`] counting one partition from every map's batch, and
 //!   [`assemble`] summing partitions and totals into one machine's figures.
 //!
-//! Inside: `reducer` (one file's bytes to facts), `index` (distinct fingerprints, staged and
+//! Inside: `reducer` (one file's bytes to facts), `spread` (a large piece's over the pool), `index` (distinct fingerprints, staged and
 //! flushed), `dedup` (distinct records per way of cutting), `short` (keys the same at every
 //! size, stored once), `attribution` (which files hold the duplicates), `slot` (a reader's
 //! staging), `partition` (the key partitions the slots hand records to), `counter`, `totals`
@@ -44,6 +44,7 @@ mod reducer;
 mod short;
 mod slot;
 mod spill;
+mod spread;
 mod table;
 mod totals;
 
