@@ -162,6 +162,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_a_file_of_several_buffers_spreads_and_never_at_one_thread() {
+        let mib = 1 << 20;
+        assert!(spreads(mib + 1, mib, 2));
+        assert!(
+            !spreads(mib, mib, 16),
+            "one buffer: read on its reader's thread"
+        );
+        assert!(
+            !spreads(64 * mib, mib, 1),
+            "-j1 asks for one compute thread"
+        );
+    }
+
+    #[test]
     fn auto_maps_where_the_lanes_fill_the_cores() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         assert!(DigestLanes(vec![Algorithm::Blake3]).busy_cores());
