@@ -14,6 +14,9 @@ use crate::reducer::unit_sizes;
 /// (as for BLAKE3's tree).
 pub(crate) const SPREAD_MIN: usize = 256 * 1024;
 
+/// The most bytes one task takes (rounded down to whole units, at least one).
+const SEGMENT: usize = 256 * 1024;
+
 thread_local! {
     /// A pool thread's compressors, kept for its next segments: making a zstd context costs more
     /// than compressing a segment.
@@ -28,8 +31,8 @@ pub(crate) fn pool_has_room() -> bool {
 
 /// Fills `fps` and `zero` (one for each 4 KiB block of `data`) and `units` (one per codec for
 /// each unit, codec-major) for `data`, a whole number of units that starts at a unit's
-/// boundary in its file: the facts one pass in order gives, worked out in one segment per pool
-/// thread.
+/// boundary in its file: the facts one pass in order gives, worked out in segments over the
+/// pool.
 pub(crate) fn spread(
     cfg: &ReduceConfig,
     data: &[u8],
@@ -39,8 +42,11 @@ pub(crate) fn spread(
 ) {
     let (unit, n) = (cfg.unit, cfg.codecs.len());
     debug_assert!(data.len().is_multiple_of(unit));
+    // One segment per pool thread, at most SEGMENT: a mapped window is many segments, which
+    // the threads share out as they get free (beside BLAKE3's work in the same pool).
     let threads = rayon_core::current_num_threads().max(1);
-    let seg = (data.len() / unit).div_ceil(threads).max(1) * unit;
+    let per = (data.len() / unit).div_ceil(threads).min(SEGMENT / unit);
+    let seg = per.max(1) * unit;
     rayon_core::scope(|s| {
         for d in data.chunks(seg) {
             let (f, rest) = std::mem::take(&mut fps).split_at_mut(d.len() / BASE);
