@@ -58,6 +58,7 @@ mod outputs;
 #[cfg(feature = "s3")]
 mod readme;
 mod reduce;
+mod reduce_large;
 mod report;
 mod report_catalog;
 mod report_sampled;

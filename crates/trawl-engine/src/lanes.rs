@@ -139,7 +139,7 @@ impl LaneFactory for ScanLanes {
         let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
         let mut id = None;
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
-            let mut r = FileReducer::new(cfg.clone());
+            let mut r = FileReducer::new(cfg.clone()).with_parallel(file.spread);
             if let Some(c) = &self.counter {
                 if cfg.attributing() {
                     let n = c.register(path);

@@ -5,8 +5,9 @@
 //! The face, in the data's order:
 //! - [`ReduceConfig`] (with [`Codec`] and [`BreakdownConfig`]): what to measure.
 //! - [`FileReducer`] consumes one file's bytes in order (a scan lane: it runs on the thread that
-//!   owns the file) and returns a compact [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB
-//!   block, per-unit compressed sizes, and CDC chunk fingerprints.
+//!   owns the file, a large file's pieces spread over the rayon pool) and returns a compact
+//!   [`FileReduce`]: one XXH3-128 fingerprint per 4 KiB block, per-unit compressed sizes, and CDC
+//!   chunk fingerprints.
 //! - [`Counter`] folds those into the global counts, from many readers at once, partitioned by
 //!   key; its result is order-independent (a set of fingerprints, and sizes that depend only on
 //!   content), so any scan order, thread count or partition count gives the same report. Its
@@ -15,13 +16,13 @@
 //!   per partition), [`reduce_partition`] counting one partition from every map's batch, and
 //!   [`assemble`] summing partitions and totals into one machine's figures.
 //!
-//! Inside: `reducer` (one file's bytes to facts), `index` (distinct fingerprints, staged and
-//! flushed), `dedup` (distinct records per way of cutting), `short` (keys the same at every
-//! size, stored once), `attribution` (which files hold the duplicates), `slot` (a reader's
-//! staging), `partition` (the key partitions the slots hand records to), `counter`, `totals`
-//! (the sums no key decides), `figures` (the report's shape), `mapreduce`, `batch` (the wire
-//! form of a partition's records), `codec`, `spill`, `table` (the fingerprint table) and
-//! `breakdown` (by directory and type).
+//! Inside: `reducer` (one file's bytes to facts), `spread` (a large piece's over the pool),
+//! `index` (distinct fingerprints, staged and flushed), `dedup` (distinct records per way of
+//! cutting), `short` (keys the same at every size, stored once), `attribution` (which files hold
+//! the duplicates), `slot` (a reader's staging), `partition` (the key partitions the slots hand
+//! records to), `counter`, `totals` (the sums no key decides), `figures` (the report's shape),
+//! `mapreduce`, `batch` (the wire form of a partition's records), `codec`, `spill`, `table` (the
+//! fingerprint table) and `breakdown` (by directory and type).
 #![deny(missing_docs)]
 
 #[cfg(test)]
@@ -44,6 +45,7 @@ mod reducer;
 mod short;
 mod slot;
 mod spill;
+mod spread;
 mod table;
 mod totals;
 

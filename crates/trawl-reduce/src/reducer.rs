@@ -10,6 +10,7 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::config::{BASE, ReduceConfig};
 use crate::facts::FileReduce;
 use crate::fingerprint::{block_fp, is_zero};
+use crate::spread::{SPREAD_MIN, pool_has_room, spread};
 
 /// Consumes one file's bytes in order.
 pub struct FileReducer {
@@ -22,6 +23,9 @@ pub struct FileReducer {
     acc: Option<Arc<Counter>>,
     /// The first bytes were looked at for the file's format.
     sniffed: bool,
+    /// A large piece's blocks and units are worked out over the rayon pool
+    /// ([`FileReducer::with_parallel`]).
+    parallel: bool,
 }
 
 /// What a reducer keeps between files on one thread: its compressors (an LZ4 state, a zstd
@@ -88,7 +92,16 @@ impl FileReducer {
             cdc: s.cdc,
             acc: None,
             sniffed: false,
+            parallel: false,
         }
+    }
+
+    /// Lets a large piece (256 KiB or more, met at a unit's boundary) be worked out over the
+    /// rayon pool, in segments whose facts are those of one pass in order; for a file larger
+    /// than a buffer, whose lanes may spread (the scan's rule: never at `-j1`).
+    pub fn with_parallel(mut self, yes: bool) -> FileReducer {
+        self.parallel = yes;
+        self
     }
 
     pub(crate) fn push_block(&mut self, b: &[u8]) {
@@ -100,41 +113,12 @@ impl FileReducer {
         let n = self.compressors.len();
         let base = self.out.units.len();
         self.out.units.resize(base + n, (0, 0));
-        // The unit's fingerprint, derived from its 4 KiB blocks' (already taken): it picks the
-        // sample and keys the size cache.
         let k = self.cfg.unit / BASE;
         let u_idx = base / n.max(1);
         let len = self.out.fps.len();
-        let fp = block_fp(
-            &self.out.fps[(u_idx * k).min(len)..((u_idx + 1) * k).min(len)],
-            // Allocates only for a unit of several blocks.
-            &mut Vec::new(),
-        );
-        if let Some(t) = self.cfg.sample_threshold()
-            && ((fp >> 64) as u64) >= t
-            && !is_zero(u)
-        {
-            // Not in the sample: not compressed.
-            for x in &mut self.out.units[base..] {
-                *x = (u32::MAX, u32::MAX);
-            }
-            return;
-        }
-        let cached = n <= CACHE_CODECS;
-        if cached && self.cfg.size_cache.get(fp, &mut self.out.units[base..]) {
-            return;
-        }
-        for (i, c) in self.compressors.iter_mut().enumerate() {
-            let clen = c.compress(u);
-            let alloc = self.cfg.allocated(u.len(), clen);
-            // A unit is at most MAX_BLOCK (ReduceConfig::check), its compressed size a little
-            // more at worst.
-            let fit = |n: u64| u32::try_from(n).expect("units are at most MAX_BLOCK");
-            self.out.units[base + i] = (fit(clen as u64), fit(alloc));
-        }
-        if cached {
-            self.cfg.size_cache.put(fp, &self.out.units[base..]);
-        }
+        let fps = &self.out.fps[(u_idx * k).min(len)..((u_idx + 1) * k).min(len)];
+        let out = &mut self.out.units[base..];
+        unit_sizes(&self.cfg, &mut self.compressors, fps, u, out);
     }
 
     /// Feeds `data` in fixed pieces of `size` through `buf` (holding a partial piece between
@@ -222,8 +206,9 @@ impl FileReducer {
             self.out.kind = infer::get(&data[..data.len().min(8192)]).map(|t| t.mime_type());
         }
         self.out.size += data.len() as u64;
+        let rest = self.spread_fixed(data);
         let mut block = std::mem::take(&mut self.block);
-        Self::pieces(&mut block, BASE, data, &mut |b| {
+        Self::pieces(&mut block, BASE, rest, &mut |b| {
             self.out.fps.push(xxh3_128(b));
             self.out.zero.push(is_zero(b));
         });
@@ -231,13 +216,43 @@ impl FileReducer {
         if !self.compressors.is_empty() {
             let mut unit = std::mem::take(&mut self.unit);
             let size = self.cfg.unit;
-            Self::pieces(&mut unit, size, data, &mut |u| self.push_unit(u));
+            Self::pieces(&mut unit, size, rest, &mut |u| self.push_unit(u));
             self.unit = unit;
         }
         if let Some(bounds) = self.cfg.cdc_bounds() {
             self.cut_chunks(data, bounds);
         }
         self.maybe_flush();
+    }
+
+    /// In parallel mode, the blocks and units of the whole units at the start of a large piece
+    /// met at a unit's boundary (no partial block or unit held), worked out over the pool and
+    /// appended in order; the bytes left for the pass in order.
+    fn spread_fixed<'d>(&mut self, data: &'d [u8]) -> &'d [u8] {
+        if !self.parallel
+            || data.len() < SPREAD_MIN
+            || !self.block.is_empty()
+            || !self.unit.is_empty()
+            || !pool_has_room()
+        {
+            return data;
+        }
+        let unit = self.cfg.unit;
+        let whole = data.len() / unit * unit;
+        let (b0, u0) = (self.out.fps.len(), self.out.units.len());
+        let blocks = b0 + whole / BASE;
+        self.out.fps.resize(blocks, 0);
+        self.out.zero.resize(blocks, false);
+        let units = u0 + whole / unit * self.compressors.len();
+        self.out.units.resize(units, (0, 0));
+        spread(
+            &self.cfg,
+            &data[..whole],
+            &mut self.out.fps[b0..],
+            &mut self.out.zero[b0..],
+            &mut self.out.units[u0..],
+        );
+        &data[whole..]
     }
 
     /// Content-defined chunking of the next `data`, cut where it lies: a chunk is known once
@@ -310,6 +325,43 @@ impl FileReducer {
         }
         .give_back();
         self.out
+    }
+}
+
+/// One unit's (compressed, allocated) sizes by each of `compressors` into `out`; `fps` are the
+/// fingerprints of its 4 KiB blocks (taken already), from which its own is made: it picks the
+/// sample and keys the size cache.
+pub(crate) fn unit_sizes(
+    cfg: &ReduceConfig,
+    compressors: &mut [Compressor],
+    fps: &[u128],
+    u: &[u8],
+    out: &mut [(u32, u32)],
+) {
+    // Allocates only for a unit of several blocks.
+    let fp = block_fp(fps, &mut Vec::new());
+    if let Some(t) = cfg.sample_threshold()
+        && ((fp >> 64) as u64) >= t
+        && !is_zero(u)
+    {
+        // Not in the sample: not compressed.
+        out.fill((u32::MAX, u32::MAX));
+        return;
+    }
+    let cached = compressors.len() <= CACHE_CODECS;
+    if cached && cfg.size_cache.get(fp, out) {
+        return;
+    }
+    for (c, o) in compressors.iter_mut().zip(out.iter_mut()) {
+        let clen = c.compress(u);
+        let alloc = cfg.allocated(u.len(), clen);
+        // A unit is at most MAX_BLOCK (ReduceConfig::check), its compressed size a little more
+        // at worst.
+        let fit = |n: u64| u32::try_from(n).expect("units are at most MAX_BLOCK");
+        *o = (fit(clen as u64), fit(alloc));
+    }
+    if cached {
+        cfg.size_cache.put(fp, out);
     }
 }
 

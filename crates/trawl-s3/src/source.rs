@@ -370,7 +370,7 @@ impl Source for ObjectSource {
                         if stop.is_stopping() {
                             continue;
                         }
-                        let ev = consume(o, lanes, progress, stop);
+                        let ev = consume(o, (lanes, cfg.threads), progress, stop);
                         progress.file_done();
                         let Some(ev) = ev else {
                             continue;
@@ -415,7 +415,7 @@ struct Opened {
 /// stopped.
 fn consume(
     o: Opened,
-    factory: &dyn LaneFactory,
+    (factory, threads): (&dyn LaneFactory, usize),
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Option<Event> {
@@ -427,7 +427,7 @@ fn consume(
     let lanes = factory.lanes(&FileInfo {
         path: &entry.path,
         size,
-        large: size > RANGE,
+        spread: trawl_scan::spreads(size, RANGE, threads),
         dev: entry.dev,
         ino: entry.ino,
         nlink: 1,

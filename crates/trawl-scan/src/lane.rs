@@ -77,14 +77,23 @@ pub struct FileInfo<'a> {
     pub path: &'a Path,
     /// Its size when opened.
     pub size: u64,
-    /// It spans several buffers and each lane gets a thread of its own.
-    pub large: bool,
+    /// Its lanes may spread a buffer over the pool of all cores ([`spreads`]).
+    pub spread: bool,
     /// Device it is on.
     pub dev: u64,
     /// Its inode number.
     pub ino: u64,
     /// Names of the inode: more than 1 for a file with hard links.
     pub nlink: u64,
+}
+
+/// Whether a file's lanes may spread one buffer over the pool of all cores (BLAKE3 by its tree,
+/// the reduction by its blocks and units), for a file of `size` bytes read in buffers of
+/// `buffer` by a scan of `threads` compute threads (`-j`): only a file of several buffers (small
+/// files are spread over the readers already, one each), and never at `-j1`, which asks for one
+/// compute thread.
+pub fn spreads(size: u64, buffer: u64, threads: usize) -> bool {
+    size > buffer && threads > 1
 }
 
 /// Makes the lanes for each file.
@@ -129,11 +138,10 @@ impl DigestLanes {
     /// A hasher lane for each of `algs`, with room for `more` lanes after them.
     pub fn of(algs: &[Algorithm], file: &FileInfo<'_>, more: usize) -> Vec<Box<dyn Lane>> {
         let mut v: Vec<Box<dyn Lane>> = Vec::with_capacity(algs.len() + more);
-        // BLAKE3 may spread a large buffer over the rayon pool; small files are already
-        // spread over the workers.
+        // BLAKE3 may spread a large buffer over the rayon pool ([`spreads`]).
         v.extend(
             algs.iter()
-                .map(|a| Box::new(a.hasher().with_parallel(file.large)) as Box<dyn Lane>),
+                .map(|a| Box::new(a.hasher().with_parallel(file.spread)) as Box<dyn Lane>),
         );
         v
     }
@@ -152,6 +160,20 @@ impl LaneFactory for DigestLanes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_file_of_several_buffers_spreads_and_never_at_one_thread() {
+        let mib = 1 << 20;
+        assert!(spreads(mib + 1, mib, 2));
+        assert!(
+            !spreads(mib, mib, 16),
+            "one buffer: read on its reader's thread"
+        );
+        assert!(
+            !spreads(64 * mib, mib, 1),
+            "-j1 asks for one compute thread"
+        );
+    }
 
     #[test]
     fn auto_maps_where_the_lanes_fill_the_cores() {

@@ -41,7 +41,7 @@ pub(crate) fn read_file(
     let lanes = factory.lanes(&FileInfo {
         path: &entry.path,
         size: stamp.size,
-        large,
+        spread: crate::spreads(stamp.size, pool.buffer_size() as u64, cfg.threads),
         dev: stamp.dev,
         ino: stamp.ino,
         nlink,
