@@ -77,7 +77,7 @@ pub struct FileInfo<'a> {
     pub path: &'a Path,
     /// Its size when opened.
     pub size: u64,
-    /// Its lanes may spread a buffer over the pool of all cores ([`spreads`]).
+    /// Its lanes may spread a buffer over the pool of `-j` threads ([`spreads`]).
     pub spread: bool,
     /// Device it is on.
     pub dev: u64,
@@ -87,13 +87,31 @@ pub struct FileInfo<'a> {
     pub nlink: u64,
 }
 
-/// Whether a file's lanes may spread one buffer over the pool of all cores (BLAKE3 by its tree,
-/// the reduction by its blocks and units), for a file of `size` bytes read in buffers of
-/// `buffer` by a scan of `threads` compute threads (`-j`): only a file of several buffers (small
-/// files are spread over the readers already, one each), and never at `-j1`, which asks for one
-/// compute thread.
+/// Whether a file's lanes may spread one buffer over the pool (BLAKE3 by its tree, the
+/// reduction by its blocks and units), for a file of `size` bytes read in buffers of `buffer`
+/// by a scan of `threads` compute threads (`-j`): only a file of several buffers (small files
+/// are spread over the readers already, one each), and never at `-j1`, which asks for one
+/// compute thread. The pool has `threads` threads: sized here, by the first scan that spreads
+/// a file (the process's pool is made once and cannot be resized, so a later scan in the same
+/// process with another `-j` shares the first one's).
 pub fn spreads(size: u64, buffer: u64, threads: usize) -> bool {
-    size > buffer && threads > 1
+    let yes = size > buffer && threads > 1;
+    if yes {
+        size_pool(threads);
+    }
+    yes
+}
+
+/// Makes the process's pool (the one BLAKE3's `update_rayon` and the reduction use) with
+/// `threads` threads, once; a pool someone else made first is left as it is.
+fn size_pool(threads: usize) {
+    static SIZED: std::sync::Once = std::sync::Once::new();
+    SIZED.call_once(|| {
+        let _ = rayon_core::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("trawl-pool-{i}"))
+            .build_global();
+    });
 }
 
 /// Makes the lanes for each file.

@@ -1,0 +1,19 @@
+//! The pool a spread file's work runs on has `-j` threads, whatever the machine's cores (a
+//! process of its own: the pool is made once a process, so no other test may make it first).
+
+#[test]
+fn the_first_scan_that_spreads_sizes_the_pool_to_its_threads() {
+    assert!(
+        !trawl_scan::spreads(1 << 30, 1 << 20, 1),
+        "-j1 never spreads"
+    );
+    assert!(
+        !trawl_scan::spreads(1 << 20, 1 << 20, 3),
+        "one buffer never spreads"
+    );
+    assert!(trawl_scan::spreads(1 << 30, 1 << 20, 3));
+    assert_eq!(rayon_core::current_num_threads(), 3);
+    // A later scan with another -j shares the pool made first.
+    assert!(trawl_scan::spreads(1 << 30, 1 << 20, 5));
+    assert_eq!(rayon_core::current_num_threads(), 3);
+}
