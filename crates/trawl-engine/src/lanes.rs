@@ -132,6 +132,19 @@ impl Links {
     }
 }
 
+/// Whether a file that may spread ([`FileInfo::spread`]) spreads its reduction too: only when
+/// every digest beside it is at least as fast on one thread as the reduction (about 3 GB/s a
+/// core: BLAKE3, which spreads itself, XXH3, the CRCs). MD5, the SHA families, BLAKE2 and SM3 do
+/// 0.3-2 GB/s on one thread and cannot spread, so such a digest holds the file to its own speed
+/// whatever the reduction does, and a spread reduction would only take its core on a machine
+/// with few (on two cores the default scan of a large file took 7% longer).
+fn reduction_spreads(digests: &[Algorithm]) -> bool {
+    use Algorithm::*;
+    digests
+        .iter()
+        .all(|a| matches!(a, Blake3 | Xxh3 | Crc32c | Crc32 | Crc64Nvme))
+}
+
 impl LaneFactory for ScanLanes {
     fn lanes(&self, file: &FileInfo<'_>) -> Vec<Box<dyn Lane>> {
         let (path, size) = (file.path, file.size);
@@ -139,7 +152,8 @@ impl LaneFactory for ScanLanes {
         let counted = self.links.as_ref().is_none_or(|k| k.first_name(file));
         let mut id = None;
         if let Some(cfg) = self.reduce.as_ref().filter(|_| counted) {
-            let mut r = FileReducer::new(cfg.clone()).with_parallel(file.spread);
+            let spread = file.spread && reduction_spreads(&self.digests);
+            let mut r = FileReducer::new(cfg.clone()).with_parallel(spread);
             if let Some(c) = &self.counter {
                 if cfg.attributing() {
                     let n = c.register(path);
@@ -168,6 +182,16 @@ impl LaneFactory for ScanLanes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reduction_spreads_only_beside_digests_as_fast_as_it() {
+        use Algorithm::*;
+        assert!(reduction_spreads(&[]));
+        assert!(reduction_spreads(&[Blake3, Xxh3, Crc32c, Crc64Nvme]));
+        for slow in [Md5, Sha1, Sha256, Sha512, Sha3_256, Blake2b, Sm3] {
+            assert!(!reduction_spreads(&[Blake3, slow]), "{slow}");
+        }
+    }
 
     #[test]
     fn the_media_lane_does_not_count_as_busy_the_reduction_lane_does() {

@@ -335,6 +335,8 @@ impl Source for ObjectSource {
         let (open_tx, open_rx) = bounded::<Opened>(MAX_DEPTH);
         let (ev_tx, ev_rx) = bounded::<Event>(64);
         let store = &self.store;
+        // The large objects under way, which decides which may spread.
+        let spread = &trawl_scan::Spread::default();
         std::thread::scope(|s| {
             let (depth, budget) = (&depth, &budget);
             s.spawn(move || {
@@ -370,7 +372,7 @@ impl Source for ObjectSource {
                         if stop.is_stopping() {
                             continue;
                         }
-                        let ev = consume(o, (lanes, cfg.threads), progress, stop);
+                        let ev = consume(o, (lanes, cfg.threads, spread), progress, stop);
                         progress.file_done();
                         let Some(ev) = ev else {
                             continue;
@@ -415,7 +417,7 @@ struct Opened {
 /// stopped.
 fn consume(
     o: Opened,
-    (factory, threads): (&dyn LaneFactory, usize),
+    (factory, threads, spread): (&dyn LaneFactory, usize, &trawl_scan::Spread),
     progress: &dyn Progress,
     stop: &Stop,
 ) -> Option<Event> {
@@ -424,10 +426,12 @@ fn consume(
     } = o;
     let size = entry.size;
     progress.start_file(&entry.path, size);
+    // Counted as under way until its lanes are done.
+    let spreading = spread.begin(size, RANGE, threads);
     let lanes = factory.lanes(&FileInfo {
         path: &entry.path,
         size,
-        spread: trawl_scan::spreads(size, RANGE, threads),
+        spread: spreading.yes,
         dev: entry.dev,
         ino: entry.ino,
         nlink: 1,

@@ -5,6 +5,7 @@
 
 use std::any::Any;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use trawl_digest::{Algorithm, Hasher};
 
@@ -77,7 +78,7 @@ pub struct FileInfo<'a> {
     pub path: &'a Path,
     /// Its size when opened.
     pub size: u64,
-    /// Its lanes may spread a buffer over the pool of `-j` threads ([`spreads`]).
+    /// Its lanes may spread a buffer over the pool of `-j` threads ([`Spread::begin`]).
     pub spread: bool,
     /// Device it is on.
     pub dev: u64,
@@ -87,19 +88,56 @@ pub struct FileInfo<'a> {
     pub nlink: u64,
 }
 
-/// Whether a file's lanes may spread one buffer over the pool (BLAKE3 by its tree, the
-/// reduction by its blocks and units), for a file of `size` bytes read in buffers of `buffer`
-/// by a scan of `threads` compute threads (`-j`): only a file of several buffers (small files
-/// are spread over the readers already, one each), and never at `-j1`, which asks for one
-/// compute thread. The pool has `threads` threads: sized here, by the first scan that spreads
-/// a file (the process's pool is made once and cannot be resized, so a later scan in the same
-/// process with another `-j` shares the first one's).
-pub fn spreads(size: u64, buffer: u64, threads: usize) -> bool {
-    let yes = size > buffer && threads > 1;
-    if yes {
-        size_pool(threads);
+/// Which large files spread one buffer over the pool (BLAKE3 by its tree, the reduction by its
+/// blocks and units): one per scan, counting its large files under way ([`Spread::begin`]).
+#[derive(Debug, Default)]
+pub struct Spread {
+    under_way: AtomicUsize,
+}
+
+/// A large file under way ([`Spread::begin`]), counted until it is dropped.
+#[derive(Debug)]
+pub struct Spreading<'a> {
+    counted: Option<&'a Spread>,
+    /// Whether its lanes may spread a buffer over the pool.
+    pub yes: bool,
+}
+
+impl Spread {
+    /// A file of `size` bytes, read in buffers of `buffer` by a scan of `threads` compute
+    /// threads (`-j`), begins. It may spread only if it is several buffers long (small files are
+    /// spread over the readers already, one each), never at `-j1` (which asks for one compute
+    /// thread), and only while the large files under way, itself included, are at most half the
+    /// threads: where more are read at once their lanes keep the cores busy by themselves, and
+    /// spreading each buffer as well only added hand-offs (a full reduction of a tree of large
+    /// files took 17% longer on two cores). The pool has `threads` threads: sized here by the
+    /// first file that spreads (the process's pool is made once and cannot be resized, so a
+    /// later scan in the same process with another `-j` shares the first one's).
+    pub fn begin(&self, size: u64, buffer: u64, threads: usize) -> Spreading<'_> {
+        if size <= buffer || threads < 2 {
+            return Spreading {
+                counted: None,
+                yes: false,
+            };
+        }
+        let n = self.under_way.fetch_add(1, Ordering::SeqCst) + 1;
+        let yes = n * 2 <= threads;
+        if yes {
+            size_pool(threads);
+        }
+        Spreading {
+            counted: Some(self),
+            yes,
+        }
     }
-    yes
+}
+
+impl Drop for Spreading<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.counted {
+            s.under_way.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Makes the process's pool (the one BLAKE3's `update_rayon` and the reduction use) with
@@ -156,7 +194,7 @@ impl DigestLanes {
     /// A hasher lane for each of `algs`, with room for `more` lanes after them.
     pub fn of(algs: &[Algorithm], file: &FileInfo<'_>, more: usize) -> Vec<Box<dyn Lane>> {
         let mut v: Vec<Box<dyn Lane>> = Vec::with_capacity(algs.len() + more);
-        // BLAKE3 may spread a large buffer over the rayon pool ([`spreads`]).
+        // BLAKE3 may spread a large buffer over the rayon pool ([`Spread::begin`]).
         v.extend(
             algs.iter()
                 .map(|a| Box::new(a.hasher().with_parallel(file.spread)) as Box<dyn Lane>),
@@ -180,17 +218,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_file_of_several_buffers_spreads_and_never_at_one_thread() {
+    fn only_a_file_of_several_buffers_spreads_never_at_one_thread_nor_beside_many() {
         let mib = 1 << 20;
-        assert!(spreads(mib + 1, mib, 2));
+        let spread = Spread::default();
+        assert!(spread.begin(mib + 1, mib, 2).yes);
         assert!(
-            !spreads(mib, mib, 16),
+            !spread.begin(mib, mib, 16).yes,
             "one buffer: read on its reader's thread"
         );
         assert!(
-            !spreads(64 * mib, mib, 1),
+            !spread.begin(64 * mib, mib, 1).yes,
             "-j1 asks for one compute thread"
         );
+        // At -j4, two large files under way spread, a third does not; once one ends, the next
+        // one does again.
+        let (a, b) = (
+            spread.begin(64 * mib, mib, 4),
+            spread.begin(64 * mib, mib, 4),
+        );
+        assert!(a.yes && b.yes);
+        assert!(!spread.begin(64 * mib, mib, 4).yes);
+        let c = spread.begin(64 * mib, mib, 4);
+        assert!(!c.yes);
+        drop((a, c));
+        assert!(spread.begin(64 * mib, mib, 4).yes);
     }
 
     #[test]

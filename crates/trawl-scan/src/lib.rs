@@ -37,7 +37,9 @@ mod relative;
 
 pub use depth::{IoDepth, MAX_READERS, waited_on_a_lock};
 pub use known::{Identity, Known, KnownBuilder, ReuseCounts};
-pub use lane::{DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, fill_cores, spreads};
+pub use lane::{
+    DigestLanes, FileInfo, Lane, LaneFactory, LaneOutput, Spread, Spreading, fill_cores,
+};
 pub use listing::{LOOKUPS, Listing, scan_listing, scan_named};
 pub use named::{
     Feeder, IN_FLIGHT, Links, LocalRoots, Outcome, Reading, Refusal, Refused, Resolve, Source,

@@ -13,7 +13,7 @@ use trawl_walk::{BATCH, FileEntry, WalkItem, WalkOptions};
 
 use crate::depth::{self, Depth};
 use crate::read::read_file;
-use crate::{Event, Input, LaneFactory, Progress, ReadOrder, ScanConfig, order, rate};
+use crate::{Event, Input, LaneFactory, Progress, ReadOrder, ScanConfig, Spread, order, rate};
 
 /// Runs the scan; `sink` is called on this thread for every event. Returns early, with the
 /// events so far delivered, when `stop` is set.
@@ -54,6 +54,7 @@ pub fn scan(
         progress,
         stop,
         depth: &depth,
+        spread: Spread::default(),
     };
     pipeline.run(input, &extra, sink);
 }
@@ -66,6 +67,8 @@ struct Pipeline<'a> {
     progress: &'a dyn Progress,
     stop: &'a Stop,
     depth: &'a Depth,
+    /// The large files under way, which decides which may spread.
+    spread: Spread,
 }
 
 impl Pipeline<'_> {
@@ -211,7 +214,15 @@ impl Pipeline<'_> {
                             events.push(Event::File(rec));
                             continue;
                         }
-                        match read_file(&f, cfg, pool, lanes, progress, stop, &mut waited) {
+                        match read_file(
+                            &f,
+                            cfg,
+                            (pool, &self.spread),
+                            lanes,
+                            progress,
+                            stop,
+                            &mut waited,
+                        ) {
                             Ok(Some(rec)) => Event::File(rec),
                             Ok(None) => break 'batches,
                             Err(e) => Event::Failed(e.into()),

@@ -10,14 +10,14 @@ use trawl_read::{BufferPool, Chunk, ChunkSource, IoMethod, OpenedFile, ReadError
 use trawl_stop::Stop;
 use trawl_walk::FileEntry;
 
-use crate::{FileInfo, FileRecord, Lane, LaneFactory, LaneOutput, Progress, ScanConfig};
+use crate::{FileInfo, FileRecord, Lane, LaneFactory, LaneOutput, Progress, ScanConfig, Spread};
 
 /// Reads one file through its lanes. `Ok(None)` means the scan was cancelled. `waited` gains
 /// the time this thread spent waiting on the consumers (a free buffer, a lane's channel).
 pub(crate) fn read_file(
     entry: &FileEntry,
     cfg: &ScanConfig,
-    pool: &BufferPool,
+    (pool, spread): (&BufferPool, &Spread),
     factory: &dyn LaneFactory,
     progress: &dyn Progress,
     stop: &Stop,
@@ -38,10 +38,12 @@ pub(crate) fn read_file(
     };
     let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
+    // Counted as under way until its lanes are done.
+    let spreading = spread.begin(stamp.size, pool.buffer_size() as u64, cfg.threads);
     let lanes = factory.lanes(&FileInfo {
         path: &entry.path,
         size: stamp.size,
-        spread: crate::spreads(stamp.size, pool.buffer_size() as u64, cfg.threads),
+        spread: spreading.yes,
         dev: stamp.dev,
         ino: stamp.ino,
         nlink,
