@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{Dir, Run, digest_by, mkfifo};
+use crate::util::{Dir, Run, digest_by, mkfifo, run_tool, tool};
 
 const FILES: [(&str, &[u8]); 5] = [
     ("a.txt", b"alpha\n"),
@@ -246,4 +246,37 @@ fn what_is_not_a_catalog_or_reads_every_file_is_refused() {
         "--reuse-ignore 'mtime': expected inode or ctime",
     );
     refused(&["--reuse-ignore", "ctime"], "--reuse");
+}
+
+/// A digest the catalog holds as text (hex typed into it by hand) is no digest: its bytes
+/// would be written as one. The scan stops naming the catalog and the column, as an audit
+/// does, and writes no manifest.
+#[test]
+fn a_digest_stored_as_text_is_refused_not_taken() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    // Verified in 2100: the row is not racy without waiting 2 s after the file was written.
+    let sql = "UPDATE files SET last_verified = 4102444800, digests = lower(hex(digests))";
+    run_tool(d.path(), &sqlite, &["cat.db".as_ref(), sql.as_ref()]).code(0);
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--reuse",
+            "cat.db",
+            "-m",
+            "sha256sum:m.txt",
+        ])
+        .run();
+    r.code(2).stderr_has("cat.db: ").stderr_has("name: digests");
+    assert!(!d.join("m.txt").exists(), "no manifest");
 }
