@@ -141,6 +141,8 @@ fn refuse_unsupported(plan: &ScanPlan) -> anyhow::Result<()> {
         (plan.duplicates.is_some(), "--duplicates"),
         (plan.media_index.is_some(), "--media-index"),
         (plan.cfg.walk.follow_links, "--follow"),
+        // The workers are handed no catalog: every file would be read, unsaid.
+        (plan.reuse.is_some(), "--reuse"),
         (
             plan.reduce
                 .as_ref()
@@ -410,6 +412,23 @@ mod tests {
         // Another digest is another result.
         let md5 = plan(&["data", "-d", "md5"]);
         assert_eq!(md5.result_args(), ["data", "--digest=md5"]);
+    }
+
+    /// What a cluster scan cannot honour is refused by name, `--reuse` among them (its workers
+    /// would read every file and the report would not say so).
+    #[test]
+    fn a_flag_a_cluster_cannot_honour_is_refused() {
+        for (args, flag) in [
+            (&["data", "--reuse", "c.db"][..], "--reuse"),
+            (&["data", "--follow"][..], "--follow"),
+        ] {
+            let args = args.iter().map(Into::into).collect();
+            let e = ClusterPlan::parse(args).err().expect("refused").to_string();
+            assert!(
+                e.contains(&format!("{flag}: not available in a cluster scan")),
+                "{e}"
+            );
+        }
     }
 
     /// The paths' places among the arguments, for a caller that rewrites them.

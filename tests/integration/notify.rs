@@ -286,8 +286,91 @@ fn bad_notice_settings_are_refused_before_the_audit() {
         .stderr_has("not a mail address");
     let ftp = ["--notify-webhook", "ftp://example.org/x"];
     audit(&d, &ftp, &[]).code(2).stderr_has("--notify-webhook");
+    // A port that is none (a URL parser takes it as no port, and the scheme's was used).
+    for port in ["0", "70000", "-1", "abc", ""] {
+        let server = format!("smtp://127.0.0.1:{port}");
+        audit(&d, &to, &mail_env(&server))
+            .code(2)
+            .stderr_has(&format!(
+                "TRAWL_SMTP_URL: port '{port}': expected 1 to 65535"
+            ));
+        let hook = format!("http://127.0.0.1:{port}/x");
+        audit(&d, &["--notify-webhook", &hook], &[])
+            .code(2)
+            .stderr_has(&format!("--notify-webhook: port '{port}'"));
+    }
     audit(&d, &["--notify", "always"], &[])
         .code(2)
         .stderr_has("names no target");
     assert!(!d.join("cat.db").exists(), "no audit ran");
+}
+
+/// A webhook that answers with a redirect (which a client follows with a GET that carries no
+/// summary) and a mail server that never finishes its greeting (a line at a time, so that no
+/// read times out) cost a warning each, and the audit ends with its own exit code.
+#[test]
+fn a_redirect_or_a_server_that_never_finishes_is_a_warning_not_a_hang() {
+    let d = Dir::new();
+    registered_tree(&d, 3);
+    if !python_with(&["http.server"]) {
+        return;
+    }
+    let redirect = "import http.server, sys\n\
+        class H(http.server.BaseHTTPRequestHandler):\n\
+        \x20   def do_POST(self):\n\
+        \x20       self.send_response(302); self.send_header('Location', '/moved'); self.end_headers()\n\
+        \x20   def do_GET(self):\n\
+        \x20       self.send_response(200); self.end_headers()\n\
+        http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n";
+    let hook = Sink::start(&d, "hooks", &["-c", redirect]);
+    let trickle = "import socket, sys, time, threading\n\
+        s = socket.create_server(('127.0.0.1', int(sys.argv[1])))\n\
+        def talk(c):\n\
+        \x20   while True: c.sendall(b'220-still here\\r\\n'); time.sleep(0.1)\n\
+        while True: threading.Thread(target=talk, args=(s.accept()[0],), daemon=True).start()\n";
+    let smtp = Sink::start(&d, "mail", &["-c", trickle]);
+    let url = format!("http://127.0.0.1:{}/hooks", hook.port);
+    let mut c = d
+        .cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q", "--notify", "always"]);
+    c = c.args(["--notify-webhook", &url, "--notify-mail", "ops@example.org"]);
+    let server = format!("smtp://127.0.0.1:{}?tls=none", smtp.port);
+    c.cmd
+        .env_remove("TRAWL_SMTP_USER")
+        .env_remove("TRAWL_SMTP_PASSWORD")
+        .envs(mail_env(&server))
+        .env("TRAWL_TEST_NOTICE_TIMEOUT_MS", "500");
+    let r = c.run_within(20);
+    r.code(0)
+        .stderr_has(&format!(
+            "webhook http://127.0.0.1:{}: notice not sent: http status: 302",
+            hook.port
+        ))
+        .stderr_has(&format!(
+            "mail server 127.0.0.1:{}: notice not sent: not done within 0.5 s",
+            smtp.port
+        ));
+}
+
+/// A file name with a line break is escaped in the mail as in the audit's lines, so that it
+/// cannot forge a line of the mail (here a corrupt file that is not).
+#[test]
+fn a_name_with_a_line_break_cannot_forge_a_line_of_the_mail() {
+    let d = Dir::new();
+    d.create(b"t/x\n  corrupt: forged", b"one\n");
+    audit(&d, &[], &[]).code(0);
+    let Some(smtp) = Sink::smtp(&d) else { return };
+    std::fs::write(d.join("t/x\n  corrupt: forged"), "longer one\n").unwrap();
+    let url = format!("smtp://127.0.0.1:{}?tls=none", smtp.port);
+    audit(&d, &["--notify-mail", "ops@example.org"], &mail_env(&url)).code(0);
+    let got = smtp.received();
+    assert_eq!(got.len(), 1);
+    let m = String::from_utf8_lossy(&got[0]);
+    let escaped = "/t/x\\n  corrupt: forged";
+    assert!(
+        m.lines()
+            .any(|l| l.starts_with("  modified: ") && l.ends_with(escaped)),
+        "{m}"
+    );
+    assert!(!m.lines().any(|l| l.starts_with("  corrupt:")), "{m}");
 }

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{Dir, Run, digest_by, mkfifo};
+use crate::util::{Dir, Run, digest_by, mkfifo, run_tool, tool};
 
 const FILES: [(&str, &[u8]); 5] = [
     ("a.txt", b"alpha\n"),
@@ -246,4 +246,76 @@ fn what_is_not_a_catalog_or_reads_every_file_is_refused() {
         "--reuse-ignore 'mtime': expected inode or ctime",
     );
     refused(&["--reuse-ignore", "ctime"], "--reuse");
+}
+
+/// A digest the catalog holds as text (hex typed into it by hand) is no digest: its bytes
+/// would be written as one. The scan stops naming the catalog and the column, as an audit
+/// does, and writes no manifest.
+#[test]
+fn a_digest_stored_as_text_is_refused_not_taken() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run()
+        .code(0);
+    // Verified in 2100: the row is not racy without waiting 2 s after the file was written.
+    let sql = "UPDATE files SET last_verified = 4102444800, digests = lower(hex(digests))";
+    run_tool(d.path(), &sqlite, &["cat.db".as_ref(), sql.as_ref()]).code(0);
+    let r = d
+        .cmd()
+        .args([
+            "scan",
+            "t",
+            "-q",
+            "--reuse",
+            "cat.db",
+            "-m",
+            "sha256sum:m.txt",
+        ])
+        .run();
+    r.code(2).stderr_has("cat.db: ").stderr_has("name: digests");
+    assert!(!d.join("m.txt").exists(), "no manifest");
+}
+
+/// A file whose mtime is past 2262 (as `touch -d 2300-01-01` sets it; nanoseconds since the
+/// epoch no longer fit in 64 bits) is audited and then taken from the catalog with its digest,
+/// as coreutils computes it: the audit neither stops nor hangs on its time.
+#[test]
+fn a_file_dated_past_2262_is_audited_and_taken() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    let f = d.create(b"t/future", b"from the future\n");
+    let year_2300 = std::time::UNIX_EPOCH + std::time::Duration::from_secs(10_413_792_000);
+    let set = std::fs::File::options().write(true).open(&f).unwrap();
+    if set.set_modified(year_2300).is_err() {
+        return crate::util::skip("this file system keeps no time past 2262");
+    }
+    d.cmd()
+        .args(["audit", "t", "-c", "cat.db", "-q"])
+        .run_within(20)
+        .code(0);
+    // Verified in 2100: the row is not racy without waiting 2 s after the file was written.
+    let sql = "UPDATE files SET last_verified = 4102444800";
+    run_tool(d.path(), &sqlite, &["cat.db".as_ref(), sql.as_ref()]).code(0);
+    let args = [
+        "scan",
+        "t",
+        "-q",
+        "--reuse",
+        "cat.db",
+        "-m",
+        "sha256sum:m.txt",
+    ];
+    let r = d.cmd().args(args).args(["--json", "r.json"]).run_within(20);
+    r.code(0);
+    let v: Value = serde_json::from_str(&read(&d, "r.json")).unwrap();
+    assert_eq!(counts(&v), (1, 0, 0));
+    let want = digest_by("sha256sum", b"from the future\n");
+    assert_eq!(read(&d, "m.txt"), format!("{want}  future\n"));
 }

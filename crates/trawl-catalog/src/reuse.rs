@@ -13,6 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use rusqlite::params;
+use rusqlite::types::ValueRef;
 use trawl_digest::Algorithm;
 use trawl_scan::{Identity, Known, KnownBuilder};
 
@@ -22,6 +23,19 @@ use crate::{Catalog, Result};
 /// be taken: file systems that keep times to the second (or two, FAT's) and a kernel's clock
 /// that lags the wall clock by a tick are covered.
 pub const RACY_SECONDS: i64 = 2;
+
+/// The columns [`Catalog::each_row`] selects, by index (for what an error names).
+const ROW_COLUMNS: [&str; 9] = [
+    "path",
+    "name",
+    "size",
+    "mtime_ns",
+    "ctime_ns",
+    "dev",
+    "ino",
+    "digests",
+    "last_verified",
+];
 
 /// One row as loaded: its directory's path below the catalog root, its name, its identity,
 /// its digests (all the catalog's) and when it was last verified.
@@ -126,8 +140,18 @@ impl Catalog {
             .map_err(|e| self.err(e))?;
         let mut rows = st.query(params![root]).map_err(|e| self.err(e))?;
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            // Paths, names and digests are blobs as an audit writes them (and reads them: it
+            // stops at a digest stored as text); the bytes of a text taken as a digest would
+            // be written as one.
             let bytes = |i| -> rusqlite::Result<&[u8]> {
-                Ok(r.get_ref(i)?.as_bytes_or_null()?.unwrap_or_default())
+                match r.get_ref(i)? {
+                    ValueRef::Blob(b) => Ok(b),
+                    v => Err(rusqlite::Error::InvalidColumnType(
+                        i,
+                        ROW_COLUMNS[i].into(),
+                        v.data_type(),
+                    )),
+                }
             };
             let row = (|| -> rusqlite::Result<Row<'_>> {
                 let id = Identity {

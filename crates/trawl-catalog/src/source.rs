@@ -281,7 +281,10 @@ fn hand(outcome: Outcome, found: &mut dyn FnMut(ReadResult<'_>)) {
             root: rec.root,
             path: &rec.path,
             size: rec.size,
-            mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
+            mtime_ns: rec
+                .mtime_sec
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(rec.mtime_nsec),
             dev: rec.dev,
             ino: rec.ino,
             ctime_ns: (rec.ctime_ns != 0).then_some(rec.ctime_ns),

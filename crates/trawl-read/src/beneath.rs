@@ -414,7 +414,9 @@ pub fn stat_in(dir: &File, name: &[u8]) -> Option<(u64, u64, u64, i64)> {
             st.st_size as u64,
             st.st_dev,
             st.st_ino,
-            st.st_mtime * 1_000_000_000 + st.st_mtime_nsec,
+            st.st_mtime
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(st.st_mtime_nsec),
         )
     })
 }
@@ -444,7 +446,10 @@ pub(crate) fn stat_at(dir: &File, name: &[u8]) -> Option<crate::Looked> {
             mtime_nsec: st.st_mtime_nsec,
             ino: st.st_ino,
             dev: st.st_dev,
-            ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec,
+            ctime_ns: st
+                .st_ctime
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(st.st_ctime_nsec),
         },
         nlink,
         disk_bytes: st.st_blocks as u64 * 512,

@@ -33,7 +33,10 @@ impl Stamp {
             mtime_nsec: md.mtime_nsec(),
             ino: md.ino(),
             dev: md.dev(),
-            ctime_ns: md.ctime() * 1_000_000_000 + md.ctime_nsec(),
+            ctime_ns: md
+                .ctime()
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(md.ctime_nsec()),
         }
     }
 }

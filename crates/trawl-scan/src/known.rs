@@ -198,10 +198,15 @@ impl Known {
         }
     }
 
-    /// Whether a file now (`now`) is what it was (`then`) under the rule.
+    /// Whether a file now (`now`) is what it was (`then`) under the rule (a time past 2262
+    /// wraps in nanoseconds, as the audit that recorded it wrapped it).
     fn unchanged(&self, then: &Identity, now: &Stamp) -> bool {
         then.size == now.size
-            && then.mtime_ns == now.mtime_sec * 1_000_000_000 + now.mtime_nsec
+            && then.mtime_ns
+                == now
+                    .mtime_sec
+                    .wrapping_mul(1_000_000_000)
+                    .wrapping_add(now.mtime_nsec)
             && (self.ignore_ctime || then.ctime_ns == now.ctime_ns)
             && (self.ignore_inode || (then.dev == now.dev && then.ino == now.ino))
     }

@@ -211,7 +211,12 @@ pub(crate) fn entry(path: PathBuf, root: usize, md: &Metadata) -> FileEntry {
         size: md.len(),
         dev: md.dev(),
         ino: md.ino(),
-        mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+        // A time past 2262 does not fit in nanoseconds: it wraps (as a release build's
+        // arithmetic does) the same wherever a time is taken, so equal times stay equal.
+        mtime_ns: md
+            .mtime()
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(md.mtime_nsec()),
         open: None,
     }
 }

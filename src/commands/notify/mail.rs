@@ -24,6 +24,7 @@ enum Security {
 }
 
 /// The mail server, its login, the sender and the recipients.
+#[derive(Clone)]
 pub struct Mail {
     host: String,
     port: u16,
@@ -133,7 +134,7 @@ impl Mail {
             Security::Tls => SmtpTransport::relay(&self.host)?,
             Security::Plain => SmtpTransport::builder_dangerous(&self.host),
         };
-        let mut b = b.port(self.port).timeout(Some(super::TIMEOUT));
+        let mut b = b.port(self.port).timeout(Some(super::timeout()));
         if let Some((u, p)) = &self.login {
             b = b.credentials(Credentials::new(u.clone(), p.clone()));
         }
@@ -170,8 +171,9 @@ fn server(url: &str) -> anyhow::Result<(String, u16, Security)> {
     if !matches!(uri.path(), "" | "/") {
         return Err(bad(": a server's URL has no path"));
     }
+    let port = super::port(a, port, &|why| bad(&why))?;
     let host = a.host().trim_start_matches('[').trim_end_matches(']');
-    Ok((host.to_string(), a.port_u16().unwrap_or(port), security))
+    Ok((host.to_string(), port, security))
 }
 
 #[cfg(test)]

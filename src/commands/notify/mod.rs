@@ -19,6 +19,41 @@ mod webhook;
 #[cfg(feature = "notify")]
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// [`TIMEOUT`], or in a debug build `TRAWL_TEST_NOTICE_TIMEOUT_MS` (tests only: a server that
+/// never finishes is given up without waiting 30 s).
+#[cfg(feature = "notify")]
+fn timeout() -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("TRAWL_TEST_NOTICE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return std::time::Duration::from_millis(ms);
+    }
+    TIMEOUT
+}
+
+/// A URL's port as `authority` spells it (after the host, a bracketed IPv6 one included):
+/// `default` when it names none, refused (`bad` with the reason) unless 1 to 65535. A URL
+/// parser takes `:70000`, `:-1` or `:abc` as no port at all, which would send the notice to
+/// the scheme's port instead.
+#[cfg(feature = "notify")]
+fn port(
+    authority: &ureq::http::uri::Authority,
+    default: u16,
+    bad: &dyn Fn(String) -> anyhow::Error,
+) -> anyhow::Result<u16> {
+    let a = authority.as_str();
+    let after_host = a.rfind(']').map_or(a, |i| &a[i + 1..]);
+    let Some(given) = after_host.rfind(':').map(|i| &after_host[i + 1..]) else {
+        return Ok(default);
+    };
+    match given.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(bad(format!(": port '{given}': expected 1 to 65535"))),
+    }
+}
+
 /// Where a run's notice goes, and when; checked before the audit starts.
 #[cfg(feature = "notify")]
 #[derive(Debug)]
@@ -66,17 +101,52 @@ impl Notify {
         if !(self.always || s.problem) {
             return;
         }
-        let said = |target: String, r: anyhow::Result<()>| {
-            if let Err(e) = r {
-                crate::messages::warning(format_args!("{target}: notice not sent: {e}"));
-            }
+        // Each target is sent to on a thread of its own, and given up when it is not done in
+        // time: a server can keep a connection alive for ever (an SMTP reply a line at a time
+        // never lets a read time out), and the audit's result must not wait on it.
+        let s = std::sync::Arc::new(s);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut targets = Vec::new();
+        let mut start = |target: String, send: Box<dyn FnOnce() -> anyhow::Result<()> + Send>| {
+            let (tx, i) = (tx.clone(), targets.len());
+            std::thread::spawn(move || tx.send((i, send())));
+            targets.push(target);
         };
         if let Some(w) = &self.webhook {
-            said(w.target(), w.post(&s));
+            let (w, s) = (w.clone(), s.clone());
+            start(w.target(), Box::new(move || w.post(&s)));
         }
         if let Some(m) = &self.mail {
-            said(m.target(), m.send(&s));
+            let (m, s) = (m.clone(), s.clone());
+            start(m.target(), Box::new(move || m.send(&s)));
         }
+        wait_for(&targets, &rx);
+    }
+}
+
+/// Waits for the notices to `targets` (their results arrive on `rx` by index) until they are
+/// done or [`timeout`] has passed; each that failed, and each not done by then, is a warning
+/// naming its target.
+#[cfg(feature = "notify")]
+fn wait_for(targets: &[String], rx: &std::sync::mpsc::Receiver<(usize, anyhow::Result<()>)>) {
+    let mut done = vec![false; targets.len()];
+    let deadline = std::time::Instant::now() + timeout();
+    while done.contains(&false) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok((i, r)) = rx.recv_timeout(left) else {
+            break;
+        };
+        done[i] = true;
+        if let Err(e) = r {
+            let target = &targets[i];
+            crate::messages::warning(format_args!("{target}: notice not sent: {e}"));
+        }
+    }
+    for (target, _) in targets.iter().zip(&done).filter(|(_, d)| !**d) {
+        crate::messages::warning(format_args!(
+            "{target}: notice not sent: not done within {} s",
+            timeout().as_secs_f64()
+        ));
     }
 }
 

@@ -127,7 +127,7 @@ impl Summary {
         } else {
             "no problem".into()
         };
-        let roots: Vec<&str> = self.roots.iter().map(|r| r.path.as_str()).collect();
+        let roots: Vec<String> = self.roots.iter().map(shown).collect();
         format!(
             "trawl audit run {}: {what} ({})",
             self.run,
@@ -138,8 +138,8 @@ impl Summary {
     /// The mail's body: the same facts as the JSON, as short text.
     pub fn text(&self) -> String {
         let mut t = String::new();
-        let roots: Vec<&str> = self.roots.iter().map(|r| r.path.as_str()).collect();
-        let _ = writeln!(t, "catalog:   {}", self.catalog.path);
+        let roots: Vec<String> = self.roots.iter().map(shown).collect();
+        let _ = writeln!(t, "catalog:   {}", shown(&self.catalog));
         let _ = writeln!(t, "roots:     {}", roots.join(", "));
         let _ = writeln!(
             t,
@@ -170,12 +170,19 @@ impl Summary {
                 p.first.len()
             );
             for x in &p.first {
-                let _ = writeln!(t, "  {}: {}", x.state, x.path.path);
+                let _ = writeln!(t, "  {}: {}", x.state, shown(&x.path));
             }
         }
         let _ = writeln!(t, "\ntrawl {}", self.trawl_version);
         t
     }
+}
+
+/// A path in a mail's subject or text: escaped as the audit's lines escape it, so that a name
+/// with a line break in it cannot forge a line (a problem, a header), and with its bytes when
+/// it is not UTF-8.
+fn shown(p: &JsonPath) -> String {
+    p.to_string().escape_debug().to_string()
 }
 
 /// The catalog's path made absolute (a notice is read elsewhere), a non-UTF-8 one as it is.

@@ -328,7 +328,10 @@ impl ObjectAt<'_> {
                     size: m.len(),
                     dev: m.dev(),
                     ino: m.ino(),
-                    mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                    mtime_ns: m
+                        .mtime()
+                        .wrapping_mul(1_000_000_000)
+                        .wrapping_add(m.mtime_nsec()),
                     dir: None,
                     open: None,
                 })

@@ -256,7 +256,10 @@ fn tell(named: &[Named], outcome: &Outcome, found: &mut dyn FnMut(ReadResult<'_>
                 root: rec.root,
                 path: logical,
                 size: rec.size,
-                mtime_ns: rec.mtime_sec * 1_000_000_000 + rec.mtime_nsec,
+                mtime_ns: rec
+                    .mtime_sec
+                    .wrapping_mul(1_000_000_000)
+                    .wrapping_add(rec.mtime_nsec),
                 dev: rec.dev,
                 ino: rec.ino,
                 // A logical path is no file a scan finds: nothing to reuse by.
