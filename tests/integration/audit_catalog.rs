@@ -499,3 +499,34 @@ fn a_directory_is_no_catalog_to_read() {
             .stderr_has("cat.db: not a regular file; a catalog is one");
     }
 }
+
+/// A registered digest cut short (a part of one, or none) is no digest an audit wrote: the
+/// audit stops on it, naming the catalog, rather than compare the part (or nothing) and call
+/// the file ok with exit 0. A whole digest of the first algorithms still compares.
+#[test]
+fn a_registered_digest_cut_short_stops_the_audit() {
+    let Some(sqlite) = tool("sqlite3") else {
+        return;
+    };
+    let d = Dir::new();
+    d.create(b"t/a", b"alpha\n");
+    let audit_a = || d.cmd().args(["audit", "t", "-c", "cat.db", "-q"]).run();
+    audit_a().code(0);
+    let sql = |q: &str| run_tool(d.path(), &sqlite, &[OsStr::new("cat.db"), OsStr::new(q)]);
+    for cut in ["substr(digests, 1, 31)", "zeroblob(0)"] {
+        sql(&format!("UPDATE files SET digests = {cut}")).code(0);
+        let r = audit_a();
+        r.code(2).stderr_has("cat.db").stderr_has("digests are");
+        assert!(!r.stdout.contains(" ok"), "{}", r.stdout);
+    }
+    // The first algorithm's whole digest (sha256 of the catalog's sha256,md5): still compared.
+    let sha = {
+        let out = std::process::Command::new("sha256sum")
+            .arg(d.join("t/a"))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()[..64].to_string()
+    };
+    sql(&format!("UPDATE files SET digests = X'{sha}'")).code(0);
+    audit_a().code(0);
+}

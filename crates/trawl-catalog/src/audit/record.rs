@@ -156,8 +156,14 @@ impl Audit<'_> {
                 "SELECT id, size, mtime_ns, digests, present, first_run, state FROM files WHERE dir = ?1 AND name = ?2",
             )
             .and_then(|mut st| {
-                st.query_row(params![at.0, at.1], |r| r.try_into())
-                    .optional()
+                st.query_row(params![at.0, at.1], |r| {
+                    let row: Registered = r.try_into()?;
+                    match crate::digests::digests_fit(&self.algorithms, &row.3) {
+                        true => Ok(row),
+                        false => Err(crate::digests::misfit(&self.algorithms, &row.3, 3)),
+                    }
+                })
+                .optional()
             })
             .map_err(|e| self.err(e))
     }
