@@ -155,3 +155,77 @@ fn the_catalog_chart_of_what_changed_is_not_scaled_by_the_registration() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The page shows the collection's policy and the files due under it: a note before one is
+/// set; then its period, budget and window, and the files not verified within the period at
+/// the clock's time (`TRAWL_NOW`), named, counted here from when each was registered.
+#[test]
+fn the_catalog_page_shows_the_policy_and_the_files_due_under_it() {
+    const T0: i64 = 1_800_000_000;
+    const DAY: i64 = 86_400;
+    let d = Dir::new();
+    let at = |now: i64, args: &[&str]| {
+        let mut c = d.cmd().args(args);
+        c.cmd.env("TRAWL_NOW", now.to_string()).env("TZ", "UTC");
+        c.run()
+    };
+    let page = |now: i64| {
+        at(
+            now,
+            &["catalog", "report", "-c", "cat.db", "--html", "p.html"],
+        )
+        .code(0);
+        std::fs::read_to_string(d.join("p.html")).unwrap()
+    };
+    // Three files registered at T0, a fourth at T0 + 20 days (by an audit that reads only
+    // what is new or not verified within 30 days: the first three stay verified at T0).
+    let mut registered = Vec::new();
+    for (i, when) in [T0, T0, T0, T0 + 20 * DAY].into_iter().enumerate() {
+        d.create(format!("t/f{i}").as_bytes(), b"some bytes\n");
+        at(
+            when,
+            &["audit", "t", "-c", "cat.db", "-q", "--older-than", "30d"],
+        )
+        .code(0);
+        registered.push((format!("t/f{i}"), when));
+    }
+    assert!(page(T0 + 31 * DAY).contains("None: no audit period is set."));
+    at(
+        T0 + 31 * DAY,
+        &[
+            "catalog",
+            "policy",
+            "-c",
+            "cat.db",
+            "--every",
+            "30d",
+            "--max-bytes",
+            "1M",
+            "--window",
+            "01:00-05:00",
+        ],
+    )
+    .code(0);
+    let html = page(T0 + 31 * DAY);
+    assert!(
+        html.contains(
+            "Every file read at least every 30 days; at most 1.0 MiB a run; runs start 01:00-05:00 (local time)."
+        ),
+        "{html}"
+    );
+    let due: Vec<&str> = registered
+        .iter()
+        .filter(|(_, when)| *when < T0 + DAY)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(due.len(), 3);
+    assert!(
+        html.contains(&format!("<p id=\"due\"><strong>{}</strong>", due.len())),
+        "{html}"
+    );
+    let table = &html[html.find("id=\"due\"").unwrap()..];
+    for name in &due {
+        assert!(table.contains(&format!("{name}<")), "{name} listed");
+    }
+    assert!(!table.contains("t/f3<"), "verified 11 days ago: not due");
+}

@@ -1,10 +1,10 @@
 //! The catalog's collection over time as one typed view (for the HTML report): every run's
 //! verdict counts, the files by state, how old their verifications are, the files that want
-//! attention, and the chain head.
+//! attention, the policy and the files due under it, and the chain head.
 
 use std::path::Path;
 
-use trawl_report::{AgeBucket, CatalogView, JsonPath, ProblemFile, RunRow};
+use trawl_report::{AgeBucket, CatalogView, DueRow, JsonPath, PolicyView, ProblemFile, RunRow};
 
 use crate::summary::run_summary;
 use crate::{Catalog, Result};
@@ -61,7 +61,35 @@ impl Catalog {
             verification_age: self.verification_ages(now)?,
             problems,
             problem_count,
+            policy: self.policy_view(now)?,
         })
+    }
+
+    /// The policy and the files due under it at `now` (the first [`CatalogView::PROBLEMS`]
+    /// listed, oldest verification first).
+    fn policy_view(&self, now: i64) -> Result<Option<PolicyView>> {
+        let Some(p) = self.policy()? else {
+            return Ok(None);
+        };
+        let mut due = Vec::new();
+        let totals = self.for_each_due(now, p.every, &mut |f| {
+            if due.len() < CatalogView::PROBLEMS {
+                due.push(DueRow {
+                    path: JsonPath::new(&f.path),
+                    size: f.size,
+                    last_verified: f.last_verified,
+                });
+            }
+        })?;
+        Ok(Some(PolicyView {
+            every_secs: p.every.as_secs(),
+            max_bytes: p.max_bytes,
+            max_time_secs: p.max_time.map(|t| t.as_secs()),
+            window: p.window.map(|w| w.to_string()),
+            due_files: totals.files,
+            due_bytes: totals.bytes,
+            due,
+        }))
     }
 
     /// Every run as the view shows it, oldest first.

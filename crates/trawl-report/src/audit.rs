@@ -190,6 +190,39 @@ pub struct CatalogView {
     pub problem_count: u64,
     /// The chain digest of the last sealed run: what `catalog verify --expect` checks.
     pub chain_head: Option<String>,
+    /// The collection's policy and what is due under it (None: it has none).
+    pub policy: Option<PolicyView>,
+}
+
+/// A collection's policy as the report shows it, and the files due under it now.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyView {
+    /// Every file is read at least this often (seconds).
+    pub every_secs: u64,
+    /// One run reads at most this many bytes.
+    pub max_bytes: Option<u64>,
+    /// One run reads for at most this long (seconds).
+    pub max_time_secs: Option<u64>,
+    /// When runs may start (`HH:MM-HH:MM`, local time).
+    pub window: Option<String>,
+    /// The files due now: present, and never verified or last verified a period ago or more.
+    pub due_files: u64,
+    /// Their bytes.
+    pub due_bytes: u64,
+    /// The first [`CatalogView::PROBLEMS`] of them, oldest verification first.
+    pub due: Vec<DueRow>,
+}
+
+/// A file due for verification.
+#[derive(Debug, Clone, Serialize)]
+pub struct DueRow {
+    /// The path.
+    #[serde(flatten)]
+    pub path: JsonPath,
+    /// Its registered size.
+    pub size: u64,
+    /// When it was last verified (seconds since the epoch; None: never).
+    pub last_verified: Option<i64>,
 }
 
 impl CatalogView {

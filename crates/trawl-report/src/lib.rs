@@ -55,8 +55,8 @@ pub use media::{
 };
 // An audit run, its events, and the catalog's view of its runs.
 pub use audit::{
-    AUDIT_STATES, AgeBucket, AuditEvent, AuditHead, CatalogView, Digests, ProblemFile, RunRow,
-    audit_mode_proves,
+    AUDIT_STATES, AgeBucket, AuditEvent, AuditHead, CatalogView, Digests, DueRow, PolicyView,
+    ProblemFile, RunRow, audit_mode_proves,
 };
 // A verification: manifest entries and their states.
 pub use verify::{

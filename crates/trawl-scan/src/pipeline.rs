@@ -193,6 +193,10 @@ impl Pipeline<'_> {
             let waiting = std::time::Instant::now();
             let Ok(batch) = walk_rx.recv() else {
                 depth.finish();
+                // Wakes the deliverer at once (an empty batch), which then lets go of its
+                // ends of the channels, so that the results' channel closes with the last
+                // reader; it would otherwise notice only at its next step, up to 50 ms on.
+                let _ = ev_tx.send(Vec::new());
                 break;
             };
             cfg.stages.add_wait(Stage::Read, waiting.elapsed());

@@ -1,12 +1,12 @@
 //! A catalog's collection over time as HTML: the verdicts of every audit run, how old the
-//! verifications are, the files by state, the files that want attention (named), and the
-//! chain head an auditor records.
+//! verifications are, the files by state, the files that want attention (named), the policy
+//! and the files due under it, and the chain head an auditor records.
 
 use maud::{Markup, html};
 use trawl_report::{AUDIT_STATES, CatalogView};
 
 use super::svg::{self, Mark, Series};
-use super::{Cell, card, chart, num, page, table, text};
+use super::{Cell, card, chart, group_digits, num, page, table, text};
 use crate::human_bytes;
 
 /// `2026-11-25 06:53:30` (UTC) from seconds since the epoch.
@@ -37,6 +37,7 @@ pub fn html_catalog(v: &CatalogView) -> String {
         (ages(v))
         (states(v))
         (attention(v))
+        (policy(v))
         (chain(v))
         footer { "Made by trawl " (env!("CARGO_PKG_VERSION")) ". One file, no network." }
     };
@@ -291,6 +292,72 @@ fn attention(v: &CatalogView) -> Markup {
             }
         }
     }
+}
+
+/// `30 days`, `36 hours`, `90 minutes`, `45 s`: a period in its largest whole unit.
+fn period(secs: u64) -> String {
+    let units = [(86_400, "day"), (3_600, "hour"), (60, "minute")];
+    match units.iter().find(|(n, _)| secs >= *n && secs.is_multiple_of(*n)) {
+        Some((n, name)) => {
+            let k = secs / n;
+            format!("{k} {name}{}", if k == 1 { "" } else { "s" })
+        }
+        None => format!("{secs} s"),
+    }
+}
+
+/// The policy (how often each file is read, what one run may read, when) and the files due.
+fn policy(v: &CatalogView) -> Markup {
+    let cat = &v.catalog.path;
+    html! {
+        h2 { "Policy" }
+        @match &v.policy {
+            None => p.note {
+                "None: no audit period is set. "
+                code { "trawl catalog policy -c " (cat) " --every 90d" }
+                " sets one; "
+                code { "trawl audit --policy -c " (cat) }
+                " then reads what is due."
+            },
+            Some(p) => {
+                p id="policy" {
+                    "Every file read at least every " (period(p.every_secs))
+                    @if let Some(b) = p.max_bytes { "; at most " (human_bytes(b)) " a run" }
+                    @if let Some(t) = p.max_time_secs { "; at most " (period(t)) " a run" }
+                    @if let Some(w) = &p.window { "; runs start " (w) " (local time)" }
+                    "."
+                }
+                p id="due" {
+                    strong { (group_digits(p.due_files)) }
+                    " files (" (human_bytes(p.due_bytes)) ") due now: never verified, or not within the period."
+                }
+                @if !p.due.is_empty() {
+                    (table("due", &["path", "bytes", "last verified (UTC)"], &due_rows(p), true))
+                    @if p.due_files as usize > p.due.len() {
+                        p.note {
+                            "... and " (p.due_files as usize - p.due.len()) " more ("
+                            code { "trawl catalog due -c " (cat) }
+                            " lists them all)."
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The due files' rows: path, size, last verification.
+fn due_rows(p: &trawl_report::PolicyView) -> Vec<Vec<Cell>> {
+    p.due
+        .iter()
+        .map(|d| {
+            vec![
+                text(d.path.path.clone()),
+                num(d.size),
+                text(d.last_verified.map_or_else(|| "never".to_string(), when)),
+            ]
+        })
+        .collect()
 }
 
 /// The hash chain's head, for an auditor to record.
