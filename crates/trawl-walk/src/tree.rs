@@ -113,6 +113,20 @@ impl Queue {
     }
 }
 
+/// Held by a worker while it lists a directory: if the listing panics, the walk ends (as a
+/// listing that says stop ends it), so that the other workers stop waiting for that directory's
+/// end and the panic reaches the end of the workers' scope. Without it they waited for ever,
+/// and so did the scan, whatever signal came.
+struct EndsOnPanic<'a>(&'a Queue);
+
+impl Drop for EndsOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.done(false);
+        }
+    }
+}
+
 /// Walks the directory `root` (the walk's root number `idx`) with `opts.threads` workers.
 pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_>, stop: &Stop) {
     let ancestors = if opts.follow_links {
@@ -158,7 +172,9 @@ pub(crate) fn walk_dir(idx: usize, root: &Path, opts: &WalkOptions, out: &Out<'_
                     let t = std::time::Instant::now();
                     let Some(dir) = w.q.take() else { break };
                     out.stages.add_wait(Stage::Walk, t.elapsed());
+                    let listing = EndsOnPanic(w.q);
                     let go_on = w.list(dir, &mut |d| w.q.push(d), &mut |i| batcher.push(i));
+                    drop(listing);
                     w.q.done(go_on);
                 }
             });
@@ -478,4 +494,34 @@ fn io_error(path: &Path, source: std::io::Error) -> WalkItem {
         path: path.to_path_buf(),
         source,
     })
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    /// A worker whose listing panics ends the walk: another worker waiting for a directory is
+    /// told the walk is over, instead of waiting for ever for the panicked one to finish.
+    #[test]
+    fn a_worker_that_panics_while_listing_ends_the_walk_for_the_others() {
+        let q = Arc::new(Queue::new(vec![DirWork {
+            path: PathBuf::from("/"),
+            ancestors: None,
+        }]));
+        let q1 = Arc::clone(&q);
+        let panicked = std::thread::spawn(move || {
+            let _dir = q1.take().expect("the root");
+            let _listing = EndsOnPanic(&q1);
+            panic!("a listing that panics (this panic is the test's)");
+        });
+        assert!(panicked.join().is_err());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let q2 = Arc::clone(&q);
+        std::thread::spawn(move || tx.send(q2.take().is_none()));
+        assert_eq!(
+            rx.recv_timeout(std::time::Duration::from_secs(5)),
+            Ok(true),
+            "the other worker still waits"
+        );
+    }
 }

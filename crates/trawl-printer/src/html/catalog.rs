@@ -297,7 +297,10 @@ fn attention(v: &CatalogView) -> Markup {
 /// `30 days`, `36 hours`, `90 minutes`, `45 s`: a period in its largest whole unit.
 fn period(secs: u64) -> String {
     let units = [(86_400, "day"), (3_600, "hour"), (60, "minute")];
-    match units.iter().find(|(n, _)| secs >= *n && secs.is_multiple_of(*n)) {
+    match units
+        .iter()
+        .find(|(n, _)| secs >= *n && secs.is_multiple_of(*n))
+    {
         Some((n, name)) => {
             let k = secs / n;
             format!("{k} {name}{}", if k == 1 { "" } else { "s" })
