@@ -106,10 +106,7 @@ impl Catalog {
                     }
                 }
                 whole.clear();
-                whole.extend_from_slice(root);
-                whole.push(b'/');
-                whole.extend_from_slice(row.dir);
-                whole.extend_from_slice(row.name);
+                joined(&mut whole, root, row.dir, row.name);
                 for &(i, s) in &wanted {
                     if let Some(rel) = beneath(&whole, s) {
                         b.push(i, rel, row.id, &digests);
@@ -176,6 +173,17 @@ impl Catalog {
     }
 }
 
+/// `root/dir name` into `out`: a row's whole path (its directory's path below the root ends in
+/// `/` where it is not empty). A root of `/` takes no second slash: `//a/b` matched no file.
+fn joined(out: &mut Vec<u8>, root: &[u8], dir: &[u8], name: &[u8]) {
+    out.extend_from_slice(root);
+    if !root.ends_with(b"/") {
+        out.push(b'/');
+    }
+    out.extend_from_slice(dir);
+    out.extend_from_slice(name);
+}
+
 /// The path `p` names below `dir` (empty: `dir` itself), if it is at or below it.
 fn beneath<'a>(p: &'a [u8], dir: &[u8]) -> Option<&'a [u8]> {
     let rest = p.strip_prefix(dir)?;
@@ -205,6 +213,19 @@ fn racy(id: &Identity, verified: Option<i64>, ignore_ctime: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rows_path_is_its_root_joined_with_one_slash() {
+        let mut out = Vec::new();
+        joined(&mut out, b"/data", b"a/", b"f");
+        assert_eq!(out, b"/data/a/f");
+        out.clear();
+        joined(&mut out, b"/", b"a/", b"f");
+        assert_eq!(out, b"/a/f", "a catalog of / took no file");
+        out.clear();
+        joined(&mut out, b"/data", b"", b"f");
+        assert_eq!(out, b"/data/f");
+    }
 
     #[test]
     fn a_path_is_beneath_a_directory_at_a_slash_only() {
