@@ -72,6 +72,17 @@ impl Mail {
         })?;
         let (host, port, security) = server(&url)?;
         let login = match (var("TRAWL_SMTP_USER")?, var("TRAWL_SMTP_PASSWORD")?) {
+            // An empty one is a setting gone wrong (a variable exported from nothing), not a
+            // login: sent, it fails at the server, or logs in as nobody.
+            (Some(u), _) if u.is_empty() => {
+                return Err(refused("TRAWL_SMTP_USER", " is empty: a login or unset"));
+            }
+            (_, Some(p)) if p.is_empty() => {
+                return Err(refused(
+                    "TRAWL_SMTP_PASSWORD",
+                    " is empty: a password or unset",
+                ));
+            }
             (Some(u), Some(p)) => Some((u, p)),
             (None, None) => None,
             _ => {
@@ -231,6 +242,15 @@ mod tests {
         let plain = ("TRAWL_SMTP_URL", "smtp://mx?tls=none");
         let e = err(&[plain, FROM, ("TRAWL_SMTP_USER", "u"), p]);
         assert!(e.contains("tls=none") && !e.contains("s3cret"), "{e}");
+        let e = err(&[url, FROM, ("TRAWL_SMTP_USER", ""), p]);
+        assert!(e.contains("TRAWL_SMTP_USER is empty"), "{e}");
+        let e = err(&[
+            url,
+            FROM,
+            ("TRAWL_SMTP_USER", "u"),
+            ("TRAWL_SMTP_PASSWORD", ""),
+        ]);
+        assert!(e.contains("TRAWL_SMTP_PASSWORD is empty"), "{e}");
         let m = Mail::from_env(&to, &env(&[url, FROM, ("TRAWL_SMTP_USER", "u"), p])).unwrap();
         assert!(!format!("{m:?}").contains("s3cret"));
         let bad_to = Mail::from_env(&["nobody".into()], &env(&[url, FROM])).unwrap_err();
