@@ -27,18 +27,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def run_once(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"command failed: {' '.join(cmd)}\n{err}")
-    return dt, ru.ru_utime + ru.ru_stime
+sys.path.insert(0, HERE)
+from reuse import run_once  # noqa: E402  (seconds, peak RSS, CPU of one command; exit checked)
 
 
 def main():
@@ -69,13 +59,13 @@ def main():
         for who, exe in builds:
             cmds[f"{who} {name}"] = [exe, "scan", f, "-q", *j, *extra]
     for c in cmds.values():
-        run_once(c)
+        run_once(c, False)
     times = {k: [] for k in cmds}
     cpu = {k: [] for k in cmds}
     keys = list(cmds)
     for r in range(a.runs):
         for k in keys[r % len(keys):] + keys[:r % len(keys)]:
-            dt, c = run_once(cmds[k])
+            dt, _, c = run_once(cmds[k], False)
             times[k].append(dt)
             cpu[k].append(c)
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],

@@ -10,11 +10,11 @@ use crate::audit::{count, flip_byte, paths};
 use crate::util::{Dir, Run};
 
 /// 2027-01-15T08:00:00Z: the registration's time in these tests.
-const T0: i64 = 1_800_000_000;
-const DAY: i64 = 86_400;
+pub(crate) const T0: i64 = 1_800_000_000;
+pub(crate) const DAY: i64 = 86_400;
 
 /// `trawl ARGS` with the clock at `now` and the local time zone UTC.
-fn at(d: &Dir, now: i64, args: &[&str]) -> Run {
+pub(crate) fn at(d: &Dir, now: i64, args: &[&str]) -> Run {
     let mut c = d.cmd().args(args);
     c.cmd.env("TRAWL_NOW", now.to_string()).env("TZ", "UTC");
     c.run()

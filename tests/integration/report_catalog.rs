@@ -161,14 +161,9 @@ fn the_catalog_chart_of_what_changed_is_not_scaled_by_the_registration() {
 /// the clock's time (`TRAWL_NOW`), named, counted here from when each was registered.
 #[test]
 fn the_catalog_page_shows_the_policy_and_the_files_due_under_it() {
-    const T0: i64 = 1_800_000_000;
-    const DAY: i64 = 86_400;
+    use crate::audit_policy::{DAY, T0};
     let d = Dir::new();
-    let at = |now: i64, args: &[&str]| {
-        let mut c = d.cmd().args(args);
-        c.cmd.env("TRAWL_NOW", now.to_string()).env("TZ", "UTC");
-        c.run()
-    };
+    let at = |now: i64, args: &[&str]| crate::audit_policy::at(&d, now, args);
     let page = |now: i64| {
         at(
             now,
