@@ -18,7 +18,11 @@ Rows per data set, each run --runs times, rounds interleaved, `sync; echo 3 >
 A tool that is not installed is left out, saying so. Each row: median seconds, MiB/s, and
 fastest peer / this (above 1: this row is faster than the fastest peer).
 
+With --baseline PATH (another build of trawl, e.g. from the commit before), its default scan and
+its `-d xxh3 --no-reduce` run in the same rounds, and each is printed with baseline / this build.
+
     sudo python3 bench/cold.py DIR [--trawl PATH] [--runs N] [--scale F] [--only big,mixed,small,tiny]
+                               [--baseline PATH]
 """
 
 import argparse
@@ -79,6 +83,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0, help="data sizes times this")
     ap.add_argument("--only", default="big,mixed,small,tiny")
+    ap.add_argument("--baseline", help="another trawl binary, run beside this one")
     a = ap.parse_args()
     refuse_unless_cold(a.dir)
     os.makedirs(a.dir, exist_ok=True)
@@ -124,11 +129,15 @@ def main():
         for d in (1, 4, 16, 64):
             mine[f"trawl -d xxh3 --no-reduce --io-depth {d}"] = (
                 f"{T} scan {tree} -q -d xxh3 --no-reduce --io-depth {d}")
+        base = {}
+        if a.baseline:
+            base = {"baseline scan": f"{a.baseline} scan {tree} -q",
+                    "baseline -d xxh3 --no-reduce": f"{a.baseline} scan {tree} -q -d xxh3 --no-reduce"}
         # Where a command falls in a round matters on a virtual disk (what the host's cache
         # holds, and what memory the command before gave back to the host): each round is in
         # another order (shuffled, seeded by the round), so that no command always follows the
         # same one.
-        cmds = {**peers, **mine}
+        cmds = {**peers, **mine, **base}
         times = {k: [] for k in cmds}
         items = list(cmds.items())
         for r in range(a.runs):
@@ -161,6 +170,9 @@ def main():
         for k, m in med.items():
             ratio = f"{best_peer / m:>9.2f}x" if best_peer and k in mine else ""
             print(f"  {k:<36} {m:>9.2f} {size / 2**20 / m:>8.0f} {ratio:>10}")
+        for k in base:
+            this = k.replace("baseline scan", "trawl scan").replace("baseline", "trawl")
+            print(f"  {k} / {this}: {med[k] / med[this]:.2f}x")
         if best_peer:
             floor = max(med["trawl scan, warm"], best_peer)
             print(f"  trawl scan cold / max(warm, fastest peer): {med['trawl scan'] / floor:.2f}x (goal: 1.1x at most)")
