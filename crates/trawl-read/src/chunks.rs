@@ -315,7 +315,9 @@ mod tests {
         let buffer = 4 * READ_PIECE;
         // One buffer and a part: the first chunk is a whole buffer (several reads), the second
         // the rest, and the bytes are the file's.
-        let data: Vec<u8> = (0..buffer + READ_PIECE / 2 + 1).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..buffer + READ_PIECE / 2 + 1)
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(&p, &data).unwrap();
         let pool = BufferPool::new(2, buffer);
         let mut src = ChunkSource::new(open_for_read(&p).unwrap(), &pool, IoMethod::Read);
