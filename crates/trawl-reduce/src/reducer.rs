@@ -41,6 +41,10 @@ struct Scratch {
 /// A buffer that grew past this (a chunk of a large file) is let go rather than kept.
 const KEEP: usize = 1 << 20;
 
+/// The bytes each pass over a piece takes before the next pass reads them (`update`; a unit's
+/// multiple where units are larger): well within a core's second-level cache.
+const FUSED_SLICE: usize = 256 << 10;
+
 thread_local! {
     /// The last reducer's scratch on this thread, for the next one (one per thread: a worker
     /// reduces one file at a time).
@@ -207,18 +211,35 @@ impl FileReducer {
         }
         self.out.size += data.len() as u64;
         let rest = self.spread_fixed(data);
+        // The blocks' pass and the units' pass a slice at a time, not each over the whole
+        // piece: a piece can be a 32 MiB window, and the second pass then finds the slice the
+        // first just read in the core's cache, not in memory.
+        // Slices end where units (and so blocks) end in the file, so that no slice leaves a
+        // part of a unit to be copied aside.
+        let compress = !self.compressors.is_empty();
+        let size = self.cfg.unit;
+        let (step, held) = match compress {
+            true => ((FUSED_SLICE / size).max(1) * size, self.unit.len()),
+            false => (FUSED_SLICE, self.block.len()),
+        };
         let mut block = std::mem::take(&mut self.block);
-        Self::pieces(&mut block, BASE, rest, &mut |b| {
-            self.out.fps.push(xxh3_128(b));
-            self.out.zero.push(is_zero(b));
-        });
-        self.block = block;
-        if !self.compressors.is_empty() {
-            let mut unit = std::mem::take(&mut self.unit);
-            let size = self.cfg.unit;
-            Self::pieces(&mut unit, size, rest, &mut |u| self.push_unit(u));
-            self.unit = unit;
+        let mut unit = std::mem::take(&mut self.unit);
+        let mut rest = rest;
+        let mut take = step - held;
+        while !rest.is_empty() {
+            let (slice, after) = rest.split_at(take.min(rest.len()));
+            Self::pieces(&mut block, BASE, slice, &mut |b| {
+                self.out.fps.push(xxh3_128(b));
+                self.out.zero.push(is_zero(b));
+            });
+            if compress {
+                Self::pieces(&mut unit, size, slice, &mut |u| self.push_unit(u));
+            }
+            rest = after;
+            take = step;
         }
+        self.block = block;
+        self.unit = unit;
         if let Some(bounds) = self.cfg.cdc_bounds() {
             self.cut_chunks(data, bounds);
         }

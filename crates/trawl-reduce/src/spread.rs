@@ -152,23 +152,31 @@ mod tests {
             (vec![Codec::Lz4, Codec::Zstd(1)], Some(8 << 10), Some(0.5)),
             (vec![Codec::Lz4], None, None),
             (vec![], None, None),
+            (vec![Codec::Lz4], None, None),
         ];
-        // The fourth with a unit of 64 KiB.
+        // The fourth with a unit of 64 KiB, the last with one of 1 MiB (larger than the slice
+        // the passes in order take at a time).
         for (i, (codecs, cdc_avg, sample)) in configs.into_iter().enumerate() {
             let cfg = ReduceConfig {
                 codecs,
                 cdc_avg,
                 sample,
-                unit: if i == 3 { 64 << 10 } else { 32 << 10 },
+                unit: match i {
+                    3 => 64 << 10,
+                    5 => 1 << 20,
+                    _ => 32 << 10,
+                },
                 ..ReduceConfig::default()
             };
             let want = facts(&cfg, &d, &[1000], false);
             assert_eq!(want.fps.len(), d.len().div_ceil(4096));
-            // Spread, in every pattern; in order, in pieces other than the reference's.
+            // Spread, in every pattern; in order, in pieces other than the reference's (odd
+            // ones, and the whole at once: passes taken a slice at a time).
+            let whole = [d.len()];
             let runs = patterns
                 .iter()
                 .map(|p| (*p, true))
-                .chain([(&odd[..], false)]);
+                .chain([(&odd[..], false), (&whole[..], false)]);
             for (sizes, parallel) in runs {
                 let got = facts(&cfg, &d, sizes, parallel);
                 let what = format!("{:?} {sizes:?} parallel {parallel}", cfg.codecs);
