@@ -224,3 +224,79 @@ fn the_catalog_page_shows_the_policy_and_the_files_due_under_it() {
     }
     assert!(!table.contains("t/f3<"), "verified 11 days ago: not due");
 }
+
+/// Names that are not UTF-8, and one equal to them after lossy decoding, are told apart on the
+/// catalog's page (in the files due and in the files that want attention) and on a scan's page
+/// (its files that could not be read), as the bytes they are.
+#[test]
+fn names_equal_after_lossy_decoding_are_told_apart_on_the_pages() {
+    use crate::audit_policy::{DAY, T0};
+    let d = Dir::new();
+    let at = |now: i64, args: &[&str]| crate::audit_policy::at(&d, now, args);
+    let names: [&[u8]; 3] = [b"t/a\xff", b"t/a\xfe", "t/a\u{fffd}".as_bytes()];
+    for n in names {
+        d.create(n, b"some bytes\n");
+    }
+    // Each name as the page should show it (after the catalog's absolute directory): the bytes
+    // that are not UTF-8 as \xNN.
+    let shown = [
+        r"t/a\xff (not UTF-8)".to_string(),
+        r"t/a\xfe (not UTF-8)".to_string(),
+        "t/a\u{fffd}".to_string(),
+    ];
+    at(T0, &["audit", "t", "-c", "cat.db", "-q"]).code(0);
+    at(T0, &["catalog", "policy", "-c", "cat.db", "--every", "30d"]).code(0);
+    at(
+        T0 + 31 * DAY,
+        &["catalog", "report", "-c", "cat.db", "--html", "p.html"],
+    )
+    .code(0);
+    let html = std::fs::read_to_string(d.join("p.html")).unwrap();
+    let due = &html[html.find("id=\"due\"").unwrap()..];
+    for s in &shown {
+        assert!(
+            due.contains(&format!("/{s}<")),
+            "{s} among the files due: {due}"
+        );
+    }
+    // All three gone: each named apart among the files that want attention.
+    std::fs::remove_dir_all(d.join("t")).unwrap();
+    std::fs::create_dir(d.join("t")).unwrap();
+    at(T0 + 32 * DAY, &["audit", "t", "-c", "cat.db", "-q"]).code(1);
+    at(
+        T0 + 32 * DAY,
+        &["catalog", "report", "-c", "cat.db", "--html", "p.html"],
+    )
+    .code(0);
+    let html = std::fs::read_to_string(d.join("p.html")).unwrap();
+    let problems = &html[html.find("id=\"problems\"").unwrap()..];
+    for s in &shown {
+        assert!(
+            problems.contains(&format!("/{s}<")),
+            "{s} missing: {problems}"
+        );
+    }
+    // A scan's page: the same names as FIFOs, each skipped and named apart.
+    std::fs::create_dir(d.join("u")).unwrap();
+    for n in names {
+        use std::os::unix::ffi::OsStrExt;
+        let ok = Command::new("mkfifo")
+            .arg(d.join("u").join(std::ffi::OsStr::from_bytes(&n[2..])))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    d.cmd()
+        .args(["scan", "u", "-q", "--html", "s.html"])
+        .run()
+        .code(0);
+    let html = std::fs::read_to_string(d.join("s.html")).unwrap();
+    let skipped = &html[html.find("-skipped\"").unwrap()..];
+    for s in &shown {
+        let s = s.replacen("t/", "u/", 1);
+        assert!(
+            skipped.contains(&format!(">{s}<")),
+            "{s} skipped: {skipped}"
+        );
+    }
+}

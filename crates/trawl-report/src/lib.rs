@@ -122,6 +122,23 @@ impl JsonPath {
             },
         }
     }
+
+    /// The path for a page a person reads: as it is when it is UTF-8; else its UTF-8 parts as
+    /// they are, every other byte as `\xNN`, and ` (not UTF-8)` after, so that names equal
+    /// after lossy decoding (`a` then byte ff, `a` then byte fe, `a\u{fffd}`) stay apart.
+    pub fn readable(&self) -> String {
+        let Some(bytes) = self.path_hex.as_deref().and_then(|h| hex::decode(h).ok()) else {
+            return self.path.clone();
+        };
+        let mut s = String::with_capacity(bytes.len() + 16);
+        for chunk in bytes.utf8_chunks() {
+            s.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                s.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        s + " (not UTF-8)"
+    }
 }
 
 impl From<&str> for JsonPath {
@@ -190,5 +207,20 @@ mod tests {
         assert_eq!(j.path, "a\u{fffd}b");
         assert_eq!(j.path_hex.as_deref(), Some("61ff62"));
         assert!(JsonPath::new(Path::new("ok")).path_hex.is_none());
+    }
+
+    #[test]
+    fn names_equal_after_lossy_decoding_read_apart() {
+        let read = |b: &[u8]| JsonPath::from_bytes(b).readable();
+        let names = [
+            read(b"d/a\xff"),
+            read(b"d/a\xfe"),
+            read("d/a\u{fffd}".as_bytes()),
+        ];
+        assert_eq!(names[0], r"d/a\xff (not UTF-8)");
+        assert_eq!(names[1], r"d/a\xfe (not UTF-8)");
+        assert_eq!(names[2], "d/a\u{fffd}");
+        assert_eq!(read("café/\u{e9}".as_bytes()), "café/é");
+        assert_eq!(read(b"\xc3x\xe9"), r"\xc3x\xe9 (not UTF-8)");
     }
 }

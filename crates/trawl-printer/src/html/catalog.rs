@@ -269,13 +269,7 @@ fn attention(v: &CatalogView) -> Markup {
     let rows: Vec<Vec<Cell>> = v
         .problems
         .iter()
-        .map(|p| {
-            vec![
-                text(p.path.path.clone()),
-                text(p.state.clone()),
-                num(p.size),
-            ]
-        })
+        .map(|p| vec![text(p.path.readable()), text(p.state.clone()), num(p.size)])
         .collect();
     html! {
         h2 { "Files that want attention" }
@@ -355,7 +349,7 @@ fn due_rows(p: &trawl_report::PolicyView) -> Vec<Vec<Cell>> {
         .iter()
         .map(|d| {
             vec![
-                text(d.path.path.clone()),
+                text(d.path.readable()),
                 num(d.size),
                 text(d.last_verified.map_or_else(|| "never".to_string(), when)),
             ]

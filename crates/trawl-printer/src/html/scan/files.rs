@@ -181,7 +181,7 @@ fn problem_rows(list: &[trawl_report::FileJson]) -> Vec<Vec<Cell>> {
                 (None, Some(s)) => s.clone(),
                 _ => String::new(),
             };
-            vec![text(f.path.path.clone()), text(why)]
+            vec![text(f.path.readable()), text(why)]
         })
         .collect()
 }
