@@ -173,9 +173,9 @@ impl LaneFactory for ScanLanes {
         l
     }
 
-    fn busy_cores(&self) -> bool {
+    fn busy_cores(&self, file: &FileInfo<'_>) -> bool {
         // The media lane only looks at most files' first bytes.
-        fill_cores(&self.digests, self.reduce.is_some() as usize)
+        fill_cores(&self.digests, self.reduce.is_some() as usize, file.spread)
     }
 }
 
@@ -203,10 +203,21 @@ mod tests {
             media: true,
             links: None,
         };
+        let file = FileInfo {
+            path: std::path::Path::new("f"),
+            size: 64 << 20,
+            spread: true,
+            dev: 1,
+            ino: 1,
+            nlink: 1,
+        };
         assert_eq!(
-            scan(vec![Algorithm::Sha256], false).busy_cores(),
+            scan(vec![Algorithm::Sha256], false).busy_cores(&file),
             cores == 1
         );
-        assert_eq!(scan(vec![Algorithm::Sha256], true).busy_cores(), cores <= 2);
+        assert_eq!(
+            scan(vec![Algorithm::Sha256], true).busy_cores(&file),
+            cores <= 2
+        );
     }
 }

@@ -161,19 +161,23 @@ pub trait LaneFactory: Sync {
     /// maps it: the copy out of the page cache that `read(2)` costs is then work taken from
     /// the lanes, where with cores to spare the reader thread does it beside them and a
     /// mapping's page faults would fall on the lanes instead (the measurements:
-    /// docs/decisions/0010-map-windows-and-coloured-buffers.md).
-    fn busy_cores(&self) -> bool {
+    /// docs/decisions/0010-map-windows-and-coloured-buffers.md). Asked for `file`, whose
+    /// `spread` says whether its lanes may spread a buffer over the pool.
+    fn busy_cores(&self, file: &FileInfo<'_>) -> bool {
+        let _ = file;
         false
     }
 }
 
 /// Whether lanes doing `algorithms` (and `others` more busy lanes) keep all cores busy: BLAKE3
-/// hashes a large file on all cores itself; otherwise one core a lane.
-pub fn fill_cores(algorithms: &[Algorithm], others: usize) -> bool {
+/// hashes a large file on all cores itself where the file `spread`s ([`Spread::begin`]);
+/// otherwise one core a lane (BLAKE3 too: at `-j1` a mapped file's faults fell on its one lane,
+/// 1.28x slower than reading beside it on two cores).
+pub fn fill_cores(algorithms: &[Algorithm], others: usize, spread: bool) -> bool {
     // Asked once: `available_parallelism` reads the cgroup's files each time.
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    algorithms.contains(&Algorithm::Blake3) || algorithms.len() + others >= cores
+    (spread && algorithms.contains(&Algorithm::Blake3)) || algorithms.len() + others >= cores
 }
 
 impl Lane for Hasher {
@@ -208,8 +212,8 @@ impl LaneFactory for DigestLanes {
         DigestLanes::of(&self.0, file, 0)
     }
 
-    fn busy_cores(&self) -> bool {
-        fill_cores(&self.0, 0)
+    fn busy_cores(&self, file: &FileInfo<'_>) -> bool {
+        fill_cores(&self.0, 0, file.spread)
     }
 }
 
@@ -244,17 +248,37 @@ mod tests {
         assert!(spread.begin(64 * mib, mib, 4).yes);
     }
 
+    /// A large file's facts, spreading or not.
+    fn large(spread: bool) -> FileInfo<'static> {
+        FileInfo {
+            path: std::path::Path::new("f"),
+            size: 64 << 20,
+            spread,
+            dev: 1,
+            ino: 1,
+            nlink: 1,
+        }
+    }
+
     #[test]
     fn auto_maps_where_the_lanes_fill_the_cores() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert!(DigestLanes(vec![Algorithm::Blake3]).busy_cores());
+        let (spreads, alone) = (large(true), large(false));
+        assert!(DigestLanes(vec![Algorithm::Blake3]).busy_cores(&spreads));
+        // A BLAKE3 that does not spread (at -j1, or beside many large files) is one lane.
         assert_eq!(
-            DigestLanes(vec![Algorithm::Sha256]).busy_cores(),
+            DigestLanes(vec![Algorithm::Blake3]).busy_cores(&alone),
             cores == 1
         );
-        assert_eq!(
-            DigestLanes(Algorithm::ALL.to_vec()).busy_cores(),
-            cores <= Algorithm::ALL.len()
-        );
+        for file in [&spreads, &alone] {
+            assert_eq!(
+                DigestLanes(vec![Algorithm::Sha256]).busy_cores(file),
+                cores == 1
+            );
+            assert_eq!(
+                DigestLanes(Algorithm::ALL.to_vec()).busy_cores(file),
+                cores <= Algorithm::ALL.len()
+            );
+        }
     }
 }

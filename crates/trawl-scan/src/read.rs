@@ -28,26 +28,27 @@ pub(crate) fn read_file(
     let nlink = opened.nlink;
     let disk_bytes = opened.disk_bytes;
     progress.start_file(&entry.path, stamp.size);
-    // `auto` (which the source resolves by size) maps a large file only where its lanes keep
-    // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
-    let io = match cfg.io {
-        IoMethod::Auto if stamp.size >= trawl_read::AUTO_MAP_MIN && !factory.busy_cores() => {
-            IoMethod::Read
-        }
-        io => io,
-    };
-    let mut src = ChunkSource::new(opened, pool, io);
     let large = stamp.size > pool.buffer_size() as u64;
     // Counted as under way until its lanes are done.
     let spreading = spread.begin(stamp.size, pool.buffer_size() as u64, cfg.threads);
-    let lanes = factory.lanes(&FileInfo {
+    let info = FileInfo {
         path: &entry.path,
         size: stamp.size,
         spread: spreading.yes,
         dev: stamp.dev,
         ino: stamp.ino,
         nlink,
-    });
+    };
+    // `auto` (which the source resolves by size) maps a large file only where its lanes keep
+    // every core busy (`LaneFactory::busy_cores`); asked only for files it could map.
+    let io = match cfg.io {
+        IoMethod::Auto if stamp.size >= trawl_read::AUTO_MAP_MIN && !factory.busy_cores(&info) => {
+            IoMethod::Read
+        }
+        io => io,
+    };
+    let mut src = ChunkSource::new(opened, pool, io);
+    let lanes = factory.lanes(&info);
     src.share_windows(lanes.iter().filter(|l| l.reads_all()).count());
     let outputs = if !large || lanes.is_empty() {
         // Fits in one buffer (or nothing consumes it): consume on this thread.
