@@ -4,17 +4,13 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use trawl_catalog::LONGEST;
 
 /// Parses durations like `30d`, `2h`, `90s`, `1h 30m`.
 pub fn parse_duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
     humantime::parse_duration(s.trim())
         .with_context(|| format!("{flag} '{s}': expected a duration like 30d, 12h, 90s"))
 }
-
-/// The longest period or time budget taken: a hundred years (365.25 days each). Longer is no
-/// policy a catalog could keep (its times end with year 9999), and a value past 2^63 seconds
-/// would not fit its integer columns.
-const LONGEST: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// A duration of at least a second and at most [`LONGEST`]: a policy's period or time budget.
 pub fn positive_duration(flag: &str, s: &str) -> anyhow::Result<Duration> {

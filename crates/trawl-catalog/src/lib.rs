@@ -49,7 +49,7 @@ pub use digests::split_digests;
 pub use error::{CatalogError, Result, SidecarFault};
 pub use lock::Lock;
 pub use open::OpenMode;
-pub use policy::{DueFile, DueTotals, Policy, Window, WindowError, local_minute};
+pub use policy::{DueFile, DueTotals, LONGEST, Policy, Window, WindowError, local_minute};
 pub use reuse::RACY_SECONDS;
 pub use run::{AuditError, AuditOptions, AuditOutcome, AuditReport, Notice, audit, audit_with};
 pub use schema::SCHEMA_VERSION;

@@ -170,6 +170,12 @@ fn shown(v: &Value) -> String {
 }
 
 /// The time before which a verification is stale at `now`, for the period `age`.
+/// The longest period or time budget a policy holds: a hundred years (365.25 days each).
+/// Longer is no policy a catalog could keep (its times end with year 9999), and a value past
+/// 2^63 seconds would not fit its integer columns. The flags refuse more; so does reading a
+/// stored policy, where only a hand could have put it.
+pub const LONGEST: Duration = Duration::from_secs(100 * 31_557_600);
+
 fn cutoff(now: i64, age: Duration) -> i64 {
     now.saturating_sub(i64::try_from(age.as_secs()).unwrap_or(i64::MAX))
 }
@@ -221,16 +227,23 @@ impl Catalog {
                 shown(&other)
             ))),
         };
-        let every = positive(every, "every")?.ok_or_else(|| bad("every is NULL".into()))?;
+        // A period or time budget in seconds, at most [`LONGEST`].
+        let seconds = |v: Value, name: &str| match positive(v, name)? {
+            Some(s) if s > LONGEST.as_secs() => {
+                Err(bad(format!("{name} is {s} seconds, more than 100 years")))
+            }
+            s => Ok(s.map(Duration::from_secs)),
+        };
+        let every = seconds(every, "every")?.ok_or_else(|| bad("every is NULL".into()))?;
         let window = match window {
             Value::Null => None,
             Value::Text(w) => Some(Window::parse(&w).map_err(|e| bad(e.to_string()))?),
             other => return Err(bad(format!("window is {}, not HH:MM-HH:MM", shown(&other)))),
         };
         Ok(Some(Policy {
-            every: Duration::from_secs(every),
+            every,
             max_bytes: positive(max_bytes, "max_bytes")?,
-            max_time: positive(max_time, "max_time")?.map(Duration::from_secs),
+            max_time: seconds(max_time, "max_time")?,
             window,
         }))
     }

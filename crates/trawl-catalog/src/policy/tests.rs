@@ -88,6 +88,15 @@ fn a_policy_edited_to_nonsense_is_refused() {
             "max_time is 1.5, not a whole number",
         ),
         ("every = 60, window = x'00'", "window is a blob of 1 bytes"),
+        // Longer than any flag takes: a hundred years and a second, and the most SQLite holds.
+        (
+            "every = 3155760001, window = NULL",
+            "every is 3155760001 seconds, more than 100 years",
+        ),
+        (
+            "every = 60, max_time = 9223372036854775807",
+            "max_time is 9223372036854775807 seconds, more than 100 years",
+        ),
     ] {
         cat.conn
             .execute_batch(&format!("UPDATE policy SET {set}"))
@@ -97,6 +106,13 @@ fn a_policy_edited_to_nonsense_is_refused() {
         assert!(e.to_string().contains(what), "{e}");
         assert!(e.to_string().contains("--every 90d"), "{e}");
     }
+    // A hundred years exactly is what the flags take: kept.
+    cat.conn
+        .execute_batch("UPDATE policy SET every = 3155760000, max_time = 3155760000")
+        .unwrap();
+    let p = cat.policy().unwrap().unwrap();
+    assert_eq!(p.every, LONGEST);
+    assert_eq!(p.max_time, Some(LONGEST));
 }
 
 /// Due: present files never verified or verified longer ago than the period (strictly),
