@@ -308,8 +308,8 @@ fn server_socket(srv: &Serve, client: &std::net::TcpStream) -> Option<std::os::f
 /// A seek is answered at once, not 40 ms later: the server's socket has TCP_NODELAY (with
 /// Nagle's algorithm, the end of an answer waits for the client's ACK of what went before it,
 /// which a client with nothing to send delays by up to 40 ms), each answer's head goes out in
-/// one write with the first bytes of its body (the first read holds the head and a whole
-/// segment, never the head alone), and the median of 20 seeks on one keep-alive connection
+/// one write with the first bytes of its body (the first read holds the head and body bytes,
+/// never the head alone), and the median of 20 seeks on one keep-alive connection
 /// stays far under 40 ms. The answer here: the stream head, then a 100 kB tag.
 #[test]
 fn a_seek_is_answered_at_once_on_a_nodelay_socket() {
@@ -388,9 +388,11 @@ fn a_seek_is_answered_at_once_on_a_nodelay_socket() {
             );
         }
     }
-    // Loopback segments are 64 KiB: a head sent alone is a few hundred bytes.
+    // A head sent alone is a few hundred bytes. Loopback segments are 64 KiB, but a read can
+    // return before a whole one is in (32 KiB once, in a full test run on a loaded machine):
+    // what must hold is that body bytes came with the head.
     assert!(
-        firsts.iter().all(|&n| n > 60_000),
+        firsts.iter().all(|&n| n > 16_384),
         "first reads: {firsts:?}"
     );
     times.sort();
