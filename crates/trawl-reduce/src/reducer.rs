@@ -228,10 +228,7 @@ impl FileReducer {
         let mut take = step - held;
         while !rest.is_empty() {
             let (slice, after) = rest.split_at(take.min(rest.len()));
-            Self::pieces(&mut block, BASE, slice, &mut |b| {
-                self.out.fps.push(xxh3_128(b));
-                self.out.zero.push(is_zero(b));
-            });
+            Self::pieces(&mut block, BASE, slice, &mut |b| self.push_block(b));
             if compress {
                 Self::pieces(&mut unit, size, slice, &mut |u| self.push_unit(u));
             }

@@ -163,8 +163,7 @@ pub trait LaneFactory: Sync {
     /// mapping's page faults would fall on the lanes instead (the measurements:
     /// docs/decisions/0010-map-windows-and-coloured-buffers.md). Asked for `file`, whose
     /// `spread` says whether its lanes may spread a buffer over the pool.
-    fn busy_cores(&self, file: &FileInfo<'_>) -> bool {
-        let _ = file;
+    fn busy_cores(&self, _file: &FileInfo<'_>) -> bool {
         false
     }
 }
